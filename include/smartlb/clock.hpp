@@ -1,0 +1,52 @@
+#pragma once
+// Time as the routing core sees it: an injected source, so tests drive cooldowns with a
+// manual clock instead of sleeping.
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+namespace smartlb {
+
+using Nanos = std::chrono::nanoseconds;
+using Millis = std::chrono::milliseconds;
+
+// Monotonic nanoseconds since an arbitrary epoch. A plain integer so that deadlines fit
+// in lock-free atomics.
+using MonoNanos = std::int64_t;
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual MonoNanos now() const = 0;
+  // Wall-clock time, needed only to turn an HTTP-date `Retry-After` into a delay.
+  virtual std::chrono::system_clock::time_point wall_now() const = 0;
+};
+
+class SystemClock final : public Clock {
+ public:
+  MonoNanos now() const override {
+    return std::chrono::duration_cast<Nanos>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+  std::chrono::system_clock::time_point wall_now() const override {
+    return std::chrono::system_clock::now();
+  }
+};
+
+// A clock that moves only when told to. Safe to read from several threads.
+class ManualClock final : public Clock {
+ public:
+  explicit ManualClock(MonoNanos start = 1'000'000'000'000) : now_(start) {}
+  MonoNanos now() const override { return now_.load(std::memory_order_relaxed); }
+  std::chrono::system_clock::time_point wall_now() const override {
+    return wall_epoch_ + Nanos(now());
+  }
+  void advance(Nanos d) { now_.fetch_add(d.count(), std::memory_order_relaxed); }
+  void set_wall_epoch(std::chrono::system_clock::time_point e) { wall_epoch_ = e; }
+
+ private:
+  std::atomic<MonoNanos> now_;
+  std::chrono::system_clock::time_point wall_epoch_{std::chrono::seconds(1'700'000'000)};
+};
+
+}  // namespace smartlb

@@ -1,0 +1,33 @@
+#pragma once
+// Which headers a proxy must drop or may not pass along, and request-framing checks that
+// close the smuggling shapes Beast accepts. Pure functions over names and values.
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace smartlb {
+
+bool iequals(std::string_view a, std::string_view b);
+
+// RFC 9110 hop-by-hop headers (plus the legacy Keep-Alive / Proxy-Connection).
+bool is_hop_by_hop(std::string_view name);
+// Client credentials the backend's own credential replaces.
+bool is_client_credential(std::string_view name);
+// Per-backend quota headers: they describe one backend, not the pool.
+bool is_backend_quota_header(std::string_view name);
+// The comma-separated tokens of a `Connection` header value, trimmed.
+std::vector<std::string_view> connection_tokens(std::string_view value);
+// No CR, LF or NUL: safe to emit as a header value.
+bool is_safe_header_value(std::string_view value);
+
+// What the request head says about its body framing.
+struct FramingInput {
+  std::vector<std::string_view> transfer_encoding;  // every Transfer-Encoding field value
+  std::vector<std::string_view> content_length;     // every Content-Length field value
+  std::size_t host_count = 0;
+  unsigned version = 11;  // 10 or 11
+};
+// "" when acceptable, else the reason for a 400.
+std::string check_request_framing(const FramingInput& in);
+
+}  // namespace smartlb

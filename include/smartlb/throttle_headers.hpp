@@ -1,0 +1,33 @@
+#pragma once
+// Reads how long a backend asks us to stay away, from every throttling header format seen
+// in the wild. Pure: the caller hands in header values and the wall-clock time.
+#include <chrono>
+#include <optional>
+#include <string_view>
+
+namespace smartlb {
+
+struct ThrottleHeaders {
+  std::string_view retry_after_ms;        // retry-after-ms
+  std::string_view x_ms_retry_after_ms;   // x-ms-retry-after-ms
+  std::string_view retry_after;           // Retry-After: delta-seconds or HTTP-date
+  std::string_view reset_requests;        // x-ratelimit-reset-requests
+  std::string_view reset_tokens;          // x-ratelimit-reset-tokens / x-rate-limit-reset-tokens
+  std::string_view remaining_requests;    // x-ratelimit-remaining-requests
+  std::string_view remaining_tokens;      // x-ratelimit-remaining-tokens
+};
+
+// The backend's requested delay, unclamped, or nullopt when no header holds a usable value.
+// Milliseconds headers win, then Retry-After, then the rate-limit reset headers.
+std::optional<std::chrono::milliseconds> parse_retry_hint(
+    const ThrottleHeaders& h, std::chrono::system_clock::time_point wall_now);
+
+// Building blocks, exposed for tests.
+// "1500", "1.5" (with `unit_ms` false: seconds) -> milliseconds; rejects negatives and junk.
+std::optional<std::chrono::milliseconds> parse_number_delay(std::string_view v, bool unit_ms);
+// Go-style durations "12ms", "20s", "6m0s", "2m59.56s", "1h"; a bare number is seconds.
+std::optional<std::chrono::milliseconds> parse_duration_string(std::string_view v);
+// IMF-fixdate "Sun, 06 Nov 1994 08:49:37 GMT" (also RFC 850 and asctime forms).
+std::optional<std::chrono::system_clock::time_point> parse_http_date(std::string_view v);
+
+}  // namespace smartlb

@@ -1,0 +1,51 @@
+#include "smartlb/request_target.hpp"
+
+namespace smartlb {
+
+std::optional<RequestTarget> parse_request_target(std::string_view target) {
+  if (target.empty() || target.front() != '/') return std::nullopt;
+  for (char c : target) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u <= 0x20 || u == 0x7f) return std::nullopt;
+  }
+  RequestTarget t;
+  const auto q = target.find('?');
+  t.path = target.substr(0, q);
+  if (q != std::string_view::npos) t.query = target.substr(q + 1);
+  // Also drop a fragment a careless client might send; it never goes on the wire upstream.
+  if (const auto h = t.query.find('#'); h != std::string_view::npos) t.query = t.query.substr(0, h);
+  if (const auto h = t.path.find('#'); h != std::string_view::npos) t.path = t.path.substr(0, h);
+
+  constexpr std::string_view prefix = "/openai/deployments/";
+  if (t.path.substr(0, prefix.size()) == prefix) {
+    const std::string_view rest = t.path.substr(prefix.size());
+    const auto end = rest.find('/');
+    const std::string_view segment = rest.substr(0, end);
+    if (!segment.empty()) {
+      t.deployment = segment;
+      t.deployment_offset = prefix.size();
+    }
+  }
+  return t;
+}
+
+std::string build_upstream_target(std::string_view base_path, const RequestTarget& t,
+                                  std::string_view deployment_override) {
+  std::string out;
+  out.reserve(base_path.size() + t.path.size() + t.query.size() + deployment_override.size() + 2);
+  out.append(base_path);
+  if (t.has_deployment() && !deployment_override.empty()) {
+    out.append(t.path.substr(0, t.deployment_offset));
+    out.append(deployment_override);
+    out.append(t.path.substr(t.deployment_offset + t.deployment.size()));
+  } else {
+    out.append(t.path);
+  }
+  if (!t.query.empty()) {
+    out.push_back('?');
+    out.append(t.query);
+  }
+  return out;
+}
+
+}  // namespace smartlb

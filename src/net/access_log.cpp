@@ -1,0 +1,13 @@
+#include "net/worker.hpp"
+#include "smartlb/logging.hpp"
+
+namespace smartlb::net {
+
+void finish_request(Worker& w, RequestRecord& rec) {
+  rec.end = w.shared.clock.now();
+  if (w.access_log)
+    w.access_log->info(format_access_line(rec, w.shared.cfg, w.shared.cfg.log_format == "json"));
+  if (w.shared.observer) w.shared.observer->on_request(rec);
+}
+
+}  // namespace smartlb::net

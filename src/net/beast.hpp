@@ -1,0 +1,35 @@
+#pragma once
+// Private to the I/O layer: Asio/Beast aliases. Never included from include/smartlb.
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+
+namespace smartlb::net {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+using tcp = asio::ip::tcp;
+using boost::system::error_code;
+
+// Completion token for coroutines: errors come back as values, never as exceptions.
+inline constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+using Request = http::request<http::string_body>;
+
+// An HTTP parse error (as opposed to a transport error).
+inline bool is_parse_error(const error_code& ec) {
+  return std::string_view(ec.category().name()) == "beast.http";
+}
+
+}  // namespace smartlb::net

@@ -1,0 +1,26 @@
+#include "net/replies.hpp"
+
+#include "smartlb/error_body.hpp"
+
+namespace smartlb::net {
+
+asio::awaitable<error_code> write_error_reply(beast::tcp_stream& stream, const ErrorReply& r,
+                                              std::chrono::seconds timeout) {
+  http::response<http::string_body> res{r.status, r.version};
+  res.set(http::field::server, "smartlb");
+  res.set(http::field::content_type, "application/json");
+  if (!r.request_id.empty()) res.set("x-request-id", r.request_id);
+  if (r.retry_after) {
+    const auto ms = std::max<long long>(r.retry_after->count(), 1);
+    res.set(http::field::retry_after, std::to_string((ms + 999) / 1000));
+    res.set("retry-after-ms", std::to_string(ms));
+  }
+  res.body() = openai_error_json(r.message, r.type, r.code);
+  res.keep_alive(r.keep_alive);
+  res.prepare_payload();
+  stream.expires_after(timeout);
+  auto [ec, n] = co_await http::async_write(stream, res, use_tuple);
+  co_return ec;
+}
+
+}  // namespace smartlb::net

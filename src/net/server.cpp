@@ -1,0 +1,187 @@
+#include "smartlb/server.hpp"
+
+#include <random>
+#include <stdexcept>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "net/worker.hpp"
+#include "smartlb/logging.hpp"
+
+namespace smartlb {
+
+using namespace smartlb::net;
+
+net::Worker::Worker(Shared& s, std::size_t idx, std::uint64_t seed)
+    : shared(s),
+      index(idx),
+      upstreams(ioc.get_executor(), s.cfg, s.tls, s.clock),
+      rng(seed),
+      access_log(s.cfg.access_log ? make_access_logger() : nullptr) {}
+
+net::Worker::~Worker() {
+  // Destroy pending coroutine frames first: they refer to the members below.
+  ioc.shutdown();
+}
+
+void net::Worker::begin_drain() {
+  draining = true;
+  error_code ignored;
+  if (acceptor) acceptor->close(ignored);
+  for (SessionEntry* e : sessions)
+    if (e->idle) e->stream->socket().cancel(ignored);
+}
+
+namespace {
+
+std::vector<PoolMember> pool_members(const Config& cfg) {
+  std::vector<PoolMember> out;
+  for (const auto& b : cfg.backends) out.push_back({b.name, b.priority, b.weight, b.deployment_name});
+  return out;
+}
+
+void log_exception(std::exception_ptr e) {
+  if (!e) return;
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    spdlog::error("connection ended by an internal error: {}", ex.what());
+  }
+}
+
+asio::awaitable<void> accept_loop(Worker& w) {
+  for (;;) {
+    auto [ec, socket] = co_await w.acceptor->async_accept(use_tuple);
+    if (ec) {
+      if (ec == asio::error::operation_aborted || !w.acceptor->is_open()) co_return;
+      if (ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space) {
+        // Out of file descriptors: back off briefly instead of spinning.
+        spdlog::warn("accept failed: {}; pausing accepts for 100 ms", ec.message());
+        asio::steady_timer t(w.ioc, std::chrono::milliseconds(100));
+        co_await t.async_wait(use_tuple);
+      }
+      continue;
+    }
+    if (w.shared.connections.load(std::memory_order_relaxed) >= w.shared.cfg.max_connections) {
+      error_code ignored;
+      socket.close(ignored);  // over MAX_CONNECTIONS: refuse rather than degrade everyone
+      continue;
+    }
+    asio::co_spawn(w.ioc, run_client_session(w, std::move(socket)), log_exception);
+  }
+}
+
+}  // namespace
+
+struct Server::Impl {
+  Impl(Config c, ServerOptions o)
+      : cfg(std::move(c)),
+        opts(o),
+        clock(o.clock ? o.clock : &system_clock),
+        pool(pool_members(cfg), *clock,
+             CooldownPolicy{cfg.default_cooldown, cfg.min_cooldown, cfg.max_cooldown}),
+        tls(make_upstream_tls_context(cfg)),
+        shared(cfg, pool, *clock, *tls, o.observer) {
+    for (const auto& b : cfg.backends) shared.backends.push_back({"Bearer " + b.api_key});
+  }
+
+  Config cfg;
+  ServerOptions opts;
+  SystemClock system_clock;
+  const Clock* clock;
+  BackendPool pool;
+  std::unique_ptr<ssl::context> tls;
+  Shared shared;
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::vector<std::thread> threads;
+  std::uint16_t port = 0;
+  std::optional<asio::steady_timer> drain_timer;
+
+  void stop_all() {
+    for (auto& w : workers) w->ioc.stop();
+  }
+};
+
+Server::Server(Config cfg, ServerOptions opts) : impl_(std::make_unique<Impl>(std::move(cfg), opts)) {}
+
+Server::~Server() {
+  if (!impl_->threads.empty()) {
+    request_stop();
+    wait();
+  }
+  impl_->shared.on_drained = nullptr;  // workers are about to go; nothing to tell them
+}
+
+void Server::start() {
+  auto& I = *impl_;
+  unsigned n = I.cfg.threads ? I.cfg.threads : std::max(1u, std::thread::hardware_concurrency());
+  std::uint64_t seed = I.opts.seed ? I.opts.seed : (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
+  error_code ec;
+  const auto address = asio::ip::make_address(I.cfg.listen_address, ec);
+  if (ec) throw std::runtime_error("LISTEN_ADDRESS: not an IP address: " + I.cfg.listen_address);
+  std::uint16_t port = I.cfg.port;
+  for (unsigned i = 0; i < n; ++i) {
+    auto w = std::make_unique<Worker>(I.shared, i, seed + i * 0x9e3779b97f4a7c15ull);
+    // One acceptor per worker on the same port (SO_REUSEPORT): the kernel spreads new
+    // connections over the threads and no accept is ever handed between threads.
+    tcp::acceptor& a = w->acceptor.emplace(w->ioc);
+    const tcp::endpoint ep(address, port);
+    a.open(ep.protocol(), ec);
+    if (!ec) a.set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec) a.set_option(asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>(true), ec);
+    if (!ec) a.bind(ep, ec);
+    if (!ec) a.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec)
+      throw std::runtime_error("cannot listen on " + I.cfg.listen_address + ":" +
+                               std::to_string(port) + ": " + ec.message());
+    if (port == 0) port = a.local_endpoint().port();
+    I.workers.push_back(std::move(w));
+  }
+  I.port = port;
+  I.shared.on_drained = [this] {
+    auto& W0 = *impl_->workers.front();
+    asio::post(W0.ioc, [this] {
+      if (impl_->drain_timer) impl_->drain_timer->cancel();
+    });
+  };
+  for (auto& w : I.workers) {
+    asio::co_spawn(w->ioc, accept_loop(*w), log_exception);
+    I.threads.emplace_back([&ioc = w->ioc] { ioc.run(); });
+  }
+}
+
+std::uint16_t Server::port() const { return impl_->port; }
+
+void Server::request_stop() {
+  auto& I = *impl_;
+  if (I.workers.empty() || I.shared.draining.exchange(true)) return;
+  auto& W0 = *I.workers.front();
+  asio::post(W0.ioc, [this] {
+    auto& I = *impl_;
+    if (I.shared.connections.load() == 0) return;
+    I.drain_timer.emplace(I.workers.front()->ioc, I.cfg.shutdown_timeout);
+    I.drain_timer->async_wait([this](error_code ec) {
+      if (ec) return;  // cancelled: everything finished in time
+      spdlog::warn("drain deadline reached with {} connection(s) open; closing them",
+                   impl_->shared.connections.load());
+      impl_->stop_all();
+    });
+  });
+  for (auto& w : I.workers) asio::post(w->ioc, [wp = w.get()] { wp->begin_drain(); });
+}
+
+bool Server::draining() const { return impl_->shared.draining.load(); }
+
+void Server::wait() {
+  for (auto& t : impl_->threads)
+    if (t.joinable()) t.join();
+  impl_->threads.clear();
+}
+
+const Config& Server::config() const { return impl_->cfg; }
+const BackendPool& Server::pool() const { return impl_->pool; }
+BackendPool& Server::pool() { return impl_->pool; }
+std::size_t Server::open_connections() const { return impl_->shared.connections.load(); }
+
+}  // namespace smartlb

@@ -1,0 +1,140 @@
+#include "net/upstream.hpp"
+
+#include <sys/socket.h>
+
+#include <openssl/ssl.h>
+
+namespace smartlb::net {
+
+UpstreamConnection::UpstreamConnection(asio::any_io_executor ex, std::size_t backend_index)
+    : backend(backend_index), stream_(std::in_place_type<Plain>, ex) {}
+
+UpstreamConnection::UpstreamConnection(asio::any_io_executor ex, ssl::context& ctx,
+                                       std::size_t backend_index)
+    : backend(backend_index), stream_(std::in_place_type<Tls>, ex, ctx) {}
+
+beast::tcp_stream& UpstreamConnection::tcp() {
+  if (auto* p = std::get_if<Plain>(&stream_)) return *p;
+  return std::get<Tls>(stream_).next_layer();
+}
+
+void UpstreamConnection::close() {
+  error_code ignored;
+  tcp().socket().shutdown(tcp::socket::shutdown_both, ignored);
+  tcp().socket().close(ignored);
+}
+
+UpstreamPool::UpstreamPool(asio::any_io_executor ex, const Config& cfg, ssl::context& tls,
+                           const Clock& clock)
+    : ex_(std::move(ex)), cfg_(cfg), tls_(tls), clock_(clock), idle_(cfg.backends.size()) {}
+
+bool UpstreamPool::still_alive(UpstreamConnection& c) const {
+  // A pooled connection must have nothing to read: EOF means the server closed it, and any
+  // bytes (even a TLS alert) mean it is not in a state we can reuse.
+  auto& sock = c.tcp().socket();
+  if (!sock.is_open()) return false;
+  char byte;
+  const ssize_t n = ::recv(sock.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+asio::awaitable<ConnectResult> UpstreamPool::acquire(std::size_t backend, bool fresh) {
+  auto& idle = idle_[backend];
+  const MonoNanos now = clock_.now();
+  // Connections idle longer than this are likely closed by the server or a middlebox.
+  constexpr MonoNanos kMaxIdleNanos = 55'000'000'000;
+  while (!fresh && !idle.empty()) {
+    UpstreamPtr c = std::move(idle.back());
+    idle.pop_back();
+    if (now - c->idle_since < kMaxIdleNanos && still_alive(*c)) {
+      c->reused = true;
+      co_return ConnectResult{std::move(c), {}, {}};
+    }
+    c->close();
+  }
+  co_return co_await connect(backend);
+}
+
+void UpstreamPool::release(UpstreamPtr conn) {
+  auto& idle = idle_[conn->backend];
+  if (idle.size() >= kMaxIdlePerBackend) {
+    conn->close();
+    return;
+  }
+  conn->idle_since = clock_.now();
+  conn->reused = false;
+  idle.push_back(std::move(conn));
+}
+
+void UpstreamPool::clear() {
+  for (auto& list : idle_) {
+    for (auto& c : list) c->close();
+    list.clear();
+  }
+}
+
+std::unique_ptr<ssl::context> make_upstream_tls_context(const Config& cfg) {
+  auto ctx = std::make_unique<ssl::context>(ssl::context::tls_client);
+  ctx->set_options(ssl::context::default_workarounds | ssl::context::no_compression);
+  SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
+  ctx->set_default_verify_paths();
+  if (!cfg.upstream_ca_file.empty()) ctx->load_verify_file(cfg.upstream_ca_file);
+  ctx->set_verify_mode(ssl::verify_peer);
+  // Offer only HTTP/1.1 so that no server switches to h2 under us.
+  static const unsigned char alpn[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+  SSL_CTX_set_alpn_protos(ctx->native_handle(), alpn, sizeof(alpn));
+  return ctx;
+}
+
+std::size_t UpstreamPool::idle_count() const {
+  std::size_t n = 0;
+  for (const auto& list : idle_) n += list.size();
+  return n;
+}
+
+asio::awaitable<ConnectResult> UpstreamPool::connect(std::size_t backend) {
+  const BackendConfig& b = cfg_.backends[backend];
+  ConnectResult r;
+  tcp::resolver resolver(ex_);
+  auto [rec, endpoints] =
+      co_await resolver.async_resolve(b.url.host, std::to_string(b.url.port), use_tuple);
+  if (rec) {
+    r.failure = TransportFailure::Connect;
+    r.detail = "resolve: " + rec.message();
+    co_return r;
+  }
+  auto conn = b.url.tls ? std::make_unique<UpstreamConnection>(ex_, tls_, backend)
+                        : std::make_unique<UpstreamConnection>(ex_, backend);
+  conn->tcp().expires_after(cfg_.connect_timeout);
+  auto [cec, ep] = co_await conn->tcp().async_connect(endpoints, use_tuple);
+  if (cec) {
+    r.failure = TransportFailure::Connect;
+    r.detail = "connect: " + cec.message();
+    co_return r;
+  }
+  error_code ignored;
+  conn->tcp().socket().set_option(tcp::no_delay(true), ignored);
+  if (auto* tls = conn->tls()) {
+    // SNI (not for IP literals) and certificate name verification, both from the URL host.
+    boost::system::error_code parse_ec;
+    asio::ip::make_address(b.url.host, parse_ec);
+    if (parse_ec && !SSL_set_tlsext_host_name(tls->native_handle(), b.url.host.c_str())) {
+      r.failure = TransportFailure::Tls;
+      r.detail = "tls: cannot set SNI";
+      co_return r;
+    }
+    tls->set_verify_mode(ssl::verify_peer);
+    tls->set_verify_callback(ssl::host_name_verification(b.url.host));
+    conn->tcp().expires_after(cfg_.connect_timeout);
+    auto [hec] = co_await tls->async_handshake(ssl::stream_base::client, use_tuple);
+    if (hec) {
+      r.failure = hec == beast::error::timeout ? TransportFailure::Timeout : TransportFailure::Tls;
+      r.detail = "tls handshake: " + hec.message();
+      co_return r;
+    }
+  }
+  r.conn = std::move(conn);
+  co_return r;
+}
+
+}  // namespace smartlb::net

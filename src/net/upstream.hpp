@@ -1,0 +1,80 @@
+#pragma once
+// Connections to backends: one keep-alive pool per worker thread (so a pooled connection
+// always runs on the executor it was made on, and the pool needs no lock).
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "net/beast.hpp"
+#include "smartlb/clock.hpp"
+#include "smartlb/config.hpp"
+#include "smartlb/outcome.hpp"
+
+namespace smartlb::net {
+
+class UpstreamConnection {
+ public:
+  using Plain = beast::tcp_stream;
+  using Tls = beast::ssl_stream<beast::tcp_stream>;
+
+  UpstreamConnection(asio::any_io_executor ex, std::size_t backend);                    // plain
+  UpstreamConnection(asio::any_io_executor ex, ssl::context& ctx, std::size_t backend);  // TLS
+
+  beast::tcp_stream& tcp();
+  Tls* tls() { return std::get_if<Tls>(&stream_); }
+  // Runs `op(stream)` on whichever stream this is; both alternatives give the same type.
+  template <class Op>
+  auto visit(Op&& op) {
+    return std::visit(std::forward<Op>(op), stream_);
+  }
+  // Closes the socket at once (no TLS close_notify round trip: we are discarding it).
+  void close();
+
+  std::size_t backend;
+  beast::flat_buffer buffer;  // bytes read past one response belong to the connection
+  bool reused = false;        // came from the pool (so it may have gone stale)
+  MonoNanos idle_since = 0;
+
+ private:
+  std::variant<Plain, Tls> stream_;
+};
+
+using UpstreamPtr = std::unique_ptr<UpstreamConnection>;
+
+struct ConnectResult {
+  UpstreamPtr conn;
+  TransportFailure failure = TransportFailure::Connect;  // meaningful when !conn
+  std::string detail;                                    // for logs
+};
+
+class UpstreamPool {
+ public:
+  UpstreamPool(asio::any_io_executor ex, const Config& cfg, ssl::context& tls, const Clock& clock);
+
+  // A live pooled connection to `backend`, or a new one. `fresh` skips the pool.
+  asio::awaitable<ConnectResult> acquire(std::size_t backend, bool fresh);
+  // Keeps `conn` for reuse; the caller has checked the exchange ended cleanly.
+  void release(UpstreamPtr conn);
+  void clear();
+  std::size_t idle_count() const;
+
+  static constexpr std::size_t kMaxIdlePerBackend = 256;
+
+ private:
+  asio::awaitable<ConnectResult> connect(std::size_t backend);
+  bool still_alive(UpstreamConnection& c) const;
+
+  asio::any_io_executor ex_;
+  const Config& cfg_;
+  ssl::context& tls_;
+  const Clock& clock_;
+  std::vector<std::vector<UpstreamPtr>> idle_;  // by backend, most recent last
+};
+
+// The client TLS context for all upstreams: system CAs (+ UPSTREAM_CA_FILE), TLS >= 1.2,
+// peer verification on. Built once, before worker threads start.
+std::unique_ptr<ssl::context> make_upstream_tls_context(const Config& cfg);
+
+}  // namespace smartlb::net

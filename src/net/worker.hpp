@@ -1,0 +1,89 @@
+#pragma once
+// A worker thread's world: its io_context, acceptor, upstream pool, random source and
+// loggers. Everything here is touched only from that thread; `Shared` is what all workers
+// share (read-only configuration, the lock-free BackendPool, atomic counters).
+#include <array>
+#include <atomic>
+#include <functional>
+#include <list>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <spdlog/logger.h>
+
+#include "net/beast.hpp"
+#include "net/upstream.hpp"
+#include "smartlb/backend_pool.hpp"
+#include "smartlb/client_auth.hpp"
+#include "smartlb/config.hpp"
+#include "smartlb/random.hpp"
+#include "smartlb/request_record.hpp"
+
+namespace smartlb::net {
+
+// Credential header values per backend, computed once.
+struct PreparedBackend {
+  std::string bearer;  // "Bearer <key>"
+};
+
+struct Shared {
+  Shared(const Config& c, BackendPool& p, const Clock& k, ssl::context& t, RequestObserver* o)
+      : cfg(c), pool(p), clock(k), tls(t), client_auth(c.client_api_keys), observer(o) {}
+
+  const Config& cfg;
+  BackendPool& pool;
+  const Clock& clock;
+  ssl::context& tls;
+  ClientAuthenticator client_auth;
+  std::vector<PreparedBackend> backends;
+  RequestObserver* observer = nullptr;  // metrics; may be null
+  std::atomic<std::size_t> connections{0};
+  std::atomic<bool> draining{false};
+  std::function<void()> on_drained;  // called (from any worker) when the last connection ends
+};
+
+// One client connection's registration, so a drain can wake it while it idles.
+struct SessionEntry {
+  beast::tcp_stream* stream = nullptr;
+  bool idle = false;
+};
+
+// An io_context whose services (and so the coroutine frames of pending operations) can be
+// shut down before the Worker members those frames refer to are destroyed.
+class WorkerContext : public asio::io_context {
+ public:
+  WorkerContext() : asio::io_context(1) {}
+  using asio::io_context::shutdown;
+};
+
+struct Worker {
+  Worker(Shared& s, std::size_t idx, std::uint64_t seed);
+  ~Worker();
+
+  Shared& shared;
+  std::size_t index;
+  WorkerContext ioc;
+  std::optional<tcp::acceptor> acceptor;
+  UpstreamPool upstreams;
+  FastRandom rng;
+  std::shared_ptr<spdlog::logger> access_log;  // null when ACCESS_LOG=off
+  std::list<SessionEntry*> sessions;
+  bool draining = false;
+
+  // Called on this worker's thread when a drain begins.
+  void begin_drain();
+};
+
+// Reads requests on one client connection until it closes.
+asio::awaitable<void> run_client_session(Worker& w, tcp::socket socket);
+
+// Stamps the end time, writes the access-log line and tells the observer.
+void finish_request(Worker& w, RequestRecord& rec);
+
+// Forwards one request and writes the response. Returns whether the client connection may
+// carry another request.
+asio::awaitable<bool> forward_request(Worker& w, beast::tcp_stream& client, Request& req,
+                                      RequestRecord& rec);
+
+}  // namespace smartlb::net
