@@ -260,7 +260,10 @@ asio::awaitable<bool> ForwardJob::relay(UpstreamPtr conn, ResponseParser& p, std
         co_return false;
       }
       res.body().size = sizeof buf - res.body().size;
-      res.body().data = buf;
+      // A read may parse only framing (a chunk header). Beast's buffer_body writer sends a
+      // zero-length chunk -- the end of the body -- for an empty non-null buffer, so an
+      // empty read must be handed over as null.
+      res.body().data = res.body().size ? buf : nullptr;
       res.body().more = !p.is_done();
       rec_.response_bytes += res.body().size;
     } else {
