@@ -50,6 +50,9 @@ struct RequestRecord {
 class RequestObserver {
  public:
   virtual ~RequestObserver() = default;
+  // A request head was read and is about to be handled (in-flight gauges).
+  virtual void on_request_start() {}
+  // The request is over: answered, or abandoned by one side.
   virtual void on_request(const RequestRecord& rec) = 0;
 };
 

@@ -114,6 +114,13 @@ asio::awaitable<void> run_client_session(Worker& w, tcp::socket socket) {
     Request& head = parser.get();
     RequestRecord rec;
     rec.start = w.shared.clock.now();
+    if (w.shared.observer) w.shared.observer->on_request_start();
+    // Every way out of this iteration (answered, refused, client gone) ends the request once.
+    struct FinishOnExit {
+      Worker& w;
+      RequestRecord& rec;
+      ~FinishOnExit() { finish_request(w, rec); }
+    } finish_on_exit{w, rec};
     rec.method = std::string(head.method_string());
     {
       const std::string_view target = head.target();
@@ -132,7 +139,6 @@ asio::awaitable<void> run_client_session(Worker& w, tcp::socket socket) {
       bad.message = why;
       rec.status = 400;
       co_await write_error_reply(stream, bad, std::chrono::seconds(5));
-      finish_request(w, rec);
       break;  // framing errors leave the stream in an unknown state: close
     }
     if (w.shared.client_auth.enabled()) {
@@ -149,7 +155,6 @@ asio::awaitable<void> run_client_session(Worker& w, tcp::socket socket) {
         rec.status = 401;
         // The body is unread, so the connection cannot carry another request.
         co_await write_error_reply(stream, bad, std::chrono::seconds(5));
-        finish_request(w, rec);
         break;
       }
     }
@@ -159,13 +164,17 @@ asio::awaitable<void> run_client_session(Worker& w, tcp::socket socket) {
         if (!iequals(it->value(), "100-continue")) {
           bad.status = http::status::expectation_failed;
           bad.message = "Only Expect: 100-continue is supported.";
+          rec.status = 417;
           co_await write_error_reply(stream, bad, std::chrono::seconds(5));
           break;
         }
         http::response<http::empty_body> cont{http::status::continue_, head.version()};
         stream.expires_after(cfg.http_timeout);
         auto [cec, cn] = co_await http::async_write(stream, cont, use_tuple);
-        if (cec) break;
+        if (cec) {
+          rec.client_aborted = true;
+          break;
+        }
       }
       stream.expires_after(cfg.http_timeout);
       auto [bec, bn] = co_await http::async_read(stream, buffer, parser, use_tuple);
@@ -175,10 +184,12 @@ asio::awaitable<void> run_client_session(Worker& w, tcp::socket socket) {
           bad.message = "Request body too large; the limit is MAX_REQUEST_BODY_BYTES.";
           rec.status = 413;
           co_await write_error_reply(stream, bad, std::chrono::seconds(5));
-          finish_request(w, rec);
         } else if (is_parse_error(bec)) {
           bad.message = "Malformed request body framing.";
+          rec.status = 400;
           co_await write_error_reply(stream, bad, std::chrono::seconds(5));
+        } else {
+          rec.client_aborted = true;
         }
         break;
       }
@@ -186,7 +197,6 @@ asio::awaitable<void> run_client_session(Worker& w, tcp::socket socket) {
 
     Request req = parser.release();
     const bool keep = co_await forward_request(w, stream, req, rec);
-    finish_request(w, rec);
     if (!keep) break;
   }
   stream.socket().shutdown(tcp::socket::shutdown_send, ignored);

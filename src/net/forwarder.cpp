@@ -121,6 +121,7 @@ void ForwardJob::prepare_request() {
   if (auto it = req_.find("api-key"); it != req_.end()) client_api_key_ = std::string(it->value());
   if (auto it = req_.find(http::field::authorization); it != req_.end())
     client_authorization_ = std::string(it->value());
+  req_.set("x-request-id", rec_.request_id);  // one id from client to backend and back
   req_.version(11);
   req_.prepare_payload();  // Content-Length from the buffered body (chunked came in, length goes out)
 }
