@@ -1,0 +1,212 @@
+// Failover over real sockets: throttling, server errors, refused connections, timeouts,
+// priority fallback and return, and the answer when nothing is left.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "http_client.hpp"
+#include "mock_backend.hpp"
+#include "proxy_harness.hpp"
+
+namespace smartlb::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+const std::string kChat = "/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21";
+const std::string kBody = R"({"messages":[{"role":"user","content":"hi"}]})";
+
+MockReply ok(const std::string& who) { return {200, {{"content-type", "application/json"}}, R"({"served_by":")" + who + R"("})"}; }
+MockReply status(unsigned s, Headers h = {}) { return {s, h, R"({"error":{"message":"nope"}})"}; }
+
+HttpResponse post(ProxyHarness& p, const std::string& target = kChat) {
+  return http_call(p.port(), "POST", target, {{"content-type", "application/json"}, {"api-key", "client"}}, kBody);
+}
+
+// A port with nothing listening: bind, read the port, close.
+std::uint16_t closed_port() {
+  MockBackend* tmp = new MockBackend([](const SeenRequest&) { return MockReply{}; });
+  const auto port = tmp->port();
+  delete tmp;
+  return port;
+}
+
+TEST(Failover, Throttled429FailsOverAtOnceAndIsSkippedUntilItsDeadline) {
+  MockBackend primary([](const SeenRequest&) { return status(429, {{"retry-after", "5"}}); });
+  MockBackend secondary([](const SeenRequest&) { return ok("secondary"); });
+  ProxyHarness p;
+  p.add_backend("primary", primary.url(), 1);
+  p.add_backend("secondary", secondary.url(), 2);
+  p.start();
+
+  auto r1 = post(p);
+  EXPECT_EQ(r1.status, 200u);
+  EXPECT_EQ(r1.header("x-smartlb-backend"), "secondary");
+  EXPECT_EQ(primary.request_count(), 1u);
+  EXPECT_EQ(secondary.request_count(), 1u);
+  EXPECT_EQ(primary.last_request().body, kBody) << "the same body is replayed";
+  EXPECT_EQ(secondary.last_request().body, kBody);
+
+  auto r2 = post(p);
+  EXPECT_EQ(r2.header("x-smartlb-backend"), "secondary");
+  EXPECT_EQ(primary.request_count(), 1u) << "a cooling backend gets no traffic";
+
+  p.clock.advance(5s);
+  primary.set_handler([](const SeenRequest&) { return ok("primary"); });
+  auto r3 = post(p);
+  EXPECT_EQ(r3.header("x-smartlb-backend"), "primary") << "back to priority 1 at the deadline";
+  EXPECT_EQ(primary.request_count(), 2u);
+}
+
+TEST(Failover, ServerErrorsFailOver) {
+  for (unsigned code : {500u, 502u, 503u, 504u}) {
+    MockBackend bad([code](const SeenRequest&) { return status(code); });
+    MockBackend good([](const SeenRequest&) { return ok("good"); });
+    ProxyHarness p;
+    p.add_backend("bad", bad.url(), 1);
+    p.add_backend("good", good.url(), 2);
+    p.start();
+    auto r = post(p);
+    EXPECT_EQ(r.status, 200u) << code;
+    EXPECT_EQ(r.header("x-smartlb-backend"), "good") << code;
+    EXPECT_EQ(bad.request_count(), 1u) << code;
+  }
+}
+
+TEST(Failover, ConnectionRefusedFailsOver) {
+  MockBackend good([](const SeenRequest&) { return ok("good"); });
+  ProxyHarness p;
+  p.add_backend("down", "http://127.0.0.1:" + std::to_string(closed_port()), 1);
+  p.add_backend("good", good.url(), 2);
+  p.start();
+  auto r = post(p);
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.header("x-smartlb-backend"), "good");
+  EXPECT_FALSE(p.server->pool().available(0, "gpt-4o"));
+  EXPECT_EQ(p.server->pool().backend_cooldown(0).cause, FailureCause::ConnectFailed);
+}
+
+TEST(Failover, TimeoutBeforeHeadersFailsOver) {
+  MockBackend slow([](const SeenRequest&) { return ok("slow"); });
+  auto never = slow.make_gate();
+  slow.set_handler([never](const SeenRequest&) {
+    MockReply r = ok("slow");
+    r.hold_headers = never;
+    return r;
+  });
+  MockBackend good([](const SeenRequest&) { return ok("good"); });
+  ProxyHarness p;
+  p.cfg.http_timeout = 1s;
+  p.add_backend("slow", slow.url(), 1);
+  p.add_backend("good", good.url(), 2);
+  p.start();
+  auto r = post(p);
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.header("x-smartlb-backend"), "good");
+  EXPECT_EQ(p.server->pool().backend_cooldown(0).cause, FailureCause::Timeout);
+  slow.open(never);
+}
+
+TEST(Failover, ClientErrorPassesThroughWithoutFailoverOrCooldown) {
+  MockBackend primary([](const SeenRequest&) { return status(400); });
+  MockBackend secondary([](const SeenRequest&) { return ok("secondary"); });
+  ProxyHarness p;
+  p.add_backend("primary", primary.url(), 1);
+  p.add_backend("secondary", secondary.url(), 2);
+  p.start();
+  auto r = post(p);
+  EXPECT_EQ(r.status, 400u);
+  EXPECT_EQ(r.body, R"({"error":{"message":"nope"}})");
+  EXPECT_EQ(secondary.request_count(), 0u);
+  EXPECT_TRUE(p.server->pool().available(0, "gpt-4o"));
+}
+
+TEST(Failover, AuthRejectionFailsOverAndCoolsTheWholeBackend) {
+  MockBackend primary([](const SeenRequest&) { return status(401); });
+  MockBackend secondary([](const SeenRequest&) { return ok("secondary"); });
+  ProxyHarness p;
+  p.add_backend("primary", primary.url(), 1, 1, "wrong-key");
+  p.add_backend("secondary", secondary.url(), 2);
+  p.start();
+  auto r = post(p);
+  EXPECT_EQ(r.header("x-smartlb-backend"), "secondary");
+  EXPECT_EQ(p.server->pool().backend_cooldown(0).cause, FailureCause::AuthRejected);
+  EXPECT_FALSE(p.server->pool().available(0, "another-deployment"));
+}
+
+TEST(Failover, CooldownIsPerDeployment) {
+  MockBackend primary([](const SeenRequest& s) {
+    return s.target.find("/gpt-4o/") != std::string::npos ? status(429, {{"retry-after", "30"}}) : ok("primary");
+  });
+  MockBackend secondary([](const SeenRequest&) { return ok("secondary"); });
+  ProxyHarness p;
+  p.add_backend("primary", primary.url(), 1);
+  p.add_backend("secondary", secondary.url(), 2);
+  p.start();
+  EXPECT_EQ(post(p).header("x-smartlb-backend"), "secondary");
+  auto other = post(p, "/openai/deployments/embed/embeddings?api-version=1");
+  EXPECT_EQ(other.header("x-smartlb-backend"), "primary") << "another deployment is not blocked";
+}
+
+TEST(Failover, AllThrottledAnswers429WithTheSoonestRecovery) {
+  MockBackend a([](const SeenRequest&) { return status(429, {{"retry-after", "9"}}); });
+  MockBackend b([](const SeenRequest&) { return status(429, {{"retry-after-ms", "2500"}}); });
+  ProxyHarness p;
+  p.add_backend("a", a.url(), 1);
+  p.add_backend("b", b.url(), 2);
+  p.start();
+  auto r = post(p);
+  EXPECT_EQ(r.status, 429u);
+  EXPECT_EQ(r.header("retry-after-ms"), "2500");
+  EXPECT_EQ(r.header("retry-after"), "3");
+  auto body = nlohmann::json::parse(r.body);
+  EXPECT_EQ(body["error"]["code"], "rate_limit_exceeded");
+  EXPECT_TRUE(body["error"]["message"].get<std::string>().find("gpt-4o") != std::string::npos);
+  EXPECT_EQ(a.request_count(), 1u) << "each backend at most once per request";
+  EXPECT_EQ(b.request_count(), 1u);
+
+  // While everything cools, the proxy answers at once without touching a backend.
+  p.clock.advance(1s);
+  auto r2 = post(p);
+  EXPECT_EQ(r2.status, 429u);
+  EXPECT_EQ(r2.header("retry-after-ms"), "1500");
+  EXPECT_EQ(a.request_count() + b.request_count(), 2u);
+}
+
+TEST(Failover, AllFailingWithServerErrorsAnswers502) {
+  MockBackend a([](const SeenRequest&) { return status(503, {{"retry-after", "4"}}); });
+  ProxyHarness p;
+  p.add_backend("a", a.url(), 1);
+  p.add_backend("down", "http://127.0.0.1:" + std::to_string(closed_port()), 1);
+  p.start();
+  auto r = post(p);
+  EXPECT_EQ(r.status, 502u);
+  EXPECT_EQ(r.header("retry-after-ms"), "4000");
+  auto again = post(p);
+  EXPECT_EQ(again.status, 503u) << "nothing was attempted: no backend is available";
+}
+
+TEST(Failover, StaleKeepAliveConnectionIsRetriedWithoutBlame) {
+  // The backend drops the second request on a kept-alive connection without a byte, as a
+  // server does when its idle timeout races our reuse.
+  MockBackend backend([](const SeenRequest& s) {
+    MockReply r = ok("backend");
+    if (s.request_on_connection == 2) r.close_without_reply = true;
+    return r;
+  });
+  MockBackend other([](const SeenRequest&) { return ok("other"); });
+  ProxyHarness p;
+  p.cfg.threads = 1;  // one pool, so the second request reuses the first connection
+  p.add_backend("backend", backend.url(), 1);
+  p.add_backend("other", other.url(), 2);
+  p.start();
+  EXPECT_EQ(post(p).header("x-smartlb-backend"), "backend");
+  auto r = post(p);
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.header("x-smartlb-backend"), "backend") << "retried on a fresh connection";
+  EXPECT_TRUE(p.server->pool().available(0, "gpt-4o")) << "not counted against the backend";
+  EXPECT_EQ(other.request_count(), 0u);
+}
+
+}  // namespace
+}  // namespace smartlb::testing

@@ -1,0 +1,106 @@
+// Bad requests get the right 4xx and a closed connection, and nothing reaches a backend.
+#include <gtest/gtest.h>
+
+#include "http_client.hpp"
+#include "mock_backend.hpp"
+#include "proxy_harness.hpp"
+
+namespace smartlb::testing {
+namespace {
+
+struct RequestValidation : ::testing::Test {
+  MockBackend backend{[](const SeenRequest&) { return MockReply{200, {}, "ok"}; }};
+  ProxyHarness p;
+  void SetUp() override {
+    p.cfg.max_request_body_bytes = 1024;
+    p.add_backend("b", backend.url());
+    p.start();
+  }
+  // Sends raw bytes; returns the whole answer up to the close.
+  std::string exchange(const std::string& raw) {
+    RawConnection c(p.port());
+    c.send(raw);
+    std::string got = c.read_until_close();
+    EXPECT_TRUE(c.peer_closed()) << "the proxy closes after a bad request";
+    return got;
+  }
+};
+
+TEST_F(RequestValidation, TransferEncodingWithContentLengthIs400) {
+  auto got = exchange("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n"
+                      "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
+  EXPECT_EQ(got.rfind("HTTP/1.1 400", 0), 0u) << got;
+  EXPECT_NE(got.find("\"error\""), std::string::npos);
+  EXPECT_EQ(backend.request_count(), 0u);
+}
+
+TEST_F(RequestValidation, UnsupportedTransferEncodingsAre400) {
+  for (const char* te : {"gzip, chunked", "chunked, chunked", "xchunked"}) {
+    auto got = exchange(std::string("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: ") + te +
+                        "\r\n\r\n0\r\n\r\n");
+    EXPECT_EQ(got.rfind("HTTP/1.1 4", 0), 0u) << te << ": " << got;
+  }
+  EXPECT_EQ(backend.request_count(), 0u);
+}
+
+TEST_F(RequestValidation, DuplicateContentLengthIs400) {
+  auto got = exchange("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}");
+  EXPECT_EQ(got.rfind("HTTP/1.1 400", 0), 0u) << got;
+  EXPECT_EQ(backend.request_count(), 0u);
+}
+
+TEST_F(RequestValidation, MissingHostIs400) {
+  auto got = exchange("GET /v1/models HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(got.rfind("HTTP/1.1 400", 0), 0u) << got;
+}
+
+TEST_F(RequestValidation, TooManyHeadersIs400) {
+  std::string raw = "GET /v1/models HTTP/1.1\r\nHost: x\r\n";
+  for (int i = 0; i < 150; ++i) raw += "X-H" + std::to_string(i) + ": v\r\n";
+  auto got = exchange(raw + "\r\n");
+  EXPECT_EQ(got.rfind("HTTP/1.1 400", 0), 0u) << got;
+  EXPECT_EQ(backend.request_count(), 0u);
+}
+
+TEST_F(RequestValidation, OversizedHeadersAre431) {
+  auto got = exchange("GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(20000, 'a') + "\r\n\r\n");
+  EXPECT_EQ(got.rfind("HTTP/1.1 431", 0), 0u) << got.substr(0, 100);
+}
+
+TEST_F(RequestValidation, BodyOverTheLimitIs413) {
+  auto got = exchange("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n" + std::string(5000, 'a'));
+  EXPECT_EQ(got.rfind("HTTP/1.1 413", 0), 0u) << got;
+  EXPECT_EQ(backend.request_count(), 0u);
+}
+
+TEST_F(RequestValidation, ChunkedBodyOverTheLimitIs413) {
+  auto got = exchange("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                      "800\r\n" + std::string(2048, 'a') + "\r\n0\r\n\r\n");
+  EXPECT_EQ(got.rfind("HTTP/1.1 413", 0), 0u) << got;
+  EXPECT_EQ(backend.request_count(), 0u);
+}
+
+TEST_F(RequestValidation, GarbageIs400) {
+  auto got = exchange("HELLO THERE\r\n\r\n");
+  EXPECT_EQ(got.rfind("HTTP/1.1 400", 0), 0u) << got;
+}
+
+TEST_F(RequestValidation, AbsoluteFormTargetIs400) {
+  auto got = exchange("GET http://evil.example/v1/models HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(got.rfind("HTTP/1.1 400", 0), 0u) << got;
+  EXPECT_EQ(backend.request_count(), 0u);
+}
+
+TEST_F(RequestValidation, Expect100ContinueIsHonoured) {
+  RawConnection c(p.port());
+  c.send("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n");
+  const std::string interim = c.read_until("100 Continue\r\n\r\n");
+  ASSERT_NE(interim.find("HTTP/1.1 100 Continue"), std::string::npos);
+  c.send("{}");
+  const std::string all = c.read_until("ok");
+  EXPECT_NE(all.find("HTTP/1.1 200 OK"), std::string::npos);
+  EXPECT_FALSE(backend.last_request().has_header("expect"));
+}
+
+}  // namespace
+}  // namespace smartlb::testing

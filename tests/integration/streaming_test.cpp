@@ -1,0 +1,115 @@
+// Server-sent events pass through event by event, and failures after the headers cut the
+// client off instead of faking a clean end.
+#include <gtest/gtest.h>
+
+#include "http_client.hpp"
+#include "mock_backend.hpp"
+#include "proxy_harness.hpp"
+
+namespace smartlb::testing {
+namespace {
+
+const std::string kStreamRequest =
+    "POST /openai/deployments/gpt-4o/chat/completions?api-version=1 HTTP/1.1\r\n"
+    "Host: proxy\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n"
+    R"({"stream":true})";
+
+MockReply sse(std::vector<std::string> events) {
+  MockReply r;
+  r.headers = {{"content-type", "text/event-stream"}};
+  r.events = std::move(events);
+  return r;
+}
+
+TEST(Streaming, FirstEventReachesClientBeforeBackendSendsTheLast) {
+  MockBackend backend([](const SeenRequest&) { return MockReply{}; });
+  auto gate = backend.make_gate();
+  backend.set_handler([gate](const SeenRequest&) {
+    MockReply r = sse({"data: {\"n\":1}\n\n", "data: {\"n\":2}\n\n", "data: [DONE]\n\n"});
+    r.wait_before[1] = gate;  // the backend holds events 2 and 3 until the test says so
+    return r;
+  });
+  ProxyHarness p;
+  p.add_backend("backend", backend.url());
+  p.start();
+
+  RawConnection c(p.port());
+  c.send(kStreamRequest);
+  const std::string first = c.read_until("data: {\"n\":1}\n\n");
+  ASSERT_NE(first.find("data: {\"n\":1}"), std::string::npos) << "first event relayed at once";
+  EXPECT_EQ(first.find("n\":2"), std::string::npos);
+  EXPECT_NE(first.find("text/event-stream"), std::string::npos);
+  EXPECT_NE(first.find("Transfer-Encoding: chunked"), std::string::npos);
+
+  backend.open(gate);
+  const std::string all = c.read_until("0\r\n\r\n");
+  EXPECT_NE(all.find("data: {\"n\":2}"), std::string::npos);
+  EXPECT_NE(all.find("data: [DONE]"), std::string::npos);
+  EXPECT_NE(all.find("\r\n0\r\n\r\n"), std::string::npos) << "a clean end after the last event";
+}
+
+TEST(Streaming, StreamsAreRelayedByteForByte) {
+  std::vector<std::string> events;
+  std::string expected;
+  for (int i = 0; i < 50; ++i) {
+    events.push_back("data: {\"i\":" + std::to_string(i) + ",\"x\":\"" + std::string(i * 37 % 700, 'z') + "\"}\n\n");
+    expected += events.back();
+  }
+  MockBackend backend([events](const SeenRequest&) { return sse(events); });
+  ProxyHarness p;
+  p.add_backend("backend", backend.url());
+  p.start();
+  auto r = http_call(p.port(), "POST", "/openai/deployments/gpt-4o/chat/completions?api-version=1", {}, R"({"stream":true})");
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.body, expected);
+}
+
+TEST(Streaming, UpstreamFailureMidStreamTruncatesTheClientStream) {
+  MockBackend backend([](const SeenRequest&) {
+    MockReply r = sse({"data: {\"n\":1}\n\n"});
+    r.reset_after_events = true;
+    return r;
+  });
+  MockBackend spare([](const SeenRequest&) { return MockReply{200, {}, "spare"}; });
+  ProxyHarness p;
+  p.add_backend("backend", backend.url(), 1);
+  p.add_backend("spare", spare.url(), 2);
+  p.start();
+  RawConnection c(p.port());
+  c.send(kStreamRequest);
+  const std::string got = c.read_until_close();
+  EXPECT_NE(got.find("data: {\"n\":1}"), std::string::npos);
+  EXPECT_EQ(got.find("\r\n0\r\n\r\n"), std::string::npos) << "no final chunk: the client sees a truncated stream";
+  EXPECT_TRUE(c.peer_closed());
+  EXPECT_EQ(spare.request_count(), 0u) << "no failover after headers were sent";
+}
+
+TEST(Streaming, ClientDisconnectMidStreamLeavesProxyHealthy) {
+  MockBackend backend([](const SeenRequest&) { return MockReply{}; });
+  auto gate = backend.make_gate();
+  backend.set_handler([gate](const SeenRequest& s) {
+    if (s.body.find("stream") == std::string::npos) return MockReply{200, {}, "plain"};
+    MockReply r = sse({"data: 1\n\n", "data: 2\n\n", "data: 3\n\n"});
+    r.wait_before[1] = gate;
+    return r;
+  });
+  ProxyHarness p;
+  p.cfg.threads = 1;
+  p.add_backend("backend", backend.url());
+  p.start();
+  {
+    RawConnection c(p.port());
+    c.send(kStreamRequest);
+    c.read_until("data: 1\n\n");
+    c.close();  // the client goes away mid-stream
+  }
+  backend.open(gate);  // the backend keeps sending; the proxy must notice the client is gone
+
+  auto r = http_call(p.port(), "POST", "/openai/deployments/gpt-4o/chat/completions?api-version=1", {}, "{}");
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.body, "plain");
+  EXPECT_TRUE(p.server->pool().available(0, "gpt-4o")) << "a client leaving is not the backend's fault";
+}
+
+}  // namespace
+}  // namespace smartlb::testing

@@ -1,0 +1,61 @@
+#pragma once
+// Runs the real smartlb Server in-process on 127.0.0.1 with a manual clock, for tests.
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "smartlb/clock.hpp"
+#include "smartlb/config.hpp"
+#include "smartlb/server.hpp"
+
+namespace smartlb::testing {
+
+class ProxyHarness {
+ public:
+  ProxyHarness() {
+    cfg.listen_address = "127.0.0.1";
+    cfg.port = 0;
+    cfg.admin_port = 0;
+    cfg.threads = 2;
+    cfg.access_log = false;
+  }
+  ~ProxyHarness() { stop(); }
+
+  BackendConfig& add_backend(const std::string& name, const std::string& url, int priority = 1,
+                             std::uint32_t weight = 1, const std::string& api_key = "") {
+    auto parsed = parse_backend_url(url);
+    if (!parsed.url) throw std::invalid_argument(url + ": " + parsed.error);
+    BackendConfig b;
+    b.id = static_cast<int>(cfg.backends.size()) + 1;
+    b.name = name;
+    b.url = *parsed.url;
+    b.priority = priority;
+    b.weight = weight;
+    b.api_key = api_key;
+    cfg.backends.push_back(b);
+    return cfg.backends.back();
+  }
+
+  void start(RequestObserver* observer = nullptr) {
+    ServerOptions opts;
+    opts.clock = &clock;
+    opts.seed = 42;
+    opts.observer = observer;
+    server = std::make_unique<Server>(cfg, opts);
+    server->start();
+  }
+  void stop() {
+    if (server) {
+      server->request_stop();
+      server->wait();
+      server.reset();
+    }
+  }
+  std::uint16_t port() const { return server->port(); }
+
+  Config cfg;
+  ManualClock clock;
+  std::unique_ptr<Server> server;
+};
+
+}  // namespace smartlb::testing
