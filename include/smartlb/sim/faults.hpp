@@ -1,0 +1,48 @@
+#pragma once
+// Fault injection settings and the per-request fault decision. Pure: randomness is passed in
+// as a uniform draw in [0, 1).
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace smartlb::sim {
+
+struct FaultConfig {
+  int latency_ms = 0;            // delay before the response headers of every API answer
+  double error_rate = 0.0;       // probability [0,1] of answering error_status instead
+  int error_status = 500;
+  int reset_after_chunks = -1;   // >= 0: TCP reset after this many SSE events (0 = right after headers); -1 off
+  int stall_ms = 0;              // pause of a successful answer
+  bool stall_before_headers = false;  // stall before the headers instead of after
+  int stall_after_chunks = 0;    // stream: stall after this many SSE events (0 = right after headers)
+  int force_status = 0;          // != 0: answer every API request with this status
+  int force_retry_after_ms = 0;  // Retry-After for forced answers (429 default: 1000)
+  int force_count = -1;          // forced answers left; -1 = unlimited. Counts down to 0 (= off).
+
+  bool operator==(const FaultConfig&) const = default;
+};
+
+nlohmann::json faults_to_json(const FaultConfig& faults);
+
+/// Applies the fields present in `patch` (a JSON object) to `faults`. Fields absent keep their
+/// value. Returns an error message (and leaves `faults` untouched) on an unknown field, a wrong
+/// type or an out-of-range value; empty string on success.
+std::string merge_faults(FaultConfig& faults, const nlohmann::json& patch);
+
+struct FaultDecision {
+  int status = 0;               // 0: no injected error, serve normally
+  bool forced = false;          // from force_status (else from error_rate)
+  int retry_after_ms = 0;       // > 0: send Retry-After / retry-after-ms
+};
+
+/// Decides whether this request gets an injected error status. force_status wins over
+/// error_rate; a forced answer decrements force_count when it is positive (and at 0 forcing
+/// stops). `uniform_draw` is only compared against error_rate (error when draw < rate).
+FaultDecision decide_fault(FaultConfig& faults, double uniform_draw);
+
+/// Whether deciding needs a random draw (so callers only draw when error_rate > 0).
+inline bool fault_needs_draw(const FaultConfig& faults) { return faults.error_rate > 0.0; }
+
+}  // namespace smartlb::sim

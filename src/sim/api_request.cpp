@@ -1,0 +1,84 @@
+#include "smartlb/sim/api_request.hpp"
+
+#include "smartlb/sim/token_estimate.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace smartlb::sim {
+namespace {
+
+ApiRequestParse failure(std::string message) {
+  ApiRequestParse parse;
+  parse.error = std::move(message);
+  return parse;
+}
+
+std::string_view required_field(Operation operation) {
+  switch (operation) {
+    case Operation::ChatCompletions: return "messages";
+    case Operation::Completions: return "prompt";
+    case Operation::Embeddings: return "input";
+  }
+  return "";
+}
+
+}  // namespace
+
+ApiRequestParse parse_api_request(Operation operation, std::string_view body,
+                                  std::int64_t default_max_tokens) {
+  const auto json = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_object()) {
+    return failure("We could not parse the JSON body of your request.");
+  }
+
+  ApiRequest request;
+  request.operation = operation;
+
+  const auto field = required_field(operation);
+  const auto required = json.find(field);
+  if (required == json.end() || required->is_null() ||
+      (operation == Operation::ChatCompletions && !required->is_array())) {
+    return failure("'" + std::string(field) + "' is a required property");
+  }
+  if (operation == Operation::Embeddings) {
+    request.input_count =
+        required->is_array() && !required->empty() && !required->front().is_number_integer()
+            ? static_cast<std::int64_t>(required->size())
+            : 1;
+  }
+
+  if (const auto model = json.find("model"); model != json.end()) {
+    if (!model->is_string()) return failure("'model' must be a string");
+    request.model = model->get<std::string>();
+  }
+
+  if (operation != Operation::Embeddings) {
+    if (const auto stream = json.find("stream"); stream != json.end() && !stream->is_null()) {
+      if (!stream->is_boolean()) return failure("'stream' must be a boolean");
+      request.stream = stream->get<bool>();
+    }
+    if (const auto options = json.find("stream_options");
+        options != json.end() && options->is_object()) {
+      const auto usage = options->find("include_usage");
+      request.include_usage = usage != options->end() && usage->is_boolean() && usage->get<bool>();
+    }
+    request.max_tokens = default_max_tokens;
+    for (const char* name : {"max_tokens", "max_completion_tokens"}) {
+      const auto value = json.find(name);
+      if (value == json.end() || value->is_null()) continue;
+      if (!value->is_number_integer() || value->get<std::int64_t>() < 1) {
+        return failure("'" + std::string(name) + "' must be a positive integer");
+      }
+      request.max_tokens = value->get<std::int64_t>();
+      break;
+    }
+  }
+
+  request.prompt_tokens = tokens_from_characters(prompt_characters(operation, json));
+
+  ApiRequestParse parse;
+  parse.request = std::move(request);
+  return parse;
+}
+
+}  // namespace smartlb::sim

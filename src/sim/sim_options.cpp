@@ -1,0 +1,189 @@
+#include "smartlb/sim/sim_options.hpp"
+
+#include <charconv>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <string_view>
+
+namespace smartlb::sim {
+namespace {
+
+bool parse_int(std::string_view text, long long low, long long high, long long& out) {
+  const auto* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, out);
+  return !text.empty() && ec == std::errc{} && ptr == end && out >= low && out <= high;
+}
+
+bool parse_double(const std::string& text, double low, double high, double& out) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  out = std::strtod(text.c_str(), &end);
+  return end == text.c_str() + text.size() && out >= low && out <= high;
+}
+
+constexpr long long kMaxMs = 24LL * 60 * 60 * 1000;
+
+}  // namespace
+
+std::string sim_usage() {
+  return R"(smartlb-sim: simulated Azure OpenAI / OpenAI backend for tests, demos and benchmarks.
+
+Usage: smartlb-sim [options]          (--flag value or --flag=value)
+
+Server:
+  --listen ADDR               address to bind (default 127.0.0.1)
+  --port N                    port, 0 = ephemeral (default 0)
+  --threads N                 I/O threads (default 1)
+  --name NAME                 name in the x-sim-name response header and logs (default sim)
+  --log-level LEVEL           trace|debug|info|warn|error|off (default info, to stderr)
+
+Behaviour:
+  --deployment NAME:TPM:RPM   a deployment and its per-minute quotas; repeatable. NAME:TPM
+                              uses 6 RPM per 1000 TPM. Default: gpt-4o:1000000000:1000000
+  --window-seconds S          quota window length, may be fractional (default 60); the
+                              per-minute limits are scaled to it (fixed windows)
+  --api-key KEY               expected key (api-key header or Authorization: Bearer);
+                              mismatch = 401. Default: no check
+  --stream-chunks N           content chunks per answer, capped by max_tokens; 0 = derive
+                              from max_tokens, at most 256 (default 5)
+  --chunk-interval-ms N       pause before each streamed content chunk (default 0)
+  --default-max-tokens N      max_tokens charged when the request has none (default 16)
+
+Faults (also settable at runtime with POST /_sim/faults):
+  --latency-ms N              delay before the headers of every API answer
+  --error-rate R              probability 0..1 of answering --error-status instead
+  --error-status N            status for --error-rate (default 500)
+  --reset-after-chunks N      TCP reset after N SSE events (0 = right after the headers)
+  --stall-ms N                stop sending for N ms (after the headers by default)
+  --stall-before-headers      stall before the headers instead
+  --stall-after-chunks N      streams: stall after N SSE events (default 0)
+  --force-status N            answer every API request with status N (e.g. 429)
+  --force-retry-after-ms N    Retry-After of forced answers (429 default: 1000)
+  --force-count N             only force the next N requests (default -1 = all)
+
+Control endpoints: GET|POST /_sim/faults, GET /_sim/stats, POST /_sim/reset.
+On start prints "smartlb-sim listening on ADDR:PORT" to stdout. Exits 0 on SIGINT/SIGTERM.
+  -h, --help                  this text
+)";
+}
+
+SimOptionsParse parse_sim_options(const std::vector<std::string>& args) {
+  SimOptionsParse result;
+  SimOptions& options = result.options;
+  SimSettings& settings = options.settings;
+  FaultConfig& faults = settings.faults;
+
+  // Flags taking a value: handler returns an error message or "".
+  using Handler = std::function<std::string(const std::string&)>;
+  const auto int_flag = [](long long low, long long high, auto assign) -> Handler {
+    return [=](const std::string& value) -> std::string {
+      long long number = 0;
+      if (!parse_int(value, low, high, number)) {
+        return "expects an integer between " + std::to_string(low) + " and " +
+               std::to_string(high);
+      }
+      assign(number);
+      return {};
+    };
+  };
+  const auto status_flag = [&](int& slot, bool allow_zero) -> Handler {
+    return [&slot, allow_zero](const std::string& value) -> std::string {
+      long long number = 0;
+      if (!parse_int(value, 0, 599, number) || (number < 100 && !(allow_zero && number == 0))) {
+        return "expects an HTTP status (100-599)";
+      }
+      slot = static_cast<int>(number);
+      return {};
+    };
+  };
+
+  const std::map<std::string, Handler, std::less<>> with_value{
+      {"--listen", [&](const std::string& v) { options.listen = v; return std::string(); }},
+      {"--port", int_flag(0, 65535, [&](long long n) { options.port = static_cast<std::uint16_t>(n); })},
+      {"--threads", int_flag(1, 256, [&](long long n) { options.threads = static_cast<int>(n); })},
+      {"--name", [&](const std::string& v) { settings.name = v; return std::string(); }},
+      {"--log-level", [&](const std::string& v) -> std::string {
+         static const char* const kLevels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
+         for (const char* level : kLevels) {
+           if (v == level) {
+             options.log_level = v;
+             return {};
+           }
+         }
+         return "expects trace|debug|info|warn|error|critical|off";
+       }},
+      {"--deployment", [&](const std::string& v) -> std::string {
+         std::string error;
+         auto spec = parse_deployment_spec(v, error);
+         if (!spec) return error;
+         settings.deployments.push_back(std::move(*spec));
+         return {};
+       }},
+      {"--window-seconds", [&](const std::string& v) -> std::string {
+         double seconds = 0;
+         if (!parse_double(v, 0.001, 86400.0, seconds)) return "expects seconds between 0.001 and 86400";
+         settings.window = std::chrono::milliseconds(static_cast<long long>(seconds * 1000.0 + 0.5));
+         return {};
+       }},
+      {"--api-key", [&](const std::string& v) { settings.api_key = v; return std::string(); }},
+      {"--stream-chunks", int_flag(0, 100000, [&](long long n) { settings.stream_chunks = static_cast<int>(n); })},
+      {"--chunk-interval-ms", int_flag(0, kMaxMs, [&](long long n) { settings.chunk_interval = std::chrono::milliseconds(n); })},
+      {"--default-max-tokens", int_flag(1, 1'000'000'000, [&](long long n) { settings.default_max_tokens = n; })},
+      {"--latency-ms", int_flag(0, kMaxMs, [&](long long n) { faults.latency_ms = static_cast<int>(n); })},
+      {"--error-rate", [&](const std::string& v) -> std::string {
+         if (!parse_double(v, 0.0, 1.0, faults.error_rate)) return "expects a number between 0 and 1";
+         return {};
+       }},
+      {"--error-status", status_flag(faults.error_status, false)},
+      {"--reset-after-chunks", int_flag(-1, 1'000'000'000, [&](long long n) { faults.reset_after_chunks = static_cast<int>(n); })},
+      {"--stall-ms", int_flag(0, kMaxMs, [&](long long n) { faults.stall_ms = static_cast<int>(n); })},
+      {"--stall-after-chunks", int_flag(0, 1'000'000'000, [&](long long n) { faults.stall_after_chunks = static_cast<int>(n); })},
+      {"--force-status", status_flag(faults.force_status, true)},
+      {"--force-retry-after-ms", int_flag(0, kMaxMs, [&](long long n) { faults.force_retry_after_ms = static_cast<int>(n); })},
+      {"--force-count", int_flag(-1, 1'000'000'000, [&](long long n) { faults.force_count = static_cast<int>(n); })},
+  };
+
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string flag = args[i];
+    std::optional<std::string> inline_value;
+    if (const auto eq = flag.find('='); flag.starts_with("--") && eq != std::string::npos) {
+      inline_value = flag.substr(eq + 1);
+      flag.resize(eq);
+    }
+    if (flag == "-h" || flag == "--help") {
+      result.show_help = true;
+      continue;
+    }
+    if (flag == "--stall-before-headers") {
+      if (inline_value) {
+        result.error = "--stall-before-headers takes no value";
+        return result;
+      }
+      faults.stall_before_headers = true;
+      continue;
+    }
+    const auto handler = with_value.find(flag);
+    if (handler == with_value.end()) {
+      result.error = "unknown option '" + flag + "'";
+      return result;
+    }
+    std::string value;
+    if (inline_value) {
+      value = *inline_value;
+    } else if (i + 1 < args.size()) {
+      value = args[++i];
+    } else {
+      result.error = flag + " needs a value";
+      return result;
+    }
+    if (auto error = handler->second(value); !error.empty()) {
+      result.error = flag + ": " + error + " (got '" + value + "')";
+      return result;
+    }
+  }
+  if (settings.deployments.empty()) settings.deployments.push_back(default_deployment());
+  return result;
+}
+
+}  // namespace smartlb::sim

@@ -1,0 +1,87 @@
+#include "smartlb/sim/sim_options.hpp"
+
+#include <gtest/gtest.h>
+
+namespace smartlb::sim {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(ParseSimOptions, DefaultsWhenNoArguments) {
+  const auto parsed = parse_sim_options({});
+  ASSERT_EQ(parsed.error, "");
+  EXPECT_FALSE(parsed.show_help);
+  const auto& options = parsed.options;
+  EXPECT_EQ(options.listen, "127.0.0.1");
+  EXPECT_EQ(options.port, 0);
+  EXPECT_EQ(options.threads, 1);
+  EXPECT_EQ(options.settings.window, 60s);
+  EXPECT_EQ(options.settings.stream_chunks, 5);
+  EXPECT_EQ(options.settings.chunk_interval, 0ms);
+  EXPECT_EQ(options.settings.api_key, "");
+  ASSERT_EQ(options.settings.deployments.size(), 1u);
+  EXPECT_EQ(options.settings.deployments[0].name, "gpt-4o");
+  EXPECT_EQ(options.settings.faults, FaultConfig{});
+}
+
+TEST(ParseSimOptions, ServerAndBehaviourFlags) {
+  const auto parsed = parse_sim_options(
+      {"--port", "8081", "--listen=0.0.0.0", "--name", "eastus", "--threads", "2",
+       "--deployment", "a:1000:10", "--deployment=b:60000", "--window-seconds", "0.5",
+       "--api-key", "secret", "--stream-chunks", "0", "--chunk-interval-ms", "20",
+       "--default-max-tokens", "32", "--log-level", "warn"});
+  ASSERT_EQ(parsed.error, "");
+  const auto& o = parsed.options;
+  EXPECT_EQ(o.port, 8081);
+  EXPECT_EQ(o.listen, "0.0.0.0");
+  EXPECT_EQ(o.settings.name, "eastus");
+  EXPECT_EQ(o.threads, 2);
+  ASSERT_EQ(o.settings.deployments.size(), 2u);
+  EXPECT_EQ(o.settings.deployments[0].name, "a");
+  EXPECT_EQ(o.settings.deployments[1].limits.requests_per_minute, 360);
+  EXPECT_EQ(o.settings.window, 500ms);
+  EXPECT_EQ(o.settings.api_key, "secret");
+  EXPECT_EQ(o.settings.stream_chunks, 0);
+  EXPECT_EQ(o.settings.chunk_interval, 20ms);
+  EXPECT_EQ(o.settings.default_max_tokens, 32);
+  EXPECT_EQ(o.log_level, "warn");
+}
+
+TEST(ParseSimOptions, FaultFlags) {
+  const auto parsed = parse_sim_options(
+      {"--latency-ms", "10", "--error-rate", "0.5", "--error-status", "503",
+       "--reset-after-chunks", "2", "--stall-ms", "300", "--stall-before-headers",
+       "--stall-after-chunks", "1", "--force-status", "429", "--force-retry-after-ms", "2000",
+       "--force-count", "3"});
+  ASSERT_EQ(parsed.error, "");
+  const FaultConfig expected{10, 0.5, 503, 2, 300, true, 1, 429, 2000, 3};
+  EXPECT_EQ(parsed.options.settings.faults, expected);
+}
+
+TEST(ParseSimOptions, Help) {
+  EXPECT_TRUE(parse_sim_options({"--help"}).show_help);
+  EXPECT_TRUE(parse_sim_options({"-h"}).show_help);
+  EXPECT_NE(sim_usage().find("--deployment NAME:TPM:RPM"), std::string::npos);
+}
+
+TEST(ParseSimOptions, Errors) {
+  for (const std::vector<std::string>& bad :
+       std::vector<std::vector<std::string>>{{"--bogus"},
+                                             {"--port"},
+                                             {"--port", "70000"},
+                                             {"--port", "12x"},
+                                             {"--threads", "0"},
+                                             {"--deployment", "nope"},
+                                             {"--window-seconds", "0"},
+                                             {"--error-rate", "2"},
+                                             {"--error-status", "42"},
+                                             {"--force-status", "1000"},
+                                             {"--log-level", "loud"},
+                                             {"--stall-before-headers=1"}}) {
+    const auto parsed = parse_sim_options(bad);
+    EXPECT_FALSE(parsed.error.empty()) << bad[0];
+  }
+}
+
+}  // namespace
+}  // namespace smartlb::sim
