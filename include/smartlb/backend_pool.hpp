@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <shared_mutex>
 #include <string>
@@ -16,6 +17,7 @@
 #include "smartlb/clock.hpp"
 #include "smartlb/outcome.hpp"
 #include "smartlb/random.hpp"
+#include "smartlb/sliding_window_budget.hpp"
 
 namespace smartlb {
 
@@ -24,6 +26,12 @@ struct PoolMember {
   int priority = 1;
   std::uint32_t weight = 1;
   std::string deployment_override;  // the deployment this backend really serves, if fixed
+  // Declared quota per deployment over `quota_window` (0: none declared). With a quota the
+  // pool routes ahead of the backend's 429 instead of discovering it.
+  std::int64_t tokens_per_window = 0;
+  std::int64_t requests_per_window = 0;
+  Nanos quota_window{std::chrono::seconds(60)};
+  bool has_quota() const { return tokens_per_window > 0 || requests_per_window > 0; }
 };
 
 struct CooldownPolicy {
@@ -48,7 +56,7 @@ class TriedSet {
 // Why nothing could be picked, and when the soonest backend comes back.
 struct Unavailability {
   std::chrono::milliseconds retry_after{0};
-  bool throttled = false;  // some backend is cooling for a 429 (answer 429, not 5xx)
+  bool throttled = false;  // some backend is cooling for a 429 or at its quota (answer 429)
 };
 
 struct CooldownView {
@@ -70,9 +78,16 @@ class BackendPool {
   std::string_view effective_deployment(std::size_t i, std::string_view requested) const;
 
   // Picks an available backend not in `tried` from the best priority group that has one,
-  // weighted by `weight`. nullopt when none is left.
+  // weighted by `weight`. A backend with a declared quota is available only while `cost`
+  // tokens (and one request) fit in it. nullopt when none is left.
   std::optional<std::size_t> pick(std::string_view deployment, const TriedSet& tried,
-                                  RandomSource& rng) const;
+                                  RandomSource& rng, std::int64_t cost = 0) const;
+
+  // Counts a request of `cost` tokens against backend `i`'s quota for `deployment`. False
+  // when it no longer fits (another thread took the room since the pick). Always true for
+  // a backend without a declared quota.
+  bool reserve(std::size_t i, std::string_view deployment, std::int64_t cost);
+  bool any_quota() const { return any_quota_; }
 
   // Applies a failover verdict: cool down for the clamped hint, or the default. Deadlines
   // only grow. Returns the cooldown applied.
@@ -81,8 +96,14 @@ class BackendPool {
                                            std::optional<std::chrono::milliseconds> hint);
 
   bool available(std::size_t i, std::string_view deployment) const;
-  // When every backend is out for `deployment`: the soonest recovery.
-  Unavailability unavailability(std::string_view deployment) const;
+  // When every backend is out for `deployment`: the soonest recovery (a cooldown's end, or
+  // the time until `cost` fits in a quota).
+  Unavailability unavailability(std::string_view deployment, std::int64_t cost = 0) const;
+
+  struct QuotaUsage {
+    std::int64_t tokens_used = 0, tokens_limit = 0, requests_used = 0, requests_limit = 0;
+  };
+  QuotaUsage quota_usage(std::size_t i, std::string_view deployment) const;
 
   CooldownView backend_cooldown(std::size_t i) const;
   CooldownView deployment_cooldown(std::size_t i, std::string_view deployment) const;
@@ -99,6 +120,13 @@ class BackendPool {
     void extend(MonoNanos t, FailureCause c);
     CooldownView view() const;
   };
+  // A (backend, deployment): its cooldown and, when declared, its quota budgets.
+  struct DeploymentState : Deadline {
+    std::mutex quota_mutex;  // per (backend, deployment): never shared across backends
+    std::optional<SlidingWindowBudget> tokens, requests;
+    bool fits(std::int64_t cost, MonoNanos now);
+    Nanos wait_for(std::int64_t cost, MonoNanos now);
+  };
   struct StringHash {
     using is_transparent = void;
     std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
@@ -106,7 +134,7 @@ class BackendPool {
   struct BackendState {
     Deadline backend;
     mutable std::shared_mutex mutex;  // guards the map's shape only; entries are atomics
-    std::unordered_map<std::string, std::unique_ptr<Deadline>, StringHash, std::equal_to<>>
+    std::unordered_map<std::string, std::unique_ptr<DeploymentState>, StringHash, std::equal_to<>>
         deployments;
   };
   struct Group {
@@ -114,9 +142,10 @@ class BackendPool {
     std::vector<std::size_t> members;
   };
 
-  const Deadline* find_deployment(std::size_t i, std::string_view deployment) const;
-  Deadline& deployment_deadline(std::size_t i, std::string_view deployment);
-  bool available_at(std::size_t i, std::string_view deployment, MonoNanos now) const;
+  DeploymentState* find_deployment(std::size_t i, std::string_view deployment) const;
+  DeploymentState& deployment_state(std::size_t i, std::string_view deployment) const;
+  bool available_at(std::size_t i, std::string_view deployment, MonoNanos now,
+                    std::int64_t cost = 0) const;
   MonoNanos recovery_at(std::size_t i, std::string_view deployment, FailureCause* cause) const;
 
   std::vector<PoolMember> members_;
@@ -124,6 +153,7 @@ class BackendPool {
   std::unique_ptr<BackendState[]> state_;
   const Clock& clock_;
   CooldownPolicy policy_;
+  bool any_quota_ = false;
 };
 
 }  // namespace smartlb

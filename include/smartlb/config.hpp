@@ -27,6 +27,8 @@ struct BackendConfig {
   std::string deployment_name;  // when set, replaces the deployment path segment
   AuthStyle auth = AuthStyle::Auto;
   bool azure_host = false;      // *.openai.azure.com and friends
+  std::int64_t tpm = 0;         // declared tokens per minute per deployment (0: not declared)
+  std::int64_t rpm = 0;         // declared requests per minute per deployment (0: not declared)
 };
 
 struct Config {
@@ -46,6 +48,8 @@ struct Config {
   std::chrono::milliseconds default_cooldown{10'000};
   std::chrono::milliseconds min_cooldown{100};
   std::chrono::milliseconds max_cooldown{300'000};
+  // The window declared quotas are enforced over (Azure's per-minute quota, or shorter).
+  std::chrono::milliseconds quota_window{60'000};
 
   std::uint64_t max_request_body_bytes = 32ull * 1024 * 1024;
   unsigned max_header_count = 100;

@@ -36,6 +36,19 @@ CooldownView BackendPool::Deadline::view() const {
   return {until.load(std::memory_order_relaxed), cause.load(std::memory_order_relaxed)};
 }
 
+bool BackendPool::DeploymentState::fits(std::int64_t cost, MonoNanos now) {
+  std::lock_guard lock(quota_mutex);
+  return (!tokens || tokens->fits(cost, now)) && (!requests || requests->fits(1, now));
+}
+
+Nanos BackendPool::DeploymentState::wait_for(std::int64_t cost, MonoNanos now) {
+  std::lock_guard lock(quota_mutex);
+  Nanos wait{0};
+  if (tokens) wait = std::max(wait, tokens->wait_for(cost, now));
+  if (requests) wait = std::max(wait, requests->wait_for(1, now));
+  return wait;
+}
+
 BackendPool::BackendPool(std::vector<PoolMember> members, const Clock& clock,
                          CooldownPolicy policy)
     : members_(std::move(members)),
@@ -51,6 +64,7 @@ BackendPool::BackendPool(std::vector<PoolMember> members, const Clock& clock,
     if (groups_.empty() || groups_.back().priority != members_[i].priority)
       groups_.push_back({members_[i].priority, {}});
     groups_.back().members.push_back(i);
+    any_quota_ = any_quota_ || members_[i].has_quota();
   }
 }
 
@@ -62,28 +76,37 @@ std::string_view BackendPool::effective_deployment(std::size_t i,
   return fixed.empty() ? requested : std::string_view(fixed);
 }
 
-const BackendPool::Deadline* BackendPool::find_deployment(std::size_t i,
-                                                          std::string_view deployment) const {
+BackendPool::DeploymentState* BackendPool::find_deployment(std::size_t i,
+                                                           std::string_view deployment) const {
   const BackendState& s = state_[i];
   std::shared_lock lock(s.mutex);
   auto it = s.deployments.find(deployment);
   return it == s.deployments.end() ? nullptr : it->second.get();
 }
 
-BackendPool::Deadline& BackendPool::deployment_deadline(std::size_t i,
-                                                        std::string_view deployment) {
-  if (auto* d = find_deployment(i, deployment)) return const_cast<Deadline&>(*d);
+BackendPool::DeploymentState& BackendPool::deployment_state(std::size_t i,
+                                                            std::string_view deployment) const {
+  if (auto* d = find_deployment(i, deployment)) return *d;
   BackendState& s = state_[i];
   std::unique_lock lock(s.mutex);
   auto [it, inserted] = s.deployments.try_emplace(std::string(deployment));
-  if (inserted) it->second = std::make_unique<Deadline>();
+  if (inserted) {
+    it->second = std::make_unique<DeploymentState>();
+    const PoolMember& m = members_[i];
+    if (m.tokens_per_window > 0) it->second->tokens.emplace(m.tokens_per_window, m.quota_window);
+    if (m.requests_per_window > 0) it->second->requests.emplace(m.requests_per_window, m.quota_window);
+  }
   return *it->second;
 }
 
-bool BackendPool::available_at(std::size_t i, std::string_view deployment, MonoNanos now) const {
+bool BackendPool::available_at(std::size_t i, std::string_view deployment, MonoNanos now,
+                               std::int64_t cost) const {
   if (state_[i].backend.until.load(std::memory_order_relaxed) > now) return false;
-  const Deadline* d = find_deployment(i, effective_deployment(i, deployment));
-  return d == nullptr || d->until.load(std::memory_order_relaxed) <= now;
+  DeploymentState* d = find_deployment(i, effective_deployment(i, deployment));
+  if (d == nullptr) return !members_[i].has_quota() || cost <= members_[i].tokens_per_window ||
+                           members_[i].tokens_per_window == 0;
+  if (d->until.load(std::memory_order_relaxed) > now) return false;
+  return !members_[i].has_quota() || d->fits(cost, now);
 }
 
 bool BackendPool::available(std::size_t i, std::string_view deployment) const {
@@ -91,27 +114,59 @@ bool BackendPool::available(std::size_t i, std::string_view deployment) const {
 }
 
 std::optional<std::size_t> BackendPool::pick(std::string_view deployment, const TriedSet& tried,
-                                             RandomSource& rng) const {
+                                             RandomSource& rng, std::int64_t cost) const {
   const MonoNanos now = clock_.now();
+  // Candidates of one group, checked once each; inline storage covers ordinary pools.
+  constexpr std::size_t kInline = 64;
+  std::size_t inline_ids[kInline];
+  std::vector<std::size_t> spill;
   for (const Group& g : groups_) {
-    // Two passes instead of a temporary list: sum the weights of the candidates, then walk
-    // to the drawn one. Availability is re-read on the second pass; a backend that cooled in
-    // between is still a fine pick (it just answers 429 and we move on).
-    std::uint64_t total = 0;
-    for (std::size_t i : g.members)
-      if (!tried.contains(i) && available_at(i, deployment, now)) total += members_[i].weight;
-    if (total == 0) continue;
-    std::uint64_t draw = rng.below(total);
-    std::size_t last = g.members.front();
-    for (std::size_t i : g.members) {
-      if (tried.contains(i) || !available_at(i, deployment, now)) continue;
-      last = i;
-      if (draw < members_[i].weight) return i;
-      draw -= members_[i].weight;
+    std::size_t* ids = inline_ids;
+    if (g.members.size() > kInline) {
+      spill.resize(g.members.size());
+      ids = spill.data();
     }
-    return last;
+    std::size_t n = 0;
+    std::uint64_t total = 0;
+    for (std::size_t i : g.members) {
+      if (tried.contains(i) || !available_at(i, deployment, now, cost)) continue;
+      ids[n++] = i;
+      total += members_[i].weight;
+    }
+    if (n == 0) continue;
+    std::uint64_t draw = rng.below(total);
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::uint32_t w = members_[ids[k]].weight;
+      if (draw < w) return ids[k];
+      draw -= w;
+    }
+    return ids[n - 1];
   }
   return std::nullopt;
+}
+
+bool BackendPool::reserve(std::size_t i, std::string_view deployment, std::int64_t cost) {
+  if (!members_[i].has_quota()) return true;
+  DeploymentState& d = deployment_state(i, effective_deployment(i, deployment));
+  const MonoNanos now = clock_.now();
+  std::lock_guard lock(d.quota_mutex);
+  if ((d.tokens && !d.tokens->fits(cost, now)) || (d.requests && !d.requests->fits(1, now))) return false;
+  if (d.tokens) d.tokens->try_consume(cost, now);
+  if (d.requests) d.requests->try_consume(1, now);
+  return true;
+}
+
+BackendPool::QuotaUsage BackendPool::quota_usage(std::size_t i, std::string_view deployment) const {
+  QuotaUsage u;
+  u.tokens_limit = members_[i].tokens_per_window;
+  u.requests_limit = members_[i].requests_per_window;
+  DeploymentState* d = find_deployment(i, effective_deployment(i, deployment));
+  if (!d) return u;
+  const MonoNanos now = clock_.now();
+  std::lock_guard lock(d->quota_mutex);
+  if (d->tokens) u.tokens_used = d->tokens->used(now);
+  if (d->requests) u.requests_used = d->requests->used(now);
+  return u;
 }
 
 std::chrono::milliseconds BackendPool::clamp_cooldown(
@@ -129,7 +184,7 @@ std::chrono::milliseconds BackendPool::record_failure(std::size_t i, std::string
   if (verdict.scope == CooldownScope::Backend) {
     state_[i].backend.extend(until, verdict.cause);
   } else {
-    deployment_deadline(i, effective_deployment(i, deployment)).extend(until, verdict.cause);
+    deployment_state(i, effective_deployment(i, deployment)).extend(until, verdict.cause);
   }
   return cooldown;
 }
@@ -138,21 +193,30 @@ MonoNanos BackendPool::recovery_at(std::size_t i, std::string_view deployment,
                                    FailureCause* cause) const {
   CooldownView b = state_[i].backend.view();
   CooldownView d{};
-  if (const Deadline* dd = find_deployment(i, effective_deployment(i, deployment))) d = dd->view();
+  if (const DeploymentState* dd = find_deployment(i, effective_deployment(i, deployment))) d = dd->view();
   const CooldownView& later = d.until > b.until ? d : b;
   if (cause) *cause = later.cause;
   return later.until;
 }
 
-Unavailability BackendPool::unavailability(std::string_view deployment) const {
+Unavailability BackendPool::unavailability(std::string_view deployment, std::int64_t cost) const {
   const MonoNanos now = clock_.now();
   MonoNanos soonest = std::numeric_limits<MonoNanos>::max();
   bool throttled = false;
   for (std::size_t i = 0; i < members_.size(); ++i) {
     FailureCause cause = FailureCause::None;
-    const MonoNanos at = recovery_at(i, deployment, &cause);
-    if (at < soonest) soonest = at;
+    MonoNanos at = recovery_at(i, deployment, &cause);
     if (cause == FailureCause::Throttled && at > now) throttled = true;
+    if (members_[i].has_quota()) {
+      if (DeploymentState* d = find_deployment(i, effective_deployment(i, deployment))) {
+        const Nanos wait = d->wait_for(cost, std::max(now, at));
+        if (wait.count() > 0) {
+          at = std::max(now, at) + wait.count();
+          throttled = true;  // at its quota: a rate limit, whoever noticed it first
+        }
+      }
+    }
+    if (at < soonest) soonest = at;
   }
   Unavailability u;
   u.throttled = throttled;
@@ -167,7 +231,7 @@ Unavailability BackendPool::unavailability(std::string_view deployment) const {
 CooldownView BackendPool::backend_cooldown(std::size_t i) const { return state_[i].backend.view(); }
 
 CooldownView BackendPool::deployment_cooldown(std::size_t i, std::string_view deployment) const {
-  const Deadline* d = find_deployment(i, effective_deployment(i, deployment));
+  const DeploymentState* d = find_deployment(i, effective_deployment(i, deployment));
   return d ? d->view() : CooldownView{};
 }
 

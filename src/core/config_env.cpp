@@ -114,8 +114,8 @@ bool is_name_char(char c) {
          c == '_' || c == '.';
 }
 
-constexpr std::string_view kBackendFields[] = {"URL",  "PRIORITY",        "WEIGHT", "APIKEY",
-                                               "NAME", "DEPLOYMENT_NAME", "AUTH"};
+constexpr std::string_view kBackendFields[] = {"URL",  "PRIORITY",        "WEIGHT", "APIKEY", "NAME",
+                                               "DEPLOYMENT_NAME", "AUTH", "TPM",    "RPM"};
 
 void load_backend(const EnvMap& env, Problems& p, int id, Config& cfg) {
   const std::string prefix = "BACKEND_" + std::to_string(id) + "_";
@@ -137,6 +137,8 @@ void load_backend(const EnvMap& env, Problems& p, int id, Config& cfg) {
   }
   read_int(env, p, prefix + "PRIORITY", -1'000'000, 1'000'000, b.priority);
   read_int(env, p, prefix + "WEIGHT", 1, 1'000'000, b.weight);
+  read_int(env, p, prefix + "TPM", 1, 1'000'000'000'000ll, b.tpm);
+  read_int(env, p, prefix + "RPM", 1, 1'000'000'000ll, b.rpm);
   if (const std::string* key = lookup(env, prefix + "APIKEY")) {
     if (key->empty()) p.error(prefix + "APIKEY", "is set but empty");
     else if (!is_safe_header_value(*key) ||
@@ -193,7 +195,7 @@ ConfigLoadResult load_config_from_env(const EnvMap& env) {
     }
     if (!known_field) {
       p.error(key, "unknown setting; a backend takes URL, PRIORITY, WEIGHT, APIKEY, NAME, "
-                   "DEPLOYMENT_NAME and AUTH");
+                   "DEPLOYMENT_NAME, AUTH, TPM and RPM");
       continue;
     }
     ids.insert(*id);
@@ -222,6 +224,7 @@ ConfigLoadResult load_config_from_env(const EnvMap& env) {
   read_seconds(env, p, "SHUTDOWN_TIMEOUT_SECONDS", 0, 3'600, cfg.shutdown_timeout);
   read_fractional_seconds(env, p, "DEFAULT_COOLDOWN_SECONDS", 0.1, 3'600, cfg.default_cooldown);
   read_fractional_seconds(env, p, "MAX_COOLDOWN_SECONDS", 1, 86'400, cfg.max_cooldown);
+  read_fractional_seconds(env, p, "QUOTA_WINDOW_SECONDS", 0.1, 3'600, cfg.quota_window);
   if (cfg.default_cooldown > cfg.max_cooldown)
     p.error("DEFAULT_COOLDOWN_SECONDS", "must not exceed MAX_COOLDOWN_SECONDS");
   read_int(env, p, "MAX_REQUEST_BODY_BYTES", 1, 1ll << 32, cfg.max_request_body_bytes);

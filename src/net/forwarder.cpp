@@ -9,6 +9,7 @@
 #include "smartlb/header_rules.hpp"
 #include "smartlb/request_target.hpp"
 #include "smartlb/throttle_headers.hpp"
+#include "smartlb/token_estimate.hpp"
 
 namespace smartlb::net {
 namespace {
@@ -98,6 +99,7 @@ class ForwardJob {
   bool client_keep_alive_ = true;
   bool head_ = false;
   bool azure_path_ = false;
+  std::int64_t cost_ = 0;  // estimated tokens, only when some backend declares a quota
 };
 
 std::chrono::seconds ForwardJob::header_timeout() const {
@@ -124,6 +126,7 @@ void ForwardJob::prepare_request() {
   req_.set("x-request-id", rec_.request_id);  // one id from client to backend and back
   req_.version(11);
   req_.prepare_payload();  // Content-Length from the buffered body (chunked came in, length goes out)
+  if (s_.pool.any_quota()) cost_ = estimate_request_tokens(target_.path, req_.body());
 }
 
 void ForwardJob::aim_at(std::size_t backend) {
@@ -289,7 +292,7 @@ asio::awaitable<bool> ForwardJob::relay(UpstreamPtr conn, ResponseParser& p, std
 }
 
 asio::awaitable<bool> ForwardJob::reply_unavailable() {
-  const Unavailability u = s_.pool.unavailability(target_.deployment);
+  const Unavailability u = s_.pool.unavailability(target_.deployment, cost_);
   ErrorReply r;
   r.version = client_version_;
   r.keep_alive = client_keep_alive_ && !w_.draining;
@@ -326,10 +329,11 @@ asio::awaitable<bool> ForwardJob::run() {
   TriedSet tried;
   for (;;) {
     const bool out_of_time = Nanos(s_.clock.now() - rec_.start) >= cfg_.request_timeout;
-    const auto pick = out_of_time ? std::nullopt : s_.pool.pick(target_.deployment, tried, w_.rng);
+    const auto pick = out_of_time ? std::nullopt : s_.pool.pick(target_.deployment, tried, w_.rng, cost_);
     if (!pick) co_return co_await reply_unavailable();
     const std::size_t backend = *pick;
     tried.add(backend);
+    if (!s_.pool.reserve(backend, target_.deployment, cost_)) continue;  // its quota filled meanwhile
     aim_at(backend);
 
     AttemptRecord& a = rec_.add_attempt();

@@ -37,7 +37,16 @@ namespace {
 
 std::vector<PoolMember> pool_members(const Config& cfg) {
   std::vector<PoolMember> out;
-  for (const auto& b : cfg.backends) out.push_back({b.name, b.priority, b.weight, b.deployment_name});
+  // Declared per-minute quotas scaled to the window, rounded down like Azure's own
+  // accounting (and never to zero).
+  const auto scale = [&](std::int64_t per_minute) -> std::int64_t {
+    if (per_minute <= 0) return 0;
+    const std::int64_t ms = cfg.quota_window.count();
+    return std::max<std::int64_t>(per_minute / 60'000 * ms + per_minute % 60'000 * ms / 60'000, 1);
+  };
+  for (const auto& b : cfg.backends)
+    out.push_back({b.name, b.priority, b.weight, b.deployment_name, scale(b.tpm), scale(b.rpm),
+                   std::chrono::duration_cast<Nanos>(cfg.quota_window)});
   return out;
 }
 

@@ -187,3 +187,66 @@ TEST(FastRandomTest, BelowStaysInRange) {
 
 }  // namespace
 }  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct QuotaPool : ::testing::Test {
+  ManualClock clock;
+  std::unique_ptr<BackendPool> pool;
+  void make(std::vector<PoolMember> members) {
+    for (auto& m : members) m.quota_window = 1s;
+    pool = std::make_unique<BackendPool>(std::move(members), clock, CooldownPolicy{});
+  }
+  std::optional<std::size_t> pick(std::int64_t cost) {
+    ScriptedRandom rng({0});
+    return pool->pick("gpt", {}, rng, cost);
+  }
+};
+
+TEST_F(QuotaPool, Pick_BackendAtItsTokenQuotaIsSkippedBeforeIt429s) {
+  make({{"primary", 1, 1, "", 1000, 0}, {"secondary", 2, 1, "", 1000, 0}});
+  EXPECT_EQ(pick(600), 0u);
+  ASSERT_TRUE(pool->reserve(0, "gpt", 600));
+  EXPECT_EQ(pick(600), 1u) << "600 more would exceed the primary's 1000";
+  EXPECT_EQ(pick(400), 0u) << "a smaller request still fits";
+}
+
+TEST_F(QuotaPool, Pick_RequestQuota) {
+  make({{"a", 1, 1, "", 0, 2}, {"b", 2, 1, "", 0, 0}});
+  ASSERT_TRUE(pool->reserve(0, "gpt", 0));
+  ASSERT_TRUE(pool->reserve(0, "gpt", 0));
+  EXPECT_FALSE(pool->reserve(0, "gpt", 0));
+  EXPECT_EQ(pick(0), 1u);
+}
+
+TEST_F(QuotaPool, QuotaIsPerDeployment) {
+  make({{"a", 1, 1, "", 100, 0}});
+  ASSERT_TRUE(pool->reserve(0, "gpt", 100));
+  ScriptedRandom rng({0});
+  EXPECT_EQ(pool->pick("other", {}, rng, 100), 0u);
+  EXPECT_EQ(pool->pick("gpt", {}, rng, 1), std::nullopt);
+}
+
+TEST_F(QuotaPool, Unavailability_AtQuotaIsThrottlingWithTheTimeUntilItFits) {
+  make({{"a", 1, 1, "", 100, 0}});
+  ASSERT_TRUE(pool->reserve(0, "gpt", 100));
+  const auto u = pool->unavailability("gpt", 10);
+  EXPECT_TRUE(u.throttled);
+  EXPECT_GT(u.retry_after, 0ms);
+  EXPECT_LE(u.retry_after, 1100ms);
+  clock.advance(u.retry_after);
+  EXPECT_EQ(pick(10), 0u) << "the promised time is when it fits again";
+}
+
+TEST_F(QuotaPool, BackendsWithoutQuotaAreUnaffected) {
+  make({{"a", 1, 1, "", 0, 0}});
+  EXPECT_FALSE(pool->any_quota());
+  for (int i = 0; i < 100; ++i) EXPECT_TRUE(pool->reserve(0, "gpt", 1'000'000));
+  EXPECT_EQ(pick(1'000'000), 0u);
+}
+
+}  // namespace
+}  // namespace smartlb

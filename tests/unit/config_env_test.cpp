@@ -143,3 +143,22 @@ TEST(ConfigEnv, AdminPortMustDifferFromPort) {
 
 }  // namespace
 }  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+TEST(ConfigEnv, DeclaredQuotas) {
+  auto r = load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"},
+                                 {"BACKEND_1_TPM", "300000"},
+                                 {"BACKEND_1_RPM", "1800"},
+                                 {"QUOTA_WINDOW_SECONDS", "10"}});
+  ASSERT_TRUE(r.config) << r.errors[0];
+  EXPECT_EQ(r.config->backends[0].tpm, 300000);
+  EXPECT_EQ(r.config->backends[0].rpm, 1800);
+  EXPECT_EQ(r.config->quota_window, std::chrono::seconds(10));
+  auto bad = load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"}, {"BACKEND_1_TPM", "0"}});
+  EXPECT_TRUE(has_error(bad, "BACKEND_1_TPM"));
+}
+
+}  // namespace
+}  // namespace smartlb
