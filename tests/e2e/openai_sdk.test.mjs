@@ -1,0 +1,397 @@
+// End-to-end test: the official OpenAI Node SDK (AzureOpenAI client) talks to smartlb, which
+// fronts two smartlb-sim backends:
+//   primary   (priority 1, key primary-key)   answers every request 429 + Retry-After 30 s
+//   secondary (priority 2, key secondary-key) healthy
+// The client uses maxRetries: 0, so a passing test proves that the proxy (not the SDK) failed
+// over, and a client key that must never reach a backend.
+//
+// Run:  npm ci --prefix tests/e2e
+//       SMARTLB_BIN=build/src/smartlb SMARTLB_SIM_BIN=build/src/sim/smartlb-sim \
+//         node --test tests/e2e/openai_sdk.test.mjs
+// (CTest: e2e.openai_sdk sets both variables.)
+
+import { spawn } from 'node:child_process';
+import { accessSync, constants as fsConstants, existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+
+const CLIENT_KEY = 'client-key-never-forwarded';
+const PRIMARY_KEY = 'primary-key';
+const SECONDARY_KEY = 'secondary-key';
+const API_VERSION = '2024-10-21';
+const DEPLOYMENT = 'gpt-4o';
+const PRIMARY_RETRY_AFTER_MS = 30_000; // longer than the whole test: the primary stays cooled down
+
+// Every wait is bounded; worst case (all of them expire) is about 50 s, under CTest's 120 s.
+const STARTUP_TIMEOUT_MS = 5_000; // per process, waiting for its "listening on" line
+const REQUEST_TIMEOUT_MS = 5_000; // SDK timeout per request
+const TEST_TIMEOUT_MS = 8_000; // node:test timeout per test
+const STOP_TIMEOUT_MS = 2_000; // SIGTERM grace before SIGKILL
+
+// ---------------------------------------------------------------------------------------------
+// Preconditions, checked before anything is spawned, with messages that say what to do.
+
+function requireBinary(envName) {
+  const p = process.env[envName];
+  if (!p) {
+    throw new Error(
+      `${envName} is not set: point it at the built binary ` +
+        `(e.g. ${envName}=build/src/${envName === 'SMARTLB_BIN' ? 'smartlb' : 'sim/smartlb-sim'}), ` +
+        'or run the test through ctest (e2e.openai_sdk), which sets it');
+  }
+  if (!existsSync(p)) throw new Error(`${envName}=${p}: no such file (build it first)`);
+  try {
+    accessSync(p, fsConstants.X_OK);
+  } catch {
+    throw new Error(`${envName}=${p}: not executable`);
+  }
+  return p;
+}
+
+async function loadOpenAI() {
+  if (!existsSync(join(HERE, 'node_modules', 'openai', 'package.json'))) {
+    throw new Error(
+      `the openai package is not installed in ${join(HERE, 'node_modules')}: ` +
+        `run \`npm ci\` in tests/e2e (e.g. \`npm ci --prefix tests/e2e\` from the repository root)`);
+  }
+  return import('openai');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child processes.
+
+const children = [];
+
+/** Spawns a process, keeps its output (for failure messages), and resolves with the port of
+ *  its first stdout line matching `listening on 127.0.0.1:PORT`. Rejects if the process exits
+ *  first or if the line does not come within STARTUP_TIMEOUT_MS. */
+function spawnListening(name, bin, args, env) {
+  const child = spawn(bin, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = { name, child, stdout: [], stderr: [], exit: null };
+  children.push(proc);
+  child.on('exit', (code, signal) => {
+    proc.exit = { code, signal };
+  });
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (d) => proc.stderr.push(d));
+
+  return new Promise((resolve, reject) => {
+    let done = false;
+    const finish = (err, port) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      if (err) reject(new Error(`${name}: ${err}\n${describeOutput(proc)}`));
+      else resolve(port);
+    };
+    const timer = setTimeout(
+      () => finish(`no "listening on" line on stdout within ${STARTUP_TIMEOUT_MS} ms`),
+      STARTUP_TIMEOUT_MS);
+    child.on('error', (e) => finish(`cannot start ${bin}: ${e.message}`));
+    child.on('exit', (code, signal) => finish(`exited (code ${code}, signal ${signal}) before listening`));
+    // readline keeps draining stdout after the line (smartlb writes its access log there).
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      proc.stdout.push(line);
+      const m = /listening on 127\.0\.0\.1:(\d+)\b/.exec(line);
+      if (m) finish(null, Number(m[1]));
+    });
+  });
+}
+
+function describeOutput(proc) {
+  const tail = (lines, n) => lines.slice(-n).join('\n');
+  const err = proc.stderr.join('').split('\n');
+  return [
+    `--- ${proc.name} pid=${proc.child.pid} exit=${proc.exit ? JSON.stringify(proc.exit) : 'running'}`,
+    `--- ${proc.name} stdout (last 40 lines):`,
+    tail(proc.stdout, 40),
+    `--- ${proc.name} stderr (last 40 lines):`,
+    tail(err, 40),
+  ].join('\n');
+}
+
+async function stopAll() {
+  await Promise.all(
+    children.map(async (proc) => {
+      const { child } = proc;
+      if (proc.exit || child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      let timer;
+      const timedOut = await Promise.race([
+        exited.then(() => false),
+        new Promise((r) => (timer = setTimeout(() => r(true), STOP_TIMEOUT_MS))),
+      ]);
+      clearTimeout(timer);
+      if (timedOut) {
+        child.kill('SIGKILL');
+        await exited;
+      }
+    }));
+}
+
+// Last resort if the runner is interrupted: never leave a proxy or a sim behind.
+function killAllNow() {
+  for (const { child } of children) {
+    if (child.exitCode === null && child.signalCode === null) {
+      try {
+        child.kill('SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    }
+  }
+}
+process.on('exit', killAllNow);
+for (const [sig, code] of [['SIGINT', 130], ['SIGTERM', 143]]) {
+  process.once(sig, () => {
+    killAllNow();
+    process.exit(code);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers.
+
+/** Environment for children: the caller's, minus any smartlb configuration it may carry. */
+function cleanEnv(extra) {
+  const env = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (/^BACKEND_/.test(k)) continue;
+    if (['PORT', 'LISTEN_ADDRESS', 'ADMIN_PORT', 'CLIENT_API_KEYS', 'LOG_FORMAT'].includes(k)) continue;
+    env[k] = v;
+  }
+  return { ...env, ...extra };
+}
+
+async function simStats(port) {
+  const res = await fetch(`http://127.0.0.1:${port}/_sim/stats`, {
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
+  assert.equal(res.status, 200, `GET /_sim/stats on ${port}`);
+  return res.json();
+}
+
+/** Asserts that no header the backend saw carries the client's key. */
+function assertNoClientKey(stats, who) {
+  for (const [name, value] of Object.entries(stats.last_request_headers ?? {})) {
+    assert.ok(!String(value).includes(CLIENT_KEY),
+      `${who} received the client's key in header ${name}: ${value}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+describe('smartlb with the OpenAI Node SDK (AzureOpenAI)', () => {
+  let AzureOpenAI;
+  let client;
+  let ports = {};
+  let proxyProc;
+
+  /** Runs a test body; on failure, appends the children's logs to the error. */
+  const withLogs = (fn) => async (t) => {
+    try {
+      await fn(t);
+    } catch (e) {
+      const logs = children.map(describeOutput).join('\n');
+      if (e && typeof e === 'object' && typeof e.message === 'string') {
+        e.message += `\n${logs}`;
+        throw e;
+      }
+      throw new Error(`${String(e)}\n${logs}`);
+    }
+  };
+
+  before(async () => {
+    const smartlbBin = requireBinary('SMARTLB_BIN');
+    const simBin = requireBinary('SMARTLB_SIM_BIN');
+    ({ AzureOpenAI } = await loadOpenAI());
+
+    const simEnv = cleanEnv({});
+    [ports.primary, ports.secondary] = await Promise.all([
+      spawnListening('primary-sim', simBin, [
+        '--port', '0', '--name', 'primary', '--deployment', `${DEPLOYMENT}:1000000:10000`,
+        '--api-key', PRIMARY_KEY,
+        '--force-status', '429', '--force-retry-after-ms', String(PRIMARY_RETRY_AFTER_MS),
+      ], simEnv),
+      spawnListening('secondary-sim', simBin, [
+        '--port', '0', '--name', 'secondary', '--deployment', `${DEPLOYMENT}:1000000:10000`,
+        '--api-key', SECONDARY_KEY,
+      ], simEnv),
+    ]);
+
+    ports.proxy = await spawnListening('smartlb', smartlbBin, [], cleanEnv({
+      PORT: '0',
+      ADMIN_PORT: '0',
+      LISTEN_ADDRESS: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      THREADS: '2',
+      SHUTDOWN_TIMEOUT_SECONDS: '2',
+      BACKEND_1_URL: `http://127.0.0.1:${ports.primary}`,
+      BACKEND_1_NAME: 'primary',
+      BACKEND_1_PRIORITY: '1',
+      BACKEND_1_APIKEY: PRIMARY_KEY,
+      BACKEND_2_URL: `http://127.0.0.1:${ports.secondary}`,
+      BACKEND_2_NAME: 'secondary',
+      BACKEND_2_PRIORITY: '2',
+      BACKEND_2_APIKEY: SECONDARY_KEY,
+    }));
+    proxyProc = children.find((c) => c.name === 'smartlb');
+
+    client = new AzureOpenAI({
+      endpoint: `http://127.0.0.1:${ports.proxy}`,
+      apiKey: CLIENT_KEY,
+      apiVersion: API_VERSION,
+      deployment: DEPLOYMENT,
+      maxRetries: 0, // any failover seen by the test is the proxy's
+      timeout: REQUEST_TIMEOUT_MS,
+    });
+  }, { timeout: 2 * STARTUP_TIMEOUT_MS + 2_000 });
+
+  after(async () => {
+    await stopAll();
+  }, { timeout: 2 * STOP_TIMEOUT_MS + 2_000 });
+
+  test('chat completion fails over from the 429-ing primary to the secondary',
+    { timeout: TEST_TIMEOUT_MS }, withLogs(async () => {
+      const { data, response } = await client.chat.completions
+        .create({
+          model: DEPLOYMENT,
+          messages: [{ role: 'user', content: 'Say hello through smartlb.' }],
+          max_tokens: 10,
+        })
+        .withResponse();
+
+      assert.equal(response.status, 200);
+      assert.equal(response.headers.get('x-smartlb-backend'), 'secondary',
+        'x-smartlb-backend names the backend that served the answer');
+      assert.equal(data.object, 'chat.completion');
+      assert.equal(data.choices.length, 1);
+      assert.equal(data.choices[0].message.role, 'assistant');
+      assert.equal(typeof data.choices[0].message.content, 'string');
+      assert.ok(data.choices[0].message.content.length > 0, 'content is not empty');
+      assert.equal(data.choices[0].finish_reason, 'stop');
+      assert.ok(data.usage, 'usage is present');
+      assert.ok(data.usage.prompt_tokens > 0, 'usage.prompt_tokens > 0');
+      assert.ok(data.usage.completion_tokens > 0, 'usage.completion_tokens > 0');
+      assert.equal(data.usage.total_tokens, data.usage.prompt_tokens + data.usage.completion_tokens);
+
+      // The primary really was tried first and answered 429 (with the primary's key: a wrong
+      // key would have been a 401).
+      const primary = await simStats(ports.primary);
+      assert.equal(primary.requests, 1, `primary saw one request: ${JSON.stringify(primary.by_status)}`);
+      assert.deepEqual(primary.by_status, { 429: 1 }, 'primary answered 429');
+      assert.equal(primary.last_request_headers['api-key'], PRIMARY_KEY,
+        'the proxy sent the primary its own key');
+      assert.equal(primary.last_request_headers.authorization, undefined);
+      assertNoClientKey(primary, 'primary');
+
+      const secondary = await simStats(ports.secondary);
+      assert.equal(secondary.requests, 1);
+      assert.deepEqual(secondary.by_status, { 200: 1 });
+      assert.equal(secondary.last_request_headers['api-key'], SECONDARY_KEY,
+        'the proxy sent the secondary its own key');
+      assert.equal(secondary.last_request_headers.authorization, undefined,
+        'no Authorization header reaches the secondary');
+      assertNoClientKey(secondary, 'secondary');
+      assert.match(secondary.last_request_path,
+        new RegExp(`^/openai/deployments/${DEPLOYMENT}/chat/completions\\?api-version=${API_VERSION}$`));
+    }));
+
+  test('streaming chat completion yields content chunks and a usage chunk',
+    { timeout: TEST_TIMEOUT_MS }, withLogs(async () => {
+      const { data: stream, response } = await client.chat.completions
+        .create({
+          model: DEPLOYMENT,
+          messages: [{ role: 'user', content: 'Stream something through smartlb.' }],
+          max_tokens: 20,
+          stream: true,
+          stream_options: { include_usage: true },
+        })
+        .withResponse();
+
+      assert.equal(response.status, 200);
+      assert.equal(response.headers.get('x-smartlb-backend'), 'secondary');
+      assert.match(response.headers.get('content-type') ?? '', /^text\/event-stream/);
+
+      let chunks = 0;
+      let contentChunks = 0;
+      let content = '';
+      let usage = null;
+      let finishReason = null;
+      for await (const chunk of stream) {
+        chunks += 1;
+        assert.equal(chunk.object, 'chat.completion.chunk');
+        const choice = chunk.choices[0];
+        if (choice?.delta?.content) {
+          contentChunks += 1;
+          content += choice.delta.content;
+        }
+        if (choice?.finish_reason) finishReason = choice.finish_reason;
+        if (chunk.usage) {
+          assert.equal(usage, null, 'only one usage chunk');
+          assert.deepEqual(chunk.choices, [], 'the usage chunk has no choices');
+          usage = chunk.usage;
+        }
+      }
+
+      assert.ok(chunks >= 3, `several chunks (got ${chunks})`);
+      assert.ok(contentChunks >= 2, `several content chunks (got ${contentChunks})`);
+      assert.ok(content.length > 0, 'concatenated content is not empty');
+      assert.equal(finishReason, 'stop');
+      assert.ok(usage, 'a usage chunk was received');
+      assert.ok(usage.prompt_tokens > 0);
+      assert.equal(usage.completion_tokens, contentChunks, 'one completion token per content chunk');
+      assert.equal(usage.total_tokens, usage.prompt_tokens + usage.completion_tokens);
+
+      const secondary = await simStats(ports.secondary);
+      assert.equal(secondary.last_request_headers['api-key'], SECONDARY_KEY);
+      assertNoClientKey(secondary, 'secondary');
+      const body = JSON.parse(secondary.last_request_body);
+      assert.equal(body.stream, true, 'stream flag forwarded');
+      assert.deepEqual(body.stream_options, { include_usage: true }, 'stream_options forwarded');
+    }));
+
+  test('embeddings return a vector', { timeout: TEST_TIMEOUT_MS }, withLogs(async () => {
+    // encoding_format is explicit: without it the SDK asks for base64 and decodes the answer
+    // itself, but smartlb-sim always answers float arrays, which the SDK would then "decode"
+    // into 2 meaningless floats without any error.
+    const { data, response } = await client.embeddings
+      .create({ model: DEPLOYMENT, input: 'embed me through smartlb', encoding_format: 'float' })
+      .withResponse();
+
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('x-smartlb-backend'), 'secondary');
+    assert.equal(data.object, 'list');
+    assert.equal(data.data.length, 1);
+    const vec = data.data[0].embedding;
+    assert.ok(Array.isArray(vec), 'embedding is an array of numbers');
+    assert.equal(vec.length, 8, `the sim's 8-float vector (got ${JSON.stringify(vec)})`);
+    for (const x of vec) assert.ok(typeof x === 'number' && Number.isFinite(x), `finite component: ${x}`);
+    assert.ok(vec.some((x) => x !== 0), 'not all zeros');
+    assert.ok(data.usage.prompt_tokens > 0);
+
+    const secondary = await simStats(ports.secondary);
+    assert.equal(secondary.last_request_headers['api-key'], SECONDARY_KEY);
+    assertNoClientKey(secondary, 'secondary');
+    assert.equal(JSON.parse(secondary.last_request_body).input, 'embed me through smartlb');
+    assert.match(secondary.last_request_path,
+      new RegExp(`^/openai/deployments/${DEPLOYMENT}/embeddings\\?api-version=${API_VERSION}$`));
+  }));
+
+  test('the cooled-down primary is not retried while its Retry-After runs',
+    { timeout: TEST_TIMEOUT_MS }, withLogs(async () => {
+      const primary = await simStats(ports.primary);
+      assert.equal(primary.requests, 1,
+        `primary got only the first request (by_status ${JSON.stringify(primary.by_status)})`);
+      const secondary = await simStats(ports.secondary);
+      assert.equal(secondary.requests, 3, 'secondary served all three requests');
+      assert.deepEqual(secondary.by_status, { 200: 3 });
+      assert.equal(proxyProc.exit, null, 'smartlb is still running');
+    }));
+});
