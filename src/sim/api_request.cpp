@@ -45,6 +45,11 @@ ApiRequestParse parse_api_request(Operation operation, std::string_view body,
         required->is_array() && !required->empty() && !required->front().is_number_integer()
             ? static_cast<std::int64_t>(required->size())
             : 1;
+    if (const auto format = json.find("encoding_format"); format != json.end()) {
+      if (!format->is_string() || (*format != "float" && *format != "base64"))
+        return failure("'encoding_format' must be 'float' or 'base64'");
+      request.base64_embeddings = *format == "base64";
+    }
   }
 
   if (const auto model = json.find("model"); model != json.end()) {

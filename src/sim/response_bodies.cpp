@@ -1,5 +1,7 @@
 #include "smartlb/sim/response_bodies.hpp"
 
+#include <cstring>
+
 #include <algorithm>
 #include <array>
 #include <string_view>
@@ -90,15 +92,42 @@ std::string text_completion_body(const CompletionSpec& spec) {
   return body.dump();
 }
 
+namespace {
+std::string base64_of(const unsigned char* p, std::size_t n) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (std::size_t i = 0; i < n; i += 3) {
+    const unsigned v = (p[i] << 16) | (i + 1 < n ? p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += i + 1 < n ? kAlphabet[(v >> 6) & 63] : '=';
+    out += i + 2 < n ? kAlphabet[v & 63] : '=';
+  }
+  return out;
+}
+}  // namespace
+
 std::string embeddings_body(const std::string& model, std::int64_t input_count,
-                            std::int64_t prompt_tokens) {
+                            std::int64_t prompt_tokens, bool base64) {
   ordered_json data = ordered_json::array();
   for (std::int64_t i = 0; i < input_count; ++i) {
+    float values[kEmbeddingDimensions];
+    for (int d = 0; d < kEmbeddingDimensions; ++d)
+      values[d] = static_cast<float>((d + 1) * 125 + i % 8) / 1000.0f;
     ordered_json vector = ordered_json::array();
-    for (int d = 0; d < kEmbeddingDimensions; ++d) {
-      vector.push_back(static_cast<double>((d + 1) * 125 + i % 8) / 1000.0);
+    for (float v : values) vector.push_back(static_cast<double>(v));
+    ordered_json embedding = std::move(vector);
+    if (base64) {
+      static_assert(sizeof(float) == 4);
+      unsigned char bytes[sizeof values];  // little-endian float32, as the wire format says
+      for (int d = 0; d < kEmbeddingDimensions; ++d) {
+        std::uint32_t bits;
+        std::memcpy(&bits, &values[d], 4);
+        for (int b = 0; b < 4; ++b) bytes[d * 4 + b] = static_cast<unsigned char>(bits >> (8 * b));
+      }
+      embedding = base64_of(bytes, sizeof bytes);
     }
-    data.push_back({{"object", "embedding"}, {"index", i}, {"embedding", std::move(vector)}});
+    data.push_back({{"object", "embedding"}, {"index", i}, {"embedding", std::move(embedding)}});
   }
   ordered_json body{{"object", "list"},
                     {"data", std::move(data)},

@@ -192,7 +192,7 @@ SimResponse SimEngine::serve_success(const Route& route, const ApiRequest& api,
   SimResponse response;
   std::int64_t served = api.prompt_tokens;
   if (route.operation == Operation::Embeddings) {
-    response.body = embeddings_body(deployment, api.input_count, api.prompt_tokens);
+    response.body = embeddings_body(deployment, api.input_count, api.prompt_tokens, api.base64_embeddings);
   } else {
     served += spec.completion_tokens;
     if (api.stream) {

@@ -358,11 +358,9 @@ describe('smartlb with the OpenAI Node SDK (AzureOpenAI)', () => {
     }));
 
   test('embeddings return a vector', { timeout: TEST_TIMEOUT_MS }, withLogs(async () => {
-    // encoding_format is explicit: without it the SDK asks for base64 and decodes the answer
-    // itself, but smartlb-sim always answers float arrays, which the SDK would then "decode"
-    // into 2 meaningless floats without any error.
+    // The SDK's default: it asks for base64 and decodes the float32 values itself.
     const { data, response } = await client.embeddings
-      .create({ model: DEPLOYMENT, input: 'embed me through smartlb', encoding_format: 'float' })
+      .create({ model: DEPLOYMENT, input: 'embed me through smartlb' })
       .withResponse();
 
     assert.equal(response.status, 200);
@@ -374,6 +372,7 @@ describe('smartlb with the OpenAI Node SDK (AzureOpenAI)', () => {
     assert.equal(vec.length, 8, `the sim's 8-float vector (got ${JSON.stringify(vec)})`);
     for (const x of vec) assert.ok(typeof x === 'number' && Number.isFinite(x), `finite component: ${x}`);
     assert.ok(vec.some((x) => x !== 0), 'not all zeros');
+    assert.ok(Math.abs(vec[0] - 0.125) < 1e-6, `decoded like the sim's floats (got ${vec[0]})`);
     assert.ok(data.usage.prompt_tokens > 0);
 
     const secondary = await simStats(ports.secondary);

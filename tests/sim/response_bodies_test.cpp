@@ -1,5 +1,9 @@
 #include "smartlb/sim/response_bodies.hpp"
 
+#include <cstring>
+
+#include "smartlb/sim/api_request.hpp"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -103,6 +107,58 @@ TEST(CompletionStreamEvents, LegacyCompletionsHaveNoRoleChunk) {
   EXPECT_EQ(event_json(events[0])["object"], "text_completion");
   EXPECT_EQ(event_json(events[0])["choices"][0]["text"], generated_piece(0));
   EXPECT_EQ(event_json(events[3])["usage"]["prompt_tokens"], 7);
+}
+
+}  // namespace
+}  // namespace smartlb::sim
+
+namespace smartlb::sim {
+namespace {
+
+// Decodes standard base64 (test helper).
+std::vector<unsigned char> from_base64(const std::string& s) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    return c == '+' ? 62 : c == '/' ? 63 : -1;
+  };
+  std::vector<unsigned char> out;
+  unsigned bits = 0;
+  int count = 0;
+  for (char c : s) {
+    const int v = value(c);
+    if (v < 0) break;
+    bits = (bits << 6) | static_cast<unsigned>(v);
+    count += 6;
+    if (count >= 8) {
+      count -= 8;
+      out.push_back(static_cast<unsigned char>(bits >> count));
+    }
+  }
+  return out;
+}
+
+TEST(ResponseBodiesBase64, EmbeddingsAsBase64Float32DecodeToTheFloatValues) {
+  const auto as_float = nlohmann::json::parse(embeddings_body("emb", 1, 5, false));
+  const auto as_b64 = nlohmann::json::parse(embeddings_body("emb", 1, 5, true));
+  const auto floats = as_float["data"][0]["embedding"];
+  const auto bytes = from_base64(as_b64["data"][0]["embedding"].get<std::string>());
+  ASSERT_EQ(bytes.size(), floats.size() * 4);
+  for (std::size_t d = 0; d < floats.size(); ++d) {
+    std::uint32_t bits = 0;
+    for (int b = 0; b < 4; ++b) bits |= std::uint32_t{bytes[d * 4 + b]} << (8 * b);
+    float f;
+    std::memcpy(&f, &bits, 4);
+    EXPECT_FLOAT_EQ(f, floats[d].get<float>()) << d;
+  }
+}
+
+TEST(ResponseBodiesBase64, ApiRequestReadsEncodingFormat) {
+  auto r = parse_api_request(Operation::Embeddings, R"({"input":"hi","encoding_format":"base64"})");
+  ASSERT_TRUE(r.request);
+  EXPECT_TRUE(r.request->base64_embeddings);
+  EXPECT_FALSE(parse_api_request(Operation::Embeddings, R"({"input":"hi","encoding_format":"bits"})").request);
 }
 
 }  // namespace

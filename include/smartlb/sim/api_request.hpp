@@ -20,6 +20,7 @@ struct ApiRequest {
   std::int64_t max_tokens = 0;     // "max_tokens" / "max_completion_tokens" or the default; 0 for embeddings
   std::int64_t prompt_tokens = 1;  // estimated, see token_estimate.hpp
   std::int64_t input_count = 1;    // embeddings: number of inputs
+  bool base64_embeddings = false;  // embeddings: "encoding_format": "base64"
 
   /// Quota cost: prompt tokens + max_tokens (embeddings: prompt tokens only).
   std::int64_t cost() const { return prompt_tokens + max_tokens; }

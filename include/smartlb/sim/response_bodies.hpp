@@ -32,8 +32,10 @@ std::string chat_completion_body(const CompletionSpec& spec);
 std::string text_completion_body(const CompletionSpec& spec);
 
 inline constexpr int kEmbeddingDimensions = 8;
+// `base64`: each vector as base64 of little-endian float32 values, as the OpenAI SDKs
+// request by default and decode themselves.
 std::string embeddings_body(const std::string& model, std::int64_t input_count,
-                            std::int64_t prompt_tokens);
+                            std::int64_t prompt_tokens, bool base64 = false);
 
 struct StreamEvent {
   std::string data;       // a full SSE event: "data: ...\n\n"
