@@ -171,6 +171,15 @@ asio::awaitable<AttemptResult> ForwardJob::attempt(std::size_t backend) {
           [&](auto& s) { return http::async_read_header(s, c.buffer, *parser_, use_tuple); });
       ec = rec;
       got_bytes = parser_->got_some() || c.buffer.size() > 0;
+      // Interim answers (100 Continue, 103 Early Hints) are not the response: skip them.
+      while (!ec && parser_->get().result_int() / 100 == 1 && parser_->get().result_int() != 101) {
+        parser_.emplace();
+        parser_->body_limit(boost::none);
+        if (head_) parser_->skip(true);
+        auto [iec, in] = co_await c.visit(
+            [&](auto& s) { return http::async_read_header(s, c.buffer, *parser_, use_tuple); });
+        ec = iec;
+      }
     }
     if (!ec) {
       r.conn = std::move(cr.conn);

@@ -113,5 +113,19 @@ TEST(Transforms, ClientApiKeysAreEnforced) {
   EXPECT_EQ(backend.last_request().header("authorization"), "Bearer backend-secret");
 }
 
+TEST(Transforms, InterimResponsesFromTheBackendAreNotRelayedAsTheAnswer) {
+  MockBackend backend([](const SeenRequest&) {
+    MockReply r = ok();
+    r.interim = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n";
+    return r;
+  });
+  ProxyHarness p;
+  p.add_backend("b", backend.url());
+  p.start();
+  auto r = http_call(p.port(), "POST", "/v1/chat/completions", {}, "{}");
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.body, "{}");
+}
+
 }  // namespace
 }  // namespace smartlb::testing

@@ -81,6 +81,10 @@ struct MockBackend::Impl {
       MockReply reply = h(s);
       if (reply.hold_headers) co_await reply.hold_headers->wait();
       if (reply.close_without_reply) co_return;
+      if (!reply.interim.empty()) {
+        auto [iec, in] = co_await asio::async_write(stream, asio::buffer(reply.interim), use_tuple);
+        if (iec) co_return;
+      }
       if (reply.events.empty()) {
         http::response<http::string_body> res{static_cast<http::status>(reply.status), 11};
         for (auto& [k, v] : reply.headers) res.set(k, v);

@@ -47,6 +47,7 @@ struct MockReply {
   bool reset_after_events = false;  // abort the connection after the events (no final chunk)
 
   GatePtr hold_headers;        // wait before sending anything
+  std::string interim;         // raw bytes sent before the response (e.g. a 100 Continue)
   bool close_without_reply = false;  // drop the connection without a byte
 };
 
