@@ -9,8 +9,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include "smartlb/admin_server.hpp"
 #include "smartlb/config_env.hpp"
 #include "smartlb/logging.hpp"
+#include "smartlb/metrics.hpp"
 #include "smartlb/server.hpp"
 #include "smartlb/version.hpp"
 
@@ -84,9 +86,18 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
-  smartlb::Server server(cfg);
+  std::vector<smartlb::Metrics::BackendInfo> metric_backends;
+  for (const auto& b : cfg.backends) metric_backends.push_back({b.name, b.deployment_name});
+  smartlb::Metrics metrics(std::move(metric_backends));
+  smartlb::Server server(cfg, smartlb::ServerOptions{.observer = &metrics});
+  std::unique_ptr<smartlb::AdminServer> admin;
   try {
     server.start();
+    if (cfg.admin_port != 0) {
+      admin = std::make_unique<smartlb::AdminServer>(
+          server, metrics, smartlb::AdminOptions{cfg.listen_address, cfg.admin_port});
+      admin->start();
+    }
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());
     return 1;
@@ -98,6 +109,9 @@ int main(int argc, char** argv) {
                  b.url.host_header, b.url.base_path, b.priority, b.weight,
                  b.deployment_name.empty() ? "" : " deployment=" + b.deployment_name,
                  b.api_key.empty() ? " (no api key: client credentials pass through)" : "");
+  if (admin)
+    spdlog::info("admin endpoints (/, /status, /metrics, /healthz, /readyz) on {}:{}",
+                 cfg.listen_address, admin->port());
 
   std::thread([&server, signals] {
     int sig = 0;
@@ -111,6 +125,7 @@ int main(int argc, char** argv) {
   }).detach();
 
   server.wait();
+  if (admin) admin->stop();
   spdlog::info("stopped");
   return 0;
 }

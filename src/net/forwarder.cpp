@@ -10,6 +10,7 @@
 #include "smartlb/request_target.hpp"
 #include "smartlb/throttle_headers.hpp"
 #include "smartlb/token_estimate.hpp"
+#include "smartlb/usage_sniffer.hpp"
 
 namespace smartlb::net {
 namespace {
@@ -236,6 +237,10 @@ asio::awaitable<bool> ForwardJob::relay(UpstreamPtr conn, ResponseParser& p, std
 
   const unsigned status = res.result_int();
   const bool has_body = !head_ && status >= 200 && status != 204 && status != 304;
+  // Token usage for metrics: fed each chunk after it was written, so it never delays one.
+  UsageSniffer usage(has_body ? UsageSniffer::mode_for(header_value(res, "content-type"),
+                                                       header_value(res, "content-encoding"))
+                              : UsageSniffer::Mode::Off);
   bool keep = client_keep_alive_ && !w_.draining;
   res.version(client_version_);
   if (has_body && !upstream_length) {
@@ -256,6 +261,7 @@ asio::awaitable<bool> ForwardJob::relay(UpstreamPtr conn, ResponseParser& p, std
 
   char buf[kRelayBufferBytes];
   for (;;) {
+    std::size_t chunk = 0;  // body bytes read into buf this round
     if (!p.is_done()) {
       res.body().data = buf;
       res.body().size = sizeof buf;
@@ -279,6 +285,7 @@ asio::awaitable<bool> ForwardJob::relay(UpstreamPtr conn, ResponseParser& p, std
       res.body().data = res.body().size ? buf : nullptr;
       res.body().more = !p.is_done();
       rec_.response_bytes += res.body().size;
+      chunk = res.body().size;
     } else {
       res.body().data = nullptr;
       res.body().size = 0;
@@ -293,7 +300,12 @@ asio::awaitable<bool> ForwardJob::relay(UpstreamPtr conn, ResponseParser& p, std
       conn->close();
       co_return false;
     }
+    usage.feed(buf, chunk);
     if (p.is_done() && sr.is_done()) break;
+  }
+  if (const TokenUsage u = usage.finish(); u.known()) {
+    rec_.prompt_tokens = u.prompt_tokens;
+    rec_.completion_tokens = u.completion_tokens;
   }
   if (p.keep_alive() && conn->buffer.size() == 0) w_.upstreams.release(std::move(conn));
   else conn->close();  // bytes after the body, or the server said close: never reuse

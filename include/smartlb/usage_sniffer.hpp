@@ -1,0 +1,69 @@
+#pragma once
+// Reads the token `usage` out of a relayed response body without holding the body back.
+// Fed the body bytes as they are relayed (after each write, so it never delays them):
+//  - application/json: buffers up to a bounded size and parses `usage` at the end;
+//  - text/event-stream: keeps only the current event's `data` (bounded) and the last event
+//    that carried a `"usage": {...}` object; parses that one at the end.
+// Plain C++, no sockets; never copies a whole stream.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace smartlb {
+
+struct TokenUsage {
+  std::int64_t prompt_tokens = -1;      // -1: unknown
+  std::int64_t completion_tokens = -1;  // -1: unknown
+  bool known() const { return prompt_tokens >= 0 || completion_tokens >= 0; }
+};
+
+// Parses the `usage` object of one JSON document (chat/completions/embeddings use
+// prompt_tokens/completion_tokens; the Responses API uses input_tokens/output_tokens).
+TokenUsage parse_usage_json(std::string_view json);
+
+class UsageSniffer {
+ public:
+  enum class Mode : std::uint8_t { Off, Json, EventStream };
+
+  static constexpr std::size_t kDefaultJsonLimit = 1024 * 1024;
+  static constexpr std::size_t kDefaultEventLimit = 64 * 1024;
+
+  // The mode for a response's Content-Type and Content-Encoding (a compressed body is Off).
+  static Mode mode_for(std::string_view content_type, std::string_view content_encoding = {});
+
+  explicit UsageSniffer(Mode mode, std::size_t json_limit = kDefaultJsonLimit,
+                        std::size_t event_limit = kDefaultEventLimit);
+
+  Mode mode() const { return mode_; }
+  void feed(const char* data, std::size_t size);
+  void feed(std::string_view s) { feed(s.data(), s.size()); }
+  // The usage found, once the body is complete. Unknown when none was seen, or the body was
+  // larger than the limit, or not valid JSON.
+  TokenUsage finish();
+
+  // Bytes currently held (for tests of the bound).
+  std::size_t buffered_bytes() const { return body_.size() + line_.size() + data_.size() + last_.size(); }
+
+ private:
+  void feed_event_stream(const char* p, std::size_t n);
+  void end_line();
+  void end_event();
+
+  Mode mode_;
+  std::size_t json_limit_;
+  std::size_t event_limit_;
+  bool overflow_ = false;   // json: body over the limit
+  std::string body_;        // json: the body so far
+
+  // event-stream state
+  std::string line_;        // the current line (bounded)
+  bool line_overflow_ = false;
+  bool after_cr_ = false;   // the previous chunk ended in '\r' (a "\r\n" may be split)
+  std::string data_;        // the current event's data lines, joined by '\n' (bounded)
+  bool data_overflow_ = false;
+  bool has_data_ = false;
+  std::string last_;        // data of the last event that carried a usage object
+};
+
+}  // namespace smartlb

@@ -1,0 +1,290 @@
+// The live status page served at / on the admin port: one self-contained document (no CDN,
+// no fonts, no network but its own /status), polling /status every 1.5 s. Strings from the
+// server are inserted with textContent only, never as HTML.
+#include "smartlb/admin_server.hpp"
+
+namespace smartlb {
+namespace {
+
+constexpr const char* kPage = R"PAGE(<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>smartlb status</title>
+<style>
+:root{--bg:#f5f6f8;--card:#fff;--ink:#1d2330;--mute:#667085;--line:#e4e7ec;--ok:#12b76a;--warn:#f79009;--bad:#d92d20;--info:#2e90fa;--bar:#2e90fa;--bar2:#7a5af8}
+@media (prefers-color-scheme:dark){:root{--bg:#0f1218;--card:#171b24;--ink:#e6e9ef;--mute:#98a2b3;--line:#2a3140;--bar:#53a6ff;--bar2:#9b8afb}}
+*{box-sizing:border-box}
+body{margin:0;background:var(--bg);color:var(--ink);font:14px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif}
+header{display:flex;flex-wrap:wrap;align-items:center;gap:12px 24px;padding:14px 24px;background:var(--card);border-bottom:1px solid var(--line)}
+header h1{font-size:18px;margin:0;font-weight:650}
+header h1 small{color:var(--mute);font-weight:400;font-size:12px;margin-left:6px}
+.kpis{display:flex;flex-wrap:wrap;gap:8px 22px;margin-left:auto}
+.kpi{display:flex;flex-direction:column;min-width:70px}
+.kpi b{font-size:17px;font-variant-numeric:tabular-nums}
+.kpi span{color:var(--mute);font-size:11px;text-transform:uppercase;letter-spacing:.04em}
+main{padding:16px 24px;max-width:1400px;margin:0 auto}
+.group{margin-bottom:18px}
+.group h2{font-size:13px;text-transform:uppercase;letter-spacing:.06em;color:var(--mute);margin:0 0 6px 2px;font-weight:600}
+table{width:100%;table-layout:fixed;border-collapse:collapse;background:var(--card);border:1px solid var(--line);border-radius:8px;overflow:hidden}
+th,td{overflow-wrap:break-word;padding:8px 10px;text-align:left;vertical-align:top;border-bottom:1px solid var(--line)}
+th{font-size:11px;text-transform:uppercase;letter-spacing:.04em;color:var(--mute);font-weight:600;background:transparent}
+tr:last-child td{border-bottom:0}
+td.num{font-variant-numeric:tabular-nums;white-space:nowrap}
+.name{font-weight:600}
+.host{color:var(--mute);font-size:12px}
+.pill{display:inline-block;padding:1px 8px;border-radius:999px;font-size:12px;font-weight:600;color:#fff;white-space:nowrap}
+.s-available{background:var(--ok)}.s-cooling{background:var(--warn)}.s-auth_failed,.s-unreachable{background:var(--bad)}
+.cd{display:block;font-size:12px;color:var(--mute);margin-top:3px;font-variant-numeric:tabular-nums}
+.bar{height:6px;background:var(--line);border-radius:3px;margin-top:4px;width:110px;overflow:hidden}
+.bar i{display:block;height:100%;background:var(--bar)}
+.bar.t i{background:var(--bar2)}
+.deps{display:flex;flex-wrap:wrap;gap:4px 6px}
+.dep{border:1px solid var(--line);border-radius:6px;padding:1px 7px;font-size:12px}
+.dep.cooling{border-color:var(--warn);color:var(--warn)}
+.dep .n{color:var(--mute)}
+.err{font-size:12px;color:var(--mute)}
+.err b{color:var(--bad);font-weight:600}
+.r-hi{color:var(--bad);font-weight:600}
+footer{color:var(--mute);font-size:12px;padding:4px 24px 18px;max-width:1400px;margin:0 auto}
+#conn.bad{color:var(--bad);font-weight:600}
+.badge{font-size:12px;font-weight:600;padding:2px 8px;border-radius:6px;background:var(--ok);color:#fff}
+.badge.off{background:var(--bad)}
+</style>
+</head>
+<body>
+<header>
+  <h1>smartlb <small id="version"></small></h1>
+  <span id="ready" class="badge">…</span>
+  <div class="kpis">
+    <div class="kpi"><b id="k-rps">–</b><span>req/s (1 min)</span></div>
+    <div class="kpi"><b id="k-inflight">–</b><span>in flight</span></div>
+    <div class="kpi"><b id="k-req">–</b><span>requests</span></div>
+    <div class="kpi"><b id="k-429">–</b><span>429s to clients</span></div>
+    <div class="kpi"><b id="k-fo">–</b><span>failovers</span></div>
+    <div class="kpi"><b id="k-tok">–</b><span>tokens in / out</span></div>
+  </div>
+</header>
+<main id="groups"><p class="err">Loading /status …</p></main>
+<footer>Live from <code>/status</code>, refreshed every 1.5 s. Shares and rates cover the last minute (all time when the process is younger or the minute was idle); latency p95 and TTFB p50 are all time. <span id="conn"></span></footer>
+<script>
+"use strict";
+const POLL_MS = 1500, WINDOW_MS = 60000;
+let history = [];          // [{t, doc}] within the window
+let last = null, lastAt = 0;
+const COLUMNS = [["Backend", "13%"], ["State", "11%"], ["Weight", "6%"], ["Traffic share", "10%"], ["Token share", "10%"],
+  ["429 rate", "7%"], ["Latency avg · p95", "9%"], ["TTFB p50", "6%"], ["Deployments", "17%"], ["Errors", "11%"]];
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  return e;
+}
+function fmtInt(n) {
+  n = Number(n) || 0;
+  if (n >= 1e9) return (n / 1e9).toFixed(2) + "G";
+  if (n >= 1e6) return (n / 1e6).toFixed(2) + "M";
+  if (n >= 1e4) return (n / 1e3).toFixed(1) + "k";
+  return String(Math.round(n));
+}
+function fmtPct(x) { return isFinite(x) ? (x * 100).toFixed(x < 0.1 ? 1 : 0) + "%" : "–"; }
+function fmtMs(ms) {
+  if (!isFinite(ms) || ms <= 0) return "–";
+  return ms >= 1000 ? (ms / 1000).toFixed(ms >= 10000 ? 0 : 1) + " s" : Math.round(ms) + " ms";
+}
+function fmtCountdown(ms) {
+  const s = Math.max(0, Math.ceil(ms / 1000));
+  const m = Math.floor(s / 60), r = s % 60;
+  return m > 0 ? m + ":" + String(r).padStart(2, "0") : s + " s";
+}
+function fmtAgo(ms) {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return s + " s ago";
+  if (s < 3600) return Math.round(s / 60) + " min ago";
+  return Math.round(s / 3600) + " h ago";
+}
+
+// Counter deltas between the oldest snapshot in the window and the newest. While the
+// process is younger than the window, or when the window saw no traffic, all-time counts.
+function windowed() {
+  const first = history[0], cur = history[history.length - 1];
+  const span = cur.t - first.t;
+  const young = cur.doc.uptime_s * 1000 <= WINDOW_MS;
+  let useDelta = !young && history.length > 1 && span >= 3000;
+  if (useDelta && cur.doc.requests === first.doc.requests) useDelta = false;
+  const prevB = {};
+  if (useDelta) for (const b of first.doc.backends) prevB[b.name] = b;
+  const per = {};
+  let total = 0, totalTok = 0;
+  for (const b of cur.doc.backends) {
+    const p = useDelta ? prevB[b.name] : null;
+    const d = (k) => (b[k] || 0) - (p ? (p[k] || 0) : 0);
+    const lat = b.latency_ms, plat = p ? p.latency_ms : {count: 0, sum: 0};
+    const x = {
+      requests: d("requests"), attempts: d("attempts"), throttled: d("throttled"), errors: d("errors"),
+      tokens: d("prompt_tokens") + d("completion_tokens"),
+      latCount: lat.count - plat.count, latSum: lat.sum - plat.sum
+    };
+    per[b.name] = x;
+    total += x.requests; totalTok += x.tokens;
+  }
+  let rps = NaN;
+  if (young && cur.doc.uptime_s > 0) rps = cur.doc.requests / cur.doc.uptime_s;
+  else if (history.length > 1 && span >= 3000) rps = (cur.doc.requests - first.doc.requests) / (span / 1000);
+  return {per, total, totalTok, rps};
+}
+
+function render() {
+  if (!last) return;
+  const doc = last, w = windowed(), elapsed = Date.now() - lastAt;
+  document.getElementById("version").textContent = "v" + doc.version + " · up " + fmtUptime(doc.uptime_s);
+  const ready = document.getElementById("ready");
+  ready.textContent = doc.draining ? "draining" : (doc.ready ? "ready" : "not ready");
+  ready.className = "badge" + (doc.ready && !doc.draining ? "" : " off");
+  document.getElementById("k-rps").textContent = isFinite(w.rps) ? w.rps.toFixed(w.rps < 10 ? 2 : 1) : "–";
+  document.getElementById("k-inflight").textContent = fmtInt(doc.in_flight);
+  document.getElementById("k-req").textContent = fmtInt(doc.requests);
+  document.getElementById("k-429").textContent = fmtInt(doc.client_throttled);
+  document.getElementById("k-fo").textContent = fmtInt(doc.failovers);
+  document.getElementById("k-tok").textContent = fmtInt(doc.prompt_tokens) + " / " + fmtInt(doc.completion_tokens);
+
+  const groups = new Map();
+  for (const b of doc.backends) {
+    if (!groups.has(b.priority)) groups.set(b.priority, []);
+    groups.get(b.priority).push(b);
+  }
+  const root = document.getElementById("groups");
+  const frag = document.createDocumentFragment();
+  for (const prio of [...groups.keys()].sort((a, b) => a - b)) {
+    const g = el("section", "group");
+    const members = groups.get(prio);
+    const up = members.filter((b) => b.state === "available").length;
+    g.appendChild(el("h2", null, "Priority " + prio + " · " + up + "/" + members.length + " available"));
+    const t = el("table");
+    const head = el("tr");
+    for (const [c, width] of COLUMNS) {
+      const th = el("th", null, c);
+      th.style.width = width;
+      head.appendChild(th);
+    }
+    t.appendChild(head);
+    for (const b of members) t.appendChild(row(b, w, elapsed));
+    g.appendChild(t);
+    frag.appendChild(g);
+  }
+  root.replaceChildren(frag);
+}
+
+function fmtUptime(s) {
+  s = Number(s) || 0;
+  if (s < 120) return s + " s";
+  if (s < 7200) return Math.floor(s / 60) + " min";
+  if (s < 172800) return Math.floor(s / 3600) + " h";
+  return Math.floor(s / 86400) + " d";
+}
+
+function shareCell(frac, label, tokens) {
+  const td = el("td", "num");
+  td.appendChild(el("div", null, isFinite(frac) ? fmtPct(frac) + (label ? " · " + label : "") : "–"));
+  const bar = el("div", "bar" + (tokens ? " t" : ""));
+  const fill = el("i");
+  fill.style.width = (isFinite(frac) ? Math.round(frac * 100) : 0) + "%";
+  bar.appendChild(fill);
+  td.appendChild(bar);
+  return td;
+}
+
+function row(b, w, elapsed) {
+  const x = w.per[b.name] || {};
+  const tr = el("tr");
+  tr.dataset.backend = b.name;
+  const name = el("td");
+  name.appendChild(el("div", "name", b.name));
+  name.appendChild(el("div", "host", b.scheme + "://" + b.url_host + (b.deployment_override ? " → " + b.deployment_override : "")));
+  tr.appendChild(name);
+
+  const st = el("td");
+  st.appendChild(el("span", "pill s-" + b.state, b.state.replace("_", " ")));
+  if (b.cooldown_remaining_ms > 0) {
+    const left = b.cooldown_remaining_ms - elapsed;
+    st.appendChild(el("span", "cd", (left > 0 ? "back in " + fmtCountdown(left) : "retrying now") + " · " + b.cooldown_cause.replaceAll("_", " ")));
+  } else if (b.cooling_deployments > 0) {
+    st.appendChild(el("span", "cd", b.cooling_deployments + " deployment" + (b.cooling_deployments > 1 ? "s" : "") + " cooling"));
+  }
+  tr.appendChild(st);
+  tr.appendChild(el("td", "num", b.weight));
+  tr.appendChild(shareCell(w.total > 0 ? x.requests / w.total : NaN, fmtInt(x.requests) + " req", false));
+  tr.appendChild(shareCell(w.totalTok > 0 ? x.tokens / w.totalTok : NaN, fmtInt(b.prompt_tokens + b.completion_tokens) + " tok", true));
+
+  const rate = x.attempts > 0 ? x.throttled / x.attempts : NaN;
+  tr.appendChild(el("td", "num" + (rate >= 0.2 ? " r-hi" : ""), isFinite(rate) ? fmtPct(rate) + " of " + fmtInt(x.attempts) : "–"));
+  const avg = x.latCount > 0 ? x.latSum / x.latCount : (b.latency_ms.count > 0 ? b.latency_ms.avg : NaN);
+  tr.appendChild(el("td", "num", fmtMs(avg) + " · " + fmtMs(b.latency_ms.p95)));
+  tr.appendChild(el("td", "num", fmtMs(b.ttfb_ms.p50)));
+
+  const deps = el("td");
+  const box = el("div", "deps");
+  for (const d of b.deployments) {
+    const chip = el("span", "dep" + (d.state === "cooling" ? " cooling" : ""));
+    let text = d.name;
+    if (d.state === "cooling") {
+      const left = d.cooldown_remaining_ms - elapsed;
+      text += " · cooling " + (left > 0 ? fmtCountdown(left) : "ends now") + " (" + d.cooldown_cause.replaceAll("_", " ") + ")";
+    }
+    chip.appendChild(document.createTextNode(text + " "));
+    if (d.requests > 0)
+      chip.appendChild(el("span", "n", fmtInt(d.requests) + " req · " + fmtInt(d.prompt_tokens + d.completion_tokens) + " tok"));
+    box.appendChild(chip);
+  }
+  if (!b.deployments.length) box.appendChild(el("span", "err", "–"));
+  deps.appendChild(box);
+  tr.appendChild(deps);
+
+  const errs = el("td", "err");
+  errs.appendChild(el("div", null, fmtInt(b.errors) + " errors · " + fmtInt(b.throttled) + " × 429"));
+  if (b.last_error) {
+    const le = el("div");
+    le.appendChild(el("b", null, b.last_error.cause.replaceAll("_", " ") + (b.last_error.status ? " " + b.last_error.status : "")));
+    le.appendChild(document.createTextNode((b.last_error.deployment ? " on " + b.last_error.deployment : "") + ", " + fmtAgo(b.last_error.ago_ms + elapsed)));
+    errs.appendChild(le);
+  }
+  tr.appendChild(errs);
+  return tr;
+}
+
+async function poll() {
+  const conn = document.getElementById("conn");
+  try {
+    const res = await fetch("/status", {cache: "no-store"});
+    if (!res.ok) throw new Error("HTTP " + res.status);
+    const doc = await res.json();
+    const now = Date.now();
+    last = doc; lastAt = now;
+    history.push({t: now, doc});
+    while (history.length > 2 && now - history[1].t >= WINDOW_MS) history.shift();
+    conn.textContent = "Updated " + new Date(now).toLocaleTimeString() + ".";
+    conn.className = "";
+  } catch (e) {
+    conn.textContent = "Cannot reach /status (" + e.message + "); retrying.";
+    conn.className = "bad";
+  }
+  render();
+  setTimeout(poll, POLL_MS);
+}
+setInterval(render, 500);  // countdowns tick between polls
+poll();
+</script>
+</body>
+</html>
+)PAGE";
+
+}  // namespace
+
+const std::string& status_page_html() {
+  static const std::string page = kPage;
+  return page;
+}
+
+}  // namespace smartlb

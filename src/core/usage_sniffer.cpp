@@ -1,0 +1,190 @@
+#include "smartlb/usage_sniffer.hpp"
+
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+namespace smartlb {
+namespace {
+
+char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+bool iequal(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (lower(a[i]) != lower(b[i])) return false;
+  return true;
+}
+
+// True when `s` has a `"usage"` key whose value is an object (not `null`): a cheap test
+// that spares a JSON parse for every streamed chunk ("usage":null is common).
+bool has_usage_object(std::string_view s) {
+  static constexpr std::string_view key = "\"usage\"";
+  for (std::size_t at = s.find(key); at != std::string_view::npos; at = s.find(key, at + 1)) {
+    std::size_t i = at + key.size();
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) ++i;
+    if (i >= s.size() || s[i] != ':') continue;
+    ++i;
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) ++i;
+    if (i < s.size() && s[i] == '{') return true;
+  }
+  return false;
+}
+
+std::int64_t count_field(const nlohmann::json& usage, const char* a, const char* b) {
+  for (const char* name : {a, b}) {
+    auto it = usage.find(name);
+    if (it != usage.end() && it->is_number_integer() && it->get<std::int64_t>() >= 0)
+      return it->get<std::int64_t>();
+  }
+  return -1;
+}
+
+}  // namespace
+
+TokenUsage parse_usage_json(std::string_view json) {
+  TokenUsage u;
+  const auto doc = nlohmann::json::parse(json.begin(), json.end(), nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) return u;
+  const nlohmann::json* usage = nullptr;
+  if (auto it = doc.find("usage"); it != doc.end() && it->is_object()) usage = &*it;
+  // Responses API stream events: {"type":"response.completed","response":{"usage":{...}}}
+  if (!usage)
+    if (auto r = doc.find("response"); r != doc.end() && r->is_object())
+      if (auto it = r->find("usage"); it != r->end() && it->is_object()) usage = &*it;
+  if (!usage) return u;
+  u.prompt_tokens = count_field(*usage, "prompt_tokens", "input_tokens");
+  u.completion_tokens = count_field(*usage, "completion_tokens", "output_tokens");
+  return u;
+}
+
+UsageSniffer::Mode UsageSniffer::mode_for(std::string_view content_type,
+                                          std::string_view content_encoding) {
+  const std::string_view enc = trim(content_encoding);
+  if (!enc.empty() && !iequal(enc, "identity")) return Mode::Off;
+  const std::string_view type = trim(content_type.substr(0, content_type.find(';')));
+  if (iequal(type, "application/json")) return Mode::Json;
+  if (iequal(type, "text/event-stream")) return Mode::EventStream;
+  return Mode::Off;
+}
+
+UsageSniffer::UsageSniffer(Mode mode, std::size_t json_limit, std::size_t event_limit)
+    : mode_(mode), json_limit_(json_limit), event_limit_(event_limit) {}
+
+void UsageSniffer::feed(const char* data, std::size_t size) {
+  if (size == 0 || data == nullptr) return;
+  switch (mode_) {
+    case Mode::Off:
+      return;
+    case Mode::Json:
+      if (overflow_) return;
+      if (body_.size() + size > json_limit_) {
+        overflow_ = true;
+        std::string().swap(body_);  // give the memory back: this body will not be parsed
+        return;
+      }
+      body_.append(data, size);
+      return;
+    case Mode::EventStream:
+      feed_event_stream(data, size);
+      return;
+  }
+}
+
+void UsageSniffer::feed_event_stream(const char* p, std::size_t n) {
+  const char* end = p + n;
+  if (after_cr_) {
+    after_cr_ = false;
+    if (*p == '\n') ++p;  // the second half of a "\r\n" split across chunks
+  }
+  while (p < end) {
+    // The next line terminator ('\n', '\r' or "\r\n").
+    const char* stop = p;
+    while (stop < end && *stop != '\n' && *stop != '\r') ++stop;
+    const std::size_t len = static_cast<std::size_t>(stop - p);
+    if (!line_overflow_) {
+      if (line_.size() + len > event_limit_) {
+        line_overflow_ = true;
+        line_.clear();
+      } else {
+        line_.append(p, len);
+      }
+    }
+    if (stop == end) return;  // the line continues in the next chunk
+    const bool cr = *stop == '\r';
+    p = stop + 1;
+    if (cr) {
+      if (p == end) after_cr_ = true;
+      else if (*p == '\n') ++p;
+    }
+    end_line();
+  }
+}
+
+void UsageSniffer::end_line() {
+  if (line_overflow_) {
+    // A line too long to keep: if it was data, this event cannot be parsed.
+    line_overflow_ = false;
+    data_overflow_ = true;
+    has_data_ = true;
+    line_.clear();
+    return;
+  }
+  if (line_.empty()) {
+    end_event();
+    return;
+  }
+  const std::string_view line(line_);
+  if (line.substr(0, 5) == "data:") {
+    std::string_view value = line.substr(5);
+    if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+    if (!data_overflow_) {
+      if (data_.size() + value.size() + 1 > event_limit_) {
+        data_overflow_ = true;
+        data_.clear();
+      } else {
+        if (has_data_) data_.push_back('\n');
+        data_.append(value);
+      }
+    }
+    has_data_ = true;
+  }
+  // event:, id:, retry: and comments (":...") carry no usage.
+  line_.clear();
+}
+
+void UsageSniffer::end_event() {
+  if (has_data_ && !data_overflow_ && data_ != "[DONE]" && has_usage_object(data_))
+    last_.swap(data_);
+  data_.clear();
+  has_data_ = false;
+  data_overflow_ = false;
+}
+
+TokenUsage UsageSniffer::finish() {
+  TokenUsage u;
+  switch (mode_) {
+    case Mode::Off:
+      break;
+    case Mode::Json:
+      if (!overflow_ && !body_.empty()) u = parse_usage_json(body_);
+      std::string().swap(body_);
+      break;
+    case Mode::EventStream:
+      // A last event without its blank line still counts (the stream ended right after it).
+      if (!line_.empty() || line_overflow_) end_line();
+      if (has_data_) end_event();
+      if (!last_.empty()) u = parse_usage_json(last_);
+      last_.clear();
+      break;
+  }
+  return u;
+}
+
+}  // namespace smartlb

@@ -1,0 +1,231 @@
+#include "smartlb/status_report.hpp"
+
+#include <gtest/gtest.h>
+
+#include "smartlb/config_env.hpp"
+
+namespace smartlb {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr const char* kSecret = "sk-canary-7f3a9c1e5b2d4f60";
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+struct StatusFixture : ::testing::Test {
+  ManualClock clock;
+  Config cfg;
+  std::unique_ptr<BackendPool> pool;
+  std::unique_ptr<Metrics> metrics;
+
+  void SetUp() override {
+    auto loaded = load_config_from_env({
+        {"BACKEND_1_URL", "https://east.openai.azure.com"},
+        {"BACKEND_1_APIKEY", kSecret},
+        {"BACKEND_1_NAME", "east"},
+        {"BACKEND_2_URL", "http://127.0.0.1:8001"},
+        {"BACKEND_2_APIKEY", kSecret},
+        {"BACKEND_2_NAME", "west"},
+        {"BACKEND_2_PRIORITY", "2"},
+        {"BACKEND_2_WEIGHT", "3"},
+    });
+    ASSERT_TRUE(loaded.config) << (loaded.errors.empty() ? "" : loaded.errors[0]);
+    cfg = *loaded.config;
+    std::vector<PoolMember> members;
+    std::vector<Metrics::BackendInfo> info;
+    for (const auto& b : cfg.backends) {
+      members.push_back({b.name, b.priority, b.weight, b.deployment_name});
+      info.push_back({b.name, b.deployment_name});
+    }
+    pool = std::make_unique<BackendPool>(members, clock, CooldownPolicy{10s, 100ms, 300s});
+    metrics = std::make_unique<Metrics>(info);
+  }
+
+  PoolSnapshot pool_snapshot() const { return snapshot_pool(*pool, cfg); }
+};
+
+TEST_F(StatusFixture, DeploymentCooldownShowsUnderItsDeploymentWithTheRemainingTime) {
+  pool->record_failure(0, "gpt-4o", judge_status(429, true), 30s);
+  clock.advance(12'345ms);
+  const auto j = build_status(metrics->snapshot(), pool_snapshot());
+  const auto& east = j["backends"][0];
+  EXPECT_EQ(east["name"], "east");
+  EXPECT_EQ(east["url_host"], "east.openai.azure.com");
+  EXPECT_EQ(east["scheme"], "https");
+  EXPECT_EQ(east["state"], "available") << "only one deployment is cooling";
+  EXPECT_EQ(east["cooldown_remaining_ms"], 0);
+  EXPECT_EQ(east["cooling_deployments"], 1);
+  ASSERT_EQ(east["deployments"].size(), 1u);
+  EXPECT_EQ(east["deployments"][0]["name"], "gpt-4o");
+  EXPECT_EQ(east["deployments"][0]["state"], "cooling");
+  EXPECT_EQ(east["deployments"][0]["cooldown_remaining_ms"], 17'655);
+  EXPECT_EQ(east["deployments"][0]["cooldown_cause"], "throttled");
+  const auto& west = j["backends"][1];
+  EXPECT_EQ(west["priority"], 2);
+  EXPECT_EQ(west["weight"], 3);
+  EXPECT_EQ(west["url_host"], "127.0.0.1:8001");
+  EXPECT_EQ(west["scheme"], "http");
+  EXPECT_TRUE(west["deployments"].empty());
+
+  clock.advance(17'655ms);  // exactly at the deadline: available again
+  const auto later = build_status(metrics->snapshot(), pool_snapshot());
+  EXPECT_EQ(later["backends"][0]["cooling_deployments"], 0);
+}
+
+TEST_F(StatusFixture, RemainingTimeRoundsUp) {
+  pool->record_failure(1, "gpt-4o", judge_transport(TransportFailure::Connect), 1s);
+  clock.advance(1ms);
+  clock.advance(std::chrono::nanoseconds(1));
+  const auto j = build_status(metrics->snapshot(), pool_snapshot());
+  EXPECT_EQ(j["backends"][1]["state"], "unreachable");
+  EXPECT_EQ(j["backends"][1]["cooldown_remaining_ms"], 999) << "998.999999 ms left shows as 999";
+  EXPECT_EQ(j["backends"][1]["cooldown_cause"], "connect_failed");
+}
+
+TEST_F(StatusFixture, AuthFailureMarksTheWholeBackend) {
+  pool->record_failure(0, "gpt-4o", judge_status(401, true), std::nullopt);
+  const auto j = build_status(metrics->snapshot(), pool_snapshot());
+  EXPECT_EQ(j["backends"][0]["state"], "auth_failed");
+  EXPECT_EQ(j["backends"][0]["cooldown_remaining_ms"], 10'000);
+  const std::string text = render_prometheus(metrics->snapshot(), pool_snapshot());
+  EXPECT_TRUE(contains(text, "smartlb_backend_state{backend=\"east\",state=\"auth_failed\"} 1\n"));
+  EXPECT_TRUE(contains(text, "smartlb_backend_state{backend=\"east\",state=\"available\"} 0\n"));
+  EXPECT_TRUE(contains(text, "smartlb_backend_cooldown_remaining_seconds{backend=\"east\"} 10\n"));
+  EXPECT_TRUE(contains(text, "smartlb_backend_state{backend=\"west\",state=\"available\"} 1\n"));
+}
+
+TEST_F(StatusFixture, TrafficTokensAndLastErrorPerBackendAndDeployment) {
+  RequestRecord r;
+  r.deployment = "gpt-4o";
+  r.start = clock.now();
+  r.end = clock.now() + 1'500'000'000;
+  auto& a = r.add_attempt();
+  a.backend = 0;
+  a.status = 429;
+  a.cause = FailureCause::Throttled;
+  a.cooldown_ms = 30'000;
+  auto& b = r.add_attempt();
+  b.backend = 1;
+  b.status = 200;
+  r.served_by = 1;
+  r.status = 200;
+  r.prompt_tokens = 40;
+  r.completion_tokens = 7;
+  metrics->on_request_start();
+  metrics->on_request(r);
+  pool->record_failure(0, "gpt-4o", judge_status(429, true), 30s);
+  clock.advance(2s);
+
+  const auto j = build_status(metrics->snapshot(), pool_snapshot());
+  EXPECT_EQ(j["requests"], 1);
+  EXPECT_EQ(j["failovers"], 1);
+  EXPECT_EQ(j["in_flight"], 0);
+  EXPECT_EQ(j["prompt_tokens"], 40);
+  EXPECT_EQ(j["completion_tokens"], 7);
+  const auto& east = j["backends"][0];
+  EXPECT_EQ(east["requests"], 0);
+  EXPECT_EQ(east["attempts"], 1);
+  EXPECT_EQ(east["errors"], 1);
+  EXPECT_EQ(east["throttled"], 1);
+  EXPECT_EQ(east["last_error"]["cause"], "throttled");
+  EXPECT_EQ(east["last_error"]["status"], 429);
+  EXPECT_EQ(east["last_error"]["deployment"], "gpt-4o");
+  EXPECT_EQ(east["last_error"]["ago_ms"], 500);
+  EXPECT_EQ(east["deployments"][0]["throttled"], 1);
+  EXPECT_EQ(east["deployments"][0]["state"], "cooling");
+  const auto& west = j["backends"][1];
+  EXPECT_EQ(west["requests"], 1);
+  EXPECT_EQ(west["last_error"], nullptr);
+  EXPECT_EQ(west["prompt_tokens"], 40);
+  EXPECT_EQ(west["deployments"][0]["name"], "gpt-4o");
+  EXPECT_EQ(west["deployments"][0]["requests"], 1);
+  EXPECT_EQ(west["deployments"][0]["completion_tokens"], 7);
+  EXPECT_EQ(west["latency_ms"]["count"], 1);
+  EXPECT_EQ(west["latency_ms"]["sum"], 1500.0);
+}
+
+TEST_F(StatusFixture, PrometheusTextHasTheExpectedSeries) {
+  RequestRecord r;
+  r.deployment = "gpt-4o";
+  r.start = 0;
+  r.end = 700'000'000;  // 0.7 s
+  auto& a = r.add_attempt();
+  a.backend = 1;
+  a.status = 200;
+  a.ttfb_us = 40'000;
+  r.served_by = 1;
+  r.status = 200;
+  r.prompt_tokens = 11;
+  r.completion_tokens = 3;
+  metrics->on_request(r);
+  pool->record_failure(0, "gpt-4o", judge_status(429, true), 4s);
+  const std::string text = render_prometheus(metrics->snapshot(), pool_snapshot());
+
+  for (const char* line : {
+           "# TYPE smartlb_requests_total counter\n",
+           "smartlb_requests_total{backend=\"west\",deployment=\"gpt-4o\",code=\"200\"} 1\n",
+           "smartlb_prompt_tokens_total{backend=\"west\",deployment=\"gpt-4o\"} 11\n",
+           "smartlb_completion_tokens_total{backend=\"west\",deployment=\"gpt-4o\"} 3\n",
+           "smartlb_requests_in_flight 0\n",
+           "smartlb_upstream_attempts_total{backend=\"west\"} 1\n",
+           "smartlb_deployment_cooldown_remaining_seconds{backend=\"east\",deployment=\"gpt-4o\"} 4\n",
+           "smartlb_backend_priority{backend=\"west\"} 2\n",
+           "smartlb_backend_weight{backend=\"west\"} 3\n",
+           "# TYPE smartlb_request_duration_seconds histogram\n",
+           "smartlb_request_duration_seconds_bucket{backend=\"west\",le=\"0.5\"} 0\n",
+           "smartlb_request_duration_seconds_bucket{backend=\"west\",le=\"1\"} 1\n",
+           "smartlb_request_duration_seconds_bucket{backend=\"west\",le=\"+Inf\"} 1\n",
+           "smartlb_request_duration_seconds_sum{backend=\"west\"} 0.7\n",
+           "smartlb_request_duration_seconds_count{backend=\"west\"} 1\n",
+           "smartlb_upstream_ttfb_seconds_bucket{backend=\"west\",le=\"0.05\"} 1\n",
+           "smartlb_upstream_ttfb_seconds_sum{backend=\"west\"} 0.04\n",
+           "smartlb_request_attempts_bucket{le=\"1\"} 1\n",
+           "smartlb_ready 1\n",
+       })
+    EXPECT_TRUE(contains(text, line)) << "missing: " << line << "\n---\n" << text;
+  EXPECT_FALSE(contains(text, kSecret));
+}
+
+TEST_F(StatusFixture, NoKeyInStatusOrMetrics) {
+  pool->record_failure(0, "gpt-4o", judge_status(401, true), std::nullopt);
+  const std::string status = build_status(metrics->snapshot(), pool_snapshot()).dump();
+  const std::string text = render_prometheus(metrics->snapshot(), pool_snapshot());
+  EXPECT_FALSE(contains(status, kSecret));
+  EXPECT_FALSE(contains(text, kSecret));
+  EXPECT_FALSE(contains(status, "sk-canary"));
+}
+
+TEST(PrometheusLabels, EscapedPerTheTextFormat) {
+  EXPECT_EQ(escape_label_value("plain-1.0_x"), "plain-1.0_x");
+  EXPECT_EQ(escape_label_value("a\"b"), "a\\\"b");
+  EXPECT_EQ(escape_label_value("a\\b"), "a\\\\b");
+  EXPECT_EQ(escape_label_value("a\nb"), "a\\nb");
+  EXPECT_EQ(escape_label_value("caf\xc3\xa9"), "caf\xc3\xa9") << "valid UTF-8 is kept";
+  EXPECT_EQ(escape_label_value("bad\xff\xc3"), "bad??") << "invalid UTF-8 is replaced";
+  EXPECT_EQ(escape_label_value("\xc0\xaf"), "??") << "overlong encodings are invalid";
+}
+
+TEST(PrometheusLabels, HostileDeploymentNameStaysOneLabel) {
+  Metrics m(std::vector<Metrics::BackendInfo>{{"a", ""}});
+  RequestRecord r;
+  r.deployment = "x\"} 1\nsmartlb_fake 1\n";
+  r.status = 404;
+  m.on_request(r);
+  const std::string text = render_prometheus(m.snapshot(), PoolSnapshot{});
+  EXPECT_TRUE(contains(text, "deployment=\"x\\\"} 1\\nsmartlb_fake 1\\n\""));
+  EXPECT_FALSE(contains(text, "\nsmartlb_fake 1"));
+}
+
+TEST(BackendState, FromTheCooldownCause) {
+  EXPECT_EQ(backend_state({0, FailureCause::None}, 5), "available");
+  EXPECT_EQ(backend_state({5, FailureCause::Timeout}, 5), "available") << "deadline reached";
+  EXPECT_EQ(backend_state({6, FailureCause::Timeout}, 5), "cooling");
+  EXPECT_EQ(backend_state({6, FailureCause::AuthRejected}, 5), "auth_failed");
+  EXPECT_EQ(backend_state({6, FailureCause::TlsFailed}, 5), "unreachable");
+}
+
+}  // namespace
+}  // namespace smartlb
