@@ -250,14 +250,18 @@ asio::awaitable<bool> ForwardJob::relay(UpstreamPtr conn, ResponseParser& p, std
   res.keep_alive(keep);
 
   http::response_serializer<http::buffer_body> sr(res);
-  client_.expires_after(cfg_.http_timeout);
-  auto [hec, hn] = co_await http::async_write_header(client_, sr, use_tuple);
-  if (hec) {
-    rec_.client_aborted = true;
-    conn->close();
-    co_return false;
-  }
   rec_.status = status;
+  // Send the head at once only when the body must be waited for (a stream): otherwise the
+  // first write below carries head and body together, one syscall instead of two.
+  if (!p.is_done() && conn->buffer.size() == 0) {
+    client_.expires_after(cfg_.http_timeout);
+    auto [hec, hn] = co_await http::async_write_header(client_, sr, use_tuple);
+    if (hec) {
+      rec_.client_aborted = true;
+      conn->close();
+      co_return false;
+    }
+  }
 
   char buf[kRelayBufferBytes];
   for (;;) {
