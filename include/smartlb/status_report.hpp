@@ -19,6 +19,7 @@ struct PoolSnapshot {
   struct Deployment {
     std::string name;
     CooldownView cooldown;
+    BackendPool::QuotaUsage quota;  // used / limit in the current window (limits 0: none declared)
   };
   struct Backend {
     std::string name;
@@ -28,7 +29,10 @@ struct PoolSnapshot {
     std::uint32_t weight = 1;
     std::string deployment_override;
     CooldownView cooldown;  // the whole backend
-    std::vector<Deployment> deployments;  // deployments with cooldown state
+    std::vector<Deployment> deployments;  // deployments with cooldown or quota state
+    std::int64_t quota_tokens = 0;        // declared per deployment and window (0: none)
+    std::int64_t quota_requests = 0;
+    std::int64_t quota_window_ms = 0;
   };
   std::vector<Backend> backends;
   MonoNanos now = 0;

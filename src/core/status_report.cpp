@@ -165,7 +165,13 @@ PoolSnapshot snapshot_pool(const BackendPool& pool, const Config& cfg) {
       b.tls = cfg.backends[i].url.tls;
     }
     b.cooldown = pool.backend_cooldown(i);
-    for (auto& [name, view] : pool.deployment_cooldowns(i)) b.deployments.push_back({name, view});
+    for (auto& [name, view] : pool.deployment_cooldowns(i))
+      b.deployments.push_back({name, view, pool.quota_usage(i, name)});
+    if (m.has_quota()) {
+      b.quota_tokens = m.tokens_per_window;
+      b.quota_requests = m.requests_per_window;
+      b.quota_window_ms = std::chrono::duration_cast<std::chrono::milliseconds>(m.quota_window).count();
+    }
     p.backends.push_back(std::move(b));
   }
   return p;
@@ -272,6 +278,25 @@ std::string render_prometheus(const MetricsSnapshot& m, const PoolSnapshot& p) {
                static_cast<double>(rem) / 1e3);
   }
 
+  w.family("smartlb_quota_used_ratio", "gauge",
+           "Share of a declared quota (BACKEND_X_TPM / BACKEND_X_RPM) used in the current window, by resource.");
+  for (std::uint32_t b = 0; b < p.backends.size(); ++b) {
+    const auto& pb = p.backends[b];
+    if (pb.quota_window_ms == 0) continue;
+    std::map<std::string, std::pair<double, double>> by_label;  // folded names keep the highest
+    for (const auto& d : pb.deployments) {
+      auto& slot = by_label[deployment_label(m, d.name)];
+      if (pb.quota_tokens > 0) slot.first = std::max(slot.first, double(d.quota.tokens_used) / double(pb.quota_tokens));
+      if (pb.quota_requests > 0) slot.second = std::max(slot.second, double(d.quota.requests_used) / double(pb.quota_requests));
+    }
+    for (const auto& [label, used] : by_label) {
+      if (pb.quota_tokens > 0)
+        w.sample("smartlb_quota_used_ratio", L{{"backend", be(b)}, {"deployment", label}, {"resource", "tokens"}}, used.first);
+      if (pb.quota_requests > 0)
+        w.sample("smartlb_quota_used_ratio", L{{"backend", be(b)}, {"deployment", label}, {"resource", "requests"}}, used.second);
+    }
+  }
+
   w.family("smartlb_request_duration_seconds", "histogram",
            "Client request duration (head read to last byte relayed, failovers included), by the backend that served it.");
   for (std::uint32_t b = 0; b < m.backends.size(); ++b)
@@ -354,6 +379,10 @@ nlohmann::json build_status(const MetricsSnapshot& m, const PoolSnapshot& p) {
     jb["state"] = backend_state(pb.cooldown, p.now);
     jb["cooldown_remaining_ms"] = cooldown_remaining_ms(pb.cooldown, p.now);
     jb["cooldown_cause"] = cooling(pb.cooldown, p.now) ? json(to_string(pb.cooldown.cause)) : json(nullptr);
+    if (pb.quota_window_ms > 0)
+      jb["quota"] = {{"tokens_per_window", pb.quota_tokens},
+                     {"requests_per_window", pb.quota_requests},
+                     {"window_ms", pb.quota_window_ms}};
 
     // Deployments: those with cooldown state in the pool, and those with traffic here.
     std::map<std::string, json> deps;
@@ -369,6 +398,8 @@ nlohmann::json build_status(const MetricsSnapshot& m, const PoolSnapshot& p) {
       if (!cooling(d.cooldown, p.now) && m.deployment_index(d.name) < 0) continue;  // stale, unlabelled
       if (deps.size() >= Metrics::kMaxDeployments && !deps.count(d.name)) continue;
       json& j = entry(d.name);
+      if (pb.quota_window_ms > 0)
+        j["quota_used"] = {{"tokens", d.quota.tokens_used}, {"requests", d.quota.requests_used}};
       if (cooling(d.cooldown, p.now)) {
         ++cooling_deployments;
         j["state"] = "cooling";

@@ -229,3 +229,44 @@ TEST(BackendState, FromTheCooldownCause) {
 
 }  // namespace
 }  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+TEST(StatusQuota, DeclaredQuotaUsageShowsInStatusAndMetrics) {
+  ManualClock clock;
+  Config cfg;
+  BackendConfig b;
+  b.name = "east";
+  b.url.host_header = "east.example.com";
+  cfg.backends.push_back(b);
+  PoolMember m{"east", 1, 1, "", 1000, 10, std::chrono::seconds(60)};
+  BackendPool pool({m}, clock, CooldownPolicy{});
+  Metrics metrics(std::vector<Metrics::BackendInfo>{{"east", ""}});
+  ASSERT_TRUE(pool.reserve(0, "gpt-4o", 250));
+  RequestRecord rec;
+  rec.deployment = "gpt-4o";
+  rec.served_by = 0;
+  rec.status = 200;
+  rec.add_attempt().backend = 0;
+  metrics.on_request(rec);
+
+  const auto snap = snapshot_pool(pool, cfg);
+  const auto j = build_status(metrics.snapshot(), snap);
+  const auto& east = j["backends"][0];
+  EXPECT_EQ(east["quota"]["tokens_per_window"], 1000);
+  EXPECT_EQ(east["quota"]["requests_per_window"], 10);
+  EXPECT_EQ(east["quota"]["window_ms"], 60000);
+  ASSERT_EQ(east["deployments"].size(), 1u);
+  EXPECT_EQ(east["deployments"][0]["quota_used"]["tokens"], 250);
+  EXPECT_EQ(east["deployments"][0]["quota_used"]["requests"], 1);
+
+  const std::string text = render_prometheus(metrics.snapshot(), snap);
+  EXPECT_NE(text.find(R"(smartlb_quota_used_ratio{backend="east",deployment="gpt-4o",resource="tokens"} 0.25)"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find(R"(smartlb_quota_used_ratio{backend="east",deployment="gpt-4o",resource="requests"} 0.1)"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace smartlb
