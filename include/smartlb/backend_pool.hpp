@@ -71,6 +71,11 @@ class BackendPool {
   BackendPool(const BackendPool&) = delete;
   BackendPool& operator=(const BackendPool&) = delete;
 
+  // Deployment names come from clients: past this many per backend, new names share one
+  // overflow entry (so their cooldowns and quota still apply) instead of growing memory.
+  static constexpr std::size_t kMaxDeploymentsPerBackend = 1024;
+  static constexpr std::string_view kOverflowDeployment = "(other)";
+
   std::size_t size() const { return members_.size(); }
   const PoolMember& member(std::size_t i) const { return members_[i]; }
 

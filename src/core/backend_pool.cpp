@@ -81,6 +81,8 @@ BackendPool::DeploymentState* BackendPool::find_deployment(std::size_t i,
   const BackendState& s = state_[i];
   std::shared_lock lock(s.mutex);
   auto it = s.deployments.find(deployment);
+  if (it == s.deployments.end() && s.deployments.size() >= kMaxDeploymentsPerBackend)
+    it = s.deployments.find(kOverflowDeployment);
   return it == s.deployments.end() ? nullptr : it->second.get();
 }
 
@@ -89,6 +91,8 @@ BackendPool::DeploymentState& BackendPool::deployment_state(std::size_t i,
   if (auto* d = find_deployment(i, deployment)) return *d;
   BackendState& s = state_[i];
   std::unique_lock lock(s.mutex);
+  if (s.deployments.size() >= kMaxDeploymentsPerBackend - 1 && !s.deployments.count(deployment))
+    deployment = kOverflowDeployment;  // the last slot is the shared overflow entry
   auto [it, inserted] = s.deployments.try_emplace(std::string(deployment));
   if (inserted) {
     it->second = std::make_unique<DeploymentState>();

@@ -250,3 +250,23 @@ TEST_F(QuotaPool, BackendsWithoutQuotaAreUnaffected) {
 
 }  // namespace
 }  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+TEST(BackendPoolLimits, ClientChosenDeploymentNamesCannotGrowStateWithoutBound) {
+  ManualClock clock;
+  BackendPool pool({{"a", 1, 1, ""}}, clock, CooldownPolicy{});
+  const Verdict missing = judge_status(404, true);
+  for (int i = 0; i < 5000; ++i) pool.record_failure(0, "name-" + std::to_string(i), missing, std::chrono::seconds(5));
+  EXPECT_EQ(pool.deployment_cooldowns(0).size(), BackendPool::kMaxDeploymentsPerBackend);
+  // Names past the cap share the overflow entry: still cooling, conservatively.
+  EXPECT_FALSE(pool.available(0, "name-4999"));
+  EXPECT_FALSE(pool.available(0, "never-seen-before"));
+  clock.advance(std::chrono::seconds(5));
+  EXPECT_TRUE(pool.available(0, "never-seen-before"));
+  EXPECT_TRUE(pool.available(0, "name-1")) << "names under the cap keep their own entry";
+}
+
+}  // namespace
+}  // namespace smartlb
