@@ -10,40 +10,40 @@
 
 #include "admin_promtool.hpp"
 #include "admin_test_support.hpp"
+#include "http_client.hpp"
+#include "mock_backend.hpp"
 #include "smartlb/config_env.hpp"
 #include "smartlb/server.hpp"
 
 namespace smartlb {
 namespace {
 
-using test::MockBackend;
-using test::MockReply;
-using test::SeenRequest;
+using smartlb::testing::http_call;
+using smartlb::testing::HttpResponse;
+using smartlb::testing::MockBackend;
+using smartlb::testing::MockReply;
+using smartlb::testing::SeenRequest;
 
 const std::string kChat = "/openai/deployments/gpt-4o/chat/completions?api-version=2024-06-01";
 const std::string kChat35 = "/openai/deployments/gpt-35/chat/completions?api-version=2024-06-01";
 
 MockReply throttled() {
-  MockReply r;
-  r.status = 429;
-  r.headers = {{"Retry-After", "120"}};
-  r.chunks = {R"({"error":{"code":"429","message":"Rate limit"}})"};
-  return r;
+  return {429, {{"Content-Type", "application/json"}, {"Retry-After", "120"}},
+          R"({"error":{"code":"429","message":"Rate limit"}})"};
 }
 
 MockReply completion(const SeenRequest& req) {
-  MockReply r;
   if (req.body.find("\"stream\":true") != std::string::npos) {
-    r.content_type = "text/event-stream";
-    r.chunks = {
+    MockReply r{200, {{"Content-Type", "text/event-stream"}}, ""};
+    r.events = {
         "data: {\"choices\":[{\"delta\":{\"content\":\"Hel\"}}],\"usage\":null}\n\n",
         "data: {\"choices\":[{\"delta\":{\"content\":\"lo\"}}],\"usage\":null}\n\n",
         "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":2,\"total_tokens\":11}}\n\n",
         "data: [DONE]\n\n"};
     return r;
   }
-  r.chunks = {R"({"choices":[{"message":{"content":"Hello"}}],"usage":{"prompt_tokens":17,"completion_tokens":5,"total_tokens":22}})"};
-  return r;
+  return {200, {{"Content-Type", "application/json"}},
+          R"({"choices":[{"message":{"content":"Hello"}}],"usage":{"prompt_tokens":17,"completion_tokens":5,"total_tokens":22}})"};
 }
 
 std::optional<double> sample_value(const std::string& text, const std::string& series) {
@@ -93,12 +93,10 @@ class AdminServerTest : public ::testing::Test {
     }
   }
 
-  test::HttpReply api(const std::string& target, const std::string& body) {
-    return test::http_request(server_->port(), "POST", target, body);
+  HttpResponse api(const std::string& target, const std::string& body) {
+    return http_call(server_->port(), "POST", target, {}, body);
   }
-  test::HttpReply admin_get(const std::string& path) {
-    return test::http_request(admin_->port(), "GET", path);
-  }
+  HttpResponse admin_get(const std::string& path) { return http_call(admin_->port(), "GET", path); }
 
   std::unique_ptr<MockBackend> east_, west_;
   std::unique_ptr<Metrics> metrics_;
@@ -109,7 +107,7 @@ class AdminServerTest : public ::testing::Test {
 
 TEST_F(AdminServerTest, HealthAndReadiness) {
   const auto health = admin_get("/healthz");
-  EXPECT_EQ(health.status, 200u) << health.error;
+  EXPECT_EQ(health.status, 200u);
   EXPECT_EQ(health.body, "ok\n");
   const auto ready = admin_get("/readyz");
   EXPECT_EQ(ready.status, 200u);
@@ -124,28 +122,29 @@ TEST_F(AdminServerTest, HealthAndReadiness) {
 
 TEST_F(AdminServerTest, UnknownPathsAndMethods) {
   EXPECT_EQ(admin_get("/nope").status, 404u);
-  const auto post = test::http_request(admin_->port(), "POST", "/metrics", "{}");
+  const auto post = http_call(admin_->port(), "POST", "/metrics", {}, "{}");
   EXPECT_EQ(post.status, 405u);
   EXPECT_EQ(post.header("allow"), "GET, HEAD");
-  const auto head = test::http_request(admin_->port(), "HEAD", "/status");
+  const auto head = http_call(admin_->port(), "HEAD", "/status");
   EXPECT_EQ(head.status, 200u);
   EXPECT_TRUE(head.body.empty());
+  EXPECT_TRUE(head.has_header("content-length"));
   EXPECT_NE(head.header("content-length"), "0");
 }
 
 TEST_F(AdminServerTest, ApiPortDoesNotServeAdminEndpoints) {
-  const auto r = test::http_request(server_->port(), "GET", "/metrics");
+  const auto r = http_call(server_->port(), "GET", "/metrics");
   EXPECT_EQ(r.body.find("smartlb_requests_total"), std::string::npos);
 }
 
 TEST_F(AdminServerTest, MetricsAndStatusAfterFailoverStreamAndThrottling) {
   // 1. east answers 429 (Retry-After 120): failover to west, which reports usage 17/5.
   const auto first = api(kChat, R"({"messages":[{"role":"user","content":"hi"}]})");
-  ASSERT_EQ(first.status, 200u) << first.error << first.body;
+  ASSERT_EQ(first.status, 200u) << first.body;
   EXPECT_EQ(first.header("x-smartlb-backend"), "west");
   // 2. east is cooling for gpt-4o: straight to west; a stream with usage 9/2 at its end.
   const auto second = api(kChat, R"({"stream":true,"messages":[{"role":"user","content":"hi"}]})");
-  ASSERT_EQ(second.status, 200u) << second.error;
+  ASSERT_EQ(second.status, 200u) << second.body;
   EXPECT_NE(second.body.find("data: [DONE]"), std::string::npos) << "the stream is relayed whole";
   EXPECT_NE(second.body.find("\"prompt_tokens\":9"), std::string::npos);
   // 3. gpt-35: every backend is rate limited -> smartlb answers 429 itself.
@@ -154,7 +153,7 @@ TEST_F(AdminServerTest, MetricsAndStatusAfterFailoverStreamAndThrottling) {
   ASSERT_TRUE(observer_->wait_for(3));
 
   const auto metrics = admin_get("/metrics");
-  ASSERT_EQ(metrics.status, 200u) << metrics.error;
+  ASSERT_EQ(metrics.status, 200u);
   EXPECT_EQ(metrics.header("content-type"), "text/plain; version=0.0.4; charset=utf-8");
   const std::string& t = metrics.body;
   const auto value = [&](const std::string& series) {
@@ -228,7 +227,7 @@ TEST_F(AdminServerTest, MetricsAndStatusAfterFailoverStreamAndThrottling) {
     EXPECT_EQ(t.find(key), std::string::npos) << key;
     EXPECT_EQ(status.body.find(key), std::string::npos) << key;
   }
-  EXPECT_EQ(east_->seen().at(0).headers.at("api-key"), "k-east");
+  EXPECT_EQ(east_->requests().at(0).header("api-key"), "k-east");
 }
 
 TEST_F(AdminServerTest, StatusPageIsSelfContained) {

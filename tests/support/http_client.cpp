@@ -101,6 +101,7 @@ HttpResponse http_call(std::uint16_t port, const std::string& method, const std:
   http::response_parser<http::string_body> parser;
   parser.eager(true);
   parser.body_limit(64 * 1024 * 1024);
+  if (method == "HEAD") parser.skip(true);  // the Content-Length describes a body never sent
   boost::beast::error_code ec;
   parser.put(boost::asio::buffer(raw), ec);
   if (!ec && !parser.is_done()) parser.put_eof(ec);
