@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <chrono>
+#include <ctime>
 #include <mutex>
 
 #include <nlohmann/json.hpp>
@@ -58,7 +60,8 @@ class JsonMessageFlag final : public spdlog::custom_flag_formatter {
 };
 
 std::unique_ptr<spdlog::formatter> make_formatter(bool json, bool raw) {
-  auto f = std::make_unique<spdlog::pattern_formatter>();
+  // Times are UTC (the patterns say so with their trailing Z).
+  auto f = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
   if (raw) {
     f->set_pattern("%v");
   } else if (json) {
@@ -107,8 +110,16 @@ std::string format_access_line(const RequestRecord& rec, const Config& cfg, bool
                           {"cooldown_ms", a.cooldown_ms},
                           {"ttfb_ms", static_cast<double>(a.ttfb_us) / 1000.0}});
     }
+    char when[64];
+    const auto now = std::chrono::system_clock::now();
+    const std::time_t t = std::chrono::system_clock::to_time_t(now);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+    std::snprintf(when, sizeof when, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(millis));
     nlohmann::json j = {
-        {"time_ms_mono", rec.end / 1'000'000},
+        {"time", when},
         {"type", "access"},
         {"request_id", rec.request_id},
         {"method", rec.method},

@@ -89,19 +89,22 @@ int main(int argc, char** argv) {
   std::vector<smartlb::Metrics::BackendInfo> metric_backends;
   for (const auto& b : cfg.backends) metric_backends.push_back({b.name, b.deployment_name});
   smartlb::Metrics metrics(std::move(metric_backends));
-  smartlb::Server server(cfg, smartlb::ServerOptions{.observer = &metrics});
+  std::unique_ptr<smartlb::Server> server_holder;
   std::unique_ptr<smartlb::AdminServer> admin;
   try {
-    server.start();
+    // Building the server loads the upstream CA bundle, which can fail too.
+    server_holder = std::make_unique<smartlb::Server>(cfg, smartlb::ServerOptions{.observer = &metrics});
+    server_holder->start();
     if (cfg.admin_port != 0) {
       admin = std::make_unique<smartlb::AdminServer>(
-          server, metrics, smartlb::AdminOptions{cfg.listen_address, cfg.admin_port});
+          *server_holder, metrics, smartlb::AdminOptions{cfg.listen_address, cfg.admin_port});
       admin->start();
     }
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());
     return 1;
   }
+  smartlb::Server& server = *server_holder;
   spdlog::info("smartlb {} listening on {}:{} with {} backend(s)", smartlb::kVersion,
                cfg.listen_address, server.port(), cfg.backends.size());
   for (const auto& b : cfg.backends)

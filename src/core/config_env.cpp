@@ -5,6 +5,8 @@
 #include <cmath>
 #include <set>
 
+#include <unistd.h>
+
 #include "smartlb/header_rules.hpp"
 
 extern char** environ;
@@ -251,7 +253,11 @@ ConfigLoadResult load_config_from_env(const EnvMap& env) {
     if (cfg.client_api_keys.empty() && p.errors.empty())
       p.error("CLIENT_API_KEYS", "is set but holds no key");
   }
-  if (const std::string* v = lookup(env, "UPSTREAM_CA_FILE")) cfg.upstream_ca_file = *v;
+  if (const std::string* v = lookup(env, "UPSTREAM_CA_FILE")) {
+    if (v->empty() || ::access(v->c_str(), R_OK) != 0)
+      p.error("UPSTREAM_CA_FILE", "cannot read the file " + quoted(*v));
+    else cfg.upstream_ca_file = *v;
+  }
 
   ConfigLoadResult r;
   r.errors = std::move(p.errors);

@@ -130,6 +130,19 @@ void Server::start() {
   const auto address = asio::ip::make_address(I.cfg.listen_address, ec);
   if (ec) throw std::runtime_error("LISTEN_ADDRESS: not an IP address: " + I.cfg.listen_address);
   std::uint16_t port = I.cfg.port;
+  if (port != 0) {
+    // SO_REUSEPORT would let a second smartlb (same user) share the port and split the
+    // traffic silently. A plain bind first fails if anything already listens there.
+    asio::io_context probe_ctx;
+    tcp::acceptor probe(probe_ctx);
+    const tcp::endpoint ep(address, port);
+    probe.open(ep.protocol(), ec);
+    if (!ec) probe.set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec) probe.bind(ep, ec);
+    if (ec)
+      throw std::runtime_error("cannot listen on " + I.cfg.listen_address + ":" +
+                               std::to_string(port) + ": " + ec.message());
+  }
   for (unsigned i = 0; i < n; ++i) {
     auto w = std::make_unique<Worker>(I.shared, i, seed + i * 0x9e3779b97f4a7c15ull);
     // One acceptor per worker on the same port (SO_REUSEPORT): the kernel spreads new

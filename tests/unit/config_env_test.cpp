@@ -162,3 +162,15 @@ TEST(ConfigEnv, DeclaredQuotas) {
 
 }  // namespace
 }  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+TEST(ConfigEnv, UnreadableCaFileIsAConfigurationError) {
+  auto r = load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"},
+                                 {"UPSTREAM_CA_FILE", "/nonexistent/ca.pem"}});
+  EXPECT_TRUE(has_error(r, "UPSTREAM_CA_FILE"));
+}
+
+}  // namespace
+}  // namespace smartlb
