@@ -25,10 +25,12 @@ if [[ "${SKIP_DEPS:-0}" != 1 ]]; then
   deploy/install-deps.sh --test
 fi
 
-if [[ -f tests/e2e/package-lock.json ]]; then
-  step "npm ci --prefix tests/e2e"
-  npm ci --prefix tests/e2e --no-audit --no-fund --loglevel=error
-fi
+# Every Node test package (the OpenAI SDK end-to-end test, the status-page browser test).
+while IFS= read -r lock; do
+  dir=$(dirname "$lock")
+  step "npm ci --prefix $dir"
+  npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
+done < <(find tests -name package-lock.json -not -path '*/node_modules/*' | sort)
 
 # Debug (-O0) with sanitizers: on two cores an unoptimised build of the Beast-heavy sources
 # compiles much faster than an optimised one, and the tests are I/O-bound, so they still run
