@@ -6,12 +6,20 @@
 
 namespace smartlb::net {
 
+// Beast reads into what the buffer has room for, starting at 512 bytes: a typical response
+// head plus JSON body would take several reads (and, relayed, several writes).
+constexpr std::size_t kUpstreamBufferBytes = 16 * 1024;
+
 UpstreamConnection::UpstreamConnection(asio::any_io_executor ex, std::size_t backend_index)
-    : backend(backend_index), stream_(std::in_place_type<Plain>, ex) {}
+    : backend(backend_index), stream_(std::in_place_type<Plain>, ex) {
+  buffer.reserve(kUpstreamBufferBytes);
+}
 
 UpstreamConnection::UpstreamConnection(asio::any_io_executor ex, ssl::context& ctx,
                                        std::size_t backend_index)
-    : backend(backend_index), stream_(std::in_place_type<Tls>, ex, ctx) {}
+    : backend(backend_index), stream_(std::in_place_type<Tls>, ex, ctx) {
+  buffer.reserve(kUpstreamBufferBytes);
+}
 
 beast::tcp_stream& UpstreamConnection::tcp() {
   if (auto* p = std::get_if<Plain>(&stream_)) return *p;
@@ -43,10 +51,15 @@ asio::awaitable<ConnectResult> UpstreamPool::acquire(std::size_t backend, bool f
   const MonoNanos now = clock_.now();
   // Connections idle longer than this are likely closed by the server or a middlebox.
   constexpr MonoNanos kMaxIdleNanos = 55'000'000'000;
+  // A connection back in the pool for less than this is not worth a peek (one syscall per
+  // request): servers close idle connections after seconds, and the retry-once-on-a-fresh-
+  // connection path covers the rare race anyway.
+  constexpr MonoNanos kPeekAfterNanos = 1'000'000'000;
   while (!fresh && !idle.empty()) {
     UpstreamPtr c = std::move(idle.back());
     idle.pop_back();
-    if (now - c->idle_since < kMaxIdleNanos && still_alive(*c)) {
+    const MonoNanos idle_for = now - c->idle_since;
+    if (idle_for < kMaxIdleNanos && (idle_for < kPeekAfterNanos || still_alive(*c))) {
       c->reused = true;
       co_return ConnectResult{std::move(c), {}, {}};
     }
