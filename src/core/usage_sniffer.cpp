@@ -48,19 +48,77 @@ std::int64_t count_field(const nlohmann::json& usage, const char* a, const char*
 
 }  // namespace
 
+namespace {
+
+// Finds the `usage` object of an OpenAI response without building a DOM of the whole body:
+// one pass that follows nesting (and skips strings, escapes included), returning the text of
+// the object under the top-level key "usage", or under "response" -> "usage" (Responses API
+// events). Parsing only that small object costs a fraction of parsing the body.
+std::string_view find_usage_object(std::string_view s) {
+  int depth = 0;
+  bool in_response = false;      // inside the top-level "response" object
+  std::string_view last_key;     // the last key read at depth 1 or 2
+  bool expect_value = false;     // a key and ':' were just read
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '"') {
+      const std::size_t begin = ++i;
+      while (i < s.size() && s[i] != '"') i += s[i] == '\\' ? 2 : 1;
+      if (i >= s.size()) return {};
+      const std::string_view str = s.substr(begin, i - begin);
+      std::size_t j = i + 1;
+      while (j < s.size() && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r')) ++j;
+      if (j < s.size() && s[j] == ':') {  // a key
+        last_key = str;
+        expect_value = true;
+        i = j;
+      } else {
+        expect_value = false;
+      }
+      continue;
+    }
+    if (c == '{' || c == '[') {
+      const bool object = c == '{';
+      if (object && expect_value && last_key == "usage" &&
+          (depth == 1 || (depth == 2 && in_response))) {
+        // The usage object itself: take it up to its matching brace.
+        int inner = 0;
+        for (std::size_t k = i; k < s.size(); ++k) {
+          if (s[k] == '"') {
+            for (++k; k < s.size() && s[k] != '"'; k += s[k] == '\\' ? 2 : 1) {}
+            continue;
+          }
+          if (s[k] == '{' || s[k] == '[') ++inner;
+          if ((s[k] == '}' || s[k] == ']') && --inner == 0) return s.substr(i, k - i + 1);
+        }
+        return {};
+      }
+      if (object && expect_value && depth == 1 && last_key == "response") in_response = true;
+      ++depth;
+      expect_value = false;
+      continue;
+    }
+    if (c == '}' || c == ']') {
+      --depth;
+      if (depth == 1) in_response = false;
+      expect_value = false;
+      continue;
+    }
+    if (c == ',') expect_value = false;
+  }
+  return {};
+}
+
+}  // namespace
+
 TokenUsage parse_usage_json(std::string_view json) {
   TokenUsage u;
-  const auto doc = nlohmann::json::parse(json.begin(), json.end(), nullptr, false);
-  if (doc.is_discarded() || !doc.is_object()) return u;
-  const nlohmann::json* usage = nullptr;
-  if (auto it = doc.find("usage"); it != doc.end() && it->is_object()) usage = &*it;
-  // Responses API stream events: {"type":"response.completed","response":{"usage":{...}}}
-  if (!usage)
-    if (auto r = doc.find("response"); r != doc.end() && r->is_object())
-      if (auto it = r->find("usage"); it != r->end() && it->is_object()) usage = &*it;
-  if (!usage) return u;
-  u.prompt_tokens = count_field(*usage, "prompt_tokens", "input_tokens");
-  u.completion_tokens = count_field(*usage, "completion_tokens", "output_tokens");
+  const std::string_view object = find_usage_object(json);
+  if (object.empty()) return u;
+  const auto usage = nlohmann::json::parse(object.begin(), object.end(), nullptr, false);
+  if (usage.is_discarded() || !usage.is_object()) return u;
+  u.prompt_tokens = count_field(usage, "prompt_tokens", "input_tokens");
+  u.completion_tokens = count_field(usage, "completion_tokens", "output_tokens");
   return u;
 }
 

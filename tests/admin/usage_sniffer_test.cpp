@@ -184,3 +184,32 @@ TEST(UsageSnifferOff, IgnoresEverything) {
 
 }  // namespace
 }  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+TEST(UsageJsonScan, OnlyTheTopLevelOrResponseUsageCounts) {
+  // A "usage" key nested under another key, and the word inside strings (with escaped
+  // quotes), must not be taken for the response's usage.
+  const std::string body =
+      R"({"choices":[{"message":{"content":"say \"usage\": {\"prompt_tokens\": 99}","tool":{"usage":{"prompt_tokens":77}}}}],)"
+      R"("metadata":{"usage":{"prompt_tokens":55}},"usage":{"prompt_tokens":12,"completion_tokens":34,"total_tokens":46}})";
+  const TokenUsage u = parse_usage_json(body);
+  EXPECT_EQ(u.prompt_tokens, 12);
+  EXPECT_EQ(u.completion_tokens, 34);
+}
+
+TEST(UsageJsonScan, NestedUsageAloneIsUnknown) {
+  const TokenUsage u = parse_usage_json(R"({"metadata":{"usage":{"prompt_tokens":55}},"usage":null})");
+  EXPECT_FALSE(u.known());
+}
+
+TEST(UsageJsonScan, ResponsesApiUsageUnderResponse) {
+  const TokenUsage u = parse_usage_json(
+      R"({"type":"response.completed","response":{"id":"r","output":[{"x":{"usage":{"input_tokens":1}}}],"usage":{"input_tokens":7,"output_tokens":8}}})");
+  EXPECT_EQ(u.prompt_tokens, 7);
+  EXPECT_EQ(u.completion_tokens, 8);
+}
+
+}  // namespace
+}  // namespace smartlb
