@@ -12,7 +12,10 @@ namespace smartlb {
 
 class SlidingWindowBudget {
  public:
-  static constexpr int kDefaultBuckets = 64;
+  // Finer buckets waste less of the window (the budget forgets a bucket only a whole window
+  // after its end: up to 1/buckets of the window is counted twice); advancing is incremental,
+  // so the count costs nothing per check.
+  static constexpr int kDefaultBuckets = 256;
 
   SlidingWindowBudget(std::int64_t limit, Nanos window, int buckets = kDefaultBuckets);
 
@@ -36,6 +39,7 @@ class SlidingWindowBudget {
   std::int64_t bucket_nanos_;
   std::vector<Bucket> ring_;  // buckets + 1 slots: the current one and `buckets` behind it
   std::int64_t used_ = 0;
+  std::int64_t advanced_to_ = -1;  // the newest bucket index `advance` has seen
 };
 
 }  // namespace smartlb

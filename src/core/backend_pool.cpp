@@ -152,8 +152,8 @@ std::optional<std::size_t> BackendPool::pick(std::string_view deployment, const 
 bool BackendPool::reserve(std::size_t i, std::string_view deployment, std::int64_t cost) {
   if (!members_[i].has_quota()) return true;
   DeploymentState& d = deployment_state(i, effective_deployment(i, deployment));
-  const MonoNanos now = clock_.now();
   std::lock_guard lock(d.quota_mutex);
+  const MonoNanos now = clock_.now();  // read under the lock: budgets only see time move forward
   if ((d.tokens && !d.tokens->fits(cost, now)) || (d.requests && !d.requests->fits(1, now))) return false;
   if (d.tokens) d.tokens->try_consume(cost, now);
   if (d.requests) d.requests->try_consume(1, now);

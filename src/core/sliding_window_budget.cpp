@@ -11,15 +11,20 @@ SlidingWindowBudget::SlidingWindowBudget(std::int64_t limit, Nanos window, int b
 
 void SlidingWindowBudget::advance(MonoNanos now) {
   // Live buckets: indices (current - buckets) .. current. Their span starts at least one full
-  // window before `now`, which is what makes the budget conservative.
+  // window before `now`, which is what makes the budget conservative. Only the slots that
+  // became the current one since the last call can hold an expired bucket.
   const std::int64_t current = now / bucket_nanos_;
-  const std::int64_t oldest_live = current - static_cast<std::int64_t>(ring_.size()) + 1;
-  for (auto& b : ring_) {
-    if (b.index >= 0 && b.index < oldest_live) {
+  if (current <= advanced_to_) return;
+  const auto slots = static_cast<std::int64_t>(ring_.size());
+  const std::int64_t from = std::max(advanced_to_ + 1, current - slots + 1);
+  for (std::int64_t index = from; index <= current; ++index) {
+    Bucket& b = ring_[static_cast<std::size_t>(index % slots)];
+    if (b.index >= 0 && b.index < index) {
       used_ -= b.used;
       b = Bucket{};
     }
   }
+  advanced_to_ = current;
 }
 
 bool SlidingWindowBudget::fits(std::int64_t amount, MonoNanos now) {
@@ -31,10 +36,7 @@ bool SlidingWindowBudget::try_consume(std::int64_t amount, MonoNanos now) {
   if (!fits(amount, now)) return false;
   const std::int64_t current = now / bucket_nanos_;
   Bucket& b = ring_[static_cast<std::size_t>(current % static_cast<std::int64_t>(ring_.size()))];
-  if (b.index != current) {
-    used_ -= b.used;  // (already expired by advance; kept for safety)
-    b = Bucket{current, 0};
-  }
+  if (b.index < current) b = Bucket{current, 0};  // empty: advance expired what it held
   b.used += amount;
   used_ += amount;
   return true;

@@ -1,4 +1,7 @@
 #include "smartlb/sliding_window_budget.hpp"
+#include "smartlb/random.hpp"
+
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -52,6 +55,34 @@ TEST(SlidingWindowBudget, AmountOverTheLimitNeverFits) {
   SlidingWindowBudget b(10, 1s, 4);
   EXPECT_FALSE(b.try_consume(11, 0));
   EXPECT_EQ(b.wait_for(11, 0), Nanos(kSecond));
+}
+
+}  // namespace
+}  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+TEST(SlidingWindowBudgetIncremental, MatchesAFullRecountOverALongIrregularRun) {
+  // The incremental advance must forget exactly what a full recount would: compare `used`
+  // with the sum of the admitted amounts whose bucket is still live.
+  constexpr std::int64_t kWindow = 1'000'000'000;
+  SlidingWindowBudget b(1'000'000, Nanos(kWindow), 16);
+  const std::int64_t bucket = kWindow / 16;
+  std::vector<std::pair<MonoNanos, std::int64_t>> admitted;
+  FastRandom rng(3);
+  MonoNanos t = 5 * kWindow;
+  for (int i = 0; i < 5000; ++i) {
+    t += static_cast<MonoNanos>(rng.below(3 * bucket / 2));  // sometimes skips whole buckets
+    if (i % 997 == 0) t += 3 * kWindow;                        // and sometimes whole windows
+    const std::int64_t amount = 1 + static_cast<std::int64_t>(rng.below(50));
+    if (b.try_consume(amount, t)) admitted.push_back({t, amount});
+    std::int64_t live = 0;
+    const std::int64_t oldest_live = t / bucket - 16;
+    for (auto& [when, n] : admitted)
+      if (when / bucket >= oldest_live) live += n;
+    ASSERT_EQ(b.used(t), live) << "step " << i;
+  }
 }
 
 }  // namespace
