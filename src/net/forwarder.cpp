@@ -4,7 +4,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <array>
+#include <span>
+
 #include "net/replies.hpp"
+#include "net/wire_format.hpp"
 #include "net/worker.hpp"
 #include "smartlb/header_rules.hpp"
 #include "smartlb/request_target.hpp"
@@ -79,6 +83,7 @@ class ForwardJob {
  private:
   void prepare_request();
   void aim_at(std::size_t backend);
+  void write_request_head();
   asio::awaitable<AttemptResult> attempt(std::size_t backend);
   asio::awaitable<void> drain_or_close(UpstreamPtr conn, ResponseParser& p);
   asio::awaitable<bool> relay(UpstreamPtr conn, ResponseParser& p, std::size_t backend);
@@ -93,6 +98,7 @@ class ForwardJob {
   RequestRecord& rec_;
 
   std::optional<ResponseParser> parser_;  // the current attempt's response
+  std::string request_head_;              // the upstream request head, rebuilt per attempt
   std::string target_text_;  // the client's target; `target_` points into it
   RequestTarget target_;
   std::string client_api_key_, client_authorization_;
@@ -148,6 +154,11 @@ void ForwardJob::aim_at(std::size_t backend) {
   else req_.set(http::field::authorization, s_.backends[backend].bearer);
 }
 
+void ForwardJob::write_request_head() {
+  request_head_.clear();
+  append_request_head(request_head_, req_);
+}
+
 asio::awaitable<AttemptResult> ForwardJob::attempt(std::size_t backend) {
   AttemptResult r;
   const auto timeout = header_timeout();
@@ -160,7 +171,8 @@ asio::awaitable<AttemptResult> ForwardJob::attempt(std::size_t backend) {
     }
     UpstreamConnection& c = *cr.conn;
     c.tcp().expires_after(timeout);
-    auto [wec, wn] = co_await c.visit([&](auto& s) { return http::async_write(s, req_, use_tuple); });
+    const std::array<asio::const_buffer, 2> request{asio::buffer(request_head_), asio::buffer(req_.body())};
+    auto [wec, wn] = co_await c.visit([&](auto& s) { return asio::async_write(s, request, use_tuple); });
     error_code ec = wec;
     bool got_bytes = false;
     if (!ec) {
@@ -242,28 +254,37 @@ asio::awaitable<bool> ForwardJob::relay(UpstreamPtr conn, ResponseParser& p, std
                                                        header_value(res, "content-encoding"))
                               : UsageSniffer::Mode::Off);
   bool keep = client_keep_alive_ && !w_.draining;
+  bool chunked = false;  // the body goes to the client in chunks we frame ourselves
   res.version(client_version_);
+  res.erase(http::field::transfer_encoding);
   if (has_body && !upstream_length) {
-    if (client_version_ >= 11) res.chunked(true);
+    if (client_version_ >= 11) chunked = true;
     else keep = false;  // HTTP/1.0 client: the end of the body is the end of the connection
   }
+  if (chunked) res.set(http::field::transfer_encoding, "chunked");
   res.keep_alive(keep);
-
-  http::response_serializer<http::buffer_body> sr(res);
+  std::string head;
+  head.reserve(512);
+  append_response_head(head, res);
   rec_.status = status;
+
   // Send the head at once only when the body must be waited for (a stream): otherwise the
   // first write below carries head and body together, one syscall instead of two.
+  bool head_sent = false;
   if (!p.is_done() && conn->buffer.size() == 0) {
     client_.expires_after(cfg_.http_timeout);
-    auto [hec, hn] = co_await http::async_write_header(client_, sr, use_tuple);
+    auto [hec, hn] = co_await asio::async_write(client_, asio::buffer(head), use_tuple);
     if (hec) {
       rec_.client_aborted = true;
       conn->close();
       co_return false;
     }
+    head_sent = true;
   }
 
   char buf[kRelayBufferBytes];
+  char size_line[20];
+  static constexpr std::string_view kCrlf = "\r\n", kLastChunk = "0\r\n\r\n";
   for (;;) {
     std::size_t chunk = 0;  // body bytes read into buf this round
     if (!p.is_done()) {
@@ -282,30 +303,34 @@ asio::awaitable<bool> ForwardJob::relay(UpstreamPtr conn, ResponseParser& p, std
         conn->close();
         co_return false;
       }
-      res.body().size = sizeof buf - res.body().size;
-      // A read may parse only framing (a chunk header). Beast's buffer_body writer sends a
-      // zero-length chunk -- the end of the body -- for an empty non-null buffer, so an
-      // empty read must be handed over as null.
-      res.body().data = res.body().size ? buf : nullptr;
-      res.body().more = !p.is_done();
-      rec_.response_bytes += res.body().size;
-      chunk = res.body().size;
-    } else {
-      res.body().data = nullptr;
-      res.body().size = 0;
-      res.body().more = false;
+      chunk = sizeof buf - res.body().size;
+      rec_.response_bytes += chunk;
     }
-    client_.expires_after(cfg_.http_timeout);
-    auto [wec, wn] = co_await http::async_write(client_, sr, use_tuple);
-    if (wec == http::error::need_buffer) wec = {};
-    if (wec) {
-      // The client left: stop reading, discard the upstream connection, blame no one.
-      rec_.client_aborted = true;
-      conn->close();
-      co_return false;
+    const bool last = p.is_done();
+    // One gather write: [head] [size line, data, CRLF | data] [last chunk]. A read that
+    // parsed only framing (a chunk header) adds no data, and nothing is written for it.
+    std::array<asio::const_buffer, 5> out;
+    std::size_t k = 0;
+    if (!head_sent) out[k++] = asio::buffer(head);
+    if (chunk > 0) {
+      if (chunked) out[k++] = asio::buffer(size_line, chunk_size_line(chunk, size_line));
+      out[k++] = asio::buffer(buf, chunk);
+      if (chunked) out[k++] = asio::buffer(kCrlf.data(), kCrlf.size());
+    }
+    if (last && chunked) out[k++] = asio::buffer(kLastChunk.data(), kLastChunk.size());
+    if (k > 0) {
+      client_.expires_after(cfg_.http_timeout);
+      auto [wec, wn] = co_await asio::async_write(client_, std::span(out.data(), k), use_tuple);
+      if (wec) {
+        // The client left: stop reading, discard the upstream connection, blame no one.
+        rec_.client_aborted = true;
+        conn->close();
+        co_return false;
+      }
+      head_sent = true;
     }
     usage.feed(buf, chunk);
-    if (p.is_done() && sr.is_done()) break;
+    if (last) break;
   }
   if (const TokenUsage u = usage.finish(); u.known()) {
     rec_.prompt_tokens = u.prompt_tokens;
@@ -360,6 +385,7 @@ asio::awaitable<bool> ForwardJob::run() {
     tried.add(backend);
     if (!s_.pool.reserve(backend, target_.deployment, cost_)) continue;  // its quota filled meanwhile
     aim_at(backend);
+    write_request_head();
 
     AttemptRecord& a = rec_.add_attempt();
     a.backend = backend;
