@@ -1,0 +1,73 @@
+# Shared helpers for the bench/*.sh scripts (sourced, not run).
+# Every process a script starts is recorded in PIDS and killed by the EXIT trap.
+
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_DIR=$(cd "$BENCH_DIR/.." && pwd)
+BUILD=${BUILD:-$REPO_DIR/build-bench}
+SMARTLB=${SMARTLB:-$BUILD/src/smartlb}
+SIM=${SIM:-$BUILD/src/sim/smartlb-sim}
+RESULTS=${RESULTS:-$BENCH_DIR/results}
+mkdir -p "$RESULTS"
+TMP=$(mktemp -d /tmp/smartlb-bench.XXXXXX)
+PIDS=()
+CLK_TCK=$(getconf CLK_TCK)
+
+cleanup() {
+  local p
+  for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
+  sleep 0.3
+  for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill -9 "$p" 2>/dev/null || true; done
+  [ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP PIPE
+# Many connections: root may raise the hard limit; fall back to the current hard limit.
+ulimit -Hn 200000 2>/dev/null || true
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+
+need() { for t in "$@"; do command -v "$t" >/dev/null || { echo "missing tool: $t" >&2; exit 2; }; done; }
+
+# A free TCP port on 127.0.0.1 (asks the kernel; racy only in theory).
+free_port() { python3 - <<'PY' 2>/dev/null || node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
+import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()
+PY
+}
+
+wait_port() {  # wait_port PORT [seconds]
+  local port=$1 deadline=$((SECONDS + ${2:-10}))
+  until (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null; do
+    [ $SECONDS -ge $deadline ] && { echo "port $port did not open" >&2; return 1; }
+    sleep 0.05
+  done
+}
+
+# Starts smartlb-sim with the given args on an ephemeral port; sets SIM_PORT and SIM_PID.
+start_sim() {
+  local out="$TMP/sim.$RANDOM.out"
+  "$SIM" --port 0 --log-level warn "$@" >"$out" 2>>"$TMP/sim.log" &
+  SIM_PID=$!; PIDS+=("$SIM_PID")
+  local deadline=$((SECONDS + 10))
+  until grep -q listening "$out" 2>/dev/null; do
+    [ $SECONDS -ge $deadline ] && { echo "smartlb-sim did not start" >&2; cat "$TMP/sim.log" >&2; return 1; }
+    sleep 0.05
+  done
+  SIM_PORT=$(sed -E 's/.*:([0-9]+)$/\1/' "$out")
+}
+
+# utime+stime in clock ticks summed over the given pids.
+# Prints "?" if one of them is gone (e.g. an nginx worker was respawned): the delta is invalid.
+cpu_ticks() {
+  local t=0 p v
+  for p in "$@"; do
+    v=$(awk '{print $14+$15}' /proc/"$p"/stat 2>/dev/null) || { echo "?"; return 0; }
+    [ -n "$v" ] || { echo "?"; return 0; }
+    t=$((t + v))
+  done
+  echo $t
+}
+# VmRSS in KiB summed over the given pids.
+rss_kb() { local t=0 p; for p in "$@"; do t=$((t + $(awk '/^VmRSS/{print $2}' /proc/"$p"/status))); done; echo $t; }
+# All pids of a process tree (the process and its children), e.g. nginx master + workers.
+tree_pids() { echo "$1" $(pgrep -P "$1" || true); }
+
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }

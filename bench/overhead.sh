@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Proxy overhead: wrk straight to a fast backend vs through smartlb, nginx and haproxy
+# (plain reverse proxies, keep-alive to the upstream, access logs OFF on all of them).
+#
+# Placement (2 cores): the proxy under test is pinned to core 1 (smartlb THREADS=1, nginx one
+# worker, haproxy nbthread 1); wrk (1 thread) and the backend share core 0. Runs are
+# interleaved: for each repetition, every connection count, every target in turn.
+# Proxy CPU per request = delta(utime+stime of the proxy's processes) / requests completed.
+#
+# Usage: bench/overhead.sh              (BACKEND=nginx|sim  DURATION=10  REPS=3  CONNS="16 128"
+#                                        TARGETS="direct smartlb nginx haproxy"  WARMUP=2
+#                                        (target smartlb_q = smartlb with a declared, never reached TPM)
+#                                        BACKEND_CT=application/json: content type of the fixed answer)
+# Needs: wrk nginx haproxy taskset; smartlb built in $BUILD (default build-bench).
+# Output: a summary table on stdout; raw wrk output and a TSV under bench/results/.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+need wrk nginx haproxy taskset
+BACKEND=${BACKEND:-nginx}
+DURATION=${DURATION:-10}
+REPS=${REPS:-3}
+CONNS=${CONNS:-16 128}
+TARGETS=${TARGETS:-direct smartlb nginx haproxy}
+WARMUP=${WARMUP:-2}
+PROXY_CORE=${PROXY_CORE:-1}
+LOAD_CORE=${LOAD_CORE:-0}
+PATH_Q="/openai/deployments/gpt-4o/chat/completions?api-version=2024-02-01"
+STAMP=$(date +%Y%m%d-%H%M%S)
+TSV="$RESULTS/overhead-$STAMP.tsv"
+
+subst() { sed -e "s|@TMP@|$TMP|g" -e "s|@PORT@|$2|g" -e "s|@BACKEND_PORT@|${3:-}|g" "$1"; }
+
+# --- backend on the load core
+if [ "$BACKEND" = sim ]; then
+  "$SIM" --port 0 --log-level warn --deployment gpt-4o:1000000000000:100000000 >"$TMP/sim.out" 2>"$TMP/sim.log" &
+  BPID=$!; PIDS+=("$BPID")
+  until grep -q listening "$TMP/sim.out" 2>/dev/null; do sleep 0.05; done
+  BPORT=$(sed -E 's/.*:([0-9]+)$/\1/' "$TMP/sim.out")
+  taskset -pc "$LOAD_CORE" "$BPID" >/dev/null
+else
+  BPORT=$(free_port)
+  subst "$BENCH_DIR/conf/nginx-backend.conf.in" "$BPORT" | sed "s|@CT@|${BACKEND_CT:-application/json}|" >"$TMP/nginx-backend.conf"
+  taskset -c "$LOAD_CORE" nginx -c "$TMP/nginx-backend.conf" -p "$TMP" &
+  PIDS+=($!)
+fi
+wait_port "$BPORT"
+
+# --- proxies on the proxy core
+declare -A PORT PROCS
+PORT[direct]=$BPORT
+SL_PORT=$(free_port)
+env -i PATH="$PATH" PORT="$SL_PORT" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREADS=1 ACCESS_LOG=off \
+  LOG_LEVEL=warn BACKEND_1_URL="http://127.0.0.1:$BPORT" BACKEND_1_NAME=fast \
+  taskset -c "$PROXY_CORE" "$SMARTLB" 2>"$TMP/smartlb.log" &
+SL_PID=$!; PIDS+=("$SL_PID"); PORT[smartlb]=$SL_PORT; PROCS[smartlb]=$SL_PID
+
+# smartlb_q: the same with a declared (never reached) quota, so every request is token-estimated
+# and charged against a sliding window (optional target).
+SQ_PORT=$(free_port)
+env -i PATH="$PATH" PORT="$SQ_PORT" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREADS=1 ACCESS_LOG=off \
+  LOG_LEVEL=warn BACKEND_1_URL="http://127.0.0.1:$BPORT" BACKEND_1_NAME=fast BACKEND_1_TPM=1000000000000 QUOTA_WINDOW_SECONDS=1 \
+  taskset -c "$PROXY_CORE" "$SMARTLB" 2>"$TMP/smartlb-q.log" &
+SQ_PID=$!; PIDS+=("$SQ_PID"); PORT[smartlb_q]=$SQ_PORT; PROCS[smartlb_q]=$SQ_PID
+
+NG_PORT=$(free_port)
+subst "$BENCH_DIR/conf/nginx-proxy.conf.in" "$NG_PORT" "$BPORT" >"$TMP/nginx-proxy.conf"
+taskset -c "$PROXY_CORE" nginx -c "$TMP/nginx-proxy.conf" -p "$TMP" &
+NG_PID=$!; PIDS+=("$NG_PID"); PORT[nginx]=$NG_PORT
+
+HA_PORT=$(free_port)
+subst "$BENCH_DIR/conf/haproxy.cfg.in" "$HA_PORT" "$BPORT" >"$TMP/haproxy.cfg"
+taskset -c "$PROXY_CORE" haproxy -db -f "$TMP/haproxy.cfg" 2>"$TMP/haproxy.log" &
+HA_PID=$!; PIDS+=("$HA_PID"); PORT[haproxy]=$HA_PORT
+
+for t in smartlb smartlb_q nginx haproxy; do wait_port "${PORT[$t]}"; done
+sleep 0.3
+PROCS[nginx]=$(tree_pids "$NG_PID")
+PROCS[haproxy]=$(tree_pids "$HA_PID")
+PROCS[direct]=""
+
+# Sanity: one request through each target.
+for t in $TARGETS; do
+  code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'content-type: application/json' \
+    -d '{"messages":[{"role":"user","content":"hi"}],"max_tokens":100}' "http://127.0.0.1:${PORT[$t]}$PATH_Q")
+  [ "$code" = 200 ] || { echo "$t answered $code" >&2; exit 1; }
+done
+
+to_ms() {  # wrk latency token (e.g. 512.00us, 1.23ms, 1.01s) -> ms
+  awk -v v="$1" 'BEGIN{ if (v ~ /us$/) {sub(/us$/,"",v); print v/1000}
+                        else if (v ~ /ms$/) {sub(/ms$/,"",v); print v+0}
+                        else if (v ~ /s$/) {sub(/s$/,"",v); print v*1000} }'
+}
+
+echo "# overhead $STAMP backend=$BACKEND duration=${DURATION}s reps=$REPS load_before=$(loadavg)" | tee "$TSV"
+printf 'rep\tconns\ttarget\trps\tp50_ms\tp99_ms\terrors\tproxy_cpu_us_per_req\tload1\n' | tee -a "$TSV"
+for rep in $(seq 1 "$REPS"); do
+  for c in $CONNS; do
+    for t in $TARGETS; do
+      url="http://127.0.0.1:${PORT[$t]}$PATH_Q"
+      taskset -c "$LOAD_CORE" wrk -t1 -c"$c" -d"${WARMUP}s" -s "$BENCH_DIR/conf/chat.lua" "$url" >/dev/null
+      pids=${PROCS[$t]}
+      case $t in nginx) pids=$(tree_pids "$NG_PID") ;; haproxy) pids=$(tree_pids "$HA_PID") ;; esac
+      before=0; [ -n "$pids" ] && before=$(cpu_ticks $pids)
+      out="$RESULTS/overhead-$STAMP-r$rep-c$c-$t.txt"
+      taskset -c "$LOAD_CORE" wrk -t1 -c"$c" -d"${DURATION}s" --timeout 5s --latency \
+        -s "$BENCH_DIR/conf/chat.lua" "$url" >"$out"
+      after=0; [ -n "$pids" ] && after=$(cpu_ticks $pids)
+      reqs=$(awk '/requests in/{print $1}' "$out")
+      rps=$(awk '/^Requests\/sec/{print $2}' "$out")
+      p50=$(to_ms "$(awk '$1=="50%"{print $2}' "$out")")
+      p99=$(to_ms "$(awk '$1=="99%"{print $2}' "$out")")
+      errs=$(awk '/Non-2xx/{n+=$NF} /Socket errors/{gsub(/,/,""); n+=$4+$6+$8+$10} END{print n+0}' "$out")
+      cpu="-"
+      [ "$before" = "?" ] || [ "$after" = "?" ] && cpu="?"
+      [ -n "$pids" ] && [ "$cpu" != "?" ] && cpu=$(awk -v d=$((after - before)) -v tck="$CLK_TCK" -v n="$reqs" 'BEGIN{printf "%.1f", d*1e6/tck/n}')
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$c" "$t" "$rps" "$p50" "$p99" "$errs" "$cpu" \
+        "$(cut -d' ' -f1 /proc/loadavg)" | tee -a "$TSV"
+    done
+  done
+done
+
+echo
+echo "Summary (median over $REPS reps; [min-max] of requests/s) — backend=$BACKEND, access logs off everywhere"
+awk -F'\t' 'NR>2 {k=$2"\t"$3; n[k]++; rps[k,n[k]]=$4; p50[k,n[k]]=$5; p99[k,n[k]]=$6; cpu[k,n[k]]=$8; err[k]+=$7; keys[k]=1}
+  function med(a,k,m,   i,j,t,v){ for(i=1;i<=m;i++) v[i]=a[k,i]+0; for(i=1;i<=m;i++) for(j=i+1;j<=m;j++) if(v[j]<v[i]){t=v[i];v[i]=v[j];v[j]=t}
+      return (m%2)? v[(m+1)/2] : (v[m/2]+v[m/2+1])/2 }
+  function mn(a,k,m,  i,x){x=a[k,1]+0; for(i=2;i<=m;i++) if(a[k,i]+0<x) x=a[k,i]+0; return x}
+  function mx(a,k,m,  i,x){x=a[k,1]+0; for(i=2;i<=m;i++) if(a[k,i]+0>x) x=a[k,i]+0; return x}
+  END { printf "%-6s %-8s %10s %17s %8s %8s %12s %7s\n","conns","target","req/s","[min-max]","p50 ms","p99 ms","cpu us/req","errors";
+        for (k in keys) { split(k,a,"\t"); m=n[k];
+          printf "%-6s %-8s %10.0f %8.0f-%-8.0f %8.3f %8.3f %12s %7d\n", a[1], a[2], med(rps,k,m), mn(rps,k,m), mx(rps,k,m), med(p50,k,m), med(p99,k,m), (a[2]=="direct"?"-":sprintf("%.1f",med(cpu,k,m))), err[k] } }' "$TSV" | sort -k1,1n -k2,2
+echo "raw: $TSV"

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Streaming: N concurrent SSE streams (default 1,000), each event stamped with its send time
+# by the backend (tools/sse_backend.js, CLOCK_MONOTONIC); the client (tools/sse_client.js)
+# records arrival - send for every event. Interleaved runs: straight to the backend, then
+# through smartlb (THREADS=1, ACCESS_LOG=off). Added delay per event = through-proxy
+# percentile - direct percentile (both include the Node client's and backend's own delays).
+# Memory per stream = (smartlb RSS with all N streams open - RSS before) / N.
+#
+# Usage: bench/streaming.sh   (STREAMS=1000  EVENTS=100  INTERVAL_MS=100  REPS=2  THREADS=1)
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+need node
+STREAMS=${STREAMS:-1000}
+EVENTS=${EVENTS:-100}
+INTERVAL_MS=${INTERVAL_MS:-100}
+REPS=${REPS:-2}
+SL_THREADS=${THREADS:-1}
+STAMP=$(date +%Y%m%d-%H%M%S)
+TSV="$RESULTS/streaming-$STAMP.tsv"
+PATH_Q="/openai/deployments/gpt-4o/chat/completions?api-version=2024-02-01"
+
+node "$BENCH_DIR/tools/sse_backend.js" --port 0 --events "$EVENTS" --interval-ms "$INTERVAL_MS" >"$TMP/sse.out" &
+PIDS+=($!)
+until grep -q listening "$TMP/sse.out" 2>/dev/null; do sleep 0.05; done
+BPORT=$(sed -E 's/.*:([0-9]+)$/\1/' "$TMP/sse.out")
+SL_PORT=$(free_port)
+env -i PATH="$PATH" PORT="$SL_PORT" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREADS="$SL_THREADS" ACCESS_LOG=off LOG_LEVEL=warn \
+  BACKEND_1_URL="http://127.0.0.1:$BPORT" "$SMARTLB" 2>"$TMP/smartlb.log" &
+SL_PID=$!; PIDS+=("$SL_PID")
+wait_port "$SL_PORT"
+
+echo "# streaming $STAMP streams=$STREAMS events=$EVENTS interval=${INTERVAL_MS}ms smartlb THREADS=$SL_THREADS load $(loadavg)" | tee "$TSV"
+printf 'rep\tpath\tok_streams\tevents\tp50_ms\tp90_ms\tp99_ms\tp999_ms\tmax_ms\trss_before_kb\trss_all_open_kb\trss_per_stream_kb\tsmartlb_cpu_s\tload1\n' | tee -a "$TSV"
+for rep in $(seq 1 "$REPS"); do
+  for path in direct smartlb; do
+    if [ "$path" = direct ]; then port=$BPORT; watch=""; else port=$SL_PORT; watch="--watch-pid $SL_PID"; fi
+    c0=$(cpu_ticks "$SL_PID")
+    node "$BENCH_DIR/tools/sse_client.js" --url "http://127.0.0.1:$port$PATH_Q" --streams "$STREAMS" $watch \
+      --timeout-s $((EVENTS * INTERVAL_MS / 1000 + 60)) >"$TMP/client.json"
+    c1=$(cpu_ticks "$SL_PID")
+    jq -r --arg rep "$rep" --arg path "$path" --arg n "$STREAMS" --arg cpu "$(awk -v d=$((c1 - c0)) -v t="$CLK_TCK" 'BEGIN{printf "%.2f", d/t}')" \
+      --arg load "$(cut -d' ' -f1 /proc/loadavg)" \
+      '[$rep, $path, (.statuses["200"] // 0), .events, .delay_ms.p50, .delay_ms.p90, .delay_ms.p99, .delay_ms.p999, .delay_ms.max,
+        (.rss_kb.before // "-"), (.rss_kb.all_open // "-"),
+        (if .rss_kb.all_open then ((.rss_kb.all_open - .rss_kb.before) / ($n|tonumber) * 10 | round / 10) else "-" end),
+        (if $path == "smartlb" then $cpu else "-" end), $load] | @tsv' "$TMP/client.json" | tee -a "$TSV"
+    sleep 2
+  done
+done
+echo
+echo "Summary: per-event delay (arrival - send, ms) and smartlb memory per open stream"
+column -t -s$'\t' <(tail -n +2 "$TSV")
+awk -F'\t' 'NR>2 { k=$2; n[k]++; p50[k]+=$5; p99[k]+=$7 }
+  END { if (n["direct"] && n["smartlb"]) printf "added by smartlb (mean over reps): p50 %+.3f ms, p99 %+.3f ms\n",
+        p50["smartlb"]/n["smartlb"] - p50["direct"]/n["direct"], p99["smartlb"]/n["smartlb"] - p99["direct"]/n["direct"] }' "$TSV"
+echo "raw: $TSV"
