@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include <nlohmann/json.hpp>
+#include <charconv>
 
 namespace smartlb {
 namespace {
@@ -35,15 +35,6 @@ bool has_usage_object(std::string_view s) {
     if (i < s.size() && s[i] == '{') return true;
   }
   return false;
-}
-
-std::int64_t count_field(const nlohmann::json& usage, const char* a, const char* b) {
-  for (const char* name : {a, b}) {
-    auto it = usage.find(name);
-    if (it != usage.end() && it->is_number_integer() && it->get<std::int64_t>() >= 0)
-      return it->get<std::int64_t>();
-  }
-  return -1;
 }
 
 }  // namespace
@@ -111,14 +102,49 @@ std::string_view find_usage_object(std::string_view s) {
 
 }  // namespace
 
+namespace {
+
+// The non-negative integer value of `key` directly inside `object` (not in a nested object),
+// or -1 when absent, null or not such an integer.
+std::int64_t integer_member(std::string_view object, std::string_view key) {
+  int depth = 0;
+  for (std::size_t i = 0; i < object.size(); ++i) {
+    const char c = object[i];
+    if (c == '"') {
+      const std::size_t begin = ++i;
+      while (i < object.size() && object[i] != '"') i += object[i] == '\\' ? 2 : 1;
+      if (i >= object.size()) return -1;
+      if (depth != 1 || object.substr(begin, i - begin) != key) continue;
+      std::size_t j = i + 1;
+      while (j < object.size() && (object[j] == ' ' || object[j] == '\t' || object[j] == '\n' || object[j] == '\r')) ++j;
+      if (j >= object.size() || object[j] != ':') continue;  // a string value, not a key
+      ++j;
+      while (j < object.size() && (object[j] == ' ' || object[j] == '\t' || object[j] == '\n' || object[j] == '\r')) ++j;
+      std::int64_t v = -1;
+      const auto [p, ec] = std::from_chars(object.data() + j, object.data() + object.size(), v);
+      if (ec != std::errc{} || v < 0) return -1;
+      const char after = p < object.data() + object.size() ? *p : '}';
+      return after == ',' || after == '}' || after == ' ' || after == '\n' || after == '\r' || after == '\t' ? v : -1;
+    }
+    if (c == '{' || c == '[') ++depth;
+    else if (c == '}' || c == ']') --depth;
+  }
+  return -1;
+}
+
+std::int64_t first_count(std::string_view object, std::string_view a, std::string_view b) {
+  const std::int64_t v = integer_member(object, a);
+  return v >= 0 ? v : integer_member(object, b);
+}
+
+}  // namespace
+
 TokenUsage parse_usage_json(std::string_view json) {
   TokenUsage u;
   const std::string_view object = find_usage_object(json);
   if (object.empty()) return u;
-  const auto usage = nlohmann::json::parse(object.begin(), object.end(), nullptr, false);
-  if (usage.is_discarded() || !usage.is_object()) return u;
-  u.prompt_tokens = count_field(usage, "prompt_tokens", "input_tokens");
-  u.completion_tokens = count_field(usage, "completion_tokens", "output_tokens");
+  u.prompt_tokens = first_count(object, "prompt_tokens", "input_tokens");
+  u.completion_tokens = first_count(object, "completion_tokens", "output_tokens");
   return u;
 }
 

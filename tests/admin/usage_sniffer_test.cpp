@@ -213,3 +213,26 @@ TEST(UsageJsonScan, ResponsesApiUsageUnderResponse) {
 
 }  // namespace
 }  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+TEST(UsageJsonScan, FieldsAreReadFromTheUsageObjectItselfNotItsDetails) {
+  const TokenUsage u = parse_usage_json(
+      R"({"usage":{"prompt_tokens_details":{"prompt_tokens":999,"cached_tokens":3},"completion_tokens" : 21 ,)"
+      R"("prompt_tokens":13,"total_tokens":34}})");
+  EXPECT_EQ(u.prompt_tokens, 13);
+  EXPECT_EQ(u.completion_tokens, 21);
+}
+
+TEST(UsageJsonScan, NullNegativeOrNonIntegerCountsAreUnknown) {
+  const TokenUsage u = parse_usage_json(R"({"usage":{"prompt_tokens":null,"completion_tokens":-2}})");
+  EXPECT_EQ(u.prompt_tokens, -1);
+  EXPECT_EQ(u.completion_tokens, -1);
+  const TokenUsage f = parse_usage_json(R"({"usage":{"prompt_tokens":1.5,"completion_tokens":"7"}})");
+  EXPECT_EQ(f.prompt_tokens, -1);
+  EXPECT_EQ(f.completion_tokens, -1);
+}
+
+}  // namespace
+}  // namespace smartlb
