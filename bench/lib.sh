@@ -56,6 +56,17 @@ start_sim() {
 
 # utime+stime in clock ticks summed over the given pids.
 # Prints "?" if one of them is gone (e.g. an nginx worker was respawned): the delta is invalid.
+# user ticks of processes (for the user/kernel split)
+utime_ticks() {
+  local t=0 p v
+  for p in "$@"; do
+    v=$(awk '{print $14}' /proc/"$p"/stat 2>/dev/null) || { echo "?"; return 0; }
+    [ -n "$v" ] || { echo "?"; return 0; }
+    t=$((t + v))
+  done
+  echo $t
+}
+
 cpu_ticks() {
   local t=0 p v
   for p in "$@"; do

@@ -92,7 +92,7 @@ to_ms() {  # wrk latency token (e.g. 512.00us, 1.23ms, 1.01s) -> ms
 }
 
 echo "# overhead $STAMP backend=$BACKEND duration=${DURATION}s reps=$REPS load_before=$(loadavg)" | tee "$TSV"
-printf 'rep\tconns\ttarget\trps\tp50_ms\tp99_ms\terrors\tproxy_cpu_us_per_req\tload1\n' | tee -a "$TSV"
+printf 'rep\tconns\ttarget\trps\tp50_ms\tp99_ms\terrors\tproxy_cpu_us_per_req\tload1\tproxy_user_us_per_req\n' | tee -a "$TSV"
 for rep in $(seq 1 "$REPS"); do
   for c in $CONNS; do
     for t in $TARGETS; do
@@ -100,21 +100,22 @@ for rep in $(seq 1 "$REPS"); do
       taskset -c "$LOAD_CORE" wrk -t1 -c"$c" -d"${WARMUP}s" -s "$BENCH_DIR/conf/chat.lua" "$url" >/dev/null
       pids=${PROCS[$t]}
       case $t in nginx) pids=$(tree_pids "$NG_PID") ;; haproxy) pids=$(tree_pids "$HA_PID") ;; esac
-      before=0; [ -n "$pids" ] && before=$(cpu_ticks $pids)
+      before=0; ubefore=0; [ -n "$pids" ] && before=$(cpu_ticks $pids) && ubefore=$(utime_ticks $pids)
       out="$RESULTS/overhead-$STAMP-r$rep-c$c-$t.txt"
       taskset -c "$LOAD_CORE" wrk -t1 -c"$c" -d"${DURATION}s" --timeout 5s --latency \
         -s "$BENCH_DIR/conf/chat.lua" "$url" >"$out"
-      after=0; [ -n "$pids" ] && after=$(cpu_ticks $pids)
+      after=0; uafter=0; [ -n "$pids" ] && after=$(cpu_ticks $pids) && uafter=$(utime_ticks $pids)
       reqs=$(awk '/requests in/{print $1}' "$out")
       rps=$(awk '/^Requests\/sec/{print $2}' "$out")
       p50=$(to_ms "$(awk '$1=="50%"{print $2}' "$out")")
       p99=$(to_ms "$(awk '$1=="99%"{print $2}' "$out")")
       errs=$(awk '/Non-2xx/{n+=$NF} /Socket errors/{gsub(/,/,""); n+=$4+$6+$8+$10} END{print n+0}' "$out")
-      cpu="-"
+      cpu="-"; usr="-"
       [ "$before" = "?" ] || [ "$after" = "?" ] && cpu="?"
-      [ -n "$pids" ] && [ "$cpu" != "?" ] && cpu=$(awk -v d=$((after - before)) -v tck="$CLK_TCK" -v n="$reqs" 'BEGIN{printf "%.1f", d*1e6/tck/n}')
-      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$c" "$t" "$rps" "$p50" "$p99" "$errs" "$cpu" \
-        "$(cut -d' ' -f1 /proc/loadavg)" | tee -a "$TSV"
+      [ -n "$pids" ] && [ "$cpu" != "?" ] && cpu=$(awk -v d=$((after - before)) -v tck="$CLK_TCK" -v n="$reqs" 'BEGIN{printf "%.1f", d*1e6/tck/n}') &&
+        usr=$(awk -v d=$((uafter - ubefore)) -v tck="$CLK_TCK" -v n="$reqs" 'BEGIN{printf "%.1f", d*1e6/tck/n}')
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$c" "$t" "$rps" "$p50" "$p99" "$errs" "$cpu" \
+        "$(cut -d' ' -f1 /proc/loadavg)" "$usr" | tee -a "$TSV"
     done
   done
 done
