@@ -37,6 +37,22 @@ struct RequestRecord {
   std::int64_t prompt_tokens = -1;      // from `usage`, when seen
   std::int64_t completion_tokens = -1;
 
+  // Back to a new request's state, keeping the strings' memory (one record serves every
+  // request of a connection).
+  void reset() {
+    method.clear();
+    path.clear();
+    deployment.clear();
+    request_id.clear();
+    start = end = 0;
+    status = 0;
+    served_by = -1;
+    attempt_count = 0;
+    response_bytes = 0;
+    client_aborted = upstream_aborted = false;
+    prompt_tokens = completion_tokens = -1;
+  }
+
   AttemptRecord& add_attempt() {
     const std::size_t i = attempt_count < kMaxAttempts ? attempt_count : kMaxAttempts - 1;
     ++attempt_count;

@@ -22,5 +22,8 @@ std::optional<RequestTarget> parse_request_target(std::string_view target);
 // + "?" + query.
 std::string build_upstream_target(std::string_view base_path, const RequestTarget& t,
                                   std::string_view deployment_override);
+// The same, appended to `out` (no allocation when `out` has room).
+void append_upstream_target(std::string& out, std::string_view base_path, const RequestTarget& t,
+                            std::string_view deployment_override);
 
 }  // namespace smartlb

@@ -52,8 +52,8 @@ struct AdminServer::Impl {
     return p;
   }
 
-  asio::awaitable<void> session(tcp::socket socket) const;
-  asio::awaitable<void> accept_loop(tcp::acceptor& acceptor) const;
+  Task<> session(tcp::socket socket) const;
+  Task<> accept_loop(tcp::acceptor& acceptor) const;
 
   Reply handle(std::string_view path) const {
     if (path == "/healthz") return text(http::status::ok, "ok\n");
@@ -87,7 +87,7 @@ struct AdminServer::Impl {
   }
 };
 
-asio::awaitable<void> AdminServer::Impl::session(tcp::socket socket) const {
+Task<> AdminServer::Impl::session(tcp::socket socket) const {
   const Impl& I = *this;
   beast::tcp_stream stream(std::move(socket));
   beast::flat_buffer buffer;
@@ -136,14 +136,14 @@ asio::awaitable<void> AdminServer::Impl::session(tcp::socket socket) const {
   stream.socket().close(ignored);
 }
 
-asio::awaitable<void> AdminServer::Impl::accept_loop(tcp::acceptor& acceptor) const {
+Task<> AdminServer::Impl::accept_loop(tcp::acceptor& acceptor) const {
   for (;;) {
     auto [ec, socket] = co_await acceptor.async_accept(use_tuple);
     if (ec) {
       if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
       continue;
     }
-    asio::co_spawn(acceptor.get_executor(), session(std::move(socket)), asio::detached);
+    asio::co_spawn(co_await asio::this_coro::executor, session(std::move(socket)), asio::detached);
   }
 }
 

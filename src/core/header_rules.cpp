@@ -28,13 +28,17 @@ std::string_view trim(std::string_view v) {
 }  // namespace
 
 bool is_hop_by_hop(std::string_view name) {
-  static constexpr std::array<std::string_view, 9> names = {
-      "connection", "keep-alive",          "proxy-connection",
-      "te",         "trailer",             "transfer-encoding",
-      "upgrade",    "proxy-authenticate",  "proxy-authorization"};
-  for (auto n : names)
-    if (iequals(name, n)) return true;
-  return false;
+  // Called for every field of every message: dispatch on the length before comparing.
+  switch (name.size()) {
+    case 2: return iequals(name, "te");
+    case 7: return iequals(name, "trailer") || iequals(name, "upgrade");
+    case 10: return iequals(name, "connection") || iequals(name, "keep-alive");
+    case 16: return iequals(name, "proxy-connection");
+    case 17: return iequals(name, "transfer-encoding");
+    case 18: return iequals(name, "proxy-authenticate");
+    case 19: return iequals(name, "proxy-authorization");
+    default: return false;
+  }
 }
 
 bool is_client_credential(std::string_view name) {

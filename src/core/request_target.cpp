@@ -29,10 +29,8 @@ std::optional<RequestTarget> parse_request_target(std::string_view target) {
   return t;
 }
 
-std::string build_upstream_target(std::string_view base_path, const RequestTarget& t,
-                                  std::string_view deployment_override) {
-  std::string out;
-  out.reserve(base_path.size() + t.path.size() + t.query.size() + deployment_override.size() + 2);
+void append_upstream_target(std::string& out, std::string_view base_path, const RequestTarget& t,
+                            std::string_view deployment_override) {
   out.append(base_path);
   if (t.has_deployment() && !deployment_override.empty()) {
     out.append(t.path.substr(0, t.deployment_offset));
@@ -45,6 +43,13 @@ std::string build_upstream_target(std::string_view base_path, const RequestTarge
     out.push_back('?');
     out.append(t.query);
   }
+}
+
+std::string build_upstream_target(std::string_view base_path, const RequestTarget& t,
+                                  std::string_view deployment_override) {
+  std::string out;
+  out.reserve(base_path.size() + t.path.size() + t.query.size() + deployment_override.size() + 2);
+  append_upstream_target(out, base_path, t, deployment_override);
   return out;
 }
 

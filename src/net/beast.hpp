@@ -22,10 +22,17 @@ namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 using boost::system::error_code;
 
-// Completion token for coroutines: errors come back as values, never as exceptions.
-inline constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+// Every worker runs one io_context; naming its executor type (instead of the type-erased
+// any_io_executor) takes a copy of a polymorphic executor out of every asynchronous operation.
+using Executor = asio::io_context::executor_type;
+using Socket = asio::basic_stream_socket<tcp, Executor>;
+using Acceptor = asio::basic_socket_acceptor<tcp, Executor>;
+template <class T = void>
+using Task = asio::awaitable<T, Executor>;
 
-using Request = http::request<http::string_body>;
+// Completion token for coroutines: errors come back as values, never as exceptions.
+inline constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable_t<Executor>{});
+
 
 // An HTTP parse error (as opposed to a transport error).
 inline bool is_parse_error(const error_code& ec) {

@@ -19,14 +19,14 @@
 namespace smartlb::net {
 namespace {
 
-using ResponseParser = http::response_parser<http::buffer_body>;
-
 // Bytes relayed per read. Large enough for throughput, small enough that an SSE event is
 // written as soon as it is parsed (reads return whatever arrived).
 constexpr std::size_t kRelayBufferBytes = 16 * 1024;
 // A failover response body up to this size is read and dropped so the connection can be
 // reused; a larger one is not worth the wait.
 constexpr std::uint64_t kDrainLimitBytes = 64 * 1024;
+// A request body up to this size is copied behind the head and sent in one buffer.
+constexpr std::size_t kInlineBodyBytes = 64 * 1024;
 
 TransportFailure classify_transport_error(const error_code& ec) {
   if (ec == beast::error::timeout) return TransportFailure::Timeout;
@@ -35,36 +35,43 @@ TransportFailure classify_transport_error(const error_code& ec) {
   return TransportFailure::Lost;
 }
 
-std::string_view header_value(const http::fields& f, std::string_view name) {
-  auto it = f.find(name);
-  return it == f.end() ? std::string_view{} : std::string_view(it->value());
-}
-
-std::optional<std::chrono::milliseconds> retry_hint(const http::fields& f,
+std::optional<std::chrono::milliseconds> retry_hint(const HeaderList& f,
                                                     std::chrono::system_clock::time_point now) {
   ThrottleHeaders h;
-  h.retry_after_ms = header_value(f, "retry-after-ms");
-  h.x_ms_retry_after_ms = header_value(f, "x-ms-retry-after-ms");
-  h.retry_after = header_value(f, "retry-after");
-  h.reset_requests = header_value(f, "x-ratelimit-reset-requests");
-  h.reset_tokens = header_value(f, "x-ratelimit-reset-tokens");
-  if (h.reset_tokens.empty()) h.reset_tokens = header_value(f, "x-rate-limit-reset-tokens");
-  h.remaining_requests = header_value(f, "x-ratelimit-remaining-requests");
-  h.remaining_tokens = header_value(f, "x-ratelimit-remaining-tokens");
+  h.retry_after_ms = f.get("retry-after-ms");
+  h.x_ms_retry_after_ms = f.get("x-ms-retry-after-ms");
+  h.retry_after = f.get(http::field::retry_after);
+  h.reset_requests = f.get("x-ratelimit-reset-requests");
+  h.reset_tokens = f.get("x-ratelimit-reset-tokens");
+  if (h.reset_tokens.empty()) h.reset_tokens = f.get("x-rate-limit-reset-tokens");
+  h.remaining_requests = f.get("x-ratelimit-remaining-requests");
+  h.remaining_tokens = f.get("x-ratelimit-remaining-tokens");
   return parse_retry_hint(h, now);
 }
 
-// Removes hop-by-hop fields and every field the Connection header names.
-template <class Fields>
-void strip_hop_by_hop(Fields& f) {
-  std::vector<std::string> named;
-  for (auto range = f.equal_range(http::field::connection); range.first != range.second; ++range.first)
-    for (auto token : connection_tokens(range.first->value())) named.emplace_back(token);
-  for (const auto& n : named) f.erase(n);
-  for (auto it = f.begin(); it != f.end();) {
-    if (is_hop_by_hop(it->name_string())) it = f.erase(it);
-    else ++it;
+// Whether a Connection field of `f` names `name` (such fields are hop-by-hop too).
+bool named_by_connection(const HeaderList& f, std::string_view name) {
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    const auto field = f[i];
+    if (field.id != http::field::connection) continue;
+    std::string_view v = field.value;
+    while (!v.empty()) {
+      const auto comma = v.find(',');
+      std::string_view token = v.substr(0, comma);
+      while (!token.empty() && (token.front() == ' ' || token.front() == '\t')) token.remove_prefix(1);
+      while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
+      if (iequals(token, name)) return true;
+      if (comma == std::string_view::npos) break;
+      v.remove_prefix(comma + 1);
+    }
   }
+  return false;
+}
+
+// Fields that never cross the proxy as they are: hop-by-hop ones and those the Connection
+// header names.
+bool is_hop_field(const HeaderList& f, const HeaderList::Field& field, bool has_connection) {
+  return is_hop_by_hop(field.name) || (has_connection && named_by_connection(f, field.name));
 }
 
 struct AttemptResult {
@@ -75,37 +82,36 @@ struct AttemptResult {
 
 class ForwardJob {
  public:
-  ForwardJob(Worker& w, beast::tcp_stream& client, Request& req, RequestRecord& rec)
-      : w_(w), s_(w.shared), cfg_(w.shared.cfg), client_(client), req_(req), rec_(rec) {}
+  ForwardJob(Worker& w, TimedSocket& client, RequestHead& req, const RequestTarget& target,
+             RequestRecord& rec, ForwardBuffers& buffers)
+      : w_(w), s_(w.shared), cfg_(w.shared.cfg), client_(client), req_(req), target_(target),
+        rec_(rec), buffers_(buffers) {}
 
-  asio::awaitable<bool> run();
+  Task<bool> run();
 
  private:
   void prepare_request();
-  void aim_at(std::size_t backend);
-  void write_request_head();
-  asio::awaitable<AttemptResult> attempt(std::size_t backend);
-  asio::awaitable<void> drain_or_close(UpstreamPtr conn, ResponseParser& p);
-  asio::awaitable<bool> relay(UpstreamPtr conn, ResponseParser& p, std::size_t backend);
-  asio::awaitable<bool> reply_unavailable();
+  void write_request_head(std::size_t backend);
+  Task<AttemptResult> attempt(std::size_t backend);
+  Task<void> drain_or_close(UpstreamPtr conn, ResponseReader& p);
+  Task<bool> relay(UpstreamPtr conn, ResponseReader& p, std::size_t backend);
+  Task<bool> reply_unavailable();
   std::chrono::seconds header_timeout() const;
 
   Worker& w_;
   Shared& s_;
   const Config& cfg_;
-  beast::tcp_stream& client_;
-  Request& req_;
+  TimedSocket& client_;
+  RequestHead& req_;
+  const RequestTarget& target_;
   RequestRecord& rec_;
+  ForwardBuffers& buffers_;
 
-  std::optional<ResponseParser> parser_;  // the current attempt's response
-  std::string request_head_;              // the upstream request head, rebuilt per attempt
-  std::string target_text_;  // the client's target; `target_` points into it
-  RequestTarget target_;
-  std::string client_api_key_, client_authorization_;
-  unsigned client_version_ = 11;
-  bool client_keep_alive_ = true;
+  std::optional<ResponseReader> parser_;  // the current attempt's response
+  std::string_view client_api_key_, client_authorization_;
   bool head_ = false;
   bool azure_path_ = false;
+  bool send_length_ = false;  // Content-Length goes upstream (the body is always buffered)
   std::int64_t cost_ = 0;  // estimated tokens, only when some backend declares a quota
 };
 
@@ -118,48 +124,71 @@ std::chrono::seconds ForwardJob::header_timeout() const {
 }
 
 void ForwardJob::prepare_request() {
-  client_version_ = req_.version();
-  client_keep_alive_ = req_.keep_alive();
-  head_ = req_.method() == http::verb::head;
-  target_text_ = std::string(req_.target());
-  target_ = *parse_request_target(target_text_);  // the session validated it
+  head_ = req_.method == http::verb::head;
   azure_path_ = target_.path.substr(0, 8) == "/openai/";
 
-  strip_hop_by_hop(req_);
-  req_.erase(http::field::expect);
-  if (auto it = req_.find("api-key"); it != req_.end()) client_api_key_ = std::string(it->value());
-  if (auto it = req_.find(http::field::authorization); it != req_.end())
-    client_authorization_ = std::string(it->value());
-  req_.set("x-request-id", rec_.request_id);  // one id from client to backend and back
-  req_.version(11);
-  req_.prepare_payload();  // Content-Length from the buffered body (chunked came in, length goes out)
-  if (s_.pool.any_quota()) cost_ = estimate_request_tokens(target_.path, req_.body());
+  // The client's fields that go upstream as they are, written once for every attempt: not
+  // hop-by-hop ones, and not those each attempt writes itself (Host, credentials, the request
+  // id, the body's framing: chunked came in, a length goes out).
+  const HeaderList& f = req_.fields;
+  const bool has_connection = f.contains(http::field::connection);
+  std::string& passed = buffers_.passed_fields;
+  passed.clear();
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    const auto field = f[i];
+    if (is_hop_field(f, field, has_connection)) continue;
+    switch (field.id) {
+      case http::field::host:
+      case http::field::expect:
+      case http::field::content_length:
+      case http::field::authorization:
+        continue;
+      default:
+        if (iequals(field.name, "api-key") || iequals(field.name, "x-request-id")) continue;
+        break;
+    }
+    append_field(passed, field.name, field.value);
+  }
+  if (!(has_connection && named_by_connection(f, "api-key"))) client_api_key_ = f.get("api-key");
+  if (!(has_connection && named_by_connection(f, "authorization")))
+    client_authorization_ = f.get(http::field::authorization);
+  const auto m = req_.method;
+  send_length_ = !req_.body.empty() || m == http::verb::post || m == http::verb::put ||
+                 m == http::verb::patch || m == http::verb::options;
+  if (s_.pool.any_quota()) cost_ = estimate_request_tokens(target_.path, req_.body);
 }
 
-void ForwardJob::aim_at(std::size_t backend) {
+void ForwardJob::write_request_head(std::size_t backend) {
   const BackendConfig& b = cfg_.backends[backend];
-  req_.target(build_upstream_target(b.url.base_path, target_, b.deployment_name));
-  req_.set(http::field::host, b.url.host_header);
-  req_.erase("api-key");
-  req_.erase(http::field::authorization);
+  std::string& out = buffers_.request_head;
+  out.clear();
+  out.append(req_.method_text).push_back(' ');
+  append_upstream_target(out, b.url.base_path, target_, b.deployment_name);
+  out.append(" HTTP/1.1\r\n");
+  append_field(out, "Host", b.url.host_header);
   if (b.api_key.empty()) {
     // No key configured: pass the client's own credentials through (e.g. Entra ID tokens).
-    if (!client_api_key_.empty()) req_.set("api-key", client_api_key_);
-    if (!client_authorization_.empty()) req_.set(http::field::authorization, client_authorization_);
-    return;
+    if (!client_api_key_.empty()) append_field(out, "api-key", client_api_key_);
+    if (!client_authorization_.empty()) append_field(out, "Authorization", client_authorization_);
+  } else {
+    const bool api_key_style = b.auth == AuthStyle::ApiKey ||
+                               (b.auth == AuthStyle::Auto && (b.azure_host || azure_path_));
+    if (api_key_style) append_field(out, "api-key", b.api_key);
+    else append_field(out, "Authorization", s_.backends[backend].bearer);
   }
-  const bool api_key_style = b.auth == AuthStyle::ApiKey ||
-                             (b.auth == AuthStyle::Auto && (b.azure_host || azure_path_));
-  if (api_key_style) req_.set("api-key", b.api_key);
-  else req_.set(http::field::authorization, s_.backends[backend].bearer);
+  out.append(buffers_.passed_fields);
+  append_field(out, "x-request-id", rec_.request_id);  // one id from client to backend and back
+  if (send_length_) {
+    out.append("Content-Length: ");
+    append_decimal(out, req_.body.size());
+    out.append("\r\n", 2);
+  }
+  out.append("\r\n", 2);
+  // A small body rides in the same buffer: one send() instead of a sendmsg() of two.
+  if (req_.body.size() <= kInlineBodyBytes) out.append(req_.body);
 }
 
-void ForwardJob::write_request_head() {
-  request_head_.clear();
-  append_request_head(request_head_, req_);
-}
-
-asio::awaitable<AttemptResult> ForwardJob::attempt(std::size_t backend) {
+Task<AttemptResult> ForwardJob::attempt(std::size_t backend) {
   AttemptResult r;
   const auto timeout = header_timeout();
   for (int round = 0; round < 2; ++round) {
@@ -171,27 +200,34 @@ asio::awaitable<AttemptResult> ForwardJob::attempt(std::size_t backend) {
     }
     UpstreamConnection& c = *cr.conn;
     c.tcp().expires_after(timeout);
-    const std::array<asio::const_buffer, 2> request{asio::buffer(request_head_), asio::buffer(req_.body())};
-    auto [wec, wn] = co_await c.visit([&](auto& s) { return asio::async_write(s, request, use_tuple); });
-    error_code ec = wec;
+    const std::string& head = buffers_.request_head;
+    const bool inline_body = req_.body.size() <= kInlineBodyBytes;
+    const std::array<asio::const_buffer, 2> request{
+        asio::buffer(head), asio::buffer(req_.body.data(), inline_body ? 0 : req_.body.size())};
+    auto [wec, wn] = co_await c.visit([&](auto& s) {
+      return inline_body ? asio::async_write(s, asio::buffer(head), use_tuple)
+                         : asio::async_write(s, request, use_tuple);
+    });
+    error_code ec = c.tcp().done(wec);
     bool got_bytes = false;
     if (!ec) {
-      parser_.emplace();
+      parser_.emplace(c.head);
       parser_->body_limit(boost::none);
       if (head_) parser_->skip(true);
       c.tcp().expires_after(timeout);
       auto [rec, rn] = co_await c.visit(
           [&](auto& s) { return http::async_read_header(s, c.buffer, *parser_, use_tuple); });
-      ec = rec;
+      ec = c.tcp().done(rec);
       got_bytes = parser_->got_some() || c.buffer.size() > 0;
       // Interim answers (100 Continue, 103 Early Hints) are not the response: skip them.
-      while (!ec && parser_->get().result_int() / 100 == 1 && parser_->get().result_int() != 101) {
-        parser_.emplace();
+      while (!ec && c.head.status / 100 == 1 && c.head.status != 101) {
+        parser_.emplace(c.head);
         parser_->body_limit(boost::none);
         if (head_) parser_->skip(true);
+        c.tcp().expires_after(timeout);
         auto [iec, in] = co_await c.visit(
             [&](auto& s) { return http::async_read_header(s, c.buffer, *parser_, use_tuple); });
-        ec = iec;
+        ec = c.tcp().done(iec);
       }
     }
     if (!ec) {
@@ -213,7 +249,7 @@ asio::awaitable<AttemptResult> ForwardJob::attempt(std::size_t backend) {
   co_return r;
 }
 
-asio::awaitable<void> ForwardJob::drain_or_close(UpstreamPtr conn, ResponseParser& p) {
+Task<void> ForwardJob::drain_or_close(UpstreamPtr conn, ResponseReader& p) {
   const auto length = p.content_length();
   if (!p.keep_alive() || (!p.is_done() && (!length || *length > kDrainLimitBytes))) {
     conn->close();
@@ -221,11 +257,11 @@ asio::awaitable<void> ForwardJob::drain_or_close(UpstreamPtr conn, ResponseParse
   }
   char scratch[4096];
   while (!p.is_done()) {
-    p.get().body().data = scratch;
-    p.get().body().size = sizeof scratch;
+    p.body_buffer(scratch, sizeof scratch);
     conn->tcp().expires_after(std::chrono::seconds(5));
     auto [ec, n] = co_await conn->visit(
         [&](auto& s) { return http::async_read_some(s, conn->buffer, p, use_tuple); });
+    ec = conn->tcp().done(ec);
     if (ec == http::error::need_buffer) continue;
     if (ec) {
       conn->close();
@@ -236,36 +272,41 @@ asio::awaitable<void> ForwardJob::drain_or_close(UpstreamPtr conn, ResponseParse
   else conn->close();
 }
 
-asio::awaitable<bool> ForwardJob::relay(UpstreamPtr conn, ResponseParser& p, std::size_t backend) {
-  auto& res = p.get();
-  const bool upstream_length = res.has_content_length();
-  strip_hop_by_hop(res);
-  for (auto it = res.begin(); it != res.end();) {
-    if (is_backend_quota_header(it->name_string())) it = res.erase(it);
-    else ++it;
-  }
-  res.set("x-smartlb-backend", cfg_.backends[backend].name);
-  if (!rec_.request_id.empty()) res.set("x-request-id", rec_.request_id);
-
-  const unsigned status = res.result_int();
+Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, std::size_t backend) {
+  const ResponseHead& res = conn->head;
+  const unsigned status = res.status;
   const bool has_body = !head_ && status >= 200 && status != 204 && status != 304;
+  const bool upstream_length = res.fields.contains(http::field::content_length);
   // Token usage for metrics: fed each chunk after it was written, so it never delays one.
-  UsageSniffer usage(has_body ? UsageSniffer::mode_for(header_value(res, "content-type"),
-                                                       header_value(res, "content-encoding"))
+  UsageSniffer usage(has_body ? UsageSniffer::mode_for(res.fields.get(http::field::content_type),
+                                                       res.fields.get(http::field::content_encoding))
                               : UsageSniffer::Mode::Off);
-  bool keep = client_keep_alive_ && !w_.draining;
+  bool keep = req_.keep_alive && !w_.draining;
   bool chunked = false;  // the body goes to the client in chunks we frame ourselves
-  res.version(client_version_);
-  res.erase(http::field::transfer_encoding);
   if (has_body && !upstream_length) {
-    if (client_version_ >= 11) chunked = true;
+    if (req_.version >= 11) chunked = true;
     else keep = false;  // HTTP/1.0 client: the end of the body is the end of the connection
   }
-  if (chunked) res.set(http::field::transfer_encoding, "chunked");
-  res.keep_alive(keep);
-  std::string head;
-  head.reserve(512);
-  append_response_head(head, res);
+
+  // The head the client gets: the backend's fields but hop-by-hop ones and its per-backend
+  // quota headers, then ours.
+  std::string& head = buffers_.response_head;
+  head.clear();
+  append_status_line(head, req_.version, status, res.reason);
+  const bool has_connection = res.fields.contains(http::field::connection);
+  for (std::size_t i = 0; i < res.fields.size(); ++i) {
+    const auto field = res.fields[i];
+    if (is_hop_field(res.fields, field, has_connection) || is_backend_quota_header(field.name) ||
+        iequals(field.name, "x-smartlb-backend") || iequals(field.name, "x-request-id"))
+      continue;
+    append_field(head, field.name, field.value);
+  }
+  append_field(head, "x-smartlb-backend", cfg_.backends[backend].name);
+  if (!rec_.request_id.empty()) append_field(head, "x-request-id", rec_.request_id);
+  if (chunked) head.append("Transfer-Encoding: chunked\r\n");
+  if (req_.version >= 11 && !keep) head.append("Connection: close\r\n");
+  if (req_.version == 10 && keep) head.append("Connection: keep-alive\r\n");
+  head.append("\r\n", 2);
   rec_.status = status;
 
   // Send the head at once only when the body must be waited for (a stream): otherwise the
@@ -274,6 +315,7 @@ asio::awaitable<bool> ForwardJob::relay(UpstreamPtr conn, ResponseParser& p, std
   if (!p.is_done() && conn->buffer.size() == 0) {
     client_.expires_after(cfg_.http_timeout);
     auto [hec, hn] = co_await asio::async_write(client_, asio::buffer(head), use_tuple);
+    hec = client_.done(hec);
     if (hec) {
       rec_.client_aborted = true;
       conn->close();
@@ -287,12 +329,13 @@ asio::awaitable<bool> ForwardJob::relay(UpstreamPtr conn, ResponseParser& p, std
   static constexpr std::string_view kCrlf = "\r\n", kLastChunk = "0\r\n\r\n";
   for (;;) {
     std::size_t chunk = 0;  // body bytes read into buf this round
+    bool chunk_in_head = false;
     if (!p.is_done()) {
-      res.body().data = buf;
-      res.body().size = sizeof buf;
+      p.body_buffer(buf, sizeof buf);
       conn->tcp().expires_after(cfg_.http_timeout);  // idle timeout, renewed on every read
       auto [ec, n] = co_await conn->visit(
           [&](auto& s) { return http::async_read_some(s, conn->buffer, p, use_tuple); });
+      ec = conn->tcp().done(ec);
       if (ec == http::error::need_buffer) ec = {};
       if (ec) {
         // Too late to fail over: cut the client off without a clean end so it sees a
@@ -303,7 +346,7 @@ asio::awaitable<bool> ForwardJob::relay(UpstreamPtr conn, ResponseParser& p, std
         conn->close();
         co_return false;
       }
-      chunk = sizeof buf - res.body().size;
+      chunk = sizeof buf - p.body_buffer_left();
       rec_.response_bytes += chunk;
     }
     const bool last = p.is_done();
@@ -311,8 +354,14 @@ asio::awaitable<bool> ForwardJob::relay(UpstreamPtr conn, ResponseParser& p, std
     // parsed only framing (a chunk header) adds no data, and nothing is written for it.
     std::array<asio::const_buffer, 5> out;
     std::size_t k = 0;
-    if (!head_sent) out[k++] = asio::buffer(head);
-    if (chunk > 0) {
+    if (!head_sent && !chunked && chunk > 0 && chunk <= kInlineBodyBytes) {
+      head.append(buf, chunk);  // a small body rides with the head: one send(), not sendmsg()
+      out[k++] = asio::buffer(head);
+      chunk_in_head = true;
+    } else if (!head_sent) {
+      out[k++] = asio::buffer(head);
+    }
+    if (chunk > 0 && !chunk_in_head) {
       if (chunked) out[k++] = asio::buffer(size_line, chunk_size_line(chunk, size_line));
       out[k++] = asio::buffer(buf, chunk);
       if (chunked) out[k++] = asio::buffer(kCrlf.data(), kCrlf.size());
@@ -321,6 +370,7 @@ asio::awaitable<bool> ForwardJob::relay(UpstreamPtr conn, ResponseParser& p, std
     if (k > 0) {
       client_.expires_after(cfg_.http_timeout);
       auto [wec, wn] = co_await asio::async_write(client_, std::span(out.data(), k), use_tuple);
+      wec = client_.done(wec);
       if (wec) {
         // The client left: stop reading, discard the upstream connection, blame no one.
         rec_.client_aborted = true;
@@ -341,11 +391,11 @@ asio::awaitable<bool> ForwardJob::relay(UpstreamPtr conn, ResponseParser& p, std
   co_return keep;
 }
 
-asio::awaitable<bool> ForwardJob::reply_unavailable() {
+Task<bool> ForwardJob::reply_unavailable() {
   const Unavailability u = s_.pool.unavailability(target_.deployment, cost_);
   ErrorReply r;
-  r.version = client_version_;
-  r.keep_alive = client_keep_alive_ && !w_.draining;
+  r.version = req_.version;
+  r.keep_alive = req_.keep_alive && !w_.draining;
   r.request_id = rec_.request_id;
   r.retry_after = u.retry_after.count() > 0 ? u.retry_after : std::chrono::milliseconds(1000);
   std::string message;
@@ -373,9 +423,9 @@ asio::awaitable<bool> ForwardJob::reply_unavailable() {
   co_return !ec && r.keep_alive;
 }
 
-asio::awaitable<bool> ForwardJob::run() {
+Task<bool> ForwardJob::run() {
   prepare_request();
-  rec_.deployment = std::string(target_.deployment);
+  rec_.deployment = target_.deployment;
   TriedSet tried;
   for (;;) {
     const bool out_of_time = Nanos(s_.clock.now() - rec_.start) >= cfg_.request_timeout;
@@ -384,8 +434,7 @@ asio::awaitable<bool> ForwardJob::run() {
     const std::size_t backend = *pick;
     tried.add(backend);
     if (!s_.pool.reserve(backend, target_.deployment, cost_)) continue;  // its quota filled meanwhile
-    aim_at(backend);
-    write_request_head();
+    write_request_head(backend);
 
     AttemptRecord& a = rec_.add_attempt();
     a.backend = backend;
@@ -400,12 +449,12 @@ asio::awaitable<bool> ForwardJob::run() {
                    cfg_.backends[backend].name, to_string(r.verdict.cause), r.detail, a.cooldown_ms);
       continue;
     }
-    const unsigned status = parser_->get().result_int();
+    const unsigned status = r.conn->head.status;
     a.status = status;
     const Verdict v = judge_status(status, target_.has_deployment());
     if (v.fail_over) {
       a.cause = v.cause;
-      const auto hint = retry_hint(parser_->get(), s_.clock.wall_now());
+      const auto hint = retry_hint(r.conn->head.fields, s_.clock.wall_now());
       a.cooldown_ms = s_.pool.record_failure(backend, target_.deployment, v, hint).count();
       if (v.cause == FailureCause::AuthRejected)
         spdlog::error("backend {} rejected its credentials (HTTP {}): check BACKEND_{}_APIKEY; "
@@ -424,9 +473,9 @@ asio::awaitable<bool> ForwardJob::run() {
 
 }  // namespace
 
-asio::awaitable<bool> forward_request(Worker& w, beast::tcp_stream& client, Request& req,
-                                      RequestRecord& rec) {
-  ForwardJob job(w, client, req, rec);
+Task<bool> forward_request(Worker& w, TimedSocket& client, RequestHead& req,
+                           const RequestTarget& target, RequestRecord& rec, ForwardBuffers& buffers) {
+  ForwardJob job(w, client, req, target, rec, buffers);
   co_return co_await job.run();
 }
 

@@ -4,7 +4,7 @@
 
 namespace smartlb::net {
 
-asio::awaitable<error_code> write_error_reply(beast::tcp_stream& stream, const ErrorReply& r,
+Task<error_code> write_error_reply(TimedSocket& stream, const ErrorReply& r,
                                               std::chrono::seconds timeout) {
   http::response<http::string_body> res{r.status, r.version};
   res.set(http::field::server, "smartlb");
@@ -20,7 +20,7 @@ asio::awaitable<error_code> write_error_reply(beast::tcp_stream& stream, const E
   res.prepare_payload();
   stream.expires_after(timeout);
   auto [ec, n] = co_await http::async_write(stream, res, use_tuple);
-  co_return ec;
+  co_return stream.done(ec);
 }
 
 }  // namespace smartlb::net

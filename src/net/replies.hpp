@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "net/beast.hpp"
+#include "net/timed_socket.hpp"
 
 namespace smartlb::net {
 
@@ -20,7 +21,7 @@ struct ErrorReply {
 };
 
 // Writes the reply; returns the write's error (the caller closes on error).
-asio::awaitable<error_code> write_error_reply(beast::tcp_stream& stream, const ErrorReply& r,
+Task<error_code> write_error_reply(TimedSocket& stream, const ErrorReply& r,
                                               std::chrono::seconds timeout);
 
 }  // namespace smartlb::net

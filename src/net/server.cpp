@@ -16,7 +16,7 @@ using namespace smartlb::net;
 net::Worker::Worker(Shared& s, std::size_t idx, std::uint64_t seed)
     : shared(s),
       index(idx),
-      upstreams(ioc.get_executor(), s.cfg, s.tls, s.clock),
+      upstreams(sweeper, s.cfg, s.tls, s.clock),
       rng(seed),
       access_log(s.cfg.access_log ? make_access_logger() : nullptr) {}
 
@@ -59,7 +59,7 @@ void log_exception(std::exception_ptr e) {
   }
 }
 
-asio::awaitable<void> accept_loop(Worker& w) {
+Task<> accept_loop(Worker& w) {
   for (;;) {
     auto [ec, socket] = co_await w.acceptor->async_accept(use_tuple);
     if (ec) {
@@ -147,7 +147,7 @@ void Server::start() {
     auto w = std::make_unique<Worker>(I.shared, i, seed + i * 0x9e3779b97f4a7c15ull);
     // One acceptor per worker on the same port (SO_REUSEPORT): the kernel spreads new
     // connections over the threads and no accept is ever handed between threads.
-    tcp::acceptor& a = w->acceptor.emplace(w->ioc);
+    Acceptor& a = w->acceptor.emplace(w->ioc.get_executor());
     const tcp::endpoint ep(address, port);
     a.open(ep.protocol(), ec);
     if (!ec) a.set_option(asio::socket_base::reuse_address(true), ec);

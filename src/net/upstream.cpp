@@ -10,18 +10,18 @@ namespace smartlb::net {
 // head plus JSON body would take several reads (and, relayed, several writes).
 constexpr std::size_t kUpstreamBufferBytes = 16 * 1024;
 
-UpstreamConnection::UpstreamConnection(asio::any_io_executor ex, std::size_t backend_index)
-    : backend(backend_index), stream_(std::in_place_type<Plain>, ex) {
+UpstreamConnection::UpstreamConnection(DeadlineSweeper& sweeper, std::size_t backend_index)
+    : backend(backend_index), stream_(std::in_place_type<Plain>, sweeper) {
   buffer.reserve(kUpstreamBufferBytes);
 }
 
-UpstreamConnection::UpstreamConnection(asio::any_io_executor ex, ssl::context& ctx,
+UpstreamConnection::UpstreamConnection(DeadlineSweeper& sweeper, ssl::context& ctx,
                                        std::size_t backend_index)
-    : backend(backend_index), stream_(std::in_place_type<Tls>, ex, ctx) {
+    : backend(backend_index), stream_(std::in_place_type<Tls>, sweeper, ctx) {
   buffer.reserve(kUpstreamBufferBytes);
 }
 
-beast::tcp_stream& UpstreamConnection::tcp() {
+TimedSocket& UpstreamConnection::tcp() {
   if (auto* p = std::get_if<Plain>(&stream_)) return *p;
   return std::get<Tls>(stream_).next_layer();
 }
@@ -32,9 +32,9 @@ void UpstreamConnection::close() {
   tcp().socket().close(ignored);
 }
 
-UpstreamPool::UpstreamPool(asio::any_io_executor ex, const Config& cfg, ssl::context& tls,
+UpstreamPool::UpstreamPool(DeadlineSweeper& sweeper, const Config& cfg, ssl::context& tls,
                            const Clock& clock)
-    : ex_(std::move(ex)), cfg_(cfg), tls_(tls), clock_(clock), idle_(cfg.backends.size()) {}
+    : sweeper_(sweeper), cfg_(cfg), tls_(tls), clock_(clock), idle_(cfg.backends.size()) {}
 
 bool UpstreamPool::still_alive(UpstreamConnection& c) const {
   // A pooled connection must have nothing to read: EOF means the server closed it, and any
@@ -46,7 +46,7 @@ bool UpstreamPool::still_alive(UpstreamConnection& c) const {
   return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
-asio::awaitable<ConnectResult> UpstreamPool::acquire(std::size_t backend, bool fresh) {
+Task<ConnectResult> UpstreamPool::acquire(std::size_t backend, bool fresh) {
   auto& idle = idle_[backend];
   const MonoNanos now = clock_.now();
   // Connections idle longer than this are likely closed by the server or a middlebox.
@@ -105,10 +105,10 @@ std::size_t UpstreamPool::idle_count() const {
   return n;
 }
 
-asio::awaitable<ConnectResult> UpstreamPool::connect(std::size_t backend) {
+Task<ConnectResult> UpstreamPool::connect(std::size_t backend) {
   const BackendConfig& b = cfg_.backends[backend];
   ConnectResult r;
-  tcp::resolver resolver(ex_);
+  asio::ip::basic_resolver<tcp, Executor> resolver(sweeper_.executor());
   auto [rec, endpoints] =
       co_await resolver.async_resolve(b.url.host, std::to_string(b.url.port), use_tuple);
   if (rec) {
@@ -116,10 +116,11 @@ asio::awaitable<ConnectResult> UpstreamPool::connect(std::size_t backend) {
     r.detail = "resolve: " + rec.message();
     co_return r;
   }
-  auto conn = b.url.tls ? std::make_unique<UpstreamConnection>(ex_, tls_, backend)
-                        : std::make_unique<UpstreamConnection>(ex_, backend);
+  auto conn = b.url.tls ? std::make_unique<UpstreamConnection>(sweeper_, tls_, backend)
+                        : std::make_unique<UpstreamConnection>(sweeper_, backend);
   conn->tcp().expires_after(cfg_.connect_timeout);
-  auto [cec, ep] = co_await conn->tcp().async_connect(endpoints, use_tuple);
+  auto [cec, ep] = co_await asio::async_connect(conn->tcp().socket(), endpoints, use_tuple);
+  cec = conn->tcp().done(cec);
   if (cec) {
     r.failure = TransportFailure::Connect;
     r.detail = "connect: " + cec.message();
@@ -140,6 +141,7 @@ asio::awaitable<ConnectResult> UpstreamPool::connect(std::size_t backend) {
     tls->set_verify_callback(ssl::host_name_verification(b.url.host));
     conn->tcp().expires_after(cfg_.connect_timeout);
     auto [hec] = co_await tls->async_handshake(ssl::stream_base::client, use_tuple);
+    hec = conn->tcp().done(hec);
     if (hec) {
       r.failure = hec == beast::error::timeout ? TransportFailure::Timeout : TransportFailure::Tls;
       r.detail = "tls handshake: " + hec.message();

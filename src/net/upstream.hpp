@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "net/beast.hpp"
+#include "net/http_head.hpp"
+#include "net/timed_socket.hpp"
 #include "smartlb/clock.hpp"
 #include "smartlb/config.hpp"
 #include "smartlb/outcome.hpp"
@@ -16,13 +18,13 @@ namespace smartlb::net {
 
 class UpstreamConnection {
  public:
-  using Plain = beast::tcp_stream;
-  using Tls = beast::ssl_stream<beast::tcp_stream>;
+  using Plain = TimedSocket;
+  using Tls = beast::ssl_stream<TimedSocket>;
 
-  UpstreamConnection(asio::any_io_executor ex, std::size_t backend);                    // plain
-  UpstreamConnection(asio::any_io_executor ex, ssl::context& ctx, std::size_t backend);  // TLS
+  UpstreamConnection(DeadlineSweeper& sweeper, std::size_t backend);                    // plain
+  UpstreamConnection(DeadlineSweeper& sweeper, ssl::context& ctx, std::size_t backend);  // TLS
 
-  beast::tcp_stream& tcp();
+  TimedSocket& tcp();
   Tls* tls() { return std::get_if<Tls>(&stream_); }
   // Runs `op(stream)` on whichever stream this is; both alternatives give the same type.
   template <class Op>
@@ -34,6 +36,7 @@ class UpstreamConnection {
 
   std::size_t backend;
   beast::flat_buffer buffer;  // bytes read past one response belong to the connection
+  ResponseHead head;          // the response being read, refilled for each
   bool reused = false;        // came from the pool (so it may have gone stale)
   MonoNanos idle_since = 0;
 
@@ -51,10 +54,10 @@ struct ConnectResult {
 
 class UpstreamPool {
  public:
-  UpstreamPool(asio::any_io_executor ex, const Config& cfg, ssl::context& tls, const Clock& clock);
+  UpstreamPool(DeadlineSweeper& sweeper, const Config& cfg, ssl::context& tls, const Clock& clock);
 
   // A live pooled connection to `backend`, or a new one. `fresh` skips the pool.
-  asio::awaitable<ConnectResult> acquire(std::size_t backend, bool fresh);
+  Task<ConnectResult> acquire(std::size_t backend, bool fresh);
   // Keeps `conn` for reuse; the caller has checked the exchange ended cleanly.
   void release(UpstreamPtr conn);
   void clear();
@@ -63,10 +66,10 @@ class UpstreamPool {
   static constexpr std::size_t kMaxIdlePerBackend = 256;
 
  private:
-  asio::awaitable<ConnectResult> connect(std::size_t backend);
+  Task<ConnectResult> connect(std::size_t backend);
   bool still_alive(UpstreamConnection& c) const;
 
-  asio::any_io_executor ex_;
+  DeadlineSweeper& sweeper_;
   const Config& cfg_;
   ssl::context& tls_;
   const Clock& clock_;

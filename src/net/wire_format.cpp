@@ -1,44 +1,31 @@
 #include "net/wire_format.hpp"
 
+#include <charconv>
 #include <cstdio>
 
-namespace smartlb::net {
-namespace {
+#include "net/beast.hpp"
 
-void append_fields(std::string& out, const http::fields& f) {
-  for (const auto& field : f) {
-    const auto name = field.name_string();
-    const auto value = field.value();
-    out.append(name.data(), name.size());
-    out.append(": ", 2);
-    out.append(value.data(), value.size());
-    out.append("\r\n", 2);
+namespace smartlb::net {
+
+void append_decimal(std::string& out, std::uint64_t n) {
+  char digits[24];
+  const auto r = std::to_chars(digits, digits + sizeof digits, n);
+  out.append(digits, static_cast<std::size_t>(r.ptr - digits));
+}
+
+void append_status_line(std::string& out, unsigned version, unsigned status, std::string_view reason) {
+  out.append(version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ");
+  const unsigned code = status % 1000;
+  const char digits[3] = {static_cast<char>('0' + code / 100), static_cast<char>('0' + code / 10 % 10),
+                          static_cast<char>('0' + code % 10)};
+  out.append(digits, 3).push_back(' ');
+  if (reason.empty()) {
+    const std::string_view standard = http::obsolete_reason(static_cast<http::status>(status));
+    if (standard != "<unknown-status>") out.append(standard);
+  } else {
+    out.append(reason);
   }
   out.append("\r\n", 2);
-}
-
-}  // namespace
-
-void append_request_head(std::string& out, const http::request_header<>& h) {
-  const auto method = h.method_string();
-  const auto target = h.target();
-  out.append(method.data(), method.size());
-  out.push_back(' ');
-  out.append(target.data(), target.size());
-  out.append(h.version() == 10 ? " HTTP/1.0\r\n" : " HTTP/1.1\r\n");
-  append_fields(out, h);
-}
-
-void append_response_head(std::string& out, const http::response_header<>& h) {
-  char status[8];
-  const int n = std::snprintf(status, sizeof status, " %03u ", h.result_int() % 1000);
-  out.append(h.version() == 10 ? "HTTP/1.0" : "HTTP/1.1");
-  out.append(status, static_cast<std::size_t>(n));
-  auto reason = h.reason();
-  if (reason.empty()) reason = http::obsolete_reason(h.result());
-  out.append(reason.data(), reason.size());
-  out.append("\r\n", 2);
-  append_fields(out, h);
 }
 
 std::size_t chunk_size_line(std::size_t n, char (&line)[20]) {

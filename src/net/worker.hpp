@@ -13,12 +13,15 @@
 #include <spdlog/logger.h>
 
 #include "net/beast.hpp"
+#include "net/http_head.hpp"
+#include "net/timed_socket.hpp"
 #include "net/upstream.hpp"
 #include "smartlb/backend_pool.hpp"
 #include "smartlb/client_auth.hpp"
 #include "smartlb/config.hpp"
 #include "smartlb/random.hpp"
 #include "smartlb/request_record.hpp"
+#include "smartlb/request_target.hpp"
 
 namespace smartlb::net {
 
@@ -45,7 +48,7 @@ struct Shared {
 
 // One client connection's registration, so a drain can wake it while it idles.
 struct SessionEntry {
-  beast::tcp_stream* stream = nullptr;
+  TimedSocket* stream = nullptr;
   bool idle = false;
 };
 
@@ -64,7 +67,8 @@ struct Worker {
   Shared& shared;
   std::size_t index;
   WorkerContext ioc;
-  std::optional<tcp::acceptor> acceptor;
+  DeadlineSweeper sweeper{ioc};
+  std::optional<Acceptor> acceptor;
   UpstreamPool upstreams;
   FastRandom rng;
   std::shared_ptr<spdlog::logger> access_log;  // null when ACCESS_LOG=off
@@ -76,14 +80,22 @@ struct Worker {
 };
 
 // Reads requests on one client connection until it closes.
-asio::awaitable<void> run_client_session(Worker& w, tcp::socket socket);
+Task<> run_client_session(Worker& w, Socket socket);
 
 // Stamps the end time, writes the access-log line and tells the observer.
 void finish_request(Worker& w, RequestRecord& rec);
 
 // Forwards one request and writes the response. Returns whether the client connection may
 // carry another request.
-asio::awaitable<bool> forward_request(Worker& w, beast::tcp_stream& client, Request& req,
-                                      RequestRecord& rec);
+// Buffers a client connection lends to each request it forwards, so that message heads
+// allocate nothing in steady state.
+struct ForwardBuffers {
+  std::string passed_fields;  // the client's fields that go upstream unchanged
+  std::string request_head;   // rebuilt for each attempt
+  std::string response_head;
+};
+
+Task<bool> forward_request(Worker& w, TimedSocket& client, RequestHead& req,
+                           const RequestTarget& target, RequestRecord& rec, ForwardBuffers& buffers);
 
 }  // namespace smartlb::net
