@@ -41,6 +41,9 @@ class UsageSniffer {
   // The usage found, once the body is complete. Unknown when none was seen, or the body was
   // larger than the limit, or not valid JSON.
   TokenUsage finish();
+  // The last bytes of the body and then finish(): when they are the whole body (it came in
+  // one read), a JSON body is scanned where it is instead of being copied first.
+  TokenUsage finish_with(const char* data, std::size_t size);
 
   // Bytes currently held (for tests of the bound).
   std::size_t buffered_bytes() const { return body_.size() + line_.size() + data_.size() + last_.size(); }

@@ -37,6 +37,22 @@ bool has_usage_object(std::string_view s) {
   return false;
 }
 
+// The index of the quote that closes the JSON string whose contents start at `begin`, or
+// npos. memchr finds the candidates: the bodies are mostly string contents.
+std::size_t closing_quote(std::string_view s, std::size_t begin) {
+  std::size_t i = begin;
+  while (i < s.size()) {
+    const void* q = std::memchr(s.data() + i, '"', s.size() - i);
+    if (!q) return std::string_view::npos;
+    const std::size_t at = static_cast<std::size_t>(static_cast<const char*>(q) - s.data());
+    std::size_t k = at;
+    while (k > begin && s[k - 1] == '\\') --k;
+    if ((at - k) % 2 == 0) return at;  // not escaped (an even run of backslashes)
+    i = at + 1;
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace
 
 namespace {
@@ -53,9 +69,9 @@ std::string_view find_usage_object(std::string_view s) {
   for (std::size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
     if (c == '"') {
-      const std::size_t begin = ++i;
-      while (i < s.size() && s[i] != '"') i += s[i] == '\\' ? 2 : 1;
-      if (i >= s.size()) return {};
+      const std::size_t begin = i + 1;
+      i = closing_quote(s, begin);
+      if (i == std::string_view::npos) return {};
       const std::string_view str = s.substr(begin, i - begin);
       std::size_t j = i + 1;
       while (j < s.size() && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r')) ++j;
@@ -76,7 +92,8 @@ std::string_view find_usage_object(std::string_view s) {
         int inner = 0;
         for (std::size_t k = i; k < s.size(); ++k) {
           if (s[k] == '"') {
-            for (++k; k < s.size() && s[k] != '"'; k += s[k] == '\\' ? 2 : 1) {}
+            k = closing_quote(s, k + 1);
+            if (k == std::string_view::npos) return {};
             continue;
           }
           if (s[k] == '{' || s[k] == '[') ++inner;
@@ -111,9 +128,9 @@ std::int64_t integer_member(std::string_view object, std::string_view key) {
   for (std::size_t i = 0; i < object.size(); ++i) {
     const char c = object[i];
     if (c == '"') {
-      const std::size_t begin = ++i;
-      while (i < object.size() && object[i] != '"') i += object[i] == '\\' ? 2 : 1;
-      if (i >= object.size()) return -1;
+      const std::size_t begin = i + 1;
+      i = closing_quote(object, begin);
+      if (i == std::string_view::npos) return -1;
       if (depth != 1 || object.substr(begin, i - begin) != key) continue;
       std::size_t j = i + 1;
       while (j < object.size() && (object[j] == ' ' || object[j] == '\t' || object[j] == '\n' || object[j] == '\r')) ++j;
@@ -249,6 +266,15 @@ void UsageSniffer::end_event() {
   data_.clear();
   has_data_ = false;
   data_overflow_ = false;
+}
+
+TokenUsage UsageSniffer::finish_with(const char* data, std::size_t size) {
+  if (mode_ == Mode::Json && body_.empty() && !overflow_) {
+    if (size == 0 || data == nullptr) return {};
+    return size > json_limit_ ? TokenUsage{} : parse_usage_json(std::string_view(data, size));
+  }
+  feed(data, size);
+  return finish();
 }
 
 TokenUsage UsageSniffer::finish() {

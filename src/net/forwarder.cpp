@@ -49,29 +49,52 @@ std::optional<std::chrono::milliseconds> retry_hint(const HeaderList& f,
   return parse_retry_hint(h, now);
 }
 
-// Whether a Connection field of `f` names `name` (such fields are hop-by-hop too).
-bool named_by_connection(const HeaderList& f, std::string_view name) {
-  for (std::size_t i = 0; i < f.size(); ++i) {
-    const auto field = f[i];
-    if (field.id != http::field::connection) continue;
-    std::string_view v = field.value;
-    while (!v.empty()) {
-      const auto comma = v.find(',');
-      std::string_view token = v.substr(0, comma);
-      while (!token.empty() && (token.front() == ' ' || token.front() == '\t')) token.remove_prefix(1);
-      while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
-      if (iequals(token, name)) return true;
-      if (comma == std::string_view::npos) break;
-      v.remove_prefix(comma + 1);
+// The names a message's Connection fields list: hop-by-hop for that message, like the fixed
+// ones. Collected once per message (usually one token, "keep-alive" or "close").
+class ConnectionNames {
+ public:
+  explicit ConnectionNames(const HeaderList& f) {
+    for (std::size_t i = 0; i < f.size(); ++i) {
+      const auto field = f[i];
+      if (field.id != http::field::connection) continue;
+      std::string_view v = field.value;
+      while (!v.empty()) {
+        const auto comma = v.find(',');
+        std::string_view token = v.substr(0, comma);
+        while (!token.empty() && (token.front() == ' ' || token.front() == '\t')) token.remove_prefix(1);
+        while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
+        if (!token.empty()) {
+          if (count_ == names_.size()) {
+            overflow_ = true;
+            more_.emplace_back(token);
+          } else {
+            names_[count_++] = token;
+          }
+        }
+        if (comma == std::string_view::npos) break;
+        v.remove_prefix(comma + 1);
+      }
     }
   }
-  return false;
-}
+  bool contains(std::string_view name) const {
+    for (std::size_t i = 0; i < count_; ++i)
+      if (iequals(names_[i], name)) return true;
+    if (overflow_)
+      for (const auto& n : more_)
+        if (iequals(n, name)) return true;
+    return false;
+  }
 
-// Fields that never cross the proxy as they are: hop-by-hop ones and those the Connection
-// header names.
-bool is_hop_field(const HeaderList& f, const HeaderList::Field& field, bool has_connection) {
-  return is_hop_by_hop(field.name) || (has_connection && named_by_connection(f, field.name));
+ private:
+  std::array<std::string_view, 8> names_;
+  std::size_t count_ = 0;
+  bool overflow_ = false;
+  std::vector<std::string_view> more_;
+};
+
+// Fields that never cross the proxy as they are.
+bool is_hop_field(const ConnectionNames& named, std::string_view name) {
+  return is_hop_by_hop(name) || named.contains(name);
 }
 
 struct AttemptResult {
@@ -131,12 +154,12 @@ void ForwardJob::prepare_request() {
   // hop-by-hop ones, and not those each attempt writes itself (Host, credentials, the request
   // id, the body's framing: chunked came in, a length goes out).
   const HeaderList& f = req_.fields;
-  const bool has_connection = f.contains(http::field::connection);
+  const ConnectionNames named(f);
   std::string& passed = buffers_.passed_fields;
   passed.clear();
   for (std::size_t i = 0; i < f.size(); ++i) {
     const auto field = f[i];
-    if (is_hop_field(f, field, has_connection)) continue;
+    if (is_hop_field(named, field.name)) continue;
     switch (field.id) {
       case http::field::host:
       case http::field::expect:
@@ -149,9 +172,8 @@ void ForwardJob::prepare_request() {
     }
     append_field(passed, field.name, field.value);
   }
-  if (!(has_connection && named_by_connection(f, "api-key"))) client_api_key_ = f.get("api-key");
-  if (!(has_connection && named_by_connection(f, "authorization")))
-    client_authorization_ = f.get(http::field::authorization);
+  if (!named.contains("api-key")) client_api_key_ = f.get("api-key");
+  if (!named.contains("authorization")) client_authorization_ = f.get(http::field::authorization);
   const auto m = req_.method;
   send_length_ = !req_.body.empty() || m == http::verb::post || m == http::verb::put ||
                  m == http::verb::patch || m == http::verb::options;
@@ -293,10 +315,10 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, std::size_t ba
   std::string& head = buffers_.response_head;
   head.clear();
   append_status_line(head, req_.version, status, res.reason);
-  const bool has_connection = res.fields.contains(http::field::connection);
+  const ConnectionNames named(res.fields);
   for (std::size_t i = 0; i < res.fields.size(); ++i) {
     const auto field = res.fields[i];
-    if (is_hop_field(res.fields, field, has_connection) || is_backend_quota_header(field.name) ||
+    if (is_hop_field(named, field.name) || is_backend_quota_header(field.name) ||
         iequals(field.name, "x-smartlb-backend") || iequals(field.name, "x-request-id"))
       continue;
     append_field(head, field.name, field.value);
@@ -379,12 +401,14 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, std::size_t ba
       }
       head_sent = true;
     }
+    if (last) {
+      if (const TokenUsage u = usage.finish_with(buf, chunk); u.known()) {
+        rec_.prompt_tokens = u.prompt_tokens;
+        rec_.completion_tokens = u.completion_tokens;
+      }
+      break;
+    }
     usage.feed(buf, chunk);
-    if (last) break;
-  }
-  if (const TokenUsage u = usage.finish(); u.known()) {
-    rec_.prompt_tokens = u.prompt_tokens;
-    rec_.completion_tokens = u.completion_tokens;
   }
   if (p.keep_alive() && conn->buffer.size() == 0) w_.upstreams.release(std::move(conn));
   else conn->close();  // bytes after the body, or the server said close: never reuse

@@ -52,6 +52,30 @@ TEST(UsageSnifferJson, ReadsUsageWhateverTheChunking) {
   }
 }
 
+TEST(UsageSnifferJson, FinishWithTheLastPieceReadsTheSameAsFeedThenFinish) {
+  for (std::size_t split : {std::size_t{0}, std::size_t{1}, kChatJson.size() / 2, kChatJson.size()}) {
+    UsageSniffer s(Mode::Json);
+    s.feed(kChatJson.substr(0, split));
+    const std::string rest = kChatJson.substr(split);
+    const TokenUsage u = s.finish_with(rest.data(), rest.size());
+    EXPECT_EQ(u.prompt_tokens, 17) << split;
+    EXPECT_EQ(u.completion_tokens, 5) << split;
+  }
+  UsageSniffer stream(Mode::EventStream);
+  const TokenUsage su = stream.finish_with(kStream.data(), kStream.size());
+  EXPECT_EQ(su.prompt_tokens, 9);
+  UsageSniffer over(Mode::Json, 10);
+  EXPECT_FALSE(over.finish_with(kChatJson.data(), kChatJson.size()).known());  // over the limit
+}
+
+TEST(UsageJsonScan, EscapedQuotesAndBackslashesInStringsAreSkipped) {
+  const std::string body =
+      R"({"content":"say \"usage\": {\"prompt_tokens\": 99} \\","x":"\\\\","usage":{"prompt_tokens":3,"completion_tokens":4}})";
+  const TokenUsage u = parse_usage_json(body);
+  EXPECT_EQ(u.prompt_tokens, 3);
+  EXPECT_EQ(u.completion_tokens, 4);
+}
+
 TEST(UsageSnifferJson, EmbeddingsHaveNoCompletionTokens) {
   const TokenUsage u = sniff(Mode::Json, R"({"data":[],"usage":{"prompt_tokens":8,"total_tokens":8}})", 7);
   EXPECT_EQ(u.prompt_tokens, 8);

@@ -1,0 +1,82 @@
+// Deadlines by sweep: a socket past its deadline is closed and its operation reports a
+// timeout; sockets without one keep neither the socket nor the io_context busy.
+#include <gtest/gtest.h>
+
+#include "net/timed_socket.hpp"
+
+namespace smartlb::net {
+namespace {
+
+// A connected pair of TCP sockets on 127.0.0.1.
+struct Pair {
+  explicit Pair(asio::io_context& ioc) : acceptor(ioc.get_executor(), {asio::ip::address_v4::loopback(), 0}),
+                                         a(ioc.get_executor()), b(ioc.get_executor()) {
+    a.connect(acceptor.local_endpoint());
+    acceptor.accept(b);
+  }
+  Acceptor acceptor;
+  Socket a, b;
+};
+
+TEST(TimedSocket, AReadPastItsDeadlineEndsAsATimeoutAndClosesTheSocket) {
+  asio::io_context ioc;
+  DeadlineSweeper sweeper(ioc);
+  Pair pair(ioc);
+  TimedSocket s(sweeper, std::move(pair.a));
+  char byte;
+  error_code result;
+  bool finished = false;
+  s.expires_after(std::chrono::milliseconds(1));
+  s.async_read_some(asio::buffer(&byte, 1), [&](error_code ec, std::size_t) {
+    result = s.done(ec);
+    finished = true;
+  });
+  ioc.run();  // returns once the read ended and nothing has a deadline any more
+  ASSERT_TRUE(finished);
+  EXPECT_EQ(result, beast::error::timeout);
+  EXPECT_TRUE(s.timed_out());
+  EXPECT_FALSE(s.socket().is_open());
+}
+
+TEST(TimedSocket, ACompletedOperationIsNotTimedOutLater) {
+  asio::io_context ioc;
+  DeadlineSweeper sweeper(ioc);
+  Pair pair(ioc);
+  TimedSocket s(sweeper, std::move(pair.a));
+  char byte = 'x';
+  error_code result = asio::error::would_block;
+  s.expires_after(std::chrono::milliseconds(1));
+  asio::write(pair.b, asio::buffer(&byte, 1));
+  s.async_read_some(asio::buffer(&byte, 1), [&](error_code ec, std::size_t) { result = s.done(ec); });
+  ioc.run();  // the sweeper's timer has nothing armed after done(): run() returns
+  EXPECT_FALSE(result);
+  EXPECT_FALSE(s.timed_out());
+  EXPECT_TRUE(s.socket().is_open());
+}
+
+TEST(TimedSocket, OpenSocketsWithoutADeadlineLetTheContextFinish) {
+  // Pooled upstream connections sit open with no operation and no deadline: a worker that
+  // has nothing else to do must still be able to finish (this hung a drain once).
+  asio::io_context ioc;
+  DeadlineSweeper sweeper(ioc);
+  Pair pair(ioc);
+  TimedSocket s(sweeper, std::move(pair.a));
+  EXPECT_EQ(sweeper.size(), 1u);
+  ioc.run();
+  EXPECT_TRUE(s.socket().is_open());
+}
+
+TEST(TimedSocket, TheSweeperForgetsDestroyedSockets) {
+  asio::io_context ioc;
+  DeadlineSweeper sweeper(ioc);
+  {
+    TimedSocket a(sweeper), b(sweeper), c(sweeper);
+    b.expires_after(std::chrono::hours(1));
+    EXPECT_EQ(sweeper.size(), 3u);
+  }
+  EXPECT_EQ(sweeper.size(), 0u);
+  ioc.run();  // b's deadline went with it: nothing keeps the timer going
+}
+
+}  // namespace
+}  // namespace smartlb::net
