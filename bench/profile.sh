@@ -82,7 +82,8 @@ awk -v n="$REQS" '/^ *[0-9,]+ +\( *[0-9.]+%\)/ && !/PROGRAM TOTALS/ {p=$2; gsub(
 run_smartlb strace -c -f -o "$OUT/strace.txt"
 drive 2 >"$OUT/wrk-strace-warmup.txt"   # strace counts the warm-up too
 drive "$DURATION" >"$OUT/wrk-strace.txt"
-kill -INT "$SL_PID"; wait "$SL_PID" 2>/dev/null || true; sleep 0.5
+# SIGINT to smartlb itself (strace does not pass it on); strace writes its counts when it exits.
+kill -INT $(pgrep -P "$SL_PID") 2>/dev/null || kill -INT "$SL_PID"; wait "$SL_PID" 2>/dev/null || true; sleep 0.5
 SREQS=$(cat "$OUT"/wrk-strace-warmup.txt "$OUT"/wrk-strace.txt | awk '/requests in/{n+=$1} END{print n}')
 echo "syscalls per request (strace -c, $SREQS requests):"
 awk -v n="$SREQS" '$1 ~ /^[0-9.]+$/ && NF>=5 {name=$NF; calls=$4; printf "  %-16s %6.2f\n", name, calls/n}' "$OUT/strace.txt" | sort -k2 -nr | head -15 || true

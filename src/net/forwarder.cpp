@@ -391,7 +391,9 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, std::size_t ba
     if (last && chunked) out[k++] = asio::buffer(kLastChunk.data(), kLastChunk.size());
     if (k > 0) {
       client_.expires_after(cfg_.http_timeout);
-      auto [wec, wn] = co_await asio::async_write(client_, std::span(out.data(), k), use_tuple);
+      // One buffer goes as send(); Asio uses sendmsg() for any sequence type.
+      auto [wec, wn] = k == 1 ? co_await asio::async_write(client_, out[0], use_tuple)
+                              : co_await asio::async_write(client_, std::span(out.data(), k), use_tuple);
       wec = client_.done(wec);
       if (wec) {
         // The client left: stop reading, discard the upstream connection, blame no one.

@@ -56,7 +56,10 @@ struct SessionEntry {
 // shut down before the Worker members those frames refer to are destroyed.
 class WorkerContext : public asio::io_context {
  public:
-  WorkerContext() : asio::io_context(1) {}
+  // One thread runs it, and only that thread starts or completes I/O on its sockets: the
+  // reactor's per-socket locks can go (the scheduler keeps its lock for posts from other
+  // threads, such as the drain and the resolver's completions).
+  WorkerContext() : asio::io_context(BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO) {}
   using asio::io_context::shutdown;
 };
 
