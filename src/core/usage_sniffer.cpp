@@ -117,6 +117,62 @@ std::string_view find_usage_object(std::string_view s) {
   return {};
 }
 
+bool is_json_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+// The index just past the value that opens at `open` ('{' or '['), or npos.
+std::size_t end_of_container(std::string_view s, std::size_t open) {
+  int depth = 0;
+  for (std::size_t k = open; k < s.size(); ++k) {
+    const char c = s[k];
+    if (c == '"') {
+      k = closing_quote(s, k + 1);
+      if (k == std::string_view::npos) return k;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if ((c == '}' || c == ']') && --depth == 0) {
+      return k + 1;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// The common case in a few hundred instructions: OpenAI writes `usage` last, so take the
+// last `"usage"` in the text (at `at`), and accept it only if it is a key whose object is followed by
+// nothing but the rest of the top-level object. (In valid JSON those bytes cannot sit inside
+// a string: a quote there would be escaped.) Empty when that does not hold; the full scan
+// decides then.
+constexpr std::string_view kUsageKey = "\"usage\"";
+
+std::string_view find_last_top_level_usage(std::string_view s, std::size_t at) {
+  std::size_t before = at;
+  while (before > 0 && is_json_space(s[before - 1])) --before;
+  if (before == 0 || (s[before - 1] != ',' && s[before - 1] != '{')) return {};
+  std::size_t i = at + kUsageKey.size();
+  while (i < s.size() && is_json_space(s[i])) ++i;
+  if (i >= s.size() || s[i] != ':') return {};
+  ++i;
+  while (i < s.size() && is_json_space(s[i])) ++i;
+  if (i >= s.size() || s[i] != '{') return {};
+  const std::size_t end = end_of_container(s, i);
+  if (end == std::string_view::npos) return {};
+  // What follows must close exactly one level (the top-level object), then only spaces.
+  int depth = 1;
+  for (std::size_t j = end; j < s.size(); ++j) {
+    const char c = s[j];
+    if (c == '"') {
+      j = closing_quote(s, j + 1);
+      if (j == std::string_view::npos) return {};
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if ((c == '}' || c == ']') && --depth == 0) {
+      for (++j; j < s.size(); ++j)
+        if (!is_json_space(s[j])) return {};
+      return s.substr(i, end - i);
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 namespace {
@@ -158,7 +214,10 @@ std::int64_t first_count(std::string_view object, std::string_view a, std::strin
 
 TokenUsage parse_usage_json(std::string_view json) {
   TokenUsage u;
-  const std::string_view object = find_usage_object(json);
+  const std::size_t last = json.rfind(kUsageKey);
+  if (last == std::string_view::npos) return u;  // no key at all: nothing to scan for
+  std::string_view object = find_last_top_level_usage(json, last);
+  if (object.empty()) object = find_usage_object(json);
   if (object.empty()) return u;
   u.prompt_tokens = first_count(object, "prompt_tokens", "input_tokens");
   u.completion_tokens = first_count(object, "completion_tokens", "output_tokens");

@@ -223,6 +223,16 @@ TEST(UsageJsonScan, OnlyTheTopLevelOrResponseUsageCounts) {
   EXPECT_EQ(u.completion_tokens, 34);
 }
 
+TEST(UsageJsonScan, ALastUsageThatIsNotTheTopLevelKeyFallsBackToTheFullScan) {
+  // The quick path takes the last "usage"; here it is a string value, a nested key, or one
+  // followed by more than the end of the top-level object.
+  EXPECT_EQ(parse_usage_json(R"({"usage":{"prompt_tokens":5},"note":"usage"})").prompt_tokens, 5);
+  EXPECT_EQ(parse_usage_json(R"({"usage":{"prompt_tokens":6},"x":[{"usage":{"prompt_tokens":9}}]})").prompt_tokens, 6);
+  EXPECT_FALSE(parse_usage_json(R"({"a":{"usage":{"prompt_tokens":1}}})").known());
+  EXPECT_EQ(parse_usage_json(R"({"usage":{"prompt_tokens":7}} trailing)").prompt_tokens, 7);
+  EXPECT_EQ(parse_usage_json(" {\"id\":1, \"usage\" : {\"prompt_tokens\":8}\n}\n").prompt_tokens, 8);
+}
+
 TEST(UsageJsonScan, NestedUsageAloneIsUnknown) {
   const TokenUsage u = parse_usage_json(R"({"metadata":{"usage":{"prompt_tokens":55}},"usage":null})");
   EXPECT_FALSE(u.known());
