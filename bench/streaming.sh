@@ -6,7 +6,9 @@
 # percentile - direct percentile (both include the Node client's and backend's own delays).
 # Memory per stream = (smartlb RSS with all N streams open - RSS before) / N.
 #
-# Usage: bench/streaming.sh   (STREAMS=1000  EVENTS=100  INTERVAL_MS=100  REPS=2  THREADS=1)
+# Usage: bench/streaming.sh   (STREAMS=1000  EVENTS=100  INTERVAL_MS=100  REPS=2  THREADS=1
+#                              PIN=1: smartlb alone on core 1, the Node backend and client on
+#                              core 0, so the proxy does not wait for a CPU the Node processes hold)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 need node
@@ -15,27 +17,29 @@ EVENTS=${EVENTS:-100}
 INTERVAL_MS=${INTERVAL_MS:-100}
 REPS=${REPS:-2}
 SL_THREADS=${THREADS:-1}
+LOAD_PIN=(); PROXY_PIN=()
+if [ "${PIN:-0}" = 1 ]; then need taskset; LOAD_PIN=(taskset -c 0); PROXY_PIN=(taskset -c 1); fi
 STAMP=$(date +%Y%m%d-%H%M%S)
 TSV="$RESULTS/streaming-$STAMP.tsv"
 PATH_Q="/openai/deployments/gpt-4o/chat/completions?api-version=2024-02-01"
 
-node "$BENCH_DIR/tools/sse_backend.js" --port 0 --events "$EVENTS" --interval-ms "$INTERVAL_MS" >"$TMP/sse.out" &
+"${LOAD_PIN[@]}" node "$BENCH_DIR/tools/sse_backend.js" --port 0 --events "$EVENTS" --interval-ms "$INTERVAL_MS" >"$TMP/sse.out" &
 PIDS+=($!)
 until grep -q listening "$TMP/sse.out" 2>/dev/null; do sleep 0.05; done
 BPORT=$(sed -E 's/.*:([0-9]+)$/\1/' "$TMP/sse.out")
 SL_PORT=$(free_port)
 env -i PATH="$PATH" PORT="$SL_PORT" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREADS="$SL_THREADS" ACCESS_LOG=off LOG_LEVEL=warn \
-  BACKEND_1_URL="http://127.0.0.1:$BPORT" "$SMARTLB" 2>"$TMP/smartlb.log" &
+  BACKEND_1_URL="http://127.0.0.1:$BPORT" "${PROXY_PIN[@]}" "$SMARTLB" 2>"$TMP/smartlb.log" &
 SL_PID=$!; PIDS+=("$SL_PID")
 wait_port "$SL_PORT"
 
-echo "# streaming $STAMP streams=$STREAMS events=$EVENTS interval=${INTERVAL_MS}ms smartlb THREADS=$SL_THREADS load $(loadavg)" | tee "$TSV"
+echo "# streaming $STAMP streams=$STREAMS events=$EVENTS interval=${INTERVAL_MS}ms smartlb THREADS=$SL_THREADS pin=${PIN:-0} load $(loadavg)" | tee "$TSV"
 printf 'rep\tpath\tok_streams\tevents\tp50_ms\tp90_ms\tp99_ms\tp999_ms\tmax_ms\trss_before_kb\trss_all_open_kb\trss_per_stream_kb\tsmartlb_cpu_s\tload1\n' | tee -a "$TSV"
 for rep in $(seq 1 "$REPS"); do
   for path in direct smartlb; do
     if [ "$path" = direct ]; then port=$BPORT; watch=""; else port=$SL_PORT; watch="--watch-pid $SL_PID"; fi
     c0=$(cpu_ticks "$SL_PID")
-    node "$BENCH_DIR/tools/sse_client.js" --url "http://127.0.0.1:$port$PATH_Q" --streams "$STREAMS" $watch \
+    "${LOAD_PIN[@]}" node "$BENCH_DIR/tools/sse_client.js" --url "http://127.0.0.1:$port$PATH_Q" --streams "$STREAMS" $watch \
       --timeout-s $((EVENTS * INTERVAL_MS / 1000 + 60)) >"$TMP/client.json"
     c1=$(cpu_ticks "$SL_PID")
     jq -r --arg rep "$rep" --arg path "$path" --arg n "$STREAMS" --arg cpu "$(awk -v d=$((c1 - c0)) -v t="$CLK_TCK" 'BEGIN{printf "%.2f", d/t}')" \
