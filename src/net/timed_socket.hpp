@@ -9,7 +9,9 @@
 // Use: `expires_after(t)` before an operation (or a composed one, like an HTTP read),
 // `ec = done(ec)` after it. `done` disarms the deadline and turns the error of an operation the
 // sweeper cut short into beast::error::timeout. A socket past its deadline is closed, so every
-// pending and later operation on it fails.
+// pending and later operation on it fails; it stays armed until `done` (a range connect may
+// reopen it for the next address, and the next sweep closes that too), so an `expires_after`
+// must always be followed by an operation and its `done`.
 #include <chrono>
 
 #include "net/beast.hpp"

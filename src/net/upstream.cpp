@@ -70,6 +70,11 @@ Task<ConnectResult> UpstreamPool::acquire(std::size_t backend, bool fresh) {
 
 void UpstreamPool::release(UpstreamPtr conn) {
   auto& idle = idle_[conn->backend];
+  // A deadline that passed just as the last read completed has closed the socket.
+  if (conn->tcp().timed_out() || !conn->tcp().socket().is_open()) {
+    conn->close();
+    return;
+  }
   if (idle.size() >= kMaxIdlePerBackend) {
     conn->close();
     return;

@@ -80,3 +80,43 @@ TEST(TimedSocket, TheSweeperForgetsDestroyedSockets) {
 
 }  // namespace
 }  // namespace smartlb::net
+
+#include "net/upstream.hpp"
+#include "smartlb/clock.hpp"
+
+namespace smartlb::net {
+namespace {
+
+TEST(UpstreamPool, AConnectionClosedByItsDeadlineIsNotPooled) {
+  // A deadline can pass just as a read completes: the read succeeded, but the sweeper has
+  // closed the socket. Such a connection must not go back to the pool.
+  asio::io_context ioc;
+  DeadlineSweeper sweeper(ioc);
+  Config cfg;
+  cfg.backends.resize(1);
+  ssl::context tls(ssl::context::tls_client);
+  ManualClock clock;
+  UpstreamPool pool(sweeper, cfg, tls, clock);
+
+  Pair live(ioc);
+  auto open = std::make_unique<UpstreamConnection>(sweeper, 0);
+  open->tcp().socket() = std::move(live.a);
+  pool.release(std::move(open));
+  EXPECT_EQ(pool.idle_count(), 1u);
+
+  Pair cut(ioc);
+  auto closed = std::make_unique<UpstreamConnection>(sweeper, 0);
+  closed->tcp().socket() = std::move(cut.a);
+  char byte;
+  closed->tcp().expires_after(std::chrono::milliseconds(1));
+  closed->tcp().async_read_some(asio::buffer(&byte, 1),
+                                [&](error_code ec, std::size_t) { closed->tcp().done(ec); });
+  ioc.run();  // the sweep closes it
+  ASSERT_TRUE(closed->tcp().timed_out());
+  pool.release(std::move(closed));
+  EXPECT_EQ(pool.idle_count(), 1u);
+  pool.clear();
+}
+
+}  // namespace
+}  // namespace smartlb::net
