@@ -18,11 +18,8 @@ struct RequestTarget {
 // nullopt unless `target` is origin-form ("/path[?query]") without control characters.
 std::optional<RequestTarget> parse_request_target(std::string_view target);
 
-// base_path + path (deployment segment replaced when `deployment_override` is non-empty)
-// + "?" + query.
-std::string build_upstream_target(std::string_view base_path, const RequestTarget& t,
-                                  std::string_view deployment_override);
-// The same, appended to `out` (no allocation when `out` has room).
+// Appends base_path + path (deployment segment replaced when `deployment_override` is
+// non-empty) + "?" + query to `out` (no allocation when `out` has room).
 void append_upstream_target(std::string& out, std::string_view base_path, const RequestTarget& t,
                             std::string_view deployment_override);
 

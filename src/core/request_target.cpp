@@ -45,12 +45,4 @@ void append_upstream_target(std::string& out, std::string_view base_path, const 
   }
 }
 
-std::string build_upstream_target(std::string_view base_path, const RequestTarget& t,
-                                  std::string_view deployment_override) {
-  std::string out;
-  out.reserve(base_path.size() + t.path.size() + t.query.size() + deployment_override.size() + 2);
-  append_upstream_target(out, base_path, t, deployment_override);
-  return out;
-}
-
 }  // namespace smartlb

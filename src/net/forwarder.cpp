@@ -164,10 +164,9 @@ void ForwardJob::prepare_request() {
       case http::field::host:
       case http::field::expect:
       case http::field::content_length:
-      case http::field::authorization:
         continue;
       default:
-        if (iequals(field.name, "api-key") || iequals(field.name, "x-request-id")) continue;
+        if (is_client_credential(field.name) || iequals(field.name, "x-request-id")) continue;
         break;
     }
     append_field(passed, field.name, field.value);
