@@ -54,28 +54,20 @@ start_sim() {
   SIM_PORT=$(sed -E 's/.*:([0-9]+)$/\1/' "$out")
 }
 
-# utime+stime in clock ticks summed over the given pids.
-# Prints "?" if one of them is gone (e.g. an nginx worker was respawned): the delta is invalid.
-# user ticks of processes (for the user/kernel split)
-utime_ticks() {
-  local t=0 p v
+# stat_ticks AWK_EXPR PIDS...: an expression over /proc/PID/stat fields, in clock ticks,
+# summed over the pids. Prints "?" if one of them is gone (e.g. an nginx worker was
+# respawned): the delta is invalid.
+stat_ticks() {
+  local expr=$1 t=0 p v; shift
   for p in "$@"; do
-    v=$(awk '{print $14}' /proc/"$p"/stat 2>/dev/null) || { echo "?"; return 0; }
+    v=$(awk "{print $expr}" /proc/"$p"/stat 2>/dev/null) || { echo "?"; return 0; }
     [ -n "$v" ] || { echo "?"; return 0; }
     t=$((t + v))
   done
   echo $t
 }
-
-cpu_ticks() {
-  local t=0 p v
-  for p in "$@"; do
-    v=$(awk '{print $14+$15}' /proc/"$p"/stat 2>/dev/null) || { echo "?"; return 0; }
-    [ -n "$v" ] || { echo "?"; return 0; }
-    t=$((t + v))
-  done
-  echo $t
-}
+cpu_ticks() { stat_ticks '$14+$15' "$@"; }  # utime + stime
+utime_ticks() { stat_ticks '$14' "$@"; }    # user time only (for the user/kernel split)
 # VmRSS in KiB summed over the given pids.
 rss_kb() { local t=0 p; for p in "$@"; do t=$((t + $(awk '/^VmRSS/{print $2}' /proc/"$p"/status))); done; echo $t; }
 # All pids of a process tree (the process and its children), e.g. nginx master + workers.

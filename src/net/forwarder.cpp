@@ -64,12 +64,8 @@ class ConnectionNames {
         while (!token.empty() && (token.front() == ' ' || token.front() == '\t')) token.remove_prefix(1);
         while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
         if (!token.empty()) {
-          if (count_ == names_.size()) {
-            overflow_ = true;
-            more_.emplace_back(token);
-          } else {
-            names_[count_++] = token;
-          }
+          if (count_ < names_.size()) names_[count_++] = token;
+          else more_.push_back(token);
         }
         if (comma == std::string_view::npos) break;
         v.remove_prefix(comma + 1);
@@ -79,17 +75,15 @@ class ConnectionNames {
   bool contains(std::string_view name) const {
     for (std::size_t i = 0; i < count_; ++i)
       if (iequals(names_[i], name)) return true;
-    if (overflow_)
-      for (const auto& n : more_)
-        if (iequals(n, name)) return true;
+    for (const auto& n : more_)
+      if (iequals(n, name)) return true;
     return false;
   }
 
  private:
   std::array<std::string_view, 8> names_;
   std::size_t count_ = 0;
-  bool overflow_ = false;
-  std::vector<std::string_view> more_;
+  std::vector<std::string_view> more_;  // past the first 8 (rare)
 };
 
 // Fields that never cross the proxy as they are.
@@ -231,7 +225,8 @@ Task<AttemptResult> ForwardJob::attempt(std::size_t backend) {
     });
     error_code ec = c.tcp().done(wec);
     bool got_bytes = false;
-    if (!ec) {
+    // Interim answers (100 Continue, 103 Early Hints) are not the response: read past them.
+    while (!ec) {
       parser_.emplace(c.head);
       parser_->body_limit(boost::none);
       if (head_) parser_->skip(true);
@@ -239,17 +234,8 @@ Task<AttemptResult> ForwardJob::attempt(std::size_t backend) {
       auto [rec, rn] = co_await c.visit(
           [&](auto& s) { return http::async_read_header(s, c.buffer, *parser_, use_tuple); });
       ec = c.tcp().done(rec);
-      got_bytes = parser_->got_some() || c.buffer.size() > 0;
-      // Interim answers (100 Continue, 103 Early Hints) are not the response: skip them.
-      while (!ec && c.head.status / 100 == 1 && c.head.status != 101) {
-        parser_.emplace(c.head);
-        parser_->body_limit(boost::none);
-        if (head_) parser_->skip(true);
-        c.tcp().expires_after(timeout);
-        auto [iec, in] = co_await c.visit(
-            [&](auto& s) { return http::async_read_header(s, c.buffer, *parser_, use_tuple); });
-        ec = c.tcp().done(iec);
-      }
+      got_bytes = got_bytes || parser_->got_some() || c.buffer.size() > 0;
+      if (ec || c.head.status / 100 != 1 || c.head.status == 101) break;
     }
     if (!ec) {
       r.conn = std::move(cr.conn);
