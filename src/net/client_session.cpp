@@ -2,7 +2,7 @@
 // connection alive between them, and leave promptly when the server drains.
 #include <spdlog/spdlog.h>
 
-#include "net/http_head.hpp"
+#include "net/http_io.hpp"
 #include "net/replies.hpp"
 #include "net/worker.hpp"
 #include "smartlb/header_rules.hpp"
@@ -95,8 +95,7 @@ Task<> run_client_session(Worker& w, Socket socket) {
 
     registration.entry().idle = buffer.size() == 0;  // a drain may cut an idle wait short
     stream.expires_after(cfg.client_idle_timeout);
-    auto [hec, hn] = co_await http::async_read_header(stream, buffer, parser, use_tuple);
-    hec = stream.done(hec);
+    error_code hec = stream.done(co_await read_http(stream, buffer, parser, ReadGoal::header));
     registration.entry().idle = false;
     if (hec) {
       if (hec == http::error::end_of_stream || hec == beast::error::timeout ||
@@ -111,7 +110,7 @@ Task<> run_client_session(Worker& w, Socket socket) {
         r.status = http::status::payload_too_large;
         r.message = "Request body too large.";
       } else {
-        r.message = "Malformed HTTP request.";
+        r.message = "Malformed HTTP request (" + hec.message() + ").";
       }
       co_await write_error_reply(stream, r, std::chrono::seconds(5));
       break;
@@ -174,9 +173,13 @@ Task<> run_client_session(Worker& w, Socket socket) {
           break;
         }
       }
-      stream.expires_after(cfg.http_timeout);
-      auto [bec, bn] = co_await http::async_read(stream, buffer, parser, use_tuple);
-      bec = stream.done(bec);
+      // Usually the body came with the head: then no read, and no coroutine, is needed.
+      bool progressed = false;
+      error_code bec;
+      if (!feed_buffered(buffer, parser, ReadGoal::message, progressed, bec)) {
+        stream.expires_after(cfg.http_timeout);
+        bec = stream.done(co_await read_http(stream, buffer, parser, ReadGoal::message));
+      }
       if (bec) {
         if (bec == http::error::body_limit) {
           bad.status = http::status::payload_too_large;
@@ -184,7 +187,7 @@ Task<> run_client_session(Worker& w, Socket socket) {
           rec.status = 413;
           co_await write_error_reply(stream, bad, std::chrono::seconds(5));
         } else if (is_parse_error(bec)) {
-          bad.message = "Malformed request body framing.";
+          bad.message = "Malformed request body framing (" + bec.message() + ").";
           rec.status = 400;
           co_await write_error_reply(stream, bad, std::chrono::seconds(5));
         } else {

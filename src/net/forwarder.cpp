@@ -7,6 +7,7 @@
 #include <array>
 #include <span>
 
+#include "net/http_io.hpp"
 #include "net/replies.hpp"
 #include "net/wire_format.hpp"
 #include "net/worker.hpp"
@@ -228,12 +229,10 @@ Task<AttemptResult> ForwardJob::attempt(std::size_t backend) {
     // Interim answers (100 Continue, 103 Early Hints) are not the response: read past them.
     while (!ec) {
       parser_.emplace(c.head);
-      parser_->body_limit(boost::none);
       if (head_) parser_->skip(true);
       c.tcp().expires_after(timeout);
-      auto [rec, rn] = co_await c.visit(
-          [&](auto& s) { return http::async_read_header(s, c.buffer, *parser_, use_tuple); });
-      ec = c.tcp().done(rec);
+      ec = c.tcp().done(co_await c.visit(
+          [&](auto& s) { return read_http(s, c.buffer, *parser_, ReadGoal::header); }));
       got_bytes = got_bytes || parser_->got_some() || c.buffer.size() > 0;
       if (ec || c.head.status / 100 != 1 || c.head.status == 101) break;
     }
@@ -266,9 +265,8 @@ Task<void> ForwardJob::drain_or_close(UpstreamPtr conn, ResponseReader& p) {
   while (!p.is_done()) {
     p.body_buffer(scratch, sizeof scratch);
     conn->tcp().expires_after(std::chrono::seconds(5));
-    auto [ec, n] = co_await conn->visit(
-        [&](auto& s) { return http::async_read_some(s, conn->buffer, p, use_tuple); });
-    ec = conn->tcp().done(ec);
+    const error_code ec = conn->tcp().done(co_await conn->visit(
+        [&](auto& s) { return read_http(s, conn->buffer, p, ReadGoal::some); }));
     if (ec == http::error::need_buffer) continue;
     if (ec) {
       conn->close();
@@ -339,10 +337,13 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, std::size_t ba
     bool chunk_in_head = false;
     if (!p.is_done()) {
       p.body_buffer(buf, sizeof buf);
-      conn->tcp().expires_after(cfg_.http_timeout);  // idle timeout, renewed on every read
-      auto [ec, n] = co_await conn->visit(
-          [&](auto& s) { return http::async_read_some(s, conn->buffer, p, use_tuple); });
-      ec = conn->tcp().done(ec);
+      bool progressed = false;
+      error_code ec;
+      if (!feed_buffered(conn->buffer, p, ReadGoal::some, progressed, ec)) {  // else no read needed
+        conn->tcp().expires_after(cfg_.http_timeout);  // idle timeout, renewed on every read
+        ec = conn->tcp().done(co_await conn->visit(
+            [&](auto& s) { return read_http(s, conn->buffer, p, ReadGoal::some); }));
+      }
       if (ec == http::error::need_buffer) ec = {};
       if (ec) {
         // Too late to fail over: cut the client off without a clean end so it sees a

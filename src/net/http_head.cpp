@@ -1,5 +1,6 @@
 #include "net/http_head.hpp"
 
+#include <cassert>
 #include <cstring>
 
 namespace smartlb::net {
@@ -15,13 +16,28 @@ void HeaderList::add(http::field id, std::string_view name, std::string_view val
   entries_.push_back(e);
 }
 
+std::string_view HeaderList::take_text(std::string_view head) {
+  text_.assign(head.data(), head.size());
+  return text_;
+}
+
+void HeaderList::add_in_text(http::field id, std::string_view name, std::string_view value) {
+  assert(name.data() >= text_.data() && value.data() + value.size() <= text_.data() + text_.size());
+  entries_.push_back(Entry{id, static_cast<std::uint32_t>(name.data() - text_.data()),
+                           static_cast<std::uint32_t>(name.size()),
+                           static_cast<std::uint32_t>(value.data() - text_.data()),
+                           static_cast<std::uint32_t>(value.size())});
+}
+
 std::string_view HeaderList::get(http::field id) const {
+  assert(has_field_id(id));  // any other name is stored as unknown: look it up by name
   for (const Entry& e : entries_)
     if (e.id == id) return {text_.data() + e.value_at, e.value_len};
   return {};
 }
 
 bool HeaderList::contains(http::field id) const {
+  assert(has_field_id(id));
   for (const Entry& e : entries_)
     if (e.id == id) return true;
   return false;
@@ -34,71 +50,49 @@ std::string_view HeaderList::get(std::string_view name) const {
   return {};
 }
 
-RequestReader::RequestReader(RequestHead& head) : head_(head) {
-  head_.fields.clear();
-  head_.body.clear();
+namespace {
+
+bool same_lowercase(std::string_view name, std::string_view lower) {
+  for (std::size_t i = 0; i < lower.size(); ++i)
+    if ((static_cast<unsigned char>(name[i]) | 0x20) != static_cast<unsigned char>(lower[i])) return false;
+  return true;
 }
 
-void RequestReader::on_request_impl(http::verb method, beast::string_view method_str,
-                                    beast::string_view target, int version, error_code& ec) {
-  head_.method = method;
-  head_.method_text.assign(method_str.data(), method_str.size());
-  head_.target.assign(target.data(), target.size());
-  head_.version = static_cast<unsigned>(version);
-  ec = {};
+}  // namespace
+
+http::field field_id(std::string_view name) {
+  // By length first: at most one comparison per name. `| 0x20` lowercases letters and keeps
+  // '-'; no other token character folds onto a letter or '-'.
+  const auto is = [&](std::string_view lower) { return same_lowercase(name, lower); };
+  switch (name.size()) {
+    case 4: return is("host") ? http::field::host : http::field::unknown;
+    case 6: return is("expect") ? http::field::expect : http::field::unknown;
+    case 10: return is("connection") ? http::field::connection : http::field::unknown;
+    case 11: return is("retry-after") ? http::field::retry_after : http::field::unknown;
+    case 12: return is("content-type") ? http::field::content_type : http::field::unknown;
+    case 13: return is("authorization") ? http::field::authorization : http::field::unknown;
+    case 14: return is("content-length") ? http::field::content_length : http::field::unknown;
+    case 16: return is("content-encoding") ? http::field::content_encoding : http::field::unknown;
+    case 17: return is("transfer-encoding") ? http::field::transfer_encoding : http::field::unknown;
+    default: return http::field::unknown;
+  }
 }
 
-void RequestReader::on_field_impl(http::field id, beast::string_view name, beast::string_view value,
-                                  error_code& ec) {
-  head_.fields.add(id, name, value);
-  ec = {};
-}
-
-void RequestReader::on_header_impl(error_code& ec) {
-  head_.keep_alive = keep_alive();
-  ec = {};
-}
-
-void RequestReader::on_body_init_impl(const boost::optional<std::uint64_t>& length, error_code& ec) {
-  // The parser has already checked the length against body_limit.
-  if (length) head_.body.reserve(static_cast<std::size_t>(*length));
-  ec = {};
-}
-
-std::size_t RequestReader::on_body_impl(beast::string_view data, error_code& ec) {
-  head_.body.append(data.data(), data.size());
-  ec = {};
-  return data.size();
-}
-
-std::size_t RequestReader::on_chunk_body_impl(std::uint64_t, beast::string_view data, error_code& ec) {
-  return on_body_impl(data, ec);
-}
-
-ResponseReader::ResponseReader(ResponseHead& head) : head_(head) { head_.fields.clear(); }
-
-void ResponseReader::on_response_impl(int status, beast::string_view reason, int version,
-                                      error_code& ec) {
-  head_.status = static_cast<unsigned>(status);
-  head_.reason.assign(reason.data(), reason.size());
-  head_.version = static_cast<unsigned>(version);
-  ec = {};
-}
-
-void ResponseReader::on_field_impl(http::field id, beast::string_view name, beast::string_view value,
-                                   error_code& ec) {
-  head_.fields.add(id, name, value);
-  ec = {};
-}
-
-std::size_t ResponseReader::on_body_impl(beast::string_view data, error_code& ec) {
-  const std::size_t n = std::min(out_left_, data.size());
-  if (n > 0) std::memcpy(out_, data.data(), n);
-  out_ += n;
-  out_left_ -= n;
-  // Like http::buffer_body: what did not fit waits for the next buffer.
-  ec = n == data.size() ? error_code{} : error_code(http::error::need_buffer);
-  return n;
+bool has_field_id(http::field id) {
+  switch (id) {
+    case http::field::host:
+    case http::field::expect:
+    case http::field::connection:
+    case http::field::retry_after:
+    case http::field::content_type:
+    case http::field::authorization:
+    case http::field::content_length:
+    case http::field::content_encoding:
+    case http::field::transfer_encoding:
+      return true;
+    default:
+      return false;
+  }
 }
 
 }  // namespace smartlb::net

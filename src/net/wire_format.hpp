@@ -3,6 +3,7 @@
 // buffers per header field at every write; the profile put that at 39% of the instructions per
 // proxied request. A head built once and sent in one write with the body costs a fraction.
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -10,7 +11,18 @@ namespace smartlb::net {
 
 // "name: value\r\n"
 inline void append_field(std::string& out, std::string_view name, std::string_view value) {
-  out.append(name).append(": ", 2).append(value).append("\r\n", 2);
+  // One resize and two copies instead of four appends (this runs for every field passed on).
+  const std::size_t at = out.size();
+  out.resize(at + name.size() + value.size() + 4);
+  char* p = out.data() + at;
+  std::memcpy(p, name.data(), name.size());
+  p += name.size();
+  *p++ = ':';
+  *p++ = ' ';
+  std::memcpy(p, value.data(), value.size());
+  p += value.size();
+  *p++ = '\r';
+  *p = '\n';
 }
 // The decimal digits of `n`.
 void append_decimal(std::string& out, std::uint64_t n);

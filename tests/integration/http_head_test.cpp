@@ -1,7 +1,8 @@
 // The flat message heads the request path parses into (Beast's parser, our storage).
 #include <gtest/gtest.h>
 
-#include "net/http_head.hpp"
+#include "net/http1_parser.hpp"
+#include "net/http_io.hpp"
 
 namespace smartlb::net {
 namespace {
@@ -117,6 +118,31 @@ TEST(ResponseReader, ABodyLargerThanTheBufferWaitsForTheNextOne) {
   EXPECT_TRUE(p.is_done());
   EXPECT_EQ(std::string_view(rest, sizeof rest - p.body_buffer_left()), "456789");
   EXPECT_EQ(used, text.size());
+}
+
+// The relay's "some" read: a chunk whose data is buffered is progress to write out now, even
+// though the parser needs more bytes to finish the chunk's CRLF (no read first).
+TEST(FeedBuffered, PartOfAChunkIsEnoughForSome) {
+  ResponseHead head;
+  ResponseReader p(head);
+  beast::flat_buffer buffer;
+  const std::string_view text = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n8\r\ndata: {}\r";
+  asio::buffer_copy(buffer.prepare(text.size()), asio::buffer(text.data(), text.size()));
+  buffer.commit(text.size());
+  bool progressed = false;
+  error_code ec;
+  ASSERT_TRUE(feed_buffered(buffer, p, ReadGoal::header, progressed, ec));
+  ASSERT_FALSE(ec);
+  char out[64];
+  p.body_buffer(out, sizeof out);
+  progressed = false;
+  EXPECT_TRUE(feed_buffered(buffer, p, ReadGoal::some, progressed, ec));
+  EXPECT_FALSE(ec);
+  EXPECT_EQ(std::string_view(out, sizeof out - p.body_buffer_left()), "data: {}");
+  EXPECT_EQ(buffer.size(), 1u);  // the CR, waiting for its LF
+  // Only a part of the framing buffered, and the message not done: a read is needed.
+  progressed = false;
+  EXPECT_FALSE(feed_buffered(buffer, p, ReadGoal::some, progressed, ec));
 }
 
 }  // namespace
