@@ -20,9 +20,6 @@
 namespace smartlb::net {
 namespace {
 
-// Bytes relayed per read. Large enough for throughput, small enough that an SSE event is
-// written as soon as it is parsed (reads return whatever arrived).
-constexpr std::size_t kRelayBufferBytes = 16 * 1024;
 // A failover response body up to this size is read and dropped so the connection can be
 // reused; a larger one is not worth the wait.
 constexpr std::uint64_t kDrainLimitBytes = 64 * 1024;
@@ -229,6 +226,7 @@ Task<AttemptResult> ForwardJob::attempt(std::size_t backend) {
     // Interim answers (100 Continue, 103 Early Hints) are not the response: read past them.
     while (!ec) {
       parser_.emplace(c.head);
+      parser_->body_views(true);  // the body is relayed from the connection's buffer
       if (head_) parser_->skip(true);
       c.tcp().expires_after(timeout);
       ec = c.tcp().done(co_await c.visit(
@@ -261,13 +259,11 @@ Task<void> ForwardJob::drain_or_close(UpstreamPtr conn, ResponseReader& p) {
     conn->close();
     co_return;
   }
-  char scratch[4096];
   while (!p.is_done()) {
-    p.body_buffer(scratch, sizeof scratch);
     conn->tcp().expires_after(std::chrono::seconds(5));
     const error_code ec = conn->tcp().done(co_await conn->visit(
         [&](auto& s) { return read_http(s, conn->buffer, p, ReadGoal::some); }));
-    if (ec == http::error::need_buffer) continue;
+    p.take_body_view();  // dropped
     if (ec) {
       conn->close();
       co_return;
@@ -329,14 +325,14 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, std::size_t ba
     head_sent = true;
   }
 
-  char buf[kRelayBufferBytes];
   char size_line[20];
   static constexpr std::string_view kCrlf = "\r\n", kLastChunk = "0\r\n\r\n";
   for (;;) {
-    std::size_t chunk = 0;  // body bytes read into buf this round
+    // Body bytes this round: a view into the connection's buffer, valid until its next read
+    // (so: written, and fed to the usage scan, before the loop reads again).
+    std::string_view data;
     bool chunk_in_head = false;
     if (!p.is_done()) {
-      p.body_buffer(buf, sizeof buf);
       bool progressed = false;
       error_code ec;
       if (!feed_buffered(conn->buffer, p, ReadGoal::some, progressed, ec)) {  // else no read needed
@@ -344,7 +340,6 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, std::size_t ba
         ec = conn->tcp().done(co_await conn->visit(
             [&](auto& s) { return read_http(s, conn->buffer, p, ReadGoal::some); }));
       }
-      if (ec == http::error::need_buffer) ec = {};
       if (ec) {
         // Too late to fail over: cut the client off without a clean end so it sees a
         // truncated response, not a complete one.
@@ -354,16 +349,17 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, std::size_t ba
         conn->close();
         co_return false;
       }
-      chunk = sizeof buf - p.body_buffer_left();
-      rec_.response_bytes += chunk;
+      data = p.take_body_view();
+      rec_.response_bytes += data.size();
     }
+    const std::size_t chunk = data.size();
     const bool last = p.is_done();
     // One gather write: [head] [size line, data, CRLF | data] [last chunk]. A read that
     // parsed only framing (a chunk header) adds no data, and nothing is written for it.
     std::array<asio::const_buffer, 5> out;
     std::size_t k = 0;
     if (!head_sent && !chunked && chunk > 0 && chunk <= kInlineBodyBytes) {
-      head.append(buf, chunk);  // a small body rides with the head: one send(), not sendmsg()
+      head.append(data);  // a small body rides with the head: one send(), not sendmsg()
       out[k++] = asio::buffer(head);
       chunk_in_head = true;
     } else if (!head_sent) {
@@ -371,7 +367,7 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, std::size_t ba
     }
     if (chunk > 0 && !chunk_in_head) {
       if (chunked) out[k++] = asio::buffer(size_line, chunk_size_line(chunk, size_line));
-      out[k++] = asio::buffer(buf, chunk);
+      out[k++] = asio::buffer(data.data(), chunk);
       if (chunked) out[k++] = asio::buffer(kCrlf.data(), kCrlf.size());
     }
     if (last && chunked) out[k++] = asio::buffer(kLastChunk.data(), kLastChunk.size());
@@ -390,13 +386,13 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, std::size_t ba
       head_sent = true;
     }
     if (last) {
-      if (const TokenUsage u = usage.finish_with(buf, chunk); u.known()) {
+      if (const TokenUsage u = usage.finish_with(data.data(), chunk); u.known()) {
         rec_.prompt_tokens = u.prompt_tokens;
         rec_.completion_tokens = u.completion_tokens;
       }
       break;
     }
-    usage.feed(buf, chunk);
+    usage.feed(data.data(), chunk);
   }
   if (p.keep_alive() && conn->buffer.size() == 0) w_.upstreams.release(std::move(conn));
   else conn->close();  // bytes after the body, or the server said close: never reuse

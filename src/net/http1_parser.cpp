@@ -463,8 +463,8 @@ std::size_t Http1Parser::put_chunked(const char* data, std::size_t size, error_c
         used += took;
         left_ -= took;
         body_total_ += took;
-        if (ec) return used;
         if (left_ == 0) state_ = State::chunk_crlf;
+        if (ec || view_mode_) return used;  // one view per put: the caller takes it first
         break;
       }
       case State::chunk_crlf: {
@@ -489,6 +489,10 @@ std::size_t Http1Parser::put_chunked(const char* data, std::size_t size, error_c
 }
 
 std::size_t Http1Parser::deliver(const char* data, std::size_t size, error_code& ec) {
+  if (view_mode_) {
+    view_ = {data, size};
+    return size;
+  }
   if (body_string_) {
     body_string_->append(data, size);
     return size;

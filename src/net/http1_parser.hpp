@@ -24,6 +24,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "net/http_head.hpp"
 
@@ -66,10 +68,13 @@ class Http1Parser {
   explicit Http1Parser(RequestHead& head);
   explicit Http1Parser(ResponseHead& head);
 
-  // Where body bytes go: a request's into its head, a response's into the caller's buffer.
+  // Where body bytes go: a request's into its head, a response's into the caller's buffer or,
+  // in view mode, nowhere: the body bytes of one put are left where they are, as view_.
   std::string* body_string_ = nullptr;
   char* out_ = nullptr;
   std::size_t out_left_ = 0;
+  bool view_mode_ = false;
+  std::string_view view_;
 
  private:
   enum class State : std::uint8_t {
@@ -139,6 +144,12 @@ class ResponseReader final : public Http1Parser {
     out_left_ = size;
   }
   std::size_t body_buffer_left() const { return out_left_; }
+
+  // View mode, for relaying without a copy: each put hands over at most one run of body bytes
+  // as a view into the bytes it was given (counted as used), and stops there. The view is
+  // valid as long as those bytes are: for a flat_buffer, until its next prepare().
+  void body_views(bool on) { view_mode_ = on; }
+  std::string_view take_body_view() { return std::exchange(view_, {}); }
 };
 
 }  // namespace smartlb::net

@@ -120,6 +120,41 @@ TEST(ResponseReader, ABodyLargerThanTheBufferWaitsForTheNextOne) {
   EXPECT_EQ(used, text.size());
 }
 
+// View mode: the body is handed over where it lies, one run per put, so the relay can write it
+// from the connection's buffer without copying it.
+TEST(ResponseReader, ViewModeHandsOverTheBodyInPlaceOneRunPerPut) {
+  for (const std::string_view text :
+       {std::string_view("HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\nhello world"),
+        std::string_view("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n"),
+        std::string_view("HTTP/1.1 200 OK\r\n\r\nhello world")}) {
+    ResponseHead head;
+    ResponseReader p(head);
+    p.body_views(true);
+    std::string body;
+    std::size_t used = 0, puts = 0;
+    error_code ec;
+    while (!ec && !p.is_done() && used < text.size()) {
+      used += p.put(text.data() + used, text.size() - used, ec);
+      const std::string_view v = p.take_body_view();
+      if (!v.empty()) {
+        EXPECT_GE(v.data(), text.data());  // in the bytes given, not a copy
+        EXPECT_LE(v.data() + v.size(), text.data() + text.size());
+        body.append(v);
+      }
+      ++puts;
+    }
+    ASSERT_FALSE(ec) << ec.message();
+    if (p.need_eof()) p.put_eof(ec);
+    EXPECT_FALSE(ec);
+    EXPECT_TRUE(p.is_done()) << text;
+    EXPECT_EQ(body, "hello world") << text;
+    EXPECT_EQ(used, text.size());
+    if (p.chunked()) {
+      EXPECT_GE(puts, 4u) << "head, then one put per chunk at least";
+    }
+  }
+}
+
 // The relay's "some" read: a chunk whose data is buffered is progress to write out now, even
 // though the parser needs more bytes to finish the chunk's CRLF (no read first).
 TEST(FeedBuffered, PartOfAChunkIsEnoughForSome) {
