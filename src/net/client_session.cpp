@@ -37,10 +37,10 @@ class SessionRegistration {
 void new_request_id(FastRandom& rng, std::string& id) {
   static constexpr char hex[] = "0123456789abcdef";
   id.resize(32);
-  std::uint64_t a = rng.next(), b = rng.next();
-  for (int i = 0; i < 16; ++i) {
-    id[i] = hex[(a >> (i * 4)) & 0xf];
-    id[16 + i] = hex[(b >> (i * 4)) & 0xf];
+  char* out = id.data();
+  for (int word = 0; word < 2; ++word) {
+    std::uint64_t r = rng.next();
+    for (int i = 0; i < 16; ++i, r >>= 4) *out++ = hex[r & 0xf];
   }
 }
 
