@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# User-space instructions per proxied request for smartlb, nginx and haproxy, under callgrind,
+# in the same setup as bench/overhead.sh (fixed nginx backend, bench/conf/chat.lua, access
+# logs off, one worker/thread each). callgrind counts instructions, so unlike requests/s this
+# comparison does not move with the machine's load. It says nothing about the kernel's share
+# (TCP, epoll: about 12 µs per request for all three in bench/overhead.sh) or about cache
+# misses; it is the deterministic half of the overhead comparison.
+#
+# Usage: bench/profile_peers.sh   (DURATION=10 CONNS=16 PROXIES="smartlb nginx haproxy")
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+need wrk nginx haproxy valgrind callgrind_annotate
+DURATION=${DURATION:-10}
+CONNS=${CONNS:-16}
+PROXIES=${PROXIES:-smartlb nginx haproxy}
+PATH_Q="/openai/deployments/gpt-4o/chat/completions?api-version=2024-02-01"
+OUT="$RESULTS/profile-peers-$(date +%Y%m%d-%H%M%S)"; mkdir -p "$OUT"
+subst() { sed -e "s|@TMP@|$TMP|g" -e "s|@PORT@|$2|g" -e "s|@BACKEND_PORT@|${3:-}|g" -e "s|@CT@|application/json|g" "$1"; }
+
+BPORT=$(free_port)
+subst "$BENCH_DIR/conf/nginx-backend.conf.in" "$BPORT" >"$TMP/nb.conf"
+nginx -c "$TMP/nb.conf" -p "$TMP" -e "$TMP/nb.err" & PIDS+=($!)
+wait_port "$BPORT"
+
+printf '%-8s %10s %14s %14s\n' proxy requests instructions instr/request
+for proxy in $PROXIES; do
+  port=$(free_port)
+  cg=(valgrind --tool=callgrind --callgrind-out-file="$OUT/$proxy.out" --dump-instr=no)
+  case $proxy in
+    smartlb)
+      env -i PATH="$PATH" PORT="$port" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREADS=1 ACCESS_LOG=off \
+        LOG_LEVEL=warn BACKEND_1_URL="http://127.0.0.1:$BPORT" "${cg[@]}" "$SMARTLB" 2>"$OUT/$proxy.log" >/dev/null & ;;
+    nginx)  # no master process: the worker is the process callgrind runs
+      subst "$BENCH_DIR/conf/nginx-proxy.conf.in" "$port" "$BPORT" >"$TMP/np.conf"
+      "${cg[@]}" nginx -c "$TMP/np.conf" -p "$TMP" -e "$TMP/np.err" -g "master_process off;" 2>"$OUT/$proxy.log" & ;;
+    haproxy)
+      subst "$BENCH_DIR/conf/haproxy.cfg.in" "$port" "$BPORT" >"$TMP/ha.cfg"
+      "${cg[@]}" haproxy -db -f "$TMP/ha.cfg" 2>"$OUT/$proxy.log" & ;;
+    *) echo "unknown proxy $proxy" >&2; exit 2 ;;
+  esac
+  pid=$!; PIDS+=("$pid")
+  wait_port "$port" 60
+  drive() { wrk -t1 -c"$CONNS" -d"$1s" -s "$BENCH_DIR/conf/chat.lua" "http://127.0.0.1:$port$PATH_Q"; }
+  drive 3 >/dev/null
+  callgrind_control -z "$pid" >/dev/null
+  drive "$DURATION" >"$OUT/$proxy-wrk.txt"
+  callgrind_control -d "$pid" >/dev/null
+  reqs=$(awk '/requests in/{print $1}' "$OUT/$proxy-wrk.txt")
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+  dump=$(ls -t "$OUT/$proxy".out.* | head -1)
+  total=$(callgrind_annotate "$dump" 2>/dev/null | awk '/PROGRAM TOTALS/{gsub(/,/,"",$1); print $1}')
+  callgrind_annotate --threshold=100 --inclusive=no "$dump" >"$OUT/$proxy-self.txt" 2>/dev/null
+  printf '%-8s %10s %14s %14s\n' "$proxy" "$reqs" "$total" "$((total / reqs))"
+done
+echo "raw: $OUT"
