@@ -205,7 +205,10 @@ Task<AttemptResult> ForwardJob::attempt(std::size_t backend) {
   AttemptResult r;
   const auto timeout = header_timeout();
   for (int round = 0; round < 2; ++round) {
-    auto cr = co_await w_.upstreams.acquire(backend, round > 0);
+    // The pool first (on the retry, a new connection: the pooled one just failed).
+    ConnectResult cr;
+    if (round == 0) cr.conn = w_.upstreams.take_pooled(backend);
+    if (!cr.conn) cr = co_await w_.upstreams.connect(backend);
     if (!cr.conn) {
       r.verdict = judge_transport(cr.failure);
       r.detail = std::move(cr.detail);

@@ -46,7 +46,7 @@ bool UpstreamPool::still_alive(UpstreamConnection& c) const {
   return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
-Task<ConnectResult> UpstreamPool::acquire(std::size_t backend, bool fresh) {
+UpstreamPtr UpstreamPool::take_pooled(std::size_t backend) {
   auto& idle = idle_[backend];
   const MonoNanos now = clock_.now();
   // Connections idle longer than this are likely closed by the server or a middlebox.
@@ -55,17 +55,17 @@ Task<ConnectResult> UpstreamPool::acquire(std::size_t backend, bool fresh) {
   // request): servers close idle connections after seconds, and the retry-once-on-a-fresh-
   // connection path covers the rare race anyway.
   constexpr MonoNanos kPeekAfterNanos = 1'000'000'000;
-  while (!fresh && !idle.empty()) {
+  while (!idle.empty()) {
     UpstreamPtr c = std::move(idle.back());
     idle.pop_back();
     const MonoNanos idle_for = now - c->idle_since;
     if (idle_for < kMaxIdleNanos && (idle_for < kPeekAfterNanos || still_alive(*c))) {
       c->reused = true;
-      co_return ConnectResult{std::move(c), {}, {}};
+      return c;
     }
     c->close();
   }
-  co_return co_await connect(backend);
+  return nullptr;
 }
 
 void UpstreamPool::release(UpstreamPtr conn) {

@@ -56,8 +56,11 @@ class UpstreamPool {
  public:
   UpstreamPool(DeadlineSweeper& sweeper, const Config& cfg, ssl::context& tls, const Clock& clock);
 
-  // A live pooled connection to `backend`, or a new one. `fresh` skips the pool.
-  Task<ConnectResult> acquire(std::size_t backend, bool fresh);
+  // A live pooled connection to `backend`, or null. Not a coroutine: the usual case (a
+  // pooled connection) costs no coroutine frame; connect() is awaited only when it is null.
+  UpstreamPtr take_pooled(std::size_t backend);
+  // A new connection to `backend` (resolve, connect, TLS handshake).
+  Task<ConnectResult> connect(std::size_t backend);
   // Keeps `conn` for reuse; the caller has checked the exchange ended cleanly.
   void release(UpstreamPtr conn);
   void clear();
@@ -66,7 +69,6 @@ class UpstreamPool {
   static constexpr std::size_t kMaxIdlePerBackend = 256;
 
  private:
-  Task<ConnectResult> connect(std::size_t backend);
   bool still_alive(UpstreamConnection& c) const;
 
   DeadlineSweeper& sweeper_;
