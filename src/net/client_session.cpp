@@ -103,6 +103,7 @@ Task<> run_client_session(Worker& w, Socket socket) {
           hec == asio::error::eof || !parser.got_some())
         break;
       ErrorReply r;
+      std::string message;  // r.message is a view: the text must outlive the write
       if (hec == http::error::header_limit) {
         r.status = http::status::request_header_fields_too_large;
         r.message = "Request header fields too large.";
@@ -110,7 +111,8 @@ Task<> run_client_session(Worker& w, Socket socket) {
         r.status = http::status::payload_too_large;
         r.message = "Request body too large.";
       } else {
-        r.message = "Malformed HTTP request (" + hec.message() + ").";
+        message = "Malformed HTTP request (" + hec.message() + ").";
+        r.message = message;
       }
       co_await write_error_reply(stream, r, std::chrono::seconds(5));
       break;
@@ -187,7 +189,8 @@ Task<> run_client_session(Worker& w, Socket socket) {
           rec.status = 413;
           co_await write_error_reply(stream, bad, std::chrono::seconds(5));
         } else if (is_parse_error(bec)) {
-          bad.message = "Malformed request body framing (" + bec.message() + ").";
+          const std::string message = "Malformed request body framing (" + bec.message() + ").";
+          bad.message = message;
           rec.status = 400;
           co_await write_error_reply(stream, bad, std::chrono::seconds(5));
         } else {

@@ -83,6 +83,7 @@ TEST_F(RequestValidation, ChunkedBodyOverTheLimitIs413) {
 TEST_F(RequestValidation, GarbageIs400) {
   auto got = exchange("HELLO THERE\r\n\r\n");
   EXPECT_EQ(got.rfind("HTTP/1.1 400", 0), 0u) << got;
+  EXPECT_NE(got.find("Malformed HTTP request (bad target)"), std::string::npos) << got;  // says what
 }
 
 TEST_F(RequestValidation, AbsoluteFormTargetIs400) {
