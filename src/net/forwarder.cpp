@@ -23,6 +23,8 @@ namespace {
 // A failover response body up to this size is read and dropped so the connection can be
 // reused; a larger one is not worth the wait.
 constexpr std::uint64_t kDrainLimitBytes = 64 * 1024;
+// At most this many runs of body bytes (chunks, mostly) already buffered go out in one write.
+constexpr std::size_t kMaxRunsPerWrite = 16;
 // A request body up to this size is copied behind the head and sent in one buffer.
 constexpr std::size_t kInlineBodyBytes = 64 * 1024;
 
@@ -330,19 +332,21 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, std::size_t ba
 
   char size_line[20];
   static constexpr std::string_view kCrlf = "\r\n", kLastChunk = "0\r\n\r\n";
+  // Body bytes this round: views into the connection's buffer, valid until its next read (so:
+  // written, and fed to the usage scan, before the loop reads again). Every run of body bytes
+  // one read brought (several chunks of a stream, often) goes out in one write.
+  std::array<std::string_view, kMaxRunsPerWrite> runs;
   for (;;) {
-    // Body bytes this round: a view into the connection's buffer, valid until its next read
-    // (so: written, and fed to the usage scan, before the loop reads again).
-    std::string_view data;
+    std::size_t run_count = 0, chunk = 0;
     bool chunk_in_head = false;
-    if (!p.is_done()) {
-      bool progressed = false;
-      error_code ec;
-      if (!feed_buffered(conn->buffer, p, ReadGoal::some, progressed, ec)) {  // else no read needed
-        conn->tcp().expires_after(cfg_.http_timeout);  // idle timeout, renewed on every read
-        ec = conn->tcp().done(co_await conn->visit(
-            [&](auto& s) { return read_http(s, conn->buffer, p, ReadGoal::some); }));
-      }
+    bool progressed = false;
+    error_code ec;
+    if (!p.is_done() && !feed_buffered(conn->buffer, p, ReadGoal::some, progressed, ec)) {  // else no read needed
+      conn->tcp().expires_after(cfg_.http_timeout);  // idle timeout, renewed on every read
+      ec = conn->tcp().done(co_await conn->visit(
+          [&](auto& s) { return read_http(s, conn->buffer, p, ReadGoal::some); }));
+    }
+    for (;;) {  // the runs of this read, then of what else is buffered already
       if (ec) {
         // Too late to fail over: cut the client off without a clean end so it sees a
         // truncated response, not a complete one.
@@ -352,17 +356,23 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, std::size_t ba
         conn->close();
         co_return false;
       }
-      data = p.take_body_view();
-      rec_.response_bytes += data.size();
+      if (const std::string_view run = p.take_body_view(); !run.empty()) {
+        runs[run_count++] = run;
+        chunk += run.size();
+      }
+      progressed = false;
+      if (p.is_done() || run_count == runs.size() || conn->buffer.size() == 0 ||
+          !feed_buffered(conn->buffer, p, ReadGoal::some, progressed, ec))
+        break;
     }
-    const std::size_t chunk = data.size();
+    rec_.response_bytes += chunk;
     const bool last = p.is_done();
-    // One gather write: [head] [size line, data, CRLF | data] [last chunk]. A read that
+    // One gather write: [head] [size line, runs..., CRLF | runs...] [last chunk]. A read that
     // parsed only framing (a chunk header) adds no data, and nothing is written for it.
-    std::array<asio::const_buffer, 5> out;
+    std::array<asio::const_buffer, kMaxRunsPerWrite + 4> out;
     std::size_t k = 0;
     if (!head_sent && !chunked && chunk > 0 && chunk <= kInlineBodyBytes) {
-      head.append(data);  // a small body rides with the head: one send(), not sendmsg()
+      for (std::size_t i = 0; i < run_count; ++i) head.append(runs[i]);  // one send(), not sendmsg()
       out[k++] = asio::buffer(head);
       chunk_in_head = true;
     } else if (!head_sent) {
@@ -370,7 +380,7 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, std::size_t ba
     }
     if (chunk > 0 && !chunk_in_head) {
       if (chunked) out[k++] = asio::buffer(size_line, chunk_size_line(chunk, size_line));
-      out[k++] = asio::buffer(data.data(), chunk);
+      for (std::size_t i = 0; i < run_count; ++i) out[k++] = asio::buffer(runs[i].data(), runs[i].size());
       if (chunked) out[k++] = asio::buffer(kCrlf.data(), kCrlf.size());
     }
     if (last && chunked) out[k++] = asio::buffer(kLastChunk.data(), kLastChunk.size());
@@ -388,14 +398,16 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, std::size_t ba
       }
       head_sent = true;
     }
+    for (std::size_t i = 0; i + 1 < run_count; ++i) usage.feed(runs[i].data(), runs[i].size());
+    const std::string_view final_run = run_count > 0 ? runs[run_count - 1] : std::string_view{};
     if (last) {
-      if (const TokenUsage u = usage.finish_with(data.data(), chunk); u.known()) {
+      if (const TokenUsage u = usage.finish_with(final_run.data(), final_run.size()); u.known()) {
         rec_.prompt_tokens = u.prompt_tokens;
         rec_.completion_tokens = u.completion_tokens;
       }
       break;
     }
-    usage.feed(data.data(), chunk);
+    usage.feed(final_run.data(), final_run.size());
   }
   if (p.keep_alive() && conn->buffer.size() == 0) w_.upstreams.release(std::move(conn));
   else conn->close();  // bytes after the body, or the server said close: never reuse

@@ -64,6 +64,29 @@ TEST(Streaming, StreamsAreRelayedByteForByte) {
   EXPECT_EQ(r.body, expected);
 }
 
+// Chunks that arrive in one read leave in one write and one chunk (not a write per chunk),
+// and the usage in the last event is still found.
+TEST(Streaming, ChunksThatArriveTogetherLeaveTogether) {
+  MockBackend backend([](const SeenRequest&) {
+    MockReply r;
+    r.raw =
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+        "9\r\ndata: 1\n\n\r\n"
+        "9\r\ndata: 2\n\n\r\n"
+        "e\r\ndata: [DONE]\n\n\r\n"
+        "0\r\n\r\n";
+    return r;
+  });
+  ProxyHarness p;
+  p.add_backend("backend", backend.url());
+  p.start();
+  RawConnection c(p.port());
+  c.send(kStreamRequest);
+  const std::string got = c.read_until("0\r\n\r\n");
+  const auto body = got.find("\r\n\r\n") + 4;
+  EXPECT_EQ(got.substr(body), "20\r\ndata: 1\n\ndata: 2\n\ndata: [DONE]\n\n\r\n0\r\n\r\n") << got;
+}
+
 TEST(Streaming, UpstreamFailureMidStreamTruncatesTheClientStream) {
   MockBackend backend([](const SeenRequest&) {
     MockReply r = sse({"data: {\"n\":1}\n\n"});

@@ -81,6 +81,11 @@ struct MockBackend::Impl {
       MockReply reply = h(s);
       if (reply.hold_headers) co_await reply.hold_headers->wait();
       if (reply.close_without_reply) co_return;
+      if (!reply.raw.empty()) {
+        auto [rec, rn] = co_await asio::async_write(stream, asio::buffer(reply.raw), use_tuple);
+        if (rec) co_return;
+        continue;
+      }
       if (!reply.interim.empty()) {
         auto [iec, in] = co_await asio::async_write(stream, asio::buffer(reply.interim), use_tuple);
         if (iec) co_return;

@@ -49,6 +49,7 @@ struct MockReply {
   GatePtr hold_headers;        // wait before sending anything
   std::string interim;         // raw bytes sent before the response (e.g. a 100 Continue)
   bool close_without_reply = false;  // drop the connection without a byte
+  std::string raw;  // when set: these bytes are the whole response, sent in one write
 };
 
 class MockBackend {
