@@ -52,9 +52,12 @@ bool acceptable_request_id(std::string_view v) {
   return true;
 }
 
-// "" when the request head is acceptable, else why not (for a 400).
-std::string validate_head(const RequestHead& req, const Config& cfg) {
-  FramingInput in;
+// "" when the request head is acceptable, else why not (for a 400). `in` is the connection's
+// scratch space, reused so that a request with a body allocates nothing here.
+std::string validate_head(const RequestHead& req, const Config& cfg, FramingInput& in) {
+  in.transfer_encoding.clear();
+  in.content_length.clear();
+  in.host_count = 0;
   in.version = req.version;
   const std::size_t count = req.fields.size();
   for (std::size_t i = 0; i < count; ++i) {
@@ -86,6 +89,7 @@ Task<> run_client_session(Worker& w, Socket socket) {
   RequestHead head;
   RequestRecord rec;
   ForwardBuffers forward_buffers;
+  FramingInput framing;
 
   for (;;) {
     if (w.draining) break;
@@ -135,7 +139,7 @@ Task<> run_client_session(Worker& w, Socket socket) {
     ErrorReply bad;
     bad.version = head.version;
     bad.request_id = rec.request_id;
-    std::string why = validate_head(head, cfg);
+    std::string why = validate_head(head, cfg, framing);
     const std::optional<RequestTarget> target = parse_request_target(head.target);
     if (why.empty() && !target) why = "the request target must be a path (origin-form)";
     if (!why.empty()) {

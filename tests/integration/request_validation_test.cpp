@@ -49,6 +49,17 @@ TEST_F(RequestValidation, DuplicateContentLengthIs400) {
   EXPECT_EQ(backend.request_count(), 0u);
 }
 
+// What one request's head said about its framing is not carried into the next one's checks.
+TEST_F(RequestValidation, EachRequestOnAConnectionIsJudgedOnItsOwnHead) {
+  RawConnection c(p.port());
+  const std::string post = "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}";
+  c.send(post);
+  c.send(post);
+  const std::string got = c.read_until("ok", 2);
+  EXPECT_EQ(got.find("HTTP/1.1 400"), std::string::npos) << got;
+  EXPECT_EQ(backend.request_count(), 2u);
+}
+
 TEST_F(RequestValidation, MissingHostIs400) {
   auto got = exchange("GET /v1/models HTTP/1.1\r\n\r\n");
   EXPECT_EQ(got.rfind("HTTP/1.1 400", 0), 0u) << got;
