@@ -15,7 +15,22 @@ bool is_hop_by_hop(std::string_view name);
 bool is_client_credential(std::string_view name);
 // Per-backend quota headers: they describe one backend, not the pool.
 bool is_backend_quota_header(std::string_view name);
-// The comma-separated tokens of a `Connection` header value, trimmed.
+// Calls `on(token)` for each element of a comma-separated header value (Connection,
+// Transfer-Encoding), trimmed of spaces and tabs, empty elements skipped. Allocates nothing:
+// the request path splits every message's Connection value.
+template <class On>
+void for_each_list_token(std::string_view value, On&& on) {
+  while (!value.empty()) {
+    const auto comma = value.find(',');
+    std::string_view t = value.substr(0, comma);
+    while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+    while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
+    if (!t.empty()) on(t);
+    if (comma == std::string_view::npos) break;
+    value.remove_prefix(comma + 1);
+  }
+}
+// The same tokens, collected.
 std::vector<std::string_view> connection_tokens(std::string_view value);
 // No CR, LF or NUL: safe to emit as a header value.
 bool is_safe_header_value(std::string_view value);

@@ -51,13 +51,7 @@ bool is_backend_quota_header(std::string_view name) {
 
 std::vector<std::string_view> connection_tokens(std::string_view value) {
   std::vector<std::string_view> out;
-  while (!value.empty()) {
-    const auto comma = value.find(',');
-    const auto token = trim(value.substr(0, comma));
-    if (!token.empty()) out.push_back(token);
-    if (comma == std::string_view::npos) break;
-    value.remove_prefix(comma + 1);
-  }
+  for_each_list_token(value, [&](std::string_view token) { out.push_back(token); });
   return out;
 }
 
@@ -79,12 +73,11 @@ std::string check_request_framing(const FramingInput& in) {
     // "chunked, chunked", "xchunked") is a smuggling shape or something we would not decode.
     std::size_t codings = 0;
     bool only_chunked = true;
-    for (auto v : in.transfer_encoding) {
-      for (auto token : connection_tokens(v)) {
+    for (auto v : in.transfer_encoding)
+      for_each_list_token(v, [&](std::string_view token) {
         ++codings;
         if (!iequals(token, "chunked")) only_chunked = false;
-      }
-    }
+      });
     if (codings != 1 || !only_chunked) return "unsupported Transfer-Encoding";
   }
   if (in.content_length.size() > 1) return "more than one Content-Length header";

@@ -57,19 +57,10 @@ class ConnectionNames {
     for (std::size_t i = 0; i < f.size(); ++i) {
       const auto field = f[i];
       if (field.id != http::field::connection) continue;
-      std::string_view v = field.value;
-      while (!v.empty()) {
-        const auto comma = v.find(',');
-        std::string_view token = v.substr(0, comma);
-        while (!token.empty() && (token.front() == ' ' || token.front() == '\t')) token.remove_prefix(1);
-        while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
-        if (!token.empty()) {
-          if (count_ < names_.size()) names_[count_++] = token;
-          else more_.push_back(token);
-        }
-        if (comma == std::string_view::npos) break;
-        v.remove_prefix(comma + 1);
-      }
+      for_each_list_token(field.value, [&](std::string_view token) {
+        if (count_ < names_.size()) names_[count_++] = token;
+        else more_.push_back(token);
+      });
     }
   }
   bool contains(std::string_view name) const {

@@ -68,20 +68,6 @@ const char* find_text_end(const char* p, const char* end) {
   return c;
 }
 
-// Calls `on(token)` for each element of a comma-separated list, trimmed, empty ones skipped.
-template <class On>
-void for_each_token(std::string_view v, On&& on) {
-  while (!v.empty()) {
-    const auto comma = v.find(',');
-    std::string_view t = v.substr(0, comma);
-    while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
-    while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
-    if (!t.empty()) on(t);
-    if (comma == std::string_view::npos) break;
-    v.remove_prefix(comma + 1);
-  }
-}
-
 // "HTTP/d.d" as 10*major + minor, or -1.
 int parse_version(const char* p) {
   if (std::memcmp(p, "HTTP/", 5) != 0 || !is_digit(p[5]) || p[6] != '.' || !is_digit(p[7])) return -1;
@@ -309,7 +295,7 @@ bool Http1Parser::on_field(std::string_view name, std::string_view value, error_
       }
       te_present_ = true;
       bool ok = true;
-      for_each_token(value, [&](std::string_view coding) {
+      for_each_list_token(value, [&](std::string_view coding) {
         // Chunked at most once. A request may have no other coding (we could not decode its
         // length); a response's last coding decides: chunked, or read until close.
         const bool is_chunked = iequals(coding, "chunked");
@@ -324,7 +310,7 @@ bool Http1Parser::on_field(std::string_view name, std::string_view value, error_
       return true;
     }
     case http::field::connection:
-      for_each_token(value, [&](std::string_view option) {
+      for_each_list_token(value, [&](std::string_view option) {
         if (iequals(option, "close")) conn_close_ = true;
         else if (iequals(option, "keep-alive")) conn_keep_alive_ = true;
       });
