@@ -4,6 +4,7 @@
 // variable), then scrapes every admin endpoint and reads everything the process printed.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <regex>
 
 #include <boost/asio/io_context.hpp>
@@ -68,24 +69,36 @@ TEST_P(KeyLeakTest, ConfiguredKeysNeverAppearInLogsStatusOrMetrics) {
       return json_reply(401, R"({"error":{"code":"401"}})");
     return json_reply(200, R"({"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4}})");
   });
-  const std::uint16_t admin_port = free_port();
   // The test's own environment (without any BACKEND_ variable of its own) plus the configuration.
-  std::vector<std::string> env = inherited_environment("BACKEND_");
-  env.insert(env.end(), {"BACKEND_1_URL=" + bad.url(),
-                          "BACKEND_1_NAME=bad",
-                          "BACKEND_1_APIKEY=" + kKeyBad,
-                          "BACKEND_2_URL=" + good.url(),
-                          "BACKEND_2_NAME=good",
-                          "BACKEND_2_PRIORITY=2",
-                          "BACKEND_2_APIKEY=" + kKeyGood,
-                          "LISTEN_ADDRESS=127.0.0.1",
-                          "PORT=0",
-                          "ADMIN_PORT=" + std::to_string(admin_port),
-                          "THREADS=1",
-                          "LOG_LEVEL=trace",
-                          "LOG_FORMAT=" + log_format});
-  ChildProcess d(SMARTLB_BINARY, {}, std::move(env));
-  const std::string api_port = d.await_match(std::regex(R"(listening on 127\.0\.0\.1:(\d+))"));
+  const auto environment = [&](std::uint16_t admin_port) {
+    std::vector<std::string> env = inherited_environment("BACKEND_");
+    env.insert(env.end(), {"BACKEND_1_URL=" + bad.url(),
+                            "BACKEND_1_NAME=bad",
+                            "BACKEND_1_APIKEY=" + kKeyBad,
+                            "BACKEND_2_URL=" + good.url(),
+                            "BACKEND_2_NAME=good",
+                            "BACKEND_2_PRIORITY=2",
+                            "BACKEND_2_APIKEY=" + kKeyGood,
+                            "LISTEN_ADDRESS=127.0.0.1",
+                            "PORT=0",
+                            "ADMIN_PORT=" + std::to_string(admin_port),
+                            "THREADS=1",
+                            "LOG_LEVEL=trace",
+                            "LOG_FORMAT=" + log_format});
+    return env;
+  };
+  // ADMIN_PORT needs a fixed number, and a port found free can be taken by a test running in
+  // parallel before smartlb binds it: then smartlb refuses to start, and the test tries again.
+  std::unique_ptr<ChildProcess> child;
+  std::string api_port;
+  std::uint16_t admin_port = 0;
+  for (int attempt = 0; attempt < 5 && api_port.empty(); ++attempt) {
+    admin_port = free_port();
+    child = std::make_unique<ChildProcess>(SMARTLB_BINARY, std::vector<std::string>{}, environment(admin_port));
+    api_port = child->await_match(std::regex(R"(listening on 127\.0\.0\.1:(\d+))"));
+    if (api_port.empty() && child->output().find("Address already in use") == std::string::npos) break;
+  }
+  ChildProcess& d = *child;
   ASSERT_FALSE(api_port.empty()) << d.output();
   ASSERT_EQ(d.await_match(std::regex(R"(admin endpoints .* on 127\.0\.0\.1:(\d+))")), std::to_string(admin_port))
       << d.output();
