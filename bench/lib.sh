@@ -73,4 +73,10 @@ rss_kb() { local t=0 p; for p in "$@"; do t=$((t + $(awk '/^VmRSS/{print $2}' /p
 # All pids of a process tree (the process and its children), e.g. nginx master + workers.
 tree_pids() { echo "$1" $(pgrep -P "$1" || true); }
 
+# Time the hypervisor ran something else while this VM wanted its CPUs (all CPUs, in ticks).
+# A vCPU that is stolen for 10 ms stalls whatever runs on it: the long tails of a run on a
+# shared VM come from here, not from the process measured (perf shows no samples at all, not
+# even the idle task's, on that CPU for the stall).
+steal_ticks() { awk '/^cpu /{print $9}' /proc/stat; }
+
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }

@@ -92,7 +92,7 @@ to_ms() {  # wrk latency token (e.g. 512.00us, 1.23ms, 1.01s) -> ms
 }
 
 echo "# overhead $STAMP backend=$BACKEND duration=${DURATION}s reps=$REPS load_before=$(loadavg)" | tee "$TSV"
-printf 'rep\tconns\ttarget\trps\tp50_ms\tp99_ms\terrors\tproxy_cpu_us_per_req\tload1\tproxy_user_us_per_req\n' | tee -a "$TSV"
+printf 'rep\tconns\ttarget\trps\tp50_ms\tp99_ms\terrors\tproxy_cpu_us_per_req\tload1\tproxy_user_us_per_req\tsteal_ms\n' | tee -a "$TSV"
 for rep in $(seq 1 "$REPS"); do
   for c in $CONNS; do
     for t in $TARGETS; do
@@ -102,9 +102,11 @@ for rep in $(seq 1 "$REPS"); do
       case $t in nginx) pids=$(tree_pids "$NG_PID") ;; haproxy) pids=$(tree_pids "$HA_PID") ;; esac
       before=0; ubefore=0; [ -n "$pids" ] && before=$(cpu_ticks $pids) && ubefore=$(utime_ticks $pids)
       out="$RESULTS/overhead-$STAMP-r$rep-c$c-$t.txt"
+      s0=$(steal_ticks)
       taskset -c "$LOAD_CORE" wrk -t1 -c"$c" -d"${DURATION}s" --timeout 5s --latency \
         -s "$BENCH_DIR/conf/chat.lua" "$url" >"$out"
       after=0; uafter=0; [ -n "$pids" ] && after=$(cpu_ticks $pids) && uafter=$(utime_ticks $pids)
+      s1=$(steal_ticks)
       reqs=$(awk '/requests in/{print $1}' "$out")
       rps=$(awk '/^Requests\/sec/{print $2}' "$out")
       p50=$(to_ms "$(awk '$1=="50%"{print $2}' "$out")")
@@ -114,8 +116,8 @@ for rep in $(seq 1 "$REPS"); do
       [ "$before" = "?" ] || [ "$after" = "?" ] && cpu="?"
       [ -n "$pids" ] && [ "$cpu" != "?" ] && cpu=$(awk -v d=$((after - before)) -v tck="$CLK_TCK" -v n="$reqs" 'BEGIN{printf "%.1f", d*1e6/tck/n}') &&
         usr=$(awk -v d=$((uafter - ubefore)) -v tck="$CLK_TCK" -v n="$reqs" 'BEGIN{printf "%.1f", d*1e6/tck/n}')
-      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$c" "$t" "$rps" "$p50" "$p99" "$errs" "$cpu" \
-        "$(cut -d' ' -f1 /proc/loadavg)" "$usr" | tee -a "$TSV"
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$c" "$t" "$rps" "$p50" "$p99" "$errs" "$cpu" \
+        "$(cut -d' ' -f1 /proc/loadavg)" "$usr" $(((s1 - s0) * 1000 / CLK_TCK)) | tee -a "$TSV"
     done
   done
 done

@@ -1,17 +1,28 @@
 #!/usr/bin/env bash
 # Streaming: N concurrent SSE streams (default 1,000), each event stamped with its send time
-# by the backend (tools/sse_backend.js, CLOCK_MONOTONIC); the client (tools/sse_client.js)
-# records arrival - send for every event. Interleaved runs: straight to the backend, then
+# by the backend (CLOCK_MONOTONIC); the client records arrival - send for every event.
+# TOOLS=cpp (default): backend and client are build-bench/bench/sse_load (C++, single thread);
+# TOOLS=node: tools/sse_backend.js and tools/sse_client.js (same protocol, ~7x the CPU per
+# event, so on 2 cores the proxy's events also wait for a core the Node processes hold). Interleaved runs: straight to the backend, then
 # through smartlb (THREADS=1, ACCESS_LOG=off). Added delay per event = through-proxy
 # percentile - direct percentile (both include the Node client's and backend's own delays).
 # Memory per stream = (smartlb RSS with all N streams open - RSS before) / N.
 #
 # Usage: bench/streaming.sh   (STREAMS=1000  EVENTS=100  INTERVAL_MS=100  REPS=2  THREADS=1
-#                              PIN=1: smartlb alone on core 1, the Node backend and client on
-#                              core 0, so the proxy does not wait for a CPU the Node processes hold)
+#                              TOOLS=cpp|node
+#                              PIN=1: smartlb alone on core 1, the backend and client on core 0,
+#                              so the proxy does not wait for a CPU the load tools hold)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
-need node
+TOOLS=${TOOLS:-cpp}
+SSE_LOAD=${SSE_LOAD:-$BUILD/bench/sse_load}
+if [ "$TOOLS" = node ]; then
+  need node
+  SSE_BACKEND=(node "$BENCH_DIR/tools/sse_backend.js"); SSE_CLIENT=(node "$BENCH_DIR/tools/sse_client.js")
+else
+  [ -x "$SSE_LOAD" ] || { echo "missing $SSE_LOAD: cmake --build $BUILD --target sse_load" >&2; exit 2; }
+  SSE_BACKEND=("$SSE_LOAD" backend); SSE_CLIENT=("$SSE_LOAD" client)
+fi
 STREAMS=${STREAMS:-1000}
 EVENTS=${EVENTS:-100}
 INTERVAL_MS=${INTERVAL_MS:-100}
@@ -23,7 +34,7 @@ STAMP=$(date +%Y%m%d-%H%M%S)
 TSV="$RESULTS/streaming-$STAMP.tsv"
 PATH_Q="/openai/deployments/gpt-4o/chat/completions?api-version=2024-02-01"
 
-"${LOAD_PIN[@]}" node "$BENCH_DIR/tools/sse_backend.js" --port 0 --events "$EVENTS" --interval-ms "$INTERVAL_MS" >"$TMP/sse.out" &
+"${LOAD_PIN[@]}" "${SSE_BACKEND[@]}" --port 0 --events "$EVENTS" --interval-ms "$INTERVAL_MS" >"$TMP/sse.out" &
 PIDS+=($!)
 until grep -q listening "$TMP/sse.out" 2>/dev/null; do sleep 0.05; done
 BPORT=$(sed -E 's/.*:([0-9]+)$/\1/' "$TMP/sse.out")
@@ -33,21 +44,21 @@ env -i PATH="$PATH" PORT="$SL_PORT" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREAD
 SL_PID=$!; PIDS+=("$SL_PID")
 wait_port "$SL_PORT"
 
-echo "# streaming $STAMP streams=$STREAMS events=$EVENTS interval=${INTERVAL_MS}ms smartlb THREADS=$SL_THREADS pin=${PIN:-0} load $(loadavg)" | tee "$TSV"
-printf 'rep\tpath\tok_streams\tevents\tp50_ms\tp90_ms\tp99_ms\tp999_ms\tmax_ms\trss_before_kb\trss_all_open_kb\trss_per_stream_kb\tsmartlb_cpu_s\tload1\n' | tee -a "$TSV"
+echo "# streaming $STAMP streams=$STREAMS events=$EVENTS interval=${INTERVAL_MS}ms smartlb THREADS=$SL_THREADS pin=${PIN:-0} tools=$TOOLS load $(loadavg)" | tee "$TSV"
+printf 'rep\tpath\tok_streams\tevents\tp50_ms\tp90_ms\tp99_ms\tp999_ms\tmax_ms\trss_before_kb\trss_all_open_kb\trss_per_stream_kb\tsmartlb_cpu_s\tload1\tsteal_ms\n' | tee -a "$TSV"
 for rep in $(seq 1 "$REPS"); do
   for path in direct smartlb; do
     if [ "$path" = direct ]; then port=$BPORT; watch=""; else port=$SL_PORT; watch="--watch-pid $SL_PID"; fi
-    c0=$(cpu_ticks "$SL_PID")
-    "${LOAD_PIN[@]}" node "$BENCH_DIR/tools/sse_client.js" --url "http://127.0.0.1:$port$PATH_Q" --streams "$STREAMS" $watch \
+    c0=$(cpu_ticks "$SL_PID"); s0=$(steal_ticks)
+    "${LOAD_PIN[@]}" "${SSE_CLIENT[@]}" --url "http://127.0.0.1:$port$PATH_Q" --streams "$STREAMS" $watch \
       --timeout-s $((EVENTS * INTERVAL_MS / 1000 + 60)) >"$TMP/client.json"
-    c1=$(cpu_ticks "$SL_PID")
+    c1=$(cpu_ticks "$SL_PID"); s1=$(steal_ticks)
     jq -r --arg rep "$rep" --arg path "$path" --arg n "$STREAMS" --arg cpu "$(awk -v d=$((c1 - c0)) -v t="$CLK_TCK" 'BEGIN{printf "%.2f", d/t}')" \
-      --arg load "$(cut -d' ' -f1 /proc/loadavg)" \
+      --arg load "$(cut -d' ' -f1 /proc/loadavg)" --arg steal $(((s1 - s0) * 1000 / CLK_TCK)) \
       '[$rep, $path, (.statuses["200"] // 0), .events, .delay_ms.p50, .delay_ms.p90, .delay_ms.p99, .delay_ms.p999, .delay_ms.max,
         (.rss_kb.before // "-"), (.rss_kb.all_open // "-"),
         (if .rss_kb.all_open then ((.rss_kb.all_open - .rss_kb.before) / ($n|tonumber) * 10 | round / 10) else "-" end),
-        (if $path == "smartlb" then $cpu else "-" end), $load] | @tsv' "$TMP/client.json" | tee -a "$TSV"
+        (if $path == "smartlb" then $cpu else "-" end), $load, $steal] | @tsv' "$TMP/client.json" | tee -a "$TSV"
     sleep 2
   done
 done
