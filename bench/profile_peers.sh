@@ -6,7 +6,11 @@
 # (TCP, epoll: about 12 µs per request for all three in bench/overhead.sh) or about cache
 # misses; it is the deterministic half of the overhead comparison.
 #
-# Usage: bench/profile_peers.sh   (DURATION=10 CONNS=16 PROXIES="smartlb nginx haproxy")
+# A second pass (skipped when `perf` is missing, or with SYSCALLS=0) runs each proxy natively,
+# pinned to core 1, and counts its syscalls per request with perf's syscall tracepoints (cheap,
+# unlike strace, so the proxies run at their normal speed and batch events as they normally do).
+#
+# Usage: bench/profile_peers.sh   (DURATION=10 CONNS=16 PROXIES="smartlb nginx haproxy" SYSCALLS=1)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 need wrk nginx haproxy valgrind callgrind_annotate
@@ -52,4 +56,39 @@ for proxy in $PROXIES; do
   callgrind_annotate --threshold=100 --inclusive=no "$dump" >"$OUT/$proxy-self.txt" 2>/dev/null
   printf '%-8s %10s %14s %14s\n' "$proxy" "$reqs" "$total" "$((total / reqs))"
 done
+
+if [ "${SYSCALLS:-1}" = 1 ] && command -v perf >/dev/null && command -v taskset >/dev/null; then
+  echo
+  echo "syscalls per request (perf stat, natively, proxy on core 1, wrk and backend on core 0):"
+  EV=syscalls:sys_enter_recvfrom,syscalls:sys_enter_sendto,syscalls:sys_enter_writev,syscalls:sys_enter_epoll_wait,raw_syscalls:sys_enter
+  printf '%-8s %10s %9s %9s %9s %11s %9s\n' proxy requests recvfrom sendto writev epoll_wait all
+  for proxy in $PROXIES; do
+    port=$(free_port)
+    case $proxy in
+      smartlb)
+        env -i PATH="$PATH" PORT="$port" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREADS=1 ACCESS_LOG=off \
+          LOG_LEVEL=warn BACKEND_1_URL="http://127.0.0.1:$BPORT" taskset -c 1 "$SMARTLB" 2>>"$OUT/$proxy.log" >/dev/null & ;;
+      nginx)
+        subst "$BENCH_DIR/conf/nginx-proxy.conf.in" "$port" "$BPORT" >"$TMP/np.conf"
+        taskset -c 1 nginx -c "$TMP/np.conf" -p "$TMP" -e "$TMP/np.err" -g "master_process off;" & ;;
+      haproxy)
+        subst "$BENCH_DIR/conf/haproxy.cfg.in" "$port" "$BPORT" >"$TMP/ha.cfg"
+        taskset -c 1 haproxy -db -f "$TMP/ha.cfg" 2>>"$OUT/$proxy.log" & ;;
+    esac
+    pid=$!; PIDS+=("$pid")
+    wait_port "$port"
+    url="http://127.0.0.1:$port$PATH_Q"
+    taskset -c 0 wrk -t1 -c"$CONNS" -d2s -s "$BENCH_DIR/conf/chat.lua" "$url" >/dev/null
+    perf stat -x, -e "$EV" -p "$pid" -o "$OUT/$proxy-syscalls.csv" & sp=$!
+    sleep 0.3
+    taskset -c 0 wrk -t1 -c"$CONNS" -d"$DURATION"s -s "$BENCH_DIR/conf/chat.lua" "$url" >"$OUT/$proxy-wrk-native.txt"
+    kill -INT "$sp"; wait "$sp" 2>/dev/null || true
+    kill "$pid"; wait "$pid" 2>/dev/null || true
+    reqs=$(awk '/requests in/{print $1}' "$OUT/$proxy-wrk-native.txt")
+    # Requests outside wrk's run (none: nothing else talks to the proxy) would only add calls.
+    awk -F, -v n="$reqs" -v p="$proxy" '$3 ~ /sys_enter/ { split($3, a, ":"); v[a[2]] = $1 / n }
+      END { printf "%-8s %10d %9.3f %9.3f %9.3f %11.3f %9.3f\n", p, n, v["sys_enter_recvfrom"], v["sys_enter_sendto"],
+            v["sys_enter_writev"], v["sys_enter_epoll_wait"], v["sys_enter"] }' "$OUT/$proxy-syscalls.csv"
+  done
+fi
 echo "raw: $OUT"
