@@ -34,7 +34,12 @@ void UpstreamConnection::close() {
 
 UpstreamPool::UpstreamPool(DeadlineSweeper& sweeper, const Config& cfg, ssl::context& tls,
                            const Clock& clock)
-    : sweeper_(sweeper), cfg_(cfg), tls_(tls), clock_(clock), idle_(cfg.backends.size()) {}
+    : sweeper_(sweeper),
+      cfg_(cfg),
+      tls_(tls),
+      clock_(clock),
+      idle_(cfg.backends.size()),
+      resolved_(cfg.backends.size()) {}
 
 bool UpstreamPool::still_alive(UpstreamConnection& c) const {
   // A pooled connection must have nothing to read: EOF means the server closed it, and any
@@ -110,12 +115,32 @@ std::size_t UpstreamPool::idle_count() const {
   return n;
 }
 
+Task<UpstreamPool::Endpoints> UpstreamPool::endpoints_of(std::size_t backend, bool fresh,
+                                                         error_code& error) {
+  const BackendUrl& url = cfg_.backends[backend].url;
+  error_code literal_ec;
+  const asio::ip::address literal = asio::ip::make_address(url.host, literal_ec);
+  if (!literal_ec) co_return Endpoints{tcp::endpoint(literal, url.port)};
+  if (!fresh)
+    if (const Endpoints* cached = resolved_.find(backend, clock_.now())) co_return *cached;
+  asio::ip::basic_resolver<tcp, Executor> resolver(sweeper_.executor());
+  auto [ec, results] = co_await resolver.async_resolve(url.host, std::to_string(url.port), use_tuple);
+  Endpoints found;
+  for (const auto& entry : results) found.push_back(entry.endpoint());
+  if (ec || found.empty()) {
+    error = ec ? ec : asio::error::host_not_found;
+    resolved_.forget(backend);
+    co_return Endpoints{};
+  }
+  resolved_.store(backend, found, clock_.now());
+  co_return found;
+}
+
 Task<ConnectResult> UpstreamPool::connect(std::size_t backend) {
   const BackendConfig& b = cfg_.backends[backend];
   ConnectResult r;
-  asio::ip::basic_resolver<tcp, Executor> resolver(sweeper_.executor());
-  auto [rec, endpoints] =
-      co_await resolver.async_resolve(b.url.host, std::to_string(b.url.port), use_tuple);
+  error_code rec;
+  Endpoints endpoints = co_await endpoints_of(backend, false, rec);
   if (rec) {
     r.failure = TransportFailure::Connect;
     r.detail = "resolve: " + rec.message();
@@ -126,6 +151,17 @@ Task<ConnectResult> UpstreamPool::connect(std::size_t backend) {
   conn->tcp().expires_after(cfg_.connect_timeout);
   auto [cec, ep] = co_await asio::async_connect(conn->tcp().socket(), endpoints, use_tuple);
   cec = conn->tcp().done(cec);
+  if (cec && cec != beast::error::timeout) {
+    // Refused or unreachable on every address we had: if the name now points elsewhere,
+    // try the new addresses once instead of cooling a backend down because it moved.
+    Endpoints now = co_await endpoints_of(backend, true, rec);
+    if (!rec && now != endpoints) {
+      conn->close();
+      conn->tcp().expires_after(cfg_.connect_timeout);
+      auto [cec2, ep2] = co_await asio::async_connect(conn->tcp().socket(), now, use_tuple);
+      cec = conn->tcp().done(cec2);
+    }
+  }
   if (cec) {
     r.failure = TransportFailure::Connect;
     r.detail = "connect: " + cec.message();

@@ -13,6 +13,7 @@
 #include "smartlb/clock.hpp"
 #include "smartlb/config.hpp"
 #include "smartlb/outcome.hpp"
+#include "smartlb/resolve_cache.hpp"
 
 namespace smartlb::net {
 
@@ -59,7 +60,9 @@ class UpstreamPool {
   // A live pooled connection to `backend`, or null. Not a coroutine: the usual case (a
   // pooled connection) costs no coroutine frame; connect() is awaited only when it is null.
   UpstreamPtr take_pooled(std::size_t backend);
-  // A new connection to `backend` (resolve, connect, TLS handshake).
+  // A new connection to `backend` (resolve, connect, TLS handshake). An IP literal is not
+  // resolved; a host name's addresses are reused for ResolveCache's TTL, and looked up again
+  // at once when a connect fails on all of them (the backend may have moved).
   Task<ConnectResult> connect(std::size_t backend);
   // Keeps `conn` for reuse; the caller has checked the exchange ended cleanly.
   void release(UpstreamPtr conn);
@@ -70,12 +73,16 @@ class UpstreamPool {
 
  private:
   bool still_alive(UpstreamConnection& c) const;
+  using Endpoints = std::vector<tcp::endpoint>;
+  // The backend's addresses (cached, or looked up now); empty with `error` set on failure.
+  Task<Endpoints> endpoints_of(std::size_t backend, bool fresh, error_code& error);
 
   DeadlineSweeper& sweeper_;
   const Config& cfg_;
   ssl::context& tls_;
   const Clock& clock_;
   std::vector<std::vector<UpstreamPtr>> idle_;  // by backend, most recent last
+  ResolveCache<Endpoints> resolved_;
 };
 
 // The client TLS context for all upstreams: system CAs (+ UPSTREAM_CA_FILE), TLS >= 1.2,
