@@ -4,8 +4,8 @@
 #
 # Placement (2 cores): the proxy under test is pinned to core 1 (smartlb THREADS=1, nginx one
 # worker, haproxy nbthread 1); wrk (1 thread) and the backend share core 0. Runs are
-# interleaved: for each repetition, every connection count, every target in turn, the order of
-# the targets rotating by one each repetition.
+# interleaved: for each repetition, every connection count, every target in turn, in an order
+# that changes every repetition (see williams_order).
 # Proxy CPU per request = delta(utime+stime of the proxy's processes) / requests completed.
 #
 # Usage: bench/overhead.sh              (BACKEND=nginx|sim  DURATION=10  REPS=3  CONNS="16 128"
@@ -94,12 +94,21 @@ to_ms() {  # wrk latency token (e.g. 512.00us, 1.23ms, 1.01s) -> ms
 
 echo "# overhead $STAMP backend=$BACKEND duration=${DURATION}s reps=$REPS load_before=$(loadavg)" | tee "$TSV"
 printf 'rep\tconns\ttarget\trps\tp50_ms\tp99_ms\terrors\tproxy_cpu_us_per_req\tload1\tproxy_user_us_per_req\tsteal_ms\n' | tee -a "$TSV"
+# The order of the targets changes every repetition (a Williams square: over n repetitions of
+# n targets, n even, each target runs in every position once and right after every other target
+# once), so no target always gets the same slot or the same predecessor on a drifting machine.
 read -r -a TARGET_LIST <<<"$TARGETS"
+NT=${#TARGET_LIST[@]}
+williams_order() {  # williams_order REP -> the targets in that repetition's order
+  local r=$(( ($1 - 1) % NT )) j k=0 out=()
+  for ((j = 0; j < NT; j++)); do
+    if ((j == 0)); then k=0; elif ((j % 2 == 1)); then k=$(((j + 1) / 2)); else k=$((NT - j / 2)); fi
+    out+=("${TARGET_LIST[$(((k + r) % NT))]}")
+  done
+  echo "${out[*]}"
+}
 for rep in $(seq 1 "$REPS"); do
-  # Rotate the order every repetition, so that no target always runs right after the same one
-  # (or first, on a machine that drifts within a repetition).
-  shift_by=$(((rep - 1) % ${#TARGET_LIST[@]}))
-  ORDER="${TARGET_LIST[*]:$shift_by} ${TARGET_LIST[*]:0:$shift_by}"
+  ORDER=$(williams_order "$rep")
   for c in $CONNS; do
     for t in $ORDER; do
       url="http://127.0.0.1:${PORT[$t]}$PATH_Q"
