@@ -86,6 +86,37 @@ TEST(Failover, ConnectionRefusedFailsOver) {
   EXPECT_EQ(p.server->pool().backend_cooldown(0).cause, FailureCause::ConnectFailed);
 }
 
+TEST(Failover, HostNameBackendConnectsAgainFromItsResolvedAddresses) {
+  // `connection: close` on every answer: each request needs a new upstream connection, the
+  // first one resolved, the next ones from the cached addresses.
+  MockBackend named([](const SeenRequest&) {
+    MockReply r;
+    r.raw = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n"
+            "content-length: 2\r\n\r\n{}";
+    return r;
+  });
+  ProxyHarness p;
+  p.add_backend("named", "http://localhost:" + std::to_string(named.port()), 1);
+  p.start();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(post(p).status, 200u) << "request " << i;
+  ASSERT_EQ(named.request_count(), 3u);
+  EXPECT_EQ(named.last_request().connection_index, 3) << "one connection per request";
+}
+
+TEST(Failover, HostNameBackendRefusingOnEveryAddressFailsOver) {
+  // The name is looked up again after the refusal; it gives the same addresses, so there is
+  // no second connect, and the backend is cooled down like any refusing one.
+  MockBackend good([](const SeenRequest&) { return ok("good"); });
+  ProxyHarness p;
+  p.add_backend("down", "http://localhost:" + std::to_string(closed_port()), 1);
+  p.add_backend("good", good.url(), 2);
+  p.start();
+  auto r = post(p);
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.header("x-smartlb-backend"), "good");
+  EXPECT_EQ(p.server->pool().backend_cooldown(0).cause, FailureCause::ConnectFailed);
+}
+
 TEST(Failover, TimeoutBeforeHeadersFailsOver) {
   MockBackend slow([](const SeenRequest&) { return ok("slow"); });
   auto never = slow.make_gate();
