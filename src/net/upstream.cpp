@@ -154,11 +154,11 @@ Task<ConnectResult> UpstreamPool::connect(std::size_t backend) {
   if (cec && cec != beast::error::timeout) {
     // Refused or unreachable on every address we had: if the name now points elsewhere,
     // try the new addresses once instead of cooling a backend down because it moved.
-    Endpoints now = co_await endpoints_of(backend, true, rec);
-    if (!rec && now != endpoints) {
+    Endpoints looked_up = co_await endpoints_of(backend, true, rec);
+    if (!rec && looked_up != endpoints) {
       conn->close();
       conn->tcp().expires_after(cfg_.connect_timeout);
-      auto [cec2, ep2] = co_await asio::async_connect(conn->tcp().socket(), now, use_tuple);
+      auto [cec2, ep2] = co_await asio::async_connect(conn->tcp().socket(), looked_up, use_tuple);
       cec = conn->tcp().done(cec2);
     }
   }
