@@ -10,7 +10,10 @@
 # pinned to core 1, and counts its syscalls per request with perf's syscall tracepoints (cheap,
 # unlike strace, so the proxies run at their normal speed and batch events as they normally do).
 #
-# Usage: bench/profile_peers.sh   (DURATION=10 CONNS=16 PROXIES="smartlb nginx haproxy" SYSCALLS=1)
+# CACHE_SIM=1 adds callgrind's cache and branch simulation (user space only, a model of the
+# caches, not this CPU's) and prints simulated L1 misses and mispredictions per request.
+#
+# Usage: bench/profile_peers.sh   (DURATION=10 CONNS=16 PROXIES="smartlb nginx haproxy" SYSCALLS=1 CACHE_SIM=0)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 need wrk nginx haproxy valgrind callgrind_annotate
@@ -30,6 +33,7 @@ printf '%-8s %10s %14s %14s\n' proxy requests instructions instr/request
 for proxy in $PROXIES; do
   port=$(free_port)
   cg=(valgrind --tool=callgrind --callgrind-out-file="$OUT/$proxy.out" --dump-instr=no)
+  [ "${CACHE_SIM:-0}" = 1 ] && cg+=(--cache-sim=yes --branch-sim=yes)
   case $proxy in
     smartlb)
       env -i PATH="$PATH" PORT="$port" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREADS=1 ACCESS_LOG=off \
@@ -55,6 +59,11 @@ for proxy in $PROXIES; do
   total=$(callgrind_annotate "$dump" 2>/dev/null | awk '/PROGRAM TOTALS/{gsub(/,/,"",$1); print $1}')
   callgrind_annotate --threshold=100 --inclusive=no "$dump" >"$OUT/$proxy-self.txt" 2>/dev/null
   printf '%-8s %10s %14s %14s\n' "$proxy" "$reqs" "$total" "$((total / reqs))"
+  if [ "${CACHE_SIM:-0}" = 1 ]; then  # columns: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw Bc Bcm Bi Bim
+    callgrind_annotate "$dump" 2>/dev/null | grep "PROGRAM TOTALS" | sed 's/([0-9.]*%)//g' | tr -d ',' |
+      awk -v n="$reqs" '{printf "         per request: L1i misses %.0f, L1d read misses %.0f, L1d write misses %.0f, mispredicted branches %.0f\n",
+                         $4/n, $5/n, $6/n, ($11+$13)/n}'
+  fi
 done
 
 if [ "${SYSCALLS:-1}" = 1 ] && command -v perf >/dev/null && command -v taskset >/dev/null; then
