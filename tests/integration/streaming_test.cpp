@@ -2,6 +2,10 @@
 // client off instead of faking a clean end.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+
 #include "http_client.hpp"
 #include "mock_backend.hpp"
 #include "proxy_harness.hpp"
@@ -20,6 +24,32 @@ MockReply sse(std::vector<std::string> events) {
   r.events = std::move(events);
   return r;
 }
+
+// Keeps the token usage of the last finished request, and lets a test await it.
+class UsageObserver final : public RequestObserver {
+ public:
+  void on_request_start() override {}
+  void on_request(const RequestRecord& rec) override {
+    std::lock_guard lock(mutex_);
+    prompt_ = rec.prompt_tokens;
+    completion_ = rec.completion_tokens;
+    finished_ = true;
+    cv_.notify_all();
+  }
+  // {prompt, completion} once a request has finished ({-2, -2} after a safety deadline: a hang,
+  // not a timing assertion).
+  std::pair<std::int64_t, std::int64_t> await_usage() {
+    std::unique_lock lock(mutex_);
+    if (!cv_.wait_for(lock, std::chrono::seconds(60), [&] { return finished_; })) return {-2, -2};
+    return {prompt_, completion_};
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool finished_ = false;
+  std::int64_t prompt_ = -1, completion_ = -1;
+};
 
 TEST(Streaming, FirstEventReachesClientBeforeBackendSendsTheLast) {
   MockBackend backend([](const SeenRequest&) { return MockReply{}; });
@@ -67,24 +97,32 @@ TEST(Streaming, StreamsAreRelayedByteForByte) {
 // Chunks that arrive in one read leave in one write and one chunk (not a write per chunk),
 // and the usage in the last event is still found.
 TEST(Streaming, ChunksThatArriveTogetherLeaveTogether) {
-  MockBackend backend([](const SeenRequest&) {
+  const std::string usage_event = R"(data: {"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":2}})" "\n\n";
+  MockBackend backend([&](const SeenRequest&) {
     MockReply r;
+    char size[8];
+    std::snprintf(size, sizeof size, "%zx", usage_event.size());
     r.raw =
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
-        "9\r\ndata: 1\n\n\r\n"
-        "9\r\ndata: 2\n\n\r\n"
+        "9\r\ndata: 1\n\n\r\n" +
+        std::string(size) + "\r\n" + usage_event + "\r\n" +
         "e\r\ndata: [DONE]\n\n\r\n"
         "0\r\n\r\n";
     return r;
   });
+  UsageObserver observer;
   ProxyHarness p;
   p.add_backend("backend", backend.url());
-  p.start();
+  p.start(&observer);
   RawConnection c(p.port());
   c.send(kStreamRequest);
   const std::string got = c.read_until("0\r\n\r\n");
+  const std::string events = "data: 1\n\n" + usage_event + "data: [DONE]\n\n";
+  char size[8];
+  std::snprintf(size, sizeof size, "%zx", events.size());
   const auto body = got.find("\r\n\r\n") + 4;
-  EXPECT_EQ(got.substr(body), "20\r\ndata: 1\n\ndata: 2\n\ndata: [DONE]\n\n\r\n0\r\n\r\n") << got;
+  EXPECT_EQ(got.substr(body), std::string(size) + "\r\n" + events + "\r\n0\r\n\r\n") << got;
+  EXPECT_EQ(observer.await_usage(), (std::pair<std::int64_t, std::int64_t>{9, 2}));
 }
 
 TEST(Streaming, UpstreamFailureMidStreamTruncatesTheClientStream) {
