@@ -23,8 +23,6 @@ namespace {
 // A failover response body up to this size is read and dropped so the connection can be
 // reused; a larger one is not worth the wait.
 constexpr std::uint64_t kDrainLimitBytes = 64 * 1024;
-// At most this many runs of body bytes (chunks, mostly) already buffered go out in one write.
-constexpr std::size_t kMaxRunsPerWrite = 16;
 // A request body up to this size is copied behind the head and sent in one buffer.
 constexpr std::size_t kInlineBodyBytes = 64 * 1024;
 
@@ -103,6 +101,7 @@ class ForwardJob {
   Task<AttemptResult> attempt(std::size_t backend);
   Task<void> drain_or_close(UpstreamPtr conn, ResponseReader& p);
   Task<bool> relay(UpstreamPtr conn, ResponseReader& p, std::size_t backend);
+  void write_response_head(const ResponseHead& res, std::size_t backend, bool chunked, bool keep);
   Task<bool> reply_unavailable();
   std::chrono::seconds header_timeout() const;
 
@@ -269,6 +268,30 @@ Task<void> ForwardJob::drain_or_close(UpstreamPtr conn, ResponseReader& p) {
   else conn->close();
 }
 
+// The head the client gets, into buffers_.response_head: the backend's fields but hop-by-hop
+// ones and its per-backend quota headers, then ours. Not part of the relay coroutine, so that
+// its locals stay out of the coroutine's frame.
+void ForwardJob::write_response_head(const ResponseHead& res, std::size_t backend, bool chunked,
+                                     bool keep) {
+  std::string& head = buffers_.response_head;
+  head.clear();
+  append_status_line(head, req_.version, res.status, res.reason);
+  const ConnectionNames named(res.fields);
+  for (std::size_t i = 0; i < res.fields.size(); ++i) {
+    const auto field = res.fields[i];
+    if (is_hop_field(named, field.name) || is_backend_quota_header(field.name) ||
+        iequals(field.name, "x-smartlb-backend") || iequals(field.name, "x-request-id"))
+      continue;
+    append_field(head, field.name, field.value);
+  }
+  append_field(head, "x-smartlb-backend", cfg_.backends[backend].name);
+  if (!rec_.request_id.empty()) append_field(head, "x-request-id", rec_.request_id);
+  if (chunked) head.append("Transfer-Encoding: chunked\r\n");
+  if (req_.version >= 11 && !keep) head.append("Connection: close\r\n");
+  if (req_.version == 10 && keep) head.append("Connection: keep-alive\r\n");
+  head.append("\r\n", 2);
+}
+
 Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, std::size_t backend) {
   const ResponseHead& res = conn->head;
   const unsigned status = res.status;
@@ -285,25 +308,8 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, std::size_t ba
     else keep = false;  // HTTP/1.0 client: the end of the body is the end of the connection
   }
 
-  // The head the client gets: the backend's fields but hop-by-hop ones and its per-backend
-  // quota headers, then ours.
+  write_response_head(res, backend, chunked, keep);
   std::string& head = buffers_.response_head;
-  head.clear();
-  append_status_line(head, req_.version, status, res.reason);
-  const ConnectionNames named(res.fields);
-  for (std::size_t i = 0; i < res.fields.size(); ++i) {
-    const auto field = res.fields[i];
-    if (is_hop_field(named, field.name) || is_backend_quota_header(field.name) ||
-        iequals(field.name, "x-smartlb-backend") || iequals(field.name, "x-request-id"))
-      continue;
-    append_field(head, field.name, field.value);
-  }
-  append_field(head, "x-smartlb-backend", cfg_.backends[backend].name);
-  if (!rec_.request_id.empty()) append_field(head, "x-request-id", rec_.request_id);
-  if (chunked) head.append("Transfer-Encoding: chunked\r\n");
-  if (req_.version >= 11 && !keep) head.append("Connection: close\r\n");
-  if (req_.version == 10 && keep) head.append("Connection: keep-alive\r\n");
-  head.append("\r\n", 2);
   rec_.status = status;
 
   // Send the head at once only when the body must be waited for (a stream): otherwise the
@@ -326,7 +332,7 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, std::size_t ba
   // Body bytes this round: views into the connection's buffer, valid until its next read (so:
   // written, and fed to the usage scan, before the loop reads again). Every run of body bytes
   // one read brought (several chunks of a stream, often) goes out in one write.
-  std::array<std::string_view, kMaxRunsPerWrite> runs;
+  auto& runs = buffers_.runs;
   for (;;) {
     std::size_t run_count = 0, chunk = 0;
     bool chunk_in_head = false;
@@ -360,7 +366,7 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, std::size_t ba
     const bool last = p.is_done();
     // One gather write: [head] [size line, runs..., CRLF | runs...] [last chunk]. A read that
     // parsed only framing (a chunk header) adds no data, and nothing is written for it.
-    std::array<asio::const_buffer, kMaxRunsPerWrite + 4> out;
+    auto& out = buffers_.out;
     std::size_t k = 0;
     if (!head_sent && !chunked && chunk > 0 && chunk <= kInlineBodyBytes) {
       for (std::size_t i = 0; i < run_count; ++i) head.append(runs[i]);  // one send(), not sendmsg()

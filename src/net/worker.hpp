@@ -92,10 +92,17 @@ void finish_request(Worker& w, RequestRecord& rec);
 // carry another request.
 // Buffers a client connection lends to each request it forwards, so that message heads
 // allocate nothing in steady state.
+// The relay's per-write arrays live here too, not in its coroutine frame: Asio recycles frames
+// of up to 1020 bytes only, and a larger one costs an aligned_alloc and a free per response.
 struct ForwardBuffers {
+  // At most this many runs of body bytes (chunks, mostly) already buffered go out in one write.
+  static constexpr std::size_t kMaxRunsPerWrite = 16;
+
   std::string passed_fields;  // the client's fields that go upstream unchanged
   std::string request_head;   // rebuilt for each attempt
   std::string response_head;
+  std::array<std::string_view, kMaxRunsPerWrite> runs;  // body bytes of one write
+  std::array<asio::const_buffer, kMaxRunsPerWrite + 4> out;  // [head] [size line] runs [CRLF] [last]
 };
 
 Task<bool> forward_request(Worker& w, TimedSocket& client, RequestHead& req,
