@@ -125,7 +125,7 @@ class ForwardJob {
 std::chrono::seconds ForwardJob::header_timeout() const {
   // The per-attempt wait, cut short by what is left of the whole request's budget.
   const auto elapsed = std::chrono::duration_cast<std::chrono::seconds>(
-      Nanos(s_.clock.now() - rec_.start));
+      Nanos(s_.clock.coarse_now() - rec_.start));
   const auto left = cfg_.request_timeout - elapsed;
   return std::max(std::min(cfg_.http_timeout, left), std::chrono::seconds(1));
 }
@@ -448,7 +448,7 @@ Task<bool> ForwardJob::run() {
   rec_.deployment = target_.deployment;
   TriedSet tried;
   for (;;) {
-    const bool out_of_time = Nanos(s_.clock.now() - rec_.start) >= cfg_.request_timeout;
+    const bool out_of_time = Nanos(s_.clock.coarse_now() - rec_.start) >= cfg_.request_timeout;
     const auto pick = out_of_time ? std::nullopt : s_.pool.pick(target_.deployment, tried, w_.rng, cost_);
     if (!pick) co_return co_await reply_unavailable();
     const std::size_t backend = *pick;

@@ -15,8 +15,21 @@
 #include <chrono>
 
 #include "net/beast.hpp"
+#include "smartlb/clock.hpp"
 
 namespace smartlb::net {
+
+// steady_clock's timeline as of the last scheduler tick (up to 4 ms late): deadlines are whole
+// seconds, swept every 250 ms, and a socket's deadline is set for each of its operations, so
+// the cheaper read matters (~5 ns instead of ~23 ns in a VM).
+struct CoarseSteadyClock {
+  using duration = std::chrono::nanoseconds;
+  using rep = duration::rep;
+  using period = duration::period;
+  using time_point = std::chrono::time_point<CoarseSteadyClock>;
+  static constexpr bool is_steady = true;
+  static time_point now() noexcept { return time_point(duration(coarse_monotonic_now())); }
+};
 
 class DeadlineSweeper;
 
@@ -24,7 +37,7 @@ class TimedSocket {
  public:
   using executor_type = Executor;
   using lowest_layer_type = Socket;
-  using Clock = std::chrono::steady_clock;
+  using Clock = CoarseSteadyClock;
 
   explicit TimedSocket(DeadlineSweeper& sweeper);  // not yet open (for connect)
   TimedSocket(DeadlineSweeper& sweeper, Socket socket);

@@ -53,7 +53,7 @@ bool UpstreamPool::still_alive(UpstreamConnection& c) const {
 
 UpstreamPtr UpstreamPool::take_pooled(std::size_t backend) {
   auto& idle = idle_[backend];
-  const MonoNanos now = clock_.now();
+  const MonoNanos now = clock_.coarse_now();  // idle times are seconds
   // Connections idle longer than this are likely closed by the server or a middlebox.
   constexpr MonoNanos kMaxIdleNanos = 55'000'000'000;
   // A connection back in the pool for less than this is not worth a peek (one syscall per
@@ -84,7 +84,7 @@ void UpstreamPool::release(UpstreamPtr conn) {
     conn->close();
     return;
   }
-  conn->idle_since = clock_.now();
+  conn->idle_since = clock_.coarse_now();
   conn->reused = false;
   idle.push_back(std::move(conn));
 }
@@ -122,7 +122,7 @@ Task<UpstreamPool::Endpoints> UpstreamPool::endpoints_of(std::size_t backend, bo
   const asio::ip::address literal = asio::ip::make_address(url.host, literal_ec);
   if (!literal_ec) co_return Endpoints{tcp::endpoint(literal, url.port)};
   if (!fresh)
-    if (const Endpoints* cached = resolved_.find(backend, clock_.now())) co_return *cached;
+    if (const Endpoints* cached = resolved_.find(backend, clock_.coarse_now())) co_return *cached;
   asio::ip::basic_resolver<tcp, Executor> resolver(sweeper_.executor());
   auto [ec, results] = co_await resolver.async_resolve(url.host, std::to_string(url.port), use_tuple);
   Endpoints found;
@@ -132,7 +132,7 @@ Task<UpstreamPool::Endpoints> UpstreamPool::endpoints_of(std::size_t backend, bo
     resolved_.forget(backend);
     co_return Endpoints{};
   }
-  resolved_.store(backend, found, clock_.now());
+  resolved_.store(backend, found, clock_.coarse_now());
   co_return found;
 }
 
