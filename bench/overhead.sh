@@ -10,7 +10,8 @@
 #
 # Usage: bench/overhead.sh              (BACKEND=nginx|sim  DURATION=10  REPS=3  CONNS="16 128"
 #                                        TARGETS="direct smartlb nginx haproxy"  WARMUP=2
-#                                        (target smartlb_q = smartlb with a declared, never reached TPM)
+#                                        (target smartlb_q = smartlb with a declared, never reached TPM;
+#                                         SMARTLB_B=path adds target smartlb_b, another build, for an A/B)
 #                                        BACKEND_CT=application/json: content type of the fixed answer)
 # Needs: wrk nginx haproxy taskset; smartlb built in $BUILD (default build-bench).
 # Output: a summary table on stdout; raw wrk output and a TSV under bench/results/.
@@ -63,6 +64,16 @@ env -i PATH="$PATH" PORT="$SQ_PORT" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREAD
   taskset -c "$PROXY_CORE" "$SMARTLB" 2>"$TMP/smartlb-q.log" &
 SQ_PID=$!; PIDS+=("$SQ_PID"); PORT[smartlb_q]=$SQ_PORT; PROCS[smartlb_q]=$SQ_PID
 
+# smartlb_b: another build of smartlb (SMARTLB_B=path), for an A/B of a change under the same
+# conditions; it appears as a peer in the paired table.
+if [ -n "${SMARTLB_B:-}" ]; then
+  SB_PORT=$(free_port)
+  env -i PATH="$PATH" PORT="$SB_PORT" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREADS=1 ACCESS_LOG=off \
+    LOG_LEVEL=warn BACKEND_1_URL="http://127.0.0.1:$BPORT" BACKEND_1_NAME=fast \
+    taskset -c "$PROXY_CORE" "$SMARTLB_B" 2>"$TMP/smartlb-b.log" &
+  SB_PID=$!; PIDS+=("$SB_PID"); PORT[smartlb_b]=$SB_PORT; PROCS[smartlb_b]=$SB_PID
+fi
+
 NG_PORT=$(free_port)
 subst "$BENCH_DIR/conf/nginx-proxy.conf.in" "$NG_PORT" "$BPORT" >"$TMP/nginx-proxy.conf"
 taskset -c "$PROXY_CORE" nginx -c "$TMP/nginx-proxy.conf" -p "$TMP" &
@@ -73,7 +84,7 @@ subst "$BENCH_DIR/conf/haproxy.cfg.in" "$HA_PORT" "$BPORT" >"$TMP/haproxy.cfg"
 taskset -c "$PROXY_CORE" haproxy -db -f "$TMP/haproxy.cfg" 2>"$TMP/haproxy.log" &
 HA_PID=$!; PIDS+=("$HA_PID"); PORT[haproxy]=$HA_PORT
 
-for t in smartlb smartlb_q nginx haproxy; do wait_port "${PORT[$t]}"; done
+for t in smartlb smartlb_q nginx haproxy ${SMARTLB_B:+smartlb_b}; do wait_port "${PORT[$t]}"; done
 sleep 0.3
 PROCS[nginx]=$(tree_pids "$NG_PID")
 PROCS[haproxy]=$(tree_pids "$HA_PID")
