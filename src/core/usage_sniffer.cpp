@@ -226,6 +226,12 @@ TokenUsage parse_usage_json(std::string_view json) {
 
 UsageSniffer::Mode UsageSniffer::mode_for(std::string_view content_type,
                                           std::string_view content_encoding) {
+  // What backends send, spelled exactly so: decided without trimming or case folding.
+  if (content_encoding.empty()) {
+    if (content_type == "application/json") return Mode::Json;
+    if (content_type == "text/event-stream" || content_type == "text/event-stream; charset=utf-8")
+      return Mode::EventStream;
+  }
   const std::string_view enc = trim(content_encoding);
   if (!enc.empty() && !iequal(enc, "identity")) return Mode::Off;
   const std::string_view type = trim(content_type.substr(0, content_type.find(';')));
