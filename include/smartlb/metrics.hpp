@@ -71,6 +71,8 @@ struct BackendMetrics {
   std::uint64_t errors = 0;           // failed attempts (any cause) + aborted relays
   std::uint64_t throttled = 0;        // 429 attempts
   std::uint64_t upstream_aborted = 0; // failed after the headers were relayed
+  std::uint64_t dns_lookups = 0;      // host-name lookups for new connections
+  std::uint64_t dns_failures = 0;     // of which found no address
   std::uint64_t prompt_tokens = 0;
   std::uint64_t completion_tokens = 0;
   HistogramSnapshot duration;  // client request duration, for requests it served
@@ -115,6 +117,7 @@ class Metrics final : public RequestObserver {
 
   void on_request_start() override;
   void on_request(const RequestRecord& rec) override;
+  void on_dns_lookup(std::size_t backend, bool ok) override;
 
   MetricsSnapshot snapshot() const;
 

@@ -70,6 +70,9 @@ class RequestObserver {
   virtual void on_request_start() {}
   // The request is over: answered, or abandoned by one side.
   virtual void on_request(const RequestRecord& rec) = 0;
+  // A backend's host name was looked up for a new connection (no cached addresses, or every
+  // cached one failed); `ok` when it gave addresses. IP literals are never looked up.
+  virtual void on_dns_lookup(std::size_t /*backend*/, bool /*ok*/) {}
 };
 
 }  // namespace smartlb

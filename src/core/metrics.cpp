@@ -80,7 +80,7 @@ struct alignas(64) Metrics::Backend {
       : duration(kDurationBuckets.data(), kDurationBuckets.size()),
         ttfb(kTtfbBuckets.data(), kTtfbBuckets.size()) {}
   std::atomic<std::uint64_t> attempts{0}, served{0}, errors{0}, throttled{0}, upstream_aborted{0},
-      prompt{0}, completion{0};
+      prompt{0}, completion{0}, dns_lookups{0}, dns_failures{0};
   Histogram duration, ttfb;
   std::atomic<std::uint8_t> last_cause{0};
   std::atomic<unsigned> last_status{0};
@@ -238,6 +238,13 @@ void Metrics::on_request(const RequestRecord& rec) {
   for (std::size_t i = 0; i < n_incs; ++i) s.counters[incs[i].key] += incs[i].by;
 }
 
+void Metrics::on_dns_lookup(std::size_t backend, bool ok) {
+  if (backend >= info_.size()) return;
+  Backend& B = backends_[backend];
+  B.dns_lookups.fetch_add(1, std::memory_order_relaxed);
+  if (!ok) B.dns_failures.fetch_add(1, std::memory_order_relaxed);
+}
+
 MetricsSnapshot Metrics::snapshot() const {
   MetricsSnapshot s;
   // Finished before started: a request that starts and ends between the two loads must
@@ -263,6 +270,8 @@ MetricsSnapshot Metrics::snapshot() const {
     m.errors = B.errors.load(std::memory_order_relaxed);
     m.throttled = B.throttled.load(std::memory_order_relaxed);
     m.upstream_aborted = B.upstream_aborted.load(std::memory_order_relaxed);
+    m.dns_lookups = B.dns_lookups.load(std::memory_order_relaxed);
+    m.dns_failures = B.dns_failures.load(std::memory_order_relaxed);
     m.prompt_tokens = B.prompt.load(std::memory_order_relaxed);
     m.completion_tokens = B.completion.load(std::memory_order_relaxed);
     m.duration = B.duration.snapshot();

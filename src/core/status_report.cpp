@@ -246,6 +246,13 @@ std::string render_prometheus(const MetricsSnapshot& m, const PoolSnapshot& p) {
            "Responses cut off by the backend after their headers were relayed.");
   for (std::uint32_t b = 0; b < m.backends.size(); ++b)
     w.sample("smartlb_upstream_aborted_total", L{{"backend", be(b)}}, m.backends[b].upstream_aborted);
+  w.family("smartlb_dns_lookups_total", "counter",
+           "Host-name lookups for new backend connections (addresses are cached for 30 s), by result.");
+  for (std::uint32_t b = 0; b < m.backends.size(); ++b) {
+    const auto& bm = m.backends[b];
+    w.sample("smartlb_dns_lookups_total", L{{"backend", be(b)}, {"result", "ok"}}, bm.dns_lookups - bm.dns_failures);
+    w.sample("smartlb_dns_lookups_total", L{{"backend", be(b)}, {"result", "failed"}}, bm.dns_failures);
+  }
 
   w.family("smartlb_backend_priority", "gauge", "Configured priority group of each backend (lower is preferred).");
   for (std::uint32_t b = 0; b < p.backends.size(); ++b)
@@ -426,6 +433,8 @@ nlohmann::json build_status(const MetricsSnapshot& m, const PoolSnapshot& p) {
     jb["errors"] = bm.errors;
     jb["throttled"] = bm.throttled;
     jb["upstream_aborted"] = bm.upstream_aborted;
+    jb["dns_lookups"] = bm.dns_lookups;
+    jb["dns_failures"] = bm.dns_failures;
     if (bm.last_error.at != 0) {
       jb["last_error"] = {{"cause", to_string(bm.last_error.cause)},
                           {"status", bm.last_error.status},

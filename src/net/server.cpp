@@ -16,7 +16,7 @@ using namespace smartlb::net;
 net::Worker::Worker(Shared& s, std::size_t idx, std::uint64_t seed)
     : shared(s),
       index(idx),
-      upstreams(sweeper, s.cfg, s.tls, s.clock),
+      upstreams(sweeper, s.cfg, s.tls, s.clock, s.observer),
       rng(seed),
       access_log(s.cfg.access_log ? make_access_logger() : nullptr) {}
 

@@ -33,11 +33,12 @@ void UpstreamConnection::close() {
 }
 
 UpstreamPool::UpstreamPool(DeadlineSweeper& sweeper, const Config& cfg, ssl::context& tls,
-                           const Clock& clock)
+                           const Clock& clock, RequestObserver* observer)
     : sweeper_(sweeper),
       cfg_(cfg),
       tls_(tls),
       clock_(clock),
+      observer_(observer),
       idle_(cfg.backends.size()),
       resolved_(cfg.backends.size()) {}
 
@@ -127,6 +128,7 @@ Task<UpstreamPool::Endpoints> UpstreamPool::endpoints_of(std::size_t backend, bo
   auto [ec, results] = co_await resolver.async_resolve(url.host, std::to_string(url.port), use_tuple);
   Endpoints found;
   for (const auto& entry : results) found.push_back(entry.endpoint());
+  if (observer_) observer_->on_dns_lookup(backend, !ec && !found.empty());
   if (ec || found.empty()) {
     error = ec ? ec : asio::error::host_not_found;
     resolved_.forget(backend);

@@ -13,6 +13,7 @@
 #include "smartlb/clock.hpp"
 #include "smartlb/config.hpp"
 #include "smartlb/outcome.hpp"
+#include "smartlb/request_record.hpp"
 #include "smartlb/resolve_cache.hpp"
 
 namespace smartlb::net {
@@ -55,7 +56,9 @@ struct ConnectResult {
 
 class UpstreamPool {
  public:
-  UpstreamPool(DeadlineSweeper& sweeper, const Config& cfg, ssl::context& tls, const Clock& clock);
+  // `observer` (may be null) is told of every host-name lookup.
+  UpstreamPool(DeadlineSweeper& sweeper, const Config& cfg, ssl::context& tls, const Clock& clock,
+               RequestObserver* observer = nullptr);
 
   // A live pooled connection to `backend`, or null. Not a coroutine: the usual case (a
   // pooled connection) costs no coroutine frame; connect() is awaited only when it is null.
@@ -81,6 +84,7 @@ class UpstreamPool {
   const Config& cfg_;
   ssl::context& tls_;
   const Clock& clock_;
+  RequestObserver* observer_;
   std::vector<std::vector<UpstreamPtr>> idle_;  // by backend, most recent last
   ResolveCache<Endpoints> resolved_;
 };

@@ -189,6 +189,25 @@ TEST_F(StatusFixture, PrometheusTextHasTheExpectedSeries) {
   EXPECT_FALSE(contains(text, kSecret));
 }
 
+TEST_F(StatusFixture, HostNameLookupsAreCountedPerBackendAndResult) {
+  metrics->on_dns_lookup(0, true);
+  metrics->on_dns_lookup(0, true);
+  metrics->on_dns_lookup(0, false);
+  metrics->on_dns_lookup(7, true);  // not a backend: ignored
+  const std::string text = render_prometheus(metrics->snapshot(), pool_snapshot());
+  for (const char* line : {
+           "# TYPE smartlb_dns_lookups_total counter\n",
+           "smartlb_dns_lookups_total{backend=\"east\",result=\"ok\"} 2\n",
+           "smartlb_dns_lookups_total{backend=\"east\",result=\"failed\"} 1\n",
+           "smartlb_dns_lookups_total{backend=\"west\",result=\"ok\"} 0\n",
+       })
+    EXPECT_TRUE(contains(text, line)) << "missing: " << line << "\n---\n" << text;
+  const auto j = build_status(metrics->snapshot(), pool_snapshot());
+  EXPECT_EQ(j["backends"][0]["dns_lookups"], 3);
+  EXPECT_EQ(j["backends"][0]["dns_failures"], 1);
+  EXPECT_EQ(j["backends"][1]["dns_lookups"], 0);
+}
+
 TEST_F(StatusFixture, NoKeyInStatusOrMetrics) {
   pool->record_failure(0, "gpt-4o", judge_status(401, true), std::nullopt);
   const std::string status = build_status(metrics->snapshot(), pool_snapshot()).dump();

@@ -2,6 +2,8 @@
 // priority fallback and return, and the answer when nothing is left.
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include <nlohmann/json.hpp>
 
 #include "http_client.hpp"
@@ -73,21 +75,39 @@ TEST(Failover, ServerErrorsFailOver) {
   }
 }
 
-// A priority-1 backend at `host` that refuses connections, a priority-2 one that answers.
-void expect_refusing_backend_fails_over(const std::string& host) {
+// Counts the host-name lookups of backend 0 (called from worker threads).
+class LookupCounter final : public RequestObserver {
+ public:
+  void on_request(const RequestRecord&) override {}
+  void on_dns_lookup(std::size_t backend, bool ok) override {
+    if (backend == 0 && ok) ++lookups_;
+  }
+  int lookups() const { return lookups_.load(); }
+
+ private:
+  std::atomic<int> lookups_{0};
+};
+
+// A priority-1 backend at `host` that refuses connections, a priority-2 one that answers;
+// backend 0's host name is looked up `expected_lookups` times for the one request.
+void expect_refusing_backend_fails_over(const std::string& host, int expected_lookups) {
   MockBackend good([](const SeenRequest&) { return ok("good"); });
   ProxyHarness p;
+  LookupCounter counter;
   p.add_backend("down", "http://" + host + ":" + std::to_string(closed_port()), 1);
   p.add_backend("good", good.url(), 2);
-  p.start();
+  p.start(&counter);
   auto r = post(p);
   EXPECT_EQ(r.status, 200u);
   EXPECT_EQ(r.header("x-smartlb-backend"), "good");
   EXPECT_FALSE(p.server->pool().available(0, "gpt-4o"));
   EXPECT_EQ(p.server->pool().backend_cooldown(0).cause, FailureCause::ConnectFailed);
+  EXPECT_EQ(counter.lookups(), expected_lookups);
 }
 
-TEST(Failover, ConnectionRefusedFailsOver) { expect_refusing_backend_fails_over("127.0.0.1"); }
+TEST(Failover, ConnectionRefusedFailsOver) {
+  expect_refusing_backend_fails_over("127.0.0.1", 0);  // an IP literal is never looked up
+}
 
 TEST(Failover, HostNameBackendConnectsAgainFromItsResolvedAddresses) {
   // `connection: close` on every answer: each request needs a new upstream connection, the
@@ -99,17 +119,20 @@ TEST(Failover, HostNameBackendConnectsAgainFromItsResolvedAddresses) {
     return r;
   });
   ProxyHarness p;
+  p.cfg.threads = 1;  // each worker keeps its own addresses: one worker, one lookup
+  LookupCounter counter;
   p.add_backend("named", "http://localhost:" + std::to_string(named.port()), 1);
-  p.start();
+  p.start(&counter);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(post(p).status, 200u) << "request " << i;
   ASSERT_EQ(named.request_count(), 3u);
   EXPECT_EQ(named.last_request().connection_index, 3) << "one connection per request";
+  EXPECT_EQ(counter.lookups(), 1) << "three connections from one lookup";
 }
 
 TEST(Failover, HostNameBackendRefusingOnEveryAddressFailsOver) {
   // The name is looked up again after the refusal; it gives the same addresses, so there is
   // no second connect, and the backend is cooled down like any refusing one.
-  expect_refusing_backend_fails_over("localhost");
+  expect_refusing_backend_fails_over("localhost", 2);
 }
 
 TEST(Failover, TimeoutBeforeHeadersFailsOver) {
