@@ -162,20 +162,22 @@ awk -F'\t' 'NR>2 {k=$2"\t"$3; n[k]++; rps[k,n[k]]=$4; p50[k,n[k]]=$5; p99[k,n[k]
 # compare within a repetition (the targets of one rep run back to back) and count wins.
 echo
 echo "Paired by repetition: smartlb / peer (req/s ratio > 1 and CPU ratio < 1 favour smartlb);"
-echo "mean ± half-width of its 95 % confidence interval (1.96 standard errors). A target that is"
-echo "the same build (SMARTLB_B=\$SMARTLB) measures the harness: its interval should contain 1."
+echo "geo mean [95 % confidence interval]: the geometric mean of the ratios (a mean of logs, so"
+echo "smartlb/peer and peer/smartlb agree), ± 1.96 standard errors of the log. A target that is the"
+echo "same build (SMARTLB_B=\$SMARTLB) measures the harness: its interval should contain 1."
 awk -F'\t' 'NR>2 { r[$1"\t"$2"\t"$3]=$4; c[$1"\t"$2"\t"$3]=$8; reps[$1]=1; conns[$2]=1; tg[$3]=1 }
   function median(v,m,  i,j,t){ for(i=1;i<=m;i++) for(j=i+1;j<=m;j++) if(v[j]<v[i]){t=v[i];v[i]=v[j];v[j]=t}
       return (m%2)? v[(m+1)/2] : (v[m/2]+v[m/2+1])/2 }
-  function mean_ci(v,m,  i,s,ss,mu){ if (m<2) return "-"; s=0; for(i=1;i<=m;i++) s+=v[i]; mu=s/m
-      ss=0; for(i=1;i<=m;i++) ss+=(v[i]-mu)^2; return sprintf("%.3f±%.3f", mu, 1.96*sqrt(ss/(m-1)/m)) }
-  END { printf "%-6s %-10s %13s %8s %14s %13s %8s %14s\n", "conns", "peer", "req/s median", "wins", "mean±ci95", "cpu median", "wins", "mean±ci95";
+  function geo_ci(v,m,  i,s,ss,mu,h){ if (m<2) return "-"; s=0; for(i=1;i<=m;i++) s+=log(v[i]); mu=s/m
+      ss=0; for(i=1;i<=m;i++) ss+=(log(v[i])-mu)^2; h=1.96*sqrt(ss/(m-1)/m)
+      return sprintf("%.3f [%.3f-%.3f]", exp(mu), exp(mu-h), exp(mu+h)) }
+  END { printf "%-6s %-10s %13s %8s %22s %11s %8s %22s\n", "conns", "peer", "req/s median", "wins", "geo mean [ci95]", "cpu median", "wins", "geo mean [ci95]";
     for (cn in conns) for (p in tg) { if (p=="smartlb" || p=="smartlb_q" || p=="direct") continue
       n=0; wr=0; wc=0; nc=0; delete vr; delete vc
       for (rep in reps) { a=rep"\t"cn"\tsmartlb"; b=rep"\t"cn"\t"p
         if (!(a in r) || !(b in r) || r[b]+0==0) continue
         vr[++n]=r[a]/r[b]; if (vr[n]>1) wr++
         if (c[a]+0>0 && c[b]+0>0) { vc[++nc]=c[a]/c[b]; if (vc[nc]<1) wc++ } }
-      if (n) { mr=mean_ci(vr,n); mc=mean_ci(vc,nc)
-        printf "%-6s %-10s %13.3f %4d/%-3d %14s %13.3f %4d/%-3d %14s\n", cn, p, median(vr,n), wr, n, mr, (nc?median(vc,nc):0), wc, nc, mc } } }' "$TSV" | sort -k1,1n -k2,2
+      if (n) { mr=geo_ci(vr,n); mc=geo_ci(vc,nc)
+        printf "%-6s %-10s %13.3f %4d/%-3d %22s %11.3f %4d/%-3d %22s\n", cn, p, median(vr,n), wr, n, mr, (nc?median(vc,nc):0), wc, nc, mc } } }' "$TSV" | sort -k1,1n -k2,2
 echo "raw: $TSV"
