@@ -332,7 +332,8 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, std::size_t ba
   // Body bytes this round: views into the connection's buffer, valid until its next read (so:
   // written, and fed to the usage scan, before the loop reads again). Every run of body bytes
   // one read brought (several chunks of a stream, often) goes out in one write.
-  auto& runs = buffers_.runs;
+  RelayScratchLease scratch(w_.spare_scratch);
+  auto& runs = scratch->runs;
   for (;;) {
     std::size_t run_count = 0, chunk = 0;
     bool chunk_in_head = false;
@@ -366,7 +367,7 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, std::size_t ba
     const bool last = p.is_done();
     // One gather write: [head] [size line, runs..., CRLF | runs...] [last chunk]. A read that
     // parsed only framing (a chunk header) adds no data, and nothing is written for it.
-    auto& out = buffers_.out;
+    auto& out = scratch->out;
     std::size_t k = 0;
     if (!head_sent && !chunked && chunk > 0 && chunk <= kInlineBodyBytes) {
       for (std::size_t i = 0; i < run_count; ++i) head.append(runs[i]);  // one send(), not sendmsg()

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <spdlog/logger.h>
 
@@ -63,6 +64,17 @@ class WorkerContext : public asio::io_context {
   using asio::io_context::shutdown;
 };
 
+// The relay's per-write arrays. Not in its coroutine frame: Asio recycles frames of up to 1020
+// bytes only, and a larger one costs an aligned_alloc and a free per response. Not on the
+// connection either: only a response being relayed needs them, so the worker lends them out
+// (RelayScratchLease) and an idle keep-alive connection holds none.
+struct RelayScratch {
+  // At most this many runs of body bytes (chunks, mostly) already buffered go out in one write.
+  static constexpr std::size_t kMaxRunsPerWrite = 16;
+  std::array<std::string_view, kMaxRunsPerWrite> runs;       // body bytes of one write
+  std::array<asio::const_buffer, kMaxRunsPerWrite + 4> out;  // [head] [size line] runs [CRLF] [last]
+};
+
 struct Worker {
   Worker(Shared& s, std::size_t idx, std::uint64_t seed);
   ~Worker();
@@ -76,10 +88,43 @@ struct Worker {
   FastRandom rng;
   std::shared_ptr<spdlog::logger> access_log;  // null when ACCESS_LOG=off
   std::list<SessionEntry*> sessions;
+  std::vector<std::unique_ptr<RelayScratch>> spare_scratch;  // lent out by RelayScratchLease
   bool draining = false;
 
   // Called on this worker's thread when a drain begins.
   void begin_drain();
+};
+
+// A RelayScratch borrowed from a worker's spares (Worker::spare_scratch) for as long as this
+// lives (a relay). At most kMaxSpare are kept after a burst of concurrent relays (streams).
+class RelayScratchLease {
+ public:
+  using Spares = std::vector<std::unique_ptr<RelayScratch>>;
+  static constexpr std::size_t kMaxSpare = 256;
+
+  explicit RelayScratchLease(Spares& spares) : spares_(spares) {
+    if (spares_.empty()) {
+      scratch_ = std::make_unique<RelayScratch>();
+    } else {
+      scratch_ = std::move(spares_.back());
+      spares_.pop_back();
+    }
+  }
+  ~RelayScratchLease() {
+    if (spares_.size() >= kMaxSpare) return;
+    try {
+      spares_.push_back(std::move(scratch_));
+    } catch (...) {  // no room to keep it: it is freed instead
+    }
+  }
+  RelayScratchLease(const RelayScratchLease&) = delete;
+  RelayScratchLease& operator=(const RelayScratchLease&) = delete;
+  RelayScratch* operator->() { return scratch_.get(); }
+  RelayScratch* get() { return scratch_.get(); }
+
+ private:
+  Spares& spares_;
+  std::unique_ptr<RelayScratch> scratch_;
 };
 
 // Reads requests on one client connection until it closes.
@@ -92,17 +137,10 @@ void finish_request(Worker& w, RequestRecord& rec);
 // carry another request.
 // Buffers a client connection lends to each request it forwards, so that message heads
 // allocate nothing in steady state.
-// The relay's per-write arrays live here too, not in its coroutine frame: Asio recycles frames
-// of up to 1020 bytes only, and a larger one costs an aligned_alloc and a free per response.
 struct ForwardBuffers {
-  // At most this many runs of body bytes (chunks, mostly) already buffered go out in one write.
-  static constexpr std::size_t kMaxRunsPerWrite = 16;
-
   std::string passed_fields;  // the client's fields that go upstream unchanged
   std::string request_head;   // rebuilt for each attempt
   std::string response_head;
-  std::array<std::string_view, kMaxRunsPerWrite> runs;  // body bytes of one write
-  std::array<asio::const_buffer, kMaxRunsPerWrite + 4> out;  // [head] [size line] runs [CRLF] [last]
 };
 
 Task<bool> forward_request(Worker& w, TimedSocket& client, RequestHead& req,
