@@ -33,14 +33,16 @@ void UpstreamConnection::close() {
 }
 
 UpstreamPool::UpstreamPool(DeadlineSweeper& sweeper, const Config& cfg, ssl::context& tls,
-                           const Clock& clock, RequestObserver* observer)
+                           const Clock& clock, RequestObserver* observer, LookupFn lookup)
     : sweeper_(sweeper),
       cfg_(cfg),
       tls_(tls),
       clock_(clock),
       observer_(observer),
+      lookup_(std::move(lookup)),
       idle_(cfg.backends.size()),
-      resolved_(cfg.backends.size()) {}
+      resolved_(cfg.backends.size()),
+      pending_(cfg.backends.size()) {}
 
 bool UpstreamPool::still_alive(UpstreamConnection& c) const {
   // A pooled connection must have nothing to read: EOF means the server closed it, and any
@@ -124,17 +126,55 @@ Task<UpstreamPool::Endpoints> UpstreamPool::endpoints_of(std::size_t backend, bo
   if (!literal_ec) co_return Endpoints{tcp::endpoint(literal, url.port)};
   if (!fresh)
     if (const Endpoints* cached = resolved_.find(backend, clock_.coarse_now())) co_return *cached;
+  if (std::shared_ptr<PendingLookup> pending = pending_[backend]) {
+    // Someone is looking the name up already (a burst of new connections at start-up, or when
+    // the cache expires): its answer is as fresh as ours would be. Asio runs lookups one at a
+    // time on its resolver thread, so a burst that did its own would queue behind each other.
+    co_await pending->done.async_wait(use_tuple);  // ends, cancelled, when the answer is in
+    error = pending->error;
+    co_return pending->found;
+  }
+  auto mine = std::make_shared<PendingLookup>(sweeper_.executor());
+  mine->done.expires_at(std::chrono::steady_clock::time_point::max());
+  pending_[backend] = mine;
+  // However this ends (an answer, an exception, the worker shutting down), the next connect
+  // looks up again, and the waiters wake (with an empty answer unless one was stored).
+  struct EndPending {
+    std::shared_ptr<PendingLookup>& slot;
+    PendingLookup& lookup;
+    ~EndPending() {
+      slot.reset();
+      try {
+        lookup.done.cancel();
+      } catch (...) {  // a steady timer's cancel does not fail in practice
+      }
+    }
+  } end_pending{pending_[backend], *mine};
+  mine->error = asio::error::operation_aborted;  // until the answer is in
+
+  error_code ec;
+  Endpoints found;
+  // (Not a conditional expression: GCC 12 miscompiles co_await inside one.)
+  if (lookup_) found = co_await lookup_(url.host, url.port, ec);
+  else found = co_await system_lookup(url.host, url.port, ec);
+  if (!ec && found.empty()) ec = asio::error::host_not_found;
+  if (ec) found.clear();
+  if (observer_) observer_->on_dns_lookup(backend, !ec);
+  if (ec) resolved_.forget(backend);
+  else resolved_.store(backend, found, clock_.coarse_now());
+  mine->found = found;
+  mine->error = ec;
+  error = ec;
+  co_return found;
+}
+
+Task<UpstreamPool::Endpoints> UpstreamPool::system_lookup(const std::string& host, std::uint16_t port,
+                                                          error_code& error) {
   asio::ip::basic_resolver<tcp, Executor> resolver(sweeper_.executor());
-  auto [ec, results] = co_await resolver.async_resolve(url.host, std::to_string(url.port), use_tuple);
+  auto [ec, results] = co_await resolver.async_resolve(host, std::to_string(port), use_tuple);
   Endpoints found;
   for (const auto& entry : results) found.push_back(entry.endpoint());
-  if (observer_) observer_->on_dns_lookup(backend, !ec && !found.empty());
-  if (ec || found.empty()) {
-    error = ec ? ec : asio::error::host_not_found;
-    resolved_.forget(backend);
-    co_return Endpoints{};
-  }
-  resolved_.store(backend, found, clock_.coarse_now());
+  error = ec;
   co_return found;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Connections to backends: one keep-alive pool per worker thread (so a pooled connection
 // always runs on the executor it was made on, and the pool needs no lock).
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -56,9 +57,15 @@ struct ConnectResult {
 
 class UpstreamPool {
  public:
+  using Endpoints = std::vector<tcp::endpoint>;
+  // Turns a host name into addresses (empty, with `error` set, on failure). The default is the
+  // system resolver (getaddrinfo on Asio's resolver thread); tests substitute their own.
+  using LookupFn =
+      std::function<Task<Endpoints>(const std::string& host, std::uint16_t port, error_code& error)>;
+
   // `observer` (may be null) is told of every host-name lookup.
   UpstreamPool(DeadlineSweeper& sweeper, const Config& cfg, ssl::context& tls, const Clock& clock,
-               RequestObserver* observer = nullptr);
+               RequestObserver* observer = nullptr, LookupFn lookup = {});
 
   // A live pooled connection to `backend`, or null. Not a coroutine: the usual case (a
   // pooled connection) costs no coroutine frame; connect() is awaited only when it is null.
@@ -76,17 +83,31 @@ class UpstreamPool {
 
  private:
   bool still_alive(UpstreamConnection& c) const;
-  using Endpoints = std::vector<tcp::endpoint>;
   // The backend's addresses (cached, or looked up now); empty with `error` set on failure.
+  // Connects that need a lookup while one for the same backend is under way wait for its
+  // answer instead of starting their own.
   Task<Endpoints> endpoints_of(std::size_t backend, bool fresh, error_code& error);
+  Task<Endpoints> system_lookup(const std::string& host, std::uint16_t port, error_code& error);
+
+  // A lookup under way; its waiters sleep on `done`, which is cancelled when the answer is in.
+  struct PendingLookup {
+    explicit PendingLookup(const Executor& ex) : done(ex) {}
+    asio::basic_waitable_timer<std::chrono::steady_clock, asio::wait_traits<std::chrono::steady_clock>,
+                               Executor>
+        done;
+    Endpoints found;
+    error_code error;
+  };
 
   DeadlineSweeper& sweeper_;
   const Config& cfg_;
   ssl::context& tls_;
   const Clock& clock_;
   RequestObserver* observer_;
+  LookupFn lookup_;
   std::vector<std::vector<UpstreamPtr>> idle_;  // by backend, most recent last
   ResolveCache<Endpoints> resolved_;
+  std::vector<std::shared_ptr<PendingLookup>> pending_;  // by backend, while one is under way
 };
 
 // The client TLS context for all upstreams: system CAs (+ UPSTREAM_CA_FILE), TLS >= 1.2,
