@@ -126,32 +126,44 @@ Task<UpstreamPool::Endpoints> UpstreamPool::endpoints_of(std::size_t backend, bo
   if (!literal_ec) co_return Endpoints{tcp::endpoint(literal, url.port)};
   if (!fresh)
     if (const Endpoints* cached = resolved_.find(backend, clock_.coarse_now())) co_return *cached;
-  if (std::shared_ptr<PendingLookup> pending = pending_[backend]) {
-    // Someone is looking the name up already (a burst of new connections at start-up, or when
-    // the cache expires): its answer is as fresh as ours would be. Asio runs lookups one at a
-    // time on its resolver thread, so a burst that did its own would queue behind each other.
-    co_await pending->done.async_wait(use_tuple);  // ends, cancelled, when the answer is in
-    error = pending->error;
-    co_return pending->found;
+  std::shared_ptr<PendingLookup> pending = pending_[backend];
+  if (!pending) {
+    // The lookup runs on its own, so that every connect waiting for it (this one too) can give
+    // up at the deadline while the system resolver takes as long as it takes.
+    pending = std::make_shared<PendingLookup>(sweeper_.executor());
+    pending->done.expires_after(cfg_.connect_timeout);
+    pending_[backend] = pending;
+    asio::co_spawn(sweeper_.executor(), run_lookup(backend, pending), asio::detached);
   }
-  auto mine = std::make_shared<PendingLookup>(sweeper_.executor());
-  mine->done.expires_at(std::chrono::steady_clock::time_point::max());
-  pending_[backend] = mine;
-  // However this ends (an answer, an exception, the worker shutting down), the next connect
-  // looks up again, and the waiters wake (with an empty answer unless one was stored).
+  // Connects that start while a lookup is under way (a burst of new connections at start-up,
+  // or as the cache expires) share its answer: Asio runs lookups one at a time on its resolver
+  // thread, so a burst that did its own would queue behind each other.
+  if (!pending->finished) co_await pending->done.async_wait(use_tuple);  // answer or deadline
+  if (!pending->finished) {
+    error = asio::error::timed_out;
+    co_return Endpoints{};
+  }
+  error = pending->error;
+  co_return pending->found;
+}
+
+Task<> UpstreamPool::run_lookup(std::size_t backend, std::shared_ptr<PendingLookup> lookup) {
+  // However this ends (an answer, an exception, the worker shutting down), the waiters wake
+  // (with an error unless an answer was stored) and the next connect looks up again.
   struct EndPending {
     std::shared_ptr<PendingLookup>& slot;
     PendingLookup& lookup;
     ~EndPending() {
-      slot.reset();
+      if (slot.get() == &lookup) slot.reset();
+      lookup.finished = true;
       try {
         lookup.done.cancel();
       } catch (...) {  // a steady timer's cancel does not fail in practice
       }
     }
-  } end_pending{pending_[backend], *mine};
-  mine->error = asio::error::operation_aborted;  // until the answer is in
+  } end_pending{pending_[backend], *lookup};
 
+  const BackendUrl& url = cfg_.backends[backend].url;
   error_code ec;
   Endpoints found;
   // (Not a conditional expression: GCC 12 miscompiles co_await inside one.)
@@ -162,10 +174,8 @@ Task<UpstreamPool::Endpoints> UpstreamPool::endpoints_of(std::size_t backend, bo
   if (observer_) observer_->on_dns_lookup(backend, !ec);
   if (ec) resolved_.forget(backend);
   else resolved_.store(backend, found, clock_.coarse_now());
-  mine->found = found;
-  mine->error = ec;
-  error = ec;
-  co_return found;
+  lookup->found = std::move(found);
+  lookup->error = ec;
 }
 
 Task<UpstreamPool::Endpoints> UpstreamPool::system_lookup(const std::string& host, std::uint16_t port,

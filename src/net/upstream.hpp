@@ -83,21 +83,25 @@ class UpstreamPool {
 
  private:
   bool still_alive(UpstreamConnection& c) const;
-  // The backend's addresses (cached, or looked up now); empty with `error` set on failure.
-  // Connects that need a lookup while one for the same backend is under way wait for its
-  // answer instead of starting their own.
-  Task<Endpoints> endpoints_of(std::size_t backend, bool fresh, error_code& error);
-  Task<Endpoints> system_lookup(const std::string& host, std::uint16_t port, error_code& error);
-
-  // A lookup under way; its waiters sleep on `done`, which is cancelled when the answer is in.
+  // A lookup under way. Its waiters sleep on `done`, which expires at the lookup's deadline
+  // (CONNECT_TIMEOUT) and is cancelled when the answer is in.
   struct PendingLookup {
     explicit PendingLookup(const Executor& ex) : done(ex) {}
     asio::basic_waitable_timer<std::chrono::steady_clock, asio::wait_traits<std::chrono::steady_clock>,
                                Executor>
         done;
+    bool finished = false;
     Endpoints found;
-    error_code error;
+    error_code error = asio::error::operation_aborted;  // until an answer is stored
   };
+
+  // The backend's addresses (cached, or looked up now); empty with `error` set on failure,
+  // asio::error::timed_out when no answer came within CONNECT_TIMEOUT. Connects that need a
+  // lookup while one for the same backend is under way wait for its answer.
+  Task<Endpoints> endpoints_of(std::size_t backend, bool fresh, error_code& error);
+  // Looks the backend's name up, stores the answer in the cache and in `lookup`, wakes waiters.
+  Task<> run_lookup(std::size_t backend, std::shared_ptr<PendingLookup> lookup);
+  Task<Endpoints> system_lookup(const std::string& host, std::uint16_t port, error_code& error);
 
   DeadlineSweeper& sweeper_;
   const Config& cfg_;

@@ -1,6 +1,7 @@
 // New connections to a host-name backend that start while its name is being looked up wait
 // for that lookup instead of starting their own (Asio runs lookups one at a time, so a burst
-// would queue behind itself), and all of them get its answer, good or bad.
+// would queue behind itself), all of them get its answer, good or bad, and none waits for it
+// longer than CONNECT_TIMEOUT.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -35,6 +36,7 @@ struct LookupFixture : ::testing::Test {
   int lookups = 0;
   bool answer_fails = false;
   std::vector<ConnectResult> results;
+  std::size_t completed = 0;
 
   void SetUp() override {
     auto parsed = parse_backend_url("http://backend.test:" + std::to_string(listener.local_endpoint().port()));
@@ -65,6 +67,7 @@ struct LookupFixture : ::testing::Test {
     for (int i = 0; i < n; ++i)
       asio::co_spawn(ioc, [&pool, this, i]() -> Task<> {
         results[static_cast<std::size_t>(i)] = co_await pool.connect(0);
+        ++completed;
       }, asio::detached);
     while (ioc.poll() > 0) {
     }
@@ -113,6 +116,29 @@ TEST_F(LookupFixture, AfterAFailureTheNextConnectLooksUpAgain) {
   ioc.run();
   EXPECT_TRUE(results[0].conn) << results[0].detail;
   EXPECT_EQ(lookups, 2);
+}
+
+TEST_F(LookupFixture, ALookupWithoutAnAnswerFailsTheConnectsAtTheConnectTimeout) {
+  cfg.connect_timeout = std::chrono::seconds(1);
+  UpstreamPool pool(sweeper, cfg, tls, clock, &observer, held_lookup());
+  start_connects(pool, 2);
+  while (completed < 2) ioc.run_one();  // the gate stays shut: only the deadline ends them
+  for (const auto& r : results) {
+    EXPECT_FALSE(r.conn);
+    EXPECT_EQ(r.failure, TransportFailure::Connect);
+    EXPECT_EQ(r.detail, "resolve: " + error_code(asio::error::timed_out).message());
+  }
+  EXPECT_EQ(observer.ok_ + observer.failed_, 0) << "the lookup itself has not ended";
+
+  // The answer, when it comes late, is kept for the next connect.
+  gate.cancel();
+  ioc.run();
+  EXPECT_EQ(observer.ok_, 1);
+  ioc.restart();
+  start_connects(pool, 1);
+  ioc.run();
+  EXPECT_TRUE(results[0].conn) << results[0].detail;
+  EXPECT_EQ(lookups, 1);
 }
 
 }  // namespace
