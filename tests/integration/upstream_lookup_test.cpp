@@ -61,6 +61,15 @@ struct LookupFixture : ::testing::Test {
     };
   }
 
+  // Every connect failed before a TCP connect, with `detail` in its message.
+  void expect_all_failed_resolving(const std::string& detail) {
+    for (const auto& r : results) {
+      EXPECT_FALSE(r.conn);
+      EXPECT_EQ(r.failure, TransportFailure::Connect);
+      EXPECT_NE(r.detail.find(detail), std::string::npos) << r.detail;
+    }
+  }
+
   // Starts `n` connects to the backend together, and runs them until each waits.
   void start_connects(UpstreamPool& pool, int n) {
     results.resize(static_cast<std::size_t>(n));
@@ -91,11 +100,7 @@ TEST_F(LookupFixture, AFailedLookupFailsEveryConnectThatWaitedForIt) {
   start_connects(pool, 3);
   gate.cancel();
   ioc.run();
-  for (const auto& r : results) {
-    EXPECT_FALSE(r.conn);
-    EXPECT_EQ(r.failure, TransportFailure::Connect);
-    EXPECT_NE(r.detail.find("resolve"), std::string::npos) << r.detail;
-  }
+  expect_all_failed_resolving("resolve: ");
   EXPECT_EQ(lookups, 1);
   EXPECT_EQ(observer.failed_, 1);
 }
@@ -123,11 +128,7 @@ TEST_F(LookupFixture, ALookupWithoutAnAnswerFailsTheConnectsAtTheConnectTimeout)
   UpstreamPool pool(sweeper, cfg, tls, clock, &observer, held_lookup());
   start_connects(pool, 2);
   while (completed < 2) ioc.run_one();  // the gate stays shut: only the deadline ends them
-  for (const auto& r : results) {
-    EXPECT_FALSE(r.conn);
-    EXPECT_EQ(r.failure, TransportFailure::Connect);
-    EXPECT_EQ(r.detail, "resolve: " + error_code(asio::error::timed_out).message());
-  }
+  expect_all_failed_resolving("resolve: " + error_code(asio::error::timed_out).message());
   EXPECT_EQ(observer.ok_ + observer.failed_, 0) << "the lookup itself has not ended";
 
   // The answer, when it comes late, is kept for the next connect.
