@@ -28,8 +28,8 @@ class Clock {
  public:
   virtual ~Clock() = default;
   virtual MonoNanos now() const = 0;
-  // The same timeline as now(), but allowed to lag it by a scheduler tick (up to 4 ms on
-  // Linux): for deadlines and idle times counted in seconds, where precision is not worth
+  // The same timeline as now(), but allowed to lag it by a scheduler tick (1-10 ms with the
+  // kernel's HZ; 4 ms on Debian's): for deadlines and idle times counted in seconds, where precision is not worth
   // the cost (in a VM, ~5 ns instead of ~23 ns per read, and a request reads the clock often).
   virtual MonoNanos coarse_now() const { return now(); }
   // Wall-clock time, needed only to turn an HTTP-date `Retry-After` into a delay.

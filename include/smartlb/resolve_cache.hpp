@@ -30,7 +30,7 @@ class ResolveCache {
   void store(std::size_t backend, Addresses addresses, MonoNanos now) {
     entries_[backend] = Entry{std::move(addresses), now};
   }
-  // After a connect failed on every cached address: the next connect resolves again.
+  // After a failed lookup: nothing stale is kept, and the next connect looks the name up again.
   void forget(std::size_t backend) { entries_[backend].reset(); }
 
  private:

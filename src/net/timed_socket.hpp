@@ -19,7 +19,7 @@
 
 namespace smartlb::net {
 
-// steady_clock's timeline as of the last scheduler tick (up to 4 ms late): deadlines are whole
+// steady_clock's timeline as of the last scheduler tick (1-10 ms late): deadlines are whole
 // seconds, swept every 250 ms, and a socket's deadline is set for each of its operations, so
 // the cheaper read matters (~5 ns instead of ~23 ns in a VM).
 struct CoarseSteadyClock {
