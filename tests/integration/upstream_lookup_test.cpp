@@ -127,7 +127,12 @@ TEST_F(LookupFixture, ALookupWithoutAnAnswerFailsTheConnectsAtTheConnectTimeout)
   cfg.connect_timeout = std::chrono::seconds(1);
   UpstreamPool pool(sweeper, cfg, tls, clock, &observer, held_lookup());
   start_connects(pool, 2);
-  while (completed < 2) ioc.run_one();  // the gate stays shut: only the deadline ends them
+  // The gate stays shut: only the deadline ends them. (Bounded, so that a missing deadline
+  // fails here instead of hanging the suite; the bound is a safety net, not a speed check.)
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (completed < 2 && std::chrono::steady_clock::now() < give_up)
+    ioc.run_one_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(completed, 2u) << "the connects did not end at the lookup's deadline";
   expect_all_failed_resolving("resolve: " + error_code(asio::error::timed_out).message());
   EXPECT_EQ(observer.ok_ + observer.failed_, 0) << "the lookup itself has not ended";
 
