@@ -45,10 +45,17 @@ UpstreamPool::UpstreamPool(DeadlineSweeper& sweeper, const Config& cfg, ssl::con
       pending_(cfg.backends.size()) {}
 
 bool UpstreamPool::still_alive(UpstreamConnection& c) const {
-  // A pooled connection must have nothing to read: EOF means the server closed it, and any
-  // bytes (even a TLS alert) mean it is not in a state we can reuse.
+  // A pooled connection must have nothing to read. EOF means the server closed it; any byte
+  // means the server sent something nobody asked for (a stray or late response, a TLS alert):
+  // reused, it would answer the next request with it, and every later response would be one
+  // behind -- clients would get each other's completions.
   auto& sock = c.tcp().socket();
   if (!sock.is_open()) return false;
+  if (auto* tls = c.tls()) {
+    // Bytes the TLS layer already took off the socket: decrypted, or still in its input BIO.
+    SSL* ssl = tls->native_handle();
+    if (SSL_has_pending(ssl) || BIO_ctrl_pending(SSL_get_rbio(ssl)) > 0) return false;
+  }
   char byte;
   const ssize_t n = ::recv(sock.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
   return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
@@ -59,15 +66,14 @@ UpstreamPtr UpstreamPool::take_pooled(std::size_t backend) {
   const MonoNanos now = clock_.coarse_now();  // idle times are seconds
   // Connections idle longer than this are likely closed by the server or a middlebox.
   constexpr MonoNanos kMaxIdleNanos = 55'000'000'000;
-  // A connection back in the pool for less than this is not worth a peek (one syscall per
-  // request): servers close idle connections after seconds, and the retry-once-on-a-fresh-
-  // connection path covers the rare race anyway.
-  constexpr MonoNanos kPeekAfterNanos = 1'000'000'000;
   while (!idle.empty()) {
     UpstreamPtr c = std::move(idle.back());
     idle.pop_back();
-    const MonoNanos idle_for = now - c->idle_since;
-    if (idle_for < kMaxIdleNanos && (idle_for < kPeekAfterNanos || still_alive(*c))) {
+    // Every reuse looks (one non-blocking peek): a stray response can arrive a millisecond
+    // after the exchange ended as well as a minute later. What this cannot see is a stray
+    // that arrives after the look, while the next request waits for its answer: on HTTP/1.1
+    // nothing tells the two apart (docs/architecture.md, "Upstream connections").
+    if (now - c->idle_since < kMaxIdleNanos && still_alive(*c)) {
       c->reused = true;
       return c;
     }

@@ -51,7 +51,24 @@ struct MockBackend::Impl {
   mutable std::condition_variable cv;
   std::vector<SeenRequest> seen;
   int connections = 0;
+  std::size_t strays = 0;
   std::thread thread;
+
+  // Writes reply.stray after reply.stray_after; false when the connection failed.
+  template <class Stream>
+  asio::awaitable<bool> send_stray(Stream& stream, const MockReply& reply) {
+    if (reply.stray.empty()) co_return true;
+    asio::steady_timer timer(co_await asio::this_coro::executor, reply.stray_after);
+    co_await timer.async_wait(use_tuple);
+    auto [ec, n] = co_await asio::async_write(stream, asio::buffer(reply.stray), use_tuple);
+    if (ec) co_return false;
+    {
+      std::lock_guard lock(mutex);
+      ++strays;
+    }
+    cv.notify_all();
+    co_return true;
+  }
 
   template <class Stream>
   asio::awaitable<void> serve(Stream& stream, int conn_index) {
@@ -96,7 +113,7 @@ struct MockBackend::Impl {
         res.body() = reply.body;
         res.prepare_payload();
         auto [wec, wn] = co_await http::async_write(stream, res, use_tuple);
-        if (wec) co_return;
+        if (wec || !co_await send_stray(stream, reply)) co_return;
         continue;
       }
       http::response<http::empty_body> res{static_cast<http::status>(reply.status), 11};
@@ -199,6 +216,11 @@ SeenRequest MockBackend::last_request() const {
 bool MockBackend::wait_for_requests(std::size_t n) const {
   std::unique_lock lock(impl_->mutex);
   return impl_->cv.wait_for(lock, std::chrono::seconds(30), [&] { return impl_->seen.size() >= n; });
+}
+
+bool MockBackend::wait_for_strays(std::size_t n) const {
+  std::unique_lock lock(impl_->mutex);
+  return impl_->cv.wait_for(lock, std::chrono::seconds(30), [&] { return impl_->strays >= n; });
 }
 
 void MockBackend::set_handler(Handler h) {

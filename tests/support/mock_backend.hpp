@@ -2,6 +2,7 @@
 // A scriptable HTTP/1.1 backend for integration tests: runs on its own thread on
 // 127.0.0.1, answers each request with what the test's handler returns, records every request
 // it saw, and can hold an answer until the test opens a gate. Plain or TLS.
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -50,6 +51,11 @@ struct MockReply {
   std::string interim;         // raw bytes sent before the response (e.g. a 100 Continue)
   bool close_without_reply = false;  // drop the connection without a byte
   std::string raw;  // when set: these bytes are the whole response, sent in one write
+
+  // A misbehaving backend: once the response is sent, wait `stray_after`, then write these
+  // bytes (say, a second response nobody asked for) before reading the next request.
+  std::string stray;
+  std::chrono::milliseconds stray_after{0};
 };
 
 class MockBackend {
@@ -78,6 +84,8 @@ class MockBackend {
   // Blocks until at least `n` requests arrived (bounded by a generous limit; a test failure
   // rather than a hang if it never happens).
   bool wait_for_requests(std::size_t n) const;
+  // Blocks until at least `n` stray writes (MockReply::stray) went out, bounded likewise.
+  bool wait_for_strays(std::size_t n) const;
   void set_handler(Handler h);
 
   struct Impl;
