@@ -1,5 +1,5 @@
 // Google Benchmark of the selection hot path: BackendPool::pick + BackendPool::reserve,
-// as ForwardJob::run calls them once per request (src/net/forwarder.cpp).
+// as ForwardJob::run calls them once per request (src/net/forwarder.cpp, smartlb_routing).
 //
 //   cmake --build build-bench --target smartlb_selection_bench
 //   build-bench/bench/smartlb_selection_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "smartlb/backend_pool.hpp"
-#include "smartlb/clock.hpp"
-#include "smartlb/random.hpp"
+#include "smartlb/routing/backend_pool.hpp"
+#include "smartlb/base/clock.hpp"
+#include "smartlb/base/random.hpp"
 
 using namespace smartlb;
 

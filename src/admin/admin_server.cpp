@@ -1,14 +1,14 @@
 // The admin listener: health, readiness, Prometheus metrics, the status JSON and the
 // embedded status page. One thread, one io_context, one coroutine per connection.
-#include "smartlb/admin_server.hpp"
+#include "smartlb/admin/admin_server.hpp"
 
 #include <stdexcept>
 #include <thread>
 
 #include <spdlog/spdlog.h>
 
-#include "net/beast.hpp"
-#include "smartlb/status_report.hpp"
+#include "smartlb/io/beast.hpp"
+#include "smartlb/admin/status_report.hpp"
 
 namespace smartlb {
 

@@ -1,7 +1,7 @@
 // The live status page served at / on the admin port: one self-contained document (no CDN,
 // no fonts, no network but its own /status), polling /status every 1.5 s. Strings from the
 // server are inserted with textContent only, never as HTML.
-#include "smartlb/admin_server.hpp"
+#include "smartlb/admin/admin_server.hpp"
 
 namespace smartlb {
 namespace {

@@ -1,5 +1,5 @@
-#include "net/worker.hpp"
-#include "smartlb/logging.hpp"
+#include "smartlb/net/worker.hpp"
+#include "smartlb/telemetry/logging.hpp"
 
 namespace smartlb::net {
 

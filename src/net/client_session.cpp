@@ -2,11 +2,11 @@
 // connection alive between them, and leave promptly when the server drains.
 #include <spdlog/spdlog.h>
 
-#include "net/http_io.hpp"
-#include "net/replies.hpp"
-#include "net/worker.hpp"
-#include "smartlb/header_rules.hpp"
-#include "smartlb/request_target.hpp"
+#include "smartlb/http1/http_io.hpp"
+#include "smartlb/net/replies.hpp"
+#include "smartlb/net/worker.hpp"
+#include "smartlb/http/header_rules.hpp"
+#include "smartlb/http/request_target.hpp"
 
 namespace smartlb::net {
 namespace {

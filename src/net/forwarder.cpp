@@ -7,15 +7,15 @@
 #include <array>
 #include <span>
 
-#include "net/http_io.hpp"
-#include "net/replies.hpp"
-#include "net/wire_format.hpp"
-#include "net/worker.hpp"
-#include "smartlb/header_rules.hpp"
-#include "smartlb/request_target.hpp"
-#include "smartlb/throttle_headers.hpp"
-#include "smartlb/token_estimate.hpp"
-#include "smartlb/usage_sniffer.hpp"
+#include "smartlb/http1/http_io.hpp"
+#include "smartlb/net/replies.hpp"
+#include "smartlb/http1/wire_format.hpp"
+#include "smartlb/net/worker.hpp"
+#include "smartlb/http/header_rules.hpp"
+#include "smartlb/http/request_target.hpp"
+#include "smartlb/routing/throttle_headers.hpp"
+#include "smartlb/routing/token_estimate.hpp"
+#include "smartlb/telemetry/usage_sniffer.hpp"
 
 namespace smartlb::net {
 namespace {

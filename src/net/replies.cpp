@@ -1,6 +1,6 @@
-#include "net/replies.hpp"
+#include "smartlb/net/replies.hpp"
 
-#include "smartlb/error_body.hpp"
+#include "smartlb/http/error_body.hpp"
 
 namespace smartlb::net {
 

@@ -1,4 +1,4 @@
-#include "smartlb/server.hpp"
+#include "smartlb/net/server.hpp"
 
 #include <random>
 #include <stdexcept>
@@ -6,8 +6,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "net/worker.hpp"
-#include "smartlb/logging.hpp"
+#include "smartlb/net/worker.hpp"
+#include "smartlb/telemetry/logging.hpp"
 
 namespace smartlb {
 

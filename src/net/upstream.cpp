@@ -1,4 +1,4 @@
-#include "net/upstream.hpp"
+#include "smartlb/net/upstream.hpp"
 
 #include <sys/socket.h>
 

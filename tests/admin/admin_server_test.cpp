@@ -1,6 +1,6 @@
 // The admin endpoints over real sockets: smartlb in-process in front of two scripted
 // backends, then /healthz, /readyz, /metrics (checked by promtool), /status and /.
-#include "smartlb/admin_server.hpp"
+#include "smartlb/admin/admin_server.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +12,8 @@
 #include "admin_test_support.hpp"
 #include "http_client.hpp"
 #include "mock_backend.hpp"
-#include "smartlb/config_env.hpp"
-#include "smartlb/server.hpp"
+#include "smartlb/config/config_env.hpp"
+#include "smartlb/net/server.hpp"
 
 namespace smartlb {
 namespace {

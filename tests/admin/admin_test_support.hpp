@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <mutex>
 
-#include "smartlb/metrics.hpp"
+#include "smartlb/telemetry/metrics.hpp"
 
 namespace smartlb::test {
 

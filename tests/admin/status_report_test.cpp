@@ -1,8 +1,8 @@
-#include "smartlb/status_report.hpp"
+#include "smartlb/admin/status_report.hpp"
 
 #include <gtest/gtest.h>
 
-#include "smartlb/config_env.hpp"
+#include "smartlb/config/config_env.hpp"
 
 namespace smartlb {
 namespace {

@@ -4,9 +4,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "smartlb/clock.hpp"
-#include "smartlb/config.hpp"
-#include "smartlb/server.hpp"
+#include "smartlb/base/clock.hpp"
+#include "smartlb/config/config.hpp"
+#include "smartlb/net/server.hpp"
 
 namespace smartlb::testing {
 

@@ -1,0 +1,42 @@
+#pragma once
+// The admin listener (ADMIN_PORT): /healthz, /readyz, /metrics, /status and the live status
+// page at /. Its own io_context on one extra thread; admin traffic is light. No Asio or
+// Beast in this header.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "smartlb/telemetry/metrics.hpp"
+#include "smartlb/net/server.hpp"
+
+namespace smartlb {
+
+struct AdminOptions {
+  std::string listen_address = "127.0.0.1";
+  std::uint16_t port = 0;  // 0: an ephemeral port (read it from port())
+};
+
+class AdminServer {
+ public:
+  // `server` and `metrics` must outlive the AdminServer. Readiness is `server` having bound
+  // its API listener (port() != 0) and not draining.
+  AdminServer(const Server& server, const Metrics& metrics, AdminOptions opts);
+  ~AdminServer();
+  AdminServer(const AdminServer&) = delete;
+  AdminServer& operator=(const AdminServer&) = delete;
+
+  // Binds and starts the thread. Throws std::runtime_error when the address cannot be bound.
+  void start();
+  std::uint16_t port() const;
+  // Stops listening, drops open admin connections and joins the thread. Idempotent.
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The embedded status page (HTML with inline CSS and JS; no external resources).
+const std::string& status_page_html();
+
+}  // namespace smartlb

@@ -1,0 +1,60 @@
+#pragma once
+// What the admin endpoints show: a snapshot of the pool (backends, cooldowns) beside the
+// metrics snapshot, rendered as Prometheus text (/metrics) or as JSON (/status). Pure
+// functions of their inputs: no sockets, no clock reads. API keys never enter a snapshot.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "smartlb/routing/backend_pool.hpp"
+#include "smartlb/config/config.hpp"
+#include "smartlb/telemetry/metrics.hpp"
+
+namespace smartlb {
+
+struct PoolSnapshot {
+  struct Deployment {
+    std::string name;
+    CooldownView cooldown;
+    BackendPool::QuotaUsage quota;  // used / limit in the current window (limits 0: none declared)
+  };
+  struct Backend {
+    std::string name;
+    std::string url_host;  // host[:port] (no scheme, path or credentials)
+    bool tls = true;
+    int priority = 1;
+    std::uint32_t weight = 1;
+    std::string deployment_override;
+    CooldownView cooldown;  // the whole backend
+    std::vector<Deployment> deployments;  // deployments with cooldown or quota state
+    std::int64_t quota_tokens = 0;        // declared per deployment and window (0: none)
+    std::int64_t quota_requests = 0;
+    std::int64_t quota_window_ms = 0;
+  };
+  std::vector<Backend> backends;
+  MonoNanos now = 0;
+  MonoNanos started = 0;  // process start, for uptime (0: unknown)
+  bool ready = true;
+  bool draining = false;
+};
+
+// Reads the pool's state at `pool.clock().now()`. Takes names and hosts from `cfg`, never keys.
+PoolSnapshot snapshot_pool(const BackendPool& pool, const Config& cfg);
+
+// "available", "cooling" or "auth_failed" for a backend-wide cooldown at `now`.
+std::string_view backend_state(const CooldownView& cooldown, MonoNanos now);
+// Milliseconds left (rounded up), 0 when not cooling.
+std::int64_t cooldown_remaining_ms(const CooldownView& cooldown, MonoNanos now);
+
+// The Prometheus text exposition format (version 0.0.4).
+std::string render_prometheus(const MetricsSnapshot& m, const PoolSnapshot& p);
+// Escapes a label value: backslash, double quote and newline; invalid UTF-8 becomes '?'.
+std::string escape_label_value(std::string_view v);
+
+// The /status document.
+nlohmann::json build_status(const MetricsSnapshot& m, const PoolSnapshot& p);
+
+}  // namespace smartlb

@@ -1,0 +1,117 @@
+#pragma once
+// A TCP socket with a coarse deadline, and the per-worker sweeper that enforces deadlines.
+//
+// Why not beast::tcp_stream: it arms an Asio timer around every read and write (a timer-queue
+// insert and cancel per operation, a timerfd_settime now and then) and runs every operation
+// through a type-erased executor. Proxy timeouts are whole seconds, so one sweep of the worker's
+// sockets every 250 ms does the same job for a few instructions per operation.
+//
+// Use: `expires_after(t)` before an operation (or a composed one, like an HTTP read),
+// `ec = done(ec)` after it. `done` disarms the deadline and turns the error of an operation the
+// sweeper cut short into beast::error::timeout. A socket past its deadline is closed, so every
+// pending and later operation on it fails; it stays armed until `done` (a range connect may
+// reopen it for the next address, and the next sweep closes that too), so an `expires_after`
+// must always be followed by an operation and its `done`.
+#include <chrono>
+
+#include "smartlb/io/beast.hpp"
+#include "smartlb/base/clock.hpp"
+
+namespace smartlb::net {
+
+// steady_clock's timeline as of the last scheduler tick (1-10 ms late): deadlines are whole
+// seconds, swept every 250 ms, and a socket's deadline is set for each of its operations, so
+// the cheaper read matters (~5 ns instead of ~23 ns in a VM).
+struct CoarseSteadyClock {
+  using duration = std::chrono::nanoseconds;
+  using rep = duration::rep;
+  using period = duration::period;
+  using time_point = std::chrono::time_point<CoarseSteadyClock>;
+  static constexpr bool is_steady = true;
+  static time_point now() noexcept { return time_point(duration(coarse_monotonic_now())); }
+};
+
+class DeadlineSweeper;
+
+class TimedSocket {
+ public:
+  using executor_type = Executor;
+  using lowest_layer_type = Socket;
+  using Clock = CoarseSteadyClock;
+
+  explicit TimedSocket(DeadlineSweeper& sweeper);  // not yet open (for connect)
+  TimedSocket(DeadlineSweeper& sweeper, Socket socket);
+  ~TimedSocket();
+  TimedSocket(const TimedSocket&) = delete;
+  TimedSocket& operator=(const TimedSocket&) = delete;
+
+  executor_type get_executor() noexcept { return socket_.get_executor(); }
+  Socket& socket() { return socket_; }
+  Socket& lowest_layer() { return socket_; }
+
+  void expires_after(Clock::duration d);
+  void expires_never();
+  // Ends the deadline of the operation that just completed; reports a cut-short one as a timeout.
+  error_code done(error_code ec) {
+    expires_never();
+    if (ec && timed_out_) return beast::error::timeout;
+    return ec;
+  }
+  bool timed_out() const { return timed_out_; }
+
+  template <class MutableBufferSequence, class Token>
+  auto async_read_some(const MutableBufferSequence& buffers, Token&& token) {
+    return socket_.async_read_some(buffers, std::forward<Token>(token));
+  }
+  template <class ConstBufferSequence, class Token>
+  auto async_write_some(const ConstBufferSequence& buffers, Token&& token) {
+    return socket_.async_write_some(buffers, std::forward<Token>(token));
+  }
+
+ private:
+  friend class DeadlineSweeper;
+  void link();
+
+  DeadlineSweeper& sweeper_;
+  Socket socket_;
+  Clock::time_point deadline_ = Clock::time_point::max();
+  bool timed_out_ = false;
+  TimedSocket* prev_ = nullptr;  // the sweeper's intrusive list
+  TimedSocket* next_ = nullptr;
+};
+
+// Closes the sockets of one worker whose deadline has passed. Runs a 250 ms timer only while
+// some socket has a deadline (so an idle worker, pooled connections and all, sleeps, and an
+// io_context with nothing else to do returns); touched only from its worker's thread.
+class DeadlineSweeper {
+ public:
+  explicit DeadlineSweeper(asio::io_context& ioc);
+  ~DeadlineSweeper();
+
+  Executor executor() const { return executor_; }
+  std::size_t size() const { return count_; }
+
+  static constexpr std::chrono::milliseconds kPeriod{250};
+
+ private:
+  friend class TimedSocket;
+  void add(TimedSocket& s);
+  void remove(TimedSocket& s);
+  void arm() {
+    if (armed_++ == 0) schedule();
+  }
+  void disarm() { --armed_; }
+  void schedule();
+  void sweep();
+
+  Executor executor_;
+  asio::basic_waitable_timer<std::chrono::steady_clock, asio::wait_traits<std::chrono::steady_clock>,
+                             Executor>
+      timer_;
+  TimedSocket* head_ = nullptr;
+  std::size_t count_ = 0;
+  std::size_t armed_ = 0;  // sockets with a deadline
+  bool scheduled_ = false;
+};
+
+}  // namespace smartlb::net

@@ -1,0 +1,27 @@
+#pragma once
+// Answers the proxy writes itself, in OpenAI's JSON error shape.
+#include <chrono>
+#include <optional>
+#include <string_view>
+
+#include "smartlb/io/beast.hpp"
+#include "smartlb/io/timed_socket.hpp"
+
+namespace smartlb::net {
+
+struct ErrorReply {
+  http::status status = http::status::bad_request;
+  std::string_view message;
+  std::string_view type = "invalid_request_error";
+  std::string_view code;
+  unsigned version = 11;
+  bool keep_alive = false;
+  std::optional<std::chrono::milliseconds> retry_after;  // sets Retry-After and retry-after-ms
+  std::string_view request_id;
+};
+
+// Writes the reply; returns the write's error (the caller closes on error).
+Task<error_code> write_error_reply(TimedSocket& stream, const ErrorReply& r,
+                                   std::chrono::seconds timeout);
+
+}  // namespace smartlb::net

@@ -1,0 +1,49 @@
+#pragma once
+// The proxy daemon: API listener, worker threads, graceful drain. No Asio or Beast in this
+// header, so including it is cheap.
+#include <cstdint>
+#include <memory>
+
+#include "smartlb/routing/backend_pool.hpp"
+#include "smartlb/base/clock.hpp"
+#include "smartlb/config/config.hpp"
+#include "smartlb/telemetry/request_record.hpp"
+
+namespace smartlb {
+
+struct ServerOptions {
+  const Clock* clock = nullptr;  // null: the system clock. Tests pass a ManualClock.
+  std::uint64_t seed = 0;        // 0: seeded from std::random_device
+  RequestObserver* observer = nullptr;
+};
+
+class Server {
+ public:
+  explicit Server(Config cfg, ServerOptions opts = {});
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds the API listener and starts the worker threads. Throws std::runtime_error with a
+  // clear message when the address cannot be bound.
+  void start();
+  std::uint16_t port() const;
+
+  // Begins a graceful stop: stop accepting, let in-flight requests (streams included)
+  // finish up to SHUTDOWN_TIMEOUT_SECONDS, then stop. Thread-safe, returns at once.
+  void request_stop();
+  bool draining() const;
+  // Blocks until every worker thread has ended.
+  void wait();
+
+  const Config& config() const;
+  const BackendPool& pool() const;
+  BackendPool& pool();
+  std::size_t open_connections() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace smartlb

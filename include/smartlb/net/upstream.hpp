@@ -1,0 +1,121 @@
+#pragma once
+// Connections to backends: one keep-alive pool per worker thread (so a pooled connection
+// always runs on the executor it was made on, and the pool needs no lock).
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "smartlb/io/beast.hpp"
+#include "smartlb/http1/http_head.hpp"
+#include "smartlb/io/timed_socket.hpp"
+#include "smartlb/base/clock.hpp"
+#include "smartlb/config/config.hpp"
+#include "smartlb/routing/outcome.hpp"
+#include "smartlb/telemetry/request_record.hpp"
+#include "smartlb/net/resolve_cache.hpp"
+
+namespace smartlb::net {
+
+class UpstreamConnection {
+ public:
+  using Plain = TimedSocket;
+  using Tls = beast::ssl_stream<TimedSocket>;
+
+  UpstreamConnection(DeadlineSweeper& sweeper, std::size_t backend);                    // plain
+  UpstreamConnection(DeadlineSweeper& sweeper, ssl::context& ctx, std::size_t backend);  // TLS
+
+  TimedSocket& tcp();
+  Tls* tls() { return std::get_if<Tls>(&stream_); }
+  // Runs `op(stream)` on whichever stream this is; both alternatives give the same type.
+  template <class Op>
+  auto visit(Op&& op) {
+    return std::visit(std::forward<Op>(op), stream_);
+  }
+  // Closes the socket at once (no TLS close_notify round trip: we are discarding it).
+  void close();
+
+  std::size_t backend;
+  beast::flat_buffer buffer;  // bytes read past one response belong to the connection
+  ResponseHead head;          // the response being read, refilled for each
+  bool reused = false;        // came from the pool (so it may have gone stale)
+  MonoNanos idle_since = 0;
+
+ private:
+  std::variant<Plain, Tls> stream_;
+};
+
+using UpstreamPtr = std::unique_ptr<UpstreamConnection>;
+
+struct ConnectResult {
+  UpstreamPtr conn;
+  TransportFailure failure = TransportFailure::Connect;  // meaningful when !conn
+  std::string detail;                                    // for logs
+};
+
+class UpstreamPool {
+ public:
+  using Endpoints = std::vector<tcp::endpoint>;
+  // Turns a host name into addresses (empty, with `error` set, on failure). The default is the
+  // system resolver (getaddrinfo on Asio's resolver thread); tests substitute their own.
+  using LookupFn =
+      std::function<Task<Endpoints>(const std::string& host, std::uint16_t port, error_code& error)>;
+
+  // `observer` (may be null) is told of every host-name lookup.
+  UpstreamPool(DeadlineSweeper& sweeper, const Config& cfg, ssl::context& tls, const Clock& clock,
+               RequestObserver* observer = nullptr, LookupFn lookup = {});
+
+  // A live pooled connection to `backend`, or null. Not a coroutine: the usual case (a
+  // pooled connection) costs no coroutine frame; connect() is awaited only when it is null.
+  UpstreamPtr take_pooled(std::size_t backend);
+  // A new connection to `backend` (resolve, connect, TLS handshake). An IP literal is not
+  // resolved; a host name's addresses are reused for ResolveCache's TTL, and looked up again
+  // at once when a connect fails on all of them (the backend may have moved).
+  Task<ConnectResult> connect(std::size_t backend);
+  // Keeps `conn` for reuse; the caller has checked the exchange ended cleanly.
+  void release(UpstreamPtr conn);
+  void clear();
+  std::size_t idle_count() const;
+
+  static constexpr std::size_t kMaxIdlePerBackend = 256;
+
+ private:
+  bool still_alive(UpstreamConnection& c) const;
+  // A lookup under way. Its waiters sleep on `done`, which expires at the lookup's deadline
+  // (CONNECT_TIMEOUT) and is cancelled when the answer is in.
+  struct PendingLookup {
+    explicit PendingLookup(const Executor& ex) : done(ex) {}
+    asio::basic_waitable_timer<std::chrono::steady_clock, asio::wait_traits<std::chrono::steady_clock>,
+                               Executor>
+        done;
+    bool finished = false;
+    Endpoints found;
+    error_code error = asio::error::operation_aborted;  // until an answer is stored
+  };
+
+  // The backend's addresses (cached, or looked up now); empty with `error` set on failure,
+  // asio::error::timed_out when no answer came within CONNECT_TIMEOUT. Connects that need a
+  // lookup while one for the same backend is under way wait for its answer.
+  Task<Endpoints> endpoints_of(std::size_t backend, bool fresh, error_code& error);
+  // Looks the backend's name up, stores the answer in the cache and in `lookup`, wakes waiters.
+  Task<> run_lookup(std::size_t backend, std::shared_ptr<PendingLookup> lookup);
+  Task<Endpoints> system_lookup(const std::string& host, std::uint16_t port, error_code& error);
+
+  DeadlineSweeper& sweeper_;
+  const Config& cfg_;
+  ssl::context& tls_;
+  const Clock& clock_;
+  RequestObserver* observer_;
+  LookupFn lookup_;
+  std::vector<std::vector<UpstreamPtr>> idle_;  // by backend, most recent last
+  ResolveCache<Endpoints> resolved_;
+  std::vector<std::shared_ptr<PendingLookup>> pending_;  // by backend, while one is under way
+};
+
+// The client TLS context for all upstreams: system CAs (+ UPSTREAM_CA_FILE), TLS >= 1.2,
+// peer verification on. Built once, before worker threads start.
+std::unique_ptr<ssl::context> make_upstream_tls_context(const Config& cfg);
+
+}  // namespace smartlb::net

@@ -1,0 +1,149 @@
+#pragma once
+// A worker thread's world: its io_context, acceptor, upstream pool, random source and
+// loggers. Everything here is touched only from that thread; `Shared` is what all workers
+// share (read-only configuration, the lock-free BackendPool, atomic counters).
+#include <array>
+#include <atomic>
+#include <functional>
+#include <list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <spdlog/logger.h>
+
+#include "smartlb/io/beast.hpp"
+#include "smartlb/http1/http_head.hpp"
+#include "smartlb/io/timed_socket.hpp"
+#include "smartlb/net/upstream.hpp"
+#include "smartlb/routing/backend_pool.hpp"
+#include "smartlb/clients/client_auth.hpp"
+#include "smartlb/config/config.hpp"
+#include "smartlb/base/random.hpp"
+#include "smartlb/telemetry/request_record.hpp"
+#include "smartlb/http/request_target.hpp"
+
+namespace smartlb::net {
+
+// Credential header values per backend, computed once.
+struct PreparedBackend {
+  std::string bearer;  // "Bearer <key>"
+};
+
+struct Shared {
+  Shared(const Config& c, BackendPool& p, const Clock& k, ssl::context& t, RequestObserver* o)
+      : cfg(c), pool(p), clock(k), tls(t), client_auth(c.client_api_keys), observer(o) {}
+
+  const Config& cfg;
+  BackendPool& pool;
+  const Clock& clock;
+  ssl::context& tls;
+  ClientAuthenticator client_auth;
+  std::vector<PreparedBackend> backends;
+  RequestObserver* observer = nullptr;  // metrics; may be null
+  std::atomic<std::size_t> connections{0};
+  std::atomic<bool> draining{false};
+  std::function<void()> on_drained;  // called (from any worker) when the last connection ends
+};
+
+// One client connection's registration, so a drain can wake it while it idles.
+struct SessionEntry {
+  TimedSocket* stream = nullptr;
+  bool idle = false;
+};
+
+// An io_context whose services (and so the coroutine frames of pending operations) can be
+// shut down before the Worker members those frames refer to are destroyed.
+class WorkerContext : public asio::io_context {
+ public:
+  // One thread runs it, and only that thread starts or completes I/O on its sockets: the
+  // reactor's per-socket locks can go (the scheduler keeps its lock for posts from other
+  // threads, such as the drain and the resolver's completions).
+  WorkerContext() : asio::io_context(BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO) {}
+  using asio::io_context::shutdown;
+};
+
+// The relay's per-write arrays. Not in its coroutine frame: Asio recycles frames of up to 1020
+// bytes only, and a larger one costs an aligned_alloc and a free per response. Not on the
+// connection either: only a response being relayed needs them, so the worker lends them out
+// (RelayScratchLease) and an idle keep-alive connection holds none.
+struct RelayScratch {
+  // At most this many runs of body bytes (chunks, mostly) already buffered go out in one write.
+  static constexpr std::size_t kMaxRunsPerWrite = 16;
+  std::array<std::string_view, kMaxRunsPerWrite> runs;       // body bytes of one write
+  std::array<asio::const_buffer, kMaxRunsPerWrite + 4> out;  // [head] [size line] runs [CRLF] [last]
+};
+
+struct Worker {
+  Worker(Shared& s, std::size_t idx, std::uint64_t seed);
+  ~Worker();
+
+  Shared& shared;
+  std::size_t index;
+  WorkerContext ioc;
+  DeadlineSweeper sweeper{ioc};
+  std::optional<Acceptor> acceptor;
+  UpstreamPool upstreams;
+  FastRandom rng;
+  std::shared_ptr<spdlog::logger> access_log;  // null when ACCESS_LOG=off
+  std::list<SessionEntry*> sessions;
+  std::vector<std::unique_ptr<RelayScratch>> spare_scratch;  // lent out by RelayScratchLease
+  bool draining = false;
+
+  // Called on this worker's thread when a drain begins.
+  void begin_drain();
+};
+
+// A RelayScratch borrowed from a worker's spares (Worker::spare_scratch) for as long as this
+// lives (a relay). At most kMaxSpare are kept after a burst of concurrent relays (streams).
+class RelayScratchLease {
+ public:
+  using Spares = std::vector<std::unique_ptr<RelayScratch>>;
+  static constexpr std::size_t kMaxSpare = 256;
+
+  explicit RelayScratchLease(Spares& spares) : spares_(spares) {
+    if (spares_.empty()) {
+      scratch_ = std::make_unique<RelayScratch>();
+    } else {
+      scratch_ = std::move(spares_.back());
+      spares_.pop_back();
+    }
+  }
+  ~RelayScratchLease() {
+    if (spares_.size() >= kMaxSpare) return;
+    try {
+      spares_.push_back(std::move(scratch_));
+    } catch (...) {  // no room to keep it: it is freed instead
+    }
+  }
+  RelayScratchLease(const RelayScratchLease&) = delete;
+  RelayScratchLease& operator=(const RelayScratchLease&) = delete;
+  RelayScratch* operator->() { return scratch_.get(); }
+  RelayScratch* get() { return scratch_.get(); }
+
+ private:
+  Spares& spares_;
+  std::unique_ptr<RelayScratch> scratch_;
+};
+
+// Reads requests on one client connection until it closes.
+Task<> run_client_session(Worker& w, Socket socket);
+
+// Stamps the end time, writes the access-log line and tells the observer.
+void finish_request(Worker& w, RequestRecord& rec);
+
+// Forwards one request and writes the response. Returns whether the client connection may
+// carry another request.
+// Buffers a client connection lends to each request it forwards, so that message heads
+// allocate nothing in steady state.
+struct ForwardBuffers {
+  std::string passed_fields;  // the client's fields that go upstream unchanged
+  std::string request_head;   // rebuilt for each attempt
+  std::string response_head;
+};
+
+Task<bool> forward_request(Worker& w, TimedSocket& client, RequestHead& req,
+                           const RequestTarget& target, RequestRecord& rec, ForwardBuffers& buffers);
+
+}  // namespace smartlb::net

@@ -1,0 +1,45 @@
+#pragma once
+// A rate budget over a sliding window, kept in buckets. It is deliberately conservative: the
+// buckets it still counts always cover at least the last `window`, so no interval of that
+// length (and so no fixed window of a backend's own accounting) ever sees more than `limit`.
+// Not thread-safe: the owner serialises access.
+#include <cstdint>
+#include <vector>
+
+#include "smartlb/base/clock.hpp"
+
+namespace smartlb {
+
+class SlidingWindowBudget {
+ public:
+  // Finer buckets waste less of the window (the budget forgets a bucket only a whole window
+  // after its end: up to 1/buckets of the window is counted twice); advancing is incremental,
+  // so the count costs nothing per check.
+  static constexpr int kDefaultBuckets = 256;
+
+  SlidingWindowBudget(std::int64_t limit, Nanos window, int buckets = kDefaultBuckets);
+
+  std::int64_t limit() const { return limit_; }
+  // Adds `amount` if it fits in what the window has left; false (and no change) otherwise.
+  bool try_consume(std::int64_t amount, MonoNanos now);
+  bool fits(std::int64_t amount, MonoNanos now);
+  std::int64_t used(MonoNanos now);
+  // How long until `amount` fits: 0 when it fits now; the full window when it can never fit
+  // (larger than the limit), so callers still get a finite retry time.
+  Nanos wait_for(std::int64_t amount, MonoNanos now);
+
+ private:
+  void advance(MonoNanos now);
+
+  struct Bucket {
+    std::int64_t index = -1;  // now / bucket_length when it was filled
+    std::int64_t used = 0;
+  };
+  std::int64_t limit_;
+  std::int64_t bucket_nanos_;
+  std::vector<Bucket> ring_;  // buckets + 1 slots: the current one and `buckets` behind it
+  std::int64_t used_ = 0;
+  std::int64_t advanced_to_ = -1;  // the newest bucket index `advance` has seen
+};
+
+}  // namespace smartlb

@@ -1,0 +1,146 @@
+#pragma once
+// Request metrics: a RequestObserver that aggregates finished requests, cheap and without a
+// global lock on the hot path (relaxed atomics per backend, and small per-thread shards for
+// the labelled counters, summed when scraped). Plain C++, no sockets.
+//
+// Labels are bounded: backends are fixed by the configuration, and deployments -- chosen by
+// clients -- are capped at kMaxDeployments distinct values; later ones fold into "other".
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "smartlb/base/clock.hpp"
+#include "smartlb/routing/outcome.hpp"
+#include "smartlb/telemetry/request_record.hpp"
+
+namespace smartlb {
+
+// Fixed upper bounds (seconds, or attempts) of the histograms. +Inf is implicit.
+inline constexpr std::array<double, 14> kDurationBuckets = {
+    0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 180, 300};
+inline constexpr std::array<double, 12> kTtfbBuckets = {
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
+inline constexpr std::array<double, 6> kAttemptBuckets = {1, 2, 3, 4, 6, 10};
+
+// A histogram's values at one instant: per-bucket (not cumulative) counts, the last one
+// being +Inf.
+struct HistogramSnapshot {
+  std::vector<std::uint64_t> buckets;
+  std::uint64_t count = 0;
+  double sum = 0;  // seconds (or attempts)
+  // The value at quantile q (0..1), linearly interpolated inside the bucket; 0 when empty.
+  double quantile(double q, const double* bounds, std::size_t n_bounds) const;
+};
+
+// Labelled counters. `backend` is a backend index, or Metrics::kNoBackend for answers
+// smartlb gave itself; `deployment` an index into MetricsSnapshot::deployments.
+enum class CounterKind : std::uint8_t {
+  Requests,          // code = the client's status
+  Failovers,         // code = FailureCause
+  CooldownsStarted,  // code = FailureCause
+  PromptTokens,      // code unused (0)
+  CompletionTokens,  // code unused (0)
+  ClientThrottled,   // client-facing 429s; code unused
+};
+
+struct CounterKey {
+  CounterKind kind;
+  std::uint32_t backend;
+  std::uint32_t deployment;
+  std::uint32_t code;
+  auto operator<=>(const CounterKey&) const = default;
+};
+
+struct LastError {
+  FailureCause cause = FailureCause::None;
+  unsigned status = 0;
+  MonoNanos at = 0;  // 0: never
+  std::string deployment;
+};
+
+struct BackendMetrics {
+  std::uint64_t attempts = 0;         // every attempt sent to this backend
+  std::uint64_t served = 0;           // client requests it answered
+  std::uint64_t errors = 0;           // failed attempts (any cause) + aborted relays
+  std::uint64_t throttled = 0;        // 429 attempts
+  std::uint64_t upstream_aborted = 0; // failed after the headers were relayed
+  std::uint64_t dns_lookups = 0;      // host-name lookups for new connections
+  std::uint64_t dns_failures = 0;     // of which found no address
+  std::uint64_t prompt_tokens = 0;
+  std::uint64_t completion_tokens = 0;
+  HistogramSnapshot duration;  // client request duration, for requests it served
+  HistogramSnapshot ttfb;      // request sent -> response header, every attempt with a header
+  LastError last_error;
+};
+
+struct MetricsSnapshot {
+  std::vector<std::string> backend_names;
+  std::vector<std::string> deployments;  // label values by index (Metrics::kMaxDeployments: "other")
+  std::map<CounterKey, std::uint64_t> counters;
+  std::vector<BackendMetrics> backends;
+  std::uint64_t started = 0;   // requests whose head was read
+  std::uint64_t finished = 0;  // requests that ended
+  std::uint64_t client_aborted = 0;
+  std::uint64_t deployments_folded = 0;  // requests whose deployment was folded into "other"
+  HistogramSnapshot attempts;  // attempts per request (requests with at least one attempt)
+  std::uint64_t in_flight() const { return started > finished ? started - finished : 0; }
+  std::uint64_t counter(CounterKind k, std::uint32_t backend, std::uint32_t deployment,
+                        std::uint32_t code = 0) const;
+  // Index of a deployment label, or -1.
+  int deployment_index(std::string_view name) const;
+  // The label value of an index ("other" for the fold).
+  std::string_view deployment_name(std::uint32_t index) const;
+};
+
+class Metrics final : public RequestObserver {
+ public:
+  static constexpr std::size_t kMaxDeployments = 64;  // distinct label values, then "other"
+  static constexpr std::size_t kMaxDeploymentLabelBytes = 128;
+  static constexpr std::uint32_t kNoBackend = 0xffff;
+  static constexpr std::size_t kShards = 16;
+
+  struct BackendInfo {
+    std::string name;
+    std::string deployment_override;  // BACKEND_X_DEPLOYMENT_NAME, if any
+  };
+  explicit Metrics(std::vector<BackendInfo> backends);
+  ~Metrics() override;
+  Metrics(const Metrics&) = delete;
+  Metrics& operator=(const Metrics&) = delete;
+
+  void on_request_start() override;
+  void on_request(const RequestRecord& rec) override;
+  void on_dns_lookup(std::size_t backend, bool ok) override;
+
+  MetricsSnapshot snapshot() const;
+
+  // The label index for a deployment name (interning it if there is room), for tests.
+  std::uint32_t deployment_label(std::string_view name);
+
+ private:
+  struct Histogram;
+  struct Backend;
+  struct Shard;
+  class Deployments;
+
+  Shard& my_shard();
+
+  std::vector<BackendInfo> info_;
+  std::unique_ptr<Backend[]> backends_;
+  std::unique_ptr<Shard[]> shards_;
+  std::unique_ptr<Deployments> deployments_;
+  std::unique_ptr<Histogram> attempts_;
+  std::atomic<std::uint64_t> started_{0};
+  std::atomic<std::uint64_t> finished_{0};
+  std::atomic<std::uint64_t> client_aborted_{0};
+  std::atomic<std::uint64_t> folded_{0};
+};
+
+}  // namespace smartlb

@@ -1,0 +1,78 @@
+#pragma once
+// What happened to one client request, filled by the forwarder and handed to the access log
+// and metrics when it ends. Plain data.
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "smartlb/base/clock.hpp"
+#include "smartlb/routing/outcome.hpp"
+
+namespace smartlb {
+
+struct AttemptRecord {
+  std::size_t backend = 0;
+  unsigned status = 0;  // 0 when no response header arrived
+  FailureCause cause = FailureCause::None;  // None: the attempt served the client
+  std::int64_t cooldown_ms = 0;
+  std::int64_t ttfb_us = 0;  // request sent -> response header read
+};
+
+struct RequestRecord {
+  static constexpr std::size_t kMaxAttempts = 16;
+
+  std::string method;
+  std::string path;        // without the query string (it may carry secrets)
+  std::string deployment;  // as the client asked for it
+  std::string request_id;
+  MonoNanos start = 0;
+  MonoNanos end = 0;
+  unsigned status = 0;     // what the client got
+  int served_by = -1;      // backend index that produced the response, -1 for our own answer
+  std::size_t attempt_count = 0;
+  std::array<AttemptRecord, kMaxAttempts> attempts{};
+  std::uint64_t response_bytes = 0;
+  bool client_aborted = false;    // the client went away mid-response
+  bool upstream_aborted = false;  // the backend failed after headers were relayed
+  std::int64_t prompt_tokens = -1;      // from `usage`, when seen
+  std::int64_t completion_tokens = -1;
+
+  // Back to a new request's state, keeping the strings' memory (one record serves every
+  // request of a connection).
+  void reset() {
+    method.clear();
+    path.clear();
+    deployment.clear();
+    request_id.clear();
+    start = end = 0;
+    status = 0;
+    served_by = -1;
+    attempt_count = 0;
+    response_bytes = 0;
+    client_aborted = upstream_aborted = false;
+    prompt_tokens = completion_tokens = -1;
+  }
+
+  AttemptRecord& add_attempt() {
+    const std::size_t i = attempt_count < kMaxAttempts ? attempt_count : kMaxAttempts - 1;
+    ++attempt_count;
+    attempts[i] = AttemptRecord{};
+    return attempts[i];
+  }
+};
+
+// Receives finished requests (metrics). Called on worker threads: implementations must be
+// thread-safe and cheap.
+class RequestObserver {
+ public:
+  virtual ~RequestObserver() = default;
+  // A request head was read and is about to be handled (in-flight gauges).
+  virtual void on_request_start() {}
+  // The request is over: answered, or abandoned by one side.
+  virtual void on_request(const RequestRecord& rec) = 0;
+  // A backend's host name was looked up for a new connection (no cached addresses, or every
+  // cached one failed); `ok` when it gave addresses. IP literals are never looked up.
+  virtual void on_dns_lookup(std::size_t /*backend*/, bool /*ok*/) {}
+};
+
+}  // namespace smartlb

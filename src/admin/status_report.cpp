@@ -1,0 +1,460 @@
+#include "smartlb/admin/status_report.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+
+#include "smartlb/base/version.hpp"
+
+namespace smartlb {
+namespace {
+
+constexpr std::uint32_t kNone = Metrics::kNoBackend;
+constexpr std::uint32_t kOtherLabel = static_cast<std::uint32_t>(Metrics::kMaxDeployments);
+
+bool cooling(const CooldownView& c, MonoNanos now) { return c.until > now; }
+
+std::string format_double(double v) {
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  if (std::isnan(v)) return "NaN";
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+// Builds the exposition text one family at a time.
+class TextWriter {
+ public:
+  using Labels = std::vector<std::pair<std::string_view, std::string>>;
+
+  void family(std::string_view name, std::string_view type, std::string_view help) {
+    out_ += "# HELP ";
+    out_ += name;
+    out_ += ' ';
+    out_ += help;
+    out_ += "\n# TYPE ";
+    out_ += name;
+    out_ += ' ';
+    out_ += type;
+    out_ += '\n';
+  }
+
+  void sample(std::string_view name, const Labels& labels, std::string_view value) {
+    out_ += name;
+    if (!labels.empty()) {
+      out_ += '{';
+      bool first = true;
+      for (const auto& [k, v] : labels) {
+        if (!first) out_ += ',';
+        first = false;
+        out_ += k;
+        out_ += "=\"";
+        out_ += escape_label_value(v);
+        out_ += '"';
+      }
+      out_ += '}';
+    }
+    out_ += ' ';
+    out_ += value;
+    out_ += '\n';
+  }
+  void sample(std::string_view name, const Labels& labels, std::uint64_t v) {
+    sample(name, labels, std::to_string(v));
+  }
+  void sample(std::string_view name, const Labels& labels, double v) {
+    sample(name, labels, format_double(v));
+  }
+
+  void histogram(std::string_view name, const Labels& labels, const HistogramSnapshot& h,
+                 const double* bounds, std::size_t n_bounds) {
+    const std::string bucket = std::string(name) + "_bucket";
+    std::uint64_t cumulative = 0;
+    Labels with_le = labels;
+    with_le.emplace_back("le", "");
+    for (std::size_t i = 0; i <= n_bounds; ++i) {
+      cumulative += i < h.buckets.size() ? h.buckets[i] : 0;
+      with_le.back().second = i < n_bounds ? format_double(bounds[i]) : "+Inf";
+      sample(bucket, with_le, cumulative);
+    }
+    sample(std::string(name) + "_sum", labels, h.sum);
+    sample(std::string(name) + "_count", labels, cumulative);
+  }
+
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+std::string backend_label(const MetricsSnapshot& m, const PoolSnapshot& p, std::uint32_t b) {
+  if (b == kNone) return "none";
+  if (b < p.backends.size()) return p.backends[b].name;
+  if (b < m.backend_names.size()) return m.backend_names[b];
+  return "backend-" + std::to_string(b);
+}
+
+// The deployment's label in the metrics table, or the fold.
+std::string deployment_label(const MetricsSnapshot& m, std::string_view name) {
+  return m.deployment_index(name) >= 0 ? std::string(name) : std::string("other");
+}
+
+double ms(double seconds) { return std::round(seconds * 1e6) / 1e3; }
+
+nlohmann::json histogram_json(const HistogramSnapshot& h, const double* bounds, std::size_t n) {
+  nlohmann::json j;
+  j["count"] = h.count;
+  j["sum"] = ms(h.sum);
+  j["avg"] = h.count ? ms(h.sum / static_cast<double>(h.count)) : 0.0;
+  j["p50"] = ms(h.quantile(0.5, bounds, n));
+  j["p95"] = ms(h.quantile(0.95, bounds, n));
+  return j;
+}
+
+}  // namespace
+
+std::string escape_label_value(std::string_view v) {
+  std::string out;
+  out.reserve(v.size());
+  const auto* s = reinterpret_cast<const unsigned char*>(v.data());
+  const std::size_t n = v.size();
+  for (std::size_t i = 0; i < n;) {
+    const unsigned char c = s[i];
+    if (c == '\\') { out += "\\\\"; ++i; continue; }
+    if (c == '"') { out += "\\\""; ++i; continue; }
+    if (c == '\n') { out += "\\n"; ++i; continue; }
+    if (c < 0x80) { out += static_cast<char>(c); ++i; continue; }
+    // A well-formed UTF-8 sequence is kept; anything else becomes '?'.
+    std::size_t len = 0;
+    std::uint32_t cp = 0;
+    if ((c & 0xe0) == 0xc0) { len = 2; cp = c & 0x1f; }
+    else if ((c & 0xf0) == 0xe0) { len = 3; cp = c & 0x0f; }
+    else if ((c & 0xf8) == 0xf0) { len = 4; cp = c & 0x07; }
+    bool ok = len != 0 && i + len <= n;
+    for (std::size_t k = 1; ok && k < len; ++k) {
+      if ((s[i + k] & 0xc0) != 0x80) ok = false;
+      else cp = (cp << 6) | (s[i + k] & 0x3f);
+    }
+    if (ok) {
+      const std::uint32_t min = len == 2 ? 0x80 : len == 3 ? 0x800 : 0x10000;
+      ok = cp >= min && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff);
+    }
+    if (ok) {
+      out.append(v.substr(i, len));
+      i += len;
+    } else {
+      out += '?';
+      ++i;
+    }
+  }
+  return out;
+}
+
+PoolSnapshot snapshot_pool(const BackendPool& pool, const Config& cfg) {
+  PoolSnapshot p;
+  p.now = pool.clock().now();
+  for (std::size_t i = 0; i < pool.size(); ++i) {
+    PoolSnapshot::Backend b;
+    const PoolMember& m = pool.member(i);
+    b.name = m.name;
+    b.priority = m.priority;
+    b.weight = m.weight;
+    b.deployment_override = m.deployment_override;
+    if (i < cfg.backends.size()) {
+      b.url_host = cfg.backends[i].url.host_header;
+      b.tls = cfg.backends[i].url.tls;
+    }
+    b.cooldown = pool.backend_cooldown(i);
+    for (auto& [name, view] : pool.deployment_cooldowns(i))
+      b.deployments.push_back({name, view, pool.quota_usage(i, name)});
+    if (m.has_quota()) {
+      b.quota_tokens = m.tokens_per_window;
+      b.quota_requests = m.requests_per_window;
+      b.quota_window_ms = std::chrono::duration_cast<std::chrono::milliseconds>(m.quota_window).count();
+    }
+    p.backends.push_back(std::move(b));
+  }
+  return p;
+}
+
+std::string_view backend_state(const CooldownView& c, MonoNanos now) {
+  if (!cooling(c, now)) return "available";
+  switch (c.cause) {
+    case FailureCause::AuthRejected: return "auth_failed";
+    case FailureCause::ConnectFailed:
+    case FailureCause::TlsFailed: return "unreachable";
+    default: return "cooling";
+  }
+}
+
+std::int64_t cooldown_remaining_ms(const CooldownView& c, MonoNanos now) {
+  if (!cooling(c, now)) return 0;
+  return (c.until - now + 999'999) / 1'000'000;
+}
+
+std::string render_prometheus(const MetricsSnapshot& m, const PoolSnapshot& p) {
+  TextWriter w;
+  using L = TextWriter::Labels;
+  const auto be = [&](std::uint32_t b) { return backend_label(m, p, b); };
+  const auto dep = [&](std::uint32_t d) { return std::string(m.deployment_name(d)); };
+  const auto each = [&](CounterKind k, auto&& fn) {
+    for (const auto& [key, v] : m.counters)
+      if (key.kind == k) fn(key, v);
+  };
+
+  w.family("smartlb_build_info", "gauge", "Always 1; the version label is the smartlb version.");
+  w.sample("smartlb_build_info", L{{"version", kVersion}}, std::uint64_t{1});
+  w.family("smartlb_ready", "gauge", "1 while the API listener accepts requests, 0 while draining.");
+  w.sample("smartlb_ready", L{}, std::uint64_t{p.ready && !p.draining ? 1u : 0u});
+  w.family("smartlb_requests_in_flight", "gauge", "Client requests being handled now.");
+  w.sample("smartlb_requests_in_flight", L{}, m.in_flight());
+
+  w.family("smartlb_requests_total", "counter",
+           "Client requests by the backend that answered (none: smartlb answered itself), "
+           "deployment and status code sent to the client (0: the client left first).");
+  each(CounterKind::Requests, [&](const CounterKey& k, std::uint64_t v) {
+    w.sample("smartlb_requests_total", L{{"backend", be(k.backend)}, {"deployment", dep(k.deployment)},
+                                         {"code", std::to_string(k.code)}}, v);
+  });
+  w.family("smartlb_client_throttled_total", "counter",
+           "429 answers sent to clients (every backend was rate limited), by deployment.");
+  each(CounterKind::ClientThrottled, [&](const CounterKey& k, std::uint64_t v) {
+    w.sample("smartlb_client_throttled_total", L{{"deployment", dep(k.deployment)}}, v);
+  });
+  w.family("smartlb_client_aborted_total", "counter", "Requests the client abandoned before the end of the response.");
+  w.sample("smartlb_client_aborted_total", L{}, m.client_aborted);
+
+  w.family("smartlb_request_attempts", "histogram", "Backends tried per client request.");
+  w.histogram("smartlb_request_attempts", L{}, m.attempts, kAttemptBuckets.data(), kAttemptBuckets.size());
+
+  w.family("smartlb_upstream_attempts_total", "counter", "Requests sent to each backend (every attempt).");
+  for (std::uint32_t b = 0; b < m.backends.size(); ++b)
+    w.sample("smartlb_upstream_attempts_total", L{{"backend", be(b)}}, m.backends[b].attempts);
+  w.family("smartlb_failovers_total", "counter",
+           "Attempts that failed over (another backend was tried, or none was left), by cause.");
+  each(CounterKind::Failovers, [&](const CounterKey& k, std::uint64_t v) {
+    w.sample("smartlb_failovers_total", L{{"backend", be(k.backend)}, {"deployment", dep(k.deployment)},
+                                          {"cause", std::string(to_string(static_cast<FailureCause>(k.code)))}}, v);
+  });
+  w.family("smartlb_cooldowns_started_total", "counter",
+           "Cooldowns started (or extended) on a backend or (backend, deployment), by cause.");
+  each(CounterKind::CooldownsStarted, [&](const CounterKey& k, std::uint64_t v) {
+    w.sample("smartlb_cooldowns_started_total", L{{"backend", be(k.backend)}, {"deployment", dep(k.deployment)},
+                                                  {"cause", std::string(to_string(static_cast<FailureCause>(k.code)))}}, v);
+  });
+  w.family("smartlb_upstream_aborted_total", "counter",
+           "Responses cut off by the backend after their headers were relayed.");
+  for (std::uint32_t b = 0; b < m.backends.size(); ++b)
+    w.sample("smartlb_upstream_aborted_total", L{{"backend", be(b)}}, m.backends[b].upstream_aborted);
+  w.family("smartlb_dns_lookups_total", "counter",
+           "Host-name lookups for new backend connections (addresses are cached for 30 s), by result.");
+  for (std::uint32_t b = 0; b < m.backends.size(); ++b) {
+    const auto& bm = m.backends[b];
+    w.sample("smartlb_dns_lookups_total", L{{"backend", be(b)}, {"result", "ok"}}, bm.dns_lookups - bm.dns_failures);
+    w.sample("smartlb_dns_lookups_total", L{{"backend", be(b)}, {"result", "failed"}}, bm.dns_failures);
+  }
+
+  w.family("smartlb_backend_priority", "gauge", "Configured priority group of each backend (lower is preferred).");
+  for (std::uint32_t b = 0; b < p.backends.size(); ++b)
+    w.sample("smartlb_backend_priority", L{{"backend", be(b)}}, std::to_string(p.backends[b].priority));
+  w.family("smartlb_backend_weight", "gauge", "Configured weight of each backend inside its priority group.");
+  for (std::uint32_t b = 0; b < p.backends.size(); ++b)
+    w.sample("smartlb_backend_weight", L{{"backend", be(b)}}, std::uint64_t{p.backends[b].weight});
+  w.family("smartlb_backend_state", "gauge",
+           "1 for the backend's current state (available, cooling, unreachable, auth_failed), 0 for the others.");
+  for (std::uint32_t b = 0; b < p.backends.size(); ++b) {
+    const std::string_view st = backend_state(p.backends[b].cooldown, p.now);
+    for (std::string_view s : {"available", "cooling", "unreachable", "auth_failed"})
+      w.sample("smartlb_backend_state", L{{"backend", be(b)}, {"state", std::string(s)}}, std::uint64_t{s == st ? 1u : 0u});
+  }
+  w.family("smartlb_backend_cooldown_remaining_seconds", "gauge",
+           "Seconds until a backend-wide cooldown ends (0: not cooling).");
+  for (std::uint32_t b = 0; b < p.backends.size(); ++b)
+    w.sample("smartlb_backend_cooldown_remaining_seconds", L{{"backend", be(b)}},
+             static_cast<double>(cooldown_remaining_ms(p.backends[b].cooldown, p.now)) / 1e3);
+  w.family("smartlb_deployment_cooldown_remaining_seconds", "gauge",
+           "Seconds until the cooldown of a (backend, deployment) ends (0: not cooling).");
+  for (std::uint32_t b = 0; b < p.backends.size(); ++b) {
+    std::map<std::string, std::int64_t> by_label;  // folded names keep the longest cooldown
+    for (const auto& d : p.backends[b].deployments) {
+      auto& slot = by_label[deployment_label(m, d.name)];
+      slot = std::max(slot, cooldown_remaining_ms(d.cooldown, p.now));
+    }
+    for (const auto& [label, rem] : by_label)
+      w.sample("smartlb_deployment_cooldown_remaining_seconds", L{{"backend", be(b)}, {"deployment", label}},
+               static_cast<double>(rem) / 1e3);
+  }
+
+  w.family("smartlb_quota_used_ratio", "gauge",
+           "Share of a declared quota (BACKEND_X_TPM / BACKEND_X_RPM) used in the current window, by resource.");
+  for (std::uint32_t b = 0; b < p.backends.size(); ++b) {
+    const auto& pb = p.backends[b];
+    if (pb.quota_window_ms == 0) continue;
+    std::map<std::string, std::pair<double, double>> by_label;  // folded names keep the highest
+    for (const auto& d : pb.deployments) {
+      auto& slot = by_label[deployment_label(m, d.name)];
+      if (pb.quota_tokens > 0) slot.first = std::max(slot.first, double(d.quota.tokens_used) / double(pb.quota_tokens));
+      if (pb.quota_requests > 0) slot.second = std::max(slot.second, double(d.quota.requests_used) / double(pb.quota_requests));
+    }
+    for (const auto& [label, used] : by_label) {
+      if (pb.quota_tokens > 0)
+        w.sample("smartlb_quota_used_ratio", L{{"backend", be(b)}, {"deployment", label}, {"resource", "tokens"}}, used.first);
+      if (pb.quota_requests > 0)
+        w.sample("smartlb_quota_used_ratio", L{{"backend", be(b)}, {"deployment", label}, {"resource", "requests"}}, used.second);
+    }
+  }
+
+  w.family("smartlb_request_duration_seconds", "histogram",
+           "Client request duration (head read to last byte relayed, failovers included), by the backend that served it.");
+  for (std::uint32_t b = 0; b < m.backends.size(); ++b)
+    w.histogram("smartlb_request_duration_seconds", L{{"backend", be(b)}}, m.backends[b].duration,
+                kDurationBuckets.data(), kDurationBuckets.size());
+  w.family("smartlb_upstream_ttfb_seconds", "histogram",
+           "Time to first byte of each attempt: request sent to response header read.");
+  for (std::uint32_t b = 0; b < m.backends.size(); ++b)
+    w.histogram("smartlb_upstream_ttfb_seconds", L{{"backend", be(b)}}, m.backends[b].ttfb,
+                kTtfbBuckets.data(), kTtfbBuckets.size());
+
+  w.family("smartlb_prompt_tokens_total", "counter",
+           "Prompt (input) tokens reported in the usage of served responses.");
+  each(CounterKind::PromptTokens, [&](const CounterKey& k, std::uint64_t v) {
+    w.sample("smartlb_prompt_tokens_total", L{{"backend", be(k.backend)}, {"deployment", dep(k.deployment)}}, v);
+  });
+  w.family("smartlb_completion_tokens_total", "counter",
+           "Completion (output) tokens reported in the usage of served responses.");
+  each(CounterKind::CompletionTokens, [&](const CounterKey& k, std::uint64_t v) {
+    w.sample("smartlb_completion_tokens_total", L{{"backend", be(k.backend)}, {"deployment", dep(k.deployment)}}, v);
+  });
+  w.family("smartlb_deployment_labels_folded_total", "counter",
+           "Requests whose deployment label was folded into \"other\" (more distinct deployments than the cap).");
+  w.sample("smartlb_deployment_labels_folded_total", L{}, m.deployments_folded);
+  return w.take();
+}
+
+nlohmann::json build_status(const MetricsSnapshot& m, const PoolSnapshot& p) {
+  using nlohmann::json;
+  json doc;
+  doc["version"] = kVersion;
+  doc["ready"] = p.ready && !p.draining;
+  doc["draining"] = p.draining;
+  doc["uptime_s"] = p.started > 0 && p.now > p.started ? (p.now - p.started) / 1'000'000'000 : 0;
+  doc["in_flight"] = m.in_flight();
+  doc["requests"] = m.finished;
+  doc["client_aborted"] = m.client_aborted;
+
+  std::uint64_t client_throttled = 0, failovers = 0, answered_by_smartlb = 0;
+  // Per backend and deployment label: requests served, 429s, tokens.
+  struct DepCounts {
+    std::uint64_t requests = 0, throttled = 0, failovers = 0, prompt = 0, completion = 0;
+  };
+  std::map<std::pair<std::uint32_t, std::string>, DepCounts> per_dep;
+  for (const auto& [k, v] : m.counters) {
+    const std::string d(m.deployment_name(k.deployment));
+    switch (k.kind) {
+      case CounterKind::Requests:
+        if (k.backend == kNone) answered_by_smartlb += v;
+        else per_dep[{k.backend, d}].requests += v;
+        break;
+      case CounterKind::Failovers:
+        failovers += v;
+        per_dep[{k.backend, d}].failovers += v;
+        if (static_cast<FailureCause>(k.code) == FailureCause::Throttled) per_dep[{k.backend, d}].throttled += v;
+        break;
+      case CounterKind::PromptTokens: per_dep[{k.backend, d}].prompt += v; break;
+      case CounterKind::CompletionTokens: per_dep[{k.backend, d}].completion += v; break;
+      case CounterKind::ClientThrottled: client_throttled += v; break;
+      case CounterKind::CooldownsStarted: break;
+    }
+  }
+  doc["client_throttled"] = client_throttled;
+  doc["answered_by_smartlb"] = answered_by_smartlb;
+  doc["failovers"] = failovers;
+
+  std::uint64_t prompt = 0, completion = 0;
+  json backends = json::array();
+  for (std::uint32_t b = 0; b < p.backends.size(); ++b) {
+    const auto& pb = p.backends[b];
+    const BackendMetrics bm = b < m.backends.size() ? m.backends[b] : BackendMetrics{};
+    json jb;
+    jb["index"] = b;
+    jb["name"] = pb.name;
+    jb["url_host"] = pb.url_host;
+    jb["scheme"] = pb.tls ? "https" : "http";
+    jb["priority"] = pb.priority;
+    jb["weight"] = pb.weight;
+    if (!pb.deployment_override.empty()) jb["deployment_override"] = pb.deployment_override;
+    jb["state"] = backend_state(pb.cooldown, p.now);
+    jb["cooldown_remaining_ms"] = cooldown_remaining_ms(pb.cooldown, p.now);
+    jb["cooldown_cause"] = cooling(pb.cooldown, p.now) ? json(to_string(pb.cooldown.cause)) : json(nullptr);
+    if (pb.quota_window_ms > 0)
+      jb["quota"] = {{"tokens_per_window", pb.quota_tokens},
+                     {"requests_per_window", pb.quota_requests},
+                     {"window_ms", pb.quota_window_ms}};
+
+    // Deployments: those with cooldown state in the pool, and those with traffic here.
+    std::map<std::string, json> deps;
+    const auto entry = [&](const std::string& name) -> json& {
+      json& d = deps[name];
+      if (d.is_null())
+        d = {{"name", name}, {"state", "available"}, {"cooldown_remaining_ms", 0}, {"cooldown_cause", nullptr},
+             {"requests", 0}, {"throttled", 0}, {"failovers", 0}, {"prompt_tokens", 0}, {"completion_tokens", 0}};
+      return d;
+    };
+    std::size_t cooling_deployments = 0;
+    for (const auto& d : pb.deployments) {
+      if (!cooling(d.cooldown, p.now) && m.deployment_index(d.name) < 0) continue;  // stale, unlabelled
+      if (deps.size() >= Metrics::kMaxDeployments && !deps.count(d.name)) continue;
+      json& j = entry(d.name);
+      if (pb.quota_window_ms > 0)
+        j["quota_used"] = {{"tokens", d.quota.tokens_used}, {"requests", d.quota.requests_used}};
+      if (cooling(d.cooldown, p.now)) {
+        ++cooling_deployments;
+        j["state"] = "cooling";
+        j["cooldown_remaining_ms"] = cooldown_remaining_ms(d.cooldown, p.now);
+        j["cooldown_cause"] = to_string(d.cooldown.cause);
+      }
+    }
+    for (auto it = per_dep.lower_bound({b, std::string()}); it != per_dep.end() && it->first.first == b; ++it) {
+      if (it->first.second.empty()) continue;  // no deployment in the path (/v1/...)
+      json& j = entry(it->first.second);
+      j["requests"] = it->second.requests;
+      j["throttled"] = it->second.throttled;
+      j["failovers"] = it->second.failovers;
+      j["prompt_tokens"] = it->second.prompt;
+      j["completion_tokens"] = it->second.completion;
+    }
+    json jd = json::array();
+    for (auto& [name, d] : deps) jd.push_back(std::move(d));
+    jb["deployments"] = std::move(jd);
+    jb["cooling_deployments"] = cooling_deployments;
+
+    jb["requests"] = bm.served;
+    jb["attempts"] = bm.attempts;
+    jb["errors"] = bm.errors;
+    jb["throttled"] = bm.throttled;
+    jb["upstream_aborted"] = bm.upstream_aborted;
+    jb["dns_lookups"] = bm.dns_lookups;
+    jb["dns_failures"] = bm.dns_failures;
+    if (bm.last_error.at != 0) {
+      jb["last_error"] = {{"cause", to_string(bm.last_error.cause)},
+                          {"status", bm.last_error.status},
+                          {"deployment", bm.last_error.deployment},
+                          {"ago_ms", p.now > bm.last_error.at ? (p.now - bm.last_error.at) / 1'000'000 : 0}};
+    } else {
+      jb["last_error"] = nullptr;
+    }
+    jb["prompt_tokens"] = bm.prompt_tokens;
+    jb["completion_tokens"] = bm.completion_tokens;
+    prompt += bm.prompt_tokens;
+    completion += bm.completion_tokens;
+    jb["latency_ms"] = histogram_json(bm.duration, kDurationBuckets.data(), kDurationBuckets.size());
+    jb["ttfb_ms"] = histogram_json(bm.ttfb, kTtfbBuckets.data(), kTtfbBuckets.size());
+    backends.push_back(std::move(jb));
+  }
+  doc["prompt_tokens"] = prompt;
+  doc["completion_tokens"] = completion;
+  doc["backends"] = std::move(backends);
+  return doc;
+}
+
+}  // namespace smartlb

@@ -1,0 +1,136 @@
+// smartlb: a load-balancing reverse proxy for OpenAI and Azure OpenAI endpoints.
+#include <sys/resource.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "smartlb/admin/admin_server.hpp"
+#include "smartlb/config/config_env.hpp"
+#include "smartlb/telemetry/logging.hpp"
+#include "smartlb/telemetry/metrics.hpp"
+#include "smartlb/net/server.hpp"
+#include "smartlb/base/version.hpp"
+
+namespace {
+
+const char* kHelp = R"(smartlb - spreads OpenAI / Azure OpenAI traffic over many backends.
+
+Usage: smartlb [--help] [--version]
+
+Configured by environment variables (all errors are reported at once):
+  BACKEND_X_URL              https://name.openai.azure.com or http://host:port (required; X = 1, 2, ...)
+  BACKEND_X_PRIORITY         lower is preferred (default 1)
+  BACKEND_X_WEIGHT           share inside its priority group (default 1)
+  BACKEND_X_APIKEY           the backend's key (sent as api-key or Authorization: Bearer)
+  BACKEND_X_DEPLOYMENT_NAME  replaces the deployment segment of /openai/deployments/{name}/...
+  BACKEND_X_NAME             shown in logs and the x-smartlb-backend header (default backend-X)
+  BACKEND_X_AUTH             auto | api-key | bearer (default auto)
+  BACKEND_X_TPM, BACKEND_X_RPM  declared quota per deployment: route ahead of the backend's 429
+  QUOTA_WINDOW_SECONDS (60)  window the declared quotas are enforced over
+  PORT (8080)  LISTEN_ADDRESS (0.0.0.0)  ADMIN_PORT (9090, 0 = off)  THREADS (0 = all cores)
+  HTTP_TIMEOUT_SECONDS (100)  CONNECT_TIMEOUT_SECONDS (10)  REQUEST_TIMEOUT_SECONDS (300)
+  CLIENT_IDLE_TIMEOUT_SECONDS (75)  SHUTDOWN_TIMEOUT_SECONDS (30)
+  DEFAULT_COOLDOWN_SECONDS (10)  MAX_COOLDOWN_SECONDS (300)
+  MAX_REQUEST_BODY_BYTES (33554432)  MAX_HEADER_COUNT (100)  MAX_CONNECTIONS (16384)
+  LOG_LEVEL (info)  LOG_FORMAT (text | json)  ACCESS_LOG (on)
+  CLIENT_API_KEYS            comma-separated keys clients must present (default: no check)
+  UPSTREAM_CA_FILE           extra CA bundle to trust for backend TLS
+
+See docs/configuration.md for the full reference.
+)";
+
+void raise_fd_limit() {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
+      std::fputs(kHelp, stdout);
+      return 0;
+    }
+    if (!std::strcmp(argv[i], "--version")) {
+      std::printf("smartlb %s\n", smartlb::kVersion);
+      return 0;
+    }
+    std::fprintf(stderr, "smartlb: unknown argument '%s' (try --help)\n", argv[i]);
+    return 2;
+  }
+
+  auto loaded = smartlb::load_config_from_env(smartlb::current_environment());
+  if (!loaded.config) {
+    std::fprintf(stderr, "smartlb: refusing to start, the configuration has %zu error(s):\n",
+                 loaded.errors.size());
+    for (const auto& e : loaded.errors) std::fprintf(stderr, "  - %s\n", e.c_str());
+    return 2;
+  }
+  smartlb::Config cfg = std::move(*loaded.config);
+  smartlb::setup_logging(cfg.log_level, cfg.log_format);
+  for (const auto& w : loaded.warnings) spdlog::warn("{}", w);
+  raise_fd_limit();
+
+  // Signals are taken by a dedicated thread with sigwait; every other thread blocks them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  std::vector<smartlb::Metrics::BackendInfo> metric_backends;
+  for (const auto& b : cfg.backends) metric_backends.push_back({b.name, b.deployment_name});
+  smartlb::Metrics metrics(std::move(metric_backends));
+  std::unique_ptr<smartlb::Server> server_holder;
+  std::unique_ptr<smartlb::AdminServer> admin;
+  try {
+    // Building the server loads the upstream CA bundle, which can fail too.
+    server_holder = std::make_unique<smartlb::Server>(cfg, smartlb::ServerOptions{.observer = &metrics});
+    server_holder->start();
+    if (cfg.admin_port != 0) {
+      admin = std::make_unique<smartlb::AdminServer>(
+          *server_holder, metrics, smartlb::AdminOptions{cfg.listen_address, cfg.admin_port});
+      admin->start();
+    }
+  } catch (const std::exception& e) {
+    spdlog::critical("{}", e.what());
+    return 1;
+  }
+  smartlb::Server& server = *server_holder;
+  spdlog::info("smartlb {} listening on {}:{} with {} backend(s)", smartlb::kVersion,
+               cfg.listen_address, server.port(), cfg.backends.size());
+  for (const auto& b : cfg.backends)
+    spdlog::info("  backend {}: {}://{}{} priority={} weight={}{}{}", b.name, b.url.tls ? "https" : "http",
+                 b.url.host_header, b.url.base_path, b.priority, b.weight,
+                 b.deployment_name.empty() ? "" : " deployment=" + b.deployment_name,
+                 b.api_key.empty() ? " (no api key: client credentials pass through)" : "");
+  if (admin)
+    spdlog::info("admin endpoints (/, /status, /metrics, /healthz, /readyz) on {}:{}",
+                 cfg.listen_address, admin->port());
+
+  std::thread([&server, signals] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    spdlog::info("received {}, draining (up to {} s)", sig == SIGTERM ? "SIGTERM" : "SIGINT",
+                 server.config().shutdown_timeout.count());
+    server.request_stop();
+    sigwait(&signals, &sig);
+    spdlog::warn("second signal: exiting at once");
+    std::_Exit(1);
+  }).detach();
+
+  server.wait();
+  if (admin) admin->stop();
+  spdlog::info("stopped");
+  return 0;
+}

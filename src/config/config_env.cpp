@@ -1,0 +1,280 @@
+#include "smartlb/config/config_env.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <set>
+
+#include <unistd.h>
+
+#include "smartlb/http/header_rules.hpp"
+
+extern char** environ;
+
+namespace smartlb {
+namespace {
+
+// Collects errors, each prefixed by the variable it is about. Never puts a secret's value
+// in a message.
+class Problems {
+ public:
+  void error(const std::string& var, const std::string& what) { errors.push_back(var + ": " + what); }
+  void warn(const std::string& var, const std::string& what) { warnings.push_back(var + ": " + what); }
+  std::vector<std::string> errors, warnings;
+};
+
+std::string quoted(std::string_view v) {
+  std::string out = "\"";
+  for (char c : v.substr(0, 80)) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) out += '?';
+    else out += c;
+  }
+  if (v.size() > 80) out += "...";
+  return out + "\"";
+}
+
+template <class Int>
+std::optional<Int> parse_integer(std::string_view v) {
+  Int n{};
+  if (v.empty()) return std::nullopt;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc{} || p != v.data() + v.size()) return std::nullopt;
+  return n;
+}
+
+const std::string* lookup(const EnvMap& env, const std::string& key) {
+  auto it = env.find(key);
+  return it == env.end() ? nullptr : &it->second;
+}
+
+// Reads an integer variable in [lo, hi] into `out`; leaves the default when unset.
+template <class Int>
+void read_int(const EnvMap& env, Problems& p, const std::string& var, long long lo, long long hi,
+              Int& out) {
+  const std::string* v = lookup(env, var);
+  if (!v) return;
+  auto n = parse_integer<long long>(*v);
+  if (!n || *n < lo || *n > hi) {
+    p.error(var, "must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                     ", got " + quoted(*v));
+    return;
+  }
+  out = static_cast<Int>(*n);
+}
+
+void read_seconds(const EnvMap& env, Problems& p, const std::string& var, long long lo,
+                  long long hi, std::chrono::seconds& out) {
+  long long n = out.count();
+  read_int(env, p, var, lo, hi, n);
+  out = std::chrono::seconds(n);
+}
+
+// Seconds that may be fractional ("0.5"), into milliseconds.
+void read_fractional_seconds(const EnvMap& env, Problems& p, const std::string& var, double lo,
+                             double hi, std::chrono::milliseconds& out) {
+  const std::string* v = lookup(env, var);
+  if (!v) return;
+  double d = 0;
+  auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), d);
+  if (v->empty() || ec != std::errc{} || ptr != v->data() + v->size() || !std::isfinite(d) ||
+      d < lo || d > hi) {
+    p.error(var, "must be a number of seconds from " + std::to_string(lo).substr(0, 5) + " to " +
+                     std::to_string(static_cast<long long>(hi)) + ", got " + quoted(*v));
+    return;
+  }
+  out = std::chrono::milliseconds(static_cast<long long>(std::llround(d * 1000)));
+}
+
+bool read_bool(const EnvMap& env, Problems& p, const std::string& var, bool fallback) {
+  const std::string* v = lookup(env, var);
+  if (!v) return fallback;
+  std::string s = *v;
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (s == "1" || s == "true" || s == "on" || s == "yes") return true;
+  if (s == "0" || s == "false" || s == "off" || s == "no") return false;
+  p.error(var, "must be true or false (on/off, 1/0), got " + quoted(*v));
+  return fallback;
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+bool is_azure_host(std::string host) {
+  std::transform(host.begin(), host.end(), host.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  for (std::string_view suffix :
+       {".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com",
+        ".azure-api.net", ".openai.azure.us", ".cognitiveservices.azure.us",
+        ".openai.azure.cn", ".cognitiveservices.azure.cn"})
+    if (ends_with(host, suffix)) return true;
+  return false;
+}
+
+bool is_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '_' || c == '.';
+}
+
+constexpr std::string_view kBackendFields[] = {"URL",  "PRIORITY",        "WEIGHT", "APIKEY", "NAME",
+                                               "DEPLOYMENT_NAME", "AUTH", "TPM",    "RPM"};
+
+void load_backend(const EnvMap& env, Problems& p, int id, Config& cfg) {
+  const std::string prefix = "BACKEND_" + std::to_string(id) + "_";
+  BackendConfig b;
+  b.id = id;
+  b.name = "backend-" + std::to_string(id);
+
+  const std::string url_var = prefix + "URL";
+  const std::string* url = lookup(env, url_var);
+  if (!url) {
+    p.error(url_var, "is required because other " + prefix + "* variables are set");
+  } else {
+    auto parsed = parse_backend_url(*url);
+    if (!parsed.url) p.error(url_var, parsed.error + ", got " + quoted(*url));
+    else {
+      b.url = std::move(*parsed.url);
+      b.azure_host = is_azure_host(b.url.host);
+    }
+  }
+  read_int(env, p, prefix + "PRIORITY", -1'000'000, 1'000'000, b.priority);
+  read_int(env, p, prefix + "WEIGHT", 1, 1'000'000, b.weight);
+  read_int(env, p, prefix + "TPM", 1, 1'000'000'000'000ll, b.tpm);
+  read_int(env, p, prefix + "RPM", 1, 1'000'000'000ll, b.rpm);
+  if (const std::string* key = lookup(env, prefix + "APIKEY")) {
+    if (key->empty()) p.error(prefix + "APIKEY", "is set but empty");
+    else if (!is_safe_header_value(*key) ||
+             std::any_of(key->begin(), key->end(), [](unsigned char c) { return c < 0x20 || c == 0x7f || c == ' '; }))
+      p.error(prefix + "APIKEY",
+              "contains whitespace or a control character (a trailing newline from a secrets "
+              "file?); value not shown");
+    else b.api_key = *key;
+  }
+  if (const std::string* name = lookup(env, prefix + "NAME")) {
+    if (name->empty() || name->size() > 64 || !std::all_of(name->begin(), name->end(), is_name_char))
+      p.error(prefix + "NAME", "must be 1-64 characters of A-Z a-z 0-9 . _ -, got " + quoted(*name));
+    else b.name = *name;
+  }
+  if (const std::string* dep = lookup(env, prefix + "DEPLOYMENT_NAME")) {
+    if (dep->empty() || dep->size() > 128 ||
+        !std::all_of(dep->begin(), dep->end(), [](char c) { return is_name_char(c) || c == '~'; }))
+      p.error(prefix + "DEPLOYMENT_NAME",
+              "must be 1-128 characters of A-Z a-z 0-9 . _ - ~, got " + quoted(*dep));
+    else b.deployment_name = *dep;
+  }
+  if (const std::string* auth = lookup(env, prefix + "AUTH")) {
+    if (*auth == "auto") b.auth = AuthStyle::Auto;
+    else if (*auth == "api-key") b.auth = AuthStyle::ApiKey;
+    else if (*auth == "bearer") b.auth = AuthStyle::Bearer;
+    else p.error(prefix + "AUTH", "must be auto, api-key or bearer, got " + quoted(*auth));
+  }
+  cfg.backends.push_back(std::move(b));
+}
+
+}  // namespace
+
+ConfigLoadResult load_config_from_env(const EnvMap& env) {
+  Problems p;
+  Config cfg;
+
+  // Find the backend ids from every BACKEND_<X>_<FIELD> variable, so that a typo in a field
+  // name or an id is reported instead of silently ignored.
+  std::set<int> ids;
+  for (const auto& [key, value] : env) {
+    if (key.rfind("BACKEND_", 0) != 0) continue;
+    const std::string_view rest = std::string_view(key).substr(8);
+    const auto underscore = rest.find('_');
+    if (underscore == std::string_view::npos) continue;
+    const std::string_view id_text = rest.substr(0, underscore);
+    const std::string_view field = rest.substr(underscore + 1);
+    const bool known_field =
+        std::find(std::begin(kBackendFields), std::end(kBackendFields), field) != std::end(kBackendFields);
+    const auto id = parse_integer<int>(id_text);
+    const bool id_ok = id && *id > 0 && id_text.front() != '0';
+    if (!id_ok) {
+      if (known_field) p.error(key, "X in BACKEND_X_" + std::string(field) + " must be a positive integer without leading zeros");
+      continue;
+    }
+    if (!known_field) {
+      p.error(key, "unknown setting; a backend takes URL, PRIORITY, WEIGHT, APIKEY, NAME, "
+                   "DEPLOYMENT_NAME, AUTH, TPM and RPM");
+      continue;
+    }
+    ids.insert(*id);
+  }
+  for (int id : ids) load_backend(env, p, id, cfg);
+  if (ids.empty()) p.error("BACKEND_1_URL", "no backend is configured; set BACKEND_1_URL (and BACKEND_2_URL, ...)");
+
+  std::set<std::string> names;
+  for (const auto& b : cfg.backends)
+    if (!names.insert(b.name).second)
+      p.error("BACKEND_" + std::to_string(b.id) + "_NAME", "duplicates another backend's name " + quoted(b.name));
+
+  if (const std::string* v = lookup(env, "LISTEN_ADDRESS")) {
+    if (v->empty()) p.error("LISTEN_ADDRESS", "is set but empty");
+    else cfg.listen_address = *v;
+  }
+  read_int(env, p, "PORT", 0, 65535, cfg.port);
+  read_int(env, p, "ADMIN_PORT", 0, 65535, cfg.admin_port);
+  if (cfg.admin_port != 0 && cfg.admin_port == cfg.port)
+    p.error("ADMIN_PORT", "must differ from PORT (" + std::to_string(cfg.port) + ")");
+  read_int(env, p, "THREADS", 0, 256, cfg.threads);
+  read_seconds(env, p, "HTTP_TIMEOUT_SECONDS", 1, 86'400, cfg.http_timeout);
+  read_seconds(env, p, "CONNECT_TIMEOUT_SECONDS", 1, 600, cfg.connect_timeout);
+  read_seconds(env, p, "REQUEST_TIMEOUT_SECONDS", 1, 86'400, cfg.request_timeout);
+  read_seconds(env, p, "CLIENT_IDLE_TIMEOUT_SECONDS", 1, 3'600, cfg.client_idle_timeout);
+  read_seconds(env, p, "SHUTDOWN_TIMEOUT_SECONDS", 0, 3'600, cfg.shutdown_timeout);
+  read_fractional_seconds(env, p, "DEFAULT_COOLDOWN_SECONDS", 0.1, 3'600, cfg.default_cooldown);
+  read_fractional_seconds(env, p, "MAX_COOLDOWN_SECONDS", 1, 86'400, cfg.max_cooldown);
+  read_fractional_seconds(env, p, "QUOTA_WINDOW_SECONDS", 0.1, 3'600, cfg.quota_window);
+  if (cfg.default_cooldown > cfg.max_cooldown)
+    p.error("DEFAULT_COOLDOWN_SECONDS", "must not exceed MAX_COOLDOWN_SECONDS");
+  read_int(env, p, "MAX_REQUEST_BODY_BYTES", 1, 1ll << 32, cfg.max_request_body_bytes);
+  read_int(env, p, "MAX_HEADER_COUNT", 8, 1000, cfg.max_header_count);
+  read_int(env, p, "MAX_CONNECTIONS", 1, 1'000'000, cfg.max_connections);
+
+  if (const std::string* v = lookup(env, "LOG_LEVEL")) {
+    static const std::set<std::string> levels = {"trace", "debug", "info", "warn", "error", "critical", "off"};
+    if (!levels.count(*v)) p.error("LOG_LEVEL", "must be one of trace, debug, info, warn, error, critical, off; got " + quoted(*v));
+    else cfg.log_level = *v;
+  }
+  if (const std::string* v = lookup(env, "LOG_FORMAT")) {
+    if (*v != "text" && *v != "json") p.error("LOG_FORMAT", "must be text or json, got " + quoted(*v));
+    else cfg.log_format = *v;
+  }
+  cfg.access_log = read_bool(env, p, "ACCESS_LOG", true);
+
+  if (const std::string* v = lookup(env, "CLIENT_API_KEYS")) {
+    for (auto key : connection_tokens(*v)) {
+      if (key.size() < 8)
+        p.error("CLIENT_API_KEYS", "each key must be at least 8 characters (value not shown)");
+      else cfg.client_api_keys.emplace_back(key);
+    }
+    if (cfg.client_api_keys.empty() && p.errors.empty())
+      p.error("CLIENT_API_KEYS", "is set but holds no key");
+  }
+  if (const std::string* v = lookup(env, "UPSTREAM_CA_FILE")) {
+    if (v->empty() || ::access(v->c_str(), R_OK) != 0)
+      p.error("UPSTREAM_CA_FILE", "cannot read the file " + quoted(*v));
+    else cfg.upstream_ca_file = *v;
+  }
+
+  ConfigLoadResult r;
+  r.errors = std::move(p.errors);
+  r.warnings = std::move(p.warnings);
+  if (r.errors.empty()) r.config = std::move(cfg);
+  return r;
+}
+
+EnvMap current_environment() {
+  EnvMap env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv(*e);
+    const auto eq = kv.find('=');
+    if (eq == std::string_view::npos) continue;
+    env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+  }
+  return env;
+}
+
+}  // namespace smartlb

@@ -1,0 +1,94 @@
+#include "smartlb/http/header_rules.hpp"
+
+#include <array>
+#include <charconv>
+
+namespace smartlb {
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    char x = a[i], y = b[i];
+    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+    if (x != y) return false;
+  }
+  return true;
+}
+
+namespace {
+bool istarts_with(std::string_view s, std::string_view prefix) {
+  return s.size() >= prefix.size() && iequals(s.substr(0, prefix.size()), prefix);
+}
+std::string_view trim(std::string_view v) {
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+  return v;
+}
+}  // namespace
+
+bool is_hop_by_hop(std::string_view name) {
+  // Called for every field of every message: dispatch on the length before comparing.
+  switch (name.size()) {
+    case 2: return iequals(name, "te");
+    case 7: return iequals(name, "trailer") || iequals(name, "upgrade");
+    case 10: return iequals(name, "connection") || iequals(name, "keep-alive");
+    case 16: return iequals(name, "proxy-connection");
+    case 17: return iequals(name, "transfer-encoding");
+    case 18: return iequals(name, "proxy-authenticate");
+    case 19: return iequals(name, "proxy-authorization");
+    default: return false;
+  }
+}
+
+bool is_client_credential(std::string_view name) {
+  return iequals(name, "api-key") || iequals(name, "authorization");
+}
+
+bool is_backend_quota_header(std::string_view name) {
+  return istarts_with(name, "x-ratelimit-") || istarts_with(name, "x-rate-limit-");
+}
+
+std::vector<std::string_view> connection_tokens(std::string_view value) {
+  std::vector<std::string_view> out;
+  for_each_list_token(value, [&](std::string_view token) { out.push_back(token); });
+  return out;
+}
+
+bool is_safe_header_value(std::string_view value) {
+  for (char c : value)
+    if (c == '\r' || c == '\n' || c == '\0') return false;
+  return true;
+}
+
+std::string check_request_framing(const FramingInput& in) {
+  if (in.version == 11 && in.host_count != 1)
+    return in.host_count == 0 ? "missing Host header" : "more than one Host header";
+  if (in.host_count > 1) return "more than one Host header";
+  if (!in.transfer_encoding.empty()) {
+    if (!in.content_length.empty())
+      return "both Transfer-Encoding and Content-Length are present";
+    if (in.version == 10) return "Transfer-Encoding in an HTTP/1.0 request";
+    // Exactly one coding, and it is `chunked`: anything else ("gzip, chunked",
+    // "chunked, chunked", "xchunked") is a smuggling shape or something we would not decode.
+    std::size_t codings = 0;
+    bool only_chunked = true;
+    for (auto v : in.transfer_encoding)
+      for_each_list_token(v, [&](std::string_view token) {
+        ++codings;
+        if (!iequals(token, "chunked")) only_chunked = false;
+      });
+    if (codings != 1 || !only_chunked) return "unsupported Transfer-Encoding";
+  }
+  if (in.content_length.size() > 1) return "more than one Content-Length header";
+  if (in.content_length.size() == 1) {
+    const auto v = trim(in.content_length.front());
+    std::uint64_t n = 0;
+    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (v.empty() || ec != std::errc{} || p != v.data() + v.size())
+      return "invalid Content-Length";
+  }
+  return {};
+}
+
+}  // namespace smartlb

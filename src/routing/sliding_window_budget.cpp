@@ -1,0 +1,72 @@
+#include "smartlb/routing/sliding_window_budget.hpp"
+
+#include <algorithm>
+
+namespace smartlb {
+
+SlidingWindowBudget::SlidingWindowBudget(std::int64_t limit, Nanos window, int buckets)
+    : limit_(std::max<std::int64_t>(limit, 0)),
+      bucket_nanos_(std::max<std::int64_t>(window.count() / std::max(buckets, 1), 1)),
+      ring_(static_cast<std::size_t>(std::max(buckets, 1)) + 1) {}
+
+void SlidingWindowBudget::advance(MonoNanos now) {
+  // Live buckets: indices (current - buckets) .. current. Their span starts at least one full
+  // window before `now`, which is what makes the budget conservative. Only the slots that
+  // became the current one since the last call can hold an expired bucket.
+  const std::int64_t current = now / bucket_nanos_;
+  if (current <= advanced_to_) return;
+  const auto slots = static_cast<std::int64_t>(ring_.size());
+  const std::int64_t from = std::max(advanced_to_ + 1, current - slots + 1);
+  for (std::int64_t index = from; index <= current; ++index) {
+    Bucket& b = ring_[static_cast<std::size_t>(index % slots)];
+    if (b.index >= 0 && b.index < index) {
+      used_ -= b.used;
+      b = Bucket{};
+    }
+  }
+  advanced_to_ = current;
+}
+
+bool SlidingWindowBudget::fits(std::int64_t amount, MonoNanos now) {
+  advance(now);
+  return used_ + amount <= limit_;
+}
+
+bool SlidingWindowBudget::try_consume(std::int64_t amount, MonoNanos now) {
+  if (!fits(amount, now)) return false;
+  const std::int64_t current = now / bucket_nanos_;
+  Bucket& b = ring_[static_cast<std::size_t>(current % static_cast<std::int64_t>(ring_.size()))];
+  if (b.index < current) b = Bucket{current, 0};  // empty: advance expired what it held
+  b.used += amount;
+  used_ += amount;
+  return true;
+}
+
+std::int64_t SlidingWindowBudget::used(MonoNanos now) {
+  advance(now);
+  return used_;
+}
+
+Nanos SlidingWindowBudget::wait_for(std::int64_t amount, MonoNanos now) {
+  advance(now);
+  const std::int64_t window = bucket_nanos_ * static_cast<std::int64_t>(ring_.size() - 1);
+  if (amount > limit_) return Nanos(window);
+  if (used_ + amount <= limit_) return Nanos(0);
+  // Expire buckets oldest first until enough is freed; a bucket leaves the live span when
+  // `ring_.size()` bucket lengths have passed since its start.
+  std::vector<Bucket> live;
+  for (const auto& b : ring_)
+    if (b.index >= 0 && b.used > 0) live.push_back(b);
+  std::sort(live.begin(), live.end(), [](const Bucket& a, const Bucket& b) { return a.index < b.index; });
+  std::int64_t freed = 0;
+  for (const auto& b : live) {
+    freed += b.used;
+    if (used_ - freed + amount <= limit_) {
+      const std::int64_t expires = (b.index + static_cast<std::int64_t>(ring_.size())) * bucket_nanos_;
+      return Nanos(std::max<std::int64_t>(expires - now, 0));
+    }
+  }
+  return Nanos(window);
+}
+
+}  // namespace smartlb

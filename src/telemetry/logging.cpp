@@ -1,0 +1,163 @@
+#include "smartlb/telemetry/logging.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <mutex>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/details/null_mutex.h>
+#include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/base_sink.h>
+#include <spdlog/spdlog.h>
+
+namespace smartlb {
+namespace {
+
+std::string json_format = "text";
+
+// Writes each formatted line with a single write(2): lines from different threads never
+// interleave and no user-space lock is shared between threads.
+template <class Mutex>
+class FdSink final : public spdlog::sinks::base_sink<Mutex> {
+ public:
+  explicit FdSink(int fd) : fd_(fd) {}
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    spdlog::memory_buf_t buf;
+    this->formatter_->format(msg, buf);
+    const char* p = buf.data();
+    std::size_t left = buf.size();
+    while (left > 0) {
+      const ssize_t n = ::write(fd_, p, left);
+      if (n <= 0) {
+        if (n < 0 && errno == EINTR) continue;
+        return;  // stdout closed: drop the line rather than fail a request
+      }
+      p += n;
+      left -= static_cast<std::size_t>(n);
+    }
+  }
+  void flush_() override {}
+
+ private:
+  int fd_;
+};
+
+// Escapes the message for the JSON log format.
+class JsonMessageFlag final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+    const std::string s = nlohmann::json(std::string(msg.payload.data(), msg.payload.size()))
+                              .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    dest.append(s.data(), s.data() + s.size());
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<JsonMessageFlag>();
+  }
+};
+
+std::unique_ptr<spdlog::formatter> make_formatter(bool json, bool raw) {
+  // Times are UTC (the patterns say so with their trailing Z).
+  auto f = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
+  if (raw) {
+    f->set_pattern("%v");
+  } else if (json) {
+    f->add_flag<JsonMessageFlag>('*').set_pattern(
+        R"({"time":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l","msg":%*})");
+  } else {
+    f->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v");
+  }
+  return f;
+}
+
+}  // namespace
+
+void setup_logging(const std::string& level, const std::string& format) {
+  json_format = format;
+  auto sink = std::make_shared<FdSink<std::mutex>>(STDOUT_FILENO);
+  auto logger = std::make_shared<spdlog::logger>("smartlb", sink);
+  logger->set_formatter(make_formatter(format == "json", false));
+  logger->set_level(spdlog::level::from_str(level));
+  logger->flush_on(spdlog::level::trace);
+  spdlog::set_default_logger(logger);
+}
+
+std::shared_ptr<spdlog::logger> make_access_logger() {
+  auto sink = std::make_shared<FdSink<spdlog::details::null_mutex>>(STDOUT_FILENO);
+  auto logger = std::make_shared<spdlog::logger>("access", sink);
+  // JSON lines are built whole by format_access_line; text lines get the usual prefix.
+  logger->set_formatter(make_formatter(false, json_format == "json"));
+  logger->set_level(spdlog::level::info);
+  return logger;
+}
+
+std::string format_access_line(const RequestRecord& rec, const Config& cfg, bool json) {
+  const auto backend_name = [&](std::size_t i) -> std::string_view {
+    return i < cfg.backends.size() ? std::string_view(cfg.backends[i].name) : "?";
+  };
+  const double ms = static_cast<double>(rec.end - rec.start) / 1e6;
+  const std::size_t shown = std::min(rec.attempt_count, RequestRecord::kMaxAttempts);
+  if (json) {
+    nlohmann::json attempts = nlohmann::json::array();
+    for (std::size_t i = 0; i < shown; ++i) {
+      const auto& a = rec.attempts[i];
+      attempts.push_back({{"backend", backend_name(a.backend)},
+                          {"status", a.status},
+                          {"outcome", a.cause == FailureCause::None ? "served" : to_string(a.cause)},
+                          {"cooldown_ms", a.cooldown_ms},
+                          {"ttfb_ms", static_cast<double>(a.ttfb_us) / 1000.0}});
+    }
+    char when[64];
+    const auto now = std::chrono::system_clock::now();
+    const std::time_t t = std::chrono::system_clock::to_time_t(now);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+    std::snprintf(when, sizeof when, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(millis));
+    nlohmann::json j = {
+        {"time", when},
+        {"type", "access"},
+        {"request_id", rec.request_id},
+        {"method", rec.method},
+        {"path", rec.path},
+        {"deployment", rec.deployment},
+        {"backend", rec.served_by >= 0 ? nlohmann::json(backend_name(rec.served_by)) : nlohmann::json(nullptr)},
+        {"status", rec.status},
+        {"attempts", rec.attempt_count},
+        {"attempt_log", attempts},
+        {"duration_ms", ms},
+        {"response_bytes", rec.response_bytes},
+        {"client_aborted", rec.client_aborted},
+        {"upstream_aborted", rec.upstream_aborted}};
+    if (rec.prompt_tokens >= 0) j["prompt_tokens"] = rec.prompt_tokens;
+    if (rec.completion_tokens >= 0) j["completion_tokens"] = rec.completion_tokens;
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+  std::string line = rec.method + " " + rec.path + " backend=" +
+                     (rec.served_by >= 0 ? std::string(backend_name(rec.served_by)) : "-") +
+                     " status=" + std::to_string(rec.status) +
+                     " attempts=" + std::to_string(rec.attempt_count);
+  if (rec.attempt_count > 1) {
+    line += " (";
+    for (std::size_t i = 0; i < shown; ++i) {
+      const auto& a = rec.attempts[i];
+      if (i) line += ", ";
+      line += std::string(backend_name(a.backend)) + ":" +
+              (a.status ? std::to_string(a.status) : std::string(to_string(a.cause)));
+    }
+    line += ")";
+  }
+  char dur[32];
+  std::snprintf(dur, sizeof dur, " duration_ms=%.1f", ms);
+  line += dur;
+  line += " id=" + rec.request_id;
+  if (rec.client_aborted) line += " client_aborted";
+  if (rec.upstream_aborted) line += " upstream_aborted";
+  return line;
+}
+
+}  // namespace smartlb

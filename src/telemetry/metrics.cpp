@@ -1,0 +1,307 @@
+#include "smartlb/telemetry/metrics.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <unordered_map>
+
+namespace smartlb {
+namespace {
+
+constexpr std::uint32_t kOther = static_cast<std::uint32_t>(Metrics::kMaxDeployments);
+
+std::uint64_t pack(CounterKind k, std::uint32_t backend, std::uint32_t deployment, std::uint32_t code) {
+  return (std::uint64_t{static_cast<std::uint8_t>(k)} << 48) | (std::uint64_t{backend & 0xffff} << 32) |
+         (std::uint64_t{deployment & 0xffff} << 16) | std::uint64_t{code & 0xffff};
+}
+
+CounterKey unpack(std::uint64_t v) {
+  return {static_cast<CounterKind>((v >> 48) & 0xff), static_cast<std::uint32_t>((v >> 32) & 0xffff),
+          static_cast<std::uint32_t>((v >> 16) & 0xffff), static_cast<std::uint32_t>(v & 0xffff)};
+}
+
+std::atomic<std::uint32_t> next_thread_slot{0};
+
+}  // namespace
+
+// ---- histogram ---------------------------------------------------------------------------
+
+struct Metrics::Histogram {
+  Histogram(const double* b, std::size_t n)
+      : bounds(b), n_bounds(n), buckets(std::make_unique<std::atomic<std::uint64_t>[]>(n + 1)) {}
+
+  void observe(double v) {
+    const std::size_t i =
+        static_cast<std::size_t>(std::lower_bound(bounds, bounds + n_bounds, v) - bounds);
+    buckets[i].fetch_add(1, std::memory_order_relaxed);
+    count.fetch_add(1, std::memory_order_relaxed);
+    sum_micros.fetch_add(v > 0 ? static_cast<std::uint64_t>(v * 1e6 + 0.5) : 0,
+                         std::memory_order_relaxed);
+  }
+
+  HistogramSnapshot snapshot() const {
+    HistogramSnapshot s;
+    s.buckets.resize(n_bounds + 1);
+    for (std::size_t i = 0; i <= n_bounds; ++i) s.buckets[i] = buckets[i].load(std::memory_order_relaxed);
+    // Scrapes race with updates: make count agree with the buckets so the text stays valid.
+    s.count = 0;
+    for (auto c : s.buckets) s.count += c;
+    s.sum = static_cast<double>(sum_micros.load(std::memory_order_relaxed)) / 1e6;
+    return s;
+  }
+
+  const double* bounds;
+  std::size_t n_bounds;
+  std::unique_ptr<std::atomic<std::uint64_t>[]> buckets;
+  std::atomic<std::uint64_t> count{0};
+  std::atomic<std::uint64_t> sum_micros{0};
+};
+
+double HistogramSnapshot::quantile(double q, const double* bounds, std::size_t n_bounds) const {
+  if (count == 0 || buckets.empty()) return 0;
+  const double rank = q * static_cast<double>(count);
+  double seen = 0;
+  for (std::size_t i = 0; i < buckets.size(); ++i) {
+    const double next = seen + static_cast<double>(buckets[i]);
+    if (next >= rank && buckets[i] > 0) {
+      if (i >= n_bounds) return n_bounds ? bounds[n_bounds - 1] : 0;  // +Inf: the last bound
+      const double lo = i == 0 ? 0 : bounds[i - 1];
+      const double hi = bounds[i];
+      return lo + (hi - lo) * ((rank - seen) / static_cast<double>(buckets[i]));
+    }
+    seen = next;
+  }
+  return n_bounds ? bounds[n_bounds - 1] : 0;
+}
+
+// ---- per-backend atomics ------------------------------------------------------------------
+
+struct alignas(64) Metrics::Backend {
+  Backend()
+      : duration(kDurationBuckets.data(), kDurationBuckets.size()),
+        ttfb(kTtfbBuckets.data(), kTtfbBuckets.size()) {}
+  std::atomic<std::uint64_t> attempts{0}, served{0}, errors{0}, throttled{0}, upstream_aborted{0},
+      prompt{0}, completion{0}, dns_lookups{0}, dns_failures{0};
+  Histogram duration, ttfb;
+  std::atomic<std::uint8_t> last_cause{0};
+  std::atomic<unsigned> last_status{0};
+  std::atomic<std::uint32_t> last_deployment{0};
+  std::atomic<MonoNanos> last_at{0};
+  std::uint32_t override_label = kOther + 1;  // > kOther: no override
+};
+
+// ---- labelled counters, one shard per thread (modulo kShards) ------------------------------
+
+struct alignas(64) Metrics::Shard {
+  std::mutex mutex;  // taken by its own thread, and by a scrape
+  std::unordered_map<std::uint64_t, std::uint64_t> counters;
+};
+
+Metrics::Shard& Metrics::my_shard() {
+  thread_local const std::uint32_t slot = next_thread_slot.fetch_add(1, std::memory_order_relaxed);
+  return shards_[slot % kShards];
+}
+
+// ---- deployment labels: lock-free lookups, a mutex only to add one --------------------------
+
+class Metrics::Deployments {
+ public:
+  Deployments() { owned_.reserve(kMaxDeployments); }
+
+  // The label index of `name`; kOther once the table is full.
+  std::uint32_t find_or_add(std::string_view name, bool* folded) {
+    if (name.size() > kMaxDeploymentLabelBytes) name = name.substr(0, kMaxDeploymentLabelBytes);
+    if (auto i = find(name)) return *i;
+    std::lock_guard lock(mutex_);
+    if (auto i = find(name)) return *i;
+    const std::uint32_t n = count_.load(std::memory_order_relaxed);
+    if (n >= kMaxDeployments) {
+      if (folded) *folded = true;
+      return kOther;
+    }
+    owned_.push_back(std::make_unique<std::string>(name));
+    slots_[n].store(owned_.back().get(), std::memory_order_relaxed);
+    count_.store(n + 1, std::memory_order_release);
+    return n;
+  }
+
+  std::vector<std::string> names() const {
+    const std::uint32_t n = count_.load(std::memory_order_acquire);
+    std::vector<std::string> out;
+    out.reserve(n + 1);
+    for (std::uint32_t i = 0; i < n; ++i) out.push_back(*slots_[i].load(std::memory_order_relaxed));
+    return out;
+  }
+
+ private:
+  std::optional<std::uint32_t> find(std::string_view name) const {
+    const std::uint32_t n = count_.load(std::memory_order_acquire);
+    for (std::uint32_t i = 0; i < n; ++i)
+      if (*slots_[i].load(std::memory_order_relaxed) == name) return i;
+    return std::nullopt;
+  }
+
+  std::array<std::atomic<const std::string*>, kMaxDeployments> slots_{};
+  std::atomic<std::uint32_t> count_{0};
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<std::string>> owned_;
+};
+
+// ---- Metrics ------------------------------------------------------------------------------
+
+Metrics::Metrics(std::vector<BackendInfo> backends)
+    : info_(std::move(backends)),
+      backends_(std::make_unique<Backend[]>(info_.size())),
+      shards_(std::make_unique<Shard[]>(kShards)),
+      deployments_(std::make_unique<Deployments>()),
+      attempts_(std::make_unique<Histogram>(kAttemptBuckets.data(), kAttemptBuckets.size())) {
+  // Fixed deployments are known up front: intern them first so they always have a label.
+  for (std::size_t i = 0; i < info_.size(); ++i)
+    if (!info_[i].deployment_override.empty())
+      backends_[i].override_label = deployments_->find_or_add(info_[i].deployment_override, nullptr);
+}
+
+Metrics::~Metrics() = default;
+
+std::uint32_t Metrics::deployment_label(std::string_view name) {
+  return deployments_->find_or_add(name, nullptr);
+}
+
+void Metrics::on_request_start() { started_.fetch_add(1, std::memory_order_relaxed); }
+
+void Metrics::on_request(const RequestRecord& rec) {
+  finished_.fetch_add(1, std::memory_order_relaxed);
+  if (rec.client_aborted) client_aborted_.fetch_add(1, std::memory_order_relaxed);
+
+  bool folded = false;
+  const std::uint32_t requested = deployments_->find_or_add(rec.deployment, &folded);
+  if (folded) folded_.fetch_add(1, std::memory_order_relaxed);
+  const auto deployment_on = [&](std::size_t b) {
+    return backends_[b].override_label <= kOther ? backends_[b].override_label : requested;
+  };
+
+  // Collect the labelled increments, then take this thread's shard lock once.
+  struct Inc {
+    std::uint64_t key;
+    std::uint64_t by;
+  };
+  std::array<Inc, RequestRecord::kMaxAttempts * 2 + 4> incs;
+  std::size_t n_incs = 0;
+  const auto add = [&](CounterKind k, std::uint32_t b, std::uint32_t d, std::uint32_t code,
+                       std::uint64_t by) { incs[n_incs++] = {pack(k, b, d, code), by}; };
+
+  const std::size_t shown = std::min(rec.attempt_count, RequestRecord::kMaxAttempts);
+  for (std::size_t i = 0; i < shown; ++i) {
+    const AttemptRecord& a = rec.attempts[i];
+    if (a.backend >= info_.size()) continue;
+    Backend& B = backends_[a.backend];
+    const auto b = static_cast<std::uint32_t>(a.backend);
+    B.attempts.fetch_add(1, std::memory_order_relaxed);
+    if (a.status != 0) B.ttfb.observe(static_cast<double>(a.ttfb_us) / 1e6);
+    if (a.cause == FailureCause::None) continue;
+    const std::uint32_t d = deployment_on(a.backend);
+    B.errors.fetch_add(1, std::memory_order_relaxed);
+    if (a.cause == FailureCause::Throttled) B.throttled.fetch_add(1, std::memory_order_relaxed);
+    B.last_cause.store(static_cast<std::uint8_t>(a.cause), std::memory_order_relaxed);
+    B.last_status.store(a.status, std::memory_order_relaxed);
+    B.last_deployment.store(d, std::memory_order_relaxed);
+    B.last_at.store(rec.end, std::memory_order_relaxed);
+    add(CounterKind::Failovers, b, d, static_cast<std::uint32_t>(a.cause), 1);
+    if (a.cooldown_ms > 0) add(CounterKind::CooldownsStarted, b, d, static_cast<std::uint32_t>(a.cause), 1);
+  }
+  if (rec.attempt_count > 0) attempts_->observe(static_cast<double>(rec.attempt_count));
+
+  const bool served = rec.served_by >= 0 && static_cast<std::size_t>(rec.served_by) < info_.size();
+  const std::uint32_t sb = served ? static_cast<std::uint32_t>(rec.served_by) : kNoBackend;
+  const std::uint32_t sd = served ? deployment_on(sb) : requested;
+  add(CounterKind::Requests, sb, sd, rec.status, 1);
+  if (rec.status == 429) add(CounterKind::ClientThrottled, kNoBackend, requested, 0, 1);
+  if (served) {
+    Backend& B = backends_[sb];
+    B.served.fetch_add(1, std::memory_order_relaxed);
+    B.duration.observe(static_cast<double>(rec.end - rec.start) / 1e9);
+    if (rec.upstream_aborted) {
+      B.upstream_aborted.fetch_add(1, std::memory_order_relaxed);
+      B.errors.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (rec.prompt_tokens > 0) {
+      B.prompt.fetch_add(static_cast<std::uint64_t>(rec.prompt_tokens), std::memory_order_relaxed);
+      add(CounterKind::PromptTokens, sb, sd, 0, static_cast<std::uint64_t>(rec.prompt_tokens));
+    }
+    if (rec.completion_tokens > 0) {
+      B.completion.fetch_add(static_cast<std::uint64_t>(rec.completion_tokens), std::memory_order_relaxed);
+      add(CounterKind::CompletionTokens, sb, sd, 0, static_cast<std::uint64_t>(rec.completion_tokens));
+    }
+  }
+
+  Shard& s = my_shard();
+  std::lock_guard lock(s.mutex);
+  for (std::size_t i = 0; i < n_incs; ++i) s.counters[incs[i].key] += incs[i].by;
+}
+
+void Metrics::on_dns_lookup(std::size_t backend, bool ok) {
+  if (backend >= info_.size()) return;
+  Backend& B = backends_[backend];
+  B.dns_lookups.fetch_add(1, std::memory_order_relaxed);
+  if (!ok) B.dns_failures.fetch_add(1, std::memory_order_relaxed);
+}
+
+MetricsSnapshot Metrics::snapshot() const {
+  MetricsSnapshot s;
+  // Finished before started: a request that starts and ends between the two loads must
+  // not make in_flight negative (it is clamped anyway).
+  s.finished = finished_.load(std::memory_order_relaxed);
+  s.started = started_.load(std::memory_order_relaxed);
+  s.client_aborted = client_aborted_.load(std::memory_order_relaxed);
+  s.deployments_folded = folded_.load(std::memory_order_relaxed);
+  s.deployments = deployments_->names();
+  s.attempts = attempts_->snapshot();
+  for (std::size_t i = 0; i < kShards; ++i) {
+    Shard& sh = shards_[i];
+    std::lock_guard lock(sh.mutex);
+    for (const auto& [k, v] : sh.counters) s.counters[unpack(k)] += v;
+  }
+  s.backends.resize(info_.size());
+  for (std::size_t i = 0; i < info_.size(); ++i) {
+    const Backend& B = backends_[i];
+    BackendMetrics& m = s.backends[i];
+    s.backend_names.push_back(info_[i].name);
+    m.attempts = B.attempts.load(std::memory_order_relaxed);
+    m.served = B.served.load(std::memory_order_relaxed);
+    m.errors = B.errors.load(std::memory_order_relaxed);
+    m.throttled = B.throttled.load(std::memory_order_relaxed);
+    m.upstream_aborted = B.upstream_aborted.load(std::memory_order_relaxed);
+    m.dns_lookups = B.dns_lookups.load(std::memory_order_relaxed);
+    m.dns_failures = B.dns_failures.load(std::memory_order_relaxed);
+    m.prompt_tokens = B.prompt.load(std::memory_order_relaxed);
+    m.completion_tokens = B.completion.load(std::memory_order_relaxed);
+    m.duration = B.duration.snapshot();
+    m.ttfb = B.ttfb.snapshot();
+    m.last_error.at = B.last_at.load(std::memory_order_relaxed);
+    if (m.last_error.at != 0) {
+      m.last_error.cause = static_cast<FailureCause>(B.last_cause.load(std::memory_order_relaxed));
+      m.last_error.status = B.last_status.load(std::memory_order_relaxed);
+      const auto d = B.last_deployment.load(std::memory_order_relaxed);
+      m.last_error.deployment = s.deployment_name(d);
+    }
+  }
+  return s;
+}
+
+std::uint64_t MetricsSnapshot::counter(CounterKind k, std::uint32_t backend, std::uint32_t deployment,
+                                       std::uint32_t code) const {
+  auto it = counters.find(CounterKey{k, backend, deployment, code});
+  return it == counters.end() ? 0 : it->second;
+}
+
+int MetricsSnapshot::deployment_index(std::string_view name) const {
+  for (std::size_t i = 0; i < deployments.size(); ++i)
+    if (deployments[i] == name) return static_cast<int>(i);
+  return -1;
+}
+
+std::string_view MetricsSnapshot::deployment_name(std::uint32_t index) const {
+  if (index < deployments.size()) return deployments[index];
+  return index == Metrics::kMaxDeployments ? std::string_view("other") : std::string_view();
+}
+
+}  // namespace smartlb

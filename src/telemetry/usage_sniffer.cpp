@@ -1,0 +1,365 @@
+#include "smartlb/telemetry/usage_sniffer.hpp"
+
+#include <cstring>
+
+#include <charconv>
+
+namespace smartlb {
+namespace {
+
+char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+bool iequal(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (lower(a[i]) != lower(b[i])) return false;
+  return true;
+}
+
+// True when `s` has a `"usage"` key whose value is an object (not `null`): a cheap test
+// that spares a JSON parse for every streamed chunk ("usage":null is common).
+bool has_usage_object(std::string_view s) {
+  static constexpr std::string_view key = "\"usage\"";
+  for (std::size_t at = s.find(key); at != std::string_view::npos; at = s.find(key, at + 1)) {
+    std::size_t i = at + key.size();
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) ++i;
+    if (i >= s.size() || s[i] != ':') continue;
+    ++i;
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) ++i;
+    if (i < s.size() && s[i] == '{') return true;
+  }
+  return false;
+}
+
+// The index of the quote that closes the JSON string whose contents start at `begin`, or
+// npos. memchr finds the candidates: the bodies are mostly string contents.
+std::size_t closing_quote(std::string_view s, std::size_t begin) {
+  std::size_t i = begin;
+  while (i < s.size()) {
+    const void* q = std::memchr(s.data() + i, '"', s.size() - i);
+    if (!q) return std::string_view::npos;
+    const std::size_t at = static_cast<std::size_t>(static_cast<const char*>(q) - s.data());
+    std::size_t k = at;
+    while (k > begin && s[k - 1] == '\\') --k;
+    if ((at - k) % 2 == 0) return at;  // not escaped (an even run of backslashes)
+    i = at + 1;
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace
+
+namespace {
+
+// Finds the `usage` object of an OpenAI response without building a DOM of the whole body:
+// one pass that follows nesting (and skips strings, escapes included), returning the text of
+// the object under the top-level key "usage", or under "response" -> "usage" (Responses API
+// events). Parsing only that small object costs a fraction of parsing the body.
+std::string_view find_usage_object(std::string_view s) {
+  int depth = 0;
+  bool in_response = false;      // inside the top-level "response" object
+  std::string_view last_key;     // the last key read at depth 1 or 2
+  bool expect_value = false;     // a key and ':' were just read
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '"') {
+      const std::size_t begin = i + 1;
+      i = closing_quote(s, begin);
+      if (i == std::string_view::npos) return {};
+      const std::string_view str = s.substr(begin, i - begin);
+      std::size_t j = i + 1;
+      while (j < s.size() && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r')) ++j;
+      if (j < s.size() && s[j] == ':') {  // a key
+        last_key = str;
+        expect_value = true;
+        i = j;
+      } else {
+        expect_value = false;
+      }
+      continue;
+    }
+    if (c == '{' || c == '[') {
+      const bool object = c == '{';
+      if (object && expect_value && last_key == "usage" &&
+          (depth == 1 || (depth == 2 && in_response))) {
+        // The usage object itself: take it up to its matching brace.
+        int inner = 0;
+        for (std::size_t k = i; k < s.size(); ++k) {
+          if (s[k] == '"') {
+            k = closing_quote(s, k + 1);
+            if (k == std::string_view::npos) return {};
+            continue;
+          }
+          if (s[k] == '{' || s[k] == '[') ++inner;
+          if ((s[k] == '}' || s[k] == ']') && --inner == 0) return s.substr(i, k - i + 1);
+        }
+        return {};
+      }
+      if (object && expect_value && depth == 1 && last_key == "response") in_response = true;
+      ++depth;
+      expect_value = false;
+      continue;
+    }
+    if (c == '}' || c == ']') {
+      --depth;
+      if (depth == 1) in_response = false;
+      expect_value = false;
+      continue;
+    }
+    if (c == ',') expect_value = false;
+  }
+  return {};
+}
+
+bool is_json_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+// The index just past the value that opens at `open` ('{' or '['), or npos.
+std::size_t end_of_container(std::string_view s, std::size_t open) {
+  int depth = 0;
+  for (std::size_t k = open; k < s.size(); ++k) {
+    const char c = s[k];
+    if (c == '"') {
+      k = closing_quote(s, k + 1);
+      if (k == std::string_view::npos) return k;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if ((c == '}' || c == ']') && --depth == 0) {
+      return k + 1;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// The common case in a few hundred instructions: OpenAI writes `usage` last, so take the
+// last `"usage"` in the text (at `at`), and accept it only if it is a key whose object is followed by
+// nothing but the rest of the top-level object. (In valid JSON those bytes cannot sit inside
+// a string: a quote there would be escaped.) Empty when that does not hold; the full scan
+// decides then.
+constexpr std::string_view kUsageKey = "\"usage\"";
+
+std::string_view find_last_top_level_usage(std::string_view s, std::size_t at) {
+  std::size_t before = at;
+  while (before > 0 && is_json_space(s[before - 1])) --before;
+  if (before == 0 || (s[before - 1] != ',' && s[before - 1] != '{')) return {};
+  std::size_t i = at + kUsageKey.size();
+  while (i < s.size() && is_json_space(s[i])) ++i;
+  if (i >= s.size() || s[i] != ':') return {};
+  ++i;
+  while (i < s.size() && is_json_space(s[i])) ++i;
+  if (i >= s.size() || s[i] != '{') return {};
+  const std::size_t end = end_of_container(s, i);
+  if (end == std::string_view::npos) return {};
+  // What follows must close exactly one level (the top-level object), then only spaces.
+  int depth = 1;
+  for (std::size_t j = end; j < s.size(); ++j) {
+    const char c = s[j];
+    if (c == '"') {
+      j = closing_quote(s, j + 1);
+      if (j == std::string_view::npos) return {};
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if ((c == '}' || c == ']') && --depth == 0) {
+      for (++j; j < s.size(); ++j)
+        if (!is_json_space(s[j])) return {};
+      return s.substr(i, end - i);
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+namespace {
+
+// The non-negative integer value of `key` directly inside `object` (not in a nested object),
+// or -1 when absent, null or not such an integer.
+std::int64_t integer_member(std::string_view object, std::string_view key) {
+  int depth = 0;
+  for (std::size_t i = 0; i < object.size(); ++i) {
+    const char c = object[i];
+    if (c == '"') {
+      const std::size_t begin = i + 1;
+      i = closing_quote(object, begin);
+      if (i == std::string_view::npos) return -1;
+      if (depth != 1 || object.substr(begin, i - begin) != key) continue;
+      std::size_t j = i + 1;
+      while (j < object.size() && (object[j] == ' ' || object[j] == '\t' || object[j] == '\n' || object[j] == '\r')) ++j;
+      if (j >= object.size() || object[j] != ':') continue;  // a string value, not a key
+      ++j;
+      while (j < object.size() && (object[j] == ' ' || object[j] == '\t' || object[j] == '\n' || object[j] == '\r')) ++j;
+      std::int64_t v = -1;
+      const auto [p, ec] = std::from_chars(object.data() + j, object.data() + object.size(), v);
+      if (ec != std::errc{} || v < 0) return -1;
+      const char after = p < object.data() + object.size() ? *p : '}';
+      return after == ',' || after == '}' || after == ' ' || after == '\n' || after == '\r' || after == '\t' ? v : -1;
+    }
+    if (c == '{' || c == '[') ++depth;
+    else if (c == '}' || c == ']') --depth;
+  }
+  return -1;
+}
+
+std::int64_t first_count(std::string_view object, std::string_view a, std::string_view b) {
+  const std::int64_t v = integer_member(object, a);
+  return v >= 0 ? v : integer_member(object, b);
+}
+
+}  // namespace
+
+TokenUsage parse_usage_json(std::string_view json) {
+  TokenUsage u;
+  const std::size_t last = json.rfind(kUsageKey);
+  if (last == std::string_view::npos) return u;  // no key at all: nothing to scan for
+  std::string_view object = find_last_top_level_usage(json, last);
+  if (object.empty()) object = find_usage_object(json);
+  if (object.empty()) return u;
+  u.prompt_tokens = first_count(object, "prompt_tokens", "input_tokens");
+  u.completion_tokens = first_count(object, "completion_tokens", "output_tokens");
+  return u;
+}
+
+UsageSniffer::Mode UsageSniffer::mode_for(std::string_view content_type,
+                                          std::string_view content_encoding) {
+  // What backends send, spelled exactly so: decided without trimming or case folding.
+  if (content_encoding.empty()) {
+    if (content_type == "application/json") return Mode::Json;
+    if (content_type == "text/event-stream" || content_type == "text/event-stream; charset=utf-8")
+      return Mode::EventStream;
+  }
+  const std::string_view enc = trim(content_encoding);
+  if (!enc.empty() && !iequal(enc, "identity")) return Mode::Off;
+  const std::string_view type = trim(content_type.substr(0, content_type.find(';')));
+  if (iequal(type, "application/json")) return Mode::Json;
+  if (iequal(type, "text/event-stream")) return Mode::EventStream;
+  return Mode::Off;
+}
+
+UsageSniffer::UsageSniffer(Mode mode, std::size_t json_limit, std::size_t event_limit)
+    : mode_(mode), json_limit_(json_limit), event_limit_(event_limit) {}
+
+void UsageSniffer::feed(const char* data, std::size_t size) {
+  if (size == 0 || data == nullptr) return;
+  switch (mode_) {
+    case Mode::Off:
+      return;
+    case Mode::Json:
+      if (overflow_) return;
+      if (body_.size() + size > json_limit_) {
+        overflow_ = true;
+        std::string().swap(body_);  // give the memory back: this body will not be parsed
+        return;
+      }
+      body_.append(data, size);
+      return;
+    case Mode::EventStream:
+      feed_event_stream(data, size);
+      return;
+  }
+}
+
+void UsageSniffer::feed_event_stream(const char* p, std::size_t n) {
+  const char* end = p + n;
+  if (after_cr_) {
+    after_cr_ = false;
+    if (*p == '\n') ++p;  // the second half of a "\r\n" split across chunks
+  }
+  while (p < end) {
+    // The next line terminator ('\n', '\r' or "\r\n").
+    const char* stop = p;
+    while (stop < end && *stop != '\n' && *stop != '\r') ++stop;
+    const std::size_t len = static_cast<std::size_t>(stop - p);
+    if (!line_overflow_) {
+      if (line_.size() + len > event_limit_) {
+        line_overflow_ = true;
+        line_.clear();
+      } else {
+        line_.append(p, len);
+      }
+    }
+    if (stop == end) return;  // the line continues in the next chunk
+    const bool cr = *stop == '\r';
+    p = stop + 1;
+    if (cr) {
+      if (p == end) after_cr_ = true;
+      else if (*p == '\n') ++p;
+    }
+    end_line();
+  }
+}
+
+void UsageSniffer::end_line() {
+  if (line_overflow_) {
+    // A line too long to keep: if it was data, this event cannot be parsed.
+    line_overflow_ = false;
+    data_overflow_ = true;
+    has_data_ = true;
+    line_.clear();
+    return;
+  }
+  if (line_.empty()) {
+    end_event();
+    return;
+  }
+  const std::string_view line(line_);
+  if (line.substr(0, 5) == "data:") {
+    std::string_view value = line.substr(5);
+    if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+    if (!data_overflow_) {
+      if (data_.size() + value.size() + 1 > event_limit_) {
+        data_overflow_ = true;
+        data_.clear();
+      } else {
+        if (has_data_) data_.push_back('\n');
+        data_.append(value);
+      }
+    }
+    has_data_ = true;
+  }
+  // event:, id:, retry: and comments (":...") carry no usage.
+  line_.clear();
+}
+
+void UsageSniffer::end_event() {
+  if (has_data_ && !data_overflow_ && data_ != "[DONE]" && has_usage_object(data_))
+    last_.swap(data_);
+  data_.clear();
+  has_data_ = false;
+  data_overflow_ = false;
+}
+
+TokenUsage UsageSniffer::finish_with(const char* data, std::size_t size) {
+  if (mode_ == Mode::Json && body_.empty() && !overflow_) {
+    if (size == 0 || data == nullptr) return {};
+    return size > json_limit_ ? TokenUsage{} : parse_usage_json(std::string_view(data, size));
+  }
+  feed(data, size);
+  return finish();
+}
+
+TokenUsage UsageSniffer::finish() {
+  TokenUsage u;
+  switch (mode_) {
+    case Mode::Off:
+      break;
+    case Mode::Json:
+      if (!overflow_ && !body_.empty()) u = parse_usage_json(body_);
+      std::string().swap(body_);
+      break;
+    case Mode::EventStream:
+      // A last event without its blank line still counts (the stream ended right after it).
+      if (!line_.empty() || line_overflow_) end_line();
+      if (has_data_) end_event();
+      if (!last_.empty()) u = parse_usage_json(last_);
+      last_.clear();
+      break;
+  }
+  return u;
+}
+
+}  // namespace smartlb

@@ -1,0 +1,176 @@
+#include "smartlb/config/config_env.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace smartlb {
+namespace {
+
+using namespace std::chrono_literals;
+
+bool has_error(const ConfigLoadResult& r, std::string_view var) {
+  return std::any_of(r.errors.begin(), r.errors.end(),
+                     [&](const std::string& e) { return e.rfind(std::string(var) + ":", 0) == 0; });
+}
+
+TEST(ConfigEnv, MinimalBackendGetsDefaults) {
+  auto r = load_config_from_env({{"BACKEND_1_URL", "https://east.openai.azure.com"}});
+  ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
+  const Config& c = *r.config;
+  ASSERT_EQ(c.backends.size(), 1u);
+  const auto& b = c.backends[0];
+  EXPECT_EQ(b.name, "backend-1");
+  EXPECT_EQ(b.priority, 1);
+  EXPECT_EQ(b.weight, 1u);
+  EXPECT_TRUE(b.url.tls);
+  EXPECT_EQ(b.url.host, "east.openai.azure.com");
+  EXPECT_TRUE(b.azure_host);
+  EXPECT_EQ(c.port, 8080);
+  EXPECT_EQ(c.http_timeout, 100s);
+  EXPECT_EQ(c.default_cooldown, 10s);
+}
+
+TEST(ConfigEnv, ReadsEveryBackendField) {
+  auto r = load_config_from_env({{"BACKEND_1_URL", "http://127.0.0.1:9001/prefix/"},
+                                 {"BACKEND_1_PRIORITY", "2"},
+                                 {"BACKEND_1_WEIGHT", "300"},
+                                 {"BACKEND_1_APIKEY", "k-123"},
+                                 {"BACKEND_1_DEPLOYMENT_NAME", "gpt-4o-prod"},
+                                 {"BACKEND_1_NAME", "eastus"},
+                                 {"BACKEND_1_AUTH", "bearer"}});
+  ASSERT_TRUE(r.config);
+  const auto& b = r.config->backends[0];
+  EXPECT_EQ(b.priority, 2);
+  EXPECT_EQ(b.weight, 300u);
+  EXPECT_EQ(b.api_key, "k-123");
+  EXPECT_EQ(b.deployment_name, "gpt-4o-prod");
+  EXPECT_EQ(b.name, "eastus");
+  EXPECT_EQ(b.auth, AuthStyle::Bearer);
+  EXPECT_EQ(b.url.base_path, "/prefix");
+  EXPECT_EQ(b.url.host_header, "127.0.0.1:9001");
+  EXPECT_FALSE(b.azure_host);
+}
+
+TEST(ConfigEnv, GapsInNumberingAreAllowedAndOrderIsById) {
+  auto r = load_config_from_env({{"BACKEND_10_URL", "https://b.example.com"},
+                                 {"BACKEND_3_URL", "https://a.example.com"}});
+  ASSERT_TRUE(r.config);
+  ASSERT_EQ(r.config->backends.size(), 2u);
+  EXPECT_EQ(r.config->backends[0].id, 3);
+  EXPECT_EQ(r.config->backends[1].id, 10);
+}
+
+TEST(ConfigEnv, ReportsEveryErrorAtOnceNamingTheVariable) {
+  auto r = load_config_from_env({{"BACKEND_1_URL", "ftp://x"},
+                                 {"BACKEND_1_WEIGHT", "0"},
+                                 {"BACKEND_2_PRIORITY", "high"},
+                                 {"PORT", "70000"},
+                                 {"HTTP_TIMEOUT_SECONDS", "-5"},
+                                 {"LOG_LEVEL", "loud"}});
+  EXPECT_FALSE(r.config);
+  EXPECT_TRUE(has_error(r, "BACKEND_1_URL"));
+  EXPECT_TRUE(has_error(r, "BACKEND_1_WEIGHT"));
+  EXPECT_TRUE(has_error(r, "BACKEND_2_PRIORITY"));
+  EXPECT_TRUE(has_error(r, "BACKEND_2_URL")) << "a backend with settings but no URL";
+  EXPECT_TRUE(has_error(r, "PORT"));
+  EXPECT_TRUE(has_error(r, "HTTP_TIMEOUT_SECONDS"));
+  EXPECT_TRUE(has_error(r, "LOG_LEVEL"));
+  EXPECT_EQ(r.errors.size(), 7u);
+}
+
+TEST(ConfigEnv, NoBackendIsAnError) {
+  auto r = load_config_from_env({{"PORT", "8080"}});
+  EXPECT_FALSE(r.config);
+  EXPECT_TRUE(has_error(r, "BACKEND_1_URL"));
+}
+
+TEST(ConfigEnv, MisspelledBackendFieldIsReported) {
+  auto r = load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"}, {"BACKEND_1_APIKY", "x"}});
+  EXPECT_TRUE(has_error(r, "BACKEND_1_APIKY"));
+}
+
+TEST(ConfigEnv, BadBackendNumberIsReported) {
+  auto r = load_config_from_env({{"BACKEND_A_URL", "https://a.example.com"},
+                                 {"BACKEND_01_URL", "https://b.example.com"}});
+  EXPECT_TRUE(has_error(r, "BACKEND_A_URL"));
+  EXPECT_TRUE(has_error(r, "BACKEND_01_URL"));
+}
+
+TEST(ConfigEnv, KeyNeverAppearsInMessages) {
+  const std::string secret = "sk-SECRET-VALUE-1234\n";
+  auto r = load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"}, {"BACKEND_1_APIKEY", secret}});
+  ASSERT_TRUE(has_error(r, "BACKEND_1_APIKEY")) << "a trailing newline is refused";
+  for (const auto& e : r.errors) EXPECT_EQ(e.find("SECRET"), std::string::npos) << e;
+}
+
+TEST(ConfigEnv, DuplicateNamesAreRefused) {
+  auto r = load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"}, {"BACKEND_1_NAME", "x"},
+                                 {"BACKEND_2_URL", "https://b.example.com"}, {"BACKEND_2_NAME", "x"}});
+  EXPECT_TRUE(has_error(r, "BACKEND_2_NAME"));
+}
+
+TEST(ConfigEnv, GlobalSettings) {
+  auto r = load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"},
+                                 {"PORT", "0"},
+                                 {"LISTEN_ADDRESS", "127.0.0.1"},
+                                 {"ADMIN_PORT", "0"},
+                                 {"THREADS", "3"},
+                                 {"HTTP_TIMEOUT_SECONDS", "30"},
+                                 {"DEFAULT_COOLDOWN_SECONDS", "2.5"},
+                                 {"MAX_REQUEST_BODY_BYTES", "1024"},
+                                 {"LOG_FORMAT", "json"},
+                                 {"ACCESS_LOG", "off"},
+                                 {"CLIENT_API_KEYS", "client-key-1, client-key-2"}});
+  ASSERT_TRUE(r.config) << r.errors[0];
+  const Config& c = *r.config;
+  EXPECT_EQ(c.port, 0);
+  EXPECT_EQ(c.listen_address, "127.0.0.1");
+  EXPECT_EQ(c.admin_port, 0);
+  EXPECT_EQ(c.threads, 3u);
+  EXPECT_EQ(c.http_timeout, 30s);
+  EXPECT_EQ(c.default_cooldown, 2500ms);
+  EXPECT_EQ(c.max_request_body_bytes, 1024u);
+  EXPECT_EQ(c.log_format, "json");
+  EXPECT_FALSE(c.access_log);
+  EXPECT_EQ(c.client_api_keys, (std::vector<std::string>{"client-key-1", "client-key-2"}));
+}
+
+TEST(ConfigEnv, AdminPortMustDifferFromPort) {
+  auto r = load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"}, {"PORT", "9000"}, {"ADMIN_PORT", "9000"}});
+  EXPECT_TRUE(has_error(r, "ADMIN_PORT"));
+}
+
+}  // namespace
+}  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+TEST(ConfigEnv, DeclaredQuotas) {
+  auto r = load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"},
+                                 {"BACKEND_1_TPM", "300000"},
+                                 {"BACKEND_1_RPM", "1800"},
+                                 {"QUOTA_WINDOW_SECONDS", "10"}});
+  ASSERT_TRUE(r.config) << r.errors[0];
+  EXPECT_EQ(r.config->backends[0].tpm, 300000);
+  EXPECT_EQ(r.config->backends[0].rpm, 1800);
+  EXPECT_EQ(r.config->quota_window, std::chrono::seconds(10));
+  auto bad = load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"}, {"BACKEND_1_TPM", "0"}});
+  EXPECT_TRUE(has_error(bad, "BACKEND_1_TPM"));
+}
+
+}  // namespace
+}  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+TEST(ConfigEnv, UnreadableCaFileIsAConfigurationError) {
+  auto r = load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"},
+                                 {"UPSTREAM_CA_FILE", "/nonexistent/ca.pem"}});
+  EXPECT_TRUE(has_error(r, "UPSTREAM_CA_FILE"));
+}
+
+}  // namespace
+}  // namespace smartlb

@@ -1,0 +1,74 @@
+#include "smartlb/http/header_rules.hpp"
+
+#include <gtest/gtest.h>
+
+namespace smartlb {
+namespace {
+
+TEST(HeaderRules, HopByHop) {
+  for (auto n : {"Connection", "keep-alive", "Transfer-Encoding", "TE", "Upgrade", "Proxy-Authorization", "Trailer"})
+    EXPECT_TRUE(is_hop_by_hop(n)) << n;
+  for (auto n : {"Content-Type", "api-key", "x-request-id", "Content-Length"})
+    EXPECT_FALSE(is_hop_by_hop(n)) << n;
+}
+
+TEST(HeaderRules, CredentialsAndQuotaHeaders) {
+  EXPECT_TRUE(is_client_credential("API-Key"));
+  EXPECT_TRUE(is_client_credential("authorization"));
+  EXPECT_FALSE(is_client_credential("x-api-key-id"));
+  EXPECT_TRUE(is_backend_quota_header("x-ratelimit-remaining-tokens"));
+  EXPECT_TRUE(is_backend_quota_header("X-RateLimit-Reset-Requests"));
+  EXPECT_TRUE(is_backend_quota_header("x-rate-limit-reset-tokens"));
+  EXPECT_FALSE(is_backend_quota_header("retry-after"));
+}
+
+TEST(HeaderRules, ConnectionTokens) {
+  auto t = connection_tokens(" keep-alive , X-Secret ,,close");
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t[0], "keep-alive");
+  EXPECT_EQ(t[1], "X-Secret");
+  EXPECT_EQ(t[2], "close");
+}
+
+TEST(HeaderRules, SafeValues) {
+  EXPECT_TRUE(is_safe_header_value("abc def"));
+  EXPECT_FALSE(is_safe_header_value("a\r\nInjected: 1"));
+  EXPECT_FALSE(is_safe_header_value(std::string_view("a\0b", 3)));
+}
+
+FramingInput with(std::vector<std::string_view> te, std::vector<std::string_view> cl, std::size_t hosts = 1) {
+  FramingInput in;
+  in.transfer_encoding = std::move(te);
+  in.content_length = std::move(cl);
+  in.host_count = hosts;
+  return in;
+}
+
+TEST(RequestFraming, AcceptsOrdinaryRequests) {
+  EXPECT_EQ(check_request_framing(with({}, {"12"})), "");
+  EXPECT_EQ(check_request_framing(with({"chunked"}, {})), "");
+  EXPECT_EQ(check_request_framing(with({}, {})), "");
+}
+
+TEST(RequestFraming, RefusesSmugglingShapes) {
+  EXPECT_NE(check_request_framing(with({"chunked"}, {"5"})), "");
+  EXPECT_NE(check_request_framing(with({"gzip"}, {"5"})), "");
+  EXPECT_NE(check_request_framing(with({"chunked, chunked"}, {})), "");
+  EXPECT_NE(check_request_framing(with({"chunked", "chunked"}, {})), "");
+  EXPECT_NE(check_request_framing(with({"xchunked"}, {})), "");
+  EXPECT_NE(check_request_framing(with({"gzip, chunked"}, {})), "");
+  EXPECT_NE(check_request_framing(with({}, {"5", "5"})), "");
+  EXPECT_NE(check_request_framing(with({}, {"5, 5"})), "");
+  EXPECT_NE(check_request_framing(with({}, {"-1"})), "");
+}
+
+TEST(RequestFraming, HostRules) {
+  EXPECT_NE(check_request_framing(with({}, {}, 0)), "");
+  EXPECT_NE(check_request_framing(with({}, {}, 2)), "");
+  FramingInput http10 = with({}, {}, 0);
+  http10.version = 10;
+  EXPECT_EQ(check_request_framing(http10), "");
+}
+
+}  // namespace
+}  // namespace smartlb

@@ -1,0 +1,58 @@
+#include "smartlb/http/request_target.hpp"
+
+#include <gtest/gtest.h>
+
+namespace smartlb {
+namespace {
+
+// append_upstream_target appends: what the buffer held stays in front.
+std::string upstream_target(std::string_view base, const RequestTarget& t, std::string_view deployment) {
+  std::string out = "POST ";
+  append_upstream_target(out, base, t, deployment);
+  EXPECT_EQ(out.substr(0, 5), "POST ");
+  return out.substr(5);
+}
+
+TEST(RequestTarget, AzurePathExposesDeployment) {
+  auto t = parse_request_target("/openai/deployments/gpt-4o/chat/completions?api-version=2024-06-01");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->deployment, "gpt-4o");
+  EXPECT_EQ(t->path, "/openai/deployments/gpt-4o/chat/completions");
+  EXPECT_EQ(t->query, "api-version=2024-06-01");
+}
+
+TEST(RequestTarget, OpenAiPathHasNoDeployment) {
+  auto t = parse_request_target("/v1/chat/completions");
+  ASSERT_TRUE(t);
+  EXPECT_FALSE(t->has_deployment());
+  EXPECT_EQ(upstream_target("", *t, "ignored"), "/v1/chat/completions");
+}
+
+TEST(RequestTarget, RewritesExactlyTheDeploymentSegment) {
+  // The name appears again later in the path and in the query: only the segment changes.
+  auto t = parse_request_target("/openai/deployments/gpt/chat/gpt?x=gpt&api-version=1");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(upstream_target("", *t, "prod-4o"), "/openai/deployments/prod-4o/chat/gpt?x=gpt&api-version=1");
+}
+
+TEST(RequestTarget, KeepsPathWithoutOverride) {
+  auto t = parse_request_target("/openai/deployments/gpt/embeddings?api-version=1");
+  EXPECT_EQ(upstream_target("/base", *t, ""), "/base/openai/deployments/gpt/embeddings?api-version=1");
+}
+
+TEST(RequestTarget, OperationsWithoutDeploymentPassUnchanged) {
+  auto t = parse_request_target("/openai/files?api-version=2024-06-01");
+  ASSERT_TRUE(t);
+  EXPECT_FALSE(t->has_deployment());
+  EXPECT_EQ(upstream_target("", *t, "prod"), "/openai/files?api-version=2024-06-01");
+}
+
+TEST(RequestTarget, RejectsNonOriginForms) {
+  EXPECT_FALSE(parse_request_target("http://evil/x"));
+  EXPECT_FALSE(parse_request_target("*"));
+  EXPECT_FALSE(parse_request_target(""));
+  EXPECT_FALSE(parse_request_target("/a b"));
+}
+
+}  // namespace
+}  // namespace smartlb

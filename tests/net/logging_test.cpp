@@ -1,0 +1,72 @@
+// Access-log lines and listener start-up errors.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "proxy_harness.hpp"
+#include "smartlb/telemetry/logging.hpp"
+
+namespace smartlb::testing {
+namespace {
+
+RequestRecord sample_record() {
+  RequestRecord rec;
+  rec.method = "POST";
+  rec.path = "/openai/deployments/gpt/chat/completions";
+  rec.deployment = "gpt";
+  rec.request_id = "rid-1";
+  rec.status = 200;
+  rec.served_by = 1;
+  rec.start = 0;
+  rec.end = 12'500'000;
+  AttemptRecord& first = rec.add_attempt();
+  first.backend = 0;
+  first.status = 429;
+  first.cause = FailureCause::Throttled;
+  first.cooldown_ms = 5000;
+  rec.add_attempt().backend = 1;
+  rec.attempts[1].status = 200;
+  return rec;
+}
+
+Config two_backends() {
+  Config cfg;
+  cfg.backends.resize(2);
+  cfg.backends[0].name = "east";
+  cfg.backends[1].name = "west";
+  return cfg;
+}
+
+TEST(AccessLog, JsonLineHasUtcTimeAndEveryAttempt) {
+  const auto j = nlohmann::json::parse(format_access_line(sample_record(), two_backends(), true));
+  EXPECT_TRUE(std::regex_match(j["time"].get<std::string>(),
+                               std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)")));
+  EXPECT_EQ(j["request_id"], "rid-1");
+  EXPECT_EQ(j["backend"], "west");
+  EXPECT_EQ(j["attempts"], 2);
+  EXPECT_EQ(j["attempt_log"][0]["backend"], "east");
+  EXPECT_EQ(j["attempt_log"][0]["outcome"], "throttled");
+  EXPECT_EQ(j["attempt_log"][1]["outcome"], "served");
+  EXPECT_DOUBLE_EQ(j["duration_ms"].get<double>(), 12.5);
+}
+
+TEST(AccessLog, TextLineNamesBackendStatusAndAttempts) {
+  const std::string line = format_access_line(sample_record(), two_backends(), false);
+  EXPECT_EQ(line,
+            "POST /openai/deployments/gpt/chat/completions backend=west status=200 attempts=2 "
+            "(east:429, west:200) duration_ms=12.5 id=rid-1");
+}
+
+TEST(Listener, APortAlreadyInUseIsRefusedDespiteReusePort) {
+  ProxyHarness first;
+  first.add_backend("b", "http://127.0.0.1:9");
+  first.start();
+  ProxyHarness second;
+  second.cfg.port = first.port();
+  second.add_backend("b", "http://127.0.0.1:9");
+  EXPECT_THROW(second.start(), std::runtime_error) << "a second instance must not share the port";
+}
+
+}  // namespace
+}  // namespace smartlb::testing

@@ -1,0 +1,45 @@
+// The relay's per-write arrays are lent by the worker: reused after a relay, never shared by
+// two relays at once, and only a bounded number kept after a burst.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "smartlb/net/worker.hpp"
+
+namespace smartlb::net {
+namespace {
+
+TEST(RelayScratchLease, AReturnedScratchIsLentAgain) {
+  RelayScratchLease::Spares spares;
+  RelayScratch* first = nullptr;
+  {
+    RelayScratchLease lease(spares);
+    first = lease.get();
+    EXPECT_TRUE(spares.empty());
+  }
+  ASSERT_EQ(spares.size(), 1u);
+  RelayScratchLease again(spares);
+  EXPECT_EQ(again.get(), first);
+  EXPECT_TRUE(spares.empty());
+}
+
+TEST(RelayScratchLease, ConcurrentRelaysGetTheirOwn) {
+  RelayScratchLease::Spares spares;
+  RelayScratchLease a(spares);
+  RelayScratchLease b(spares);
+  EXPECT_NE(a.get(), b.get());
+}
+
+TEST(RelayScratchLease, AtMostKMaxSpareAreKeptAfterABurst) {
+  RelayScratchLease::Spares spares;
+  {
+    std::vector<std::unique_ptr<RelayScratchLease>> burst;
+    for (std::size_t i = 0; i < RelayScratchLease::kMaxSpare + 10; ++i)
+      burst.push_back(std::make_unique<RelayScratchLease>(spares));
+  }
+  EXPECT_EQ(spares.size(), RelayScratchLease::kMaxSpare);
+}
+
+}  // namespace
+}  // namespace smartlb::net

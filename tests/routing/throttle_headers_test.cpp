@@ -1,0 +1,125 @@
+#include "smartlb/routing/throttle_headers.hpp"
+
+#include <gtest/gtest.h>
+
+namespace smartlb {
+namespace {
+
+using namespace std::chrono_literals;
+using std::chrono::milliseconds;
+
+const auto kNow = std::chrono::system_clock::from_time_t(1'700'000'000);  // 2023-11-14T22:13:20Z
+
+std::optional<milliseconds> hint(ThrottleHeaders h) { return parse_retry_hint(h, kNow); }
+
+TEST(ThrottleHeaders, RetryAfterMsWinsOverEverything) {
+  ThrottleHeaders h;
+  h.retry_after_ms = "1500";
+  h.x_ms_retry_after_ms = "9000";
+  h.retry_after = "20";
+  EXPECT_EQ(hint(h), 1500ms);
+}
+
+TEST(ThrottleHeaders, XMsRetryAfterMs) {
+  ThrottleHeaders h;
+  h.x_ms_retry_after_ms = "250";
+  h.retry_after = "20";
+  EXPECT_EQ(hint(h), 250ms);
+}
+
+TEST(ThrottleHeaders, RetryAfterSecondsIntegerAndFractional) {
+  ThrottleHeaders h;
+  h.retry_after = "7";
+  EXPECT_EQ(hint(h), 7000ms);
+  h.retry_after = "0.25";
+  EXPECT_EQ(hint(h), 250ms);
+  h.retry_after = " 3 ";
+  EXPECT_EQ(hint(h), 3000ms);
+}
+
+TEST(ThrottleHeaders, RetryAfterHttpDate) {
+  ThrottleHeaders h;
+  h.retry_after = "Tue, 14 Nov 2023 22:13:50 GMT";  // kNow + 30 s
+  EXPECT_EQ(hint(h), 30'000ms);
+}
+
+TEST(ThrottleHeaders, RetryAfterObsoleteDateForms) {
+  EXPECT_EQ(parse_http_date("Tuesday, 14-Nov-23 22:13:50 GMT"), kNow + 30s);
+  EXPECT_EQ(parse_http_date("Tue Nov 14 22:13:50 2023"), kNow + 30s);
+}
+
+TEST(ThrottleHeaders, DateInThePastMeansNow) {
+  ThrottleHeaders h;
+  h.retry_after = "Sun, 06 Nov 1994 08:49:37 GMT";
+  EXPECT_EQ(hint(h), 0ms);
+}
+
+TEST(ThrottleHeaders, JunkIsIgnoredAndTheNextHeaderUsed) {
+  ThrottleHeaders h;
+  h.retry_after_ms = "soon";
+  h.x_ms_retry_after_ms = "-1";
+  h.retry_after = "12";
+  EXPECT_EQ(hint(h), 12'000ms);
+}
+
+TEST(ThrottleHeaders, JunkValuesGiveNoHint) {
+  for (std::string_view junk : {"-1", "abc", "", "1,5", "nan", "inf", "0x10", "1.2.3",
+                                "Mon, 99 Foo 2023 25:61:61 GMT", "12 s"}) {
+    ThrottleHeaders h;
+    h.retry_after = junk;
+    EXPECT_EQ(hint(h), std::nullopt) << "Retry-After: " << junk;
+  }
+}
+
+TEST(ThrottleHeaders, ZeroIsAValidHint) {
+  ThrottleHeaders h;
+  h.retry_after = "0";
+  EXPECT_EQ(hint(h), 0ms);
+}
+
+TEST(ThrottleHeaders, AbsurdlyLargeValuesDoNotOverflow) {
+  ThrottleHeaders h;
+  h.retry_after = "99999999999999999999999";
+  const auto v = hint(h);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_GT(*v, 3600s);
+  EXPECT_LE(*v, std::chrono::hours(24));
+}
+
+TEST(ThrottleHeaders, DurationStrings) {
+  EXPECT_EQ(parse_duration_string("12ms"), 12ms);
+  EXPECT_EQ(parse_duration_string("20s"), 20s);
+  EXPECT_EQ(parse_duration_string("6m0s"), 360s);
+  EXPECT_EQ(parse_duration_string("2m59.56s"), 179'560ms);
+  EXPECT_EQ(parse_duration_string("1h"), 3600s);
+  EXPECT_EQ(parse_duration_string("1.5"), 1500ms);
+  EXPECT_EQ(parse_duration_string("5x"), std::nullopt);
+  EXPECT_EQ(parse_duration_string("s"), std::nullopt);
+  EXPECT_EQ(parse_duration_string("-3s"), std::nullopt);
+}
+
+TEST(ThrottleHeaders, ResetHeadersPreferTheExhaustedLimit) {
+  ThrottleHeaders h;
+  h.reset_requests = "1s";
+  h.reset_tokens = "6m0s";
+  h.remaining_requests = "0";
+  h.remaining_tokens = "5000";
+  EXPECT_EQ(hint(h), 1s);
+  h.remaining_requests = "12";
+  h.remaining_tokens = "0";
+  EXPECT_EQ(hint(h), 360s);
+}
+
+TEST(ThrottleHeaders, ResetHeadersWithoutRemainingTakeTheLonger) {
+  ThrottleHeaders h;
+  h.reset_requests = "2s";
+  h.reset_tokens = "12ms";
+  EXPECT_EQ(hint(h), 2s);
+}
+
+TEST(ThrottleHeaders, NothingUsable) {
+  EXPECT_EQ(hint({}), std::nullopt);
+}
+
+}  // namespace
+}  // namespace smartlb

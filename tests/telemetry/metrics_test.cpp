@@ -1,0 +1,215 @@
+#include "smartlb/telemetry/metrics.hpp"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+namespace smartlb {
+namespace {
+
+constexpr MonoNanos kSecond = 1'000'000'000;
+
+RequestRecord served_by(int backend, const char* deployment, unsigned status = 200) {
+  RequestRecord r;
+  r.method = "POST";
+  r.deployment = deployment;
+  r.start = 10 * kSecond;
+  r.end = r.start + kSecond / 2;  // 0.5 s
+  r.status = status;
+  r.served_by = backend;
+  AttemptRecord& a = r.add_attempt();
+  a.backend = static_cast<std::size_t>(backend);
+  a.status = status;
+  a.ttfb_us = 30'000;  // 30 ms
+  return r;
+}
+
+// Backend 0 answers 429 (cooldown), backend 1 serves.
+RequestRecord failed_over(const char* deployment) {
+  RequestRecord r;
+  r.deployment = deployment;
+  r.start = 10 * kSecond;
+  r.end = r.start + 2 * kSecond;
+  AttemptRecord& a = r.add_attempt();
+  a.backend = 0;
+  a.status = 429;
+  a.cause = FailureCause::Throttled;
+  a.cooldown_ms = 5000;
+  a.ttfb_us = 1000;
+  AttemptRecord& b = r.add_attempt();
+  b.backend = 1;
+  b.status = 200;
+  b.ttfb_us = 200'000;
+  r.served_by = 1;
+  r.status = 200;
+  r.prompt_tokens = 100;
+  r.completion_tokens = 20;
+  return r;
+}
+
+std::uint32_t dep(const MetricsSnapshot& s, const char* name) {
+  const int i = s.deployment_index(name);
+  EXPECT_GE(i, 0) << name;
+  return static_cast<std::uint32_t>(i);
+}
+
+TEST(Metrics, CountsRequestsByBackendDeploymentAndCode) {
+  Metrics m({{"east", ""}, {"west", ""}});
+  m.on_request(served_by(0, "gpt-4o"));
+  m.on_request(served_by(0, "gpt-4o"));
+  m.on_request(served_by(1, "gpt-4o", 400));
+  m.on_request(served_by(1, "embed"));
+  const MetricsSnapshot s = m.snapshot();
+  EXPECT_EQ(s.counter(CounterKind::Requests, 0, dep(s, "gpt-4o"), 200), 2u);
+  EXPECT_EQ(s.counter(CounterKind::Requests, 1, dep(s, "gpt-4o"), 400), 1u);
+  EXPECT_EQ(s.counter(CounterKind::Requests, 1, dep(s, "embed"), 200), 1u);
+  EXPECT_EQ(s.backends[0].served, 2u);
+  EXPECT_EQ(s.backends[1].served, 2u);
+  EXPECT_EQ(s.backends[0].errors, 0u) << "a passed-through 400 is not the backend's error";
+  EXPECT_EQ(s.finished, 4u);
+}
+
+TEST(Metrics, FailoverCooldownTokensAndHistograms) {
+  Metrics m({{"east", ""}, {"west", ""}});
+  m.on_request(failed_over("gpt-4o"));
+  const MetricsSnapshot s = m.snapshot();
+  const auto d = dep(s, "gpt-4o");
+  const auto throttled = static_cast<std::uint32_t>(FailureCause::Throttled);
+  EXPECT_EQ(s.counter(CounterKind::Failovers, 0, d, throttled), 1u);
+  EXPECT_EQ(s.counter(CounterKind::CooldownsStarted, 0, d, throttled), 1u);
+  EXPECT_EQ(s.counter(CounterKind::PromptTokens, 1, d), 100u);
+  EXPECT_EQ(s.counter(CounterKind::CompletionTokens, 1, d), 20u);
+  EXPECT_EQ(s.counter(CounterKind::Requests, 1, d, 200), 1u);
+  EXPECT_EQ(s.backends[0].attempts, 1u);
+  EXPECT_EQ(s.backends[0].errors, 1u);
+  EXPECT_EQ(s.backends[0].throttled, 1u);
+  EXPECT_EQ(s.backends[0].served, 0u);
+  EXPECT_EQ(s.backends[0].last_error.cause, FailureCause::Throttled);
+  EXPECT_EQ(s.backends[0].last_error.status, 429u);
+  EXPECT_EQ(s.backends[0].last_error.deployment, "gpt-4o");
+  EXPECT_EQ(s.backends[0].last_error.at, 12 * kSecond);
+  EXPECT_EQ(s.backends[1].prompt_tokens, 100u);
+  EXPECT_EQ(s.backends[1].completion_tokens, 20u);
+
+  // Attempts per request: 2 lands in the le=2 bucket (index 1).
+  EXPECT_EQ(s.attempts.count, 1u);
+  EXPECT_EQ(s.attempts.buckets[1], 1u);
+  EXPECT_DOUBLE_EQ(s.attempts.sum, 2.0);
+  // Duration 2 s, served by backend 1: bucket le=2.5 (index 5).
+  EXPECT_EQ(s.backends[1].duration.count, 1u);
+  EXPECT_EQ(s.backends[1].duration.buckets[5], 1u);
+  EXPECT_DOUBLE_EQ(s.backends[1].duration.sum, 2.0);
+  // TTFB: 1 ms on backend 0 (le=0.005), 200 ms on backend 1 (le=0.25).
+  EXPECT_EQ(s.backends[0].ttfb.buckets[0], 1u);
+  EXPECT_EQ(s.backends[1].ttfb.buckets[5], 1u);
+  EXPECT_DOUBLE_EQ(s.backends[1].ttfb.sum, 0.2);
+}
+
+TEST(Metrics, BucketUpperBoundIsInclusive) {
+  Metrics m(std::vector<Metrics::BackendInfo>{{"a", ""}});
+  RequestRecord r = served_by(0, "d");
+  r.end = r.start + kSecond;  // exactly 1 s: le="1" (index 4)
+  m.on_request(r);
+  r.end = r.start + 400 * kSecond;  // beyond the last bound: +Inf
+  m.on_request(r);
+  const MetricsSnapshot s = m.snapshot();
+  EXPECT_EQ(s.backends[0].duration.buckets[4], 1u);
+  EXPECT_EQ(s.backends[0].duration.buckets.back(), 1u);
+}
+
+TEST(Metrics, InFlightFollowsStartAndEnd) {
+  Metrics m(std::vector<Metrics::BackendInfo>{{"a", ""}});
+  m.on_request_start();
+  m.on_request_start();
+  EXPECT_EQ(m.snapshot().in_flight(), 2u);
+  m.on_request(served_by(0, "d"));
+  EXPECT_EQ(m.snapshot().in_flight(), 1u);
+}
+
+TEST(Metrics, OwnAnswersAndClientFacing429) {
+  Metrics m(std::vector<Metrics::BackendInfo>{{"a", ""}});
+  RequestRecord r;
+  r.deployment = "gpt";
+  r.status = 429;
+  AttemptRecord& a = r.add_attempt();
+  a.backend = 0;
+  a.status = 429;
+  a.cause = FailureCause::Throttled;
+  a.cooldown_ms = 1000;
+  m.on_request(r);
+  const MetricsSnapshot s = m.snapshot();
+  EXPECT_EQ(s.counter(CounterKind::Requests, Metrics::kNoBackend, dep(s, "gpt"), 429), 1u);
+  EXPECT_EQ(s.counter(CounterKind::ClientThrottled, Metrics::kNoBackend, dep(s, "gpt")), 1u);
+  EXPECT_EQ(s.backends[0].served, 0u);
+}
+
+TEST(Metrics, DeploymentLabelsAreCappedThenFoldedIntoOther) {
+  Metrics m(std::vector<Metrics::BackendInfo>{{"a", ""}});
+  for (std::size_t i = 0; i < Metrics::kMaxDeployments + 10; ++i)
+    m.on_request(served_by(0, ("dep-" + std::to_string(i)).c_str()));
+  const MetricsSnapshot s = m.snapshot();
+  EXPECT_EQ(s.deployments.size(), Metrics::kMaxDeployments);
+  EXPECT_EQ(s.deployments_folded, 10u);
+  const auto other = static_cast<std::uint32_t>(Metrics::kMaxDeployments);
+  EXPECT_EQ(s.deployment_name(other), "other");
+  EXPECT_EQ(s.counter(CounterKind::Requests, 0, other, 200), 10u);
+  EXPECT_EQ(s.counter(CounterKind::Requests, 0, dep(s, "dep-0"), 200), 1u);
+}
+
+TEST(Metrics, LongDeploymentNamesAreTruncated) {
+  Metrics m(std::vector<Metrics::BackendInfo>{{"a", ""}});
+  const std::string longname(1000, 'x');
+  m.on_request(served_by(0, longname.c_str()));
+  const MetricsSnapshot s = m.snapshot();
+  ASSERT_EQ(s.deployments.size(), 1u);
+  EXPECT_EQ(s.deployments[0].size(), Metrics::kMaxDeploymentLabelBytes);
+}
+
+TEST(Metrics, FixedDeploymentOfABackendLabelsItsTraffic) {
+  // Backend 1 always serves "gpt4o-eu" whatever the client asked for.
+  Metrics m({{"a", ""}, {"b", "gpt4o-eu"}});
+  m.on_request(failed_over("gpt-4o"));
+  const MetricsSnapshot s = m.snapshot();
+  EXPECT_EQ(s.counter(CounterKind::Requests, 1, dep(s, "gpt4o-eu"), 200), 1u);
+  EXPECT_EQ(s.counter(CounterKind::PromptTokens, 1, dep(s, "gpt4o-eu")), 100u);
+  EXPECT_EQ(s.counter(CounterKind::Failovers, 0, dep(s, "gpt-4o"),
+                      static_cast<std::uint32_t>(FailureCause::Throttled)), 1u);
+}
+
+TEST(Metrics, ConcurrentUpdatesAreAllCounted) {
+  Metrics m({{"a", ""}, {"b", ""}});
+  constexpr int kThreads = 8, kEach = 5000;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&m, t] {
+      for (int i = 0; i < kEach; ++i) {
+        m.on_request_start();
+        m.on_request(failed_over(t % 2 ? "x" : "y"));
+      }
+    });
+  for (auto& t : threads) t.join();
+  const MetricsSnapshot s = m.snapshot();
+  EXPECT_EQ(s.finished, std::uint64_t{kThreads} * kEach);
+  EXPECT_EQ(s.in_flight(), 0u);
+  EXPECT_EQ(s.backends[1].prompt_tokens, std::uint64_t{kThreads} * kEach * 100);
+  EXPECT_EQ(s.counter(CounterKind::Requests, 1, dep(s, "x"), 200) +
+                s.counter(CounterKind::Requests, 1, dep(s, "y"), 200),
+            std::uint64_t{kThreads} * kEach);
+  EXPECT_EQ(s.backends[0].ttfb.count, std::uint64_t{kThreads} * kEach);
+}
+
+TEST(HistogramQuantile, InterpolatesInsideTheBucket) {
+  HistogramSnapshot h;
+  const double bounds[] = {1, 2, 4};
+  h.buckets = {0, 10, 0, 0};
+  h.count = 10;
+  EXPECT_DOUBLE_EQ(h.quantile(0.5, bounds, 3), 1.5);
+  EXPECT_DOUBLE_EQ(h.quantile(1.0, bounds, 3), 2.0);
+  h.buckets = {0, 0, 0, 4};  // all in +Inf: the last bound
+  h.count = 4;
+  EXPECT_DOUBLE_EQ(h.quantile(0.5, bounds, 3), 4.0);
+  EXPECT_DOUBLE_EQ(HistogramSnapshot{}.quantile(0.5, bounds, 3), 0.0);
+}
+
+}  // namespace
+}  // namespace smartlb

@@ -1,0 +1,272 @@
+#include "smartlb/telemetry/usage_sniffer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace smartlb {
+namespace {
+
+using Mode = UsageSniffer::Mode;
+
+const std::string kChatJson =
+    R"({"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi"}}],)"
+    R"("usage":{"prompt_tokens":17,"completion_tokens":5,"total_tokens":22}})";
+
+// An OpenAI stream with stream_options.include_usage: "usage":null on every chunk, the
+// usage in the last chunk before [DONE].
+const std::string kStream =
+    "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"}}],\"usage\":null}\n\n"
+    "data: {\"choices\":[{\"delta\":{\"content\":\"Hello\"}}],\"usage\":null}\n\n"
+    ": keep-alive comment\n\n"
+    "data: {\"choices\":[{\"delta\":{\"content\":\" world\"}}],\"usage\":null}\n\n"
+    "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":2,\"total_tokens\":11}}\n\n"
+    "data: [DONE]\n\n";
+
+TokenUsage sniff(Mode mode, const std::string& body, std::size_t piece) {
+  UsageSniffer s(mode);
+  for (std::size_t i = 0; i < body.size(); i += piece) s.feed(body.substr(i, piece));
+  return s.finish();
+}
+
+TEST(UsageSnifferMode, ChosenByContentType) {
+  EXPECT_EQ(UsageSniffer::mode_for("application/json"), Mode::Json);
+  EXPECT_EQ(UsageSniffer::mode_for("Application/JSON; charset=utf-8"), Mode::Json);
+  EXPECT_EQ(UsageSniffer::mode_for("text/event-stream"), Mode::EventStream);
+  EXPECT_EQ(UsageSniffer::mode_for(" text/event-stream ; charset=utf-8"), Mode::EventStream);
+  EXPECT_EQ(UsageSniffer::mode_for("text/plain"), Mode::Off);
+  EXPECT_EQ(UsageSniffer::mode_for(""), Mode::Off);
+}
+
+TEST(UsageSnifferMode, CompressedBodyIsNotSniffed) {
+  EXPECT_EQ(UsageSniffer::mode_for("application/json", "gzip"), Mode::Off);
+  EXPECT_EQ(UsageSniffer::mode_for("text/event-stream", "br"), Mode::Off);
+  EXPECT_EQ(UsageSniffer::mode_for("application/json", "identity"), Mode::Json);
+}
+
+TEST(UsageSnifferJson, ReadsUsageWhateverTheChunking) {
+  for (std::size_t piece = 1; piece <= kChatJson.size(); ++piece) {
+    const TokenUsage u = sniff(Mode::Json, kChatJson, piece);
+    ASSERT_EQ(u.prompt_tokens, 17) << "piece " << piece;
+    ASSERT_EQ(u.completion_tokens, 5) << "piece " << piece;
+  }
+}
+
+TEST(UsageSnifferJson, FinishWithTheLastPieceReadsTheSameAsFeedThenFinish) {
+  for (std::size_t split : {std::size_t{0}, std::size_t{1}, kChatJson.size() / 2, kChatJson.size()}) {
+    UsageSniffer s(Mode::Json);
+    s.feed(kChatJson.substr(0, split));
+    const std::string rest = kChatJson.substr(split);
+    const TokenUsage u = s.finish_with(rest.data(), rest.size());
+    EXPECT_EQ(u.prompt_tokens, 17) << split;
+    EXPECT_EQ(u.completion_tokens, 5) << split;
+  }
+  UsageSniffer stream(Mode::EventStream);
+  const TokenUsage su = stream.finish_with(kStream.data(), kStream.size());
+  EXPECT_EQ(su.prompt_tokens, 9);
+  UsageSniffer over(Mode::Json, 10);
+  EXPECT_FALSE(over.finish_with(kChatJson.data(), kChatJson.size()).known());  // over the limit
+}
+
+TEST(UsageJsonScan, EscapedQuotesAndBackslashesInStringsAreSkipped) {
+  const std::string body =
+      R"({"content":"say \"usage\": {\"prompt_tokens\": 99} \\","x":"\\\\","usage":{"prompt_tokens":3,"completion_tokens":4}})";
+  const TokenUsage u = parse_usage_json(body);
+  EXPECT_EQ(u.prompt_tokens, 3);
+  EXPECT_EQ(u.completion_tokens, 4);
+}
+
+TEST(UsageSnifferJson, EmbeddingsHaveNoCompletionTokens) {
+  const TokenUsage u = sniff(Mode::Json, R"({"data":[],"usage":{"prompt_tokens":8,"total_tokens":8}})", 7);
+  EXPECT_EQ(u.prompt_tokens, 8);
+  EXPECT_EQ(u.completion_tokens, -1);
+  EXPECT_TRUE(u.known());
+}
+
+TEST(UsageSnifferJson, ResponsesApiInputOutputTokens) {
+  const TokenUsage u = sniff(Mode::Json, R"({"object":"response","usage":{"input_tokens":3,"output_tokens":4}})", 5);
+  EXPECT_EQ(u.prompt_tokens, 3);
+  EXPECT_EQ(u.completion_tokens, 4);
+}
+
+TEST(UsageSnifferJson, NoUsageOrBadJsonIsUnknown) {
+  EXPECT_FALSE(sniff(Mode::Json, R"({"error":{"code":"400"}})", 4).known());
+  EXPECT_FALSE(sniff(Mode::Json, R"({"usage":{"prompt_tokens":1)", 4).known());
+  EXPECT_FALSE(sniff(Mode::Json, R"({"usage":null})", 4).known());
+  EXPECT_FALSE(sniff(Mode::Json, R"({"usage":{"prompt_tokens":"7"}})", 4).known());
+  EXPECT_FALSE(sniff(Mode::Json, "", 4).known());
+}
+
+TEST(UsageSnifferJson, BodyOverTheLimitIsDroppedNotBuffered) {
+  UsageSniffer s(Mode::Json, 100);
+  s.feed(R"({"usage":{"prompt_tokens":1,"completion_tokens":2},"pad":")");
+  s.feed(std::string(60, 'x'));
+  EXPECT_EQ(s.buffered_bytes(), 0u) << "the buffer is released once the limit is crossed";
+  s.feed("\"}");
+  EXPECT_FALSE(s.finish().known());
+}
+
+TEST(UsageSnifferJson, BodyExactlyAtTheLimitIsParsed) {
+  const std::string body = R"({"usage":{"prompt_tokens":1,"completion_tokens":2}})";
+  UsageSniffer s(Mode::Json, body.size());
+  s.feed(body);
+  EXPECT_EQ(s.finish().completion_tokens, 2);
+}
+
+TEST(UsageSnifferStream, ReadsUsageFromTheLastEventWhateverTheChunking) {
+  for (std::size_t piece = 1; piece <= kStream.size(); ++piece) {
+    const TokenUsage u = sniff(Mode::EventStream, kStream, piece);
+    ASSERT_EQ(u.prompt_tokens, 9) << "piece " << piece;
+    ASSERT_EQ(u.completion_tokens, 2) << "piece " << piece;
+  }
+}
+
+TEST(UsageSnifferStream, CrLfAndCrLineEndingsSplitAnywhere) {
+  std::string crlf, cr;
+  for (char c : kStream) {
+    if (c == '\n') {
+      crlf += "\r\n";
+      cr += '\r';
+    } else {
+      crlf += c;
+      cr += c;
+    }
+  }
+  for (std::size_t piece = 1; piece <= 7; ++piece) {
+    EXPECT_EQ(sniff(Mode::EventStream, crlf, piece).prompt_tokens, 9) << "crlf piece " << piece;
+    EXPECT_EQ(sniff(Mode::EventStream, cr, piece).prompt_tokens, 9) << "cr piece " << piece;
+  }
+}
+
+TEST(UsageSnifferStream, StreamWithoutUsageIsUnknown) {
+  const std::string s =
+      "data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n"
+      "data: {\"choices\":[{\"delta\":{}}],\"usage\":null}\n\n"
+      "data: [DONE]\n\n";
+  EXPECT_FALSE(sniff(Mode::EventStream, s, 3).known());
+}
+
+TEST(UsageSnifferStream, MultiLineDataAndNoSpaceAfterColon) {
+  const std::string s =
+      "event: message\n"
+      "data:{\"choices\":[],\n"
+      "data: \"usage\":{\"prompt_tokens\":4,\"completion_tokens\":6}}\n"
+      "id: 7\n"
+      "\n"
+      "data:[DONE]\n\n";
+  const TokenUsage u = sniff(Mode::EventStream, s, 2);
+  EXPECT_EQ(u.prompt_tokens, 4);
+  EXPECT_EQ(u.completion_tokens, 6);
+}
+
+TEST(UsageSnifferStream, LastEventWithoutBlankLineCounts) {
+  const std::string s = "data: {\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":1}}\n";
+  EXPECT_EQ(sniff(Mode::EventStream, s, 5).completion_tokens, 1);
+  const std::string t = "data: {\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":3}}";
+  EXPECT_EQ(sniff(Mode::EventStream, t, 5).completion_tokens, 3);
+}
+
+TEST(UsageSnifferStream, ResponsesApiCompletedEvent) {
+  const std::string s =
+      "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"hi\"}\n\n"
+      "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"usage\":"
+      "{\"input_tokens\":12,\"output_tokens\":3}}}\n\n";
+  const TokenUsage u = sniff(Mode::EventStream, s, 11);
+  EXPECT_EQ(u.prompt_tokens, 12);
+  EXPECT_EQ(u.completion_tokens, 3);
+}
+
+TEST(UsageSnifferStream, MemoryStaysBoundedOnALongStream) {
+  UsageSniffer s(Mode::EventStream, UsageSniffer::kDefaultJsonLimit, 4096);
+  const std::string event = "data: {\"choices\":[{\"delta\":{\"content\":\"" + std::string(200, 'a') +
+                            "\"}}],\"usage\":null}\n\n";
+  std::size_t most = 0;
+  for (int i = 0; i < 50'000; ++i) {  // ~12 MB
+    s.feed(event);
+    most = std::max(most, s.buffered_bytes());
+  }
+  EXPECT_LE(most, 4096u);
+  s.feed("data: {\"usage\":{\"prompt_tokens\":2,\"completion_tokens\":50000}}\n\ndata: [DONE]\n\n");
+  EXPECT_EQ(s.finish().completion_tokens, 50000);
+}
+
+TEST(UsageSnifferStream, OversizedEventIsSkippedButLaterOnesAreRead) {
+  UsageSniffer s(Mode::EventStream, UsageSniffer::kDefaultJsonLimit, 64);
+  s.feed("data: {\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":1},\"pad\":\"" + std::string(200, 'p') + "\"}\n\n");
+  EXPECT_LE(s.buffered_bytes(), 64u);
+  EXPECT_FALSE(UsageSniffer(s).finish().known());
+  s.feed("data: {\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":6}}\n\n");
+  EXPECT_EQ(s.finish().prompt_tokens, 5);
+}
+
+TEST(UsageSnifferOff, IgnoresEverything) {
+  UsageSniffer s(Mode::Off);
+  s.feed(kChatJson);
+  EXPECT_EQ(s.buffered_bytes(), 0u);
+  EXPECT_FALSE(s.finish().known());
+}
+
+}  // namespace
+}  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+TEST(UsageJsonScan, OnlyTheTopLevelOrResponseUsageCounts) {
+  // A "usage" key nested under another key, and the word inside strings (with escaped
+  // quotes), must not be taken for the response's usage.
+  const std::string body =
+      R"({"choices":[{"message":{"content":"say \"usage\": {\"prompt_tokens\": 99}","tool":{"usage":{"prompt_tokens":77}}}}],)"
+      R"("metadata":{"usage":{"prompt_tokens":55}},"usage":{"prompt_tokens":12,"completion_tokens":34,"total_tokens":46}})";
+  const TokenUsage u = parse_usage_json(body);
+  EXPECT_EQ(u.prompt_tokens, 12);
+  EXPECT_EQ(u.completion_tokens, 34);
+}
+
+TEST(UsageJsonScan, ALastUsageThatIsNotTheTopLevelKeyFallsBackToTheFullScan) {
+  // The quick path takes the last "usage"; here it is a string value, a nested key, or one
+  // followed by more than the end of the top-level object.
+  EXPECT_EQ(parse_usage_json(R"({"usage":{"prompt_tokens":5},"note":"usage"})").prompt_tokens, 5);
+  EXPECT_EQ(parse_usage_json(R"({"usage":{"prompt_tokens":6},"x":[{"usage":{"prompt_tokens":9}}]})").prompt_tokens, 6);
+  EXPECT_FALSE(parse_usage_json(R"({"a":{"usage":{"prompt_tokens":1}}})").known());
+  EXPECT_EQ(parse_usage_json(R"({"usage":{"prompt_tokens":7}} trailing)").prompt_tokens, 7);
+  EXPECT_EQ(parse_usage_json(" {\"id\":1, \"usage\" : {\"prompt_tokens\":8}\n}\n").prompt_tokens, 8);
+}
+
+TEST(UsageJsonScan, NestedUsageAloneIsUnknown) {
+  const TokenUsage u = parse_usage_json(R"({"metadata":{"usage":{"prompt_tokens":55}},"usage":null})");
+  EXPECT_FALSE(u.known());
+}
+
+TEST(UsageJsonScan, ResponsesApiUsageUnderResponse) {
+  const TokenUsage u = parse_usage_json(
+      R"({"type":"response.completed","response":{"id":"r","output":[{"x":{"usage":{"input_tokens":1}}}],"usage":{"input_tokens":7,"output_tokens":8}}})");
+  EXPECT_EQ(u.prompt_tokens, 7);
+  EXPECT_EQ(u.completion_tokens, 8);
+}
+
+}  // namespace
+}  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+TEST(UsageJsonScan, FieldsAreReadFromTheUsageObjectItselfNotItsDetails) {
+  const TokenUsage u = parse_usage_json(
+      R"({"usage":{"prompt_tokens_details":{"prompt_tokens":999,"cached_tokens":3},"completion_tokens" : 21 ,)"
+      R"("prompt_tokens":13,"total_tokens":34}})");
+  EXPECT_EQ(u.prompt_tokens, 13);
+  EXPECT_EQ(u.completion_tokens, 21);
+}
+
+TEST(UsageJsonScan, NullNegativeOrNonIntegerCountsAreUnknown) {
+  const TokenUsage u = parse_usage_json(R"({"usage":{"prompt_tokens":null,"completion_tokens":-2}})");
+  EXPECT_EQ(u.prompt_tokens, -1);
+  EXPECT_EQ(u.completion_tokens, -1);
+  const TokenUsage f = parse_usage_json(R"({"usage":{"prompt_tokens":1.5,"completion_tokens":"7"}})");
+  EXPECT_EQ(f.prompt_tokens, -1);
+  EXPECT_EQ(f.completion_tokens, -1);
+}
+
+}  // namespace
+}  // namespace smartlb
