@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "smartlb/config/cpu_limit.hpp"
 #include "smartlb/net/worker.hpp"
 #include "smartlb/telemetry/logging.hpp"
 
@@ -124,7 +125,10 @@ Server::~Server() {
 
 void Server::start() {
   auto& I = *impl_;
-  unsigned n = I.cfg.threads ? I.cfg.threads : std::max(1u, std::thread::hardware_concurrency());
+  // THREADS, or the CPUs this process may use (affinity mask, cgroup CPU quota).
+  const WorkerCount count = worker_count(I.cfg.threads);
+  const unsigned n = count.threads;
+  spdlog::info("{} worker thread(s), from {}", n, count.source);
   std::uint64_t seed = I.opts.seed ? I.opts.seed : (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
   error_code ec;
   const auto address = asio::ip::make_address(I.cfg.listen_address, ec);
