@@ -1,5 +1,5 @@
-// Google Benchmark of the selection hot path: BackendPool::pick + BackendPool::reserve,
-// as ForwardJob::run calls them once per request (src/net/forwarder.cpp, smartlb_routing).
+// Google Benchmark of the selection hot path: PrioritySelector::pick + BackendStates::reserve,
+// as ForwardJob::choose_target calls them once per request (src/net/forwarder.cpp).
 //
 //   cmake --build build-bench --target smartlb_selection_bench
 //   build-bench/bench/smartlb_selection_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
@@ -15,7 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "smartlb/routing/backend_pool.hpp"
+#include "smartlb/routing/backend_states.hpp"
+#include "smartlb/routing/routing_table.hpp"
+#include "smartlb/routing/selectors/priority_selector.hpp"
 #include "smartlb/base/clock.hpp"
 #include "smartlb/base/random.hpp"
 
@@ -44,7 +46,10 @@ void BM_PickReserve(benchmark::State& state) {
   const int cooling_pct = static_cast<int>(state.range(1));
   const bool quota = state.range(2) != 0;
   static SystemClock clock;  // the real clock: its cost is part of the hot path
-  BackendPool pool(make_members(n, quota), clock, CooldownPolicy{});
+  const RoutingTable table(make_members(n, quota));
+  BackendStates states(clock, CooldownPolicy{});
+  states.track(table);
+  const PrioritySelector selector;
   const std::string deployment = "gpt-4o";
   const int first_group = std::max(1, n * 3 / 5);
   const int cool = first_group * cooling_pct / 100;
@@ -52,13 +57,13 @@ void BM_PickReserve(benchmark::State& state) {
   v.fail_over = true;
   v.cause = FailureCause::Throttled;
   for (int i = 0; i < cool; ++i)
-    pool.record_failure(static_cast<std::size_t>(i), deployment, v, std::chrono::milliseconds(3'600'000));
+    states.record_failure(table.member(static_cast<std::size_t>(i)), deployment, v, std::chrono::milliseconds(3'600'000));
   FastRandom rng(42);
   std::int64_t picked = 0;
   for (auto _ : state) {
     TriedSet tried;
-    auto p = pool.pick(deployment, tried, rng, 200);
-    if (p && pool.reserve(*p, deployment, 200)) ++picked;
+    auto p = selector.pick(table, states, {deployment, tried, 200}, rng);
+    if (p && states.reserve(table.member(*p), deployment, 200)) ++picked;
     benchmark::DoNotOptimize(p);
   }
   if (picked != static_cast<std::int64_t>(state.iterations())) state.SkipWithError("a pick failed");
@@ -69,13 +74,16 @@ void BM_PickReserve(benchmark::State& state) {
 void BM_PickOnly(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   static SystemClock clock;
-  BackendPool pool(make_members(n, false), clock, CooldownPolicy{});
+  const RoutingTable table(make_members(n, false));
+  BackendStates states(clock, CooldownPolicy{});
+  states.track(table);
+  const PrioritySelector selector;
   FastRandom rng(7);
   for (auto _ : state) {
     TriedSet tried;
-    auto p = pool.pick("gpt-4o", tried, rng, 0);
+    auto p = selector.pick(table, states, {"gpt-4o", tried, 0}, rng);
     tried.add(*p);
-    auto q = pool.pick("gpt-4o", tried, rng, 0);
+    auto q = selector.pick(table, states, {"gpt-4o", tried, 0}, rng);
     benchmark::DoNotOptimize(q);
   }
   state.SetItemsProcessed(state.iterations() * 2);
@@ -85,19 +93,27 @@ void BM_PickOnly(benchmark::State& state) {
 // per-backend locks (shared_mutex in find_deployment, the quota mutex in reserve).
 void BM_PickReserveShared(benchmark::State& state) {
   static SystemClock clock;
-  static BackendPool* pool = nullptr;
-  if (state.thread_index() == 0) pool = new BackendPool(make_members(static_cast<int>(state.range(0)), state.range(1) != 0), clock, CooldownPolicy{});
+  static RoutingTable* table = nullptr;
+  static BackendStates* states = nullptr;
+  const PrioritySelector selector;
+  if (state.thread_index() == 0) {
+    table = new RoutingTable(make_members(static_cast<int>(state.range(0)), state.range(1) != 0));
+    states = new BackendStates(clock, CooldownPolicy{});
+    states->track(*table);
+  }
   FastRandom rng(100 + static_cast<std::uint64_t>(state.thread_index()));
   for (auto _ : state) {
     TriedSet tried;
-    auto p = pool->pick("gpt-4o", tried, rng, 200);
-    if (p) pool->reserve(*p, "gpt-4o", 200);
+    auto p = selector.pick(*table, *states, {"gpt-4o", tried, 200}, rng);
+    if (p) states->reserve(table->member(*p), "gpt-4o", 200);
     benchmark::DoNotOptimize(p);
   }
   state.SetItemsProcessed(state.iterations());
   if (state.thread_index() == 0) {
-    delete pool;
-    pool = nullptr;
+    delete states;
+    delete table;
+    states = nullptr;
+    table = nullptr;
   }
 }
 

@@ -45,7 +45,8 @@ struct AdminServer::Impl {
   MonoNanos started = 0;
 
   PoolSnapshot pool_snapshot() const {
-    PoolSnapshot p = snapshot_pool(server.pool(), server.config());
+    const auto snapshot = server.snapshot();
+    PoolSnapshot p = snapshot_pool(snapshot->table, server.states(), snapshot->backends);
     p.started = started;
     p.ready = server.port() != 0;
     p.draining = server.draining();
@@ -154,7 +155,7 @@ AdminServer::~AdminServer() { stop(); }
 
 void AdminServer::start() {
   auto& I = *impl_;
-  I.started = I.server.pool().clock().now();
+  I.started = I.server.states().clock().now();
   error_code ec;
   const auto address = asio::ip::make_address(I.opts.listen_address, ec);
   if (ec) throw std::runtime_error("admin listener: not an IP address: " + I.opts.listen_address);

@@ -150,23 +150,24 @@ std::string escape_label_value(std::string_view v) {
   return out;
 }
 
-PoolSnapshot snapshot_pool(const BackendPool& pool, const Config& cfg) {
+PoolSnapshot snapshot_pool(const RoutingTable& table, const BackendStates& states,
+                           std::span<const BackendConfig> backends) {
   PoolSnapshot p;
-  p.now = pool.clock().now();
-  for (std::size_t i = 0; i < pool.size(); ++i) {
+  p.now = states.clock().now();
+  for (std::size_t i = 0; i < table.size(); ++i) {
     PoolSnapshot::Backend b;
-    const PoolMember& m = pool.member(i);
+    const PoolMember& m = table.member(i);
     b.name = m.name;
     b.priority = m.priority;
     b.weight = m.weight;
     b.deployment_override = m.deployment_override;
-    if (i < cfg.backends.size()) {
-      b.url_host = cfg.backends[i].url.host_header;
-      b.tls = cfg.backends[i].url.tls;
+    if (i < backends.size()) {
+      b.url_host = backends[i].url.host_header;
+      b.tls = backends[i].url.tls;
     }
-    b.cooldown = pool.backend_cooldown(i);
-    for (auto& [name, view] : pool.deployment_cooldowns(i))
-      b.deployments.push_back({name, view, pool.quota_usage(i, name)});
+    b.cooldown = states.backend_cooldown(m.id);
+    for (auto& [name, view] : states.deployment_cooldowns(m.id))
+      b.deployments.push_back({name, view, states.quota_usage(m, name)});
     if (m.has_quota()) {
       b.quota_tokens = m.tokens_per_window;
       b.quota_requests = m.requests_per_window;

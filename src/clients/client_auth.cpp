@@ -5,8 +5,14 @@
 
 namespace smartlb {
 
-ClientAuthenticator::ClientAuthenticator(const std::vector<std::string>& keys) {
-  for (const auto& k : keys) digests_.push_back(digest(k));
+ClientAuthenticator::ClientAuthenticator(const std::vector<ClientKey>& keys) {
+  for (const auto& k : keys) clients_.push_back({digest(k.key), k.name, k.subjects});
+}
+
+std::vector<ClientKey> ClientAuthenticator::from_key_list(const std::vector<std::string>& keys) {
+  std::vector<ClientKey> out;
+  for (std::size_t i = 0; i < keys.size(); ++i) out.push_back({"client-" + std::to_string(i + 1), keys[i], {}});
+  return out;
 }
 
 ClientAuthenticator::Digest ClientAuthenticator::digest(std::string_view key) {
@@ -15,22 +21,26 @@ ClientAuthenticator::Digest ClientAuthenticator::digest(std::string_view key) {
   return d;
 }
 
-bool ClientAuthenticator::matches(std::string_view key) const {
-  if (key.empty()) return false;
+const ClientAuthenticator::Client* ClientAuthenticator::match(std::string_view key) const {
+  if (key.empty()) return nullptr;
   const Digest d = digest(key);
-  bool found = false;
-  for (const auto& candidate : digests_)  // no early exit: the time does not depend on which
-    found |= CRYPTO_memcmp(candidate.data(), d.data(), d.size()) == 0;
+  const Client* found = nullptr;
+  for (const auto& c : clients_) {  // no early exit: the time does not depend on which
+    const bool same = CRYPTO_memcmp(c.digest.data(), d.data(), d.size()) == 0;
+    found = same ? &c : found;
+  }
   return found;
 }
 
-bool ClientAuthenticator::allows(std::string_view api_key, std::string_view authorization) const {
-  if (!enabled()) return true;
-  if (matches(api_key)) return true;
+std::optional<ClientIdentity> ClientAuthenticator::identify(std::string_view api_key,
+                                                            std::string_view authorization) const {
+  if (!enabled()) return ClientIdentity{"anonymous", {}};
+  const Client* c = match(api_key);
   constexpr std::string_view bearer = "Bearer ";
-  if (authorization.size() > bearer.size() && authorization.substr(0, bearer.size()) == bearer)
-    return matches(authorization.substr(bearer.size()));
-  return false;
+  if (!c && authorization.size() > bearer.size() && authorization.substr(0, bearer.size()) == bearer)
+    c = match(authorization.substr(bearer.size()));
+  if (!c) return std::nullopt;
+  return ClientIdentity{c->name, c->subjects};
 }
 
 }  // namespace smartlb

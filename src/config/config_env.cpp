@@ -124,6 +124,7 @@ void load_backend(const EnvMap& env, Problems& p, int id, Config& cfg) {
   BackendConfig b;
   b.id = id;
   b.name = "backend-" + std::to_string(id);
+  b.key_setting = prefix + "APIKEY";
 
   const std::string url_var = prefix + "URL";
   const std::string* url = lookup(env, url_var);

@@ -148,9 +148,11 @@ Task<> run_client_session(Worker& w, Socket socket) {
       co_await write_error_reply(stream, bad, std::chrono::seconds(5));
       break;  // framing errors leave the stream in an unknown state: close
     }
-    if (w.shared.client_auth.enabled() &&
-        !w.shared.client_auth.allows(head.fields.get("api-key"),
-                                     head.fields.get(http::field::authorization))) {
+    // The configuration this request routes with, from here to its end.
+    const SnapshotCache::Lease snapshot = w.snapshots.acquire();
+    const std::optional<ClientIdentity> client =
+        snapshot->client_auth.identify(head.fields.get("api-key"), head.fields.get(http::field::authorization));
+    if (!client) {
       bad.status = http::status::unauthorized;
       bad.message = "Access denied: the api-key (or Bearer token) is not one of CLIENT_API_KEYS.";
       bad.code = "invalid_api_key";
@@ -204,7 +206,7 @@ Task<> run_client_session(Worker& w, Socket socket) {
       }
     }
 
-    const bool keep = co_await forward_request(w, stream, head, *target, rec, forward_buffers);
+    const bool keep = co_await forward_request(w, *snapshot, stream, head, *target, rec, forward_buffers);
     if (!keep) break;
   }
   stream.socket().shutdown(tcp::socket::shutdown_send, ignored);

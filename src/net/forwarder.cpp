@@ -1,5 +1,11 @@
-// The request path: pick a backend, send, judge the response head, fail over at once or
-// relay the response as it arrives.
+// The request path, in phases (ForwardJob::run):
+//   prepare   what goes upstream of the client's request, once (fields, body framing, cost)
+//   choose    a target from the snapshot's routing table (selector), its quota reserved
+//   address   the upstream request head for that target, with its credential
+//   attempt   send it, read the response head (a pooled connection, or a new one)
+//   judge     fail over at once (and cool the target down), or
+//   relay     the response as it arrives
+// Accounting (metrics, access log) reads the RequestRecord these phases fill.
 #include <algorithm>
 
 #include <spdlog/spdlog.h>
@@ -11,9 +17,11 @@
 #include "smartlb/net/replies.hpp"
 #include "smartlb/http1/wire_format.hpp"
 #include "smartlb/net/worker.hpp"
+#include "smartlb/credentials/static_key.hpp"
 #include "smartlb/http/header_rules.hpp"
 #include "smartlb/http/request_target.hpp"
 #include "smartlb/routing/throttle_headers.hpp"
+#include "smartlb/routing/unavailable_answer.hpp"
 #include "smartlb/routing/token_estimate.hpp"
 #include "smartlb/telemetry/usage_sniffer.hpp"
 
@@ -86,28 +94,38 @@ struct AttemptResult {
   std::string detail;
 };
 
+// A target of this request: a position in the snapshot's table, and what is known there.
+struct Target {
+  std::size_t position;
+  const PoolMember& member;     // routing: id, weight, quota
+  const BackendConfig& config;  // transport: URL, credentials, deployment rename
+};
+
 class ForwardJob {
  public:
-  ForwardJob(Worker& w, TimedSocket& client, RequestHead& req, const RequestTarget& target,
-             RequestRecord& rec, ForwardBuffers& buffers)
-      : w_(w), s_(w.shared), cfg_(w.shared.cfg), client_(client), req_(req), target_(target),
-        rec_(rec), buffers_(buffers) {}
+  ForwardJob(Worker& w, const Snapshot& snapshot, TimedSocket& client, RequestHead& req,
+             const RequestTarget& target, RequestRecord& rec, ForwardBuffers& buffers)
+      : w_(w), s_(w.shared), cfg_(w.shared.cfg), snap_(snapshot), states_(w.shared.states), client_(client),
+        req_(req), target_(target), rec_(rec), buffers_(buffers) {}
 
   Task<bool> run();
 
  private:
   void prepare_request();
-  void write_request_head(std::size_t backend);
-  Task<AttemptResult> attempt(std::size_t backend);
+  std::optional<Target> choose_target(TriedSet& tried);
+  void write_request_head(const Target& t);
+  Task<AttemptResult> attempt(const Target& t);
   Task<void> drain_or_close(UpstreamPtr conn, ResponseReader& p);
-  Task<bool> relay(UpstreamPtr conn, ResponseReader& p, std::size_t backend);
-  void write_response_head(const ResponseHead& res, std::size_t backend, bool chunked, bool keep);
+  Task<bool> relay(UpstreamPtr conn, ResponseReader& p, const Target& t);
+  void write_response_head(const ResponseHead& res, const Target& t, bool chunked, bool keep);
   Task<bool> reply_unavailable();
   std::chrono::seconds header_timeout() const;
 
   Worker& w_;
   Shared& s_;
-  const Config& cfg_;
+  const Config& cfg_;  // process settings: timeouts
+  const Snapshot& snap_;
+  BackendStates& states_;
   TimedSocket& client_;
   RequestHead& req_;
   const RequestTarget& target_;
@@ -160,27 +178,33 @@ void ForwardJob::prepare_request() {
   const auto m = req_.method;
   send_length_ = !req_.body.empty() || m == http::verb::post || m == http::verb::put ||
                  m == http::verb::patch || m == http::verb::options;
-  if (s_.pool.any_quota()) cost_ = estimate_request_tokens(target_.path, req_.body);
+  if (snap_.table.any_quota()) cost_ = estimate_request_tokens(target_.path, req_.body);
 }
 
-void ForwardJob::write_request_head(std::size_t backend) {
-  const BackendConfig& b = cfg_.backends[backend];
+std::optional<Target> ForwardJob::choose_target(TriedSet& tried) {
+  for (;;) {
+    const bool out_of_time = Nanos(s_.clock.coarse_now() - rec_.start) >= cfg_.request_timeout;
+    if (out_of_time) return std::nullopt;
+    const auto position = snap_.routing().pick(snap_.table, states_, {target_.deployment, tried, cost_}, w_.rng);
+    if (!position) return std::nullopt;
+    tried.add(*position);
+    const PoolMember& m = snap_.table.member(*position);
+    if (!states_.reserve(m, target_.deployment, cost_)) continue;  // its quota filled meanwhile
+    return Target{*position, m, snap_.backends[*position]};
+  }
+}
+
+void ForwardJob::write_request_head(const Target& t) {
+  const BackendConfig& b = t.config;
   std::string& out = buffers_.request_head;
   out.clear();
   out.append(req_.method_text).push_back(' ');
   append_upstream_target(out, b.url.base_path, target_, b.deployment_name);
   out.append(" HTTP/1.1\r\n");
   append_field(out, "Host", b.url.host_header);
-  if (b.api_key.empty()) {
-    // No key configured: pass the client's own credentials through (e.g. Entra ID tokens).
-    if (!client_api_key_.empty()) append_field(out, "api-key", client_api_key_);
-    if (!client_authorization_.empty()) append_field(out, "Authorization", client_authorization_);
-  } else {
-    const bool api_key_style = b.auth == AuthStyle::ApiKey ||
-                               (b.auth == AuthStyle::Auto && (b.azure_host || azure_path_));
-    if (api_key_style) append_field(out, "api-key", b.api_key);
-    else append_field(out, "Authorization", s_.backends[backend].bearer);
-  }
+  for (const CredentialField& f : static_key_fields(b, snap_.prepared[t.position].bearer, azure_path_,
+                                                    {client_api_key_, client_authorization_}))
+    append_field(out, f.name, f.value);
   out.append(buffers_.passed_fields);
   append_field(out, "x-request-id", rec_.request_id);  // one id from client to backend and back
   if (send_length_) {
@@ -193,14 +217,15 @@ void ForwardJob::write_request_head(std::size_t backend) {
   if (req_.body.size() <= kInlineBodyBytes) out.append(req_.body);
 }
 
-Task<AttemptResult> ForwardJob::attempt(std::size_t backend) {
+Task<AttemptResult> ForwardJob::attempt(const Target& t) {
+  const BackendId backend = t.member.id;
   AttemptResult r;
   const auto timeout = header_timeout();
   for (int round = 0; round < 2; ++round) {
     // The pool first (on the retry, a new connection: the pooled one just failed).
     ConnectResult cr;
     if (round == 0) cr.conn = w_.upstreams.take_pooled(backend);
-    if (!cr.conn) cr = co_await w_.upstreams.connect(backend);
+    if (!cr.conn) cr = co_await w_.upstreams.connect(backend, t.config.url);
     if (!cr.conn) {
       r.verdict = judge_transport(cr.failure);
       r.detail = std::move(cr.detail);
@@ -271,8 +296,7 @@ Task<void> ForwardJob::drain_or_close(UpstreamPtr conn, ResponseReader& p) {
 // The head the client gets, into buffers_.response_head: the backend's fields but hop-by-hop
 // ones and its per-backend quota headers, then ours. Not part of the relay coroutine, so that
 // its locals stay out of the coroutine's frame.
-void ForwardJob::write_response_head(const ResponseHead& res, std::size_t backend, bool chunked,
-                                     bool keep) {
+void ForwardJob::write_response_head(const ResponseHead& res, const Target& t, bool chunked, bool keep) {
   std::string& head = buffers_.response_head;
   head.clear();
   append_status_line(head, req_.version, res.status, res.reason);
@@ -284,7 +308,7 @@ void ForwardJob::write_response_head(const ResponseHead& res, std::size_t backen
       continue;
     append_field(head, field.name, field.value);
   }
-  append_field(head, "x-smartlb-backend", cfg_.backends[backend].name);
+  append_field(head, "x-smartlb-backend", t.config.name);
   if (!rec_.request_id.empty()) append_field(head, "x-request-id", rec_.request_id);
   if (chunked) head.append("Transfer-Encoding: chunked\r\n");
   if (req_.version >= 11 && !keep) head.append("Connection: close\r\n");
@@ -292,7 +316,7 @@ void ForwardJob::write_response_head(const ResponseHead& res, std::size_t backen
   head.append("\r\n", 2);
 }
 
-Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, std::size_t backend) {
+Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, const Target& t) {
   const ResponseHead& res = conn->head;
   const unsigned status = res.status;
   const bool has_body = !head_ && status >= 200 && status != 204 && status != 304;
@@ -308,7 +332,7 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, std::size_t ba
     else keep = false;  // HTTP/1.0 client: the end of the body is the end of the connection
   }
 
-  write_response_head(res, backend, chunked, keep);
+  write_response_head(res, t, chunked, keep);
   std::string& head = buffers_.response_head;
   rec_.status = status;
 
@@ -350,7 +374,7 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, std::size_t ba
         // truncated response, not a complete one.
         rec_.upstream_aborted = true;
         const Verdict v = judge_transport(classify_transport_error(ec));
-        s_.pool.record_failure(backend, target_.deployment, v, std::nullopt);
+        states_.record_failure(t.member, target_.deployment, v, std::nullopt);
         conn->close();
         co_return false;
       }
@@ -413,33 +437,19 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, std::size_t ba
 }
 
 Task<bool> ForwardJob::reply_unavailable() {
-  const Unavailability u = s_.pool.unavailability(target_.deployment, cost_);
+  const UnavailableAnswer a =
+      answer_unavailable(states_.unavailability(snap_.table, target_.deployment, cost_), rec_.attempt_count,
+                         target_.deployment);
   ErrorReply r;
   r.version = req_.version;
   r.keep_alive = req_.keep_alive && !w_.draining;
   r.request_id = rec_.request_id;
-  r.retry_after = u.retry_after.count() > 0 ? u.retry_after : std::chrono::milliseconds(1000);
-  std::string message;
-  if (u.throttled) {
-    r.status = http::status::too_many_requests;
-    r.type = "requests";
-    r.code = "rate_limit_exceeded";
-    message = "Every backend is rate limited";
-  } else if (rec_.attempt_count > 0) {
-    r.status = http::status::bad_gateway;
-    r.type = "server_error";
-    r.code = "upstream_error";
-    message = "Every backend failed";
-  } else {
-    r.status = http::status::service_unavailable;
-    r.type = "server_error";
-    r.code = "no_backend_available";
-    message = "No backend is available";
-  }
-  if (!target_.deployment.empty()) message += " for deployment '" + std::string(target_.deployment) + "'";
-  message += "; retry after " + std::to_string(r.retry_after->count()) + " ms.";
-  r.message = message;
-  rec_.status = static_cast<unsigned>(r.status);
+  r.retry_after = a.retry_after;
+  r.status = static_cast<http::status>(a.status);
+  r.type = a.type;
+  r.code = a.code;
+  r.message = a.message;
+  rec_.status = a.status;
   const auto ec = co_await write_error_reply(client_, r, cfg_.http_timeout);
   co_return !ec && r.keep_alive;
 }
@@ -449,25 +459,21 @@ Task<bool> ForwardJob::run() {
   rec_.deployment = target_.deployment;
   TriedSet tried;
   for (;;) {
-    const bool out_of_time = Nanos(s_.clock.coarse_now() - rec_.start) >= cfg_.request_timeout;
-    const auto pick = out_of_time ? std::nullopt : s_.pool.pick(target_.deployment, tried, w_.rng, cost_);
-    if (!pick) co_return co_await reply_unavailable();
-    const std::size_t backend = *pick;
-    tried.add(backend);
-    if (!s_.pool.reserve(backend, target_.deployment, cost_)) continue;  // its quota filled meanwhile
-    write_request_head(backend);
+    const std::optional<Target> t = choose_target(tried);
+    if (!t) co_return co_await reply_unavailable();
+    write_request_head(*t);
 
     AttemptRecord& a = rec_.add_attempt();
-    a.backend = backend;
+    a.backend = t->member.id.value;
     const MonoNanos sent = s_.clock.now();
-    AttemptResult r = co_await attempt(backend);
+    AttemptResult r = co_await attempt(*t);
     a.ttfb_us = (s_.clock.now() - sent) / 1000;
 
     if (!r.conn) {
       a.cause = r.verdict.cause;
-      a.cooldown_ms = s_.pool.record_failure(backend, target_.deployment, r.verdict, std::nullopt).count();
-      spdlog::warn("backend {} failed ({}: {}); cooling down {} ms, failing over",
-                   cfg_.backends[backend].name, to_string(r.verdict.cause), r.detail, a.cooldown_ms);
+      a.cooldown_ms = states_.record_failure(t->member, target_.deployment, r.verdict, std::nullopt).count();
+      spdlog::warn("backend {} failed ({}: {}); cooling down {} ms, failing over", t->config.name,
+                   to_string(r.verdict.cause), r.detail, a.cooldown_ms);
       continue;
     }
     const unsigned status = r.conn->head.status;
@@ -476,27 +482,28 @@ Task<bool> ForwardJob::run() {
     if (v.fail_over) {
       a.cause = v.cause;
       const auto hint = retry_hint(r.conn->head.fields, s_.clock.wall_now());
-      a.cooldown_ms = s_.pool.record_failure(backend, target_.deployment, v, hint).count();
+      a.cooldown_ms = states_.record_failure(t->member, target_.deployment, v, hint).count();
       if (v.cause == FailureCause::AuthRejected)
-        spdlog::error("backend {} rejected its credentials (HTTP {}): check BACKEND_{}_APIKEY; "
-                      "cooling down {} ms", cfg_.backends[backend].name, status,
-                      cfg_.backends[backend].id, a.cooldown_ms);
+        spdlog::error("backend {} rejected its credentials (HTTP {}): check {}; cooling down {} ms",
+                      t->config.name, status,
+                      t->config.key_setting.empty() ? std::string_view("its key") : t->config.key_setting,
+                      a.cooldown_ms);
       else
-        spdlog::debug("backend {} answered {}; cooling down {} ms, failing over",
-                      cfg_.backends[backend].name, status, a.cooldown_ms);
+        spdlog::debug("backend {} answered {}; cooling down {} ms, failing over", t->config.name, status,
+                      a.cooldown_ms);
       co_await drain_or_close(std::move(r.conn), *parser_);
       continue;
     }
-    rec_.served_by = static_cast<int>(backend);
-    co_return co_await relay(std::move(r.conn), *parser_, backend);
+    rec_.served_by = static_cast<int>(t->member.id.value);
+    co_return co_await relay(std::move(r.conn), *parser_, *t);
   }
 }
 
 }  // namespace
 
-Task<bool> forward_request(Worker& w, TimedSocket& client, RequestHead& req,
+Task<bool> forward_request(Worker& w, const Snapshot& snapshot, TimedSocket& client, RequestHead& req,
                            const RequestTarget& target, RequestRecord& rec, ForwardBuffers& buffers) {
-  ForwardJob job(w, client, req, target, rec, buffers);
+  ForwardJob job(w, snapshot, client, req, target, rec, buffers);
   co_return co_await job.run();
 }
 

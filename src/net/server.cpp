@@ -18,6 +18,7 @@ net::Worker::Worker(Shared& s, std::size_t idx, std::uint64_t seed)
     : shared(s),
       index(idx),
       upstreams(sweeper, s.cfg, s.tls, s.clock, s.observer),
+      snapshots(s.published),
       rng(seed),
       access_log(s.cfg.access_log ? make_access_logger() : nullptr) {}
 
@@ -35,21 +36,6 @@ void net::Worker::begin_drain() {
 }
 
 namespace {
-
-std::vector<PoolMember> pool_members(const Config& cfg) {
-  std::vector<PoolMember> out;
-  // Declared per-minute quotas scaled to the window, rounded down like Azure's own
-  // accounting (and never to zero).
-  const auto scale = [&](std::int64_t per_minute) -> std::int64_t {
-    if (per_minute <= 0) return 0;
-    const std::int64_t ms = cfg.quota_window.count();
-    return std::max<std::int64_t>(per_minute / 60'000 * ms + per_minute % 60'000 * ms / 60'000, 1);
-  };
-  for (const auto& b : cfg.backends)
-    out.push_back({b.name, b.priority, b.weight, b.deployment_name, scale(b.tpm), scale(b.rpm),
-                   std::chrono::duration_cast<Nanos>(cfg.quota_window)});
-  return out;
-}
 
 void log_exception(std::exception_ptr e) {
   if (!e) return;
@@ -89,18 +75,20 @@ struct Server::Impl {
       : cfg(std::move(c)),
         opts(o),
         clock(o.clock ? o.clock : &system_clock),
-        pool(pool_members(cfg), *clock,
-             CooldownPolicy{cfg.default_cooldown, cfg.min_cooldown, cfg.max_cooldown}),
+        states(*clock, CooldownPolicy{cfg.default_cooldown, cfg.min_cooldown, cfg.max_cooldown}),
+        published(make_snapshot(cfg, ids)),
         tls(make_upstream_tls_context(cfg)),
-        shared(cfg, pool, *clock, *tls, o.observer) {
-    for (const auto& b : cfg.backends) shared.backends.push_back({"Bearer " + b.api_key});
+        shared(cfg, published, states, *clock, *tls, o.observer) {
+    states.track(published.current()->table);
   }
 
   Config cfg;
   ServerOptions opts;
   SystemClock system_clock;
   const Clock* clock;
-  BackendPool pool;
+  BackendIds ids;
+  BackendStates states;
+  Published<Snapshot> published;
   std::unique_ptr<ssl::context> tls;
   Shared shared;
   std::vector<std::unique_ptr<Worker>> workers;
@@ -206,8 +194,8 @@ void Server::wait() {
 }
 
 const Config& Server::config() const { return impl_->cfg; }
-const BackendPool& Server::pool() const { return impl_->pool; }
-BackendPool& Server::pool() { return impl_->pool; }
+std::shared_ptr<const net::Snapshot> Server::snapshot() const { return impl_->published.current(); }
+const BackendStates& Server::states() const { return impl_->states; }
 std::size_t Server::open_connections() const { return impl_->shared.connections.load(); }
 
 }  // namespace smartlb

@@ -10,14 +10,13 @@ namespace smartlb::net {
 // head plus JSON body would take several reads (and, relayed, several writes).
 constexpr std::size_t kUpstreamBufferBytes = 16 * 1024;
 
-UpstreamConnection::UpstreamConnection(DeadlineSweeper& sweeper, std::size_t backend_index)
-    : backend(backend_index), stream_(std::in_place_type<Plain>, sweeper) {
+UpstreamConnection::UpstreamConnection(DeadlineSweeper& sweeper, BackendId id)
+    : backend(id), stream_(std::in_place_type<Plain>, sweeper) {
   buffer.reserve(kUpstreamBufferBytes);
 }
 
-UpstreamConnection::UpstreamConnection(DeadlineSweeper& sweeper, ssl::context& ctx,
-                                       std::size_t backend_index)
-    : backend(backend_index), stream_(std::in_place_type<Tls>, sweeper, ctx) {
+UpstreamConnection::UpstreamConnection(DeadlineSweeper& sweeper, ssl::context& ctx, BackendId id)
+    : backend(id), stream_(std::in_place_type<Tls>, sweeper, ctx) {
   buffer.reserve(kUpstreamBufferBytes);
 }
 
@@ -40,9 +39,14 @@ UpstreamPool::UpstreamPool(DeadlineSweeper& sweeper, const Config& cfg, ssl::con
       clock_(clock),
       observer_(observer),
       lookup_(std::move(lookup)),
-      idle_(cfg.backends.size()),
-      resolved_(cfg.backends.size()),
-      pending_(cfg.backends.size()) {}
+      resolved_(0) {}
+
+void UpstreamPool::ensure(BackendId id) {
+  if (id.value < idle_.size()) return;
+  idle_.resize(id.value + 1);
+  pending_.resize(id.value + 1);
+  resolved_.ensure(id.value + 1);
+}
 
 bool UpstreamPool::still_alive(UpstreamConnection& c) const {
   // A pooled connection must have nothing to read. EOF means the server closed it; any byte
@@ -61,8 +65,9 @@ bool UpstreamPool::still_alive(UpstreamConnection& c) const {
   return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
-UpstreamPtr UpstreamPool::take_pooled(std::size_t backend) {
-  auto& idle = idle_[backend];
+UpstreamPtr UpstreamPool::take_pooled(BackendId id) {
+  if (id.value >= idle_.size()) return nullptr;
+  auto& idle = idle_[id.value];
   const MonoNanos now = clock_.coarse_now();  // idle times are seconds
   // Connections idle longer than this are likely closed by the server or a middlebox.
   constexpr MonoNanos kMaxIdleNanos = 55'000'000'000;
@@ -83,7 +88,8 @@ UpstreamPtr UpstreamPool::take_pooled(std::size_t backend) {
 }
 
 void UpstreamPool::release(UpstreamPtr conn) {
-  auto& idle = idle_[conn->backend];
+  ensure(conn->backend);
+  auto& idle = idle_[conn->backend.value];
   // A deadline that passed just as the last read completed has closed the socket.
   if (conn->tcp().timed_out() || !conn->tcp().socket().is_open()) {
     conn->close();
@@ -124,9 +130,10 @@ std::size_t UpstreamPool::idle_count() const {
   return n;
 }
 
-Task<UpstreamPool::Endpoints> UpstreamPool::endpoints_of(std::size_t backend, bool fresh,
+Task<UpstreamPool::Endpoints> UpstreamPool::endpoints_of(BackendId id, const BackendUrl& url, bool fresh,
                                                          error_code& error) {
-  const BackendUrl& url = cfg_.backends[backend].url;
+  ensure(id);
+  const std::size_t backend = id.value;
   error_code literal_ec;
   const asio::ip::address literal = asio::ip::make_address(url.host, literal_ec);
   if (!literal_ec) co_return Endpoints{tcp::endpoint(literal, url.port)};
@@ -139,7 +146,7 @@ Task<UpstreamPool::Endpoints> UpstreamPool::endpoints_of(std::size_t backend, bo
     pending = std::make_shared<PendingLookup>(sweeper_.executor());
     pending->done.expires_after(cfg_.connect_timeout);
     pending_[backend] = pending;
-    asio::co_spawn(sweeper_.executor(), run_lookup(backend, pending), asio::detached);
+    asio::co_spawn(sweeper_.executor(), run_lookup(id, url.host, url.port, pending), asio::detached);
   }
   // Connects that start while a lookup is under way (a burst of new connections at start-up,
   // or as the cache expires) share its answer: Asio runs lookups one at a time on its resolver
@@ -153,31 +160,33 @@ Task<UpstreamPool::Endpoints> UpstreamPool::endpoints_of(std::size_t backend, bo
   co_return pending->found;
 }
 
-Task<> UpstreamPool::run_lookup(std::size_t backend, std::shared_ptr<PendingLookup> lookup) {
+Task<> UpstreamPool::run_lookup(BackendId id, std::string host, std::uint16_t port,
+                                std::shared_ptr<PendingLookup> lookup) {
+  const std::size_t backend = id.value;
   // However this ends (an answer, an exception, the worker shutting down), the waiters wake
   // (with an error unless an answer was stored) and the next connect looks up again.
   struct EndPending {
-    std::shared_ptr<PendingLookup>& slot;
+    std::vector<std::shared_ptr<PendingLookup>>& slots;  // may grow meanwhile: not a reference to one
+    std::size_t backend;
     PendingLookup& lookup;
     ~EndPending() {
-      if (slot.get() == &lookup) slot.reset();
+      if (slots[backend].get() == &lookup) slots[backend].reset();
       lookup.finished = true;
       try {
         lookup.done.cancel();
       } catch (...) {  // a steady timer's cancel does not fail in practice
       }
     }
-  } end_pending{pending_[backend], *lookup};
+  } end_pending{pending_, backend, *lookup};
 
-  const BackendUrl& url = cfg_.backends[backend].url;
   error_code ec;
   Endpoints found;
   // (Not a conditional expression: GCC 12 miscompiles co_await inside one.)
-  if (lookup_) found = co_await lookup_(url.host, url.port, ec);
-  else found = co_await system_lookup(url.host, url.port, ec);
+  if (lookup_) found = co_await lookup_(host, port, ec);
+  else found = co_await system_lookup(host, port, ec);
   if (!ec && found.empty()) ec = asio::error::host_not_found;
   if (ec) found.clear();
-  if (observer_) observer_->on_dns_lookup(backend, !ec);
+  if (observer_) observer_->on_dns_lookup(id.value, !ec);
   if (ec) resolved_.forget(backend);
   else resolved_.store(backend, found, clock_.coarse_now());
   lookup->found = std::move(found);
@@ -194,17 +203,16 @@ Task<UpstreamPool::Endpoints> UpstreamPool::system_lookup(const std::string& hos
   co_return found;
 }
 
-Task<ConnectResult> UpstreamPool::connect(std::size_t backend) {
-  const BackendConfig& b = cfg_.backends[backend];
+Task<ConnectResult> UpstreamPool::connect(BackendId backend, const BackendUrl& url) {
   ConnectResult r;
   error_code rec;
-  Endpoints endpoints = co_await endpoints_of(backend, false, rec);
+  Endpoints endpoints = co_await endpoints_of(backend, url, false, rec);
   if (rec) {
     r.failure = TransportFailure::Connect;
     r.detail = "resolve: " + rec.message();
     co_return r;
   }
-  auto conn = b.url.tls ? std::make_unique<UpstreamConnection>(sweeper_, tls_, backend)
+  auto conn = url.tls ? std::make_unique<UpstreamConnection>(sweeper_, tls_, backend)
                         : std::make_unique<UpstreamConnection>(sweeper_, backend);
   conn->tcp().expires_after(cfg_.connect_timeout);
   auto [cec, ep] = co_await asio::async_connect(conn->tcp().socket(), endpoints, use_tuple);
@@ -212,7 +220,7 @@ Task<ConnectResult> UpstreamPool::connect(std::size_t backend) {
   if (cec && cec != beast::error::timeout) {
     // Refused or unreachable on every address we had: if the name now points elsewhere,
     // try the new addresses once instead of cooling a backend down because it moved.
-    Endpoints looked_up = co_await endpoints_of(backend, true, rec);
+    Endpoints looked_up = co_await endpoints_of(backend, url, true, rec);
     if (!rec && looked_up != endpoints) {
       conn->close();
       conn->tcp().expires_after(cfg_.connect_timeout);
@@ -230,14 +238,14 @@ Task<ConnectResult> UpstreamPool::connect(std::size_t backend) {
   if (auto* tls = conn->tls()) {
     // SNI (not for IP literals) and certificate name verification, both from the URL host.
     boost::system::error_code parse_ec;
-    asio::ip::make_address(b.url.host, parse_ec);
-    if (parse_ec && !SSL_set_tlsext_host_name(tls->native_handle(), b.url.host.c_str())) {
+    asio::ip::make_address(url.host, parse_ec);
+    if (parse_ec && !SSL_set_tlsext_host_name(tls->native_handle(), url.host.c_str())) {
       r.failure = TransportFailure::Tls;
       r.detail = "tls: cannot set SNI";
       co_return r;
     }
     tls->set_verify_mode(ssl::verify_peer);
-    tls->set_verify_callback(ssl::host_name_verification(b.url.host));
+    tls->set_verify_callback(ssl::host_name_verification(url.host));
     conn->tcp().expires_after(cfg_.connect_timeout);
     auto [hec] = co_await tls->async_handshake(ssl::stream_base::client, use_tuple);
     hec = conn->tcp().done(hec);

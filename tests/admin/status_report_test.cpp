@@ -18,7 +18,8 @@ bool contains(const std::string& haystack, const std::string& needle) {
 struct StatusFixture : ::testing::Test {
   ManualClock clock;
   Config cfg;
-  std::unique_ptr<BackendPool> pool;
+  std::unique_ptr<RoutingTable> table;
+  std::unique_ptr<BackendStates> states;
   std::unique_ptr<Metrics> metrics;
 
   void SetUp() override {
@@ -40,15 +41,20 @@ struct StatusFixture : ::testing::Test {
       members.push_back({b.name, b.priority, b.weight, b.deployment_name});
       info.push_back({b.name, b.deployment_name});
     }
-    pool = std::make_unique<BackendPool>(members, clock, CooldownPolicy{10s, 100ms, 300s});
+    table = std::make_unique<RoutingTable>(members);
+    states = std::make_unique<BackendStates>(clock, CooldownPolicy{10s, 100ms, 300s});
+    states->track(*table);
     metrics = std::make_unique<Metrics>(info);
   }
 
-  PoolSnapshot pool_snapshot() const { return snapshot_pool(*pool, cfg); }
+  PoolSnapshot pool_snapshot() const { return snapshot_pool(*table, *states, cfg.backends); }
+  void fail(std::size_t i, std::string_view deployment, const Verdict& v, std::optional<std::chrono::milliseconds> hint) {
+    states->record_failure(table->member(i), deployment, v, hint);
+  }
 };
 
 TEST_F(StatusFixture, DeploymentCooldownShowsUnderItsDeploymentWithTheRemainingTime) {
-  pool->record_failure(0, "gpt-4o", judge_status(429, true), 30s);
+  fail(0, "gpt-4o", judge_status(429, true), 30s);
   clock.advance(12'345ms);
   const auto j = build_status(metrics->snapshot(), pool_snapshot());
   const auto& east = j["backends"][0];
@@ -76,7 +82,7 @@ TEST_F(StatusFixture, DeploymentCooldownShowsUnderItsDeploymentWithTheRemainingT
 }
 
 TEST_F(StatusFixture, RemainingTimeRoundsUp) {
-  pool->record_failure(1, "gpt-4o", judge_transport(TransportFailure::Connect), 1s);
+  fail(1, "gpt-4o", judge_transport(TransportFailure::Connect), 1s);
   clock.advance(1ms);
   clock.advance(std::chrono::nanoseconds(1));
   const auto j = build_status(metrics->snapshot(), pool_snapshot());
@@ -86,7 +92,7 @@ TEST_F(StatusFixture, RemainingTimeRoundsUp) {
 }
 
 TEST_F(StatusFixture, AuthFailureMarksTheWholeBackend) {
-  pool->record_failure(0, "gpt-4o", judge_status(401, true), std::nullopt);
+  fail(0, "gpt-4o", judge_status(401, true), std::nullopt);
   const auto j = build_status(metrics->snapshot(), pool_snapshot());
   EXPECT_EQ(j["backends"][0]["state"], "auth_failed");
   EXPECT_EQ(j["backends"][0]["cooldown_remaining_ms"], 10'000);
@@ -116,7 +122,7 @@ TEST_F(StatusFixture, TrafficTokensAndLastErrorPerBackendAndDeployment) {
   r.completion_tokens = 7;
   metrics->on_request_start();
   metrics->on_request(r);
-  pool->record_failure(0, "gpt-4o", judge_status(429, true), 30s);
+  fail(0, "gpt-4o", judge_status(429, true), 30s);
   clock.advance(2s);
 
   const auto j = build_status(metrics->snapshot(), pool_snapshot());
@@ -161,7 +167,7 @@ TEST_F(StatusFixture, PrometheusTextHasTheExpectedSeries) {
   r.prompt_tokens = 11;
   r.completion_tokens = 3;
   metrics->on_request(r);
-  pool->record_failure(0, "gpt-4o", judge_status(429, true), 4s);
+  fail(0, "gpt-4o", judge_status(429, true), 4s);
   const std::string text = render_prometheus(metrics->snapshot(), pool_snapshot());
 
   for (const char* line : {
@@ -209,7 +215,7 @@ TEST_F(StatusFixture, HostNameLookupsAreCountedPerBackendAndResult) {
 }
 
 TEST_F(StatusFixture, NoKeyInStatusOrMetrics) {
-  pool->record_failure(0, "gpt-4o", judge_status(401, true), std::nullopt);
+  fail(0, "gpt-4o", judge_status(401, true), std::nullopt);
   const std::string status = build_status(metrics->snapshot(), pool_snapshot()).dump();
   const std::string text = render_prometheus(metrics->snapshot(), pool_snapshot());
   EXPECT_FALSE(contains(status, kSecret));
@@ -260,9 +266,11 @@ TEST(StatusQuota, DeclaredQuotaUsageShowsInStatusAndMetrics) {
   b.url.host_header = "east.example.com";
   cfg.backends.push_back(b);
   PoolMember m{"east", 1, 1, "", 1000, 10, std::chrono::seconds(60)};
-  BackendPool pool({m}, clock, CooldownPolicy{});
+  const RoutingTable table({m});
+  BackendStates states(clock, CooldownPolicy{});
+  states.track(table);
   Metrics metrics(std::vector<Metrics::BackendInfo>{{"east", ""}});
-  ASSERT_TRUE(pool.reserve(0, "gpt-4o", 250));
+  ASSERT_TRUE(states.reserve(table.member(0), "gpt-4o", 250));
   RequestRecord rec;
   rec.deployment = "gpt-4o";
   rec.served_by = 0;
@@ -270,7 +278,7 @@ TEST(StatusQuota, DeclaredQuotaUsageShowsInStatusAndMetrics) {
   rec.add_attempt().backend = 0;
   metrics.on_request(rec);
 
-  const auto snap = snapshot_pool(pool, cfg);
+  const auto snap = snapshot_pool(table, states, cfg.backends);
   const auto j = build_status(metrics.snapshot(), snap);
   const auto& east = j["backends"][0];
   EXPECT_EQ(east["quota"]["tokens_per_window"], 1000);

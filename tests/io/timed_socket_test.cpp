@@ -93,19 +93,18 @@ TEST(UpstreamPool, AConnectionClosedByItsDeadlineIsNotPooled) {
   asio::io_context ioc;
   DeadlineSweeper sweeper(ioc);
   Config cfg;
-  cfg.backends.resize(1);
   ssl::context tls(ssl::context::tls_client);
   ManualClock clock;
   UpstreamPool pool(sweeper, cfg, tls, clock);
 
   Pair live(ioc);
-  auto open = std::make_unique<UpstreamConnection>(sweeper, 0);
+  auto open = std::make_unique<UpstreamConnection>(sweeper, BackendId{0});
   open->tcp().socket() = std::move(live.a);
   pool.release(std::move(open));
   EXPECT_EQ(pool.idle_count(), 1u);
 
   Pair cut(ioc);
-  auto closed = std::make_unique<UpstreamConnection>(sweeper, 0);
+  auto closed = std::make_unique<UpstreamConnection>(sweeper, BackendId{0});
   closed->tcp().socket() = std::move(cut.a);
   char byte;
   closed->tcp().expires_after(std::chrono::milliseconds(1));

@@ -100,8 +100,8 @@ void expect_refusing_backend_fails_over(const std::string& host, int expected_lo
   auto r = post(p);
   EXPECT_EQ(r.status, 200u);
   EXPECT_EQ(r.header("x-smartlb-backend"), "good");
-  EXPECT_FALSE(p.server->pool().available(0, "gpt-4o"));
-  EXPECT_EQ(p.server->pool().backend_cooldown(0).cause, FailureCause::ConnectFailed);
+  EXPECT_FALSE(p.available(0, "gpt-4o"));
+  EXPECT_EQ(p.backend_cooldown(0).cause, FailureCause::ConnectFailed);
   EXPECT_EQ(counter.lookups(), expected_lookups);
 }
 
@@ -152,7 +152,7 @@ TEST(Failover, TimeoutBeforeHeadersFailsOver) {
   auto r = post(p);
   EXPECT_EQ(r.status, 200u);
   EXPECT_EQ(r.header("x-smartlb-backend"), "good");
-  EXPECT_EQ(p.server->pool().backend_cooldown(0).cause, FailureCause::Timeout);
+  EXPECT_EQ(p.backend_cooldown(0).cause, FailureCause::Timeout);
   slow.open(never);
 }
 
@@ -167,7 +167,7 @@ TEST(Failover, ClientErrorPassesThroughWithoutFailoverOrCooldown) {
   EXPECT_EQ(r.status, 400u);
   EXPECT_EQ(r.body, R"({"error":{"message":"nope"}})");
   EXPECT_EQ(secondary.request_count(), 0u);
-  EXPECT_TRUE(p.server->pool().available(0, "gpt-4o"));
+  EXPECT_TRUE(p.available(0, "gpt-4o"));
 }
 
 TEST(Failover, AuthRejectionFailsOverAndCoolsTheWholeBackend) {
@@ -179,8 +179,8 @@ TEST(Failover, AuthRejectionFailsOverAndCoolsTheWholeBackend) {
   p.start();
   auto r = post(p);
   EXPECT_EQ(r.header("x-smartlb-backend"), "secondary");
-  EXPECT_EQ(p.server->pool().backend_cooldown(0).cause, FailureCause::AuthRejected);
-  EXPECT_FALSE(p.server->pool().available(0, "another-deployment"));
+  EXPECT_EQ(p.backend_cooldown(0).cause, FailureCause::AuthRejected);
+  EXPECT_FALSE(p.available(0, "another-deployment"));
 }
 
 TEST(Failover, CooldownIsPerDeployment) {
@@ -253,7 +253,7 @@ TEST(Failover, StaleKeepAliveConnectionIsRetriedWithoutBlame) {
   auto r = post(p);
   EXPECT_EQ(r.status, 200u);
   EXPECT_EQ(r.header("x-smartlb-backend"), "backend") << "retried on a fresh connection";
-  EXPECT_TRUE(p.server->pool().available(0, "gpt-4o")) << "not counted against the backend";
+  EXPECT_TRUE(p.available(0, "gpt-4o")) << "not counted against the backend";
   EXPECT_EQ(other.request_count(), 0u);
 }
 

@@ -58,7 +58,7 @@ TEST(StrayResponse, BytesOnAnIdlePooledConnectionRetireIt) {
   p.add_backend("backend", backend.url(), 1);
   p.start();
   expect_every_answer_is_its_own(p, backend, 5);
-  EXPECT_TRUE(p.server->pool().available(0, "gpt-4o")) << "a retired connection does not cool the backend";
+  EXPECT_TRUE(p.available(0, "gpt-4o")) << "a retired connection does not cool the backend";
 }
 
 TEST(StrayResponse, BytesOnAnIdlePooledTlsConnectionRetireIt) {

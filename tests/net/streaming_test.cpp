@@ -169,7 +169,7 @@ TEST(Streaming, ClientDisconnectMidStreamLeavesProxyHealthy) {
   auto r = http_call(p.port(), "POST", "/openai/deployments/gpt-4o/chat/completions?api-version=1", {}, "{}");
   EXPECT_EQ(r.status, 200u);
   EXPECT_EQ(r.body, "plain");
-  EXPECT_TRUE(p.server->pool().available(0, "gpt-4o")) << "a client leaving is not the backend's fault";
+  EXPECT_TRUE(p.available(0, "gpt-4o")) << "a client leaving is not the backend's fault";
 }
 
 }  // namespace

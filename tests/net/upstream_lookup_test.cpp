@@ -75,7 +75,7 @@ struct LookupFixture : ::testing::Test {
     results.resize(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i)
       asio::co_spawn(ioc, [&pool, this, i]() -> Task<> {
-        results[static_cast<std::size_t>(i)] = co_await pool.connect(0);
+        results[static_cast<std::size_t>(i)] = co_await pool.connect(BackendId{0}, cfg.backends[0].url);
         ++completed;
       }, asio::detached);
     while (ioc.poll() > 0) {

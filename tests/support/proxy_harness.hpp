@@ -3,6 +3,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "smartlb/base/clock.hpp"
 #include "smartlb/config/config.hpp"
@@ -52,6 +53,15 @@ class ProxyHarness {
     }
   }
   std::uint16_t port() const { return server->port(); }
+
+  // The runtime state of the backend at `position` in the current configuration.
+  bool available(std::size_t position, std::string_view deployment) const {
+    const auto snapshot = server->snapshot();
+    return server->states().available(snapshot->table.member(position), deployment);
+  }
+  CooldownView backend_cooldown(std::size_t position) const {
+    return server->states().backend_cooldown(server->snapshot()->table.member(position).id);
+  }
 
   Config cfg;
   ManualClock clock;

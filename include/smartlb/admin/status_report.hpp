@@ -9,8 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "smartlb/routing/backend_pool.hpp"
+#include <span>
+
 #include "smartlb/config/config.hpp"
+#include "smartlb/routing/backend_states.hpp"
+#include "smartlb/routing/routing_table.hpp"
 #include "smartlb/telemetry/metrics.hpp"
 
 namespace smartlb {
@@ -19,7 +22,7 @@ struct PoolSnapshot {
   struct Deployment {
     std::string name;
     CooldownView cooldown;
-    BackendPool::QuotaUsage quota;  // used / limit in the current window (limits 0: none declared)
+    BackendStates::QuotaUsage quota;  // used / limit in the current window (limits 0: none declared)
   };
   struct Backend {
     std::string name;
@@ -41,8 +44,10 @@ struct PoolSnapshot {
   bool draining = false;
 };
 
-// Reads the pool's state at `pool.clock().now()`. Takes names and hosts from `cfg`, never keys.
-PoolSnapshot snapshot_pool(const BackendPool& pool, const Config& cfg);
+// Reads the backends' state at `states.clock().now()`. Takes names and hosts from `backends`
+// (by table position), never keys.
+PoolSnapshot snapshot_pool(const RoutingTable& table, const BackendStates& states,
+                           std::span<const BackendConfig> backends);
 
 // "available", "cooling" or "auth_failed" for a backend-wide cooldown at `now`.
 std::string_view backend_state(const CooldownView& cooldown, MonoNanos now);

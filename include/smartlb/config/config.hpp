@@ -1,6 +1,6 @@
 #pragma once
-// The validated configuration snapshot. Immutable once loaded; runtime state lives in
-// BackendPool beside it.
+// The validated configuration. Immutable once loaded: the backends become a routing snapshot,
+// and what they do at run time lives in BackendStates beside it.
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -24,6 +24,7 @@ struct BackendConfig {
   int priority = 1;             // lower is preferred
   std::uint32_t weight = 1;     // relative share inside its priority group
   std::string api_key;          // secret: never logged or echoed
+  std::string key_setting;      // where the key is configured, for messages (BACKEND_2_APIKEY)
   std::string deployment_name;  // when set, replaces the deployment path segment
   AuthStyle auth = AuthStyle::Auto;
   bool azure_host = false;      // *.openai.azure.com and friends

@@ -32,6 +32,10 @@ class ResolveCache {
   }
   // After a failed lookup: nothing stale is kept, and the next connect looks the name up again.
   void forget(std::size_t backend) { entries_[backend].reset(); }
+  // Makes room for backends [0, n) (a new configuration may bring new ones).
+  void ensure(std::size_t n) {
+    if (entries_.size() < n) entries_.resize(n);
+  }
 
  private:
   struct Entry {

@@ -1,10 +1,11 @@
 #pragma once
 // The proxy daemon: API listener, worker threads, graceful drain. No Asio or Beast in this
-// header, so including it is cheap.
+// header (nor in snapshot.hpp), so including it is cheap.
 #include <cstdint>
 #include <memory>
 
-#include "smartlb/routing/backend_pool.hpp"
+#include "smartlb/net/snapshot.hpp"
+#include "smartlb/routing/backend_states.hpp"
 #include "smartlb/base/clock.hpp"
 #include "smartlb/config/config.hpp"
 #include "smartlb/telemetry/request_record.hpp"
@@ -36,9 +37,11 @@ class Server {
   // Blocks until every worker thread has ended.
   void wait();
 
-  const Config& config() const;
-  const BackendPool& pool() const;
-  BackendPool& pool();
+  const Config& config() const;  // as started (process settings, and the first backends)
+  // The current configuration's snapshot (backends, routing table), and the backends'
+  // runtime state (cooldowns, quota windows), which outlives snapshots.
+  std::shared_ptr<const net::Snapshot> snapshot() const;
+  const BackendStates& states() const;
   std::size_t open_connections() const;
 
  private:

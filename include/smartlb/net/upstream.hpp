@@ -14,6 +14,7 @@
 #include "smartlb/base/clock.hpp"
 #include "smartlb/config/config.hpp"
 #include "smartlb/routing/outcome.hpp"
+#include "smartlb/routing/backend_id.hpp"
 #include "smartlb/telemetry/request_record.hpp"
 #include "smartlb/net/resolve_cache.hpp"
 
@@ -24,8 +25,8 @@ class UpstreamConnection {
   using Plain = TimedSocket;
   using Tls = beast::ssl_stream<TimedSocket>;
 
-  UpstreamConnection(DeadlineSweeper& sweeper, std::size_t backend);                    // plain
-  UpstreamConnection(DeadlineSweeper& sweeper, ssl::context& ctx, std::size_t backend);  // TLS
+  UpstreamConnection(DeadlineSweeper& sweeper, BackendId backend);                    // plain
+  UpstreamConnection(DeadlineSweeper& sweeper, ssl::context& ctx, BackendId backend);  // TLS
 
   TimedSocket& tcp();
   Tls* tls() { return std::get_if<Tls>(&stream_); }
@@ -37,7 +38,7 @@ class UpstreamConnection {
   // Closes the socket at once (no TLS close_notify round trip: we are discarding it).
   void close();
 
-  std::size_t backend;
+  BackendId backend;
   beast::flat_buffer buffer;  // bytes read past one response belong to the connection
   ResponseHead head;          // the response being read, refilled for each
   bool reused = false;        // came from the pool (so it may have gone stale)
@@ -63,17 +64,18 @@ class UpstreamPool {
   using LookupFn =
       std::function<Task<Endpoints>(const std::string& host, std::uint16_t port, error_code& error)>;
 
-  // `observer` (may be null) is told of every host-name lookup.
+  // `observer` (may be null) is told of every host-name lookup. `cfg` gives the timeouts.
   UpstreamPool(DeadlineSweeper& sweeper, const Config& cfg, ssl::context& tls, const Clock& clock,
                RequestObserver* observer = nullptr, LookupFn lookup = {});
 
-  // A live pooled connection to `backend`, or null. Not a coroutine: the usual case (a
+  // A live pooled connection to backend `id`, or null. Not a coroutine: the usual case (a
   // pooled connection) costs no coroutine frame; connect() is awaited only when it is null.
-  UpstreamPtr take_pooled(std::size_t backend);
-  // A new connection to `backend` (resolve, connect, TLS handshake). An IP literal is not
-  // resolved; a host name's addresses are reused for ResolveCache's TTL, and looked up again
-  // at once when a connect fails on all of them (the backend may have moved).
-  Task<ConnectResult> connect(std::size_t backend);
+  UpstreamPtr take_pooled(BackendId id);
+  // A new connection to backend `id` at `url` (resolve, connect, TLS handshake). An IP
+  // literal is not resolved; a host name's addresses are reused for ResolveCache's TTL, and
+  // looked up again at once when a connect fails on all of them (the backend may have moved).
+  // `url` must stay valid until the connect completes (the request's snapshot holds it).
+  Task<ConnectResult> connect(BackendId id, const BackendUrl& url);
   // Keeps `conn` for reuse; the caller has checked the exchange ended cleanly.
   void release(UpstreamPtr conn);
   void clear();
@@ -98,9 +100,12 @@ class UpstreamPool {
   // The backend's addresses (cached, or looked up now); empty with `error` set on failure,
   // asio::error::timed_out when no answer came within CONNECT_TIMEOUT. Connects that need a
   // lookup while one for the same backend is under way wait for its answer.
-  Task<Endpoints> endpoints_of(std::size_t backend, bool fresh, error_code& error);
+  Task<Endpoints> endpoints_of(BackendId id, const BackendUrl& url, bool fresh, error_code& error);
   // Looks the backend's name up, stores the answer in the cache and in `lookup`, wakes waiters.
-  Task<> run_lookup(std::size_t backend, std::shared_ptr<PendingLookup> lookup);
+  // Takes its own copy of the host: it may outlive the connect that started it.
+  Task<> run_lookup(BackendId id, std::string host, std::uint16_t port, std::shared_ptr<PendingLookup> lookup);
+  // Makes room for backend `id` in the per-backend vectors.
+  void ensure(BackendId id);
   Task<Endpoints> system_lookup(const std::string& host, std::uint16_t port, error_code& error);
 
   DeadlineSweeper& sweeper_;
@@ -109,9 +114,9 @@ class UpstreamPool {
   const Clock& clock_;
   RequestObserver* observer_;
   LookupFn lookup_;
-  std::vector<std::vector<UpstreamPtr>> idle_;  // by backend, most recent last
-  ResolveCache<Endpoints> resolved_;
-  std::vector<std::shared_ptr<PendingLookup>> pending_;  // by backend, while one is under way
+  std::vector<std::vector<UpstreamPtr>> idle_;  // by backend id, most recent last
+  ResolveCache<Endpoints> resolved_;            // by backend id
+  std::vector<std::shared_ptr<PendingLookup>> pending_;  // by backend id, while one is under way
 };
 
 // The client TLS context for all upstreams: system CAs (+ UPSTREAM_CA_FILE), TLS >= 1.2,

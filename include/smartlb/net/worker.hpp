@@ -1,7 +1,8 @@
 #pragma once
-// A worker thread's world: its io_context, acceptor, upstream pool, random source and
-// loggers. Everything here is touched only from that thread; `Shared` is what all workers
-// share (read-only configuration, the lock-free BackendPool, atomic counters).
+// A worker thread's world: its io_context, acceptor, upstream pool, snapshot cache, random
+// source and loggers. Everything here is touched only from that thread; `Shared` is what all
+// workers share (process settings, the published snapshot, the lock-free backend states,
+// atomic counters).
 #include <array>
 #include <atomic>
 #include <functional>
@@ -16,9 +17,9 @@
 #include "smartlb/io/beast.hpp"
 #include "smartlb/http1/http_head.hpp"
 #include "smartlb/io/timed_socket.hpp"
+#include "smartlb/net/snapshot.hpp"
 #include "smartlb/net/upstream.hpp"
-#include "smartlb/routing/backend_pool.hpp"
-#include "smartlb/clients/client_auth.hpp"
+#include "smartlb/routing/backend_states.hpp"
 #include "smartlb/config/config.hpp"
 #include "smartlb/base/random.hpp"
 #include "smartlb/telemetry/request_record.hpp"
@@ -26,21 +27,16 @@
 
 namespace smartlb::net {
 
-// Credential header values per backend, computed once.
-struct PreparedBackend {
-  std::string bearer;  // "Bearer <key>"
-};
-
 struct Shared {
-  Shared(const Config& c, BackendPool& p, const Clock& k, ssl::context& t, RequestObserver* o)
-      : cfg(c), pool(p), clock(k), tls(t), client_auth(c.client_api_keys), observer(o) {}
+  Shared(const Config& c, const Published<Snapshot>& p, BackendStates& s, const Clock& k, ssl::context& t,
+         RequestObserver* o)
+      : cfg(c), published(p), states(s), clock(k), tls(t), observer(o) {}
 
-  const Config& cfg;
-  BackendPool& pool;
+  const Config& cfg;  // process settings (listeners, timeouts, limits); backends come from snapshots
+  const Published<Snapshot>& published;
+  BackendStates& states;
   const Clock& clock;
   ssl::context& tls;
-  ClientAuthenticator client_auth;
-  std::vector<PreparedBackend> backends;
   RequestObserver* observer = nullptr;  // metrics; may be null
   std::atomic<std::size_t> connections{0};
   std::atomic<bool> draining{false};
@@ -85,6 +81,7 @@ struct Worker {
   DeadlineSweeper sweeper{ioc};
   std::optional<Acceptor> acceptor;
   UpstreamPool upstreams;
+  SnapshotCache snapshots;
   FastRandom rng;
   std::shared_ptr<spdlog::logger> access_log;  // null when ACCESS_LOG=off
   std::list<SessionEntry*> sessions;
@@ -143,7 +140,8 @@ struct ForwardBuffers {
   std::string response_head;
 };
 
-Task<bool> forward_request(Worker& w, TimedSocket& client, RequestHead& req,
+// `snapshot` is the configuration the request routes with, from its start to its end.
+Task<bool> forward_request(Worker& w, const Snapshot& snapshot, TimedSocket& client, RequestHead& req,
                            const RequestTarget& target, RequestRecord& rec, ForwardBuffers& buffers);
 
 }  // namespace smartlb::net

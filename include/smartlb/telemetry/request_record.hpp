@@ -10,8 +10,9 @@
 
 namespace smartlb {
 
+// Backends are named by their identity (BackendId::value), which outlives configurations.
 struct AttemptRecord {
-  std::size_t backend = 0;
+  std::size_t backend = 0;  // BackendId::value
   unsigned status = 0;  // 0 when no response header arrived
   FailureCause cause = FailureCause::None;  // None: the attempt served the client
   std::int64_t cooldown_ms = 0;
@@ -28,7 +29,7 @@ struct RequestRecord {
   MonoNanos start = 0;
   MonoNanos end = 0;
   unsigned status = 0;     // what the client got
-  int served_by = -1;      // backend index that produced the response, -1 for our own answer
+  int served_by = -1;      // BackendId::value that produced the response, -1 for our own answer
   std::size_t attempt_count = 0;
   std::array<AttemptRecord, kMaxAttempts> attempts{};
   std::uint64_t response_bytes = 0;
@@ -72,7 +73,7 @@ class RequestObserver {
   virtual void on_request(const RequestRecord& rec) = 0;
   // A backend's host name was looked up for a new connection (no cached addresses, or every
   // cached one failed); `ok` when it gave addresses. IP literals are never looked up.
-  virtual void on_dns_lookup(std::size_t /*backend*/, bool /*ok*/) {}
+  virtual void on_dns_lookup(std::size_t /*backend: BackendId::value*/, bool /*ok*/) {}
 };
 
 }  // namespace smartlb

@@ -1,0 +1,138 @@
+#pragma once
+// What the backends did, as runtime state keyed by BackendId: cooldowns per backend and per
+// (backend, deployment), and the windows of declared quotas. Kept outside any RoutingTable, so
+// it outlives the table that introduced a backend. Thread-safe without a global lock:
+// deadlines are atomics, and each backend guards only its own deployment map.
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "smartlb/base/clock.hpp"
+#include "smartlb/routing/backend_id.hpp"
+#include "smartlb/routing/outcome.hpp"
+#include "smartlb/routing/routing_table.hpp"
+#include "smartlb/routing/sliding_window_budget.hpp"
+
+namespace smartlb {
+
+struct CooldownPolicy {
+  std::chrono::milliseconds default_cooldown{10'000};
+  std::chrono::milliseconds min_cooldown{100};
+  std::chrono::milliseconds max_cooldown{300'000};
+};
+
+// Why nothing could be picked, and when the soonest backend comes back.
+struct Unavailability {
+  std::chrono::milliseconds retry_after{0};
+  bool throttled = false;  // some backend is cooling for a 429 or at its quota (answer 429)
+};
+
+struct CooldownView {
+  MonoNanos until = 0;  // 0 or past: available
+  FailureCause cause = FailureCause::None;
+};
+
+class BackendStates {
+ public:
+  BackendStates(const Clock& clock, CooldownPolicy policy);
+  ~BackendStates();
+  BackendStates(const BackendStates&) = delete;
+  BackendStates& operator=(const BackendStates&) = delete;
+
+  // Makes room for the ids of `table`. Called before a table serves requests (at start, and
+  // for each new configuration), never on the request path; readers need no lock.
+  void track(const RoutingTable& table);
+  // Ids past this are refused by track() (state is allocated in chunks, found without a lock).
+  static constexpr std::size_t kMaxBackends = 64 * 1024;
+
+  // Deployment names come from clients: past this many per backend, new names share one
+  // overflow entry (so their cooldowns and quota still apply) instead of growing memory.
+  static constexpr std::size_t kMaxDeploymentsPerBackend = 1024;
+  static constexpr std::string_view kOverflowDeployment = "(other)";
+
+  // `deployment` is always the one the client asked for; a member with a fixed deployment
+  // keeps its state under that one (PoolMember::effective_deployment).
+
+  // Not cooling down, and (with a declared quota) `cost` tokens and one request fit.
+  bool available(const PoolMember& m, std::string_view deployment, MonoNanos now, std::int64_t cost = 0) const;
+  bool available(const PoolMember& m, std::string_view deployment) const {
+    return available(m, deployment, clock_.now());
+  }
+
+  // Counts a request of `cost` tokens against the member's quota. False when it no longer fits
+  // (another thread took the room since the pick). Always true without a declared quota.
+  bool reserve(const PoolMember& m, std::string_view deployment, std::int64_t cost);
+
+  // Applies a failover verdict: cool down for the clamped hint, or the default. Deadlines
+  // only grow. Returns the cooldown applied.
+  std::chrono::milliseconds record_failure(const PoolMember& m, std::string_view deployment,
+                                           const Verdict& verdict,
+                                           std::optional<std::chrono::milliseconds> hint);
+
+  // When every member of `table` is out for `deployment`: the soonest recovery (a cooldown's
+  // end, or the time until `cost` fits in a quota).
+  Unavailability unavailability(const RoutingTable& table, std::string_view deployment,
+                                std::int64_t cost = 0) const;
+
+  struct QuotaUsage {
+    std::int64_t tokens_used = 0, tokens_limit = 0, requests_used = 0, requests_limit = 0;
+  };
+  QuotaUsage quota_usage(const PoolMember& m, std::string_view deployment) const;
+
+  CooldownView backend_cooldown(BackendId id) const;
+  CooldownView deployment_cooldown(const PoolMember& m, std::string_view deployment) const;
+  // Every deployment with state on backend `id`, with its cooldown (for status pages).
+  std::vector<std::pair<std::string, CooldownView>> deployment_cooldowns(BackendId id) const;
+
+  std::chrono::milliseconds clamp_cooldown(std::optional<std::chrono::milliseconds> hint) const;
+  const Clock& clock() const { return clock_; }
+
+ private:
+  struct Deadline {
+    std::atomic<MonoNanos> until{0};
+    std::atomic<FailureCause> cause{FailureCause::None};
+    void extend(MonoNanos t, FailureCause c);
+    CooldownView view() const;
+  };
+  // A (backend, deployment): its cooldown and, when declared, its quota budgets.
+  struct DeploymentState : Deadline {
+    std::mutex quota_mutex;  // per (backend, deployment): never shared across backends
+    std::optional<SlidingWindowBudget> tokens, requests;
+    bool fits(std::int64_t cost, MonoNanos now);
+    Nanos wait_for(std::int64_t cost, MonoNanos now);
+  };
+  struct StringHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  struct BackendState {
+    Deadline backend;
+    mutable std::shared_mutex mutex;  // guards the map's shape only; entries are atomics
+    std::unordered_map<std::string, std::unique_ptr<DeploymentState>, StringHash, std::equal_to<>>
+        deployments;
+  };
+  static constexpr std::size_t kChunk = 64;
+
+  BackendState& state(BackendId id) const;
+  DeploymentState* find_deployment(BackendId id, std::string_view deployment) const;
+  DeploymentState& deployment_state(const PoolMember& m, std::string_view deployment) const;
+  MonoNanos recovery_at(const PoolMember& m, std::string_view deployment, FailureCause* cause) const;
+
+  // kMaxBackends / kChunk slots, each null or a chunk of kChunk states; a chunk, once
+  // published, never moves.
+  std::unique_ptr<std::atomic<BackendState*>[]> chunks_;
+  std::mutex grow_mutex_;
+  const Clock& clock_;
+  CooldownPolicy policy_;
+};
+
+}  // namespace smartlb

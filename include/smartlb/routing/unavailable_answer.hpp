@@ -1,0 +1,26 @@
+#pragma once
+// What a client is told when no backend can take its request: 429 when some backend is rate
+// limited or at its declared quota (the client should slow down), 502 when every attempt
+// failed otherwise, 503 when nothing could even be tried; always with the time until the
+// soonest backend comes back, so that clients (the OpenAI SDKs honour it) retry then.
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "smartlb/routing/backend_states.hpp"
+
+namespace smartlb {
+
+struct UnavailableAnswer {
+  unsigned status = 503;
+  std::string_view type;  // OpenAI's error.type
+  std::string_view code;  // OpenAI's error.code
+  std::string message;
+  std::chrono::milliseconds retry_after{1000};
+};
+
+// `attempts`: how many backends this request was sent to; `deployment` may be empty.
+UnavailableAnswer answer_unavailable(const Unavailability& u, std::size_t attempts, std::string_view deployment);
+
+}  // namespace smartlb

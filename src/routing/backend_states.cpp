@@ -1,0 +1,192 @@
+#include "smartlb/routing/backend_states.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <mutex>
+#include <stdexcept>
+
+namespace smartlb {
+
+void BackendStates::Deadline::extend(MonoNanos t, FailureCause c) {
+  MonoNanos current = until.load(std::memory_order_relaxed);
+  while (t > current) {
+    if (until.compare_exchange_weak(current, t, std::memory_order_relaxed)) {
+      cause.store(c, std::memory_order_relaxed);
+      return;
+    }
+  }
+}
+
+CooldownView BackendStates::Deadline::view() const {
+  return {until.load(std::memory_order_relaxed), cause.load(std::memory_order_relaxed)};
+}
+
+bool BackendStates::DeploymentState::fits(std::int64_t cost, MonoNanos now) {
+  std::lock_guard lock(quota_mutex);
+  return (!tokens || tokens->fits(cost, now)) && (!requests || requests->fits(1, now));
+}
+
+Nanos BackendStates::DeploymentState::wait_for(std::int64_t cost, MonoNanos now) {
+  std::lock_guard lock(quota_mutex);
+  Nanos wait{0};
+  if (tokens) wait = std::max(wait, tokens->wait_for(cost, now));
+  if (requests) wait = std::max(wait, requests->wait_for(1, now));
+  return wait;
+}
+
+BackendStates::BackendStates(const Clock& clock, CooldownPolicy policy)
+    : chunks_(std::make_unique<std::atomic<BackendState*>[]>(kMaxBackends / kChunk)),
+      clock_(clock),
+      policy_(policy) {}
+
+BackendStates::~BackendStates() {
+  for (std::size_t c = 0; c < kMaxBackends / kChunk; ++c) delete[] chunks_[c].load(std::memory_order_relaxed);
+}
+
+void BackendStates::track(const RoutingTable& table) {
+  if (table.id_bound() > kMaxBackends)
+    throw std::length_error("more than " + std::to_string(kMaxBackends) + " backends");
+  std::lock_guard lock(grow_mutex_);
+  for (std::size_t c = 0; c * kChunk < table.id_bound(); ++c)
+    if (chunks_[c].load(std::memory_order_relaxed) == nullptr)
+      chunks_[c].store(new BackendState[kChunk], std::memory_order_release);
+}
+
+BackendStates::BackendState& BackendStates::state(BackendId id) const {
+  return chunks_[id.value / kChunk].load(std::memory_order_acquire)[id.value % kChunk];
+}
+
+BackendStates::DeploymentState* BackendStates::find_deployment(BackendId id, std::string_view deployment) const {
+  const BackendState& s = state(id);
+  std::shared_lock lock(s.mutex);
+  auto it = s.deployments.find(deployment);
+  if (it == s.deployments.end() && s.deployments.size() >= kMaxDeploymentsPerBackend)
+    it = s.deployments.find(kOverflowDeployment);
+  return it == s.deployments.end() ? nullptr : it->second.get();
+}
+
+BackendStates::DeploymentState& BackendStates::deployment_state(const PoolMember& m,
+                                                                std::string_view deployment) const {
+  if (auto* d = find_deployment(m.id, deployment)) return *d;
+  BackendState& s = state(m.id);
+  std::unique_lock lock(s.mutex);
+  if (s.deployments.size() >= kMaxDeploymentsPerBackend - 1 && !s.deployments.count(deployment))
+    deployment = kOverflowDeployment;  // the last slot is the shared overflow entry
+  auto [it, inserted] = s.deployments.try_emplace(std::string(deployment));
+  if (inserted) {
+    it->second = std::make_unique<DeploymentState>();
+    if (m.tokens_per_window > 0) it->second->tokens.emplace(m.tokens_per_window, m.quota_window);
+    if (m.requests_per_window > 0) it->second->requests.emplace(m.requests_per_window, m.quota_window);
+  }
+  return *it->second;
+}
+
+bool BackendStates::available(const PoolMember& m, std::string_view deployment, MonoNanos now,
+                              std::int64_t cost) const {
+  if (state(m.id).backend.until.load(std::memory_order_relaxed) > now) return false;
+  DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment));
+  if (d == nullptr) return !m.has_quota() || cost <= m.tokens_per_window || m.tokens_per_window == 0;
+  if (d->until.load(std::memory_order_relaxed) > now) return false;
+  return !m.has_quota() || d->fits(cost, now);
+}
+
+bool BackendStates::reserve(const PoolMember& m, std::string_view deployment, std::int64_t cost) {
+  if (!m.has_quota()) return true;
+  DeploymentState& d = deployment_state(m, m.effective_deployment(deployment));
+  std::lock_guard lock(d.quota_mutex);
+  const MonoNanos now = clock_.now();  // read under the lock: budgets only see time move forward
+  if ((d.tokens && !d.tokens->fits(cost, now)) || (d.requests && !d.requests->fits(1, now))) return false;
+  if (d.tokens) d.tokens->try_consume(cost, now);
+  if (d.requests) d.requests->try_consume(1, now);
+  return true;
+}
+
+BackendStates::QuotaUsage BackendStates::quota_usage(const PoolMember& m, std::string_view deployment) const {
+  QuotaUsage u;
+  u.tokens_limit = m.tokens_per_window;
+  u.requests_limit = m.requests_per_window;
+  DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment));
+  if (!d) return u;
+  const MonoNanos now = clock_.now();
+  std::lock_guard lock(d->quota_mutex);
+  if (d->tokens) u.tokens_used = d->tokens->used(now);
+  if (d->requests) u.requests_used = d->requests->used(now);
+  return u;
+}
+
+std::chrono::milliseconds BackendStates::clamp_cooldown(std::optional<std::chrono::milliseconds> hint) const {
+  if (!hint) return policy_.default_cooldown;
+  return std::clamp(*hint, policy_.min_cooldown, policy_.max_cooldown);
+}
+
+std::chrono::milliseconds BackendStates::record_failure(const PoolMember& m, std::string_view deployment,
+                                                        const Verdict& verdict,
+                                                        std::optional<std::chrono::milliseconds> hint) {
+  const auto cooldown = clamp_cooldown(hint);
+  const MonoNanos until = clock_.now() + std::chrono::duration_cast<Nanos>(cooldown).count();
+  if (verdict.scope == CooldownScope::Backend) {
+    state(m.id).backend.extend(until, verdict.cause);
+  } else {
+    deployment_state(m, m.effective_deployment(deployment)).extend(until, verdict.cause);
+  }
+  return cooldown;
+}
+
+MonoNanos BackendStates::recovery_at(const PoolMember& m, std::string_view deployment,
+                                     FailureCause* cause) const {
+  CooldownView b = state(m.id).backend.view();
+  CooldownView d{};
+  if (const DeploymentState* dd = find_deployment(m.id, m.effective_deployment(deployment))) d = dd->view();
+  const CooldownView& later = d.until > b.until ? d : b;
+  if (cause) *cause = later.cause;
+  return later.until;
+}
+
+Unavailability BackendStates::unavailability(const RoutingTable& table, std::string_view deployment,
+                                             std::int64_t cost) const {
+  const MonoNanos now = clock_.now();
+  MonoNanos soonest = std::numeric_limits<MonoNanos>::max();
+  bool throttled = false;
+  for (const PoolMember& m : table.members()) {
+    FailureCause cause = FailureCause::None;
+    MonoNanos at = recovery_at(m, deployment, &cause);
+    if (cause == FailureCause::Throttled && at > now) throttled = true;
+    if (m.has_quota()) {
+      if (DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment))) {
+        const Nanos wait = d->wait_for(cost, std::max(now, at));
+        if (wait.count() > 0) {
+          at = std::max(now, at) + wait.count();
+          throttled = true;  // at its quota: a rate limit, whoever noticed it first
+        }
+      }
+    }
+    if (at < soonest) soonest = at;
+  }
+  Unavailability u;
+  u.throttled = throttled;
+  if (table.size() == 0 || soonest <= now) {
+    u.retry_after = std::chrono::milliseconds(0);
+  } else {
+    u.retry_after = std::chrono::ceil<std::chrono::milliseconds>(Nanos(soonest - now));
+  }
+  return u;
+}
+
+CooldownView BackendStates::backend_cooldown(BackendId id) const { return state(id).backend.view(); }
+
+CooldownView BackendStates::deployment_cooldown(const PoolMember& m, std::string_view deployment) const {
+  const DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment));
+  return d ? d->view() : CooldownView{};
+}
+
+std::vector<std::pair<std::string, CooldownView>> BackendStates::deployment_cooldowns(BackendId id) const {
+  std::vector<std::pair<std::string, CooldownView>> out;
+  const BackendState& s = state(id);
+  std::shared_lock lock(s.mutex);
+  out.reserve(s.deployments.size());
+  for (const auto& [name, d] : s.deployments) out.emplace_back(name, d->view());
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
+}
+
+}  // namespace smartlb

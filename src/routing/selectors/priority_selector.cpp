@@ -1,0 +1,16 @@
+#include "smartlb/routing/selectors/priority_selector.hpp"
+
+namespace smartlb {
+
+std::optional<std::size_t> PrioritySelector::pick(const RoutingTable& table, const BackendStates& states,
+                                                  const PickRequest& request, RandomSource& rng) const {
+  const MonoNanos now = states.clock().now();
+  Candidates candidates;
+  for (const PriorityGroup& g : table.groups()) {
+    candidates.gather(table, g.members, states, request, now);
+    if (!candidates.empty()) return candidates.draw_weighted(table, rng);
+  }
+  return std::nullopt;
+}
+
+}  // namespace smartlb

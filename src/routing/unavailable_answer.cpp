@@ -1,0 +1,30 @@
+#include "smartlb/routing/unavailable_answer.hpp"
+
+namespace smartlb {
+
+UnavailableAnswer answer_unavailable(const Unavailability& u, std::size_t attempts, std::string_view deployment) {
+  UnavailableAnswer a;
+  // Nothing known to wait for (no backend at all, or one that just recovered): a second.
+  a.retry_after = u.retry_after.count() > 0 ? u.retry_after : std::chrono::milliseconds(1000);
+  if (u.throttled) {
+    a.status = 429;
+    a.type = "requests";
+    a.code = "rate_limit_exceeded";
+    a.message = "Every backend is rate limited";
+  } else if (attempts > 0) {
+    a.status = 502;
+    a.type = "server_error";
+    a.code = "upstream_error";
+    a.message = "Every backend failed";
+  } else {
+    a.status = 503;
+    a.type = "server_error";
+    a.code = "no_backend_available";
+    a.message = "No backend is available";
+  }
+  if (!deployment.empty()) a.message.append(" for deployment '").append(deployment).append("'");
+  a.message += "; retry after " + std::to_string(a.retry_after.count()) + " ms.";
+  return a;
+}
+
+}  // namespace smartlb

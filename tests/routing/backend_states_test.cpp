@@ -1,0 +1,160 @@
+// BackendStates: cooldowns, quota windows and the answer when nothing is left, kept by
+// backend identity.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "routing_fixture.hpp"
+
+namespace smartlb {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST_F(PoolFixture, Cooldown_IsPerDeployment) {
+  make({{"a", 1, 1, ""}, {"b", 2, 1, ""}});
+  fail(0, "gpt-4o", throttled(), 30s);
+  EXPECT_EQ(pick("gpt-4o"), 1u);
+  EXPECT_EQ(pick("embeddings"), 0u) << "another deployment on the same backend is unaffected";
+}
+
+TEST_F(PoolFixture, Cooldown_TransportFailureBlocksWholeBackend) {
+  make({{"a", 1, 1, ""}, {"b", 2, 1, ""}});
+  fail(0, "gpt-4o", refused(), std::nullopt);
+  EXPECT_EQ(pick("gpt-4o"), 1u);
+  EXPECT_EQ(pick("embeddings"), 1u);
+}
+
+TEST_F(PoolFixture, Cooldown_KeyedByEffectiveDeploymentWhenOverridden) {
+  // Backend 0 maps every request onto its own deployment, so one quota covers them all.
+  make({{"a", 1, 1, "prod-gpt"}, {"b", 2, 1, ""}});
+  fail(0, "client-name-1", throttled(), 30s);
+  EXPECT_EQ(pick("client-name-2"), 1u);
+  EXPECT_EQ(states->deployment_cooldown(member(0), "anything").cause, FailureCause::Throttled);
+}
+
+TEST_F(PoolFixture, Cooldown_DeadlinesOnlyGrow) {
+  make({{"a", 1, 1, ""}});
+  fail(0, "gpt", throttled(), 60s);
+  fail(0, "gpt", throttled(), 2s);  // a shorter, later cooldown
+  clock.advance(59s);
+  EXPECT_FALSE(available(0, "gpt")) << "the shorter cooldown must not cut the deadline";
+  fail(0, "gpt", throttled(), 10s);  // now ends at 69s: extends
+  clock.advance(2s);
+  EXPECT_FALSE(available(0, "gpt"));
+  clock.advance(8s);
+  EXPECT_TRUE(available(0, "gpt"));
+}
+
+TEST_F(PoolFixture, Cooldown_ClampsHints) {
+  make({{"a", 1, 1, ""}});
+  EXPECT_EQ(fail(0, "gpt", throttled(), 0ms), 100ms);
+  EXPECT_EQ(fail(0, "gpt", throttled(), std::chrono::hours(24 * 365)), 300s);
+  EXPECT_EQ(fail(0, "gpt", throttled(), std::nullopt), 10s);
+}
+
+TEST_F(PoolFixture, Unavailability_ReportsSoonestRecoveryAndThrottling) {
+  make({{"a", 1, 1, ""}, {"b", 2, 1, ""}, {"c", 3, 1, ""}});
+  fail(0, "gpt", throttled(), 9s);
+  fail(1, "gpt", throttled(), 4'500ms);
+  fail(2, "gpt", throttled(), 20s);
+  clock.advance(1s);
+  const auto u = unavailable("gpt");
+  EXPECT_EQ(u.retry_after, 3'500ms);
+  EXPECT_TRUE(u.throttled);
+}
+
+TEST_F(PoolFixture, Unavailability_ServerErrorsAreNotReportedAsThrottling) {
+  make({{"a", 1, 1, ""}, {"b", 1, 1, ""}});
+  fail(0, "gpt", judge_status(503, true), 2s);
+  fail(1, "gpt", refused(), std::nullopt);
+  const auto u = unavailable("gpt");
+  EXPECT_FALSE(u.throttled);
+  EXPECT_EQ(u.retry_after, 2s);
+}
+
+TEST_F(PoolFixture, DeploymentCooldowns_ListsStateForStatusPages) {
+  make({{"a", 1, 1, ""}});
+  fail(0, "z-dep", throttled(), 1s);
+  fail(0, "a-dep", throttled(), 2s);
+  const auto list = states->deployment_cooldowns(member(0).id);
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[0].first, "a-dep");
+  EXPECT_EQ(list[1].first, "z-dep");
+}
+
+TEST_F(QuotaPool, QuotaIsPerDeployment) {
+  make({{"a", 1, 1, "", 100, 0}});
+  ASSERT_TRUE(reserve(0, "gpt", 100));
+  ScriptedRandom rng({0});
+  EXPECT_EQ(pick_with("other", {}, rng, 100), 0u);
+  EXPECT_EQ(pick_with("gpt", {}, rng, 1), std::nullopt);
+}
+
+TEST_F(QuotaPool, Unavailability_AtQuotaIsThrottlingWithTheTimeUntilItFits) {
+  make({{"a", 1, 1, "", 100, 0}});
+  ASSERT_TRUE(reserve(0, "gpt", 100));
+  const auto u = unavailable("gpt", 10);
+  EXPECT_TRUE(u.throttled);
+  EXPECT_GT(u.retry_after, 0ms);
+  EXPECT_LE(u.retry_after, 1100ms);
+  clock.advance(u.retry_after);
+  EXPECT_EQ(pick(10), 0u) << "the promised time is when it fits again";
+}
+
+TEST_F(QuotaPool, BackendsWithoutQuotaAreUnaffected) {
+  make({{"a", 1, 1, "", 0, 0}});
+  EXPECT_FALSE(table->any_quota());
+  for (int i = 0; i < 100; ++i) EXPECT_TRUE(reserve(0, "gpt", 1'000'000));
+  EXPECT_EQ(pick(1'000'000), 0u);
+}
+
+TEST_F(PoolFixture, ClientChosenDeploymentNamesCannotGrowStateWithoutBound) {
+  make({{"a", 1, 1, ""}});
+  const Verdict missing = judge_status(404, true);
+  for (int i = 0; i < 5000; ++i) fail(0, "name-" + std::to_string(i), missing, std::chrono::seconds(5));
+  EXPECT_EQ(states->deployment_cooldowns(member(0).id).size(), BackendStates::kMaxDeploymentsPerBackend);
+  // Names past the cap share the overflow entry: still cooling, conservatively.
+  EXPECT_FALSE(available(0, "name-4999"));
+  EXPECT_FALSE(available(0, "never-seen-before"));
+  clock.advance(std::chrono::seconds(5));
+  EXPECT_TRUE(available(0, "never-seen-before"));
+  EXPECT_TRUE(available(0, "name-1")) << "names under the cap keep their own entry";
+}
+
+TEST_F(PoolFixture, StateIsKeptByIdentityNotPosition) {
+  // Two tables naming the same backends in another order: the state follows the name.
+  BackendIds ids;
+  const RoutingTable first({{"east", 1, 1, ""}, {"west", 1, 1, ""}}, ids);
+  const RoutingTable second({{"north", 1, 1, ""}, {"west", 1, 1, ""}, {"east", 1, 1, ""}}, ids);
+  states = std::make_unique<BackendStates>(clock, policy);
+  states->track(first);
+  states->track(second);
+  states->record_failure(first.member(0), "gpt", throttled(), 30s);  // east
+  EXPECT_EQ(second.member(2).id, first.member(0).id);
+  EXPECT_FALSE(states->available(second.member(2), "gpt")) << "east is still cooling in the new table";
+  EXPECT_TRUE(states->available(second.member(1), "gpt"));
+  EXPECT_TRUE(states->available(second.member(0), "gpt")) << "a new backend starts fresh";
+  EXPECT_EQ(second.member(0).id.value, 2u) << "a new name gets a new id";
+}
+
+TEST(BackendIdsTest, ANameKeepsItsIdAndIdsAreNeverReused) {
+  BackendIds ids;
+  EXPECT_EQ(ids.id_for("a").value, 0u);
+  EXPECT_EQ(ids.id_for("b").value, 1u);
+  EXPECT_EQ(ids.id_for("a").value, 0u);
+  EXPECT_EQ(ids.size(), 2u);
+}
+
+TEST(BackendStatesLimits, TrackRefusesMoreIdsThanItCanHold) {
+  ManualClock clock;
+  BackendStates states(clock, CooldownPolicy{});
+  EXPECT_NO_THROW(states.track(RoutingTable({{"a", 1, 1, ""}})));
+  std::vector<PoolMember> members(BackendStates::kMaxBackends + 1);
+  for (std::size_t i = 0; i < members.size(); ++i) members[i].name = "b" + std::to_string(i);
+  EXPECT_THROW(states.track(RoutingTable(std::move(members))), std::length_error);
+}
+
+}  // namespace
+}  // namespace smartlb

@@ -1,0 +1,39 @@
+#include "smartlb/routing/unavailable_answer.hpp"
+
+#include <gtest/gtest.h>
+
+namespace smartlb {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(UnavailableAnswer, ThrottlingIs429WithTheSoonestRecovery) {
+  const auto a = answer_unavailable({3'500ms, true}, 2, "gpt-4o");
+  EXPECT_EQ(a.status, 429u);
+  EXPECT_EQ(a.code, "rate_limit_exceeded");
+  EXPECT_EQ(a.type, "requests");
+  EXPECT_EQ(a.retry_after, 3'500ms);
+  EXPECT_EQ(a.message, "Every backend is rate limited for deployment 'gpt-4o'; retry after 3500 ms.");
+}
+
+TEST(UnavailableAnswer, FailedAttemptsWithoutThrottlingAre502) {
+  const auto a = answer_unavailable({2s, false}, 1, "");
+  EXPECT_EQ(a.status, 502u);
+  EXPECT_EQ(a.code, "upstream_error");
+  EXPECT_EQ(a.message, "Every backend failed; retry after 2000 ms.");
+}
+
+TEST(UnavailableAnswer, NothingTriedIs503) {
+  const auto a = answer_unavailable({5s, false}, 0, "embeddings");
+  EXPECT_EQ(a.status, 503u);
+  EXPECT_EQ(a.code, "no_backend_available");
+  EXPECT_EQ(a.type, "server_error");
+}
+
+TEST(UnavailableAnswer, NoKnownRecoveryTimeSaysOneSecond) {
+  EXPECT_EQ(answer_unavailable({0ms, false}, 0, "").retry_after, 1s);
+  EXPECT_EQ(answer_unavailable({0ms, true}, 3, "").retry_after, 1s);
+}
+
+}  // namespace
+}  // namespace smartlb
