@@ -2,7 +2,8 @@
 // as ForwardJob::choose_target calls them once per request (src/net/forwarder.cpp).
 //
 //   cmake --build build-bench --target smartlb_selection_bench
-//   build-bench/bench/smartlb_selection_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+//   build-bench/bench/smartlb_selection_bench --benchmark_repetitions=5
+//   --benchmark_report_aggregates_only=true
 //
 // Arguments: /backends/cooling_percent/quota(0|1). Pools look like the goodput setup: two
 // priority groups (the first 60 % of backends at priority 1), weights 1..5. "cooling" puts
@@ -15,11 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "smartlb/base/clock.hpp"
+#include "smartlb/base/random.hpp"
 #include "smartlb/routing/backend_states.hpp"
 #include "smartlb/routing/routing_table.hpp"
 #include "smartlb/routing/selectors/priority_selector.hpp"
-#include "smartlb/base/clock.hpp"
-#include "smartlb/base/random.hpp"
 
 using namespace smartlb;
 
@@ -57,7 +58,8 @@ void BM_PickReserve(benchmark::State& state) {
   v.fail_over = true;
   v.cause = FailureCause::Throttled;
   for (int i = 0; i < cool; ++i)
-    states.record_failure(table.member(static_cast<std::size_t>(i)), deployment, v, std::chrono::milliseconds(3'600'000));
+    states.record_failure(table.member(static_cast<std::size_t>(i)), deployment, v,
+                          std::chrono::milliseconds(3'600'000));
   FastRandom rng(42);
   std::int64_t picked = 0;
   for (auto _ : state) {
@@ -131,6 +133,11 @@ BENCHMARK(BM_PickReserve)
     ->Args({100, 50, 1})
     ->Args({100, 100, 1});
 BENCHMARK(BM_PickOnly)->ArgName("backends")->Arg(5)->Arg(100);
-BENCHMARK(BM_PickReserveShared)->ArgNames({"backends", "quota"})->Args({5, 1})->Args({100, 1})->Threads(1)->Threads(2);
+BENCHMARK(BM_PickReserveShared)
+    ->ArgNames({"backends", "quota"})
+    ->Args({5, 1})
+    ->Args({100, 1})
+    ->Threads(1)
+    ->Threads(2);
 
 BENCHMARK_MAIN();

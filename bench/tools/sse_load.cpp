@@ -58,7 +58,9 @@ struct Args {
     auto it = values.find(key);
     return it == values.end() ? fallback : it->second;
   }
-  long num(const std::string& key, long fallback) const { return std::stol(get(key, std::to_string(fallback))); }
+  long num(const std::string& key, long fallback) const {
+    return std::stol(get(key, std::to_string(fallback)));
+  }
 };
 
 bool iequals_prefix(std::string_view text, std::string_view lower_prefix) {
@@ -75,7 +77,8 @@ std::string_view header_value(std::string_view head, std::string_view lower_name
     std::string_view line = head.substr(pos + 2);
     std::size_t end = line.find("\r\n");
     line = line.substr(0, end);
-    if (iequals_prefix(line, lower_name) && line.size() > lower_name.size() && line[lower_name.size()] == ':') {
+    if (iequals_prefix(line, lower_name) && line.size() > lower_name.size() &&
+        line[lower_name.size()] == ':') {
       std::string_view v = line.substr(lower_name.size() + 1);
       while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
       return v;
@@ -97,7 +100,8 @@ asio::awaitable<void> serve_connection(tcp::socket socket, const BackendOptions&
   std::string in;
   asio::steady_timer timer(socket.get_executor());
   for (;;) {
-    auto [ec, head_len] = co_await asio::async_read_until(socket, asio::dynamic_buffer(in), "\r\n\r\n", kNoThrow);
+    auto [ec, head_len] =
+        co_await asio::async_read_until(socket, asio::dynamic_buffer(in), "\r\n\r\n", kNoThrow);
     if (ec) co_return;
     std::size_t body_len = 0;
     std::string_view cl = header_value(std::string_view(in).substr(0, head_len), "content-length");
@@ -152,13 +156,16 @@ int run_backend(const Args& args) {
   acceptor.listen(4096);
   std::printf("sse-backend listening on 127.0.0.1:%u\n", acceptor.local_endpoint().port());
   std::fflush(stdout);
-  asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
-    for (;;) {
-      auto [ec, socket] = co_await acceptor.async_accept(kNoThrow);
-      if (ec) continue;
-      asio::co_spawn(ioc, serve_connection(std::move(socket), opt, rng), asio::detached);
-    }
-  }, asio::detached);
+  asio::co_spawn(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+        for (;;) {
+          auto [ec, socket] = co_await acceptor.async_accept(kNoThrow);
+          if (ec) continue;
+          asio::co_spawn(ioc, serve_connection(std::move(socket), opt, rng), asio::detached);
+        }
+      },
+      asio::detached);
   ioc.run();
   return 0;
 }
@@ -179,7 +186,8 @@ struct ClientState {
   std::vector<double> delays_ms;
   std::string watch_pid;
   long rss_before = -1, rss_all_open = -1, rss_mid = -1;
-  std::FILE* dump = nullptr;  // --dump FILE: "send_ns seq delay_ms" per event, for finding where a tail comes from
+  std::FILE* dump =
+      nullptr;  // --dump FILE: "send_ns seq delay_ms" per event, for finding where a tail comes from
 };
 
 // Takes the decoded body bytes of one stream and records the delay of every complete event.
@@ -221,13 +229,17 @@ class ChunkDecoder {
         case State::size_line: {
           char c = in[i++];
           if (c == '\n') {
-            if (size_ == 0) { state_ = State::trailer; line_empty_ = true; }
-            else state_ = State::data;
+            if (size_ == 0) {
+              state_ = State::trailer;
+              line_empty_ = true;
+            } else
+              state_ = State::data;
           } else if (c == ';') {
             in_extension_ = true;
           } else if (c != '\r' && !in_extension_) {
             int digit = std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
-                        : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10 : -1;
+                        : (c | 0x20) >= 'a' && (c | 0x20) <= 'f'    ? (c | 0x20) - 'a' + 10
+                                                                    : -1;
             if (digit < 0) return false;
             size_ = size_ * 16 + static_cast<std::size_t>(digit);
           }
@@ -242,12 +254,18 @@ class ChunkDecoder {
           break;
         }
         case State::data_crlf:
-          if (in[i++] == '\n') { state_ = State::size_line; in_extension_ = false; }
+          if (in[i++] == '\n') {
+            state_ = State::size_line;
+            in_extension_ = false;
+          }
           break;
         case State::trailer: {
           char c = in[i++];
           if (c == '\n') {
-            if (line_empty_) { state_ = State::finished; return true; }
+            if (line_empty_) {
+              state_ = State::finished;
+              return true;
+            }
             line_empty_ = true;
           } else if (c != '\r') {
             line_empty_ = false;
@@ -279,7 +297,8 @@ asio::awaitable<void> run_stream(tcp::endpoint endpoint, const std::string& requ
     socket.set_option(tcp::no_delay(true));
     if (auto [ec, n] = co_await asio::async_write(socket, asio::buffer(request), kNoThrow); ec) break;
     std::string in;
-    auto [ec, head_len] = co_await asio::async_read_until(socket, asio::dynamic_buffer(in), "\r\n\r\n", kNoThrow);
+    auto [ec, head_len] =
+        co_await asio::async_read_until(socket, asio::dynamic_buffer(in), "\r\n\r\n", kNoThrow);
     if (ec) break;
     std::string_view head(in.data(), head_len);
     int status = 0;
@@ -304,23 +323,34 @@ asio::awaitable<void> run_stream(tcp::endpoint endpoint, const std::string& requ
         decoded = body;
       }
       scanner.feed(decoded, monotonic_ns(), st.delays_ms);
-      if (chunked && decoder.finished()) { ok = true; break; }
+      if (chunked && decoder.finished()) {
+        ok = true;
+        break;
+      }
       auto [rec, n] = co_await socket.async_read_some(asio::buffer(buf), kNoThrow);
-      if (rec) { ok = !chunked && rec == asio::error::eof; break; }
+      if (rec) {
+        ok = !chunked && rec == asio::error::eof;
+        break;
+      }
       body.assign(buf, n);
     }
     break;
   }
-  if (ok) st.done++; else st.failed++;
+  if (ok)
+    st.done++;
+  else
+    st.failed++;
 }
 
 std::string percentile_json(std::vector<double>& v) {
   if (v.empty()) return "{\"p50\":null,\"p90\":null,\"p99\":null,\"p999\":null,\"max\":null}";
   std::sort(v.begin(), v.end());
-  auto p = [&](double q) { return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))]; };
+  auto p = [&](double q) {
+    return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))];
+  };
   char out[256];
-  std::snprintf(out, sizeof out, "{\"p50\":%.3f,\"p90\":%.3f,\"p99\":%.3f,\"p999\":%.3f,\"max\":%.3f}", p(0.5), p(0.9),
-                p(0.99), p(0.999), v.back());
+  std::snprintf(out, sizeof out, "{\"p50\":%.3f,\"p90\":%.3f,\"p99\":%.3f,\"p999\":%.3f,\"max\":%.3f}",
+                p(0.5), p(0.9), p(0.99), p(0.999), v.back());
   return out;
 }
 
@@ -329,15 +359,22 @@ std::string json_or_null(long v) { return v < 0 ? "null" : std::to_string(v); }
 int run_client(const Args& args) {
   std::string url = args.get("url", "");
   // http://HOST:PORT/path
-  if (url.rfind("http://", 0) != 0) { std::fprintf(stderr, "--url must be http://HOST:PORT/path\n"); return 2; }
+  if (url.rfind("http://", 0) != 0) {
+    std::fprintf(stderr, "--url must be http://HOST:PORT/path\n");
+    return 2;
+  }
   std::string rest = url.substr(7);
   std::size_t slash = rest.find('/');
   std::string hostport = rest.substr(0, slash), path = slash == std::string::npos ? "/" : rest.substr(slash);
   std::size_t colon = hostport.rfind(':');
-  if (colon == std::string::npos) { std::fprintf(stderr, "--url needs a port\n"); return 2; }
+  if (colon == std::string::npos) {
+    std::fprintf(stderr, "--url needs a port\n");
+    return 2;
+  }
   tcp::endpoint endpoint(asio::ip::make_address(hostport.substr(0, colon)),
                          static_cast<unsigned short>(std::stoi(hostport.substr(colon + 1))));
-  const std::string body = R"({"messages":[{"role":"user","content":"stream please"}],"max_tokens":100,"stream":true})";
+  const std::string body =
+      R"({"messages":[{"role":"user","content":"stream please"}],"max_tokens":100,"stream":true})";
   const std::string request = "POST " + path + " HTTP/1.1\r\nhost: " + hostport +
                               "\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: " +
                               std::to_string(body.size()) + "\r\n\r\n" + body;
@@ -354,28 +391,41 @@ int run_client(const Args& args) {
   asio::io_context ioc{1};
   bool timed_out = false;
   asio::steady_timer deadline(ioc, std::chrono::seconds(args.num("timeout-s", 120)));
-  deadline.async_wait([&](boost::system::error_code ec) { if (!ec) { timed_out = true; ioc.stop(); } });
-  asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
-    asio::steady_timer pace(ioc);
-    for (long i = 0; i < st.streams;) {  // 50 every 5 ms: a burst of 1000 SYNs overflows small backlogs
-      for (int k = 0; k < 50 && i < st.streams; ++k, ++i)
-        asio::co_spawn(ioc, run_stream(endpoint, request, st), [&](std::exception_ptr) {
-          if (st.done + st.failed == st.streams) { deadline.cancel(); ioc.stop(); }
-        });
-      pace.expires_after(5ms);
-      co_await pace.async_wait(asio::use_awaitable);
+  deadline.async_wait([&](boost::system::error_code ec) {
+    if (!ec) {
+      timed_out = true;
+      ioc.stop();
     }
-  }, asio::detached);
+  });
+  asio::co_spawn(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+        asio::steady_timer pace(ioc);
+        for (long i = 0; i < st.streams;) {  // 50 every 5 ms: a burst of 1000 SYNs overflows small backlogs
+          for (int k = 0; k < 50 && i < st.streams; ++k, ++i)
+            asio::co_spawn(ioc, run_stream(endpoint, request, st), [&](std::exception_ptr) {
+              if (st.done + st.failed == st.streams) {
+                deadline.cancel();
+                ioc.stop();
+              }
+            });
+          pace.expires_after(5ms);
+          co_await pace.async_wait(asio::use_awaitable);
+        }
+      },
+      asio::detached);
   ioc.run();
 
   if (st.dump) std::fclose(st.dump);
   std::string statuses;
-  for (auto& [code, n] : st.statuses) statuses += (statuses.empty() ? "" : ",") + ("\"" + std::to_string(code) + "\":" + std::to_string(n));
-  std::printf("{\"streams\":%ld,\"statuses\":{%s},\"completed\":%ld,\"failed\":%ld,\"timed_out\":%s,\"events\":%zu,"
-              "\"delay_ms\":%s,\"rss_kb\":{\"before\":%s,\"all_open\":%s,\"mid\":%s}}\n",
-              st.streams, statuses.c_str(), st.done, st.failed, timed_out ? "true" : "false", st.delays_ms.size(),
-              percentile_json(st.delays_ms).c_str(), json_or_null(st.rss_before).c_str(),
-              json_or_null(st.rss_all_open).c_str(), json_or_null(st.rss_mid).c_str());
+  for (auto& [code, n] : st.statuses)
+    statuses += (statuses.empty() ? "" : ",") + ("\"" + std::to_string(code) + "\":" + std::to_string(n));
+  std::printf(
+      "{\"streams\":%ld,\"statuses\":{%s},\"completed\":%ld,\"failed\":%ld,\"timed_out\":%s,\"events\":%zu,"
+      "\"delay_ms\":%s,\"rss_kb\":{\"before\":%s,\"all_open\":%s,\"mid\":%s}}\n",
+      st.streams, statuses.c_str(), st.done, st.failed, timed_out ? "true" : "false", st.delays_ms.size(),
+      percentile_json(st.delays_ms).c_str(), json_or_null(st.rss_before).c_str(),
+      json_or_null(st.rss_all_open).c_str(), json_or_null(st.rss_mid).c_str());
   return 0;
 }
 

@@ -16,8 +16,7 @@
 
 namespace {
 
-double ns_per_call(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b,
-                   long n) {
+double ns_per_call(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b, long n) {
   return std::chrono::duration<double, std::nano>(b - a).count() / static_cast<double>(n);
 }
 

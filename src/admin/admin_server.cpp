@@ -7,8 +7,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "smartlb/io/beast.hpp"
 #include "smartlb/admin/status_report.hpp"
+#include "smartlb/io/beast.hpp"
 
 namespace smartlb {
 
@@ -83,8 +83,7 @@ struct AdminServer::Impl {
       r.html = true;
       return r;
     }
-    return text(http::status::not_found,
-                "not found; try /, /status, /metrics, /healthz or /readyz\n");
+    return text(http::status::not_found, "not found; try /, /status, /metrics, /healthz or /readyz\n");
   }
 };
 

@@ -120,20 +120,45 @@ std::string escape_label_value(std::string_view v) {
   const std::size_t n = v.size();
   for (std::size_t i = 0; i < n;) {
     const unsigned char c = s[i];
-    if (c == '\\') { out += "\\\\"; ++i; continue; }
-    if (c == '"') { out += "\\\""; ++i; continue; }
-    if (c == '\n') { out += "\\n"; ++i; continue; }
-    if (c < 0x80) { out += static_cast<char>(c); ++i; continue; }
+    if (c == '\\') {
+      out += "\\\\";
+      ++i;
+      continue;
+    }
+    if (c == '"') {
+      out += "\\\"";
+      ++i;
+      continue;
+    }
+    if (c == '\n') {
+      out += "\\n";
+      ++i;
+      continue;
+    }
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
     // A well-formed UTF-8 sequence is kept; anything else becomes '?'.
     std::size_t len = 0;
     std::uint32_t cp = 0;
-    if ((c & 0xe0) == 0xc0) { len = 2; cp = c & 0x1f; }
-    else if ((c & 0xf0) == 0xe0) { len = 3; cp = c & 0x0f; }
-    else if ((c & 0xf8) == 0xf0) { len = 4; cp = c & 0x07; }
+    if ((c & 0xe0) == 0xc0) {
+      len = 2;
+      cp = c & 0x1f;
+    } else if ((c & 0xf0) == 0xe0) {
+      len = 3;
+      cp = c & 0x0f;
+    } else if ((c & 0xf8) == 0xf0) {
+      len = 4;
+      cp = c & 0x07;
+    }
     bool ok = len != 0 && i + len <= n;
     for (std::size_t k = 1; ok && k < len; ++k) {
-      if ((s[i + k] & 0xc0) != 0x80) ok = false;
-      else cp = (cp << 6) | (s[i + k] & 0x3f);
+      if ((s[i + k] & 0xc0) != 0x80)
+        ok = false;
+      else
+        cp = (cp << 6) | (s[i + k] & 0x3f);
     }
     if (ok) {
       const std::uint32_t min = len == 2 ? 0x80 : len == 3 ? 0x800 : 0x10000;
@@ -181,10 +206,13 @@ PoolSnapshot snapshot_pool(const RoutingTable& table, const BackendStates& state
 std::string_view backend_state(const CooldownView& c, MonoNanos now) {
   if (!cooling(c, now)) return "available";
   switch (c.cause) {
-    case FailureCause::AuthRejected: return "auth_failed";
+    case FailureCause::AuthRejected:
+      return "auth_failed";
     case FailureCause::ConnectFailed:
-    case FailureCause::TlsFailed: return "unreachable";
-    default: return "cooling";
+    case FailureCause::TlsFailed:
+      return "unreachable";
+    default:
+      return "cooling";
   }
 }
 
@@ -214,15 +242,18 @@ std::string render_prometheus(const MetricsSnapshot& m, const PoolSnapshot& p) {
            "Client requests by the backend that answered (none: smartlb answered itself), "
            "deployment and status code sent to the client (0: the client left first).");
   each(CounterKind::Requests, [&](const CounterKey& k, std::uint64_t v) {
-    w.sample("smartlb_requests_total", L{{"backend", be(k.backend)}, {"deployment", dep(k.deployment)},
-                                         {"code", std::to_string(k.code)}}, v);
+    w.sample(
+        "smartlb_requests_total",
+        L{{"backend", be(k.backend)}, {"deployment", dep(k.deployment)}, {"code", std::to_string(k.code)}},
+        v);
   });
   w.family("smartlb_client_throttled_total", "counter",
            "429 answers sent to clients (every backend was rate limited), by deployment.");
   each(CounterKind::ClientThrottled, [&](const CounterKey& k, std::uint64_t v) {
     w.sample("smartlb_client_throttled_total", L{{"deployment", dep(k.deployment)}}, v);
   });
-  w.family("smartlb_client_aborted_total", "counter", "Requests the client abandoned before the end of the response.");
+  w.family("smartlb_client_aborted_total", "counter",
+           "Requests the client abandoned before the end of the response.");
   w.sample("smartlb_client_aborted_total", L{}, m.client_aborted);
 
   w.family("smartlb_request_attempts", "histogram", "Backends tried per client request.");
@@ -234,14 +265,20 @@ std::string render_prometheus(const MetricsSnapshot& m, const PoolSnapshot& p) {
   w.family("smartlb_failovers_total", "counter",
            "Attempts that failed over (another backend was tried, or none was left), by cause.");
   each(CounterKind::Failovers, [&](const CounterKey& k, std::uint64_t v) {
-    w.sample("smartlb_failovers_total", L{{"backend", be(k.backend)}, {"deployment", dep(k.deployment)},
-                                          {"cause", std::string(to_string(static_cast<FailureCause>(k.code)))}}, v);
+    w.sample("smartlb_failovers_total",
+             L{{"backend", be(k.backend)},
+               {"deployment", dep(k.deployment)},
+               {"cause", std::string(to_string(static_cast<FailureCause>(k.code)))}},
+             v);
   });
   w.family("smartlb_cooldowns_started_total", "counter",
            "Cooldowns started (or extended) on a backend or (backend, deployment), by cause.");
   each(CounterKind::CooldownsStarted, [&](const CounterKey& k, std::uint64_t v) {
-    w.sample("smartlb_cooldowns_started_total", L{{"backend", be(k.backend)}, {"deployment", dep(k.deployment)},
-                                                  {"cause", std::string(to_string(static_cast<FailureCause>(k.code)))}}, v);
+    w.sample("smartlb_cooldowns_started_total",
+             L{{"backend", be(k.backend)},
+               {"deployment", dep(k.deployment)},
+               {"cause", std::string(to_string(static_cast<FailureCause>(k.code)))}},
+             v);
   });
   w.family("smartlb_upstream_aborted_total", "counter",
            "Responses cut off by the backend after their headers were relayed.");
@@ -251,22 +288,26 @@ std::string render_prometheus(const MetricsSnapshot& m, const PoolSnapshot& p) {
            "Host-name lookups for new backend connections (addresses are cached for 30 s), by result.");
   for (std::uint32_t b = 0; b < m.backends.size(); ++b) {
     const auto& bm = m.backends[b];
-    w.sample("smartlb_dns_lookups_total", L{{"backend", be(b)}, {"result", "ok"}}, bm.dns_lookups - bm.dns_failures);
+    w.sample("smartlb_dns_lookups_total", L{{"backend", be(b)}, {"result", "ok"}},
+             bm.dns_lookups - bm.dns_failures);
     w.sample("smartlb_dns_lookups_total", L{{"backend", be(b)}, {"result", "failed"}}, bm.dns_failures);
   }
 
-  w.family("smartlb_backend_priority", "gauge", "Configured priority group of each backend (lower is preferred).");
+  w.family("smartlb_backend_priority", "gauge",
+           "Configured priority group of each backend (lower is preferred).");
   for (std::uint32_t b = 0; b < p.backends.size(); ++b)
     w.sample("smartlb_backend_priority", L{{"backend", be(b)}}, std::to_string(p.backends[b].priority));
   w.family("smartlb_backend_weight", "gauge", "Configured weight of each backend inside its priority group.");
   for (std::uint32_t b = 0; b < p.backends.size(); ++b)
     w.sample("smartlb_backend_weight", L{{"backend", be(b)}}, std::uint64_t{p.backends[b].weight});
-  w.family("smartlb_backend_state", "gauge",
-           "1 for the backend's current state (available, cooling, unreachable, auth_failed), 0 for the others.");
+  w.family(
+      "smartlb_backend_state", "gauge",
+      "1 for the backend's current state (available, cooling, unreachable, auth_failed), 0 for the others.");
   for (std::uint32_t b = 0; b < p.backends.size(); ++b) {
     const std::string_view st = backend_state(p.backends[b].cooldown, p.now);
     for (std::string_view s : {"available", "cooling", "unreachable", "auth_failed"})
-      w.sample("smartlb_backend_state", L{{"backend", be(b)}, {"state", std::string(s)}}, std::uint64_t{s == st ? 1u : 0u});
+      w.sample("smartlb_backend_state", L{{"backend", be(b)}, {"state", std::string(s)}},
+               std::uint64_t{s == st ? 1u : 0u});
   }
   w.family("smartlb_backend_cooldown_remaining_seconds", "gauge",
            "Seconds until a backend-wide cooldown ends (0: not cooling).");
@@ -286,27 +327,33 @@ std::string render_prometheus(const MetricsSnapshot& m, const PoolSnapshot& p) {
                static_cast<double>(rem) / 1e3);
   }
 
-  w.family("smartlb_quota_used_ratio", "gauge",
-           "Share of a declared quota (BACKEND_X_TPM / BACKEND_X_RPM) used in the current window, by resource.");
+  w.family(
+      "smartlb_quota_used_ratio", "gauge",
+      "Share of a declared quota (BACKEND_X_TPM / BACKEND_X_RPM) used in the current window, by resource.");
   for (std::uint32_t b = 0; b < p.backends.size(); ++b) {
     const auto& pb = p.backends[b];
     if (pb.quota_window_ms == 0) continue;
     std::map<std::string, std::pair<double, double>> by_label;  // folded names keep the highest
     for (const auto& d : pb.deployments) {
       auto& slot = by_label[deployment_label(m, d.name)];
-      if (pb.quota_tokens > 0) slot.first = std::max(slot.first, double(d.quota.tokens_used) / double(pb.quota_tokens));
-      if (pb.quota_requests > 0) slot.second = std::max(slot.second, double(d.quota.requests_used) / double(pb.quota_requests));
+      if (pb.quota_tokens > 0)
+        slot.first = std::max(slot.first, double(d.quota.tokens_used) / double(pb.quota_tokens));
+      if (pb.quota_requests > 0)
+        slot.second = std::max(slot.second, double(d.quota.requests_used) / double(pb.quota_requests));
     }
     for (const auto& [label, used] : by_label) {
       if (pb.quota_tokens > 0)
-        w.sample("smartlb_quota_used_ratio", L{{"backend", be(b)}, {"deployment", label}, {"resource", "tokens"}}, used.first);
+        w.sample("smartlb_quota_used_ratio",
+                 L{{"backend", be(b)}, {"deployment", label}, {"resource", "tokens"}}, used.first);
       if (pb.quota_requests > 0)
-        w.sample("smartlb_quota_used_ratio", L{{"backend", be(b)}, {"deployment", label}, {"resource", "requests"}}, used.second);
+        w.sample("smartlb_quota_used_ratio",
+                 L{{"backend", be(b)}, {"deployment", label}, {"resource", "requests"}}, used.second);
     }
   }
 
   w.family("smartlb_request_duration_seconds", "histogram",
-           "Client request duration (head read to last byte relayed, failovers included), by the backend that served it.");
+           "Client request duration (head read to last byte relayed, failovers included), by the backend "
+           "that served it.");
   for (std::uint32_t b = 0; b < m.backends.size(); ++b)
     w.histogram("smartlb_request_duration_seconds", L{{"backend", be(b)}}, m.backends[b].duration,
                 kDurationBuckets.data(), kDurationBuckets.size());
@@ -319,15 +366,18 @@ std::string render_prometheus(const MetricsSnapshot& m, const PoolSnapshot& p) {
   w.family("smartlb_prompt_tokens_total", "counter",
            "Prompt (input) tokens reported in the usage of served responses.");
   each(CounterKind::PromptTokens, [&](const CounterKey& k, std::uint64_t v) {
-    w.sample("smartlb_prompt_tokens_total", L{{"backend", be(k.backend)}, {"deployment", dep(k.deployment)}}, v);
+    w.sample("smartlb_prompt_tokens_total", L{{"backend", be(k.backend)}, {"deployment", dep(k.deployment)}},
+             v);
   });
   w.family("smartlb_completion_tokens_total", "counter",
            "Completion (output) tokens reported in the usage of served responses.");
   each(CounterKind::CompletionTokens, [&](const CounterKey& k, std::uint64_t v) {
-    w.sample("smartlb_completion_tokens_total", L{{"backend", be(k.backend)}, {"deployment", dep(k.deployment)}}, v);
+    w.sample("smartlb_completion_tokens_total",
+             L{{"backend", be(k.backend)}, {"deployment", dep(k.deployment)}}, v);
   });
-  w.family("smartlb_deployment_labels_folded_total", "counter",
-           "Requests whose deployment label was folded into \"other\" (more distinct deployments than the cap).");
+  w.family(
+      "smartlb_deployment_labels_folded_total", "counter",
+      "Requests whose deployment label was folded into \"other\" (more distinct deployments than the cap).");
   w.sample("smartlb_deployment_labels_folded_total", L{}, m.deployments_folded);
   return w.take();
 }
@@ -353,18 +403,28 @@ nlohmann::json build_status(const MetricsSnapshot& m, const PoolSnapshot& p) {
     const std::string d(m.deployment_name(k.deployment));
     switch (k.kind) {
       case CounterKind::Requests:
-        if (k.backend == kNone) answered_by_smartlb += v;
-        else per_dep[{k.backend, d}].requests += v;
+        if (k.backend == kNone)
+          answered_by_smartlb += v;
+        else
+          per_dep[{k.backend, d}].requests += v;
         break;
       case CounterKind::Failovers:
         failovers += v;
         per_dep[{k.backend, d}].failovers += v;
-        if (static_cast<FailureCause>(k.code) == FailureCause::Throttled) per_dep[{k.backend, d}].throttled += v;
+        if (static_cast<FailureCause>(k.code) == FailureCause::Throttled)
+          per_dep[{k.backend, d}].throttled += v;
         break;
-      case CounterKind::PromptTokens: per_dep[{k.backend, d}].prompt += v; break;
-      case CounterKind::CompletionTokens: per_dep[{k.backend, d}].completion += v; break;
-      case CounterKind::ClientThrottled: client_throttled += v; break;
-      case CounterKind::CooldownsStarted: break;
+      case CounterKind::PromptTokens:
+        per_dep[{k.backend, d}].prompt += v;
+        break;
+      case CounterKind::CompletionTokens:
+        per_dep[{k.backend, d}].completion += v;
+        break;
+      case CounterKind::ClientThrottled:
+        client_throttled += v;
+        break;
+      case CounterKind::CooldownsStarted:
+        break;
     }
   }
   doc["client_throttled"] = client_throttled;
@@ -397,8 +457,15 @@ nlohmann::json build_status(const MetricsSnapshot& m, const PoolSnapshot& p) {
     const auto entry = [&](const std::string& name) -> json& {
       json& d = deps[name];
       if (d.is_null())
-        d = {{"name", name}, {"state", "available"}, {"cooldown_remaining_ms", 0}, {"cooldown_cause", nullptr},
-             {"requests", 0}, {"throttled", 0}, {"failovers", 0}, {"prompt_tokens", 0}, {"completion_tokens", 0}};
+        d = {{"name", name},
+             {"state", "available"},
+             {"cooldown_remaining_ms", 0},
+             {"cooldown_cause", nullptr},
+             {"requests", 0},
+             {"throttled", 0},
+             {"failovers", 0},
+             {"prompt_tokens", 0},
+             {"completion_tokens", 0}};
       return d;
     };
     std::size_t cooling_deployments = 0;
@@ -415,7 +482,8 @@ nlohmann::json build_status(const MetricsSnapshot& m, const PoolSnapshot& p) {
         j["cooldown_cause"] = to_string(d.cooldown.cause);
       }
     }
-    for (auto it = per_dep.lower_bound({b, std::string()}); it != per_dep.end() && it->first.first == b; ++it) {
+    for (auto it = per_dep.lower_bound({b, std::string()}); it != per_dep.end() && it->first.first == b;
+         ++it) {
       if (it->first.second.empty()) continue;  // no deployment in the path (/v1/...)
       json& j = entry(it->first.second);
       j["requests"] = it->second.requests;

@@ -10,11 +10,11 @@
 #include <spdlog/spdlog.h>
 
 #include "smartlb/admin/admin_server.hpp"
+#include "smartlb/base/version.hpp"
 #include "smartlb/config/config_env.hpp"
+#include "smartlb/net/server.hpp"
 #include "smartlb/telemetry/logging.hpp"
 #include "smartlb/telemetry/metrics.hpp"
-#include "smartlb/net/server.hpp"
-#include "smartlb/base/version.hpp"
 
 namespace {
 
@@ -107,16 +107,16 @@ int main(int argc, char** argv) {
     return 1;
   }
   smartlb::Server& server = *server_holder;
-  spdlog::info("smartlb {} listening on {}:{} with {} backend(s)", smartlb::kVersion,
-               cfg.listen_address, server.port(), cfg.backends.size());
+  spdlog::info("smartlb {} listening on {}:{} with {} backend(s)", smartlb::kVersion, cfg.listen_address,
+               server.port(), cfg.backends.size());
   for (const auto& b : cfg.backends)
     spdlog::info("  backend {}: {}://{}{} priority={} weight={}{}{}", b.name, b.url.tls ? "https" : "http",
                  b.url.host_header, b.url.base_path, b.priority, b.weight,
                  b.deployment_name.empty() ? "" : " deployment=" + b.deployment_name,
                  b.api_key.empty() ? " (no api key: client credentials pass through)" : "");
   if (admin)
-    spdlog::info("admin endpoints (/, /status, /metrics, /healthz, /readyz) on {}:{}",
-                 cfg.listen_address, admin->port());
+    spdlog::info("admin endpoints (/, /status, /metrics, /healthz, /readyz) on {}:{}", cfg.listen_address,
+                 admin->port());
 
   std::thread([&server, signals] {
     int sig = 0;

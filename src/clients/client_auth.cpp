@@ -11,7 +11,8 @@ ClientAuthenticator::ClientAuthenticator(const std::vector<ClientKey>& keys) {
 
 std::vector<ClientKey> ClientAuthenticator::from_key_list(const std::vector<std::string>& keys) {
   std::vector<ClientKey> out;
-  for (std::size_t i = 0; i < keys.size(); ++i) out.push_back({"client-" + std::to_string(i + 1), keys[i], {}});
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    out.push_back({"client-" + std::to_string(i + 1), keys[i], {}});
   return out;
 }
 

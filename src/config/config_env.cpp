@@ -26,8 +26,10 @@ class Problems {
 std::string quoted(std::string_view v) {
   std::string out = "\"";
   for (char c : v.substr(0, 80)) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) out += '?';
-    else out += c;
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      out += '?';
+    else
+      out += c;
   }
   if (v.size() > 80) out += "...";
   return out + "\"";
@@ -49,35 +51,34 @@ const std::string* lookup(const EnvMap& env, const std::string& key) {
 
 // Reads an integer variable in [lo, hi] into `out`; leaves the default when unset.
 template <class Int>
-void read_int(const EnvMap& env, Problems& p, const std::string& var, long long lo, long long hi,
-              Int& out) {
+void read_int(const EnvMap& env, Problems& p, const std::string& var, long long lo, long long hi, Int& out) {
   const std::string* v = lookup(env, var);
   if (!v) return;
   auto n = parse_integer<long long>(*v);
   if (!n || *n < lo || *n > hi) {
-    p.error(var, "must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi) +
-                     ", got " + quoted(*v));
+    p.error(var, "must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " +
+                     quoted(*v));
     return;
   }
   out = static_cast<Int>(*n);
 }
 
-void read_seconds(const EnvMap& env, Problems& p, const std::string& var, long long lo,
-                  long long hi, std::chrono::seconds& out) {
+void read_seconds(const EnvMap& env, Problems& p, const std::string& var, long long lo, long long hi,
+                  std::chrono::seconds& out) {
   long long n = out.count();
   read_int(env, p, var, lo, hi, n);
   out = std::chrono::seconds(n);
 }
 
 // Seconds that may be fractional ("0.5"), into milliseconds.
-void read_fractional_seconds(const EnvMap& env, Problems& p, const std::string& var, double lo,
-                             double hi, std::chrono::milliseconds& out) {
+void read_fractional_seconds(const EnvMap& env, Problems& p, const std::string& var, double lo, double hi,
+                             std::chrono::milliseconds& out) {
   const std::string* v = lookup(env, var);
   if (!v) return;
   double d = 0;
   auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), d);
-  if (v->empty() || ec != std::errc{} || ptr != v->data() + v->size() || !std::isfinite(d) ||
-      d < lo || d > hi) {
+  if (v->empty() || ec != std::errc{} || ptr != v->data() + v->size() || !std::isfinite(d) || d < lo ||
+      d > hi) {
     p.error(var, "must be a number of seconds from " + std::to_string(lo).substr(0, 5) + " to " +
                      std::to_string(static_cast<long long>(hi)) + ", got " + quoted(*v));
     return;
@@ -101,23 +102,21 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 }
 
 bool is_azure_host(std::string host) {
-  std::transform(host.begin(), host.end(), host.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
+  std::transform(host.begin(), host.end(), host.begin(), [](unsigned char c) { return std::tolower(c); });
   for (std::string_view suffix :
-       {".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com",
-        ".azure-api.net", ".openai.azure.us", ".cognitiveservices.azure.us",
-        ".openai.azure.cn", ".cognitiveservices.azure.cn"})
+       {".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com", ".azure-api.net",
+        ".openai.azure.us", ".cognitiveservices.azure.us", ".openai.azure.cn", ".cognitiveservices.azure.cn"})
     if (ends_with(host, suffix)) return true;
   return false;
 }
 
 bool is_name_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-         c == '_' || c == '.';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+         c == '.';
 }
 
-constexpr std::string_view kBackendFields[] = {"URL",  "PRIORITY",        "WEIGHT", "APIKEY", "NAME",
-                                               "DEPLOYMENT_NAME", "AUTH", "TPM",    "RPM"};
+constexpr std::string_view kBackendFields[] = {
+    "URL", "PRIORITY", "WEIGHT", "APIKEY", "NAME", "DEPLOYMENT_NAME", "AUTH", "TPM", "RPM"};
 
 void load_backend(const EnvMap& env, Problems& p, int id, Config& cfg) {
   const std::string prefix = "BACKEND_" + std::to_string(id) + "_";
@@ -132,7 +131,8 @@ void load_backend(const EnvMap& env, Problems& p, int id, Config& cfg) {
     p.error(url_var, "is required because other " + prefix + "* variables are set");
   } else {
     auto parsed = parse_backend_url(*url);
-    if (!parsed.url) p.error(url_var, parsed.error + ", got " + quoted(*url));
+    if (!parsed.url)
+      p.error(url_var, parsed.error + ", got " + quoted(*url));
     else {
       b.url = std::move(*parsed.url);
       b.azure_host = is_azure_host(b.url.host);
@@ -143,31 +143,40 @@ void load_backend(const EnvMap& env, Problems& p, int id, Config& cfg) {
   read_int(env, p, prefix + "TPM", 1, 1'000'000'000'000ll, b.tpm);
   read_int(env, p, prefix + "RPM", 1, 1'000'000'000ll, b.rpm);
   if (const std::string* key = lookup(env, prefix + "APIKEY")) {
-    if (key->empty()) p.error(prefix + "APIKEY", "is set but empty");
-    else if (!is_safe_header_value(*key) ||
-             std::any_of(key->begin(), key->end(), [](unsigned char c) { return c < 0x20 || c == 0x7f || c == ' '; }))
+    if (key->empty())
+      p.error(prefix + "APIKEY", "is set but empty");
+    else if (!is_safe_header_value(*key) || std::any_of(key->begin(), key->end(), [](unsigned char c) {
+               return c < 0x20 || c == 0x7f || c == ' ';
+             }))
       p.error(prefix + "APIKEY",
               "contains whitespace or a control character (a trailing newline from a secrets "
               "file?); value not shown");
-    else b.api_key = *key;
+    else
+      b.api_key = *key;
   }
   if (const std::string* name = lookup(env, prefix + "NAME")) {
     if (name->empty() || name->size() > 64 || !std::all_of(name->begin(), name->end(), is_name_char))
       p.error(prefix + "NAME", "must be 1-64 characters of A-Z a-z 0-9 . _ -, got " + quoted(*name));
-    else b.name = *name;
+    else
+      b.name = *name;
   }
   if (const std::string* dep = lookup(env, prefix + "DEPLOYMENT_NAME")) {
     if (dep->empty() || dep->size() > 128 ||
         !std::all_of(dep->begin(), dep->end(), [](char c) { return is_name_char(c) || c == '~'; }))
       p.error(prefix + "DEPLOYMENT_NAME",
               "must be 1-128 characters of A-Z a-z 0-9 . _ - ~, got " + quoted(*dep));
-    else b.deployment_name = *dep;
+    else
+      b.deployment_name = *dep;
   }
   if (const std::string* auth = lookup(env, prefix + "AUTH")) {
-    if (*auth == "auto") b.auth = AuthStyle::Auto;
-    else if (*auth == "api-key") b.auth = AuthStyle::ApiKey;
-    else if (*auth == "bearer") b.auth = AuthStyle::Bearer;
-    else p.error(prefix + "AUTH", "must be auto, api-key or bearer, got " + quoted(*auth));
+    if (*auth == "auto")
+      b.auth = AuthStyle::Auto;
+    else if (*auth == "api-key")
+      b.auth = AuthStyle::ApiKey;
+    else if (*auth == "bearer")
+      b.auth = AuthStyle::Bearer;
+    else
+      p.error(prefix + "AUTH", "must be auto, api-key or bearer, got " + quoted(*auth));
   }
   cfg.backends.push_back(std::move(b));
 }
@@ -193,27 +202,34 @@ ConfigLoadResult load_config_from_env(const EnvMap& env) {
     const auto id = parse_integer<int>(id_text);
     const bool id_ok = id && *id > 0 && id_text.front() != '0';
     if (!id_ok) {
-      if (known_field) p.error(key, "X in BACKEND_X_" + std::string(field) + " must be a positive integer without leading zeros");
+      if (known_field)
+        p.error(key,
+                "X in BACKEND_X_" + std::string(field) + " must be a positive integer without leading zeros");
       continue;
     }
     if (!known_field) {
-      p.error(key, "unknown setting; a backend takes URL, PRIORITY, WEIGHT, APIKEY, NAME, "
-                   "DEPLOYMENT_NAME, AUTH, TPM and RPM");
+      p.error(key,
+              "unknown setting; a backend takes URL, PRIORITY, WEIGHT, APIKEY, NAME, "
+              "DEPLOYMENT_NAME, AUTH, TPM and RPM");
       continue;
     }
     ids.insert(*id);
   }
   for (int id : ids) load_backend(env, p, id, cfg);
-  if (ids.empty()) p.error("BACKEND_1_URL", "no backend is configured; set BACKEND_1_URL (and BACKEND_2_URL, ...)");
+  if (ids.empty())
+    p.error("BACKEND_1_URL", "no backend is configured; set BACKEND_1_URL (and BACKEND_2_URL, ...)");
 
   std::set<std::string> names;
   for (const auto& b : cfg.backends)
     if (!names.insert(b.name).second)
-      p.error("BACKEND_" + std::to_string(b.id) + "_NAME", "duplicates another backend's name " + quoted(b.name));
+      p.error("BACKEND_" + std::to_string(b.id) + "_NAME",
+              "duplicates another backend's name " + quoted(b.name));
 
   if (const std::string* v = lookup(env, "LISTEN_ADDRESS")) {
-    if (v->empty()) p.error("LISTEN_ADDRESS", "is set but empty");
-    else cfg.listen_address = *v;
+    if (v->empty())
+      p.error("LISTEN_ADDRESS", "is set but empty");
+    else
+      cfg.listen_address = *v;
   }
   read_int(env, p, "PORT", 0, 65535, cfg.port);
   read_int(env, p, "ADMIN_PORT", 0, 65535, cfg.admin_port);
@@ -235,13 +251,19 @@ ConfigLoadResult load_config_from_env(const EnvMap& env) {
   read_int(env, p, "MAX_CONNECTIONS", 1, 1'000'000, cfg.max_connections);
 
   if (const std::string* v = lookup(env, "LOG_LEVEL")) {
-    static const std::set<std::string> levels = {"trace", "debug", "info", "warn", "error", "critical", "off"};
-    if (!levels.count(*v)) p.error("LOG_LEVEL", "must be one of trace, debug, info, warn, error, critical, off; got " + quoted(*v));
-    else cfg.log_level = *v;
+    static const std::set<std::string> levels = {"trace", "debug",    "info", "warn",
+                                                 "error", "critical", "off"};
+    if (!levels.count(*v))
+      p.error("LOG_LEVEL",
+              "must be one of trace, debug, info, warn, error, critical, off; got " + quoted(*v));
+    else
+      cfg.log_level = *v;
   }
   if (const std::string* v = lookup(env, "LOG_FORMAT")) {
-    if (*v != "text" && *v != "json") p.error("LOG_FORMAT", "must be text or json, got " + quoted(*v));
-    else cfg.log_format = *v;
+    if (*v != "text" && *v != "json")
+      p.error("LOG_FORMAT", "must be text or json, got " + quoted(*v));
+    else
+      cfg.log_format = *v;
   }
   cfg.access_log = read_bool(env, p, "ACCESS_LOG", true);
 
@@ -249,7 +271,8 @@ ConfigLoadResult load_config_from_env(const EnvMap& env) {
     for (auto key : connection_tokens(*v)) {
       if (key.size() < 8)
         p.error("CLIENT_API_KEYS", "each key must be at least 8 characters (value not shown)");
-      else cfg.client_api_keys.emplace_back(key);
+      else
+        cfg.client_api_keys.emplace_back(key);
     }
     if (cfg.client_api_keys.empty() && p.errors.empty())
       p.error("CLIENT_API_KEYS", "is set but holds no key");
@@ -257,7 +280,8 @@ ConfigLoadResult load_config_from_env(const EnvMap& env) {
   if (const std::string* v = lookup(env, "UPSTREAM_CA_FILE")) {
     if (v->empty() || ::access(v->c_str(), R_OK) != 0)
       p.error("UPSTREAM_CA_FILE", "cannot read the file " + quoted(*v));
-    else cfg.upstream_ca_file = *v;
+    else
+      cfg.upstream_ca_file = *v;
   }
 
   ConfigLoadResult r;

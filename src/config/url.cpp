@@ -66,8 +66,7 @@ UrlParseResult parse_backend_url(std::string_view text) {
   if (!port.empty() || authority.find(':') != std::string_view::npos) {
     unsigned value = 0;
     auto [p, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
-    if (port.empty() || ec != std::errc{} || p != port.data() + port.size() || value == 0 ||
-        value > 65535) {
+    if (port.empty() || ec != std::errc{} || p != port.data() + port.size() || value == 0 || value > 65535) {
       r.error = "has an invalid port";
       return r;
     }

@@ -10,9 +10,12 @@ CredentialFields static_key_fields(const BackendConfig& b, std::string_view bear
     if (!client.authorization.empty()) out.fields[out.count++] = {"Authorization", client.authorization};
     return out;
   }
-  const bool api_key_style = b.auth == AuthStyle::ApiKey || (b.auth == AuthStyle::Auto && (b.azure_host || azure_path));
-  if (api_key_style) out.fields[out.count++] = {"api-key", b.api_key};
-  else out.fields[out.count++] = {"Authorization", bearer};
+  const bool api_key_style =
+      b.auth == AuthStyle::ApiKey || (b.auth == AuthStyle::Auto && (b.azure_host || azure_path));
+  if (api_key_style)
+    out.fields[out.count++] = {"api-key", b.api_key};
+  else
+    out.fields[out.count++] = {"Authorization", bearer};
   return out;
 }
 

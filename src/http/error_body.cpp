@@ -4,8 +4,7 @@
 
 namespace smartlb {
 
-std::string openai_error_json(std::string_view message, std::string_view type,
-                              std::string_view code) {
+std::string openai_error_json(std::string_view message, std::string_view type, std::string_view code) {
   nlohmann::json j = {{"error",
                        {{"message", message},
                         {"type", type},

@@ -30,14 +30,22 @@ std::string_view trim(std::string_view v) {
 bool is_hop_by_hop(std::string_view name) {
   // Called for every field of every message: dispatch on the length before comparing.
   switch (name.size()) {
-    case 2: return iequals(name, "te");
-    case 7: return iequals(name, "trailer") || iequals(name, "upgrade");
-    case 10: return iequals(name, "connection") || iequals(name, "keep-alive");
-    case 16: return iequals(name, "proxy-connection");
-    case 17: return iequals(name, "transfer-encoding");
-    case 18: return iequals(name, "proxy-authenticate");
-    case 19: return iequals(name, "proxy-authorization");
-    default: return false;
+    case 2:
+      return iequals(name, "te");
+    case 7:
+      return iequals(name, "trailer") || iequals(name, "upgrade");
+    case 10:
+      return iequals(name, "connection") || iequals(name, "keep-alive");
+    case 16:
+      return iequals(name, "proxy-connection");
+    case 17:
+      return iequals(name, "transfer-encoding");
+    case 18:
+      return iequals(name, "proxy-authenticate");
+    case 19:
+      return iequals(name, "proxy-authorization");
+    default:
+      return false;
   }
 }
 
@@ -66,8 +74,7 @@ std::string check_request_framing(const FramingInput& in) {
     return in.host_count == 0 ? "missing Host header" : "more than one Host header";
   if (in.host_count > 1) return "more than one Host header";
   if (!in.transfer_encoding.empty()) {
-    if (!in.content_length.empty())
-      return "both Transfer-Encoding and Content-Length are present";
+    if (!in.content_length.empty()) return "both Transfer-Encoding and Content-Length are present";
     if (in.version == 10) return "Transfer-Encoding in an HTTP/1.0 request";
     // Exactly one coding, and it is `chunked`: anything else ("gzip, chunked",
     // "chunked, chunked", "xchunked") is a smuggling shape or something we would not decode.
@@ -85,8 +92,7 @@ std::string check_request_framing(const FramingInput& in) {
     const auto v = trim(in.content_length.front());
     std::uint64_t n = 0;
     auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-    if (v.empty() || ec != std::errc{} || p != v.data() + v.size())
-      return "invalid Content-Length";
+    if (v.empty() || ec != std::errc{} || p != v.data() + v.size()) return "invalid Content-Length";
   }
   return {};
 }

@@ -167,8 +167,10 @@ std::size_t Http1Parser::put_head(const char* data, std::size_t size, error_code
         return 0;
       }
     scanned_ = size;
-    if (size > header_limit_) fail(ec, http::error::header_limit);
-    else ec = http::error::need_more;
+    if (size > header_limit_)
+      fail(ec, http::error::header_limit);
+    else
+      ec = http::error::need_more;
     return 0;
   }
   const std::size_t head_size = blank + 4;
@@ -311,8 +313,10 @@ bool Http1Parser::on_field(std::string_view name, std::string_view value, error_
     }
     case http::field::connection:
       for_each_list_token(value, [&](std::string_view option) {
-        if (iequals(option, "close")) conn_close_ = true;
-        else if (iequals(option, "keep-alive")) conn_keep_alive_ = true;
+        if (iequals(option, "close"))
+          conn_close_ = true;
+        else if (iequals(option, "keep-alive"))
+          conn_keep_alive_ = true;
       });
       return true;
     default:
@@ -372,8 +376,10 @@ std::size_t Http1Parser::put_chunked(const char* data, std::size_t size, error_c
         const auto* lf = static_cast<const char*>(std::memchr(p, '\n', avail));
         if (lf == nullptr) {
           const std::size_t limit = state_ == State::chunk_size ? kMaxChunkLine : header_limit_;
-          if (avail > limit) fail(ec, state_ == State::chunk_size ? http::error::bad_chunk : http::error::header_limit);
-          else ec = http::error::need_more;
+          if (avail > limit)
+            fail(ec, state_ == State::chunk_size ? http::error::bad_chunk : http::error::header_limit);
+          else
+            ec = http::error::need_more;
           return used;
         }
         const char* cr = lf - 1;
@@ -393,7 +399,8 @@ std::size_t Http1Parser::put_chunked(const char* data, std::size_t size, error_c
             fail(ec, http::error::header_limit);
             return used;
           }
-          if (cr == p) state_ = State::done;
+          if (cr == p)
+            state_ = State::done;
           else if (std::memchr(p, '\r', static_cast<std::size_t>(cr - p)) != nullptr) {
             fail(ec, http::error::bad_line_ending);
             return used;
@@ -455,8 +462,10 @@ std::size_t Http1Parser::put_chunked(const char* data, std::size_t size, error_c
       }
       case State::chunk_crlf: {
         if (avail < 2) {
-          if (avail == 1 && *p != '\r') fail(ec, http::error::bad_chunk);
-          else ec = http::error::need_more;
+          if (avail == 1 && *p != '\r')
+            fail(ec, http::error::bad_chunk);
+          else
+            ec = http::error::need_more;
           return used;
         }
         if (p[0] != '\r' || p[1] != '\n') {

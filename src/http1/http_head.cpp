@@ -23,10 +23,9 @@ std::string_view HeaderList::take_text(std::string_view head) {
 
 void HeaderList::add_in_text(http::field id, std::string_view name, std::string_view value) {
   assert(name.data() >= text_.data() && value.data() + value.size() <= text_.data() + text_.size());
-  entries_.push_back(Entry{id, static_cast<std::uint32_t>(name.data() - text_.data()),
-                           static_cast<std::uint32_t>(name.size()),
-                           static_cast<std::uint32_t>(value.data() - text_.data()),
-                           static_cast<std::uint32_t>(value.size())});
+  entries_.push_back(Entry{
+      id, static_cast<std::uint32_t>(name.data() - text_.data()), static_cast<std::uint32_t>(name.size()),
+      static_cast<std::uint32_t>(value.data() - text_.data()), static_cast<std::uint32_t>(value.size())});
 }
 
 std::string_view HeaderList::get(http::field id) const {
@@ -65,16 +64,26 @@ http::field field_id(std::string_view name) {
   // '-'; no other token character folds onto a letter or '-'.
   const auto is = [&](std::string_view lower) { return same_lowercase(name, lower); };
   switch (name.size()) {
-    case 4: return is("host") ? http::field::host : http::field::unknown;
-    case 6: return is("expect") ? http::field::expect : http::field::unknown;
-    case 10: return is("connection") ? http::field::connection : http::field::unknown;
-    case 11: return is("retry-after") ? http::field::retry_after : http::field::unknown;
-    case 12: return is("content-type") ? http::field::content_type : http::field::unknown;
-    case 13: return is("authorization") ? http::field::authorization : http::field::unknown;
-    case 14: return is("content-length") ? http::field::content_length : http::field::unknown;
-    case 16: return is("content-encoding") ? http::field::content_encoding : http::field::unknown;
-    case 17: return is("transfer-encoding") ? http::field::transfer_encoding : http::field::unknown;
-    default: return http::field::unknown;
+    case 4:
+      return is("host") ? http::field::host : http::field::unknown;
+    case 6:
+      return is("expect") ? http::field::expect : http::field::unknown;
+    case 10:
+      return is("connection") ? http::field::connection : http::field::unknown;
+    case 11:
+      return is("retry-after") ? http::field::retry_after : http::field::unknown;
+    case 12:
+      return is("content-type") ? http::field::content_type : http::field::unknown;
+    case 13:
+      return is("authorization") ? http::field::authorization : http::field::unknown;
+    case 14:
+      return is("content-length") ? http::field::content_length : http::field::unknown;
+    case 16:
+      return is("content-encoding") ? http::field::content_encoding : http::field::unknown;
+    case 17:
+      return is("transfer-encoding") ? http::field::transfer_encoding : http::field::unknown;
+    default:
+      return http::field::unknown;
   }
 }
 

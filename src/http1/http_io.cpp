@@ -6,9 +6,12 @@ bool feed_buffered(beast::flat_buffer& buffer, Http1Parser& parser, ReadGoal goa
                    error_code& ec) {
   const auto reached = [&] {
     switch (goal) {
-      case ReadGoal::header: return parser.is_header_done();
-      case ReadGoal::some: return progressed || parser.is_done();
-      case ReadGoal::message: return parser.is_done();
+      case ReadGoal::header:
+        return parser.is_header_done();
+      case ReadGoal::some:
+        return progressed || parser.is_done();
+      case ReadGoal::message:
+        return parser.is_done();
     }
     return true;
   };

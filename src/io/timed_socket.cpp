@@ -40,8 +40,10 @@ void DeadlineSweeper::add(TimedSocket& s) {
 }
 
 void DeadlineSweeper::remove(TimedSocket& s) {
-  if (s.prev_) s.prev_->next_ = s.next_;
-  else head_ = s.next_;
+  if (s.prev_)
+    s.prev_->next_ = s.next_;
+  else
+    head_ = s.next_;
   if (s.next_) s.next_->prev_ = s.prev_;
   s.prev_ = s.next_ = nullptr;
   --count_;

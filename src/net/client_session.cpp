@@ -2,11 +2,11 @@
 // connection alive between them, and leave promptly when the server drains.
 #include <spdlog/spdlog.h>
 
+#include "smartlb/http/header_rules.hpp"
+#include "smartlb/http/request_target.hpp"
 #include "smartlb/http1/http_io.hpp"
 #include "smartlb/net/replies.hpp"
 #include "smartlb/net/worker.hpp"
-#include "smartlb/http/header_rules.hpp"
-#include "smartlb/http/request_target.hpp"
 
 namespace smartlb::net {
 namespace {
@@ -21,8 +21,8 @@ class SessionRegistration {
   }
   ~SessionRegistration() {
     w_.sessions.erase(it_);
-    if (w_.shared.connections.fetch_sub(1, std::memory_order_acq_rel) == 1 &&
-        w_.shared.draining.load() && w_.shared.on_drained)
+    if (w_.shared.connections.fetch_sub(1, std::memory_order_acq_rel) == 1 && w_.shared.draining.load() &&
+        w_.shared.on_drained)
       w_.shared.on_drained();
   }
   SessionEntry& entry() { return entry_; }
@@ -63,10 +63,17 @@ std::string validate_head(const RequestHead& req, const Config& cfg, FramingInpu
   for (std::size_t i = 0; i < count; ++i) {
     const auto f = req.fields[i];
     switch (f.id) {
-      case http::field::transfer_encoding: in.transfer_encoding.push_back(f.value); break;
-      case http::field::content_length: in.content_length.push_back(f.value); break;
-      case http::field::host: ++in.host_count; break;
-      default: break;
+      case http::field::transfer_encoding:
+        in.transfer_encoding.push_back(f.value);
+        break;
+      case http::field::content_length:
+        in.content_length.push_back(f.value);
+        break;
+      case http::field::host:
+        ++in.host_count;
+        break;
+      default:
+        break;
     }
   }
   if (count > cfg.max_header_count) return "too many header fields";
@@ -133,8 +140,10 @@ Task<> run_client_session(Worker& w, Socket socket) {
     } finish_on_exit{w, rec};
     rec.method = head.method_text;
     rec.path.assign(head.target, 0, head.target.find('?'));
-    if (auto id = head.fields.get("x-request-id"); acceptable_request_id(id)) rec.request_id = id;
-    else new_request_id(w.rng, rec.request_id);
+    if (auto id = head.fields.get("x-request-id"); acceptable_request_id(id))
+      rec.request_id = id;
+    else
+      new_request_id(w.rng, rec.request_id);
 
     ErrorReply bad;
     bad.version = head.version;
@@ -150,8 +159,8 @@ Task<> run_client_session(Worker& w, Socket socket) {
     }
     // The configuration this request routes with, from here to its end.
     const SnapshotCache::Lease snapshot = w.snapshots.acquire();
-    const std::optional<ClientIdentity> client =
-        snapshot->client_auth.identify(head.fields.get("api-key"), head.fields.get(http::field::authorization));
+    const std::optional<ClientIdentity> client = snapshot->client_auth.identify(
+        head.fields.get("api-key"), head.fields.get(http::field::authorization));
     if (!client) {
       bad.status = http::status::unauthorized;
       bad.message = "Access denied: the api-key (or Bearer token) is not one of CLIENT_API_KEYS.";

@@ -13,16 +13,16 @@
 #include <array>
 #include <span>
 
-#include "smartlb/http1/http_io.hpp"
-#include "smartlb/net/replies.hpp"
-#include "smartlb/http1/wire_format.hpp"
-#include "smartlb/net/worker.hpp"
 #include "smartlb/credentials/static_key.hpp"
 #include "smartlb/http/header_rules.hpp"
 #include "smartlb/http/request_target.hpp"
+#include "smartlb/http1/http_io.hpp"
+#include "smartlb/http1/wire_format.hpp"
+#include "smartlb/net/replies.hpp"
+#include "smartlb/net/worker.hpp"
 #include "smartlb/routing/throttle_headers.hpp"
-#include "smartlb/routing/unavailable_answer.hpp"
 #include "smartlb/routing/token_estimate.hpp"
+#include "smartlb/routing/unavailable_answer.hpp"
 #include "smartlb/telemetry/usage_sniffer.hpp"
 
 namespace smartlb::net {
@@ -64,8 +64,10 @@ class ConnectionNames {
       const auto field = f[i];
       if (field.id != http::field::connection) continue;
       for_each_list_token(field.value, [&](std::string_view token) {
-        if (count_ < names_.size()) names_[count_++] = token;
-        else more_.push_back(token);
+        if (count_ < names_.size())
+          names_[count_++] = token;
+        else
+          more_.push_back(token);
       });
     }
   }
@@ -89,8 +91,8 @@ bool is_hop_field(const ConnectionNames& named, std::string_view name) {
 }
 
 struct AttemptResult {
-  UpstreamPtr conn;                     // set when a response head arrived (in parser_)
-  Verdict verdict;                      // transport verdict when !conn
+  UpstreamPtr conn;  // set when a response head arrived (in parser_)
+  Verdict verdict;   // transport verdict when !conn
   std::string detail;
 };
 
@@ -105,8 +107,16 @@ class ForwardJob {
  public:
   ForwardJob(Worker& w, const Snapshot& snapshot, TimedSocket& client, RequestHead& req,
              const RequestTarget& target, RequestRecord& rec, ForwardBuffers& buffers)
-      : w_(w), s_(w.shared), cfg_(w.shared.cfg), snap_(snapshot), states_(w.shared.states), client_(client),
-        req_(req), target_(target), rec_(rec), buffers_(buffers) {}
+      : w_(w),
+        s_(w.shared),
+        cfg_(w.shared.cfg),
+        snap_(snapshot),
+        states_(w.shared.states),
+        client_(client),
+        req_(req),
+        target_(target),
+        rec_(rec),
+        buffers_(buffers) {}
 
   Task<bool> run();
 
@@ -137,13 +147,13 @@ class ForwardJob {
   bool head_ = false;
   bool azure_path_ = false;
   bool send_length_ = false;  // Content-Length goes upstream (the body is always buffered)
-  std::int64_t cost_ = 0;  // estimated tokens, only when some backend declares a quota
+  std::int64_t cost_ = 0;     // estimated tokens, only when some backend declares a quota
 };
 
 std::chrono::seconds ForwardJob::header_timeout() const {
   // The per-attempt wait, cut short by what is left of the whole request's budget.
-  const auto elapsed = std::chrono::duration_cast<std::chrono::seconds>(
-      Nanos(s_.clock.coarse_now() - rec_.start));
+  const auto elapsed =
+      std::chrono::duration_cast<std::chrono::seconds>(Nanos(s_.clock.coarse_now() - rec_.start));
   const auto left = cfg_.request_timeout - elapsed;
   return std::max(std::min(cfg_.http_timeout, left), std::chrono::seconds(1));
 }
@@ -185,7 +195,8 @@ std::optional<Target> ForwardJob::choose_target(TriedSet& tried) {
   for (;;) {
     const bool out_of_time = Nanos(s_.clock.coarse_now() - rec_.start) >= cfg_.request_timeout;
     if (out_of_time) return std::nullopt;
-    const auto position = snap_.routing().pick(snap_.table, states_, {target_.deployment, tried, cost_}, w_.rng);
+    const auto position =
+        snap_.routing().pick(snap_.table, states_, {target_.deployment, tried, cost_}, w_.rng);
     if (!position) return std::nullopt;
     tried.add(*position);
     const PoolMember& m = snap_.table.member(*position);
@@ -249,8 +260,8 @@ Task<AttemptResult> ForwardJob::attempt(const Target& t) {
       parser_->body_views(true);  // the body is relayed from the connection's buffer
       if (head_) parser_->skip(true);
       c.tcp().expires_after(timeout);
-      ec = c.tcp().done(co_await c.visit(
-          [&](auto& s) { return read_http(s, c.buffer, *parser_, ReadGoal::header); }));
+      ec = c.tcp().done(
+          co_await c.visit([&](auto& s) { return read_http(s, c.buffer, *parser_, ReadGoal::header); }));
       got_bytes = got_bytes || parser_->got_some() || c.buffer.size() > 0;
       if (ec || c.head.status / 100 != 1 || c.head.status == 101) break;
     }
@@ -281,16 +292,18 @@ Task<void> ForwardJob::drain_or_close(UpstreamPtr conn, ResponseReader& p) {
   }
   while (!p.is_done()) {
     conn->tcp().expires_after(std::chrono::seconds(5));
-    const error_code ec = conn->tcp().done(co_await conn->visit(
-        [&](auto& s) { return read_http(s, conn->buffer, p, ReadGoal::some); }));
+    const error_code ec = conn->tcp().done(
+        co_await conn->visit([&](auto& s) { return read_http(s, conn->buffer, p, ReadGoal::some); }));
     p.take_body_view();  // dropped
     if (ec) {
       conn->close();
       co_return;
     }
   }
-  if (conn->buffer.size() == 0) w_.upstreams.release(std::move(conn));
-  else conn->close();
+  if (conn->buffer.size() == 0)
+    w_.upstreams.release(std::move(conn));
+  else
+    conn->close();
 }
 
 // The head the client gets, into buffers_.response_head: the backend's fields but hop-by-hop
@@ -328,8 +341,10 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, const Target& 
   bool keep = req_.keep_alive && !w_.draining;
   bool chunked = false;  // the body goes to the client in chunks we frame ourselves
   if (has_body && !upstream_length) {
-    if (req_.version >= 11) chunked = true;
-    else keep = false;  // HTTP/1.0 client: the end of the body is the end of the connection
+    if (req_.version >= 11)
+      chunked = true;
+    else
+      keep = false;  // HTTP/1.0 client: the end of the body is the end of the connection
   }
 
   write_response_head(res, t, chunked, keep);
@@ -363,10 +378,11 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, const Target& 
     bool chunk_in_head = false;
     bool progressed = false;
     error_code ec;
-    if (!p.is_done() && !feed_buffered(conn->buffer, p, ReadGoal::some, progressed, ec)) {  // else no read needed
+    if (!p.is_done() &&
+        !feed_buffered(conn->buffer, p, ReadGoal::some, progressed, ec)) {  // else no read needed
       conn->tcp().expires_after(cfg_.http_timeout);  // idle timeout, renewed on every read
-      ec = conn->tcp().done(co_await conn->visit(
-          [&](auto& s) { return read_http(s, conn->buffer, p, ReadGoal::some); }));
+      ec = conn->tcp().done(
+          co_await conn->visit([&](auto& s) { return read_http(s, conn->buffer, p, ReadGoal::some); }));
     }
     for (;;) {  // the runs of this read, then of what else is buffered already
       if (ec) {
@@ -431,15 +447,16 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, const Target& 
     }
     usage.feed(final_run.data(), final_run.size());
   }
-  if (p.keep_alive() && conn->buffer.size() == 0) w_.upstreams.release(std::move(conn));
-  else conn->close();  // bytes after the body, or the server said close: never reuse
+  if (p.keep_alive() && conn->buffer.size() == 0)
+    w_.upstreams.release(std::move(conn));
+  else
+    conn->close();  // bytes after the body, or the server said close: never reuse
   co_return keep;
 }
 
 Task<bool> ForwardJob::reply_unavailable() {
-  const UnavailableAnswer a =
-      answer_unavailable(states_.unavailability(snap_.table, target_.deployment, cost_), rec_.attempt_count,
-                         target_.deployment);
+  const UnavailableAnswer a = answer_unavailable(
+      states_.unavailability(snap_.table, target_.deployment, cost_), rec_.attempt_count, target_.deployment);
   ErrorReply r;
   r.version = req_.version;
   r.keep_alive = req_.keep_alive && !w_.draining;

@@ -4,8 +4,7 @@
 
 namespace smartlb::net {
 
-Task<error_code> write_error_reply(TimedSocket& stream, const ErrorReply& r,
-                                   std::chrono::seconds timeout) {
+Task<error_code> write_error_reply(TimedSocket& stream, const ErrorReply& r, std::chrono::seconds timeout) {
   http::response<http::string_body> res{r.status, r.version};
   res.set(http::field::server, "smartlb");
   res.set(http::field::content_type, "application/json");

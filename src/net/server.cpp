@@ -117,7 +117,8 @@ void Server::start() {
   const WorkerCount count = worker_count(I.cfg.threads);
   const unsigned n = count.threads;
   spdlog::info("{} worker thread(s), from {}", n, count.source);
-  std::uint64_t seed = I.opts.seed ? I.opts.seed : (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
+  std::uint64_t seed =
+      I.opts.seed ? I.opts.seed : (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
   error_code ec;
   const auto address = asio::ip::make_address(I.cfg.listen_address, ec);
   if (ec) throw std::runtime_error("LISTEN_ADDRESS: not an IP address: " + I.cfg.listen_address);
@@ -132,8 +133,8 @@ void Server::start() {
     if (!ec) probe.set_option(asio::socket_base::reuse_address(true), ec);
     if (!ec) probe.bind(ep, ec);
     if (ec)
-      throw std::runtime_error("cannot listen on " + I.cfg.listen_address + ":" +
-                               std::to_string(port) + ": " + ec.message());
+      throw std::runtime_error("cannot listen on " + I.cfg.listen_address + ":" + std::to_string(port) +
+                               ": " + ec.message());
   }
   for (unsigned i = 0; i < n; ++i) {
     auto w = std::make_unique<Worker>(I.shared, i, seed + i * 0x9e3779b97f4a7c15ull);
@@ -147,8 +148,8 @@ void Server::start() {
     if (!ec) a.bind(ep, ec);
     if (!ec) a.listen(asio::socket_base::max_listen_connections, ec);
     if (ec)
-      throw std::runtime_error("cannot listen on " + I.cfg.listen_address + ":" +
-                               std::to_string(port) + ": " + ec.message());
+      throw std::runtime_error("cannot listen on " + I.cfg.listen_address + ":" + std::to_string(port) +
+                               ": " + ec.message());
     if (port == 0) port = a.local_endpoint().port();
     I.workers.push_back(std::move(w));
   }

@@ -37,9 +37,12 @@ std::vector<PreparedBackend> prepare(const Config& cfg) {
 }  // namespace
 
 std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids) {
-  return std::make_shared<const Snapshot>(Snapshot{cfg.backends, RoutingTable(pool_members(cfg), ids), {},
-                                                   prepare(cfg),
-                                                   ClientAuthenticator(ClientAuthenticator::from_key_list(cfg.client_api_keys))});
+  return std::make_shared<const Snapshot>(
+      Snapshot{cfg.backends,
+               RoutingTable(pool_members(cfg), ids),
+               {},
+               prepare(cfg),
+               ClientAuthenticator(ClientAuthenticator::from_key_list(cfg.client_api_keys))});
 }
 
 void SnapshotCache::refresh() {

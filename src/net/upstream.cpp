@@ -31,8 +31,8 @@ void UpstreamConnection::close() {
   tcp().socket().close(ignored);
 }
 
-UpstreamPool::UpstreamPool(DeadlineSweeper& sweeper, const Config& cfg, ssl::context& tls,
-                           const Clock& clock, RequestObserver* observer, LookupFn lookup)
+UpstreamPool::UpstreamPool(DeadlineSweeper& sweeper, const Config& cfg, ssl::context& tls, const Clock& clock,
+                           RequestObserver* observer, LookupFn lookup)
     : sweeper_(sweeper),
       cfg_(cfg),
       tls_(tls),
@@ -182,13 +182,17 @@ Task<> UpstreamPool::run_lookup(BackendId id, std::string host, std::uint16_t po
   error_code ec;
   Endpoints found;
   // (Not a conditional expression: GCC 12 miscompiles co_await inside one.)
-  if (lookup_) found = co_await lookup_(host, port, ec);
-  else found = co_await system_lookup(host, port, ec);
+  if (lookup_)
+    found = co_await lookup_(host, port, ec);
+  else
+    found = co_await system_lookup(host, port, ec);
   if (!ec && found.empty()) ec = asio::error::host_not_found;
   if (ec) found.clear();
   if (observer_) observer_->on_dns_lookup(id.value, !ec);
-  if (ec) resolved_.forget(backend);
-  else resolved_.store(backend, found, clock_.coarse_now());
+  if (ec)
+    resolved_.forget(backend);
+  else
+    resolved_.store(backend, found, clock_.coarse_now());
   lookup->found = std::move(found);
   lookup->error = ec;
 }
@@ -213,7 +217,7 @@ Task<ConnectResult> UpstreamPool::connect(BackendId backend, const BackendUrl& u
     co_return r;
   }
   auto conn = url.tls ? std::make_unique<UpstreamConnection>(sweeper_, tls_, backend)
-                        : std::make_unique<UpstreamConnection>(sweeper_, backend);
+                      : std::make_unique<UpstreamConnection>(sweeper_, backend);
   conn->tcp().expires_after(cfg_.connect_timeout);
   auto [cec, ep] = co_await asio::async_connect(conn->tcp().socket(), endpoints, use_tuple);
   cec = conn->tcp().done(cec);

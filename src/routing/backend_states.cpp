@@ -56,7 +56,8 @@ BackendStates::BackendState& BackendStates::state(BackendId id) const {
   return chunks_[id.value / kChunk].load(std::memory_order_acquire)[id.value % kChunk];
 }
 
-BackendStates::DeploymentState* BackendStates::find_deployment(BackendId id, std::string_view deployment) const {
+BackendStates::DeploymentState* BackendStates::find_deployment(BackendId id,
+                                                               std::string_view deployment) const {
   const BackendState& s = state(id);
   std::shared_lock lock(s.mutex);
   auto it = s.deployments.find(deployment);

@@ -4,16 +4,26 @@ namespace smartlb {
 
 std::string_view to_string(FailureCause c) {
   switch (c) {
-    case FailureCause::None: return "none";
-    case FailureCause::Throttled: return "throttled";
-    case FailureCause::ServerError: return "server_error";
-    case FailureCause::AuthRejected: return "auth_rejected";
-    case FailureCause::NotFound: return "deployment_not_found";
-    case FailureCause::ConnectFailed: return "connect_failed";
-    case FailureCause::TlsFailed: return "tls_failed";
-    case FailureCause::Timeout: return "timeout";
-    case FailureCause::ConnectionLost: return "connection_lost";
-    case FailureCause::ProtocolError: return "protocol_error";
+    case FailureCause::None:
+      return "none";
+    case FailureCause::Throttled:
+      return "throttled";
+    case FailureCause::ServerError:
+      return "server_error";
+    case FailureCause::AuthRejected:
+      return "auth_rejected";
+    case FailureCause::NotFound:
+      return "deployment_not_found";
+    case FailureCause::ConnectFailed:
+      return "connect_failed";
+    case FailureCause::TlsFailed:
+      return "tls_failed";
+    case FailureCause::Timeout:
+      return "timeout";
+    case FailureCause::ConnectionLost:
+      return "connection_lost";
+    case FailureCause::ProtocolError:
+      return "protocol_error";
   }
   return "unknown";
 }
@@ -45,11 +55,16 @@ Verdict judge_status(unsigned status, bool deployment_path) {
 
 Verdict judge_transport(TransportFailure f) {
   switch (f) {
-    case TransportFailure::Connect: return {true, FailureCause::ConnectFailed, CooldownScope::Backend};
-    case TransportFailure::Tls: return {true, FailureCause::TlsFailed, CooldownScope::Backend};
-    case TransportFailure::Timeout: return {true, FailureCause::Timeout, CooldownScope::Backend};
-    case TransportFailure::Lost: return {true, FailureCause::ConnectionLost, CooldownScope::Backend};
-    case TransportFailure::Protocol: return {true, FailureCause::ProtocolError, CooldownScope::Backend};
+    case TransportFailure::Connect:
+      return {true, FailureCause::ConnectFailed, CooldownScope::Backend};
+    case TransportFailure::Tls:
+      return {true, FailureCause::TlsFailed, CooldownScope::Backend};
+    case TransportFailure::Timeout:
+      return {true, FailureCause::Timeout, CooldownScope::Backend};
+    case TransportFailure::Lost:
+      return {true, FailureCause::ConnectionLost, CooldownScope::Backend};
+    case TransportFailure::Protocol:
+      return {true, FailureCause::ProtocolError, CooldownScope::Backend};
   }
   return {true, FailureCause::ConnectionLost, CooldownScope::Backend};
 }

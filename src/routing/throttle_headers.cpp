@@ -33,11 +33,13 @@ std::optional<double> parse_decimal(std::string_view v) {
 // and the pool clamps it anyway.
 constexpr double kMaxMs = 86'400'000.0;
 
-milliseconds to_ms(double ms) { return milliseconds(static_cast<long long>(std::ceil(std::min(ms, kMaxMs)))); }
+milliseconds to_ms(double ms) {
+  return milliseconds(static_cast<long long>(std::ceil(std::min(ms, kMaxMs))));
+}
 
 int month_index(std::string_view m) {
-  static constexpr std::array<std::string_view, 12> names = {
-      "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  static constexpr std::array<std::string_view, 12> names = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                                             "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
   for (int i = 0; i < 12; ++i)
     if (names[i] == m) return i;
   return -1;
@@ -52,8 +54,7 @@ bool parse_int(std::string_view v, int& out) {
 bool parse_hms(std::string_view v, std::tm& tm) {
   if (v.size() != 8 || v[2] != ':' || v[5] != ':') return false;
   return parse_int(v.substr(0, 2), tm.tm_hour) && parse_int(v.substr(3, 2), tm.tm_min) &&
-         parse_int(v.substr(6, 2), tm.tm_sec) && tm.tm_hour < 24 && tm.tm_min < 60 &&
-         tm.tm_sec <= 60;
+         parse_int(v.substr(6, 2), tm.tm_sec) && tm.tm_hour < 24 && tm.tm_min < 60 && tm.tm_sec <= 60;
 }
 
 std::vector<std::string_view> split_spaces(std::string_view v) {
@@ -96,13 +97,20 @@ std::optional<milliseconds> parse_duration_string(std::string_view v) {
     const std::string_view unit = v.substr(0, j);
     v.remove_prefix(j);
     double scale;
-    if (unit == "ms") scale = 1;
-    else if (unit == "s") scale = 1000;
-    else if (unit == "m") scale = 60'000;
-    else if (unit == "h") scale = 3'600'000;
-    else if (unit == "us" || unit == "µs") scale = 0.001;
-    else if (unit == "ns") scale = 0.000001;
-    else return std::nullopt;
+    if (unit == "ms")
+      scale = 1;
+    else if (unit == "s")
+      scale = 1000;
+    else if (unit == "m")
+      scale = 60'000;
+    else if (unit == "h")
+      scale = 3'600'000;
+    else if (unit == "us" || unit == "µs")
+      scale = 0.001;
+    else if (unit == "ns")
+      scale = 0.000001;
+    else
+      return std::nullopt;
     total_ms += *number * scale;
     any = true;
   }
@@ -139,8 +147,7 @@ std::optional<std::chrono::system_clock::time_point> parse_http_date(std::string
   } else {
     return std::nullopt;
   }
-  if (tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_year < 70 || tm.tm_year > 1100)
-    return std::nullopt;
+  if (tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_year < 70 || tm.tm_year > 1100) return std::nullopt;
   const std::time_t t = timegm(&tm);
   if (t == static_cast<std::time_t>(-1)) return std::nullopt;
   return std::chrono::system_clock::from_time_t(t);

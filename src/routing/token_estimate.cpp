@@ -29,7 +29,7 @@ using Byte = unsigned char;
 
 // What a byte inside a string is.
 enum CharClass : std::uint8_t {
-  kPlain,      // printable ASCII other than '"' and '\\'
+  kPlain,  // printable ASCII other than '"' and '\\'
   kQuote,
   kBackslash,
   kControl,    // < 0x20: must be escaped
@@ -47,17 +47,28 @@ constexpr std::array<std::uint8_t, 256> make_char_classes() {
   std::array<std::uint8_t, 256> t{};
   for (int c = 0; c < 256; ++c) {
     std::uint8_t k = kIllFormed;
-    if (c < 0x20) k = kControl;
-    else if (c == '"') k = kQuote;
-    else if (c == '\\') k = kBackslash;
-    else if (c < 0x80) k = kPlain;
-    else if (c >= 0xC2 && c <= 0xDF) k = kLead2;
-    else if (c == 0xE0) k = kLeadE0;
-    else if (c == 0xED) k = kLeadED;
-    else if (c >= 0xE1 && c <= 0xEF) k = kLead3;
-    else if (c == 0xF0) k = kLeadF0;
-    else if (c >= 0xF1 && c <= 0xF3) k = kLead4;
-    else if (c == 0xF4) k = kLeadF4;
+    if (c < 0x20)
+      k = kControl;
+    else if (c == '"')
+      k = kQuote;
+    else if (c == '\\')
+      k = kBackslash;
+    else if (c < 0x80)
+      k = kPlain;
+    else if (c >= 0xC2 && c <= 0xDF)
+      k = kLead2;
+    else if (c == 0xE0)
+      k = kLeadE0;
+    else if (c == 0xED)
+      k = kLeadED;
+    else if (c >= 0xE1 && c <= 0xEF)
+      k = kLead3;
+    else if (c == 0xF0)
+      k = kLeadF0;
+    else if (c >= 0xF1 && c <= 0xF3)
+      k = kLead4;
+    else if (c == 0xF4)
+      k = kLeadF4;
     t[static_cast<std::size_t>(c)] = k;
   }
   return t;
@@ -79,7 +90,8 @@ inline std::uint64_t special_bytes(std::uint64_t w) {
   constexpr std::uint64_t kHigh = 0x8080808080808080ULL;
   const std::uint64_t quote = w ^ (kOnes * '"');
   const std::uint64_t backslash = w ^ (kOnes * '\\');
-  return (w | ((w - kOnes * 0x20) & ~w) | ((quote - kOnes) & ~quote) | ((backslash - kOnes) & ~backslash)) & kHigh;
+  return (w | ((w - kOnes * 0x20) & ~w) | ((quote - kOnes) & ~quote) | ((backslash - kOnes) & ~backslash)) &
+         kHigh;
 }
 
 // The value of 4 hex digits at p (end - p >= 4), or -1.
@@ -88,10 +100,14 @@ inline int hex4(const Byte* p) {
   for (int i = 0; i < 4; ++i) {
     const Byte c = p[i];
     int d;
-    if (is_digit(c)) d = c - '0';
-    else if (in(c, 'a', 'f')) d = c - 'a' + 10;
-    else if (in(c, 'A', 'F')) d = c - 'A' + 10;
-    else return -1;
+    if (is_digit(c))
+      d = c - '0';
+    else if (in(c, 'a', 'f'))
+      d = c - 'a' + 10;
+    else if (in(c, 'A', 'F'))
+      d = c - 'A' + 10;
+    else
+      return -1;
     v = v << 4 | d;
   }
   return v;
@@ -117,11 +133,15 @@ class Scanner {
   static constexpr std::uint8_t kObject = 1, kCounted = 2;
 
   void push(std::uint8_t f) {
-    if (depth_ < kInlineFrames) inline_frames_[depth_] = f;
-    else spill_frames_.push_back(f);
+    if (depth_ < kInlineFrames)
+      inline_frames_[depth_] = f;
+    else
+      spill_frames_.push_back(f);
     ++depth_;
   }
-  std::uint8_t top() const { return depth_ <= kInlineFrames ? inline_frames_[depth_ - 1] : spill_frames_.back(); }
+  std::uint8_t top() const {
+    return depth_ <= kInlineFrames ? inline_frames_[depth_ - 1] : spill_frames_.back();
+  }
   void pop() {
     --depth_;
     if (depth_ >= kInlineFrames) spill_frames_.pop_back();
@@ -163,9 +183,9 @@ bool Scanner::string(std::size_t& length, const Byte*& raw, bool& escaped) {
     while (end - p >= 16) {
       const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
       // Signed: bytes >= 0x80 are negative, so below 0x20 too.
-      const __m128i special = _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
-                                           _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
-                                                        _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+      const __m128i special = _mm_or_si128(
+          _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
+          _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
       if (const int mask = _mm_movemask_epi8(special)) {
         p += std::countr_zero(static_cast<unsigned>(mask));
         goto not_plain;
@@ -200,7 +220,14 @@ bool Scanner::string(std::size_t& length, const Byte*& raw, bool& escaped) {
         escaped = true;
         if (end - p < 2) return false;
         switch (p[1]) {
-          case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+          case '"':
+          case '\\':
+          case '/':
+          case 'b':
+          case 'f':
+          case 'n':
+          case 'r':
+          case 't':
             p += 2;
             shrink += 1;
             break;
@@ -267,8 +294,12 @@ std::string_view Scanner::key(const Byte* raw, std::size_t length, bool escaped)
     }
     const Byte e = p[1];
     if (e != 'u') {
-      key_buf_[n++] = e == 'b' ? '\b' : e == 'f' ? '\f' : e == 'n' ? '\n' : e == 'r' ? '\r' : e == 't' ? '\t'
-                                                                                              : static_cast<char>(e);
+      key_buf_[n++] = e == 'b'   ? '\b'
+                      : e == 'f' ? '\f'
+                      : e == 'n' ? '\n'
+                      : e == 'r' ? '\r'
+                      : e == 't' ? '\t'
+                                 : static_cast<char>(e);
       p += 2;
       continue;
     }
@@ -300,8 +331,10 @@ std::string_view Scanner::key(const Byte* raw, std::size_t length, bool escaped)
 // 2^1024 - 2^970, halfway between DBL_MAX and 2^1024: the least decimal that strtod (correctly
 // rounded, ties to even) turns into infinity, which nlohmann rejects as a number overflow.
 constexpr std::string_view kDoubleOverflow =
-    "179769313486231580793728971405303415079934132710037826936173778980444968292764750946649017977587207096330286"
-    "416692887910946555547851940402630657488671505820681908902000708383676273854845817711531764475730270069855571"
+    "17976931348623158079372897140530341507993413271003782693617377898044496829276475094664901797758720709633"
+    "0286"
+    "41669288791094655554785194040263065748867150582068190890200070838367627385484581771153176447573027006985"
+    "5571"
     "366959622842914819860834936475292719074168444365510704342711559699508093042880177904174497792";
 
 // Whether the number with integer digits `int_digits` (no leading zero unless "0"), fraction
@@ -379,7 +412,8 @@ bool Scanner::number(bool counts, int budget_slot) {
       if (budget_slot >= 0 && !negative && int_digits != "0" && budget[budget_slot] == 0) {
         std::uint64_t v = 0;
         for (const char c : int_digits) v = v * 10 + static_cast<std::uint64_t>(c - '0');
-        budget[budget_slot] = v > static_cast<std::uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<std::int64_t>(v);
+        budget[budget_slot] =
+            v > static_cast<std::uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<std::int64_t>(v);
       }
       return true;
     }
@@ -442,7 +476,17 @@ value:
     case 'n':
       if (!literal("null", 4)) return false;
       goto after_value;
-    case '-': case '0': case '1': case '2': case '3': case '4': case '5': case '6': case '7': case '8': case '9':
+    case '-':
+    case '0':
+    case '1':
+    case '2':
+    case '3':
+    case '4':
+    case '5':
+    case '6':
+    case '7':
+    case '8':
+    case '9':
       if (!number(counts, budget_slot)) return false;
       goto after_value;
     default:
@@ -459,7 +503,10 @@ member:  // a key, ':', then its value
   if (depth_ == 1) {
     const std::string_view k = key(raw, length, escaped);
     counts = k == prompt_key_;
-    budget_slot = k == "max_tokens" ? 0 : k == "max_completion_tokens" ? 1 : k == "max_output_tokens" ? 2 : -1;
+    budget_slot = k == "max_tokens"              ? 0
+                  : k == "max_completion_tokens" ? 1
+                  : k == "max_output_tokens"     ? 2
+                                                 : -1;
   } else if (top() & kCounted) {
     const std::string_view k = (length == 4 || length == 7) ? key(raw, length, escaped) : std::string_view{};
     counts = k == "text" || k == "content";

@@ -2,7 +2,8 @@
 
 namespace smartlb {
 
-UnavailableAnswer answer_unavailable(const Unavailability& u, std::size_t attempts, std::string_view deployment) {
+UnavailableAnswer answer_unavailable(const Unavailability& u, std::size_t attempts,
+                                     std::string_view deployment) {
   UnavailableAnswer a;
   // Nothing known to wait for (no backend at all, or one that just recovered): a second.
   a.retry_after = u.retry_after.count() > 0 ? u.retry_after : std::chrono::milliseconds(1000);

@@ -26,9 +26,12 @@ ApiRequestParse failure(std::string message) {
 
 std::string_view required_field(Operation operation) {
   switch (operation) {
-    case Operation::ChatCompletions: return "messages";
-    case Operation::Completions: return "prompt";
-    case Operation::Embeddings: return "input";
+    case Operation::ChatCompletions:
+      return "messages";
+    case Operation::Completions:
+      return "prompt";
+    case Operation::Embeddings:
+      return "input";
   }
   return "";
 }
@@ -52,10 +55,9 @@ ApiRequestParse parse_api_request(Operation operation, std::string_view body,
     return failure(quoted_name(field) + " is a required property");
   }
   if (operation == Operation::Embeddings) {
-    request.input_count =
-        required->is_array() && !required->empty() && !required->front().is_number_integer()
-            ? static_cast<std::int64_t>(required->size())
-            : 1;
+    request.input_count = required->is_array() && !required->empty() && !required->front().is_number_integer()
+                              ? static_cast<std::int64_t>(required->size())
+                              : 1;
     if (const auto format = json.find("encoding_format"); format != json.end()) {
       if (!format->is_string() || (*format != "float" && *format != "base64"))
         return failure("'encoding_format' must be 'float' or 'base64'");
@@ -73,8 +75,7 @@ ApiRequestParse parse_api_request(Operation operation, std::string_view body,
       if (!stream->is_boolean()) return failure("'stream' must be a boolean");
       request.stream = stream->get<bool>();
     }
-    if (const auto options = json.find("stream_options");
-        options != json.end() && options->is_object()) {
+    if (const auto options = json.find("stream_options"); options != json.end() && options->is_object()) {
       const auto usage = options->find("include_usage");
       request.include_usage = usage != options->end() && usage->is_boolean() && usage->get<bool>();
     }

@@ -47,8 +47,7 @@ std::optional<DeploymentSpec> parse_deployment_spec(std::string_view text, std::
     }
   } else {
     const auto derived = spec.limits.tokens_per_minute * 6 / 1000;
-    spec.limits.requests_per_minute =
-        spec.limits.tokens_per_minute > 0 && derived < 1 ? 1 : derived;
+    spec.limits.requests_per_minute = spec.limits.tokens_per_minute > 0 && derived < 1 ? 1 : derived;
   }
   return spec;
 }

@@ -4,8 +4,7 @@
 
 namespace smartlb::sim {
 
-std::string openai_error_body(std::string_view code, std::string_view message,
-                              std::string_view type) {
+std::string openai_error_body(std::string_view code, std::string_view message, std::string_view type) {
   nlohmann::ordered_json body{
       {"error", {{"code", code}, {"message", message}, {"type", type}, {"param", nullptr}}}};
   return body.dump();
@@ -23,12 +22,13 @@ std::string rate_limit_body(Operation operation, std::string_view api_version, R
   message += operation_name(operation);
   message += " Operation under Azure OpenAI API version ";
   message += api_version.empty() ? std::string_view("(none)") : api_version;
-  message += kind == RateLimitKind::Tokens ? " have exceeded token rate limit"
-                                           : " have exceeded call rate limit";
+  message +=
+      kind == RateLimitKind::Tokens ? " have exceeded token rate limit" : " have exceeded call rate limit";
   message += " of your current OpenAI S0 pricing tier. Please retry after ";
   message += std::to_string(retry_after_seconds(retry_after));
-  message += " seconds. Please go here: https://aka.ms/oai/quotaincrease if you would like to "
-             "further increase the default rate limit.";
+  message +=
+      " seconds. Please go here: https://aka.ms/oai/quotaincrease if you would like to "
+      "further increase the default rate limit.";
   nlohmann::ordered_json body{{"error", {{"code", "429"}, {"message", message}}}};
   return body.dump();
 }

@@ -13,8 +13,7 @@ constexpr int kMaxDelayMs = 24 * 60 * 60 * 1000;
 bool is_status(int value) { return value >= 100 && value <= 599; }
 
 // Reads an integer field into `out` if it lies in [low, high]; returns an error otherwise.
-std::string read_int(const nlohmann::json& value, const std::string& name, int low, int high,
-                     int& out) {
+std::string read_int(const nlohmann::json& value, const std::string& name, int low, int high, int& out) {
   if (!value.is_number_integer()) return "'" + name + "' must be an integer";
   const auto number = value.get<long long>();
   if (number < low || number > high) {
@@ -24,8 +23,7 @@ std::string read_int(const nlohmann::json& value, const std::string& name, int l
   return {};
 }
 
-std::string read_status(const nlohmann::json& value, const std::string& name, bool allow_zero,
-                        int& out) {
+std::string read_status(const nlohmann::json& value, const std::string& name, bool allow_zero, int& out) {
   int status = 0;
   if (auto error = read_int(value, name, 0, 599, status); !error.empty()) return error;
   if (!(is_status(status) || (allow_zero && status == 0))) {

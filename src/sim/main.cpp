@@ -42,8 +42,7 @@ int main(int argc, char** argv) {
                 static_cast<unsigned>(server.port()));
     std::fflush(stdout);
     spdlog::info("sim {}: {} deployment(s), window {} ms, {} thread(s)", options.settings.name,
-                 engine.settings().deployments.size(), options.settings.window.count(),
-                 options.threads);
+                 engine.settings().deployments.size(), options.settings.window.count(), options.threads);
     server.run();
   } catch (const std::exception& error) {
     spdlog::error("smartlb-sim: {}", error.what());

@@ -9,8 +9,8 @@ std::int64_t scale_limit_to_window(std::int64_t per_minute, std::chrono::millise
   constexpr std::int64_t kMinuteMs = 60'000;
   const std::int64_t window_ms = std::max<std::int64_t>(window.count(), 1);
   // per_minute * window_ms / kMinuteMs without overflowing for large limits and windows.
-  const std::int64_t scaled = per_minute / kMinuteMs * window_ms +
-                              per_minute % kMinuteMs * window_ms / kMinuteMs;
+  const std::int64_t scaled =
+      per_minute / kMinuteMs * window_ms + per_minute % kMinuteMs * window_ms / kMinuteMs;
   return std::max<std::int64_t>(1, scaled);
 }
 

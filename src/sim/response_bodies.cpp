@@ -13,8 +13,8 @@ namespace {
 
 using ordered_json = nlohmann::ordered_json;
 
-constexpr std::array<std::string_view, 10> kWords{
-    "This", " is", " a", " simulated", " answer", " from", " smartlb-sim", ",", " token", " by"};
+constexpr std::array<std::string_view, 10> kWords{"This",  " is",          " a", " simulated", " answer",
+                                                  " from", " smartlb-sim", ",",  " token",     " by"};
 
 ordered_json usage_json(const CompletionSpec& spec) {
   return {{"prompt_tokens", spec.prompt_tokens},
@@ -40,8 +40,8 @@ ordered_json chat_chunk(const CompletionSpec& spec, ordered_json delta, const ch
   return chunk;
 }
 
-ordered_json text_chunk(const CompletionSpec& spec, std::string_view text,
-                        const char* finish_reason, bool include_usage) {
+ordered_json text_chunk(const CompletionSpec& spec, std::string_view text, const char* finish_reason,
+                        bool include_usage) {
   auto chunk = envelope(spec, "text_completion");
   chunk["choices"] = ordered_json::array(
       {{{"text", text},
@@ -107,8 +107,8 @@ std::string base64_of(const unsigned char* p, std::size_t n) {
 }
 }  // namespace
 
-std::string embeddings_body(const std::string& model, std::int64_t input_count,
-                            std::int64_t prompt_tokens, bool base64) {
+std::string embeddings_body(const std::string& model, std::int64_t input_count, std::int64_t prompt_tokens,
+                            bool base64) {
   ordered_json data = ordered_json::array();
   for (std::int64_t i = 0; i < input_count; ++i) {
     float values[kEmbeddingDimensions];
@@ -143,8 +143,7 @@ std::vector<StreamEvent> completion_stream_events(Operation operation, const Com
   const bool chat = operation == Operation::ChatCompletions;
   if (chat) {
     events.push_back(
-        {sse(chat_chunk(spec, {{"role", "assistant"}, {"content", ""}}, nullptr, include_usage)),
-         false});
+        {sse(chat_chunk(spec, {{"role", "assistant"}, {"content", ""}}, nullptr, include_usage)), false});
   }
   for (int i = 0; i < spec.completion_tokens; ++i) {
     const auto piece = generated_piece(i);

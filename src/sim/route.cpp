@@ -108,9 +108,12 @@ Route parse_route(std::string_view target) {
 
 std::string_view operation_name(Operation operation) {
   switch (operation) {
-    case Operation::ChatCompletions: return "ChatCompletions_Create";
-    case Operation::Completions: return "Completions_Create";
-    case Operation::Embeddings: return "Embeddings_Create";
+    case Operation::ChatCompletions:
+      return "ChatCompletions_Create";
+    case Operation::Completions:
+      return "Completions_Create";
+    case Operation::Embeddings:
+      return "Embeddings_Create";
   }
   return "Unknown";
 }

@@ -23,10 +23,8 @@ SimResponse json_response(int status, std::string body) {
 }
 
 void add_quota_headers(SimResponse& response, const QuotaState& state) {
-  response.headers.emplace_back("x-ratelimit-remaining-requests",
-                                std::to_string(state.remaining_requests));
-  response.headers.emplace_back("x-ratelimit-remaining-tokens",
-                                std::to_string(state.remaining_tokens));
+  response.headers.emplace_back("x-ratelimit-remaining-requests", std::to_string(state.remaining_requests));
+  response.headers.emplace_back("x-ratelimit-remaining-tokens", std::to_string(state.remaining_tokens));
   response.headers.emplace_back("x-ratelimit-limit-requests", std::to_string(state.limit_requests));
   response.headers.emplace_back("x-ratelimit-limit-tokens", std::to_string(state.limit_tokens));
 }
@@ -48,8 +46,8 @@ bool starts_with_ci(std::string_view text, std::string_view prefix) {
 }
 
 SimResponse method_not_allowed(std::string_view allowed) {
-  auto response = json_response(
-      405, openai_error_body("405", "Method not allowed, use " + std::string(allowed) + "."));
+  auto response =
+      json_response(405, openai_error_body("405", "Method not allowed, use " + std::string(allowed) + "."));
   response.headers.emplace_back("allow", std::string(allowed));
   return response;
 }
@@ -61,9 +59,12 @@ std::function<double()> default_random() {
 
 const char* completion_id_prefix(Operation operation) {
   switch (operation) {
-    case Operation::ChatCompletions: return "chatcmpl-sim-";
-    case Operation::Completions: return "cmpl-sim-";
-    case Operation::Embeddings: return "emb-sim-";
+    case Operation::ChatCompletions:
+      return "chatcmpl-sim-";
+    case Operation::Completions:
+      return "cmpl-sim-";
+    case Operation::Embeddings:
+      return "emb-sim-";
   }
   return "sim-";
 }
@@ -77,8 +78,7 @@ SimEngine::SimEngine(SimSettings settings, const Clock& clock, std::function<dou
   if (settings_.deployments.empty()) settings_.deployments.push_back(default_deployment());
   const auto now = clock_.now();
   for (const auto& spec : settings_.deployments) {
-    deployments_.insert_or_assign(spec.name,
-                                  Deployment{QuotaWindow(spec.limits, settings_.window, now)});
+    deployments_.insert_or_assign(spec.name, Deployment{QuotaWindow(spec.limits, settings_.window, now)});
   }
   faults_ = settings_.faults;
 }
@@ -89,9 +89,15 @@ SimResponse SimEngine::handle(const SimRequest& request) {
   {
     std::lock_guard lock(mutex_);
     switch (route.endpoint) {
-      case Endpoint::SimFaults: response = handle_faults(request); break;
-      case Endpoint::SimStats: response = handle_stats(request); break;
-      case Endpoint::SimReset: response = handle_reset(request); break;
+      case Endpoint::SimFaults:
+        response = handle_faults(request);
+        break;
+      case Endpoint::SimStats:
+        response = handle_stats(request);
+        break;
+      case Endpoint::SimReset:
+        response = handle_reset(request);
+        break;
       case Endpoint::Api:
       case Endpoint::NotFound: {
         stats_.record_request(request);
@@ -118,15 +124,14 @@ bool SimEngine::authorized(const SimRequest& request) const {
          authorization->substr(kBearer.size()) == settings_.api_key;
 }
 
-SimResponse SimEngine::handle_api(const Route& route, const SimRequest& request,
-                                  std::string& deployment) {
+SimResponse SimEngine::handle_api(const Route& route, const SimRequest& request, std::string& deployment) {
   if (route.endpoint == Endpoint::NotFound) {
     return json_response(404, openai_error_body("404", "Resource not found"));
   }
   if (request.method != "POST") return method_not_allowed("POST");
   if (route.style == ApiStyle::Azure && !route.api_version) {
-    return json_response(
-        400, openai_error_body("BadRequest", "Missing required query parameter 'api-version'."));
+    return json_response(400,
+                         openai_error_body("BadRequest", "Missing required query parameter 'api-version'."));
   }
   if (!authorized(request)) return json_response(401, unauthorized_body());
 
@@ -136,8 +141,7 @@ SimResponse SimEngine::handle_api(const Route& route, const SimRequest& request,
 
   const std::string& name = route.style == ApiStyle::Azure ? route.deployment : api.model;
   if (name.empty()) {
-    return json_response(400, openai_error_body("BadRequest",
-                                                "You must provide a model parameter."));
+    return json_response(400, openai_error_body("BadRequest", "You must provide a model parameter."));
   }
   const auto found = deployments_.find(name);
   if (found == deployments_.end()) return json_response(404, deployment_not_found_body());
@@ -151,14 +155,12 @@ SimResponse SimEngine::handle_api(const Route& route, const SimRequest& request,
   if (fault.status != 0) {
     SimResponse response =
         fault.status == 429
-            ? json_response(429, rate_limit_body(route.operation, api_version,
-                                                 RateLimitKind::Requests,
+            ? json_response(429, rate_limit_body(route.operation, api_version, RateLimitKind::Requests,
                                                  milliseconds(fault.retry_after_ms)))
-            : json_response(fault.status,
-                            openai_error_body(std::to_string(fault.status),
-                                              "smartlb-sim injected fault (status " +
-                                                  std::to_string(fault.status) + ").",
-                                              "server_error"));
+            : json_response(fault.status, openai_error_body(std::to_string(fault.status),
+                                                            "smartlb-sim injected fault (status " +
+                                                                std::to_string(fault.status) + ").",
+                                                            "server_error"));
     add_quota_headers(response, state.quota.peek(now));
     if (fault.retry_after_ms > 0) add_retry_after(response, milliseconds(fault.retry_after_ms));
     return response;
@@ -166,8 +168,8 @@ SimResponse SimEngine::handle_api(const Route& route, const SimRequest& request,
 
   const QuotaDecision quota = state.quota.try_consume(api.cost(), now);
   if (!quota.admitted()) {
-    const auto kind = quota.verdict == QuotaVerdict::TokensExceeded ? RateLimitKind::Tokens
-                                                                    : RateLimitKind::Requests;
+    const auto kind =
+        quota.verdict == QuotaVerdict::TokensExceeded ? RateLimitKind::Tokens : RateLimitKind::Requests;
     auto response =
         json_response(429, rate_limit_body(route.operation, api_version, kind, quota.retry_after));
     add_quota_headers(response, quota.state);

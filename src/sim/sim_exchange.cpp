@@ -8,9 +8,8 @@ namespace smartlb::sim {
 std::optional<std::string_view> find_header(const HeaderList& headers, std::string_view name) {
   const auto equal_ci = [](std::string_view a, std::string_view b) {
     return a.size() == b.size() &&
-           std::equal(a.begin(), a.end(), b.begin(), [](unsigned char x, unsigned char y) {
-             return std::tolower(x) == std::tolower(y);
-           });
+           std::equal(a.begin(), a.end(), b.begin(),
+                      [](unsigned char x, unsigned char y) { return std::tolower(x) == std::tolower(y); });
   };
   for (const auto& [key, value] : headers) {
     if (equal_ci(key, name)) return std::string_view(value);

@@ -80,8 +80,7 @@ SimOptionsParse parse_sim_options(const std::vector<std::string>& args) {
     return [=](const std::string& value) -> std::string {
       long long number = 0;
       if (!parse_int(value, low, high, number)) {
-        return "expects an integer between " + std::to_string(low) + " and " +
-               std::to_string(high);
+        return "expects an integer between " + std::to_string(low) + " and " + std::to_string(high);
       }
       assign(number);
       return {};
@@ -99,11 +98,20 @@ SimOptionsParse parse_sim_options(const std::vector<std::string>& args) {
   };
 
   const std::map<std::string, Handler, std::less<>> with_value{
-      {"--listen", [&](const std::string& v) { options.listen = v; return std::string(); }},
+      {"--listen",
+       [&](const std::string& v) {
+         options.listen = v;
+         return std::string();
+       }},
       {"--port", int_flag(0, 65535, [&](long long n) { options.port = static_cast<std::uint16_t>(n); })},
       {"--threads", int_flag(1, 256, [&](long long n) { options.threads = static_cast<int>(n); })},
-      {"--name", [&](const std::string& v) { settings.name = v; return std::string(); }},
-      {"--log-level", [&](const std::string& v) -> std::string {
+      {"--name",
+       [&](const std::string& v) {
+         settings.name = v;
+         return std::string();
+       }},
+      {"--log-level",
+       [&](const std::string& v) -> std::string {
          static const char* const kLevels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
          for (const char* level : kLevels) {
            if (v == level) {
@@ -113,35 +121,49 @@ SimOptionsParse parse_sim_options(const std::vector<std::string>& args) {
          }
          return "expects trace|debug|info|warn|error|critical|off";
        }},
-      {"--deployment", [&](const std::string& v) -> std::string {
+      {"--deployment",
+       [&](const std::string& v) -> std::string {
          std::string error;
          auto spec = parse_deployment_spec(v, error);
          if (!spec) return error;
          settings.deployments.push_back(std::move(*spec));
          return {};
        }},
-      {"--window-seconds", [&](const std::string& v) -> std::string {
+      {"--window-seconds",
+       [&](const std::string& v) -> std::string {
          double seconds = 0;
          if (!parse_double(v, 0.001, 86400.0, seconds)) return "expects seconds between 0.001 and 86400";
          settings.window = std::chrono::milliseconds(static_cast<long long>(seconds * 1000.0 + 0.5));
          return {};
        }},
-      {"--api-key", [&](const std::string& v) { settings.api_key = v; return std::string(); }},
-      {"--stream-chunks", int_flag(0, 100000, [&](long long n) { settings.stream_chunks = static_cast<int>(n); })},
-      {"--chunk-interval-ms", int_flag(0, kMaxMs, [&](long long n) { settings.chunk_interval = std::chrono::milliseconds(n); })},
-      {"--default-max-tokens", int_flag(1, 1'000'000'000, [&](long long n) { settings.default_max_tokens = n; })},
+      {"--api-key",
+       [&](const std::string& v) {
+         settings.api_key = v;
+         return std::string();
+       }},
+      {"--stream-chunks",
+       int_flag(0, 100000, [&](long long n) { settings.stream_chunks = static_cast<int>(n); })},
+      {"--chunk-interval-ms",
+       int_flag(0, kMaxMs, [&](long long n) { settings.chunk_interval = std::chrono::milliseconds(n); })},
+      {"--default-max-tokens",
+       int_flag(1, 1'000'000'000, [&](long long n) { settings.default_max_tokens = n; })},
       {"--latency-ms", int_flag(0, kMaxMs, [&](long long n) { faults.latency_ms = static_cast<int>(n); })},
-      {"--error-rate", [&](const std::string& v) -> std::string {
+      {"--error-rate",
+       [&](const std::string& v) -> std::string {
          if (!parse_double(v, 0.0, 1.0, faults.error_rate)) return "expects a number between 0 and 1";
          return {};
        }},
       {"--error-status", status_flag(faults.error_status, false)},
-      {"--reset-after-chunks", int_flag(-1, 1'000'000'000, [&](long long n) { faults.reset_after_chunks = static_cast<int>(n); })},
+      {"--reset-after-chunks",
+       int_flag(-1, 1'000'000'000, [&](long long n) { faults.reset_after_chunks = static_cast<int>(n); })},
       {"--stall-ms", int_flag(0, kMaxMs, [&](long long n) { faults.stall_ms = static_cast<int>(n); })},
-      {"--stall-after-chunks", int_flag(0, 1'000'000'000, [&](long long n) { faults.stall_after_chunks = static_cast<int>(n); })},
+      {"--stall-after-chunks",
+       int_flag(0, 1'000'000'000, [&](long long n) { faults.stall_after_chunks = static_cast<int>(n); })},
       {"--force-status", status_flag(faults.force_status, true)},
-      {"--force-retry-after-ms", int_flag(0, kMaxMs, [&](long long n) { faults.force_retry_after_ms = static_cast<int>(n); })},
-      {"--force-count", int_flag(-1, 1'000'000'000, [&](long long n) { faults.force_count = static_cast<int>(n); })},
+      {"--force-retry-after-ms",
+       int_flag(0, kMaxMs, [&](long long n) { faults.force_retry_after_ms = static_cast<int>(n); })},
+      {"--force-count",
+       int_flag(-1, 1'000'000'000, [&](long long n) { faults.force_count = static_cast<int>(n); })},
   };
 
   for (std::size_t i = 0; i < args.size(); ++i) {

@@ -31,8 +31,8 @@ using tcp = net::ip::tcp;
 using std::chrono::milliseconds;
 
 constexpr auto kNoThrow = net::as_tuple(net::use_awaitable);
-constexpr auto kIdleTimeout = std::chrono::seconds(120);   // waiting for / reading a request
-constexpr auto kWriteTimeout = std::chrono::seconds(60);   // each write
+constexpr auto kIdleTimeout = std::chrono::seconds(120);  // waiting for / reading a request
+constexpr auto kWriteTimeout = std::chrono::seconds(60);  // each write
 constexpr std::size_t kBodyLimit = 32 * 1024 * 1024;
 
 SimRequest to_sim_request(const http::request<http::string_body>& request) {
@@ -67,8 +67,8 @@ void reset_connection(beast::tcp_stream& stream) {
 }
 
 // Returns false when the connection can not be reused (error, reset).
-net::awaitable<bool> write_stream(beast::tcp_stream& stream, const SimResponse& plan,
-                                  unsigned version, bool keep_alive) {
+net::awaitable<bool> write_stream(beast::tcp_stream& stream, const SimResponse& plan, unsigned version,
+                                  bool keep_alive) {
   http::response<http::empty_body> response{static_cast<http::status>(plan.status), version};
   apply_headers(response, plan);
   response.set(http::field::cache_control, "no-cache");
@@ -93,8 +93,7 @@ net::awaitable<bool> write_stream(beast::tcp_stream& stream, const SimResponse& 
     if (event.is_content) co_await pause(plan.chunk_interval);
     stream.expires_after(kWriteTimeout);
     // One write per SSE event (TCP_NODELAY is set): a proxy sees events one at a time.
-    if (auto [ec, n] = co_await net::async_write(stream, http::make_chunk(net::buffer(event.data)),
-                                                 kNoThrow);
+    if (auto [ec, n] = co_await net::async_write(stream, http::make_chunk(net::buffer(event.data)), kNoThrow);
         ec) {
       co_return false;
     }
@@ -104,8 +103,8 @@ net::awaitable<bool> write_stream(beast::tcp_stream& stream, const SimResponse& 
   co_return !ec;
 }
 
-net::awaitable<bool> write_plain(beast::tcp_stream& stream, const SimResponse& plan,
-                                 unsigned version, bool keep_alive) {
+net::awaitable<bool> write_plain(beast::tcp_stream& stream, const SimResponse& plan, unsigned version,
+                                 bool keep_alive) {
   http::response<http::string_body> response{static_cast<http::status>(plan.status), version};
   apply_headers(response, plan);
   response.keep_alive(keep_alive);
@@ -133,8 +132,8 @@ net::awaitable<bool> write_plain(beast::tcp_stream& stream, const SimResponse& p
   co_return !ec;
 }
 
-net::awaitable<bool> write_response(beast::tcp_stream& stream, const SimResponse& plan,
-                                    unsigned version, bool keep_alive) {
+net::awaitable<bool> write_response(beast::tcp_stream& stream, const SimResponse& plan, unsigned version,
+                                    bool keep_alive) {
   co_await pause(plan.latency);
   if (plan.stall_before_headers) co_await pause(plan.stall);
   if (plan.stream) co_return co_await write_stream(stream, plan, version, keep_alive);
@@ -151,17 +150,16 @@ net::awaitable<void> serve_connection(SimEngine& engine, tcp::socket socket) {
     parser.body_limit(kBodyLimit);
     stream.expires_after(kIdleTimeout);
     if (auto [ec, n] = co_await http::async_read(stream, buffer, parser, kNoThrow); ec) {
-      if (ec != http::error::end_of_stream && ec != net::error::eof &&
-          ec != beast::error::timeout && ec != net::error::connection_reset &&
-          ec != net::error::operation_aborted) {
+      if (ec != http::error::end_of_stream && ec != net::error::eof && ec != beast::error::timeout &&
+          ec != net::error::connection_reset && ec != net::error::operation_aborted) {
         spdlog::debug("sim {}: dropping connection: {}", engine.settings().name, ec.message());
       }
       break;
     }
     const auto& request = parser.get();
     const SimResponse plan = engine.handle(to_sim_request(request));
-    spdlog::debug("sim {}: {} {} -> {}", engine.settings().name,
-                  std::string(request.method_string()), std::string(request.target()), plan.status);
+    spdlog::debug("sim {}: {} {} -> {}", engine.settings().name, std::string(request.method_string()),
+                  std::string(request.target()), plan.status);
     const bool keep_alive = request.keep_alive();
     if (!co_await write_response(stream, plan, request.version(), keep_alive)) co_return;
     if (!keep_alive) break;
@@ -182,10 +180,7 @@ void log_coroutine_failure(std::exception_ptr failure) {
 
 struct SimServer::Impl {
   Impl(SimEngine& engine_ref, ServerOptions server_options)
-      : engine(engine_ref),
-        options(std::move(server_options)),
-        io(options.threads),
-        acceptor(io) {
+      : engine(engine_ref), options(std::move(server_options)), io(options.threads), acceptor(io) {
     const tcp::endpoint endpoint(net::ip::make_address(options.listen), options.port);
     acceptor.open(endpoint.protocol());
     acceptor.set_option(net::socket_base::reuse_address(true));
@@ -223,9 +218,7 @@ SimServer::~SimServer() = default;
 
 std::uint16_t SimServer::port() const { return impl_->acceptor.local_endpoint().port(); }
 
-std::string SimServer::address() const {
-  return impl_->acceptor.local_endpoint().address().to_string();
-}
+std::string SimServer::address() const { return impl_->acceptor.local_endpoint().address().to_string(); }
 
 void SimServer::run() {
   Impl& impl = *impl_;

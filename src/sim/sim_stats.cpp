@@ -15,8 +15,7 @@ void SimStats::record_request(const SimRequest& request) {
     std::transform(key.begin(), key.end(), key.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     auto& slot = last_headers_[key];
-    slot = slot.is_string() ? nlohmann::json(slot.get<std::string>() + ", " + value)
-                            : nlohmann::json(value);
+    slot = slot.is_string() ? nlohmann::json(slot.get<std::string>() + ", " + value) : nlohmann::json(value);
   }
 }
 
@@ -30,8 +29,7 @@ void SimStats::record_status(int status, const std::string& deployment) {
   }
 }
 
-void SimStats::record_tokens(const std::string& deployment, std::int64_t served,
-                             std::int64_t charged) {
+void SimStats::record_tokens(const std::string& deployment, std::int64_t served, std::int64_t charged) {
   totals_.tokens_served += served;
   totals_.tokens_charged += charged;
   auto& counters = per_deployment_[deployment];

@@ -6,11 +6,11 @@
 #include <ctime>
 #include <mutex>
 
-#include <nlohmann/json.hpp>
 #include <spdlog/details/null_mutex.h>
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 namespace smartlb {
 namespace {
@@ -115,30 +115,31 @@ std::string format_access_line(const RequestRecord& rec, const Config& cfg, bool
     const std::time_t t = std::chrono::system_clock::to_time_t(now);
     std::tm tm{};
     gmtime_r(&t, &tm);
-    const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+    const auto millis =
+        std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
     std::snprintf(when, sizeof when, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
                   tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(millis));
-    nlohmann::json j = {
-        {"time", when},
-        {"type", "access"},
-        {"request_id", rec.request_id},
-        {"method", rec.method},
-        {"path", rec.path},
-        {"deployment", rec.deployment},
-        {"backend", rec.served_by >= 0 ? nlohmann::json(backend_name(rec.served_by)) : nlohmann::json(nullptr)},
-        {"status", rec.status},
-        {"attempts", rec.attempt_count},
-        {"attempt_log", attempts},
-        {"duration_ms", ms},
-        {"response_bytes", rec.response_bytes},
-        {"client_aborted", rec.client_aborted},
-        {"upstream_aborted", rec.upstream_aborted}};
+    nlohmann::json j = {{"time", when},
+                        {"type", "access"},
+                        {"request_id", rec.request_id},
+                        {"method", rec.method},
+                        {"path", rec.path},
+                        {"deployment", rec.deployment},
+                        {"backend", rec.served_by >= 0 ? nlohmann::json(backend_name(rec.served_by))
+                                                       : nlohmann::json(nullptr)},
+                        {"status", rec.status},
+                        {"attempts", rec.attempt_count},
+                        {"attempt_log", attempts},
+                        {"duration_ms", ms},
+                        {"response_bytes", rec.response_bytes},
+                        {"client_aborted", rec.client_aborted},
+                        {"upstream_aborted", rec.upstream_aborted}};
     if (rec.prompt_tokens >= 0) j["prompt_tokens"] = rec.prompt_tokens;
     if (rec.completion_tokens >= 0) j["completion_tokens"] = rec.completion_tokens;
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
-  std::string line = rec.method + " " + rec.path + " backend=" +
-                     (rec.served_by >= 0 ? std::string(backend_name(rec.served_by)) : "-") +
+  std::string line = rec.method + " " + rec.path +
+                     " backend=" + (rec.served_by >= 0 ? std::string(backend_name(rec.served_by)) : "-") +
                      " status=" + std::to_string(rec.status) +
                      " attempts=" + std::to_string(rec.attempt_count);
   if (rec.attempt_count > 1) {

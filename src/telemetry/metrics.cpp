@@ -30,12 +30,10 @@ struct Metrics::Histogram {
       : bounds(b), n_bounds(n), buckets(std::make_unique<std::atomic<std::uint64_t>[]>(n + 1)) {}
 
   void observe(double v) {
-    const std::size_t i =
-        static_cast<std::size_t>(std::lower_bound(bounds, bounds + n_bounds, v) - bounds);
+    const std::size_t i = static_cast<std::size_t>(std::lower_bound(bounds, bounds + n_bounds, v) - bounds);
     buckets[i].fetch_add(1, std::memory_order_relaxed);
     count.fetch_add(1, std::memory_order_relaxed);
-    sum_micros.fetch_add(v > 0 ? static_cast<std::uint64_t>(v * 1e6 + 0.5) : 0,
-                         std::memory_order_relaxed);
+    sum_micros.fetch_add(v > 0 ? static_cast<std::uint64_t>(v * 1e6 + 0.5) : 0, std::memory_order_relaxed);
   }
 
   HistogramSnapshot snapshot() const {
@@ -79,8 +77,8 @@ struct alignas(64) Metrics::Backend {
   Backend()
       : duration(kDurationBuckets.data(), kDurationBuckets.size()),
         ttfb(kTtfbBuckets.data(), kTtfbBuckets.size()) {}
-  std::atomic<std::uint64_t> attempts{0}, served{0}, errors{0}, throttled{0}, upstream_aborted{0},
-      prompt{0}, completion{0}, dns_lookups{0}, dns_failures{0};
+  std::atomic<std::uint64_t> attempts{0}, served{0}, errors{0}, throttled{0}, upstream_aborted{0}, prompt{0},
+      completion{0}, dns_lookups{0}, dns_failures{0};
   Histogram duration, ttfb;
   std::atomic<std::uint8_t> last_cause{0};
   std::atomic<unsigned> last_status{0};
@@ -187,7 +185,9 @@ void Metrics::on_request(const RequestRecord& rec) {
   std::array<Inc, RequestRecord::kMaxAttempts * 2 + 4> incs;
   std::size_t n_incs = 0;
   const auto add = [&](CounterKind k, std::uint32_t b, std::uint32_t d, std::uint32_t code,
-                       std::uint64_t by) { incs[n_incs++] = {pack(k, b, d, code), by}; };
+                       std::uint64_t by) {
+    incs[n_incs++] = {pack(k, b, d, code), by};
+  };
 
   const std::size_t shown = std::min(rec.attempt_count, RequestRecord::kMaxAttempts);
   for (std::size_t i = 0; i < shown; ++i) {

@@ -63,9 +63,9 @@ namespace {
 // events). Parsing only that small object costs a fraction of parsing the body.
 std::string_view find_usage_object(std::string_view s) {
   int depth = 0;
-  bool in_response = false;      // inside the top-level "response" object
-  std::string_view last_key;     // the last key read at depth 1 or 2
-  bool expect_value = false;     // a key and ':' were just read
+  bool in_response = false;   // inside the top-level "response" object
+  std::string_view last_key;  // the last key read at depth 1 or 2
+  bool expect_value = false;  // a key and ':' were just read
   for (std::size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
     if (c == '"') {
@@ -86,8 +86,7 @@ std::string_view find_usage_object(std::string_view s) {
     }
     if (c == '{' || c == '[') {
       const bool object = c == '{';
-      if (object && expect_value && last_key == "usage" &&
-          (depth == 1 || (depth == 2 && in_response))) {
+      if (object && expect_value && last_key == "usage" && (depth == 1 || (depth == 2 && in_response))) {
         // The usage object itself: take it up to its matching brace.
         int inner = 0;
         for (std::size_t k = i; k < s.size(); ++k) {
@@ -189,18 +188,26 @@ std::int64_t integer_member(std::string_view object, std::string_view key) {
       if (i == std::string_view::npos) return -1;
       if (depth != 1 || object.substr(begin, i - begin) != key) continue;
       std::size_t j = i + 1;
-      while (j < object.size() && (object[j] == ' ' || object[j] == '\t' || object[j] == '\n' || object[j] == '\r')) ++j;
+      while (j < object.size() &&
+             (object[j] == ' ' || object[j] == '\t' || object[j] == '\n' || object[j] == '\r'))
+        ++j;
       if (j >= object.size() || object[j] != ':') continue;  // a string value, not a key
       ++j;
-      while (j < object.size() && (object[j] == ' ' || object[j] == '\t' || object[j] == '\n' || object[j] == '\r')) ++j;
+      while (j < object.size() &&
+             (object[j] == ' ' || object[j] == '\t' || object[j] == '\n' || object[j] == '\r'))
+        ++j;
       std::int64_t v = -1;
       const auto [p, ec] = std::from_chars(object.data() + j, object.data() + object.size(), v);
       if (ec != std::errc{} || v < 0) return -1;
       const char after = p < object.data() + object.size() ? *p : '}';
-      return after == ',' || after == '}' || after == ' ' || after == '\n' || after == '\r' || after == '\t' ? v : -1;
+      return after == ',' || after == '}' || after == ' ' || after == '\n' || after == '\r' || after == '\t'
+                 ? v
+                 : -1;
     }
-    if (c == '{' || c == '[') ++depth;
-    else if (c == '}' || c == ']') --depth;
+    if (c == '{' || c == '[')
+      ++depth;
+    else if (c == '}' || c == ']')
+      --depth;
   }
   return -1;
 }
@@ -224,8 +231,7 @@ TokenUsage parse_usage_json(std::string_view json) {
   return u;
 }
 
-UsageSniffer::Mode UsageSniffer::mode_for(std::string_view content_type,
-                                          std::string_view content_encoding) {
+UsageSniffer::Mode UsageSniffer::mode_for(std::string_view content_type, std::string_view content_encoding) {
   // What backends send, spelled exactly so: decided without trimming or case folding.
   if (content_encoding.empty()) {
     if (content_type == "application/json") return Mode::Json;
@@ -286,8 +292,10 @@ void UsageSniffer::feed_event_stream(const char* p, std::size_t n) {
     const bool cr = *stop == '\r';
     p = stop + 1;
     if (cr) {
-      if (p == end) after_cr_ = true;
-      else if (*p == '\n') ++p;
+      if (p == end)
+        after_cr_ = true;
+      else if (*p == '\n')
+        ++p;
     }
     end_line();
   }
@@ -326,8 +334,7 @@ void UsageSniffer::end_line() {
 }
 
 void UsageSniffer::end_event() {
-  if (has_data_ && !data_overflow_ && data_ != "[DONE]" && has_usage_object(data_))
-    last_.swap(data_);
+  if (has_data_ && !data_overflow_ && data_ != "[DONE]" && has_usage_object(data_)) last_.swap(data_);
   data_.clear();
   has_data_ = false;
   data_overflow_ = false;

@@ -30,15 +30,17 @@ inline PromtoolResult promtool_check_metrics(const std::string& text) {
   PromtoolResult r;
   const std::string tool = find_promtool();
   if (tool.empty()) {
-    r.output = "promtool not found: install the Debian package `prometheus` (apt-get install prometheus) "
-               "or set PROMTOOL=/path/to/promtool";
+    r.output =
+        "promtool not found: install the Debian package `prometheus` (apt-get install prometheus) "
+        "or set PROMTOOL=/path/to/promtool";
     return r;
   }
   const auto dir = std::filesystem::temp_directory_path();
   const auto in = dir / ("smartlb-metrics-" + std::to_string(::getpid()) + ".txt");
   const auto out = dir / ("smartlb-promtool-" + std::to_string(::getpid()) + ".txt");
   std::ofstream(in, std::ios::binary) << text;
-  const std::string cmd = "'" + tool + "' check metrics < '" + in.string() + "' > '" + out.string() + "' 2>&1";
+  const std::string cmd =
+      "'" + tool + "' check metrics < '" + in.string() + "' > '" + out.string() + "' 2>&1";
   const int status = std::system(cmd.c_str());
   r.ran = true;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

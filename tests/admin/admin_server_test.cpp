@@ -28,7 +28,8 @@ const std::string kChat = "/openai/deployments/gpt-4o/chat/completions?api-versi
 const std::string kChat35 = "/openai/deployments/gpt-35/chat/completions?api-version=2024-06-01";
 
 MockReply throttled() {
-  return {429, {{"Content-Type", "application/json"}, {"Retry-After", "120"}},
+  return {429,
+          {{"Content-Type", "application/json"}, {"Retry-After", "120"}},
           R"({"error":{"code":"429","message":"Rate limit"}})"};
 }
 
@@ -38,12 +39,15 @@ MockReply completion(const SeenRequest& req) {
     r.events = {
         "data: {\"choices\":[{\"delta\":{\"content\":\"Hel\"}}],\"usage\":null}\n\n",
         "data: {\"choices\":[{\"delta\":{\"content\":\"lo\"}}],\"usage\":null}\n\n",
-        "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":2,\"total_tokens\":11}}\n\n",
+        "data: "
+        "{\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":2,\"total_tokens\":11}}\n\n",
         "data: [DONE]\n\n"};
     return r;
   }
-  return {200, {{"Content-Type", "application/json"}},
-          R"({"choices":[{"message":{"content":"Hello"}}],"usage":{"prompt_tokens":17,"completion_tokens":5,"total_tokens":22}})"};
+  return {
+      200,
+      {{"Content-Type", "application/json"}},
+      R"({"choices":[{"message":{"content":"Hello"}}],"usage":{"prompt_tokens":17,"completion_tokens":5,"total_tokens":22}})"};
 }
 
 std::optional<double> sample_value(const std::string& text, const std::string& series) {
@@ -167,7 +171,8 @@ TEST_F(AdminServerTest, MetricsAndStatusAfterFailoverStreamAndThrottling) {
   EXPECT_EQ(value(R"(smartlb_failovers_total{backend="east",deployment="gpt-4o",cause="throttled"})"), 1);
   EXPECT_EQ(value(R"(smartlb_failovers_total{backend="east",deployment="gpt-35",cause="throttled"})"), 1);
   EXPECT_EQ(value(R"(smartlb_failovers_total{backend="west",deployment="gpt-35",cause="throttled"})"), 1);
-  EXPECT_EQ(value(R"(smartlb_cooldowns_started_total{backend="east",deployment="gpt-4o",cause="throttled"})"), 1);
+  EXPECT_EQ(value(R"(smartlb_cooldowns_started_total{backend="east",deployment="gpt-4o",cause="throttled"})"),
+            1);
   EXPECT_EQ(value(R"(smartlb_prompt_tokens_total{backend="west",deployment="gpt-4o"})"), 17 + 9);
   EXPECT_EQ(value(R"(smartlb_completion_tokens_total{backend="west",deployment="gpt-4o"})"), 5 + 2);
   EXPECT_EQ(value(R"(smartlb_request_attempts_bucket{le="1"})"), 1);
@@ -181,7 +186,8 @@ TEST_F(AdminServerTest, MetricsAndStatusAfterFailoverStreamAndThrottling) {
   EXPECT_EQ(value(R"(smartlb_ready)"), 1);
   EXPECT_EQ(value(R"(smartlb_backend_state{backend="east",state="available"})"), 1)
       << "east cools per deployment, not as a whole";
-  const double cooling = value(R"(smartlb_deployment_cooldown_remaining_seconds{backend="east",deployment="gpt-4o"})");
+  const double cooling =
+      value(R"(smartlb_deployment_cooldown_remaining_seconds{backend="east",deployment="gpt-4o"})");
   EXPECT_GT(cooling, 0);
   EXPECT_LE(cooling, 120);
 

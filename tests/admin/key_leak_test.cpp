@@ -62,7 +62,8 @@ TEST_P(KeyLeakTest, ConfiguredKeysNeverAppearInLogsStatusOrMetrics) {
   const std::string log_format = GetParam();
   // "bad" (priority 1) rejects its key; "good" (priority 2) accepts only its own.
   MockBackend bad([](const SeenRequest&) {
-    return json_reply(401, R"({"error":{"code":"401","message":"Access denied due to invalid subscription key."}})");
+    return json_reply(
+        401, R"({"error":{"code":"401","message":"Access denied due to invalid subscription key."}})");
   });
   MockBackend good([](const SeenRequest& req) {
     if (req.header("api-key") != kKeyGood && req.header("authorization") != "Bearer " + kKeyGood)
@@ -72,19 +73,11 @@ TEST_P(KeyLeakTest, ConfiguredKeysNeverAppearInLogsStatusOrMetrics) {
   // The test's own environment (without any BACKEND_ variable of its own) plus the configuration.
   const auto environment = [&](std::uint16_t admin_port) {
     std::vector<std::string> env = inherited_environment("BACKEND_");
-    env.insert(env.end(), {"BACKEND_1_URL=" + bad.url(),
-                            "BACKEND_1_NAME=bad",
-                            "BACKEND_1_APIKEY=" + kKeyBad,
-                            "BACKEND_2_URL=" + good.url(),
-                            "BACKEND_2_NAME=good",
-                            "BACKEND_2_PRIORITY=2",
-                            "BACKEND_2_APIKEY=" + kKeyGood,
-                            "LISTEN_ADDRESS=127.0.0.1",
-                            "PORT=0",
-                            "ADMIN_PORT=" + std::to_string(admin_port),
-                            "THREADS=1",
-                            "LOG_LEVEL=trace",
-                            "LOG_FORMAT=" + log_format});
+    env.insert(env.end(), {"BACKEND_1_URL=" + bad.url(), "BACKEND_1_NAME=bad", "BACKEND_1_APIKEY=" + kKeyBad,
+                           "BACKEND_2_URL=" + good.url(), "BACKEND_2_NAME=good", "BACKEND_2_PRIORITY=2",
+                           "BACKEND_2_APIKEY=" + kKeyGood, "LISTEN_ADDRESS=127.0.0.1", "PORT=0",
+                           "ADMIN_PORT=" + std::to_string(admin_port), "THREADS=1", "LOG_LEVEL=trace",
+                           "LOG_FORMAT=" + log_format});
     return env;
   };
   // ADMIN_PORT needs a fixed number, and a port found free can be taken by a test running in
@@ -94,18 +87,21 @@ TEST_P(KeyLeakTest, ConfiguredKeysNeverAppearInLogsStatusOrMetrics) {
   std::uint16_t admin_port = 0;
   for (int attempt = 0; attempt < 5 && api_port.empty(); ++attempt) {
     admin_port = free_port();
-    child = std::make_unique<ChildProcess>(SMARTLB_BINARY, std::vector<std::string>{}, environment(admin_port));
+    child =
+        std::make_unique<ChildProcess>(SMARTLB_BINARY, std::vector<std::string>{}, environment(admin_port));
     api_port = child->await_match(std::regex(R"(listening on 127\.0\.0\.1:(\d+))"));
     if (api_port.empty() && child->output().find("Address already in use") == std::string::npos) break;
   }
   ChildProcess& d = *child;
   ASSERT_FALSE(api_port.empty()) << d.output();
-  ASSERT_EQ(d.await_match(std::regex(R"(admin endpoints .* on 127\.0\.0\.1:(\d+))")), std::to_string(admin_port))
+  ASSERT_EQ(d.await_match(std::regex(R"(admin endpoints .* on 127\.0\.0\.1:(\d+))")),
+            std::to_string(admin_port))
       << d.output();
   const auto port = static_cast<std::uint16_t>(std::stoi(api_port));
 
   const std::string body = R"({"messages":[{"role":"user","content":"hi"}]})";
-  const auto r1 = http_call(port, "POST", "/openai/deployments/gpt-4o/chat/completions?api-version=2024-06-01", {}, body);
+  const auto r1 =
+      http_call(port, "POST", "/openai/deployments/gpt-4o/chat/completions?api-version=2024-06-01", {}, body);
   EXPECT_EQ(r1.status, 200u) << r1.body;
   const auto r2 = http_call(port, "POST", "/v1/chat/completions", {{"authorization", "Bearer client-token"}},
                             R"({"model":"gpt-4o","messages":[]})");
@@ -132,7 +128,8 @@ TEST_P(KeyLeakTest, ConfiguredKeysNeverAppearInLogsStatusOrMetrics) {
   const auto metrics = http_call(admin_port, "GET", "/metrics");
   ASSERT_EQ(metrics.status, 200u);
   expect_no_key("/metrics", metrics.body);
-  EXPECT_NE(metrics.body.find(R"(smartlb_backend_state{backend="bad",state="auth_failed"} 1)"), std::string::npos);
+  EXPECT_NE(metrics.body.find(R"(smartlb_backend_state{backend="bad",state="auth_failed"} 1)"),
+            std::string::npos);
   const auto check = test::promtool_check_metrics(metrics.body);
   ASSERT_TRUE(check.ran) << check.output;
   EXPECT_EQ(check.exit_code, 0) << check.output;
@@ -144,7 +141,8 @@ TEST_P(KeyLeakTest, ConfiguredKeysNeverAppearInLogsStatusOrMetrics) {
   EXPECT_EQ(d.wait_exit(), 0);
   const std::string logs = d.output();
   EXPECT_NE(logs.find("rejected its credentials"), std::string::npos)
-      << "the auth-failure path (which names the key's variable) was logged:\n" << logs;
+      << "the auth-failure path (which names the key's variable) was logged:\n"
+      << logs;
   expect_no_key("the logs", logs);
 }
 

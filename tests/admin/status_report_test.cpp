@@ -48,7 +48,8 @@ struct StatusFixture : ::testing::Test {
   }
 
   PoolSnapshot pool_snapshot() const { return snapshot_pool(*table, *states, cfg.backends); }
-  void fail(std::size_t i, std::string_view deployment, const Verdict& v, std::optional<std::chrono::milliseconds> hint) {
+  void fail(std::size_t i, std::string_view deployment, const Verdict& v,
+            std::optional<std::chrono::milliseconds> hint) {
     states->record_failure(table->member(i), deployment, v, hint);
   }
 };
@@ -289,10 +290,13 @@ TEST(StatusQuota, DeclaredQuotaUsageShowsInStatusAndMetrics) {
   EXPECT_EQ(east["deployments"][0]["quota_used"]["requests"], 1);
 
   const std::string text = render_prometheus(metrics.snapshot(), snap);
-  EXPECT_NE(text.find(R"(smartlb_quota_used_ratio{backend="east",deployment="gpt-4o",resource="tokens"} 0.25)"),
-            std::string::npos) << text;
-  EXPECT_NE(text.find(R"(smartlb_quota_used_ratio{backend="east",deployment="gpt-4o",resource="requests"} 0.1)"),
-            std::string::npos);
+  EXPECT_NE(
+      text.find(R"(smartlb_quota_used_ratio{backend="east",deployment="gpt-4o",resource="tokens"} 0.25)"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find(R"(smartlb_quota_used_ratio{backend="east",deployment="gpt-4o",resource="requests"} 0.1)"),
+      std::string::npos);
 }
 
 }  // namespace

@@ -53,8 +53,8 @@ TEST(ConfigEnv, ReadsEveryBackendField) {
 }
 
 TEST(ConfigEnv, GapsInNumberingAreAllowedAndOrderIsById) {
-  auto r = load_config_from_env({{"BACKEND_10_URL", "https://b.example.com"},
-                                 {"BACKEND_3_URL", "https://a.example.com"}});
+  auto r = load_config_from_env(
+      {{"BACKEND_10_URL", "https://b.example.com"}, {"BACKEND_3_URL", "https://a.example.com"}});
   ASSERT_TRUE(r.config);
   ASSERT_EQ(r.config->backends.size(), 2u);
   EXPECT_EQ(r.config->backends[0].id, 3);
@@ -91,8 +91,8 @@ TEST(ConfigEnv, MisspelledBackendFieldIsReported) {
 }
 
 TEST(ConfigEnv, BadBackendNumberIsReported) {
-  auto r = load_config_from_env({{"BACKEND_A_URL", "https://a.example.com"},
-                                 {"BACKEND_01_URL", "https://b.example.com"}});
+  auto r = load_config_from_env(
+      {{"BACKEND_A_URL", "https://a.example.com"}, {"BACKEND_01_URL", "https://b.example.com"}});
   EXPECT_TRUE(has_error(r, "BACKEND_A_URL"));
   EXPECT_TRUE(has_error(r, "BACKEND_01_URL"));
 }
@@ -105,8 +105,10 @@ TEST(ConfigEnv, KeyNeverAppearsInMessages) {
 }
 
 TEST(ConfigEnv, DuplicateNamesAreRefused) {
-  auto r = load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"}, {"BACKEND_1_NAME", "x"},
-                                 {"BACKEND_2_URL", "https://b.example.com"}, {"BACKEND_2_NAME", "x"}});
+  auto r = load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"},
+                                 {"BACKEND_1_NAME", "x"},
+                                 {"BACKEND_2_URL", "https://b.example.com"},
+                                 {"BACKEND_2_NAME", "x"}});
   EXPECT_TRUE(has_error(r, "BACKEND_2_NAME"));
 }
 
@@ -137,7 +139,8 @@ TEST(ConfigEnv, GlobalSettings) {
 }
 
 TEST(ConfigEnv, AdminPortMustDifferFromPort) {
-  auto r = load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"}, {"PORT", "9000"}, {"ADMIN_PORT", "9000"}});
+  auto r = load_config_from_env(
+      {{"BACKEND_1_URL", "https://a.example.com"}, {"PORT", "9000"}, {"ADMIN_PORT", "9000"}});
   EXPECT_TRUE(has_error(r, "ADMIN_PORT"));
 }
 
@@ -167,8 +170,8 @@ namespace smartlb {
 namespace {
 
 TEST(ConfigEnv, UnreadableCaFileIsAConfigurationError) {
-  auto r = load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"},
-                                 {"UPSTREAM_CA_FILE", "/nonexistent/ca.pem"}});
+  auto r = load_config_from_env(
+      {{"BACKEND_1_URL", "https://a.example.com"}, {"UPSTREAM_CA_FILE", "/nonexistent/ca.pem"}});
   EXPECT_TRUE(has_error(r, "UPSTREAM_CA_FILE"));
 }
 

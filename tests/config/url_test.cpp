@@ -37,9 +37,9 @@ TEST(BackendUrl, Ipv6Literal) {
 }
 
 TEST(BackendUrl, Rejections) {
-  for (const char* bad : {"east.openai.azure.com", "ftp://x", "https://", "https://:80",
-                          "https://x:0", "https://x:99999", "https://x:abc", "https://u:p@x",
-                          "https://x/?q=1", "https://x y", "http://[::1"}) {
+  for (const char* bad :
+       {"east.openai.azure.com", "ftp://x", "https://", "https://:80", "https://x:0", "https://x:99999",
+        "https://x:abc", "https://u:p@x", "https://x/?q=1", "https://x y", "http://[::1"}) {
     auto r = parse_backend_url(bad);
     EXPECT_FALSE(r.url) << bad;
     EXPECT_FALSE(r.error.empty()) << bad;

@@ -42,8 +42,9 @@ TEST(StaticKey, OpenAiStyleGetsBearer) {
 TEST(StaticKey, ExplicitStyleWins) {
   EXPECT_EQ(fields(static_key_fields(with_key(AuthStyle::Bearer, true), "Bearer backend-key", true, kClient)),
             std::vector<std::string>{"Authorization: Bearer backend-key"});
-  EXPECT_EQ(fields(static_key_fields(with_key(AuthStyle::ApiKey, false), "Bearer backend-key", false, kClient)),
-            std::vector<std::string>{"api-key: backend-key"});
+  EXPECT_EQ(
+      fields(static_key_fields(with_key(AuthStyle::ApiKey, false), "Bearer backend-key", false, kClient)),
+      std::vector<std::string>{"api-key: backend-key"});
 }
 
 TEST(StaticKey, NoKeyPassesTheClientsCredentialsThrough) {

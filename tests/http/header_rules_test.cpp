@@ -6,7 +6,8 @@ namespace smartlb {
 namespace {
 
 TEST(HeaderRules, HopByHop) {
-  for (auto n : {"Connection", "keep-alive", "Transfer-Encoding", "TE", "Upgrade", "Proxy-Authorization", "Trailer"})
+  for (auto n :
+       {"Connection", "keep-alive", "Transfer-Encoding", "TE", "Upgrade", "Proxy-Authorization", "Trailer"})
     EXPECT_TRUE(is_hop_by_hop(n)) << n;
   for (auto n : {"Content-Type", "api-key", "x-request-id", "Content-Length"})
     EXPECT_FALSE(is_hop_by_hop(n)) << n;

@@ -70,7 +70,8 @@ constexpr std::string_view kChunkedRequest =
     "POST /openai/deployments/d/chat/completions?api-version=1 HTTP/1.1\r\n"
     "Host: example\r\nTransfer-Encoding: chunked\r\napi-key: secret\r\n\r\n"
     "5;ext=1\r\nhello\r\nA\r\n world 123\r\n0\r\nX-Trailer: t\r\n\r\n";
-const std::size_t kChunkedRequestHead = kChunkedRequest.find("\r\n\r\n") + 4;  // the head, blank line included
+const std::size_t kChunkedRequestHead =
+    kChunkedRequest.find("\r\n\r\n") + 4;  // the head, blank line included
 
 void expect_chunked_request(const RequestHead& head) {
   EXPECT_EQ(head.method, http::verb::post);
@@ -123,7 +124,8 @@ TEST(Http1Parser, AResponseSplitAtAnyPointParsesTheSame) {
   const std::string body = "data: {\"id\":1,\"choices\":[]}\n\n";  // 29 bytes
   const std::string chunked =
       "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
-      "6\r\n" + body.substr(0, 6) + "\r\n17\r\n" + body.substr(6) + "\r\n0\r\n\r\n";
+      "6\r\n" +
+      body.substr(0, 6) + "\r\n17\r\n" + body.substr(6) + "\r\n0\r\n\r\n";
   const std::string length = "HTTP/1.1 200 OK\r\nContent-Length: 29\r\n\r\n" + body;
   ASSERT_EQ(body.size(), 29u);
   for (const std::string_view text : {std::string_view(chunked), std::string_view(length)}) {
@@ -233,16 +235,17 @@ TEST(Http1Parser, EndOfStreamEndsAResponseWithoutLength) {
 // ---- request line -----------------------------------------------------------------------------
 
 TEST(Http1Parser, ABadMethodIsRejected) {
-  for (const std::string_view text : {" GET / HTTP/1.1\r\n\r\n", "G@T / HTTP/1.1\r\n\r\n", "GE(T) / HTTP/1.1\r\n\r\n",
-                                      "\tGET / HTTP/1.1\r\n\r\n", "GET\t/ HTTP/1.1\r\n\r\n", "/ HTTP/1.1\r\n\r\n"}) {
+  for (const std::string_view text :
+       {" GET / HTTP/1.1\r\n\r\n", "G@T / HTTP/1.1\r\n\r\n", "GE(T) / HTTP/1.1\r\n\r\n",
+        "\tGET / HTTP/1.1\r\n\r\n", "GET\t/ HTTP/1.1\r\n\r\n", "/ HTTP/1.1\r\n\r\n"}) {
     SCOPED_TRACE(testing::PrintToString(text));
     EXPECT_EQ(request_error(text), http::error::bad_method);
   }
 }
 
 TEST(Http1Parser, AMissingTargetIsRejected) {
-  for (const std::string_view text : {"GET HTTP/1.1\r\n\r\n", "GET  HTTP/1.1\r\n\r\n", "GET  / HTTP/1.1\r\n\r\n",
-                                      "GET /\r\n\r\n", "GET \r\n\r\n"}) {
+  for (const std::string_view text : {"GET HTTP/1.1\r\n\r\n", "GET  HTTP/1.1\r\n\r\n",
+                                      "GET  / HTTP/1.1\r\n\r\n", "GET /\r\n\r\n", "GET \r\n\r\n"}) {
     SCOPED_TRACE(testing::PrintToString(text));
     EXPECT_EQ(request_error(text), http::error::bad_target);
   }
@@ -250,8 +253,9 @@ TEST(Http1Parser, AMissingTargetIsRejected) {
 
 TEST(Http1Parser, ABadVersionIsRejected) {
   for (const std::string_view text :
-       {"GET / HTTP/1.x\r\n\r\n", "GET / HTTP/11\r\n\r\n", "GET / HTTP/1.10\r\n\r\n", "GET / http/1.1\r\n\r\n",
-        "GET / HTTP/1.1 \r\n\r\n", "GET / HTTPS/1.1\r\n\r\n", "GET / HTTP/1,1\r\n\r\n", "GET / \r\n\r\n"}) {
+       {"GET / HTTP/1.x\r\n\r\n", "GET / HTTP/11\r\n\r\n", "GET / HTTP/1.10\r\n\r\n",
+        "GET / http/1.1\r\n\r\n", "GET / HTTP/1.1 \r\n\r\n", "GET / HTTPS/1.1\r\n\r\n",
+        "GET / HTTP/1,1\r\n\r\n", "GET / \r\n\r\n"}) {
     SCOPED_TRACE(testing::PrintToString(text));
     EXPECT_EQ(request_error(text), http::error::bad_version);
   }
@@ -267,8 +271,9 @@ TEST(Http1Parser, ABareLfLineEndingIsAnError) {
 }
 
 TEST(Http1Parser, ABareCrInsideALineIsAnError) {
-  for (const std::string_view text : {"GET /a\rb HTTP/1.1\r\nHost: x\r\n\r\n", "GET / HTTP/1.1\r\nHost: a\rb\r\n\r\n",
-                                      "GET / HTTP/1.1\r\nHo\rst: x\r\n\r\n", "GET / HTTP/1.1\r\r\nHost: x\r\n\r\n"}) {
+  for (const std::string_view text :
+       {"GET /a\rb HTTP/1.1\r\nHost: x\r\n\r\n", "GET / HTTP/1.1\r\nHost: a\rb\r\n\r\n",
+        "GET / HTTP/1.1\r\nHo\rst: x\r\n\r\n", "GET / HTTP/1.1\r\r\nHost: x\r\n\r\n"}) {
     SCOPED_TRACE(testing::PrintToString(text));
     EXPECT_TRUE(failed(request_error(text))) << request_error(text).message();
   }
@@ -277,8 +282,9 @@ TEST(Http1Parser, ABareCrInsideALineIsAnError) {
 // ---- field lines ------------------------------------------------------------------------------
 
 TEST(Http1Parser, AnObsFoldIsBadField) {
-  for (const std::string_view text : {"GET / HTTP/1.1\r\nX-A: 1\r\n 2\r\n\r\n", "GET / HTTP/1.1\r\nX-A: 1\r\n\t2\r\n\r\n",
-                                      "GET / HTTP/1.1\r\n Host: x\r\n\r\n", "GET / HTTP/1.1\r\nX-A: 1\r\n X-B: 2\r\n\r\n"}) {
+  for (const std::string_view text :
+       {"GET / HTTP/1.1\r\nX-A: 1\r\n 2\r\n\r\n", "GET / HTTP/1.1\r\nX-A: 1\r\n\t2\r\n\r\n",
+        "GET / HTTP/1.1\r\n Host: x\r\n\r\n", "GET / HTTP/1.1\r\nX-A: 1\r\n X-B: 2\r\n\r\n"}) {
     SCOPED_TRACE(testing::PrintToString(text));
     EXPECT_EQ(request_error(text), http::error::bad_field);
   }
@@ -296,7 +302,8 @@ TEST(Http1Parser, AControlCharacterInAValueIsBadValue) {
   for (const std::string& value : {"a\x01z"s, "a\x7fz"s, "a\0z"s, "\x1f"s, "a\x0bz"s}) {
     SCOPED_TRACE(testing::PrintToString(value));
     EXPECT_EQ(request_error("GET / HTTP/1.1\r\nX-A: " + value + "\r\n\r\n"), http::error::bad_value);
-    EXPECT_EQ(response_error("HTTP/1.1 204 No Content\r\nX-A: " + value + "\r\n\r\n"), http::error::bad_value);
+    EXPECT_EQ(response_error("HTTP/1.1 204 No Content\r\nX-A: " + value + "\r\n\r\n"),
+              http::error::bad_value);
   }
 }
 
@@ -347,7 +354,8 @@ TEST(Http1Parser, TwoContentLengthsAreRejected) {
 }
 
 TEST(Http1Parser, AContentLengthOtherThanDigitsIsRejected) {
-  for (const std::string_view value : {"+5", "5 5", "0x5", "", "-1", "5,5", "5, 5", "5.0", "five", "\xd9\xa5"}) {
+  for (const std::string_view value :
+       {"+5", "5 5", "0x5", "", "-1", "5,5", "5, 5", "5.0", "five", "\xd9\xa5"}) {
     SCOPED_TRACE(testing::PrintToString(value));
     EXPECT_EQ(request_error("POST / HTTP/1.1\r\nContent-Length: " + std::string(value) + "\r\n\r\nhello"),
               http::error::bad_content_length);
@@ -355,7 +363,8 @@ TEST(Http1Parser, AContentLengthOtherThanDigitsIsRejected) {
 }
 
 TEST(Http1Parser, AContentLengthThatOverflowsIsRejected) {
-  for (const std::string_view value : {"123456789012345678901234567890", "18446744073709551616", "99999999999999999999"}) {
+  for (const std::string_view value :
+       {"123456789012345678901234567890", "18446744073709551616", "99999999999999999999"}) {
     SCOPED_TRACE(testing::PrintToString(value));
     EXPECT_EQ(request_error("POST / HTTP/1.1\r\nContent-Length: " + std::string(value) + "\r\n\r\nhello"),
               http::error::bad_content_length);
@@ -413,7 +422,8 @@ TEST(Http1Parser, ARequestChunkedInAnyCaseIsAccepted) {
     SCOPED_TRACE(testing::PrintToString(te));
     RequestHead head;
     RequestReader p(head);
-    ASSERT_FALSE(put_all(p, "POST / HTTP/1.1\r\nTransfer-Encoding: " + std::string(te) + "\r\n\r\n3\r\nabc\r\n0\r\n\r\n"));
+    ASSERT_FALSE(put_all(
+        p, "POST / HTTP/1.1\r\nTransfer-Encoding: " + std::string(te) + "\r\n\r\n3\r\nabc\r\n0\r\n\r\n"));
     EXPECT_TRUE(p.is_done());
     EXPECT_TRUE(p.chunked());
     EXPECT_FALSE(p.content_length());
@@ -423,10 +433,10 @@ TEST(Http1Parser, ARequestChunkedInAnyCaseIsAccepted) {
 
 TEST(Http1Parser, ARequestTransferEncodingOtherThanChunkedIsRejected) {
   for (const std::string_view te :
-       {"Transfer-Encoding: gzip, chunked", "Transfer-Encoding: chunked, chunked", "Transfer-Encoding: xchunked",
-        "Transfer-Encoding: chunkedx", "Transfer-Encoding: gzip", "Transfer-Encoding: chunked, gzip",
-        "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked", "Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked",
-        "Transfer-Encoding:"}) {
+       {"Transfer-Encoding: gzip, chunked", "Transfer-Encoding: chunked, chunked",
+        "Transfer-Encoding: xchunked", "Transfer-Encoding: chunkedx", "Transfer-Encoding: gzip",
+        "Transfer-Encoding: chunked, gzip", "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked",
+        "Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked", "Transfer-Encoding:"}) {
     SCOPED_TRACE(testing::PrintToString(te));
     EXPECT_EQ(request_error("POST / HTTP/1.1\r\n" + std::string(te) + "\r\n\r\n3\r\nabc\r\n0\r\n\r\n"),
               http::error::bad_transfer_encoding);
@@ -443,7 +453,8 @@ TEST(Http1Parser, AResponseGzipThenChunkedIsChunked) {
   ResponseReader p(head);
   char buf[64];
   p.body_buffer(buf, sizeof buf);
-  ASSERT_FALSE(put_all(p, "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n3\r\n\x1f\x8b\x08\r\n0\r\n\r\n"));
+  ASSERT_FALSE(put_all(
+      p, "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n3\r\n\x1f\x8b\x08\r\n0\r\n\r\n"));
   EXPECT_TRUE(p.is_done());
   EXPECT_TRUE(p.chunked());
   EXPECT_FALSE(p.need_eof());
@@ -470,7 +481,8 @@ TEST(Http1Parser, AResponseGzipAloneIsReadUntilClose) {
 
 // RFC 9112 section 6.3: when chunked is not the last coding, the body ends at the close.
 TEST(Http1Parser, AResponseChunkedThenGzipIsReadUntilClose) {
-  for (const char* te : {"Transfer-Encoding: chunked, gzip\r\n", "Transfer-Encoding: chunked\r\nTransfer-Encoding: gzip\r\n"}) {
+  for (const char* te : {"Transfer-Encoding: chunked, gzip\r\n",
+                         "Transfer-Encoding: chunked\r\nTransfer-Encoding: gzip\r\n"}) {
     ResponseHead head;
     ResponseReader p(head);
     char buf[64];
@@ -498,7 +510,8 @@ error_code chunked_request(std::string_view chunks, std::string* body = nullptr,
   RequestHead head;
   RequestReader p(head);
   p.body_limit(limit);
-  const error_code ec = put_all(p, "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n" + std::string(chunks));
+  const error_code ec =
+      put_all(p, "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n" + std::string(chunks));
   if (body) *body = head.body;
   if (!ec && !p.is_done()) return http::error::need_more;
   return ec;
@@ -515,30 +528,34 @@ TEST(Http1Parser, ChunkSizesInUppercaseHexAreRead) {
   const std::string a(0x1F, 'a');
   EXPECT_FALSE(chunked_request("A\r\n0123456789\r\n1F\r\n" + a + "\r\n0\r\n\r\n", &body));
   EXPECT_EQ(body, "0123456789" + a);
-  EXPECT_FALSE(chunked_request("00000000000000000003\r\nabc\r\n0\r\n\r\n", &body));  // leading zeros are no overflow
+  EXPECT_FALSE(
+      chunked_request("00000000000000000003\r\nabc\r\n0\r\n\r\n", &body));  // leading zeros are no overflow
   EXPECT_EQ(body, "abc");
 }
 
 TEST(Http1Parser, AChunkSizeWithoutHexDigitsIsBadChunk) {
-  for (const std::string_view chunks : {"\r\nhello\r\n0\r\n\r\n", ";x\r\nhello\r\n0\r\n\r\n", "g\r\nhello\r\n0\r\n\r\n",
-                                        "-5\r\nhello\r\n0\r\n\r\n", "0x5\r\nhello\r\n0\r\n\r\n",
-                                        " 5\r\nhello\r\n0\r\n\r\n", "5x\r\nhello\r\n0\r\n\r\n", "+5\r\nhello\r\n0\r\n\r\n"}) {
+  for (const std::string_view chunks :
+       {"\r\nhello\r\n0\r\n\r\n", ";x\r\nhello\r\n0\r\n\r\n", "g\r\nhello\r\n0\r\n\r\n",
+        "-5\r\nhello\r\n0\r\n\r\n", "0x5\r\nhello\r\n0\r\n\r\n", " 5\r\nhello\r\n0\r\n\r\n",
+        "5x\r\nhello\r\n0\r\n\r\n", "+5\r\nhello\r\n0\r\n\r\n"}) {
     SCOPED_TRACE(testing::PrintToString(chunks));
     EXPECT_EQ(chunked_request(chunks), http::error::bad_chunk);
   }
 }
 
 TEST(Http1Parser, AMissingCrlfAfterChunkDataIsBadChunk) {
-  for (const std::string_view chunks : {"5\r\nhelloX\r\n0\r\n\r\n", "5\r\nhello\n0\r\n\r\n", "5\r\nhello0\r\n\r\n",
-                                        "5\r\nhello\rX0\r\n\r\n", "3\r\nhello\r\n0\r\n\r\n"}) {
+  for (const std::string_view chunks :
+       {"5\r\nhelloX\r\n0\r\n\r\n", "5\r\nhello\n0\r\n\r\n", "5\r\nhello0\r\n\r\n", "5\r\nhello\rX0\r\n\r\n",
+        "3\r\nhello\r\n0\r\n\r\n"}) {
     SCOPED_TRACE(testing::PrintToString(chunks));
     EXPECT_EQ(chunked_request(chunks), http::error::bad_chunk);
   }
 }
 
 TEST(Http1Parser, AHugeChunkSizeIsBadChunk) {
-  for (const std::string_view chunks : {"FFFFFFFFFFFFFFFFFFFF\r\nhello\r\n0\r\n\r\n", "10000000000000000000\r\nhello\r\n0\r\n\r\n",
-                                        "FFFFFFFFFFFFFFFF\r\nhello\r\n0\r\n\r\n"}) {
+  for (const std::string_view chunks :
+       {"FFFFFFFFFFFFFFFFFFFF\r\nhello\r\n0\r\n\r\n", "10000000000000000000\r\nhello\r\n0\r\n\r\n",
+        "FFFFFFFFFFFFFFFF\r\nhello\r\n0\r\n\r\n"}) {
     SCOPED_TRACE(testing::PrintToString(chunks));
     EXPECT_EQ(chunked_request(chunks), http::error::bad_chunk);
   }
@@ -548,7 +565,8 @@ TEST(Http1Parser, TrailersAreReadAndDropped) {
   RequestHead head;
   RequestReader p(head);
   const std::string_view first =
-      "POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nX-Checksum: 1\r\nX-Other: 2\r\n\r\n";
+      "POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nX-Checksum: 1\r\nX-Other: "
+      "2\r\n\r\n";
   const std::string text = std::string(first) + "GET /b HTTP/1.1\r\n\r\n";
   std::size_t used = 0;
   ASSERT_FALSE(put_all(p, text, &used));
@@ -563,8 +581,10 @@ TEST(Http1Parser, TrailersCountAgainstTheHeaderLimit) {
   RequestHead head;
   RequestReader p(head);
   p.header_limit(100);
-  const std::string trailers = "X-A: " + std::string(40, 'a') + "\r\nX-B: " + std::string(40, 'b') + "\r\nX-C: c\r\n\r\n";
-  EXPECT_EQ(put_all(p, "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n" + trailers), http::error::header_limit);
+  const std::string trailers =
+      "X-A: " + std::string(40, 'a') + "\r\nX-B: " + std::string(40, 'b') + "\r\nX-C: c\r\n\r\n";
+  EXPECT_EQ(put_all(p, "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n" + trailers),
+            http::error::header_limit);
 }
 
 TEST(Http1Parser, AChunkedBodyOverTheBodyLimitIsRejected) {
@@ -664,8 +684,9 @@ TEST(Http1Parser, AReasonMayHaveSpaces) {
 }
 
 TEST(Http1Parser, ABadStatusIsRejected) {
-  for (const std::string_view text : {"HTTP/1.1 20x OK\r\n\r\n", "HTTP/1.1 20x\r\n\r\n", "HTTP/1.1 2000 OK\r\n\r\n",
-                                      "HTTP/1.1  200 OK\r\n\r\n", "HTTP/1.1 -20 OK\r\n\r\n", "HTTP/1.1 200OK\r\n\r\n"}) {
+  for (const std::string_view text :
+       {"HTTP/1.1 20x OK\r\n\r\n", "HTTP/1.1 20x\r\n\r\n", "HTTP/1.1 2000 OK\r\n\r\n",
+        "HTTP/1.1  200 OK\r\n\r\n", "HTTP/1.1 -20 OK\r\n\r\n", "HTTP/1.1 200OK\r\n\r\n"}) {
     SCOPED_TRACE(testing::PrintToString(text));
     EXPECT_EQ(response_error(text), http::error::bad_status);
   }
@@ -674,15 +695,17 @@ TEST(Http1Parser, ABadStatusIsRejected) {
 }
 
 TEST(Http1Parser, AResponseVersionOtherThan1IsBadVersion) {
-  for (const std::string_view text : {"HTTP/2.0 200 OK\r\n\r\n", "HTTP/0.9 200 OK\r\n\r\n", "HTTP/1.1200 OK\r\n\r\n",
-                                      "http/1.1 200 OK\r\n\r\n", "HTTP/1 200 OK\r\n\r\n"}) {
+  for (const std::string_view text :
+       {"HTTP/2.0 200 OK\r\n\r\n", "HTTP/0.9 200 OK\r\n\r\n", "HTTP/1.1200 OK\r\n\r\n",
+        "http/1.1 200 OK\r\n\r\n", "HTTP/1 200 OK\r\n\r\n"}) {
     SCOPED_TRACE(testing::PrintToString(text));
     EXPECT_EQ(response_error(text), http::error::bad_version);
   }
 }
 
 TEST(Http1Parser, ResponsesWithoutABodyAreDoneAfterTheHead) {
-  for (const std::string_view status : {"100 Continue", "103 Early Hints", "204 No Content", "304 Not Modified"}) {
+  for (const std::string_view status :
+       {"100 Continue", "103 Early Hints", "204 No Content", "304 Not Modified"}) {
     SCOPED_TRACE(testing::PrintToString(status));
     ResponseHead head;
     ResponseReader p(head);
@@ -708,7 +731,8 @@ TEST(Http1Parser, ResponsesWithoutABodyAreDoneAfterTheHead) {
 }
 
 TEST(Http1Parser, ABodyBiggerThanTheBufferAsksForAnother) {
-  const std::string_view text = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nabcdef\r\n3\r\nghi\r\n0\r\n\r\n";
+  const std::string_view text =
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nabcdef\r\n3\r\nghi\r\n0\r\n\r\n";
   ResponseHead head;
   ResponseReader p(head);
   error_code ec;
@@ -798,7 +822,8 @@ TEST(Http1Parser, TheBlankLineIsFoundAcrossReads) {
 
 TEST(Http1Parser, PutTakesOneMessageAndLeavesTheNext) {
   for (const std::string_view first :
-       {"POST /a HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc", "POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"}) {
+       {"POST /a HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc",
+        "POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"}) {
     SCOPED_TRACE(testing::PrintToString(first));
     const std::string text = std::string(first) + "GET /b HTTP/1.1\r\nContent-Length: 2\r\n\r\nxy";
     RequestHead head;
@@ -838,9 +863,9 @@ TEST(Http1Parser, FieldIdKnowsItsNamesInAnyCase) {
 }
 
 TEST(Http1Parser, FieldIdOfOtherNamesIsUnknown) {
-  for (const std::string_view name : {"hosts", "hos", "x-host", "content-lengthx", "content_length", "contentlength",
-                                      "content-lengti", "transfer-encodinh", "connectioN2", "api-key", "date",
-                                      "keep-alive", "", "content-types", "retry_after"}) {
+  for (const std::string_view name : {"hosts", "hos", "x-host", "content-lengthx", "content_length",
+                                      "contentlength", "content-lengti", "transfer-encodinh", "connectioN2",
+                                      "api-key", "date", "keep-alive", "", "content-types", "retry_after"}) {
     SCOPED_TRACE(testing::PrintToString(name));
     EXPECT_EQ(field_id(name), http::field::unknown);
   }
@@ -874,8 +899,9 @@ TEST(Http1Parser, AnHttp10ResponseWithTransferEncodingIsNotKeptAlive) {
   ResponseReader p(head);
   char buf[64];
   p.body_buffer(buf, sizeof buf);
-  const error_code ec =
-      put_all(p, "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n");
+  const error_code ec = put_all(
+      p,
+      "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n");
   if (!failed(ec)) {
     EXPECT_FALSE(p.keep_alive()) << "the connection would go back to the pool";
   }
@@ -883,14 +909,15 @@ TEST(Http1Parser, AnHttp10ResponseWithTransferEncodingIsNotKeptAlive) {
 
 // The limit on a chunk-size line should not depend on how the bytes were split into reads.
 TEST(Http1Parser, ALongChunkLineFailsWhateverTheReads) {
-  const std::string text =
-      "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5;" + std::string(5000, 'x') + "\r\nhello\r\n0\r\n\r\n";
+  const std::string text = "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5;" +
+                           std::string(5000, 'x') + "\r\nhello\r\n0\r\n\r\n";
   {
     RequestHead head;
     RequestReader p(head);
     std::string pending;
     error_code ec;
-    for (std::size_t i = 0; i < text.size() && !ec && !p.is_done(); i += 1000) ec = feed(p, pending, text.substr(i, 1000));
+    for (std::size_t i = 0; i < text.size() && !ec && !p.is_done(); i += 1000)
+      ec = feed(p, pending, text.substr(i, 1000));
     EXPECT_EQ(ec, http::error::bad_chunk) << "in reads of 1000 bytes";
   }
   {

@@ -43,7 +43,8 @@ TEST(HeaderList, LooksUpByIdOrByNameWhateverTheCase) {
 TEST(HeaderList, ViewsStayRightWhileTheTextGrows) {
   HeaderList f;
   for (int i = 0; i < 200; ++i)
-    f.add(http::field::unknown, "x-field-" + std::to_string(i), std::string(50, static_cast<char>('a' + i % 26)));
+    f.add(http::field::unknown, "x-field-" + std::to_string(i),
+          std::string(50, static_cast<char>('a' + i % 26)));
   EXPECT_EQ(f[0].name, "x-field-0");
   EXPECT_EQ(f[0].value, std::string(50, 'a'));
   EXPECT_EQ(f.get("X-FIELD-199"), std::string(50, static_cast<char>('a' + 199 % 26)));
@@ -96,7 +97,8 @@ TEST(RequestReader, TheBodyLimitStillApplies) {
 TEST(ResponseReader, ABodyLargerThanTheBufferWaitsForTheNextOne) {
   ResponseHead head;
   ResponseReader p(head);
-  const std::string_view text = "HTTP/1.1 429 Slow Down\r\nRetry-After: 3\r\nContent-Length: 10\r\n\r\n0123456789";
+  const std::string_view text =
+      "HTTP/1.1 429 Slow Down\r\nRetry-After: 3\r\nContent-Length: 10\r\n\r\n0123456789";
   error_code ec;
   std::size_t used = p.put(asio::buffer(text.data(), text.size()), ec);  // the head
   ASSERT_FALSE(ec);
@@ -125,7 +127,8 @@ TEST(ResponseReader, ABodyLargerThanTheBufferWaitsForTheNextOne) {
 TEST(ResponseReader, ViewModeHandsOverTheBodyInPlaceOneRunPerPut) {
   for (const std::string_view text :
        {std::string_view("HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\nhello world"),
-        std::string_view("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n"),
+        std::string_view(
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n"),
         std::string_view("HTTP/1.1 200 OK\r\n\r\nhello world")}) {
     ResponseHead head;
     ResponseReader p(head);

@@ -9,8 +9,10 @@ namespace {
 
 // A connected pair of TCP sockets on 127.0.0.1.
 struct Pair {
-  explicit Pair(asio::io_context& ioc) : acceptor(ioc.get_executor(), {asio::ip::address_v4::loopback(), 0}),
-                                         a(ioc.get_executor()), b(ioc.get_executor()) {
+  explicit Pair(asio::io_context& ioc)
+      : acceptor(ioc.get_executor(), {asio::ip::address_v4::loopback(), 0}),
+        a(ioc.get_executor()),
+        b(ioc.get_executor()) {
     a.connect(acceptor.local_endpoint());
     acceptor.accept(b);
   }
@@ -81,8 +83,8 @@ TEST(TimedSocket, TheSweeperForgetsDestroyedSockets) {
 }  // namespace
 }  // namespace smartlb::net
 
-#include "smartlb/net/upstream.hpp"
 #include "smartlb/base/clock.hpp"
+#include "smartlb/net/upstream.hpp"
 
 namespace smartlb::net {
 namespace {

@@ -47,8 +47,8 @@ TEST(Binary, UnknownFlagIsRefused) {
 
 TEST(Binary, ServesThenDrainsAndExitsZeroOnSigterm) {
   MockBackend backend([](const SeenRequest&) { return MockReply{200, {}, "ok"}; });
-  Child c({}, {"BACKEND_1_URL=" + backend.url(), "BACKEND_1_APIKEY=sk-secret-in-config",
-               "PORT=0", "ADMIN_PORT=0", "LISTEN_ADDRESS=127.0.0.1", "THREADS=1"});
+  Child c({}, {"BACKEND_1_URL=" + backend.url(), "BACKEND_1_APIKEY=sk-secret-in-config", "PORT=0",
+               "ADMIN_PORT=0", "LISTEN_ADDRESS=127.0.0.1", "THREADS=1"});
   const std::string started = c.read_until(" backend(s)");
   const auto at = started.find("listening on 127.0.0.1:");
   ASSERT_NE(at, std::string::npos) << started;
@@ -59,7 +59,8 @@ TEST(Binary, ServesThenDrainsAndExitsZeroOnSigterm) {
   c.signal(SIGTERM);
   EXPECT_EQ(c.wait_exit(), 0);
   EXPECT_NE(c.output().find("draining"), std::string::npos);
-  EXPECT_EQ(c.output().find("sk-secret-in-config"), std::string::npos) << "no key in the log:\n" << c.output();
+  EXPECT_EQ(c.output().find("sk-secret-in-config"), std::string::npos) << "no key in the log:\n"
+                                                                       << c.output();
 }
 
 }  // namespace

@@ -18,11 +18,14 @@ using namespace std::chrono_literals;
 const std::string kChat = "/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21";
 const std::string kBody = R"({"messages":[{"role":"user","content":"hi"}]})";
 
-MockReply ok(const std::string& who) { return {200, {{"content-type", "application/json"}}, R"({"served_by":")" + who + R"("})"}; }
+MockReply ok(const std::string& who) {
+  return {200, {{"content-type", "application/json"}}, R"({"served_by":")" + who + R"("})"};
+}
 MockReply status(unsigned s, Headers h = {}) { return {s, h, R"({"error":{"message":"nope"}})"}; }
 
 HttpResponse post(ProxyHarness& p, const std::string& target = kChat) {
-  return http_call(p.port(), "POST", target, {{"content-type", "application/json"}, {"api-key", "client"}}, kBody);
+  return http_call(p.port(), "POST", target, {{"content-type", "application/json"}, {"api-key", "client"}},
+                   kBody);
 }
 
 // A port with nothing listening: bind, read the port, close.
@@ -114,8 +117,9 @@ TEST(Failover, HostNameBackendConnectsAgainFromItsResolvedAddresses) {
   // first one resolved, the next ones from the cached addresses.
   MockBackend named([](const SeenRequest&) {
     MockReply r;
-    r.raw = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n"
-            "content-length: 2\r\n\r\n{}";
+    r.raw =
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n"
+        "content-length: 2\r\n\r\n{}";
     return r;
   });
   ProxyHarness p;
@@ -185,7 +189,8 @@ TEST(Failover, AuthRejectionFailsOverAndCoolsTheWholeBackend) {
 
 TEST(Failover, CooldownIsPerDeployment) {
   MockBackend primary([](const SeenRequest& s) {
-    return s.target.find("/gpt-4o/") != std::string::npos ? status(429, {{"retry-after", "30"}}) : ok("primary");
+    return s.target.find("/gpt-4o/") != std::string::npos ? status(429, {{"retry-after", "30"}})
+                                                          : ok("primary");
   });
   MockBackend secondary([](const SeenRequest&) { return ok("secondary"); });
   ProxyHarness p;

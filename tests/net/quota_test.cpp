@@ -12,7 +12,8 @@ using namespace std::chrono_literals;
 
 const std::string kChat = "/openai/deployments/gpt-4o/chat/completions?api-version=1";
 // 400 characters of content (100 tokens) + max_tokens 100 = 200 tokens a request.
-const std::string kBody = R"({"messages":[{"role":"user","content":")" + std::string(400, 'x') + R"("}],"max_tokens":100})";
+const std::string kBody =
+    R"({"messages":[{"role":"user","content":")" + std::string(400, 'x') + R"("}],"max_tokens":100})";
 
 TEST(Quota, BackendAtDeclaredQuotaIsSkippedWithoutAnUpstream429) {
   MockBackend primary([](const SeenRequest&) { return MockReply{200, {}, "primary"}; });

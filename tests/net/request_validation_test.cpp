@@ -27,8 +27,9 @@ struct RequestValidation : ::testing::Test {
 };
 
 TEST_F(RequestValidation, TransferEncodingWithContentLengthIs400) {
-  auto got = exchange("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n"
-                      "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
+  auto got = exchange(
+      "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n"
+      "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
   EXPECT_EQ(got.rfind("HTTP/1.1 400", 0), 0u) << got;
   EXPECT_NE(got.find("\"error\""), std::string::npos);
   EXPECT_EQ(backend.request_count(), 0u);
@@ -36,15 +37,16 @@ TEST_F(RequestValidation, TransferEncodingWithContentLengthIs400) {
 
 TEST_F(RequestValidation, UnsupportedTransferEncodingsAre400) {
   for (const char* te : {"gzip, chunked", "chunked, chunked", "xchunked"}) {
-    auto got = exchange(std::string("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: ") + te +
-                        "\r\n\r\n0\r\n\r\n");
+    auto got = exchange(std::string("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: ") +
+                        te + "\r\n\r\n0\r\n\r\n");
     EXPECT_EQ(got.rfind("HTTP/1.1 4", 0), 0u) << te << ": " << got;
   }
   EXPECT_EQ(backend.request_count(), 0u);
 }
 
 TEST_F(RequestValidation, DuplicateContentLengthIs400) {
-  auto got = exchange("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}");
+  auto got = exchange(
+      "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}");
   EXPECT_EQ(got.rfind("HTTP/1.1 400", 0), 0u) << got;
   EXPECT_EQ(backend.request_count(), 0u);
 }
@@ -79,14 +81,17 @@ TEST_F(RequestValidation, OversizedHeadersAre431) {
 }
 
 TEST_F(RequestValidation, BodyOverTheLimitIs413) {
-  auto got = exchange("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n" + std::string(5000, 'a'));
+  auto got = exchange("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n" +
+                      std::string(5000, 'a'));
   EXPECT_EQ(got.rfind("HTTP/1.1 413", 0), 0u) << got;
   EXPECT_EQ(backend.request_count(), 0u);
 }
 
 TEST_F(RequestValidation, ChunkedBodyOverTheLimitIs413) {
-  auto got = exchange("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
-                      "800\r\n" + std::string(2048, 'a') + "\r\n0\r\n\r\n");
+  auto got = exchange(
+      "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "800\r\n" +
+      std::string(2048, 'a') + "\r\n0\r\n\r\n");
   EXPECT_EQ(got.rfind("HTTP/1.1 413", 0), 0u) << got;
   EXPECT_EQ(backend.request_count(), 0u);
 }
@@ -105,7 +110,8 @@ TEST_F(RequestValidation, AbsoluteFormTargetIs400) {
 
 TEST_F(RequestValidation, Expect100ContinueIsHonoured) {
   RawConnection c(p.port());
-  c.send("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n");
+  c.send(
+      "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n");
   const std::string interim = c.read_until("100 Continue\r\n\r\n");
   ASSERT_NE(interim.find("HTTP/1.1 100 Continue"), std::string::npos);
   c.send("{}");

@@ -20,7 +20,8 @@ const std::string kChat = "/openai/deployments/gpt-4o/chat/completions?api-versi
 // A complete second response, as a confused backend would send it.
 const std::string kStray =
     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 16\r\n\r\n"
-    R"({"for":"stray"})" "\n";
+    R"({"for":"stray"})"
+    "\n";
 
 // Answers each request with the marker it carried, then writes kStray 50 ms later.
 MockReply answer_then_stray(const SeenRequest& s) {
@@ -48,7 +49,8 @@ void expect_every_answer_is_its_own(ProxyHarness& p, MockBackend& backend, int r
   }
   const auto seen = backend.requests();
   ASSERT_EQ(seen.size(), static_cast<std::size_t>(rounds)) << "no request is sent twice";
-  for (const auto& s : seen) EXPECT_EQ(s.request_on_connection, 1) << "a connection that sent a stray is never reused";
+  for (const auto& s : seen)
+    EXPECT_EQ(s.request_on_connection, 1) << "a connection that sent a stray is never reused";
 }
 
 TEST(StrayResponse, BytesOnAnIdlePooledConnectionRetireIt) {
@@ -84,7 +86,8 @@ TEST(StrayResponse, QuietPooledConnectionIsStillReused) {
   p.cfg.threads = 1;
   p.add_backend("backend", backend.url(), 1);
   p.start();
-  for (int i = 1; i <= 3; ++i) EXPECT_EQ(ask(p, std::to_string(i)).body, R"({"for":")" + std::to_string(i) + R"("})");
+  for (int i = 1; i <= 3; ++i)
+    EXPECT_EQ(ask(p, std::to_string(i)).body, R"({"for":")" + std::to_string(i) + R"("})");
   const auto seen = backend.requests();
   ASSERT_EQ(seen.size(), 3u);
   EXPECT_EQ(seen.back().request_on_connection, 3);

@@ -82,14 +82,16 @@ TEST(Streaming, StreamsAreRelayedByteForByte) {
   std::vector<std::string> events;
   std::string expected;
   for (int i = 0; i < 50; ++i) {
-    events.push_back("data: {\"i\":" + std::to_string(i) + ",\"x\":\"" + std::string(i * 37 % 700, 'z') + "\"}\n\n");
+    events.push_back("data: {\"i\":" + std::to_string(i) + ",\"x\":\"" + std::string(i * 37 % 700, 'z') +
+                     "\"}\n\n");
     expected += events.back();
   }
   MockBackend backend([events](const SeenRequest&) { return sse(events); });
   ProxyHarness p;
   p.add_backend("backend", backend.url());
   p.start();
-  auto r = http_call(p.port(), "POST", "/openai/deployments/gpt-4o/chat/completions?api-version=1", {}, R"({"stream":true})");
+  auto r = http_call(p.port(), "POST", "/openai/deployments/gpt-4o/chat/completions?api-version=1", {},
+                     R"({"stream":true})");
   EXPECT_EQ(r.status, 200u);
   EXPECT_EQ(r.body, expected);
 }
@@ -97,7 +99,8 @@ TEST(Streaming, StreamsAreRelayedByteForByte) {
 // Chunks that arrive in one read leave in one write and one chunk (not a write per chunk),
 // and the usage in the last event is still found.
 TEST(Streaming, ChunksThatArriveTogetherLeaveTogether) {
-  const std::string usage_event = R"(data: {"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":2}})" "\n\n";
+  const std::string usage_event = R"(data: {"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":2}})"
+                                  "\n\n";
   MockBackend backend([&](const SeenRequest&) {
     MockReply r;
     char size[8];
@@ -140,7 +143,8 @@ TEST(Streaming, UpstreamFailureMidStreamTruncatesTheClientStream) {
   c.send(kStreamRequest);
   const std::string got = c.read_until_close();
   EXPECT_NE(got.find("data: {\"n\":1}"), std::string::npos);
-  EXPECT_EQ(got.find("\r\n0\r\n\r\n"), std::string::npos) << "no final chunk: the client sees a truncated stream";
+  EXPECT_EQ(got.find("\r\n0\r\n\r\n"), std::string::npos)
+      << "no final chunk: the client sees a truncated stream";
   EXPECT_TRUE(c.peer_closed());
   EXPECT_EQ(spare.request_count(), 0u) << "no failover after headers were sent";
 }

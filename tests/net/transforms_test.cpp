@@ -9,7 +9,10 @@ namespace smartlb::testing {
 namespace {
 
 MockReply ok() {
-  return {200, {{"content-type", "application/json"}, {"x-ratelimit-remaining-tokens", "999"}, {"x-custom", "kept"}}, "{}"};
+  return {
+      200,
+      {{"content-type", "application/json"}, {"x-ratelimit-remaining-tokens", "999"}, {"x-custom", "kept"}},
+      "{}"};
 }
 
 TEST(Transforms, ClientKeyReplacedByBackendApiKey) {
@@ -51,8 +54,10 @@ TEST(Transforms, DeploymentRewriteAndQueryKept) {
   ProxyHarness p;
   p.add_backend("b", backend.url()).deployment_name = "prod-gpt-4o";
   p.start();
-  http_call(p.port(), "POST", "/openai/deployments/gpt/chat/completions?api-version=2024-10-21&x=gpt", {}, "{}");
-  EXPECT_EQ(backend.last_request().target, "/openai/deployments/prod-gpt-4o/chat/completions?api-version=2024-10-21&x=gpt");
+  http_call(p.port(), "POST", "/openai/deployments/gpt/chat/completions?api-version=2024-10-21&x=gpt", {},
+            "{}");
+  EXPECT_EQ(backend.last_request().target,
+            "/openai/deployments/prod-gpt-4o/chat/completions?api-version=2024-10-21&x=gpt");
 }
 
 TEST(Transforms, BasePathPrefixesTheTarget) {
@@ -71,9 +76,10 @@ TEST(Transforms, HopByHopHeadersStrippedAndHostSet) {
   p.add_backend("b", backend.url());
   p.start();
   RawConnection c(p.port());
-  c.send("POST /v1/embeddings HTTP/1.1\r\nHost: proxy.example\r\nConnection: keep-alive, X-Private\r\n"
-         "X-Private: secret\r\nKeep-Alive: timeout=5\r\nTE: trailers\r\nUpgrade: h2c\r\n"
-         "Transfer-Encoding: chunked\r\nx-custom: yes\r\n\r\n2\r\n{}\r\n0\r\n\r\n");
+  c.send(
+      "POST /v1/embeddings HTTP/1.1\r\nHost: proxy.example\r\nConnection: keep-alive, X-Private\r\n"
+      "X-Private: secret\r\nKeep-Alive: timeout=5\r\nTE: trailers\r\nUpgrade: h2c\r\n"
+      "Transfer-Encoding: chunked\r\nx-custom: yes\r\n\r\n2\r\n{}\r\n0\r\n\r\n");
   const std::string res = c.read_until("\r\n\r\n{}");
   EXPECT_NE(res.find("200 OK"), std::string::npos);
   const auto seen = backend.last_request();
@@ -108,7 +114,8 @@ TEST(Transforms, ClientApiKeysAreEnforced) {
   auto denied = http_call(p.port(), "POST", "/v1/chat/completions", {{"api-key", "guess"}}, "{}");
   EXPECT_EQ(denied.status, 401u);
   EXPECT_EQ(backend.request_count(), 0u);
-  auto allowed = http_call(p.port(), "POST", "/v1/chat/completions", {{"Authorization", "Bearer team-a-key-123"}}, "{}");
+  auto allowed =
+      http_call(p.port(), "POST", "/v1/chat/completions", {{"Authorization", "Bearer team-a-key-123"}}, "{}");
   EXPECT_EQ(allowed.status, 200u);
   EXPECT_EQ(backend.last_request().header("authorization"), "Bearer backend-secret");
 }

@@ -7,8 +7,8 @@
 #include <atomic>
 #include <vector>
 
-#include "smartlb/net/upstream.hpp"
 #include "smartlb/config/url.hpp"
+#include "smartlb/net/upstream.hpp"
 
 namespace smartlb::net {
 namespace {
@@ -39,7 +39,8 @@ struct LookupFixture : ::testing::Test {
   std::size_t completed = 0;
 
   void SetUp() override {
-    auto parsed = parse_backend_url("http://backend.test:" + std::to_string(listener.local_endpoint().port()));
+    auto parsed =
+        parse_backend_url("http://backend.test:" + std::to_string(listener.local_endpoint().port()));
     ASSERT_TRUE(parsed.url) << parsed.error;
     BackendConfig b;
     b.id = 1;
@@ -74,10 +75,13 @@ struct LookupFixture : ::testing::Test {
   void start_connects(UpstreamPool& pool, int n) {
     results.resize(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i)
-      asio::co_spawn(ioc, [&pool, this, i]() -> Task<> {
-        results[static_cast<std::size_t>(i)] = co_await pool.connect(BackendId{0}, cfg.backends[0].url);
-        ++completed;
-      }, asio::detached);
+      asio::co_spawn(
+          ioc,
+          [&pool, this, i]() -> Task<> {
+            results[static_cast<std::size_t>(i)] = co_await pool.connect(BackendId{0}, cfg.backends[0].url);
+            ++completed;
+          },
+          asio::detached);
     while (ioc.poll() > 0) {
     }
   }

@@ -47,7 +47,9 @@ struct RoutingFixture : ::testing::Test {
     return states->record_failure(member(i), dep, v, hint);
   }
   bool available(std::size_t i, std::string_view dep) const { return states->available(member(i), dep); }
-  bool reserve(std::size_t i, std::string_view dep, std::int64_t cost) { return states->reserve(member(i), dep, cost); }
+  bool reserve(std::size_t i, std::string_view dep, std::int64_t cost) {
+    return states->reserve(member(i), dep, cost);
+  }
   Unavailability unavailable(std::string_view dep, std::int64_t cost = 0) const {
     return states->unavailability(*table, dep, cost);
   }

@@ -69,7 +69,8 @@ TEST_F(PoolFixture, Pick_WeightedDistributionFollowsWeights) {
 TEST_F(PoolFixture, Pick_ScriptedDrawLandsOnWeightBoundaries) {
   make({{"a", 1, 2, ""}, {"b", 1, 3, ""}});
   TriedSet none;
-  for (auto [draw, expected] : std::vector<std::pair<std::uint64_t, std::size_t>>{{0, 0}, {1, 0}, {2, 1}, {4, 1}}) {
+  for (auto [draw, expected] :
+       std::vector<std::pair<std::uint64_t, std::size_t>>{{0, 0}, {1, 0}, {2, 1}, {4, 1}}) {
     ScriptedRandom rng({draw});
     EXPECT_EQ(pick_with("gpt", none, rng), expected) << "draw " << draw;
   }

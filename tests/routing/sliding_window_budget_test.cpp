@@ -74,7 +74,7 @@ TEST(SlidingWindowBudgetIncremental, MatchesAFullRecountOverALongIrregularRun) {
   MonoNanos t = 5 * kWindow;
   for (int i = 0; i < 5000; ++i) {
     t += static_cast<MonoNanos>(rng.below(3 * bucket / 2));  // sometimes skips whole buckets
-    if (i % 997 == 0) t += 3 * kWindow;                        // and sometimes whole windows
+    if (i % 997 == 0) t += 3 * kWindow;                      // and sometimes whole windows
     const std::int64_t amount = 1 + static_cast<std::int64_t>(rng.below(50));
     if (b.try_consume(amount, t)) admitted.push_back({t, amount});
     std::int64_t live = 0;

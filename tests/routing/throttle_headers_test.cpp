@@ -63,8 +63,8 @@ TEST(ThrottleHeaders, JunkIsIgnoredAndTheNextHeaderUsed) {
 }
 
 TEST(ThrottleHeaders, JunkValuesGiveNoHint) {
-  for (std::string_view junk : {"-1", "abc", "", "1,5", "nan", "inf", "0x10", "1.2.3",
-                                "Mon, 99 Foo 2023 25:61:61 GMT", "12 s"}) {
+  for (std::string_view junk :
+       {"-1", "abc", "", "1,5", "nan", "inf", "0x10", "1.2.3", "Mon, 99 Foo 2023 25:61:61 GMT", "12 s"}) {
     ThrottleHeaders h;
     h.retry_after = junk;
     EXPECT_EQ(hint(h), std::nullopt) << "Retry-After: " << junk;
@@ -117,9 +117,7 @@ TEST(ThrottleHeaders, ResetHeadersWithoutRemainingTakeTheLonger) {
   EXPECT_EQ(hint(h), 2s);
 }
 
-TEST(ThrottleHeaders, NothingUsable) {
-  EXPECT_EQ(hint({}), std::nullopt);
-}
+TEST(ThrottleHeaders, NothingUsable) { EXPECT_EQ(hint({}), std::nullopt); }
 
 }  // namespace
 }  // namespace smartlb

@@ -24,8 +24,7 @@ TEST(PromptCharacters, ChatCountsEveryMessageContentIncludingParts) {
 
 TEST(PromptCharacters, CompletionsPromptStringOrArray) {
   EXPECT_EQ(prompt_characters(Operation::Completions, nlohmann::json::parse(R"({"prompt":"abcdef"})")), 6u);
-  EXPECT_EQ(prompt_characters(Operation::Completions,
-                              nlohmann::json::parse(R"({"prompt":["ab","cde"]})")),
+  EXPECT_EQ(prompt_characters(Operation::Completions, nlohmann::json::parse(R"({"prompt":["ab","cde"]})")),
             5u);
 }
 
@@ -47,32 +46,30 @@ TEST(ParseApiRequest, ChatCostIsPromptTokensPlusMaxTokens) {
 }
 
 TEST(ParseApiRequest, MissingMaxTokensUsesTheDefault) {
-  const auto parsed =
-      parse_api_request(Operation::ChatCompletions, R"({"messages":[{"content":"hi"}]})", 16);
+  const auto parsed = parse_api_request(Operation::ChatCompletions, R"({"messages":[{"content":"hi"}]})", 16);
   ASSERT_TRUE(parsed.request);
   EXPECT_EQ(parsed.request->max_tokens, 16);
   EXPECT_EQ(parsed.request->cost(), 17);
 }
 
 TEST(ParseApiRequest, MaxCompletionTokensIsAccepted) {
-  const auto parsed = parse_api_request(Operation::ChatCompletions,
-                                        R"({"messages":[],"max_completion_tokens":7})");
+  const auto parsed =
+      parse_api_request(Operation::ChatCompletions, R"({"messages":[],"max_completion_tokens":7})");
   ASSERT_TRUE(parsed.request);
   EXPECT_EQ(parsed.request->max_tokens, 7);
 }
 
 TEST(ParseApiRequest, StreamAndIncludeUsage) {
   const auto parsed = parse_api_request(
-      Operation::Completions,
-      R"({"prompt":"x","stream":true,"stream_options":{"include_usage":true}})");
+      Operation::Completions, R"({"prompt":"x","stream":true,"stream_options":{"include_usage":true}})");
   ASSERT_TRUE(parsed.request);
   EXPECT_TRUE(parsed.request->stream);
   EXPECT_TRUE(parsed.request->include_usage);
 }
 
 TEST(ParseApiRequest, EmbeddingsCostIsInputTokensOnly) {
-  const auto parsed = parse_api_request(
-      Operation::Embeddings, R"({"input":["aaaaaaaa","bbbb"],"max_tokens":50,"stream":true})");
+  const auto parsed = parse_api_request(Operation::Embeddings,
+                                        R"({"input":["aaaaaaaa","bbbb"],"max_tokens":50,"stream":true})");
   ASSERT_TRUE(parsed.request);
   EXPECT_EQ(parsed.request->max_tokens, 0);
   EXPECT_FALSE(parsed.request->stream);
@@ -86,10 +83,8 @@ TEST(ParseApiRequest, RejectsInvalidBodies) {
   EXPECT_FALSE(parse_api_request(Operation::ChatCompletions, R"({"model":"m"})").request);
   EXPECT_FALSE(parse_api_request(Operation::Completions, R"({"model":"m"})").request);
   EXPECT_FALSE(parse_api_request(Operation::Embeddings, R"({"model":"m"})").request);
-  EXPECT_FALSE(
-      parse_api_request(Operation::ChatCompletions, R"({"messages":[],"max_tokens":0})").request);
-  EXPECT_FALSE(
-      parse_api_request(Operation::ChatCompletions, R"({"messages":[],"stream":"yes"})").request);
+  EXPECT_FALSE(parse_api_request(Operation::ChatCompletions, R"({"messages":[],"max_tokens":0})").request);
+  EXPECT_FALSE(parse_api_request(Operation::ChatCompletions, R"({"messages":[],"stream":"yes"})").request);
   const auto error = parse_api_request(Operation::ChatCompletions, R"({"model":1,"messages":[]})");
   EXPECT_FALSE(error.request);
   EXPECT_NE(error.error.find("model"), std::string::npos);

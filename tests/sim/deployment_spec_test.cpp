@@ -22,8 +22,8 @@ TEST(ParseDeploymentSpec, RpmDerivedAzureStyleWhenOmitted) {
 }
 
 TEST(ParseDeploymentSpec, RejectsMalformed) {
-  for (const char* bad : {"", "gpt", ":1:1", "a:x:1", "a:1:y", "a:1:2:3", "a:-1:1", "a/b:1:1",
-                          "a:1:", "a:2000000000000:1"}) {
+  for (const char* bad :
+       {"", "gpt", ":1:1", "a:x:1", "a:1:y", "a:1:2:3", "a:-1:1", "a/b:1:1", "a:1:", "a:2000000000000:1"}) {
     std::string error;
     EXPECT_FALSE(parse_deployment_spec(bad, error)) << bad;
     EXPECT_FALSE(error.empty()) << bad;

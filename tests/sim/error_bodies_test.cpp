@@ -30,15 +30,16 @@ TEST(RateLimitBody, AzureShapeAndMessage) {
   EXPECT_EQ(body["error"].size(), 2u);
   EXPECT_EQ(body["error"]["code"], "429");
   const auto message = body["error"]["message"].get<std::string>();
-  EXPECT_TRUE(message.starts_with("Requests to the ChatCompletions_Create Operation under Azure "
-                                  "OpenAI API version 2024-02-01 have exceeded token rate limit"))
+  EXPECT_TRUE(
+      message.starts_with("Requests to the ChatCompletions_Create Operation under Azure "
+                          "OpenAI API version 2024-02-01 have exceeded token rate limit"))
       << message;
   EXPECT_NE(message.find("Please retry after 6 seconds."), std::string::npos) << message;
 }
 
 TEST(RateLimitBody, CallRateLimitWording) {
-  const auto body = nlohmann::json::parse(
-      rate_limit_body(Operation::Embeddings, "v", RateLimitKind::Requests, 1ms));
+  const auto body =
+      nlohmann::json::parse(rate_limit_body(Operation::Embeddings, "v", RateLimitKind::Requests, 1ms));
   const auto message = body["error"]["message"].get<std::string>();
   EXPECT_NE(message.find("Embeddings_Create"), std::string::npos);
   EXPECT_NE(message.find("exceeded call rate limit"), std::string::npos);
@@ -47,8 +48,7 @@ TEST(RateLimitBody, CallRateLimitWording) {
 
 TEST(FixedErrorBodies, UnauthorizedAndDeploymentNotFound) {
   EXPECT_EQ(nlohmann::json::parse(unauthorized_body())["error"]["code"], "401");
-  EXPECT_EQ(nlohmann::json::parse(deployment_not_found_body())["error"]["code"],
-            "DeploymentNotFound");
+  EXPECT_EQ(nlohmann::json::parse(deployment_not_found_body())["error"]["code"], "DeploymentNotFound");
 }
 
 }  // namespace

@@ -27,11 +27,10 @@ TEST(MergeFaults, AcceptsEveryField) {
 }
 
 TEST(MergeFaults, RejectsBadInputWithoutChangingAnything) {
-  for (const char* bad : {R"({"latency":1})", R"({"error_rate":1.5})", R"({"error_rate":"x"})",
-                          R"({"error_status":42})", R"({"force_status":700})",
-                          R"({"latency_ms":-1})", R"({"stall_before_headers":1})",
-                          R"({"reset_after_chunks":-2})", R"({"error_status":503,"bogus":1})",
-                          R"([1])"}) {
+  for (const char* bad :
+       {R"({"latency":1})", R"({"error_rate":1.5})", R"({"error_rate":"x"})", R"({"error_status":42})",
+        R"({"force_status":700})", R"({"latency_ms":-1})", R"({"stall_before_headers":1})",
+        R"({"reset_after_chunks":-2})", R"({"error_status":503,"bogus":1})", R"([1])"}) {
     FaultConfig faults;
     EXPECT_NE(merge_faults(faults, nlohmann::json::parse(bad)), "") << bad;
     EXPECT_EQ(faults, FaultConfig{}) << bad;

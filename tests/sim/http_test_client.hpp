@@ -19,10 +19,10 @@ namespace smartlb::sim::test {
 
 struct HttpResult {
   int status = 0;
-  std::map<std::string, std::string> headers;  // lower-case names
-  std::string body;                            // whole body (chunks concatenated)
-  std::vector<std::string> chunks;             // chunked bodies: one entry per chunk
-  boost::beast::error_code error;              // set when the exchange failed
+  std::map<std::string, std::string> headers;        // lower-case names
+  std::string body;                                  // whole body (chunks concatenated)
+  std::vector<std::string> chunks;                   // chunked bodies: one entry per chunk
+  boost::beast::error_code error;                    // set when the exchange failed
   std::chrono::steady_clock::time_point headers_at;  // when the header was parsed
   std::chrono::steady_clock::time_point done_at;     // when the exchange ended
   std::string header(const std::string& name) const {
@@ -32,13 +32,12 @@ struct HttpResult {
 };
 
 class HttpTestClient {
-public:
+ public:
   explicit HttpTestClient(std::uint16_t port) : socket_(io_) {
     socket_.connect({boost::asio::ip::make_address("127.0.0.1"), port});
   }
 
-  HttpResult request(const std::string& method, const std::string& target,
-                     const std::string& body = "",
+  HttpResult request(const std::string& method, const std::string& target, const std::string& body = "",
                      const std::vector<std::pair<std::string, std::string>>& headers = {}) {
     namespace http = boost::beast::http;
     http::request<http::string_body> req{http::string_to_verb(method), target, 11};
@@ -80,7 +79,7 @@ public:
     return result;
   }
 
-private:
+ private:
   boost::asio::io_context io_;
   boost::asio::ip::tcp::socket socket_;
   boost::beast::flat_buffer buffer_;

@@ -21,7 +21,7 @@ TEST(ScaleLimitToWindow, LargeLimitsDoNotOverflow) {
 }
 
 class QuotaWindowTest : public ::testing::Test {
-protected:
+ protected:
   SteadyTime t0{std::chrono::hours(5)};
 };
 

@@ -46,8 +46,8 @@ TEST(ChatCompletionBody, HasOpenAIShapeAndUsage) {
   EXPECT_EQ(body["choices"][0]["message"]["role"], "assistant");
   EXPECT_EQ(body["choices"][0]["message"]["content"], generated_text(3));
   EXPECT_EQ(body["choices"][0]["finish_reason"], "stop");
-  EXPECT_EQ(body["usage"], (nlohmann::json{{"prompt_tokens", 7}, {"completion_tokens", 3},
-                                           {"total_tokens", 10}}));
+  EXPECT_EQ(body["usage"],
+            (nlohmann::json{{"prompt_tokens", 7}, {"completion_tokens", 3}, {"total_tokens", 10}}));
 }
 
 TEST(TextCompletionBody, HasTextChoiceAndUsage) {
@@ -158,7 +158,8 @@ TEST(ResponseBodiesBase64, ApiRequestReadsEncodingFormat) {
   auto r = parse_api_request(Operation::Embeddings, R"({"input":"hi","encoding_format":"base64"})");
   ASSERT_TRUE(r.request);
   EXPECT_TRUE(r.request->base64_embeddings);
-  EXPECT_FALSE(parse_api_request(Operation::Embeddings, R"({"input":"hi","encoding_format":"bits"})").request);
+  EXPECT_FALSE(
+      parse_api_request(Operation::Embeddings, R"({"input":"hi","encoding_format":"bits"})").request);
 }
 
 }  // namespace

@@ -46,16 +46,15 @@ TEST(ParseRoute, ControlEndpoints) {
 }
 
 TEST(ParseRoute, UnknownPathsAreNotFound) {
-  for (const char* target : {"/", "/v1/models", "/openai/deployments//chat/completions",
-                             "/openai/deployments/gpt-4o", "/openai/deployments/gpt-4o/audio",
-                             "/v1/chat/completions/extra", "/_sim/other"}) {
+  for (const char* target :
+       {"/", "/v1/models", "/openai/deployments//chat/completions", "/openai/deployments/gpt-4o",
+        "/openai/deployments/gpt-4o/audio", "/v1/chat/completions/extra", "/_sim/other"}) {
     EXPECT_EQ(parse_route(target).endpoint, Endpoint::NotFound) << target;
   }
 }
 
 TEST(ParseRoute, DeploymentIsPercentDecoded) {
-  EXPECT_EQ(parse_route("/openai/deployments/my%20dep/embeddings?api-version=1").deployment,
-            "my dep");
+  EXPECT_EQ(parse_route("/openai/deployments/my%20dep/embeddings?api-version=1").deployment, "my dep");
 }
 
 TEST(QueryParameter, FindsDecodedValues) {

@@ -71,8 +71,8 @@ TEST(SimBinary, PrintsListeningLineServesAndExitsZeroOnSigterm) {
   ASSERT_GT(port, 0);
   {
     test::HttpTestClient client(port);
-    const auto result = client.request("POST", "/v1/chat/completions",
-                                       R"({"model":"gpt-4o","messages":[{"content":"hi"}]})");
+    const auto result =
+        client.request("POST", "/v1/chat/completions", R"({"model":"gpt-4o","messages":[{"content":"hi"}]})");
     EXPECT_EQ(result.status, 200);
     EXPECT_EQ(result.header("x-sim-name"), "bin");
   }

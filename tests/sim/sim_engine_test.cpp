@@ -12,7 +12,8 @@ using namespace std::chrono_literals;
 using nlohmann::json;
 
 constexpr const char* kChatPath = "/openai/deployments/small/chat/completions?api-version=2024-02-01";
-constexpr const char* kChatBody = R"({"messages":[{"role":"user","content":"0123456789abcdef"}],"max_tokens":10})";  // cost 4 + 10
+constexpr const char* kChatBody =
+    R"({"messages":[{"role":"user","content":"0123456789abcdef"}],"max_tokens":10})";  // cost 4 + 10
 
 std::string header(const SimResponse& response, std::string_view name) {
   const auto value = find_header(response.headers, name);
@@ -20,7 +21,7 @@ std::string header(const SimResponse& response, std::string_view name) {
 }
 
 class SimEngineTest : public ::testing::Test {
-protected:
+ protected:
   SimEngineTest() { settings_ = make_settings(); }
 
   static SimSettings make_settings() {
@@ -83,8 +84,8 @@ TEST_F(SimEngineTest, ResponseIdsAreUnique) {
 }
 
 TEST_F(SimEngineTest, CompletionsAndEmbeddingsRoutes) {
-  const auto completion = post("/openai/deployments/gpt-4o/completions?api-version=1",
-                               R"({"prompt":"hello","max_tokens":2})");
+  const auto completion =
+      post("/openai/deployments/gpt-4o/completions?api-version=1", R"({"prompt":"hello","max_tokens":2})");
   ASSERT_EQ(completion.status, 200);
   EXPECT_EQ(json::parse(completion.body)["object"], "text_completion");
   EXPECT_EQ(json::parse(completion.body)["usage"]["completion_tokens"], 2);
@@ -97,8 +98,7 @@ TEST_F(SimEngineTest, CompletionsAndEmbeddingsRoutes) {
 }
 
 TEST_F(SimEngineTest, OpenAIRouteUsesTheBodyModelAsDeployment) {
-  const auto response =
-      post("/v1/chat/completions", R"({"model":"small","messages":[{"content":"hi"}]})");
+  const auto response = post("/v1/chat/completions", R"({"model":"small","messages":[{"content":"hi"}]})");
   ASSERT_EQ(response.status, 200);
   EXPECT_EQ(json::parse(response.body)["model"], "small");
   EXPECT_EQ(header(response, "x-ratelimit-limit-tokens"), "100");
@@ -157,8 +157,7 @@ TEST_F(SimEngineTest, NoConfiguredKeyAcceptsAnything) {
 
 TEST_F(SimEngineTest, StreamRequestReturnsSsePlan) {
   const auto response = post(
-      kChatPath,
-      R"({"messages":[{"content":"hi"}],"stream":true,"stream_options":{"include_usage":true}})");
+      kChatPath, R"({"messages":[{"content":"hi"}],"stream":true,"stream_options":{"include_usage":true}})");
   ASSERT_EQ(response.status, 200);
   EXPECT_TRUE(response.stream);
   EXPECT_EQ(response.content_type, "text/event-stream");

@@ -25,11 +25,28 @@ TEST(ParseSimOptions, DefaultsWhenNoArguments) {
 }
 
 TEST(ParseSimOptions, ServerAndBehaviourFlags) {
-  const auto parsed = parse_sim_options(
-      {"--port", "8081", "--listen=0.0.0.0", "--name", "eastus", "--threads", "2",
-       "--deployment", "a:1000:10", "--deployment=b:60000", "--window-seconds", "0.5",
-       "--api-key", "secret", "--stream-chunks", "0", "--chunk-interval-ms", "20",
-       "--default-max-tokens", "32", "--log-level", "warn"});
+  const auto parsed = parse_sim_options({"--port",
+                                         "8081",
+                                         "--listen=0.0.0.0",
+                                         "--name",
+                                         "eastus",
+                                         "--threads",
+                                         "2",
+                                         "--deployment",
+                                         "a:1000:10",
+                                         "--deployment=b:60000",
+                                         "--window-seconds",
+                                         "0.5",
+                                         "--api-key",
+                                         "secret",
+                                         "--stream-chunks",
+                                         "0",
+                                         "--chunk-interval-ms",
+                                         "20",
+                                         "--default-max-tokens",
+                                         "32",
+                                         "--log-level",
+                                         "warn"});
   ASSERT_EQ(parsed.error, "");
   const auto& o = parsed.options;
   EXPECT_EQ(o.port, 8081);
@@ -49,10 +66,9 @@ TEST(ParseSimOptions, ServerAndBehaviourFlags) {
 
 TEST(ParseSimOptions, FaultFlags) {
   const auto parsed = parse_sim_options(
-      {"--latency-ms", "10", "--error-rate", "0.5", "--error-status", "503",
-       "--reset-after-chunks", "2", "--stall-ms", "300", "--stall-before-headers",
-       "--stall-after-chunks", "1", "--force-status", "429", "--force-retry-after-ms", "2000",
-       "--force-count", "3"});
+      {"--latency-ms", "10", "--error-rate", "0.5", "--error-status", "503", "--reset-after-chunks", "2",
+       "--stall-ms", "300", "--stall-before-headers", "--stall-after-chunks", "1", "--force-status", "429",
+       "--force-retry-after-ms", "2000", "--force-count", "3"});
   ASSERT_EQ(parsed.error, "");
   const FaultConfig expected{10, 0.5, 503, 2, 300, true, 1, 429, 2000, 3};
   EXPECT_EQ(parsed.options.settings.faults, expected);

@@ -27,7 +27,7 @@ constexpr const char* kStreamBody =
 const std::vector<std::pair<std::string, std::string>> kKey{{"api-key", "k1"}};
 
 class SimServerTest : public ::testing::Test {
-protected:
+ protected:
   SimServerTest() {
     settings_.name = "it";
     settings_.api_key = "k1";
@@ -137,7 +137,8 @@ TEST_F(SimServerTest, ControlEndpointsOverHttp) {
   set_faults(client, R"({"force_status":503,"force_count":1})");
   EXPECT_EQ(json::parse(client.request("GET", "/_sim/faults").body)["force_status"], 503);
   EXPECT_EQ(client.request("POST", kChat, kBody, kKey).status, 503);
-  EXPECT_EQ(client.request("POST", kChat, kBody, {{"api-key", "k1"}, {"X-Forwarded-For", "1.2.3.4"}}).status, 200);
+  EXPECT_EQ(client.request("POST", kChat, kBody, {{"api-key", "k1"}, {"X-Forwarded-For", "1.2.3.4"}}).status,
+            200);
   const auto stats = json::parse(client.request("GET", "/_sim/stats").body);
   EXPECT_EQ(stats["by_status"], (json{{"200", 1}, {"503", 1}}));
   EXPECT_EQ(stats["last_request_headers"]["api-key"], "k1");

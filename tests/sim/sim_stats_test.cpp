@@ -34,8 +34,7 @@ TEST(SimStats, RemembersLastRequestWithLowerCaseHeaders) {
   const auto json = stats.to_json();
   EXPECT_EQ(json["last_request_method"], "POST");
   EXPECT_EQ(json["last_request_path"], "/openai/deployments/d/chat/completions?api-version=1");
-  EXPECT_EQ(json["last_request_headers"],
-            (nlohmann::json{{"api-key", "k1"}, {"x-multi", "a, b"}}));
+  EXPECT_EQ(json["last_request_headers"], (nlohmann::json{{"api-key", "k1"}, {"x-multi", "a, b"}}));
   EXPECT_EQ(json["last_request_body"], "{}");
 }
 

@@ -58,7 +58,8 @@ void RawConnection::send(const std::string& bytes) {
 namespace {
 std::size_t count_of(const std::string& hay, const std::string& needle) {
   std::size_t n = 0;
-  for (auto pos = hay.find(needle); pos != std::string::npos; pos = hay.find(needle, pos + needle.size())) ++n;
+  for (auto pos = hay.find(needle); pos != std::string::npos; pos = hay.find(needle, pos + needle.size()))
+    ++n;
   return n;
 }
 }  // namespace
@@ -93,7 +94,8 @@ HttpResponse http_call(std::uint16_t port, const std::string& method, const std:
     std::transform(lk.begin(), lk.end(), lk.begin(), [](unsigned char c) { return std::tolower(c); });
     if (lk == "content-length" || lk == "transfer-encoding") has_length = true;
   }
-  if (!has_length && (!body.empty() || method == "POST")) req += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+  if (!has_length && (!body.empty() || method == "POST"))
+    req += "Content-Length: " + std::to_string(body.size()) + "\r\n";
   req += "Connection: close\r\n\r\n" + body;
   conn.send(req);
   const std::string raw = conn.read_until_close();

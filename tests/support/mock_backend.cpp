@@ -4,13 +4,13 @@
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <optional>
 #include <stdexcept>
 #include <thread>
-#include <unistd.h>
 
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
@@ -82,7 +82,8 @@ struct MockBackend::Impl {
       s.target = std::string(req.target());
       for (const auto& f : req) {
         std::string name(f.name_string());
-        std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+        std::transform(name.begin(), name.end(), name.begin(),
+                       [](unsigned char c) { return std::tolower(c); });
         s.headers[name] = std::string(f.value());
       }
       s.body = req.body();
@@ -124,8 +125,8 @@ struct MockBackend::Impl {
       if (hec) co_return;
       for (std::size_t i = 0; i < reply.events.size(); ++i) {
         if (auto it = reply.wait_before.find(i); it != reply.wait_before.end()) co_await it->second->wait();
-        auto [cec, cn] = co_await asio::async_write(
-            stream, http::make_chunk(asio::buffer(reply.events[i])), use_tuple);
+        auto [cec, cn] =
+            co_await asio::async_write(stream, http::make_chunk(asio::buffer(reply.events[i])), use_tuple);
         if (cec) co_return;
       }
       if (reply.reset_after_events) co_return;  // the caller closes the socket: no final chunk
@@ -272,7 +273,8 @@ X509* make_cert(EVP_PKEY* key, const std::string& cn, X509* issuer, EVP_PKEY* is
   X509_gmtime_adj(X509_getm_notAfter(cert), 3600 * 24);
   X509_set_pubkey(cert, key);
   X509_NAME* name = X509_get_subject_name(cert);
-  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1, 0);
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(cn.c_str()), -1,
+                             -1, 0);
   X509_set_issuer_name(cert, issuer ? X509_get_subject_name(issuer) : name);
   if (!issuer) {
     add_ext(cert, cert, NID_basic_constraints, "critical,CA:TRUE");
@@ -300,7 +302,8 @@ TestCa::TestCa() {
 MockBackend::TlsIdentity TestCa::issue(const std::string& dns_name) const {
   static long serial = 100;
   EVP_PKEY* key = new_key();
-  X509* cert = make_cert(key, dns_name, static_cast<X509*>(cert_.get()), static_cast<EVP_PKEY*>(key_.get()), ++serial);
+  X509* cert =
+      make_cert(key, dns_name, static_cast<X509*>(cert_.get()), static_cast<EVP_PKEY*>(key_.get()), ++serial);
   MockBackend::TlsIdentity id{to_pem(cert), key_to_pem(key)};
   X509_free(cert);
   EVP_PKEY_free(key);

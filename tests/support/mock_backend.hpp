@@ -19,7 +19,7 @@ struct SeenRequest {
   std::string target;
   std::map<std::string, std::string> headers;  // lower-case names
   std::string body;
-  int connection_index = 0;  // which accepted connection (1-based)
+  int connection_index = 0;       // which accepted connection (1-based)
   int request_on_connection = 0;  // 1 for the first request on that connection
   std::string header(const std::string& lower_name) const {
     auto it = headers.find(lower_name);
@@ -47,10 +47,10 @@ struct MockReply {
   std::map<std::size_t, GatePtr> wait_before;
   bool reset_after_events = false;  // abort the connection after the events (no final chunk)
 
-  GatePtr hold_headers;        // wait before sending anything
-  std::string interim;         // raw bytes sent before the response (e.g. a 100 Continue)
+  GatePtr hold_headers;              // wait before sending anything
+  std::string interim;               // raw bytes sent before the response (e.g. a 100 Continue)
   bool close_without_reply = false;  // drop the connection without a byte
-  std::string raw;  // when set: these bytes are the whole response, sent in one write
+  std::string raw;                   // when set: these bytes are the whole response, sent in one write
 
   // A misbehaving backend: once the response is sent, wait `stray_after`, then write these
   // bytes (say, a second response nobody asked for) before reading the next request.
@@ -101,7 +101,7 @@ struct TestCa {
   TestCa();
   // A server identity for `dns_name` (as subjectAltName), signed by this CA.
   MockBackend::TlsIdentity issue(const std::string& dns_name) const;
-  std::string cert_pem;  // the CA certificate, for UPSTREAM_CA_FILE
+  std::string cert_pem;                 // the CA certificate, for UPSTREAM_CA_FILE
   std::string write_cert_file() const;  // to a temporary file; returns its path
 
  private:

@@ -173,7 +173,8 @@ TEST(Metrics, FixedDeploymentOfABackendLabelsItsTraffic) {
   EXPECT_EQ(s.counter(CounterKind::Requests, 1, dep(s, "gpt4o-eu"), 200), 1u);
   EXPECT_EQ(s.counter(CounterKind::PromptTokens, 1, dep(s, "gpt4o-eu")), 100u);
   EXPECT_EQ(s.counter(CounterKind::Failovers, 0, dep(s, "gpt-4o"),
-                      static_cast<std::uint32_t>(FailureCause::Throttled)), 1u);
+                      static_cast<std::uint32_t>(FailureCause::Throttled)),
+            1u);
 }
 
 TEST(Metrics, ConcurrentUpdatesAreAllCounted) {

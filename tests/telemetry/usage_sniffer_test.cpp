@@ -84,7 +84,8 @@ TEST(UsageSnifferJson, EmbeddingsHaveNoCompletionTokens) {
 }
 
 TEST(UsageSnifferJson, ResponsesApiInputOutputTokens) {
-  const TokenUsage u = sniff(Mode::Json, R"({"object":"response","usage":{"input_tokens":3,"output_tokens":4}})", 5);
+  const TokenUsage u =
+      sniff(Mode::Json, R"({"object":"response","usage":{"input_tokens":3,"output_tokens":4}})", 5);
   EXPECT_EQ(u.prompt_tokens, 3);
   EXPECT_EQ(u.completion_tokens, 4);
 }
@@ -168,7 +169,8 @@ TEST(UsageSnifferStream, LastEventWithoutBlankLineCounts) {
 
 TEST(UsageSnifferStream, ResponsesApiCompletedEvent) {
   const std::string s =
-      "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"hi\"}\n\n"
+      "event: response.output_text.delta\ndata: "
+      "{\"type\":\"response.output_text.delta\",\"delta\":\"hi\"}\n\n"
       "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"usage\":"
       "{\"input_tokens\":12,\"output_tokens\":3}}}\n\n";
   const TokenUsage u = sniff(Mode::EventStream, s, 11);
@@ -178,8 +180,8 @@ TEST(UsageSnifferStream, ResponsesApiCompletedEvent) {
 
 TEST(UsageSnifferStream, MemoryStaysBoundedOnALongStream) {
   UsageSniffer s(Mode::EventStream, UsageSniffer::kDefaultJsonLimit, 4096);
-  const std::string event = "data: {\"choices\":[{\"delta\":{\"content\":\"" + std::string(200, 'a') +
-                            "\"}}],\"usage\":null}\n\n";
+  const std::string event =
+      "data: {\"choices\":[{\"delta\":{\"content\":\"" + std::string(200, 'a') + "\"}}],\"usage\":null}\n\n";
   std::size_t most = 0;
   for (int i = 0; i < 50'000; ++i) {  // ~12 MB
     s.feed(event);
@@ -192,7 +194,8 @@ TEST(UsageSnifferStream, MemoryStaysBoundedOnALongStream) {
 
 TEST(UsageSnifferStream, OversizedEventIsSkippedButLaterOnesAreRead) {
   UsageSniffer s(Mode::EventStream, UsageSniffer::kDefaultJsonLimit, 64);
-  s.feed("data: {\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":1},\"pad\":\"" + std::string(200, 'p') + "\"}\n\n");
+  s.feed("data: {\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":1},\"pad\":\"" + std::string(200, 'p') +
+         "\"}\n\n");
   EXPECT_LE(s.buffered_bytes(), 64u);
   EXPECT_FALSE(UsageSniffer(s).finish().known());
   s.feed("data: {\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":6}}\n\n");
@@ -227,7 +230,9 @@ TEST(UsageJsonScan, ALastUsageThatIsNotTheTopLevelKeyFallsBackToTheFullScan) {
   // The quick path takes the last "usage"; here it is a string value, a nested key, or one
   // followed by more than the end of the top-level object.
   EXPECT_EQ(parse_usage_json(R"({"usage":{"prompt_tokens":5},"note":"usage"})").prompt_tokens, 5);
-  EXPECT_EQ(parse_usage_json(R"({"usage":{"prompt_tokens":6},"x":[{"usage":{"prompt_tokens":9}}]})").prompt_tokens, 6);
+  EXPECT_EQ(
+      parse_usage_json(R"({"usage":{"prompt_tokens":6},"x":[{"usage":{"prompt_tokens":9}}]})").prompt_tokens,
+      6);
   EXPECT_FALSE(parse_usage_json(R"({"a":{"usage":{"prompt_tokens":1}}})").known());
   EXPECT_EQ(parse_usage_json(R"({"usage":{"prompt_tokens":7}} trailing)").prompt_tokens, 7);
   EXPECT_EQ(parse_usage_json(" {\"id\":1, \"usage\" : {\"prompt_tokens\":8}\n}\n").prompt_tokens, 8);

@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
-#include "smartlb/telemetry/metrics.hpp"
 #include "smartlb/net/server.hpp"
+#include "smartlb/telemetry/metrics.hpp"
 
 namespace smartlb {
 

@@ -31,7 +31,7 @@ struct PoolSnapshot {
     int priority = 1;
     std::uint32_t weight = 1;
     std::string deployment_override;
-    CooldownView cooldown;  // the whole backend
+    CooldownView cooldown;                // the whole backend
     std::vector<Deployment> deployments;  // deployments with cooldown or quota state
     std::int64_t quota_tokens = 0;        // declared per deployment and window (0: none)
     std::int64_t quota_requests = 0;

@@ -18,8 +18,8 @@ enum class AuthStyle {
 };
 
 struct BackendConfig {
-  int id = 0;                   // the X of BACKEND_X_*
-  std::string name;             // shown in logs and the `x-smartlb-backend` header
+  int id = 0;        // the X of BACKEND_X_*
+  std::string name;  // shown in logs and the `x-smartlb-backend` header
   BackendUrl url;
   int priority = 1;             // lower is preferred
   std::uint32_t weight = 1;     // relative share inside its priority group
@@ -27,9 +27,9 @@ struct BackendConfig {
   std::string key_setting;      // where the key is configured, for messages (BACKEND_2_APIKEY)
   std::string deployment_name;  // when set, replaces the deployment path segment
   AuthStyle auth = AuthStyle::Auto;
-  bool azure_host = false;      // *.openai.azure.com and friends
-  std::int64_t tpm = 0;         // declared tokens per minute per deployment (0: not declared)
-  std::int64_t rpm = 0;         // declared requests per minute per deployment (0: not declared)
+  bool azure_host = false;  // *.openai.azure.com and friends
+  std::int64_t tpm = 0;     // declared tokens per minute per deployment (0: not declared)
+  std::int64_t rpm = 0;     // declared requests per minute per deployment (0: not declared)
 };
 
 struct Config {
@@ -37,8 +37,8 @@ struct Config {
 
   std::string listen_address = "0.0.0.0";
   std::uint16_t port = 8080;
-  std::uint16_t admin_port = 9090;      // 0 disables the admin listener
-  unsigned threads = 0;                 // 0: one per hardware thread
+  std::uint16_t admin_port = 9090;  // 0 disables the admin listener
+  unsigned threads = 0;             // 0: one per hardware thread
 
   std::chrono::seconds http_timeout{100};     // idle time waiting on a backend
   std::chrono::seconds connect_timeout{10};   // TCP connect + TLS handshake

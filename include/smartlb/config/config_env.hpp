@@ -13,8 +13,8 @@ namespace smartlb {
 using EnvMap = std::map<std::string, std::string>;
 
 struct ConfigLoadResult {
-  std::optional<Config> config;      // set only when `errors` is empty
-  std::vector<std::string> errors;   // "BACKEND_2_WEIGHT: must be a positive integer, got \"0\""
+  std::optional<Config> config;     // set only when `errors` is empty
+  std::vector<std::string> errors;  // "BACKEND_2_WEIGHT: must be a positive integer, got \"0\""
   std::vector<std::string> warnings;
 };
 

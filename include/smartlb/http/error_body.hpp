@@ -5,7 +5,6 @@
 
 namespace smartlb {
 
-std::string openai_error_json(std::string_view message, std::string_view type,
-                              std::string_view code);
+std::string openai_error_json(std::string_view message, std::string_view type, std::string_view code);
 
 }  // namespace smartlb

@@ -78,13 +78,13 @@ class Http1Parser {
 
  private:
   enum class State : std::uint8_t {
-    head,         // waiting for the whole head
-    length,       // Content-Length body
-    until_eof,    // response body read until the connection closes
-    chunk_size,   // a chunk-size line
-    chunk_data,   // a chunk's data
-    chunk_crlf,   // the CRLF after a chunk's data
-    trailers,     // trailer lines after the last chunk, up to an empty line
+    head,        // waiting for the whole head
+    length,      // Content-Length body
+    until_eof,   // response body read until the connection closes
+    chunk_size,  // a chunk-size line
+    chunk_data,  // a chunk's data
+    chunk_crlf,  // the CRLF after a chunk's data
+    trailers,    // trailer lines after the last chunk, up to an empty line
     done,
     failed,
   };

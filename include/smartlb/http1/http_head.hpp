@@ -32,7 +32,8 @@ class HeaderList {
   // For a parser: copies a whole head into the list at once and returns the copy, so that
   // fields found in it are added by position (add_in_text) instead of copied one by one.
   std::string_view take_text(std::string_view head);
-  void add_in_text(http::field id, std::string_view name, std::string_view value);  // views into take_text's copy
+  void add_in_text(http::field id, std::string_view name,
+                   std::string_view value);  // views into take_text's copy
   std::size_t size() const { return entries_.size(); }
   Field operator[](std::size_t i) const {
     const Entry& e = entries_[i];

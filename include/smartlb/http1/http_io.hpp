@@ -3,8 +3,8 @@
 // One coroutine loop instead of Beast's composed read operations.
 #include <boost/beast/core/read_size.hpp>
 
-#include "smartlb/io/beast.hpp"
 #include "smartlb/http1/http1_parser.hpp"
+#include "smartlb/io/beast.hpp"
 
 namespace smartlb::net {
 
@@ -31,7 +31,8 @@ Task<error_code> read_http(Stream& stream, beast::flat_buffer& buffer, Http1Pars
   for (;;) {
     error_code ec;
     if (feed_buffered(buffer, parser, goal, progressed, ec)) co_return ec;
-    auto [rec, n] = co_await stream.async_read_some(buffer.prepare(beast::read_size(buffer, 65536)), use_tuple);
+    auto [rec, n] =
+        co_await stream.async_read_some(buffer.prepare(beast::read_size(buffer, 65536)), use_tuple);
     if (rec == asio::error::eof) {
       parser.put_eof(ec);
       co_return ec;

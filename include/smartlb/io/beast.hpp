@@ -33,7 +33,6 @@ using Task = asio::awaitable<T, Executor>;
 // Completion token for coroutines: errors come back as values, never as exceptions.
 inline constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable_t<Executor>{});
 
-
 // An HTTP parse error (as opposed to a transport error).
 inline bool is_parse_error(const error_code& ec) {
   return std::string_view(ec.category().name()) == "beast.http";

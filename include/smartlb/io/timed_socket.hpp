@@ -14,8 +14,8 @@
 // must always be followed by an operation and its `done`.
 #include <chrono>
 
-#include "smartlb/io/beast.hpp"
 #include "smartlb/base/clock.hpp"
+#include "smartlb/io/beast.hpp"
 
 namespace smartlb::net {
 

@@ -21,7 +21,6 @@ struct ErrorReply {
 };
 
 // Writes the reply; returns the write's error (the caller closes on error).
-Task<error_code> write_error_reply(TimedSocket& stream, const ErrorReply& r,
-                                   std::chrono::seconds timeout);
+Task<error_code> write_error_reply(TimedSocket& stream, const ErrorReply& r, std::chrono::seconds timeout);
 
 }  // namespace smartlb::net

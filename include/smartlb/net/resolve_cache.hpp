@@ -19,8 +19,7 @@ class ResolveCache {
  public:
   static constexpr MonoNanos kDefaultTtl = 30'000'000'000;
 
-  explicit ResolveCache(std::size_t backends, MonoNanos ttl = kDefaultTtl)
-      : entries_(backends), ttl_(ttl) {}
+  explicit ResolveCache(std::size_t backends, MonoNanos ttl = kDefaultTtl) : entries_(backends), ttl_(ttl) {}
 
   // The addresses resolved for `backend` less than the TTL before `now`, or null.
   const Addresses* find(std::size_t backend, MonoNanos now) const {

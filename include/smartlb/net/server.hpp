@@ -4,10 +4,10 @@
 #include <cstdint>
 #include <memory>
 
-#include "smartlb/net/snapshot.hpp"
-#include "smartlb/routing/backend_states.hpp"
 #include "smartlb/base/clock.hpp"
 #include "smartlb/config/config.hpp"
+#include "smartlb/net/snapshot.hpp"
+#include "smartlb/routing/backend_states.hpp"
 #include "smartlb/telemetry/request_record.hpp"
 
 namespace smartlb {

@@ -8,15 +8,15 @@
 #include <variant>
 #include <vector>
 
-#include "smartlb/io/beast.hpp"
-#include "smartlb/http1/http_head.hpp"
-#include "smartlb/io/timed_socket.hpp"
 #include "smartlb/base/clock.hpp"
 #include "smartlb/config/config.hpp"
-#include "smartlb/routing/outcome.hpp"
-#include "smartlb/routing/backend_id.hpp"
-#include "smartlb/telemetry/request_record.hpp"
+#include "smartlb/http1/http_head.hpp"
+#include "smartlb/io/beast.hpp"
+#include "smartlb/io/timed_socket.hpp"
 #include "smartlb/net/resolve_cache.hpp"
+#include "smartlb/routing/backend_id.hpp"
+#include "smartlb/routing/outcome.hpp"
+#include "smartlb/telemetry/request_record.hpp"
 
 namespace smartlb::net {
 
@@ -25,7 +25,7 @@ class UpstreamConnection {
   using Plain = TimedSocket;
   using Tls = beast::ssl_stream<TimedSocket>;
 
-  UpstreamConnection(DeadlineSweeper& sweeper, BackendId backend);                    // plain
+  UpstreamConnection(DeadlineSweeper& sweeper, BackendId backend);                     // plain
   UpstreamConnection(DeadlineSweeper& sweeper, ssl::context& ctx, BackendId backend);  // TLS
 
   TimedSocket& tcp();
@@ -103,7 +103,8 @@ class UpstreamPool {
   Task<Endpoints> endpoints_of(BackendId id, const BackendUrl& url, bool fresh, error_code& error);
   // Looks the backend's name up, stores the answer in the cache and in `lookup`, wakes waiters.
   // Takes its own copy of the host: it may outlive the connect that started it.
-  Task<> run_lookup(BackendId id, std::string host, std::uint16_t port, std::shared_ptr<PendingLookup> lookup);
+  Task<> run_lookup(BackendId id, std::string host, std::uint16_t port,
+                    std::shared_ptr<PendingLookup> lookup);
   // Makes room for backend `id` in the per-backend vectors.
   void ensure(BackendId id);
   Task<Endpoints> system_lookup(const std::string& host, std::uint16_t port, error_code& error);
@@ -114,8 +115,8 @@ class UpstreamPool {
   const Clock& clock_;
   RequestObserver* observer_;
   LookupFn lookup_;
-  std::vector<std::vector<UpstreamPtr>> idle_;  // by backend id, most recent last
-  ResolveCache<Endpoints> resolved_;            // by backend id
+  std::vector<std::vector<UpstreamPtr>> idle_;           // by backend id, most recent last
+  ResolveCache<Endpoints> resolved_;                     // by backend id
   std::vector<std::shared_ptr<PendingLookup>> pending_;  // by backend id, while one is under way
 };
 

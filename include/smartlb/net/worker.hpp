@@ -14,16 +14,16 @@
 
 #include <spdlog/logger.h>
 
-#include "smartlb/io/beast.hpp"
+#include "smartlb/base/random.hpp"
+#include "smartlb/config/config.hpp"
+#include "smartlb/http/request_target.hpp"
 #include "smartlb/http1/http_head.hpp"
+#include "smartlb/io/beast.hpp"
 #include "smartlb/io/timed_socket.hpp"
 #include "smartlb/net/snapshot.hpp"
 #include "smartlb/net/upstream.hpp"
 #include "smartlb/routing/backend_states.hpp"
-#include "smartlb/config/config.hpp"
-#include "smartlb/base/random.hpp"
 #include "smartlb/telemetry/request_record.hpp"
-#include "smartlb/http/request_target.hpp"
 
 namespace smartlb::net {
 

@@ -21,7 +21,8 @@ struct BackendId {
 class BackendIds {
  public:
   BackendId id_for(std::string_view name) {
-    auto [it, inserted] = ids_.try_emplace(std::string(name), BackendId{static_cast<std::uint32_t>(ids_.size())});
+    auto [it, inserted] =
+        ids_.try_emplace(std::string(name), BackendId{static_cast<std::uint32_t>(ids_.size())});
     return it->second;
   }
   std::size_t size() const { return ids_.size(); }

@@ -63,7 +63,8 @@ class BackendStates {
   // keeps its state under that one (PoolMember::effective_deployment).
 
   // Not cooling down, and (with a declared quota) `cost` tokens and one request fit.
-  bool available(const PoolMember& m, std::string_view deployment, MonoNanos now, std::int64_t cost = 0) const;
+  bool available(const PoolMember& m, std::string_view deployment, MonoNanos now,
+                 std::int64_t cost = 0) const;
   bool available(const PoolMember& m, std::string_view deployment) const {
     return available(m, deployment, clock_.now());
   }

@@ -29,7 +29,7 @@ class TriedSet {
 struct PickRequest {
   std::string_view deployment;  // as the client asked for it
   const TriedSet& tried;
-  std::int64_t cost = 0;        // estimated tokens, for declared quotas
+  std::int64_t cost = 0;  // estimated tokens, for declared quotas
 };
 
 class Candidates {

@@ -8,19 +8,19 @@
 namespace smartlb {
 
 struct ThrottleHeaders {
-  std::string_view retry_after_ms;        // retry-after-ms
-  std::string_view x_ms_retry_after_ms;   // x-ms-retry-after-ms
-  std::string_view retry_after;           // Retry-After: delta-seconds or HTTP-date
-  std::string_view reset_requests;        // x-ratelimit-reset-requests
-  std::string_view reset_tokens;          // x-ratelimit-reset-tokens / x-rate-limit-reset-tokens
-  std::string_view remaining_requests;    // x-ratelimit-remaining-requests
-  std::string_view remaining_tokens;      // x-ratelimit-remaining-tokens
+  std::string_view retry_after_ms;       // retry-after-ms
+  std::string_view x_ms_retry_after_ms;  // x-ms-retry-after-ms
+  std::string_view retry_after;          // Retry-After: delta-seconds or HTTP-date
+  std::string_view reset_requests;       // x-ratelimit-reset-requests
+  std::string_view reset_tokens;         // x-ratelimit-reset-tokens / x-rate-limit-reset-tokens
+  std::string_view remaining_requests;   // x-ratelimit-remaining-requests
+  std::string_view remaining_tokens;     // x-ratelimit-remaining-tokens
 };
 
 // The backend's requested delay, unclamped, or nullopt when no header holds a usable value.
 // Milliseconds headers win, then Retry-After, then the rate-limit reset headers.
-std::optional<std::chrono::milliseconds> parse_retry_hint(
-    const ThrottleHeaders& h, std::chrono::system_clock::time_point wall_now);
+std::optional<std::chrono::milliseconds> parse_retry_hint(const ThrottleHeaders& h,
+                                                          std::chrono::system_clock::time_point wall_now);
 
 // Building blocks, exposed for tests.
 // "1500", "1.5" (with `unit_ms` false: seconds) -> milliseconds; rejects negatives and junk.

@@ -21,6 +21,7 @@ struct UnavailableAnswer {
 };
 
 // `attempts`: how many backends this request was sent to; `deployment` may be empty.
-UnavailableAnswer answer_unavailable(const Unavailability& u, std::size_t attempts, std::string_view deployment);
+UnavailableAnswer answer_unavailable(const Unavailability& u, std::size_t attempts,
+                                     std::string_view deployment);
 
 }  // namespace smartlb

@@ -14,9 +14,9 @@ inline constexpr std::int64_t kDefaultMaxTokens = 16;
 
 struct ApiRequest {
   Operation operation = Operation::ChatCompletions;
-  std::string model;           // body "model", empty when absent
-  bool stream = false;         // "stream": true (ignored for embeddings)
-  bool include_usage = false;  // "stream_options": {"include_usage": true}
+  std::string model;               // body "model", empty when absent
+  bool stream = false;             // "stream": true (ignored for embeddings)
+  bool include_usage = false;      // "stream_options": {"include_usage": true}
   std::int64_t max_tokens = 0;     // "max_tokens" / "max_completion_tokens" or the default; 0 for embeddings
   std::int64_t prompt_tokens = 1;  // estimated, see token_estimate.hpp
   std::int64_t input_count = 1;    // embeddings: number of inputs

@@ -10,7 +10,7 @@ namespace smartlb::sim {
 using SteadyTime = std::chrono::steady_clock::time_point;
 
 class Clock {
-public:
+ public:
   virtual ~Clock() = default;
   /// Monotonic time, used for quota windows.
   virtual SteadyTime now() const = 0;
@@ -19,7 +19,7 @@ public:
 };
 
 class SystemClock final : public Clock {
-public:
+ public:
   SteadyTime now() const override { return std::chrono::steady_clock::now(); }
   std::int64_t unix_seconds() const override {
     return std::chrono::duration_cast<std::chrono::seconds>(
@@ -30,7 +30,7 @@ public:
 
 /// A clock that only moves when told to. Not thread-safe: for single-threaded tests.
 class ManualClock final : public Clock {
-public:
+ public:
   explicit ManualClock(std::int64_t unix_start = 1'700'000'000) : unix_start_(unix_start) {}
   SteadyTime now() const override { return start_ + elapsed_; }
   std::int64_t unix_seconds() const override {
@@ -38,7 +38,7 @@ public:
   }
   void advance(std::chrono::nanoseconds by) { elapsed_ += by; }
 
-private:
+ private:
   SteadyTime start_{std::chrono::hours(1)};
   std::chrono::nanoseconds elapsed_{0};
   std::int64_t unix_start_;

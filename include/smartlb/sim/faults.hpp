@@ -10,16 +10,17 @@
 namespace smartlb::sim {
 
 struct FaultConfig {
-  int latency_ms = 0;            // delay before the response headers of every API answer
-  double error_rate = 0.0;       // probability [0,1] of answering error_status instead
+  int latency_ms = 0;       // delay before the response headers of every API answer
+  double error_rate = 0.0;  // probability [0,1] of answering error_status instead
   int error_status = 500;
-  int reset_after_chunks = -1;   // >= 0: TCP reset after this many SSE events (0 = right after headers); -1 off
-  int stall_ms = 0;              // pause of a successful answer
+  int reset_after_chunks =
+      -1;            // >= 0: TCP reset after this many SSE events (0 = right after headers); -1 off
+  int stall_ms = 0;  // pause of a successful answer
   bool stall_before_headers = false;  // stall before the headers instead of after
-  int stall_after_chunks = 0;    // stream: stall after this many SSE events (0 = right after headers)
-  int force_status = 0;          // != 0: answer every API request with this status
-  int force_retry_after_ms = 0;  // Retry-After for forced answers (429 default: 1000)
-  int force_count = -1;          // forced answers left; -1 = unlimited. Counts down to 0 (= off).
+  int stall_after_chunks = 0;         // stream: stall after this many SSE events (0 = right after headers)
+  int force_status = 0;               // != 0: answer every API request with this status
+  int force_retry_after_ms = 0;       // Retry-After for forced answers (429 default: 1000)
+  int force_count = -1;               // forced answers left; -1 = unlimited. Counts down to 0 (= off).
 
   bool operator==(const FaultConfig&) const = default;
 };
@@ -32,9 +33,9 @@ nlohmann::json faults_to_json(const FaultConfig& faults);
 std::string merge_faults(FaultConfig& faults, const nlohmann::json& patch);
 
 struct FaultDecision {
-  int status = 0;               // 0: no injected error, serve normally
-  bool forced = false;          // from force_status (else from error_rate)
-  int retry_after_ms = 0;       // > 0: send Retry-After / retry-after-ms
+  int status = 0;          // 0: no injected error, serve normally
+  bool forced = false;     // from force_status (else from error_rate)
+  int retry_after_ms = 0;  // > 0: send Retry-After / retry-after-ms
 };
 
 /// Decides whether this request gets an injected error status. force_status wins over

@@ -43,7 +43,7 @@ struct QuotaDecision {
 };
 
 class QuotaWindow {
-public:
+ public:
   QuotaWindow(QuotaLimits limits, std::chrono::milliseconds window, SteadyTime origin);
 
   /// Charges one request and `tokens` tokens if both fit; otherwise charges nothing.
@@ -56,7 +56,7 @@ public:
   std::int64_t token_limit() const { return token_limit_; }
   std::int64_t request_limit() const { return request_limit_; }
 
-private:
+ private:
   void roll_to(SteadyTime now);
   QuotaState state_at(SteadyTime now) const;
 

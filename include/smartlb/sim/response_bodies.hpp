@@ -11,7 +11,7 @@
 namespace smartlb::sim {
 
 struct CompletionSpec {
-  std::string id;          // e.g. "chatcmpl-sim-7"
+  std::string id;  // e.g. "chatcmpl-sim-7"
   std::int64_t created = 0;
   std::string model;
   std::int64_t prompt_tokens = 0;
@@ -34,11 +34,11 @@ std::string text_completion_body(const CompletionSpec& spec);
 inline constexpr int kEmbeddingDimensions = 8;
 // `base64`: each vector as base64 of little-endian float32 values, as the OpenAI SDKs
 // request by default and decode themselves.
-std::string embeddings_body(const std::string& model, std::int64_t input_count,
-                            std::int64_t prompt_tokens, bool base64 = false);
+std::string embeddings_body(const std::string& model, std::int64_t input_count, std::int64_t prompt_tokens,
+                            bool base64 = false);
 
 struct StreamEvent {
-  std::string data;       // a full SSE event: "data: ...\n\n"
+  std::string data;         // a full SSE event: "data: ...\n\n"
   bool is_content = false;  // a content chunk (paced by --chunk-interval-ms)
 };
 

@@ -22,7 +22,7 @@
 namespace smartlb::sim {
 
 class SimEngine {
-public:
+ public:
   /// `random01` returns uniform draws in [0, 1) for error_rate; default: a seeded mt19937.
   SimEngine(SimSettings settings, const Clock& clock, std::function<double()> random01 = {});
 
@@ -32,7 +32,7 @@ public:
   FaultConfig faults() const;
   const SimSettings& settings() const { return settings_; }
 
-private:
+ private:
   struct Deployment {
     QuotaWindow quota;
   };
@@ -41,8 +41,7 @@ private:
   SimResponse handle_faults(const SimRequest& request);
   SimResponse handle_stats(const SimRequest& request);
   SimResponse handle_reset(const SimRequest& request);
-  SimResponse serve_success(const Route& route, const ApiRequest& api,
-                            const std::string& deployment);
+  SimResponse serve_success(const Route& route, const ApiRequest& api, const std::string& deployment);
   bool authorized(const SimRequest& request) const;
 
   SimSettings settings_;

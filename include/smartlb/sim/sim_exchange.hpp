@@ -38,9 +38,9 @@ struct SimResponse {
   std::chrono::milliseconds chunk_interval{0};  // before each content event
   std::chrono::milliseconds stall{0};
   bool stall_before_headers = false;
-  int stall_after_events = 0;              // stream: stall once this many events were written
-  std::optional<int> reset_after_events;   // TCP reset once this many events were written
-                                           // (non-stream: any value = reset after the headers)
+  int stall_after_events = 0;             // stream: stall once this many events were written
+  std::optional<int> reset_after_events;  // TCP reset once this many events were written
+                                          // (non-stream: any value = reset after the headers)
 };
 
 }  // namespace smartlb::sim

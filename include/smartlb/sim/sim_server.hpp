@@ -19,7 +19,7 @@ struct ServerOptions {
 };
 
 class SimServer {
-public:
+ public:
   /// Binds and listens immediately (throws std::exception when it cannot).
   SimServer(SimEngine& engine, ServerOptions options);
   ~SimServer();
@@ -34,7 +34,7 @@ public:
   /// Thread-safe; run() returns soon after.
   void stop();
 
-private:
+ private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

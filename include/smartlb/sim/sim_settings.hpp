@@ -12,14 +12,14 @@
 namespace smartlb::sim {
 
 struct SimSettings {
-  std::string name = "sim";                    // x-sim-name header, logs
-  std::vector<DeploymentSpec> deployments;     // empty = {default_deployment()}
-  std::string api_key;                         // empty = no key check
-  int stream_chunks = 5;                       // 0 = derive from max_tokens
+  std::string name = "sim";                 // x-sim-name header, logs
+  std::vector<DeploymentSpec> deployments;  // empty = {default_deployment()}
+  std::string api_key;                      // empty = no key check
+  int stream_chunks = 5;                    // 0 = derive from max_tokens
   std::chrono::milliseconds chunk_interval{0};
   std::chrono::milliseconds window{60'000};
   std::int64_t default_max_tokens = 16;
-  FaultConfig faults;                          // at start and after POST /_sim/reset
+  FaultConfig faults;  // at start and after POST /_sim/reset
 };
 
 }  // namespace smartlb::sim

@@ -12,7 +12,7 @@
 namespace smartlb::sim {
 
 class SimStats {
-public:
+ public:
   /// Remembers method, target, headers and body of the latest API request.
   void record_request(const SimRequest& request);
   /// Counts one answer; `deployment` is empty when the request matched no deployment.
@@ -28,7 +28,7 @@ public:
 
   std::int64_t requests() const { return totals_.requests; }
 
-private:
+ private:
   struct Counters {
     std::int64_t requests = 0;
     std::map<int, std::int64_t> by_status;

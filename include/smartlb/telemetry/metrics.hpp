@@ -23,10 +23,10 @@
 namespace smartlb {
 
 // Fixed upper bounds (seconds, or attempts) of the histograms. +Inf is implicit.
-inline constexpr std::array<double, 14> kDurationBuckets = {
-    0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 180, 300};
-inline constexpr std::array<double, 12> kTtfbBuckets = {
-    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
+inline constexpr std::array<double, 14> kDurationBuckets = {0.05, 0.1, 0.25, 0.5, 1,   2.5, 5,
+                                                            10,   20,  30,   60,  120, 180, 300};
+inline constexpr std::array<double, 12> kTtfbBuckets = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                                        0.5,   1,    2.5,   5,    10,  30};
 inline constexpr std::array<double, 6> kAttemptBuckets = {1, 2, 3, 4, 6, 10};
 
 // A histogram's values at one instant: per-bucket (not cumulative) counts, the last one
@@ -66,13 +66,13 @@ struct LastError {
 };
 
 struct BackendMetrics {
-  std::uint64_t attempts = 0;         // every attempt sent to this backend
-  std::uint64_t served = 0;           // client requests it answered
-  std::uint64_t errors = 0;           // failed attempts (any cause) + aborted relays
-  std::uint64_t throttled = 0;        // 429 attempts
-  std::uint64_t upstream_aborted = 0; // failed after the headers were relayed
-  std::uint64_t dns_lookups = 0;      // host-name lookups for new connections
-  std::uint64_t dns_failures = 0;     // of which found no address
+  std::uint64_t attempts = 0;          // every attempt sent to this backend
+  std::uint64_t served = 0;            // client requests it answered
+  std::uint64_t errors = 0;            // failed attempts (any cause) + aborted relays
+  std::uint64_t throttled = 0;         // 429 attempts
+  std::uint64_t upstream_aborted = 0;  // failed after the headers were relayed
+  std::uint64_t dns_lookups = 0;       // host-name lookups for new connections
+  std::uint64_t dns_failures = 0;      // of which found no address
   std::uint64_t prompt_tokens = 0;
   std::uint64_t completion_tokens = 0;
   HistogramSnapshot duration;  // client request duration, for requests it served
@@ -89,7 +89,7 @@ struct MetricsSnapshot {
   std::uint64_t finished = 0;  // requests that ended
   std::uint64_t client_aborted = 0;
   std::uint64_t deployments_folded = 0;  // requests whose deployment was folded into "other"
-  HistogramSnapshot attempts;  // attempts per request (requests with at least one attempt)
+  HistogramSnapshot attempts;            // attempts per request (requests with at least one attempt)
   std::uint64_t in_flight() const { return started > finished ? started - finished : 0; }
   std::uint64_t counter(CounterKind k, std::uint32_t backend, std::uint32_t deployment,
                         std::uint32_t code = 0) const;

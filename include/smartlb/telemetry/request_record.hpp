@@ -12,8 +12,8 @@ namespace smartlb {
 
 // Backends are named by their identity (BackendId::value), which outlives configurations.
 struct AttemptRecord {
-  std::size_t backend = 0;  // BackendId::value
-  unsigned status = 0;  // 0 when no response header arrived
+  std::size_t backend = 0;                  // BackendId::value
+  unsigned status = 0;                      // 0 when no response header arrived
   FailureCause cause = FailureCause::None;  // None: the attempt served the client
   std::int64_t cooldown_ms = 0;
   std::int64_t ttfb_us = 0;  // request sent -> response header read
@@ -28,14 +28,14 @@ struct RequestRecord {
   std::string request_id;
   MonoNanos start = 0;
   MonoNanos end = 0;
-  unsigned status = 0;     // what the client got
-  int served_by = -1;      // BackendId::value that produced the response, -1 for our own answer
+  unsigned status = 0;  // what the client got
+  int served_by = -1;   // BackendId::value that produced the response, -1 for our own answer
   std::size_t attempt_count = 0;
   std::array<AttemptRecord, kMaxAttempts> attempts{};
   std::uint64_t response_bytes = 0;
-  bool client_aborted = false;    // the client went away mid-response
-  bool upstream_aborted = false;  // the backend failed after headers were relayed
-  std::int64_t prompt_tokens = -1;      // from `usage`, when seen
+  bool client_aborted = false;      // the client went away mid-response
+  bool upstream_aborted = false;    // the backend failed after headers were relayed
+  std::int64_t prompt_tokens = -1;  // from `usage`, when seen
   std::int64_t completion_tokens = -1;
 
   // Back to a new request's state, keeping the strings' memory (one record serves every

@@ -56,17 +56,17 @@ class UsageSniffer {
   Mode mode_;
   std::size_t json_limit_;
   std::size_t event_limit_;
-  bool overflow_ = false;   // json: body over the limit
-  std::string body_;        // json: the body so far
+  bool overflow_ = false;  // json: body over the limit
+  std::string body_;       // json: the body so far
 
   // event-stream state
-  std::string line_;        // the current line (bounded)
+  std::string line_;  // the current line (bounded)
   bool line_overflow_ = false;
-  bool after_cr_ = false;   // the previous chunk ended in '\r' (a "\r\n" may be split)
-  std::string data_;        // the current event's data lines, joined by '\n' (bounded)
+  bool after_cr_ = false;  // the previous chunk ended in '\r' (a "\r\n" may be split)
+  std::string data_;       // the current event's data lines, joined by '\n' (bounded)
   bool data_overflow_ = false;
   bool has_data_ = false;
-  std::string last_;        // data of the last event that carried a usage object
+  std::string last_;  // data of the last event that carried a usage object
 };
 
 }  // namespace smartlb
