@@ -4,13 +4,16 @@
 #   ./deploy/test.sh
 #
 # Installs the build and test dependencies (Debian 12), installs the Node packages of the
-# end-to-end test (tests/e2e, from its package-lock.json), builds everything into build-test/
-# with AddressSanitizer and UndefinedBehaviorSanitizer, and runs every test with ctest.
+# end-to-end test (tests/e2e, from its package-lock.json), checks the sources' format
+# (.clang-format), builds everything into build-test/ with AddressSanitizer and
+# UndefinedBehaviorSanitizer and runs every test with ctest, then builds the daemon with
+# ThreadSanitizer into build-tsan/ and runs its unit and integration tests again there.
 # Exits non-zero when anything fails.
 #
 # Environment: JOBS (2, parallel compile and test jobs), SKIP_DEPS=1 (do not run
 # deploy/install-deps.sh), BUILD_DIR (build-test), CMAKE_ARGS (extra cmake arguments, e.g.
-# "-DSMARTLB_SANITIZE=OFF"), CTEST_ARGS (extra ctest arguments, e.g. "-R Backend").
+# "-DSMARTLB_SANITIZE=OFF"), CTEST_ARGS (extra ctest arguments, e.g. "-R Backend"),
+# SKIP_TSAN=1 (no ThreadSanitizer stage), TSAN_BUILD_DIR (build-tsan).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -31,6 +34,9 @@ while IFS= read -r lock; do
   step "npm ci --prefix $dir"
   npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
 done < <(find tests -name package-lock.json -not -path '*/node_modules/*' | sort)
+
+step "format (clang-format --dry-run)"
+deploy/format.sh --check
 
 # Debug (-O0) with sanitizers: on two cores an unoptimised build of the Beast-heavy sources
 # compiles much faster than an optimised one, and the tests are I/O-bound, so they still run
@@ -62,13 +68,43 @@ status=${PIPESTATUS[0]}
 set -e
 
 summary="$(grep -E '[0-9]+% tests passed' "$log" | tail -n 1 || true)"
+if [[ -z "$summary" ]] && ((status == 0)); then status=1; fi
+
+# ThreadSanitizer: the lock-free shared state (backend states, metrics, snapshots) and the
+# worker threads, under the unit and integration suites. -O1: TSan's own advice, and a
+# faster build than -O0 here.
+tsan_summary="skipped"
+if [[ "${SKIP_TSAN:-0}" != 1 ]]; then
+  tsan_build="${TSAN_BUILD_DIR:-$root/build-tsan}"
+  step "configure $tsan_build (ThreadSanitizer)"
+  cmake -S . -B "$tsan_build" -G Ninja \
+    -DCMAKE_BUILD_TYPE=Debug \
+    -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
+    -DSMARTLB_TSAN=ON \
+    -DSMARTLB_BUILD_BENCHMARKS=OFF
+  step "build tsan (-j$jobs)"
+  tsan_start=$SECONDS
+  cmake --build "$tsan_build" -j "$jobs" --target smartlb smartlb_unit_tests smartlb_integration_tests
+  echo "built in $((SECONDS - tsan_start)) s"
+  step "ctest tsan (-j$jobs)"
+  tsan_log="$tsan_build/ctest-output.log"
+  set +e
+  TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1}" \
+    ctest --test-dir "$tsan_build" --output-on-failure --no-tests=error -j "$jobs" "${extra_ctest[@]}" 2>&1 |
+    tee "$tsan_log"
+  tsan_status=${PIPESTATUS[0]}
+  set -e
+  tsan_summary="$(grep -E '[0-9]+% tests passed' "$tsan_log" | tail -n 1 || true)"
+  [[ -n "$tsan_summary" ]] || tsan_summary="ctest printed no summary"
+  if ((tsan_status != 0)) || [[ "$tsan_summary" == "ctest printed no summary" ]]; then status=1; fi
+fi
+
 echo
 if [[ -z "$summary" ]]; then
-  echo "test.sh: ctest printed no summary (exit status $status)"
-  ((status != 0)) || status=1
+  echo "test.sh: ctest printed no summary"
 elif ((status != 0)); then
-  echo "test.sh: FAILED: $summary"
+  echo "test.sh: FAILED: asan+ubsan: $summary; tsan: $tsan_summary"
 else
-  echo "test.sh: OK: $summary"
+  echo "test.sh: OK: asan+ubsan: $summary; tsan: $tsan_summary"
 fi
 exit "$status"

@@ -2,8 +2,10 @@
 // backend identity.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <map>
 #include <string>
+#include <thread>
 
 #include "routing_fixture.hpp"
 
@@ -137,6 +139,24 @@ TEST_F(PoolFixture, StateIsKeptByIdentityNotPosition) {
   EXPECT_TRUE(states->available(second.member(1), "gpt"));
   EXPECT_TRUE(states->available(second.member(0), "gpt")) << "a new backend starts fresh";
   EXPECT_EQ(second.member(0).id.value, 2u) << "a new name gets a new id";
+}
+
+TEST_F(QuotaPool, ConcurrentReservesNeverOversellAQuota) {
+  // Both worker threads reserve from one declared quota at once (the ThreadSanitizer build
+  // runs this too): exactly the quota is granted, never more.
+  make({{"a", 1, 1, "", 1000, 0}});
+  std::atomic<int> granted{0};
+  auto worker = [&] {
+    for (int i = 0; i < 2000; ++i) {
+      if (reserve(0, "gpt", 1)) ++granted;
+      (void)available(0, "gpt");
+      if (i % 100 == 0) fail(0, "other", throttled(), 1s);
+    }
+  };
+  std::thread t1(worker), t2(worker);
+  t1.join();
+  t2.join();
+  EXPECT_EQ(granted.load(), 1000);
 }
 
 TEST(BackendIdsTest, ANameKeepsItsIdAndIdsAreNeverReused) {

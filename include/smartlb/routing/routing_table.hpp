@@ -24,7 +24,7 @@ struct PoolMember {
   std::int64_t tokens_per_window = 0;
   std::int64_t requests_per_window = 0;
   Nanos quota_window{std::chrono::seconds(60)};
-  BackendId id;  // set by RoutingTable from `name` unless given
+  BackendId id{};  // set by RoutingTable (from `name`, or by position)
 
   bool has_quota() const { return tokens_per_window > 0 || requests_per_window > 0; }
   // The deployment key this backend serves for a client asking for `requested`.
