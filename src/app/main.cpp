@@ -32,7 +32,7 @@ Configured by environment variables (all errors are reported at once):
   BACKEND_X_AUTH             auto | api-key | bearer (default auto)
   BACKEND_X_TPM, BACKEND_X_RPM  declared quota per deployment: route ahead of the backend's 429
   QUOTA_WINDOW_SECONDS (60)  window the declared quotas are enforced over
-  PORT (8080)  LISTEN_ADDRESS (0.0.0.0)  ADMIN_PORT (9090, 0 = off)  THREADS (0 = all cores)
+  PORT (8080)  LISTEN_ADDRESS (0.0.0.0)  ADMIN_PORT (9090, 0 = off)  THREADS (0 = the CPUs it may use)
   HTTP_TIMEOUT_SECONDS (100)  CONNECT_TIMEOUT_SECONDS (10)  REQUEST_TIMEOUT_SECONDS (300)
   CLIENT_IDLE_TIMEOUT_SECONDS (75)  SHUTDOWN_TIMEOUT_SECONDS (30)
   DEFAULT_COOLDOWN_SECONDS (10)  MAX_COOLDOWN_SECONDS (300)

@@ -38,7 +38,7 @@ struct Config {
   std::string listen_address = "0.0.0.0";
   std::uint16_t port = 8080;
   std::uint16_t admin_port = 9090;  // 0 disables the admin listener
-  unsigned threads = 0;             // 0: one per hardware thread
+  unsigned threads = 0;             // 0: the CPUs the process may use (config/cpu_limit)
 
   std::chrono::seconds http_timeout{100};     // idle time waiting on a backend
   std::chrono::seconds connect_timeout{10};   // TCP connect + TLS handshake
