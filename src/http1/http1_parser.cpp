@@ -68,6 +68,36 @@ const char* find_text_end(const char* p, const char* end) {
   return c;
 }
 
+// A field line at p: name ":" OWS value OWS CRLF, where [p, end) holds its CRLF. The name is a
+// token followed directly by ':' (so no space before the colon, and a line starting with a space
+// or tab, obs-fold, is an error); the value has no control character but tab. The head's field
+// lines and the trailer lines are both held to it, with the same errors. Sets `f` (the value is
+// [f.value, f.cr), not yet trimmed on the right), or `e`. Inlined: the head's loop is on the
+// request path, and is what it was before the trailers shared it.
+struct FieldLine {
+  const char* colon;
+  const char* value;
+  const char* cr;
+};
+[[gnu::always_inline]] inline bool scan_field_line(const char* p, const char* end, FieldLine& f,
+                                                   http::error& e) {
+  const char* colon = p;
+  while (is_token_char(*colon)) ++colon;
+  if (colon == p || *colon != ':') {
+    e = http::error::bad_field;
+    return false;
+  }
+  const char* v = colon + 1;
+  while (*v == ' ' || *v == '\t') ++v;
+  const char* cr = find_text_end(v, end);
+  if (*cr != '\r' || cr[1] != '\n') {
+    e = *cr == '\r' || *cr == '\n' ? http::error::bad_line_ending : http::error::bad_value;
+    return false;
+  }
+  f = {colon, v, cr};
+  return true;
+}
+
 // "HTTP/d.d" as 10*major + minor, or -1.
 int parse_version(const char* p) {
   if (std::memcmp(p, "HTTP/", 5) != 0 || !is_digit(p[5]) || p[6] != '.' || !is_digit(p[7])) return -1;
@@ -190,26 +220,18 @@ bool Http1Parser::parse_head(const char* p, const char* end, error_code& ec) {
   const char* eol = request_ ? parse_request_line(p, end, ec) : parse_status_line(p, end, ec);
   if (eol == nullptr) return false;
   for (p = eol + 2; p < end;) {
-    // name ":" OWS value OWS CRLF. A line starting with a space (obs-fold), a space before
-    // the colon, or no colon: not a token followed by ':'.
-    const char* colon = p;
-    while (is_token_char(*colon)) ++colon;
-    if (colon == p || *colon != ':') {
-      fail(ec, http::error::bad_field);
+    FieldLine f;
+    http::error e;
+    if (!scan_field_line(p, end, f, e)) {
+      fail(ec, e);
       return false;
     }
-    const char* v = colon + 1;
-    while (*v == ' ' || *v == '\t') ++v;
-    const char* cr = find_text_end(v, end);
-    if (*cr != '\r' || cr[1] != '\n') {
-      fail(ec, *cr == '\r' || *cr == '\n' ? http::error::bad_line_ending : http::error::bad_value);
+    const char* v_end = f.cr;
+    while (v_end > f.value && (v_end[-1] == ' ' || v_end[-1] == '\t')) --v_end;
+    if (!on_field({p, static_cast<std::size_t>(f.colon - p)},
+                  {f.value, static_cast<std::size_t>(v_end - f.value)}, ec))
       return false;
-    }
-    const char* v_end = cr;
-    while (v_end > v && (v_end[-1] == ' ' || v_end[-1] == '\t')) --v_end;
-    if (!on_field({p, static_cast<std::size_t>(colon - p)}, {v, static_cast<std::size_t>(v_end - v)}, ec))
-      return false;
-    p = cr + 2;
+    p = f.cr + 2;
   }
   return true;
 }
@@ -392,18 +414,22 @@ std::size_t Http1Parser::put_chunked(const char* data, std::size_t size, error_c
           return used;
         }
         if (state_ == State::trailers) {
-          // Trailer fields are read and dropped (nothing downstream needs them), and count
-          // against the head's limit.
+          // Trailer fields are field lines, checked as the head's are (RFC 9112 section 7.1.2),
+          // then dropped (nothing downstream needs them); they count against the head's limit.
           scanned_ += static_cast<std::size_t>(lf + 1 - p);
           if (scanned_ > header_limit_) {
             fail(ec, http::error::header_limit);
             return used;
           }
-          if (cr == p)
+          if (cr == p) {
             state_ = State::done;
-          else if (std::memchr(p, '\r', static_cast<std::size_t>(cr - p)) != nullptr) {
-            fail(ec, http::error::bad_line_ending);
-            return used;
+          } else {
+            FieldLine f;
+            http::error e;
+            if (!scan_field_line(p, lf + 1, f, e)) {  // the head's errors, a bare CR's too
+              fail(ec, e);
+              return used;
+            }
           }
           used = static_cast<std::size_t>(lf + 1 - data);
           break;
@@ -423,9 +449,10 @@ std::size_t Http1Parser::put_chunked(const char* data, std::size_t size, error_c
           fail(ec, http::error::bad_chunk);
           return used;
         }
-        while (c < cr && (*c == ' ' || *c == '\t')) ++c;
         if (c < cr) {
-          // A chunk extension: ';' then anything printable, ignored.
+          // A chunk extension: ';' then anything printable, ignored. Whitespace (BWS) may come
+          // before the ';' but not instead of it (RFC 9112 section 7.1.1): `5 \r\n` is an error.
+          while (*c == ' ' || *c == '\t') ++c;  // stops at *cr at the latest
           if (*c != ';') {
             fail(ec, http::error::bad_chunk);
             return used;

@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "smartlb/http1/http1_parser.hpp"
 
@@ -615,6 +616,96 @@ TEST(Http1Parser, AChunkLineLongerThan4096BytesWithoutLfIsBadChunk) {
     for (int i = 0; i < 2; ++i) ASSERT_FALSE(feed(p, pending, std::string(2047, 'x')));  // in pieces, to 4096
     EXPECT_EQ(feed(p, pending, "x"), http::error::bad_chunk);
   }
+}
+
+// ---- chunk-size lines and trailer lines, in any reads -------------------------------------------
+
+// The error of a message in one read and fed byte by byte (a read per byte): both must be `want`.
+template <class Head, class Reader>
+void expect_error_in_one_read_and_byte_by_byte(const std::string& text, http::error want) {
+  char buf[256];
+  {
+    Head head;
+    Reader p(head);
+    if constexpr (std::is_same_v<Reader, ResponseReader>) p.body_buffer(buf, sizeof buf);
+    EXPECT_EQ(put_all(p, text), want) << "in one read";
+    EXPECT_FALSE(p.is_done());
+  }
+  {
+    Head head;
+    Reader p(head);
+    if constexpr (std::is_same_v<Reader, ResponseReader>) p.body_buffer(buf, sizeof buf);
+    std::string pending;
+    error_code ec;
+    for (std::size_t i = 0; i < text.size() && !ec; ++i) ec = feed(p, pending, text.substr(i, 1));
+    EXPECT_EQ(ec, want) << "byte by byte";
+    EXPECT_FALSE(p.is_done());
+  }
+}
+
+// `body` after the head of a chunked request, then of a chunked response.
+void expect_chunked_body_error(std::string_view body, http::error want) {
+  SCOPED_TRACE(testing::PrintToString(std::string(body)));
+  {
+    SCOPED_TRACE("request");
+    expect_error_in_one_read_and_byte_by_byte<RequestHead, RequestReader>(
+        "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n" + std::string(body), want);
+  }
+  {
+    SCOPED_TRACE("response");
+    expect_error_in_one_read_and_byte_by_byte<ResponseHead, ResponseReader>(
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + std::string(body), want);
+  }
+}
+
+// RFC 9112 section 7.1: chunk = chunk-size [ chunk-ext ] CRLF, and chunk-ext = *( BWS ";" ...):
+// whitespace after the size only before a ';'.
+TEST(Http1Parser, WhitespaceAfterAChunkSizeWithoutAnExtensionIsBadChunk) {
+  for (const std::string_view body :
+       {"5 \r\nhello\r\n0\r\n\r\n", "5\t\r\nhello\r\n0\r\n\r\n", "5 \t \r\nhello\r\n0\r\n\r\n",
+        "5\r\nhello\r\n0 \r\n\r\n", "5\r\nhello\r\n0\t\r\n\r\n", "0 \r\n\r\n"})
+    expect_chunked_body_error(body, http::error::bad_chunk);
+  std::string body;  // before a ';' it is allowed
+  EXPECT_FALSE(chunked_request("5 ;a=b\r\nhello\r\n3\t; x\r\nabc\r\n0 \t;last\r\n\r\n", &body));
+  EXPECT_EQ(body, "helloabc");
+}
+
+// RFC 9112 section 7.1.2: trailer lines are field lines. Each bad line gets, in the trailers, the
+// error it gets in a head.
+TEST(Http1Parser, ATrailerLineIsCheckedAsAFieldLine) {
+  struct BadLines {
+    std::string lines;  // trailer lines, each but the last followed by CRLF
+    http::error error;
+  };
+  for (const BadLines& c : {
+           BadLines{"no colon", http::error::bad_field},
+           BadLines{"X-T : 1", http::error::bad_field},   // a space before the colon
+           BadLines{"X-T\t: 1", http::error::bad_field},  // a tab before the colon
+           BadLines{": x", http::error::bad_field},       // an empty name
+           BadLines{"X[T]: 1", http::error::bad_field},   // separators in the name
+           BadLines{"X\x80T: 1", http::error::bad_field},
+           BadLines{"X\rT: 1", http::error::bad_field},       // a bare CR in the name
+           BadLines{"X-T: 1\r\n 2", http::error::bad_field},  // obs-fold
+           BadLines{"X-T: 1\r\n\t2", http::error::bad_field},
+           BadLines{" X-T: 1", http::error::bad_field},      // the first trailer line folded
+           BadLines{"X-T: a\x01z", http::error::bad_value},  // control characters in the value
+           BadLines{"X-T: a\0z"s, http::error::bad_value},   // NUL
+           BadLines{"X-T: a\x7fz", http::error::bad_value},  // DEL
+           BadLines{"X-T: \x1f", http::error::bad_value},
+           BadLines{"X-T: a\rb", http::error::bad_line_ending},     // a bare CR in the value
+           BadLines{"X-A: 1\r\nno colon", http::error::bad_field},  // not only the first line
+       }) {
+    SCOPED_TRACE(testing::PrintToString(c.lines));
+    ASSERT_EQ(request_error("GET / HTTP/1.1\r\n" + c.lines + "\r\n\r\n"), c.error) << "in a head";
+    expect_chunked_body_error("3\r\nabc\r\n0\r\n" + c.lines + "\r\n\r\n", c.error);
+  }
+  // What a head allows, trailers allow: obs-text, tabs, empty values, token characters.
+  std::string body;
+  EXPECT_FALSE(chunked_request(
+      "3\r\nabc\r\n0\r\nX-A: caf\xc3\xa9 \x80\xff\r\nX-Tab:\ta\tb\t\r\nX-Empty:\r\nX-!#$%&'*+-.^_`|~09: "
+      "1\r\n\r\n",
+      &body));
+  EXPECT_EQ(body, "abc");
 }
 
 // ---- keep-alive -------------------------------------------------------------------------------

@@ -18,7 +18,10 @@
 //     one with Transfer-Encoding in HTTP/1.0 is not kept alive (RFC 9112 section 6.1);
 //   - a head of bare-LF lines fails at once instead of waiting for a CRLF blank line;
 //   - chunk sizes are hex digits (an optional extension after ';' is skipped), every chunk
-//     ends in CRLF, trailers are read and dropped;
+//     ends in CRLF; whitespace after a chunk size only before a ';' (RFC 9112 section 7.1.1:
+//     `5 \r\n` is bad_chunk);
+//   - trailer lines are field lines, held to the rules above for the head's field lines, with
+//     the same errors (bad_field, bad_value, bad_line_ending), then dropped;
 //   - the head is at most header_limit bytes, a body at most body_limit bytes.
 // Errors are Beast's http::error codes, so callers classify them the same way as before.
 #include <cstdint>
