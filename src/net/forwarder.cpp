@@ -18,6 +18,7 @@
 #include "smartlb/http/request_target.hpp"
 #include "smartlb/http1/http_io.hpp"
 #include "smartlb/http1/wire_format.hpp"
+#include "smartlb/net/client_watch.hpp"
 #include "smartlb/net/replies.hpp"
 #include "smartlb/net/worker.hpp"
 #include "smartlb/routing/throttle_headers.hpp"
@@ -373,6 +374,7 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, const Target& 
   // one read brought (several chunks of a stream, often) goes out in one write.
   RelayScratchLease scratch(w_.spare_scratch);
   auto& runs = scratch->runs;
+  ClientWatch watch;  // armed once the client waits on the backend
   for (;;) {
     std::size_t run_count = 0, chunk = 0;
     bool chunk_in_head = false;
@@ -380,11 +382,18 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, const Target& 
     error_code ec;
     if (!p.is_done() &&
         !feed_buffered(conn->buffer, p, ReadGoal::some, progressed, ec)) {  // else no read needed
+      if (head_sent) watch.arm(client_.socket(), *conn);
       conn->tcp().expires_after(cfg_.http_timeout);  // idle timeout, renewed on every read
       ec = conn->tcp().done(
           co_await conn->visit([&](auto& s) { return read_http(s, conn->buffer, p, ReadGoal::some); }));
     }
     for (;;) {  // the runs of this read, then of what else is buffered already
+      if (ec && watch.client_left()) {
+        // The client left while the backend was silent: blame no one.
+        rec_.client_aborted = true;
+        conn->close();
+        co_return false;
+      }
       if (ec) {
         // Too late to fail over: cut the client off without a clean end so it sees a
         // truncated response, not a complete one.
@@ -451,6 +460,7 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, const Target& 
     w_.upstreams.release(std::move(conn));
   else
     conn->close();  // bytes after the body, or the server said close: never reuse
+  watch.disarm(client_.socket());
   co_return keep;
 }
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 
 #include "http_client.hpp"
 #include "mock_backend.hpp"
@@ -174,6 +175,91 @@ TEST(Streaming, ClientDisconnectMidStreamLeavesProxyHealthy) {
   EXPECT_EQ(r.status, 200u);
   EXPECT_EQ(r.body, "plain");
   EXPECT_TRUE(p.available(0, "gpt-4o")) << "a client leaving is not the backend's fault";
+}
+
+// Keeps the record of the last finished request, and lets a test await it.
+class RecordObserver final : public RequestObserver {
+ public:
+  void on_request(const RequestRecord& rec) override {
+    std::lock_guard lock(mutex_);
+    last_ = rec;
+    finished_ = true;
+    cv_.notify_all();
+  }
+  // The record once a request has finished; nullopt after a safety deadline (a hang, not a
+  // timing assertion).
+  std::optional<RequestRecord> wait() {
+    std::unique_lock lock(mutex_);
+    if (!cv_.wait_for(lock, std::chrono::seconds(20), [&] { return finished_; })) return std::nullopt;
+    return last_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  RequestRecord last_;
+  bool finished_ = false;
+};
+
+TEST(Streaming, ClientLeavingDuringASilentStretchEndsTheRequestAtOnce) {
+  // The backend sends one event, then says nothing (a reasoning model thinking) until the
+  // test opens the gate. The client leaves meanwhile: the proxy must notice without waiting
+  // for the backend's next byte or HTTP_TIMEOUT_SECONDS (100 s here).
+  MockBackend backend([](const SeenRequest&) { return MockReply{}; });
+  auto gate = backend.make_gate();
+  backend.set_handler([gate](const SeenRequest&) {
+    MockReply r = sse({"data: 1\n\n", "data: 2\n\n"});
+    r.wait_before[1] = gate;
+    return r;
+  });
+  ProxyHarness p;
+  p.cfg.threads = 1;
+  p.add_backend("backend", backend.url());
+  RecordObserver observer;
+  p.start(&observer);
+  {
+    RawConnection c(p.port());
+    c.send(kStreamRequest);
+    c.read_until("data: 1\n\n");
+    c.close();
+  }
+  const auto rec = observer.wait();  // without the watch: only when the gate opens
+  backend.open(gate);
+  ASSERT_TRUE(rec) << "the request did not end while the backend was silent";
+  EXPECT_TRUE(rec->client_aborted);
+  EXPECT_FALSE(rec->upstream_aborted) << "the backend did nothing wrong";
+  EXPECT_TRUE(p.available(0, "gpt-4o")) << "and is not cooled down";
+}
+
+TEST(Streaming, AWatchedClientThatStaysKeepsItsConnection) {
+  // The watch must not end a connection whose client is still there: a stream with a silent
+  // stretch completes, and the same connection carries the next request.
+  MockBackend backend([](const SeenRequest&) { return MockReply{}; });
+  auto gate = backend.make_gate();
+  backend.set_handler([gate](const SeenRequest& s) {
+    if (s.request_on_connection > 1 || s.body.find("stream") == std::string::npos)
+      return MockReply{200, {{"content-type", "application/json"}}, "{}"};
+    MockReply r = sse({"data: 1\n\n", "data: 2\n\n"});
+    r.wait_before[1] = gate;
+    return r;
+  });
+  ProxyHarness p;
+  p.cfg.threads = 1;
+  p.add_backend("backend", backend.url());
+  p.start();
+  RawConnection c(p.port());
+  c.send(kStreamRequest);
+  c.read_until("data: 1\n\n");
+  backend.open(gate);
+  c.read_until("0\r\n\r\n");
+  c.send(
+      "POST /openai/deployments/gpt-4o/chat/completions?api-version=1 HTTP/1.1\r\n"
+      "Host: proxy\r\nContent-Length: 2\r\n\r\n{}");
+  const std::string all = c.read_until("\r\n\r\n{}");  // only the second response ends so
+  const auto first = all.find("HTTP/1.1 200");
+  ASSERT_NE(first, std::string::npos);
+  EXPECT_NE(all.find("HTTP/1.1 200", first + 1), std::string::npos) << all;
+  EXPECT_FALSE(c.peer_closed());
 }
 
 }  // namespace
