@@ -35,7 +35,7 @@ const ClientAuthenticator::Client* ClientAuthenticator::match(std::string_view k
 
 std::optional<ClientIdentity> ClientAuthenticator::identify(std::string_view api_key,
                                                             std::string_view authorization) const {
-  if (!enabled()) return ClientIdentity{"anonymous", {}};
+  if (!enabled()) return anonymous();
   const Client* c = match(api_key);
   constexpr std::string_view bearer = "Bearer ";
   if (!c && authorization.size() > bearer.size() && authorization.substr(0, bearer.size()) == bearer)

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "smartlb/http/header_rules.hpp"
+#include "smartlb/http/methods.hpp"
 #include "smartlb/http/request_target.hpp"
 #include "smartlb/http1/http_io.hpp"
 #include "smartlb/net/replies.hpp"
@@ -82,6 +83,57 @@ std::string validate_head(const RequestHead& req, const Config& cfg, FramingInpu
   return {};
 }
 
+// Reads the rest of a request body within `timeout`; a late body is beast::error::timeout.
+// Not with the socket's deadline: the sweeper closes a socket past its deadline, and a client
+// whose body is late must still be told so (408). A timer cancels the pending read instead and
+// leaves the socket open for the answer. Only a body that did not come with its head gets
+// here, and it pays for one timer however many reads it takes.
+Task<error_code> read_body(TimedSocket& stream, beast::flat_buffer& buffer, RequestReader& parser,
+                           std::chrono::seconds timeout) {
+  // The timer's handler may already be queued when the read ends, and run after this frame is
+  // gone: what it shares with the read lives as long as the handler.
+  struct Deadline {
+    Socket* socket;
+    bool passed = false;  // the handler cancelled the read
+    bool over = false;    // the read ended first
+  };
+  const auto deadline = std::make_shared<Deadline>(Deadline{&stream.socket()});
+  asio::basic_waitable_timer<std::chrono::steady_clock, asio::wait_traits<std::chrono::steady_clock>,
+                             Executor>
+      timer(stream.get_executor(), timeout);
+  timer.async_wait([deadline](error_code ec) {
+    if (ec || deadline->over) return;
+    deadline->passed = true;
+    error_code ignored;
+    deadline->socket->cancel(ignored);
+  });
+  bool progressed = false;
+  error_code ec;
+  for (;;) {
+    if (feed_buffered(buffer, parser, ReadGoal::message, progressed, ec)) break;
+    // Checked before every read too: the handler may have run between a read's completion and
+    // this frame's resumption, when there was no read to cancel.
+    if (deadline->passed) {
+      ec = beast::error::timeout;
+      break;
+    }
+    auto [rec, n] =
+        co_await stream.async_read_some(buffer.prepare(beast::read_size(buffer, 65536)), use_tuple);
+    if (rec == asio::error::eof) {
+      parser.put_eof(ec);
+      break;
+    }
+    if (rec) {
+      ec = deadline->passed ? error_code(beast::error::timeout) : rec;
+      break;
+    }
+    buffer.commit(n);
+  }
+  deadline->over = true;
+  timer.cancel();
+  co_return ec;
+}
+
 }  // namespace
 
 Task<> run_client_session(Worker& w, Socket socket) {
@@ -157,10 +209,28 @@ Task<> run_client_session(Worker& w, Socket socket) {
       co_await write_error_reply(stream, bad, std::chrono::seconds(5));
       break;  // framing errors leave the stream in an unknown state: close
     }
+    // Only the API's methods are forwarded. Answered before the body is read, so the
+    // connection cannot carry another request.
+    if (!is_api_method(head.method_text)) {
+      const std::string message = "Method '" + head.method_text.substr(0, 32) +
+                                  "' is not allowed; the API's methods are " + std::string(kApiMethodsAllow) +
+                                  " (case-sensitive).";
+      bad.status = http::status::method_not_allowed;
+      bad.message = message;
+      bad.code = "method_not_allowed";
+      bad.allow = kApiMethodsAllow;
+      rec.status = 405;
+      co_await write_error_reply(stream, bad, std::chrono::seconds(5));
+      break;
+    }
     // The configuration this request routes with, from here to its end.
     const SnapshotCache::Lease snapshot = w.snapshots.acquire();
-    const std::optional<ClientIdentity> client = snapshot->client_auth.identify(
-        head.fields.get("api-key"), head.fields.get(http::field::authorization));
+    // (Without client keys everyone is the anonymous client: no field lookups for it.)
+    const std::optional<ClientIdentity> client =
+        snapshot->client_auth.enabled()
+            ? snapshot->client_auth.identify(head.fields.get("api-key"),
+                                             head.fields.get(http::field::authorization))
+            : ClientAuthenticator::anonymous();
     if (!client) {
       bad.status = http::status::unauthorized;
       bad.message = "Access denied: the api-key (or Bearer token) is not one of CLIENT_API_KEYS.";
@@ -193,12 +263,16 @@ Task<> run_client_session(Worker& w, Socket socket) {
       // Usually the body came with the head: then no read, and no coroutine, is needed.
       bool progressed = false;
       error_code bec;
-      if (!feed_buffered(buffer, parser, ReadGoal::message, progressed, bec)) {
-        stream.expires_after(cfg.http_timeout);
-        bec = stream.done(co_await read_http(stream, buffer, parser, ReadGoal::message));
-      }
+      if (!feed_buffered(buffer, parser, ReadGoal::message, progressed, bec))
+        bec = co_await read_body(stream, buffer, parser, cfg.http_timeout);
       if (bec) {
-        if (bec == http::error::body_limit) {
+        if (bec == beast::error::timeout) {
+          bad.status = http::status::request_timeout;
+          bad.message = "The request body did not arrive within HTTP_TIMEOUT_SECONDS.";
+          bad.code = "request_timeout";
+          rec.status = 408;
+          co_await write_error_reply(stream, bad, std::chrono::seconds(5));
+        } else if (bec == http::error::body_limit) {
           bad.status = http::status::payload_too_large;
           bad.message = "Request body too large; the limit is MAX_REQUEST_BODY_BYTES.";
           rec.status = 413;

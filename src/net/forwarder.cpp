@@ -164,15 +164,16 @@ void ForwardJob::prepare_request() {
   azure_path_ = target_.path.substr(0, 8) == "/openai/";
 
   // The client's fields that go upstream as they are, written once for every attempt: not
-  // hop-by-hop ones, and not those each attempt writes itself (Host, credentials, the request
-  // id, the body's framing: chunked came in, a length goes out).
+  // hop-by-hop ones, not `Proxy` / `Proxy-*` (httpoxy), and not those each attempt writes
+  // itself (Host, credentials, the request id, the body's framing: chunked came in, a length
+  // goes out).
   const HeaderList& f = req_.fields;
   const ConnectionNames named(f);
   std::string& passed = buffers_.passed_fields;
   passed.clear();
   for (std::size_t i = 0; i < f.size(); ++i) {
     const auto field = f[i];
-    if (is_hop_field(named, field.name)) continue;
+    if (is_hop_field(named, field.name) || is_proxy_header(field.name)) continue;
     switch (field.id) {
       case http::field::host:
       case http::field::expect:

@@ -14,6 +14,7 @@ Task<error_code> write_error_reply(TimedSocket& stream, const ErrorReply& r, std
     res.set(http::field::retry_after, std::to_string((ms + 999) / 1000));
     res.set("retry-after-ms", std::to_string(ms));
   }
+  if (!r.allow.empty()) res.set(http::field::allow, r.allow);
   res.body() = openai_error_json(r.message, r.type, r.code);
   res.keep_alive(r.keep_alive);
   res.prepare_payload();

@@ -88,7 +88,7 @@ UpstreamPtr UpstreamPool::take_pooled(BackendId id) {
 }
 
 void UpstreamPool::release(UpstreamPtr conn) {
-  ensure(conn->backend);
+  if (conn->backend.value >= idle_.size()) ensure(conn->backend);  // connect() has, usually
   auto& idle = idle_[conn->backend.value];
   // A deadline that passed just as the last read completed has closed the socket.
   if (conn->tcp().timed_out() || !conn->tcp().socket().is_open()) {

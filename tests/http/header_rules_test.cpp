@@ -13,6 +13,14 @@ TEST(HeaderRules, HopByHop) {
     EXPECT_FALSE(is_hop_by_hop(n)) << n;
 }
 
+TEST(HeaderRules, ProxyHeaders) {
+  for (auto n : {"Proxy", "proxy", "PROXY", "Proxy-Authorization", "proxy-authorization", "Proxy-Connection",
+                 "proxy-foo", "Proxy-"})
+    EXPECT_TRUE(is_proxy_header(n)) << n;
+  for (auto n : {"Proxies", "Proxyx", "proxy_foo", "X-Proxy", "x-forwarded-for", "Prox", "", "Content-Type"})
+    EXPECT_FALSE(is_proxy_header(n)) << n;
+}
+
 TEST(HeaderRules, CredentialsAndQuotaHeaders) {
   EXPECT_TRUE(is_client_credential("API-Key"));
   EXPECT_TRUE(is_client_credential("authorization"));

@@ -1,6 +1,11 @@
 // Bad requests get the right 4xx and a closed connection, and nothing reaches a backend.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+
 #include "http_client.hpp"
 #include "mock_backend.hpp"
 #include "proxy_harness.hpp"
@@ -108,6 +113,25 @@ TEST_F(RequestValidation, AbsoluteFormTargetIs400) {
   EXPECT_EQ(backend.request_count(), 0u);
 }
 
+// Only the methods of the OpenAI / Azure OpenAI APIs are forwarded; methods are case-sensitive.
+TEST_F(RequestValidation, MethodsOutsideTheApiAre405AndNeverForwarded) {
+  for (const char* method : {"FOO", "get"}) {
+    const std::string got = exchange(
+        std::string(method) + " /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}");
+    EXPECT_EQ(got.rfind("HTTP/1.1 405 Method Not Allowed\r\n", 0), 0u) << method << ": " << got;
+    EXPECT_NE(got.find("\r\nAllow: GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS\r\n"), std::string::npos)
+        << got;
+    EXPECT_NE(got.find("\"type\":\"invalid_request_error\""), std::string::npos) << got;
+    EXPECT_NE(got.find("\"code\":\"method_not_allowed\""), std::string::npos) << got;
+  }
+  EXPECT_EQ(backend.request_count(), 0u);
+  EXPECT_EQ(http_call(p.port(), "GET", "/v1/models").status, 200u);
+  EXPECT_EQ(http_call(p.port(), "POST", "/v1/chat/completions", {}, "{}").status, 200u);
+  ASSERT_EQ(backend.request_count(), 2u);
+  EXPECT_EQ(backend.requests()[0].method, "GET");
+  EXPECT_EQ(backend.requests()[1].method, "POST");
+}
+
 TEST_F(RequestValidation, Expect100ContinueIsHonoured) {
   RawConnection c(p.port());
   c.send(
@@ -118,6 +142,58 @@ TEST_F(RequestValidation, Expect100ContinueIsHonoured) {
   const std::string all = c.read_until("ok");
   EXPECT_NE(all.find("HTTP/1.1 200 OK"), std::string::npos);
   EXPECT_FALSE(backend.last_request().has_header("expect"));
+}
+
+// Keeps the record of the last finished request, and lets a test await it.
+class LastRecord final : public RequestObserver {
+ public:
+  void on_request(const RequestRecord& rec) override {
+    std::lock_guard lock(mutex_);
+    last_ = rec;
+    finished_ = true;
+    cv_.notify_all();
+  }
+  // The record once a request has finished (nullopt after a safety deadline: a hang, not a
+  // timing assertion).
+  std::optional<RequestRecord> await() {
+    std::unique_lock lock(mutex_);
+    if (!cv_.wait_for(lock, std::chrono::seconds(60), [&] { return finished_; })) return std::nullopt;
+    return last_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool finished_ = false;
+  RequestRecord last_;
+};
+
+// A body that does not arrive within HTTP_TIMEOUT_SECONDS is answered, not dropped silently.
+TEST(RequestBodyTimeout, ALateBodyIs408) {
+  MockBackend backend([](const SeenRequest&) { return MockReply{200, {}, "ok"}; });
+  LastRecord records;
+  ProxyHarness p;
+  p.cfg.http_timeout = std::chrono::seconds(1);  // socket deadlines run on the real clock
+  p.add_backend("b", backend.url());
+  p.start(&records);
+  RawConnection c(p.port());
+  c.send("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"model\":");
+  const std::string got = c.read_until_close();  // the client's reads are bounded
+  EXPECT_EQ(got.rfind("HTTP/1.1 408 Request Timeout\r\n", 0), 0u) << got;
+  EXPECT_NE(got.find("\r\nContent-Type: application/json\r\n"), std::string::npos) << got;
+  const auto head_end = got.find("\r\n\r\n");
+  ASSERT_NE(head_end, std::string::npos) << "no answer: " << got;
+  const std::string body = got.substr(head_end + 4);
+  EXPECT_EQ(body.rfind("{\"error\":{", 0), 0u) << got;
+  EXPECT_NE(body.find("\"message\":\""), std::string::npos) << got;
+  EXPECT_NE(body.find("\"type\":\"invalid_request_error\""), std::string::npos) << got;
+  EXPECT_NE(body.find("\"code\":\"request_timeout\""), std::string::npos) << got;
+  EXPECT_TRUE(c.peer_closed()) << "the connection closes after the 408";
+  EXPECT_EQ(backend.request_count(), 0u);
+  const auto rec = records.await();
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(rec->status, 408u);
+  EXPECT_FALSE(rec->client_aborted) << "the client did not go away: it was too slow";
 }
 
 }  // namespace

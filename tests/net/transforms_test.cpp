@@ -92,6 +92,28 @@ TEST(Transforms, HopByHopHeadersStrippedAndHostSet) {
   EXPECT_FALSE(seen.header("x-request-id").empty()) << "a request id is passed upstream";
 }
 
+// `Proxy` and `Proxy-*` are no business of a backend (httpoxy): never forwarded, in any case.
+TEST(Transforms, ProxyHeadersDoNotReachTheBackend) {
+  MockBackend backend([](const SeenRequest&) { return ok(); });
+  ProxyHarness p;
+  p.add_backend("b", backend.url());
+  p.start();
+  auto r = http_call(p.port(), "POST", "/v1/chat/completions",
+                     {{"Proxy", "http://evil"},
+                      {"Proxy-Authorization", "x"},
+                      {"proxy-foo", "y"},
+                      {"Content-Type", "application/json"},
+                      {"x-custom", "yes"},
+                      {"x-proxy-note", "kept"}},
+                     "{}");
+  EXPECT_EQ(r.status, 200u);
+  const auto seen = backend.last_request();
+  for (const char* h : {"proxy", "proxy-authorization", "proxy-foo"}) EXPECT_FALSE(seen.has_header(h)) << h;
+  EXPECT_EQ(seen.header("x-custom"), "yes");
+  EXPECT_EQ(seen.header("x-proxy-note"), "kept") << "only names that start with Proxy are dropped";
+  EXPECT_EQ(seen.header("content-type"), "application/json");
+}
+
 TEST(Transforms, ResponseNamesBackendHidesQuotaHeadersKeepsOthers) {
   MockBackend backend([](const SeenRequest&) { return ok(); });
   ProxyHarness p;

@@ -30,6 +30,8 @@ class ClientAuthenticator {
   static std::vector<ClientKey> from_key_list(const std::vector<std::string>& keys);
 
   bool enabled() const { return !clients_.empty(); }
+  // Everyone, when authentication is off.
+  static ClientIdentity anonymous() { return {"anonymous", {}}; }
   // `api_key` is the api-key header; `authorization` the Authorization header (Bearer).
   // nullopt: authentication is on and neither carries a known key.
   std::optional<ClientIdentity> identify(std::string_view api_key, std::string_view authorization) const;

@@ -11,6 +11,10 @@ bool iequals(std::string_view a, std::string_view b);
 
 // RFC 9110 hop-by-hop headers (plus the legacy Keep-Alive / Proxy-Connection).
 bool is_hop_by_hop(std::string_view name);
+// `Proxy` and every `Proxy-*` header (Proxy-Authorization too), any case. Not hop-by-hop by
+// RFC, but no client of an OpenAI gateway has a reason to send one, and a backend that reads
+// `Proxy` into HTTP_PROXY would send its own traffic there (httpoxy): never forwarded.
+bool is_proxy_header(std::string_view name);
 // Client credentials the backend's own credential replaces.
 bool is_client_credential(std::string_view name);
 // Per-backend quota headers: they describe one backend, not the pool.

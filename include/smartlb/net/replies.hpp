@@ -17,6 +17,7 @@ struct ErrorReply {
   unsigned version = 11;
   bool keep_alive = false;
   std::optional<std::chrono::milliseconds> retry_after;  // sets Retry-After and retry-after-ms
+  std::string_view allow;                                // sets Allow (a 405)
   std::string_view request_id;
 };
 
