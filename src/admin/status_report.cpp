@@ -99,6 +99,11 @@ std::string deployment_label(const MetricsSnapshot& m, std::string_view name) {
   return m.deployment_index(name) >= 0 ? std::string(name) : std::string("other");
 }
 
+// The `code` label of an UpstreamResponses counter that is not a transport failure.
+std::string response_code(std::uint32_t code) {
+  return code == kUpstreamOtherStatus ? std::string("other") : std::to_string(code);
+}
+
 double ms(double seconds) { return std::round(seconds * 1e6) / 1e3; }
 
 nlohmann::json histogram_json(const HistogramSnapshot& h, const double* bounds, std::size_t n) {
@@ -262,6 +267,20 @@ std::string render_prometheus(const MetricsSnapshot& m, const PoolSnapshot& p) {
   w.family("smartlb_upstream_attempts_total", "counter", "Requests sent to each backend (every attempt).");
   for (std::uint32_t b = 0; b < m.backends.size(); ++b)
     w.sample("smartlb_upstream_attempts_total", L{{"backend", be(b)}}, m.backends[b].attempts);
+  w.family("smartlb_upstream_responses_total", "counter",
+           "Attempts by backend and the status code of the response head (other: outside 100..599), or "
+           "code=\"transport\" and the cause when no response head arrived.");
+  each(CounterKind::UpstreamResponses, [&](const CounterKey& k, std::uint64_t v) {
+    if (k.code >= kUpstreamTransport)
+      w.sample("smartlb_upstream_responses_total",
+               L{{"backend", be(k.backend)},
+                 {"code", "transport"},
+                 {"cause", std::string(to_string(static_cast<FailureCause>(k.code - kUpstreamTransport)))}},
+               v);
+    else
+      w.sample("smartlb_upstream_responses_total",
+               L{{"backend", be(k.backend)}, {"code", response_code(k.code)}}, v);
+  });
   w.family("smartlb_failovers_total", "counter",
            "Attempts that failed over (another backend was tried, or none was left), by cause.");
   each(CounterKind::Failovers, [&](const CounterKey& k, std::uint64_t v) {
@@ -399,6 +418,8 @@ nlohmann::json build_status(const MetricsSnapshot& m, const PoolSnapshot& p) {
     std::uint64_t requests = 0, throttled = 0, failovers = 0, prompt = 0, completion = 0;
   };
   std::map<std::pair<std::uint32_t, std::string>, DepCounts> per_dep;
+  // Per backend: attempts by response code ("other", or "transport" for every cause).
+  std::map<std::uint32_t, std::map<std::string, std::uint64_t>> responses;
   for (const auto& [k, v] : m.counters) {
     const std::string d(m.deployment_name(k.deployment));
     switch (k.kind) {
@@ -422,6 +443,10 @@ nlohmann::json build_status(const MetricsSnapshot& m, const PoolSnapshot& p) {
         break;
       case CounterKind::ClientThrottled:
         client_throttled += v;
+        break;
+      case CounterKind::UpstreamResponses:
+        responses[k.backend]
+                 [k.code >= kUpstreamTransport ? std::string("transport") : response_code(k.code)] += v;
         break;
       case CounterKind::CooldownsStarted:
         break;
@@ -504,6 +529,10 @@ nlohmann::json build_status(const MetricsSnapshot& m, const PoolSnapshot& p) {
     jb["upstream_aborted"] = bm.upstream_aborted;
     jb["dns_lookups"] = bm.dns_lookups;
     jb["dns_failures"] = bm.dns_failures;
+    json jr = json::object();
+    if (auto it = responses.find(b); it != responses.end())
+      for (const auto& [code, n] : it->second) jr[code] = n;
+    jb["responses"] = std::move(jr);
     if (bm.last_error.at != 0) {
       jb["last_error"] = {{"cause", to_string(bm.last_error.cause)},
                           {"status", bm.last_error.status},

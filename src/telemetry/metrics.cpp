@@ -182,7 +182,7 @@ void Metrics::on_request(const RequestRecord& rec) {
     std::uint64_t key;
     std::uint64_t by;
   };
-  std::array<Inc, RequestRecord::kMaxAttempts * 2 + 4> incs;
+  std::array<Inc, RequestRecord::kMaxAttempts * 3 + 4> incs;
   std::size_t n_incs = 0;
   const auto add = [&](CounterKind k, std::uint32_t b, std::uint32_t d, std::uint32_t code,
                        std::uint64_t by) {
@@ -197,6 +197,10 @@ void Metrics::on_request(const RequestRecord& rec) {
     const auto b = static_cast<std::uint32_t>(a.backend);
     B.attempts.fetch_add(1, std::memory_order_relaxed);
     if (a.status != 0) B.ttfb.observe(static_cast<double>(a.ttfb_us) / 1e6);
+    // A response head (by status), or a transport failure (by cause). An attempt with
+    // neither has nothing to count.
+    if (a.status != 0 || a.cause != FailureCause::None)
+      add(CounterKind::UpstreamResponses, b, 0, upstream_response_code(a.status, a.cause), 1);
     if (a.cause == FailureCause::None) continue;
     const std::uint32_t d = deployment_on(a.backend);
     B.errors.fetch_add(1, std::memory_order_relaxed);

@@ -196,6 +196,57 @@ TEST_F(StatusFixture, PrometheusTextHasTheExpectedSeries) {
   EXPECT_FALSE(contains(text, kSecret));
 }
 
+TEST_F(StatusFixture, UpstreamResponsesByBackendAndCodeInMetricsAndStatus) {
+  RequestRecord r;
+  r.deployment = "gpt-4o";
+  auto& a = r.add_attempt();  // east: no response head
+  a.backend = 0;
+  a.cause = FailureCause::TlsFailed;
+  auto& b = r.add_attempt();
+  b.backend = 0;
+  b.status = 429;
+  b.cause = FailureCause::Throttled;
+  auto& c = r.add_attempt();
+  c.backend = 1;
+  c.status = 503;
+  c.cause = FailureCause::ServerError;
+  auto& d = r.add_attempt();
+  d.backend = 1;
+  d.status = 200;
+  r.served_by = 1;
+  r.status = 200;
+  metrics->on_request(r);
+  RequestRecord odd;
+  odd.add_attempt() = AttemptRecord{1, 999, FailureCause::None, 0, 0};
+  odd.served_by = 1;
+  odd.status = 999;
+  metrics->on_request(odd);
+
+  const std::string text = render_prometheus(metrics->snapshot(), pool_snapshot());
+  for (const char* line : {
+           "# HELP smartlb_upstream_responses_total ",
+           "# TYPE smartlb_upstream_responses_total counter\n",
+           "smartlb_upstream_responses_total{backend=\"east\",code=\"429\"} 1\n",
+           "smartlb_upstream_responses_total{backend=\"east\",code=\"transport\",cause=\"tls_failed\"} 1\n",
+           "smartlb_upstream_responses_total{backend=\"west\",code=\"200\"} 1\n",
+           "smartlb_upstream_responses_total{backend=\"west\",code=\"503\"} 1\n",
+           "smartlb_upstream_responses_total{backend=\"west\",code=\"other\"} 1\n",
+       })
+    EXPECT_TRUE(contains(text, line)) << "missing: " << line << "\n---\n" << text;
+  EXPECT_FALSE(contains(text, "smartlb_upstream_responses_total{backend=\"west\",code=\"999\"}"));
+  EXPECT_FALSE(contains(text, "smartlb_upstream_responses_total{backend=\"east\",code=\"0\"}"));
+  // The family is declared once, before its samples.
+  const auto type = text.find("# TYPE smartlb_upstream_responses_total counter\n");
+  EXPECT_EQ(text.find("# TYPE smartlb_upstream_responses_total", type + 1), std::string::npos);
+  EXPECT_LT(type, text.find("smartlb_upstream_responses_total{"));
+
+  const auto j = build_status(metrics->snapshot(), pool_snapshot());
+  EXPECT_EQ(j["backends"][0]["responses"], (nlohmann::json{{"429", 1}, {"transport", 1}}));
+  EXPECT_EQ(j["backends"][1]["responses"], (nlohmann::json{{"200", 1}, {"503", 1}, {"other", 1}}));
+  const auto idle = build_status(Metrics({{"east", ""}, {"west", ""}}).snapshot(), pool_snapshot());
+  EXPECT_EQ(idle["backends"][0]["responses"], nlohmann::json::object()) << "an object even when empty";
+}
+
 TEST_F(StatusFixture, HostNameLookupsAreCountedPerBackendAndResult) {
   metrics->on_dns_lookup(0, true);
   metrics->on_dns_lookup(0, true);

@@ -105,6 +105,66 @@ TEST(Metrics, FailoverCooldownTokensAndHistograms) {
   EXPECT_DOUBLE_EQ(s.backends[1].ttfb.sum, 0.2);
 }
 
+std::uint64_t responses(const MetricsSnapshot& s, std::uint32_t backend, std::uint32_t code) {
+  return s.counter(CounterKind::UpstreamResponses, backend, 0, code);
+}
+
+std::uint32_t transport(FailureCause c) { return kUpstreamTransport + static_cast<std::uint32_t>(c); }
+
+TEST(Metrics, UpstreamResponsesCountEachAttemptByBackendAndStatus) {
+  Metrics m({{"east", ""}, {"west", ""}});
+  m.on_request(failed_over("gpt-4o"));  // east 429, then west 200
+  const MetricsSnapshot s = m.snapshot();
+  EXPECT_EQ(responses(s, 0, 429), 1u);
+  EXPECT_EQ(responses(s, 1, 200), 1u);
+  EXPECT_EQ(responses(s, 0, 200), 0u);
+  EXPECT_EQ(responses(s, 1, 429), 0u);
+  std::uint64_t total = 0;
+  for (const auto& [k, v] : s.counters)
+    if (k.kind == CounterKind::UpstreamResponses) {
+      total += v;
+      EXPECT_EQ(k.deployment, 0u) << "no deployment label";
+    }
+  EXPECT_EQ(total, 2u) << "one per attempt";
+}
+
+TEST(Metrics, UpstreamTransportFailureCountsUnderTransportWithItsCause) {
+  Metrics m({{"east", ""}, {"west", ""}});
+  RequestRecord r = failed_over("gpt-4o");
+  r.attempts[0].status = 0;  // east: no response head
+  r.attempts[0].cause = FailureCause::Timeout;
+  m.on_request(r);
+  RequestRecord c = served_by(1, "gpt-4o");
+  AttemptRecord& first = c.attempts[0];
+  first.backend = 0;
+  first.status = 0;
+  first.cause = FailureCause::ConnectFailed;
+  c.add_attempt() = AttemptRecord{1, 200, FailureCause::None, 0, 1000};
+  m.on_request(c);
+  const MetricsSnapshot s = m.snapshot();
+  EXPECT_EQ(responses(s, 0, transport(FailureCause::Timeout)), 1u);
+  EXPECT_EQ(responses(s, 0, transport(FailureCause::ConnectFailed)), 1u);
+  EXPECT_EQ(responses(s, 0, transport(FailureCause::Throttled)), 0u);
+  EXPECT_EQ(responses(s, 0, 0), 0u) << "no status is not a code";
+  EXPECT_EQ(responses(s, 0, 429), 0u);
+  EXPECT_EQ(responses(s, 1, 200), 2u);
+}
+
+TEST(Metrics, UpstreamStatusOutsideTheRangeFoldsIntoOther) {
+  Metrics m(std::vector<Metrics::BackendInfo>{{"a", ""}});
+  for (unsigned status : {99u, 100u, 599u, 600u, 999u, 65535u + 201u})
+    m.on_request(served_by(0, "d", status));
+  const MetricsSnapshot s = m.snapshot();
+  EXPECT_EQ(responses(s, 0, 100), 1u);
+  EXPECT_EQ(responses(s, 0, 599), 1u);
+  EXPECT_EQ(responses(s, 0, kUpstreamOtherStatus), 4u) << "99, 600, 999 and one beyond 16 bits";
+  EXPECT_EQ(responses(s, 0, 99), 0u);
+  EXPECT_EQ(responses(s, 0, 200), 0u) << "a status beyond 16 bits must not wrap to 200";
+  std::size_t series = 0;
+  for (const auto& [k, v] : s.counters) series += k.kind == CounterKind::UpstreamResponses;
+  EXPECT_EQ(series, 3u);
+}
+
 TEST(Metrics, BucketUpperBoundIsInclusive) {
   Metrics m(std::vector<Metrics::BackendInfo>{{"a", ""}});
   RequestRecord r = served_by(0, "d");

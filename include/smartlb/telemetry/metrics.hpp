@@ -42,13 +42,24 @@ struct HistogramSnapshot {
 // Labelled counters. `backend` is a backend index, or Metrics::kNoBackend for answers
 // smartlb gave itself; `deployment` an index into MetricsSnapshot::deployments.
 enum class CounterKind : std::uint8_t {
-  Requests,          // code = the client's status
-  Failovers,         // code = FailureCause
-  CooldownsStarted,  // code = FailureCause
-  PromptTokens,      // code unused (0)
-  CompletionTokens,  // code unused (0)
-  ClientThrottled,   // client-facing 429s; code unused
+  Requests,           // code = the client's status
+  Failovers,          // code = FailureCause
+  CooldownsStarted,   // code = FailureCause
+  PromptTokens,       // code unused (0)
+  CompletionTokens,   // code unused (0)
+  ClientThrottled,    // client-facing 429s; code unused
+  UpstreamResponses,  // per attempt, by backend; deployment unused (0); code = upstream_response_code()
 };
+
+// The `code` of an UpstreamResponses counter: the status of an attempt that got a response
+// head (100..599; any other status is kUpstreamOtherStatus), or kUpstreamTransport plus the
+// FailureCause of an attempt that ended without one. Bounded: 500 + 1 + the causes.
+inline constexpr std::uint32_t kUpstreamOtherStatus = 600;
+inline constexpr std::uint32_t kUpstreamTransport = 1000;
+constexpr std::uint32_t upstream_response_code(unsigned status, FailureCause cause) {
+  if (status == 0) return kUpstreamTransport + static_cast<std::uint32_t>(cause);
+  return status >= 100 && status <= 599 ? status : kUpstreamOtherStatus;
+}
 
 struct CounterKey {
   CounterKind kind;
