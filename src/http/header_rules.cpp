@@ -49,9 +49,7 @@ bool is_hop_by_hop(std::string_view name) {
   }
 }
 
-bool is_proxy_header(std::string_view name) {
-  // Called for every field of every request: the length and first letter decide most.
-  if (name.size() < 5 || (name[0] != 'p' && name[0] != 'P')) return false;
+bool is_proxy_header_tail(std::string_view name) {
   return iequals(name.substr(0, 5), "proxy") && (name.size() == 5 || name[5] == '-');
 }
 

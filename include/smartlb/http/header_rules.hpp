@@ -14,7 +14,11 @@ bool is_hop_by_hop(std::string_view name);
 // `Proxy` and every `Proxy-*` header (Proxy-Authorization too), any case. Not hop-by-hop by
 // RFC, but no client of an OpenAI gateway has a reason to send one, and a backend that reads
 // `Proxy` into HTTP_PROXY would send its own traffic there (httpoxy): never forwarded.
-bool is_proxy_header(std::string_view name);
+// Called for every field of every request: the length and first letter, inline, decide most.
+bool is_proxy_header_tail(std::string_view name);  // the rest, for names that may be one
+inline bool is_proxy_header(std::string_view name) {
+  return name.size() >= 5 && (name[0] == 'p' || name[0] == 'P') && is_proxy_header_tail(name);
+}
 // Client credentials the backend's own credential replaces.
 bool is_client_credential(std::string_view name);
 // Per-backend quota headers: they describe one backend, not the pool.

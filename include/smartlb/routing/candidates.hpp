@@ -34,9 +34,23 @@ struct PickRequest {
 
 class Candidates {
  public:
-  // Adds those of `positions` that may serve `request` at `now`.
+  // Adds those of `positions` that may serve `request` at `now`. (Inline, like draw_weighted:
+  // a selector is one loop over its candidates, once per request.)
   void gather(const RoutingTable& table, std::span<const std::size_t> positions, const BackendStates& states,
-              const PickRequest& request, MonoNanos now);
+              const PickRequest& request, MonoNanos now) {
+    for (std::size_t i : positions) {
+      const PoolMember& m = table.member(i);
+      if (request.tried.contains(i) || !states.available(m, request.deployment, now, request.cost)) continue;
+      if (count_ < kInline && spill_.empty()) {
+        inline_[count_] = i;
+      } else {
+        if (spill_.empty()) spill_.assign(inline_, inline_ + count_);
+        spill_.push_back(i);
+      }
+      ++count_;
+      total_weight_ += m.weight;
+    }
+  }
   void clear() {
     spill_.clear();
     count_ = 0;
@@ -48,7 +62,16 @@ class Candidates {
   std::uint64_t total_weight() const { return total_weight_; }
 
   // One candidate, with probability proportional to its weight. Not empty().
-  std::size_t draw_weighted(const RoutingTable& table, RandomSource& rng) const;
+  std::size_t draw_weighted(const RoutingTable& table, RandomSource& rng) const {
+    const std::size_t* ids = data();
+    std::uint64_t draw = rng.below(total_weight_);
+    for (std::size_t k = 0; k < count_; ++k) {
+      const std::uint32_t w = table.member(ids[k]).weight;
+      if (draw < w) return ids[k];
+      draw -= w;
+    }
+    return ids[count_ - 1];
+  }
 
  private:
   const std::size_t* data() const { return count_ <= kInline && spill_.empty() ? inline_ : spill_.data(); }
