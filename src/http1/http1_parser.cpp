@@ -62,7 +62,7 @@ const char* find_control(const char* p, const char* end, unsigned char below) {
 
 // Where a field value or reason phrase ends: the first control character but tab (a CR
 // if the line is well formed).
-const char* find_text_end(const char* p, const char* end) {
+[[gnu::always_inline]] inline const char* find_text_end(const char* p, const char* end) {
   const char* c = find_control(p, end, 0x20);
   while (c < end && *c == '\t') c = find_control(c + 1, end, 0x20);
   return c;
