@@ -9,6 +9,7 @@
 #include "http_client.hpp"
 #include "mock_backend.hpp"
 #include "proxy_harness.hpp"
+#include "record_observer.hpp"
 
 namespace smartlb::testing {
 namespace {
@@ -143,30 +144,6 @@ TEST_F(RequestValidation, Expect100ContinueIsHonoured) {
   EXPECT_NE(all.find("HTTP/1.1 200 OK"), std::string::npos);
   EXPECT_FALSE(backend.last_request().has_header("expect"));
 }
-
-// Keeps the record of the last finished request, and lets a test await it.
-class LastRecord final : public RequestObserver {
- public:
-  void on_request(const RequestRecord& rec) override {
-    std::lock_guard lock(mutex_);
-    last_ = rec;
-    finished_ = true;
-    cv_.notify_all();
-  }
-  // The record once a request has finished (nullopt after a safety deadline: a hang, not a
-  // timing assertion).
-  std::optional<RequestRecord> await() {
-    std::unique_lock lock(mutex_);
-    if (!cv_.wait_for(lock, std::chrono::seconds(60), [&] { return finished_; })) return std::nullopt;
-    return last_;
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  bool finished_ = false;
-  RequestRecord last_;
-};
 
 // A body that does not arrive within HTTP_TIMEOUT_SECONDS is answered, not dropped silently.
 TEST(RequestBodyTimeout, ALateBodyIs408) {

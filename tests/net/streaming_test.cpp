@@ -10,6 +10,7 @@
 #include "http_client.hpp"
 #include "mock_backend.hpp"
 #include "proxy_harness.hpp"
+#include "record_observer.hpp"
 
 namespace smartlb::testing {
 namespace {
@@ -177,30 +178,6 @@ TEST(Streaming, ClientDisconnectMidStreamLeavesProxyHealthy) {
   EXPECT_TRUE(p.available(0, "gpt-4o")) << "a client leaving is not the backend's fault";
 }
 
-// Keeps the record of the last finished request, and lets a test await it.
-class RecordObserver final : public RequestObserver {
- public:
-  void on_request(const RequestRecord& rec) override {
-    std::lock_guard lock(mutex_);
-    last_ = rec;
-    finished_ = true;
-    cv_.notify_all();
-  }
-  // The record once a request has finished; nullopt after a safety deadline (a hang, not a
-  // timing assertion).
-  std::optional<RequestRecord> wait() {
-    std::unique_lock lock(mutex_);
-    if (!cv_.wait_for(lock, std::chrono::seconds(20), [&] { return finished_; })) return std::nullopt;
-    return last_;
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  RequestRecord last_;
-  bool finished_ = false;
-};
-
 TEST(Streaming, ClientLeavingDuringASilentStretchEndsTheRequestAtOnce) {
   // The backend sends one event, then says nothing (a reasoning model thinking) until the
   // test opens the gate. The client leaves meanwhile: the proxy must notice without waiting
@@ -215,7 +192,7 @@ TEST(Streaming, ClientLeavingDuringASilentStretchEndsTheRequestAtOnce) {
   ProxyHarness p;
   p.cfg.threads = 1;
   p.add_backend("backend", backend.url());
-  RecordObserver observer;
+  LastRecord observer;
   p.start(&observer);
   {
     RawConnection c(p.port());
@@ -223,7 +200,7 @@ TEST(Streaming, ClientLeavingDuringASilentStretchEndsTheRequestAtOnce) {
     c.read_until("data: 1\n\n");
     c.close();
   }
-  const auto rec = observer.wait();  // without the watch: only when the gate opens
+  const auto rec = observer.await();  // without the watch: only when the gate opens
   backend.open(gate);
   ASSERT_TRUE(rec) << "the request did not end while the backend was silent";
   EXPECT_TRUE(rec->client_aborted);
