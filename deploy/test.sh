@@ -7,13 +7,15 @@
 # end-to-end test (tests/e2e, from its package-lock.json), checks the sources' format
 # (.clang-format), builds everything into build-test/ with AddressSanitizer and
 # UndefinedBehaviorSanitizer and runs every test with ctest, then builds the daemon with
-# ThreadSanitizer into build-tsan/ and runs its unit and integration tests again there.
-# Exits non-zero when anything fails.
+# ThreadSanitizer into build-tsan/ and runs its unit and integration tests again there, then
+# builds the libFuzzer targets of tests/fuzz with clang into build-fuzz/ and runs each for
+# FUZZ_SECONDS (tests/fuzz/run.sh). Exits non-zero when anything fails.
 #
 # Environment: JOBS (2, parallel compile and test jobs), SKIP_DEPS=1 (do not run
 # deploy/install-deps.sh), BUILD_DIR (build-test), CMAKE_ARGS (extra cmake arguments, e.g.
 # "-DSMARTLB_SANITIZE=OFF"), CTEST_ARGS (extra ctest arguments, e.g. "-R Backend"),
-# SKIP_TSAN=1 (no ThreadSanitizer stage), TSAN_BUILD_DIR (build-tsan).
+# SKIP_TSAN=1 (no ThreadSanitizer stage), TSAN_BUILD_DIR (build-tsan), SKIP_FUZZ=1 (no fuzz
+# stage), FUZZ_SECONDS (30, per fuzz target), FUZZ_BUILD_DIR (build-fuzz).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -99,12 +101,24 @@ if [[ "${SKIP_TSAN:-0}" != 1 ]]; then
   if ((tsan_status != 0)) || [[ "$tsan_summary" == "ctest printed no summary" ]]; then status=1; fi
 fi
 
+# libFuzzer (clang, ASan + UBSan): the parsers that read bytes from outside, each for a bounded
+# time on a copy of its seed corpus (tests/fuzz/corpus); a crash fails the stage.
+fuzz_summary="skipped"
+if [[ "${SKIP_FUZZ:-0}" != 1 ]]; then
+  step "fuzz (${FUZZ_SECONDS:-30} s per target)"
+  set +e
+  FUZZ_SECONDS="${FUZZ_SECONDS:-30}" JOBS="$jobs" tests/fuzz/run.sh
+  fuzz_status=$?
+  set -e
+  if ((fuzz_status == 0)); then fuzz_summary="OK"; else fuzz_summary="FAILED"; status=1; fi
+fi
+
 echo
 if [[ -z "$summary" ]]; then
   echo "test.sh: ctest printed no summary"
 elif ((status != 0)); then
-  echo "test.sh: FAILED: asan+ubsan: $summary; tsan: $tsan_summary"
+  echo "test.sh: FAILED: asan+ubsan: $summary; tsan: $tsan_summary; fuzz: $fuzz_summary"
 else
-  echo "test.sh: OK: asan+ubsan: $summary; tsan: $tsan_summary"
+  echo "test.sh: OK: asan+ubsan: $summary; tsan: $tsan_summary; fuzz: $fuzz_summary"
 fi
 exit "$status"
