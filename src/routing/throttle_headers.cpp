@@ -148,6 +148,10 @@ std::optional<std::chrono::system_clock::time_point> parse_http_date(std::string
     return std::nullopt;
   }
   if (tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_year < 70 || tm.tm_year > 1100) return std::nullopt;
+  // system_clock counts nanoseconds in 64 bits, up to 2262: a later date is read as 2200-01-01
+  // (still far past any cooldown, which the caller clamps), never converted past the range.
+  if (tm.tm_year >= 300)
+    tm = std::tm{.tm_sec = 0, .tm_min = 0, .tm_hour = 0, .tm_mday = 1, .tm_mon = 0, .tm_year = 300};
   const std::time_t t = timegm(&tm);
   if (t == static_cast<std::time_t>(-1)) return std::nullopt;
   return std::chrono::system_clock::from_time_t(t);

@@ -86,6 +86,19 @@ TEST(ThrottleHeaders, AbsurdlyLargeValuesDoNotOverflow) {
   EXPECT_LE(*v, std::chrono::hours(24));
 }
 
+TEST(ThrottleHeaders, DatesPastTheClocksRangeAreAFarFutureNotAnOverflow) {
+  // system_clock ends in 2262; the fuzzer found 2994 overflowing the conversion (and the
+  // delay coming out as 0 ms). Every form of a far date is a long delay now.
+  for (const char* far :
+       {"Sun, 06 Nov 2994 08:49:37 GMT", "Sun Nov  6 08:49:57 2994", "Fri, 31 Dec 2999 23:59:59 GMT"}) {
+    ThrottleHeaders h;
+    h.retry_after = far;
+    const auto v = hint(h);
+    ASSERT_TRUE(v.has_value()) << far;
+    EXPECT_GT(*v, std::chrono::hours(24 * 365 * 100)) << far;
+  }
+}
+
 TEST(ThrottleHeaders, DurationStrings) {
   EXPECT_EQ(parse_duration_string("12ms"), 12ms);
   EXPECT_EQ(parse_duration_string("20s"), 20s);
