@@ -1,0 +1,66 @@
+// estimate_request_tokens (routing/token_estimate) and UsageSniffer / parse_usage_json
+// (telemetry/usage_sniffer). Input: one byte choosing the path and the piece size, then a
+// body. Invariants: an estimate is never negative; the sniffer gives the same usage fed in
+// pieces as fed at once (and as finish_with), and holds no more than its limits allow.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "smartlb/routing/token_estimate.hpp"
+#include "smartlb/telemetry/usage_sniffer.hpp"
+
+namespace {
+
+using namespace smartlb;
+
+bool same(const TokenUsage& a, const TokenUsage& b) {
+  return a.prompt_tokens == b.prompt_tokens && a.completion_tokens == b.completion_tokens;
+}
+
+constexpr std::size_t kJsonLimit = 2048;  // small, so that inputs reach the bounds
+constexpr std::size_t kEventLimit = 512;
+
+TokenUsage sniff(UsageSniffer::Mode mode, std::string_view body, std::size_t piece, bool last_with) {
+  UsageSniffer s(mode, kJsonLimit, kEventLimit);
+  while (body.size() > piece) {
+    s.feed(body.substr(0, piece));
+    body.remove_prefix(piece);
+    // The current line, the event's data and the last usage event, each bounded (plus the
+    // bytes of one feed for a line being assembled).
+    if (mode == UsageSniffer::Mode::EventStream && s.buffered_bytes() > 4 * kEventLimit + 4 * piece)
+      __builtin_trap();
+    if (mode == UsageSniffer::Mode::Json && s.buffered_bytes() > kJsonLimit + piece) __builtin_trap();
+  }
+  if (last_with) return s.finish_with(body.data(), body.size());
+  s.feed(body);
+  return s.finish();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size < 1) return 0;
+  static constexpr std::string_view kPaths[] = {"/v1/chat/completions",
+                                                "/openai/deployments/d/completions",
+                                                "/v1/embeddings",
+                                                "/v1/responses",
+                                                "/openai/deployments/d/images/generations",
+                                                "",
+                                                "/chat/completions",
+                                                "/v1/models"};
+  const std::uint8_t opt = data[0];
+  const std::string_view body(reinterpret_cast<const char*>(data + 1), size - 1);
+
+  if (estimate_request_tokens(kPaths[opt & 7], body) < 0) __builtin_trap();
+
+  (void)parse_usage_json(body);
+  const std::size_t piece = 1 + (opt >> 3);  // 1..32 bytes
+  for (const auto mode : {UsageSniffer::Mode::Json, UsageSniffer::Mode::EventStream}) {
+    const TokenUsage whole = sniff(mode, body, body.size() + 1, false);
+    if (!same(whole, sniff(mode, body, body.size() + 1, true))) __builtin_trap();
+    if (!same(whole, sniff(mode, body, piece, false))) __builtin_trap();
+    if (!same(whole, sniff(mode, body, piece, true))) __builtin_trap();
+  }
+  (void)UsageSniffer::mode_for(body.substr(0, body.find('\n')));
+  return 0;
+}
