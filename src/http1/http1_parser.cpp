@@ -376,7 +376,10 @@ bool Http1Parser::start_body(error_code& ec) {
       return false;
     }
     left_ = *content_length_;
-    if (body_string_) body_string_->reserve(static_cast<std::size_t>(left_));
+    // Room for the body as it is announced, up to a bound: a head alone must not make the
+    // proxy allocate what Content-Length claims (MAX_REQUEST_BODY_BYTES on every connection);
+    // a larger body grows the string as it arrives.
+    if (body_string_) body_string_->reserve(static_cast<std::size_t>(std::min(left_, kMaxBodyReserve)));
     state_ = left_ > 0 ? State::length : State::done;
   } else if (request_) {
     state_ = State::done;  // a request without framing has no body

@@ -386,6 +386,28 @@ TEST(Http1Parser, ContentLengthWithTransferEncodingIsAnError) {
   }
 }
 
+TEST(Http1Parser, AnAnnouncedBodyReservesAtMostABoundedAmount) {
+  // A head that claims 4 GB (the fuzzer's find, with no body limit) must not allocate it: only
+  // the bytes that arrive take memory.
+  RequestHead head;
+  RequestReader p(head);
+  const error_code ec = put_all(p, "POST / HTTP/1.1\r\nContent-Length: 4444444444\r\n\r\nab");
+  EXPECT_FALSE(failed(ec)) << ec.message();
+  EXPECT_FALSE(p.is_done());
+  EXPECT_LE(head.body.capacity(), RequestReader::kMaxBodyReserve);
+  EXPECT_EQ(head.body, "ab");
+
+  // A body past the reserve still arrives whole.
+  RequestHead big;
+  RequestReader q(big);
+  const std::string body(RequestReader::kMaxBodyReserve + 1000, 'x');
+  const std::string message =
+      "POST / HTTP/1.1\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  EXPECT_FALSE(failed(put_all(q, message))) << "the whole message parses";
+  EXPECT_TRUE(q.is_done());
+  EXPECT_EQ(big.body, body);
+}
+
 TEST(Http1Parser, AContentLengthOverTheBodyLimitFailsAtTheHead) {
   RequestHead head;
   RequestReader p(head);

@@ -41,6 +41,9 @@ class Http1Parser {
 
   void header_limit(std::size_t bytes) { header_limit_ = bytes; }
   void body_limit(std::optional<std::uint64_t> bytes) { body_limit_ = bytes; }
+  // A request body's storage is reserved from its Content-Length up to this; past it, it grows
+  // with the bytes that actually arrive.
+  static constexpr std::uint64_t kMaxBodyReserve = 256 * 1024;
   // A response to HEAD: the head says how long the body would be, but there is none.
   void skip(bool no_body) { skip_body_ = no_body; }
 
