@@ -3,11 +3,13 @@
 # runs each for a bounded time on a copy of its seed corpus (tests/fuzz/corpus/<target>/).
 #
 #   tests/fuzz/run.sh                     # 30 s per target
-#   FUZZ_SECONDS=600 tests/fuzz/run.sh    # a longer campaign
+#   FUZZ_SECONDS=600 FUZZ_SEED=0 tests/fuzz/run.sh    # a longer campaign, random seed
 #   tests/fuzz/run.sh fuzz_http1_request  # only the named targets
 #
 # Environment: FUZZ_SECONDS (30, per target), FUZZ_BUILD_DIR (build-fuzz), JOBS (2, compile
-# jobs), CXX (clang++), FUZZ_ARGS (extra libFuzzer flags, e.g. "-max_len=8192").
+# jobs), CXX (clang++), FUZZ_ARGS (extra libFuzzer flags, e.g. "-max_len=8192"), FUZZ_SEED
+# (1: CI's runs are repeatable, so a red fuzz stage is a finding for that code, not luck; set
+# it to 0 for libFuzzer's random seed in a campaign).
 # The corpus grows in $FUZZ_BUILD_DIR/corpus/<target>/, never in the repository; a crash is
 # written to $FUZZ_BUILD_DIR/crashes/<target>/ and its path printed. Exits non-zero when any
 # target crashes (or fails to build).
@@ -38,7 +40,7 @@ for t in "${targets[@]}"; do
   log="$build/$t.log"
   printf '\n=== %s (%s s)\n' "$t" "$seconds"
   set +e
-  "$build/$t" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  "$build/$t" "$corpus" -seed="${FUZZ_SEED:-1}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
     -artifact_prefix="$crashes/" -print_final_stats=1 "${extra[@]}" > "$log" 2>&1
   rc=$?
   set -e
