@@ -178,17 +178,21 @@ TEST(Streaming, ClientDisconnectMidStreamLeavesProxyHealthy) {
   EXPECT_TRUE(p.available(0, "gpt-4o")) << "a client leaving is not the backend's fault";
 }
 
+// A stream that sends one event, then nothing until the test opens `gate` (a reasoning model
+// thinking), then its last event.
+MockReply silent_after_one_event(const GatePtr& gate) {
+  MockReply r = sse({"data: 1\n\n", "data: 2\n\n"});
+  r.wait_before[1] = gate;
+  return r;
+}
+
 TEST(Streaming, ClientLeavingDuringASilentStretchEndsTheRequestAtOnce) {
   // The backend sends one event, then says nothing (a reasoning model thinking) until the
   // test opens the gate. The client leaves meanwhile: the proxy must notice without waiting
   // for the backend's next byte or HTTP_TIMEOUT_SECONDS (100 s here).
   MockBackend backend([](const SeenRequest&) { return MockReply{}; });
   auto gate = backend.make_gate();
-  backend.set_handler([gate](const SeenRequest&) {
-    MockReply r = sse({"data: 1\n\n", "data: 2\n\n"});
-    r.wait_before[1] = gate;
-    return r;
-  });
+  backend.set_handler([gate](const SeenRequest&) { return silent_after_one_event(gate); });
   ProxyHarness p;
   p.cfg.threads = 1;
   p.add_backend("backend", backend.url());
@@ -216,9 +220,7 @@ TEST(Streaming, AWatchedClientThatStaysKeepsItsConnection) {
   backend.set_handler([gate](const SeenRequest& s) {
     if (s.request_on_connection > 1 || s.body.find("stream") == std::string::npos)
       return MockReply{200, {{"content-type", "application/json"}}, "{}"};
-    MockReply r = sse({"data: 1\n\n", "data: 2\n\n"});
-    r.wait_before[1] = gate;
-    return r;
+    return silent_after_one_event(gate);
   });
   ProxyHarness p;
   p.cfg.threads = 1;
