@@ -5,7 +5,7 @@
 #
 # Build stage: Debian 12 toolchain, Release build of smartlb and smartlb-sim (no tests, no
 # benchmarks). Runtime stage: debian:12-slim with only the shared libraries the binaries link
-# (OpenSSL 3, spdlog 1.10 + fmt 9), CA certificates for backend TLS, and a non-root user.
+# (OpenSSL 3, spdlog 1.10 + fmt 9, yaml-cpp 0.7), CA certificates for backend TLS, and a non-root user.
 
 FROM debian:12 AS build
 ARG DEBIAN_FRONTEND=noninteractive
@@ -25,7 +25,7 @@ RUN cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release \
 FROM debian:12-slim
 ARG DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
- && apt-get install -y --no-install-recommends ca-certificates libssl3 libspdlog1.10 libfmt9 \
+ && apt-get install -y --no-install-recommends ca-certificates libssl3 libspdlog1.10 libfmt9 libyaml-cpp0.7 \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 smartlb \
  && useradd --system --uid 10001 --gid smartlb --no-create-home --home-dir /nonexistent \

@@ -38,7 +38,7 @@ fi
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config
-  libboost1.81-dev libssl-dev nlohmann-json3-dev libspdlog-dev
+  libboost1.81-dev libssl-dev nlohmann-json3-dev libspdlog-dev libyaml-cpp-dev
   ca-certificates curl
 )
 if $with_tests; then

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include "smartlb/config/values.hpp"
 #include "smartlb/http/header_rules.hpp"
 
 extern char** environ;
@@ -22,18 +23,6 @@ class Problems {
   void warn(const std::string& var, const std::string& what) { warnings.push_back(var + ": " + what); }
   std::vector<std::string> errors, warnings;
 };
-
-std::string quoted(std::string_view v) {
-  std::string out = "\"";
-  for (char c : v.substr(0, 80)) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-      out += '?';
-    else
-      out += c;
-  }
-  if (v.size() > 80) out += "...";
-  return out + "\"";
-}
 
 template <class Int>
 std::optional<Int> parse_integer(std::string_view v) {
@@ -97,24 +86,6 @@ bool read_bool(const EnvMap& env, Problems& p, const std::string& var, bool fall
   return fallback;
 }
 
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-bool is_azure_host(std::string host) {
-  std::transform(host.begin(), host.end(), host.begin(), [](unsigned char c) { return std::tolower(c); });
-  for (std::string_view suffix :
-       {".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com", ".azure-api.net",
-        ".openai.azure.us", ".cognitiveservices.azure.us", ".openai.azure.cn", ".cognitiveservices.azure.cn"})
-    if (ends_with(host, suffix)) return true;
-  return false;
-}
-
-bool is_name_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
-         c == '.';
-}
-
 constexpr std::string_view kBackendFields[] = {
     "URL", "PRIORITY", "WEIGHT", "APIKEY", "NAME", "DEPLOYMENT_NAME", "AUTH", "TPM", "RPM"};
 
@@ -143,26 +114,19 @@ void load_backend(const EnvMap& env, Problems& p, int id, Config& cfg) {
   read_int(env, p, prefix + "TPM", 1, 1'000'000'000'000ll, b.tpm);
   read_int(env, p, prefix + "RPM", 1, 1'000'000'000ll, b.rpm);
   if (const std::string* key = lookup(env, prefix + "APIKEY")) {
-    if (key->empty())
-      p.error(prefix + "APIKEY", "is set but empty");
-    else if (!is_safe_header_value(*key) || std::any_of(key->begin(), key->end(), [](unsigned char c) {
-               return c < 0x20 || c == 0x7f || c == ' ';
-             }))
-      p.error(prefix + "APIKEY",
-              "contains whitespace or a control character (a trailing newline from a secrets "
-              "file?); value not shown");
+    if (const auto problem = api_key_problem(*key))
+      p.error(prefix + "APIKEY", *problem);
     else
       b.api_key = *key;
   }
   if (const std::string* name = lookup(env, prefix + "NAME")) {
-    if (name->empty() || name->size() > 64 || !std::all_of(name->begin(), name->end(), is_name_char))
+    if (!is_valid_name(*name))
       p.error(prefix + "NAME", "must be 1-64 characters of A-Z a-z 0-9 . _ -, got " + quoted(*name));
     else
       b.name = *name;
   }
   if (const std::string* dep = lookup(env, prefix + "DEPLOYMENT_NAME")) {
-    if (dep->empty() || dep->size() > 128 ||
-        !std::all_of(dep->begin(), dep->end(), [](char c) { return is_name_char(c) || c == '~'; }))
+    if (!is_valid_deployment_name(*dep))
       p.error(prefix + "DEPLOYMENT_NAME",
               "must be 1-128 characters of A-Z a-z 0-9 . _ - ~, got " + quoted(*dep));
     else
@@ -183,7 +147,7 @@ void load_backend(const EnvMap& env, Problems& p, int id, Config& cfg) {
 
 }  // namespace
 
-ConfigLoadResult load_config_from_env(const EnvMap& env) {
+ConfigLoadResult load_config_from_env(const EnvMap& env, bool require_backends) {
   Problems p;
   Config cfg;
 
@@ -216,7 +180,7 @@ ConfigLoadResult load_config_from_env(const EnvMap& env) {
     ids.insert(*id);
   }
   for (int id : ids) load_backend(env, p, id, cfg);
-  if (ids.empty())
+  if (ids.empty() && require_backends)
     p.error("BACKEND_1_URL", "no backend is configured; set BACKEND_1_URL (and BACKEND_2_URL, ...)");
 
   std::set<std::string> names;

@@ -3,7 +3,10 @@
 // and what they do at run time lives in BackendStates beside it.
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "smartlb/config/url.hpp"
@@ -18,7 +21,7 @@ enum class AuthStyle {
 };
 
 struct BackendConfig {
-  int id = 0;        // the X of BACKEND_X_*
+  int id = 0;        // the X of BACKEND_X_* (0 for a backend of the config file)
   std::string name;  // shown in logs and the `x-smartlb-backend` header
   BackendUrl url;
   int priority = 1;             // lower is preferred
@@ -32,8 +35,74 @@ struct BackendConfig {
   std::int64_t rpm = 0;     // declared requests per minute per deployment (0: not declared)
 };
 
+// A deployment (Azure) or model (OpenAI-style) on a backend: what a rule routes to.
+struct TargetConfig {
+  std::string id;       // what rules' `target` names, e.g. "eastus/gpt-4o"
+  std::string backend;  // a backend's name
+  // The name the backend knows: it replaces the client's deployment path segment, or the
+  // body's `model` of /v1-style requests. Empty: the client's name passes through.
+  std::string upstream_name;
+  std::vector<std::string> aliases;  // more client-facing model names it serves
+  // Declared quota per minute (model_configs[].usage_limits; 0: none).
+  std::int64_t tpm = 0, rpm = 0;
+  // model_configs[].failure_tolerance: more failover outcomes than this in a rolling minute
+  // take the target out for `breaker_cooldown` (0 failures allowed and no cooldown: off).
+  std::optional<std::uint32_t> allowed_failures_per_minute;
+  std::chrono::seconds breaker_cooldown{0};
+  // Client-facing names this target answers to: its id, the part of the id after its last
+  // '/', its upstream name and its aliases.
+  bool serves(std::string_view model) const;
+};
+
+// A member of a rule's load_balance_targets.
+struct RuleTarget {
+  std::string target;  // a TargetConfig id
+  std::uint32_t weight = 1;
+  int priority = 1;
+  // override_params, each top-level key with its value as JSON text (nullopt: remove the key).
+  std::vector<std::pair<std::string, std::optional<std::string>>> override_params;
+};
+
+enum class RuleType { Priority, Weight, Latency };
+
+struct RuleConfig {
+  std::string id;
+  RuleType type = RuleType::Priority;
+  // when: every listed condition must hold (empty: matches every request).
+  std::vector<std::string> subjects;  // any of them
+  std::vector<std::string> models;    // any of them
+  std::vector<std::pair<std::string, std::string>> metadata;  // all of them
+  std::vector<RuleTarget> targets;
+  // Latency rules.
+  std::chrono::minutes lookback{10};
+  double allowed_latency_overhead_percentage = 0;
+  // Affinity: requests with the same key keep to one target while it is available.
+  bool affinity = false;
+  // Slow start: after a cooldown ends, a target's share ramps back over this long (0: off).
+  std::chrono::seconds slow_start{0};
+  bool implicit = false;  // the default rule made from BACKEND_X_* (or from a file without rules)
+};
+
+// A client key of the config file's `clients` section.
+struct ClientConfig {
+  std::string name;
+  std::string key;         // plain (secret), or empty when `key_sha256` is given
+  std::string key_sha256;  // 64 hex digits
+  std::vector<std::string> subjects;
+};
+
+// What the config file adds beside the environment's backends.
+struct Policy {
+  std::string file;  // the file it came from ("" for env only)
+  std::string hash;  // SHA-256 of the file's bytes, hex ("" for env only)
+  std::vector<TargetConfig> targets;
+  std::vector<RuleConfig> rules;  // in order; the implicit default rule last when present
+  std::vector<ClientConfig> clients;
+};
+
 struct Config {
-  std::vector<BackendConfig> backends;  // ordered by id
+  std::vector<BackendConfig> backends;  // the environment's (ordered by id), then the file's
+  Policy policy;
 
   std::string listen_address = "0.0.0.0";
   std::uint16_t port = 8080;

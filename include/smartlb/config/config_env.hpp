@@ -18,7 +18,8 @@ struct ConfigLoadResult {
   std::vector<std::string> warnings;
 };
 
-ConfigLoadResult load_config_from_env(const EnvMap& env);
+// `require_backends`: at least one BACKEND_X_URL (false when a config file may declare them).
+ConfigLoadResult load_config_from_env(const EnvMap& env, bool require_backends = true);
 
 // The process environment as a map.
 EnvMap current_environment();

@@ -1,0 +1,25 @@
+#pragma once
+// The configuration file (CONFIG_FILE, --config): backends, targets, clients, rules and
+// model_configs in YAML or JSON, TrueFoundry's load-balancing schema for the rules. Combined
+// with the environment: process settings and BACKEND_X_* backends come from there, and every
+// problem of both is reported at once, each with its path in the file
+// ("rules[2].load_balance_targets[0].weight: must be a positive integer, got \"0\"").
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "smartlb/config/config_env.hpp"
+
+namespace smartlb {
+
+// The environment, and the file named by `file` or else by CONFIG_FILE (none: env only).
+ConfigLoadResult load_config(const EnvMap& env, const std::optional<std::string>& file = std::nullopt);
+
+// The environment and a file's text (`file_name` for messages and Policy::file). Pure: tests
+// and the fuzz target call this.
+ConfigLoadResult load_config_text(const EnvMap& env, std::string_view text, const std::string& file_name);
+
+// A short human summary of what `cfg` will route (smartlb --check-config).
+std::string describe_routing(const Config& cfg);
+
+}  // namespace smartlb

@@ -1,0 +1,349 @@
+#include "smartlb/config/config_file.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+namespace smartlb {
+namespace {
+
+const char* kGood = R"(
+name: loadbalancing-config
+type: gateway-load-balancing-config
+backends:
+  - name: eastus
+    url: https://contoso-eastus.openai.azure.com
+    api_key: ${EASTUS_KEY}
+  - name: oai
+    url: https://api.openai.com/v1
+    api_key: sk-test-1234567890
+    priority: 2
+targets:
+  - id: eastus/gpt-4o
+    backend: eastus
+    deployment: gpt-4o-0806
+  - id: oai/gpt-4o
+    backend: oai
+    model: gpt-4o
+clients:
+  - name: search-app
+    key: ${SEARCH_KEY}
+    subjects: [team:search, user:alice]
+rules:
+  - id: search-dev
+    type: weight-based-routing
+    when:
+      subjects: [team:search]
+      models: [gpt-4o]
+      metadata: {env: dev}
+    load_balance_targets:
+      - target: eastus/gpt-4o
+        weight: 70
+        override_params:
+          temperature: 0.5
+          max_tokens: 800
+          user: null
+          stop: "7"
+      - target: oai/gpt-4o
+        weight: 30
+  - id: fast
+    type: latency-based-routing
+    config:
+      lookback_window_minutes: 5
+      allowed_latency_overhead_percentage: 25
+    load_balance_targets:
+      - target: eastus/gpt-4o
+      - target: oai/gpt-4o
+model_configs:
+  - model: eastus/gpt-4o
+    usage_limits: {tokens_per_minute: 50000, requests_per_minute: 300}
+    failure_tolerance: {allowed_failures_per_minute: 3, cooldown_period_minutes: 5}
+  - model: gpt-4o
+    usage_limits: {tokens_per_minute: 1000}
+)";
+
+EnvMap good_env() { return {{"EASTUS_KEY", "eastus-secret-key"}, {"SEARCH_KEY", "search-app-key-1"}}; }
+
+bool has_error(const ConfigLoadResult& r, std::string_view needle) {
+  return std::any_of(r.errors.begin(), r.errors.end(),
+                     [&](const std::string& e) { return e.find(needle) != std::string::npos; });
+}
+
+std::string all_errors(const ConfigLoadResult& r) {
+  std::string s;
+  for (const auto& e : r.errors) s += e + "\n";
+  return s;
+}
+
+TEST(ConfigFile, ReadsTrueFoundryRulesWithOurBackendsTargetsAndClients) {
+  const auto r = load_config_text(good_env(), kGood, "smartlb.yaml");
+  ASSERT_TRUE(r.config) << all_errors(r);
+  const Config& c = *r.config;
+  ASSERT_EQ(c.backends.size(), 2u);
+  EXPECT_EQ(c.backends[0].api_key, "eastus-secret-key");
+  EXPECT_TRUE(c.backends[0].azure_host);
+  EXPECT_EQ(c.backends[1].priority, 2);
+  ASSERT_EQ(c.policy.targets.size(), 2u);
+  EXPECT_EQ(c.policy.targets[0].upstream_name, "gpt-4o-0806");
+  // model_configs: the target's own entry wins over the model name's.
+  EXPECT_EQ(c.policy.targets[0].tpm, 50000);
+  EXPECT_EQ(c.policy.targets[0].rpm, 300);
+  ASSERT_TRUE(c.policy.targets[0].allowed_failures_per_minute);
+  EXPECT_EQ(*c.policy.targets[0].allowed_failures_per_minute, 3u);
+  EXPECT_EQ(c.policy.targets[0].breaker_cooldown, std::chrono::minutes(5));
+  EXPECT_EQ(c.policy.targets[1].tpm, 1000);
+  ASSERT_EQ(c.policy.rules.size(), 2u);  // no env backends: no implicit rule after the file's
+  const RuleConfig& rule = c.policy.rules[0];
+  EXPECT_EQ(rule.type, RuleType::Weight);
+  EXPECT_EQ(rule.subjects, std::vector<std::string>{"team:search"});
+  ASSERT_EQ(rule.metadata.size(), 1u);
+  EXPECT_EQ(rule.metadata[0].second, "dev");
+  ASSERT_EQ(rule.targets.size(), 2u);
+  EXPECT_EQ(rule.targets[0].weight, 70u);
+  const auto& o = rule.targets[0].override_params;
+  ASSERT_EQ(o.size(), 4u);
+  EXPECT_EQ(o[0].second, "0.5");
+  EXPECT_EQ(o[1].second, "800");
+  EXPECT_FALSE(o[2].second);  // null: remove the key
+  EXPECT_EQ(o[3].second, "\"7\"");  // quoted: a string
+  EXPECT_EQ(c.policy.rules[1].type, RuleType::Latency);
+  EXPECT_EQ(c.policy.rules[1].lookback, std::chrono::minutes(5));
+  EXPECT_DOUBLE_EQ(c.policy.rules[1].allowed_latency_overhead_percentage, 25);
+  ASSERT_EQ(c.policy.clients.size(), 1u);
+  EXPECT_EQ(c.policy.clients[0].key, "search-app-key-1");
+  EXPECT_EQ(c.policy.hash.size(), 64u);
+  EXPECT_EQ(c.policy.file, "smartlb.yaml");
+}
+
+TEST(ConfigFile, JsonIsAcceptedToo) {
+  const char* json = R"({"backends": [{"name": "a", "url": "http://127.0.0.1:9"}],
+    "targets": [{"id": "a/m", "backend": "a", "model": "m"}],
+    "rules": [{"id": "r", "type": "priority-based-routing", "load_balance_targets": [{"target": "a/m"}]}]})";
+  const auto r = load_config_text({}, json, "smartlb.json");
+  ASSERT_TRUE(r.config) << all_errors(r);
+  EXPECT_EQ(r.config->policy.rules.size(), 1u);
+}
+
+TEST(ConfigFile, EnvBackendsFormTheImplicitDefaultRuleAfterTheFilesRules) {
+  EnvMap env = good_env();
+  env["BACKEND_1_URL"] = "http://127.0.0.1:9";
+  env["BACKEND_1_DEPLOYMENT_NAME"] = "fixed";
+  env["BACKEND_1_PRIORITY"] = "3";
+  const auto r = load_config_text(env, kGood, "f.yaml");
+  ASSERT_TRUE(r.config) << all_errors(r);
+  const auto& rules = r.config->policy.rules;
+  ASSERT_EQ(rules.size(), 3u);
+  EXPECT_TRUE(rules.back().implicit);
+  ASSERT_EQ(rules.back().targets.size(), 1u);
+  EXPECT_EQ(rules.back().targets[0].target, "backend-1");
+  EXPECT_EQ(rules.back().targets[0].priority, 3);
+  EXPECT_EQ(r.config->backends.size(), 3u);
+}
+
+TEST(ConfigFile, AFileWithoutRulesRoutesEveryBackendByPriority) {
+  const auto r = load_config_text({{"BACKEND_1_URL", "http://127.0.0.1:9"}},
+                                  "backends:\n  - name: b\n    url: http://127.0.0.1:10\n    weight: 4\n", "f.yaml");
+  ASSERT_TRUE(r.config) << all_errors(r);
+  ASSERT_EQ(r.config->policy.rules.size(), 1u);
+  const RuleConfig& rule = r.config->policy.rules[0];
+  EXPECT_TRUE(rule.implicit);
+  EXPECT_EQ(rule.type, RuleType::Priority);
+  ASSERT_EQ(rule.targets.size(), 2u);
+  EXPECT_EQ(rule.targets[1].weight, 4u);
+}
+
+TEST(ConfigFile, EnvOnlyStillGetsTheImplicitRule) {
+  const auto r = load_config({{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"BACKEND_2_URL", "http://127.0.0.1:10"}});
+  ASSERT_TRUE(r.config) << all_errors(r);
+  ASSERT_EQ(r.config->policy.rules.size(), 1u);
+  EXPECT_EQ(r.config->policy.rules[0].targets.size(), 2u);
+  EXPECT_TRUE(r.config->policy.file.empty());
+}
+
+TEST(ConfigFile, ReportsEveryErrorAtOnceWithItsPath) {
+  const char* bad = R"(
+backends:
+  - name: eastus
+    url: ftp://nowhere
+    wieght: 3
+targets:
+  - id: eastus/gpt-4o
+    backend: eastsu
+rules:
+  - id: r1
+    type: weight-based-routing
+    load_balance_targets:
+      - target: eastus/gpt-4o
+        weight: 0
+  - id: r1
+    type: latency-routing
+    when:
+      models: [gpt-5]
+    load_balance_targets:
+      - target: eastus/gpt4o
+  - id: r3
+    type: weight-based-routing
+    load_balance_targets: []
+model_configs:
+  - model: nothing-here
+    failure_tolerance: {allowed_failures_per_minute: 3}
+clients:
+  - name: c
+    key: short
+)";
+  const auto r = load_config_text({}, bad, "bad.yaml");
+  EXPECT_FALSE(r.config);
+  EXPECT_TRUE(has_error(r, "backends[0].url: ")) << all_errors(r);
+  EXPECT_TRUE(has_error(r, "backends[0].wieght: unknown key (did you mean \"weight\"?)")) << all_errors(r);
+  EXPECT_TRUE(has_error(r, "targets[0].backend: no backend is named \"eastsu\" (did you mean \"eastus\"?)"))
+      << all_errors(r);
+  EXPECT_TRUE(has_error(r,
+                        "rules[1].load_balance_targets[0].target: no target has the id \"eastus/gpt4o\" (did you "
+                        "mean \"eastus/gpt-4o\"?)"))
+      << all_errors(r);
+  EXPECT_TRUE(has_error(r, "rules[0].load_balance_targets[0].weight: must be a positive integer, got \"0\""))
+      << all_errors(r);
+  EXPECT_TRUE(has_error(r, "rules[1].id: duplicates another rule's id")) << all_errors(r);
+  EXPECT_TRUE(has_error(r, "rules[1].type: must be weight-based-routing")) << all_errors(r);
+  EXPECT_TRUE(has_error(r, "rules[2].load_balance_targets: needs at least one target")) << all_errors(r);
+  EXPECT_TRUE(has_error(r, "model_configs[0].failure_tolerance.cooldown_period_minutes: is required"))
+      << all_errors(r);
+  EXPECT_TRUE(has_error(r, "model_configs[0].model: no target is or serves the model")) << all_errors(r);
+  EXPECT_TRUE(has_error(r, "clients[0].key: must be at least 8 characters")) << all_errors(r);
+  EXPECT_TRUE(has_error(r, "(bad.yaml:")) << "errors carry their line: " << all_errors(r);
+}
+
+TEST(ConfigFile, AModelNoTargetOfTheRuleServesIsAnError) {
+  const char* text = R"(
+backends: [{name: a, url: "http://127.0.0.1:9"}]
+targets: [{id: a/gpt-4o, backend: a, deployment: dep-4o, aliases: [four-o]}]
+rules:
+  - id: r
+    type: priority-based-routing
+    when: {models: [gpt-4o, dep-4o, a/gpt-4o, four-o, gpt-5]}
+    load_balance_targets: [{target: a/gpt-4o}]
+)";
+  const auto r = load_config_text({}, text, "f.yaml");
+  ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+  EXPECT_TRUE(has_error(r, "rules[0].when.models[4]: no target of this rule serves model \"gpt-5\""));
+}
+
+TEST(ConfigFile, MissingEnvironmentVariableIsAnErrorThatNamesIt) {
+  const auto r = load_config_text({}, kGood, "f.yaml");
+  EXPECT_TRUE(has_error(r, "backends[0].api_key: refers to the environment variable EASTUS_KEY, which is not set"))
+      << all_errors(r);
+  EXPECT_TRUE(has_error(r, "clients[0].key: refers to the environment variable SEARCH_KEY"));
+}
+
+TEST(ConfigFile, SecretsNeverAppearInErrors) {
+  EnvMap env = good_env();
+  env["SEARCH_KEY"] = "short";  // too short: refused without being shown
+  env["EASTUS_KEY"] = "has space";
+  const auto r = load_config_text(env, kGood, "f.yaml");
+  EXPECT_FALSE(r.config);
+  for (const auto& e : r.errors) {
+    EXPECT_EQ(e.find("short\""), std::string::npos) << e;
+    EXPECT_EQ(e.find("has space"), std::string::npos) << e;
+  }
+}
+
+TEST(ConfigFile, DollarDollarBraceIsALiteral) {
+  const char* text =
+      "backends: [{name: a, url: \"http://127.0.0.1:9\"}]\n"
+      "targets: [{id: a/m, backend: a}]\n"
+      "rules: [{id: r, type: weight-based-routing, load_balance_targets: [{target: a/m, override_params: {x: "
+      "\"$${HOME}\"}}]}]\n";
+  const auto r = load_config_text({}, text, "f.yaml");
+  ASSERT_TRUE(r.config) << all_errors(r);
+  EXPECT_EQ(r.config->policy.rules[0].targets[0].override_params[0].second, "\"${HOME}\"");
+}
+
+TEST(ConfigFile, InvalidYamlNamesTheLine) {
+  const auto r = load_config_text({}, "rules:\n  - id: [unclosed\n", "broken.yaml");
+  ASSERT_FALSE(r.config);
+  EXPECT_TRUE(has_error(r, "broken.yaml:")) << all_errors(r);
+  EXPECT_TRUE(has_error(r, "not valid YAML or JSON")) << all_errors(r);
+}
+
+TEST(ConfigFile, NameClashesBetweenEnvAndFileBackendsAreErrors) {
+  const auto r = load_config_text({{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"BACKEND_1_NAME", "a"}},
+                                  "backends: [{name: a, url: \"http://127.0.0.1:10\"}]\n", "f.yaml");
+  EXPECT_TRUE(has_error(r, "backends[0].name: duplicates the backend \"a\" of BACKEND_1_*")) << all_errors(r);
+}
+
+TEST(ConfigFile, ClientNamesMustNotClashWithClientApiKeysNames) {
+  const auto r = load_config_text({{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"CLIENT_API_KEYS", "abcdefgh12"}},
+                                  "clients: [{name: client-1, key_sha256: "
+                                  "\"sha256:9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08\"}]\n",
+                                  "f.yaml");
+  EXPECT_TRUE(has_error(r, "clients[0].name: duplicates another client's name \"client-1\"")) << all_errors(r);
+}
+
+TEST(ConfigFile, KeyHashesAreNormalised) {
+  const auto r = load_config_text({{"BACKEND_1_URL", "http://127.0.0.1:9"}},
+                                  "clients: [{name: c, key_sha256: "
+                                  "\"sha256:9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08\"}]\n",
+                                  "f.yaml");
+  ASSERT_TRUE(r.config) << all_errors(r);
+  EXPECT_EQ(r.config->policy.clients[0].key_sha256,
+            "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08");
+}
+
+TEST(ConfigFile, SettingsWithoutEffectAreWarnings) {
+  const char* text = R"(
+backends: [{name: a, url: "http://127.0.0.1:9"}]
+targets: [{id: a/m, backend: a}, {id: a/unused, backend: a}]
+rules:
+  - id: r
+    type: latency-based-routing
+    load_balance_targets: [{target: a/m, weight: 5}]
+  - id: w
+    type: weight-based-routing
+    config: {lookback_window_minutes: 3}
+    load_balance_targets: [{target: a/m}]
+)";
+  const auto r = load_config_text({}, text, "f.yaml");
+  ASSERT_TRUE(r.config) << all_errors(r);
+  std::string w;
+  for (const auto& x : r.warnings) w += x + "\n";
+  EXPECT_NE(w.find("rules[0].load_balance_targets[0].weight: has no effect"), std::string::npos) << w;
+  EXPECT_NE(w.find("rules[1].config: has effect only in a latency-based-routing rule"), std::string::npos) << w;
+  EXPECT_NE(w.find("no rule routes to the target \"a/unused\""), std::string::npos) << w;
+}
+
+TEST(ConfigFile, LoadConfigReadsTheFileNamedByConfigFile) {
+  const std::string path = ::testing::TempDir() + "smartlb_config_file_test.yaml";
+  {
+    std::ofstream out(path);
+    out << "backends: [{name: a, url: \"http://127.0.0.1:9\"}]\n";
+  }
+  const auto r = load_config({{"CONFIG_FILE", path}});
+  ASSERT_TRUE(r.config) << all_errors(r);
+  EXPECT_EQ(r.config->policy.file, path);
+  std::remove(path.c_str());
+  const auto missing = load_config({{"CONFIG_FILE", path}});
+  EXPECT_TRUE(has_error(missing, "CONFIG_FILE: cannot read the file")) << all_errors(missing);
+  const auto flag = load_config({}, path);
+  EXPECT_TRUE(has_error(flag, "--config: cannot read the file")) << all_errors(flag);
+}
+
+TEST(ConfigFile, NoBackendAnywhereIsAnError) {
+  const auto r = load_config_text({}, "name: x\n", "f.yaml");
+  EXPECT_TRUE(has_error(r, "no backend is configured")) << all_errors(r);
+}
+
+TEST(ConfigFile, DescribeRoutingSummarisesRulesAndTargets) {
+  const auto r = load_config_text(good_env(), kGood, "smartlb.yaml");
+  ASSERT_TRUE(r.config);
+  const std::string s = describe_routing(*r.config);
+  EXPECT_NE(s.find("rule search-dev: weight-based-routing, subject team:search, model gpt-4o, metadata env=dev"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("-> eastus/gpt-4o (as gpt-4o-0806 on eastus) weight 70, 4 override(s)"), std::string::npos) << s;
+  EXPECT_EQ(s.find("eastus-secret-key"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace smartlb
