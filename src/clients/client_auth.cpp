@@ -5,14 +5,40 @@
 
 namespace smartlb {
 
+namespace {
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
 ClientAuthenticator::ClientAuthenticator(const std::vector<ClientKey>& keys) {
-  for (const auto& k : keys) clients_.push_back({digest(k.key), k.name, k.subjects});
+  for (const auto& k : keys) {
+    Digest d{};
+    if (k.key_sha256.empty()) {
+      d = digest(k.key);
+    } else {
+      // Validated by the configuration: 64 hex digits. Anything else matches no key.
+      bool ok = k.key_sha256.size() == 2 * d.size();
+      for (std::size_t i = 0; ok && i < d.size(); ++i) {
+        const int hi = hex_value(k.key_sha256[2 * i]), lo = hex_value(k.key_sha256[2 * i + 1]);
+        ok = hi >= 0 && lo >= 0;
+        d[i] = static_cast<unsigned char>(hi * 16 + lo);
+      }
+      if (!ok) continue;
+    }
+    clients_.push_back({d, k.name, k.subjects});
+  }
 }
 
 std::vector<ClientKey> ClientAuthenticator::from_key_list(const std::vector<std::string>& keys) {
   std::vector<ClientKey> out;
   for (std::size_t i = 0; i < keys.size(); ++i)
-    out.push_back({"client-" + std::to_string(i + 1), keys[i], {}});
+    out.push_back({"client-" + std::to_string(i + 1), keys[i], {}, {}});
   return out;
 }
 

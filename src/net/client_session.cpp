@@ -233,7 +233,9 @@ Task<> run_client_session(Worker& w, Socket socket) {
             : ClientAuthenticator::anonymous();
     if (!client) {
       bad.status = http::status::unauthorized;
-      bad.message = "Access denied: the api-key (or Bearer token) is not one of CLIENT_API_KEYS.";
+      bad.message =
+          "Access denied: the api-key (or Bearer token) is not one of the configured client keys "
+          "(CLIENT_API_KEYS, or the config file's clients).";
       bad.code = "invalid_api_key";
       rec.status = 401;
       // The body is unread, so the connection cannot carry another request.
@@ -289,7 +291,8 @@ Task<> run_client_session(Worker& w, Socket socket) {
       }
     }
 
-    const bool keep = co_await forward_request(w, *snapshot, stream, head, *target, rec, forward_buffers);
+    const bool keep =
+        co_await forward_request(w, *snapshot, stream, head, *target, client->subjects, rec, forward_buffers);
     if (!keep) break;
   }
   stream.socket().shutdown(tcp::socket::shutdown_send, ignored);

@@ -1,7 +1,9 @@
 // The request path, in phases (ForwardJob::run):
 //   prepare   what goes upstream of the client's request, once (fields, body framing, cost)
-//   choose    a target from the snapshot's routing table (selector), its quota reserved
-//   address   the upstream request head for that target, with its credential
+//   match     the first rule whose conditions the request meets (none: 404)
+//   choose    a target from the rule's routing table (its selector), its quota reserved
+//   address   the upstream request head for that target, with its credential, and its body
+//             (the target's override_params and model rename, when it has them)
 //   attempt   send it, read the response head (a pooled connection, or a new one)
 //   judge     fail over at once (and cool the target down), or
 //   relay     the response as it arrives
@@ -14,7 +16,10 @@
 #include <span>
 
 #include "smartlb/credentials/static_key.hpp"
+#include <nlohmann/json.hpp>
+
 #include "smartlb/http/header_rules.hpp"
+#include "smartlb/http/json_body.hpp"
 #include "smartlb/http/request_target.hpp"
 #include "smartlb/http1/http_io.hpp"
 #include "smartlb/http1/wire_format.hpp"
@@ -97,17 +102,37 @@ struct AttemptResult {
   std::string detail;
 };
 
-// A target of this request: a position in the snapshot's table, and what is known there.
+// A target of this request: a position in its rule's table, and what is known there.
 struct Target {
   std::size_t position;
   const PoolMember& member;     // routing: id, weight, quota
-  const BackendConfig& config;  // transport: URL, credentials, deployment rename
+  const RouteTarget& route;     // the model rename and body overrides
+  const BackendConfig& config;  // transport: URL, credentials
 };
+
+// Requests of the OpenAI style name their model in the body, not the path (/v1/..., and
+// Azure's v1 API /openai/v1/...).
+bool body_names_model(std::string_view path) {
+  return path.substr(0, 4) == "/v1/" || path.substr(0, 11) == "/openai/v1/";
+}
+
+// x-smartlb-metadata: a JSON object of strings. False when it is not one.
+bool parse_metadata(std::string_view text, std::vector<MetadataPair>& out) {
+  out.clear();
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || j.size() > 64) return false;
+  for (const auto& [key, value] : j.items()) {
+    if (!value.is_string()) return false;
+    out.emplace_back(key, value.get<std::string>());
+  }
+  return true;
+}
 
 class ForwardJob {
  public:
   ForwardJob(Worker& w, const Snapshot& snapshot, TimedSocket& client, RequestHead& req,
-             const RequestTarget& target, RequestRecord& rec, ForwardBuffers& buffers)
+             const RequestTarget& target, std::span<const std::string> subjects, RequestRecord& rec,
+             ForwardBuffers& buffers)
       : w_(w),
         s_(w.shared),
         cfg_(w.shared.cfg),
@@ -116,6 +141,7 @@ class ForwardJob {
         client_(client),
         req_(req),
         target_(target),
+        subjects_(subjects),
         rec_(rec),
         buffers_(buffers) {}
 
@@ -123,8 +149,12 @@ class ForwardJob {
 
  private:
   void prepare_request();
+  std::optional<std::string_view> match_rule();
   std::optional<Target> choose_target(TriedSet& tried);
   void write_request_head(const Target& t);
+  void prepare_body(const Target& t);
+  void count_failure(const Target& t);
+  Task<bool> reply_error(http::status status, std::string_view code, std::string_view message);
   Task<AttemptResult> attempt(const Target& t);
   Task<void> drain_or_close(UpstreamPtr conn, ResponseReader& p);
   Task<bool> relay(UpstreamPtr conn, ResponseReader& p, const Target& t);
@@ -140,8 +170,16 @@ class ForwardJob {
   TimedSocket& client_;
   RequestHead& req_;
   const RequestTarget& target_;
+  std::span<const std::string> subjects_;
   RequestRecord& rec_;
   ForwardBuffers& buffers_;
+
+  const Rule* rule_ = nullptr;
+  // The model the client asked for: the deployment path segment, or the body's `model` of an
+  // OpenAI-style request. Rules match it, and cooldowns and quotas are kept under it.
+  std::string_view model_;
+  bool model_in_body_ = false;
+  std::string_view body_;  // what goes upstream on this attempt: the client's, or edited
 
   std::optional<ResponseReader> parser_;  // the current attempt's response
   std::string_view client_api_key_, client_authorization_;
@@ -180,7 +218,9 @@ void ForwardJob::prepare_request() {
       case http::field::content_length:
         continue;
       default:
-        if (is_client_credential(field.name) || iequals(field.name, "x-request-id")) continue;
+        if (is_client_credential(field.name) || iequals(field.name, "x-request-id") ||
+            iequals(field.name, "x-smartlb-metadata"))
+          continue;
         break;
     }
     append_field(passed, field.name, field.value);
@@ -190,20 +230,40 @@ void ForwardJob::prepare_request() {
   const auto m = req_.method;
   send_length_ = !req_.body.empty() || m == http::verb::post || m == http::verb::put ||
                  m == http::verb::patch || m == http::verb::options;
-  if (snap_.table.any_quota()) cost_ = estimate_request_tokens(target_.path, req_.body);
+  if (target_.has_deployment()) {
+    model_ = target_.deployment;
+  } else if (body_names_model(target_.path) && !req_.body.empty()) {
+    model_in_body_ = true;
+    if (const auto m = top_level_string(req_.body, "model")) model_ = *m;
+  }
+  body_ = req_.body;
+  if (snap_.any_quota) cost_ = estimate_request_tokens(target_.path, req_.body);
+}
+
+// The rule this request follows, or the message of the client error that prevents matching.
+std::optional<std::string_view> ForwardJob::match_rule() {
+  std::vector<MetadataPair>& metadata = buffers_.metadata;
+  metadata.clear();
+  if (snap_.rules_need_metadata) {
+    const std::string_view header = req_.fields.get("x-smartlb-metadata");
+    if (!header.empty() && !parse_metadata(header, metadata))
+      return "The x-smartlb-metadata header must be a JSON object whose values are strings.";
+  }
+  rule_ = snap_.match(RequestFacts{subjects_, model_, metadata});
+  return std::nullopt;
 }
 
 std::optional<Target> ForwardJob::choose_target(TriedSet& tried) {
   for (;;) {
     const bool out_of_time = Nanos(s_.clock.coarse_now() - rec_.start) >= cfg_.request_timeout;
     if (out_of_time) return std::nullopt;
-    const auto position =
-        snap_.routing().pick(snap_.table, states_, {target_.deployment, tried, cost_}, w_.rng);
+    const auto position = rule_->selector->pick(rule_->table, states_, {model_, tried, cost_}, w_.rng);
     if (!position) return std::nullopt;
     tried.add(*position);
-    const PoolMember& m = snap_.table.member(*position);
-    if (!states_.reserve(m, target_.deployment, cost_)) continue;  // its quota filled meanwhile
-    return Target{*position, m, snap_.backends[*position]};
+    const PoolMember& m = rule_->table.member(*position);
+    if (!states_.reserve(m, model_, cost_)) continue;  // its quota filled meanwhile
+    const RouteTarget& route = rule_->route[*position];
+    return Target{*position, m, route, snap_.backends[route.backend]};
   }
 }
 
@@ -212,22 +272,38 @@ void ForwardJob::write_request_head(const Target& t) {
   std::string& out = buffers_.request_head;
   out.clear();
   out.append(req_.method_text).push_back(' ');
-  append_upstream_target(out, b.url.base_path, target_, b.deployment_name);
+  append_upstream_target(out, b.url.base_path, target_, t.route.upstream_name);
   out.append(" HTTP/1.1\r\n");
   append_field(out, "Host", b.url.host_header);
-  for (const CredentialField& f : static_key_fields(b, snap_.prepared[t.position].bearer, azure_path_,
+  for (const CredentialField& f : static_key_fields(b, snap_.prepared[t.route.backend].bearer, azure_path_,
                                                     {client_api_key_, client_authorization_}))
     append_field(out, f.name, f.value);
   out.append(buffers_.passed_fields);
   append_field(out, "x-request-id", rec_.request_id);  // one id from client to backend and back
   if (send_length_) {
     out.append("Content-Length: ");
-    append_decimal(out, req_.body.size());
+    append_decimal(out, body_.size());
     out.append("\r\n", 2);
   }
   out.append("\r\n", 2);
   // A small body rides in the same buffer: one send() instead of a sendmsg() of two.
-  if (req_.body.size() <= kInlineBodyBytes) out.append(req_.body);
+  if (body_.size() <= kInlineBodyBytes) out.append(body_);
+}
+
+// The body for target `t`: the client's, or (when the target overrides parameters, or renames
+// an OpenAI-style request's model) a copy with those top-level members replaced. Every attempt
+// starts again from the client's body. A body that is not a JSON object goes as it is.
+void ForwardJob::prepare_body(const Target& t) {
+  body_ = req_.body;
+  const bool rename = model_in_body_ && !t.route.upstream_name.empty() && model_ != t.route.upstream_name;
+  if (t.route.overrides.empty() && !rename) return;
+  std::vector<BodyEdit>& edits = buffers_.edits;
+  edits.assign(t.route.overrides.begin(), t.route.overrides.end());
+  if (rename) edits.push_back(BodyEdit{"model", json_string(t.route.upstream_name)});
+  if (auto edited = edit_json_body(req_.body, edits)) {
+    buffers_.edited_body = std::move(*edited);
+    body_ = buffers_.edited_body;
+  }
 }
 
 Task<AttemptResult> ForwardJob::attempt(const Target& t) {
@@ -247,9 +323,9 @@ Task<AttemptResult> ForwardJob::attempt(const Target& t) {
     UpstreamConnection& c = *cr.conn;
     c.tcp().expires_after(timeout);
     const std::string& head = buffers_.request_head;
-    const bool inline_body = req_.body.size() <= kInlineBodyBytes;
-    const std::array<asio::const_buffer, 2> request{
-        asio::buffer(head), asio::buffer(req_.body.data(), inline_body ? 0 : req_.body.size())};
+    const bool inline_body = body_.size() <= kInlineBodyBytes;
+    const std::array<asio::const_buffer, 2> request{asio::buffer(head),
+                                                    asio::buffer(body_.data(), inline_body ? 0 : body_.size())};
     auto [wec, wn] = co_await c.visit([&](auto& s) {
       return inline_body ? asio::async_write(s, asio::buffer(head), use_tuple)
                          : asio::async_write(s, request, use_tuple);
@@ -400,7 +476,7 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, const Target& 
         // truncated response, not a complete one.
         rec_.upstream_aborted = true;
         const Verdict v = judge_transport(classify_transport_error(ec));
-        states_.record_failure(t.member, target_.deployment, v, std::nullopt);
+        states_.record_failure(t.member, model_, v, std::nullopt);
         conn->close();
         co_return false;
       }
@@ -466,8 +542,8 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, const Target& 
 }
 
 Task<bool> ForwardJob::reply_unavailable() {
-  const UnavailableAnswer a = answer_unavailable(
-      states_.unavailability(snap_.table, target_.deployment, cost_), rec_.attempt_count, target_.deployment);
+  const UnavailableAnswer a =
+      answer_unavailable(states_.unavailability(rule_->table, model_, cost_), rec_.attempt_count, model_);
   ErrorReply r;
   r.version = req_.version;
   r.keep_alive = req_.keep_alive && !w_.draining;
@@ -482,13 +558,45 @@ Task<bool> ForwardJob::reply_unavailable() {
   co_return !ec && r.keep_alive;
 }
 
+// A failover outcome counts against the target's failure_tolerance, when it has one.
+void ForwardJob::count_failure(const Target& t) {
+  if (!t.route.allowed_failures_per_minute) return;
+  const std::string_view deployment = t.member.effective_deployment(model_);
+  if (!s_.breakers.record(t.member.id, deployment, *t.route.allowed_failures_per_minute, s_.clock.now())) return;
+  states_.hold(t.member, model_, FailureCause::FailureTolerance, t.route.breaker_cooldown);
+  spdlog::warn("target {} failed more than {} time(s) in a minute: out for {} s (failure_tolerance)",
+               t.route.target_id, *t.route.allowed_failures_per_minute,
+               std::chrono::duration_cast<std::chrono::seconds>(t.route.breaker_cooldown).count());
+}
+
+Task<bool> ForwardJob::reply_error(http::status status, std::string_view code, std::string_view message) {
+  ErrorReply r;
+  r.version = req_.version;
+  r.keep_alive = req_.keep_alive && !w_.draining;
+  r.request_id = rec_.request_id;
+  r.status = status;
+  r.code = code;
+  r.message = message;
+  rec_.status = static_cast<unsigned>(status);
+  const auto ec = co_await write_error_reply(client_, r, cfg_.http_timeout);
+  co_return !ec && r.keep_alive;
+}
+
 Task<bool> ForwardJob::run() {
   prepare_request();
-  rec_.deployment = target_.deployment;
+  rec_.deployment = model_;
+  if (const auto bad = match_rule()) co_return co_await reply_error(http::status::bad_request, "", *bad);
+  if (!rule_) {
+    const std::string message =
+        model_.empty() ? std::string("No routing rule matches this request (it names no model).")
+                       : "No routing rule serves the model '" + std::string(model_.substr(0, 128)) + "'.";
+    co_return co_await reply_error(http::status::not_found, "model_not_found", message);
+  }
   TriedSet tried;
   for (;;) {
     const std::optional<Target> t = choose_target(tried);
     if (!t) co_return co_await reply_unavailable();
+    prepare_body(*t);
     write_request_head(*t);
 
     AttemptRecord& a = rec_.add_attempt();
@@ -499,18 +607,20 @@ Task<bool> ForwardJob::run() {
 
     if (!r.conn) {
       a.cause = r.verdict.cause;
-      a.cooldown_ms = states_.record_failure(t->member, target_.deployment, r.verdict, std::nullopt).count();
+      a.cooldown_ms = states_.record_failure(t->member, model_, r.verdict, std::nullopt).count();
+      count_failure(*t);
       spdlog::warn("backend {} failed ({}: {}); cooling down {} ms, failing over", t->config.name,
                    to_string(r.verdict.cause), r.detail, a.cooldown_ms);
       continue;
     }
     const unsigned status = r.conn->head.status;
     a.status = status;
-    const Verdict v = judge_status(status, target_.has_deployment());
+    const Verdict v = judge_status(status, !model_.empty());
     if (v.fail_over) {
       a.cause = v.cause;
       const auto hint = retry_hint(r.conn->head.fields, s_.clock.wall_now());
-      a.cooldown_ms = states_.record_failure(t->member, target_.deployment, v, hint).count();
+      a.cooldown_ms = states_.record_failure(t->member, model_, v, hint).count();
+      count_failure(*t);
       if (v.cause == FailureCause::AuthRejected)
         spdlog::error("backend {} rejected its credentials (HTTP {}): check {}; cooling down {} ms",
                       t->config.name, status,
@@ -530,8 +640,9 @@ Task<bool> ForwardJob::run() {
 }  // namespace
 
 Task<bool> forward_request(Worker& w, const Snapshot& snapshot, TimedSocket& client, RequestHead& req,
-                           const RequestTarget& target, RequestRecord& rec, ForwardBuffers& buffers) {
-  ForwardJob job(w, snapshot, client, req, target, rec, buffers);
+                           const RequestTarget& target, std::span<const std::string> subjects, RequestRecord& rec,
+                           ForwardBuffers& buffers) {
+  ForwardJob job(w, snapshot, client, req, target, subjects, rec, buffers);
   co_return co_await job.run();
 }
 

@@ -1,31 +1,32 @@
 #include "smartlb/net/snapshot.hpp"
 
 #include <algorithm>
+#include <unordered_map>
+
+#include "smartlb/routing/selectors/priority_selector.hpp"
+#include "smartlb/routing/selectors/weighted_selector.hpp"
 
 namespace smartlb::net {
 namespace {
 
-std::vector<PoolMember> pool_members(const Config& cfg) {
-  std::vector<PoolMember> out;
-  // Declared per-minute quotas scaled to the window, rounded down like Azure's own
-  // accounting (and never to zero).
-  const auto scale = [&](std::int64_t per_minute) -> std::int64_t {
-    if (per_minute <= 0) return 0;
-    const std::int64_t ms = cfg.quota_window.count();
-    return std::max<std::int64_t>(per_minute / 60'000 * ms + per_minute % 60'000 * ms / 60'000, 1);
-  };
-  for (const auto& b : cfg.backends) {
-    PoolMember m;
-    m.name = b.name;
-    m.priority = b.priority;
-    m.weight = b.weight;
-    m.deployment_override = b.deployment_name;
-    m.tokens_per_window = scale(b.tpm);
-    m.requests_per_window = scale(b.rpm);
-    m.quota_window = std::chrono::duration_cast<Nanos>(cfg.quota_window);
-    out.push_back(std::move(m));
-  }
-  return out;
+// Declared per-minute quotas scaled to the window, rounded down like Azure's own accounting
+// (and never to zero).
+std::int64_t scale_to_window(std::int64_t per_minute, std::chrono::milliseconds window) {
+  if (per_minute <= 0) return 0;
+  const std::int64_t ms = window.count();
+  return std::max<std::int64_t>(per_minute / 60'000 * ms + per_minute % 60'000 * ms / 60'000, 1);
+}
+
+PoolMember backend_member(const Config& cfg, const BackendConfig& b) {
+  PoolMember m;
+  m.name = b.name;
+  m.priority = b.priority;
+  m.weight = b.weight;
+  m.deployment_override = b.deployment_name;
+  m.tokens_per_window = scale_to_window(b.tpm, cfg.quota_window);
+  m.requests_per_window = scale_to_window(b.rpm, cfg.quota_window);
+  m.quota_window = std::chrono::duration_cast<Nanos>(cfg.quota_window);
+  return m;
 }
 
 std::vector<PreparedBackend> prepare(const Config& cfg) {
@@ -34,15 +35,102 @@ std::vector<PreparedBackend> prepare(const Config& cfg) {
   return out;
 }
 
+std::unique_ptr<Selector> make_selector(const RuleConfig& rule, const LatencyStats* latency) {
+  (void)latency;
+  switch (rule.type) {
+    case RuleType::Weight:
+    case RuleType::Latency:
+      return std::make_unique<WeightedSelector>();
+    case RuleType::Priority:
+      break;
+  }
+  return std::make_unique<PrioritySelector>();
+}
+
+// The rules of `cfg`, or the implicit default rule over every backend when it has none (a
+// Config built in code rather than loaded).
+std::vector<RuleConfig> rules_of(const Config& cfg, std::vector<TargetConfig>& targets) {
+  if (!cfg.policy.rules.empty()) return cfg.policy.rules;
+  RuleConfig rule;
+  rule.id = "default";
+  rule.implicit = true;
+  for (const auto& b : cfg.backends) {
+    TargetConfig t;
+    t.id = b.name;
+    t.backend = b.name;
+    t.upstream_name = b.deployment_name;
+    t.tpm = b.tpm;
+    t.rpm = b.rpm;
+    targets.push_back(std::move(t));
+    rule.targets.push_back(RuleTarget{b.name, b.weight, b.priority, {}});
+  }
+  return {std::move(rule)};
+}
+
 }  // namespace
 
-std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids) {
-  return std::make_shared<const Snapshot>(
-      Snapshot{cfg.backends,
-               RoutingTable(pool_members(cfg), ids),
-               {},
-               prepare(cfg),
-               ClientAuthenticator(ClientAuthenticator::from_key_list(cfg.client_api_keys))});
+std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids, const LatencyStats* latency) {
+  auto snap = std::make_shared<Snapshot>();
+  snap->backends = cfg.backends;
+  std::vector<PoolMember> members;
+  std::unordered_map<std::string_view, std::size_t> backend_at;
+  for (std::size_t i = 0; i < cfg.backends.size(); ++i) {
+    members.push_back(backend_member(cfg, cfg.backends[i]));
+    backend_at.emplace(cfg.backends[i].name, i);
+  }
+  snap->table = RoutingTable(std::move(members), ids);
+  snap->prepared = prepare(cfg);
+
+  std::vector<TargetConfig> targets = cfg.policy.targets;
+  const std::vector<RuleConfig> rules = rules_of(cfg, targets);
+  std::unordered_map<std::string_view, const TargetConfig*> target_by_id;
+  for (const auto& t : targets) target_by_id.emplace(t.id, &t);
+
+  for (const RuleConfig& rc : rules) {
+    Rule rule;
+    rule.id = rc.id;
+    rule.type = rc.type;
+    rule.when = RuleConditions{rc.subjects, rc.models, rc.metadata};
+    rule.affinity = rc.affinity;
+    rule.slow_start = std::chrono::duration_cast<Nanos>(rc.slow_start);
+    rule.implicit = rc.implicit;
+    std::vector<PoolMember> rule_members;
+    for (const RuleTarget& rt : rc.targets) {
+      const auto t = target_by_id.find(rt.target);
+      if (t == target_by_id.end()) continue;  // validation refuses such a configuration
+      const auto b = backend_at.find(t->second->backend);
+      if (b == backend_at.end()) continue;
+      const BackendConfig& backend = cfg.backends[b->second];
+      PoolMember m = backend_member(cfg, backend);  // named after its backend: its id, its state
+      m.priority = rt.priority;
+      m.weight = rt.weight;
+      m.deployment_override = t->second->upstream_name;
+      // A target's own quota (model_configs) or else its backend's, per deployment.
+      m.tokens_per_window = scale_to_window(t->second->tpm ? t->second->tpm : backend.tpm, cfg.quota_window);
+      m.requests_per_window = scale_to_window(t->second->rpm ? t->second->rpm : backend.rpm, cfg.quota_window);
+      rule_members.push_back(std::move(m));
+      RouteTarget route;
+      route.backend = b->second;
+      route.target_id = t->second->id;
+      route.upstream_name = t->second->upstream_name;
+      for (const auto& [key, value] : rt.override_params) route.overrides.push_back(BodyEdit{key, value});
+      route.allowed_failures_per_minute = t->second->allowed_failures_per_minute;
+      route.breaker_cooldown = std::chrono::duration_cast<Nanos>(t->second->breaker_cooldown);
+      rule.route.push_back(std::move(route));
+    }
+    rule.table = RoutingTable(std::move(rule_members), ids);
+    rule.selector = make_selector(rc, latency);
+    snap->rules_need_model = snap->rules_need_model || !rc.models.empty();
+    snap->rules_need_metadata = snap->rules_need_metadata || !rc.metadata.empty();
+    snap->any_quota = snap->any_quota || rule.table.any_quota();
+    snap->rules.push_back(std::move(rule));
+  }
+
+  std::vector<ClientKey> keys = ClientAuthenticator::from_key_list(cfg.client_api_keys);
+  for (const ClientConfig& c : cfg.policy.clients) keys.push_back({c.name, c.key, c.subjects, c.key_sha256});
+  snap->client_auth = ClientAuthenticator(keys);
+  snap->config_hash = cfg.policy.hash;
+  return snap;
 }
 
 void SnapshotCache::refresh() {

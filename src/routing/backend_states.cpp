@@ -133,6 +133,10 @@ std::chrono::milliseconds BackendStates::record_failure(const PoolMember& m, std
   return cooldown;
 }
 
+void BackendStates::hold(const PoolMember& m, std::string_view deployment, FailureCause cause, Nanos duration) {
+  deployment_state(m, m.effective_deployment(deployment)).extend(clock_.now() + duration.count(), cause);
+}
+
 MonoNanos BackendStates::recovery_at(const PoolMember& m, std::string_view deployment,
                                      FailureCause* cause) const {
   CooldownView b = state(m.id).backend.view();

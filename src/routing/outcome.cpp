@@ -24,6 +24,8 @@ std::string_view to_string(FailureCause c) {
       return "connection_lost";
     case FailureCause::ProtocolError:
       return "protocol_error";
+    case FailureCause::FailureTolerance:
+      return "failure_tolerance";
   }
   return "unknown";
 }

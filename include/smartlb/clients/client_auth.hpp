@@ -16,6 +16,7 @@ struct ClientKey {
   std::string name;                   // shown in logs and metrics
   std::string key;                    // secret: kept only as its digest
   std::vector<std::string> subjects;  // e.g. "team:search", "user:alice"
+  std::string key_sha256;             // instead of `key`: its SHA-256, 64 lower-case hex digits
 };
 
 struct ClientIdentity {
@@ -25,6 +26,7 @@ struct ClientIdentity {
 
 class ClientAuthenticator {
  public:
+  ClientAuthenticator() = default;  // authentication off
   explicit ClientAuthenticator(const std::vector<ClientKey>& keys);
   // CLIENT_API_KEYS: the keys are named "client-1", "client-2", ... in their order.
   static std::vector<ClientKey> from_key_list(const std::vector<std::string>& keys);

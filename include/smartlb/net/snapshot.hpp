@@ -1,6 +1,6 @@
 #pragma once
-// What a request routes with, fixed for its whole life: the backends, their routing table and
-// selector, their prepared credentials, and who may call. Built whole from a configuration and
+// What a request routes with, fixed for its whole life: the backends and their prepared
+// credentials, the rules (each a routing table of targets and a selector), and who may call. Built whole from a configuration and
 // published (Published<Snapshot>); a worker hands each request a lease on the latest one
 // (SnapshotCache), so that a new configuration never changes a request half-way and the request
 // path takes no lock and touches no shared reference count.
@@ -14,9 +14,15 @@
 #include "smartlb/base/published.hpp"
 #include "smartlb/clients/client_auth.hpp"
 #include "smartlb/config/config.hpp"
+#include "smartlb/http/json_body.hpp"
 #include "smartlb/routing/backend_id.hpp"
 #include "smartlb/routing/routing_table.hpp"
-#include "smartlb/routing/selectors/priority_selector.hpp"
+#include "smartlb/routing/rule_match.hpp"
+#include "smartlb/routing/selector.hpp"
+
+namespace smartlb {
+class LatencyStats;
+}
 
 namespace smartlb::net {
 
@@ -25,18 +31,56 @@ struct PreparedBackend {
   std::string bearer;  // "Bearer <key>"
 };
 
-struct Snapshot {
-  std::vector<BackendConfig> backends;  // by table position
-  RoutingTable table;
-  PrioritySelector selector;
-  std::vector<PreparedBackend> prepared;  // by table position
-  ClientAuthenticator client_auth;
-
-  const Selector& routing() const { return selector; }
+// A target of a rule: where a member of the rule's table sends a request, and how.
+struct RouteTarget {
+  std::size_t backend = 0;    // position in Snapshot::backends
+  std::string target_id;      // as configured ("eastus/gpt-4o"; the backend's name in the default rule)
+  std::string upstream_name;  // replaces the client's deployment or body model ("": kept)
+  // override_params, then the body model's rename: top-level members set or removed. Empty
+  // when neither applies (the client's body goes as it is).
+  std::vector<BodyEdit> overrides;
+  std::optional<std::uint32_t> allowed_failures_per_minute;  // failure_tolerance
+  Nanos breaker_cooldown{0};
 };
 
-// `ids` gives the backends their identities (kept across configurations by name).
-std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids);
+struct Rule {
+  std::string id;
+  RuleType type = RuleType::Priority;
+  RuleConditions when;
+  RoutingTable table;              // one member per target, ids of their backends
+  std::vector<RouteTarget> route;  // by table position
+  std::unique_ptr<Selector> selector;
+  bool affinity = false;
+  Nanos slow_start{0};
+  bool implicit = false;
+};
+
+struct Snapshot {
+  std::vector<BackendConfig> backends;  // by table position
+  RoutingTable table;                   // every backend once (status, state tracking)
+  std::vector<PreparedBackend> prepared;  // by table position
+  std::vector<Rule> rules;                // tried in order
+  ClientAuthenticator client_auth;
+  std::string config_hash;  // of the config file ("" for env only)
+  // What matching needs to know of a request, decided once for all rules.
+  bool rules_need_model = false;     // some rule lists models
+  bool rules_need_metadata = false;  // some rule lists metadata
+  bool any_quota = false;            // some target declares a quota (the token estimate is needed)
+
+  // The first rule `facts` match, or null (404 model_not_found).
+  const Rule* match(const RequestFacts& facts) const {
+    for (const Rule& r : rules)
+      if (r.when.matches(facts)) return &r;
+    return nullptr;
+  }
+};
+
+// `ids` gives the backends their identities (kept across configurations by name). A `cfg`
+// without rules routes every backend by priority, then weight (the implicit default rule).
+// `latency` keeps the latency rules' statistics (it outlives snapshots); may be null when no
+// rule is latency-based.
+std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids,
+                                              const LatencyStats* latency = nullptr);
 
 // One worker's view of the published snapshot. Single-threaded (its worker's thread): leases
 // count their users without atomics, and a snapshot replaced while requests still use it is

@@ -9,6 +9,7 @@
 #include <list>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@
 #include "smartlb/net/snapshot.hpp"
 #include "smartlb/net/upstream.hpp"
 #include "smartlb/routing/backend_states.hpp"
+#include "smartlb/routing/failure_breakers.hpp"
 #include "smartlb/telemetry/request_record.hpp"
 
 namespace smartlb::net {
@@ -35,6 +37,7 @@ struct Shared {
   const Config& cfg;  // process settings (listeners, timeouts, limits); backends come from snapshots
   const Published<Snapshot>& published;
   BackendStates& states;
+  FailureBreakers breakers;  // failure_tolerance counts (survive reloads, like `states`)
   const Clock& clock;
   ssl::context& tls;
   RequestObserver* observer = nullptr;  // metrics; may be null
@@ -138,10 +141,15 @@ struct ForwardBuffers {
   std::string passed_fields;  // the client's fields that go upstream unchanged
   std::string request_head;   // rebuilt for each attempt
   std::string response_head;
+  std::string edited_body;                 // the body with a target's overrides, when it has some
+  std::vector<BodyEdit> edits;             // a target's overrides and model rename
+  std::vector<MetadataPair> metadata;      // x-smartlb-metadata's members
 };
 
-// `snapshot` is the configuration the request routes with, from its start to its end.
+// `snapshot` is the configuration the request routes with, from its start to its end;
+// `subjects` are the client's (its key's), for the rules.
 Task<bool> forward_request(Worker& w, const Snapshot& snapshot, TimedSocket& client, RequestHead& req,
-                           const RequestTarget& target, RequestRecord& rec, ForwardBuffers& buffers);
+                           const RequestTarget& target, std::span<const std::string> subjects, RequestRecord& rec,
+                           ForwardBuffers& buffers);
 
 }  // namespace smartlb::net

@@ -79,6 +79,10 @@ class BackendStates {
                                            const Verdict& verdict,
                                            std::optional<std::chrono::milliseconds> hint);
 
+  // Takes the member's deployment out for exactly `duration` (a breaker's cooldown period, not
+  // clamped like a backend's hint). Deadlines only grow.
+  void hold(const PoolMember& m, std::string_view deployment, FailureCause cause, Nanos duration);
+
   // When every member of `table` is out for `deployment`: the soonest recovery (a cooldown's
   // end, or the time until `cost` fits in a quota).
   Unavailability unavailability(const RoutingTable& table, std::string_view deployment,

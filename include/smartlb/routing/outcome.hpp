@@ -17,6 +17,7 @@ enum class FailureCause : std::uint8_t {
   Timeout,         // no response headers (or no bytes mid-stream) within the timeout
   ConnectionLost,  // reset or closed before a complete response header
   ProtocolError,   // unparseable response
+  FailureTolerance,  // its breaker tripped: more failovers in a minute than model_configs allow
 };
 
 std::string_view to_string(FailureCause c);

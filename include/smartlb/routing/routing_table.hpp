@@ -41,6 +41,7 @@ struct PriorityGroup {
 
 class RoutingTable {
  public:
+  RoutingTable() = default;  // no members
   // Members keep their order (a member's position is its index); ids come from `ids`.
   RoutingTable(std::vector<PoolMember> members, BackendIds& ids);
   // Ids 0, 1, 2, ... in member order (tests, benchmarks).

@@ -1,0 +1,52 @@
+#include "smartlb/routing/rule_match.hpp"
+
+#include <gtest/gtest.h>
+
+namespace smartlb {
+namespace {
+
+struct Facts {
+  std::vector<std::string> subjects;
+  std::string model;
+  std::vector<MetadataPair> metadata;
+  RequestFacts view() const { return {subjects, model, metadata}; }
+};
+
+TEST(RuleMatch, NoConditionsMatchesEveryRequest) {
+  RuleConditions c;
+  EXPECT_TRUE(c.empty());
+  EXPECT_TRUE(c.matches(Facts{}.view()));
+  EXPECT_TRUE(c.matches(Facts{{"team:x"}, "gpt-4o", {{"env", "dev"}}}.view()));
+}
+
+TEST(RuleMatch, AnyListedModelMatches) {
+  RuleConditions c{{}, {"gpt-4o", "gpt-4o-mini"}, {}};
+  EXPECT_TRUE(c.matches(Facts{{}, "gpt-4o-mini", {}}.view()));
+  EXPECT_FALSE(c.matches(Facts{{}, "gpt-4", {}}.view()));
+  EXPECT_FALSE(c.matches(Facts{{}, "", {}}.view())) << "a request without a model";
+}
+
+TEST(RuleMatch, AnyListedSubjectOfTheClientMatches) {
+  RuleConditions c{{"team:search", "user:bob"}, {}, {}};
+  EXPECT_TRUE(c.matches(Facts{{"user:alice", "team:search"}, "m", {}}.view()));
+  EXPECT_FALSE(c.matches(Facts{{"user:alice"}, "m", {}}.view()));
+  EXPECT_FALSE(c.matches(Facts{{}, "m", {}}.view())) << "an anonymous client carries no subject";
+}
+
+TEST(RuleMatch, EveryMetadataPairMustBeThereExactly) {
+  RuleConditions c{{}, {}, {{"env", "dev"}, {"customer-id", "c1"}}};
+  EXPECT_TRUE(c.matches(Facts{{}, "m", {{"customer-id", "c1"}, {"env", "dev"}, {"x", "y"}}}.view()));
+  EXPECT_FALSE(c.matches(Facts{{}, "m", {{"env", "dev"}}}.view()));
+  EXPECT_FALSE(c.matches(Facts{{}, "m", {{"env", "Dev"}, {"customer-id", "c1"}}}.view()));
+}
+
+TEST(RuleMatch, AllConditionKindsMustHoldTogether) {
+  RuleConditions c{{"team:search"}, {"gpt-4o"}, {{"env", "dev"}}};
+  EXPECT_TRUE(c.matches(Facts{{"team:search"}, "gpt-4o", {{"env", "dev"}}}.view()));
+  EXPECT_FALSE(c.matches(Facts{{"team:search"}, "gpt-4o", {{"env", "prod"}}}.view()));
+  EXPECT_FALSE(c.matches(Facts{{"team:other"}, "gpt-4o", {{"env", "dev"}}}.view()));
+  EXPECT_FALSE(c.matches(Facts{{"team:search"}, "gpt-4", {{"env", "dev"}}}.view()));
+}
+
+}  // namespace
+}  // namespace smartlb
