@@ -207,7 +207,7 @@ class Scanner {
         if (u < 0) return false;
         pos += 5;
         if (u >= 0xDC00 && u <= 0xDFFF) return false;  // a low surrogate alone
-        if (u >= 0xD800 && u <= 0xDBFF) {               // must be followed by a low one
+        if (u >= 0xD800 && u <= 0xDBFF) {              // must be followed by a low one
           if (pos + 1 >= s_.size() || s_[pos] != '\\' || s_[pos + 1] != 'u') return false;
           const long lo = hex4(s_, pos + 2);
           if (lo < 0xDC00 || lo > 0xDFFF) return false;
@@ -383,7 +383,7 @@ bool top_level_strings(std::string_view body, std::span<const std::string_view> 
   for (auto& o : out) o.reset();
   std::size_t open_end = 0;
   const bool valid = for_each_member(body, open_end, [&](const Member& m) {
-    for (std::size_t i = 0; i < keys.size(); ++i) {
+    for (std::size_t i = 0; i < keys.size() && i < out.size(); ++i) {
       if (key_equals(m.raw_key, m.key_escaped, keys[i])) out[i] = string_contents(body, m);
     }
   });

@@ -2,8 +2,8 @@
 // Input: one byte choosing the edits, then a body. Invariants: every view returned lies inside
 // the body; the scanner accepts exactly what nlohmann accepts as an object (except what the
 // header documents: nlohmann also takes a byte-order mark, nesting past kMaxJsonDepth and
-// anything after a NUL byte, and refuses numbers past a double's range); when both accept, top_level_string agrees with the
-// DOM and the edited body parses as the DOM with the edits applied.
+// anything after a NUL byte, and refuses numbers past a double's range); when both accept, top_level_string
+// agrees with the DOM and the edited body parses as the DOM with the edits applied.
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -37,7 +37,8 @@ bool inside(std::string_view body, std::string_view v) {
 
 std::vector<BodyEdit> edits_for(std::uint8_t opt) {
   static const char* const kKeys[] = {"model", "a", "", "x\"y", "caf\xC3\xA9", "user", "n", "b"};
-  static const char* const kValues[] = {"\"m\"", "1", "null", "[1,{\"k\":\"v\"}]", "{}", "-2.5e3", "\"\\n\"", "true"};
+  static const char* const kValues[] = {"\"m\"", "1",      "null",    "[1,{\"k\":\"v\"}]",
+                                        "{}",    "-2.5e3", "\"\\n\"", "true"};
   std::vector<BodyEdit> edits;
   // Up to three edits: key (3 bits) of each from the option byte, value or removal alternating.
   for (int k = 0; k < 1 + (opt >> 6); ++k) {
@@ -115,7 +116,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     __builtin_trap();
   }
   check(out == expected);
-  if (edits.empty() || std::none_of(edits.begin(), edits.end(), [](const BodyEdit& e) { return e.json_value; })) {
+  if (edits.empty() ||
+      std::none_of(edits.begin(), edits.end(), [](const BodyEdit& e) { return e.json_value; })) {
     check(edited->size() <= body.size());
   }
   return 0;

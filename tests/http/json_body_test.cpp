@@ -52,12 +52,12 @@ const std::vector<std::string> kInvalid = {
     "{\"a\":\"unterminated}",
     "{\"a\":\"\\x\"}",
     "{\"a\":\"\\u12G4\"}",
-    "{\"a\":\"\\ud800\"}",         // a high surrogate alone
-    "{\"a\":\"\\ud800\\u0041\"}",  // followed by no low one
-    "{\"a\":\"\\udc00\"}",         // a low surrogate alone
-    "{\"a\":\"tab\there\"}",       // a raw control character
-    "{\"a\":\"\xC0\x80\"}",        // overlong NUL
-    "{\"a\":\"\xED\xA0\x80\"}",    // an encoded surrogate
+    "{\"a\":\"\\ud800\"}",           // a high surrogate alone
+    "{\"a\":\"\\ud800\\u0041\"}",    // followed by no low one
+    "{\"a\":\"\\udc00\"}",           // a low surrogate alone
+    "{\"a\":\"tab\there\"}",         // a raw control character
+    "{\"a\":\"\xC0\x80\"}",          // overlong NUL
+    "{\"a\":\"\xED\xA0\x80\"}",      // an encoded surrogate
     "{\"a\":\"\xF4\x90\x80\x80\"}",  // past U+10FFFF
     "{\"a\":\"\xE2\x82\"}",          // truncated
     "{\"a\":\"\x80\"}",              // a lone continuation byte
@@ -164,14 +164,16 @@ TEST(JsonDepth, NestingUpToTheLimitIsValidPastItIsNot) {
 }
 
 TEST(EditJsonBody, ReplacesInPlaceAndCopiesTheRest) {
-  EXPECT_EQ(edit(R"({"model":"a", "stream" : true})", {set("model", R"("b")")}), R"({"model":"b", "stream" : true})");
+  EXPECT_EQ(edit(R"({"model":"a", "stream" : true})", {set("model", R"("b")")}),
+            R"({"model":"b", "stream" : true})");
   EXPECT_EQ(edit(R"({ "x":1,  "model" :  "a" ,"y":[1, 2] })", {set("model", R"("b")")}),
             R"({ "x":1,  "model":"b" ,"y":[1, 2] })");
 }
 
 TEST(EditJsonBody, AppendsBeforeTheClosingBrace) {
   EXPECT_EQ(edit(R"({"a":1})", {set("t", "0.5")}), R"({"a":1,"t":0.5})");
-  EXPECT_EQ(edit("{\"a\":1 \n}\n", {set("t", "0.5"), set("u", "\"v\"")}), "{\"a\":1,\"t\":0.5,\"u\":\"v\" \n}\n");
+  EXPECT_EQ(edit("{\"a\":1 \n}\n", {set("t", "0.5"), set("u", "\"v\"")}),
+            "{\"a\":1,\"t\":0.5,\"u\":\"v\" \n}\n");
 }
 
 TEST(EditJsonBody, EmptyObject) {
@@ -257,7 +259,8 @@ TEST(EditJsonBody, LargeBody) {
   }
   body += R"(],"model":"gpt-4o","temperature":0.7})";
   EXPECT_EQ(top_level_string(body, "model"), "gpt-4o");
-  const auto out = edit(body, {set("model", json_string("prod-4o")), remove("temperature"), set("user", "\"u\"")});
+  const auto out =
+      edit(body, {set("model", json_string("prod-4o")), remove("temperature"), set("user", "\"u\"")});
   ASSERT_TRUE(out);
   EXPECT_EQ(out->size(), body.size() - std::string(R"("gpt-4o","temperature":0.7)").size() +
                              std::string(R"("prod-4o","user":"u")").size());
