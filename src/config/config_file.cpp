@@ -18,21 +18,25 @@
 namespace smartlb {
 namespace {
 
-constexpr std::string_view kTopKeys[] = {"name", "type", "backends", "targets", "clients", "rules", "model_configs"};
+constexpr std::string_view kTopKeys[] = {"name",    "type",  "backends",     "targets",
+                                         "clients", "rules", "model_configs"};
 constexpr std::string_view kBackendKeys[] = {"name",   "url", "api_key", "auth",           "priority",
                                              "weight", "tpm", "rpm",     "deployment_name"};
 constexpr std::string_view kTargetKeys[] = {"id", "backend", "deployment", "model", "aliases"};
 constexpr std::string_view kClientKeys[] = {"name", "key", "key_sha256", "subjects"};
-constexpr std::string_view kRuleKeys[] = {"id", "type", "when", "load_balance_targets", "config", "affinity",
-                                          "slow_start_seconds"};
+constexpr std::string_view kRuleKeys[] = {
+    "id", "type", "when", "load_balance_targets", "config", "affinity", "slow_start_seconds"};
 constexpr std::string_view kWhenKeys[] = {"subjects", "models", "metadata"};
 constexpr std::string_view kRuleTargetKeys[] = {"target", "weight", "priority", "override_params"};
-constexpr std::string_view kLatencyConfigKeys[] = {"lookback_window_minutes", "allowed_latency_overhead_percentage"};
+constexpr std::string_view kLatencyConfigKeys[] = {"lookback_window_minutes",
+                                                   "allowed_latency_overhead_percentage"};
 constexpr std::string_view kModelConfigKeys[] = {"model", "usage_limits", "failure_tolerance"};
 constexpr std::string_view kUsageLimitKeys[] = {"tokens_per_minute", "requests_per_minute"};
 constexpr std::string_view kToleranceKeys[] = {"allowed_failures_per_minute", "cooldown_period_minutes"};
 
-std::string index_path(const std::string& path, std::size_t i) { return path + "[" + std::to_string(i) + "]"; }
+std::string index_path(const std::string& path, std::size_t i) {
+  return path + "[" + std::to_string(i) + "]";
+}
 std::string key_path(const std::string& path, std::string_view key) {
   return path.empty() ? std::string(key) : path + "." + std::string(key);
 }
@@ -71,7 +75,8 @@ class Reader {
       const std::string key = kv.first.Scalar();
       if (std::find(std::begin(known), std::end(known), key) != std::end(known)) continue;
       std::string msg = "unknown key";
-      if (const std::string hint = closest(key, known); !hint.empty()) msg += " (did you mean \"" + hint + "\"?)";
+      if (const std::string hint = closest(key, known); !hint.empty())
+        msg += " (did you mean \"" + hint + "\"?)";
       error(key_path(path, key), kv.first, msg);
     }
   }
@@ -131,7 +136,8 @@ class Reader {
     const std::string s = n.IsScalar() ? n.Scalar() : std::string();
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (!n.IsScalar() || s.empty() || ec != std::errc{} || p != s.data() + s.size() || v < lo || v > hi) {
-      error(path, n, "must be " + what + ", got " + (n.IsScalar() ? smartlb::quoted(s) : std::string("a non-scalar")));
+      error(path, n,
+            "must be " + what + ", got " + (n.IsScalar() ? smartlb::quoted(s) : std::string("a non-scalar")));
       return std::nullopt;
     }
     return v;
@@ -143,7 +149,8 @@ class Reader {
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (!n.IsScalar() || s.empty() || ec != std::errc{} || p != s.data() + s.size() || !std::isfinite(v) ||
         v < lo || v > hi) {
-      error(path, n, "must be " + what + ", got " + (n.IsScalar() ? smartlb::quoted(s) : std::string("a non-scalar")));
+      error(path, n,
+            "must be " + what + ", got " + (n.IsScalar() ? smartlb::quoted(s) : std::string("a non-scalar")));
       return std::nullopt;
     }
     return v;
@@ -201,7 +208,8 @@ class Reader {
       if (s == "true") return nlohmann::json(true);
       if (s == "false") return nlohmann::json(false);
       long long i = 0;
-      if (auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), i); ec == std::errc{} && p == s.data() + s.size())
+      if (auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), i);
+          ec == std::errc{} && p == s.data() + s.size())
         return nlohmann::json(i);
       double d = 0;
       if (auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), d);
@@ -249,7 +257,8 @@ void read_backends(Reader& r, const YAML::Node& list, Config& cfg) {
       r.error(key_path(path, "name"), n, "is required");
     } else if (auto s = r.string(key_path(path, "name"), name)) {
       if (!is_valid_name(*s))
-        r.error(key_path(path, "name"), name, "must be 1-64 characters of A-Z a-z 0-9 . _ -, got " + smartlb::quoted(*s));
+        r.error(key_path(path, "name"), name,
+                "must be 1-64 characters of A-Z a-z 0-9 . _ -, got " + smartlb::quoted(*s));
       else
         b.name = *s;
     }
@@ -283,7 +292,8 @@ void read_backends(Reader& r, const YAML::Node& list, Config& cfg) {
       if (auto x = r.integer(key_path(path, "weight"), v, 1, 1'000'000, "a positive integer"))
         b.weight = static_cast<std::uint32_t>(*x);
     if (const auto v = n["tpm"])
-      if (auto x = r.integer(key_path(path, "tpm"), v, 1, 1'000'000'000'000ll, "a positive integer")) b.tpm = *x;
+      if (auto x = r.integer(key_path(path, "tpm"), v, 1, 1'000'000'000'000ll, "a positive integer"))
+        b.tpm = *x;
     if (const auto v = n["rpm"])
       if (auto x = r.integer(key_path(path, "rpm"), v, 1, 1'000'000'000ll, "a positive integer")) b.rpm = *x;
     if (const auto v = n["deployment_name"])
@@ -324,7 +334,8 @@ void read_targets(Reader& r, const YAML::Node& list, Config& cfg) {
     } else if (auto s = r.string(key_path(path, "id"), id)) {
       if (s->empty() || s->size() > 200 ||
           std::any_of(s->begin(), s->end(), [](unsigned char c) { return c <= ' ' || c == 0x7f; })) {
-        r.error(key_path(path, "id"), id, "must be 1-200 characters without spaces, got " + smartlb::quoted(*s));
+        r.error(key_path(path, "id"), id,
+                "must be 1-200 characters without spaces, got " + smartlb::quoted(*s));
         ok = false;
       } else if (std::any_of(cfg.policy.targets.begin(), cfg.policy.targets.end(),
                              [&](const TargetConfig& o) { return o.id == *s; })) {
@@ -343,7 +354,8 @@ void read_targets(Reader& r, const YAML::Node& list, Config& cfg) {
     } else if (auto s = r.string(key_path(path, "backend"), b)) {
       if (std::find(backend_names.begin(), backend_names.end(), *s) == backend_names.end()) {
         std::string msg = "no backend is named " + smartlb::quoted(*s);
-        if (const auto hint = closest(*s, backend_names); !hint.empty()) msg += " (did you mean \"" + hint + "\"?)";
+        if (const auto hint = closest(*s, backend_names); !hint.empty())
+          msg += " (did you mean \"" + hint + "\"?)";
         r.error(key_path(path, "backend"), b, msg);
       } else {
         t.backend = *s;
@@ -355,7 +367,8 @@ void read_targets(Reader& r, const YAML::Node& list, Config& cfg) {
       if (!node) continue;
       if (auto s = r.string(key_path(path, key), node)) {
         if (!is_valid_deployment_name(*s))
-          r.error(key_path(path, key), node, "must be 1-128 characters of A-Z a-z 0-9 . _ - ~, got " + smartlb::quoted(*s));
+          r.error(key_path(path, key), node,
+                  "must be 1-128 characters of A-Z a-z 0-9 . _ - ~, got " + smartlb::quoted(*s));
         else
           t.upstream_name = *s;
       }
@@ -368,7 +381,8 @@ void read_targets(Reader& r, const YAML::Node& list, Config& cfg) {
 void read_clients(Reader& r, const YAML::Node& list, Config& cfg) {
   if (!r.is_list("clients", list) || !list) return;
   std::set<std::string> names;
-  for (std::size_t i = 0; i < cfg.client_api_keys.size(); ++i) names.insert("client-" + std::to_string(i + 1));
+  for (std::size_t i = 0; i < cfg.client_api_keys.size(); ++i)
+    names.insert("client-" + std::to_string(i + 1));
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string path = index_path("clients", i);
     const YAML::Node n = list[i];
@@ -381,12 +395,14 @@ void read_clients(Reader& r, const YAML::Node& list, Config& cfg) {
       ok = false;
     } else if (auto s = r.string(key_path(path, "name"), name)) {
       if (!is_valid_name(*s)) {
-        r.error(key_path(path, "name"), name, "must be 1-64 characters of A-Z a-z 0-9 . _ -, got " + smartlb::quoted(*s));
+        r.error(key_path(path, "name"), name,
+                "must be 1-64 characters of A-Z a-z 0-9 . _ -, got " + smartlb::quoted(*s));
         ok = false;
       } else if (!names.insert(*s).second) {
         r.error(key_path(path, "name"), name,
                 "duplicates another client's name " + smartlb::quoted(*s) +
-                    (s->rfind("client-", 0) == 0 ? " (CLIENT_API_KEYS names its keys client-1, client-2, ...)" : ""));
+                    (s->rfind("client-", 0) == 0 ? " (CLIENT_API_KEYS names its keys client-1, client-2, ...)"
+                                                 : ""));
         ok = false;
       } else {
         c.name = *s;
@@ -436,7 +452,8 @@ const TargetConfig* find_target(const Config& cfg, std::string_view id) {
   return nullptr;
 }
 
-void read_rule_target(Reader& r, const std::string& path, const YAML::Node& n, const Config& cfg, RuleConfig& rule) {
+void read_rule_target(Reader& r, const std::string& path, const YAML::Node& n, const Config& cfg,
+                      RuleConfig& rule) {
   if (!r.is_map(path, n)) return;
   r.check_keys(path, n, kRuleTargetKeys);
   RuleTarget rt;
@@ -524,7 +541,9 @@ void read_rules(Reader& r, const YAML::Node& list, Config& cfg) {
       else {
         static constexpr std::string_view kTypes[] = {"weight-based-routing", "latency-based-routing",
                                                       "priority-based-routing"};
-        std::string msg = "must be weight-based-routing, latency-based-routing or priority-based-routing, got " + smartlb::quoted(*s);
+        std::string msg =
+            "must be weight-based-routing, latency-based-routing or priority-based-routing, got " +
+            smartlb::quoted(*s);
         if (const auto hint = closest(*s, kTypes); !hint.empty()) msg += " (did you mean \"" + hint + "\"?)";
         r.error(key_path(path, "type"), type, msg);
       }
@@ -534,7 +553,8 @@ void read_rules(Reader& r, const YAML::Node& list, Config& cfg) {
     if (!targets || (targets.IsSequence() && targets.size() == 0)) {
       r.error(tpath, targets ? targets : n, "needs at least one target");
     } else if (r.is_list(tpath, targets)) {
-      for (std::size_t k = 0; k < targets.size(); ++k) read_rule_target(r, index_path(tpath, k), targets[k], cfg, rule);
+      for (std::size_t k = 0; k < targets.size(); ++k)
+        read_rule_target(r, index_path(tpath, k), targets[k], cfg, rule);
     }
     if (const auto when = n["when"]; when && !when.IsNull()) {
       const std::string wpath = key_path(path, "when");
@@ -543,10 +563,11 @@ void read_rules(Reader& r, const YAML::Node& list, Config& cfg) {
         rule.subjects = r.strings(key_path(wpath, "subjects"), when["subjects"]);
         rule.models = r.strings(key_path(wpath, "models"), when["models"]);
         for (std::size_t k = 0; k < rule.models.size(); ++k) {
-          const bool served = std::any_of(rule.targets.begin(), rule.targets.end(), [&](const RuleTarget& rt) {
-            const TargetConfig* t = find_target(cfg, rt.target);
-            return t && t->serves(rule.models[k]);
-          });
+          const bool served =
+              std::any_of(rule.targets.begin(), rule.targets.end(), [&](const RuleTarget& rt) {
+                const TargetConfig* t = find_target(cfg, rt.target);
+                return t && t->serves(rule.models[k]);
+              });
           if (!served && !rule.targets.empty())
             r.error(index_path(key_path(wpath, "models"), k), when["models"][k],
                     "no target of this rule serves model " + smartlb::quoted(rule.models[k]) +
@@ -568,7 +589,8 @@ void read_rules(Reader& r, const YAML::Node& list, Config& cfg) {
       if (r.is_map(cpath, c)) {
         r.check_keys(cpath, c, kLatencyConfigKeys);
         if (const auto v = c["lookback_window_minutes"])
-          if (auto x = r.integer(key_path(cpath, "lookback_window_minutes"), v, 1, 60, "an integer from 1 to 60"))
+          if (auto x =
+                  r.integer(key_path(cpath, "lookback_window_minutes"), v, 1, 60, "an integer from 1 to 60"))
             rule.lookback = std::chrono::minutes(*x);
         if (const auto v = c["allowed_latency_overhead_percentage"])
           if (auto x = r.number(key_path(cpath, "allowed_latency_overhead_percentage"), v, 0, 100'000,
@@ -611,10 +633,12 @@ void read_model_configs(Reader& r, const YAML::Node& list, Config& cfg) {
       if (r.is_map(upath, u)) {
         r.check_keys(upath, u, kUsageLimitKeys);
         if (const auto v = u["tokens_per_minute"])
-          if (auto x = r.integer(key_path(upath, "tokens_per_minute"), v, 1, 1'000'000'000'000ll, "a positive integer"))
+          if (auto x = r.integer(key_path(upath, "tokens_per_minute"), v, 1, 1'000'000'000'000ll,
+                                 "a positive integer"))
             tpm = *x;
         if (const auto v = u["requests_per_minute"])
-          if (auto x = r.integer(key_path(upath, "requests_per_minute"), v, 1, 1'000'000'000ll, "a positive integer"))
+          if (auto x = r.integer(key_path(upath, "requests_per_minute"), v, 1, 1'000'000'000ll,
+                                 "a positive integer"))
             rpm = *x;
       }
     }
@@ -623,7 +647,8 @@ void read_model_configs(Reader& r, const YAML::Node& list, Config& cfg) {
       if (r.is_map(fpath, f)) {
         r.check_keys(fpath, f, kToleranceKeys);
         const auto a = f["allowed_failures_per_minute"], c = f["cooldown_period_minutes"];
-        if (!a) r.error(key_path(fpath, "allowed_failures_per_minute"), f, "is required with failure_tolerance");
+        if (!a)
+          r.error(key_path(fpath, "allowed_failures_per_minute"), f, "is required with failure_tolerance");
         if (!c) r.error(key_path(fpath, "cooldown_period_minutes"), f, "is required with failure_tolerance");
         if (a)
           if (auto x = r.integer(key_path(fpath, "allowed_failures_per_minute"), a, 0, 1'000'000,
@@ -686,7 +711,8 @@ void add_implicit_rule(Config& cfg, const std::vector<const BackendConfig*>& bac
 bool TargetConfig::serves(std::string_view model) const {
   if (model.empty()) return false;
   if (model == id || (!upstream_name.empty() && model == upstream_name)) return true;
-  if (const auto slash = id.rfind('/'); slash != std::string::npos && model == std::string_view(id).substr(slash + 1))
+  if (const auto slash = id.rfind('/');
+      slash != std::string::npos && model == std::string_view(id).substr(slash + 1))
     return true;
   return std::find(aliases.begin(), aliases.end(), model) != aliases.end();
 }
@@ -703,7 +729,8 @@ ConfigLoadResult load_config_text(const EnvMap& env, std::string_view text, cons
     EnvMap backends_only;
     for (const auto& [k, v] : env)
       if (k.rfind("BACKEND_", 0) == 0) backends_only.emplace(k, v);
-    if (auto partial = load_config_from_env(backends_only, false); partial.config) cfg = std::move(*partial.config);
+    if (auto partial = load_config_from_env(backends_only, false); partial.config)
+      cfg = std::move(*partial.config);
   }
   Reader r(env, file_name);
   YAML::Node root;
@@ -740,17 +767,21 @@ ConfigLoadResult load_config_text(const EnvMap& env, std::string_view text, cons
   for (const BackendConfig* b : implicit)
     if (find_target(cfg, b->name))
       r.error("targets", root["targets"],
-              "a target is named " + smartlb::quoted(b->name) + " like a backend of the default rule; give it another id");
+              "a target is named " + smartlb::quoted(b->name) +
+                  " like a backend of the default rule; give it another id");
   if (!implicit.empty()) add_implicit_rule(cfg, implicit);
   if (has_rules)
     for (const auto& t : cfg.policy.targets) {
-      const bool used = std::any_of(cfg.policy.rules.begin(), cfg.policy.rules.end(), [&](const RuleConfig& rule) {
-        return std::any_of(rule.targets.begin(), rule.targets.end(), [&](const RuleTarget& rt) { return rt.target == t.id; });
-      });
+      const bool used =
+          std::any_of(cfg.policy.rules.begin(), cfg.policy.rules.end(), [&](const RuleConfig& rule) {
+            return std::any_of(rule.targets.begin(), rule.targets.end(),
+                               [&](const RuleTarget& rt) { return rt.target == t.id; });
+          });
       if (!used) r.warn("targets", root["targets"], "no rule routes to the target " + smartlb::quoted(t.id));
     }
   if (cfg.backends.empty())
-    errors.push_back("BACKEND_1_URL: no backend is configured; set BACKEND_1_URL or list backends in " + file_name);
+    errors.push_back("BACKEND_1_URL: no backend is configured; set BACKEND_1_URL or list backends in " +
+                     file_name);
 
   errors.insert(errors.end(), r.errors.begin(), r.errors.end());
   result.warnings.insert(result.warnings.end(), r.warnings.begin(), r.warnings.end());
@@ -790,8 +821,8 @@ ConfigLoadResult load_config(const EnvMap& env, const std::optional<std::string>
   if (!in) {
     ConfigLoadResult r = load_config_from_env(env, false);
     r.config.reset();
-    r.errors.push_back((file ? std::string("--config") : std::string("CONFIG_FILE")) + ": cannot read the file " +
-                       smartlb::quoted(path));
+    r.errors.push_back((file ? std::string("--config") : std::string("CONFIG_FILE")) +
+                       ": cannot read the file " + smartlb::quoted(path));
     return r;
   }
   std::ostringstream text;
@@ -802,7 +833,8 @@ ConfigLoadResult load_config(const EnvMap& env, const std::optional<std::string>
 std::string describe_routing(const Config& cfg) {
   std::ostringstream out;
   out << cfg.backends.size() << " backend(s), " << cfg.policy.rules.size() << " rule(s)";
-  if (!cfg.policy.file.empty()) out << " from " << cfg.policy.file << " (sha256 " << cfg.policy.hash.substr(0, 12) << ")";
+  if (!cfg.policy.file.empty())
+    out << " from " << cfg.policy.file << " (sha256 " << cfg.policy.hash.substr(0, 12) << ")";
   out << "\n";
   for (const auto& b : cfg.backends)
     out << "  backend " << b.name << ": " << (b.url.tls ? "https" : "http") << "://" << b.url.host_header
@@ -839,8 +871,8 @@ std::string describe_routing(const Config& cfg) {
     }
   }
   const std::size_t clients = cfg.client_api_keys.size() + cfg.policy.clients.size();
-  out << "  clients: " << (clients ? std::to_string(clients) + " key(s) required" : std::string("anyone (no keys)"))
-      << "\n";
+  out << "  clients: "
+      << (clients ? std::to_string(clients) + " key(s) required" : std::string("anyone (no keys)")) << "\n";
   return out.str();
 }
 

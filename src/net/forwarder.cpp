@@ -15,8 +15,8 @@
 #include <array>
 #include <span>
 
-#include "smartlb/credentials/static_key.hpp"
 #include <nlohmann/json.hpp>
+#include "smartlb/credentials/static_key.hpp"
 
 #include "smartlb/http/header_rules.hpp"
 #include "smartlb/http/json_body.hpp"
@@ -180,6 +180,7 @@ class ForwardJob {
   std::string_view model_;
   bool model_in_body_ = false;
   std::string_view body_;  // what goes upstream on this attempt: the client's, or edited
+  std::string_view affinity_key_;
 
   std::optional<ResponseReader> parser_;  // the current attempt's response
   std::string_view client_api_key_, client_authorization_;
@@ -219,7 +220,7 @@ void ForwardJob::prepare_request() {
         continue;
       default:
         if (is_client_credential(field.name) || iequals(field.name, "x-request-id") ||
-            iequals(field.name, "x-smartlb-metadata"))
+            iequals(field.name, "x-smartlb-metadata") || iequals(field.name, "x-smartlb-affinity"))
           continue;
         break;
     }
@@ -250,6 +251,16 @@ std::optional<std::string_view> ForwardJob::match_rule() {
       return "The x-smartlb-metadata header must be a JSON object whose values are strings.";
   }
   rule_ = snap_.match(RequestFacts{subjects_, model_, metadata});
+  if (rule_ && rule_->affinity) {
+    // The client's own key, or the body's prompt cache key, or its end user.
+    affinity_key_ = req_.fields.get("x-smartlb-affinity");
+    if (affinity_key_.empty() && model_in_body_) {
+      static constexpr std::string_view kKeys[] = {"prompt_cache_key", "user"};
+      std::optional<std::string_view> found[2];
+      if (top_level_strings(req_.body, kKeys, found))
+        affinity_key_ = found[0] ? *found[0] : found[1].value_or("");
+    }
+  }
   return std::nullopt;
 }
 
@@ -257,7 +268,8 @@ std::optional<Target> ForwardJob::choose_target(TriedSet& tried) {
   for (;;) {
     const bool out_of_time = Nanos(s_.clock.coarse_now() - rec_.start) >= cfg_.request_timeout;
     if (out_of_time) return std::nullopt;
-    const auto position = rule_->selector->pick(rule_->table, states_, {model_, tried, cost_}, w_.rng);
+    const auto position = rule_->selector->pick(
+        rule_->table, states_, {model_, tried, cost_, affinity_key_, rule_->slow_start}, w_.rng);
     if (!position) return std::nullopt;
     tried.add(*position);
     const PoolMember& m = rule_->table.member(*position);
@@ -324,8 +336,8 @@ Task<AttemptResult> ForwardJob::attempt(const Target& t) {
     c.tcp().expires_after(timeout);
     const std::string& head = buffers_.request_head;
     const bool inline_body = body_.size() <= kInlineBodyBytes;
-    const std::array<asio::const_buffer, 2> request{asio::buffer(head),
-                                                    asio::buffer(body_.data(), inline_body ? 0 : body_.size())};
+    const std::array<asio::const_buffer, 2> request{
+        asio::buffer(head), asio::buffer(body_.data(), inline_body ? 0 : body_.size())};
     auto [wec, wn] = co_await c.visit([&](auto& s) {
       return inline_body ? asio::async_write(s, asio::buffer(head), use_tuple)
                          : asio::async_write(s, request, use_tuple);
@@ -562,7 +574,8 @@ Task<bool> ForwardJob::reply_unavailable() {
 void ForwardJob::count_failure(const Target& t) {
   if (!t.route.allowed_failures_per_minute) return;
   const std::string_view deployment = t.member.effective_deployment(model_);
-  if (!s_.breakers.record(t.member.id, deployment, *t.route.allowed_failures_per_minute, s_.clock.now())) return;
+  if (!s_.breakers.record(t.member.id, deployment, *t.route.allowed_failures_per_minute, s_.clock.now()))
+    return;
   states_.hold(t.member, model_, FailureCause::FailureTolerance, t.route.breaker_cooldown);
   spdlog::warn("target {} failed more than {} time(s) in a minute: out for {} s (failure_tolerance)",
                t.route.target_id, *t.route.allowed_failures_per_minute,
@@ -633,15 +646,23 @@ Task<bool> ForwardJob::run() {
       continue;
     }
     rec_.served_by = static_cast<int>(t->member.id.value);
-    co_return co_await relay(std::move(r.conn), *parser_, *t);
+    const bool keep = co_await relay(std::move(r.conn), *parser_, *t);
+    // Latency rules learn from complete answers whose usage says how many tokens they took.
+    if (rule_->type == RuleType::Latency && status / 100 == 2 && !rec_.client_aborted &&
+        !rec_.upstream_aborted && rec_.completion_tokens > 0) {
+      const MonoNanos now = s_.clock.now();
+      s_.latency.record(t->member.id, t->member.effective_deployment(model_), now, Nanos(now - sent),
+                        rec_.completion_tokens);
+    }
+    co_return keep;
   }
 }
 
 }  // namespace
 
 Task<bool> forward_request(Worker& w, const Snapshot& snapshot, TimedSocket& client, RequestHead& req,
-                           const RequestTarget& target, std::span<const std::string> subjects, RequestRecord& rec,
-                           ForwardBuffers& buffers) {
+                           const RequestTarget& target, std::span<const std::string> subjects,
+                           RequestRecord& rec, ForwardBuffers& buffers) {
   ForwardJob job(w, snapshot, client, req, target, subjects, rec, buffers);
   co_return co_await job.run();
 }

@@ -76,9 +76,9 @@ struct Server::Impl {
         opts(o),
         clock(o.clock ? o.clock : &system_clock),
         states(*clock, CooldownPolicy{cfg.default_cooldown, cfg.min_cooldown, cfg.max_cooldown}),
-        published(make_snapshot(cfg, ids)),
+        published(make_snapshot(cfg, ids, &latency)),
         tls(make_upstream_tls_context(cfg)),
-        shared(cfg, published, states, *clock, *tls, o.observer) {
+        shared(cfg, published, states, latency, *clock, *tls, o.observer) {
     states.track(published.current()->table);
   }
 
@@ -88,6 +88,7 @@ struct Server::Impl {
   const Clock* clock;
   BackendIds ids;
   BackendStates states;
+  LatencyStats latency;
   Published<Snapshot> published;
   std::unique_ptr<ssl::context> tls;
   Shared shared;

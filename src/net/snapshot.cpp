@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "smartlb/routing/selectors/latency_selector.hpp"
 #include "smartlb/routing/selectors/priority_selector.hpp"
 #include "smartlb/routing/selectors/weighted_selector.hpp"
 
@@ -36,10 +37,13 @@ std::vector<PreparedBackend> prepare(const Config& cfg) {
 }
 
 std::unique_ptr<Selector> make_selector(const RuleConfig& rule, const LatencyStats* latency) {
-  (void)latency;
   switch (rule.type) {
-    case RuleType::Weight:
     case RuleType::Latency:
+      if (latency)
+        return std::make_unique<LatencySelector>(*latency, std::chrono::duration_cast<Nanos>(rule.lookback),
+                                                 rule.allowed_latency_overhead_percentage);
+      [[fallthrough]];  // no statistics (a snapshot built without a server): weight alone
+    case RuleType::Weight:
       return std::make_unique<WeightedSelector>();
     case RuleType::Priority:
       break;
@@ -69,7 +73,8 @@ std::vector<RuleConfig> rules_of(const Config& cfg, std::vector<TargetConfig>& t
 
 }  // namespace
 
-std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids, const LatencyStats* latency) {
+std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids,
+                                              const LatencyStats* latency) {
   auto snap = std::make_shared<Snapshot>();
   snap->backends = cfg.backends;
   std::vector<PoolMember> members;
@@ -107,7 +112,8 @@ std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids
       m.deployment_override = t->second->upstream_name;
       // A target's own quota (model_configs) or else its backend's, per deployment.
       m.tokens_per_window = scale_to_window(t->second->tpm ? t->second->tpm : backend.tpm, cfg.quota_window);
-      m.requests_per_window = scale_to_window(t->second->rpm ? t->second->rpm : backend.rpm, cfg.quota_window);
+      m.requests_per_window =
+          scale_to_window(t->second->rpm ? t->second->rpm : backend.rpm, cfg.quota_window);
       rule_members.push_back(std::move(m));
       RouteTarget route;
       route.backend = b->second;

@@ -133,7 +133,8 @@ std::chrono::milliseconds BackendStates::record_failure(const PoolMember& m, std
   return cooldown;
 }
 
-void BackendStates::hold(const PoolMember& m, std::string_view deployment, FailureCause cause, Nanos duration) {
+void BackendStates::hold(const PoolMember& m, std::string_view deployment, FailureCause cause,
+                         Nanos duration) {
   deployment_state(m, m.effective_deployment(deployment)).extend(clock_.now() + duration.count(), cause);
 }
 

@@ -2,7 +2,8 @@
 
 namespace smartlb {
 
-bool FailureBreakers::record(BackendId backend, std::string_view deployment, std::uint32_t allowed, MonoNanos now) {
+bool FailureBreakers::record(BackendId backend, std::string_view deployment, std::uint32_t allowed,
+                             MonoNanos now) {
   if (allowed == 0) return true;  // no failure tolerated
   std::string key = std::to_string(backend.value);
   key += '\n';

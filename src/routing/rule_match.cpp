@@ -11,8 +11,9 @@ bool RuleConditions::matches(const RequestFacts& facts) const {
       }))
     return false;
   for (const auto& [key, value] : metadata) {
-    const bool found = std::any_of(facts.metadata.begin(), facts.metadata.end(),
-                                   [&](const MetadataPair& m) { return m.first == key && m.second == value; });
+    const bool found = std::any_of(facts.metadata.begin(), facts.metadata.end(), [&](const MetadataPair& m) {
+      return m.first == key && m.second == value;
+    });
     if (!found) return false;
   }
   return true;

@@ -36,7 +36,8 @@ TEST(ClientAuth, KeyListEntriesAreNamedByPositionNeverByTheKey) {
 }
 
 TEST(ClientAuth, IdentityCarriesTheKeysNameAndSubjects) {
-  const ClientAuthenticator a({{"search-app", "k1", {"team:search", "user:alice"}, {}}, {"batch", "k2", {}, {}}});
+  const ClientAuthenticator a(
+      {{"search-app", "k1", {"team:search", "user:alice"}, {}}, {"batch", "k2", {}, {}}});
   const auto who = a.identify("k1", "");
   ASSERT_TRUE(who);
   EXPECT_EQ(who->name, "search-app");

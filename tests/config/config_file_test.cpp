@@ -106,7 +106,7 @@ TEST(ConfigFile, ReadsTrueFoundryRulesWithOurBackendsTargetsAndClients) {
   ASSERT_EQ(o.size(), 4u);
   EXPECT_EQ(o[0].second, "0.5");
   EXPECT_EQ(o[1].second, "800");
-  EXPECT_FALSE(o[2].second);  // null: remove the key
+  EXPECT_FALSE(o[2].second);        // null: remove the key
   EXPECT_EQ(o[3].second, "\"7\"");  // quoted: a string
   EXPECT_EQ(c.policy.rules[1].type, RuleType::Latency);
   EXPECT_EQ(c.policy.rules[1].lookback, std::chrono::minutes(5));
@@ -143,8 +143,9 @@ TEST(ConfigFile, EnvBackendsFormTheImplicitDefaultRuleAfterTheFilesRules) {
 }
 
 TEST(ConfigFile, AFileWithoutRulesRoutesEveryBackendByPriority) {
-  const auto r = load_config_text({{"BACKEND_1_URL", "http://127.0.0.1:9"}},
-                                  "backends:\n  - name: b\n    url: http://127.0.0.1:10\n    weight: 4\n", "f.yaml");
+  const auto r =
+      load_config_text({{"BACKEND_1_URL", "http://127.0.0.1:9"}},
+                       "backends:\n  - name: b\n    url: http://127.0.0.1:10\n    weight: 4\n", "f.yaml");
   ASSERT_TRUE(r.config) << all_errors(r);
   ASSERT_EQ(r.config->policy.rules.size(), 1u);
   const RuleConfig& rule = r.config->policy.rules[0];
@@ -155,7 +156,8 @@ TEST(ConfigFile, AFileWithoutRulesRoutesEveryBackendByPriority) {
 }
 
 TEST(ConfigFile, EnvOnlyStillGetsTheImplicitRule) {
-  const auto r = load_config({{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"BACKEND_2_URL", "http://127.0.0.1:10"}});
+  const auto r =
+      load_config({{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"BACKEND_2_URL", "http://127.0.0.1:10"}});
   ASSERT_TRUE(r.config) << all_errors(r);
   ASSERT_EQ(r.config->policy.rules.size(), 1u);
   EXPECT_EQ(r.config->policy.rules[0].targets.size(), 2u);
@@ -199,9 +201,10 @@ clients:
   EXPECT_TRUE(has_error(r, "backends[0].wieght: unknown key (did you mean \"weight\"?)")) << all_errors(r);
   EXPECT_TRUE(has_error(r, "targets[0].backend: no backend is named \"eastsu\" (did you mean \"eastus\"?)"))
       << all_errors(r);
-  EXPECT_TRUE(has_error(r,
-                        "rules[1].load_balance_targets[0].target: no target has the id \"eastus/gpt4o\" (did you "
-                        "mean \"eastus/gpt-4o\"?)"))
+  EXPECT_TRUE(
+      has_error(r,
+                "rules[1].load_balance_targets[0].target: no target has the id \"eastus/gpt4o\" (did you "
+                "mean \"eastus/gpt-4o\"?)"))
       << all_errors(r);
   EXPECT_TRUE(has_error(r, "rules[0].load_balance_targets[0].weight: must be a positive integer, got \"0\""))
       << all_errors(r);
@@ -232,7 +235,8 @@ rules:
 
 TEST(ConfigFile, MissingEnvironmentVariableIsAnErrorThatNamesIt) {
   const auto r = load_config_text({}, kGood, "f.yaml");
-  EXPECT_TRUE(has_error(r, "backends[0].api_key: refers to the environment variable EASTUS_KEY, which is not set"))
+  EXPECT_TRUE(
+      has_error(r, "backends[0].api_key: refers to the environment variable EASTUS_KEY, which is not set"))
       << all_errors(r);
   EXPECT_TRUE(has_error(r, "clients[0].key: refers to the environment variable SEARCH_KEY"));
 }
@@ -274,18 +278,21 @@ TEST(ConfigFile, NameClashesBetweenEnvAndFileBackendsAreErrors) {
 }
 
 TEST(ConfigFile, ClientNamesMustNotClashWithClientApiKeysNames) {
-  const auto r = load_config_text({{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"CLIENT_API_KEYS", "abcdefgh12"}},
-                                  "clients: [{name: client-1, key_sha256: "
-                                  "\"sha256:9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08\"}]\n",
-                                  "f.yaml");
-  EXPECT_TRUE(has_error(r, "clients[0].name: duplicates another client's name \"client-1\"")) << all_errors(r);
+  const auto r =
+      load_config_text({{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"CLIENT_API_KEYS", "abcdefgh12"}},
+                       "clients: [{name: client-1, key_sha256: "
+                       "\"sha256:9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08\"}]\n",
+                       "f.yaml");
+  EXPECT_TRUE(has_error(r, "clients[0].name: duplicates another client's name \"client-1\""))
+      << all_errors(r);
 }
 
 TEST(ConfigFile, KeyHashesAreNormalised) {
-  const auto r = load_config_text({{"BACKEND_1_URL", "http://127.0.0.1:9"}},
-                                  "clients: [{name: c, key_sha256: "
-                                  "\"sha256:9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08\"}]\n",
-                                  "f.yaml");
+  const auto r =
+      load_config_text({{"BACKEND_1_URL", "http://127.0.0.1:9"}},
+                       "clients: [{name: c, key_sha256: "
+                       "\"sha256:9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08\"}]\n",
+                       "f.yaml");
   ASSERT_TRUE(r.config) << all_errors(r);
   EXPECT_EQ(r.config->policy.clients[0].key_sha256,
             "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08");
@@ -309,7 +316,8 @@ rules:
   std::string w;
   for (const auto& x : r.warnings) w += x + "\n";
   EXPECT_NE(w.find("rules[0].load_balance_targets[0].weight: has no effect"), std::string::npos) << w;
-  EXPECT_NE(w.find("rules[1].config: has effect only in a latency-based-routing rule"), std::string::npos) << w;
+  EXPECT_NE(w.find("rules[1].config: has effect only in a latency-based-routing rule"), std::string::npos)
+      << w;
   EXPECT_NE(w.find("no rule routes to the target \"a/unused\""), std::string::npos) << w;
 }
 
@@ -338,10 +346,12 @@ TEST(ConfigFile, DescribeRoutingSummarisesRulesAndTargets) {
   const auto r = load_config_text(good_env(), kGood, "smartlb.yaml");
   ASSERT_TRUE(r.config);
   const std::string s = describe_routing(*r.config);
-  EXPECT_NE(s.find("rule search-dev: weight-based-routing, subject team:search, model gpt-4o, metadata env=dev"),
-            std::string::npos)
+  EXPECT_NE(
+      s.find("rule search-dev: weight-based-routing, subject team:search, model gpt-4o, metadata env=dev"),
+      std::string::npos)
       << s;
-  EXPECT_NE(s.find("-> eastus/gpt-4o (as gpt-4o-0806 on eastus) weight 70, 4 override(s)"), std::string::npos) << s;
+  EXPECT_NE(s.find("-> eastus/gpt-4o (as gpt-4o-0806 on eastus) weight 70, 4 override(s)"), std::string::npos)
+      << s;
   EXPECT_EQ(s.find("eastus-secret-key"), std::string::npos);
 }
 

@@ -156,3 +156,67 @@ TEST_F(PoolFixture, CandidatesSpillPastTheirInlineStorage) {
 
 }  // namespace
 }  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+std::vector<PoolMember> named(std::initializer_list<std::pair<const char*, std::uint32_t>> list) {
+  std::vector<PoolMember> out;
+  for (const auto& [name, weight] : list) {
+    PoolMember m;
+    m.name = name;
+    m.weight = weight;
+    out.push_back(m);
+  }
+  return out;
+}
+
+TEST_F(PoolFixture, AffinityKeyKeepsToOneMemberWhateverTheDraw) {
+  make(named({{"a", 1}, {"b", 1}, {"c", 1}}));
+  const TriedSet none;
+  std::optional<std::size_t> first;
+  for (std::uint64_t draw : {0u, 1u, 2u}) {
+    ScriptedRandom rng({draw});
+    const auto p = priority.pick(*table, *states, {"gpt", none, 0, "conversation-42"}, rng);
+    ASSERT_TRUE(p);
+    if (!first) first = p;
+    EXPECT_EQ(*p, *first) << "the draw does not matter with an affinity key";
+  }
+  // Its member cooling down moves the key elsewhere, and back when it returns.
+  fail(*first, "gpt", throttled(), std::chrono::seconds(1));
+  ScriptedRandom rng({0});
+  const auto moved = priority.pick(*table, *states, {"gpt", none, 0, "conversation-42"}, rng);
+  ASSERT_TRUE(moved);
+  EXPECT_NE(*moved, *first);
+  clock.advance(std::chrono::seconds(2));
+  ScriptedRandom rng2({0});
+  EXPECT_EQ(priority.pick(*table, *states, {"gpt", none, 0, "conversation-42"}, rng2), first);
+}
+
+TEST_F(PoolFixture, SlowStartDrawsAMemberBackFromACooldownWithLessWeight) {
+  make(named({{"a", 100}, {"b", 100}}));
+  fail(0, "gpt", throttled(), std::chrono::seconds(1));
+  clock.advance(std::chrono::seconds(1));  // a's cooldown just ended
+  const TriedSet none;
+  Candidates c;
+  c.gather(*table, table->groups()[0].members, *states, {"gpt", none, 0, {}, std::chrono::seconds(10)},
+           clock.now());
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c.weight(0), 10u) << "10 % at the start of the ramp";
+  EXPECT_EQ(c.weight(1), 100u) << "never cooled down: full weight";
+  clock.advance(std::chrono::seconds(5));
+  Candidates half;
+  half.gather(*table, table->groups()[0].members, *states, {"gpt", none, 0, {}, std::chrono::seconds(10)},
+              clock.now());
+  EXPECT_EQ(half.weight(0), 55u) << "half way";
+  Candidates off;
+  off.gather(*table, table->groups()[0].members, *states, {"gpt", none}, clock.now());
+  EXPECT_EQ(off.weight(0), 100u) << "slow start off";
+  // The draw follows the reduced weights: 0..9 is a, 10..109 is b.
+  ScriptedRandom nine({9}), ten({10});
+  EXPECT_EQ(c.draw_weighted(*table, nine), 0u);
+  EXPECT_EQ(c.draw_weighted(*table, ten), 1u);
+}
+
+}  // namespace
+}  // namespace smartlb

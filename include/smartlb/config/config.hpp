@@ -69,8 +69,8 @@ struct RuleConfig {
   std::string id;
   RuleType type = RuleType::Priority;
   // when: every listed condition must hold (empty: matches every request).
-  std::vector<std::string> subjects;  // any of them
-  std::vector<std::string> models;    // any of them
+  std::vector<std::string> subjects;                          // any of them
+  std::vector<std::string> models;                            // any of them
   std::vector<std::pair<std::string, std::string>> metadata;  // all of them
   std::vector<RuleTarget> targets;
   // Latency rules.

@@ -1,7 +1,7 @@
 #pragma once
 // What a request routes with, fixed for its whole life: the backends and their prepared
-// credentials, the rules (each a routing table of targets and a selector), and who may call. Built whole from a configuration and
-// published (Published<Snapshot>); a worker hands each request a lease on the latest one
+// credentials, the rules (each a routing table of targets and a selector), and who may call. Built whole from
+// a configuration and published (Published<Snapshot>); a worker hands each request a lease on the latest one
 // (SnapshotCache), so that a new configuration never changes a request half-way and the request
 // path takes no lock and touches no shared reference count.
 #include <cstdint>
@@ -56,8 +56,8 @@ struct Rule {
 };
 
 struct Snapshot {
-  std::vector<BackendConfig> backends;  // by table position
-  RoutingTable table;                   // every backend once (status, state tracking)
+  std::vector<BackendConfig> backends;    // by table position
+  RoutingTable table;                     // every backend once (status, state tracking)
   std::vector<PreparedBackend> prepared;  // by table position
   std::vector<Rule> rules;                // tried in order
   ClientAuthenticator client_auth;

@@ -25,18 +25,20 @@
 #include "smartlb/net/upstream.hpp"
 #include "smartlb/routing/backend_states.hpp"
 #include "smartlb/routing/failure_breakers.hpp"
+#include "smartlb/routing/latency_stats.hpp"
 #include "smartlb/telemetry/request_record.hpp"
 
 namespace smartlb::net {
 
 struct Shared {
-  Shared(const Config& c, const Published<Snapshot>& p, BackendStates& s, const Clock& k, ssl::context& t,
-         RequestObserver* o)
-      : cfg(c), published(p), states(s), clock(k), tls(t), observer(o) {}
+  Shared(const Config& c, const Published<Snapshot>& p, BackendStates& s, LatencyStats& l, const Clock& k,
+         ssl::context& t, RequestObserver* o)
+      : cfg(c), published(p), states(s), latency(l), clock(k), tls(t), observer(o) {}
 
   const Config& cfg;  // process settings (listeners, timeouts, limits); backends come from snapshots
   const Published<Snapshot>& published;
   BackendStates& states;
+  LatencyStats& latency;     // latency rules' samples (survive reloads, like `states`)
   FailureBreakers breakers;  // failure_tolerance counts (survive reloads, like `states`)
   const Clock& clock;
   ssl::context& tls;
@@ -141,15 +143,15 @@ struct ForwardBuffers {
   std::string passed_fields;  // the client's fields that go upstream unchanged
   std::string request_head;   // rebuilt for each attempt
   std::string response_head;
-  std::string edited_body;                 // the body with a target's overrides, when it has some
-  std::vector<BodyEdit> edits;             // a target's overrides and model rename
-  std::vector<MetadataPair> metadata;      // x-smartlb-metadata's members
+  std::string edited_body;             // the body with a target's overrides, when it has some
+  std::vector<BodyEdit> edits;         // a target's overrides and model rename
+  std::vector<MetadataPair> metadata;  // x-smartlb-metadata's members
 };
 
 // `snapshot` is the configuration the request routes with, from its start to its end;
 // `subjects` are the client's (its key's), for the rules.
 Task<bool> forward_request(Worker& w, const Snapshot& snapshot, TimedSocket& client, RequestHead& req,
-                           const RequestTarget& target, std::span<const std::string> subjects, RequestRecord& rec,
-                           ForwardBuffers& buffers);
+                           const RequestTarget& target, std::span<const std::string> subjects,
+                           RequestRecord& rec, ForwardBuffers& buffers);
 
 }  // namespace smartlb::net

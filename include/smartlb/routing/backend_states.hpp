@@ -93,6 +93,12 @@ class BackendStates {
   };
   QuotaUsage quota_usage(const PoolMember& m, std::string_view deployment) const;
 
+  // When the member's latest cooldown for `deployment` (or its backend's) ended or ends; 0 when
+  // it never cooled down. For slow start.
+  MonoNanos cooldown_ended(const PoolMember& m, std::string_view deployment) const {
+    return recovery_at(m, deployment, nullptr);
+  }
+
   CooldownView backend_cooldown(BackendId id) const;
   CooldownView deployment_cooldown(const PoolMember& m, std::string_view deployment) const;
   // Every deployment with state on backend `id`, with its cooldown (for status pages).

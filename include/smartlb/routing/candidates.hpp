@@ -9,6 +9,7 @@
 #include "smartlb/base/random.hpp"
 #include "smartlb/routing/backend_states.hpp"
 #include "smartlb/routing/routing_table.hpp"
+#include "smartlb/routing/slow_start.hpp"
 
 namespace smartlb {
 
@@ -27,9 +28,17 @@ class TriedSet {
 
 // What a selector is asked.
 struct PickRequest {
+  PickRequest(std::string_view d, const TriedSet& t, std::int64_t c = 0, std::string_view affinity = {},
+              Nanos slow = Nanos{0})
+      : deployment(d), tried(t), cost(c), affinity_key(affinity), slow_start(slow) {}
+
   std::string_view deployment;  // as the client asked for it
   const TriedSet& tried;
   std::int64_t cost = 0;  // estimated tokens, for declared quotas
+  // Requests with the same key keep to one candidate while it is available (empty: none).
+  std::string_view affinity_key;
+  // A member whose cooldown ended less than this long ago draws with a reduced weight (0: off).
+  Nanos slow_start{0};
 };
 
 class Candidates {
@@ -41,14 +50,18 @@ class Candidates {
     for (std::size_t i : positions) {
       const PoolMember& m = table.member(i);
       if (request.tried.contains(i) || !states.available(m, request.deployment, now, request.cost)) continue;
+      std::uint32_t weight = m.weight;
+      if (request.slow_start.count() > 0)
+        weight =
+            slow_start_weight(weight, states.cooldown_ended(m, request.deployment), now, request.slow_start);
       if (count_ < kInline && spill_.empty()) {
-        inline_[count_] = i;
+        inline_[count_] = {i, weight};
       } else {
         if (spill_.empty()) spill_.assign(inline_, inline_ + count_);
-        spill_.push_back(i);
+        spill_.push_back({i, weight});
       }
       ++count_;
-      total_weight_ += m.weight;
+      total_weight_ += weight;
     }
   }
   void clear() {
@@ -58,27 +71,33 @@ class Candidates {
   }
   std::size_t size() const { return count_; }
   bool empty() const { return count_ == 0; }
-  std::size_t operator[](std::size_t k) const { return data()[k]; }
+  std::size_t operator[](std::size_t k) const { return data()[k].position; }
+  // The weight it draws with (its member's, or less during a slow start).
+  std::uint32_t weight(std::size_t k) const { return data()[k].weight; }
   std::uint64_t total_weight() const { return total_weight_; }
 
   // One candidate, with probability proportional to its weight. Not empty().
   std::size_t draw_weighted(const RoutingTable& table, RandomSource& rng) const {
-    const std::size_t* ids = data();
+    (void)table;
+    const Entry* e = data();
     std::uint64_t draw = rng.below(total_weight_);
     for (std::size_t k = 0; k < count_; ++k) {
-      const std::uint32_t w = table.member(ids[k]).weight;
-      if (draw < w) return ids[k];
-      draw -= w;
+      if (draw < e[k].weight) return e[k].position;
+      draw -= e[k].weight;
     }
-    return ids[count_ - 1];
+    return e[count_ - 1].position;
   }
 
  private:
-  const std::size_t* data() const { return count_ <= kInline && spill_.empty() ? inline_ : spill_.data(); }
+  struct Entry {
+    std::size_t position;
+    std::uint32_t weight;
+  };
+  const Entry* data() const { return count_ <= kInline && spill_.empty() ? inline_ : spill_.data(); }
 
   static constexpr std::size_t kInline = 64;  // ordinary pools need no allocation
-  std::size_t inline_[kInline];
-  std::vector<std::size_t> spill_;
+  Entry inline_[kInline];
+  std::vector<Entry> spill_;
   std::size_t count_ = 0;
   std::uint64_t total_weight_ = 0;
 };

@@ -8,15 +8,15 @@ namespace smartlb {
 
 enum class FailureCause : std::uint8_t {
   None = 0,
-  Throttled,       // 429
-  ServerError,     // 500, 502, 503, 504
-  AuthRejected,    // 401, 403: this backend's credentials are wrong
-  NotFound,        // 404 on a deployment path: deployment missing on this backend
-  ConnectFailed,   // DNS, refused, unreachable
-  TlsFailed,       // handshake or certificate verification
-  Timeout,         // no response headers (or no bytes mid-stream) within the timeout
-  ConnectionLost,  // reset or closed before a complete response header
-  ProtocolError,   // unparseable response
+  Throttled,         // 429
+  ServerError,       // 500, 502, 503, 504
+  AuthRejected,      // 401, 403: this backend's credentials are wrong
+  NotFound,          // 404 on a deployment path: deployment missing on this backend
+  ConnectFailed,     // DNS, refused, unreachable
+  TlsFailed,         // handshake or certificate verification
+  Timeout,           // no response headers (or no bytes mid-stream) within the timeout
+  ConnectionLost,    // reset or closed before a complete response header
+  ProtocolError,     // unparseable response
   FailureTolerance,  // its breaker tripped: more failovers in a minute than model_configs allow
 };
 

@@ -1,4 +1,5 @@
 #include "smartlb/routing/selectors/priority_selector.hpp"
+#include "smartlb/routing/affinity.hpp"
 
 namespace smartlb {
 
@@ -8,7 +9,9 @@ std::optional<std::size_t> PrioritySelector::pick(const RoutingTable& table, con
   Candidates candidates;
   for (const PriorityGroup& g : table.groups()) {
     candidates.gather(table, g.members, states, request, now);
-    if (!candidates.empty()) return candidates.draw_weighted(table, rng);
+    if (!candidates.empty())
+      return request.affinity_key.empty() ? candidates.draw_weighted(table, rng)
+                                          : pick_by_affinity(request.affinity_key, candidates, table);
   }
   return std::nullopt;
 }

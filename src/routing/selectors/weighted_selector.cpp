@@ -1,4 +1,5 @@
 #include "smartlb/routing/selectors/weighted_selector.hpp"
+#include "smartlb/routing/affinity.hpp"
 
 namespace smartlb {
 
@@ -8,7 +9,8 @@ std::optional<std::size_t> WeightedSelector::pick(const RoutingTable& table, con
   Candidates candidates;
   for (const PriorityGroup& g : table.groups()) candidates.gather(table, g.members, states, request, now);
   if (candidates.empty()) return std::nullopt;
-  return candidates.draw_weighted(table, rng);
+  return request.affinity_key.empty() ? candidates.draw_weighted(table, rng)
+                                      : pick_by_affinity(request.affinity_key, candidates, table);
 }
 
 }  // namespace smartlb
