@@ -260,6 +260,13 @@ std::string render_prometheus(const MetricsSnapshot& m, const PoolSnapshot& p) {
   w.family("smartlb_client_aborted_total", "counter",
            "Requests the client abandoned before the end of the response.");
   w.sample("smartlb_client_aborted_total", L{}, m.client_aborted);
+  w.family("smartlb_config_reloads_total", "counter",
+           "Configuration reloads (SIGHUP, a change of the config file), by result: ok, or refused.");
+  w.sample("smartlb_config_reloads_total", L{{"result", "ok"}}, m.reloads_ok);
+  w.sample("smartlb_config_reloads_total", L{{"result", "refused"}}, m.reloads_failed);
+  w.family("smartlb_config_last_reload_success_timestamp_seconds", "gauge",
+           "When a reload was last taken (Unix seconds; 0: none since start).");
+  w.sample("smartlb_config_last_reload_success_timestamp_seconds", L{}, m.last_reload_success);
 
   w.family("smartlb_request_attempts", "histogram", "Backends tried per client request.");
   w.histogram("smartlb_request_attempts", L{}, m.attempts, kAttemptBuckets.data(), kAttemptBuckets.size());

@@ -5,13 +5,16 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 #include <spdlog/spdlog.h>
 
 #include "smartlb/admin/admin_server.hpp"
+#include "smartlb/app/file_watch.hpp"
 #include "smartlb/base/version.hpp"
-#include "smartlb/config/config_env.hpp"
+#include "smartlb/config/config_file.hpp"
 #include "smartlb/net/server.hpp"
 #include "smartlb/telemetry/logging.hpp"
 #include "smartlb/telemetry/metrics.hpp"
@@ -20,7 +23,12 @@ namespace {
 
 const char* kHelp = R"(smartlb - spreads OpenAI / Azure OpenAI traffic over many backends.
 
-Usage: smartlb [--help] [--version]
+Usage: smartlb [--config FILE] [--check-config] [--help] [--version]
+
+  --config FILE    the routing policy file (YAML or JSON; also CONFIG_FILE): backends, targets,
+                   clients, rules, model_configs. SIGHUP or a change of the file reloads it.
+  --check-config   validate the environment and the file, print every error (exit 1) or a
+                   summary of the routing (exit 0), and exit
 
 Configured by environment variables (all errors are reported at once):
   BACKEND_X_URL              https://name.openai.azure.com or http://host:port (required; X = 1, 2, ...)
@@ -40,6 +48,7 @@ Configured by environment variables (all errors are reported at once):
   LOG_LEVEL (info)  LOG_FORMAT (text | json)  ACCESS_LOG (on)
   CLIENT_API_KEYS            comma-separated keys clients must present (default: no check)
   UPSTREAM_CA_FILE           extra CA bundle to trust for backend TLS
+  CONFIG_FILE                the routing policy file (as --config)
 
 See docs/configuration.md for the full reference.
 )";
@@ -54,8 +63,45 @@ void raise_fd_limit() {
 
 }  // namespace
 
+// Loads the configuration again and, when it is valid, routes with it; an invalid one is
+// refused with its errors logged and the running one stays.
+void reload(smartlb::Server& server, smartlb::Metrics& metrics, const std::optional<std::string>& file,
+            const char* why) {
+  auto loaded = smartlb::load_config(smartlb::current_environment(), file);
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  if (!loaded.config) {
+    spdlog::error(
+        "reload ({}) refused: the configuration has {} error(s); still routing with the previous one", why,
+        loaded.errors.size());
+    for (const auto& e : loaded.errors) spdlog::error("  - {}", e);
+    metrics.on_config_reload(false, now);
+    return;
+  }
+  for (const auto& w : loaded.warnings) spdlog::warn("{}", w);
+  server.reload(*loaded.config);
+  std::vector<smartlb::Metrics::BackendInfo> names;
+  for (auto& n : server.backend_names()) names.push_back({std::move(n), {}});
+  metrics.learn_backends(names);
+  metrics.on_config_reload(true, now);
+  spdlog::info(
+      "configuration reloaded ({}): {} backend(s), {} rule(s){}", why, loaded.config->backends.size(),
+      loaded.config->policy.rules.size(),
+      loaded.config->policy.hash.empty() ? "" : ", sha256 " + loaded.config->policy.hash.substr(0, 12));
+}
+
 int main(int argc, char** argv) {
+  std::optional<std::string> config_file;
+  bool check_only = false;
   for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--config") && i + 1 < argc) {
+      config_file = argv[++i];
+      continue;
+    }
+    if (!std::strcmp(argv[i], "--check-config")) {
+      check_only = true;
+      continue;
+    }
     if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
       std::fputs(kHelp, stdout);
       return 0;
@@ -68,7 +114,20 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  auto loaded = smartlb::load_config_from_env(smartlb::current_environment());
+  const smartlb::EnvMap env = smartlb::current_environment();
+  if (!config_file)
+    if (auto it = env.find("CONFIG_FILE"); it != env.end()) config_file = it->second;
+  auto loaded = smartlb::load_config(env, config_file);
+  if (check_only) {
+    for (const auto& w : loaded.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+    if (!loaded.config) {
+      std::fprintf(stderr, "smartlb: the configuration has %zu error(s):\n", loaded.errors.size());
+      for (const auto& e : loaded.errors) std::fprintf(stderr, "  - %s\n", e.c_str());
+      return 1;
+    }
+    std::fputs(smartlb::describe_routing(*loaded.config).c_str(), stdout);
+    return 0;
+  }
   if (!loaded.config) {
     std::fprintf(stderr, "smartlb: refusing to start, the configuration has %zu error(s):\n",
                  loaded.errors.size());
@@ -85,6 +144,7 @@ int main(int argc, char** argv) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
@@ -118,18 +178,35 @@ int main(int argc, char** argv) {
     spdlog::info("admin endpoints (/, /status, /metrics, /healthz, /readyz) on {}:{}", cfg.listen_address,
                  admin->port());
 
-  std::thread([&server, signals] {
+  // Reloads run on one thread at a time: SIGHUP's and the file watch's share this mutex.
+  static std::mutex reload_mutex;
+  std::thread([&server, &metrics, signals, config_file] {
     int sig = 0;
-    sigwait(&signals, &sig);
+    for (;;) {
+      sigwait(&signals, &sig);
+      if (sig != SIGHUP) break;
+      std::lock_guard lock(reload_mutex);
+      reload(server, metrics, config_file, "SIGHUP");
+    }
     spdlog::info("received {}, draining (up to {} s)", sig == SIGTERM ? "SIGTERM" : "SIGINT",
                  server.config().shutdown_timeout.count());
     server.request_stop();
-    sigwait(&signals, &sig);
+    do sigwait(&signals, &sig);
+    while (sig == SIGHUP);
     spdlog::warn("second signal: exiting at once");
     std::_Exit(1);
   }).detach();
+  std::unique_ptr<smartlb::FileWatch> watch;
+  if (config_file) {
+    watch = std::make_unique<smartlb::FileWatch>(*config_file, std::chrono::seconds(1),
+                                                 [&server, &metrics, config_file] {
+                                                   std::lock_guard lock(reload_mutex);
+                                                   reload(server, metrics, config_file, "file changed");
+                                                 });
+  }
 
   server.wait();
+  watch.reset();
   if (admin) admin->stop();
   spdlog::info("stopped");
   return 0;

@@ -225,6 +225,11 @@ Task<> run_client_session(Worker& w, Socket socket) {
     }
     // The configuration this request routes with, from here to its end.
     const SnapshotCache::Lease snapshot = w.snapshots.acquire();
+    if (snapshot->generation != w.origins_generation) {  // a new configuration: once per worker
+      for (std::size_t i = 0; i < snapshot->backends.size(); ++i)
+        w.upstreams.sync_origin(snapshot->table.member(i).id, snapshot->backends[i].url);
+      w.origins_generation = snapshot->generation;
+    }
     // (Without client keys everyone is the anonymous client: no field lookups for it.)
     const std::optional<ClientIdentity> client =
         snapshot->client_auth.enabled()

@@ -197,6 +197,14 @@ void Server::wait() {
 
 const Config& Server::config() const { return impl_->cfg; }
 std::shared_ptr<const net::Snapshot> Server::snapshot() const { return impl_->published.current(); }
+
+void Server::reload(const Config& cfg) {
+  auto snapshot = make_snapshot(cfg, impl_->ids, &impl_->latency);
+  impl_->states.track(snapshot->table);
+  impl_->published.publish(std::move(snapshot));
+}
+
+std::vector<std::string> Server::backend_names() const { return impl_->ids.names(); }
 const BackendStates& Server::states() const { return impl_->states; }
 std::size_t Server::open_connections() const { return impl_->shared.connections.load(); }
 

@@ -1,6 +1,7 @@
 #include "smartlb/net/snapshot.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <unordered_map>
 
 #include "smartlb/routing/selectors/latency_selector.hpp"
@@ -136,6 +137,8 @@ std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids
   for (const ClientConfig& c : cfg.policy.clients) keys.push_back({c.name, c.key, c.subjects, c.key_sha256});
   snap->client_auth = ClientAuthenticator(keys);
   snap->config_hash = cfg.policy.hash;
+  static std::atomic<std::uint64_t> generations{0};
+  snap->generation = generations.fetch_add(1, std::memory_order_relaxed) + 1;
   return snap;
 }
 

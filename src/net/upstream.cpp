@@ -65,6 +65,21 @@ bool UpstreamPool::still_alive(UpstreamConnection& c) const {
   return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
+void UpstreamPool::sync_origin(BackendId id, const BackendUrl& url) {
+  std::string origin = (url.tls ? "https://" : "http://") + url.host + ":" + std::to_string(url.port);
+  if (origins_.size() <= id.value) origins_.resize(id.value + 1);
+  if (origins_[id.value] == origin) return;
+  const bool moved = !origins_[id.value].empty();
+  origins_[id.value] = std::move(origin);
+  if (!moved) return;
+  if (id.value < idle_.size()) {
+    for (auto& c : idle_[id.value]) c->close();
+    idle_[id.value].clear();
+  }
+  resolved_.ensure(id.value + 1);
+  resolved_.forget(id.value);
+}
+
 UpstreamPtr UpstreamPool::take_pooled(BackendId id) {
   if (id.value >= idle_.size()) return nullptr;
   auto& idle = idle_[id.value];

@@ -147,21 +147,41 @@ class Metrics::Deployments {
 // ---- Metrics ------------------------------------------------------------------------------
 
 Metrics::Metrics(std::vector<BackendInfo> backends)
-    : info_(std::move(backends)),
-      backends_(std::make_unique<Backend[]>(info_.size())),
+    : info_(std::make_unique<BackendInfo[]>(kMaxBackends)),
+      backends_(std::make_unique<Backend[]>(kMaxBackends)),
       shards_(std::make_unique<Shard[]>(kShards)),
       deployments_(std::make_unique<Deployments>()),
       attempts_(std::make_unique<Histogram>(kAttemptBuckets.data(), kAttemptBuckets.size())) {
-  // Fixed deployments are known up front: intern them first so they always have a label.
-  for (std::size_t i = 0; i < info_.size(); ++i)
+  learn_backends(backends);
+}
+
+void Metrics::learn_backends(const std::vector<BackendInfo>& backends) {
+  std::lock_guard lock(learn_mutex_);
+  const std::size_t known = known_.load(std::memory_order_relaxed);
+  const std::size_t n = std::min(backends.size(), kMaxBackends);
+  if (n <= known) return;
+  for (std::size_t i = known; i < n; ++i) {
+    info_[i] = backends[i];
+    // Fixed deployments are known up front: intern them first so they always have a label.
     if (!info_[i].deployment_override.empty())
       backends_[i].override_label = deployments_->find_or_add(info_[i].deployment_override, nullptr);
+  }
+  known_.store(n, std::memory_order_release);  // the entries above are written first
 }
 
 Metrics::~Metrics() = default;
 
 std::uint32_t Metrics::deployment_label(std::string_view name) {
   return deployments_->find_or_add(name, nullptr);
+}
+
+void Metrics::on_config_reload(bool ok, double unix_seconds) {
+  if (!ok) {
+    reloads_failed_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  reloads_ok_.fetch_add(1, std::memory_order_relaxed);
+  last_reload_success_.store(unix_seconds, std::memory_order_relaxed);
 }
 
 void Metrics::on_request_start() { started_.fetch_add(1, std::memory_order_relaxed); }
@@ -189,10 +209,11 @@ void Metrics::on_request(const RequestRecord& rec) {
     incs[n_incs++] = {pack(k, b, d, code), by};
   };
 
+  const std::size_t known = known_.load(std::memory_order_acquire);
   const std::size_t shown = std::min(rec.attempt_count, RequestRecord::kMaxAttempts);
   for (std::size_t i = 0; i < shown; ++i) {
     const AttemptRecord& a = rec.attempts[i];
-    if (a.backend >= info_.size()) continue;
+    if (a.backend >= known) continue;
     Backend& B = backends_[a.backend];
     const auto b = static_cast<std::uint32_t>(a.backend);
     B.attempts.fetch_add(1, std::memory_order_relaxed);
@@ -214,7 +235,7 @@ void Metrics::on_request(const RequestRecord& rec) {
   }
   if (rec.attempt_count > 0) attempts_->observe(static_cast<double>(rec.attempt_count));
 
-  const bool served = rec.served_by >= 0 && static_cast<std::size_t>(rec.served_by) < info_.size();
+  const bool served = rec.served_by >= 0 && static_cast<std::size_t>(rec.served_by) < known;
   const std::uint32_t sb = served ? static_cast<std::uint32_t>(rec.served_by) : kNoBackend;
   const std::uint32_t sd = served ? deployment_on(sb) : requested;
   add(CounterKind::Requests, sb, sd, rec.status, 1);
@@ -243,7 +264,7 @@ void Metrics::on_request(const RequestRecord& rec) {
 }
 
 void Metrics::on_dns_lookup(std::size_t backend, bool ok) {
-  if (backend >= info_.size()) return;
+  if (backend >= known_.load(std::memory_order_acquire)) return;
   Backend& B = backends_[backend];
   B.dns_lookups.fetch_add(1, std::memory_order_relaxed);
   if (!ok) B.dns_failures.fetch_add(1, std::memory_order_relaxed);
@@ -256,6 +277,9 @@ MetricsSnapshot Metrics::snapshot() const {
   s.finished = finished_.load(std::memory_order_relaxed);
   s.started = started_.load(std::memory_order_relaxed);
   s.client_aborted = client_aborted_.load(std::memory_order_relaxed);
+  s.reloads_ok = reloads_ok_.load(std::memory_order_relaxed);
+  s.reloads_failed = reloads_failed_.load(std::memory_order_relaxed);
+  s.last_reload_success = last_reload_success_.load(std::memory_order_relaxed);
   s.deployments_folded = folded_.load(std::memory_order_relaxed);
   s.deployments = deployments_->names();
   s.attempts = attempts_->snapshot();
@@ -264,8 +288,9 @@ MetricsSnapshot Metrics::snapshot() const {
     std::lock_guard lock(sh.mutex);
     for (const auto& [k, v] : sh.counters) s.counters[unpack(k)] += v;
   }
-  s.backends.resize(info_.size());
-  for (std::size_t i = 0; i < info_.size(); ++i) {
+  const std::size_t known = known_.load(std::memory_order_acquire);
+  s.backends.resize(known);
+  for (std::size_t i = 0; i < known; ++i) {
     const Backend& B = backends_[i];
     BackendMetrics& m = s.backends[i];
     s.backend_names.push_back(info_[i].name);

@@ -38,6 +38,13 @@ class Server {
   void wait();
 
   const Config& config() const;  // as started (process settings, and the first backends)
+  // Routes with `cfg`'s backends, rules and clients from the next request on; requests in flight
+  // finish with the configuration they started with. Process settings (listeners, timeouts,
+  // threads) stay as started. Cooldowns, quota windows, latency statistics and pooled
+  // connections of backends that remain are kept. Call from one thread at a time.
+  void reload(const Config& cfg);
+  // Backend names by BackendId (every backend any configuration had), for metrics.
+  std::vector<std::string> backend_names() const;
   // The current configuration's snapshot (backends, routing table), and the backends'
   // runtime state (cooldowns, quota windows), which outlives snapshots.
   std::shared_ptr<const net::Snapshot> snapshot() const;

@@ -61,7 +61,8 @@ struct Snapshot {
   std::vector<PreparedBackend> prepared;  // by table position
   std::vector<Rule> rules;                // tried in order
   ClientAuthenticator client_auth;
-  std::string config_hash;  // of the config file ("" for env only)
+  std::string config_hash;       // of the config file ("" for env only)
+  std::uint64_t generation = 0;  // 1, 2, 3, ... in the order snapshots were made
   // What matching needs to know of a request, decided once for all rules.
   bool rules_need_model = false;     // some rule lists models
   bool rules_need_metadata = false;  // some rule lists metadata

@@ -76,6 +76,9 @@ class UpstreamPool {
   // looked up again at once when a connect fails on all of them (the backend may have moved).
   // `url` must stay valid until the connect completes (the request's snapshot holds it).
   Task<ConnectResult> connect(BackendId id, const BackendUrl& url);
+  // After a reload: a backend whose URL now names another server loses its pooled connections
+  // and cached addresses (its id stays: it is the same backend by name). Cheap when unchanged.
+  void sync_origin(BackendId id, const BackendUrl& url);
   // Keeps `conn` for reuse; the caller has checked the exchange ended cleanly.
   void release(UpstreamPtr conn);
   void clear();
@@ -117,6 +120,7 @@ class UpstreamPool {
   LookupFn lookup_;
   std::vector<std::vector<UpstreamPtr>> idle_;           // by backend id, most recent last
   ResolveCache<Endpoints> resolved_;                     // by backend id
+  std::vector<std::string> origins_;                     // by backend id: scheme, host, port seen last
   std::vector<std::shared_ptr<PendingLookup>> pending_;  // by backend id, while one is under way
 };
 

@@ -82,6 +82,7 @@ struct Worker {
 
   Shared& shared;
   std::size_t index;
+  std::uint64_t origins_generation = 0;  // the snapshot whose backend URLs the pool was synced to
   WorkerContext ioc;
   DeadlineSweeper sweeper{ioc};
   std::optional<Acceptor> acceptor;

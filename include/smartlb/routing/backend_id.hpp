@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 namespace smartlb {
 
@@ -26,6 +27,12 @@ class BackendIds {
     return it->second;
   }
   std::size_t size() const { return ids_.size(); }
+  // Names by id.
+  std::vector<std::string> names() const {
+    std::vector<std::string> out(ids_.size());
+    for (const auto& [name, id] : ids_) out[id.value] = name;
+    return out;
+  }
 
  private:
   std::unordered_map<std::string, BackendId> ids_;

@@ -100,7 +100,9 @@ struct MetricsSnapshot {
   std::uint64_t finished = 0;  // requests that ended
   std::uint64_t client_aborted = 0;
   std::uint64_t deployments_folded = 0;  // requests whose deployment was folded into "other"
-  HistogramSnapshot attempts;            // attempts per request (requests with at least one attempt)
+  std::uint64_t reloads_ok = 0, reloads_failed = 0;
+  double last_reload_success = 0;  // Unix seconds (0: none yet)
+  HistogramSnapshot attempts;      // attempts per request (requests with at least one attempt)
   std::uint64_t in_flight() const { return started > finished ? started - finished : 0; }
   std::uint64_t counter(CounterKind k, std::uint32_t backend, std::uint32_t deployment,
                         std::uint32_t code = 0) const;
@@ -121,7 +123,12 @@ class Metrics final : public RequestObserver {
     std::string name;
     std::string deployment_override;  // BACKEND_X_DEPLOYMENT_NAME, if any
   };
+  // Backends by id (BackendId::value): those of the first configuration.
   explicit Metrics(std::vector<BackendInfo> backends);
+  // Backends by id again, after a reload: ids past the known ones get their series. (An id
+  // keeps its name for the life of the process; at most kMaxBackends have series.)
+  void learn_backends(const std::vector<BackendInfo>& backends);
+  static constexpr std::size_t kMaxBackends = 1024;
   ~Metrics() override;
   Metrics(const Metrics&) = delete;
   Metrics& operator=(const Metrics&) = delete;
@@ -131,6 +138,9 @@ class Metrics final : public RequestObserver {
   void on_dns_lookup(std::size_t backend, bool ok) override;
 
   MetricsSnapshot snapshot() const;
+
+  // A configuration reload (SIGHUP, the file watch) and whether it was taken, at `unix_seconds`.
+  void on_config_reload(bool ok, double unix_seconds);
 
   // The label index for a deployment name (interning it if there is room), for tests.
   std::uint32_t deployment_label(std::string_view name);
@@ -143,7 +153,9 @@ class Metrics final : public RequestObserver {
 
   Shard& my_shard();
 
-  std::vector<BackendInfo> info_;
+  std::unique_ptr<BackendInfo[]> info_;  // kMaxBackends; [0, known_) are set
+  std::atomic<std::size_t> known_{0};
+  std::mutex learn_mutex_;
   std::unique_ptr<Backend[]> backends_;
   std::unique_ptr<Shard[]> shards_;
   std::unique_ptr<Deployments> deployments_;
@@ -151,6 +163,8 @@ class Metrics final : public RequestObserver {
   std::atomic<std::uint64_t> started_{0};
   std::atomic<std::uint64_t> finished_{0};
   std::atomic<std::uint64_t> client_aborted_{0};
+  std::atomic<std::uint64_t> reloads_ok_{0}, reloads_failed_{0};
+  std::atomic<double> last_reload_success_{0};
   std::atomic<std::uint64_t> folded_{0};
 };
 

@@ -1,0 +1,50 @@
+#pragma once
+// Watches a file for changes and calls back once per change, from a thread of its own. It
+// polls the file's identity (device, inode, size, modification time), following symlinks: a
+// Kubernetes ConfigMap update swaps a symlink to a new directory, which inotify on the path
+// would not see, and an editor's save replaces the inode. Polling once a second costs one
+// stat() and catches both; ConfigMap updates take tens of seconds to arrive anyway.
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace smartlb {
+
+// What identifies a version of a file; all zero when it cannot be read.
+struct FileStamp {
+  std::uint64_t device = 0, inode = 0, size = 0;
+  std::int64_t mtime_ns = 0;
+  bool exists = false;
+  friend bool operator==(const FileStamp&, const FileStamp&) = default;
+};
+
+FileStamp stamp_of(const std::string& path);
+
+class FileWatch {
+ public:
+  // Calls `on_change` (on the watch's thread) each time the stamp differs from the last one
+  // seen; the first stamp is taken now. A file that disappears is not a change (a ConfigMap
+  // swap passes through that state): its return is.
+  FileWatch(std::string path, std::chrono::milliseconds interval, std::function<void()> on_change);
+  ~FileWatch();
+  FileWatch(const FileWatch&) = delete;
+  FileWatch& operator=(const FileWatch&) = delete;
+
+ private:
+  void run();
+
+  std::string path_;
+  std::chrono::milliseconds interval_;
+  std::function<void()> on_change_;
+  FileStamp last_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace smartlb

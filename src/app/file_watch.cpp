@@ -1,0 +1,45 @@
+#include "smartlb/app/file_watch.hpp"
+
+#include <sys/stat.h>
+
+namespace smartlb {
+
+FileStamp stamp_of(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {};
+  FileStamp s;
+  s.device = st.st_dev;
+  s.inode = st.st_ino;
+  s.size = static_cast<std::uint64_t>(st.st_size);
+  s.mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+  s.exists = true;
+  return s;
+}
+
+FileWatch::FileWatch(std::string path, std::chrono::milliseconds interval, std::function<void()> on_change)
+    : path_(std::move(path)), interval_(interval), on_change_(std::move(on_change)), last_(stamp_of(path_)) {
+  thread_ = std::thread([this] { run(); });
+}
+
+FileWatch::~FileWatch() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void FileWatch::run() {
+  std::unique_lock lock(mutex_);
+  while (!wake_.wait_for(lock, interval_, [this] { return stop_; })) {
+    const FileStamp now = stamp_of(path_);
+    if (!now.exists || now == last_) continue;
+    last_ = now;
+    lock.unlock();
+    on_change_();
+    lock.lock();
+  }
+}
+
+}  // namespace smartlb

@@ -1,0 +1,190 @@
+// Routing by the config file's rules, over sockets: a rule's conditions (metadata, subjects,
+// model) send a request where they say, a target renames the model (path or body) and applies
+// its override_params, no match is a 404, and a reload under traffic loses nothing.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "http_client.hpp"
+#include "mock_backend.hpp"
+#include "proxy_harness.hpp"
+#include "smartlb/config/config_file.hpp"
+
+namespace smartlb::testing {
+namespace {
+
+MockReply ok(const std::string& who) { return {200, {{"content-type", "application/json"}}, "{\"from\":\"" + who + "\"}"}; }
+
+// Loads `yaml` (with ${A_URL} and ${B_URL} for the two mock backends) into the harness.
+void load(ProxyHarness& p, const std::string& yaml, const MockBackend& a, const MockBackend& b,
+          EnvMap env = {}) {
+  env["A_URL"] = a.url();
+  env["B_URL"] = b.url();
+  auto r = load_config_text(env, yaml, "rules.yaml");
+  ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
+  const Config process = p.cfg;
+  p.cfg = *r.config;
+  p.cfg.listen_address = process.listen_address;
+  p.cfg.port = process.port;
+  p.cfg.admin_port = process.admin_port;
+  p.cfg.threads = process.threads;
+  p.cfg.access_log = process.access_log;
+}
+
+const char* kBackends = R"(
+backends:
+  - {name: a, url: "${A_URL}"}
+  - {name: b, url: "${B_URL}"}
+)";
+
+TEST(Rules, AMetadataRuleRoutesWhereItSaysAndTheHeaderStaysHere) {
+  MockBackend a([](const SeenRequest&) { return ok("a"); }), b([](const SeenRequest&) { return ok("b"); });
+  ProxyHarness p;
+  load(p, std::string(kBackends) + R"(
+targets: [{id: a/m, backend: a}, {id: b/m, backend: b}]
+rules:
+  - {id: dev, type: weight-based-routing, when: {metadata: {env: dev}}, load_balance_targets: [{target: a/m}]}
+  - {id: rest, type: weight-based-routing, load_balance_targets: [{target: b/m}]}
+)",
+       a, b);
+  p.start();
+  const std::string path = "/openai/deployments/m/chat/completions?api-version=1";
+  auto dev = http_call(p.port(), "POST", path, {{"x-smartlb-metadata", R"({"env":"dev","team":"x"})"}}, "{}");
+  EXPECT_EQ(dev.body, R"({"from":"a"})");
+  EXPECT_FALSE(a.last_request().has_header("x-smartlb-metadata")) << "routing metadata is not forwarded";
+  auto prod = http_call(p.port(), "POST", path, {{"x-smartlb-metadata", R"({"env":"prod"})"}}, "{}");
+  EXPECT_EQ(prod.body, R"({"from":"b"})");
+  auto none = http_call(p.port(), "POST", path, {}, "{}");
+  EXPECT_EQ(none.body, R"({"from":"b"})");
+  auto bad = http_call(p.port(), "POST", path, {{"x-smartlb-metadata", R"({"env":1})"}}, "{}");
+  EXPECT_EQ(bad.status, 400u);
+  EXPECT_NE(bad.body.find("x-smartlb-metadata"), std::string::npos);
+}
+
+TEST(Rules, ASubjectRuleRoutesByTheClientsKey) {
+  MockBackend a([](const SeenRequest&) { return ok("a"); }), b([](const SeenRequest&) { return ok("b"); });
+  ProxyHarness p;
+  load(p, std::string(kBackends) + R"(
+targets: [{id: a/m, backend: a}, {id: b/m, backend: b}]
+clients:
+  - {name: search, key: "${SEARCH_KEY}", subjects: [team:search, user:alice]}
+  - {name: other, key_sha256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}
+rules:
+  - {id: search, type: priority-based-routing, when: {subjects: [team:search]}, load_balance_targets: [{target: a/m}]}
+  - {id: rest, type: priority-based-routing, load_balance_targets: [{target: b/m}]}
+)",
+       a, b, {{"SEARCH_KEY", "search-key-123"}});
+  p.start();
+  const std::string path = "/openai/deployments/m/chat/completions?api-version=1";
+  EXPECT_EQ(http_call(p.port(), "POST", path, {{"api-key", "search-key-123"}}, "{}").body, R"({"from":"a"})");
+  // "test" is the key whose SHA-256 the config holds.
+  EXPECT_EQ(http_call(p.port(), "POST", path, {{"Authorization", "Bearer test"}}, "{}").body, R"({"from":"b"})");
+  EXPECT_EQ(http_call(p.port(), "POST", path, {{"api-key", "unknown-key"}}, "{}").status, 401u);
+  EXPECT_EQ(a.request_count() + b.request_count(), 2u);
+}
+
+TEST(Rules, ATargetRenamesTheModelInThePathOrTheBody) {
+  MockBackend a([](const SeenRequest&) { return ok("a"); }), b([](const SeenRequest&) { return ok("b"); });
+  ProxyHarness p;
+  load(p, std::string(kBackends) + R"(
+targets: [{id: a/gpt-4o, backend: a, deployment: gpt-4o-0806}]
+rules:
+  - {id: four-o, type: weight-based-routing, when: {models: [gpt-4o]}, load_balance_targets: [{target: a/gpt-4o}]}
+)",
+       a, b);
+  p.start();
+  auto azure = http_call(p.port(), "POST", "/openai/deployments/gpt-4o/chat/completions?api-version=1", {},
+                         R"({"model":"ignored","messages":[]})");
+  EXPECT_EQ(azure.status, 200u);
+  EXPECT_EQ(a.last_request().target, "/openai/deployments/gpt-4o-0806/chat/completions?api-version=1");
+  EXPECT_EQ(a.last_request().body, R"({"model":"ignored","messages":[]})") << "an Azure path's body is not touched";
+
+  const std::string body = R"({"messages":[{"role":"user","content":"model"}],"model":"gpt-4o","stream":false})";
+  auto v1 = http_call(p.port(), "POST", "/openai/v1/chat/completions", {}, body);
+  EXPECT_EQ(v1.status, 200u);
+  EXPECT_EQ(a.last_request().target, "/openai/v1/chat/completions");
+  const auto sent = nlohmann::json::parse(a.last_request().body);
+  EXPECT_EQ(sent["model"], "gpt-4o-0806") << "Azure's v1 API reads the deployment from the body";
+  EXPECT_EQ(sent["messages"][0]["content"], "model");
+  EXPECT_EQ(a.last_request().header("content-length"), std::to_string(a.last_request().body.size()));
+
+  auto other = http_call(p.port(), "POST", "/v1/chat/completions", {}, R"({"model":"gpt-5"})");
+  EXPECT_EQ(other.status, 404u);
+  EXPECT_NE(other.body.find("model_not_found"), std::string::npos);
+  EXPECT_NE(other.body.find("gpt-5"), std::string::npos);
+  EXPECT_EQ(a.request_count(), 2u) << "no rule, no backend call";
+}
+
+TEST(Rules, OverridesApplyPerTargetAndAFailoverStartsFromTheClientsBody) {
+  MockBackend a([](const SeenRequest&) { return MockReply{429, {{"retry-after-ms", "5000"}}, "{}"}; });
+  MockBackend b([](const SeenRequest&) { return ok("b"); });
+  ProxyHarness p;
+  load(p, std::string(kBackends) + R"(
+targets: [{id: a/m, backend: a, model: model-a}, {id: b/m, backend: b}]
+rules:
+  - id: r
+    type: priority-based-routing
+    load_balance_targets:
+      - {target: a/m, priority: 1, override_params: {temperature: 0.5, user: null, max_tokens: 800}}
+      - {target: b/m, priority: 2}
+)",
+       a, b);
+  p.start();
+  const std::string body = R"({"model":"m","temperature":1,"user":"u-1","messages":[]})";
+  auto r = http_call(p.port(), "POST", "/v1/chat/completions", {}, body);
+  EXPECT_EQ(r.body, R"({"from":"b"})");
+  const auto to_a = nlohmann::json::parse(a.last_request().body);
+  EXPECT_EQ(to_a["temperature"], 0.5);
+  EXPECT_EQ(to_a["max_tokens"], 800);
+  EXPECT_FALSE(to_a.contains("user")) << "null removes the key";
+  EXPECT_EQ(to_a["model"], "model-a");
+  EXPECT_EQ(b.last_request().body, body) << "the next target starts again from the client's body";
+  // The 429 cooled down (a, "m"): the state is kept under the model the client asked for.
+  EXPECT_FALSE(p.server->states().available(p.server->snapshot()->rules[0].table.member(0), "m"));
+}
+
+TEST(Rules, AReloadUnderContinuousTrafficLosesNoRequest) {
+  MockBackend a([](const SeenRequest&) { return ok("a"); }), b([](const SeenRequest&) { return ok("b"); });
+  ProxyHarness p;
+  const std::string to_a = std::string(kBackends) +
+                           "targets: [{id: a/m, backend: a}]\n"
+                           "rules: [{id: r, type: weight-based-routing, load_balance_targets: [{target: a/m}]}]\n";
+  const std::string to_b = std::string(kBackends) +
+                           "targets: [{id: b/m, backend: b}]\n"
+                           "rules: [{id: r, type: weight-based-routing, load_balance_targets: [{target: b/m}]}]\n";
+  load(p, to_a, a, b);
+  const Config first = p.cfg;
+  load(p, to_b, a, b);
+  const Config second = p.cfg;
+  p.cfg = first;
+  p.start();
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> sent{0}, failed{0};
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 2; ++c)
+    clients.emplace_back([&] {
+      while (!stop.load()) {
+        auto r = http_call(p.port(), "POST", "/openai/deployments/m/chat/completions?api-version=1", {}, "{}");
+        ++sent;
+        if (r.status != 200) ++failed;
+      }
+    });
+  for (int i = 0; i < 10; ++i) {
+    const int before = sent.load();
+    p.server->reload(i % 2 == 0 ? second : first);
+    // Let traffic flow between reloads: wait until more requests went through (bounded).
+    for (int spin = 0; spin < 200000 && sent.load() < before + 5; ++spin) std::this_thread::yield();
+  }
+  stop = true;
+  for (auto& t : clients) t.join();
+  EXPECT_GT(sent.load(), 20);
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_GT(a.request_count(), 0u);
+  EXPECT_GT(b.request_count(), 0u) << "the reloads took effect";
+}
+
+}  // namespace
+}  // namespace smartlb::testing
