@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -61,6 +64,77 @@ TEST(Binary, ServesThenDrainsAndExitsZeroOnSigterm) {
   EXPECT_NE(c.output().find("draining"), std::string::npos);
   EXPECT_EQ(c.output().find("sk-secret-in-config"), std::string::npos) << "no key in the log:\n"
                                                                        << c.output();
+}
+
+// Replaces `path` atomically (a new file renamed over it), as editors and kubelet do.
+void write_file(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+  }
+  ASSERT_EQ(std::rename(tmp.c_str(), path.c_str()), 0);
+}
+
+std::string rules_to(const std::string& backend, const std::string& url) {
+  return "backends: [{name: " + backend + ", url: \"" + url + "\"}]\n" +
+         "targets: [{id: t, backend: " + backend + "}]\n" +
+         "rules: [{id: r, type: weight-based-routing, load_balance_targets: [{target: t}]}]\n";
+}
+
+TEST(Binary, CheckConfigPrintsEveryErrorWithItsPathOrASummary) {
+  const std::string path = ::testing::TempDir() + "smartlb_check_" + std::to_string(::getpid()) + ".yaml";
+  write_file(
+      path,
+      "backends: [{name: a, url: \"http://127.0.0.1:9\"}]\n"
+      "targets: [{id: t, backend: b}]\n"
+      "rules: [{id: r, type: weight-based-routing, load_balance_targets: [{target: t, weight: 0}]}]\n");
+  Child bad({"--check-config", "--config", path}, {});
+  EXPECT_EQ(bad.wait_exit(), 1);
+  EXPECT_NE(bad.output().find("targets[0].backend: no backend is named \"b\""), std::string::npos)
+      << bad.output();
+  EXPECT_NE(bad.output().find("rules[0].load_balance_targets[0].weight: must be a positive integer"),
+            std::string::npos)
+      << bad.output();
+  write_file(path, rules_to("a", "http://127.0.0.1:9"));
+  Child good({"--check-config"}, {"CONFIG_FILE=" + path});
+  EXPECT_EQ(good.wait_exit(), 0);
+  EXPECT_NE(good.output().find("rule r: weight-based-routing, every request"), std::string::npos)
+      << good.output();
+  std::remove(path.c_str());
+}
+
+TEST(Binary, AChangedFileIsReloadedAndAnInvalidOneKeepsTheRunningConfiguration) {
+  MockBackend a([](const SeenRequest&) { return MockReply{200, {}, "a"}; });
+  MockBackend b([](const SeenRequest&) { return MockReply{200, {}, "b"}; });
+  const std::string path = ::testing::TempDir() + "smartlb_reload_" + std::to_string(::getpid()) + ".yaml";
+  write_file(path, rules_to("a", a.url()));
+  Child c({"--config", path}, {"PORT=0", "ADMIN_PORT=0", "LISTEN_ADDRESS=127.0.0.1", "THREADS=1"});
+  const std::string started = c.read_until(" backend(s)");
+  const auto at = started.find("listening on 127.0.0.1:");
+  ASSERT_NE(at, std::string::npos) << started;
+  const auto port = static_cast<std::uint16_t>(std::stoi(started.substr(at + 23)));
+  const std::string target = "/openai/deployments/m/chat/completions?api-version=1";
+  EXPECT_EQ(http_call(port, "POST", target, {}, "{}").body, "a");
+
+  write_file(path, rules_to("b", b.url()));
+  c.read_until("configuration reloaded (file changed)");
+  EXPECT_EQ(http_call(port, "POST", target, {}, "{}").body, "b");
+
+  write_file(path, "rules: [{id: r, type: nonsense}]\n");
+  c.read_until("refused");
+  EXPECT_EQ(http_call(port, "POST", target, {}, "{}").body, "b") << "the running configuration stays";
+
+  {  // Written in place (no rename): SIGHUP is how to say it is complete.
+    std::ofstream out(path, std::ios::trunc);
+    out << rules_to("a", a.url());
+  }
+  c.signal(SIGHUP);
+  c.read_until("configuration reloaded (SIGHUP)");
+  EXPECT_EQ(http_call(port, "POST", target, {}, "{}").body, "a");
+  c.signal(SIGTERM);
+  EXPECT_EQ(c.wait_exit(), 0);
+  std::remove(path.c_str());
 }
 
 }  // namespace

@@ -15,7 +15,9 @@
 namespace smartlb::testing {
 namespace {
 
-MockReply ok(const std::string& who) { return {200, {{"content-type", "application/json"}}, "{\"from\":\"" + who + "\"}"}; }
+MockReply ok(const std::string& who) {
+  return {200, {{"content-type", "application/json"}}, "{\"from\":\"" + who + "\"}"};
+}
 
 // Loads `yaml` (with ${A_URL} and ${B_URL} for the two mock backends) into the harness.
 void load(ProxyHarness& p, const std::string& yaml, const MockBackend& a, const MockBackend& b,
@@ -80,7 +82,8 @@ rules:
   const std::string path = "/openai/deployments/m/chat/completions?api-version=1";
   EXPECT_EQ(http_call(p.port(), "POST", path, {{"api-key", "search-key-123"}}, "{}").body, R"({"from":"a"})");
   // "test" is the key whose SHA-256 the config holds.
-  EXPECT_EQ(http_call(p.port(), "POST", path, {{"Authorization", "Bearer test"}}, "{}").body, R"({"from":"b"})");
+  EXPECT_EQ(http_call(p.port(), "POST", path, {{"Authorization", "Bearer test"}}, "{}").body,
+            R"({"from":"b"})");
   EXPECT_EQ(http_call(p.port(), "POST", path, {{"api-key", "unknown-key"}}, "{}").status, 401u);
   EXPECT_EQ(a.request_count() + b.request_count(), 2u);
 }
@@ -99,9 +102,11 @@ rules:
                          R"({"model":"ignored","messages":[]})");
   EXPECT_EQ(azure.status, 200u);
   EXPECT_EQ(a.last_request().target, "/openai/deployments/gpt-4o-0806/chat/completions?api-version=1");
-  EXPECT_EQ(a.last_request().body, R"({"model":"ignored","messages":[]})") << "an Azure path's body is not touched";
+  EXPECT_EQ(a.last_request().body, R"({"model":"ignored","messages":[]})")
+      << "an Azure path's body is not touched";
 
-  const std::string body = R"({"messages":[{"role":"user","content":"model"}],"model":"gpt-4o","stream":false})";
+  const std::string body =
+      R"({"messages":[{"role":"user","content":"model"}],"model":"gpt-4o","stream":false})";
   auto v1 = http_call(p.port(), "POST", "/openai/v1/chat/completions", {}, body);
   EXPECT_EQ(v1.status, 200u);
   EXPECT_EQ(a.last_request().target, "/openai/v1/chat/completions");
@@ -148,12 +153,14 @@ rules:
 TEST(Rules, AReloadUnderContinuousTrafficLosesNoRequest) {
   MockBackend a([](const SeenRequest&) { return ok("a"); }), b([](const SeenRequest&) { return ok("b"); });
   ProxyHarness p;
-  const std::string to_a = std::string(kBackends) +
-                           "targets: [{id: a/m, backend: a}]\n"
-                           "rules: [{id: r, type: weight-based-routing, load_balance_targets: [{target: a/m}]}]\n";
-  const std::string to_b = std::string(kBackends) +
-                           "targets: [{id: b/m, backend: b}]\n"
-                           "rules: [{id: r, type: weight-based-routing, load_balance_targets: [{target: b/m}]}]\n";
+  const std::string to_a =
+      std::string(kBackends) +
+      "targets: [{id: a/m, backend: a}]\n"
+      "rules: [{id: r, type: weight-based-routing, load_balance_targets: [{target: a/m}]}]\n";
+  const std::string to_b =
+      std::string(kBackends) +
+      "targets: [{id: b/m, backend: b}]\n"
+      "rules: [{id: r, type: weight-based-routing, load_balance_targets: [{target: b/m}]}]\n";
   load(p, to_a, a, b);
   const Config first = p.cfg;
   load(p, to_b, a, b);
@@ -167,7 +174,8 @@ TEST(Rules, AReloadUnderContinuousTrafficLosesNoRequest) {
   for (int c = 0; c < 2; ++c)
     clients.emplace_back([&] {
       while (!stop.load()) {
-        auto r = http_call(p.port(), "POST", "/openai/deployments/m/chat/completions?api-version=1", {}, "{}");
+        auto r =
+            http_call(p.port(), "POST", "/openai/deployments/m/chat/completions?api-version=1", {}, "{}");
         ++sent;
         if (r.status != 200) ++failed;
       }
