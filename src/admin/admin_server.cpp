@@ -47,10 +47,54 @@ struct AdminServer::Impl {
   PoolSnapshot pool_snapshot() const {
     const auto snapshot = server.snapshot();
     PoolSnapshot p = snapshot_pool(snapshot->table, server.states(), snapshot->backends);
+    p.config_hash = snapshot->config_hash;
+    p.rules = rule_status(*snapshot);
     p.started = started;
     p.ready = server.port() != 0;
     p.draining = server.draining();
     return p;
+  }
+
+  std::vector<RuleStatus> rule_status(const net::Snapshot& snapshot) const {
+    const BackendStates& states = server.states();
+    const MonoNanos now = states.clock().now();
+    std::vector<RuleStatus> out;
+    for (const net::Rule& rule : snapshot.rules) {
+      RuleStatus r;
+      r.id = rule.id;
+      r.type = rule.type == RuleType::Weight    ? "weight-based-routing"
+               : rule.type == RuleType::Latency ? "latency-based-routing"
+                                                : "priority-based-routing";
+      r.implicit = rule.implicit;
+      r.subjects = rule.when.subjects;
+      r.models = rule.when.models;
+      r.metadata = rule.when.metadata;
+      for (std::size_t i = 0; i < rule.table.size(); ++i) {
+        const PoolMember& m = rule.table.member(i);
+        const net::RouteTarget& route = rule.route[i];
+        RuleStatus::Target t;
+        t.id = route.target_id;
+        t.backend = snapshot.backends[route.backend].name;
+        t.upstream_name = route.upstream_name;
+        t.priority = m.priority;
+        t.weight = m.weight;
+        CooldownView cooldown = states.backend_cooldown(m.id);
+        if (!route.upstream_name.empty()) {
+          const CooldownView d = states.deployment_cooldown(m, route.upstream_name);
+          if (d.until > cooldown.until) cooldown = d;
+        }
+        t.state = backend_state(cooldown, now);
+        t.cooldown_remaining_ms = cooldown_remaining_ms(cooldown, now);
+        if (rule.type == RuleType::Latency) {
+          const LatencyReading l = server.latency().read(m.id, route.upstream_name, now, rule.lookback);
+          t.latency_ms_per_token = l.ms_per_token;
+          t.latency_samples = l.samples;
+        }
+        r.targets.push_back(std::move(t));
+      }
+      out.push_back(std::move(r));
+    }
+    return out;
   }
 
   Task<> session(tcp::socket socket) const;

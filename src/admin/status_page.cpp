@@ -174,7 +174,52 @@ function render() {
     g.appendChild(t);
     frag.appendChild(g);
   }
+  const rules = (doc.config && doc.config.rules) || [];
+  if (rules.length > 1 || (rules.length === 1 && !rules[0].implicit)) frag.appendChild(rulesSection(doc.config));
   root.replaceChildren(frag);
+}
+
+// The routing rules, in the order they are tried, with each target's state (and latency).
+function rulesSection(config) {
+  const g = el("section", "group rules");
+  g.appendChild(el("h2", null, "Rules · tried in order" + (config.hash ? " · config " + config.hash.slice(0, 12) : "")));
+  const t = el("table");
+  const head = el("tr");
+  for (const [c, width] of [["Rule", "22%"], ["When", "26%"], ["Targets", "52%"]]) {
+    const th = el("th", null, c);
+    th.style.width = width;
+    head.appendChild(th);
+  }
+  t.appendChild(head);
+  for (const r of config.rules) {
+    const tr = el("tr");
+    const name = el("td");
+    name.appendChild(el("div", "name", r.id + (r.implicit ? " (default)" : "")));
+    name.appendChild(el("div", "host", r.type));
+    tr.appendChild(name);
+    const when = [];
+    for (const s of (r.when.subjects || [])) when.push("subject " + s);
+    for (const m of (r.when.models || [])) when.push("model " + m);
+    for (const [k, v] of Object.entries(r.when.metadata || {})) when.push(k + "=" + v);
+    tr.appendChild(el("td", null, when.length ? when.join(", ") : "every request"));
+    const cell = el("td");
+    const deps = el("div", "deps");
+    for (const x of r.targets) {
+      const d = el("span", "dep target" + (x.state === "available" ? "" : " cooling"));
+      let label = x.id + (x.upstream_name ? " → " + x.upstream_name : "");
+      if (r.type === "priority-based-routing") label += " · p" + x.priority;
+      if (r.type !== "latency-based-routing") label += " · w" + x.weight;
+      if (x.latency) label += " · " + (x.latency.samples >= 3 ? x.latency.ms_per_token.toFixed(1) + " ms/token" : "warming up");
+      if (x.state !== "available") label += " · " + x.state + " " + fmtCountdown(x.cooldown_remaining_ms);
+      d.textContent = label;
+      deps.appendChild(d);
+    }
+    cell.appendChild(deps);
+    tr.appendChild(cell);
+    t.appendChild(tr);
+  }
+  g.appendChild(t);
+  return g;
 }
 
 function fmtUptime(s) {

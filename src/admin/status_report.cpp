@@ -87,9 +87,18 @@ class TextWriter {
   std::string out_;
 };
 
+// The ids of the backends in the current configuration (PoolSnapshot::backends is by id, with
+// gaps for backends a reload removed).
+std::vector<std::uint32_t> present_ids(const PoolSnapshot& p) {
+  std::vector<std::uint32_t> out;
+  for (std::uint32_t b = 0; b < p.backends.size(); ++b)
+    if (p.backends[b].present) out.push_back(b);
+  return out;
+}
+
 std::string backend_label(const MetricsSnapshot& m, const PoolSnapshot& p, std::uint32_t b) {
   if (b == kNone) return "none";
-  if (b < p.backends.size()) return p.backends[b].name;
+  if (b < p.backends.size() && p.backends[b].present) return p.backends[b].name;
   if (b < m.backend_names.size()) return m.backend_names[b];
   return "backend-" + std::to_string(b);
 }
@@ -184,6 +193,8 @@ PoolSnapshot snapshot_pool(const RoutingTable& table, const BackendStates& state
                            std::span<const BackendConfig> backends) {
   PoolSnapshot p;
   p.now = states.clock().now();
+  p.backends.resize(table.id_bound());
+  for (auto& b : p.backends) b.present = false;
   for (std::size_t i = 0; i < table.size(); ++i) {
     PoolSnapshot::Backend b;
     const PoolMember& m = table.member(i);
@@ -203,7 +214,7 @@ PoolSnapshot snapshot_pool(const RoutingTable& table, const BackendStates& state
       b.quota_requests = m.requests_per_window;
       b.quota_window_ms = std::chrono::duration_cast<std::chrono::milliseconds>(m.quota_window).count();
     }
-    p.backends.push_back(std::move(b));
+    p.backends[m.id.value] = std::move(b);
   }
   return p;
 }
@@ -321,15 +332,15 @@ std::string render_prometheus(const MetricsSnapshot& m, const PoolSnapshot& p) {
 
   w.family("smartlb_backend_priority", "gauge",
            "Configured priority group of each backend (lower is preferred).");
-  for (std::uint32_t b = 0; b < p.backends.size(); ++b)
+  for (const std::uint32_t b : present_ids(p))
     w.sample("smartlb_backend_priority", L{{"backend", be(b)}}, std::to_string(p.backends[b].priority));
   w.family("smartlb_backend_weight", "gauge", "Configured weight of each backend inside its priority group.");
-  for (std::uint32_t b = 0; b < p.backends.size(); ++b)
+  for (const std::uint32_t b : present_ids(p))
     w.sample("smartlb_backend_weight", L{{"backend", be(b)}}, std::uint64_t{p.backends[b].weight});
   w.family(
       "smartlb_backend_state", "gauge",
       "1 for the backend's current state (available, cooling, unreachable, auth_failed), 0 for the others.");
-  for (std::uint32_t b = 0; b < p.backends.size(); ++b) {
+  for (const std::uint32_t b : present_ids(p)) {
     const std::string_view st = backend_state(p.backends[b].cooldown, p.now);
     for (std::string_view s : {"available", "cooling", "unreachable", "auth_failed"})
       w.sample("smartlb_backend_state", L{{"backend", be(b)}, {"state", std::string(s)}},
@@ -337,12 +348,12 @@ std::string render_prometheus(const MetricsSnapshot& m, const PoolSnapshot& p) {
   }
   w.family("smartlb_backend_cooldown_remaining_seconds", "gauge",
            "Seconds until a backend-wide cooldown ends (0: not cooling).");
-  for (std::uint32_t b = 0; b < p.backends.size(); ++b)
+  for (const std::uint32_t b : present_ids(p))
     w.sample("smartlb_backend_cooldown_remaining_seconds", L{{"backend", be(b)}},
              static_cast<double>(cooldown_remaining_ms(p.backends[b].cooldown, p.now)) / 1e3);
   w.family("smartlb_deployment_cooldown_remaining_seconds", "gauge",
            "Seconds until the cooldown of a (backend, deployment) ends (0: not cooling).");
-  for (std::uint32_t b = 0; b < p.backends.size(); ++b) {
+  for (const std::uint32_t b : present_ids(p)) {
     std::map<std::string, std::int64_t> by_label;  // folded names keep the longest cooldown
     for (const auto& d : p.backends[b].deployments) {
       auto& slot = by_label[deployment_label(m, d.name)];
@@ -356,7 +367,7 @@ std::string render_prometheus(const MetricsSnapshot& m, const PoolSnapshot& p) {
   w.family(
       "smartlb_quota_used_ratio", "gauge",
       "Share of a declared quota (BACKEND_X_TPM / BACKEND_X_RPM) used in the current window, by resource.");
-  for (std::uint32_t b = 0; b < p.backends.size(); ++b) {
+  for (const std::uint32_t b : present_ids(p)) {
     const auto& pb = p.backends[b];
     if (pb.quota_window_ms == 0) continue;
     std::map<std::string, std::pair<double, double>> by_label;  // folded names keep the highest
@@ -465,7 +476,7 @@ nlohmann::json build_status(const MetricsSnapshot& m, const PoolSnapshot& p) {
 
   std::uint64_t prompt = 0, completion = 0;
   json backends = json::array();
-  for (std::uint32_t b = 0; b < p.backends.size(); ++b) {
+  for (const std::uint32_t b : present_ids(p)) {
     const auto& pb = p.backends[b];
     const BackendMetrics bm = b < m.backends.size() ? m.backends[b] : BackendMetrics{};
     json jb;
@@ -559,6 +570,38 @@ nlohmann::json build_status(const MetricsSnapshot& m, const PoolSnapshot& p) {
   doc["prompt_tokens"] = prompt;
   doc["completion_tokens"] = completion;
   doc["backends"] = std::move(backends);
+  json config;
+  config["hash"] = p.config_hash.empty() ? json(nullptr) : json(p.config_hash);
+  json rules = json::array();
+  for (const RuleStatus& r : p.rules) {
+    json jr;
+    jr["id"] = r.id;
+    jr["type"] = r.type;
+    jr["implicit"] = r.implicit;
+    json when = json::object();
+    if (!r.subjects.empty()) when["subjects"] = r.subjects;
+    if (!r.models.empty()) when["models"] = r.models;
+    if (!r.metadata.empty()) {
+      json md = json::object();
+      for (const auto& [k, v] : r.metadata) md[k] = v;
+      when["metadata"] = md;
+    }
+    jr["when"] = when;
+    json targets = json::array();
+    for (const auto& t : r.targets) {
+      json jt = {
+          {"id", t.id},         {"backend", t.backend}, {"priority", t.priority},
+          {"weight", t.weight}, {"state", t.state},     {"cooldown_remaining_ms", t.cooldown_remaining_ms}};
+      jt["upstream_name"] = t.upstream_name.empty() ? json(nullptr) : json(t.upstream_name);
+      if (r.type == "latency-based-routing")
+        jt["latency"] = {{"ms_per_token", t.latency_ms_per_token}, {"samples", t.latency_samples}};
+      targets.push_back(std::move(jt));
+    }
+    jr["targets"] = std::move(targets);
+    rules.push_back(std::move(jr));
+  }
+  config["rules"] = std::move(rules);
+  doc["config"] = std::move(config);
   return doc;
 }
 

@@ -204,6 +204,8 @@ void Server::reload(const Config& cfg) {
   impl_->published.publish(std::move(snapshot));
 }
 
+const LatencyStats& Server::latency() const { return impl_->latency; }
+
 std::vector<std::string> Server::backend_names() const { return impl_->ids.names(); }
 const BackendStates& Server::states() const { return impl_->states; }
 std::size_t Server::open_connections() const { return impl_->shared.connections.load(); }

@@ -99,6 +99,7 @@ std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids
     rule.when = RuleConditions{rc.subjects, rc.models, rc.metadata};
     rule.affinity = rc.affinity;
     rule.slow_start = std::chrono::duration_cast<Nanos>(rc.slow_start);
+    rule.lookback = std::chrono::duration_cast<Nanos>(rc.lookback);
     rule.implicit = rc.implicit;
     std::vector<PoolMember> rule_members;
     for (const RuleTarget& rt : rc.targets) {

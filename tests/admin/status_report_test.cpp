@@ -352,3 +352,58 @@ TEST(StatusQuota, DeclaredQuotaUsageShowsInStatusAndMetrics) {
 
 }  // namespace
 }  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+TEST(StatusRules, RulesAndTheirTargetsShowInStatus) {
+  Metrics metrics(std::vector<Metrics::BackendInfo>{{"east", ""}});
+  PoolSnapshot p;
+  p.config_hash = "abc123";
+  RuleStatus r;
+  r.id = "fast";
+  r.type = "latency-based-routing";
+  r.models = {"gpt-4o"};
+  r.metadata = {{"env", "dev"}};
+  RuleStatus::Target t;
+  t.id = "east/gpt-4o";
+  t.backend = "east";
+  t.upstream_name = "gpt-4o-0806";
+  t.state = "cooling";
+  t.cooldown_remaining_ms = 1500;
+  t.latency_ms_per_token = 12.5;
+  t.latency_samples = 7;
+  r.targets.push_back(t);
+  p.rules.push_back(r);
+  const auto doc = build_status(metrics.snapshot(), p);
+  ASSERT_TRUE(doc.contains("config")) << doc.dump(2);
+  EXPECT_EQ(doc["config"]["hash"], "abc123");
+  const auto& rule = doc["config"]["rules"][0];
+  EXPECT_EQ(rule["id"], "fast");
+  EXPECT_EQ(rule["when"]["models"][0], "gpt-4o");
+  EXPECT_EQ(rule["when"]["metadata"]["env"], "dev");
+  const auto& target = rule["targets"][0];
+  EXPECT_EQ(target["upstream_name"], "gpt-4o-0806");
+  EXPECT_EQ(target["state"], "cooling");
+  EXPECT_EQ(target["latency"]["samples"], 7);
+  EXPECT_DOUBLE_EQ(target["latency"]["ms_per_token"].get<double>(), 12.5);
+}
+
+TEST(StatusRules, BackendsAreShownByIdAfterAReloadRemovedOne) {
+  // Ids 0 (removed by a reload) and 1: metrics and pool must agree on which is which.
+  Metrics metrics(std::vector<Metrics::BackendInfo>{{"gone", ""}, {"kept", ""}});
+  PoolSnapshot p;
+  p.backends.resize(2);
+  p.backends[0].present = false;
+  p.backends[1].name = "kept";
+  p.backends[1].priority = 7;
+  const std::string text = render_prometheus(metrics.snapshot(), p);
+  EXPECT_NE(text.find("smartlb_backend_priority{backend=\"kept\"} 7"), std::string::npos) << text;
+  EXPECT_EQ(text.find("smartlb_backend_priority{backend=\"gone\"}"), std::string::npos) << text;
+  const auto doc = build_status(metrics.snapshot(), p);
+  ASSERT_EQ(doc["backends"].size(), 1u);
+  EXPECT_EQ(doc["backends"][0]["name"], "kept");
+}
+
+}  // namespace
+}  // namespace smartlb

@@ -18,6 +18,27 @@
 
 namespace smartlb {
 
+// A rule of the configuration as /status shows it, with its targets' state.
+struct RuleStatus {
+  struct Target {
+    std::string id;
+    std::string backend;
+    std::string upstream_name;  // "" when the client's name passes through
+    int priority = 1;
+    std::uint32_t weight = 1;
+    std::string state = "available";  // of (backend, deployment) when fixed, else the backend's
+    std::int64_t cooldown_remaining_ms = 0;
+    double latency_ms_per_token = 0;  // latency rules: the mean over the rule's lookback
+    std::uint32_t latency_samples = 0;
+  };
+  std::string id;
+  std::string type;  // weight-based-routing, latency-based-routing, priority-based-routing
+  bool implicit = false;
+  std::vector<std::string> subjects, models;
+  std::vector<std::pair<std::string, std::string>> metadata;
+  std::vector<Target> targets;
+};
+
 struct PoolSnapshot {
   struct Deployment {
     std::string name;
@@ -36,16 +57,19 @@ struct PoolSnapshot {
     std::int64_t quota_tokens = 0;        // declared per deployment and window (0: none)
     std::int64_t quota_requests = 0;
     std::int64_t quota_window_ms = 0;
+    bool present = true;  // false: an id no longer in the configuration (removed by a reload)
   };
-  std::vector<Backend> backends;
+  std::vector<Backend> backends;  // by BackendId (value)
   MonoNanos now = 0;
   MonoNanos started = 0;  // process start, for uptime (0: unknown)
   bool ready = true;
   bool draining = false;
+  std::string config_hash;  // SHA-256 of the config file ("" with the environment only)
+  std::vector<RuleStatus> rules;
 };
 
 // Reads the backends' state at `states.clock().now()`. Takes names and hosts from `backends`
-// (by table position), never keys.
+// (by table position), never keys. The result is indexed by BackendId, like the metrics.
 PoolSnapshot snapshot_pool(const RoutingTable& table, const BackendStates& states,
                            std::span<const BackendConfig> backends);
 

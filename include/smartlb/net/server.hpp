@@ -8,6 +8,7 @@
 #include "smartlb/config/config.hpp"
 #include "smartlb/net/snapshot.hpp"
 #include "smartlb/routing/backend_states.hpp"
+#include "smartlb/routing/latency_stats.hpp"
 #include "smartlb/telemetry/request_record.hpp"
 
 namespace smartlb {
@@ -49,6 +50,7 @@ class Server {
   // runtime state (cooldowns, quota windows), which outlives snapshots.
   std::shared_ptr<const net::Snapshot> snapshot() const;
   const BackendStates& states() const;
+  const LatencyStats& latency() const;  // latency rules' statistics (outlive snapshots)
   std::size_t open_connections() const;
 
  private:

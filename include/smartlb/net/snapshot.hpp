@@ -52,6 +52,7 @@ struct Rule {
   std::unique_ptr<Selector> selector;
   bool affinity = false;
   Nanos slow_start{0};
+  Nanos lookback{std::chrono::minutes(10)};  // latency rules
   bool implicit = false;
 };
 
