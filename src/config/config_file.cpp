@@ -708,6 +708,23 @@ void add_implicit_rule(Config& cfg, const std::vector<const BackendConfig*>& bac
 
 }  // namespace
 
+std::map<std::string, std::vector<std::string>> config_file_keys() {
+  const auto list = [](const auto& keys) {
+    return std::vector<std::string>(std::begin(keys), std::end(keys));
+  };
+  return {{"", list(kTopKeys)},
+          {"backends", list(kBackendKeys)},
+          {"targets", list(kTargetKeys)},
+          {"clients", list(kClientKeys)},
+          {"rules", list(kRuleKeys)},
+          {"rules.when", list(kWhenKeys)},
+          {"rules.load_balance_targets", list(kRuleTargetKeys)},
+          {"rules.config", list(kLatencyConfigKeys)},
+          {"model_configs", list(kModelConfigKeys)},
+          {"model_configs.usage_limits", list(kUsageLimitKeys)},
+          {"model_configs.failure_tolerance", list(kToleranceKeys)}};
+}
+
 bool TargetConfig::serves(std::string_view model) const {
   if (model.empty()) return false;
   if (model == id || (!upstream_name.empty() && model == upstream_name)) return true;

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <map>
+
+#include <nlohmann/json.hpp>
 
 namespace smartlb {
 namespace {
@@ -353,6 +356,66 @@ TEST(ConfigFile, DescribeRoutingSummarisesRulesAndTargets) {
   EXPECT_NE(s.find("-> eastus/gpt-4o (as gpt-4o-0806 on eastus) weight 70, 4 override(s)"), std::string::npos)
       << s;
   EXPECT_EQ(s.find("eastus-secret-key"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+// The shipped example must stay valid (the docs point users at it).
+TEST(ConfigFile, TheShippedExampleIsValid) {
+  const auto r = load_config({{"EASTUS_KEY", "k-eastus-1"},
+                              {"SWEDEN_KEY", "k-sweden-1"},
+                              {"WESTUS_KEY", "k-westus-1"},
+                              {"OPENAI_KEY", "k-openai-1"},
+                              {"SEARCH_APP_KEY", "search-app-key"}},
+                             std::string(SMARTLB_SOURCE_DIR) + "/config/smartlb.example.yaml");
+  ASSERT_TRUE(r.config) << all_errors(r);
+  EXPECT_EQ(r.config->policy.rules.size(), 3u);
+  EXPECT_TRUE(r.warnings.empty()) << r.warnings[0];
+}
+
+}  // namespace
+}  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+// config/smartlb.schema.json lists exactly the keys the loader takes, section by section.
+TEST(ConfigFile, TheJsonSchemaKnowsExactlyTheKeysTheLoaderTakes) {
+  std::ifstream in(std::string(SMARTLB_SOURCE_DIR) + "/config/smartlb.schema.json");
+  ASSERT_TRUE(in);
+  const auto schema = nlohmann::json::parse(in);
+  const auto& defs = schema["definitions"];
+  const auto props = [](const nlohmann::json& object) {
+    std::vector<std::string> out;
+    for (const auto& [k, v] : object["properties"].items()) out.push_back(k);
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  const std::map<std::string, nlohmann::json> sections = {
+      {"", schema},
+      {"backends", defs["backend"]},
+      {"targets", defs["target"]},
+      {"clients", defs["client"]},
+      {"rules", defs["rule"]},
+      {"rules.when", defs["rule"]["properties"]["when"]},
+      {"rules.load_balance_targets", defs["rule"]["properties"]["load_balance_targets"]["items"]},
+      {"rules.config", defs["rule"]["properties"]["config"]},
+      {"model_configs", defs["model_config"]},
+      {"model_configs.usage_limits", defs["model_config"]["properties"]["usage_limits"]},
+      {"model_configs.failure_tolerance", defs["model_config"]["properties"]["failure_tolerance"]}};
+  const auto keys = config_file_keys();
+  ASSERT_EQ(keys.size(), sections.size());
+  for (const auto& [section, object] : sections) {
+    ASSERT_TRUE(keys.count(section)) << section;
+    auto expected = keys.at(section);
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(props(object), expected) << "section \"" << section << "\"";
+    EXPECT_EQ(object.value("additionalProperties", true), false) << "section \"" << section << "\"";
+  }
 }
 
 }  // namespace

@@ -4,9 +4,11 @@
 // with the environment: process settings and BACKEND_X_* backends come from there, and every
 // problem of both is reported at once, each with its path in the file
 // ("rules[2].load_balance_targets[0].weight: must be a positive integer, got \"0\"").
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "smartlb/config/config_env.hpp"
 
@@ -18,6 +20,12 @@ ConfigLoadResult load_config(const EnvMap& env, const std::optional<std::string>
 // The environment and a file's text (`file_name` for messages and Policy::file). Pure: tests
 // and the fuzz target call this.
 ConfigLoadResult load_config_text(const EnvMap& env, std::string_view text, const std::string& file_name);
+
+// The keys each section of the file takes ("" for the top level; "backends", "targets",
+// "clients", "rules", "rules.when", "rules.load_balance_targets", "rules.config",
+// "model_configs", "model_configs.usage_limits", "model_configs.failure_tolerance"), so a
+// test can hold config/smartlb.schema.json to them.
+std::map<std::string, std::vector<std::string>> config_file_keys();
 
 // A short human summary of what `cfg` will route (smartlb --check-config).
 std::string describe_routing(const Config& cfg);
