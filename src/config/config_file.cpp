@@ -500,10 +500,15 @@ void read_rule_target(Reader& r, const std::string& path, const YAML::Node& n, c
         const std::string key = kv.first.Scalar();
         auto value = r.json(key_path(opath, key), kv.second);
         if (!value) continue;
-        if (value->is_null())
+        if (value->is_null()) {
           rt.override_params.emplace_back(key, std::nullopt);
-        else
+          continue;
+        }
+        try {
           rt.override_params.emplace_back(key, value->dump());
+        } catch (const nlohmann::json::exception&) {  // a string that is not UTF-8
+          r.error(key_path(opath, key), kv.second, "must be valid UTF-8 text");
+        }
       }
     }
   }
@@ -767,13 +772,18 @@ ConfigLoadResult load_config_text(const EnvMap& env, std::string_view text, cons
     r.error("(file)", root, "must be a mapping with rules, targets, backends, ... at the top");
   } else {
     r.check_keys("", root, kTopKeys);
-    for (const char* ignored : {"name", "type"})
-      if (const auto n = root[ignored]; n && !n.IsScalar()) r.error(ignored, n, "must be a string");
-    read_backends(r, root["backends"], cfg);
-    read_targets(r, root["targets"], cfg);
-    read_clients(r, root["clients"], cfg);
-    read_rules(r, root["rules"], cfg);
-    read_model_configs(r, root["model_configs"], cfg);
+    try {
+      for (const char* ignored : {"name", "type"})
+        if (const auto n = root[ignored]; n && !n.IsScalar()) r.error(ignored, n, "must be a string");
+      read_backends(r, root["backends"], cfg);
+      read_targets(r, root["targets"], cfg);
+      read_clients(r, root["clients"], cfg);
+      read_rules(r, root["rules"], cfg);
+      read_model_configs(r, root["model_configs"], cfg);
+    } catch (const YAML::Exception& e) {  // a shape the checks above did not foresee
+      const std::string line = e.mark.line >= 0 ? ":" + std::to_string(e.mark.line + 1) : "";
+      r.errors.push_back(file_name + line + ": cannot be read: " + e.msg);
+    }
   }
   // The implicit default rule: every backend when the file has no rules, else the
   // environment's backends after the file's rules.

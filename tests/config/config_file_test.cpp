@@ -420,3 +420,22 @@ TEST(ConfigFile, TheJsonSchemaKnowsExactlyTheKeysTheLoaderTakes) {
 
 }  // namespace
 }  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+// Found by fuzz_config_file: an override whose string is not UTF-8 made nlohmann's dump throw.
+TEST(ConfigFile, AnOverrideThatIsNotUtf8IsAnErrorNotACrash) {
+  const std::string text =
+      "backends: [{name: a, url: \"http://127.0.0.1:9\"}]\n"
+      "targets: [{id: t, backend: a}]\n"
+      "rules: [{id: r, type: weight-based-routing, load_balance_targets: [{target: t, override_params: {x: "
+      "\"\xff\xfe\"}}]}]\n";
+  const auto r = load_config_text({}, text, "f.yaml");
+  EXPECT_FALSE(r.config);
+  EXPECT_TRUE(has_error(r, "rules[0].load_balance_targets[0].override_params.x: must be valid UTF-8"))
+      << all_errors(r);
+}
+
+}  // namespace
+}  // namespace smartlb

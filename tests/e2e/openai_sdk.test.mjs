@@ -11,7 +11,8 @@
 // (CTest: e2e.openai_sdk sets both variables.)
 
 import { spawn } from 'node:child_process';
-import { accessSync, constants as fsConstants, existsSync } from 'node:fs';
+import { accessSync, constants as fsConstants, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
@@ -392,5 +393,97 @@ describe('smartlb with the OpenAI Node SDK (AzureOpenAI)', () => {
       assert.equal(secondary.requests, 3, 'secondary served all three requests');
       assert.deepEqual(secondary.by_status, { 200: 3 });
       assert.equal(proxyProc.exit, null, 'smartlb is still running');
+    }));
+});
+
+// ---------------------------------------------------------------------------------------------
+// A routing policy file: the SDK's requests go where a rule says, with the model renamed.
+
+describe('smartlb with the OpenAI Node SDK through a rule of the config file', () => {
+  let AzureOpenAI;
+  let ports = {};
+  const UPSTREAM_DEPLOYMENT = 'gpt-4o-0806';
+  const RULES_KEY = 'rules-sim-key';
+
+  const withLogs = (fn) => async (t) => {
+    try {
+      await fn(t);
+    } catch (e) {
+      const logs = children.map(describeOutput).join('\n');
+      if (e && typeof e === 'object' && typeof e.message === 'string') e.message += `\n${logs}`;
+      throw e;
+    }
+  };
+
+  before(async () => {
+    const smartlbBin = requireBinary('SMARTLB_BIN');
+    const simBin = requireBinary('SMARTLB_SIM_BIN');
+    ({ AzureOpenAI } = await loadOpenAI());
+    ports.sim = await spawnListening('rules-sim', simBin, [
+      '--port', '0', '--name', 'eastus', '--deployment', `${UPSTREAM_DEPLOYMENT}:1000000:10000`,
+      '--api-key', RULES_KEY,
+    ], cleanEnv({}));
+    const dir = mkdtempSync(join(tmpdir(), 'smartlb-e2e-'));
+    const file = join(dir, 'smartlb.yaml');
+    writeFileSync(file, [
+      'backends:',
+      `  - {name: eastus, url: "http://127.0.0.1:${ports.sim}", api_key: "\${RULES_SIM_KEY}"}`,
+      'targets:',
+      `  - {id: eastus/gpt-4o, backend: eastus, deployment: ${UPSTREAM_DEPLOYMENT}}`,
+      'rules:',
+      '  - id: e2e',
+      '    type: weight-based-routing',
+      '    when: {models: [gpt-4o], metadata: {env: e2e}}',
+      '    load_balance_targets: [{target: eastus/gpt-4o, override_params: {max_tokens: 5}}]',
+      '',
+    ].join('\n'));
+    ports.proxy = await spawnListening('smartlb-rules', smartlbBin, ['--config', file], cleanEnv({
+      PORT: '0',
+      ADMIN_PORT: '0',
+      LISTEN_ADDRESS: '127.0.0.1',
+      THREADS: '1',
+      SHUTDOWN_TIMEOUT_SECONDS: '2',
+      RULES_SIM_KEY: RULES_KEY,
+    }));
+  }, { timeout: 2 * STARTUP_TIMEOUT_MS + 2_000 });
+
+  after(async () => {
+    await stopAll();
+  }, { timeout: 2 * STOP_TIMEOUT_MS + 2_000 });
+
+  const clientWith = (headers) => new AzureOpenAI({
+    endpoint: `http://127.0.0.1:${ports.proxy}`,
+    apiKey: CLIENT_KEY,
+    apiVersion: API_VERSION,
+    deployment: 'gpt-4o',
+    maxRetries: 0,
+    timeout: REQUEST_TIMEOUT_MS,
+    defaultHeaders: headers,
+  });
+
+  test('a request matching the rule reaches the renamed deployment with the overrides',
+    { timeout: TEST_TIMEOUT_MS }, withLogs(async () => {
+      const client = clientWith({ 'x-smartlb-metadata': JSON.stringify({ env: 'e2e' }) });
+      const { data, response } = await client.chat.completions
+        .create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Hello, rules.' }], max_tokens: 50 })
+        .withResponse();
+      assert.equal(response.status, 200);
+      assert.equal(response.headers.get('x-smartlb-backend'), 'eastus');
+      assert.equal(data.object, 'chat.completion');
+      const stats = await simStats(ports.sim);
+      assert.match(stats.last_request_path, new RegExp(`^/openai/deployments/${UPSTREAM_DEPLOYMENT}/chat/completions`));
+      assert.equal(JSON.parse(stats.last_request_body).max_tokens, 5, 'override_params applied');
+      assert.equal(stats.last_request_headers['x-smartlb-metadata'], undefined, 'metadata is not forwarded');
+      assertNoClientKey(stats, 'rules-sim');
+    }));
+
+  test('a request no rule matches gets a 404 model_not_found the SDK understands',
+    { timeout: TEST_TIMEOUT_MS }, withLogs(async () => {
+      const client = clientWith({});
+      await assert.rejects(
+        client.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] }),
+        (e) => e.status === 404 && e.code === 'model_not_found');
+      const stats = await simStats(ports.sim);
+      assert.equal(stats.requests, 1, 'the backend was not called');
     }));
 });
