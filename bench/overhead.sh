@@ -11,6 +11,8 @@
 # Usage: bench/overhead.sh              (BACKEND=nginx|sim  DURATION=10  REPS=3  CONNS="16 128"
 #                                        TARGETS="direct smartlb nginx haproxy"  WARMUP=2
 #                                        (target smartlb_q = smartlb with a declared, never reached TPM;
+#                                         target smartlb_rules = smartlb with a 20-rule config file whose
+#                                         last rule matches;
 #                                         SMARTLB_B=path adds target smartlb_b, another build, for an A/B)
 #                                        BACKEND_CT=application/json: content type of the fixed answer)
 # Needs: wrk nginx haproxy taskset; smartlb built in $BUILD (default build-bench).
@@ -64,6 +66,25 @@ env -i PATH="$PATH" PORT="$SQ_PORT" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREAD
   taskset -c "$PROXY_CORE" "$SMARTLB" 2>"$TMP/smartlb-q.log" &
 SQ_PID=$!; PIDS+=("$SQ_PID"); PORT[smartlb_q]=$SQ_PORT; PROCS[smartlb_q]=$SQ_PID
 
+# smartlb_rules: the same backend through a routing policy of 20 rules of which only the last
+# matches (each of the others checks a model and metadata), so every request is matched against
+# all of them (optional target).
+{
+  aliases=""; rules=""
+  for i in $(seq 1 19); do
+    aliases+="model-$i, "
+    rules+="  - {id: r$i, type: weight-based-routing, when: {models: [model-$i], metadata: {env: e$i}}, load_balance_targets: [{target: fast/any}]}"$'\n'
+  done
+  printf 'backends: [{name: fast, url: "http://127.0.0.1:%s"}]\n' "$BPORT"
+  printf 'targets: [{id: fast/any, backend: fast, aliases: [%sgpt-4o]}]\n' "$aliases"
+  printf 'rules:\n%s' "$rules"
+  printf '  - {id: last, type: priority-based-routing, when: {models: [gpt-4o]}, load_balance_targets: [{target: fast/any}]}\n'
+} >"$TMP/rules20.yaml"
+SR_PORT=$(free_port)
+env -i PATH="$PATH" PORT="$SR_PORT" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREADS=1 ACCESS_LOG=off \
+  LOG_LEVEL=warn taskset -c "$PROXY_CORE" "$SMARTLB" --config "$TMP/rules20.yaml" 2>"$TMP/smartlb-rules.log" &
+SR_PID=$!; PIDS+=("$SR_PID"); PORT[smartlb_rules]=$SR_PORT; PROCS[smartlb_rules]=$SR_PID
+
 # smartlb_b: another build of smartlb (SMARTLB_B=path), for an A/B of a change under the same
 # conditions; it appears as a peer in the paired table.
 if [ -n "${SMARTLB_B:-}" ]; then
@@ -84,7 +105,7 @@ subst "$BENCH_DIR/conf/haproxy.cfg.in" "$HA_PORT" "$BPORT" >"$TMP/haproxy.cfg"
 taskset -c "$PROXY_CORE" haproxy -db -f "$TMP/haproxy.cfg" 2>"$TMP/haproxy.log" &
 HA_PID=$!; PIDS+=("$HA_PID"); PORT[haproxy]=$HA_PORT
 
-for t in smartlb smartlb_q nginx haproxy ${SMARTLB_B:+smartlb_b}; do wait_port "${PORT[$t]}"; done
+for t in smartlb smartlb_q smartlb_rules nginx haproxy ${SMARTLB_B:+smartlb_b}; do wait_port "${PORT[$t]}"; done
 sleep 0.3
 PROCS[nginx]=$(tree_pids "$NG_PID")
 PROCS[haproxy]=$(tree_pids "$HA_PID")

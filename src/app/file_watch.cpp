@@ -16,8 +16,9 @@ FileStamp stamp_of(const std::string& path) {
   return s;
 }
 
-FileWatch::FileWatch(std::string path, std::chrono::milliseconds interval, std::function<void()> on_change)
-    : path_(std::move(path)), interval_(interval), on_change_(std::move(on_change)), last_(stamp_of(path_)) {
+FileWatch::FileWatch(std::string path, FileStamp loaded, std::chrono::milliseconds interval,
+                     std::function<void()> on_change)
+    : path_(std::move(path)), interval_(interval), on_change_(std::move(on_change)), last_(loaded) {
   thread_ = std::thread([this] { run(); });
 }
 

@@ -49,6 +49,7 @@ Configured by environment variables (all errors are reported at once):
   CLIENT_API_KEYS            comma-separated keys clients must present (default: no check)
   UPSTREAM_CA_FILE           extra CA bundle to trust for backend TLS
   CONFIG_FILE                the routing policy file (as --config)
+  CONFIG_WATCH_INTERVAL_MS (1000)  how often the file is checked for a change
 
 See docs/configuration.md for the full reference.
 )";
@@ -117,6 +118,9 @@ int main(int argc, char** argv) {
   const smartlb::EnvMap env = smartlb::current_environment();
   if (!config_file)
     if (auto it = env.find("CONFIG_FILE"); it != env.end()) config_file = it->second;
+  // The file's stamp before it is read: a change from then on reloads (file_watch.hpp).
+  const smartlb::FileStamp loaded_stamp =
+      config_file ? smartlb::stamp_of(*config_file) : smartlb::FileStamp{};
   auto loaded = smartlb::load_config(env, config_file);
   if (check_only) {
     for (const auto& w : loaded.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
@@ -198,7 +202,7 @@ int main(int argc, char** argv) {
   }).detach();
   std::unique_ptr<smartlb::FileWatch> watch;
   if (config_file) {
-    watch = std::make_unique<smartlb::FileWatch>(*config_file, std::chrono::seconds(1),
+    watch = std::make_unique<smartlb::FileWatch>(*config_file, loaded_stamp, cfg.config_watch_interval,
                                                  [&server, &metrics, config_file] {
                                                    std::lock_guard lock(reload_mutex);
                                                    reload(server, metrics, config_file, "file changed");

@@ -211,6 +211,11 @@ ConfigLoadResult load_config_from_env(const EnvMap& env, bool require_backends) 
   if (cfg.default_cooldown > cfg.max_cooldown)
     p.error("DEFAULT_COOLDOWN_SECONDS", "must not exceed MAX_COOLDOWN_SECONDS");
   read_int(env, p, "MAX_REQUEST_BODY_BYTES", 1, 1ll << 32, cfg.max_request_body_bytes);
+  {
+    long long ms = cfg.config_watch_interval.count();
+    read_int(env, p, "CONFIG_WATCH_INTERVAL_MS", 10, 600'000, ms);
+    cfg.config_watch_interval = std::chrono::milliseconds(ms);
+  }
   read_int(env, p, "MAX_HEADER_COUNT", 8, 1000, cfg.max_header_count);
   read_int(env, p, "MAX_CONNECTIONS", 1, 1'000'000, cfg.max_connections);
 

@@ -71,7 +71,8 @@ TEST(FileWatch, CallsBackOncePerChangeAndAfterASymlinkSwap) {
 
   Changes changes;
   {
-    FileWatch watch((dir / "config.yaml").string(), std::chrono::milliseconds(5), [&] { changes.add(); });
+    const std::string path = (dir / "config.yaml").string();
+    FileWatch watch(path, stamp_of(path), std::chrono::milliseconds(5), [&] { changes.add(); });
     // Swap the directory link atomically, as kubelet does.
     fs::create_directory_symlink(dir / "v2", dir / "..data_tmp");
     fs::rename(dir / "..data_tmp", dir / "..data");
@@ -81,6 +82,20 @@ TEST(FileWatch, CallsBackOncePerChangeAndAfterASymlinkSwap) {
     ASSERT_TRUE(changes.reach(2)) << "the edit was not seen";
   }
   EXPECT_EQ(changes.seen(), 2) << "no change, no call (and none after the watch ended)";
+  fs::remove_all(dir);
+}
+
+TEST(FileWatch, AChangeBeforeTheWatchStartsIsNotMissed) {
+  const fs::path dir = temp_dir();
+  write(dir / "c.yaml", "first\n");
+  const FileStamp loaded = stamp_of((dir / "c.yaml").string());  // the version the caller read
+  write(dir / "c.yaml", "second, longer\n");                     // changed before the watch exists
+  Changes changes;
+  {
+    FileWatch watch((dir / "c.yaml").string(), loaded, std::chrono::milliseconds(5), [&] { changes.add(); });
+    ASSERT_TRUE(changes.reach(1)) << "the change made before the watch was lost";
+  }
+  EXPECT_EQ(changes.seen(), 1);
   fs::remove_all(dir);
 }
 

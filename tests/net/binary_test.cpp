@@ -5,9 +5,11 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "child_process.hpp"
@@ -104,12 +106,57 @@ TEST(Binary, CheckConfigPrintsEveryErrorWithItsPathOrASummary) {
   std::remove(path.c_str());
 }
 
+TEST(Binary, TenRewritesOfTheFileUnderContinuousTrafficLoseNoRequest) {
+  MockBackend a([](const SeenRequest&) { return MockReply{200, {}, "a"}; });
+  MockBackend b([](const SeenRequest&) { return MockReply{200, {}, "b"}; });
+  const std::string path = ::testing::TempDir() + "smartlb_traffic_" + std::to_string(::getpid()) + ".yaml";
+  write_file(path, rules_to("a", a.url()));
+  Child c({"--config", path}, {"PORT=0", "ADMIN_PORT=0", "LISTEN_ADDRESS=127.0.0.1", "THREADS=2",
+                               "CONFIG_WATCH_INTERVAL_MS=20", "ACCESS_LOG=off"});
+  const std::string started = c.read_until(" backend(s)");
+  const auto at = started.find("listening on 127.0.0.1:");
+  ASSERT_NE(at, std::string::npos) << started;
+  const auto port = static_cast<std::uint16_t>(std::stoi(started.substr(at + 23)));
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> sent{0}, failed{0};
+  std::vector<std::thread> clients;
+  for (int k = 0; k < 2; ++k)
+    clients.emplace_back([&] {
+      while (!stop.load()) {
+        const auto r =
+            http_call(port, "POST", "/openai/deployments/m/chat/completions?api-version=1", {}, "{}");
+        ++sent;
+        if (r.status != 200) ++failed;
+      }
+    });
+  for (int i = 1; i <= 10; ++i) {
+    write_file(path, i % 2 == 1 ? rules_to("b", b.url()) : rules_to("a", a.url()));
+    c.read_until("configuration reloaded (file changed)", static_cast<std::size_t>(i));
+  }
+  stop = true;
+  for (auto& t : clients) t.join();
+  const std::string out = c.output();
+  std::size_t reloads = 0;
+  for (auto p = out.find("configuration reloaded (file changed)"); p != std::string::npos;
+       p = out.find("configuration reloaded (file changed)", p + 1))
+    ++reloads;
+  EXPECT_EQ(reloads, 10u) << out;
+  EXPECT_EQ(failed.load(), 0) << "of " << sent.load();
+  EXPECT_GT(a.request_count(), 0u);
+  EXPECT_GT(b.request_count(), 0u);
+  c.signal(SIGTERM);
+  EXPECT_EQ(c.wait_exit(), 0);
+  std::remove(path.c_str());
+}
+
 TEST(Binary, AChangedFileIsReloadedAndAnInvalidOneKeepsTheRunningConfiguration) {
   MockBackend a([](const SeenRequest&) { return MockReply{200, {}, "a"}; });
   MockBackend b([](const SeenRequest&) { return MockReply{200, {}, "b"}; });
   const std::string path = ::testing::TempDir() + "smartlb_reload_" + std::to_string(::getpid()) + ".yaml";
   write_file(path, rules_to("a", a.url()));
-  Child c({"--config", path}, {"PORT=0", "ADMIN_PORT=0", "LISTEN_ADDRESS=127.0.0.1", "THREADS=1"});
+  Child c({"--config", path},
+          {"PORT=0", "ADMIN_PORT=0", "LISTEN_ADDRESS=127.0.0.1", "THREADS=1", "CONFIG_WATCH_INTERVAL_MS=20"});
   const std::string started = c.read_until(" backend(s)");
   const auto at = started.find("listening on 127.0.0.1:");
   ASSERT_NE(at, std::string::npos) << started;

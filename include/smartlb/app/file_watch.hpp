@@ -27,9 +27,11 @@ FileStamp stamp_of(const std::string& path);
 class FileWatch {
  public:
   // Calls `on_change` (on the watch's thread) each time the stamp differs from the last one
-  // seen; the first stamp is taken now. A file that disappears is not a change (a ConfigMap
-  // swap passes through that state): its return is.
-  FileWatch(std::string path, std::chrono::milliseconds interval, std::function<void()> on_change);
+  // seen, starting from `loaded`: the stamp of the version the caller loaded, taken before it
+  // read the file, so that a change made between that read and now is not missed. A file that
+  // disappears is not a change (a ConfigMap swap passes through that state): its return is.
+  FileWatch(std::string path, FileStamp loaded, std::chrono::milliseconds interval,
+            std::function<void()> on_change);
   ~FileWatch();
   FileWatch(const FileWatch&) = delete;
   FileWatch& operator=(const FileWatch&) = delete;
