@@ -79,6 +79,23 @@ std::optional<milliseconds> parse_number_delay(std::string_view v, bool unit_ms)
   return to_ms(unit_ms ? *d : *d * 1000.0);
 }
 
+std::optional<std::int64_t> parse_remaining(std::string_view v) {
+  const auto d = parse_decimal(trim(v));
+  // Past 2^53 a double is no longer exact; no quota is that large.
+  if (!d || *d > 9'007'199'254'740'992.0) return std::nullopt;
+  return static_cast<std::int64_t>(*d);
+}
+
+RateLimitReport parse_rate_limit_report(const ThrottleHeaders& h) {
+  RateLimitReport r;
+  r.remaining_tokens = parse_remaining(h.remaining_tokens);
+  r.remaining_requests = parse_remaining(h.remaining_requests);
+  if (r.empty()) return r;
+  r.reset_tokens = parse_duration_string(h.reset_tokens);
+  r.reset_requests = parse_duration_string(h.reset_requests);
+  return r;
+}
+
 std::optional<milliseconds> parse_duration_string(std::string_view v) {
   v = trim(v);
   if (v.empty()) return std::nullopt;
