@@ -42,18 +42,33 @@ TransportFailure classify_transport_error(const error_code& ec) {
   return TransportFailure::Lost;
 }
 
+void read_reset_fields(const HeaderList& f, ThrottleHeaders& h) {
+  h.reset_requests = f.get("x-ratelimit-reset-requests");
+  h.reset_tokens = f.get("x-ratelimit-reset-tokens");
+  if (h.reset_tokens.empty()) h.reset_tokens = f.get("x-rate-limit-reset-tokens");
+}
+
 std::optional<std::chrono::milliseconds> retry_hint(const HeaderList& f,
                                                     std::chrono::system_clock::time_point now) {
   ThrottleHeaders h;
   h.retry_after_ms = f.get("retry-after-ms");
   h.x_ms_retry_after_ms = f.get("x-ms-retry-after-ms");
   h.retry_after = f.get(http::field::retry_after);
-  h.reset_requests = f.get("x-ratelimit-reset-requests");
-  h.reset_tokens = f.get("x-ratelimit-reset-tokens");
-  if (h.reset_tokens.empty()) h.reset_tokens = f.get("x-rate-limit-reset-tokens");
+  read_reset_fields(f, h);
   h.remaining_requests = f.get("x-ratelimit-remaining-requests");
   h.remaining_tokens = f.get("x-ratelimit-remaining-tokens");
   return parse_retry_hint(h, now);
+}
+
+// What the backend says remains of its rate limit, on any answer (two field lookups when it
+// says nothing).
+RateLimitReport rate_limit_report(const HeaderList& f) {
+  ThrottleHeaders h;
+  h.remaining_tokens = f.get("x-ratelimit-remaining-tokens");
+  h.remaining_requests = f.get("x-ratelimit-remaining-requests");
+  if (h.remaining_tokens.empty() && h.remaining_requests.empty()) return {};
+  read_reset_fields(f, h);
+  return parse_rate_limit_report(h);
 }
 
 // The names a message's Connection fields list: hop-by-hop for that message, like the fixed
@@ -148,7 +163,7 @@ class ForwardJob {
   bool head_ = false;
   bool azure_path_ = false;
   bool send_length_ = false;  // Content-Length goes upstream (the body is always buffered)
-  std::int64_t cost_ = 0;     // estimated tokens, only when some backend declares a quota
+  std::int64_t cost_ = 0;     // estimated tokens, only when a quota or a low report can need them
 };
 
 std::chrono::seconds ForwardJob::header_timeout() const {
@@ -190,7 +205,10 @@ void ForwardJob::prepare_request() {
   const auto m = req_.method;
   send_length_ = !req_.body.empty() || m == http::verb::post || m == http::verb::put ||
                  m == http::verb::patch || m == http::verb::options;
-  if (snap_.table.any_quota()) cost_ = estimate_request_tokens(target_.path, req_.body);
+  // The estimate costs a body scan: only when a declared quota or a backend's low report
+  // can turn on it.
+  if (snap_.table.any_quota() || states_.reported_budget_low())
+    cost_ = estimate_request_tokens(target_.path, req_.body);
 }
 
 std::optional<Target> ForwardJob::choose_target(TriedSet& tried) {
@@ -490,6 +508,7 @@ Task<bool> ForwardJob::run() {
     const std::optional<Target> t = choose_target(tried);
     if (!t) co_return co_await reply_unavailable();
     write_request_head(*t);
+    const ReportedBudget::Mark mark = states_.charge_reported(t->member, target_.deployment, cost_);
 
     AttemptRecord& a = rec_.add_attempt();
     a.backend = t->member.id.value;
@@ -506,12 +525,20 @@ Task<bool> ForwardJob::run() {
     }
     const unsigned status = r.conn->head.status;
     a.status = status;
-    const Verdict v = judge_status(status, target_.has_deployment());
-    if (v.fail_over) {
-      a.cause = v.cause;
+    states_.observe_report(t->member, target_.deployment, rate_limit_report(r.conn->head.fields), sent, mark);
+    const Verdict judged = judge_status(status, target_.has_deployment());
+    if (judged.fail_over) {
       const auto hint = retry_hint(r.conn->head.fields, s_.clock.wall_now());
+      const Verdict v = judge_throttle_hint(judged, hint, t->member.quota_window);
+      a.cause = v.cause;
       a.cooldown_ms = states_.record_failure(t->member, target_.deployment, v, hint).count();
-      if (v.cause == FailureCause::AuthRejected)
+      if (v.cause == FailureCause::QuotaExhausted)
+        spdlog::warn(
+            "backend {} says its quota for {} is exhausted for {} s (HTTP 429, not a rate limit); "
+            "cooling down {} ms, failing over",
+            t->config.name, target_.deployment, std::chrono::ceil<std::chrono::seconds>(*hint).count(),
+            a.cooldown_ms);
+      else if (v.cause == FailureCause::AuthRejected)
         spdlog::error("backend {} rejected its credentials (HTTP {}): check {}; cooling down {} ms",
                       t->config.name, status,
                       t->config.key_setting.empty() ? std::string_view("its key") : t->config.key_setting,
