@@ -14,10 +14,11 @@
 # Usage: bench/goodput.sh   (DURATION=60  LOADS="80 120"  SYSTEMS="smartlb-quota smartlb-reactive nginx")
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
-need node nginx curl jq
 DURATION=${DURATION:-60}
 LOADS=${LOADS:-80 120}
 SYSTEMS=${SYSTEMS:-smartlb-quota smartlb-reactive nginx}
+need node curl jq
+case " $SYSTEMS " in *" nginx "*) need nginx ;; esac
 TPMS=(300000 240000 150000 100000 50000)
 PRIOS=(1 1 1 2 2)
 REQ_TOKENS=200
