@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include <array>
+#include <cstring>
 #include <span>
 
 #include "smartlb/credentials/static_key.hpp"
@@ -60,14 +61,53 @@ std::optional<std::chrono::milliseconds> retry_hint(const HeaderList& f,
   return parse_retry_hint(h, now);
 }
 
-// What the backend says remains of its rate limit, on any answer (two field lookups when it
-// says nothing).
+// `name` equals `lower` (lower-case letters, digits and '-', same length) in any case, eight
+// bytes at a time: OR-ing 0x20 lower-cases a letter and leaves '-' and digits as they are (a
+// header name holds no control character that could alias them).
+template <std::size_t N>
+bool is_name(std::string_view name, const char (&lower)[N]) {
+  constexpr std::size_t n = N - 1;
+  static_assert(n >= 8);
+  if (name.size() != n) return false;
+  std::uint64_t a, b;
+  for (std::size_t i = 0; i + 8 <= n; i += 8) {
+    std::memcpy(&a, name.data() + i, 8);
+    std::memcpy(&b, lower + i, 8);
+    if ((a | 0x2020202020202020ull) != b) return false;
+  }
+  std::memcpy(&a, name.data() + n - 8, 8);
+  std::memcpy(&b, lower + n - 8, 8);
+  return (a | 0x2020202020202020ull) == b;
+}
+
+// What the backend says remains of its rate limit, on any answer: one pass over the fields,
+// which compares names only where the length matches.
 RateLimitReport rate_limit_report(const HeaderList& f) {
   ThrottleHeaders h;
-  h.remaining_tokens = f.get("x-ratelimit-remaining-tokens");
-  h.remaining_requests = f.get("x-ratelimit-remaining-requests");
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    const auto field = f[i];
+    switch (field.name.size()) {
+      case 24:
+        if (is_name(field.name, "x-ratelimit-reset-tokens")) h.reset_tokens = field.value;
+        break;
+      case 25:
+        if (h.reset_tokens.empty() && is_name(field.name, "x-rate-limit-reset-tokens"))
+          h.reset_tokens = field.value;
+        break;
+      case 26:
+        if (is_name(field.name, "x-ratelimit-reset-requests")) h.reset_requests = field.value;
+        break;
+      case 28:
+        if (is_name(field.name, "x-ratelimit-remaining-tokens")) h.remaining_tokens = field.value;
+        break;
+      case 30:
+        if (is_name(field.name, "x-ratelimit-remaining-requests")) h.remaining_requests = field.value;
+        break;
+      default:
+        break;
+    }
+  }
   if (h.remaining_tokens.empty() && h.remaining_requests.empty()) return {};
-  read_reset_fields(f, h);
   return parse_rate_limit_report(h);
 }
 

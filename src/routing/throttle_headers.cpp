@@ -80,7 +80,15 @@ std::optional<milliseconds> parse_number_delay(std::string_view v, bool unit_ms)
 }
 
 std::optional<std::int64_t> parse_remaining(std::string_view v) {
-  const auto d = parse_decimal(trim(v));
+  v = trim(v);
+  // The usual form, digits, without the cost of a floating-point parse (read on every answer).
+  if (!v.empty() && v.size() <= 15) {
+    std::int64_t n = 0;
+    std::size_t i = 0;
+    for (; i < v.size() && v[i] >= '0' && v[i] <= '9'; ++i) n = n * 10 + (v[i] - '0');
+    if (i == v.size()) return n;
+  }
+  const auto d = parse_decimal(v);
   // Past 2^53 a double is no longer exact; no quota is that large.
   if (!d || *d > 9'007'199'254'740'992.0) return std::nullopt;
   return static_cast<std::int64_t>(*d);
@@ -91,8 +99,8 @@ RateLimitReport parse_rate_limit_report(const ThrottleHeaders& h) {
   r.remaining_tokens = parse_remaining(h.remaining_tokens);
   r.remaining_requests = parse_remaining(h.remaining_requests);
   if (r.empty()) return r;
-  r.reset_tokens = parse_duration_string(h.reset_tokens);
-  r.reset_requests = parse_duration_string(h.reset_requests);
+  if (!h.reset_tokens.empty()) r.reset_tokens = parse_duration_string(h.reset_tokens);
+  if (!h.reset_requests.empty()) r.reset_requests = parse_duration_string(h.reset_requests);
   return r;
 }
 

@@ -27,8 +27,10 @@ MockReply out_then_low(std::atomic<int>& calls, const std::string& body) {
                       {"x-ratelimit-remaining-tokens", "0"},
                       {"x-ratelimit-remaining-requests", "5"}},
                      "{}"};
-  return MockReply{
-      200, {{"x-ratelimit-remaining-tokens", "150"}, {"x-ratelimit-remaining-requests", "5"}}, body};
+  return MockReply{// names in any case
+                   200,
+                   {{"X-RateLimit-Remaining-Tokens", "150"}, {"x-ratelimit-remaining-requests", "5"}},
+                   body};
 }
 
 CooldownView deployment_cooldown(ProxyHarness& p, std::size_t position) {

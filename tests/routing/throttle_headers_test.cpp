@@ -156,6 +156,10 @@ TEST(ThrottleHeaders, RateLimitReport_EmptyWithoutARemainingCount) {
   h.remaining_requests = "0";
   EXPECT_FALSE(parse_rate_limit_report(h).empty());
   EXPECT_EQ(parse_remaining("12.0"), 12);
+  EXPECT_EQ(parse_remaining("0"), 0);
+  EXPECT_EQ(parse_remaining("999999999999999"), 999'999'999'999'999);
+  EXPECT_EQ(parse_remaining("12a"), std::nullopt);
+  EXPECT_EQ(parse_remaining(""), std::nullopt);
 }
 
 }  // namespace
