@@ -39,8 +39,9 @@ int ReportedBudget::observe(const RateLimitReport& r, MonoNanos sent, Mark mark,
   if (sent < last_sent_) return 0;  // an answer to an older request than one already taken
   window_ = window;
   // Within one window what remains only falls; a rise means a new window began.
-  if (r.remaining_tokens ? (last_tokens_ >= 0 && *r.remaining_tokens > last_tokens_)
-                         : (last_requests_ >= 0 && r.remaining_requests && *r.remaining_requests > last_requests_))
+  if (r.remaining_tokens
+          ? (last_tokens_ >= 0 && *r.remaining_tokens > last_tokens_)
+          : (last_requests_ >= 0 && r.remaining_requests && *r.remaining_requests > last_requests_))
     note_rise(sent);
   last_sent_ = sent;
   last_tokens_ = r.remaining_tokens.value_or(-1);
@@ -48,13 +49,15 @@ int ReportedBudget::observe(const RateLimitReport& r, MonoNanos sent, Mark mark,
 
   const bool low = is_low(r);
   if (low) {
-    token_base_.store(r.remaining_tokens ? *r.remaining_tokens + mark.tokens : kNone, std::memory_order_relaxed);
+    token_base_.store(r.remaining_tokens ? *r.remaining_tokens + mark.tokens : kNone,
+                      std::memory_order_relaxed);
     request_base_.store(r.remaining_requests ? *r.remaining_requests + mark.requests : kNone,
                         std::memory_order_relaxed);
     tokens_hinted_ = r.reset_tokens.has_value();
     requests_hinted_ = r.reset_requests.has_value();
-    tokens_until_.store(r.reset_tokens ? sent + Nanos(*r.reset_tokens).count() : refill_at(sent, window, window),
-                        std::memory_order_relaxed);
+    tokens_until_.store(
+        r.reset_tokens ? sent + Nanos(*r.reset_tokens).count() : refill_at(sent, window, window),
+        std::memory_order_relaxed);
     requests_until_.store(r.reset_requests ? sent + Nanos(*r.reset_requests).count()
                                            : refill_at(sent, window, kRequestWindowCap),
                           std::memory_order_relaxed);
@@ -74,7 +77,8 @@ void ReportedBudget::window_ends_at(MonoNanos at, Nanos window) {
   if (last_sent_ == std::numeric_limits<MonoNanos>::min()) return;
   // The last report's window ends at the boundary after its send (a reset hint knew better).
   const MonoNanos end = next_boundary(anchor_, window_, last_sent_);
-  if (!tokens_hinted_) tokens_until_.store(std::min(end, last_sent_ + window_.count()), std::memory_order_relaxed);
+  if (!tokens_hinted_)
+    tokens_until_.store(std::min(end, last_sent_ + window_.count()), std::memory_order_relaxed);
   if (!requests_hinted_)
     requests_until_.store(std::min(end, last_sent_ + std::min(window_, kRequestWindowCap).count()),
                           std::memory_order_relaxed);
@@ -86,7 +90,8 @@ MonoNanos ReportedBudget::fits_at(std::int64_t cost, MonoNanos now) const {
   if (!watched()) return now;
   MonoNanos at = now;
   const std::int64_t tokens = token_base_.load(std::memory_order_relaxed);
-  if (tokens != kNone && tokens - sent_tokens_.load(std::memory_order_relaxed) < std::max<std::int64_t>(cost, 1))
+  if (tokens != kNone &&
+      tokens - sent_tokens_.load(std::memory_order_relaxed) < std::max<std::int64_t>(cost, 1))
     at = std::max(at, tokens_until_.load(std::memory_order_relaxed));
   const std::int64_t requests = request_base_.load(std::memory_order_relaxed);
   if (requests != kNone && requests - sent_requests_.load(std::memory_order_relaxed) < 1)
@@ -102,7 +107,8 @@ ReportedBudget::View ReportedBudget::view(MonoNanos now) const {
   v.requests_until = requests_until_.load(std::memory_order_relaxed);
   const std::int64_t tokens = token_base_.load(std::memory_order_relaxed);
   const std::int64_t requests = request_base_.load(std::memory_order_relaxed);
-  if (tokens != kNone && now < v.tokens_until) v.tokens_left = tokens - sent_tokens_.load(std::memory_order_relaxed);
+  if (tokens != kNone && now < v.tokens_until)
+    v.tokens_left = tokens - sent_tokens_.load(std::memory_order_relaxed);
   if (requests != kNone && now < v.requests_until)
     v.requests_left = requests - sent_requests_.load(std::memory_order_relaxed);
   return v;

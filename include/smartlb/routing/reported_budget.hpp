@@ -78,7 +78,7 @@ class ReportedBudget {
  private:
   static constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::max();
   MonoNanos refill_at(MonoNanos sent, Nanos window, Nanos cap) const;  // under mutex_
-  void note_rise(MonoNanos sent);  // under mutex_
+  void note_rise(MonoNanos sent);                                      // under mutex_
 
   std::atomic<bool> watched_{false};
   std::atomic<std::int64_t> sent_tokens_{0}, sent_requests_{0};
@@ -89,7 +89,7 @@ class ReportedBudget {
   std::mutex mutex_;  // reports and anchors
   MonoNanos last_sent_ = std::numeric_limits<MonoNanos>::min();
   bool tokens_hinted_ = false, requests_hinted_ = false;  // the untils came from reset hints
-  std::int64_t last_tokens_ = -1, last_requests_ = -1;  // raw values of the last report
+  std::int64_t last_tokens_ = -1, last_requests_ = -1;    // raw values of the last report
   bool anchored_ = false;
   MonoNanos anchor_ = 0;
   Nanos window_{0};
