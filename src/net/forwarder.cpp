@@ -571,7 +571,7 @@ Task<bool> ForwardJob::run() {
       const auto hint = retry_hint(r.conn->head.fields, s_.clock.wall_now());
       const Verdict v = judge_throttle_hint(judged, hint, t->member.quota_window);
       a.cause = v.cause;
-      a.cooldown_ms = states_.record_failure(t->member, target_.deployment, v, hint).count();
+      a.cooldown_ms = states_.record_failure(t->member, target_.deployment, v, hint, sent).count();
       if (v.cause == FailureCause::QuotaExhausted)
         spdlog::warn(
             "backend {} says its quota for {} is exhausted for {} s (HTTP 429, not a rate limit); "

@@ -148,7 +148,8 @@ std::chrono::milliseconds BackendStates::clamp_cooldown(std::optional<std::chron
 
 std::chrono::milliseconds BackendStates::record_failure(const PoolMember& m, std::string_view deployment,
                                                         const Verdict& verdict,
-                                                        std::optional<std::chrono::milliseconds> hint) {
+                                                        std::optional<std::chrono::milliseconds> hint,
+                                                        MonoNanos sent) {
   const auto cooldown = clamp_cooldown(hint);
   const MonoNanos until = clock_.now() + std::chrono::duration_cast<Nanos>(cooldown).count();
   if (verdict.scope == CooldownScope::Backend) {
@@ -156,10 +157,12 @@ std::chrono::milliseconds BackendStates::record_failure(const PoolMember& m, std
   } else {
     DeploymentState& d = deployment_state(m, m.effective_deployment(deployment));
     d.extend(until, verdict.cause);
-    // A rate limit's hint names the end of the backend's window (not one of a long quota).
+    // A rate limit's hint names the end of the backend's window (not one of a long quota),
+    // counted from the send like every report: a request sent then reaches the new window.
     if (verdict.cause == FailureCause::Throttled && hint && *hint <= m.quota_window)
-      d.reported.window_ends_at(clock_.now() + std::chrono::duration_cast<Nanos>(*hint).count(),
-                                m.quota_window);
+      d.reported.window_ends_at(
+          (sent != 0 ? sent : clock_.now()) + std::chrono::duration_cast<Nanos>(*hint).count(),
+          m.quota_window);
   }
   return cooldown;
 }

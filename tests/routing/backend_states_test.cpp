@@ -252,6 +252,16 @@ TEST_F(ReportedPool, Reported_A429sHintMarksTheWindowEnd) {
   EXPECT_TRUE(states->available(member(0), "gpt", clock.now(), 200));
 }
 
+TEST_F(ReportedPool, Reported_AWindowEndIsCountedFromTheSend) {
+  make({{"a", 1, 1, ""}});
+  const MonoNanos sent = clock.now();
+  states->observe_report(member(0), "gpt", remaining(100), sent, {});
+  clock.advance(30ms);  // the 429 took 30 ms to come back
+  states->record_failure(member(0), "gpt", throttled(), 2s, sent);
+  EXPECT_EQ(states->reported_budget(member(0), "gpt").tokens_until, sent + 2'000'000'000)
+      << "a request sent 2 s after the failed one reaches the new window";
+}
+
 TEST_F(ReportedPool, Reported_ALongQuotaHintIsNoWindowEnd) {
   make({{"a", 1, 1, ""}});
   states->observe_report(member(0), "gpt", remaining(100), clock.now(), {});

@@ -89,9 +89,10 @@ class BackendStates {
   // Applies a failover verdict: cool down for the clamped hint, or the default. Deadlines
   // only grow. Returns the cooldown applied. A 429's hint within the quota window also marks
   // where the backend's window ends (ReportedBudget::window_ends_at).
+  // `sent`: when the failed request left (0: now), where a window end is counted from.
   std::chrono::milliseconds record_failure(const PoolMember& m, std::string_view deployment,
                                            const Verdict& verdict,
-                                           std::optional<std::chrono::milliseconds> hint);
+                                           std::optional<std::chrono::milliseconds> hint, MonoNanos sent = 0);
 
   // When every member of `table` is out for `deployment`: the soonest recovery (a cooldown's
   // end, or the time until `cost` fits in a quota).
