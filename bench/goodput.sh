@@ -4,7 +4,8 @@
 # load at 80 % and 120 % of the aggregate capacity, each request 200 tokens (400 characters of
 # content + max_tokens 100; sims run with --stream-chunks 0 so a 200 serves exactly what it was
 # charged). Compared: smartlb with declared TPM (QUOTA_WINDOW_SECONDS=1), smartlb without
-# (reactive: learns from 429 + retry-after-ms), nginx (weighted upstreams + backup,
+# (reactive: routes by the sims' x-ratelimit-remaining-* reports, learns their windows from
+# 429 + retry-after-ms), nginx (weighted upstreams + backup,
 # proxy_next_upstream ... http_429 ... non_idempotent, tries 5).
 #
 # Reported per run: share of capacity served (sum of sims' tokens_served / (sum TPM/60 x
