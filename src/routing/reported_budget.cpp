@@ -38,10 +38,14 @@ int ReportedBudget::observe(const RateLimitReport& r, MonoNanos sent, Mark mark,
   std::lock_guard lock(mutex_);
   if (sent < last_sent_) return 0;  // an answer to an older request than one already taken
   window_ = window;
-  // Within one window what remains only falls; a rise means a new window began.
-  if (r.remaining_tokens
-          ? (last_tokens_ >= 0 && *r.remaining_tokens > last_tokens_)
-          : (last_requests_ >= 0 && r.remaining_requests && *r.remaining_requests > last_requests_))
+  // Within one window what remains only falls; a rise means a new window began. Answers on
+  // different connections can reach the backend in another order than they left, so a rise
+  // counts only past a quarter of the most ever reported (a refill brings back most of it).
+  if (r.remaining_tokens) peak_tokens_ = std::max(peak_tokens_, *r.remaining_tokens);
+  if (r.remaining_requests) peak_requests_ = std::max(peak_requests_, *r.remaining_requests);
+  if (r.remaining_tokens ? (last_tokens_ >= 0 && *r.remaining_tokens - last_tokens_ > peak_tokens_ / 4)
+                         : (last_requests_ >= 0 && r.remaining_requests &&
+                            *r.remaining_requests - last_requests_ > peak_requests_ / 4))
     note_rise(sent);
   last_sent_ = sent;
   last_tokens_ = r.remaining_tokens.value_or(-1);

@@ -115,7 +115,7 @@ TEST(ReportedBudget, A429sWindowEnd_AnchorsTheRefillToTheBoundaryAfterTheReport)
 TEST(ReportedBudget, ARise_AnchorsAtTheFirstSendSeenInTheNewWindow) {
   ReportedBudget b;
   b.observe(tokens_left(4'000), 0, {}, kWindow);
-  b.observe(tokens_left(3'800), 300 * kMs, {}, kWindow);
+  b.observe(tokens_left(1'000), 300 * kMs, {}, kWindow);
   b.observe(tokens_left(4'800), 1'020 * kMs, {}, kWindow);  // a window began in (0.3, 1.02]
   b.observe(tokens_left(100), 1'700 * kMs, {}, kWindow);
   EXPECT_EQ(b.fits_at(200, 1'700 * kMs), 2'020 * kMs);
@@ -137,6 +137,16 @@ TEST(ReportedBudget, AnAnchorARiseContradicts_IsReplaced) {
   b.observe(tokens_left(4'800), 2'040 * kMs, {}, kWindow);  // no predicted boundary in (1.9, 2.04]
   b.observe(tokens_left(100), 2'800 * kMs, {}, kWindow);
   EXPECT_EQ(b.fits_at(200, 2'800 * kMs), 3'040 * kMs);
+}
+
+TEST(ReportedBudget, ASmallRise_IsAnswersReorderedNotANewWindow) {
+  ReportedBudget b;
+  b.window_ends_at(1'000 * kMs, kWindow);  // exact, from a 429
+  b.observe(tokens_left(5'000), 1'000 * kMs, {}, kWindow);
+  b.observe(tokens_left(2'000), 1'500 * kMs, {}, kWindow);
+  b.observe(tokens_left(2'200), 1'501 * kMs, {}, kWindow);  // reached the backend before the last
+  b.observe(tokens_left(100), 1'800 * kMs, {}, kWindow);
+  EXPECT_EQ(b.fits_at(200, 1'800 * kMs), 2'000 * kMs) << "the anchor stands";
 }
 
 TEST(ReportedBudget, AnOlderAnswer_DoesNotOverwriteANewerReport) {

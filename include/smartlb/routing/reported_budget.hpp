@@ -8,10 +8,10 @@
 //   * the report's own reset hint (`x-ratelimit-reset-*`, OpenAI): the time it names;
 //   * a learned window boundary: a quota window of `window` (QUOTA_WINDOW_SECONDS) repeating
 //     from an anchor, set by a 429's Retry-After (the moment the backend said its window
-//     ends) or by a report whose remaining rose over the previous one (a window began between
-//     the two sends). The anchor is kept while it explains what the backend reports. The skip
-//     never outlasts a whole `window` after the report for tokens (Azure enforces TPM per
-//     minute), nor min(window, 10 s) for requests (Azure enforces RPM over 1 s or 10 s);
+//     ends) or by a report whose remaining rose over the previous one by more than a quarter
+//     of the most ever reported (a window began between the two sends). The anchor is kept while it explains
+//     what the backend reports. The skip never outlasts a whole `window` after the report for tokens (Azure
+//     enforces TPM per minute), nor min(window, 10 s) for requests (Azure enforces RPM over 1 s or 10 s);
 //   * no hint and no anchor yet: no skip. Skipping a whole window instead (the bound above)
 //     was measured to cost each backend up to one window of its capacity, while letting the
 //     request through costs at most one 429 per deployment, whose Retry-After is the anchor
@@ -90,6 +90,7 @@ class ReportedBudget {
   MonoNanos last_sent_ = std::numeric_limits<MonoNanos>::min();
   bool tokens_hinted_ = false, requests_hinted_ = false;  // the untils came from reset hints
   std::int64_t last_tokens_ = -1, last_requests_ = -1;    // raw values of the last report
+  std::int64_t peak_tokens_ = 0, peak_requests_ = 0;      // the most ever reported
   bool anchored_ = false;
   MonoNanos anchor_ = 0;
   Nanos window_{0};
