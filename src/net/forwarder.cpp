@@ -43,19 +43,15 @@ TransportFailure classify_transport_error(const error_code& ec) {
   return TransportFailure::Lost;
 }
 
-void read_reset_fields(const HeaderList& f, ThrottleHeaders& h) {
-  h.reset_requests = f.get("x-ratelimit-reset-requests");
-  h.reset_tokens = f.get("x-ratelimit-reset-tokens");
-  if (h.reset_tokens.empty()) h.reset_tokens = f.get("x-rate-limit-reset-tokens");
-}
-
 std::optional<std::chrono::milliseconds> retry_hint(const HeaderList& f,
                                                     std::chrono::system_clock::time_point now) {
   ThrottleHeaders h;
   h.retry_after_ms = f.get("retry-after-ms");
   h.x_ms_retry_after_ms = f.get("x-ms-retry-after-ms");
   h.retry_after = f.get(http::field::retry_after);
-  read_reset_fields(f, h);
+  h.reset_requests = f.get("x-ratelimit-reset-requests");
+  h.reset_tokens = f.get("x-ratelimit-reset-tokens");
+  if (h.reset_tokens.empty()) h.reset_tokens = f.get("x-rate-limit-reset-tokens");
   h.remaining_requests = f.get("x-ratelimit-remaining-requests");
   h.remaining_tokens = f.get("x-ratelimit-remaining-tokens");
   return parse_retry_hint(h, now);
