@@ -76,6 +76,27 @@ TEST(BackendReports, EveryTargetOutAnswers429UntilTheWindowRefills) {
   EXPECT_EQ(http_call(p.port(), "POST", kChat, {}, kBody).status, 200u);
 }
 
+TEST(BackendReports, AnOpenAIResetHintSkipsWithoutAny429) {
+  MockBackend primary([](const SeenRequest&) {
+    return MockReply{200,
+                     {{"x-ratelimit-remaining-requests", "0"},
+                      {"x-ratelimit-remaining-tokens", "90000"},
+                      {"x-ratelimit-reset-requests", "2s"},
+                      {"x-ratelimit-reset-tokens", "1ms"}},
+                     "primary"};
+  });
+  MockBackend secondary([](const SeenRequest&) { return MockReply{200, {}, "secondary"}; });
+  ProxyHarness p;
+  p.add_backend("primary", primary.url(), 1);
+  p.add_backend("secondary", secondary.url(), 2);
+  p.start();
+  EXPECT_EQ(http_call(p.port(), "POST", kChat, {}, kBody).body, "primary");
+  EXPECT_EQ(http_call(p.port(), "POST", kChat, {}, kBody).body, "secondary") << "no request left for 2 s";
+  p.clock.advance(2s);
+  EXPECT_EQ(http_call(p.port(), "POST", kChat, {}, kBody).body, "primary");
+  EXPECT_EQ(primary.request_count(), 2u);
+}
+
 TEST(BackendReports, A429ForADailyQuotaIsToldApartFromARateLimit) {
   MockBackend daily([](const SeenRequest&) { return MockReply{429, {{"retry-after", "86400"}}, "{}"}; });
   MockBackend other([](const SeenRequest&) { return MockReply{200, {}, "other"}; });
