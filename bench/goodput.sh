@@ -4,7 +4,8 @@
 # load at 80 % and 120 % of the aggregate capacity, each request 200 tokens (400 characters of
 # content + max_tokens 100; sims run with --stream-chunks 0 so a 200 serves exactly what it was
 # charged). Compared: smartlb with declared TPM (QUOTA_WINDOW_SECONDS=1), smartlb without
-# (reactive: learns from 429 + retry-after-ms), nginx (weighted upstreams + backup,
+# (reactive: routes by the sims' x-ratelimit-remaining-* reports, learns their windows from
+# 429 + retry-after-ms), nginx (weighted upstreams + backup,
 # proxy_next_upstream ... http_429 ... non_idempotent, tries 5).
 #
 # Reported per run: share of capacity served (sum of sims' tokens_served / (sum TPM/60 x
@@ -14,10 +15,11 @@
 # Usage: bench/goodput.sh   (DURATION=60  LOADS="80 120"  SYSTEMS="smartlb-quota smartlb-reactive nginx")
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
-need node nginx curl jq
 DURATION=${DURATION:-60}
 LOADS=${LOADS:-80 120}
 SYSTEMS=${SYSTEMS:-smartlb-quota smartlb-reactive nginx}
+need node curl jq
+case " $SYSTEMS " in *" nginx "*) need nginx ;; esac
 TPMS=(300000 240000 150000 100000 50000)
 PRIOS=(1 1 1 2 2)
 REQ_TOKENS=200

@@ -450,8 +450,7 @@ nlohmann::json build_status(const MetricsSnapshot& m, const PoolSnapshot& p) {
       case CounterKind::Failovers:
         failovers += v;
         per_dep[{k.backend, d}].failovers += v;
-        if (static_cast<FailureCause>(k.code) == FailureCause::Throttled)
-          per_dep[{k.backend, d}].throttled += v;
+        if (is_rate_limit(static_cast<FailureCause>(k.code))) per_dep[{k.backend, d}].throttled += v;
         break;
       case CounterKind::PromptTokens:
         per_dep[{k.backend, d}].prompt += v;

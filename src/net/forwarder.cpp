@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include <array>
+#include <cstring>
 #include <span>
 
 #include <nlohmann/json.hpp>
@@ -59,6 +60,56 @@ std::optional<std::chrono::milliseconds> retry_hint(const HeaderList& f,
   h.remaining_requests = f.get("x-ratelimit-remaining-requests");
   h.remaining_tokens = f.get("x-ratelimit-remaining-tokens");
   return parse_retry_hint(h, now);
+}
+
+// `name` equals `lower` (lower-case letters, digits and '-', same length) in any case, eight
+// bytes at a time: OR-ing 0x20 lower-cases a letter and leaves '-' and digits as they are (a
+// header name holds no control character that could alias them).
+template <std::size_t N>
+bool is_name(std::string_view name, const char (&lower)[N]) {
+  constexpr std::size_t n = N - 1;
+  static_assert(n >= 8);
+  if (name.size() != n) return false;
+  std::uint64_t a, b;
+  for (std::size_t i = 0; i + 8 <= n; i += 8) {
+    std::memcpy(&a, name.data() + i, 8);
+    std::memcpy(&b, lower + i, 8);
+    if ((a | 0x2020202020202020ull) != b) return false;
+  }
+  std::memcpy(&a, name.data() + n - 8, 8);
+  std::memcpy(&b, lower + n - 8, 8);
+  return (a | 0x2020202020202020ull) == b;
+}
+
+// What the backend says remains of its rate limit, on any answer: one pass over the fields,
+// which compares names only where the length matches.
+RateLimitReport rate_limit_report(const HeaderList& f) {
+  ThrottleHeaders h;
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    const auto field = f[i];
+    switch (field.name.size()) {
+      case 24:
+        if (is_name(field.name, "x-ratelimit-reset-tokens")) h.reset_tokens = field.value;
+        break;
+      case 25:
+        if (h.reset_tokens.empty() && is_name(field.name, "x-rate-limit-reset-tokens"))
+          h.reset_tokens = field.value;
+        break;
+      case 26:
+        if (is_name(field.name, "x-ratelimit-reset-requests")) h.reset_requests = field.value;
+        break;
+      case 28:
+        if (is_name(field.name, "x-ratelimit-remaining-tokens")) h.remaining_tokens = field.value;
+        break;
+      case 30:
+        if (is_name(field.name, "x-ratelimit-remaining-requests")) h.remaining_requests = field.value;
+        break;
+      default:
+        break;
+    }
+  }
+  if (h.remaining_tokens.empty() && h.remaining_requests.empty()) return {};
+  return parse_rate_limit_report(h);
 }
 
 // The names a message's Connection fields list: hop-by-hop for that message, like the fixed
@@ -187,7 +238,7 @@ class ForwardJob {
   bool head_ = false;
   bool azure_path_ = false;
   bool send_length_ = false;  // Content-Length goes upstream (the body is always buffered)
-  std::int64_t cost_ = 0;     // estimated tokens, only when some backend declares a quota
+  std::int64_t cost_ = 0;     // estimated tokens, only when a quota or a low report can need them
 };
 
 std::chrono::seconds ForwardJob::header_timeout() const {
@@ -238,7 +289,9 @@ void ForwardJob::prepare_request() {
     if (const auto m = top_level_string(req_.body, "model")) model_ = *m;
   }
   body_ = req_.body;
-  if (snap_.any_quota) cost_ = estimate_request_tokens(target_.path, req_.body);
+  // The estimate costs a body scan: only when a declared quota or a backend's low report
+  // can turn on it.
+  if (snap_.any_quota || states_.reported_budget_low()) cost_ = estimate_request_tokens(target_.path, req_.body);
 }
 
 // The rule this request follows, or the message of the client error that prevents matching.
@@ -611,6 +664,7 @@ Task<bool> ForwardJob::run() {
     if (!t) co_return co_await reply_unavailable();
     prepare_body(*t);
     write_request_head(*t);
+    const ReportedBudget::Mark mark = states_.charge_reported(t->member, model_, cost_);
 
     AttemptRecord& a = rec_.add_attempt();
     a.backend = t->member.id.value;
@@ -628,13 +682,21 @@ Task<bool> ForwardJob::run() {
     }
     const unsigned status = r.conn->head.status;
     a.status = status;
-    const Verdict v = judge_status(status, !model_.empty());
-    if (v.fail_over) {
-      a.cause = v.cause;
+    states_.observe_report(t->member, model_, rate_limit_report(r.conn->head.fields), sent, mark);
+    const Verdict judged = judge_status(status, !model_.empty());
+    if (judged.fail_over) {
       const auto hint = retry_hint(r.conn->head.fields, s_.clock.wall_now());
-      a.cooldown_ms = states_.record_failure(t->member, model_, v, hint).count();
+      const Verdict v = judge_throttle_hint(judged, hint, t->member.quota_window);
+      a.cause = v.cause;
+      a.cooldown_ms = states_.record_failure(t->member, model_, v, hint, sent).count();
       count_failure(*t);
-      if (v.cause == FailureCause::AuthRejected)
+      if (v.cause == FailureCause::QuotaExhausted)
+        spdlog::warn(
+            "backend {} says its quota for {} is exhausted for {} s (HTTP 429, not a rate limit); "
+            "cooling down {} ms, failing over",
+            t->config.name, model_, std::chrono::ceil<std::chrono::seconds>(*hint).count(),
+            a.cooldown_ms);
+      else if (v.cause == FailureCause::AuthRejected)
         spdlog::error("backend {} rejected its credentials (HTTP {}): check {}; cooling down {} ms",
                       t->config.name, status,
                       t->config.key_setting.empty() ? std::string_view("its key") : t->config.key_setting,

@@ -88,6 +88,7 @@ bool BackendStates::available(const PoolMember& m, std::string_view deployment, 
   DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment));
   if (d == nullptr) return !m.has_quota() || cost <= m.tokens_per_window || m.tokens_per_window == 0;
   if (d->until.load(std::memory_order_relaxed) > now) return false;
+  if (!d->reported.fits(cost, now)) return false;
   return !m.has_quota() || d->fits(cost, now);
 }
 
@@ -115,6 +116,31 @@ BackendStates::QuotaUsage BackendStates::quota_usage(const PoolMember& m, std::s
   return u;
 }
 
+ReportedBudget::Mark BackendStates::charge_reported(const PoolMember& m, std::string_view deployment,
+                                                    std::int64_t cost) {
+  if (!reported_budget_low()) return {};
+  DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment));
+  return d ? d->reported.charge(cost) : ReportedBudget::Mark{};
+}
+
+void BackendStates::observe_report(const PoolMember& m, std::string_view deployment,
+                                   const RateLimitReport& report, MonoNanos sent, ReportedBudget::Mark mark) {
+  if (report.empty()) return;
+  const bool low = ReportedBudget::is_low(report);
+  // Plenty left and nothing watched anywhere: the common case costs no lookup.
+  if (!low && !reported_budget_low()) return;
+  DeploymentState* d = low ? &deployment_state(m, m.effective_deployment(deployment))
+                           : find_deployment(m.id, m.effective_deployment(deployment));
+  if (d == nullptr) return;
+  if (const int change = d->reported.observe(report, sent, mark, m.quota_window))
+    watched_reports_.fetch_add(change, std::memory_order_relaxed);
+}
+
+ReportedBudget::View BackendStates::reported_budget(const PoolMember& m, std::string_view deployment) const {
+  const DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment));
+  return d ? d->reported.view(clock_.now()) : ReportedBudget::View{};
+}
+
 std::chrono::milliseconds BackendStates::clamp_cooldown(std::optional<std::chrono::milliseconds> hint) const {
   if (!hint) return policy_.default_cooldown;
   return std::clamp(*hint, policy_.min_cooldown, policy_.max_cooldown);
@@ -122,13 +148,21 @@ std::chrono::milliseconds BackendStates::clamp_cooldown(std::optional<std::chron
 
 std::chrono::milliseconds BackendStates::record_failure(const PoolMember& m, std::string_view deployment,
                                                         const Verdict& verdict,
-                                                        std::optional<std::chrono::milliseconds> hint) {
+                                                        std::optional<std::chrono::milliseconds> hint,
+                                                        MonoNanos sent) {
   const auto cooldown = clamp_cooldown(hint);
   const MonoNanos until = clock_.now() + std::chrono::duration_cast<Nanos>(cooldown).count();
   if (verdict.scope == CooldownScope::Backend) {
     state(m.id).backend.extend(until, verdict.cause);
   } else {
-    deployment_state(m, m.effective_deployment(deployment)).extend(until, verdict.cause);
+    DeploymentState& d = deployment_state(m, m.effective_deployment(deployment));
+    d.extend(until, verdict.cause);
+    // A rate limit's hint names the end of the backend's window (not one of a long quota),
+    // counted from the send like every report: a request sent then reaches the new window.
+    if (verdict.cause == FailureCause::Throttled && hint && *hint <= m.quota_window)
+      d.reported.window_ends_at(
+          (sent != 0 ? sent : clock_.now()) + std::chrono::duration_cast<Nanos>(*hint).count(),
+          m.quota_window);
   }
   return cooldown;
 }
@@ -156,9 +190,14 @@ Unavailability BackendStates::unavailability(const RoutingTable& table, std::str
   for (const PoolMember& m : table.members()) {
     FailureCause cause = FailureCause::None;
     MonoNanos at = recovery_at(m, deployment, &cause);
-    if (cause == FailureCause::Throttled && at > now) throttled = true;
-    if (m.has_quota()) {
-      if (DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment))) {
+    if (is_rate_limit(cause) && at > now) throttled = true;
+    if (DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment))) {
+      const MonoNanos from = std::max(now, at);
+      if (const MonoNanos refill = d->reported.fits_at(cost, from); refill > from) {
+        at = refill;
+        throttled = true;  // out of what it reported: a rate limit, though it never said 429
+      }
+      if (m.has_quota()) {
         const Nanos wait = d->wait_for(cost, std::max(now, at));
         if (wait.count() > 0) {
           at = std::max(now, at) + wait.count();

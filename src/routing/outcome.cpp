@@ -1,5 +1,7 @@
 #include "smartlb/routing/outcome.hpp"
 
+#include <algorithm>
+
 namespace smartlb {
 
 std::string_view to_string(FailureCause c) {
@@ -26,6 +28,8 @@ std::string_view to_string(FailureCause c) {
       return "protocol_error";
     case FailureCause::FailureTolerance:
       return "failure_tolerance";
+    case FailureCause::QuotaExhausted:
+      return "quota_exhausted";
   }
   return "unknown";
 }
@@ -53,6 +57,19 @@ Verdict judge_status(unsigned status, bool deployment_path) {
       // identically on every backend: pass through, never cool down.
       return {};
   }
+}
+
+std::chrono::milliseconds quota_exhausted_after(std::chrono::nanoseconds quota_window) {
+  return std::max<std::chrono::milliseconds>(std::chrono::minutes(1),
+                                             std::chrono::ceil<std::chrono::milliseconds>(2 * quota_window));
+}
+
+Verdict judge_throttle_hint(const Verdict& v, std::optional<std::chrono::milliseconds> hint,
+                            std::chrono::nanoseconds quota_window) {
+  if (v.cause != FailureCause::Throttled || !hint || *hint <= quota_exhausted_after(quota_window)) return v;
+  Verdict long_quota = v;
+  long_quota.cause = FailureCause::QuotaExhausted;
+  return long_quota;
 }
 
 Verdict judge_transport(TransportFailure f) {

@@ -79,6 +79,31 @@ std::optional<milliseconds> parse_number_delay(std::string_view v, bool unit_ms)
   return to_ms(unit_ms ? *d : *d * 1000.0);
 }
 
+std::optional<std::int64_t> parse_remaining(std::string_view v) {
+  v = trim(v);
+  // The usual form, digits, without the cost of a floating-point parse (read on every answer).
+  if (!v.empty() && v.size() <= 15) {
+    std::int64_t n = 0;
+    std::size_t i = 0;
+    for (; i < v.size() && v[i] >= '0' && v[i] <= '9'; ++i) n = n * 10 + (v[i] - '0');
+    if (i == v.size()) return n;
+  }
+  const auto d = parse_decimal(v);
+  // Past 2^53 a double is no longer exact; no quota is that large.
+  if (!d || *d > 9'007'199'254'740'992.0) return std::nullopt;
+  return static_cast<std::int64_t>(*d);
+}
+
+RateLimitReport parse_rate_limit_report(const ThrottleHeaders& h) {
+  RateLimitReport r;
+  r.remaining_tokens = parse_remaining(h.remaining_tokens);
+  r.remaining_requests = parse_remaining(h.remaining_requests);
+  if (r.empty()) return r;
+  if (!h.reset_tokens.empty()) r.reset_tokens = parse_duration_string(h.reset_tokens);
+  if (!h.reset_requests.empty()) r.reset_requests = parse_duration_string(h.reset_requests);
+  return r;
+}
+
 std::optional<milliseconds> parse_duration_string(std::string_view v) {
   v = trim(v);
   if (v.empty()) return std::nullopt;
@@ -150,8 +175,11 @@ std::optional<std::chrono::system_clock::time_point> parse_http_date(std::string
   if (tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_year < 70 || tm.tm_year > 1100) return std::nullopt;
   // system_clock counts nanoseconds in 64 bits, up to 2262: a later date is read as 2200-01-01
   // (still far past any cooldown, which the caller clamps), never converted past the range.
-  if (tm.tm_year >= 300)
-    tm = std::tm{.tm_sec = 0, .tm_min = 0, .tm_hour = 0, .tm_mday = 1, .tm_mon = 0, .tm_year = 300};
+  if (tm.tm_year >= 300) {
+    tm = std::tm{};
+    tm.tm_mday = 1;
+    tm.tm_year = 300;
+  }
   const std::time_t t = timegm(&tm);
   if (t == static_cast<std::time_t>(-1)) return std::nullopt;
   return std::chrono::system_clock::from_time_t(t);

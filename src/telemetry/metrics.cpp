@@ -225,7 +225,7 @@ void Metrics::on_request(const RequestRecord& rec) {
     if (a.cause == FailureCause::None) continue;
     const std::uint32_t d = deployment_on(a.backend);
     B.errors.fetch_add(1, std::memory_order_relaxed);
-    if (a.cause == FailureCause::Throttled) B.throttled.fetch_add(1, std::memory_order_relaxed);
+    if (is_rate_limit(a.cause)) B.throttled.fetch_add(1, std::memory_order_relaxed);
     B.last_cause.store(static_cast<std::uint8_t>(a.cause), std::memory_order_relaxed);
     B.last_status.store(a.status, std::memory_order_relaxed);
     B.last_deployment.store(d, std::memory_order_relaxed);

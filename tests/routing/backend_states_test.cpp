@@ -176,5 +176,107 @@ TEST(BackendStatesLimits, TrackRefusesMoreIdsThanItCanHold) {
   EXPECT_THROW(states.track(RoutingTable(std::move(members))), std::length_error);
 }
 
+// The backends' own reports (x-ratelimit-remaining-*), with no quota declared.
+RateLimitReport remaining(std::int64_t tokens, std::int64_t requests = 1'000) {
+  RateLimitReport r;
+  r.remaining_tokens = tokens;
+  r.remaining_requests = requests;
+  return r;
+}
+
+struct ReportedPool : PoolFixture {
+  // A 429 told where member i's (60 s) windows end: at the next whole minute of the clock.
+  void learn_window(std::size_t i) {
+    const auto to_minute = 60s - Nanos(clock.now() % 60'000'000'000);
+    fail(i, "gpt", throttled(), std::chrono::ceil<std::chrono::milliseconds>(to_minute));
+    clock.advance(to_minute);
+  }
+};
+
+TEST_F(ReportedPool, Reported_ALowReportSkipsTheBackendForACostThatDoesNotFit) {
+  make({{"a", 1, 1, ""}, {"b", 2, 1, ""}});
+  learn_window(0);
+  EXPECT_FALSE(states->reported_budget_low());
+  states->observe_report(member(0), "gpt", remaining(150), clock.now(), {});
+  EXPECT_TRUE(states->reported_budget_low()) << "requests are estimated from now on";
+  ScriptedRandom rng({0});
+  EXPECT_EQ(pick_with("gpt", {}, rng, 200), 1u) << "150 tokens left cannot take 200";
+  EXPECT_EQ(pick_with("gpt", {}, rng, 100), 0u);
+  EXPECT_EQ(pick_with("other", {}, rng, 200), 0u) << "per deployment";
+  EXPECT_LE(states->deployment_cooldown(member(0), "gpt").until, clock.now()) << "a skip, not a cooldown";
+}
+
+TEST_F(ReportedPool, Reported_PlentifulReportsNeedNoStateAtAll) {
+  make({{"a", 1, 1, ""}});
+  states->observe_report(member(0), "gpt", remaining(1'000'000), clock.now(), {});
+  EXPECT_FALSE(states->reported_budget_low());
+  EXPECT_TRUE(states->deployment_cooldowns(member(0).id).empty());
+}
+
+TEST_F(ReportedPool, Reported_SendsAreCountedWhileLow) {
+  make({{"a", 1, 1, ""}, {"b", 2, 1, ""}});
+  learn_window(0);
+  states->observe_report(member(0), "gpt", remaining(500), clock.now(), {});
+  ScriptedRandom rng({0, 0, 0});
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(pick_with("gpt", {}, rng, 200), 0u);
+    states->charge_reported(member(0), "gpt", 200);
+  }
+  EXPECT_EQ(pick_with("gpt", {}, rng, 200), 1u) << "500 - 400 leaves 100";
+  EXPECT_EQ(states->reported_budget(member(0), "gpt").tokens_left, 100);
+}
+
+TEST_F(ReportedPool, Reported_EveryBackendOutAnswers429AtTheSoonestRefill) {
+  make({{"a", 1, 1, ""}, {"b", 1, 1, ""}});
+  learn_window(0);
+  learn_window(1);
+  states->observe_report(member(0), "gpt", remaining(0), clock.now(), {});           // until the next minute
+  states->observe_report(member(1), "gpt", remaining(100'000, 0), clock.now(), {});  // RPM: 10 s
+  clock.advance(1s);
+  ScriptedRandom rng({0});
+  EXPECT_EQ(pick_with("gpt", {}, rng, 200), std::nullopt);
+  const auto u = unavailable("gpt", 200);
+  EXPECT_TRUE(u.throttled);
+  EXPECT_EQ(u.retry_after, 9s);
+  clock.advance(9s);
+  EXPECT_EQ(pick_with("gpt", {}, rng, 200), 1u);
+}
+
+TEST_F(ReportedPool, Reported_A429sHintMarksTheWindowEnd) {
+  make({{"a", 1, 1, ""}});
+  const MonoNanos sent = clock.now();
+  states->observe_report(member(0), "gpt", remaining(100), sent, {});
+  fail(0, "gpt", throttled(), 2s);  // the window ends 2 s from now
+  EXPECT_EQ(states->reported_budget(member(0), "gpt").tokens_until, sent + 2'000'000'000);
+  clock.advance(2s);
+  EXPECT_TRUE(states->available(member(0), "gpt", clock.now(), 200));
+}
+
+TEST_F(ReportedPool, Reported_AWindowEndIsCountedFromTheSend) {
+  make({{"a", 1, 1, ""}});
+  const MonoNanos sent = clock.now();
+  states->observe_report(member(0), "gpt", remaining(100), sent, {});
+  clock.advance(30ms);  // the 429 took 30 ms to come back
+  states->record_failure(member(0), "gpt", throttled(), 2s, sent);
+  EXPECT_EQ(states->reported_budget(member(0), "gpt").tokens_until, sent + 2'000'000'000)
+      << "a request sent 2 s after the failed one reaches the new window";
+}
+
+TEST_F(ReportedPool, Reported_ALongQuotaHintIsNoWindowEnd) {
+  make({{"a", 1, 1, ""}});
+  states->observe_report(member(0), "gpt", remaining(100), clock.now(), {});
+  fail(0, "gpt", judge_throttle_hint(throttled(), std::chrono::hours(5), 60s), std::chrono::hours(5));
+  EXPECT_EQ(states->deployment_cooldown(member(0), "gpt").cause, FailureCause::QuotaExhausted);
+  clock.advance(300s);  // the clamped cooldown is over
+  EXPECT_TRUE(states->available(member(0), "gpt", clock.now(), 200)) << "the report's 60 s passed long ago";
+  EXPECT_TRUE(unavailable("gpt").retry_after == 0ms);
+}
+
+TEST_F(PoolFixture, Unavailability_AnExhaustedQuotaIsThrottling) {
+  make({{"a", 1, 1, ""}});
+  fail(0, "gpt", judge_throttle_hint(throttled(), std::chrono::hours(5), 60s), std::chrono::hours(5));
+  EXPECT_TRUE(unavailable("gpt").throttled);
+}
+
 }  // namespace
 }  // namespace smartlb

@@ -1,5 +1,7 @@
 #include "smartlb/routing/outcome.hpp"
 
+#include <chrono>
+
 #include <gtest/gtest.h>
 
 namespace smartlb {
@@ -41,6 +43,36 @@ TEST(Outcome, TransportFailuresFailOverForTheWholeBackend) {
     EXPECT_EQ(v.scope, CooldownScope::Backend);
   }
   EXPECT_EQ(judge_transport(TransportFailure::Timeout).cause, FailureCause::Timeout);
+}
+
+TEST(Outcome, A429WithAHintFarPastTheWindow_IsAnExhaustedQuota) {
+  const Verdict v = judge_status(429, true);
+  const auto day = judge_throttle_hint(v, std::chrono::hours(20), std::chrono::seconds(60));
+  EXPECT_EQ(day.cause, FailureCause::QuotaExhausted);
+  EXPECT_TRUE(day.fail_over) << "it still fails over and cools down";
+  EXPECT_EQ(day.scope, CooldownScope::Deployment);
+  EXPECT_EQ(to_string(day.cause), "quota_exhausted");
+  EXPECT_TRUE(is_rate_limit(day.cause));
+}
+
+TEST(Outcome, QuotaExhaustedThreshold_IsTwiceTheWindowAndAtLeastAMinute) {
+  using namespace std::chrono_literals;
+  EXPECT_EQ(quota_exhausted_after(60s), 120s);
+  EXPECT_EQ(quota_exhausted_after(1s), 60s);
+  const Verdict v = judge_status(429, true);
+  EXPECT_EQ(judge_throttle_hint(v, 120s, 60s).cause, FailureCause::Throttled)
+      << "at the threshold: a rate limit";
+  EXPECT_EQ(judge_throttle_hint(v, 120'001ms, 60s).cause, FailureCause::QuotaExhausted);
+  EXPECT_EQ(judge_throttle_hint(v, 59s, 1s).cause, FailureCause::Throttled);
+  EXPECT_EQ(judge_throttle_hint(v, 61s, 1s).cause, FailureCause::QuotaExhausted);
+  EXPECT_EQ(judge_throttle_hint(v, std::nullopt, 1s).cause, FailureCause::Throttled)
+      << "no hint: a rate limit";
+}
+
+TEST(Outcome, OnlyA429IsToldApartByItsHint) {
+  using namespace std::chrono_literals;
+  EXPECT_EQ(judge_throttle_hint(judge_status(503, true), 24h, 60s).cause, FailureCause::ServerError);
+  EXPECT_FALSE(is_rate_limit(FailureCause::ServerError));
 }
 
 }  // namespace

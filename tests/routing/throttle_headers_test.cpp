@@ -132,5 +132,35 @@ TEST(ThrottleHeaders, ResetHeadersWithoutRemainingTakeTheLonger) {
 
 TEST(ThrottleHeaders, NothingUsable) { EXPECT_EQ(hint({}), std::nullopt); }
 
+TEST(ThrottleHeaders, RateLimitReport_ReadsRemainingAndResets) {
+  ThrottleHeaders h;
+  h.remaining_tokens = "4800";
+  h.remaining_requests = " 29 ";
+  h.reset_tokens = "6m0s";
+  h.reset_requests = "20ms";
+  const RateLimitReport r = parse_rate_limit_report(h);
+  EXPECT_EQ(r.remaining_tokens, 4800);
+  EXPECT_EQ(r.remaining_requests, 29);
+  EXPECT_EQ(r.reset_tokens, 360'000ms);
+  EXPECT_EQ(r.reset_requests, 20ms);
+}
+
+TEST(ThrottleHeaders, RateLimitReport_EmptyWithoutARemainingCount) {
+  ThrottleHeaders h;
+  h.reset_tokens = "1s";
+  EXPECT_TRUE(parse_rate_limit_report(h).empty());
+  h.remaining_tokens = "-3";
+  EXPECT_TRUE(parse_rate_limit_report(h).empty()) << "junk is no report";
+  h.remaining_tokens = "abc";
+  EXPECT_TRUE(parse_rate_limit_report(h).empty());
+  h.remaining_requests = "0";
+  EXPECT_FALSE(parse_rate_limit_report(h).empty());
+  EXPECT_EQ(parse_remaining("12.0"), 12);
+  EXPECT_EQ(parse_remaining("0"), 0);
+  EXPECT_EQ(parse_remaining("999999999999999"), 999'999'999'999'999);
+  EXPECT_EQ(parse_remaining("12a"), std::nullopt);
+  EXPECT_EQ(parse_remaining(""), std::nullopt);
+}
+
 }  // namespace
 }  // namespace smartlb

@@ -19,6 +19,7 @@
 #include "smartlb/base/clock.hpp"
 #include "smartlb/routing/backend_id.hpp"
 #include "smartlb/routing/outcome.hpp"
+#include "smartlb/routing/reported_budget.hpp"
 #include "smartlb/routing/routing_table.hpp"
 #include "smartlb/routing/sliding_window_budget.hpp"
 
@@ -62,7 +63,8 @@ class BackendStates {
   // `deployment` is always the one the client asked for; a member with a fixed deployment
   // keeps its state under that one (PoolMember::effective_deployment).
 
-  // Not cooling down, and (with a declared quota) `cost` tokens and one request fit.
+  // Not cooling down, `cost` tokens and one request fit in what the backend last reported
+  // remaining (ReportedBudget), and (with a declared quota) in the quota.
   bool available(const PoolMember& m, std::string_view deployment, MonoNanos now,
                  std::int64_t cost = 0) const;
   bool available(const PoolMember& m, std::string_view deployment) const {
@@ -73,11 +75,24 @@ class BackendStates {
   // (another thread took the room since the pick). Always true without a declared quota.
   bool reserve(const PoolMember& m, std::string_view deployment, std::int64_t cost);
 
+  // The backends' own rate-limit reports (x-ratelimit-remaining-*), fed from every answer.
+  // True while some deployment's reported budget is low: only then is a request's token
+  // estimate worth its body scan. One relaxed load.
+  bool reported_budget_low() const { return watched_reports_.load(std::memory_order_relaxed) > 0; }
+  // Counts a request sent to `m` (cheap when nothing is low); hand the mark to observe_report.
+  ReportedBudget::Mark charge_reported(const PoolMember& m, std::string_view deployment, std::int64_t cost);
+  // The report on the answer to a request sent at `sent` with `mark`.
+  void observe_report(const PoolMember& m, std::string_view deployment, const RateLimitReport& report,
+                      MonoNanos sent, ReportedBudget::Mark mark);
+  ReportedBudget::View reported_budget(const PoolMember& m, std::string_view deployment) const;
+
   // Applies a failover verdict: cool down for the clamped hint, or the default. Deadlines
-  // only grow. Returns the cooldown applied.
+  // only grow. Returns the cooldown applied. A 429's hint within the quota window also marks
+  // where the backend's window ends (ReportedBudget::window_ends_at).
+  // `sent`: when the failed request left (0: now), where a window end is counted from.
   std::chrono::milliseconds record_failure(const PoolMember& m, std::string_view deployment,
                                            const Verdict& verdict,
-                                           std::optional<std::chrono::milliseconds> hint);
+                                           std::optional<std::chrono::milliseconds> hint, MonoNanos sent = 0);
 
   // Takes the member's deployment out for exactly `duration` (a breaker's cooldown period, not
   // clamped like a backend's hint). Deadlines only grow.
@@ -118,6 +133,7 @@ class BackendStates {
   struct DeploymentState : Deadline {
     std::mutex quota_mutex;  // per (backend, deployment): never shared across backends
     std::optional<SlidingWindowBudget> tokens, requests;
+    ReportedBudget reported;
     bool fits(std::int64_t cost, MonoNanos now);
     Nanos wait_for(std::int64_t cost, MonoNanos now);
   };
@@ -144,6 +160,7 @@ class BackendStates {
   std::mutex grow_mutex_;
   const Clock& clock_;
   CooldownPolicy policy_;
+  std::atomic<int> watched_reports_{0};  // deployments whose ReportedBudget is watched
 };
 
 }  // namespace smartlb

@@ -1,7 +1,9 @@
 #pragma once
 // Passive health, step one: what one attempt's outcome means. Plain observations in
 // (status code, transport failure), a verdict out; BackendPool applies it.
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace smartlb {
@@ -18,7 +20,13 @@ enum class FailureCause : std::uint8_t {
   ConnectionLost,    // reset or closed before a complete response header
   ProtocolError,     // unparseable response
   FailureTolerance,  // its breaker tripped: more failovers in a minute than model_configs allow
+  QuotaExhausted,    // 429 whose hint is far past any rate-limit window (a daily or monthly quota)
 };
+
+// The causes that are the backend limiting its rate (smartlb answers 429 when all are out).
+constexpr bool is_rate_limit(FailureCause c) {
+  return c == FailureCause::Throttled || c == FailureCause::QuotaExhausted;
+}
 
 std::string_view to_string(FailureCause c);
 
@@ -35,6 +43,14 @@ struct Verdict {
 
 // Judges a response status. `deployment_path` is true for /openai/deployments/{d}/... .
 Verdict judge_status(unsigned status, bool deployment_path);
+
+// A 429 whose hint is longer than this is a quota exhausted for a long time, not a short rate
+// limit: twice the quota window (QUOTA_WINDOW_SECONDS), and never under a minute (Azure's
+// rate-limit 429s ask for at most the rest of their minute).
+std::chrono::milliseconds quota_exhausted_after(std::chrono::nanoseconds quota_window);
+// Tells a 429 verdict's long quota from a short rate limit by its hint; other verdicts pass.
+Verdict judge_throttle_hint(const Verdict& v, std::optional<std::chrono::milliseconds> hint,
+                            std::chrono::nanoseconds quota_window);
 
 enum class TransportFailure : std::uint8_t { Connect, Tls, Timeout, Lost, Protocol };
 Verdict judge_transport(TransportFailure f);

@@ -2,6 +2,7 @@
 // Reads how long a backend asks us to stay away, from every throttling header format seen
 // in the wild. Pure: the caller hands in header values and the wall-clock time.
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -22,7 +23,19 @@ struct ThrottleHeaders {
 std::optional<std::chrono::milliseconds> parse_retry_hint(const ThrottleHeaders& h,
                                                           std::chrono::system_clock::time_point wall_now);
 
+// What one response (any status) says about the backend's own budget for the deployment:
+// `x-ratelimit-remaining-tokens` / `-requests` (Azure OpenAI and OpenAI send them on every
+// answer) and, from OpenAI, when each limit is fully back (`x-ratelimit-reset-*`).
+struct RateLimitReport {
+  std::optional<std::int64_t> remaining_tokens, remaining_requests;
+  std::optional<std::chrono::milliseconds> reset_tokens, reset_requests;
+  bool empty() const { return !remaining_tokens && !remaining_requests; }
+};
+RateLimitReport parse_rate_limit_report(const ThrottleHeaders& h);
+
 // Building blocks, exposed for tests.
+// A count such as "4980" (an integral decimal; "12.0" is read as 12); nullopt for junk.
+std::optional<std::int64_t> parse_remaining(std::string_view v);
 // "1500", "1.5" (with `unit_ms` false: seconds) -> milliseconds; rejects negatives and junk.
 std::optional<std::chrono::milliseconds> parse_number_delay(std::string_view v, bool unit_ms);
 // Go-style durations "12ms", "20s", "6m0s", "2m59.56s", "1h"; a bare number is seconds.
