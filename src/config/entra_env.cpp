@@ -27,7 +27,9 @@ bool is_token_text(std::string_view v) {
   return !v.empty() && std::all_of(v.begin(), v.end(), [](unsigned char c) { return c > 0x20 && c < 0x7f; });
 }
 
-bool is_loopback(const std::string& host) { return host == "127.0.0.1" || host == "localhost" || host == "::1"; }
+bool is_loopback(const std::string& host) {
+  return host == "127.0.0.1" || host == "localhost" || host == "::1";
+}
 
 // An endpoint a secret is sent to: https, or plain http to this machine only (App Service's
 // identity endpoint is http://localhost:..., and tests run on 127.0.0.1).
@@ -75,7 +77,9 @@ EntraSource choose_entra_source(const EnvMap& env) {
 std::vector<std::string> load_entra_credential(const EnvMap& env, const std::string& prefix,
                                                EntraCredentialConfig& out) {
   std::vector<std::string> errors;
-  const auto error = [&](const std::string& var, const std::string& what) { errors.push_back(var + ": " + what); };
+  const auto error = [&](const std::string& var, const std::string& what) {
+    errors.push_back(var + ": " + what);
+  };
   const std::string source_var = prefix + "ENTRA_SOURCE";
   EntraSource source = EntraSource::Auto;
   if (const std::string* v = lookup(env, source_var)) {
@@ -102,14 +106,16 @@ std::vector<std::string> load_entra_credential(const EnvMap& env, const std::str
 
   if (const std::string* v = lookup(env, prefix + "ENTRA_SCOPE")) {
     if (!is_token_text(*v) || v->size() > 512)
-      error(prefix + "ENTRA_SCOPE", "must be one scope without spaces, such as https://cognitiveservices.azure.com/.default");
+      error(prefix + "ENTRA_SCOPE",
+            "must be one scope without spaces, such as https://cognitiveservices.azure.com/.default");
     else
       out.scope = *v;
   }
   const std::string* own_client = lookup(env, prefix + "ENTRA_CLIENT_ID");
   if (own_client && !is_id(*own_client)) error(prefix + "ENTRA_CLIENT_ID", "must be a client id (a GUID)");
   if (own_client && source == EntraSource::ClientSecret)
-    error(prefix + "ENTRA_CLIENT_ID", "applies to managed identities and workload identity; client-secret uses AZURE_CLIENT_ID");
+    error(prefix + "ENTRA_CLIENT_ID",
+          "applies to managed identities and workload identity; client-secret uses AZURE_CLIENT_ID");
 
   const auto read_authority = [&] {
     if (const std::string* host = lookup(env, "AZURE_AUTHORITY_HOST")) {
@@ -182,8 +188,8 @@ std::vector<std::string> load_entra_credential(const EnvMap& env, const std::str
           if (const auto bad = check_endpoint(*host, true))
             error("AZURE_POD_IDENTITY_AUTHORITY_HOST", *bad);
           else
-            out.imds_endpoint =
-                (host->back() == '/' ? host->substr(0, host->size() - 1) : *host) + "/metadata/identity/oauth2/token";
+            out.imds_endpoint = (host->back() == '/' ? host->substr(0, host->size() - 1) : *host) +
+                                "/metadata/identity/oauth2/token";
         }
       }
       break;

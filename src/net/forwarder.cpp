@@ -13,6 +13,7 @@
 #include <array>
 #include <span>
 
+#include "smartlb/credentials/entra/token_wait.hpp"
 #include "smartlb/credentials/static_key.hpp"
 #include "smartlb/http/header_rules.hpp"
 #include "smartlb/http/request_target.hpp"
@@ -124,6 +125,8 @@ class ForwardJob {
  private:
   void prepare_request();
   std::optional<Target> choose_target(TriedSet& tried);
+  bool credential_ready(const Target& t) const;
+  Task<bool> await_credential(const Target& t);
   void write_request_head(const Target& t);
   Task<AttemptResult> attempt(const Target& t);
   Task<void> drain_or_close(UpstreamPtr conn, ResponseReader& p);
@@ -207,6 +210,39 @@ std::optional<Target> ForwardJob::choose_target(TriedSet& tried) {
   }
 }
 
+// An Entra ID backend needs a valid token before anything is sent (one atomic load when it has one).
+bool ForwardJob::credential_ready(const Target& t) const {
+  const entra::TokenCell* cell = snap_.prepared[t.position].entra.get();
+  return t.config.auth != AuthStyle::Entra ||
+         (cell && cell->look(s_.clock.now()).availability == entra::TokenCell::Availability::Ready);
+}
+
+// No valid token yet: wait (asynchronously) for the fetch under way, or cool the backend down
+// with cause `credential` until the credential service tries again, and fail over.
+Task<bool> ForwardJob::await_credential(const Target& t) {
+  using entra::TokenCell;
+  TokenCell* cell = snap_.prepared[t.position].entra.get();
+  TokenCell::Lookup l{TokenCell::Availability::Unavailable};
+  if (cell) l = co_await entra::wait_for_token(*cell, s_.clock, header_timeout());
+  if (l.availability == TokenCell::Availability::Ready) co_return true;
+  const MonoNanos now = s_.clock.now();
+  std::optional<std::chrono::milliseconds> hint;
+  if (l.availability == TokenCell::Availability::Unavailable && l.retry_at > now)
+    hint = std::chrono::ceil<std::chrono::milliseconds>(Nanos(l.retry_at - now));
+  AttemptRecord& a = rec_.add_attempt();
+  a.backend = t.member.id.value;
+  a.cause = FailureCause::Credential;
+  a.cooldown_ms = states_
+                      .record_failure(t.member, target_.deployment,
+                                      {true, FailureCause::Credential, CooldownScope::Backend}, hint)
+                      .count();
+  spdlog::warn(
+      "backend {} has no valid Entra ID token (see the credential's log lines); cooling down {} ms, failing "
+      "over",
+      t.config.name, a.cooldown_ms);
+  co_return false;
+}
+
 void ForwardJob::write_request_head(const Target& t) {
   const BackendConfig& b = t.config;
   std::string& out = buffers_.request_head;
@@ -215,9 +251,12 @@ void ForwardJob::write_request_head(const Target& t) {
   append_upstream_target(out, b.url.base_path, target_, b.deployment_name);
   out.append(" HTTP/1.1\r\n");
   append_field(out, "Host", b.url.host_header);
-  for (const CredentialField& f : static_key_fields(b, snap_.prepared[t.position].bearer, azure_path_,
-                                                    {client_api_key_, client_authorization_}))
-    append_field(out, f.name, f.value);
+  if (const entra::TokenCell* cell = snap_.prepared[t.position].entra.get())
+    cell->append_authorization(out);  // "Authorization: Bearer <Entra ID token>"
+  else
+    for (const CredentialField& f : static_key_fields(b, snap_.prepared[t.position].bearer, azure_path_,
+                                                      {client_api_key_, client_authorization_}))
+      append_field(out, f.name, f.value);
   out.append(buffers_.passed_fields);
   append_field(out, "x-request-id", rec_.request_id);  // one id from client to backend and back
   if (send_length_) {
@@ -489,6 +528,7 @@ Task<bool> ForwardJob::run() {
   for (;;) {
     const std::optional<Target> t = choose_target(tried);
     if (!t) co_return co_await reply_unavailable();
+    if (!credential_ready(*t) && !co_await await_credential(*t)) continue;
     write_request_head(*t);
 
     AttemptRecord& a = rec_.add_attempt();

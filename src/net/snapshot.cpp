@@ -28,20 +28,25 @@ std::vector<PoolMember> pool_members(const Config& cfg) {
   return out;
 }
 
-std::vector<PreparedBackend> prepare(const Config& cfg) {
+std::vector<PreparedBackend> prepare(const Config& cfg, entra::CredentialService* credentials) {
   std::vector<PreparedBackend> out;
-  for (const auto& b : cfg.backends) out.push_back({"Bearer " + b.api_key});
+  for (const auto& b : cfg.backends) {
+    PreparedBackend p{"Bearer " + b.api_key, nullptr};
+    if (b.auth == AuthStyle::Entra && credentials) p.entra = credentials->credential_for(b);
+    out.push_back(std::move(p));
+  }
   return out;
 }
 
 }  // namespace
 
-std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids) {
+std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids,
+                                              entra::CredentialService* credentials) {
   return std::make_shared<const Snapshot>(
       Snapshot{cfg.backends,
                RoutingTable(pool_members(cfg), ids),
                {},
-               prepare(cfg),
+               prepare(cfg, credentials),
                ClientAuthenticator(ClientAuthenticator::from_key_list(cfg.client_api_keys))});
 }
 

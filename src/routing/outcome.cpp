@@ -24,6 +24,8 @@ std::string_view to_string(FailureCause c) {
       return "connection_lost";
     case FailureCause::ProtocolError:
       return "protocol_error";
+    case FailureCause::Credential:
+      return "credential";
   }
   return "unknown";
 }

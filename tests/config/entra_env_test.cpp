@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <unistd.h>
+#include <algorithm>
 
 #include <cstdio>
 
@@ -30,8 +30,11 @@ EnvMap entra_backend(EnvMap extra) {
 const EntraCredentialConfig& entra_of(const ConfigLoadResult& r) { return r.config->backends.at(0).entra; }
 
 TEST(EntraEnv, AutoChoosesLikeDefaultAzureCredential) {
-  const EnvMap secret{{"AZURE_TENANT_ID", "t"}, {"AZURE_CLIENT_ID", "c"}, {"AZURE_CLIENT_SECRET", "s"},
-                      {"AZURE_FEDERATED_TOKEN_FILE", "/f"}, {"IDENTITY_ENDPOINT", "http://localhost:1/msi"},
+  const EnvMap secret{{"AZURE_TENANT_ID", "t"},
+                      {"AZURE_CLIENT_ID", "c"},
+                      {"AZURE_CLIENT_SECRET", "s"},
+                      {"AZURE_FEDERATED_TOKEN_FILE", "/f"},
+                      {"IDENTITY_ENDPOINT", "http://localhost:1/msi"},
                       {"IDENTITY_HEADER", "h"}};
   EXPECT_EQ(choose_entra_source(secret), EntraSource::ClientSecret);
   EnvMap workload = secret;
@@ -61,9 +64,10 @@ TEST(EntraEnv, ClientSecretFromTheEnvironment) {
 }
 
 TEST(EntraEnv, ImdsIsTheFallbackWithOptionalUserAssignedIdentityAndScope) {
-  const auto r = load_config_from_env(entra_backend({{"BACKEND_1_ENTRA_CLIENT_ID", "uami-1"},
-                                                     {"BACKEND_1_ENTRA_SCOPE", "api://gateway/.default"},
-                                                     {"AZURE_POD_IDENTITY_AUTHORITY_HOST", "http://127.0.0.1:7000/"}}));
+  const auto r =
+      load_config_from_env(entra_backend({{"BACKEND_1_ENTRA_CLIENT_ID", "uami-1"},
+                                          {"BACKEND_1_ENTRA_SCOPE", "api://gateway/.default"},
+                                          {"AZURE_POD_IDENTITY_AUTHORITY_HOST", "http://127.0.0.1:7000/"}}));
   ASSERT_TRUE(r.config) << all_errors(r);
   const auto& e = entra_of(r);
   EXPECT_EQ(e.source, EntraSource::Imds);
@@ -86,9 +90,8 @@ TEST(EntraEnv, WorkloadIdentityNeedsAReadableTokenFile) {
   const int fd = ::mkstemp(path);
   ASSERT_GE(fd, 0);
   ::close(fd);
-  auto r = load_config_from_env(entra_backend({{"AZURE_TENANT_ID", "t"},
-                                               {"AZURE_CLIENT_ID", "c"},
-                                               {"AZURE_FEDERATED_TOKEN_FILE", path}}));
+  auto r = load_config_from_env(entra_backend(
+      {{"AZURE_TENANT_ID", "t"}, {"AZURE_CLIENT_ID", "c"}, {"AZURE_FEDERATED_TOKEN_FILE", path}}));
   ASSERT_TRUE(r.config) << all_errors(r);
   EXPECT_EQ(entra_of(r).source, EntraSource::WorkloadIdentity);
   EXPECT_EQ(entra_of(r).federated_token_file, path);
@@ -123,26 +126,28 @@ TEST(EntraEnv, EntraSettingsWithoutEntraAuthAreErrors) {
 }
 
 TEST(EntraEnv, BadValuesAreNamedAndSecretsNotEchoed) {
-  const auto r = load_config_from_env(entra_backend({{"BACKEND_1_ENTRA_SOURCE", "cli"},
-                                                     {"BACKEND_1_URL", "https://east.openai.azure.com"}}));
+  const auto r = load_config_from_env(
+      entra_backend({{"BACKEND_1_ENTRA_SOURCE", "cli"}, {"BACKEND_1_URL", "https://east.openai.azure.com"}}));
   EXPECT_TRUE(has_error(r, "BACKEND_1_ENTRA_SOURCE"));
-  const auto insecure = load_config_from_env(entra_backend({{"AZURE_TENANT_ID", "t"},
-                                                            {"AZURE_CLIENT_ID", "c"},
-                                                            {"AZURE_CLIENT_SECRET", "has space secret"},
-                                                            {"AZURE_AUTHORITY_HOST", "http://login.example.com/"}}));
+  const auto insecure =
+      load_config_from_env(entra_backend({{"AZURE_TENANT_ID", "t"},
+                                          {"AZURE_CLIENT_ID", "c"},
+                                          {"AZURE_CLIENT_SECRET", "has space secret"},
+                                          {"AZURE_AUTHORITY_HOST", "http://login.example.com/"}}));
   EXPECT_TRUE(has_error(insecure, "AZURE_AUTHORITY_HOST")) << all_errors(insecure);
   EXPECT_TRUE(has_error(insecure, "AZURE_CLIENT_SECRET"));
   EXPECT_EQ(all_errors(insecure).find("has space secret"), std::string::npos);
-  const auto secret_with_own_client = load_config_from_env(entra_backend({{"AZURE_TENANT_ID", "t"},
-                                                                          {"AZURE_CLIENT_ID", "c"},
-                                                                          {"AZURE_CLIENT_SECRET", "s"},
-                                                                          {"BACKEND_1_ENTRA_CLIENT_ID", "x"}}));
+  const auto secret_with_own_client =
+      load_config_from_env(entra_backend({{"AZURE_TENANT_ID", "t"},
+                                          {"AZURE_CLIENT_ID", "c"},
+                                          {"AZURE_CLIENT_SECRET", "s"},
+                                          {"BACKEND_1_ENTRA_CLIENT_ID", "x"}}));
   EXPECT_TRUE(has_error(secret_with_own_client, "BACKEND_1_ENTRA_CLIENT_ID"));
 }
 
 TEST(EntraEnv, SourceNamesRoundTrip) {
-  for (auto s : {EntraSource::Auto, EntraSource::ClientSecret, EntraSource::WorkloadIdentity, EntraSource::AppService,
-                 EntraSource::Imds})
+  for (auto s : {EntraSource::Auto, EntraSource::ClientSecret, EntraSource::WorkloadIdentity,
+                 EntraSource::AppService, EntraSource::Imds})
     EXPECT_EQ(parse_entra_source(to_string(s)), s);
   EXPECT_FALSE(parse_entra_source("managed-identity"));
 }

@@ -45,3 +45,11 @@ TEST(Outcome, TransportFailuresFailOverForTheWholeBackend) {
 
 }  // namespace
 }  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+TEST(Outcome, CredentialCauseHasAName) { EXPECT_EQ(to_string(FailureCause::Credential), "credential"); }
+
+}  // namespace
+}  // namespace smartlb

@@ -43,6 +43,8 @@ class Server {
   std::shared_ptr<const net::Snapshot> snapshot() const;
   const BackendStates& states() const;
   std::size_t open_connections() const;
+  // The Entra ID credentials of the backends: source, state, expiry (never a token).
+  std::vector<entra::CredentialStatus> credentials() const;
 
  private:
   struct Impl;

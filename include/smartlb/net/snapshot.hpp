@@ -14,6 +14,8 @@
 #include "smartlb/base/published.hpp"
 #include "smartlb/clients/client_auth.hpp"
 #include "smartlb/config/config.hpp"
+#include "smartlb/credentials/entra/credential_service.hpp"
+#include "smartlb/credentials/entra/token_cell.hpp"
 #include "smartlb/routing/backend_id.hpp"
 #include "smartlb/routing/routing_table.hpp"
 #include "smartlb/routing/selectors/priority_selector.hpp"
@@ -22,7 +24,8 @@ namespace smartlb::net {
 
 // Credential header values per backend, computed once.
 struct PreparedBackend {
-  std::string bearer;  // "Bearer <key>"
+  std::string bearer;                       // "Bearer <key>"
+  std::shared_ptr<entra::TokenCell> entra;  // auth: entra -- the token the credential service keeps fresh
 };
 
 struct Snapshot {
@@ -35,8 +38,11 @@ struct Snapshot {
   const Selector& routing() const { return selector; }
 };
 
-// `ids` gives the backends their identities (kept across configurations by name).
-std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids);
+// `ids` gives the backends their identities (kept across configurations by name);
+// `credentials` the token cells of backends with `auth: entra` (without it, they get none and
+// fail over with cause `credential`).
+std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids,
+                                              entra::CredentialService* credentials = nullptr);
 
 // One worker's view of the published snapshot. Single-threaded (its worker's thread): leases
 // count their users without atomics, and a snapshot replaced while requests still use it is

@@ -17,6 +17,7 @@ enum class FailureCause : std::uint8_t {
   Timeout,         // no response headers (or no bytes mid-stream) within the timeout
   ConnectionLost,  // reset or closed before a complete response header
   ProtocolError,   // unparseable response
+  Credential,      // no valid Entra ID token could be had for this backend (not sent at all)
 };
 
 std::string_view to_string(FailureCause c);

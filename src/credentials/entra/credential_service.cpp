@@ -93,7 +93,8 @@ struct CredentialService::Impl {
 
   Task<> run(Entry& e) {
     auto ex = co_await asio::this_coro::executor;
-    asio::basic_waitable_timer<std::chrono::steady_clock, asio::wait_traits<std::chrono::steady_clock>, Executor>
+    asio::basic_waitable_timer<std::chrono::steady_clock, asio::wait_traits<std::chrono::steady_clock>,
+                               Executor>
         timer(ex);
     const std::string& name = e.cell->name();
     for (;;) {
@@ -144,7 +145,8 @@ std::shared_ptr<TokenCell> CredentialService::credential_for(const BackendConfig
     slot = std::make_unique<Entry>();
     slot->config = backend.entra;
     slot->schedule = RefreshSchedule(I.opts.timing);
-    slot->cell = std::make_shared<TokenCell>(display_name(backend.entra), backend.entra.source, backend.entra.scope);
+    slot->cell =
+        std::make_shared<TokenCell>(display_name(backend.entra), backend.entra.source, backend.entra.scope);
   }
   if (std::find(slot->backends.begin(), slot->backends.end(), backend.name) == slot->backends.end())
     slot->backends.push_back(backend.name);

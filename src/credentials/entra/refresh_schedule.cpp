@@ -9,6 +9,7 @@ void RefreshSchedule::succeeded(MonoNanos now, MonoNanos expires) {
   expires_ = expires;
   failures_ = 0;
   const MonoNanos life = std::max<MonoNanos>(expires - now, 0);
+  margin_ = std::min(t_.expiry_margin.count(), life / 4);
   const MonoNanos before = t_.refresh_before.count();
   next_fetch_ = life >= 2 * before ? expires - before : now + life / 2;
 }

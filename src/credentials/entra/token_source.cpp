@@ -26,7 +26,8 @@ TokenRequestResult make_token_request(const EntraCredentialConfig& c, const Read
       while (assertion && !assertion->empty() && (assertion->back() == '\n' || assertion->back() == '\r'))
         assertion->pop_back();
       if (!assertion || assertion->empty())
-        r.error = "cannot read the federated token file " + c.federated_token_file + " (AZURE_FEDERATED_TOKEN_FILE)";
+        r.error = "cannot read the federated token file " + c.federated_token_file +
+                  " (AZURE_FEDERATED_TOKEN_FILE)";
       else
         r.request = workload_identity_request(c, *assertion);
       break;

@@ -7,8 +7,8 @@ namespace smartlb::entra {
 using namespace smartlb::net;
 
 Task<TokenCell::Lookup> wait_for_token(TokenCell& cell, const Clock& clock, Nanos timeout) {
-  using Timer =
-      asio::basic_waitable_timer<std::chrono::steady_clock, asio::wait_traits<std::chrono::steady_clock>, Executor>;
+  using Timer = asio::basic_waitable_timer<std::chrono::steady_clock,
+                                           asio::wait_traits<std::chrono::steady_clock>, Executor>;
   auto lookup = cell.look(clock.now());
   if (lookup.availability != TokenCell::Availability::Pending) co_return lookup;
   const Executor ex = co_await asio::this_coro::executor;
@@ -16,7 +16,8 @@ Task<TokenCell::Lookup> wait_for_token(TokenCell& cell, const Clock& clock, Nano
   // The wake comes from the service's thread: the timer is cancelled on this executor's own.
   // This coroutine does not yield between registering and waiting, so the posted cancel runs
   // after the wait began.
-  const std::uint64_t ticket = cell.on_next_result([timer, ex] { asio::post(ex, [timer] { timer->cancel(); }); });
+  const std::uint64_t ticket =
+      cell.on_next_result([timer, ex] { asio::post(ex, [timer] { timer->cancel(); }); });
   if (ticket != 0) {
     co_await timer->async_wait(use_tuple);
     cell.forget_waiter(ticket);

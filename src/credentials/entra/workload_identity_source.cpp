@@ -10,8 +10,8 @@ TokenRequest workload_identity_request(const EntraCredentialConfig& c, std::stri
   r.url = c.authority_host + c.tenant_id + "/oauth2/v2.0/token";
   r.headers = {{"Content-Type", "application/x-www-form-urlencoded"}, {"Accept", "application/json"}};
   r.form_body = "grant_type=client_credentials&client_id=" + form_encode(c.client_id) +
-                "&scope=" + form_encode(c.scope) +
-                "&client_assertion_type=" + form_encode("urn:ietf:params:oauth:client-assertion-type:jwt-bearer") +
+                "&scope=" + form_encode(c.scope) + "&client_assertion_type=" +
+                form_encode("urn:ietf:params:oauth:client-assertion-type:jwt-bearer") +
                 "&client_assertion=" + form_encode(assertion);
   return r;
 }

@@ -75,6 +75,13 @@ TEST(RefreshSchedule, SuccessResetsTheBackoff) {
   EXPECT_EQ(s.next_fetch() - later, ns(1s));
 }
 
+TEST(RefreshSchedule, AVeryShortTokenKeepsThreeQuartersOfItsLife) {
+  RefreshSchedule s;
+  s.succeeded(kStart, kStart + ns(20s));
+  EXPECT_EQ(s.usable_until(), kStart + ns(15s));
+  EXPECT_EQ(s.next_fetch(), kStart + ns(10s));
+}
+
 TEST(RefreshSchedule, CustomTiming) {
   RefreshTiming t;
   t.refresh_before = 1min;

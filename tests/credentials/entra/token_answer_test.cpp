@@ -10,18 +10,20 @@ const WallTime kNow{std::chrono::seconds(1'800'000'000)};
 
 TEST(TokenAnswer, V2EndpointExpiresInAsNumber) {
   const auto a = parse_token_answer(
-      200, R"({"token_type":"Bearer","expires_in":3599,"ext_expires_in":3599,"access_token":"eyJ0.abc"})", kNow);
+      200, R"({"token_type":"Bearer","expires_in":3599,"ext_expires_in":3599,"access_token":"eyJ0.abc"})",
+      kNow);
   ASSERT_TRUE(a.token) << a.error;
   EXPECT_EQ(a.token->token, "eyJ0.abc");
   EXPECT_EQ(a.token->expires_at, kNow + 3599s);
 }
 
 TEST(TokenAnswer, ImdsStringsPreferExpiresIn) {
-  const auto a = parse_token_answer(200,
-                                    R"({"access_token":"tok","refresh_token":"","expires_in":"86399",)"
-                                    R"("expires_on":"1","not_before":"1799999700",)"
-                                    R"("resource":"https://cognitiveservices.azure.com","token_type":"Bearer"})",
-                                    kNow);
+  const auto a =
+      parse_token_answer(200,
+                         R"({"access_token":"tok","refresh_token":"","expires_in":"86399",)"
+                         R"("expires_on":"1","not_before":"1799999700",)"
+                         R"("resource":"https://cognitiveservices.azure.com","token_type":"Bearer"})",
+                         kNow);
   ASSERT_TRUE(a.token) << a.error;
   EXPECT_EQ(a.token->expires_at, kNow + 86399s);
 }
@@ -67,16 +69,18 @@ TEST(TokenAnswer, ATokenThatCannotBeAHeaderIsRefusedWithoutShowingIt) {
 
 TEST(TokenAnswer, OAuthErrorAnswerIsQuoted) {
   const auto a = parse_token_answer(
-      401, R"({"error":"invalid_client","error_description":"AADSTS7000215: Invalid client secret provided."})",
+      401,
+      R"({"error":"invalid_client","error_description":"AADSTS7000215: Invalid client secret provided."})",
       kNow);
   EXPECT_FALSE(a.token);
-  EXPECT_EQ(a.error,
-            "token endpoint answered HTTP 401 (invalid_client: AADSTS7000215: Invalid client secret provided.)");
+  EXPECT_EQ(
+      a.error,
+      "token endpoint answered HTTP 401 (invalid_client: AADSTS7000215: Invalid client secret provided.)");
 }
 
 TEST(TokenAnswer, ManagedIdentityErrorShapesAreQuoted) {
-  EXPECT_EQ(parse_token_answer(400, R"({"statusCode":400,"message":"Unable to load the proper Managed Identity."})",
-                               kNow)
+  EXPECT_EQ(parse_token_answer(
+                400, R"({"statusCode":400,"message":"Unable to load the proper Managed Identity."})", kNow)
                 .error,
             "token endpoint answered HTTP 400 (Unable to load the proper Managed Identity.)");
   EXPECT_EQ(parse_token_answer(404, R"({"error":{"code":"NotFound","message":"no identity"}})", kNow).error,

@@ -8,7 +8,6 @@ namespace {
 using A = TokenCell::Availability;
 const WallTime kExpires{std::chrono::seconds(1'800'003'600)};
 
-
 TEST(TokenCell, RequestsWaitForTheFirstFetch) {
   TokenCell c("c", EntraSource::Imds, "s");
   EXPECT_EQ(c.look(100).availability, A::Pending);

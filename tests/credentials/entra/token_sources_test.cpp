@@ -65,8 +65,9 @@ TEST(TokenSources, WorkloadIdentityRereadsTheTokenFileOnEveryRequest) {
 }
 
 TEST(TokenSources, WorkloadIdentityWithAnUnreadableFileIsAnErrorNamingIt) {
-  const auto r = make_token_request(app(EntraSource::WorkloadIdentity),
-                                    [](const std::string&) -> std::optional<std::string> { return std::nullopt; });
+  const auto r =
+      make_token_request(app(EntraSource::WorkloadIdentity),
+                         [](const std::string&) -> std::optional<std::string> { return std::nullopt; });
   EXPECT_FALSE(r.request);
   EXPECT_NE(r.error.find("AZURE_FEDERATED_TOKEN_FILE"), std::string::npos);
   EXPECT_NE(r.error.find("/var/run/secrets/azure/tokens/azure-identity-token"), std::string::npos);
@@ -118,7 +119,8 @@ TEST(TokenSources, MakeTokenRequestDispatchesOnTheSource) {
 }
 
 TEST(TokenSources, ResourceOfScopeDropsDotDefault) {
-  EXPECT_EQ(resource_of_scope("https://cognitiveservices.azure.com/.default"), "https://cognitiveservices.azure.com");
+  EXPECT_EQ(resource_of_scope("https://cognitiveservices.azure.com/.default"),
+            "https://cognitiveservices.azure.com");
   EXPECT_EQ(resource_of_scope("api://my-app"), "api://my-app");
 }
 

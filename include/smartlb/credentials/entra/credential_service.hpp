@@ -32,7 +32,8 @@ struct CredentialServiceOptions {
 
 class CredentialService {
  public:
-  CredentialService(const Clock& clock, boost::asio::ssl::context& tls, CredentialServiceOptions options = {});
+  CredentialService(const Clock& clock, boost::asio::ssl::context& tls,
+                    CredentialServiceOptions options = {});
   ~CredentialService();  // stops
   CredentialService(const CredentialService&) = delete;
   CredentialService& operator=(const CredentialService&) = delete;

@@ -16,8 +16,8 @@ struct RefreshTiming {
   Nanos refresh_before = std::chrono::minutes(5);
   Nanos first_retry = std::chrono::seconds(1);
   Nanos max_retry = std::chrono::seconds(60);
-  // A token this close to expiry is not sent any more: the request could reach the backend
-  // after it expired.
+  // A token this close to expiry (at most a quarter of its life) is not sent any more: the
+  // request could reach the backend after it expired.
   Nanos expiry_margin = std::chrono::seconds(10);
 };
 
@@ -33,7 +33,7 @@ class RefreshSchedule {
 
   // Whether there is a token good to send at `now`, and until when.
   bool token_valid(MonoNanos now) const { return now < usable_until(); }
-  MonoNanos usable_until() const { return has_token_ ? expires_ - t_.expiry_margin.count() : 0; }
+  MonoNanos usable_until() const { return has_token_ ? expires_ - margin_ : 0; }
   MonoNanos expires() const { return expires_; }
   unsigned consecutive_failures() const { return failures_; }
 
@@ -41,6 +41,7 @@ class RefreshSchedule {
   RefreshTiming t_;
   MonoNanos next_fetch_ = 0;
   MonoNanos expires_ = 0;
+  MonoNanos margin_ = 0;
   bool has_token_ = false;
   unsigned failures_ = 0;
 };

@@ -1,0 +1,183 @@
+// Backends with `auth: entra` over real sockets: a mock token endpoint (the v2.0 client
+// credentials grant) and mock backends that demand its bearer token.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+
+#include "http_client.hpp"
+#include "mock_backend.hpp"
+#include "proxy_harness.hpp"
+#include "record_observer.hpp"
+
+namespace smartlb::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+const std::string kChat = "/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21";
+const std::string kBody = R"({"messages":[{"role":"user","content":"hi"}]})";
+const std::string kToken = "eyJ0eXAiOiJKV1QifQ.test-token.sig";
+
+MockReply token_answer() {
+  return {200,
+          {{"content-type", "application/json"}},
+          R"({"token_type":"Bearer","expires_in":3599,"ext_expires_in":3599,"access_token":")" + kToken + R"("})"};
+}
+
+// A backend that serves only requests carrying the token.
+MockBackend::Handler demands_token(const std::string& who) {
+  return [who](const SeenRequest& r) {
+    if (r.header("authorization") != "Bearer " + kToken || r.has_header("api-key"))
+      return MockReply{401, {{"content-type", "application/json"}}, R"({"error":{"code":"401"}})"};
+    return MockReply{200, {{"content-type", "application/json"}}, R"({"served_by":")" + who + R"("})"};
+  };
+}
+
+BackendConfig& add_entra_backend(ProxyHarness& p, const std::string& name, const std::string& url,
+                                 const MockBackend& token_endpoint, int priority = 1) {
+  BackendConfig& b = p.add_backend(name, url, priority);
+  b.auth = AuthStyle::Entra;
+  b.entra.source = EntraSource::ClientSecret;
+  b.entra.tenant_id = "contoso-tenant";
+  b.entra.client_id = "app-client-id";
+  b.entra.client_secret = "the-client-secret";
+  b.entra.authority_host = token_endpoint.url() + "/";
+  return b;
+}
+
+HttpResponse post(ProxyHarness& p) {
+  return http_call(p.port(), "POST", kChat, {{"content-type", "application/json"}, {"api-key", "client-key"}},
+                   kBody);
+}
+
+TEST(EntraCredential, RequestCarriesTheBearerTokenInsteadOfAnyKey) {
+  MockBackend token([](const SeenRequest&) { return token_answer(); });
+  MockBackend backend(demands_token("east"));
+  ProxyHarness p;
+  add_entra_backend(p, "east", backend.url(), token);
+  p.start();
+
+  const auto r = post(p);
+  EXPECT_EQ(r.status, 200u) << r.body;
+  EXPECT_EQ(r.header("x-smartlb-backend"), "east");
+  EXPECT_EQ(backend.last_request().header("authorization"), "Bearer " + kToken);
+  EXPECT_FALSE(backend.last_request().has_header("api-key")) << "the client's key never goes upstream";
+
+  ASSERT_EQ(token.request_count(), 1u);
+  const SeenRequest t = token.last_request();
+  EXPECT_EQ(t.method, "POST");
+  EXPECT_EQ(t.target, "/contoso-tenant/oauth2/v2.0/token");
+  EXPECT_EQ(t.header("content-type"), "application/x-www-form-urlencoded");
+  EXPECT_EQ(t.body,
+            "grant_type=client_credentials&client_id=app-client-id"
+            "&scope=https%3A%2F%2Fcognitiveservices.azure.com%2F.default&client_secret=the-client-secret");
+
+  EXPECT_EQ(post(p).status, 200u);
+  EXPECT_EQ(token.request_count(), 1u) << "the token is cached";
+}
+
+// Counts requests that started, so the test can let the token answer go once all wait.
+class StartCounter final : public RequestObserver {
+ public:
+  void on_request_start() override {
+    std::lock_guard lock(mutex_);
+    ++started_;
+    cv_.notify_all();
+  }
+  void on_request(const RequestRecord&) override {}
+  void on_credential_refresh(const std::string& backend, bool ok) override {
+    std::lock_guard lock(mutex_);
+    refreshes_.push_back(backend + (ok ? ":ok" : ":failed"));
+  }
+  bool await_started(std::size_t n) {
+    std::unique_lock lock(mutex_);
+    return cv_.wait_for(lock, 60s, [&] { return started_ >= n; });
+  }
+  std::vector<std::string> refreshes() {
+    std::lock_guard lock(mutex_);
+    return refreshes_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::size_t started_ = 0;
+  std::vector<std::string> refreshes_;
+};
+
+TEST(EntraCredential, ConcurrentFirstRequestsCauseOneTokenRequest) {
+  constexpr std::size_t kRequests = 1000;
+  MockBackend token([](const SeenRequest&) { return token_answer(); });
+  const GatePtr gate = token.make_gate();
+  token.set_handler([gate](const SeenRequest&) {
+    MockReply r = token_answer();
+    r.hold_headers = gate;
+    return r;
+  });
+  MockBackend backend(demands_token("east"));
+  ProxyHarness p;
+  add_entra_backend(p, "east", backend.url(), token);
+  StartCounter counter;
+  p.start(&counter);
+
+  std::vector<std::unique_ptr<RawConnection>> clients;
+  const std::string request = "POST " + kChat +
+                              " HTTP/1.1\r\nHost: smartlb\r\nContent-Type: application/json\r\nContent-Length: " +
+                              std::to_string(kBody.size()) + "\r\n\r\n" + kBody;
+  for (std::size_t i = 0; i < kRequests; ++i) {
+    clients.push_back(std::make_unique<RawConnection>(p.port()));
+    clients.back()->send(request);
+  }
+  ASSERT_TRUE(counter.await_started(kRequests));
+  ASSERT_TRUE(token.wait_for_requests(1));
+  token.open(gate);
+  std::size_t ok = 0;
+  for (auto& c : clients)
+    if (c->read_until("served_by").find("HTTP/1.1 200") == 0) ++ok;
+  EXPECT_EQ(ok, kRequests);
+  EXPECT_EQ(token.request_count(), 1u) << "one token request for every waiting request";
+  EXPECT_EQ(counter.refreshes(), std::vector<std::string>{"east:ok"});
+}
+
+TEST(EntraCredential, FailingTokenEndpointFailsOverWithCauseCredential) {
+  MockBackend token([](const SeenRequest&) {
+    return MockReply{401,
+                     {{"content-type", "application/json"}},
+                     R"({"error":"invalid_client","error_description":"AADSTS7000215: Invalid client secret."})"};
+  });
+  MockBackend entra_backend(demands_token("east"));
+  MockBackend keyed([](const SeenRequest&) {
+    return MockReply{200, {{"content-type", "application/json"}}, R"({"served_by":"west"})"};
+  });
+  ProxyHarness p;
+  add_entra_backend(p, "east", entra_backend.url(), token, 1);
+  p.add_backend("west", keyed.url(), 2, 1, "west-key");
+  LastRecord last;
+  p.start(&last);
+
+  const auto r = post(p);
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.header("x-smartlb-backend"), "west");
+  EXPECT_EQ(entra_backend.request_count(), 0u) << "nothing is sent without a token";
+  const auto rec = last.await();
+  ASSERT_TRUE(rec);
+  ASSERT_GE(rec->attempt_count, 2u);
+  EXPECT_EQ(rec->attempts[0].cause, FailureCause::Credential);
+  EXPECT_GT(rec->attempts[0].cooldown_ms, 0);
+  EXPECT_GT(p.backend_cooldown(0).until, p.clock.now()) << "the whole backend cools down";
+  EXPECT_FALSE(p.available(0, "gpt-4o"));
+
+  // The status says why, and never holds a secret.
+  const auto status = p.server->credentials();
+  ASSERT_EQ(status.size(), 1u);
+  EXPECT_EQ(status[0].state, "unavailable");
+  EXPECT_NE(status[0].last_error.find("invalid_client"), std::string::npos);
+  EXPECT_EQ(status[0].last_error.find("the-client-secret"), std::string::npos);
+  EXPECT_EQ(status[0].backends, std::vector<std::string>{"east"});
+}
+
+}  // namespace
+}  // namespace smartlb::testing
