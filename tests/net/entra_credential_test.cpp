@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdio>
 #include <memory>
 #include <mutex>
 
@@ -24,7 +25,8 @@ const std::string kToken = "eyJ0eXAiOiJKV1QifQ.test-token.sig";
 MockReply token_answer() {
   return {200,
           {{"content-type", "application/json"}},
-          R"({"token_type":"Bearer","expires_in":3599,"ext_expires_in":3599,"access_token":")" + kToken + R"("})"};
+          R"({"token_type":"Bearer","expires_in":3599,"ext_expires_in":3599,"access_token":")" + kToken +
+              R"("})"};
 }
 
 // A backend that serves only requests carrying the token.
@@ -124,9 +126,9 @@ TEST(EntraCredential, ConcurrentFirstRequestsCauseOneTokenRequest) {
   p.start(&counter);
 
   std::vector<std::unique_ptr<RawConnection>> clients;
-  const std::string request = "POST " + kChat +
-                              " HTTP/1.1\r\nHost: smartlb\r\nContent-Type: application/json\r\nContent-Length: " +
-                              std::to_string(kBody.size()) + "\r\n\r\n" + kBody;
+  const std::string request =
+      "POST " + kChat + " HTTP/1.1\r\nHost: smartlb\r\nContent-Type: application/json\r\nContent-Length: " +
+      std::to_string(kBody.size()) + "\r\n\r\n" + kBody;
   for (std::size_t i = 0; i < kRequests; ++i) {
     clients.push_back(std::make_unique<RawConnection>(p.port()));
     clients.back()->send(request);
@@ -144,9 +146,10 @@ TEST(EntraCredential, ConcurrentFirstRequestsCauseOneTokenRequest) {
 
 TEST(EntraCredential, FailingTokenEndpointFailsOverWithCauseCredential) {
   MockBackend token([](const SeenRequest&) {
-    return MockReply{401,
-                     {{"content-type", "application/json"}},
-                     R"({"error":"invalid_client","error_description":"AADSTS7000215: Invalid client secret."})"};
+    return MockReply{
+        401,
+        {{"content-type", "application/json"}},
+        R"({"error":"invalid_client","error_description":"AADSTS7000215: Invalid client secret."})"};
   });
   MockBackend entra_backend(demands_token("east"));
   MockBackend keyed([](const SeenRequest&) {
@@ -177,6 +180,53 @@ TEST(EntraCredential, FailingTokenEndpointFailsOverWithCauseCredential) {
   EXPECT_NE(status[0].last_error.find("invalid_client"), std::string::npos);
   EXPECT_EQ(status[0].last_error.find("the-client-secret"), std::string::npos);
   EXPECT_EQ(status[0].backends, std::vector<std::string>{"east"});
+}
+
+TEST(EntraCredential, HttpsTokenEndpointIsVerified) {
+  TestCa ca;
+  const auto identity = ca.issue("localhost");
+  const auto impostor_identity = ca.issue("login.example");
+  MockBackend token([](const SeenRequest&) { return token_answer(); }, &identity);
+  MockBackend impostor([](const SeenRequest&) { return token_answer(); }, &impostor_identity);
+  MockBackend backend(demands_token("east"));
+  MockBackend other_backend(demands_token("north"));
+  ProxyHarness p;
+  const std::string ca_file = ca.write_cert_file();
+  p.cfg.upstream_ca_file = ca_file;
+  add_entra_backend(p, "east", backend.url(), token);
+  // A certificate for another name: no secret is sent, and the backend fails over.
+  BackendConfig& north = add_entra_backend(p, "north", other_backend.url(), impostor, 1);
+  north.entra.client_id = "north-client-id";
+  p.start();
+
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(post(p).header("x-smartlb-backend"), "east");
+  EXPECT_EQ(token.request_count(), 1u);
+  EXPECT_EQ(impostor.request_count(), 0u);
+  EXPECT_EQ(other_backend.request_count(), 0u);
+  for (const auto& c : p.server->credentials()) {
+    if (c.backends == std::vector<std::string>{"north"}) {
+      EXPECT_EQ(c.state, "unavailable");
+      EXPECT_NE(c.last_error.find("TLS handshake"), std::string::npos) << c.last_error;
+    } else {
+      EXPECT_EQ(c.state, "valid");
+    }
+  }
+  std::remove(ca_file.c_str());
+}
+
+TEST(EntraCredential, BackendsWithTheSameCredentialShareOneToken) {
+  MockBackend token([](const SeenRequest&) { return token_answer(); });
+  MockBackend east(demands_token("east"));
+  MockBackend west(demands_token("west"));
+  ProxyHarness p;
+  add_entra_backend(p, "east", east.url(), token);
+  add_entra_backend(p, "west", west.url(), token);
+  p.start();
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(post(p).status, 200u);
+  EXPECT_EQ(token.request_count(), 1u);
+  const auto status = p.server->credentials();
+  ASSERT_EQ(status.size(), 1u);
+  EXPECT_EQ(status[0].backends, (std::vector<std::string>{"east", "west"}));
 }
 
 }  // namespace
