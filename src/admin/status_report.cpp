@@ -212,6 +212,7 @@ std::string_view backend_state(const CooldownView& c, MonoNanos now) {
   if (!cooling(c, now)) return "available";
   switch (c.cause) {
     case FailureCause::AuthRejected:
+    case FailureCause::Credential:  // no Entra ID token could be had
       return "auth_failed";
     case FailureCause::ConnectFailed:
     case FailureCause::TlsFailed:

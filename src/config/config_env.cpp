@@ -183,6 +183,7 @@ void load_backend(const EnvMap& env, Problems& p, int id, Config& cfg) {
       p.error(prefix + "AUTH", "must be auto, api-key, bearer or entra, got " + quoted(*auth));
   }
   if (b.auth == AuthStyle::Entra) {
+    b.key_setting = "the role assignment of its Entra ID identity (Cognitive Services OpenAI User)";
     if (lookup(env, prefix + "APIKEY"))
       p.error(prefix + "APIKEY",
               "must not be set with " + prefix + "AUTH=entra (the backend gets an Entra ID token)");

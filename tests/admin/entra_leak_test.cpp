@@ -47,7 +47,8 @@ TEST(EntraLeak, TokensAndSecretsNeverAppearInLogsStatusOrMetrics) {
                      R"({"token_type":"Bearer","expires_in":3599,"access_token":")" + kToken + R"("})"};
   });
   MockBackend identity_endpoint([](const SeenRequest&) {
-    return MockReply{500, {{"Content-Type", "application/json"}}, R"({"statusCode":500,"message":"MSI is down"})"};
+    return MockReply{
+        500, {{"Content-Type", "application/json"}}, R"({"statusCode":500,"message":"MSI is down"})"};
   });
   MockBackend backend([](const SeenRequest& r) {
     if (r.header("authorization") != "Bearer " + kToken) return MockReply{401, {}, "{}"};
@@ -57,14 +58,26 @@ TEST(EntraLeak, TokensAndSecretsNeverAppearInLogsStatusOrMetrics) {
     std::vector<std::string> env;
     for (auto& e : inherited_environment("BACKEND_"))
       if (e.rfind("AZURE_", 0) != 0 && e.rfind("IDENTITY_", 0) != 0) env.push_back(e);
-    env.insert(env.end(), {"BACKEND_1_URL=" + backend.url(), "BACKEND_1_NAME=keyless", "BACKEND_1_AUTH=entra",
-                           "BACKEND_1_ENTRA_SOURCE=client-secret", "BACKEND_2_URL=" + backend.url(),
-                           "BACKEND_2_NAME=msi", "BACKEND_2_AUTH=entra", "BACKEND_2_ENTRA_SOURCE=app-service",
-                           "BACKEND_2_PRIORITY=2", "AZURE_TENANT_ID=contoso", "AZURE_CLIENT_ID=app-id",
-                           "AZURE_CLIENT_SECRET=" + kSecret, "AZURE_AUTHORITY_HOST=" + token_endpoint.url(),
+    env.insert(env.end(), {"BACKEND_1_URL=" + backend.url(),
+                           "BACKEND_1_NAME=keyless",
+                           "BACKEND_1_AUTH=entra",
+                           "BACKEND_1_ENTRA_SOURCE=client-secret",
+                           "BACKEND_2_URL=" + backend.url(),
+                           "BACKEND_2_NAME=msi",
+                           "BACKEND_2_AUTH=entra",
+                           "BACKEND_2_ENTRA_SOURCE=app-service",
+                           "BACKEND_2_PRIORITY=2",
+                           "AZURE_TENANT_ID=contoso",
+                           "AZURE_CLIENT_ID=app-id",
+                           "AZURE_CLIENT_SECRET=" + kSecret,
+                           "AZURE_AUTHORITY_HOST=" + token_endpoint.url(),
                            "IDENTITY_ENDPOINT=" + identity_endpoint.url() + "/msi/token",
-                           "IDENTITY_HEADER=" + kIdentityHeader, "LISTEN_ADDRESS=127.0.0.1", "PORT=0",
-                           "ADMIN_PORT=" + std::to_string(admin_port), "THREADS=1", "LOG_LEVEL=trace"});
+                           "IDENTITY_HEADER=" + kIdentityHeader,
+                           "LISTEN_ADDRESS=127.0.0.1",
+                           "PORT=0",
+                           "ADMIN_PORT=" + std::to_string(admin_port),
+                           "THREADS=1",
+                           "LOG_LEVEL=trace"});
     return env;
   };
   std::unique_ptr<ChildProcess> child;
@@ -72,17 +85,19 @@ TEST(EntraLeak, TokensAndSecretsNeverAppearInLogsStatusOrMetrics) {
   std::uint16_t admin_port = 0;
   for (int attempt = 0; attempt < 5 && api_port.empty(); ++attempt) {
     admin_port = free_port();
-    child = std::make_unique<ChildProcess>(SMARTLB_BINARY, std::vector<std::string>{}, environment(admin_port));
+    child =
+        std::make_unique<ChildProcess>(SMARTLB_BINARY, std::vector<std::string>{}, environment(admin_port));
     api_port = child->await_match(std::regex(R"(listening on 127\.0\.0\.1:(\d+))"));
     if (api_port.empty() && child->output().find("Address already in use") == std::string::npos) break;
   }
   ChildProcess& d = *child;
   ASSERT_FALSE(api_port.empty()) << d.output();
-  ASSERT_FALSE(d.await_match(std::regex(R"(admin endpoints .* on 127\.0\.0\.1:(\d+))")).empty()) << d.output();
+  ASSERT_FALSE(d.await_match(std::regex(R"(admin endpoints .* on 127\.0\.0\.1:(\d+))")).empty())
+      << d.output();
   const auto port = static_cast<std::uint16_t>(std::stoi(api_port));
 
-  const auto r = http_call(port, "POST", "/openai/deployments/gpt-4o/chat/completions?api-version=2024-06-01", {},
-                           R"({"messages":[]})");
+  const auto r = http_call(port, "POST", "/openai/deployments/gpt-4o/chat/completions?api-version=2024-06-01",
+                           {}, R"({"messages":[]})");
   EXPECT_EQ(r.status, 200u) << r.body;
   expect_no_secret("the response", r.body);
   ASSERT_TRUE(identity_endpoint.wait_for_requests(1));

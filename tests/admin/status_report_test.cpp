@@ -330,6 +330,7 @@ TEST(BackendState, FromTheCooldownCause) {
   EXPECT_EQ(backend_state({5, FailureCause::Timeout}, 5), "available") << "deadline reached";
   EXPECT_EQ(backend_state({6, FailureCause::Timeout}, 5), "cooling");
   EXPECT_EQ(backend_state({6, FailureCause::AuthRejected}, 5), "auth_failed");
+  EXPECT_EQ(backend_state({6, FailureCause::Credential}, 5), "auth_failed");
   EXPECT_EQ(backend_state({6, FailureCause::TlsFailed}, 5), "unreachable");
 }
 
