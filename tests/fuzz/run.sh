@@ -19,7 +19,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${FUZZ_BUILD_DIR:-$root/build-fuzz}"
 seconds="${FUZZ_SECONDS:-30}"
 jobs="${JOBS:-2}"
-targets=(fuzz_http1_request fuzz_http1_response fuzz_throttle_headers fuzz_token_estimate fuzz_config_env)
+targets=(fuzz_http1_request fuzz_http1_response fuzz_throttle_headers fuzz_token_estimate fuzz_config_env
+  fuzz_token_answer)
 if (($# > 0)); then targets=("$@"); fi
 read -r -a extra <<< "${FUZZ_ARGS:-}"
 

@@ -15,7 +15,11 @@ using json = nlohmann::json;
 // A number of seconds given as a JSON integer or a string of digits.
 std::optional<std::int64_t> seconds_of(const json& v) {
   if (v.is_number_integer()) return v.get<std::int64_t>();
-  if (v.is_number_float()) return static_cast<std::int64_t>(v.get<double>());
+  if (v.is_number_float()) {
+    const double d = v.get<double>();  // NaN fails both comparisons
+    if (!(d >= 0 && d < 1e15)) return std::nullopt;
+    return static_cast<std::int64_t>(d);
+  }
   if (!v.is_string()) return std::nullopt;
   const auto& s = v.get_ref<const std::string&>();
   std::int64_t n = 0;
@@ -97,17 +101,19 @@ TokenAnswer parse_token_answer(unsigned status, std::string_view body, WallTime 
     }
   }
   WallTime expires;
+  constexpr std::int64_t kTenYears = 10LL * 365 * 86400;  // more is a mistake (and would overflow)
   if (auto in = j.find("expires_in"); in != j.end()) {
     const auto s = seconds_of(*in);
-    if (!s || *s <= 0 || *s > 10LL * 365 * 86400) {
+    if (!s || *s <= 0 || *s > kTenYears) {
       a.error = "the answer's expires_in is not a positive number of seconds";
       return a;
     }
     expires = now + std::chrono::seconds(*s);
   } else if (auto on = j.find("expires_on"); on != j.end()) {
     const auto s = seconds_of(*on);
-    if (!s || *s <= 0) {
-      a.error = "the answer's expires_on is not a number of seconds since 1970";
+    const auto now_s = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+    if (!s || *s <= 0 || *s > now_s + kTenYears) {
+      a.error = "the answer's expires_on is not a number of seconds since 1970 within ten years";
       return a;
     }
     expires = WallTime(std::chrono::seconds(*s));

@@ -54,6 +54,10 @@ TEST(TokenAnswer, ErrorsNameWhatIsWrong) {
             "the answer's expires_in is not a positive number of seconds");
   EXPECT_EQ(parse_token_answer(200, R"({"access_token":"t","expires_on":"1799999999"})", kNow).error,
             "the answer's expires_on is in the past (is this machine's clock right?)");
+  EXPECT_EQ(parse_token_answer(200, R"({"access_token":"t","expires_on":"18000023600"})", kNow).error,
+            "the answer's expires_on is not a number of seconds since 1970 within ten years");
+  EXPECT_EQ(parse_token_answer(200, R"({"access_token":"t","expires_in":1e300})", kNow).error,
+            "the answer's expires_in is not a positive number of seconds");
   EXPECT_EQ(parse_token_answer(200, "<html>", kNow).error,
             "token endpoint answered HTTP 200 without a JSON object");
   EXPECT_EQ(parse_token_answer(200, R"({"access_token":"t","token_type":"pop","expires_in":1})", kNow).error,
