@@ -210,11 +210,12 @@ std::optional<Target> ForwardJob::choose_target(TriedSet& tried) {
   }
 }
 
-// An Entra ID backend needs a valid token before anything is sent (one atomic load when it has one).
+// An Entra ID backend needs a valid token before anything is sent (one atomic load when it has
+// one; the coarse clock is enough: a token stops being used 10 s before it expires).
 bool ForwardJob::credential_ready(const Target& t) const {
   const entra::TokenCell* cell = snap_.prepared[t.position].entra.get();
   return t.config.auth != AuthStyle::Entra ||
-         (cell && cell->look(s_.clock.now()).availability == entra::TokenCell::Availability::Ready);
+         (cell && cell->look(s_.clock.coarse_now()).availability == entra::TokenCell::Availability::Ready);
 }
 
 // No valid token yet: wait (asynchronously) for the fetch under way, or cool the backend down

@@ -2,8 +2,10 @@
 // credentials grant) and mock backends that demand its bearer token.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <atomic>
 #include <condition_variable>
+
 #include <cstdio>
 #include <memory>
 #include <mutex>
@@ -212,6 +214,72 @@ TEST(EntraCredential, HttpsTokenEndpointIsVerified) {
     }
   }
   std::remove(ca_file.c_str());
+}
+
+TEST(EntraCredential, ImdsIsAskedWithMetadataHeaderAndUserAssignedClientId) {
+  MockBackend imds([](const SeenRequest&) {
+    return MockReply{
+        200,
+        {{"content-type", "application/json"}},
+        R"({"access_token":")" + kToken +
+            R"(","refresh_token":"","expires_in":"86399","expires_on":"1900000000",)"
+            R"("not_before":"1","resource":"https://cognitiveservices.azure.com","token_type":"Bearer"})"};
+  });
+  MockBackend backend(demands_token("east"));
+  ProxyHarness p;
+  BackendConfig& b = p.add_backend("east", backend.url());
+  b.auth = AuthStyle::Entra;
+  b.entra.source = EntraSource::Imds;
+  b.entra.client_id = "uami-client-id";
+  b.entra.imds_endpoint = imds.url() + "/metadata/identity/oauth2/token";
+  p.start();
+  EXPECT_EQ(post(p).status, 200u);
+  ASSERT_EQ(imds.request_count(), 1u);
+  const SeenRequest t = imds.last_request();
+  EXPECT_EQ(t.method, "GET");
+  EXPECT_EQ(t.target,
+            "/metadata/identity/oauth2/token?api-version=2018-02-01"
+            "&resource=https%3A%2F%2Fcognitiveservices.azure.com&client_id=uami-client-id");
+  EXPECT_EQ(t.header("metadata"), "true");
+}
+
+TEST(EntraCredential, WorkloadIdentityRefreshesAheadAndRereadsTheTokenFile) {
+  char path[] = "/tmp/smartlb-federated-XXXXXX";
+  const int fd = ::mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  const auto write_file = [&](const std::string& text) {
+    std::FILE* f = std::fopen(path, "w");
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+  };
+  write_file("federated-1");
+  // A token of 4 s is refreshed at half-life: 2 s later, in the background.
+  MockBackend token([](const SeenRequest&) {
+    return MockReply{200,
+                     {{"content-type", "application/json"}},
+                     R"({"token_type":"Bearer","expires_in":4,"access_token":")" + kToken + R"("})"};
+  });
+  MockBackend backend(demands_token("east"));
+  ProxyHarness p;
+  BackendConfig& b = add_entra_backend(p, "east", backend.url(), token);
+  b.entra.source = EntraSource::WorkloadIdentity;
+  b.entra.client_secret.clear();
+  b.entra.federated_token_file = path;
+  p.start();
+  EXPECT_EQ(post(p).status, 200u);
+  ASSERT_TRUE(token.wait_for_requests(1));
+  EXPECT_TRUE(token.requests()[0].body.ends_with("&client_assertion=federated-1"))
+      << token.requests()[0].body;
+  write_file("federated-2");  // the platform rotated it
+  ASSERT_TRUE(token.wait_for_requests(2));
+  EXPECT_TRUE(token.requests()[1].body.ends_with("&client_assertion=federated-2"))
+      << token.requests()[1].body;
+  EXPECT_NE(token.requests()[1].body.find(
+                "&client_assertion_type=urn%3Aietf%3Aparams%3Aoauth%3Aclient-assertion-type%3Ajwt-bearer"),
+            std::string::npos);
+  EXPECT_EQ(backend.request_count(), 1u) << "the refresh came from the background, not a request";
+  std::remove(path);
 }
 
 TEST(EntraCredential, BackendsWithTheSameCredentialShareOneToken) {

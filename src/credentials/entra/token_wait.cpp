@@ -16,12 +16,14 @@ Task<TokenCell::Lookup> wait_for_token(TokenCell& cell, const Clock& clock, Nano
   // The wake comes from the service's thread: the timer is cancelled on this executor's own.
   // This coroutine does not yield between registering and waiting, so the posted cancel runs
   // after the wait began.
-  const std::uint64_t ticket =
-      cell.on_next_result([timer, ex] { asio::post(ex, [timer] { timer->cancel(); }); });
-  if (ticket != 0) {
-    co_await timer->async_wait(use_tuple);
-    cell.forget_waiter(ticket);
-  }
+  struct Registration {  // forgotten however the wait ends (the worker may shut down meanwhile)
+    TokenCell& cell;
+    std::uint64_t ticket;
+    ~Registration() {
+      if (ticket != 0) cell.forget_waiter(ticket);
+    }
+  } registration{cell, cell.on_next_result([timer, ex] { asio::post(ex, [timer] { timer->cancel(); }); })};
+  if (registration.ticket != 0) co_await timer->async_wait(use_tuple);
   co_return cell.look(clock.now());
 }
 
