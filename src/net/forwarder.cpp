@@ -552,6 +552,8 @@ Task<bool> ForwardJob::run() {
       a.cause = v.cause;
       const auto hint = retry_hint(r.conn->head.fields, s_.clock.wall_now());
       a.cooldown_ms = states_.record_failure(t->member, target_.deployment, v, hint).count();
+      if (v.cause == FailureCause::AuthRejected && snap_.prepared[t->position].entra)
+        snap_.prepared[t->position].entra->request_refresh();  // a revoked token: get a new one
       if (v.cause == FailureCause::AuthRejected)
         spdlog::error("backend {} rejected its credentials (HTTP {}): check {}; cooling down {} ms",
                       t->config.name, status,

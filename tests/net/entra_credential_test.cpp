@@ -83,8 +83,9 @@ TEST(EntraCredential, RequestCarriesTheBearerTokenInsteadOfAnyKey) {
   EXPECT_EQ(token.request_count(), 1u) << "the token is cached";
 }
 
-// Counts requests that started, so the test can let the token answer go once all wait.
-class StartCounter final : public RequestObserver {
+// Counts requests that started (so a test can let the token answer go once all wait) and
+// credential refreshes.
+class CountingObserver final : public RequestObserver {
  public:
   void on_request_start() override {
     std::lock_guard lock(mutex_);
@@ -95,6 +96,11 @@ class StartCounter final : public RequestObserver {
   void on_credential_refresh(const std::string& backend, bool ok) override {
     std::lock_guard lock(mutex_);
     refreshes_.push_back(backend + (ok ? ":ok" : ":failed"));
+    cv_.notify_all();
+  }
+  bool await_refreshes(std::size_t n) {
+    std::unique_lock lock(mutex_);
+    return cv_.wait_for(lock, 60s, [&] { return refreshes_.size() >= n; });
   }
   bool await_started(std::size_t n) {
     std::unique_lock lock(mutex_);
@@ -124,7 +130,7 @@ TEST(EntraCredential, ConcurrentFirstRequestsCauseOneTokenRequest) {
   MockBackend backend(demands_token("east"));
   ProxyHarness p;
   add_entra_backend(p, "east", backend.url(), token);
-  StartCounter counter;
+  CountingObserver counter;
   p.start(&counter);
 
   std::vector<std::unique_ptr<RawConnection>> clients;
@@ -280,6 +286,36 @@ TEST(EntraCredential, WorkloadIdentityRefreshesAheadAndRereadsTheTokenFile) {
             std::string::npos);
   EXPECT_EQ(backend.request_count(), 1u) << "the refresh came from the background, not a request";
   std::remove(path);
+}
+
+TEST(EntraCredential, ARejectedTokenIsReplaced) {
+  std::atomic<int> issued{0};
+  MockBackend token([&](const SeenRequest&) {
+    const std::string t = "token-" + std::to_string(++issued);
+    return MockReply{200,
+                     {{"content-type", "application/json"}},
+                     R"({"token_type":"Bearer","expires_in":3599,"access_token":")" + t + R"("})"};
+  });
+  // Accepts only the second token: the first was revoked.
+  MockBackend backend([](const SeenRequest& r) {
+    if (r.header("authorization") != "Bearer token-2")
+      return MockReply{401, {}, R"({"error":{"code":"401"}})"};
+    return MockReply{200, {{"content-type", "application/json"}}, R"({"served_by":"east"})"};
+  });
+  ProxyHarness p;
+  add_entra_backend(p, "east", backend.url(), token);
+  CountingObserver observer;
+  p.start(&observer);
+  // The first 401 asks for a new token, but the last fetch was just now: not before a minute.
+  EXPECT_EQ(post(p).status, 502u);
+  EXPECT_EQ(token.request_count(), 1u);
+  p.clock.advance(61s);  // past the backend's cooldown, and a minute after the fetch
+  EXPECT_EQ(post(p).status, 502u);
+  ASSERT_TRUE(observer.await_refreshes(2)) << "the 401 asked for a new token";
+  p.clock.advance(11s);  // past the backend's cooldown
+  const auto r = post(p);
+  EXPECT_EQ(r.status, 200u) << r.body;
+  EXPECT_EQ(backend.last_request().header("authorization"), "Bearer token-2");
 }
 
 TEST(EntraCredential, BackendsWithTheSameCredentialShareOneToken) {

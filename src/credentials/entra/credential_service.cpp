@@ -40,6 +40,10 @@ struct Entry {
   RefreshSchedule schedule;
   std::vector<std::string> backends;  // guarded by Impl::mutex
   bool spawned = false;
+  // On the service's thread only: a backend rejected the token, and the refresh loop's timer.
+  bool refresh_requested = false;
+  asio::basic_waitable_timer<std::chrono::steady_clock, asio::wait_traits<std::chrono::steady_clock>,
+                             Executor>* timer = nullptr;
 };
 
 }  // namespace
@@ -60,6 +64,12 @@ struct CredentialService::Impl {
 
   void spawn(Entry& e) {
     e.spawned = true;
+    e.cell->on_refresh_request([this, &e] {
+      asio::post(ioc, [&e] {
+        e.refresh_requested = true;
+        if (e.timer) e.timer->cancel();
+      });
+    });
     asio::co_spawn(ioc.get_executor(), run(e), [name = e.cell->name()](std::exception_ptr ex) {
       if (!ex) return;
       try {
@@ -97,36 +107,49 @@ struct CredentialService::Impl {
                                Executor>
         timer(ex);
     const std::string& name = e.cell->name();
+    e.timer = &timer;
+    struct Forget {
+      Entry& e;
+      ~Forget() { e.timer = nullptr; }
+    } forget{e};
     for (;;) {
+      if (e.refresh_requested) {
+        e.refresh_requested = false;
+        e.schedule.refresh_requested(clock.now());
+      }
       // Waits in real time for what the schedule counts on the injected clock (the same
       // timeline in production; a manual clock in tests just makes a refresh wait long).
       const MonoNanos wait = e.schedule.next_fetch() - clock.now();
       if (wait > 0) {
         timer.expires_after(Nanos(wait));
         auto [ec] = co_await timer.async_wait(use_tuple);
+        if (e.refresh_requested) continue;  // woken early: look again
         if (ec) co_return;
       }
       e.cell->fetch_started();
       TokenAnswer answer = co_await fetch(e);
+      e.refresh_requested = false;  // a rejection of the old token is answered by this fetch
       const MonoNanos now = clock.now();
       const bool ok = answer.token.has_value();
+      // Counted first, published next, logged last: whoever sees the new state (a request, a
+      // scrape, the log) also sees the count.
+      if (opts.on_refresh)
+        for (const auto& b : backends_of(e)) opts.on_refresh(b, ok);
       if (ok) {
         const auto life = std::chrono::duration_cast<Nanos>(answer.token->expires_at - clock.wall_now());
         e.schedule.succeeded(now, now + life.count());
+        e.cell->fetch_succeeded(std::move(*answer.token), e.schedule.usable_until());
         spdlog::info("credential {}: token refreshed, valid for {} s, next refresh in {} s", name,
                      std::chrono::duration_cast<std::chrono::seconds>(life).count(),
                      (e.schedule.next_fetch() - now) / 1'000'000'000);
-        e.cell->fetch_succeeded(std::move(*answer.token), e.schedule.usable_until());
       } else {
         e.schedule.failed(now);
         const bool still_valid = e.schedule.token_valid(now);
+        const MonoNanos retry_ms = (e.schedule.next_fetch() - now) / 1'000'000;
+        e.cell->fetch_failed(answer.error, e.schedule.next_fetch(), still_valid);
         spdlog::warn("credential {}: token request failed ({}); {}; retrying in {} ms", name, answer.error,
-                     still_valid ? "the current token is still used" : "its backends fail over",
-                     (e.schedule.next_fetch() - now) / 1'000'000);
-        e.cell->fetch_failed(std::move(answer.error), e.schedule.next_fetch(), still_valid);
+                     still_valid ? "the current token is still used" : "its backends fail over", retry_ms);
       }
-      if (opts.on_refresh)
-        for (const auto& b : backends_of(e)) opts.on_refresh(b, ok);
     }
   }
 };
@@ -134,7 +157,11 @@ struct CredentialService::Impl {
 CredentialService::CredentialService(const Clock& clock, ssl::context& tls, CredentialServiceOptions options)
     : impl_(std::make_unique<Impl>(clock, tls, std::move(options))) {}
 
-CredentialService::~CredentialService() { stop(); }
+CredentialService::~CredentialService() {
+  stop();
+  std::lock_guard lock(impl_->mutex);
+  for (auto& [key, e] : impl_->entries) e->cell->on_refresh_request(nullptr);  // cells may outlive this
+}
 
 std::shared_ptr<TokenCell> CredentialService::credential_for(const BackendConfig& backend) {
   auto& I = *impl_;

@@ -5,6 +5,8 @@
 namespace smartlb::entra {
 
 void RefreshSchedule::succeeded(MonoNanos now, MonoNanos expires) {
+  fetched_ = true;
+  last_fetch_ = now;
   has_token_ = true;
   expires_ = expires;
   failures_ = 0;
@@ -15,6 +17,8 @@ void RefreshSchedule::succeeded(MonoNanos now, MonoNanos expires) {
 }
 
 void RefreshSchedule::failed(MonoNanos now) {
+  fetched_ = true;
+  last_fetch_ = now;
   ++failures_;
   MonoNanos delay = t_.first_retry.count();
   for (unsigned i = 1; i < failures_ && delay < t_.max_retry.count(); ++i) delay *= 2;
@@ -23,6 +27,11 @@ void RefreshSchedule::failed(MonoNanos now) {
   // tries fit before it runs out (never sooner than the first retry delay).
   if (token_valid(now)) delay = std::min(delay, std::max((usable_until() - now) / 2, t_.first_retry.count()));
   next_fetch_ = now + delay;
+}
+
+void RefreshSchedule::refresh_requested(MonoNanos now) {
+  if (!fetched_) return;  // the first fetch is under way
+  next_fetch_ = std::min(next_fetch_, std::max(now, last_fetch_ + t_.min_forced_interval.count()));
 }
 
 }  // namespace smartlb::entra

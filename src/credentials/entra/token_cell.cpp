@@ -33,6 +33,20 @@ void TokenCell::forget_waiter(std::uint64_t ticket) {
   waiters_.erase(ticket);
 }
 
+void TokenCell::request_refresh() {
+  std::function<void()> hook;
+  {
+    std::lock_guard lock(mutex_);
+    hook = refresh_hook_;
+  }
+  if (hook) hook();
+}
+
+void TokenCell::on_refresh_request(std::function<void()> hook) {
+  std::lock_guard lock(mutex_);
+  refresh_hook_ = std::move(hook);
+}
+
 void TokenCell::add_backend(const std::string& name) {
   std::lock_guard lock(mutex_);
   if (std::find(backends_.begin(), backends_.end(), name) == backends_.end()) backends_.push_back(name);

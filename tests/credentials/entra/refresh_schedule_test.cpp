@@ -82,6 +82,22 @@ TEST(RefreshSchedule, AVeryShortTokenKeepsThreeQuartersOfItsLife) {
   EXPECT_EQ(s.next_fetch(), kStart + ns(10s));
 }
 
+TEST(RefreshSchedule, ARejectedTokenIsReplacedAtMostOnceAMinute) {
+  RefreshSchedule s;
+  s.refresh_requested(kStart);
+  EXPECT_EQ(s.next_fetch(), 0) << "the first fetch is under way";
+  s.succeeded(kStart, kStart + ns(1h));
+  s.refresh_requested(kStart + ns(10s));
+  EXPECT_EQ(s.next_fetch(), kStart + ns(60s)) << "a minute after the last fetch";
+  s.succeeded(kStart + ns(60s), kStart + ns(60s) + ns(1h));
+  s.refresh_requested(kStart + ns(200s));
+  EXPECT_EQ(s.next_fetch(), kStart + ns(200s)) << "at once: the last fetch is older than a minute";
+  s.succeeded(kStart + ns(200s), kStart + ns(200s) + ns(1h));
+  s.failed(kStart + ns(201s));  // a retry is due in 1 s: a request never delays it
+  s.refresh_requested(kStart + ns(201s));
+  EXPECT_EQ(s.next_fetch(), kStart + ns(202s));
+}
+
 TEST(RefreshSchedule, CustomTiming) {
   RefreshTiming t;
   t.refresh_before = 1min;

@@ -73,6 +73,18 @@ TEST(TokenCell, NoValidTokenAfterAFailureMeansUnavailableUntilTheRetry) {
   EXPECT_EQ(c.look(7000).availability, A::Pending);
 }
 
+TEST(TokenCell, ARefreshRequestReachesTheServiceHook) {
+  TokenCell c("c", EntraSource::Imds, "s");
+  c.request_refresh();  // no service: nothing happens
+  int requested = 0;
+  c.on_refresh_request([&] { ++requested; });
+  c.request_refresh();
+  EXPECT_EQ(requested, 1);
+  c.on_refresh_request(nullptr);
+  c.request_refresh();
+  EXPECT_EQ(requested, 1);
+}
+
 TEST(TokenCell, StatusNeverHoldsTheToken) {
   TokenCell c("imds abc https://cognitiveservices.azure.com/.default", EntraSource::Imds, "s");
   c.add_backend("east");

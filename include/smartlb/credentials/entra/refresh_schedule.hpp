@@ -19,6 +19,9 @@ struct RefreshTiming {
   // A token this close to expiry (at most a quarter of its life) is not sent any more: the
   // request could reach the backend after it expired.
   Nanos expiry_margin = std::chrono::seconds(10);
+  // A backend that rejects the token (401/403) asks for a new one, at most this often: a
+  // revoked token is replaced at once, a missing role assignment costs one request a minute.
+  Nanos min_forced_interval = std::chrono::seconds(60);
 };
 
 class RefreshSchedule {
@@ -30,6 +33,9 @@ class RefreshSchedule {
   // A token fetched at `now` that expires at `expires`.
   void succeeded(MonoNanos now, MonoNanos expires);
   void failed(MonoNanos now);
+  // A backend rejected the token: fetch again now, or once the last fetch is
+  // min_forced_interval old.
+  void refresh_requested(MonoNanos now);
 
   // Whether there is a token good to send at `now`, and until when.
   bool token_valid(MonoNanos now) const { return now < usable_until(); }
@@ -42,6 +48,8 @@ class RefreshSchedule {
   MonoNanos next_fetch_ = 0;
   MonoNanos expires_ = 0;
   MonoNanos margin_ = 0;
+  MonoNanos last_fetch_ = 0;  // when the last fetch ended
+  bool fetched_ = false;
   bool has_token_ = false;
   unsigned failures_ = 0;
 };

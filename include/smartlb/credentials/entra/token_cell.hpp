@@ -61,8 +61,13 @@ class TokenCell {
   std::uint64_t on_next_result(std::function<void()> wake);
   void forget_waiter(std::uint64_t ticket);
 
+  // The backend rejected the token (401/403): the service fetches a new one soon
+  // (RefreshTiming::min_forced_interval).
+  void request_refresh();
+
   // --- the credential service ---
   void add_backend(const std::string& name);
+  void on_refresh_request(std::function<void()> hook);
   void fetch_started();
   void fetch_succeeded(AccessToken token, MonoNanos usable_until);
   void fetch_failed(std::string error, MonoNanos retry_at, bool token_still_valid);
@@ -89,6 +94,7 @@ class TokenCell {
   std::vector<std::string> backends_;
   std::uint64_t next_ticket_ = 1;
   std::map<std::uint64_t, std::function<void()>> waiters_;
+  std::function<void()> refresh_hook_;
 };
 
 }  // namespace smartlb::entra
