@@ -27,6 +27,9 @@ bool is_token_text(std::string_view v) {
   return !v.empty() && std::all_of(v.begin(), v.end(), [](unsigned char c) { return c > 0x20 && c < 0x7f; });
 }
 
+// A setting that is set and not empty.
+const std::string* given(const std::string* v) { return v && !v->empty() ? v : nullptr; }
+
 bool is_loopback(const std::string& host) {
   return host == "127.0.0.1" || host == "localhost" || host == "::1";
 }
@@ -76,13 +79,25 @@ EntraSource choose_entra_source(const EnvMap& env) {
 
 std::vector<std::string> load_entra_credential(const EnvMap& env, const std::string& prefix,
                                                EntraCredentialConfig& out) {
+  EntraBackendSettings s;
+  s.source_name = prefix + "ENTRA_SOURCE";
+  s.scope_name = prefix + "ENTRA_SCOPE";
+  s.client_id_name = prefix + "ENTRA_CLIENT_ID";
+  s.source = lookup(env, s.source_name);
+  s.scope = lookup(env, s.scope_name);
+  s.client_id = lookup(env, s.client_id_name);
+  return resolve_entra_credential(env, s, out);
+}
+
+std::vector<std::string> resolve_entra_credential(const EnvMap& env, const EntraBackendSettings& backend,
+                                                  EntraCredentialConfig& out) {
   std::vector<std::string> errors;
   const auto error = [&](const std::string& var, const std::string& what) {
     errors.push_back(var + ": " + what);
   };
-  const std::string source_var = prefix + "ENTRA_SOURCE";
+  const std::string& source_var = backend.source_name;
   EntraSource source = EntraSource::Auto;
-  if (const std::string* v = lookup(env, source_var)) {
+  if (const std::string* v = given(backend.source)) {
     const auto s = parse_entra_source(*v);
     if (!s) {
       error(source_var, "must be auto, client-secret, workload-identity, app-service or imds, got \"" +
@@ -104,17 +119,17 @@ std::vector<std::string> load_entra_credential(const EnvMap& env, const std::str
     return v;
   };
 
-  if (const std::string* v = lookup(env, prefix + "ENTRA_SCOPE")) {
+  if (const std::string* v = given(backend.scope)) {
     if (!is_token_text(*v) || v->size() > 512)
-      error(prefix + "ENTRA_SCOPE",
+      error(backend.scope_name,
             "must be one scope without spaces, such as https://cognitiveservices.azure.com/.default");
     else
       out.scope = *v;
   }
-  const std::string* own_client = lookup(env, prefix + "ENTRA_CLIENT_ID");
-  if (own_client && !is_id(*own_client)) error(prefix + "ENTRA_CLIENT_ID", "must be a client id (a GUID)");
+  const std::string* own_client = given(backend.client_id);
+  if (own_client && !is_id(*own_client)) error(backend.client_id_name, "must be a client id (a GUID)");
   if (own_client && source == EntraSource::ClientSecret)
-    error(prefix + "ENTRA_CLIENT_ID",
+    error(backend.client_id_name,
           "applies to managed identities and workload identity; client-secret uses AZURE_CLIENT_ID");
 
   const auto read_authority = [&] {

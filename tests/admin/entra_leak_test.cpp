@@ -103,6 +103,7 @@ TEST(EntraLeak, TokensAndSecretsNeverAppearInLogsStatusOrMetrics) {
   ASSERT_TRUE(identity_endpoint.wait_for_requests(1));
   EXPECT_EQ(identity_endpoint.last_request().header("x-identity-header"), kIdentityHeader);
   EXPECT_NE(token_endpoint.last_request().body.find(kSecret), std::string::npos);
+  d.read_until("token refreshed");  // logged once the refresh is published and counted
   d.read_until("MSI is down");
 
   const auto status = http_call(admin_port, "GET", "/status");

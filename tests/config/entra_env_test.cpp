@@ -145,6 +145,24 @@ TEST(EntraEnv, BadValuesAreNamedAndSecretsNotEchoed) {
   EXPECT_TRUE(has_error(secret_with_own_client, "BACKEND_1_ENTRA_CLIENT_ID"));
 }
 
+TEST(EntraEnv, ResolveNamesTheSettingsAsTheCallerCallsThem) {
+  // As a configuration file would: its own paths for the backend's settings.
+  const std::string source = "client-secret", bad_scope = "two scopes";
+  EntraBackendSettings s;
+  s.source = &source;
+  s.scope = &bad_scope;
+  s.source_name = "backends[1].entra.source";
+  s.scope_name = "backends[1].entra.scope";
+  s.client_id_name = "backends[1].entra.client_id";
+  EntraCredentialConfig out;
+  const auto errors = resolve_entra_credential({{"AZURE_TENANT_ID", "t"}, {"AZURE_CLIENT_ID", "c"}}, s, out);
+  EXPECT_EQ(errors, (std::vector<std::string>{
+                        "backends[1].entra.scope: must be one scope without spaces, such as "
+                        "https://cognitiveservices.azure.com/.default",
+                        "AZURE_CLIENT_SECRET: is required by backends[1].entra.source=client-secret"}));
+  EXPECT_EQ(out.source, EntraSource::ClientSecret);
+}
+
 TEST(EntraEnv, SourceNamesRoundTrip) {
   for (auto s : {EntraSource::Auto, EntraSource::ClientSecret, EntraSource::WorkloadIdentity,
                  EntraSource::AppService, EntraSource::Imds})

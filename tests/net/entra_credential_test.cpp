@@ -149,6 +149,7 @@ TEST(EntraCredential, ConcurrentFirstRequestsCauseOneTokenRequest) {
     if (c->read_until("served_by").find("HTTP/1.1 200") == 0) ++ok;
   EXPECT_EQ(ok, kRequests);
   EXPECT_EQ(token.request_count(), 1u) << "one token request for every waiting request";
+  ASSERT_TRUE(counter.await_refreshes(1));
   EXPECT_EQ(counter.refreshes(), std::vector<std::string>{"east:ok"});
 }
 

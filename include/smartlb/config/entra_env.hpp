@@ -25,8 +25,21 @@ std::optional<EntraSource> parse_entra_source(std::string_view text);
 // The source `auto` stands for, given which variables are set.
 EntraSource choose_entra_source(const EnvMap& env);
 
-// Fills `out` for the backend whose variables start with `prefix` ("BACKEND_2_"). Returns the
-// problems, each "VARIABLE: what is wrong" (never a secret's value).
+// A backend's own Entra settings, wherever they are configured, with the names messages use
+// for them ("BACKEND_2_ENTRA_SOURCE", or a config file's "backends[1].entra.source").
+struct EntraBackendSettings {
+  const std::string* source = nullptr;  // null: not set
+  const std::string* scope = nullptr;
+  const std::string* client_id = nullptr;
+  std::string source_name, scope_name, client_id_name;
+};
+
+// Fills `out` from a backend's settings and the process-wide variables in `env`. Returns the
+// problems, each "NAME: what is wrong" (never a secret's value).
+std::vector<std::string> resolve_entra_credential(const EnvMap& env, const EntraBackendSettings& backend,
+                                                  EntraCredentialConfig& out);
+
+// The same for the backend whose variables start with `prefix` ("BACKEND_2_").
 std::vector<std::string> load_entra_credential(const EnvMap& env, const std::string& prefix,
                                                EntraCredentialConfig& out);
 

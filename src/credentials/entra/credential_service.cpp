@@ -131,14 +131,17 @@ struct CredentialService::Impl {
       e.refresh_requested = false;  // a rejection of the old token is answered by this fetch
       const MonoNanos now = clock.now();
       const bool ok = answer.token.has_value();
-      // Counted first, published next, logged last: whoever sees the new state (a request, a
-      // scrape, the log) also sees the count.
-      if (opts.on_refresh)
-        for (const auto& b : backends_of(e)) opts.on_refresh(b, ok);
+      // Published first, then counted, then logged: whoever sees the count has the new state,
+      // and whoever sees the log line has both.
+      const auto count = [&] {
+        if (opts.on_refresh)
+          for (const auto& b : backends_of(e)) opts.on_refresh(b, ok);
+      };
       if (ok) {
         const auto life = std::chrono::duration_cast<Nanos>(answer.token->expires_at - clock.wall_now());
         e.schedule.succeeded(now, now + life.count());
         e.cell->fetch_succeeded(std::move(*answer.token), e.schedule.usable_until());
+        count();
         spdlog::info("credential {}: token refreshed, valid for {} s, next refresh in {} s", name,
                      std::chrono::duration_cast<std::chrono::seconds>(life).count(),
                      (e.schedule.next_fetch() - now) / 1'000'000'000);
@@ -147,6 +150,7 @@ struct CredentialService::Impl {
         const bool still_valid = e.schedule.token_valid(now);
         const MonoNanos retry_ms = (e.schedule.next_fetch() - now) / 1'000'000;
         e.cell->fetch_failed(answer.error, e.schedule.next_fetch(), still_valid);
+        count();
         spdlog::warn("credential {}: token request failed ({}); {}; retrying in {} ms", name, answer.error,
                      still_valid ? "the current token is still used" : "its backends fail over", retry_ms);
       }
