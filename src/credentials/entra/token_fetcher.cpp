@@ -2,6 +2,7 @@
 
 #include <openssl/ssl.h>
 
+#include <memory>
 #include <optional>
 
 #include "smartlb/config/url.hpp"
@@ -80,8 +81,15 @@ Task<FetchedAnswer> fetch_token_answer(const TokenRequest& request, ssl::context
     req.prepare_payload();
   }
 
-  asio::ip::basic_resolver<tcp, Executor> resolver(ex);
-  auto [rec, found] = co_await resolver.async_resolve(u.host, std::to_string(u.port), use_tuple);
+  // The look-up gets the same deadline as every other step: a timer that cancels it (the
+  // resolver is shared with the timer's handler, which may run after this frame is gone).
+  auto resolver = std::make_shared<asio::ip::basic_resolver<tcp, Executor>>(ex);
+  asio::steady_timer lookup_deadline(ex, timeout);
+  lookup_deadline.async_wait([weak = std::weak_ptr(resolver)](error_code ec) {
+    if (auto r = weak.lock(); r && !ec) r->cancel();
+  });
+  auto [rec, found] = co_await resolver->async_resolve(u.host, std::to_string(u.port), use_tuple);
+  lookup_deadline.cancel();
   if (rec) {
     a.error = "looking up " + u.host + ": " + rec.message();
     co_return a;
