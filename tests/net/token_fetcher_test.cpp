@@ -25,7 +25,9 @@ entra::FetchedAnswer run_fetch(const entra::TokenRequest& request, std::chrono::
 
 TEST(TokenFetcher, SendsTheRequestAsBuiltAndReturnsTheAnswer) {
   MockBackend endpoint([](const SeenRequest&) { return MockReply{200, {}, R"({"access_token":"t"})"}; });
-  entra::TokenRequest r{"POST", endpoint.url() + "/tenant/oauth2/v2.0/token?x=1", {{"Accept", "application/json"}},
+  entra::TokenRequest r{"POST",
+                        endpoint.url() + "/tenant/oauth2/v2.0/token?x=1",
+                        {{"Accept", "application/json"}},
                         "grant_type=client_credentials"};
   const auto got = run_fetch(r, 30s);
   EXPECT_EQ(got.status, 200u) << got.error;
