@@ -36,8 +36,10 @@ std::string chat_body(std::size_t bytes) {
 
 void BM_BodyRewrite(benchmark::State& state) {
   const std::string body = chat_body(static_cast<std::size_t>(state.range(0)));
-  const std::vector<BodyEdit> edits = {
-      {"temperature", "0.5"}, {"max_tokens", "800"}, {"user", std::nullopt}, {"model", json_string("gpt-4o-0806")}};
+  const std::vector<BodyEdit> edits = {{"temperature", "0.5"},
+                                       {"max_tokens", "800"},
+                                       {"user", std::nullopt},
+                                       {"model", json_string("gpt-4o-0806")}};
   for (auto _ : state) {
     auto out = edit_json_body(body, edits);
     benchmark::DoNotOptimize(out);
@@ -59,9 +61,8 @@ void BM_MatchRules(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   std::vector<RuleConditions> rules;
   for (int i = 0; i + 1 < n; ++i)
-    rules.push_back(RuleConditions{{"team:t" + std::to_string(i)},
-                                   {"model-" + std::to_string(i)},
-                                   {{"env", "e" + std::to_string(i)}}});
+    rules.push_back(RuleConditions{
+        {"team:t" + std::to_string(i)}, {"model-" + std::to_string(i)}, {{"env", "e" + std::to_string(i)}}});
   rules.push_back(RuleConditions{{}, {"gpt-4o"}, {}});
   const std::vector<std::string> subjects = {"team:search", "user:alice"};
   const std::vector<MetadataPair> metadata = {{"env", "prod"}};

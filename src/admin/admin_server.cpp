@@ -2,12 +2,14 @@
 // embedded status page. One thread, one io_context, one coroutine per connection.
 #include "smartlb/admin/admin_server.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <thread>
 
 #include <spdlog/spdlog.h>
 
 #include "smartlb/admin/status_report.hpp"
+#include "smartlb/config/entra_env.hpp"
 #include "smartlb/io/beast.hpp"
 
 namespace smartlb {
@@ -47,6 +49,15 @@ struct AdminServer::Impl {
   PoolSnapshot pool_snapshot() const {
     const auto snapshot = server.snapshot();
     PoolSnapshot p = snapshot_pool(snapshot->table, server.states(), snapshot->backends);
+    for (const auto& c : server.credentials())
+      for (auto& b : p.backends)
+        if (std::find(c.backends.begin(), c.backends.end(), b.name) != c.backends.end())
+          b.credential = PoolSnapshot::Backend::Credential{
+              std::string(to_string(c.source)), c.name, c.state,
+              c.expires_at
+                  ? std::chrono::duration_cast<std::chrono::seconds>(c.expires_at->time_since_epoch()).count()
+                  : 0,
+              c.last_error};
     p.config_hash = snapshot->config_hash;
     p.rules = rule_status(*snapshot);
     p.started = started;

@@ -223,6 +223,7 @@ std::string_view backend_state(const CooldownView& c, MonoNanos now) {
   if (!cooling(c, now)) return "available";
   switch (c.cause) {
     case FailureCause::AuthRejected:
+    case FailureCause::Credential:  // no Entra ID token could be had
       return "auth_failed";
     case FailureCause::ConnectFailed:
     case FailureCause::TlsFailed:
@@ -328,6 +329,17 @@ std::string render_prometheus(const MetricsSnapshot& m, const PoolSnapshot& p) {
     w.sample("smartlb_dns_lookups_total", L{{"backend", be(b)}, {"result", "ok"}},
              bm.dns_lookups - bm.dns_failures);
     w.sample("smartlb_dns_lookups_total", L{{"backend", be(b)}, {"result", "failed"}}, bm.dns_failures);
+  }
+
+  w.family("smartlb_credential_refreshes_total", "counter",
+           "Entra ID token requests of the backends with auth entra, by result (ok, failed).");
+  for (std::uint32_t b = 0; b < m.backends.size(); ++b) {
+    if (b >= p.backends.size() || !p.backends[b].credential) continue;
+    const auto& bm = m.backends[b];
+    w.sample("smartlb_credential_refreshes_total", L{{"backend", be(b)}, {"result", "ok"}},
+             bm.credential_refreshes_ok);
+    w.sample("smartlb_credential_refreshes_total", L{{"backend", be(b)}, {"result", "failed"}},
+             bm.credential_refreshes_failed);
   }
 
   w.family("smartlb_backend_priority", "gauge",
@@ -546,6 +558,16 @@ nlohmann::json build_status(const MetricsSnapshot& m, const PoolSnapshot& p) {
     jb["upstream_aborted"] = bm.upstream_aborted;
     jb["dns_lookups"] = bm.dns_lookups;
     jb["dns_failures"] = bm.dns_failures;
+    if (pb.credential) {
+      const auto& c = *pb.credential;
+      jb["credential"] = {{"source", c.source},
+                          {"name", c.name},
+                          {"state", c.state},
+                          {"expires_at", c.expires_at_unix ? json(c.expires_at_unix) : json(nullptr)},
+                          {"last_error", c.last_error.empty() ? json(nullptr) : json(c.last_error)},
+                          {"refreshes_ok", bm.credential_refreshes_ok},
+                          {"refreshes_failed", bm.credential_refreshes_failed}};
+    }
     json jr = json::object();
     if (auto it = responses.find(b); it != responses.end())
       for (const auto& [code, n] : it->second) jr[code] = n;

@@ -37,7 +37,12 @@ Configured by environment variables (all errors are reported at once):
   BACKEND_X_APIKEY           the backend's key (sent as api-key or Authorization: Bearer)
   BACKEND_X_DEPLOYMENT_NAME  replaces the deployment segment of /openai/deployments/{name}/...
   BACKEND_X_NAME             shown in logs and the x-smartlb-backend header (default backend-X)
-  BACKEND_X_AUTH             auto | api-key | bearer (default auto)
+  BACKEND_X_AUTH             auto | api-key | bearer | entra (default auto)
+  BACKEND_X_ENTRA_SOURCE     entra: auto | client-secret | workload-identity | app-service | imds
+  BACKEND_X_ENTRA_SCOPE      entra: token scope (https://cognitiveservices.azure.com/.default)
+  BACKEND_X_ENTRA_CLIENT_ID  entra: a user-assigned managed identity's client id
+  AZURE_TENANT_ID, AZURE_CLIENT_ID, AZURE_CLIENT_SECRET, AZURE_FEDERATED_TOKEN_FILE,
+  AZURE_AUTHORITY_HOST, IDENTITY_ENDPOINT, IDENTITY_HEADER  read as Azure's SDKs do (docs/keyless-azure.md)
   BACKEND_X_TPM, BACKEND_X_RPM  declared quota per deployment: route ahead of the backend's 429
   QUOTA_WINDOW_SECONDS (60)  window the declared quotas are enforced over
   PORT (8080)  LISTEN_ADDRESS (0.0.0.0)  ADMIN_PORT (9090, 0 = off)  THREADS (0 = the CPUs it may use)

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include "smartlb/config/entra_env.hpp"
 #include "smartlb/config/values.hpp"
 #include "smartlb/http/header_rules.hpp"
 
@@ -86,8 +87,9 @@ bool read_bool(const EnvMap& env, Problems& p, const std::string& var, bool fall
   return fallback;
 }
 
-constexpr std::string_view kBackendFields[] = {
-    "URL", "PRIORITY", "WEIGHT", "APIKEY", "NAME", "DEPLOYMENT_NAME", "AUTH", "TPM", "RPM"};
+constexpr std::string_view kBackendFields[] = {"URL",  "PRIORITY",        "WEIGHT",       "APIKEY",
+                                               "NAME", "DEPLOYMENT_NAME", "AUTH",         "TPM",
+                                               "RPM",  "ENTRA_SCOPE",     "ENTRA_SOURCE", "ENTRA_CLIENT_ID"};
 
 void load_backend(const EnvMap& env, Problems& p, int id, Config& cfg) {
   const std::string prefix = "BACKEND_" + std::to_string(id) + "_";
@@ -139,8 +141,20 @@ void load_backend(const EnvMap& env, Problems& p, int id, Config& cfg) {
       b.auth = AuthStyle::ApiKey;
     else if (*auth == "bearer")
       b.auth = AuthStyle::Bearer;
+    else if (*auth == "entra")
+      b.auth = AuthStyle::Entra;
     else
-      p.error(prefix + "AUTH", "must be auto, api-key or bearer, got " + quoted(*auth));
+      p.error(prefix + "AUTH", "must be auto, api-key, bearer or entra, got " + quoted(*auth));
+  }
+  if (b.auth == AuthStyle::Entra) {
+    b.key_setting = "the role assignment of its Entra ID identity (Cognitive Services OpenAI User)";
+    if (lookup(env, prefix + "APIKEY"))
+      p.error(prefix + "APIKEY",
+              "must not be set with " + prefix + "AUTH=entra (the backend gets an Entra ID token)");
+    for (auto& e : load_entra_credential(env, prefix, b.entra)) p.errors.push_back(std::move(e));
+  } else {
+    for (const char* field : {"ENTRA_SCOPE", "ENTRA_SOURCE", "ENTRA_CLIENT_ID"})
+      if (lookup(env, prefix + field)) p.error(prefix + field, "applies only with " + prefix + "AUTH=entra");
   }
   cfg.backends.push_back(std::move(b));
 }
@@ -174,7 +188,7 @@ ConfigLoadResult load_config_from_env(const EnvMap& env, bool require_backends) 
     if (!known_field) {
       p.error(key,
               "unknown setting; a backend takes URL, PRIORITY, WEIGHT, APIKEY, NAME, "
-              "DEPLOYMENT_NAME, AUTH, TPM and RPM");
+              "DEPLOYMENT_NAME, AUTH, TPM, RPM, ENTRA_SCOPE, ENTRA_SOURCE and ENTRA_CLIENT_ID");
       continue;
     }
     ids.insert(*id);

@@ -17,6 +17,7 @@
 #include <span>
 
 #include <nlohmann/json.hpp>
+#include "smartlb/credentials/entra/token_wait.hpp"
 #include "smartlb/credentials/static_key.hpp"
 
 #include "smartlb/http/header_rules.hpp"
@@ -202,6 +203,8 @@ class ForwardJob {
   void prepare_request();
   std::optional<std::string_view> match_rule();
   std::optional<Target> choose_target(TriedSet& tried);
+  bool credential_ready(const Target& t) const;
+  Task<bool> await_credential(const Target& t);
   void write_request_head(const Target& t);
   void prepare_body(const Target& t);
   void count_failure(const Target& t);
@@ -291,7 +294,8 @@ void ForwardJob::prepare_request() {
   body_ = req_.body;
   // The estimate costs a body scan: only when a declared quota or a backend's low report
   // can turn on it.
-  if (snap_.any_quota || states_.reported_budget_low()) cost_ = estimate_request_tokens(target_.path, req_.body);
+  if (snap_.any_quota || states_.reported_budget_low())
+    cost_ = estimate_request_tokens(target_.path, req_.body);
 }
 
 // The rule this request follows, or the message of the client error that prevents matching.
@@ -332,6 +336,40 @@ std::optional<Target> ForwardJob::choose_target(TriedSet& tried) {
   }
 }
 
+// An Entra ID backend needs a valid token before anything is sent (one atomic load when it has
+// one; the coarse clock is enough: a token stops being used 10 s before it expires).
+bool ForwardJob::credential_ready(const Target& t) const {
+  const entra::TokenCell* cell = snap_.prepared[t.route.backend].entra.get();
+  return t.config.auth != AuthStyle::Entra ||
+         (cell && cell->look(s_.clock.coarse_now()).availability == entra::TokenCell::Availability::Ready);
+}
+
+// No valid token yet: wait (asynchronously) for the fetch under way, or cool the backend down
+// with cause `credential` until the credential service tries again, and fail over.
+Task<bool> ForwardJob::await_credential(const Target& t) {
+  using entra::TokenCell;
+  TokenCell* cell = snap_.prepared[t.route.backend].entra.get();
+  TokenCell::Lookup l{TokenCell::Availability::Unavailable};
+  if (cell) l = co_await entra::wait_for_token(*cell, s_.clock, header_timeout());
+  if (l.availability == TokenCell::Availability::Ready) co_return true;
+  const MonoNanos now = s_.clock.now();
+  std::optional<std::chrono::milliseconds> hint;
+  if (l.availability == TokenCell::Availability::Unavailable && l.retry_at > now)
+    hint = std::chrono::ceil<std::chrono::milliseconds>(Nanos(l.retry_at - now));
+  AttemptRecord& a = rec_.add_attempt();
+  a.backend = t.member.id.value;
+  a.cause = FailureCause::Credential;
+  a.cooldown_ms = states_
+                      .record_failure(t.member, target_.deployment,
+                                      {true, FailureCause::Credential, CooldownScope::Backend}, hint)
+                      .count();
+  spdlog::warn(
+      "backend {} has no valid Entra ID token (see the credential's log lines); cooling down {} ms, failing "
+      "over",
+      t.config.name, a.cooldown_ms);
+  co_return false;
+}
+
 void ForwardJob::write_request_head(const Target& t) {
   const BackendConfig& b = t.config;
   std::string& out = buffers_.request_head;
@@ -340,9 +378,12 @@ void ForwardJob::write_request_head(const Target& t) {
   append_upstream_target(out, b.url.base_path, target_, t.route.upstream_name);
   out.append(" HTTP/1.1\r\n");
   append_field(out, "Host", b.url.host_header);
-  for (const CredentialField& f : static_key_fields(b, snap_.prepared[t.route.backend].bearer, azure_path_,
-                                                    {client_api_key_, client_authorization_}))
-    append_field(out, f.name, f.value);
+  if (const entra::TokenCell* cell = snap_.prepared[t.route.backend].entra.get())
+    cell->append_authorization(out);  // "Authorization: Bearer <Entra ID token>"
+  else
+    for (const CredentialField& f : static_key_fields(b, snap_.prepared[t.route.backend].bearer, azure_path_,
+                                                      {client_api_key_, client_authorization_}))
+      append_field(out, f.name, f.value);
   out.append(buffers_.passed_fields);
   append_field(out, "x-request-id", rec_.request_id);  // one id from client to backend and back
   if (send_length_) {
@@ -662,6 +703,7 @@ Task<bool> ForwardJob::run() {
   for (;;) {
     const std::optional<Target> t = choose_target(tried);
     if (!t) co_return co_await reply_unavailable();
+    if (!credential_ready(*t) && !co_await await_credential(*t)) continue;
     prepare_body(*t);
     write_request_head(*t);
     const ReportedBudget::Mark mark = states_.charge_reported(t->member, model_, cost_);
@@ -690,12 +732,13 @@ Task<bool> ForwardJob::run() {
       a.cause = v.cause;
       a.cooldown_ms = states_.record_failure(t->member, model_, v, hint, sent).count();
       count_failure(*t);
+      if (v.cause == FailureCause::AuthRejected && snap_.prepared[t->route.backend].entra)
+        snap_.prepared[t->route.backend].entra->request_refresh();  // a revoked token: get a new one
       if (v.cause == FailureCause::QuotaExhausted)
         spdlog::warn(
             "backend {} says its quota for {} is exhausted for {} s (HTTP 429, not a rate limit); "
             "cooling down {} ms, failing over",
-            t->config.name, model_, std::chrono::ceil<std::chrono::seconds>(*hint).count(),
-            a.cooldown_ms);
+            t->config.name, model_, std::chrono::ceil<std::chrono::seconds>(*hint).count(), a.cooldown_ms);
       else if (v.cause == FailureCause::AuthRejected)
         spdlog::error("backend {} rejected its credentials (HTTP {}): check {}; cooling down {} ms",
                       t->config.name, status,

@@ -68,6 +68,15 @@ Task<> accept_loop(Worker& w) {
   }
 }
 
+entra::CredentialServiceOptions credential_options(RequestObserver* observer) {
+  entra::CredentialServiceOptions o;
+  if (observer)
+    o.on_refresh = [observer](const std::string& backend, bool ok) {
+      observer->on_credential_refresh(backend, ok);
+    };
+  return o;
+}
+
 }  // namespace
 
 struct Server::Impl {
@@ -76,8 +85,9 @@ struct Server::Impl {
         opts(o),
         clock(o.clock ? o.clock : &system_clock),
         states(*clock, CooldownPolicy{cfg.default_cooldown, cfg.min_cooldown, cfg.max_cooldown}),
-        published(make_snapshot(cfg, ids, &latency)),
         tls(make_upstream_tls_context(cfg)),
+        credentials(*clock, *tls, credential_options(o.observer)),
+        published(make_snapshot(cfg, ids, &latency, &credentials)),
         shared(cfg, published, states, latency, *clock, *tls, o.observer) {
     states.track(published.current()->table);
   }
@@ -89,8 +99,9 @@ struct Server::Impl {
   BackendIds ids;
   BackendStates states;
   LatencyStats latency;
-  Published<Snapshot> published;
   std::unique_ptr<ssl::context> tls;
+  entra::CredentialService credentials;  // Entra ID tokens, refreshed on a thread of its own
+  Published<Snapshot> published;
   Shared shared;
   std::vector<std::unique_ptr<Worker>> workers;
   std::vector<std::thread> threads;
@@ -155,6 +166,7 @@ void Server::start() {
     I.workers.push_back(std::move(w));
   }
   I.port = port;
+  I.credentials.start();  // first tokens fetched at once; requests wait for them, not for this
   I.shared.on_drained = [this] {
     auto& W0 = *impl_->workers.front();
     asio::post(W0.ioc, [this] {
@@ -193,13 +205,14 @@ void Server::wait() {
   for (auto& t : impl_->threads)
     if (t.joinable()) t.join();
   impl_->threads.clear();
+  impl_->credentials.stop();
 }
 
 const Config& Server::config() const { return impl_->cfg; }
 std::shared_ptr<const net::Snapshot> Server::snapshot() const { return impl_->published.current(); }
 
 void Server::reload(const Config& cfg) {
-  auto snapshot = make_snapshot(cfg, impl_->ids, &impl_->latency);
+  auto snapshot = make_snapshot(cfg, impl_->ids, &impl_->latency, &impl_->credentials);
   impl_->states.track(snapshot->table);
   impl_->published.publish(std::move(snapshot));
 }
@@ -209,5 +222,6 @@ const LatencyStats& Server::latency() const { return impl_->latency; }
 std::vector<std::string> Server::backend_names() const { return impl_->ids.names(); }
 const BackendStates& Server::states() const { return impl_->states; }
 std::size_t Server::open_connections() const { return impl_->shared.connections.load(); }
+std::vector<entra::CredentialStatus> Server::credentials() const { return impl_->credentials.status(); }
 
 }  // namespace smartlb

@@ -31,9 +31,13 @@ PoolMember backend_member(const Config& cfg, const BackendConfig& b) {
   return m;
 }
 
-std::vector<PreparedBackend> prepare(const Config& cfg) {
+std::vector<PreparedBackend> prepare(const Config& cfg, entra::CredentialService* credentials) {
   std::vector<PreparedBackend> out;
-  for (const auto& b : cfg.backends) out.push_back({"Bearer " + b.api_key});
+  for (const auto& b : cfg.backends) {
+    PreparedBackend p{"Bearer " + b.api_key, nullptr};
+    if (b.auth == AuthStyle::Entra && credentials) p.entra = credentials->credential_for(b);
+    out.push_back(std::move(p));
+  }
   return out;
 }
 
@@ -74,8 +78,8 @@ std::vector<RuleConfig> rules_of(const Config& cfg, std::vector<TargetConfig>& t
 
 }  // namespace
 
-std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids,
-                                              const LatencyStats* latency) {
+std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids, const LatencyStats* latency,
+                                              entra::CredentialService* credentials) {
   auto snap = std::make_shared<Snapshot>();
   snap->backends = cfg.backends;
   std::vector<PoolMember> members;
@@ -85,7 +89,7 @@ std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids
     backend_at.emplace(cfg.backends[i].name, i);
   }
   snap->table = RoutingTable(std::move(members), ids);
-  snap->prepared = prepare(cfg);
+  snap->prepared = prepare(cfg, credentials);
 
   std::vector<TargetConfig> targets = cfg.policy.targets;
   const std::vector<RuleConfig> rules = rules_of(cfg, targets);

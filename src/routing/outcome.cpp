@@ -30,6 +30,8 @@ std::string_view to_string(FailureCause c) {
       return "failure_tolerance";
     case FailureCause::QuotaExhausted:
       return "quota_exhausted";
+    case FailureCause::Credential:
+      return "credential";
   }
   return "unknown";
 }

@@ -78,7 +78,7 @@ struct alignas(64) Metrics::Backend {
       : duration(kDurationBuckets.data(), kDurationBuckets.size()),
         ttfb(kTtfbBuckets.data(), kTtfbBuckets.size()) {}
   std::atomic<std::uint64_t> attempts{0}, served{0}, errors{0}, throttled{0}, upstream_aborted{0}, prompt{0},
-      completion{0}, dns_lookups{0}, dns_failures{0};
+      completion{0}, dns_lookups{0}, dns_failures{0}, credential_ok{0}, credential_failed{0};
   Histogram duration, ttfb;
   std::atomic<std::uint8_t> last_cause{0};
   std::atomic<unsigned> last_status{0};
@@ -270,6 +270,13 @@ void Metrics::on_dns_lookup(std::size_t backend, bool ok) {
   if (!ok) B.dns_failures.fetch_add(1, std::memory_order_relaxed);
 }
 
+void Metrics::on_credential_refresh(const std::string& backend, bool ok) {
+  // A few times an hour: a look-up by name is fine.
+  const std::size_t known = known_.load(std::memory_order_acquire);
+  for (std::size_t i = 0; i < known; ++i)
+    if (info_[i].name == backend) (ok ? backends_[i].credential_ok : backends_[i].credential_failed)++;
+}
+
 MetricsSnapshot Metrics::snapshot() const {
   MetricsSnapshot s;
   // Finished before started: a request that starts and ends between the two loads must
@@ -301,6 +308,8 @@ MetricsSnapshot Metrics::snapshot() const {
     m.upstream_aborted = B.upstream_aborted.load(std::memory_order_relaxed);
     m.dns_lookups = B.dns_lookups.load(std::memory_order_relaxed);
     m.dns_failures = B.dns_failures.load(std::memory_order_relaxed);
+    m.credential_refreshes_ok = B.credential_ok.load(std::memory_order_relaxed);
+    m.credential_refreshes_failed = B.credential_failed.load(std::memory_order_relaxed);
     m.prompt_tokens = B.prompt.load(std::memory_order_relaxed);
     m.completion_tokens = B.completion.load(std::memory_order_relaxed);
     m.duration = B.duration.snapshot();

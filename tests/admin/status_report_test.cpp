@@ -266,6 +266,35 @@ TEST_F(StatusFixture, HostNameLookupsAreCountedPerBackendAndResult) {
   EXPECT_EQ(j["backends"][1]["dns_lookups"], 0);
 }
 
+TEST_F(StatusFixture, EntraCredentialShowsSourceStateExpiryAndRefreshes) {
+  metrics->on_credential_refresh("east", true);
+  metrics->on_credential_refresh("east", false);
+  metrics->on_credential_refresh("east", false);
+  metrics->on_credential_refresh("nobody", true);  // not a backend: ignored
+  PoolSnapshot pool = pool_snapshot();
+  pool.backends[0].credential = PoolSnapshot::Backend::Credential{
+      "imds", "imds system-assigned https://cognitiveservices.azure.com/.default", "failing", 1'800'003'600,
+      "token endpoint answered HTTP 500"};
+  const std::string text = render_prometheus(metrics->snapshot(), pool);
+  for (const char* line : {
+           "# TYPE smartlb_credential_refreshes_total counter\n",
+           "smartlb_credential_refreshes_total{backend=\"east\",result=\"ok\"} 1\n",
+           "smartlb_credential_refreshes_total{backend=\"east\",result=\"failed\"} 2\n",
+       })
+    EXPECT_TRUE(contains(text, line)) << "missing: " << line << "\n---\n" << text;
+  EXPECT_FALSE(contains(text, "smartlb_credential_refreshes_total{backend=\"west\"")) << "west uses a key";
+  const auto j = build_status(metrics->snapshot(), pool);
+  EXPECT_EQ(j["backends"][0]["credential"],
+            (nlohmann::json{{"source", "imds"},
+                            {"name", "imds system-assigned https://cognitiveservices.azure.com/.default"},
+                            {"state", "failing"},
+                            {"expires_at", 1'800'003'600},
+                            {"last_error", "token endpoint answered HTTP 500"},
+                            {"refreshes_ok", 1},
+                            {"refreshes_failed", 2}}));
+  EXPECT_FALSE(j["backends"][1].contains("credential"));
+}
+
 TEST_F(StatusFixture, NoKeyInStatusOrMetrics) {
   fail(0, "gpt-4o", judge_status(401, true), std::nullopt);
   const std::string status = build_status(metrics->snapshot(), pool_snapshot()).dump();
@@ -301,6 +330,7 @@ TEST(BackendState, FromTheCooldownCause) {
   EXPECT_EQ(backend_state({5, FailureCause::Timeout}, 5), "available") << "deadline reached";
   EXPECT_EQ(backend_state({6, FailureCause::Timeout}, 5), "cooling");
   EXPECT_EQ(backend_state({6, FailureCause::AuthRejected}, 5), "auth_failed");
+  EXPECT_EQ(backend_state({6, FailureCause::Credential}, 5), "auth_failed");
   EXPECT_EQ(backend_state({6, FailureCause::TlsFailed}, 5), "unreachable");
 }
 

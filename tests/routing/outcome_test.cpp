@@ -77,3 +77,11 @@ TEST(Outcome, OnlyA429IsToldApartByItsHint) {
 
 }  // namespace
 }  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+TEST(Outcome, CredentialCauseHasAName) { EXPECT_EQ(to_string(FailureCause::Credential), "credential"); }
+
+}  // namespace
+}  // namespace smartlb

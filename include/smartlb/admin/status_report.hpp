@@ -3,6 +3,7 @@
 // metrics snapshot, rendered as Prometheus text (/metrics) or as JSON (/status). Pure
 // functions of their inputs: no sockets, no clock reads. API keys never enter a snapshot.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,6 +58,15 @@ struct PoolSnapshot {
     std::int64_t quota_tokens = 0;        // declared per deployment and window (0: none)
     std::int64_t quota_requests = 0;
     std::int64_t quota_window_ms = 0;
+    // `auth: entra`: its credential as /status shows it (never the token).
+    struct Credential {
+      std::string source;                // client-secret, workload-identity, app-service, imds
+      std::string name;                  // source, identity and scope
+      std::string state;                 // starting, valid, refreshing, failing, unavailable
+      std::int64_t expires_at_unix = 0;  // the current token's expiry (0: none)
+      std::string last_error;            // of the last failed refresh, while failures last
+    };
+    std::optional<Credential> credential;
     bool present = true;  // false: an id no longer in the configuration (removed by a reload)
   };
   std::vector<Backend> backends;  // by BackendId (value)

@@ -18,6 +18,26 @@ enum class AuthStyle {
   Auto,    // `api-key` for Azure hosts and Azure-style paths, else `Authorization: Bearer`
   ApiKey,  // always `api-key`
   Bearer,  // always `Authorization: Bearer`
+  Entra,   // `Authorization: Bearer <Entra ID token>`, fetched by smartlb (BackendConfig::entra)
+};
+
+// Where an Entra ID token comes from. Auto picks the first source whose variables are set, in
+// DefaultAzureCredential's order: ClientSecret, WorkloadIdentity, AppService, Imds.
+enum class EntraSource { Auto, ClientSecret, WorkloadIdentity, AppService, Imds };
+
+// An Entra ID credential of a backend, resolved from BACKEND_X_ENTRA_* and the process's
+// AZURE_* / IDENTITY_* variables: everything a token request needs.
+struct EntraCredentialConfig {
+  EntraSource source = EntraSource::Auto;  // never Auto once loaded
+  std::string scope = "https://cognitiveservices.azure.com/.default";
+  std::string tenant_id;             // client secret, workload identity
+  std::string client_id;             // the app (client secret, workload identity) or a user-assigned identity
+  std::string client_secret;         // secret: never logged or echoed
+  std::string federated_token_file;  // workload identity: re-read on every refresh
+  std::string authority_host = "https://login.microsoftonline.com/";  // AZURE_AUTHORITY_HOST
+  std::string identity_endpoint;  // App Service / Container Apps: IDENTITY_ENDPOINT
+  std::string identity_header;    // secret: IDENTITY_HEADER
+  std::string imds_endpoint = "http://169.254.169.254/metadata/identity/oauth2/token";
 };
 
 struct BackendConfig {
@@ -30,9 +50,10 @@ struct BackendConfig {
   std::string key_setting;      // where the key is configured, for messages (BACKEND_2_APIKEY)
   std::string deployment_name;  // when set, replaces the deployment path segment
   AuthStyle auth = AuthStyle::Auto;
-  bool azure_host = false;  // *.openai.azure.com and friends
-  std::int64_t tpm = 0;     // declared tokens per minute per deployment (0: not declared)
-  std::int64_t rpm = 0;     // declared requests per minute per deployment (0: not declared)
+  bool azure_host = false;      // *.openai.azure.com and friends
+  std::int64_t tpm = 0;         // declared tokens per minute per deployment (0: not declared)
+  std::int64_t rpm = 0;         // declared requests per minute per deployment (0: not declared)
+  EntraCredentialConfig entra;  // used when auth == AuthStyle::Entra
 };
 
 // A deployment (Azure) or model (OpenAI-style) on a backend: what a rule routes to.

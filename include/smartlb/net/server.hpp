@@ -52,6 +52,8 @@ class Server {
   const BackendStates& states() const;
   const LatencyStats& latency() const;  // latency rules' statistics (outlive snapshots)
   std::size_t open_connections() const;
+  // The Entra ID credentials of the backends: source, state, expiry (never a token).
+  std::vector<entra::CredentialStatus> credentials() const;
 
  private:
   struct Impl;

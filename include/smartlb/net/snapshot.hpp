@@ -14,6 +14,8 @@
 #include "smartlb/base/published.hpp"
 #include "smartlb/clients/client_auth.hpp"
 #include "smartlb/config/config.hpp"
+#include "smartlb/credentials/entra/credential_service.hpp"
+#include "smartlb/credentials/entra/token_cell.hpp"
 #include "smartlb/http/json_body.hpp"
 #include "smartlb/routing/backend_id.hpp"
 #include "smartlb/routing/routing_table.hpp"
@@ -28,7 +30,8 @@ namespace smartlb::net {
 
 // Credential header values per backend, computed once.
 struct PreparedBackend {
-  std::string bearer;  // "Bearer <key>"
+  std::string bearer;                       // "Bearer <key>"
+  std::shared_ptr<entra::TokenCell> entra;  // auth: entra -- the token the credential service keeps fresh
 };
 
 // A target of a rule: where a member of the rule's table sends a request, and how.
@@ -80,9 +83,11 @@ struct Snapshot {
 // `ids` gives the backends their identities (kept across configurations by name). A `cfg`
 // without rules routes every backend by priority, then weight (the implicit default rule).
 // `latency` keeps the latency rules' statistics (it outlives snapshots); may be null when no
-// rule is latency-based.
+// rule is latency-based. `credentials` gives the token cells of backends with `auth: entra`
+// (without it, they get none and fail over with cause `credential`).
 std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids,
-                                              const LatencyStats* latency = nullptr);
+                                              const LatencyStats* latency = nullptr,
+                                              entra::CredentialService* credentials = nullptr);
 
 // One worker's view of the published snapshot. Single-threaded (its worker's thread): leases
 // count their users without atomics, and a snapshot replaced while requests still use it is

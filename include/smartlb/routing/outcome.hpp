@@ -21,6 +21,7 @@ enum class FailureCause : std::uint8_t {
   ProtocolError,     // unparseable response
   FailureTolerance,  // its breaker tripped: more failovers in a minute than model_configs allow
   QuotaExhausted,    // 429 whose hint is far past any rate-limit window (a daily or monthly quota)
+  Credential,        // no valid Entra ID token could be had for this backend (not sent at all)
 };
 
 // The causes that are the backend limiting its rate (smartlb answers 429 when all are out).

@@ -77,13 +77,15 @@ struct LastError {
 };
 
 struct BackendMetrics {
-  std::uint64_t attempts = 0;          // every attempt sent to this backend
-  std::uint64_t served = 0;            // client requests it answered
-  std::uint64_t errors = 0;            // failed attempts (any cause) + aborted relays
-  std::uint64_t throttled = 0;         // 429 attempts
-  std::uint64_t upstream_aborted = 0;  // failed after the headers were relayed
-  std::uint64_t dns_lookups = 0;       // host-name lookups for new connections
-  std::uint64_t dns_failures = 0;      // of which found no address
+  std::uint64_t attempts = 0;                     // every attempt sent to this backend
+  std::uint64_t served = 0;                       // client requests it answered
+  std::uint64_t errors = 0;                       // failed attempts (any cause) + aborted relays
+  std::uint64_t throttled = 0;                    // 429 attempts
+  std::uint64_t upstream_aborted = 0;             // failed after the headers were relayed
+  std::uint64_t dns_lookups = 0;                  // host-name lookups for new connections
+  std::uint64_t dns_failures = 0;                 // of which found no address
+  std::uint64_t credential_refreshes_ok = 0;      // Entra ID tokens fetched for it
+  std::uint64_t credential_refreshes_failed = 0;  // token requests that failed
   std::uint64_t prompt_tokens = 0;
   std::uint64_t completion_tokens = 0;
   HistogramSnapshot duration;  // client request duration, for requests it served
@@ -136,6 +138,7 @@ class Metrics final : public RequestObserver {
   void on_request_start() override;
   void on_request(const RequestRecord& rec) override;
   void on_dns_lookup(std::size_t backend, bool ok) override;
+  void on_credential_refresh(const std::string& backend, bool ok) override;
 
   MetricsSnapshot snapshot() const;
 

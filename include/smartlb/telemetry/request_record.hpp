@@ -74,6 +74,8 @@ class RequestObserver {
   // A backend's host name was looked up for a new connection (no cached addresses, or every
   // cached one failed); `ok` when it gave addresses. IP literals are never looked up.
   virtual void on_dns_lookup(std::size_t /*backend: BackendId::value*/, bool /*ok*/) {}
+  // A backend's Entra ID credential fetched a token (`ok`) or failed to.
+  virtual void on_credential_refresh(const std::string& /*backend name*/, bool /*ok*/) {}
 };
 
 }  // namespace smartlb

@@ -1,0 +1,219 @@
+#include "smartlb/credentials/entra/credential_service.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "smartlb/config/entra_env.hpp"
+#include "smartlb/credentials/entra/token_fetcher.hpp"
+
+namespace smartlb::entra {
+
+using namespace smartlb::net;
+
+std::string credential_key(const EntraCredentialConfig& c) {
+  std::string k(to_string(c.source));
+  for (const std::string* part : {&c.tenant_id, &c.client_id, &c.authority_host, &c.federated_token_file,
+                                  &c.identity_endpoint, &c.imds_endpoint, &c.scope})
+    k.append("|").append(*part);
+  return k;
+}
+
+namespace {
+
+// How a credential is named in logs and /status: its source, identity and scope; no secret.
+std::string display_name(const EntraCredentialConfig& c) {
+  std::string name(to_string(c.source));
+  name += ' ';
+  name += c.client_id.empty() ? std::string("system-assigned") : c.client_id;
+  name += ' ';
+  name += c.scope;
+  return name;
+}
+
+struct Entry {
+  std::shared_ptr<TokenCell> cell;
+  EntraCredentialConfig config;
+  RefreshSchedule schedule;
+  std::vector<std::string> backends;  // guarded by Impl::mutex
+  bool spawned = false;
+  // On the service's thread only: a backend rejected the token, and the refresh loop's timer.
+  bool refresh_requested = false;
+  asio::basic_waitable_timer<std::chrono::steady_clock, asio::wait_traits<std::chrono::steady_clock>,
+                             Executor>* timer = nullptr;
+};
+
+}  // namespace
+
+struct CredentialService::Impl {
+  Impl(const Clock& c, ssl::context& t, CredentialServiceOptions o) : clock(c), tls(t), opts(std::move(o)) {}
+
+  const Clock& clock;
+  ssl::context& tls;
+  CredentialServiceOptions opts;
+  mutable std::mutex mutex;
+  std::map<std::string, std::unique_ptr<Entry>> entries;
+  bool started = false;
+  // Declared after the entries: destroyed first, with the coroutine frames that refer to them.
+  asio::io_context ioc;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+  std::thread thread;
+
+  void spawn(Entry& e) {
+    e.spawned = true;
+    e.cell->on_refresh_request([this, &e] {
+      asio::post(ioc, [&e] {
+        e.refresh_requested = true;
+        if (e.timer) e.timer->cancel();
+      });
+    });
+    asio::co_spawn(ioc.get_executor(), run(e), [name = e.cell->name()](std::exception_ptr ex) {
+      if (!ex) return;
+      try {
+        std::rethrow_exception(ex);
+      } catch (const std::exception& what) {
+        spdlog::error("credential {}: refreshing stopped by an internal error: {}", name, what.what());
+      }
+    });
+  }
+
+  std::vector<std::string> backends_of(const Entry& e) const {
+    std::lock_guard lock(mutex);
+    return e.backends;
+  }
+
+  // One fetch: the request (the federated token file read now), the exchange, the answer.
+  Task<TokenAnswer> fetch(const Entry& e) {
+    TokenAnswer a;
+    const TokenRequestResult req = make_token_request(e.config, opts.read_file);
+    if (!req.request) {
+      a.error = req.error;
+      co_return a;
+    }
+    const FetchedAnswer fetched = co_await fetch_token_answer(*req.request, tls, opts.fetch_timeout);
+    if (fetched.status == 0) {
+      a.error = fetched.error;
+      co_return a;
+    }
+    co_return parse_token_answer(fetched.status, fetched.body, clock.wall_now());
+  }
+
+  Task<> run(Entry& e) {
+    auto ex = co_await asio::this_coro::executor;
+    asio::basic_waitable_timer<std::chrono::steady_clock, asio::wait_traits<std::chrono::steady_clock>,
+                               Executor>
+        timer(ex);
+    const std::string& name = e.cell->name();
+    e.timer = &timer;
+    struct Forget {
+      Entry& e;
+      ~Forget() { e.timer = nullptr; }
+    } forget{e};
+    for (;;) {
+      if (e.refresh_requested) {
+        e.refresh_requested = false;
+        e.schedule.refresh_requested(clock.now());
+      }
+      // Waits in real time for what the schedule counts on the injected clock (the same
+      // timeline in production; a manual clock in tests just makes a refresh wait long).
+      const MonoNanos wait = e.schedule.next_fetch() - clock.now();
+      if (wait > 0) {
+        timer.expires_after(Nanos(wait));
+        auto [ec] = co_await timer.async_wait(use_tuple);
+        if (e.refresh_requested) continue;  // woken early: look again
+        if (ec) co_return;
+      }
+      e.cell->fetch_started();
+      TokenAnswer answer = co_await fetch(e);
+      e.refresh_requested = false;  // a rejection of the old token is answered by this fetch
+      const MonoNanos now = clock.now();
+      const bool ok = answer.token.has_value();
+      // Published first, then counted, then logged: whoever sees the count has the new state,
+      // and whoever sees the log line has both.
+      const auto count = [&] {
+        if (opts.on_refresh)
+          for (const auto& b : backends_of(e)) opts.on_refresh(b, ok);
+      };
+      if (ok) {
+        const auto life = std::chrono::duration_cast<Nanos>(answer.token->expires_at - clock.wall_now());
+        e.schedule.succeeded(now, now + life.count());
+        e.cell->fetch_succeeded(std::move(*answer.token), e.schedule.usable_until());
+        count();
+        spdlog::info("credential {}: token refreshed, valid for {} s, next refresh in {} s", name,
+                     std::chrono::duration_cast<std::chrono::seconds>(life).count(),
+                     (e.schedule.next_fetch() - now) / 1'000'000'000);
+      } else {
+        e.schedule.failed(now);
+        const bool still_valid = e.schedule.token_valid(now);
+        const MonoNanos retry_ms = (e.schedule.next_fetch() - now) / 1'000'000;
+        e.cell->fetch_failed(answer.error, e.schedule.next_fetch(), still_valid);
+        count();
+        spdlog::warn("credential {}: token request failed ({}); {}; retrying in {} ms", name, answer.error,
+                     still_valid ? "the current token is still used" : "its backends fail over", retry_ms);
+      }
+    }
+  }
+};
+
+CredentialService::CredentialService(const Clock& clock, ssl::context& tls, CredentialServiceOptions options)
+    : impl_(std::make_unique<Impl>(clock, tls, std::move(options))) {}
+
+CredentialService::~CredentialService() {
+  stop();
+  std::lock_guard lock(impl_->mutex);
+  for (auto& [key, e] : impl_->entries) e->cell->on_refresh_request(nullptr);  // cells may outlive this
+}
+
+std::shared_ptr<TokenCell> CredentialService::credential_for(const BackendConfig& backend) {
+  auto& I = *impl_;
+  std::lock_guard lock(I.mutex);
+  const std::string key = credential_key(backend.entra);
+  auto& slot = I.entries[key];
+  if (!slot) {
+    slot = std::make_unique<Entry>();
+    slot->config = backend.entra;
+    slot->schedule = RefreshSchedule(I.opts.timing);
+    slot->cell =
+        std::make_shared<TokenCell>(display_name(backend.entra), backend.entra.source, backend.entra.scope);
+  }
+  if (std::find(slot->backends.begin(), slot->backends.end(), backend.name) == slot->backends.end())
+    slot->backends.push_back(backend.name);
+  slot->cell->add_backend(backend.name);
+  if (I.started && !slot->spawned) I.spawn(*slot);
+  return slot->cell;
+}
+
+void CredentialService::start() {
+  auto& I = *impl_;
+  {
+    std::lock_guard lock(I.mutex);
+    if (I.started) return;
+    I.started = true;
+    for (auto& [key, e] : I.entries) I.spawn(*e);
+  }
+  I.work.emplace(I.ioc.get_executor());
+  I.thread = std::thread([&I] { I.ioc.run(); });
+}
+
+void CredentialService::stop() {
+  auto& I = *impl_;
+  I.work.reset();
+  I.ioc.stop();
+  if (I.thread.joinable()) I.thread.join();
+}
+
+std::vector<CredentialStatus> CredentialService::status() const {
+  std::vector<std::shared_ptr<TokenCell>> cells;
+  {
+    std::lock_guard lock(impl_->mutex);
+    for (const auto& [key, e] : impl_->entries) cells.push_back(e->cell);
+  }
+  std::vector<CredentialStatus> out;
+  for (const auto& c : cells) out.push_back(c->status());
+  return out;
+}
+
+}  // namespace smartlb::entra

@@ -1,0 +1,30 @@
+#include "smartlb/credentials/entra/token_request.hpp"
+
+namespace smartlb::entra {
+
+std::string form_encode(std::string_view value) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(value.size());
+  for (unsigned char c : value) {
+    const bool unreserved = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                            c == '-' || c == '.' || c == '_' || c == '~';
+    if (unreserved) {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+std::string resource_of_scope(std::string_view scope) {
+  constexpr std::string_view kDefault = "/.default";
+  if (scope.size() > kDefault.size() && scope.substr(scope.size() - kDefault.size()) == kDefault)
+    scope.remove_suffix(kDefault.size());
+  return std::string(scope);
+}
+
+}  // namespace smartlb::entra
