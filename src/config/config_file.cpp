@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "smartlb/config/entra_env.hpp"
 #include "smartlb/config/values.hpp"
 
 namespace smartlb {
@@ -20,8 +21,9 @@ namespace {
 
 constexpr std::string_view kTopKeys[] = {"name",    "type",  "backends",     "targets",
                                          "clients", "rules", "model_configs"};
-constexpr std::string_view kBackendKeys[] = {"name",   "url", "api_key", "auth",           "priority",
-                                             "weight", "tpm", "rpm",     "deployment_name"};
+constexpr std::string_view kBackendKeys[] = {"name", "url", "api_key",         "auth", "priority", "weight",
+                                             "tpm",  "rpm", "deployment_name", "entra"};
+constexpr std::string_view kEntraKeys[] = {"source", "scope", "client_id"};
 constexpr std::string_view kTargetKeys[] = {"id", "backend", "deployment", "model", "aliases"};
 constexpr std::string_view kClientKeys[] = {"name", "key", "key_sha256", "subjects"};
 constexpr std::string_view kRuleKeys[] = {
@@ -239,12 +241,42 @@ AuthStyle parse_auth(Reader& r, const std::string& path, const YAML::Node& n, bo
   if (s == "auto") return AuthStyle::Auto;
   if (s == "api-key") return AuthStyle::ApiKey;
   if (s == "bearer") return AuthStyle::Bearer;
-  if (s) r.error(path, n, "must be auto, api-key or bearer, got " + smartlb::quoted(*s));
+  if (s == "entra") return AuthStyle::Entra;
+  if (s) r.error(path, n, "must be auto, api-key, bearer or entra, got " + smartlb::quoted(*s));
   ok = false;
   return AuthStyle::Auto;
 }
 
-void read_backends(Reader& r, const YAML::Node& list, Config& cfg) {
+// `auth: entra` and its `entra:` block, resolved with the process-wide Azure variables as
+// BACKEND_X_ENTRA_* are (config/entra_env.hpp).
+void read_entra(Reader& r, const EnvMap& env, const std::string& path, const YAML::Node& n,
+                BackendConfig& b) {
+  const auto block = n["entra"];
+  if (b.auth != AuthStyle::Entra) {
+    if (block) r.error(key_path(path, "entra"), block, "applies only with auth: entra");
+    return;
+  }
+  b.key_setting = "the role assignment of its Entra ID identity (Cognitive Services OpenAI User)";
+  if (n["api_key"]) r.error(key_path(path, "api_key"), n["api_key"], "must not be set with auth: entra");
+  std::optional<std::string> source, scope, client_id;
+  const std::string epath = key_path(path, "entra");
+  if (block && !block.IsNull() && r.is_map(epath, block)) {
+    r.check_keys(epath, block, kEntraKeys);
+    if (const auto v = block["source"]) source = r.string(key_path(epath, "source"), v);
+    if (const auto v = block["scope"]) scope = r.string(key_path(epath, "scope"), v);
+    if (const auto v = block["client_id"]) client_id = r.string(key_path(epath, "client_id"), v);
+  }
+  EntraBackendSettings settings;
+  settings.source = source ? &*source : nullptr;
+  settings.scope = scope ? &*scope : nullptr;
+  settings.client_id = client_id ? &*client_id : nullptr;
+  settings.source_name = key_path(epath, "source");
+  settings.scope_name = key_path(epath, "scope");
+  settings.client_id_name = key_path(epath, "client_id");
+  for (auto& e : resolve_entra_credential(env, settings, b.entra)) r.errors.push_back(std::move(e));
+}
+
+void read_backends(Reader& r, const EnvMap& env, const YAML::Node& list, Config& cfg) {
   if (!r.is_list("backends", list) || !list) return;
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string path = index_path("backends", i);
@@ -285,6 +317,7 @@ void read_backends(Reader& r, const YAML::Node& list, Config& cfg) {
       bool ok = false;
       b.auth = parse_auth(r, key_path(path, "auth"), auth, ok);
     }
+    read_entra(r, env, path, n, b);
     if (const auto v = n["priority"])
       if (auto x = r.integer(key_path(path, "priority"), v, -1'000'000, 1'000'000, "an integer"))
         b.priority = static_cast<int>(*x);
@@ -719,6 +752,7 @@ std::map<std::string, std::vector<std::string>> config_file_keys() {
   };
   return {{"", list(kTopKeys)},
           {"backends", list(kBackendKeys)},
+          {"backends.entra", list(kEntraKeys)},
           {"targets", list(kTargetKeys)},
           {"clients", list(kClientKeys)},
           {"rules", list(kRuleKeys)},
@@ -775,7 +809,7 @@ ConfigLoadResult load_config_text(const EnvMap& env, std::string_view text, cons
     try {
       for (const char* ignored : {"name", "type"})
         if (const auto n = root[ignored]; n && !n.IsScalar()) r.error(ignored, n, "must be a string");
-      read_backends(r, root["backends"], cfg);
+      read_backends(r, env, root["backends"], cfg);
       read_targets(r, root["targets"], cfg);
       read_clients(r, root["clients"], cfg);
       read_rules(r, root["rules"], cfg);

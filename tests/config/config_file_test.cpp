@@ -398,6 +398,7 @@ TEST(ConfigFile, TheJsonSchemaKnowsExactlyTheKeysTheLoaderTakes) {
   const std::map<std::string, nlohmann::json> sections = {
       {"", schema},
       {"backends", defs["backend"]},
+      {"backends.entra", defs["backend"]["properties"]["entra"]},
       {"targets", defs["target"]},
       {"clients", defs["client"]},
       {"rules", defs["rule"]},
@@ -435,6 +436,40 @@ TEST(ConfigFile, AnOverrideThatIsNotUtf8IsAnErrorNotACrash) {
   EXPECT_FALSE(r.config);
   EXPECT_TRUE(has_error(r, "rules[0].load_balance_targets[0].override_params.x: must be valid UTF-8"))
       << all_errors(r);
+}
+
+}  // namespace
+}  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+TEST(ConfigFile, AnEntraBackendTakesItsSettingsLikeTheEnvironment) {
+  const char* text = R"(
+backends:
+  - name: keyless
+    url: https://contoso.openai.azure.com
+    auth: entra
+    entra: {source: imds, client_id: 11111111-2222-3333-4444-555555555555}
+)";
+  const auto r = load_config_text({}, text, "f.yaml");
+  ASSERT_TRUE(r.config) << all_errors(r);
+  const BackendConfig& b = r.config->backends[0];
+  EXPECT_EQ(b.auth, AuthStyle::Entra);
+  EXPECT_EQ(b.entra.source, EntraSource::Imds);
+}
+
+TEST(ConfigFile, EntraSettingsAreCheckedWithTheirPaths) {
+  const char* text = R"(
+backends:
+  - {name: a, url: "https://a.openai.azure.com", auth: entra, api_key: k-123456789, entra: {source: nonsense}}
+  - {name: b, url: "https://b.openai.azure.com", entra: {source: imds}}
+)";
+  const auto r = load_config_text({}, text, "f.yaml");
+  EXPECT_FALSE(r.config);
+  EXPECT_TRUE(has_error(r, "backends[0].api_key: must not be set with auth: entra")) << all_errors(r);
+  EXPECT_TRUE(has_error(r, "backends[0].entra.source")) << all_errors(r);
+  EXPECT_TRUE(has_error(r, "backends[1].entra: applies only with auth: entra")) << all_errors(r);
 }
 
 }  // namespace
