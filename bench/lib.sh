@@ -80,3 +80,19 @@ tree_pids() { echo "$1" $(pgrep -P "$1" || true); }
 steal_ticks() { awk '/^cpu /{print $9}' /proc/stat; }
 
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+
+# write_rules20 FILE BACKEND_PORT: a routing policy of 20 rules of which only the last matches a
+# request for gpt-4o (each of the others checks a model and metadata), all to one backend.
+write_rules20() {
+  local aliases="" rules="" i
+  for i in $(seq 1 19); do
+    aliases+="model-$i, "
+    rules+="  - {id: r$i, type: weight-based-routing, when: {models: [model-$i], metadata: {env: e$i}}, load_balance_targets: [{target: fast/any}]}"$'\n'
+  done
+  {
+    printf 'backends: [{name: fast, url: "http://127.0.0.1:%s"}]\n' "$2"
+    printf 'targets: [{id: fast/any, backend: fast, aliases: [%sgpt-4o]}]\n' "$aliases"
+    printf 'rules:\n%s' "$rules"
+    printf '  - {id: last, type: priority-based-routing, when: {models: [gpt-4o]}, load_balance_targets: [{target: fast/any}]}\n'
+  } >"$1"
+}

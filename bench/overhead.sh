@@ -69,17 +69,7 @@ SQ_PID=$!; PIDS+=("$SQ_PID"); PORT[smartlb_q]=$SQ_PORT; PROCS[smartlb_q]=$SQ_PID
 # smartlb_rules: the same backend through a routing policy of 20 rules of which only the last
 # matches (each of the others checks a model and metadata), so every request is matched against
 # all of them (optional target).
-{
-  aliases=""; rules=""
-  for i in $(seq 1 19); do
-    aliases+="model-$i, "
-    rules+="  - {id: r$i, type: weight-based-routing, when: {models: [model-$i], metadata: {env: e$i}}, load_balance_targets: [{target: fast/any}]}"$'\n'
-  done
-  printf 'backends: [{name: fast, url: "http://127.0.0.1:%s"}]\n' "$BPORT"
-  printf 'targets: [{id: fast/any, backend: fast, aliases: [%sgpt-4o]}]\n' "$aliases"
-  printf 'rules:\n%s' "$rules"
-  printf '  - {id: last, type: priority-based-routing, when: {models: [gpt-4o]}, load_balance_targets: [{target: fast/any}]}\n'
-} >"$TMP/rules20.yaml"
+write_rules20 "$TMP/rules20.yaml" "$BPORT"
 SR_PORT=$(free_port)
 env -i PATH="$PATH" PORT="$SR_PORT" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREADS=1 ACCESS_LOG=off \
   LOG_LEVEL=warn taskset -c "$PROXY_CORE" "$SMARTLB" --config "$TMP/rules20.yaml" 2>"$TMP/smartlb-rules.log" &

@@ -5,14 +5,14 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdio>
 #include <fstream>
 #include <string>
-#include <thread>
+#include <string_view>
 #include <vector>
 
 #include "child_process.hpp"
+#include "continuous_traffic.hpp"
 #include "http_client.hpp"
 #include "mock_backend.hpp"
 
@@ -25,6 +25,16 @@ class Child : public ChildProcess {
   Child(std::vector<std::string> args, std::vector<std::string> env)
       : ChildProcess(SMARTLB_BINARY, std::move(args), std::move(env)) {}
 };
+
+// Waits for the child's "listening on" line and returns its API port (0 when it never came).
+std::uint16_t api_port(Child& c) {
+  const std::string started = c.read_until(" backend(s)");
+  constexpr std::string_view kListening = "listening on 127.0.0.1:";
+  const auto at = started.find(kListening);
+  return at == std::string::npos
+             ? 0
+             : static_cast<std::uint16_t>(std::stoi(started.substr(at + kListening.size())));
+}
 
 TEST(Binary, HelpAndVersion) {
   Child help({"--help"}, {});
@@ -54,11 +64,9 @@ TEST(Binary, ServesThenDrainsAndExitsZeroOnSigterm) {
   MockBackend backend([](const SeenRequest&) { return MockReply{200, {}, "ok"}; });
   Child c({}, {"BACKEND_1_URL=" + backend.url(), "BACKEND_1_APIKEY=sk-secret-in-config", "PORT=0",
                "ADMIN_PORT=0", "LISTEN_ADDRESS=127.0.0.1", "THREADS=1"});
-  const std::string started = c.read_until(" backend(s)");
-  const auto at = started.find("listening on 127.0.0.1:");
-  ASSERT_NE(at, std::string::npos) << started;
-  const int port = std::stoi(started.substr(at + std::string("listening on 127.0.0.1:").size()));
-  auto r = http_call(static_cast<std::uint16_t>(port), "POST", "/v1/chat/completions", {}, "{}");
+  const std::uint16_t port = api_port(c);
+  ASSERT_NE(port, 0) << c.output();
+  auto r = http_call(port, "POST", "/v1/chat/completions", {}, "{}");
   EXPECT_EQ(r.status, 200u);
   EXPECT_EQ(backend.last_request().header("authorization"), "Bearer sk-secret-in-config");
   c.signal(SIGTERM);
@@ -113,36 +121,22 @@ TEST(Binary, TenRewritesOfTheFileUnderContinuousTrafficLoseNoRequest) {
   write_file(path, rules_to("a", a.url()));
   Child c({"--config", path}, {"PORT=0", "ADMIN_PORT=0", "LISTEN_ADDRESS=127.0.0.1", "THREADS=2",
                                "CONFIG_WATCH_INTERVAL_MS=20", "ACCESS_LOG=off"});
-  const std::string started = c.read_until(" backend(s)");
-  const auto at = started.find("listening on 127.0.0.1:");
-  ASSERT_NE(at, std::string::npos) << started;
-  const auto port = static_cast<std::uint16_t>(std::stoi(started.substr(at + 23)));
+  const std::uint16_t port = api_port(c);
+  ASSERT_NE(port, 0) << c.output();
 
-  std::atomic<bool> stop{false};
-  std::atomic<int> sent{0}, failed{0};
-  std::vector<std::thread> clients;
-  for (int k = 0; k < 2; ++k)
-    clients.emplace_back([&] {
-      while (!stop.load()) {
-        const auto r =
-            http_call(port, "POST", "/openai/deployments/m/chat/completions?api-version=1", {}, "{}");
-        ++sent;
-        if (r.status != 200) ++failed;
-      }
-    });
+  ContinuousTraffic traffic(port, "/openai/deployments/m/chat/completions?api-version=1");
   for (int i = 1; i <= 10; ++i) {
     write_file(path, i % 2 == 1 ? rules_to("b", b.url()) : rules_to("a", a.url()));
     c.read_until("configuration reloaded (file changed)", static_cast<std::size_t>(i));
   }
-  stop = true;
-  for (auto& t : clients) t.join();
+  traffic.stop();
   const std::string out = c.output();
   std::size_t reloads = 0;
   for (auto p = out.find("configuration reloaded (file changed)"); p != std::string::npos;
        p = out.find("configuration reloaded (file changed)", p + 1))
     ++reloads;
   EXPECT_EQ(reloads, 10u) << out;
-  EXPECT_EQ(failed.load(), 0) << "of " << sent.load();
+  EXPECT_EQ(traffic.failed(), 0) << "of " << traffic.sent();
   EXPECT_GT(a.request_count(), 0u);
   EXPECT_GT(b.request_count(), 0u);
   c.signal(SIGTERM);
@@ -157,10 +151,8 @@ TEST(Binary, AChangedFileIsReloadedAndAnInvalidOneKeepsTheRunningConfiguration) 
   write_file(path, rules_to("a", a.url()));
   Child c({"--config", path},
           {"PORT=0", "ADMIN_PORT=0", "LISTEN_ADDRESS=127.0.0.1", "THREADS=1", "CONFIG_WATCH_INTERVAL_MS=20"});
-  const std::string started = c.read_until(" backend(s)");
-  const auto at = started.find("listening on 127.0.0.1:");
-  ASSERT_NE(at, std::string::npos) << started;
-  const auto port = static_cast<std::uint16_t>(std::stoi(started.substr(at + 23)));
+  const std::uint16_t port = api_port(c);
+  ASSERT_NE(port, 0) << c.output();
   const std::string target = "/openai/deployments/m/chat/completions?api-version=1";
   EXPECT_EQ(http_call(port, "POST", target, {}, "{}").body, "a");
 

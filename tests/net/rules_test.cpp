@@ -3,10 +3,9 @@
 // its override_params, no match is a 404, and a reload under traffic loses nothing.
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <nlohmann/json.hpp>
-#include <thread>
 
+#include "continuous_traffic.hpp"
 #include "http_client.hpp"
 #include "mock_backend.hpp"
 #include "proxy_harness.hpp"
@@ -168,28 +167,14 @@ TEST(Rules, AReloadUnderContinuousTrafficLosesNoRequest) {
   p.cfg = first;
   p.start();
 
-  std::atomic<bool> stop{false};
-  std::atomic<int> sent{0}, failed{0};
-  std::vector<std::thread> clients;
-  for (int c = 0; c < 2; ++c)
-    clients.emplace_back([&] {
-      while (!stop.load()) {
-        auto r =
-            http_call(p.port(), "POST", "/openai/deployments/m/chat/completions?api-version=1", {}, "{}");
-        ++sent;
-        if (r.status != 200) ++failed;
-      }
-    });
+  ContinuousTraffic traffic(p.port(), "/openai/deployments/m/chat/completions?api-version=1");
   for (int i = 0; i < 10; ++i) {
-    const int before = sent.load();
     p.server->reload(i % 2 == 0 ? second : first);
-    // Let traffic flow between reloads: wait until more requests went through (bounded).
-    for (int spin = 0; spin < 200000 && sent.load() < before + 5; ++spin) std::this_thread::yield();
+    ASSERT_TRUE(traffic.await_sent(traffic.sent() + 5)) << "traffic stalled after reload " << i;
   }
-  stop = true;
-  for (auto& t : clients) t.join();
-  EXPECT_GT(sent.load(), 20);
-  EXPECT_EQ(failed.load(), 0);
+  traffic.stop();
+  EXPECT_GE(traffic.sent(), 50);
+  EXPECT_EQ(traffic.failed(), 0);
   EXPECT_GT(a.request_count(), 0u);
   EXPECT_GT(b.request_count(), 0u) << "the reloads took effect";
 }
