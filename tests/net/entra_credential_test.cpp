@@ -128,9 +128,9 @@ TEST(EntraCredential, ConcurrentFirstRequestsCauseOneTokenRequest) {
     return r;
   });
   MockBackend backend(demands_token("east"));
+  CountingObserver counter;  // outlives the server: its credential thread reports to it
   ProxyHarness p;
   add_entra_backend(p, "east", backend.url(), token);
-  CountingObserver counter;
   p.start(&counter);
 
   std::vector<std::unique_ptr<RawConnection>> clients;
@@ -164,10 +164,10 @@ TEST(EntraCredential, FailingTokenEndpointFailsOverWithCauseCredential) {
   MockBackend keyed([](const SeenRequest&) {
     return MockReply{200, {{"content-type", "application/json"}}, R"({"served_by":"west"})"};
   });
+  LastRecord last;  // outlives the server: its credential thread reports to it
   ProxyHarness p;
   add_entra_backend(p, "east", entra_backend.url(), token, 1);
   p.add_backend("west", keyed.url(), 2, 1, "west-key");
-  LastRecord last;
   p.start(&last);
 
   const auto r = post(p);
@@ -303,9 +303,9 @@ TEST(EntraCredential, ARejectedTokenIsReplaced) {
       return MockReply{401, {}, R"({"error":{"code":"401"}})"};
     return MockReply{200, {{"content-type", "application/json"}}, R"({"served_by":"east"})"};
   });
+  CountingObserver observer;  // outlives the server: its credential thread reports to it
   ProxyHarness p;
   add_entra_backend(p, "east", backend.url(), token);
-  CountingObserver observer;
   p.start(&observer);
   // The first 401 asks for a new token, but the last fetch was just now: not before a minute.
   EXPECT_EQ(post(p).status, 502u);
