@@ -44,6 +44,7 @@ Configured by environment variables (all errors are reported at once):
   AZURE_TENANT_ID, AZURE_CLIENT_ID, AZURE_CLIENT_SECRET, AZURE_FEDERATED_TOKEN_FILE,
   AZURE_AUTHORITY_HOST, IDENTITY_ENDPOINT, IDENTITY_HEADER  read as Azure's SDKs do (docs/keyless-azure.md)
   BACKEND_X_TPM, BACKEND_X_RPM  declared quota per deployment: route ahead of the backend's 429
+  BACKEND_X_QUOTA_GROUP      backends naming one group share one declared quota
   QUOTA_WINDOW_SECONDS (60)  window the declared quotas are enforced over
   PORT (8080)  LISTEN_ADDRESS (0.0.0.0)  ADMIN_PORT (9090, 0 = off)  THREADS (0 = the CPUs it may use)
   HTTP_TIMEOUT_SECONDS (100)  CONNECT_TIMEOUT_SECONDS (10)  REQUEST_TIMEOUT_SECONDS (300)

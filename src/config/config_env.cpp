@@ -87,9 +87,9 @@ bool read_bool(const EnvMap& env, Problems& p, const std::string& var, bool fall
   return fallback;
 }
 
-constexpr std::string_view kBackendFields[] = {"URL",  "PRIORITY",        "WEIGHT",       "APIKEY",
-                                               "NAME", "DEPLOYMENT_NAME", "AUTH",         "TPM",
-                                               "RPM",  "ENTRA_SCOPE",     "ENTRA_SOURCE", "ENTRA_CLIENT_ID"};
+constexpr std::string_view kBackendFields[] = {
+    "URL", "PRIORITY",    "WEIGHT",       "APIKEY",          "NAME",       "DEPLOYMENT_NAME", "AUTH", "TPM",
+    "RPM", "ENTRA_SCOPE", "ENTRA_SOURCE", "ENTRA_CLIENT_ID", "QUOTA_GROUP"};
 
 void load_backend(const EnvMap& env, Problems& p, int id, Config& cfg) {
   const std::string prefix = "BACKEND_" + std::to_string(id) + "_";
@@ -133,6 +133,12 @@ void load_backend(const EnvMap& env, Problems& p, int id, Config& cfg) {
               "must be 1-128 characters of A-Z a-z 0-9 . _ - ~, got " + quoted(*dep));
     else
       b.deployment_name = *dep;
+  }
+  if (const std::string* group = lookup(env, prefix + "QUOTA_GROUP")) {
+    if (!is_valid_name(*group))
+      p.error(prefix + "QUOTA_GROUP", "must be 1-64 characters of A-Z a-z 0-9 . _ -, got " + quoted(*group));
+    else
+      b.quota_group = *group;
   }
   if (const std::string* auth = lookup(env, prefix + "AUTH")) {
     if (*auth == "auto")
@@ -188,7 +194,7 @@ ConfigLoadResult load_config_from_env(const EnvMap& env, bool require_backends) 
     if (!known_field) {
       p.error(key,
               "unknown setting; a backend takes URL, PRIORITY, WEIGHT, APIKEY, NAME, "
-              "DEPLOYMENT_NAME, AUTH, TPM, RPM, ENTRA_SCOPE, ENTRA_SOURCE and ENTRA_CLIENT_ID");
+              "DEPLOYMENT_NAME, AUTH, TPM, RPM, QUOTA_GROUP, ENTRA_SCOPE, ENTRA_SOURCE and ENTRA_CLIENT_ID");
       continue;
     }
     ids.insert(*id);

@@ -21,10 +21,11 @@ namespace {
 
 constexpr std::string_view kTopKeys[] = {"name",    "type",  "backends",     "targets",
                                          "clients", "rules", "model_configs"};
-constexpr std::string_view kBackendKeys[] = {"name", "url", "api_key",         "auth", "priority", "weight",
-                                             "tpm",  "rpm", "deployment_name", "entra"};
+constexpr std::string_view kBackendKeys[] = {
+    "name", "url", "api_key",         "auth",  "priority",   "weight",
+    "tpm",  "rpm", "deployment_name", "entra", "quota_group"};
 constexpr std::string_view kEntraKeys[] = {"source", "scope", "client_id"};
-constexpr std::string_view kTargetKeys[] = {"id", "backend", "deployment", "model", "aliases"};
+constexpr std::string_view kTargetKeys[] = {"id", "backend", "deployment", "model", "aliases", "quota_group"};
 constexpr std::string_view kClientKeys[] = {"name", "key", "key_sha256", "subjects"};
 constexpr std::string_view kRuleKeys[] = {
     "id", "type", "when", "load_balance_targets", "config", "affinity", "slow_start_seconds"};
@@ -318,6 +319,14 @@ void read_backends(Reader& r, const EnvMap& env, const YAML::Node& list, Config&
       b.auth = parse_auth(r, key_path(path, "auth"), auth, ok);
     }
     read_entra(r, env, path, n, b);
+    if (const auto v = n["quota_group"])
+      if (auto g = r.string(key_path(path, "quota_group"), v)) {
+        if (!is_valid_name(*g))
+          r.error(key_path(path, "quota_group"), v,
+                  "must be 1-64 characters of A-Z a-z 0-9 . _ -, got " + smartlb::quoted(*g));
+        else
+          b.quota_group = *g;
+      }
     if (const auto v = n["priority"])
       if (auto x = r.integer(key_path(path, "priority"), v, -1'000'000, 1'000'000, "an integer"))
         b.priority = static_cast<int>(*x);
@@ -407,6 +416,14 @@ void read_targets(Reader& r, const YAML::Node& list, Config& cfg) {
       }
     }
     t.aliases = r.strings(key_path(path, "aliases"), n["aliases"]);
+    if (const auto v = n["quota_group"])
+      if (auto g = r.string(key_path(path, "quota_group"), v)) {
+        if (!is_valid_name(*g))
+          r.error(key_path(path, "quota_group"), v,
+                  "must be 1-64 characters of A-Z a-z 0-9 . _ -, got " + smartlb::quoted(*g));
+        else
+          t.quota_group = *g;
+      }
     if (ok) cfg.policy.targets.push_back(std::move(t));
   }
 }
@@ -724,6 +741,48 @@ void read_model_configs(Reader& r, const YAML::Node& list, Config& cfg) {
   }
 }
 
+// A quota group's declared limits are those of its targets (model_configs, or their backend's
+// tpm/rpm): they must agree, and a target that declares none takes the group's. A target
+// without a group of its own is in its backend's group, if any.
+void check_quota_groups(Reader& r, const YAML::Node& root, Config& cfg) {
+  struct Limits {
+    std::int64_t tpm = 0, rpm = 0;
+    std::string from;
+  };
+  const auto effective = [&](const TargetConfig& t) {
+    Limits l{t.tpm, t.rpm, t.id};
+    std::string group = t.quota_group;
+    for (const auto& b : cfg.backends)
+      if (b.name == t.backend) {
+        if (!l.tpm) l.tpm = b.tpm;
+        if (!l.rpm) l.rpm = b.rpm;
+        if (group.empty()) group = b.quota_group;
+      }
+    return std::make_pair(group, l);
+  };
+  std::map<std::string, Limits> groups;
+  for (std::size_t i = 0; i < cfg.policy.targets.size(); ++i) {
+    const auto [group, l] = effective(cfg.policy.targets[i]);
+    if (group.empty() || (!l.tpm && !l.rpm)) continue;
+    auto [it, inserted] = groups.try_emplace(group, l);
+    if (!inserted && (it->second.tpm != l.tpm || it->second.rpm != l.rpm))
+      r.error(index_path("targets", i) + ".quota_group", root["targets"],
+              "the quota group " + smartlb::quoted(group) + " is declared " + std::to_string(it->second.tpm) +
+                  " TPM / " + std::to_string(it->second.rpm) + " RPM by " + smartlb::quoted(it->second.from) +
+                  " but " + std::to_string(l.tpm) + " / " + std::to_string(l.rpm) +
+                  " here: a group has one quota");
+  }
+  for (auto& t : cfg.policy.targets) {
+    const auto [group, l] = effective(t);
+    if (group.empty()) continue;
+    t.quota_group = group;
+    if (auto it = groups.find(group); it != groups.end() && !t.tpm && !t.rpm) {
+      t.tpm = it->second.tpm;
+      t.rpm = it->second.rpm;
+    }
+  }
+}
+
 // The default rule over `backends` (today's policy: priority groups, then weight), each
 // backend its own target named after it.
 void add_implicit_rule(Config& cfg, const std::vector<const BackendConfig*>& backends) {
@@ -738,6 +797,7 @@ void add_implicit_rule(Config& cfg, const std::vector<const BackendConfig*>& bac
     t.upstream_name = b->deployment_name;
     t.tpm = b->tpm;
     t.rpm = b->rpm;
+    t.quota_group = b->quota_group;
     cfg.policy.targets.push_back(std::move(t));
     rule.targets.push_back(RuleTarget{b->name, b->weight, b->priority, {}});
   }
@@ -831,6 +891,7 @@ ConfigLoadResult load_config_text(const EnvMap& env, std::string_view text, cons
               "a target is named " + smartlb::quoted(b->name) +
                   " like a backend of the default rule; give it another id");
   if (!implicit.empty()) add_implicit_rule(cfg, implicit);
+  check_quota_groups(r, root, cfg);
   if (has_rules)
     for (const auto& t : cfg.policy.targets) {
       const bool used =

@@ -28,6 +28,7 @@ PoolMember backend_member(const Config& cfg, const BackendConfig& b) {
   m.tokens_per_window = scale_to_window(b.tpm, cfg.quota_window);
   m.requests_per_window = scale_to_window(b.rpm, cfg.quota_window);
   m.quota_window = std::chrono::duration_cast<Nanos>(cfg.quota_window);
+  m.quota_group = b.quota_group;
   return m;
 }
 
@@ -70,6 +71,7 @@ std::vector<RuleConfig> rules_of(const Config& cfg, std::vector<TargetConfig>& t
     t.upstream_name = b.deployment_name;
     t.tpm = b.tpm;
     t.rpm = b.rpm;
+    t.quota_group = b.quota_group;
     targets.push_back(std::move(t));
     rule.targets.push_back(RuleTarget{b.name, b.weight, b.priority, {}});
   }
@@ -116,6 +118,7 @@ std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids
       m.priority = rt.priority;
       m.weight = rt.weight;
       m.deployment_override = t->second->upstream_name;
+      if (!t->second->quota_group.empty()) m.quota_group = t->second->quota_group;
       // A target's own quota (model_configs) or else its backend's, per deployment.
       m.tokens_per_window = scale_to_window(t->second->tpm ? t->second->tpm : backend.tpm, cfg.quota_window);
       m.requests_per_window =

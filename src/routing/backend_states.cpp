@@ -21,12 +21,12 @@ CooldownView BackendStates::Deadline::view() const {
   return {until.load(std::memory_order_relaxed), cause.load(std::memory_order_relaxed)};
 }
 
-bool BackendStates::DeploymentState::fits(std::int64_t cost, MonoNanos now) {
+bool BackendStates::Quota::fits(std::int64_t cost, MonoNanos now) {
   std::lock_guard lock(quota_mutex);
   return (!tokens || tokens->fits(cost, now)) && (!requests || requests->fits(1, now));
 }
 
-Nanos BackendStates::DeploymentState::wait_for(std::int64_t cost, MonoNanos now) {
+Nanos BackendStates::Quota::wait_for(std::int64_t cost, MonoNanos now) {
   std::lock_guard lock(quota_mutex);
   Nanos wait{0};
   if (tokens) wait = std::max(wait, tokens->wait_for(cost, now));
@@ -76,6 +76,27 @@ BackendStates::DeploymentState& BackendStates::deployment_state(const PoolMember
   auto [it, inserted] = s.deployments.try_emplace(std::string(deployment));
   if (inserted) {
     it->second = std::make_unique<DeploymentState>();
+    if (m.quota_group.empty() && m.tokens_per_window > 0)
+      it->second->tokens.emplace(m.tokens_per_window, m.quota_window);
+    if (m.quota_group.empty() && m.requests_per_window > 0)
+      it->second->requests.emplace(m.requests_per_window, m.quota_window);
+  }
+  return *it->second;
+}
+
+BackendStates::Quota* BackendStates::find_quota_of(const PoolMember& m, DeploymentState* d) const {
+  if (m.quota_group.empty()) return d;
+  std::shared_lock lock(groups_mutex_);
+  auto it = groups_.find(m.quota_group);
+  return it == groups_.end() ? nullptr : it->second.get();
+}
+
+BackendStates::Quota& BackendStates::quota_of(const PoolMember& m, DeploymentState& d) const {
+  if (Quota* q = find_quota_of(m, &d)) return *q;
+  std::unique_lock lock(groups_mutex_);
+  auto [it, inserted] = groups_.try_emplace(m.quota_group);
+  if (inserted) {
+    it->second = std::make_unique<Quota>();
     if (m.tokens_per_window > 0) it->second->tokens.emplace(m.tokens_per_window, m.quota_window);
     if (m.requests_per_window > 0) it->second->requests.emplace(m.requests_per_window, m.quota_window);
   }
@@ -86,20 +107,27 @@ bool BackendStates::available(const PoolMember& m, std::string_view deployment, 
                               std::int64_t cost) const {
   if (state(m.id).backend.until.load(std::memory_order_relaxed) > now) return false;
   DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment));
-  if (d == nullptr) return !m.has_quota() || cost <= m.tokens_per_window || m.tokens_per_window == 0;
+  const bool fits_limit = cost <= m.tokens_per_window || m.tokens_per_window == 0;
+  if (d == nullptr) {
+    if (!m.has_quota()) return true;
+    Quota* group = find_quota_of(m, nullptr);  // a group others already draw on
+    return group ? group->fits(cost, now) : fits_limit;
+  }
   if (d->until.load(std::memory_order_relaxed) > now) return false;
   if (!d->reported.fits(cost, now)) return false;
-  return !m.has_quota() || d->fits(cost, now);
+  if (!m.has_quota()) return true;
+  Quota* q = find_quota_of(m, d);
+  return q ? q->fits(cost, now) : fits_limit;
 }
 
 bool BackendStates::reserve(const PoolMember& m, std::string_view deployment, std::int64_t cost) {
   if (!m.has_quota()) return true;
-  DeploymentState& d = deployment_state(m, m.effective_deployment(deployment));
-  std::lock_guard lock(d.quota_mutex);
+  Quota& q = quota_of(m, deployment_state(m, m.effective_deployment(deployment)));
+  std::lock_guard lock(q.quota_mutex);
   const MonoNanos now = clock_.now();  // read under the lock: budgets only see time move forward
-  if ((d.tokens && !d.tokens->fits(cost, now)) || (d.requests && !d.requests->fits(1, now))) return false;
-  if (d.tokens) d.tokens->try_consume(cost, now);
-  if (d.requests) d.requests->try_consume(1, now);
+  if ((q.tokens && !q.tokens->fits(cost, now)) || (q.requests && !q.requests->fits(1, now))) return false;
+  if (q.tokens) q.tokens->try_consume(cost, now);
+  if (q.requests) q.requests->try_consume(1, now);
   return true;
 }
 
@@ -107,12 +135,12 @@ BackendStates::QuotaUsage BackendStates::quota_usage(const PoolMember& m, std::s
   QuotaUsage u;
   u.tokens_limit = m.tokens_per_window;
   u.requests_limit = m.requests_per_window;
-  DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment));
-  if (!d) return u;
+  Quota* q = find_quota_of(m, find_deployment(m.id, m.effective_deployment(deployment)));
+  if (!q) return u;
   const MonoNanos now = clock_.now();
-  std::lock_guard lock(d->quota_mutex);
-  if (d->tokens) u.tokens_used = d->tokens->used(now);
-  if (d->requests) u.requests_used = d->requests->used(now);
+  std::lock_guard lock(q->quota_mutex);
+  if (q->tokens) u.tokens_used = q->tokens->used(now);
+  if (q->requests) u.requests_used = q->requests->used(now);
   return u;
 }
 
@@ -197,8 +225,9 @@ Unavailability BackendStates::unavailability(const RoutingTable& table, std::str
         at = refill;
         throttled = true;  // out of what it reported: a rate limit, though it never said 429
       }
-      if (m.has_quota()) {
-        const Nanos wait = d->wait_for(cost, std::max(now, at));
+      Quota* q = m.has_quota() ? find_quota_of(m, d) : nullptr;
+      if (q) {
+        const Nanos wait = q->wait_for(cost, std::max(now, at));
         if (wait.count() > 0) {
           at = std::max(now, at) + wait.count();
           throttled = true;  // at its quota: a rate limit, whoever noticed it first

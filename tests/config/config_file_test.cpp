@@ -474,3 +474,53 @@ backends:
 
 }  // namespace
 }  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+TEST(ConfigFile, AQuotaGroupHasOneQuotaWhichItsTargetsShare) {
+  const char* text = R"(
+backends:
+  - {name: east1, url: "https://e1.openai.azure.com", quota_group: sub1-eastus}
+  - {name: east2, url: "https://e2.openai.azure.com"}
+targets:
+  - {id: east1/gpt-4o, backend: east1, deployment: gpt-4o}
+  - {id: east2/gpt-4o, backend: east2, deployment: gpt-4o, quota_group: sub1-eastus}
+model_configs:
+  - {model: east1/gpt-4o, usage_limits: {tokens_per_minute: 30000}}
+)";
+  const auto r = load_config_text({}, text, "f.yaml");
+  ASSERT_TRUE(r.config) << all_errors(r);
+  for (const auto& t : r.config->policy.targets) {
+    if (t.id == "east2") continue;  // the implicit default rule's target of east2: no group
+    EXPECT_EQ(t.quota_group, "sub1-eastus") << t.id;
+    EXPECT_EQ(t.tpm, 30000) << t.id << ": the group's quota";
+  }
+}
+
+TEST(ConfigFile, TargetsOfAGroupMustNotDeclareDifferentQuotas) {
+  const char* text = R"(
+backends: [{name: a, url: "https://a.openai.azure.com"}]
+targets:
+  - {id: a/x, backend: a, deployment: x, quota_group: g}
+  - {id: a/y, backend: a, deployment: y, quota_group: g}
+model_configs:
+  - {model: a/x, usage_limits: {tokens_per_minute: 1000}}
+  - {model: a/y, usage_limits: {tokens_per_minute: 2000}}
+)";
+  const auto r = load_config_text({}, text, "f.yaml");
+  EXPECT_TRUE(has_error(r, "targets[1].quota_group: the quota group \"g\" is declared 1000 TPM"))
+      << all_errors(r);
+}
+
+TEST(ConfigFile, BackendQuotaGroupFromTheEnvironment) {
+  const auto r = load_config({{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"BACKEND_1_QUOTA_GROUP", "sub1"}});
+  ASSERT_TRUE(r.config) << all_errors(r);
+  EXPECT_EQ(r.config->backends[0].quota_group, "sub1");
+  const auto bad =
+      load_config({{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"BACKEND_1_QUOTA_GROUP", "no spaces"}});
+  EXPECT_TRUE(has_error(bad, "BACKEND_1_QUOTA_GROUP: must be 1-64 characters")) << all_errors(bad);
+}
+
+}  // namespace
+}  // namespace smartlb

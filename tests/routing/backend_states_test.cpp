@@ -280,3 +280,39 @@ TEST_F(PoolFixture, Unavailability_AnExhaustedQuotaIsThrottling) {
 
 }  // namespace
 }  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+// Deployments on two backends that draw on one quota (one subscription and region).
+TEST(QuotaGroups, MembersOfAGroupShareOneBudget) {
+  ManualClock clock;
+  std::vector<PoolMember> members(3);
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    members[i].name = "b" + std::to_string(i);
+    members[i].tokens_per_window = 100;
+    members[i].quota_window = std::chrono::seconds(60);
+  }
+  members[0].quota_group = "sub1-eastus";
+  members[1].quota_group = "sub1-eastus";  // members[2]: its own quota
+  RoutingTable table(members);
+  BackendStates states(clock, CooldownPolicy{});
+  states.track(table);
+  EXPECT_TRUE(states.reserve(table.member(0), "gpt-4o", 60));
+  EXPECT_FALSE(states.available(table.member(1), "gpt-4o", clock.now(), 60))
+      << "the group has 40 left, whichever member asks";
+  EXPECT_TRUE(states.available(table.member(1), "gpt-4o", clock.now(), 40));
+  EXPECT_FALSE(states.reserve(table.member(1), "gpt-4o", 41));
+  EXPECT_TRUE(states.reserve(table.member(1), "gpt-4o", 40));
+  EXPECT_FALSE(states.available(table.member(0), "gpt-4o", clock.now(), 1)) << "the group is full";
+  EXPECT_EQ(states.quota_usage(table.member(1), "gpt-4o").tokens_used, 100);
+  EXPECT_TRUE(states.reserve(table.member(2), "gpt-4o", 100)) << "outside the group, its own quota";
+  const Unavailability u = states.unavailability(table, "gpt-4o", 1);
+  EXPECT_TRUE(u.throttled);
+  EXPECT_GT(u.retry_after.count(), 0);
+  clock.advance(std::chrono::seconds(61));
+  EXPECT_TRUE(states.available(table.member(0), "gpt-4o", clock.now(), 100)) << "the window moved on";
+}
+
+}  // namespace
+}  // namespace smartlb

@@ -53,6 +53,7 @@ struct BackendConfig {
   bool azure_host = false;      // *.openai.azure.com and friends
   std::int64_t tpm = 0;         // declared tokens per minute per deployment (0: not declared)
   std::int64_t rpm = 0;         // declared requests per minute per deployment (0: not declared)
+  std::string quota_group;      // deployments naming one group share its declared quota
   EntraCredentialConfig entra;  // used when auth == AuthStyle::Entra
 };
 
@@ -64,6 +65,7 @@ struct TargetConfig {
   // body's `model` of /v1-style requests. Empty: the client's name passes through.
   std::string upstream_name;
   std::vector<std::string> aliases;  // more client-facing model names it serves
+  std::string quota_group;           // targets naming one group share its declared quota
   // Declared quota per minute (model_configs[].usage_limits; 0: none).
   std::int64_t tpm = 0, rpm = 0;
   // model_configs[].failure_tolerance: more failover outcomes than this in a rolling minute

@@ -129,13 +129,16 @@ class BackendStates {
     void extend(MonoNanos t, FailureCause c);
     CooldownView view() const;
   };
-  // A (backend, deployment): its cooldown and, when declared, its quota budgets.
-  struct DeploymentState : Deadline {
-    std::mutex quota_mutex;  // per (backend, deployment): never shared across backends
+  // Declared quota budgets: a (backend, deployment)'s own, or those of its quota group.
+  struct Quota {
+    std::mutex quota_mutex;  // per (backend, deployment), or per group
     std::optional<SlidingWindowBudget> tokens, requests;
-    ReportedBudget reported;
     bool fits(std::int64_t cost, MonoNanos now);
     Nanos wait_for(std::int64_t cost, MonoNanos now);
+  };
+  // A (backend, deployment): its cooldown and, when declared, its quota budgets.
+  struct DeploymentState : Deadline, Quota {
+    ReportedBudget reported;
   };
   struct StringHash {
     using is_transparent = void;
@@ -150,6 +153,10 @@ class BackendStates {
   static constexpr std::size_t kChunk = 64;
 
   BackendState& state(BackendId id) const;
+  // The budgets `m`'s requests count against: its quota group's when it names one (created on
+  // first use with `m`'s limits), else the deployment's own.
+  Quota& quota_of(const PoolMember& m, DeploymentState& d) const;
+  Quota* find_quota_of(const PoolMember& m, DeploymentState* d) const;
   DeploymentState* find_deployment(BackendId id, std::string_view deployment) const;
   DeploymentState& deployment_state(const PoolMember& m, std::string_view deployment) const;
   MonoNanos recovery_at(const PoolMember& m, std::string_view deployment, FailureCause* cause) const;
@@ -158,6 +165,8 @@ class BackendStates {
   // published, never moves.
   std::unique_ptr<std::atomic<BackendState*>[]> chunks_;
   std::mutex grow_mutex_;
+  mutable std::shared_mutex groups_mutex_;  // guards the map's shape only
+  mutable std::unordered_map<std::string, std::unique_ptr<Quota>, StringHash, std::equal_to<>> groups_;
   const Clock& clock_;
   CooldownPolicy policy_;
   std::atomic<int> watched_reports_{0};  // deployments whose ReportedBudget is watched

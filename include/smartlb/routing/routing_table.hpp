@@ -24,6 +24,9 @@ struct PoolMember {
   std::int64_t tokens_per_window = 0;
   std::int64_t requests_per_window = 0;
   Nanos quota_window{std::chrono::seconds(60)};
+  // Deployments that draw on one quota (one subscription and region) name the same group: the
+  // declared limits then apply to the group as a whole (empty: to this deployment alone).
+  std::string quota_group{};
   BackendId id{};  // set by RoutingTable (from `name`, or by position)
 
   bool has_quota() const { return tokens_per_window > 0 || requests_per_window > 0; }
