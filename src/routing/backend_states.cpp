@@ -84,17 +84,30 @@ BackendStates::DeploymentState& BackendStates::deployment_state(const PoolMember
   return *it->second;
 }
 
-BackendStates::Quota* BackendStates::find_quota_of(const PoolMember& m, DeploymentState* d) const {
+std::string BackendStates::group_key(const PoolMember& m, std::string_view deployment) {
+  if (!m.deployment_override.empty()) return m.quota_group;
+  std::string key = m.quota_group;
+  key += '\n';
+  key += deployment;
+  return key;
+}
+
+BackendStates::Quota* BackendStates::find_quota_of(const PoolMember& m, std::string_view deployment,
+                                                   DeploymentState* d) const {
   if (m.quota_group.empty()) return d;
+  const std::string key = group_key(m, deployment);
   std::shared_lock lock(groups_mutex_);
-  auto it = groups_.find(m.quota_group);
+  auto it = groups_.find(key);
   return it == groups_.end() ? nullptr : it->second.get();
 }
 
-BackendStates::Quota& BackendStates::quota_of(const PoolMember& m, DeploymentState& d) const {
-  if (Quota* q = find_quota_of(m, &d)) return *q;
+BackendStates::Quota& BackendStates::quota_of(const PoolMember& m, std::string_view deployment,
+                                              DeploymentState& d) const {
+  if (Quota* q = find_quota_of(m, deployment, &d)) return *q;
   std::unique_lock lock(groups_mutex_);
-  auto [it, inserted] = groups_.try_emplace(m.quota_group);
+  if (groups_.size() >= kMaxDeploymentsPerBackend * 4 && !groups_.count(group_key(m, deployment)))
+    return d;  // client-named deployments past the bound: their own budgets
+  auto [it, inserted] = groups_.try_emplace(group_key(m, deployment));
   if (inserted) {
     it->second = std::make_unique<Quota>();
     if (m.tokens_per_window > 0) it->second->tokens.emplace(m.tokens_per_window, m.quota_window);
@@ -110,19 +123,19 @@ bool BackendStates::available(const PoolMember& m, std::string_view deployment, 
   const bool fits_limit = cost <= m.tokens_per_window || m.tokens_per_window == 0;
   if (d == nullptr) {
     if (!m.has_quota()) return true;
-    Quota* group = find_quota_of(m, nullptr);  // a group others already draw on
+    Quota* group = find_quota_of(m, deployment, nullptr);  // a group others already draw on
     return group ? group->fits(cost, now) : fits_limit;
   }
   if (d->until.load(std::memory_order_relaxed) > now) return false;
   if (!d->reported.fits(cost, now)) return false;
   if (!m.has_quota()) return true;
-  Quota* q = find_quota_of(m, d);
+  Quota* q = find_quota_of(m, deployment, d);
   return q ? q->fits(cost, now) : fits_limit;
 }
 
 bool BackendStates::reserve(const PoolMember& m, std::string_view deployment, std::int64_t cost) {
   if (!m.has_quota()) return true;
-  Quota& q = quota_of(m, deployment_state(m, m.effective_deployment(deployment)));
+  Quota& q = quota_of(m, deployment, deployment_state(m, m.effective_deployment(deployment)));
   std::lock_guard lock(q.quota_mutex);
   const MonoNanos now = clock_.now();  // read under the lock: budgets only see time move forward
   if ((q.tokens && !q.tokens->fits(cost, now)) || (q.requests && !q.requests->fits(1, now))) return false;
@@ -135,7 +148,7 @@ BackendStates::QuotaUsage BackendStates::quota_usage(const PoolMember& m, std::s
   QuotaUsage u;
   u.tokens_limit = m.tokens_per_window;
   u.requests_limit = m.requests_per_window;
-  Quota* q = find_quota_of(m, find_deployment(m.id, m.effective_deployment(deployment)));
+  Quota* q = find_quota_of(m, deployment, find_deployment(m.id, m.effective_deployment(deployment)));
   if (!q) return u;
   const MonoNanos now = clock_.now();
   std::lock_guard lock(q->quota_mutex);
@@ -225,7 +238,7 @@ Unavailability BackendStates::unavailability(const RoutingTable& table, std::str
         at = refill;
         throttled = true;  // out of what it reported: a rate limit, though it never said 429
       }
-      Quota* q = m.has_quota() ? find_quota_of(m, d) : nullptr;
+      Quota* q = m.has_quota() ? find_quota_of(m, deployment, d) : nullptr;
       if (q) {
         const Nanos wait = q->wait_for(cost, std::max(now, at));
         if (wait.count() > 0) {

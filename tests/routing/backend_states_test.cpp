@@ -307,11 +307,36 @@ TEST(QuotaGroups, MembersOfAGroupShareOneBudget) {
   EXPECT_FALSE(states.available(table.member(0), "gpt-4o", clock.now(), 1)) << "the group is full";
   EXPECT_EQ(states.quota_usage(table.member(1), "gpt-4o").tokens_used, 100);
   EXPECT_TRUE(states.reserve(table.member(2), "gpt-4o", 100)) << "outside the group, its own quota";
+  EXPECT_TRUE(states.reserve(table.member(1), "gpt-4o-mini", 100))
+      << "a backend's group is per deployment (Azure's quotas are per model)";
   const Unavailability u = states.unavailability(table, "gpt-4o", 1);
   EXPECT_TRUE(u.throttled);
   EXPECT_GT(u.retry_after.count(), 0);
   clock.advance(std::chrono::seconds(61));
   EXPECT_TRUE(states.available(table.member(0), "gpt-4o", clock.now(), 100)) << "the window moved on";
+}
+
+}  // namespace
+}  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+TEST(QuotaGroups, TargetsWithFixedDeploymentsShareTheGroupAsNamed) {
+  ManualClock clock;
+  std::vector<PoolMember> members(2);
+  members[0] = {"east", 1, 1, "gpt-4o-0806"};
+  members[1] = {"west", 1, 1, "gpt-4o-prod"};  // the same model, named otherwise
+  for (auto& m : members) {
+    m.tokens_per_window = 100;
+    m.quota_group = "sub1";
+  }
+  RoutingTable table(members);
+  BackendStates states(clock, CooldownPolicy{});
+  states.track(table);
+  EXPECT_TRUE(states.reserve(table.member(0), "gpt-4o", 70));
+  EXPECT_FALSE(states.reserve(table.member(1), "gpt-4o", 31));
+  EXPECT_TRUE(states.reserve(table.member(1), "gpt-4o", 30));
 }
 
 }  // namespace

@@ -153,10 +153,13 @@ class BackendStates {
   static constexpr std::size_t kChunk = 64;
 
   BackendState& state(BackendId id) const;
-  // The budgets `m`'s requests count against: its quota group's when it names one (created on
-  // first use with `m`'s limits), else the deployment's own.
-  Quota& quota_of(const PoolMember& m, DeploymentState& d) const;
-  Quota* find_quota_of(const PoolMember& m, DeploymentState* d) const;
+  // The budgets `m`'s requests for `deployment` count against: its quota group's when it names
+  // one (created on first use with `m`'s limits), else the deployment's own. A member that
+  // passes the client's deployment through (a backend's group) shares per deployment, since
+  // Azure's quotas are per model; a target with a fixed deployment shares the group as named.
+  Quota& quota_of(const PoolMember& m, std::string_view deployment, DeploymentState& d) const;
+  Quota* find_quota_of(const PoolMember& m, std::string_view deployment, DeploymentState* d) const;
+  static std::string group_key(const PoolMember& m, std::string_view deployment);
   DeploymentState* find_deployment(BackendId id, std::string_view deployment) const;
   DeploymentState& deployment_state(const PoolMember& m, std::string_view deployment) const;
   MonoNanos recovery_at(const PoolMember& m, std::string_view deployment, FailureCause* cause) const;
