@@ -300,14 +300,23 @@ void ForwardJob::prepare_request() {
 
 // The rule this request follows, or the message of the client error that prevents matching.
 std::optional<std::string_view> ForwardJob::match_rule() {
+  // The candidate rules by model, each checked in order; the metadata header is read only when
+  // a candidate asks for metadata.
   std::vector<MetadataPair>& metadata = buffers_.metadata;
   metadata.clear();
-  if (snap_.rules_need_metadata) {
-    const std::string_view header = req_.fields.get("x-smartlb-metadata");
-    if (!header.empty() && !parse_metadata(header, metadata))
-      return "The x-smartlb-metadata header must be a JSON object whose values are strings.";
-  }
-  rule_ = snap_.match(RequestFacts{subjects_, model_, metadata});
+  bool metadata_read = false, metadata_bad = false;
+  const auto found = snap_.rule_index.find(model_, [&](std::uint32_t i) {
+    const Rule& r = snap_.rules[i];
+    if (!r.when.metadata.empty() && !metadata_read) {
+      metadata_read = true;
+      const std::string_view header = req_.fields.get("x-smartlb-metadata");
+      metadata_bad = !header.empty() && !parse_metadata(header, metadata);
+      if (metadata_bad) return true;
+    }
+    return r.when.matches(RequestFacts{subjects_, model_, metadata});  // the metadata read so far
+  });
+  if (metadata_bad) return "The x-smartlb-metadata header must be a JSON object whose values are strings.";
+  rule_ = found < 0 ? nullptr : &snap_.rules[static_cast<std::size_t>(found)];
   if (rule_ && rule_->affinity) {
     // The client's own key, or the body's prompt cache key, or its end user.
     affinity_key_ = req_.fields.get("x-smartlb-affinity");

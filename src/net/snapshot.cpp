@@ -135,11 +135,13 @@ std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids
     }
     rule.table = RoutingTable(std::move(rule_members), ids);
     rule.selector = make_selector(rc, latency);
-    snap->rules_need_model = snap->rules_need_model || !rc.models.empty();
-    snap->rules_need_metadata = snap->rules_need_metadata || !rc.metadata.empty();
     snap->any_quota = snap->any_quota || rule.table.any_quota();
     snap->rules.push_back(std::move(rule));
   }
+
+  std::vector<RuleConditions> conditions;
+  for (const Rule& r : snap->rules) conditions.push_back(r.when);
+  snap->rule_index = RuleIndex(conditions);
 
   std::vector<ClientKey> keys = ClientAuthenticator::from_key_list(cfg.client_api_keys);
   for (const ClientConfig& c : cfg.policy.clients) keys.push_back({c.name, c.key, c.subjects, c.key_sha256});

@@ -19,4 +19,17 @@ bool RuleConditions::matches(const RequestFacts& facts) const {
   return true;
 }
 
+RuleIndex::RuleIndex(std::span<const RuleConditions> rules) {
+  for (std::uint32_t i = 0; i < rules.size(); ++i) {
+    if (rules[i].models.empty()) {
+      any_model_.push_back(i);
+      continue;
+    }
+    for (const std::string& m : rules[i].models) {
+      auto& list = by_model_[m];
+      if (list.empty() || list.back() != i) list.push_back(i);  // a model listed twice: once
+    }
+  }
+}
+
 }  // namespace smartlb

@@ -48,5 +48,43 @@ TEST(RuleMatch, AllConditionKindsMustHoldTogether) {
   EXPECT_FALSE(c.matches(Facts{{"team:search"}, "gpt-4", {{"env", "dev"}}}.view()));
 }
 
+std::vector<std::int64_t> candidates(const RuleIndex& index, std::string_view model) {
+  std::vector<std::int64_t> out;
+  index.find(model, [&](std::uint32_t i) {
+    out.push_back(i);
+    return false;
+  });
+  return out;
+}
+
+TEST(RuleIndex, CandidatesAreTheRulesOfTheModelAndThoseWithoutModelsInOrder) {
+  const std::vector<RuleConditions> rules = {
+      {{}, {"gpt-4o"}, {}},                 // 0
+      {{"team:x"}, {}, {}},                 // 1: any model
+      {{}, {"gpt-4o-mini", "gpt-4o"}, {}},  // 2
+      {{}, {"gpt-4o-mini"}, {}},            // 3
+      {{}, {}, {}},                         // 4: the default
+  };
+  const RuleIndex index(rules);
+  EXPECT_EQ(candidates(index, "gpt-4o"), (std::vector<std::int64_t>{0, 1, 2, 4}));
+  EXPECT_EQ(candidates(index, "gpt-4o-mini"), (std::vector<std::int64_t>{1, 2, 3, 4}));
+  EXPECT_EQ(candidates(index, "other"), (std::vector<std::int64_t>{1, 4}));
+  EXPECT_EQ(candidates(index, ""), (std::vector<std::int64_t>{1, 4}));
+}
+
+TEST(RuleIndex, FindStopsAtTheFirstAccepted) {
+  const std::vector<RuleConditions> rules = {{{}, {"m"}, {}}, {{}, {}, {}}, {{}, {"m"}, {}}};
+  const RuleIndex index(rules);
+  int calls = 0;
+  EXPECT_EQ(index.find("m",
+                       [&](std::uint32_t i) {
+                         ++calls;
+                         return i == 1;
+                       }),
+            1);
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(RuleIndex().find("m", [](std::uint32_t) { return true; }), -1);
+}
+
 }  // namespace
 }  // namespace smartlb

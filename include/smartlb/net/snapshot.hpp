@@ -67,16 +67,15 @@ struct Snapshot {
   ClientAuthenticator client_auth;
   std::string config_hash;       // of the config file ("" for env only)
   std::uint64_t generation = 0;  // 1, 2, 3, ... in the order snapshots were made
-  // What matching needs to know of a request, decided once for all rules.
-  bool rules_need_model = false;     // some rule lists models
-  bool rules_need_metadata = false;  // some rule lists metadata
-  bool any_quota = false;            // some target declares a quota (the token estimate is needed)
+  bool any_quota = false;        // some target declares a quota (the token estimate is needed)
+
+  RuleIndex rule_index;  // the rules by model
 
   // The first rule `facts` match, or null (404 model_not_found).
   const Rule* match(const RequestFacts& facts) const {
-    for (const Rule& r : rules)
-      if (r.when.matches(facts)) return &r;
-    return nullptr;
+    const auto i =
+        rule_index.find(facts.model, [&](std::uint32_t k) { return rules[k].when.matches(facts); });
+    return i < 0 ? nullptr : &rules[static_cast<std::size_t>(i)];
   }
 };
 
