@@ -207,7 +207,7 @@ class ForwardJob {
   Task<bool> await_credential(const Target& t);
   void write_request_head(const Target& t);
   void prepare_body(const Target& t);
-  void count_failure(const Target& t);
+  void count_failure(const Target& t, AttemptRecord& a);
   Task<bool> reply_error(http::status status, std::string_view code, std::string_view message);
   Task<AttemptResult> attempt(const Target& t);
   Task<void> drain_or_close(UpstreamPtr conn, ResponseReader& p);
@@ -674,12 +674,13 @@ Task<bool> ForwardJob::reply_unavailable() {
 }
 
 // A failover outcome counts against the target's failure_tolerance, when it has one.
-void ForwardJob::count_failure(const Target& t) {
+void ForwardJob::count_failure(const Target& t, AttemptRecord& a) {
   if (!t.route.allowed_failures_per_minute) return;
   const std::string_view deployment = t.member.effective_deployment(model_);
   if (!s_.breakers.record(t.member.id, deployment, *t.route.allowed_failures_per_minute, s_.clock.now()))
     return;
   states_.hold(t.member, model_, FailureCause::FailureTolerance, t.route.breaker_cooldown);
+  a.breaker_tripped = true;
   spdlog::warn("target {} failed more than {} time(s) in a minute: out for {} s (failure_tolerance)",
                t.route.target_id, *t.route.allowed_failures_per_minute,
                std::chrono::duration_cast<std::chrono::seconds>(t.route.breaker_cooldown).count());
@@ -726,7 +727,7 @@ Task<bool> ForwardJob::run() {
     if (!r.conn) {
       a.cause = r.verdict.cause;
       a.cooldown_ms = states_.record_failure(t->member, model_, r.verdict, std::nullopt).count();
-      count_failure(*t);
+      count_failure(*t, a);
       spdlog::warn("backend {} failed ({}: {}); cooling down {} ms, failing over", t->config.name,
                    to_string(r.verdict.cause), r.detail, a.cooldown_ms);
       continue;
@@ -740,7 +741,7 @@ Task<bool> ForwardJob::run() {
       const Verdict v = judge_throttle_hint(judged, hint, t->member.quota_window);
       a.cause = v.cause;
       a.cooldown_ms = states_.record_failure(t->member, model_, v, hint, sent).count();
-      count_failure(*t);
+      count_failure(*t, a);
       if (v.cause == FailureCause::AuthRejected && snap_.prepared[t->route.backend].entra)
         snap_.prepared[t->route.backend].entra->request_refresh();  // a revoked token: get a new one
       if (v.cause == FailureCause::QuotaExhausted)

@@ -202,7 +202,7 @@ void Metrics::on_request(const RequestRecord& rec) {
     std::uint64_t key;
     std::uint64_t by;
   };
-  std::array<Inc, RequestRecord::kMaxAttempts * 3 + 4> incs;
+  std::array<Inc, RequestRecord::kMaxAttempts * 4 + 4> incs;
   std::size_t n_incs = 0;
   const auto add = [&](CounterKind k, std::uint32_t b, std::uint32_t d, std::uint32_t code,
                        std::uint64_t by) {
@@ -232,6 +232,8 @@ void Metrics::on_request(const RequestRecord& rec) {
     B.last_at.store(rec.end, std::memory_order_relaxed);
     add(CounterKind::Failovers, b, d, static_cast<std::uint32_t>(a.cause), 1);
     if (a.cooldown_ms > 0) add(CounterKind::CooldownsStarted, b, d, static_cast<std::uint32_t>(a.cause), 1);
+    if (a.breaker_tripped)
+      add(CounterKind::CooldownsStarted, b, d, static_cast<std::uint32_t>(FailureCause::FailureTolerance), 1);
   }
   if (rec.attempt_count > 0) attempts_->observe(static_cast<double>(rec.attempt_count));
 

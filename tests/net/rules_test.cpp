@@ -9,6 +9,7 @@
 #include "http_client.hpp"
 #include "mock_backend.hpp"
 #include "proxy_harness.hpp"
+#include "record_observer.hpp"
 #include "smartlb/config/config_file.hpp"
 
 namespace smartlb::testing {
@@ -147,6 +148,43 @@ rules:
   EXPECT_EQ(b.last_request().body, body) << "the next target starts again from the client's body";
   // The 429 cooled down (a, "m"): the state is kept under the model the client asked for.
   EXPECT_FALSE(p.server->states().available(p.server->snapshot()->rules[0].table.member(0), "m"));
+}
+
+TEST(Rules, FailureToleranceTakesATargetOutForItsCooldownPeriod) {
+  MockBackend a([](const SeenRequest&) { return MockReply{500, {}, "{}"}; });
+  MockBackend b([](const SeenRequest&) { return ok("b"); });
+  LastRecord last;  // outlives the server
+  ProxyHarness p;
+  load(p, std::string(kBackends) + R"(
+targets: [{id: a/m, backend: a}, {id: b/m, backend: b}]
+rules:
+  - id: r
+    type: priority-based-routing
+    load_balance_targets: [{target: a/m, priority: 1}, {target: b/m, priority: 2}]
+model_configs:
+  - {model: a/m, failure_tolerance: {allowed_failures_per_minute: 1, cooldown_period_minutes: 30}}
+)",
+       a, b);
+  p.start(&last);
+  const std::string path = "/openai/deployments/m/chat/completions?api-version=1";
+  const PoolMember& target_a = p.server->snapshot()->rules[0].table.member(0);
+  EXPECT_EQ(http_call(p.port(), "POST", path, {}, "{}").body, R"({"from":"b"})");
+  auto first = last.await();
+  ASSERT_TRUE(first);
+  EXPECT_FALSE(first->attempts[0].breaker_tripped) << "one failure is allowed";
+  p.clock.advance(std::chrono::seconds(11));  // past the 500's own cooldown
+  EXPECT_TRUE(p.server->states().available(target_a, "m"));
+  EXPECT_EQ(http_call(p.port(), "POST", path, {}, "{}").body, R"({"from":"b"})");
+  auto second = last.await(2);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->attempts[0].cause, FailureCause::ServerError);
+  EXPECT_TRUE(second->attempts[0].breaker_tripped) << "the second failure in a minute trips it";
+  const CooldownView cooldown = p.server->states().deployment_cooldown(target_a, "m");
+  EXPECT_EQ(cooldown.cause, FailureCause::FailureTolerance);
+  EXPECT_GE(cooldown.until - p.clock.now(), std::chrono::nanoseconds(std::chrono::minutes(29)).count());
+  p.clock.advance(std::chrono::minutes(10));
+  EXPECT_FALSE(p.server->states().available(target_a, "m")) << "out for the cooldown period, not 10 s";
+  EXPECT_EQ(a.request_count(), 2u);
 }
 
 TEST(Rules, AReloadUnderContinuousTrafficLosesNoRequest) {

@@ -14,21 +14,21 @@ class LastRecord final : public RequestObserver {
   void on_request(const RequestRecord& rec) override {
     std::lock_guard lock(mutex_);
     last_ = rec;
-    finished_ = true;
+    ++finished_;
     cv_.notify_all();
   }
-  // The record once a request has finished (nullopt after a safety deadline: a hang, not a
-  // timing assertion).
-  std::optional<RequestRecord> await() {
+  // The last record once `n` requests have finished (nullopt after a safety deadline: a hang,
+  // not a timing assertion).
+  std::optional<RequestRecord> await(std::size_t n = 1) {
     std::unique_lock lock(mutex_);
-    if (!cv_.wait_for(lock, std::chrono::seconds(60), [&] { return finished_; })) return std::nullopt;
+    if (!cv_.wait_for(lock, std::chrono::seconds(60), [&] { return finished_ >= n; })) return std::nullopt;
     return last_;
   }
 
  private:
   std::mutex mutex_;
   std::condition_variable cv_;
-  bool finished_ = false;
+  std::size_t finished_ = 0;
   RequestRecord last_;
 };
 

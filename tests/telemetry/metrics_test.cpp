@@ -111,6 +111,21 @@ std::uint64_t responses(const MetricsSnapshot& s, std::uint32_t backend, std::ui
 
 std::uint32_t transport(FailureCause c) { return kUpstreamTransport + static_cast<std::uint32_t>(c); }
 
+TEST(Metrics, ABreakerTripCountsAsAFailureToleranceCooldown) {
+  Metrics m({{"east", ""}, {"west", ""}});
+  RequestRecord r = failed_over("gpt-4o");
+  r.attempts[0].breaker_tripped = true;
+  m.on_request(r);
+  const MetricsSnapshot s = m.snapshot();
+  const auto d = dep(s, "gpt-4o");
+  const auto tolerance = static_cast<std::uint32_t>(FailureCause::FailureTolerance);
+  EXPECT_EQ(s.counter(CounterKind::CooldownsStarted, 0, d, tolerance), 1u);
+  EXPECT_EQ(
+      s.counter(CounterKind::CooldownsStarted, 0, d, static_cast<std::uint32_t>(FailureCause::Throttled)), 1u)
+      << "beside the 429's own cooldown";
+  EXPECT_EQ(s.counter(CounterKind::Failovers, 0, d, tolerance), 0u) << "the attempt failed over as a 429";
+}
+
 TEST(Metrics, UpstreamResponsesCountEachAttemptByBackendAndStatus) {
   Metrics m({{"east", ""}, {"west", ""}});
   m.on_request(failed_over("gpt-4o"));  // east 429, then west 200

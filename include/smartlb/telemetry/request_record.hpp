@@ -16,7 +16,8 @@ struct AttemptRecord {
   unsigned status = 0;                      // 0 when no response header arrived
   FailureCause cause = FailureCause::None;  // None: the attempt served the client
   std::int64_t cooldown_ms = 0;
-  std::int64_t ttfb_us = 0;  // request sent -> response header read
+  std::int64_t ttfb_us = 0;      // request sent -> response header read
+  bool breaker_tripped = false;  // this failure tripped the target's failure_tolerance breaker
 };
 
 struct RequestRecord {
