@@ -133,6 +133,15 @@ class Reader {
     return out;
   }
 
+  // A name (backend, client, quota group): 1-64 characters of A-Z a-z 0-9 . _ -.
+  std::optional<std::string> name(const std::string& path, const YAML::Node& n) {
+    auto s = string(path, n);
+    if (s && !is_valid_name(*s)) {
+      error(path, n, "must be 1-64 characters of A-Z a-z 0-9 . _ -, got " + smartlb::quoted(*s));
+      return std::nullopt;
+    }
+    return s;
+  }
   std::optional<long long> integer(const std::string& path, const YAML::Node& n, long long lo, long long hi,
                                    const std::string& what) {
     long long v = 0;
@@ -288,12 +297,8 @@ void read_backends(Reader& r, const EnvMap& env, const YAML::Node& list, Config&
     b.key_setting = key_path(path, "api_key");
     if (const auto name = n["name"]; !name) {
       r.error(key_path(path, "name"), n, "is required");
-    } else if (auto s = r.string(key_path(path, "name"), name)) {
-      if (!is_valid_name(*s))
-        r.error(key_path(path, "name"), name,
-                "must be 1-64 characters of A-Z a-z 0-9 . _ -, got " + smartlb::quoted(*s));
-      else
-        b.name = *s;
+    } else if (auto s = r.name(key_path(path, "name"), name)) {
+      b.name = *s;
     }
     if (const auto url = n["url"]; !url) {
       r.error(key_path(path, "url"), n, "is required");
@@ -320,13 +325,7 @@ void read_backends(Reader& r, const EnvMap& env, const YAML::Node& list, Config&
     }
     read_entra(r, env, path, n, b);
     if (const auto v = n["quota_group"])
-      if (auto g = r.string(key_path(path, "quota_group"), v)) {
-        if (!is_valid_name(*g))
-          r.error(key_path(path, "quota_group"), v,
-                  "must be 1-64 characters of A-Z a-z 0-9 . _ -, got " + smartlb::quoted(*g));
-        else
-          b.quota_group = *g;
-      }
+      if (auto g = r.name(key_path(path, "quota_group"), v)) b.quota_group = *g;
     if (const auto v = n["priority"])
       if (auto x = r.integer(key_path(path, "priority"), v, -1'000'000, 1'000'000, "an integer"))
         b.priority = static_cast<int>(*x);
@@ -417,13 +416,7 @@ void read_targets(Reader& r, const YAML::Node& list, Config& cfg) {
     }
     t.aliases = r.strings(key_path(path, "aliases"), n["aliases"]);
     if (const auto v = n["quota_group"])
-      if (auto g = r.string(key_path(path, "quota_group"), v)) {
-        if (!is_valid_name(*g))
-          r.error(key_path(path, "quota_group"), v,
-                  "must be 1-64 characters of A-Z a-z 0-9 . _ -, got " + smartlb::quoted(*g));
-        else
-          t.quota_group = *g;
-      }
+      if (auto g = r.name(key_path(path, "quota_group"), v)) t.quota_group = *g;
     if (ok) cfg.policy.targets.push_back(std::move(t));
   }
 }
@@ -443,12 +436,8 @@ void read_clients(Reader& r, const YAML::Node& list, Config& cfg) {
     if (const auto name = n["name"]; !name) {
       r.error(key_path(path, "name"), n, "is required");
       ok = false;
-    } else if (auto s = r.string(key_path(path, "name"), name)) {
-      if (!is_valid_name(*s)) {
-        r.error(key_path(path, "name"), name,
-                "must be 1-64 characters of A-Z a-z 0-9 . _ -, got " + smartlb::quoted(*s));
-        ok = false;
-      } else if (!names.insert(*s).second) {
+    } else if (auto s = r.name(key_path(path, "name"), name)) {
+      if (!names.insert(*s).second) {
         r.error(key_path(path, "name"), name,
                 "duplicates another client's name " + smartlb::quoted(*s) +
                     (s->rfind("client-", 0) == 0 ? " (CLIENT_API_KEYS names its keys client-1, client-2, ...)"

@@ -322,9 +322,9 @@ std::optional<std::string_view> ForwardJob::match_rule() {
     affinity_key_ = req_.fields.get("x-smartlb-affinity");
     if (affinity_key_.empty() && model_in_body_) {
       static constexpr std::string_view kKeys[] = {"prompt_cache_key", "user"};
-      std::optional<std::string_view> found[2];
-      if (top_level_strings(req_.body, kKeys, found))
-        affinity_key_ = found[0] ? *found[0] : found[1].value_or("");
+      std::optional<std::string_view> values[2];
+      if (top_level_strings(req_.body, kKeys, values))
+        affinity_key_ = values[0] ? *values[0] : values[1].value_or("");
     }
   }
   return std::nullopt;
