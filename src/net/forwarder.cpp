@@ -412,10 +412,7 @@ void ForwardJob::prepare_body(const Target& t) {
   body_ = req_.body;
   const bool rename = model_in_body_ && !t.route.upstream_name.empty() && model_ != t.route.upstream_name;
   if (t.route.overrides.empty() && !rename) return;
-  std::vector<BodyEdit>& edits = buffers_.edits;
-  edits.assign(t.route.overrides.begin(), t.route.overrides.end());
-  if (rename) edits.push_back(BodyEdit{"model", json_string(t.route.upstream_name)});
-  if (auto edited = edit_json_body(req_.body, edits)) {
+  if (auto edited = edit_json_body(req_.body, rename ? t.route.renamed : t.route.overrides)) {
     buffers_.edited_body = std::move(*edited);
     body_ = buffers_.edited_body;
   }

@@ -129,6 +129,9 @@ std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids
       route.target_id = t->second->id;
       route.upstream_name = t->second->upstream_name;
       for (const auto& [key, value] : rt.override_params) route.overrides.push_back(BodyEdit{key, value});
+      route.renamed = route.overrides;
+      if (!route.upstream_name.empty())
+        route.renamed.push_back(BodyEdit{"model", json_string(route.upstream_name)});
       route.allowed_failures_per_minute = t->second->allowed_failures_per_minute;
       route.breaker_cooldown = std::chrono::duration_cast<Nanos>(t->second->breaker_cooldown);
       rule.route.push_back(std::move(route));

@@ -39,9 +39,10 @@ struct RouteTarget {
   std::size_t backend = 0;    // position in Snapshot::backends
   std::string target_id;      // as configured ("eastus/gpt-4o"; the backend's name in the default rule)
   std::string upstream_name;  // replaces the client's deployment or body model ("": kept)
-  // override_params, then the body model's rename: top-level members set or removed. Empty
-  // when neither applies (the client's body goes as it is).
-  std::vector<BodyEdit> overrides;
+  // override_params: top-level body members set or removed (empty: the client's body goes as
+  // it is). `renamed` is the same followed by the body's `model` set to `upstream_name`, for
+  // OpenAI-style requests; both are made once here, not per request.
+  std::vector<BodyEdit> overrides, renamed;
   std::optional<std::uint32_t> allowed_failures_per_minute;  // failure_tolerance
   Nanos breaker_cooldown{0};
 };

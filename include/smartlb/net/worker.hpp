@@ -145,7 +145,6 @@ struct ForwardBuffers {
   std::string request_head;   // rebuilt for each attempt
   std::string response_head;
   std::string edited_body;             // the body with a target's overrides, when it has some
-  std::vector<BodyEdit> edits;         // a target's overrides and model rename
   std::vector<MetadataPair> metadata;  // x-smartlb-metadata's members
 };
 
