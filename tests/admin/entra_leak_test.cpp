@@ -7,10 +7,9 @@
 #include <memory>
 #include <regex>
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <nlohmann/json.hpp>
 
+#include "admin_daemon.hpp"
 #include "child_process.hpp"
 #include "http_client.hpp"
 #include "mock_backend.hpp"
@@ -32,12 +31,6 @@ const std::string kIdentityHeader = "header-leakcanary-a5d8c2e7f1b04963";
 void expect_no_secret(const std::string& where, const std::string& text) {
   for (const std::string& s : {kToken, kSecret, kIdentityHeader, std::string("leakcanary")})
     EXPECT_EQ(text.find(s), std::string::npos) << "'" << s << "' found in " << where;
-}
-
-std::uint16_t free_port() {
-  boost::asio::io_context ioc;
-  boost::asio::ip::tcp::acceptor a(ioc, {boost::asio::ip::make_address("127.0.0.1"), 0});
-  return a.local_endpoint().port();
 }
 
 TEST(EntraLeak, TokensAndSecretsNeverAppearInLogsStatusOrMetrics) {
@@ -80,21 +73,11 @@ TEST(EntraLeak, TokensAndSecretsNeverAppearInLogsStatusOrMetrics) {
                            "LOG_LEVEL=trace"});
     return env;
   };
-  std::unique_ptr<ChildProcess> child;
-  std::string api_port;
-  std::uint16_t admin_port = 0;
-  for (int attempt = 0; attempt < 5 && api_port.empty(); ++attempt) {
-    admin_port = free_port();
-    child =
-        std::make_unique<ChildProcess>(SMARTLB_BINARY, std::vector<std::string>{}, environment(admin_port));
-    api_port = child->await_match(std::regex(R"(listening on 127\.0\.0\.1:(\d+))"));
-    if (api_port.empty() && child->output().find("Address already in use") == std::string::npos) break;
-  }
-  ChildProcess& d = *child;
-  ASSERT_FALSE(api_port.empty()) << d.output();
-  ASSERT_FALSE(d.await_match(std::regex(R"(admin endpoints .* on 127\.0\.0\.1:(\d+))")).empty())
-      << d.output();
-  const auto port = static_cast<std::uint16_t>(std::stoi(api_port));
+  const testing::AdminDaemon started = testing::start_with_admin_port(environment);
+  ChildProcess& d = *started.child;
+  ASSERT_NE(started.api_port, 0) << d.output();
+  const std::uint16_t port = started.api_port;
+  const std::uint16_t admin_port = started.admin_port;
 
   const auto r = http_call(port, "POST", "/openai/deployments/gpt-4o/chat/completions?api-version=2024-06-01",
                            {}, R"({"messages":[]})");

@@ -7,10 +7,9 @@
 #include <memory>
 #include <regex>
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <nlohmann/json.hpp>
 
+#include "admin_daemon.hpp"
 #include "admin_promtool.hpp"
 #include "child_process.hpp"
 #include "http_client.hpp"
@@ -50,12 +49,6 @@ MockReply json_reply(unsigned status, std::string body) {
   return {status, {{"Content-Type", "application/json"}}, std::move(body)};
 }
 
-std::uint16_t free_port() {
-  boost::asio::io_context ioc;
-  boost::asio::ip::tcp::acceptor a(ioc, {boost::asio::ip::make_address("127.0.0.1"), 0});
-  return a.local_endpoint().port();
-}
-
 class KeyLeakTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(KeyLeakTest, ConfiguredKeysNeverAppearInLogsStatusOrMetrics) {
@@ -80,24 +73,11 @@ TEST_P(KeyLeakTest, ConfiguredKeysNeverAppearInLogsStatusOrMetrics) {
                            "LOG_FORMAT=" + log_format});
     return env;
   };
-  // ADMIN_PORT needs a fixed number, and a port found free can be taken by a test running in
-  // parallel before smartlb binds it: then smartlb refuses to start, and the test tries again.
-  std::unique_ptr<ChildProcess> child;
-  std::string api_port;
-  std::uint16_t admin_port = 0;
-  for (int attempt = 0; attempt < 5 && api_port.empty(); ++attempt) {
-    admin_port = free_port();
-    child =
-        std::make_unique<ChildProcess>(SMARTLB_BINARY, std::vector<std::string>{}, environment(admin_port));
-    api_port = child->await_match(std::regex(R"(listening on 127\.0\.0\.1:(\d+))"));
-    if (api_port.empty() && child->output().find("Address already in use") == std::string::npos) break;
-  }
-  ChildProcess& d = *child;
-  ASSERT_FALSE(api_port.empty()) << d.output();
-  ASSERT_EQ(d.await_match(std::regex(R"(admin endpoints .* on 127\.0\.0\.1:(\d+))")),
-            std::to_string(admin_port))
-      << d.output();
-  const auto port = static_cast<std::uint16_t>(std::stoi(api_port));
+  const testing::AdminDaemon started = testing::start_with_admin_port(environment);
+  ChildProcess& d = *started.child;
+  ASSERT_NE(started.api_port, 0) << d.output();
+  const std::uint16_t port = started.api_port;
+  const std::uint16_t admin_port = started.admin_port;
 
   const std::string body = R"({"messages":[{"role":"user","content":"hi"}]})";
   const auto r1 =

@@ -1,6 +1,7 @@
 // Declared quotas: the proxy routes ahead of a backend's 429 instead of discovering it.
 #include <gtest/gtest.h>
 
+#include "chat_request.hpp"
 #include "http_client.hpp"
 #include "mock_backend.hpp"
 #include "proxy_harness.hpp"
@@ -9,11 +10,6 @@ namespace smartlb::testing {
 namespace {
 
 using namespace std::chrono_literals;
-
-const std::string kChat = "/openai/deployments/gpt-4o/chat/completions?api-version=1";
-// 400 characters of content (100 tokens) + max_tokens 100 = 200 tokens a request.
-const std::string kBody =
-    R"({"messages":[{"role":"user","content":")" + std::string(400, 'x') + R"("}],"max_tokens":100})";
 
 TEST(Quota, BackendAtDeclaredQuotaIsSkippedWithoutAnUpstream429) {
   MockBackend primary([](const SeenRequest&) { return MockReply{200, {}, "primary"}; });

@@ -4,6 +4,7 @@
 
 #include <atomic>
 
+#include "chat_request.hpp"
 #include "http_client.hpp"
 #include "mock_backend.hpp"
 #include "proxy_harness.hpp"
@@ -12,11 +13,6 @@ namespace smartlb::testing {
 namespace {
 
 using namespace std::chrono_literals;
-
-const std::string kChat = "/openai/deployments/gpt-4o/chat/completions?api-version=1";
-// 400 characters of content (100 tokens) + max_tokens 100 = 200 tokens a request.
-const std::string kBody =
-    R"({"messages":[{"role":"user","content":")" + std::string(400, 'x') + R"("}],"max_tokens":100})";
 
 // A backend whose first answer is a 429 naming the end of its window (1 s away), and whose
 // later answers say only 150 tokens remain.
