@@ -36,7 +36,8 @@ inline AdminDaemon start_with_admin_port(
   std::string api;
   for (int attempt = 0; attempt < 5 && api.empty(); ++attempt) {
     d.admin_port = free_port();
-    d.child = std::make_unique<ChildProcess>(SMARTLB_BINARY, std::vector<std::string>{}, environment(d.admin_port));
+    d.child =
+        std::make_unique<ChildProcess>(SMARTLB_BINARY, std::vector<std::string>{}, environment(d.admin_port));
     api = d.child->await_match(std::regex(R"(listening on 127\.0\.0\.1:(\d+))"));
     if (api.empty() && d.child->output().find("Address already in use") == std::string::npos) break;
   }
