@@ -60,11 +60,35 @@ struct AdminServer::Impl {
               c.last_error};
     p.config_hash = snapshot->config_hash;
     p.rules = rule_status(*snapshot);
+    p.budgets = budget_status();
     p.started = started;
     p.ready = server.port() != 0;
     p.draining = server.draining();
     return p;
   }
+
+  std::vector<BudgetStatus> budget_status() const {
+    const Clock& clock = server.states().clock();
+    const BudgetTime t{clock.now(), clock.wall_now()};
+    std::vector<BudgetStatus> out;
+    for (const auto& e : server.budgets().entries()) {
+      if (out.size() == kMaxBudgetsShown) break;
+      BudgetStatus b;
+      const BudgetKeyParts parts = split_budget_key(e.key);
+      b.owner = parts.caller.empty() ? parts.owner : "subject-caller";
+      b.name = parts.name;
+      b.principal = parts.caller;
+      b.limits = e.budget->limits();
+      const ClientBudget::State s = e.budget->state(t);
+      b.tokens_minute = s.tokens_minute_used;
+      b.requests_minute = s.requests_minute_used;
+      b.tokens_day = s.tokens_day_used;
+      b.tokens_month = s.tokens_month_used;
+      out.push_back(std::move(b));
+    }
+    return out;
+  }
+  static constexpr std::size_t kMaxBudgetsShown = 500;
 
   std::vector<RuleStatus> rule_status(const net::Snapshot& snapshot) const {
     const BackendStates& states = server.states();

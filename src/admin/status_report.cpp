@@ -265,10 +265,26 @@ std::string render_prometheus(const MetricsSnapshot& m, const PoolSnapshot& p) {
         v);
   });
   w.family("smartlb_client_throttled_total", "counter",
-           "429 answers sent to clients (every backend was rate limited), by deployment.");
+           "429 answers sent to clients, by deployment and cause: upstream (every backend was rate "
+           "limited) or client_limit (one of the client's budgets).");
   each(CounterKind::ClientThrottled, [&](const CounterKey& k, std::uint64_t v) {
-    w.sample("smartlb_client_throttled_total", L{{"deployment", dep(k.deployment)}}, v);
+    w.sample("smartlb_client_throttled_total",
+             L{{"deployment", dep(k.deployment)}, {"cause", k.code == 1 ? "client_limit" : "upstream"}}, v);
   });
+  w.family("smartlb_client_requests_total", "counter",
+           "Requests by client (its configured name, never a key).");
+  for (const auto& c : m.clients)
+    w.sample("smartlb_client_requests_total", L{{"client", c.name}}, c.requests);
+  w.family("smartlb_client_tokens_total", "counter",
+           "Tokens the answers to a client reported using, by client and kind (prompt, completion).");
+  for (const auto& c : m.clients) {
+    w.sample("smartlb_client_tokens_total", L{{"client", c.name}, {"kind", "prompt"}}, c.prompt_tokens);
+    w.sample("smartlb_client_tokens_total", L{{"client", c.name}, {"kind", "completion"}},
+             c.completion_tokens);
+  }
+  w.family("smartlb_client_limited_total", "counter",
+           "Requests a client's own budgets refused (429 rate_limit_exceeded; no backend was called).");
+  for (const auto& c : m.clients) w.sample("smartlb_client_limited_total", L{{"client", c.name}}, c.limited);
   w.family("smartlb_client_aborted_total", "counter",
            "Requests the client abandoned before the end of the response.");
   w.sample("smartlb_client_aborted_total", L{}, m.client_aborted);
@@ -623,6 +639,22 @@ nlohmann::json build_status(const MetricsSnapshot& m, const PoolSnapshot& p) {
   }
   config["rules"] = std::move(rules);
   doc["config"] = std::move(config);
+  json budgets = json::array();
+  for (const BudgetStatus& b : p.budgets) {
+    json limits = json::object(), used = json::object();
+    const auto dimension = [&](const char* name, std::int64_t limit, std::int64_t value) {
+      if (limit) limits[name] = limit;
+      used[name] = value;
+    };
+    dimension("tokens_per_minute", b.limits.tokens_per_minute, b.tokens_minute);
+    dimension("requests_per_minute", b.limits.requests_per_minute, b.requests_minute);
+    dimension("tokens_per_day", b.limits.tokens_per_day, b.tokens_day);
+    dimension("tokens_per_month", b.limits.tokens_per_month, b.tokens_month);
+    json jb = {{"owner", b.owner}, {"name", b.name}, {"limits", limits}, {"used", used}};
+    if (!b.principal.empty()) jb["caller"] = b.principal;
+    budgets.push_back(std::move(jb));
+  }
+  doc["budgets"] = std::move(budgets);
   return doc;
 }
 

@@ -67,7 +67,7 @@ std::optional<ClientIdentity> ClientAuthenticator::identify(std::string_view api
   if (!c && authorization.size() > bearer.size() && authorization.substr(0, bearer.size()) == bearer)
     c = match(authorization.substr(bearer.size()));
   if (!c) return std::nullopt;
-  return ClientIdentity{c->name, c->subjects};
+  return ClientIdentity{c->name, c->subjects, c->name};
 }
 
 }  // namespace smartlb

@@ -266,6 +266,13 @@ ConfigLoadResult load_config_from_env(const EnvMap& env, bool require_backends) 
     if (cfg.client_api_keys.empty() && p.errors.empty())
       p.error("CLIENT_API_KEYS", "is set but holds no key");
   }
+  // A budget for every client (each its own): the environment's form of subject_limits "*".
+  ClientLimits every_client;
+  read_int(env, p, "CLIENT_TOKENS_PER_MINUTE", 1, 1'000'000'000'000ll, every_client.tokens_per_minute);
+  read_int(env, p, "CLIENT_REQUESTS_PER_MINUTE", 1, 1'000'000'000ll, every_client.requests_per_minute);
+  read_int(env, p, "CLIENT_TOKENS_PER_DAY", 1, 1'000'000'000'000'000ll, every_client.tokens_per_day);
+  read_int(env, p, "CLIENT_TOKENS_PER_MONTH", 1, 1'000'000'000'000'000ll, every_client.tokens_per_month);
+  if (every_client.any()) cfg.policy.subject_limits.push_back(SubjectLimit{"*", false, every_client});
   if (const std::string* v = lookup(env, "UPSTREAM_CA_FILE")) {
     if (v->empty() || ::access(v->c_str(), R_OK) != 0)
       p.error("UPSTREAM_CA_FILE", "cannot read the file " + quoted(*v));

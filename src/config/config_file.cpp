@@ -19,14 +19,17 @@
 namespace smartlb {
 namespace {
 
-constexpr std::string_view kTopKeys[] = {"name",    "type",  "backends",     "targets",
-                                         "clients", "rules", "model_configs"};
+constexpr std::string_view kTopKeys[] = {"name",    "type",  "backends",      "targets",
+                                         "clients", "rules", "model_configs", "subject_limits"};
 constexpr std::string_view kBackendKeys[] = {
     "name", "url", "api_key",         "auth",  "priority",   "weight",
     "tpm",  "rpm", "deployment_name", "entra", "quota_group"};
 constexpr std::string_view kEntraKeys[] = {"source", "scope", "client_id"};
 constexpr std::string_view kTargetKeys[] = {"id", "backend", "deployment", "model", "aliases", "quota_group"};
-constexpr std::string_view kClientKeys[] = {"name", "key", "key_sha256", "subjects"};
+constexpr std::string_view kClientKeys[] = {"name", "key", "key_sha256", "subjects", "limits"};
+constexpr std::string_view kClientLimitKeys[] = {"tokens_per_minute", "requests_per_minute", "tokens_per_day",
+                                                 "tokens_per_month"};
+constexpr std::string_view kSubjectLimitKeys[] = {"subject", "shared", "limits"};
 constexpr std::string_view kRuleKeys[] = {
     "id", "type", "when", "load_balance_targets", "config", "affinity", "slow_start_seconds"};
 constexpr std::string_view kWhenKeys[] = {"subjects", "models", "metadata"};
@@ -421,6 +424,77 @@ void read_targets(Reader& r, const YAML::Node& list, Config& cfg) {
   }
 }
 
+// A budget (`limits` of a client or a subject): at least one limit, each a positive integer.
+ClientLimits read_limits(Reader& r, const std::string& path, const YAML::Node& n) {
+  ClientLimits l;
+  if (!r.is_map(path, n)) return l;
+  r.check_keys(path, n, kClientLimitKeys);
+  const auto read = [&](std::string_view key, long long hi, std::int64_t& out) {
+    if (const auto v = n[std::string(key)])
+      if (auto x = r.integer(key_path(path, key), v, 1, hi, "a positive integer")) out = *x;
+  };
+  read("tokens_per_minute", 1'000'000'000'000ll, l.tokens_per_minute);
+  read("requests_per_minute", 1'000'000'000ll, l.requests_per_minute);
+  read("tokens_per_day", 1'000'000'000'000'000ll, l.tokens_per_day);
+  read("tokens_per_month", 1'000'000'000'000'000ll, l.tokens_per_month);
+  if (!l.any() && n.size() == 0)
+    r.error(path, n,
+            "needs at least one of tokens_per_minute, requests_per_minute, tokens_per_day, tokens_per_month");
+  return l;
+}
+
+void read_subject_limits(Reader& r, const YAML::Node& list, Config& cfg) {
+  if (!r.is_list("subject_limits", list) || !list) return;
+  std::set<std::pair<std::string, bool>> seen;
+  for (const auto& s : cfg.policy.subject_limits) seen.emplace(s.subject, s.shared);
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string path = index_path("subject_limits", i);
+    const YAML::Node n = list[i];
+    if (!r.is_map(path, n)) continue;
+    r.check_keys(path, n, kSubjectLimitKeys);
+    SubjectLimit s;
+    bool ok = true;
+    if (const auto v = n["subject"]; !v) {
+      r.error(key_path(path, "subject"), n,
+              "is required (a subject such as team:search, or * for every caller)");
+      ok = false;
+    } else if (auto x = r.string(key_path(path, "subject"), v); x && !x->empty()) {
+      s.subject = *x;
+    } else {
+      if (x) r.error(key_path(path, "subject"), v, "must not be empty");
+      ok = false;
+    }
+    if (const auto v = n["shared"]) {
+      if (auto b = r.boolean(key_path(path, "shared"), v))
+        s.shared = *b;
+      else
+        ok = false;
+    }
+    if (const auto v = n["limits"]; !v) {
+      r.error(key_path(path, "limits"), n, "is required");
+      ok = false;
+    } else {
+      const std::size_t before = r.errors.size();
+      s.limits = read_limits(r, key_path(path, "limits"), v);
+      ok = ok && r.errors.size() == before;
+    }
+    if (ok && s.subject == "*" && s.shared) {
+      r.error(key_path(path, "shared"), n["shared"],
+              "cannot be true for subject \"*\" (one budget for every caller is a quota on the backends: "
+              "declare it with usage_limits or BACKEND_X_TPM)");
+      ok = false;
+    }
+    if (ok && !seen.emplace(s.subject, s.shared).second) {
+      r.error(key_path(path, "subject"), n["subject"],
+              "a budget for " + smartlb::quoted(s.subject) + (s.shared ? " (shared)" : "") +
+                  " is already declared" +
+                  (s.subject == "*" ? " (CLIENT_TOKENS_PER_MINUTE & co. declare \"*\")" : ""));
+      ok = false;
+    }
+    if (ok) cfg.policy.subject_limits.push_back(std::move(s));
+  }
+}
+
 void read_clients(Reader& r, const YAML::Node& list, Config& cfg) {
   if (!r.is_list("clients", list) || !list) return;
   std::set<std::string> names;
@@ -481,6 +555,11 @@ void read_clients(Reader& r, const YAML::Node& list, Config& cfg) {
       ok = false;
     }
     c.subjects = r.strings(key_path(path, "subjects"), n["subjects"]);
+    if (const auto l = n["limits"]; l && !l.IsNull()) {
+      const std::size_t before = r.errors.size();
+      c.limits = read_limits(r, key_path(path, "limits"), l);
+      ok = ok && r.errors.size() == before;
+    }
     if (ok) cfg.policy.clients.push_back(std::move(c));
   }
 }
@@ -804,6 +883,9 @@ std::map<std::string, std::vector<std::string>> config_file_keys() {
           {"backends.entra", list(kEntraKeys)},
           {"targets", list(kTargetKeys)},
           {"clients", list(kClientKeys)},
+          {"clients.limits", list(kClientLimitKeys)},
+          {"subject_limits", list(kSubjectLimitKeys)},
+          {"subject_limits.limits", list(kClientLimitKeys)},
           {"rules", list(kRuleKeys)},
           {"rules.when", list(kWhenKeys)},
           {"rules.load_balance_targets", list(kRuleTargetKeys)},
@@ -861,6 +943,7 @@ ConfigLoadResult load_config_text(const EnvMap& env, std::string_view text, cons
       read_backends(r, env, root["backends"], cfg);
       read_targets(r, root["targets"], cfg);
       read_clients(r, root["clients"], cfg);
+      read_subject_limits(r, root["subject_limits"], cfg);
       read_rules(r, root["rules"], cfg);
       read_model_configs(r, root["model_configs"], cfg);
     } catch (const YAML::Exception& e) {  // a shape the checks above did not foresee
@@ -984,6 +1067,25 @@ std::string describe_routing(const Config& cfg) {
   const std::size_t clients = cfg.client_api_keys.size() + cfg.policy.clients.size();
   out << "  clients: "
       << (clients ? std::to_string(clients) + " key(s) required" : std::string("anyone (no keys)")) << "\n";
+  const auto limits_text = [](const ClientLimits& l) {
+    std::string t;
+    const auto add = [&](std::int64_t v, const char* what) {
+      if (v) t += (t.empty() ? "" : ", ") + std::to_string(v) + " " + what;
+    };
+    add(l.tokens_per_minute, "tokens/min");
+    add(l.requests_per_minute, "requests/min");
+    add(l.tokens_per_day, "tokens/day");
+    add(l.tokens_per_month, "tokens/month");
+    return t;
+  };
+  for (const auto& c : cfg.policy.clients)
+    if (c.limits.any()) out << "  budget of client " << c.name << ": " << limits_text(c.limits) << "\n";
+  for (const auto& s : cfg.policy.subject_limits)
+    out << "  budget of " << (s.subject == "*" ? std::string("every caller") : "subject " + s.subject)
+        << (s.shared           ? " (shared)"
+            : s.subject == "*" ? " (each its own)"
+                               : " (each caller its own)")
+        << ": " << limits_text(s.limits) << "\n";
   return out.str();
 }
 

@@ -247,6 +247,7 @@ Task<> run_client_session(Worker& w, Socket socket) {
       co_await write_error_reply(stream, bad, std::chrono::seconds(5));
       break;
     }
+    rec.client.assign(client->name);
 
     if (!parser.is_done()) {
       if (head.fields.contains(http::field::expect)) {
@@ -297,7 +298,7 @@ Task<> run_client_session(Worker& w, Socket socket) {
     }
 
     const bool keep =
-        co_await forward_request(w, *snapshot, stream, head, *target, client->subjects, rec, forward_buffers);
+        co_await forward_request(w, *snapshot, stream, head, *target, *client, rec, forward_buffers);
     if (!keep) break;
   }
   stream.socket().shutdown(tcp::socket::shutdown_send, ignored);

@@ -1,12 +1,14 @@
 // The request path, in phases (ForwardJob::run):
 //   prepare   what goes upstream of the client's request, once (fields, body framing, cost)
 //   match     the first rule whose conditions the request meets (none: 404)
+//   admit     the caller's budgets take the request's estimated tokens (over one: 429)
 //   choose    a target from the rule's routing table (its selector), its quota reserved
 //   address   the upstream request head for that target, with its credential, and its body
 //             (the target's override_params and model rename, when it has them)
 //   attempt   send it, read the response head (a pooled connection, or a new one)
 //   judge     fail over at once (and cool the target down), or
 //   relay     the response as it arrives
+//   settle    the caller's budgets are charged the tokens the answer used
 // Accounting (metrics, access log) reads the RequestRecord these phases fill.
 #include <algorithm>
 
@@ -17,6 +19,7 @@
 #include <span>
 
 #include <nlohmann/json.hpp>
+#include "smartlb/clients/budget_admission.hpp"
 #include "smartlb/credentials/entra/token_wait.hpp"
 #include "smartlb/credentials/static_key.hpp"
 
@@ -183,7 +186,7 @@ bool parse_metadata(std::string_view text, std::vector<MetadataPair>& out) {
 class ForwardJob {
  public:
   ForwardJob(Worker& w, const Snapshot& snapshot, TimedSocket& client, RequestHead& req,
-             const RequestTarget& target, std::span<const std::string> subjects, RequestRecord& rec,
+             const RequestTarget& target, const ClientIdentity& caller, RequestRecord& rec,
              ForwardBuffers& buffers)
       : w_(w),
         s_(w.shared),
@@ -193,13 +196,16 @@ class ForwardJob {
         client_(client),
         req_(req),
         target_(target),
-        subjects_(subjects),
+        caller_(caller),
         rec_(rec),
         buffers_(buffers) {}
 
   Task<bool> run();
 
  private:
+  Task<bool> route();
+  Task<std::optional<bool>> admit_to_budgets();
+  void settle_budgets();
   void prepare_request();
   std::optional<std::string_view> match_rule();
   std::optional<Target> choose_target(TriedSet& tried);
@@ -224,7 +230,7 @@ class ForwardJob {
   TimedSocket& client_;
   RequestHead& req_;
   const RequestTarget& target_;
-  std::span<const std::string> subjects_;
+  const ClientIdentity& caller_;
   RequestRecord& rec_;
   ForwardBuffers& buffers_;
 
@@ -241,7 +247,9 @@ class ForwardJob {
   bool head_ = false;
   bool azure_path_ = false;
   bool send_length_ = false;  // Content-Length goes upstream (the body is always buffered)
-  std::int64_t cost_ = 0;     // estimated tokens, only when a quota or a low report can need them
+  std::int64_t cost_ = 0;     // estimated tokens, only when a quota, a low report or a budget needs them
+  bool cost_known_ = false;
+  std::unique_ptr<BudgetAdmission> budget_;  // the caller's budgets, when it has some
 };
 
 std::chrono::seconds ForwardJob::header_timeout() const {
@@ -294,8 +302,10 @@ void ForwardJob::prepare_request() {
   body_ = req_.body;
   // The estimate costs a body scan: only when a declared quota or a backend's low report
   // can turn on it.
-  if (snap_.any_quota || states_.reported_budget_low())
+  if (snap_.any_quota || states_.reported_budget_low()) {
     cost_ = estimate_request_tokens(target_.path, req_.body);
+    cost_known_ = true;
+  }
 }
 
 // The rule this request follows, or the message of the client error that prevents matching.
@@ -313,7 +323,7 @@ std::optional<std::string_view> ForwardJob::match_rule() {
       metadata_bad = !header.empty() && !parse_metadata(header, metadata);
       if (metadata_bad) return true;
     }
-    return r.when.matches(RequestFacts{subjects_, model_, metadata});  // the metadata read so far
+    return r.when.matches(RequestFacts{caller_.subjects, model_, metadata});  // the metadata read so far
   });
   if (metadata_bad) return "The x-smartlb-metadata header must be a JSON object whose values are strings.";
   rule_ = found < 0 ? nullptr : &snap_.rules[static_cast<std::size_t>(found)];
@@ -512,6 +522,7 @@ void ForwardJob::write_response_head(const ResponseHead& res, const Target& t, b
     append_field(head, field.name, field.value);
   }
   append_field(head, "x-smartlb-backend", t.config.name);
+  head.append(buffers_.budget_fields);  // the caller's budget, in the place of the backend's
   if (!rec_.request_id.empty()) append_field(head, "x-request-id", rec_.request_id);
   if (chunked) head.append("Transfer-Encoding: chunked\r\n");
   if (req_.version >= 11 && !keep) head.append("Connection: close\r\n");
@@ -660,6 +671,7 @@ Task<bool> ForwardJob::reply_unavailable() {
   r.version = req_.version;
   r.keep_alive = req_.keep_alive && !w_.draining;
   r.request_id = rec_.request_id;
+  r.extra_fields = buffers_.budget_fields;
   r.retry_after = a.retry_after;
   r.status = static_cast<http::status>(a.status);
   r.type = a.type;
@@ -688,6 +700,7 @@ Task<bool> ForwardJob::reply_error(http::status status, std::string_view code, s
   r.version = req_.version;
   r.keep_alive = req_.keep_alive && !w_.draining;
   r.request_id = rec_.request_id;
+  r.extra_fields = buffers_.budget_fields;
   r.status = status;
   r.code = code;
   r.message = message;
@@ -696,7 +709,59 @@ Task<bool> ForwardJob::reply_error(http::status status, std::string_view code, s
   co_return !ec && r.keep_alive;
 }
 
+// The caller's budgets admit the request with its estimated cost (prompt + max_tokens), or it
+// gets OpenAI's 429 with when to try again, and no backend is called.
+// Returns nothing when admitted, else whether the connection may carry another request.
+Task<std::optional<bool>> ForwardJob::admit_to_budgets() {
+  BudgetPlan::Budgets refs;
+  const std::size_t n = snap_.budgets.budgets_for(caller_, refs);
+  if (n == 0) co_return std::nullopt;
+  if (!cost_known_) {
+    cost_ = estimate_request_tokens(target_.path, req_.body);
+    cost_known_ = true;
+  }
+  budget_ = std::make_unique<BudgetAdmission>(refs, n);
+  const BudgetTime t{s_.clock.coarse_now(), s_.clock.wall_now()};
+  const std::optional<BudgetRefused> refused = budget_->admit(cost_, t);
+  budget_->append_fields(buffers_.budget_fields, t);
+  if (!refused) co_return std::nullopt;
+  rec_.client_limited = true;
+  const std::string message = refusal_message(*refused);
+  ErrorReply r;
+  r.version = req_.version;
+  r.keep_alive = req_.keep_alive && !w_.draining;
+  r.request_id = rec_.request_id;
+  r.extra_fields = buffers_.budget_fields;
+  r.status = http::status::too_many_requests;
+  r.type = counts_tokens(refused->refusal.limit) ? "tokens" : "requests";
+  r.code = "rate_limit_exceeded";
+  r.message = message;
+  r.retry_after = std::chrono::ceil<std::chrono::milliseconds>(refused->refusal.retry_after);
+  rec_.status = 429;
+  const auto ec = co_await write_error_reply(client_, r, cfg_.http_timeout);
+  co_return !ec && r.keep_alive;
+}
+
 Task<bool> ForwardJob::run() {
+  buffers_.budget_fields.clear();
+  const bool keep = co_await route();
+  if (budget_) settle_budgets();
+  co_return keep;
+}
+
+// The budgets are charged what the answer says it used; an answer that used nothing (an error,
+// smartlb's own) gives the tokens back; a success that does not say (a stream without
+// include_usage) keeps the estimate.
+void ForwardJob::settle_budgets() {
+  const BudgetTime t{s_.clock.coarse_now(), s_.clock.wall_now()};
+  if (rec_.prompt_tokens >= 0 || rec_.completion_tokens >= 0)
+    budget_->settle(
+        std::max<std::int64_t>(rec_.prompt_tokens, 0) + std::max<std::int64_t>(rec_.completion_tokens, 0), t);
+  else if (rec_.served_by < 0 || rec_.status / 100 != 2)
+    budget_->settle(0, t);
+}
+
+Task<bool> ForwardJob::route() {
   prepare_request();
   rec_.deployment = model_;
   if (const auto bad = match_rule()) co_return co_await reply_error(http::status::bad_request, "", *bad);
@@ -706,6 +771,8 @@ Task<bool> ForwardJob::run() {
                        : "No routing rule serves the model '" + std::string(model_.substr(0, 128)) + "'.";
     co_return co_await reply_error(http::status::not_found, "model_not_found", message);
   }
+  if (!snap_.budgets.empty())
+    if (const std::optional<bool> refused = co_await admit_to_budgets()) co_return *refused;
   TriedSet tried;
   for (;;) {
     const std::optional<Target> t = choose_target(tried);
@@ -773,9 +840,9 @@ Task<bool> ForwardJob::run() {
 }  // namespace
 
 Task<bool> forward_request(Worker& w, const Snapshot& snapshot, TimedSocket& client, RequestHead& req,
-                           const RequestTarget& target, std::span<const std::string> subjects,
-                           RequestRecord& rec, ForwardBuffers& buffers) {
-  ForwardJob job(w, snapshot, client, req, target, subjects, rec, buffers);
+                           const RequestTarget& target, const ClientIdentity& caller, RequestRecord& rec,
+                           ForwardBuffers& buffers) {
+  ForwardJob job(w, snapshot, client, req, target, caller, rec, buffers);
   co_return co_await job.run();
 }
 

@@ -15,6 +15,13 @@ Task<error_code> write_error_reply(TimedSocket& stream, const ErrorReply& r, std
     res.set("retry-after-ms", std::to_string(ms));
   }
   if (!r.allow.empty()) res.set(http::field::allow, r.allow);
+  for (std::string_view rest = r.extra_fields; !rest.empty();) {
+    const auto end = rest.find("\r\n");
+    const std::string_view line = rest.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 2);
+    if (const auto colon = line.find(": "); colon != std::string_view::npos)
+      res.set(line.substr(0, colon), line.substr(colon + 2));
+  }
   res.body() = openai_error_json(r.message, r.type, r.code);
   res.keep_alive(r.keep_alive);
   res.prepare_payload();

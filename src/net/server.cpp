@@ -87,7 +87,7 @@ struct Server::Impl {
         states(*clock, CooldownPolicy{cfg.default_cooldown, cfg.min_cooldown, cfg.max_cooldown}),
         tls(make_upstream_tls_context(cfg)),
         credentials(*clock, *tls, credential_options(o.observer)),
-        published(make_snapshot(cfg, ids, &latency, &credentials)),
+        published(make_snapshot(cfg, ids, &latency, &credentials, &budgets)),
         shared(cfg, published, states, latency, *clock, *tls, o.observer) {
     states.track(published.current()->table);
   }
@@ -101,6 +101,7 @@ struct Server::Impl {
   LatencyStats latency;
   std::unique_ptr<ssl::context> tls;
   entra::CredentialService credentials;  // Entra ID tokens, refreshed on a thread of its own
+  BudgetRegistry budgets;                // client budgets (survive reloads, like `states`)
   Published<Snapshot> published;
   Shared shared;
   std::vector<std::unique_ptr<Worker>> workers;
@@ -212,12 +213,13 @@ const Config& Server::config() const { return impl_->cfg; }
 std::shared_ptr<const net::Snapshot> Server::snapshot() const { return impl_->published.current(); }
 
 void Server::reload(const Config& cfg) {
-  auto snapshot = make_snapshot(cfg, impl_->ids, &impl_->latency, &impl_->credentials);
+  auto snapshot = make_snapshot(cfg, impl_->ids, &impl_->latency, &impl_->credentials, &impl_->budgets);
   impl_->states.track(snapshot->table);
   impl_->published.publish(std::move(snapshot));
 }
 
 const LatencyStats& Server::latency() const { return impl_->latency; }
+const BudgetRegistry& Server::budgets() const { return impl_->budgets; }
 
 std::vector<std::string> Server::backend_names() const { return impl_->ids.names(); }
 const BackendStates& Server::states() const { return impl_->states; }

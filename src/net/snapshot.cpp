@@ -81,7 +81,8 @@ std::vector<RuleConfig> rules_of(const Config& cfg, std::vector<TargetConfig>& t
 }  // namespace
 
 std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids, const LatencyStats* latency,
-                                              entra::CredentialService* credentials) {
+                                              entra::CredentialService* credentials,
+                                              BudgetRegistry* budgets) {
   auto snap = std::make_shared<Snapshot>();
   snap->backends = cfg.backends;
   std::vector<PoolMember> members;
@@ -149,6 +150,7 @@ std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids
   std::vector<ClientKey> keys = ClientAuthenticator::from_key_list(cfg.client_api_keys);
   for (const ClientConfig& c : cfg.policy.clients) keys.push_back({c.name, c.key, c.subjects, c.key_sha256});
   snap->client_auth = ClientAuthenticator(keys);
+  if (budgets) snap->budgets = BudgetPlan(cfg.policy, *budgets);
   snap->config_hash = cfg.policy.hash;
   static std::atomic<std::uint64_t> generations{0};
   snap->generation = generations.fetch_add(1, std::memory_order_relaxed) + 1;

@@ -34,12 +34,31 @@ bool SlidingWindowBudget::fits(std::int64_t amount, MonoNanos now) {
 
 bool SlidingWindowBudget::try_consume(std::int64_t amount, MonoNanos now) {
   if (!fits(amount, now)) return false;
+  consume(amount, now);
+  return true;
+}
+
+std::int64_t SlidingWindowBudget::consume(std::int64_t amount, MonoNanos now) {
+  advance(now);
   const std::int64_t current = now / bucket_nanos_;
   Bucket& b = ring_[static_cast<std::size_t>(current % static_cast<std::int64_t>(ring_.size()))];
   if (b.index < current) b = Bucket{current, 0};  // empty: advance expired what it held
   b.used += amount;
   used_ += amount;
-  return true;
+  return current;
+}
+
+void SlidingWindowBudget::adjust(std::int64_t bucket, std::int64_t delta, MonoNanos now) {
+  if (delta == 0 || bucket < 0) return;
+  advance(now);
+  Bucket& b = ring_[static_cast<std::size_t>(bucket % static_cast<std::int64_t>(ring_.size()))];
+  if (b.index == bucket) {
+    const std::int64_t applied = std::max(delta, -b.used);
+    b.used += applied;
+    used_ += applied;
+  } else if (delta > 0) {
+    consume(delta, now);
+  }
 }
 
 std::int64_t SlidingWindowBudget::used(MonoNanos now) {

@@ -101,20 +101,27 @@ Metrics::Shard& Metrics::my_shard() {
 
 // ---- deployment labels: lock-free lookups, a mutex only to add one --------------------------
 
-class Metrics::Deployments {
+// Label values interned on first sight, up to a bound (then kOther's fold); found without a
+// lock. For deployments (named by clients) and client names.
+class Metrics::Labels {
  public:
-  Deployments() { owned_.reserve(kMaxDeployments); }
+  Labels(std::size_t max, std::size_t max_bytes)
+      : max_(static_cast<std::uint32_t>(max)),
+        max_bytes_(max_bytes),
+        slots_(std::make_unique<std::atomic<const std::string*>[]>(max)) {
+    owned_.reserve(max);
+  }
 
-  // The label index of `name`; kOther once the table is full.
+  // The label index of `name`; `max` (the fold) once the table is full.
   std::uint32_t find_or_add(std::string_view name, bool* folded) {
-    if (name.size() > kMaxDeploymentLabelBytes) name = name.substr(0, kMaxDeploymentLabelBytes);
+    if (name.size() > max_bytes_) name = name.substr(0, max_bytes_);
     if (auto i = find(name)) return *i;
     std::lock_guard lock(mutex_);
     if (auto i = find(name)) return *i;
     const std::uint32_t n = count_.load(std::memory_order_relaxed);
-    if (n >= kMaxDeployments) {
+    if (n >= max_) {
       if (folded) *folded = true;
-      return kOther;
+      return max_;
     }
     owned_.push_back(std::make_unique<std::string>(name));
     slots_[n].store(owned_.back().get(), std::memory_order_relaxed);
@@ -138,10 +145,17 @@ class Metrics::Deployments {
     return std::nullopt;
   }
 
-  std::array<std::atomic<const std::string*>, kMaxDeployments> slots_{};
+  const std::uint32_t max_;
+  const std::size_t max_bytes_;
+  std::unique_ptr<std::atomic<const std::string*>[]> slots_;
   std::atomic<std::uint32_t> count_{0};
   std::mutex mutex_;
   std::vector<std::unique_ptr<std::string>> owned_;
+};
+
+// A client's counters (by label index; the last one is the fold of clients past kMaxClients).
+struct Metrics::ClientCounters {
+  std::atomic<std::uint64_t> requests{0}, throttled{0}, limited{0}, prompt{0}, completion{0};
 };
 
 // ---- Metrics ------------------------------------------------------------------------------
@@ -150,7 +164,9 @@ Metrics::Metrics(std::vector<BackendInfo> backends)
     : info_(std::make_unique<BackendInfo[]>(kMaxBackends)),
       backends_(std::make_unique<Backend[]>(kMaxBackends)),
       shards_(std::make_unique<Shard[]>(kShards)),
-      deployments_(std::make_unique<Deployments>()),
+      deployments_(std::make_unique<Labels>(kMaxDeployments, kMaxDeploymentLabelBytes)),
+      clients_(std::make_unique<Labels>(kMaxClients, kMaxDeploymentLabelBytes)),
+      client_counters_(std::make_unique<ClientCounters[]>(kMaxClients + 1)),
       attempts_(std::make_unique<Histogram>(kAttemptBuckets.data(), kAttemptBuckets.size())) {
   learn_backends(backends);
 }
@@ -241,7 +257,18 @@ void Metrics::on_request(const RequestRecord& rec) {
   const std::uint32_t sb = served ? static_cast<std::uint32_t>(rec.served_by) : kNoBackend;
   const std::uint32_t sd = served ? deployment_on(sb) : requested;
   add(CounterKind::Requests, sb, sd, rec.status, 1);
-  if (rec.status == 429) add(CounterKind::ClientThrottled, kNoBackend, requested, 0, 1);
+  if (rec.status == 429)
+    add(CounterKind::ClientThrottled, kNoBackend, requested, rec.client_limited ? 1 : 0, 1);
+  if (!rec.client.empty()) {
+    ClientCounters& C = client_counters_[clients_->find_or_add(rec.client, nullptr)];
+    C.requests.fetch_add(1, std::memory_order_relaxed);
+    if (rec.status == 429) C.throttled.fetch_add(1, std::memory_order_relaxed);
+    if (rec.client_limited) C.limited.fetch_add(1, std::memory_order_relaxed);
+    if (rec.prompt_tokens > 0)
+      C.prompt.fetch_add(static_cast<std::uint64_t>(rec.prompt_tokens), std::memory_order_relaxed);
+    if (rec.completion_tokens > 0)
+      C.completion.fetch_add(static_cast<std::uint64_t>(rec.completion_tokens), std::memory_order_relaxed);
+  }
   if (served) {
     Backend& B = backends_[sb];
     B.served.fetch_add(1, std::memory_order_relaxed);
@@ -291,6 +318,19 @@ MetricsSnapshot Metrics::snapshot() const {
   s.last_reload_success = last_reload_success_.load(std::memory_order_relaxed);
   s.deployments_folded = folded_.load(std::memory_order_relaxed);
   s.deployments = deployments_->names();
+  const std::vector<std::string> clients = clients_->names();
+  for (std::size_t i = 0; i <= clients.size() && i <= kMaxClients; ++i) {
+    const ClientCounters& C = client_counters_[i];
+    ClientMetrics c;
+    c.name = i < clients.size() ? clients[i] : "other";
+    c.requests = C.requests.load(std::memory_order_relaxed);
+    if (i == clients.size() && c.requests == 0) break;  // no fold
+    c.throttled = C.throttled.load(std::memory_order_relaxed);
+    c.limited = C.limited.load(std::memory_order_relaxed);
+    c.prompt_tokens = C.prompt.load(std::memory_order_relaxed);
+    c.completion_tokens = C.completion.load(std::memory_order_relaxed);
+    s.clients.push_back(std::move(c));
+  }
   s.attempts = attempts_->snapshot();
   for (std::size_t i = 0; i < kShards; ++i) {
     Shard& sh = shards_[i];

@@ -167,7 +167,7 @@ TEST_F(AdminServerTest, MetricsAndStatusAfterFailoverStreamAndThrottling) {
   };
   EXPECT_EQ(value(R"(smartlb_requests_total{backend="west",deployment="gpt-4o",code="200"})"), 2);
   EXPECT_EQ(value(R"(smartlb_requests_total{backend="none",deployment="gpt-35",code="429"})"), 1);
-  EXPECT_EQ(value(R"(smartlb_client_throttled_total{deployment="gpt-35"})"), 1);
+  EXPECT_EQ(value(R"(smartlb_client_throttled_total{deployment="gpt-35",cause="upstream"})"), 1);
   EXPECT_EQ(value(R"(smartlb_failovers_total{backend="east",deployment="gpt-4o",cause="throttled"})"), 1);
   EXPECT_EQ(value(R"(smartlb_failovers_total{backend="east",deployment="gpt-35",cause="throttled"})"), 1);
   EXPECT_EQ(value(R"(smartlb_failovers_total{backend="west",deployment="gpt-35",cause="throttled"})"), 1);

@@ -177,3 +177,26 @@ TEST(ConfigEnv, UnreadableCaFileIsAConfigurationError) {
 
 }  // namespace
 }  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+TEST(ConfigEnv, ClientLimitsGiveEveryClientABudgetOfItsOwn) {
+  auto r = load_config_from_env({{"BACKEND_1_URL", "http://127.0.0.1:9"},
+                                 {"CLIENT_TOKENS_PER_MINUTE", "10000"},
+                                 {"CLIENT_REQUESTS_PER_MINUTE", "60"},
+                                 {"CLIENT_TOKENS_PER_DAY", "1000000"},
+                                 {"CLIENT_TOKENS_PER_MONTH", "20000000"}});
+  ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
+  ASSERT_EQ(r.config->policy.subject_limits.size(), 1u);
+  const SubjectLimit& s = r.config->policy.subject_limits[0];
+  EXPECT_EQ(s.subject, "*");
+  EXPECT_FALSE(s.shared);
+  EXPECT_EQ(s.limits, (ClientLimits{10000, 60, 1000000, 20000000}));
+  auto bad =
+      load_config_from_env({{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"CLIENT_TOKENS_PER_MINUTE", "0"}});
+  EXPECT_TRUE(has_error(bad, "CLIENT_TOKENS_PER_MINUTE"));
+}
+
+}  // namespace
+}  // namespace smartlb

@@ -301,6 +301,61 @@ TEST(ConfigFile, KeyHashesAreNormalised) {
             "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08");
 }
 
+TEST(ConfigFile, ReadsClientAndSubjectBudgets) {
+  const auto r = load_config_text({{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"K", "search-app-key-1"}},
+                                  R"(clients:
+  - name: search
+    key: ${K}
+    subjects: [team:search]
+    limits: {tokens_per_minute: 20000, requests_per_minute: 100, tokens_per_day: 1000000}
+subject_limits:
+  - subject: team:search
+    shared: true
+    limits: {tokens_per_month: 50000000}
+  - subject: "*"
+    limits: {requests_per_minute: 60}
+)",
+                                  "f.yaml");
+  ASSERT_TRUE(r.config) << all_errors(r);
+  const Policy& p = r.config->policy;
+  EXPECT_EQ(
+      p.clients[0].limits,
+      (ClientLimits{.tokens_per_minute = 20000, .requests_per_minute = 100, .tokens_per_day = 1000000}));
+  ASSERT_EQ(p.subject_limits.size(), 2u);
+  EXPECT_EQ(p.subject_limits[0].subject, "team:search");
+  EXPECT_TRUE(p.subject_limits[0].shared);
+  EXPECT_EQ(p.subject_limits[0].limits.tokens_per_month, 50000000);
+  EXPECT_FALSE(p.subject_limits[1].shared);
+  EXPECT_NE(describe_routing(*r.config).find("budget of every caller (each its own): 60 requests/min"),
+            std::string::npos)
+      << describe_routing(*r.config);
+}
+
+TEST(ConfigFile, BadBudgetsAreErrorsWithTheirPaths) {
+  const auto r =
+      load_config_text({{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"CLIENT_TOKENS_PER_MINUTE", "1000"}},
+                       R"(clients:
+  - {name: a, key_sha256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", limits: {tokens_per_minute: 0}}
+  - {name: b, key_sha256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", limits: {tokens_per_hour: 5}}
+subject_limits:
+  - {subject: "*", shared: true, limits: {requests_per_minute: 1}}
+  - {subject: "*", limits: {requests_per_minute: 1}}
+  - {subject: team:x, limits: {}}
+  - {limits: {requests_per_minute: 1}}
+)",
+                       "f.yaml");
+  EXPECT_FALSE(r.config);
+  EXPECT_TRUE(has_error(r, "clients[0].limits.tokens_per_minute: must be a positive integer"))
+      << all_errors(r);
+  EXPECT_TRUE(has_error(r, "clients[1].limits.tokens_per_hour: unknown key")) << all_errors(r);
+  EXPECT_TRUE(has_error(r, "subject_limits[0].shared: cannot be true for subject \"*\"")) << all_errors(r);
+  EXPECT_TRUE(has_error(
+      r, "subject_limits[1].subject: a budget for \"*\" is already declared (CLIENT_TOKENS_PER_MINUTE"))
+      << all_errors(r);
+  EXPECT_TRUE(has_error(r, "subject_limits[2].limits: needs at least one of")) << all_errors(r);
+  EXPECT_TRUE(has_error(r, "subject_limits[3].subject: is required")) << all_errors(r);
+}
+
 TEST(ConfigFile, SettingsWithoutEffectAreWarnings) {
   const char* text = R"(
 backends: [{name: a, url: "http://127.0.0.1:9"}]
@@ -401,6 +456,9 @@ TEST(ConfigFile, TheJsonSchemaKnowsExactlyTheKeysTheLoaderTakes) {
       {"backends.entra", defs["backend"]["properties"]["entra"]},
       {"targets", defs["target"]},
       {"clients", defs["client"]},
+      {"clients.limits", defs["limits"]},
+      {"subject_limits", defs["subject_limit"]},
+      {"subject_limits.limits", defs["limits"]},
       {"rules", defs["rule"]},
       {"rules.when", defs["rule"]["properties"]["when"]},
       {"rules.load_balance_targets", defs["rule"]["properties"]["load_balance_targets"]["items"]},

@@ -40,6 +40,15 @@ struct RuleStatus {
   std::vector<Target> targets;
 };
 
+// A client budget as /status shows it (used against limits, now).
+struct BudgetStatus {
+  std::string owner;      // "client", "subject", or "subject-caller" (a subject's budget for one caller)
+  std::string name;       // the client's name, or the subject
+  std::string principal;  // subject-caller: the caller
+  ClientLimits limits;
+  std::int64_t tokens_minute = 0, requests_minute = 0, tokens_day = 0, tokens_month = 0;  // used
+};
+
 struct PoolSnapshot {
   struct Deployment {
     std::string name;
@@ -76,6 +85,7 @@ struct PoolSnapshot {
   bool draining = false;
   std::string config_hash;  // SHA-256 of the config file ("" with the environment only)
   std::vector<RuleStatus> rules;
+  std::vector<BudgetStatus> budgets;
 };
 
 // Reads the backends' state at `states.clock().now()`. Takes names and hosts from `backends`

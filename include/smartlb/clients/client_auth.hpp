@@ -22,6 +22,7 @@ struct ClientKey {
 struct ClientIdentity {
   std::string_view name;  // "anonymous" when authentication is off
   std::span<const std::string> subjects;
+  std::string_view principal;  // the caller as one budget knows it: a key's client name
 };
 
 class ClientAuthenticator {
@@ -33,7 +34,7 @@ class ClientAuthenticator {
 
   bool enabled() const { return !clients_.empty(); }
   // Everyone, when authentication is off.
-  static ClientIdentity anonymous() { return {"anonymous", {}}; }
+  static ClientIdentity anonymous() { return {"anonymous", {}, "anonymous"}; }
   // `api_key` is the api-key header; `authorization` the Authorization header (Bearer).
   // nullopt: authentication is on and neither carries a known key.
   std::optional<ClientIdentity> identify(std::string_view api_key, std::string_view authorization) const;

@@ -106,12 +106,32 @@ struct RuleConfig {
   bool implicit = false;  // the default rule made from BACKEND_X_* (or from a file without rules)
 };
 
+// A client's budget (API Management's token-limit and token-quota): 0 is no limit. The minute
+// limits slide; the day and month quotas are calendar periods in UTC.
+struct ClientLimits {
+  std::int64_t tokens_per_minute = 0;
+  std::int64_t requests_per_minute = 0;
+  std::int64_t tokens_per_day = 0;
+  std::int64_t tokens_per_month = 0;
+  bool any() const { return tokens_per_minute || requests_per_minute || tokens_per_day || tokens_per_month; }
+  bool operator==(const ClientLimits&) const = default;
+};
+
 // A client key of the config file's `clients` section.
 struct ClientConfig {
   std::string name;
   std::string key;         // plain (secret), or empty when `key_sha256` is given
   std::string key_sha256;  // 64 hex digits
   std::vector<std::string> subjects;
+  ClientLimits limits;  // this client's own budget
+};
+
+// Limits by subject (`subject_limits`): `shared`, one budget for everyone carrying the subject
+// (a team's); else each caller carrying it gets a budget of its own. Subject "*" is every caller.
+struct SubjectLimit {
+  std::string subject;
+  bool shared = false;
+  ClientLimits limits;
 };
 
 // What the config file adds beside the environment's backends.
@@ -121,6 +141,7 @@ struct Policy {
   std::vector<TargetConfig> targets;
   std::vector<RuleConfig> rules;  // in order; the implicit default rule last when present
   std::vector<ClientConfig> clients;
+  std::vector<SubjectLimit> subject_limits;  // CLIENT_TOKENS_PER_MINUTE & co. make a "*" entry
 };
 
 struct Config {

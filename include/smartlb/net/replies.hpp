@@ -19,6 +19,7 @@ struct ErrorReply {
   std::optional<std::chrono::milliseconds> retry_after;  // sets Retry-After and retry-after-ms
   std::string_view allow;                                // sets Allow (a 405)
   std::string_view request_id;
+  std::string_view extra_fields;  // "Name: value\r\n" lines (the caller's x-ratelimit-* budget)
 };
 
 // Writes the reply; returns the write's error (the caller closes on error).

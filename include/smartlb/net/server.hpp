@@ -51,6 +51,8 @@ class Server {
   std::shared_ptr<const net::Snapshot> snapshot() const;
   const BackendStates& states() const;
   const LatencyStats& latency() const;  // latency rules' statistics (outlive snapshots)
+  // The client budgets (outlive snapshots), for status pages.
+  const BudgetRegistry& budgets() const;
   std::size_t open_connections() const;
   // The Entra ID credentials of the backends: source, state, expiry (never a token).
   std::vector<entra::CredentialStatus> credentials() const;

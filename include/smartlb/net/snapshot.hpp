@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "smartlb/base/published.hpp"
+#include "smartlb/clients/budget_plan.hpp"
 #include "smartlb/clients/client_auth.hpp"
 #include "smartlb/config/config.hpp"
 #include "smartlb/credentials/entra/credential_service.hpp"
@@ -66,6 +67,7 @@ struct Snapshot {
   std::vector<PreparedBackend> prepared;  // by table position
   std::vector<Rule> rules;                // tried in order
   ClientAuthenticator client_auth;
+  BudgetPlan budgets;            // which client budgets a caller counts against
   std::string config_hash;       // of the config file ("" for env only)
   std::uint64_t generation = 0;  // 1, 2, 3, ... in the order snapshots were made
   bool any_quota = false;        // some target declares a quota (the token estimate is needed)
@@ -84,10 +86,12 @@ struct Snapshot {
 // without rules routes every backend by priority, then weight (the implicit default rule).
 // `latency` keeps the latency rules' statistics (it outlives snapshots); may be null when no
 // rule is latency-based. `credentials` gives the token cells of backends with `auth: entra`
-// (without it, they get none and fail over with cause `credential`).
+// (without it, they get none and fail over with cause `credential`). `budgets` keeps the
+// client budgets (it outlives snapshots); without it, client limits are not enforced.
 std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids,
                                               const LatencyStats* latency = nullptr,
-                                              entra::CredentialService* credentials = nullptr);
+                                              entra::CredentialService* credentials = nullptr,
+                                              BudgetRegistry* budgets = nullptr);
 
 // One worker's view of the published snapshot. Single-threaded (its worker's thread): leases
 // count their users without atomics, and a snapshot replaced while requests still use it is

@@ -146,12 +146,13 @@ struct ForwardBuffers {
   std::string response_head;
   std::string edited_body;             // the body with a target's overrides, when it has some
   std::vector<MetadataPair> metadata;  // x-smartlb-metadata's members
+  std::string budget_fields;           // x-ratelimit-* of the caller's budgets
 };
 
 // `snapshot` is the configuration the request routes with, from its start to its end;
-// `subjects` are the client's (its key's), for the rules.
+// `caller` is who sent it (its subjects for the rules, its budgets).
 Task<bool> forward_request(Worker& w, const Snapshot& snapshot, TimedSocket& client, RequestHead& req,
-                           const RequestTarget& target, std::span<const std::string> subjects,
-                           RequestRecord& rec, ForwardBuffers& buffers);
+                           const RequestTarget& target, const ClientIdentity& caller, RequestRecord& rec,
+                           ForwardBuffers& buffers);
 
 }  // namespace smartlb::net

@@ -24,6 +24,14 @@ class SlidingWindowBudget {
   bool try_consume(std::int64_t amount, MonoNanos now);
   bool fits(std::int64_t amount, MonoNanos now);
   std::int64_t used(MonoNanos now);
+  // Adds `amount` whether it fits or not, and returns the bucket it went to (for adjust).
+  std::int64_t consume(std::int64_t amount, MonoNanos now);
+  // Corrects an earlier consume() into `bucket` by `delta` (a request's real cost, once known).
+  // While the bucket still counts, it takes the correction (never going below zero); once it
+  // was forgotten, a refund has nothing left to undo and an extra charge goes to the current
+  // bucket.
+  void adjust(std::int64_t bucket, std::int64_t delta, MonoNanos now);
+  void set_limit(std::int64_t limit) { limit_ = limit < 0 ? 0 : limit; }
   // How long until `amount` fits: 0 when it fits now; the full window when it can never fit
   // (larger than the limit), so callers still get a finite retry time.
   Nanos wait_for(std::int64_t amount, MonoNanos now);

@@ -47,7 +47,7 @@ enum class CounterKind : std::uint8_t {
   CooldownsStarted,   // code = FailureCause
   PromptTokens,       // code unused (0)
   CompletionTokens,   // code unused (0)
-  ClientThrottled,    // client-facing 429s; code unused
+  ClientThrottled,    // client-facing 429s; code 0: every backend was rate limited, 1: a client budget
   UpstreamResponses,  // per attempt, by backend; deployment unused (0); code = upstream_response_code()
 };
 
@@ -93,6 +93,15 @@ struct BackendMetrics {
   LastError last_error;
 };
 
+// One caller's requests and tokens (clients are named by their entries, never by a key).
+struct ClientMetrics {
+  std::string name;
+  std::uint64_t requests = 0;
+  std::uint64_t throttled = 0;  // 429s it got, of any cause
+  std::uint64_t limited = 0;    // of which its own budgets refused
+  std::uint64_t prompt_tokens = 0, completion_tokens = 0;
+};
+
 struct MetricsSnapshot {
   std::vector<std::string> backend_names;
   std::vector<std::string> deployments;  // label values by index (Metrics::kMaxDeployments: "other")
@@ -103,8 +112,9 @@ struct MetricsSnapshot {
   std::uint64_t client_aborted = 0;
   std::uint64_t deployments_folded = 0;  // requests whose deployment was folded into "other"
   std::uint64_t reloads_ok = 0, reloads_failed = 0;
-  double last_reload_success = 0;  // Unix seconds (0: none yet)
-  HistogramSnapshot attempts;      // attempts per request (requests with at least one attempt)
+  double last_reload_success = 0;      // Unix seconds (0: none yet)
+  HistogramSnapshot attempts;          // attempts per request (requests with at least one attempt)
+  std::vector<ClientMetrics> clients;  // by first sight; "other" for those past Metrics::kMaxClients
   std::uint64_t in_flight() const { return started > finished ? started - finished : 0; }
   std::uint64_t counter(CounterKind k, std::uint32_t backend, std::uint32_t deployment,
                         std::uint32_t code = 0) const;
@@ -120,6 +130,7 @@ class Metrics final : public RequestObserver {
   static constexpr std::size_t kMaxDeploymentLabelBytes = 128;
   static constexpr std::uint32_t kNoBackend = 0xffff;
   static constexpr std::size_t kShards = 16;
+  static constexpr std::size_t kMaxClients = 256;  // distinct client names, then "other"
 
   struct BackendInfo {
     std::string name;
@@ -152,7 +163,8 @@ class Metrics final : public RequestObserver {
   struct Histogram;
   struct Backend;
   struct Shard;
-  class Deployments;
+  class Labels;
+  struct ClientCounters;
 
   Shard& my_shard();
 
@@ -161,7 +173,9 @@ class Metrics final : public RequestObserver {
   std::mutex learn_mutex_;
   std::unique_ptr<Backend[]> backends_;
   std::unique_ptr<Shard[]> shards_;
-  std::unique_ptr<Deployments> deployments_;
+  std::unique_ptr<Labels> deployments_;
+  std::unique_ptr<Labels> clients_;
+  std::unique_ptr<ClientCounters[]> client_counters_;  // kMaxClients + 1 (the fold)
   std::unique_ptr<Histogram> attempts_;
   std::atomic<std::uint64_t> started_{0};
   std::atomic<std::uint64_t> finished_{0};

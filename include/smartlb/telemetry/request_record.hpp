@@ -27,6 +27,7 @@ struct RequestRecord {
   std::string path;        // without the query string (it may carry secrets)
   std::string deployment;  // as the client asked for it
   std::string request_id;
+  std::string client;  // the caller's name (a client entry, or "anonymous"); never a key
   MonoNanos start = 0;
   MonoNanos end = 0;
   unsigned status = 0;  // what the client got
@@ -36,6 +37,7 @@ struct RequestRecord {
   std::uint64_t response_bytes = 0;
   bool client_aborted = false;      // the client went away mid-response
   bool upstream_aborted = false;    // the backend failed after headers were relayed
+  bool client_limited = false;      // refused (429) by one of the client's budgets
   std::int64_t prompt_tokens = -1;  // from `usage`, when seen
   std::int64_t completion_tokens = -1;
 
@@ -46,12 +48,13 @@ struct RequestRecord {
     path.clear();
     deployment.clear();
     request_id.clear();
+    client.clear();
     start = end = 0;
     status = 0;
     served_by = -1;
     attempt_count = 0;
     response_bytes = 0;
-    client_aborted = upstream_aborted = false;
+    client_aborted = upstream_aborted = client_limited = false;
     prompt_tokens = completion_tokens = -1;
   }
 

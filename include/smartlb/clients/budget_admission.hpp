@@ -1,0 +1,51 @@
+#pragma once
+// One request against all of its caller's budgets: admitted by every one or charged to none,
+// corrected to its real cost at the end, and told to the client in OpenAI's x-ratelimit-*
+// header convention. Plain C++.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "smartlb/clients/budget_plan.hpp"
+#include "smartlb/clients/client_budget.hpp"
+
+namespace smartlb {
+
+struct BudgetRefused {
+  BudgetRefusal refusal;
+  BudgetRef by;
+};
+
+class BudgetAdmission {
+ public:
+  // The caller's budgets (from BudgetPlan::budgets_for).
+  BudgetAdmission(const BudgetPlan::Budgets& budgets, std::size_t count) : budgets_(budgets), count_(count) {}
+
+  bool empty() const { return count_ == 0; }
+  // Charges `tokens` and one request to every budget, or (refused) to none.
+  std::optional<BudgetRefused> admit(std::int64_t tokens, BudgetTime t);
+  // The real cost, once known: every charge becomes `actual_tokens`. Once.
+  void settle(std::int64_t actual_tokens, BudgetTime t);
+  bool admitted() const { return admitted_; }
+  std::int64_t charged_tokens() const { return charged_; }
+
+  // x-ratelimit-{limit,remaining,reset}-{requests,tokens} for the tightest of the budgets (the
+  // one with the least remaining), as "Name: value\r\n" lines appended to `out`.
+  void append_fields(std::string& out, BudgetTime t) const;
+
+ private:
+  BudgetPlan::Budgets budgets_;
+  std::size_t count_ = 0;
+  std::array<BudgetCharge, BudgetPlan::kMaxPerRequest> charges_{};
+  std::int64_t charged_ = 0;
+  bool admitted_ = false;
+};
+
+// OpenAI's message for a 429 of a budget: what limit, how much was used and asked, and when to
+// try again.
+std::string refusal_message(const BudgetRefused& r);
+// A duration the way OpenAI writes x-ratelimit-reset-*: "250ms", "1.5s", "6m0s", "2h3m4s".
+std::string format_reset(Nanos d);
+
+}  // namespace smartlb

@@ -1,0 +1,98 @@
+#pragma once
+// One budget of API Management's kind (azure-openai-token-limit, token-quota): tokens and
+// requests per sliding minute, and tokens per calendar day and month in UTC. A request is
+// admitted with its estimated cost (prompt + max_tokens) charged to every limit, and the
+// charge is corrected to the real usage when the answer reports it. Plain C++ with the time
+// passed in; thread-safe (one mutex per budget: a client's own requests are all that meet there).
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string_view>
+
+#include "smartlb/base/clock.hpp"
+#include "smartlb/config/config.hpp"
+#include "smartlb/routing/sliding_window_budget.hpp"
+
+namespace smartlb {
+
+using WallTime = std::chrono::system_clock::time_point;
+
+struct BudgetTime {
+  MonoNanos now = 0;  // the monotonic clock, for the minute windows
+  WallTime wall;      // the calendar, for days and months (UTC)
+};
+
+enum class BudgetLimit : std::uint8_t { TokensPerMinute, RequestsPerMinute, TokensPerDay, TokensPerMonth };
+std::string_view to_string(BudgetLimit l);  // "tokens_per_minute", ...
+// OpenAI's words for it in a 429's message: "tokens per min (TPM)", ...
+std::string_view describe(BudgetLimit l);
+bool counts_tokens(BudgetLimit l);
+
+// A calendar period in UTC: its number (days or months since 1970) and when it ends.
+enum class CalendarPeriod : std::uint8_t { Day, Month };
+struct PeriodSpan {
+  std::int64_t index = 0;
+  WallTime end;
+};
+PeriodSpan calendar_period(CalendarPeriod p, WallTime t);
+
+// What one request took from a budget: kept by the request until its usage is known.
+struct BudgetCharge {
+  std::int64_t tokens = 0;
+  std::int64_t minute_bucket = -1;  // the sliding windows' bucket
+  std::int64_t day = -1, month = -1;
+};
+
+struct BudgetRefusal {
+  BudgetLimit limit = BudgetLimit::TokensPerMinute;
+  std::int64_t limit_value = 0, used = 0, requested = 0;
+  Nanos retry_after{0};  // when the request would fit again (the period's end for a quota)
+};
+
+// One dimension's state, as OpenAI's x-ratelimit-* headers tell it.
+struct LimitState {
+  std::int64_t limit = 0;  // 0: no limit in this dimension
+  std::int64_t remaining = 0;
+  Nanos reset{0};  // until the whole limit is available again
+};
+
+class ClientBudget {
+ public:
+  explicit ClientBudget(const ClientLimits& limits);
+
+  ClientLimits limits() const;
+  // A new configuration's limits (nothing when they are the same): what was used stays counted.
+  void set_limits(const ClientLimits& limits);
+
+  // Charges one request of `tokens` to every limit when all admit it; otherwise charges
+  // nothing and says which limit refused (the first in to_string's order).
+  std::optional<BudgetRefusal> admit(std::int64_t tokens, BudgetTime t, BudgetCharge& charge);
+  // The request's real cost, once known: the token charge becomes `actual_tokens`.
+  void settle(const BudgetCharge& charge, std::int64_t actual_tokens, BudgetTime t);
+  // Takes an admitted request back entirely (another budget refused it).
+  void cancel(const BudgetCharge& charge, BudgetTime t);
+
+  // For headers and status: the tightest token limit (the one with the least remaining) and
+  // the request limit.
+  struct State {
+    LimitState tokens, requests;
+    std::int64_t tokens_minute_used = 0, requests_minute_used = 0, tokens_day_used = 0, tokens_month_used = 0;
+  };
+  State state(BudgetTime t);
+
+ private:
+  // A calendar quota: what was used in the current period.
+  struct PeriodCounter {
+    std::int64_t period = -1;
+    std::int64_t used = 0;
+    std::int64_t used_in(std::int64_t p) const { return p == period ? used : 0; }
+  };
+
+  mutable std::mutex mutex_;
+  ClientLimits limits_;
+  SlidingWindowBudget minute_tokens_, minute_requests_;
+  PeriodCounter day_, month_;
+};
+
+}  // namespace smartlb

@@ -1,0 +1,49 @@
+#include "smartlb/clients/budget_registry.hpp"
+
+#include <algorithm>
+#include <mutex>
+
+namespace smartlb {
+
+ClientBudget& BudgetRegistry::get(std::string_view key, const ClientLimits& limits,
+                                  std::string_view overflow) {
+  {
+    std::shared_lock lock(mutex_);
+    if (auto it = budgets_.find(key); it != budgets_.end()) {
+      ClientBudget& b = *it->second;
+      lock.unlock();
+      b.set_limits(limits);
+      return b;
+    }
+  }
+  std::unique_lock lock(mutex_);
+  if (!overflow.empty() && budgets_.size() >= kMaxBudgets && !budgets_.contains(key)) key = overflow;
+  return make(key, limits);
+}
+
+ClientBudget& BudgetRegistry::make(std::string_view key, const ClientLimits& limits) {
+  auto it = budgets_.find(key);
+  if (it == budgets_.end())
+    it = budgets_.emplace(std::string(key), std::make_unique<ClientBudget>(limits)).first;
+  else
+    it->second->set_limits(limits);
+  return *it->second;
+}
+
+std::vector<BudgetRegistry::Entry> BudgetRegistry::entries() const {
+  std::vector<Entry> out;
+  {
+    std::shared_lock lock(mutex_);
+    out.reserve(budgets_.size());
+    for (const auto& [key, budget] : budgets_) out.push_back(Entry{key, budget.get()});
+  }
+  std::sort(out.begin(), out.end(), [](const Entry& a, const Entry& b) { return a.key < b.key; });
+  return out;
+}
+
+std::size_t BudgetRegistry::size() const {
+  std::shared_lock lock(mutex_);
+  return budgets_.size();
+}
+
+}  // namespace smartlb

@@ -1,0 +1,158 @@
+#include "smartlb/clients/client_budget.hpp"
+
+#include <algorithm>
+
+namespace smartlb {
+namespace {
+
+// 1 s buckets: a client budget is one of possibly thousands (one per caller), so it stays small
+// (2 KiB), and a second of slack on a minute limit is what API Management allows too.
+constexpr int kMinuteBuckets = 60;
+constexpr Nanos kMinute = std::chrono::minutes(1);
+
+Nanos until(WallTime end, WallTime now) {
+  return std::max(std::chrono::duration_cast<Nanos>(end - now), Nanos(0));
+}
+
+}  // namespace
+
+std::string_view to_string(BudgetLimit l) {
+  switch (l) {
+    case BudgetLimit::TokensPerMinute:
+      return "tokens_per_minute";
+    case BudgetLimit::RequestsPerMinute:
+      return "requests_per_minute";
+    case BudgetLimit::TokensPerDay:
+      return "tokens_per_day";
+    case BudgetLimit::TokensPerMonth:
+      return "tokens_per_month";
+  }
+  return "";
+}
+
+std::string_view describe(BudgetLimit l) {
+  switch (l) {
+    case BudgetLimit::TokensPerMinute:
+      return "tokens per min (TPM)";
+    case BudgetLimit::RequestsPerMinute:
+      return "requests per min (RPM)";
+    case BudgetLimit::TokensPerDay:
+      return "tokens per day (UTC)";
+    case BudgetLimit::TokensPerMonth:
+      return "tokens per month (UTC)";
+  }
+  return "";
+}
+
+bool counts_tokens(BudgetLimit l) { return l != BudgetLimit::RequestsPerMinute; }
+
+PeriodSpan calendar_period(CalendarPeriod p, WallTime t) {
+  using namespace std::chrono;
+  const sys_days day = floor<days>(t);
+  if (p == CalendarPeriod::Day) return {day.time_since_epoch().count(), WallTime(day + days(1))};
+  const year_month_day ymd(day);
+  const year_month this_month = ymd.year() / ymd.month();
+  const year_month next = this_month + months(1);
+  const std::int64_t index =
+      (static_cast<int>(ymd.year()) - 1970) * 12 + (static_cast<unsigned>(ymd.month()) - 1);
+  return {index, WallTime(sys_days(next / 1))};
+}
+
+ClientBudget::ClientBudget(const ClientLimits& limits)
+    : limits_(limits),
+      minute_tokens_(limits.tokens_per_minute, kMinute, kMinuteBuckets),
+      minute_requests_(limits.requests_per_minute, kMinute, kMinuteBuckets) {}
+
+ClientLimits ClientBudget::limits() const {
+  std::lock_guard lock(mutex_);
+  return limits_;
+}
+
+void ClientBudget::set_limits(const ClientLimits& limits) {
+  std::lock_guard lock(mutex_);
+  if (limits_ == limits) return;
+  limits_ = limits;
+  minute_tokens_.set_limit(limits.tokens_per_minute);
+  minute_requests_.set_limit(limits.requests_per_minute);
+}
+
+std::optional<BudgetRefusal> ClientBudget::admit(std::int64_t tokens, BudgetTime t, BudgetCharge& charge) {
+  const PeriodSpan day = calendar_period(CalendarPeriod::Day, t.wall);
+  const PeriodSpan month = calendar_period(CalendarPeriod::Month, t.wall);
+  std::lock_guard lock(mutex_);
+  const auto refuse = [&](BudgetLimit limit, std::int64_t value, std::int64_t used, std::int64_t requested,
+                          Nanos retry) {
+    return BudgetRefusal{limit, value, used, requested, retry};
+  };
+  if (limits_.tokens_per_minute && !minute_tokens_.fits(tokens, t.now))
+    return refuse(BudgetLimit::TokensPerMinute, limits_.tokens_per_minute, minute_tokens_.used(t.now), tokens,
+                  minute_tokens_.wait_for(tokens, t.now));
+  if (limits_.requests_per_minute && !minute_requests_.fits(1, t.now))
+    return refuse(BudgetLimit::RequestsPerMinute, limits_.requests_per_minute, minute_requests_.used(t.now),
+                  1, minute_requests_.wait_for(1, t.now));
+  // A calendar quota admits again when its period ends (or never, for more than it holds: then
+  // the end of the period is still the honest answer of when to ask again).
+  if (const std::int64_t used = day_.used_in(day.index);
+      limits_.tokens_per_day && used + tokens > limits_.tokens_per_day)
+    return refuse(BudgetLimit::TokensPerDay, limits_.tokens_per_day, used, tokens, until(day.end, t.wall));
+  if (const std::int64_t used = month_.used_in(month.index);
+      limits_.tokens_per_month && used + tokens > limits_.tokens_per_month)
+    return refuse(BudgetLimit::TokensPerMonth, limits_.tokens_per_month, used, tokens,
+                  until(month.end, t.wall));
+
+  charge.tokens = tokens;
+  charge.minute_bucket = minute_tokens_.consume(tokens, t.now);
+  minute_requests_.consume(1, t.now);
+  for (auto [counter, span] : {std::pair{&day_, day}, std::pair{&month_, month}}) {
+    if (counter->period != span.index) *counter = PeriodCounter{span.index, 0};
+    counter->used += tokens;
+  }
+  charge.day = day.index;
+  charge.month = month.index;
+  return std::nullopt;
+}
+
+void ClientBudget::settle(const BudgetCharge& charge, std::int64_t actual_tokens, BudgetTime t) {
+  const std::int64_t delta = std::max<std::int64_t>(actual_tokens, 0) - charge.tokens;
+  if (delta == 0) return;
+  std::lock_guard lock(mutex_);
+  minute_tokens_.adjust(charge.minute_bucket, delta, t.now);
+  // A period that ended meanwhile is not reopened: its successor starts from what it counts.
+  for (auto [counter, index] : {std::pair{&day_, charge.day}, std::pair{&month_, charge.month}})
+    if (counter->period == index) counter->used = std::max<std::int64_t>(counter->used + delta, 0);
+}
+
+void ClientBudget::cancel(const BudgetCharge& charge, BudgetTime t) {
+  settle(charge, 0, t);
+  std::lock_guard lock(mutex_);
+  minute_requests_.adjust(charge.minute_bucket, -1, t.now);
+}
+
+ClientBudget::State ClientBudget::state(BudgetTime t) {
+  const PeriodSpan day = calendar_period(CalendarPeriod::Day, t.wall);
+  const PeriodSpan month = calendar_period(CalendarPeriod::Month, t.wall);
+  std::lock_guard lock(mutex_);
+  State s;
+  s.tokens_minute_used = minute_tokens_.used(t.now);
+  s.requests_minute_used = minute_requests_.used(t.now);
+  s.tokens_day_used = day_.used_in(day.index);
+  s.tokens_month_used = month_.used_in(month.index);
+  // The token limit that binds first: the least remaining of those set.
+  const auto consider = [&](std::int64_t limit, std::int64_t used, Nanos reset) {
+    if (!limit) return;
+    const std::int64_t remaining = std::max<std::int64_t>(limit - used, 0);
+    if (s.tokens.limit == 0 || remaining < s.tokens.remaining) s.tokens = {limit, remaining, reset};
+  };
+  consider(limits_.tokens_per_minute, s.tokens_minute_used,
+           minute_tokens_.wait_for(limits_.tokens_per_minute, t.now));
+  consider(limits_.tokens_per_day, s.tokens_day_used, s.tokens_day_used ? until(day.end, t.wall) : Nanos(0));
+  consider(limits_.tokens_per_month, s.tokens_month_used,
+           s.tokens_month_used ? until(month.end, t.wall) : Nanos(0));
+  if (limits_.requests_per_minute)
+    s.requests = {limits_.requests_per_minute,
+                  std::max<std::int64_t>(limits_.requests_per_minute - s.requests_minute_used, 0),
+                  minute_requests_.wait_for(limits_.requests_per_minute, t.now)};
+  return s;
+}
+
+}  // namespace smartlb

@@ -1,0 +1,141 @@
+#include "smartlb/clients/budget_admission.hpp"
+
+#include <gtest/gtest.h>
+
+#include "smartlb/base/clock.hpp"
+#include "smartlb/clients/budget_plan.hpp"
+
+namespace smartlb {
+namespace {
+
+using namespace std::chrono;
+
+const WallTime kWall = sys_days(year(2026) / November / 25) + hours(10);
+
+struct Admission : ::testing::Test {
+  ManualClock clock;
+  BudgetRegistry registry;
+  BudgetTime at() const { return {clock.now(), kWall}; }
+
+  Policy policy() {
+    Policy p;
+    ClientConfig alice;
+    alice.name = "alice";
+    alice.subjects = {"team:search", "tier:free"};
+    alice.limits.tokens_per_minute = 1000;
+    p.clients.push_back(alice);
+    ClientConfig bob;
+    bob.name = "bob";
+    bob.subjects = {"team:search"};
+    p.clients.push_back(bob);
+    p.subject_limits.push_back(SubjectLimit{"team:search", true, ClientLimits{.tokens_per_minute = 1500}});
+    p.subject_limits.push_back(SubjectLimit{"tier:free", false, ClientLimits{.requests_per_minute = 2}});
+    return p;
+  }
+};
+
+ClientIdentity who(std::string_view name, const std::vector<std::string>& subjects) {
+  return ClientIdentity{name, subjects, name};
+}
+
+TEST_F(Admission, ACallerCountsAgainstItsOwnItsTeamsAndItsSubjectsBudgets) {
+  const BudgetPlan plan(policy(), registry);
+  const std::vector<std::string> alice_subjects = {"team:search", "tier:free"},
+                                 bob_subjects = {"team:search"};
+  BudgetPlan::Budgets budgets;
+  EXPECT_EQ(plan.budgets_for(who("alice", alice_subjects), budgets), 3u);
+  EXPECT_EQ(plan.budgets_for(who("bob", bob_subjects), budgets), 1u);
+  const std::vector<std::string> none;
+  EXPECT_EQ(plan.budgets_for(who("carol", none), budgets), 0u);
+}
+
+TEST_F(Admission, ATeamBudgetIsSharedAndARefusalChargesNoBudget) {
+  const BudgetPlan plan(policy(), registry);
+  const std::vector<std::string> alice_subjects = {"team:search", "tier:free"},
+                                 bob_subjects = {"team:search"};
+  BudgetPlan::Budgets a, b;
+  BudgetAdmission alice(a, plan.budgets_for(who("alice", alice_subjects), a));
+  ASSERT_FALSE(alice.admit(900, at()));
+  BudgetAdmission bob(b, plan.budgets_for(who("bob", bob_subjects), b));
+  const auto refused = bob.admit(700, at());  // the team has 600 left
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->by.owner, "subject");
+  EXPECT_EQ(refused->by.subject, "team:search");
+  EXPECT_EQ(
+      refusal_message(*refused),
+      "Rate limit reached for subject 'team:search' on tokens per min (TPM): Limit 1500, Used 900, Requested "
+      "700. Please try again in 1m1s.");
+
+  // alice's own budget admits 100 more, her per-caller "tier:free" budget one more request;
+  // the team's refuses 700 and must not keep alice's charges either.
+  BudgetAdmission again(a, plan.budgets_for(who("alice", alice_subjects), a));
+  ASSERT_TRUE(again.admit(700, at()));
+  BudgetAdmission small(a, plan.budgets_for(who("alice", alice_subjects), a));
+  EXPECT_FALSE(small.admit(100, at()));  // the second request of tier:free's two
+}
+
+TEST_F(Admission, EachCallerOfASubjectHasABudgetOfItsOwn) {
+  Policy p;
+  p.subject_limits.push_back(SubjectLimit{"*", false, ClientLimits{.requests_per_minute = 1}});
+  const BudgetPlan plan(p, registry);
+  const std::vector<std::string> none;
+  BudgetPlan::Budgets x;
+  for (std::string_view principal : {"user:1", "user:2"}) {
+    BudgetAdmission first(x, plan.budgets_for(ClientIdentity{"entra", none, principal}, x));
+    EXPECT_FALSE(first.admit(1, at())) << principal;
+    BudgetAdmission second(x, plan.budgets_for(ClientIdentity{"entra", none, principal}, x));
+    EXPECT_TRUE(second.admit(1, at())) << principal;
+  }
+  EXPECT_EQ(registry.size(), 2u);
+}
+
+TEST_F(Admission, SettlingCorrectsEveryBudgetOnce) {
+  const BudgetPlan plan(policy(), registry);
+  const std::vector<std::string> alice_subjects = {"team:search", "tier:free"};
+  BudgetPlan::Budgets a;
+  BudgetAdmission alice(a, plan.budgets_for(who("alice", alice_subjects), a));
+  ASSERT_FALSE(alice.admit(900, at()));
+  alice.settle(100, at());
+  alice.settle(50, at());  // ignored: settled already
+  for (const auto& e : registry.entries()) {
+    if (split_budget_key(e.key).caller.empty()) {
+      EXPECT_EQ(e.budget->state(at()).tokens_minute_used, 100) << e.key;
+    }
+  }
+}
+
+TEST_F(Admission, HeadersTellTheTightestBudget) {
+  const BudgetPlan plan(policy(), registry);
+  const std::vector<std::string> alice_subjects = {"team:search", "tier:free"};
+  BudgetPlan::Budgets a;
+  BudgetAdmission alice(a, plan.budgets_for(who("alice", alice_subjects), a));
+  ASSERT_FALSE(alice.admit(400, at()));
+  std::string fields;
+  alice.append_fields(fields, at());
+  EXPECT_EQ(fields,
+            "x-ratelimit-limit-requests: 2\r\nx-ratelimit-remaining-requests: "
+            "1\r\nx-ratelimit-reset-requests: 1m1s\r\n"
+            "x-ratelimit-limit-tokens: 1000\r\nx-ratelimit-remaining-tokens: "
+            "600\r\nx-ratelimit-reset-tokens: 1m1s\r\n");
+}
+
+TEST(FormatReset, WritesDurationsTheWayOpenAIDoes) {
+  EXPECT_EQ(format_reset(milliseconds(0)), "0ms");
+  EXPECT_EQ(format_reset(milliseconds(250)), "250ms");
+  EXPECT_EQ(format_reset(milliseconds(1500)), "1.5s");
+  EXPECT_EQ(format_reset(minutes(6)), "6m0s");
+  EXPECT_EQ(format_reset(hours(2) + minutes(3) + seconds(4)), "2h3m4s");
+  EXPECT_EQ(format_reset(microseconds(1)), "1ms");  // rounded up: never "now" too early
+}
+
+TEST(RefusalMessage, SaysWhenARequestCanNeverFit) {
+  BudgetRefused r{BudgetRefusal{BudgetLimit::TokensPerMinute, 1000, 0, 5000, minutes(1)},
+                  {nullptr, "client", "alice"}};
+  EXPECT_EQ(refusal_message(r),
+            "Request too large for client 'alice' on tokens per min (TPM): Limit 1000, Requested 5000. The "
+            "input or "
+            "output tokens must be reduced (max_tokens counts in full) for the request to run.");
+}
+
+}  // namespace
+}  // namespace smartlb

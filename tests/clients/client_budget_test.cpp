@@ -1,0 +1,152 @@
+#include "smartlb/clients/client_budget.hpp"
+
+#include <gtest/gtest.h>
+
+#include "smartlb/base/clock.hpp"
+
+namespace smartlb {
+namespace {
+
+using namespace std::chrono;
+
+// 2026-11-25 10:00:00 UTC.
+const WallTime kWall = sys_days(year(2026) / November / 25) + hours(10);
+
+struct Budget : ::testing::Test {
+  ManualClock clock;
+  BudgetTime at(Nanos later = Nanos(0)) const { return {clock.now() + later.count(), kWall + later}; }
+};
+
+TEST(CalendarPeriod, DaysAndMonthsEndAtMidnightUtc) {
+  const PeriodSpan day = calendar_period(CalendarPeriod::Day, kWall);
+  EXPECT_EQ(day.end, WallTime(sys_days(year(2026) / November / 26)));
+  EXPECT_EQ(calendar_period(CalendarPeriod::Day, day.end).index, day.index + 1);
+  const PeriodSpan month = calendar_period(CalendarPeriod::Month, kWall);
+  EXPECT_EQ(month.end, WallTime(sys_days(year(2026) / December / 1)));
+  const PeriodSpan december =
+      calendar_period(CalendarPeriod::Month, WallTime(sys_days(year(2026) / December / 31)));
+  EXPECT_EQ(december.index, month.index + 1);
+  EXPECT_EQ(december.end, WallTime(sys_days(year(2027) / January / 1)));
+}
+
+TEST_F(Budget, AdmitsWhileTheMinuteHasRoomAndSaysWhenItFrees) {
+  ClientBudget b(ClientLimits{.tokens_per_minute = 1000});
+  BudgetCharge c;
+  EXPECT_FALSE(b.admit(600, at(), c));
+  EXPECT_EQ(c.tokens, 600);
+  const auto refused = b.admit(600, at(seconds(10)), c);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->limit, BudgetLimit::TokensPerMinute);
+  EXPECT_EQ(refused->used, 600);
+  EXPECT_EQ(refused->requested, 600);
+  EXPECT_EQ(refused->limit_value, 1000);
+  // The first charge leaves the window a minute (and at most a bucket) after it was made.
+  EXPECT_GT(refused->retry_after, seconds(49));
+  EXPECT_LE(refused->retry_after, seconds(51));
+  EXPECT_FALSE(b.admit(600, at(seconds(61)), c));
+}
+
+TEST_F(Budget, CountsRequestsPerMinute) {
+  ClientBudget b(ClientLimits{.requests_per_minute = 2});
+  BudgetCharge c;
+  EXPECT_FALSE(b.admit(5, at(), c));
+  EXPECT_FALSE(b.admit(5, at(), c));
+  const auto refused = b.admit(5, at(), c);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->limit, BudgetLimit::RequestsPerMinute);
+}
+
+TEST_F(Budget, ARefusedRequestChargesNothing) {
+  ClientBudget b(ClientLimits{.tokens_per_minute = 100, .requests_per_minute = 10});
+  BudgetCharge c;
+  EXPECT_TRUE(b.admit(101, at(), c));
+  const auto s = b.state(at());
+  EXPECT_EQ(s.tokens_minute_used, 0);
+  EXPECT_EQ(s.requests_minute_used, 0);
+}
+
+TEST_F(Budget, SettlingCorrectsTheChargeToTheRealUsage) {
+  ClientBudget b(ClientLimits{.tokens_per_minute = 1000, .tokens_per_day = 5000});
+  BudgetCharge c;
+  ASSERT_FALSE(b.admit(900, at(), c));  // prompt estimate + max_tokens
+  b.settle(c, 150, at(seconds(2)));     // the answer's usage
+  auto s = b.state(at(seconds(2)));
+  EXPECT_EQ(s.tokens_minute_used, 150);
+  EXPECT_EQ(s.tokens_day_used, 150);
+  EXPECT_EQ(s.tokens.remaining, 850);  // the minute binds: less remains there than in the day
+  BudgetCharge more;
+  EXPECT_FALSE(b.admit(800, at(seconds(3)), more));
+  // More than estimated is charged too (a completion without max_tokens).
+  b.settle(more, 900, at(seconds(4)));
+  s = b.state(at(seconds(4)));
+  EXPECT_EQ(s.tokens_minute_used, 1050);
+  EXPECT_EQ(s.tokens.remaining, 0);
+}
+
+TEST_F(Budget, ASettlementAfterTheWindowForgotTheChargeRefundsNothing) {
+  ClientBudget b(ClientLimits{.tokens_per_minute = 1000});
+  BudgetCharge c;
+  ASSERT_FALSE(b.admit(500, at(), c));
+  BudgetCharge later;
+  ASSERT_FALSE(b.admit(300, at(seconds(70)), later));
+  b.settle(c, 0, at(seconds(70)));  // a stream that outlived the window
+  EXPECT_EQ(b.state(at(seconds(70))).tokens_minute_used, 300);
+}
+
+TEST_F(Budget, CancelTakesTheRequestBackEntirely) {
+  ClientBudget b(ClientLimits{.tokens_per_minute = 1000, .requests_per_minute = 1});
+  BudgetCharge c;
+  ASSERT_FALSE(b.admit(500, at(), c));
+  b.cancel(c, at());
+  const auto s = b.state(at());
+  EXPECT_EQ(s.tokens_minute_used, 0);
+  EXPECT_EQ(s.requests_minute_used, 0);
+  EXPECT_FALSE(b.admit(500, at(), c));
+}
+
+TEST_F(Budget, ADailyQuotaOpensAgainAtMidnightUtc) {
+  ClientBudget b(ClientLimits{.tokens_per_day = 1000});
+  BudgetCharge c;
+  ASSERT_FALSE(b.admit(1000, at(), c));
+  const auto refused = b.admit(1, at(hours(1)), c);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->limit, BudgetLimit::TokensPerDay);
+  EXPECT_EQ(refused->retry_after, hours(13));  // 11:00 -> midnight
+  EXPECT_FALSE(b.admit(1000, at(hours(14)), c));
+}
+
+TEST_F(Budget, AMonthlyQuotaOpensAgainOnTheFirst) {
+  ClientBudget b(ClientLimits{.tokens_per_month = 10});
+  BudgetCharge c;
+  ASSERT_FALSE(b.admit(10, at(), c));
+  const auto refused = b.admit(1, at(), c);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->limit, BudgetLimit::TokensPerMonth);
+  EXPECT_EQ(refused->retry_after,
+            duration_cast<Nanos>(WallTime(sys_days(year(2026) / December / 1)) - kWall));
+}
+
+TEST_F(Budget, NewLimitsKeepWhatWasUsed) {
+  ClientBudget b(ClientLimits{.tokens_per_minute = 1000});
+  BudgetCharge c;
+  ASSERT_FALSE(b.admit(800, at(), c));
+  b.set_limits(ClientLimits{.tokens_per_minute = 500});
+  EXPECT_TRUE(b.admit(1, at(), c));
+  b.set_limits(ClientLimits{.tokens_per_minute = 2000});
+  EXPECT_FALSE(b.admit(1000, at(), c));
+}
+
+TEST_F(Budget, StateReportsTheTightestTokenLimit) {
+  ClientBudget b(ClientLimits{.tokens_per_minute = 1000, .requests_per_minute = 10, .tokens_per_day = 1200});
+  BudgetCharge c;
+  ASSERT_FALSE(b.admit(900, at(), c));
+  ASSERT_FALSE(b.admit(100, at(seconds(61)), c));
+  const auto s = b.state(at(seconds(61)));
+  EXPECT_EQ(s.tokens.limit, 1200);  // the day has 200 left, the minute 900
+  EXPECT_EQ(s.tokens.remaining, 200);
+  EXPECT_EQ(s.requests.limit, 10);
+  EXPECT_EQ(s.requests.remaining, 9);
+}
+
+}  // namespace
+}  // namespace smartlb
