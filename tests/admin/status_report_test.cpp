@@ -196,6 +196,38 @@ TEST_F(StatusFixture, PrometheusTextHasTheExpectedSeries) {
   EXPECT_FALSE(contains(text, kSecret));
 }
 
+TEST_F(StatusFixture, ClientsAndTheirBudgetsInMetricsAndStatus) {
+  RequestRecord r;
+  r.client = "search";
+  r.deployment = "gpt-4o";
+  r.status = 429;
+  r.client_limited = true;
+  metrics->on_request(r);
+  PoolSnapshot p = pool_snapshot();
+  BudgetStatus b;
+  b.owner = "client";
+  b.name = "search";
+  b.limits.tokens_per_minute = 1000;
+  b.tokens_minute = 400;
+  b.requests_minute = 3;
+  p.budgets.push_back(b);
+  const std::string text = render_prometheus(metrics->snapshot(), p);
+  for (const char* line : {
+           "smartlb_client_throttled_total{deployment=\"gpt-4o\",cause=\"client_limit\"} 1\n",
+           "smartlb_client_requests_total{client=\"search\"} 1\n",
+           "smartlb_client_limited_total{client=\"search\"} 1\n",
+           "smartlb_client_tokens_total{client=\"search\",kind=\"prompt\"} 0\n",
+       })
+    EXPECT_TRUE(contains(text, line)) << "missing: " << line << "\n---\n" << text;
+  const auto doc = build_status(metrics->snapshot(), p);
+  ASSERT_EQ(doc["budgets"].size(), 1u);
+  EXPECT_EQ(doc["budgets"][0]["owner"], "client");
+  EXPECT_EQ(doc["budgets"][0]["name"], "search");
+  EXPECT_EQ(doc["budgets"][0]["limits"], nlohmann::json({{"tokens_per_minute", 1000}}));
+  EXPECT_EQ(doc["budgets"][0]["used"]["tokens_per_minute"], 400);
+  EXPECT_EQ(doc["budgets"][0]["used"]["requests_per_minute"], 3);
+}
+
 TEST_F(StatusFixture, UpstreamResponsesByBackendAndCodeInMetricsAndStatus) {
   RequestRecord r;
   r.deployment = "gpt-4o";

@@ -289,3 +289,54 @@ TEST(HistogramQuantile, InterpolatesInsideTheBucket) {
 
 }  // namespace
 }  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+TEST(Metrics, CountsRequestsTokensAndRefusalsPerClientName) {
+  Metrics m(std::vector<Metrics::BackendInfo>{{"east", ""}});
+  RequestRecord a = served_by(0, "gpt-4o");
+  a.client = "search";
+  a.prompt_tokens = 100;
+  a.completion_tokens = 20;
+  m.on_request(a);
+  RequestRecord refused;
+  refused.client = "search";
+  refused.deployment = "gpt-4o";
+  refused.status = 429;
+  refused.client_limited = true;
+  m.on_request(refused);
+  RequestRecord upstream = refused;
+  upstream.client = "chat";
+  upstream.client_limited = false;
+  m.on_request(upstream);
+  const MetricsSnapshot s = m.snapshot();
+  ASSERT_EQ(s.clients.size(), 2u);
+  EXPECT_EQ(s.clients[0].name, "search");
+  EXPECT_EQ(s.clients[0].requests, 2u);
+  EXPECT_EQ(s.clients[0].throttled, 1u);
+  EXPECT_EQ(s.clients[0].limited, 1u);
+  EXPECT_EQ(s.clients[0].prompt_tokens, 100u);
+  EXPECT_EQ(s.clients[0].completion_tokens, 20u);
+  EXPECT_EQ(s.clients[1].name, "chat");
+  EXPECT_EQ(s.clients[1].limited, 0u);
+  const std::uint32_t d = static_cast<std::uint32_t>(s.deployment_index("gpt-4o"));
+  EXPECT_EQ(s.counter(CounterKind::ClientThrottled, Metrics::kNoBackend, d, 1), 1u) << "cause client_limit";
+  EXPECT_EQ(s.counter(CounterKind::ClientThrottled, Metrics::kNoBackend, d, 0), 1u) << "cause upstream";
+}
+
+TEST(Metrics, ClientNamesPastTheBoundFoldIntoOther) {
+  Metrics m(std::vector<Metrics::BackendInfo>{{"east", ""}});
+  for (std::size_t i = 0; i <= Metrics::kMaxClients; ++i) {
+    RequestRecord r;
+    r.client = "c" + std::to_string(i);
+    m.on_request(r);
+  }
+  const MetricsSnapshot s = m.snapshot();
+  ASSERT_EQ(s.clients.size(), Metrics::kMaxClients + 1);
+  EXPECT_EQ(s.clients.back().name, "other");
+  EXPECT_EQ(s.clients.back().requests, 1u);
+}
+
+}  // namespace
+}  // namespace smartlb

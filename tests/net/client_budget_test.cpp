@@ -1,0 +1,178 @@
+// Per-client budgets over sockets: admission before any backend is called, the 429 a client
+// gets over its budget, the correction to the usage an answer reports (streams too), and the
+// x-ratelimit-* fields that tell a client its own budget.
+#include <gtest/gtest.h>
+
+#include "chat_request.hpp"
+#include "http_client.hpp"
+#include "mock_backend.hpp"
+#include "proxy_harness.hpp"
+#include "record_observer.hpp"
+#include "smartlb/http/error_body.hpp"
+
+namespace smartlb::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+const std::string kUsage =
+    R"({"choices":[],"usage":{"prompt_tokens":30,"completion_tokens":20,"total_tokens":50}})";
+
+ClientConfig client(const std::string& name, const std::string& key, ClientLimits limits,
+                    std::vector<std::string> subjects = {}) {
+  ClientConfig c;
+  c.name = name;
+  c.key = key;
+  c.subjects = std::move(subjects);
+  c.limits = limits;
+  return c;
+}
+
+struct ClientBudgets : ::testing::Test {
+  LastRecord records;
+  std::size_t sent = 0;
+  HttpResponse call(const std::string& key) {
+    HttpResponse r = http_call(proxy.port(), "POST", kChat, {{"api-key", key}}, kBody);
+    // The budget is settled when the request ends: wait for that before the next one.
+    EXPECT_TRUE(records.await(++sent));
+    return r;
+  }
+  ProxyHarness proxy;
+};
+
+TEST_F(ClientBudgets, OverItsBudgetAClientGets429AndNoBackendIsCalled) {
+  MockBackend backend([](const SeenRequest&) {
+    return MockReply{200, {}, "ok"};
+  });  // no usage: estimates stay
+  proxy.add_backend("only", backend.url());
+  proxy.cfg.policy.clients.push_back(client("search", "search-key-1", {.tokens_per_minute = 500}));
+  proxy.start(&records);
+  EXPECT_EQ(call("search-key-1").status, 200u);  // 200 tokens (chat_request.hpp)
+  EXPECT_EQ(call("search-key-1").status, 200u);
+  const HttpResponse r = call("search-key-1");
+  EXPECT_EQ(r.status, 429u);
+  EXPECT_EQ(backend.request_count(), 2u);
+  EXPECT_EQ(r.body,
+            openai_error_json(
+                "Rate limit reached for client 'search' on tokens per min (TPM): Limit 500, Used 400, "
+                "Requested 200. Please try again in 1m1s.",
+                "tokens", "rate_limit_exceeded"));
+  EXPECT_EQ(r.header("retry-after"), "61");
+  EXPECT_EQ(r.header("retry-after-ms"), "61000");
+  EXPECT_EQ(r.header("x-ratelimit-limit-tokens"), "500");
+  EXPECT_EQ(r.header("x-ratelimit-remaining-tokens"), "100");
+  EXPECT_TRUE(records.await(3)->client_limited);
+
+  proxy.clock.advance(61s);
+  EXPECT_EQ(call("search-key-1").status, 200u) << "admitted again when promised";
+}
+
+TEST_F(ClientBudgets, TheChargeIsCorrectedToTheUsageTheAnswerReports) {
+  MockBackend backend([](const SeenRequest&) {
+    return MockReply{200, {{"content-type", "application/json"}}, kUsage};
+  });
+  proxy.add_backend("only", backend.url());
+  proxy.cfg.policy.clients.push_back(client("search", "search-key-1", {.tokens_per_minute = 500}));
+  proxy.start(&records);
+  // Admission needs 200 free (the estimate); each answer then counts 50: 50 k + 200 <= 500.
+  int admitted = 0;
+  while (call("search-key-1").status == 200u) ++admitted;
+  EXPECT_EQ(admitted, 7) << "without the correction, only 2 fit";
+}
+
+TEST_F(ClientBudgets, AStreamsUsageCorrectsTheChargeToo) {
+  MockBackend backend([](const SeenRequest&) {
+    MockReply r;
+    r.headers = {{"content-type", "text/event-stream"}};
+    r.events = {"data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n", "data: " + kUsage + "\n\n",
+                "data: [DONE]\n\n"};
+    return r;
+  });
+  proxy.add_backend("only", backend.url());
+  proxy.cfg.policy.clients.push_back(client("search", "search-key-1", {.tokens_per_minute = 500}));
+  proxy.start(&records);
+  int admitted = 0;
+  while (call("search-key-1").status == 200u) ++admitted;
+  EXPECT_EQ(admitted, 7);
+}
+
+TEST_F(ClientBudgets, ResponsesTellTheClientsBudgetNotTheBackends) {
+  MockBackend backend([](const SeenRequest&) {
+    return MockReply{200,
+                     {{"x-ratelimit-remaining-tokens", "99000"},
+                      {"x-ratelimit-limit-tokens", "100000"},
+                      {"x-ratelimit-remaining-requests", "99"}},
+                     "ok"};
+  });
+  proxy.add_backend("only", backend.url());
+  proxy.cfg.policy.clients.push_back(
+      client("search", "search-key-1", {.tokens_per_minute = 1000, .requests_per_minute = 10}));
+  proxy.cfg.policy.clients.push_back(client("free", "free-key-12", {}));
+  proxy.start(&records);
+  const HttpResponse r = call("search-key-1");
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.header("x-ratelimit-limit-tokens"), "1000");
+  EXPECT_EQ(r.header("x-ratelimit-remaining-tokens"), "800");
+  EXPECT_EQ(r.header("x-ratelimit-limit-requests"), "10");
+  EXPECT_EQ(r.header("x-ratelimit-remaining-requests"), "9");
+  EXPECT_FALSE(r.header("x-ratelimit-reset-tokens").empty());
+  // A client without a budget sees none (the backend's describe smartlb's quota, not its own).
+  const HttpResponse unlimited = call("free-key-12");
+  EXPECT_EQ(unlimited.status, 200u);
+  EXPECT_FALSE(unlimited.has_header("x-ratelimit-remaining-tokens"));
+}
+
+TEST_F(ClientBudgets, ATeamSharesOneBudgetAndAFailedAnswerGivesItsTokensBack) {
+  MockBackend backend([](const SeenRequest& req) {
+    return req.body.find("fail") != std::string::npos ? MockReply{400, {}, "bad"} : MockReply{200, {}, "ok"};
+  });
+  proxy.add_backend("only", backend.url());
+  proxy.cfg.policy.clients.push_back(client("a", "team-key-a1", {}, {"team:search"}));
+  proxy.cfg.policy.clients.push_back(client("b", "team-key-b1", {}, {"team:search"}));
+  proxy.cfg.policy.subject_limits.push_back(SubjectLimit{"team:search", true, {.tokens_per_minute = 450}});
+  proxy.start(&records);
+  // A 400 used no tokens: its 200 come back.
+  const std::string failing = R"({"messages":[{"role":"user","content":"fail"}],"max_tokens":100})";
+  EXPECT_EQ(http_call(proxy.port(), "POST", kChat, {{"api-key", "team-key-a1"}}, failing).status, 400u);
+  ASSERT_TRUE(records.await(++sent));
+  EXPECT_EQ(call("team-key-a1").status, 200u);
+  EXPECT_EQ(call("team-key-b1").status, 200u);
+  const HttpResponse r = call("team-key-a1");
+  EXPECT_EQ(r.status, 429u);
+  EXPECT_NE(r.body.find("subject 'team:search'"), std::string::npos) << r.body;
+}
+
+TEST_F(ClientBudgets, EveryCallerOfASubjectHasItsOwnBudget) {
+  MockBackend backend([](const SeenRequest&) { return MockReply{200, {}, "ok"}; });
+  proxy.add_backend("only", backend.url());
+  proxy.cfg.policy.clients.push_back(client("a", "each-key-a1", {}));
+  proxy.cfg.policy.clients.push_back(client("b", "each-key-b1", {}));
+  proxy.cfg.policy.subject_limits.push_back(SubjectLimit{"*", false, {.requests_per_minute = 1}});
+  proxy.start(&records);
+  EXPECT_EQ(call("each-key-a1").status, 200u);
+  EXPECT_EQ(call("each-key-b1").status, 200u);
+  EXPECT_EQ(call("each-key-a1").status, 429u);
+  const HttpResponse r = call("each-key-b1");
+  EXPECT_EQ(r.status, 429u);
+  EXPECT_EQ(r.body,
+            openai_error_json("Rate limit reached for client 'b' on requests per min (RPM): Limit 1, Used 1, "
+                              "Requested 1. Please try again in 1m1s.",
+                              "requests", "rate_limit_exceeded"));
+}
+
+TEST_F(ClientBudgets, AReloadKeepsWhatWasUsed) {
+  MockBackend backend([](const SeenRequest&) { return MockReply{200, {}, "ok"}; });
+  proxy.add_backend("only", backend.url());
+  proxy.cfg.policy.clients.push_back(client("search", "search-key-1", {.requests_per_minute = 2}));
+  proxy.start(&records);
+  EXPECT_EQ(call("search-key-1").status, 200u);
+  EXPECT_EQ(call("search-key-1").status, 200u);
+  Config next = proxy.cfg;
+  next.policy.clients[0].limits.requests_per_minute = 3;
+  proxy.server->reload(next);
+  EXPECT_EQ(call("search-key-1").status, 200u);
+  EXPECT_EQ(call("search-key-1").status, 429u);
+}
+
+}  // namespace
+}  // namespace smartlb::testing
