@@ -176,7 +176,47 @@ function render() {
   }
   const rules = (doc.config && doc.config.rules) || [];
   if (rules.length > 1 || (rules.length === 1 && !rules[0].implicit)) frag.appendChild(rulesSection(doc.config));
+  if ((doc.budgets || []).length) frag.appendChild(budgetsSection(doc.budgets));
   root.replaceChildren(frag);
+}
+
+// The clients' budgets: each limit with what was used of it.
+function budgetsSection(budgets) {
+  const g = el("section", "group budgets");
+  g.appendChild(el("h2", null, "Client budgets · " + budgets.length));
+  const t = el("table");
+  const head = el("tr");
+  const dims = [["tokens_per_minute", "Tokens / min"], ["requests_per_minute", "Requests / min"],
+                ["tokens_per_day", "Tokens / day (UTC)"], ["tokens_per_month", "Tokens / month (UTC)"]];
+  for (const [c, width] of [["Budget", "28%"], ...dims.map(([, label]) => [label, "18%"])]) {
+    const th = el("th", null, c);
+    th.style.width = width;
+    head.appendChild(th);
+  }
+  t.appendChild(head);
+  for (const b of budgets) {
+    const tr = el("tr");
+    tr.dataset.budget = b.owner + ":" + b.name + (b.caller ? ":" + b.caller : "");
+    const name = el("td");
+    const who = b.owner === "client" ? b.name : b.name === "*" ? "every caller" : b.name;
+    name.appendChild(el("div", "name", b.caller ? b.caller : who));
+    name.appendChild(el("div", "host", b.owner === "client" ? "client" : b.caller ? "its own, of " + who : "shared by " + who));
+    tr.appendChild(name);
+    for (const [key] of dims) {
+      const limit = b.limits[key];
+      if (!limit) {
+        tr.appendChild(el("td", "num", "–"));
+        continue;
+      }
+      const used = b.used[key] || 0;
+      const cell = shareCell(Math.min(used / limit, 1), fmtInt(used) + " of " + fmtInt(limit), key.startsWith("tokens"));
+      if (used >= limit) cell.classList.add("r-hi");
+      tr.appendChild(cell);
+    }
+    t.appendChild(tr);
+  }
+  g.appendChild(t);
+  return g;
 }
 
 // The routing rules, in the order they are tried, with each target's state (and latency).
@@ -248,6 +288,12 @@ function row(b, w, elapsed) {
   const name = el("td");
   name.appendChild(el("div", "name", b.name));
   name.appendChild(el("div", "host", b.scheme + "://" + b.url_host + (b.deployment_override ? " → " + b.deployment_override : "")));
+  if (b.credential) {
+    const c = b.credential;
+    const until = c.expires_at ? " · until " + new Date(c.expires_at * 1000).toISOString().slice(11, 16) + " UTC" : "";
+    name.appendChild(el("div", "host cred" + (c.state === "valid" || c.state === "refreshing" ? "" : " r-hi"),
+                        "Entra ID " + c.source + " · " + c.state + until));
+  }
   tr.appendChild(name);
 
   const st = el("td");

@@ -135,6 +135,8 @@ test("status page shows groups, states, countdowns, shares and no key", { timeou
     BACKEND_3_NAME: "francecentral", BACKEND_3_PRIORITY: "2", BACKEND_3_WEIGHT: "1",
     BACKEND_4_NAME: "swedencentral", BACKEND_4_PRIORITY: "3", BACKEND_4_WEIGHT: "1",
     DEFAULT_COOLDOWN_SECONDS: "120", MAX_COOLDOWN_SECONDS: "300",
+    // Every caller (here the anonymous one) has a budget of its own: the page lists it.
+    CLIENT_TOKENS_PER_MINUTE: "1000000", CLIENT_REQUESTS_PER_MINUTE: "100000",
   };
   ["eastus", "westeurope", "francecentral", "swedencentral"].forEach((name, i) => {
     env[`BACKEND_${i + 1}_URL`] = `http://127.0.0.1:${backends[name].address().port}`;
@@ -183,7 +185,7 @@ test("status page shows groups, states, countdowns, shares and no key", { timeou
   assert.ok(eastGpt4o.cooldown_remaining_ms > 0 && eastGpt4o.cooldown_remaining_ms <= 90_000);
   assert.equal(byName.francecentral.state, "auth_failed");
 
-  const groups = await page.$$eval("section.group h2", (hs) => hs.map((h) => h.textContent));
+  const groups = await page.$$eval("section.group:not(.budgets) h2", (hs) => hs.map((h) => h.textContent));
   assert.deepEqual(groups.map((g) => g.split(" · ")[0]), ["Priority 1", "Priority 2", "Priority 3"]);
   const eastRow = await page.textContent('tr[data-backend="eastus"]');
   assert.match(eastRow, /available/);
@@ -193,6 +195,11 @@ test("status page shows groups, states, countdowns, shares and no key", { timeou
   const westRow = await page.textContent('tr[data-backend="westeurope"]');
   assert.match(westRow, /\d+% · \d+ req/);
   assert.match(await page.textContent('tr[data-backend="francecentral"]'), /auth failed/);
+  const budget = await page.textContent('tr[data-budget="subject-caller:*:anonymous"]');
+  assert.match(budget, /anonymous/);
+  assert.match(budget, /its own, of every caller/);
+  assert.match(budget, /[\d.]+k? of 1\.00M/, budget);
+  assert.match(budget, /38 of 100\.0k/, budget);
   const header = await page.textContent("header");
   assert.match(header, /ready/);
 
