@@ -53,6 +53,8 @@ Configured by environment variables (all errors are reported at once):
   MAX_REQUEST_BODY_BYTES (33554432)  MAX_HEADER_COUNT (100)  MAX_CONNECTIONS (16384)
   LOG_LEVEL (info)  LOG_FORMAT (text | json)  ACCESS_LOG (on)
   CLIENT_API_KEYS            comma-separated keys clients must present (default: no check)
+  CLIENT_TOKENS_PER_MINUTE   every caller's budget: tokens per minute (also CLIENT_REQUESTS_PER_MINUTE,
+                             CLIENT_TOKENS_PER_DAY, CLIENT_TOKENS_PER_MONTH; docs/client-budgets.md)
   UPSTREAM_CA_FILE           extra CA bundle to trust for backend TLS
   CONFIG_FILE                the routing policy file (as --config)
   CONFIG_WATCH_INTERVAL_MS (1000)  how often the file is checked for a change
