@@ -14,7 +14,8 @@
 # caches, not this CPU's) and prints simulated L1 misses and mispredictions per request.
 #
 # Usage: bench/profile_peers.sh   (DURATION=10 CONNS=16 PROXIES="smartlb nginx haproxy" SYSCALLS=1 CACHE_SIM=0;
-#                                  proxy smartlb_rules: smartlb through a 20-rule policy, the last rule matching)
+#                                  proxy smartlb_rules: smartlb through a 20-rule policy, the last rule matching;
+#                                  proxy smartlb_budgets: every caller with a budget of each kind)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 need wrk nginx haproxy valgrind callgrind_annotate
@@ -43,6 +44,11 @@ for proxy in $PROXIES; do
       write_rules20 "$TMP/rules20.yaml" "$BPORT"
       env -i PATH="$PATH" PORT="$port" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREADS=1 ACCESS_LOG=off \
         LOG_LEVEL=warn "${cg[@]}" "$SMARTLB" --config "$TMP/rules20.yaml" 2>"$OUT/$proxy.log" >/dev/null & ;;
+    smartlb_budgets)  # every caller with a budget of each kind (never reached): admission and settlement
+      env -i PATH="$PATH" PORT="$port" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREADS=1 ACCESS_LOG=off \
+        LOG_LEVEL=warn BACKEND_1_URL="http://127.0.0.1:$BPORT" CLIENT_TOKENS_PER_MINUTE=1000000000000 \
+        CLIENT_REQUESTS_PER_MINUTE=1000000000 CLIENT_TOKENS_PER_DAY=1000000000000000 \
+        CLIENT_TOKENS_PER_MONTH=1000000000000000 "${cg[@]}" "$SMARTLB" 2>"$OUT/$proxy.log" >/dev/null & ;;
     nginx)  # no master process: the worker is the process callgrind runs
       subst "$BENCH_DIR/conf/nginx-proxy.conf.in" "$port" "$BPORT" >"$TMP/np.conf"
       "${cg[@]}" nginx -c "$TMP/np.conf" -p "$TMP" -e "$TMP/np.err" -g "master_process off;" 2>"$OUT/$proxy.log" & ;;

@@ -1,16 +1,24 @@
 #include "smartlb/clients/budget_admission.hpp"
 
-#include <cinttypes>
-#include <cstdio>
+#include <algorithm>
+#include <charconv>
 
 namespace smartlb {
 
 std::optional<BudgetRefused> BudgetAdmission::admit(std::int64_t tokens, BudgetTime t) {
+  tokens_ = requests_ = LimitState{};
   for (std::size_t i = 0; i < count_; ++i) {
-    if (auto refusal = budgets_[i].budget->admit(tokens, t, charges_[i])) {
+    ClientBudget::State s;
+    if (auto refusal = budgets_[i].budget->admit(tokens, t, charges_[i], &s)) {
       for (std::size_t j = 0; j < i; ++j) budgets_[j].budget->cancel(charges_[j], t);
+      // The headers of a refusal describe the budget that refused.
+      tokens_ = s.tokens;
+      requests_ = s.requests;
       return BudgetRefused{*refusal, budgets_[i]};
     }
+    if (s.tokens.limit && (!tokens_.limit || s.tokens.remaining < tokens_.remaining)) tokens_ = s.tokens;
+    if (s.requests.limit && (!requests_.limit || s.requests.remaining < requests_.remaining))
+      requests_ = s.requests;
   }
   admitted_ = count_ > 0;
   charged_ = tokens;
@@ -23,44 +31,67 @@ void BudgetAdmission::settle(std::int64_t actual_tokens, BudgetTime t) {
   for (std::size_t i = 0; i < count_; ++i) budgets_[i].budget->settle(charges_[i], actual_tokens, t);
 }
 
-void BudgetAdmission::append_fields(std::string& out, BudgetTime t) const {
-  LimitState tokens, requests;
-  for (std::size_t i = 0; i < count_; ++i) {
-    const ClientBudget::State s = budgets_[i].budget->state(t);
-    if (s.tokens.limit && (!tokens.limit || s.tokens.remaining < tokens.remaining)) tokens = s.tokens;
-    if (s.requests.limit && (!requests.limit || s.requests.remaining < requests.remaining))
-      requests = s.requests;
+namespace {
+
+void append_int(std::string& out, std::int64_t v) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
+void append_limit(std::string& out, std::string_view what, const LimitState& l) {
+  if (!l.limit) return;
+  out.append("x-ratelimit-limit-").append(what).append(": ");
+  append_int(out, l.limit);
+  out.append("\r\nx-ratelimit-remaining-").append(what).append(": ");
+  append_int(out, l.remaining);
+  out.append("\r\nx-ratelimit-reset-").append(what).append(": ");
+  append_reset(out, l.reset);
+  out.append("\r\n");
+}
+
+}  // namespace
+
+void BudgetAdmission::append_fields(std::string& out) const {
+  append_limit(out, "requests", requests_);
+  append_limit(out, "tokens", tokens_);
+}
+
+void append_reset(std::string& out, Nanos d) {
+  const std::int64_t ms = std::max<std::int64_t>(std::chrono::ceil<std::chrono::milliseconds>(d).count(), 0);
+  if (ms < 1000) {
+    append_int(out, ms);
+    out.append("ms");
+    return;
   }
-  const auto append = [&](const char* what, const LimitState& l) {
-    if (!l.limit) return;
-    char line[128];
-    int n = std::snprintf(line, sizeof line,
-                          "x-ratelimit-limit-%s: %" PRId64 "\r\nx-ratelimit-remaining-%s: %" PRId64
-                          "\r\nx-ratelimit-reset-%s: ",
-                          what, l.limit, what, l.remaining, what);
-    out.append(line, static_cast<std::size_t>(n));
-    out.append(format_reset(l.reset)).append("\r\n");
-  };
-  append("requests", requests);
-  append("tokens", tokens);
+  const std::int64_t h = ms / 3'600'000, m = ms / 60'000 % 60, s_ms = ms % 60'000;
+  if (h) {
+    append_int(out, h);
+    out.push_back('h');
+  }
+  if (h || m) {
+    append_int(out, m);
+    out.push_back('m');
+  }
+  append_int(out, s_ms / 1000);
+  if (std::int64_t frac = s_ms % 1000) {
+    int digits = 3;
+    while (frac % 10 == 0) {
+      frac /= 10;
+      --digits;
+    }
+    out.push_back('.');
+    char buf[4];
+    const auto r = std::to_chars(buf, buf + sizeof buf, frac);
+    out.append(static_cast<std::size_t>(digits - (r.ptr - buf)), '0').append(buf, r.ptr);
+  }
+  out.push_back('s');
 }
 
 std::string format_reset(Nanos d) {
-  const std::int64_t ms = std::chrono::ceil<std::chrono::milliseconds>(d).count();
-  if (ms < 1000) return std::to_string(ms < 0 ? 0 : ms) + "ms";
   std::string out;
-  const std::int64_t h = ms / 3'600'000, m = ms / 60'000 % 60, s_ms = ms % 60'000;
-  if (h) out += std::to_string(h) + "h";
-  if (h || m) out += std::to_string(m) + "m";
-  out += std::to_string(s_ms / 1000);
-  if (const std::int64_t frac = s_ms % 1000) {
-    char buf[8];
-    std::snprintf(buf, sizeof buf, ".%03" PRId64, frac);
-    std::string f(buf);
-    while (f.back() == '0') f.pop_back();
-    out += f;
-  }
-  return out + "s";
+  append_reset(out, d);
+  return out;
 }
 
 std::string refusal_message(const BudgetRefused& r) {

@@ -1,6 +1,7 @@
 #include "smartlb/clients/budget_plan.hpp"
 
 #include <algorithm>
+#include <atomic>
 
 namespace smartlb {
 
@@ -23,6 +24,8 @@ BudgetKeyParts split_budget_key(std::string_view key) {
 }
 
 BudgetPlan::BudgetPlan(const Policy& policy, BudgetRegistry& registry) : registry_(&registry) {
+  static std::atomic<std::uint64_t> generations{0};
+  generation_ = generations.fetch_add(1, std::memory_order_relaxed) + 1;
   for (const ClientConfig& c : policy.clients)
     if (c.limits.any()) clients_.emplace(c.name, &registry.get(budget_key("client", c.name), c.limits));
   for (const SubjectLimit& s : policy.subject_limits) {
@@ -50,7 +53,7 @@ std::size_t BudgetPlan::budgets_for(const ClientIdentity& who, Budgets& out) con
     }
     key.assign("subject").append(1, kBudgetKeySeparator).append(rule.subject);
     key.append(1, kBudgetKeySeparator).append(who.principal);
-    ClientBudget& b = registry_->get(key, rule.limits, rule.overflow_key);
+    ClientBudget& b = registry_->get(key, rule.limits, rule.overflow_key, generation_);
     out[n++] = BudgetRef{&b, rule.subject == "*" ? std::string_view("client") : std::string_view("subject"),
                          rule.subject == "*" ? who.principal : std::string_view(rule.subject)};
   }

@@ -5,28 +5,40 @@
 
 namespace smartlb {
 
-ClientBudget& BudgetRegistry::get(std::string_view key, const ClientLimits& limits,
-                                  std::string_view overflow) {
+namespace {
+
+void take_limits(ClientBudget& b, const ClientLimits& limits, std::uint64_t plan) {
+  if (plan != 0 && b.plan.load(std::memory_order_acquire) == plan) return;
+  b.set_limits(limits);
+  b.plan.store(plan, std::memory_order_release);
+}
+
+}  // namespace
+
+ClientBudget& BudgetRegistry::get(std::string_view key, const ClientLimits& limits, std::string_view overflow,
+                                  std::uint64_t plan) {
   {
     std::shared_lock lock(mutex_);
     if (auto it = budgets_.find(key); it != budgets_.end()) {
       ClientBudget& b = *it->second;
       lock.unlock();
-      b.set_limits(limits);
+      take_limits(b, limits, plan);
       return b;
     }
   }
   std::unique_lock lock(mutex_);
   if (!overflow.empty() && budgets_.size() >= kMaxBudgets && !budgets_.contains(key)) key = overflow;
-  return make(key, limits);
+  return make(key, limits, plan);
 }
 
-ClientBudget& BudgetRegistry::make(std::string_view key, const ClientLimits& limits) {
+ClientBudget& BudgetRegistry::make(std::string_view key, const ClientLimits& limits, std::uint64_t plan) {
   auto it = budgets_.find(key);
-  if (it == budgets_.end())
+  if (it == budgets_.end()) {
     it = budgets_.emplace(std::string(key), std::make_unique<ClientBudget>(limits)).first;
-  else
-    it->second->set_limits(limits);
+    it->second->plan.store(plan, std::memory_order_release);
+  } else {
+    take_limits(*it->second, limits, plan);
+  }
   return *it->second;
 }
 

@@ -76,12 +76,14 @@ void ClientBudget::set_limits(const ClientLimits& limits) {
   minute_requests_.set_limit(limits.requests_per_minute);
 }
 
-std::optional<BudgetRefusal> ClientBudget::admit(std::int64_t tokens, BudgetTime t, BudgetCharge& charge) {
+std::optional<BudgetRefusal> ClientBudget::admit(std::int64_t tokens, BudgetTime t, BudgetCharge& charge,
+                                                 State* after) {
   const PeriodSpan day = calendar_period(CalendarPeriod::Day, t.wall);
   const PeriodSpan month = calendar_period(CalendarPeriod::Month, t.wall);
   std::lock_guard lock(mutex_);
   const auto refuse = [&](BudgetLimit limit, std::int64_t value, std::int64_t used, std::int64_t requested,
                           Nanos retry) {
+    if (after) *after = state_locked(t, day, month);
     return BudgetRefusal{limit, value, used, requested, retry};
   };
   if (limits_.tokens_per_minute && !minute_tokens_.fits(tokens, t.now))
@@ -109,6 +111,7 @@ std::optional<BudgetRefusal> ClientBudget::admit(std::int64_t tokens, BudgetTime
   }
   charge.day = day.index;
   charge.month = month.index;
+  if (after) *after = state_locked(t, day, month);
   return std::nullopt;
 }
 
@@ -132,26 +135,32 @@ ClientBudget::State ClientBudget::state(BudgetTime t) {
   const PeriodSpan day = calendar_period(CalendarPeriod::Day, t.wall);
   const PeriodSpan month = calendar_period(CalendarPeriod::Month, t.wall);
   std::lock_guard lock(mutex_);
+  return state_locked(t, day, month);
+}
+
+ClientBudget::State ClientBudget::state_locked(BudgetTime t, const PeriodSpan& day, const PeriodSpan& month) {
   State s;
   s.tokens_minute_used = minute_tokens_.used(t.now);
   s.requests_minute_used = minute_requests_.used(t.now);
   s.tokens_day_used = day_.used_in(day.index);
   s.tokens_month_used = month_.used_in(month.index);
-  // The token limit that binds first: the least remaining of those set.
-  const auto consider = [&](std::int64_t limit, std::int64_t used, Nanos reset) {
+  // The token limit that binds first: the least remaining of those set. Reset: until the whole
+  // limit is free again (OpenAI's x-ratelimit-reset-*).
+  const auto consider = [&](std::int64_t limit, std::int64_t used, auto reset) {
     if (!limit) return;
     const std::int64_t remaining = std::max<std::int64_t>(limit - used, 0);
-    if (s.tokens.limit == 0 || remaining < s.tokens.remaining) s.tokens = {limit, remaining, reset};
+    if (s.tokens.limit == 0 || remaining < s.tokens.remaining) s.tokens = {limit, remaining, reset()};
   };
   consider(limits_.tokens_per_minute, s.tokens_minute_used,
-           minute_tokens_.wait_for(limits_.tokens_per_minute, t.now));
-  consider(limits_.tokens_per_day, s.tokens_day_used, s.tokens_day_used ? until(day.end, t.wall) : Nanos(0));
+           [&] { return minute_tokens_.until_empty(t.now); });
+  consider(limits_.tokens_per_day, s.tokens_day_used,
+           [&] { return s.tokens_day_used ? until(day.end, t.wall) : Nanos(0); });
   consider(limits_.tokens_per_month, s.tokens_month_used,
-           s.tokens_month_used ? until(month.end, t.wall) : Nanos(0));
+           [&] { return s.tokens_month_used ? until(month.end, t.wall) : Nanos(0); });
   if (limits_.requests_per_minute)
     s.requests = {limits_.requests_per_minute,
                   std::max<std::int64_t>(limits_.requests_per_minute - s.requests_minute_used, 0),
-                  minute_requests_.wait_for(limits_.requests_per_minute, t.now)};
+                  minute_requests_.until_empty(t.now)};
   return s;
 }
 

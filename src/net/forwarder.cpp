@@ -201,11 +201,12 @@ class ForwardJob {
         buffers_(buffers) {}
 
   Task<bool> run();
+  // After run(): the caller's budgets are charged what the answer used.
+  void settle_budgets();
 
  private:
-  Task<bool> route();
-  Task<std::optional<bool>> admit_to_budgets();
-  void settle_budgets();
+  std::optional<BudgetRefused> admit_to_budgets();
+  Task<bool> reply_budget_refused(const BudgetRefused& refused);
   void prepare_request();
   std::optional<std::string_view> match_rule();
   std::optional<Target> choose_target(TriedSet& tried);
@@ -249,7 +250,7 @@ class ForwardJob {
   bool send_length_ = false;  // Content-Length goes upstream (the body is always buffered)
   std::int64_t cost_ = 0;     // estimated tokens, only when a quota, a low report or a budget needs them
   bool cost_known_ = false;
-  std::unique_ptr<BudgetAdmission> budget_;  // the caller's budgets, when it has some
+  BudgetAdmission* budget_ = nullptr;  // the caller's budgets, when it has some (in buffers_)
 };
 
 std::chrono::seconds ForwardJob::header_timeout() const {
@@ -711,48 +712,45 @@ Task<bool> ForwardJob::reply_error(http::status status, std::string_view code, s
 
 // The caller's budgets admit the request with its estimated cost (prompt + max_tokens), or it
 // gets OpenAI's 429 with when to try again, and no backend is called.
-// Returns nothing when admitted, else whether the connection may carry another request.
-Task<std::optional<bool>> ForwardJob::admit_to_budgets() {
+// Not a coroutine: an admitted request costs no frame.
+std::optional<BudgetRefused> ForwardJob::admit_to_budgets() {
   BudgetPlan::Budgets refs;
   const std::size_t n = snap_.budgets.budgets_for(caller_, refs);
-  if (n == 0) co_return std::nullopt;
+  if (n == 0) return std::nullopt;
   if (!cost_known_) {
     cost_ = estimate_request_tokens(target_.path, req_.body);
     cost_known_ = true;
   }
-  budget_ = std::make_unique<BudgetAdmission>(refs, n);
+  budget_ = &buffers_.budget.emplace(refs, n);
   const BudgetTime t{s_.clock.coarse_now(), s_.clock.wall_now()};
-  const std::optional<BudgetRefused> refused = budget_->admit(cost_, t);
-  budget_->append_fields(buffers_.budget_fields, t);
-  if (!refused) co_return std::nullopt;
+  std::optional<BudgetRefused> refused = budget_->admit(cost_, t);
+  budget_->append_fields(buffers_.budget_fields);
+  return refused;
+}
+
+Task<bool> ForwardJob::reply_budget_refused(const BudgetRefused& refused) {
   rec_.client_limited = true;
-  const std::string message = refusal_message(*refused);
+  const std::string message = refusal_message(refused);
   ErrorReply r;
   r.version = req_.version;
   r.keep_alive = req_.keep_alive && !w_.draining;
   r.request_id = rec_.request_id;
   r.extra_fields = buffers_.budget_fields;
   r.status = http::status::too_many_requests;
-  r.type = counts_tokens(refused->refusal.limit) ? "tokens" : "requests";
+  r.type = counts_tokens(refused.refusal.limit) ? "tokens" : "requests";
   r.code = "rate_limit_exceeded";
   r.message = message;
-  r.retry_after = std::chrono::ceil<std::chrono::milliseconds>(refused->refusal.retry_after);
+  r.retry_after = std::chrono::ceil<std::chrono::milliseconds>(refused.refusal.retry_after);
   rec_.status = 429;
   const auto ec = co_await write_error_reply(client_, r, cfg_.http_timeout);
   co_return !ec && r.keep_alive;
-}
-
-Task<bool> ForwardJob::run() {
-  buffers_.budget_fields.clear();
-  const bool keep = co_await route();
-  if (budget_) settle_budgets();
-  co_return keep;
 }
 
 // The budgets are charged what the answer says it used; an answer that used nothing (an error,
 // smartlb's own) gives the tokens back; a success that does not say (a stream without
 // include_usage) keeps the estimate.
 void ForwardJob::settle_budgets() {
+  if (!budget_) return;
   const BudgetTime t{s_.clock.coarse_now(), s_.clock.wall_now()};
   if (rec_.prompt_tokens >= 0 || rec_.completion_tokens >= 0)
     budget_->settle(
@@ -761,7 +759,8 @@ void ForwardJob::settle_budgets() {
     budget_->settle(0, t);
 }
 
-Task<bool> ForwardJob::route() {
+Task<bool> ForwardJob::run() {
+  buffers_.budget_fields.clear();
   prepare_request();
   rec_.deployment = model_;
   if (const auto bad = match_rule()) co_return co_await reply_error(http::status::bad_request, "", *bad);
@@ -772,7 +771,8 @@ Task<bool> ForwardJob::route() {
     co_return co_await reply_error(http::status::not_found, "model_not_found", message);
   }
   if (!snap_.budgets.empty())
-    if (const std::optional<bool> refused = co_await admit_to_budgets()) co_return *refused;
+    if (const std::optional<BudgetRefused> refused = admit_to_budgets())
+      co_return co_await reply_budget_refused(*refused);
   TriedSet tried;
   for (;;) {
     const std::optional<Target> t = choose_target(tried);
@@ -843,7 +843,9 @@ Task<bool> forward_request(Worker& w, const Snapshot& snapshot, TimedSocket& cli
                            const RequestTarget& target, const ClientIdentity& caller, RequestRecord& rec,
                            ForwardBuffers& buffers) {
   ForwardJob job(w, snapshot, client, req, target, caller, rec, buffers);
-  co_return co_await job.run();
+  const bool keep = co_await job.run();
+  job.settle_budgets();
+  co_return keep;
 }
 
 }  // namespace smartlb::net

@@ -66,6 +66,18 @@ std::int64_t SlidingWindowBudget::used(MonoNanos now) {
   return used_;
 }
 
+Nanos SlidingWindowBudget::until_empty(MonoNanos now) {
+  advance(now);
+  if (used_ == 0) return Nanos(0);
+  const auto slots = static_cast<std::int64_t>(ring_.size());
+  for (std::int64_t index = now / bucket_nanos_, oldest = index - slots + 1; index >= oldest; --index) {
+    const Bucket& b = ring_[static_cast<std::size_t>(index % slots)];
+    if (b.index == index && b.used > 0)
+      return Nanos(std::max<std::int64_t>((index + slots) * bucket_nanos_ - now, 0));
+  }
+  return Nanos(0);
+}
+
 Nanos SlidingWindowBudget::wait_for(std::int64_t amount, MonoNanos now) {
   advance(now);
   const std::int64_t window = bucket_nanos_ * static_cast<std::int64_t>(ring_.size() - 1);

@@ -111,7 +111,7 @@ TEST_F(Admission, HeadersTellTheTightestBudget) {
   BudgetAdmission alice(a, plan.budgets_for(who("alice", alice_subjects), a));
   ASSERT_FALSE(alice.admit(400, at()));
   std::string fields;
-  alice.append_fields(fields, at());
+  alice.append_fields(fields);
   EXPECT_EQ(fields,
             "x-ratelimit-limit-requests: 2\r\nx-ratelimit-remaining-requests: "
             "1\r\nx-ratelimit-reset-requests: 1m1s\r\n"

@@ -31,8 +31,9 @@ class BudgetAdmission {
   std::int64_t charged_tokens() const { return charged_; }
 
   // x-ratelimit-{limit,remaining,reset}-{requests,tokens} for the tightest of the budgets (the
-  // one with the least remaining), as "Name: value\r\n" lines appended to `out`.
-  void append_fields(std::string& out, BudgetTime t) const;
+  // one with the least remaining) as admit() left them, as "Name: value\r\n" lines appended
+  // to `out`.
+  void append_fields(std::string& out) const;
 
  private:
   BudgetPlan::Budgets budgets_;
@@ -40,6 +41,7 @@ class BudgetAdmission {
   std::array<BudgetCharge, BudgetPlan::kMaxPerRequest> charges_{};
   std::int64_t charged_ = 0;
   bool admitted_ = false;
+  LimitState tokens_, requests_;  // the tightest, after admit()
 };
 
 // OpenAI's message for a 429 of a budget: what limit, how much was used and asked, and when to
@@ -47,5 +49,6 @@ class BudgetAdmission {
 std::string refusal_message(const BudgetRefused& r);
 // A duration the way OpenAI writes x-ratelimit-reset-*: "250ms", "1.5s", "6m0s", "2h3m4s".
 std::string format_reset(Nanos d);
+void append_reset(std::string& out, Nanos d);
 
 }  // namespace smartlb

@@ -59,6 +59,7 @@ class BudgetPlan {
     std::string overflow_key;        // per caller, past BudgetRegistry::kMaxBudgets
   };
   BudgetRegistry* registry_ = nullptr;
+  std::uint64_t generation_ = 0;  // unique per plan: the registry compares limits once per plan
   std::unordered_map<std::string, ClientBudget*, StringHash, std::equal_to<>> clients_;
   std::vector<SubjectRule> subjects_;
 };

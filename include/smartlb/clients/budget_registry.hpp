@@ -22,8 +22,10 @@ class BudgetRegistry {
   static constexpr std::size_t kMaxBudgets = 10'000;
 
   // The budget under `key`, made with `limits`, or set to them when they changed. A key new
-  // past kMaxBudgets gets the budget under `overflow` (made without that bound).
-  ClientBudget& get(std::string_view key, const ClientLimits& limits, std::string_view overflow = {});
+  // past kMaxBudgets gets the budget under `overflow` (made without that bound). `plan` names
+  // the configuration asking (BudgetPlan): limits are compared only when it changes.
+  ClientBudget& get(std::string_view key, const ClientLimits& limits, std::string_view overflow = {},
+                    std::uint64_t plan = 0);
 
   struct Entry {
     std::string key;
@@ -37,7 +39,7 @@ class BudgetRegistry {
     using is_transparent = void;
     std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
-  ClientBudget& make(std::string_view key, const ClientLimits& limits);
+  ClientBudget& make(std::string_view key, const ClientLimits& limits, std::uint64_t plan);
 
   mutable std::shared_mutex mutex_;
   std::unordered_map<std::string, std::unique_ptr<ClientBudget>, Hash, std::equal_to<>> budgets_;

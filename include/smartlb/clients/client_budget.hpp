@@ -4,6 +4,7 @@
 // admitted with its estimated cost (prompt + max_tokens) charged to every limit, and the
 // charge is corrected to the real usage when the answer reports it. Plain C++ with the time
 // passed in; thread-safe (one mutex per budget: a client's own requests are all that meet there).
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <mutex>
@@ -65,23 +66,32 @@ class ClientBudget {
   // A new configuration's limits (nothing when they are the same): what was used stays counted.
   void set_limits(const ClientLimits& limits);
 
-  // Charges one request of `tokens` to every limit when all admit it; otherwise charges
-  // nothing and says which limit refused (the first in to_string's order).
-  std::optional<BudgetRefusal> admit(std::int64_t tokens, BudgetTime t, BudgetCharge& charge);
-  // The request's real cost, once known: the token charge becomes `actual_tokens`.
-  void settle(const BudgetCharge& charge, std::int64_t actual_tokens, BudgetTime t);
-  // Takes an admitted request back entirely (another budget refused it).
-  void cancel(const BudgetCharge& charge, BudgetTime t);
-
   // For headers and status: the tightest token limit (the one with the least remaining) and
   // the request limit.
   struct State {
     LimitState tokens, requests;
     std::int64_t tokens_minute_used = 0, requests_minute_used = 0, tokens_day_used = 0, tokens_month_used = 0;
   };
+
+  // Charges one request of `tokens` to every limit when all admit it; otherwise charges
+  // nothing and says which limit refused (the first in to_string's order). `after`, when
+  // given, gets the state once the request is counted (or refused), in the same look.
+  std::optional<BudgetRefusal> admit(std::int64_t tokens, BudgetTime t, BudgetCharge& charge,
+                                     State* after = nullptr);
+  // The request's real cost, once known: the token charge becomes `actual_tokens`.
+  void settle(const BudgetCharge& charge, std::int64_t actual_tokens, BudgetTime t);
+  // Takes an admitted request back entirely (another budget refused it).
+  void cancel(const BudgetCharge& charge, BudgetTime t);
+
   State state(BudgetTime t);
 
+  // The configuration whose limits this budget last took (BudgetRegistry: one look, not a
+  // lock, per request once they are taken).
+  std::atomic<std::uint64_t> plan{0};
+
  private:
+  State state_locked(BudgetTime t, const PeriodSpan& day, const PeriodSpan& month);
+
   // A calendar quota: what was used in the current period.
   struct PeriodCounter {
     std::int64_t period = -1;

@@ -16,6 +16,7 @@
 #include <spdlog/logger.h>
 
 #include "smartlb/base/random.hpp"
+#include "smartlb/clients/budget_admission.hpp"
 #include "smartlb/config/config.hpp"
 #include "smartlb/http/request_target.hpp"
 #include "smartlb/http1/http_head.hpp"
@@ -144,9 +145,10 @@ struct ForwardBuffers {
   std::string passed_fields;  // the client's fields that go upstream unchanged
   std::string request_head;   // rebuilt for each attempt
   std::string response_head;
-  std::string edited_body;             // the body with a target's overrides, when it has some
-  std::vector<MetadataPair> metadata;  // x-smartlb-metadata's members
-  std::string budget_fields;           // x-ratelimit-* of the caller's budgets
+  std::string edited_body;                // the body with a target's overrides, when it has some
+  std::vector<MetadataPair> metadata;     // x-smartlb-metadata's members
+  std::string budget_fields;              // x-ratelimit-* of the caller's budgets
+  std::optional<BudgetAdmission> budget;  // the request's charges to them
 };
 
 // `snapshot` is the configuration the request routes with, from its start to its end;

@@ -32,6 +32,9 @@ class SlidingWindowBudget {
   // bucket.
   void adjust(std::int64_t bucket, std::int64_t delta, MonoNanos now);
   void set_limit(std::int64_t limit) { limit_ = limit < 0 ? 0 : limit; }
+  // How long until nothing counted now is counted any more (the whole limit free again): the
+  // newest bucket's expiry. Cheap: the newest bucket is usually the current one.
+  Nanos until_empty(MonoNanos now);
   // How long until `amount` fits: 0 when it fits now; the full window when it can never fit
   // (larger than the limit), so callers still get a finite retry time.
   Nanos wait_for(std::int64_t amount, MonoNanos now);
