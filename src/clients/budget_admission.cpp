@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 
 namespace smartlb {
 
@@ -33,59 +34,81 @@ void BudgetAdmission::settle(std::int64_t actual_tokens, BudgetTime t) {
 
 namespace {
 
-void append_int(std::string& out, std::int64_t v) {
-  char buf[24];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, r.ptr);
-}
+// The fields are written into a stack buffer and appended once: every response to a client with
+// a budget carries them, so they cost what a few integer conversions cost, not six appends.
+class FieldWriter {
+ public:
+  void text(std::string_view t) {
+    std::memcpy(p_, t.data(), t.size());
+    p_ += t.size();
+  }
+  void number(std::int64_t v) { p_ = std::to_chars(p_, end(), v).ptr; }
+  void reset(Nanos d);
+  void limit(std::string_view what, const LimitState& l) {
+    if (!l.limit) return;
+    text("x-ratelimit-limit-");
+    text(what);
+    text(": ");
+    number(l.limit);
+    text("\r\nx-ratelimit-remaining-");
+    text(what);
+    text(": ");
+    number(l.remaining);
+    text("\r\nx-ratelimit-reset-");
+    text(what);
+    text(": ");
+    reset(l.reset);
+    text("\r\n");
+  }
+  std::string_view done() const { return {buf_, static_cast<std::size_t>(p_ - buf_)}; }
 
-void append_limit(std::string& out, std::string_view what, const LimitState& l) {
-  if (!l.limit) return;
-  out.append("x-ratelimit-limit-").append(what).append(": ");
-  append_int(out, l.limit);
-  out.append("\r\nx-ratelimit-remaining-").append(what).append(": ");
-  append_int(out, l.remaining);
-  out.append("\r\nx-ratelimit-reset-").append(what).append(": ");
-  append_reset(out, l.reset);
-  out.append("\r\n");
+ private:
+  char* end() { return buf_ + sizeof buf_; }
+  char buf_[400];  // two limits of at most ~160 bytes each (19-digit numbers)
+  char* p_ = buf_;
+};
+
+void FieldWriter::reset(Nanos d) {
+  const std::int64_t ms = std::max<std::int64_t>(std::chrono::ceil<std::chrono::milliseconds>(d).count(), 0);
+  if (ms < 1000) {
+    number(ms);
+    text("ms");
+    return;
+  }
+  const std::int64_t h = ms / 3'600'000, m = ms / 60'000 % 60, s_ms = ms % 60'000;
+  if (h) {
+    number(h);
+    text("h");
+  }
+  if (h || m) {
+    number(m);
+    text("m");
+  }
+  number(s_ms / 1000);
+  if (std::int64_t frac = s_ms % 1000) {
+    char digits[3] = {static_cast<char>('0' + frac / 100), static_cast<char>('0' + frac / 10 % 10),
+                      static_cast<char>('0' + frac % 10)};
+    std::size_t n = 3;
+    while (digits[n - 1] == '0') --n;
+    text(".");
+    text(std::string_view(digits, n));
+  }
+  text("s");
 }
 
 }  // namespace
 
 void BudgetAdmission::append_fields(std::string& out) const {
-  append_limit(out, "requests", requests_);
-  append_limit(out, "tokens", tokens_);
+  FieldWriter w;
+  w.limit("requests", requests_);
+  w.limit("tokens", tokens_);
+  out.append(w.done());
 }
 
 void append_reset(std::string& out, Nanos d) {
-  const std::int64_t ms = std::max<std::int64_t>(std::chrono::ceil<std::chrono::milliseconds>(d).count(), 0);
-  if (ms < 1000) {
-    append_int(out, ms);
-    out.append("ms");
-    return;
-  }
-  const std::int64_t h = ms / 3'600'000, m = ms / 60'000 % 60, s_ms = ms % 60'000;
-  if (h) {
-    append_int(out, h);
-    out.push_back('h');
-  }
-  if (h || m) {
-    append_int(out, m);
-    out.push_back('m');
-  }
-  append_int(out, s_ms / 1000);
-  if (std::int64_t frac = s_ms % 1000) {
-    int digits = 3;
-    while (frac % 10 == 0) {
-      frac /= 10;
-      --digits;
-    }
-    out.push_back('.');
-    char buf[4];
-    const auto r = std::to_chars(buf, buf + sizeof buf, frac);
-    out.append(static_cast<std::size_t>(digits - (r.ptr - buf)), '0').append(buf, r.ptr);
-  }
-  out.push_back('s');
+  FieldWriter w;
+  w.reset(d);
+  out.append(w.done());
 }
 
 std::string format_reset(Nanos d) {
