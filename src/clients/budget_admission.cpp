@@ -1,7 +1,6 @@
 #include "smartlb/clients/budget_admission.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cstring>
 
 namespace smartlb {
@@ -26,6 +25,12 @@ std::optional<BudgetRefused> BudgetAdmission::admit(std::int64_t tokens, BudgetT
   return std::nullopt;
 }
 
+bool BudgetAdmission::counts_tokens() const {
+  for (std::size_t i = 0; i < count_; ++i)
+    if (budgets_[i].counts_tokens) return true;
+  return false;
+}
+
 void BudgetAdmission::settle(std::int64_t actual_tokens, BudgetTime t) {
   if (!admitted_) return;
   admitted_ = false;
@@ -42,7 +47,17 @@ class FieldWriter {
     std::memcpy(p_, t.data(), t.size());
     p_ += t.size();
   }
-  void number(std::int64_t v) { p_ = std::to_chars(p_, end(), v).ptr; }
+  // Decimal digits (std::to_chars costs several times this here, for numbers this small).
+  void number(std::int64_t v) {
+    if (v < 0) v = 0;
+    char digits[20];
+    char* d = digits + sizeof digits;
+    do {
+      *--d = static_cast<char>('0' + v % 10);
+      v /= 10;
+    } while (v != 0);
+    text(std::string_view(d, static_cast<std::size_t>(digits + sizeof digits - d)));
+  }
   void reset(Nanos d);
   void limit(std::string_view what, const LimitState& l) {
     if (!l.limit) return;
@@ -63,7 +78,6 @@ class FieldWriter {
   std::string_view done() const { return {buf_, static_cast<std::size_t>(p_ - buf_)}; }
 
  private:
-  char* end() { return buf_ + sizeof buf_; }
   char buf_[400];  // two limits of at most ~160 bytes each (19-digit numbers)
   char* p_ = buf_;
 };

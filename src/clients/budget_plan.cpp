@@ -12,6 +12,12 @@ std::string budget_key(std::string_view owner, std::string_view name, std::strin
   return key;
 }
 
+namespace {
+bool counts_tokens(const ClientLimits& l) {
+  return l.tokens_per_minute || l.tokens_per_day || l.tokens_per_month;
+}
+}  // namespace
+
 BudgetKeyParts split_budget_key(std::string_view key) {
   BudgetKeyParts p;
   const auto a = key.find(kBudgetKeySeparator);
@@ -27,7 +33,9 @@ BudgetPlan::BudgetPlan(const Policy& policy, BudgetRegistry& registry) : registr
   static std::atomic<std::uint64_t> generations{0};
   generation_ = generations.fetch_add(1, std::memory_order_relaxed) + 1;
   for (const ClientConfig& c : policy.clients)
-    if (c.limits.any()) clients_.emplace(c.name, &registry.get(budget_key("client", c.name), c.limits));
+    if (c.limits.any())
+      clients_.emplace(c.name, ClientEntry{&registry.get(budget_key("client", c.name), c.limits),
+                                           counts_tokens(c.limits)});
   for (const SubjectLimit& s : policy.subject_limits) {
     SubjectRule rule{s.subject, s.shared, s.limits, nullptr, budget_key("subject", s.subject, "(other)")};
     if (s.shared) rule.budget = &registry.get(budget_key("subject", s.subject), s.limits);
@@ -39,7 +47,7 @@ std::size_t BudgetPlan::budgets_for(const ClientIdentity& who, Budgets& out) con
   std::size_t n = 0;
   if (!clients_.empty())
     if (auto it = clients_.find(who.name); it != clients_.end())
-      out[n++] = BudgetRef{it->second, "client", who.name};
+      out[n++] = BudgetRef{it->second.budget, "client", who.name, it->second.counts_tokens};
   // One key buffer per thread: a per-caller budget is found without an allocation.
   thread_local std::string key;
   for (const SubjectRule& rule : subjects_) {
@@ -48,14 +56,15 @@ std::size_t BudgetPlan::budgets_for(const ClientIdentity& who, Budgets& out) con
         std::find(who.subjects.begin(), who.subjects.end(), rule.subject) == who.subjects.end())
       continue;
     if (rule.shared) {
-      out[n++] = BudgetRef{rule.budget, "subject", rule.subject};
+      out[n++] = BudgetRef{rule.budget, "subject", rule.subject, counts_tokens(rule.limits)};
       continue;
     }
     key.assign("subject").append(1, kBudgetKeySeparator).append(rule.subject);
     key.append(1, kBudgetKeySeparator).append(who.principal);
     ClientBudget& b = registry_->get(key, rule.limits, rule.overflow_key, generation_);
     out[n++] = BudgetRef{&b, rule.subject == "*" ? std::string_view("client") : std::string_view("subject"),
-                         rule.subject == "*" ? who.principal : std::string_view(rule.subject)};
+                         rule.subject == "*" ? who.principal : std::string_view(rule.subject),
+                         counts_tokens(rule.limits)};
   }
   return n;
 }

@@ -717,11 +717,12 @@ std::optional<BudgetRefused> ForwardJob::admit_to_budgets() {
   BudgetPlan::Budgets refs;
   const std::size_t n = snap_.budgets.budgets_for(caller_, refs);
   if (n == 0) return std::nullopt;
-  if (!cost_known_) {
+  budget_ = &buffers_.budget.emplace(refs, n);
+  // The estimate costs a body scan: only when a budget counts tokens.
+  if (!cost_known_ && budget_->counts_tokens()) {
     cost_ = estimate_request_tokens(target_.path, req_.body);
     cost_known_ = true;
   }
-  budget_ = &buffers_.budget.emplace(refs, n);
   const BudgetTime t{s_.clock.coarse_now(), s_.clock.wall_now()};
   std::optional<BudgetRefused> refused = budget_->admit(cost_, t);
   budget_->append_fields(buffers_.budget_fields);

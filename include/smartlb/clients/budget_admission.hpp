@@ -23,6 +23,8 @@ class BudgetAdmission {
   BudgetAdmission(const BudgetPlan::Budgets& budgets, std::size_t count) : budgets_(budgets), count_(count) {}
 
   bool empty() const { return count_ == 0; }
+  // Some budget limits tokens (else a request's token estimate is not needed to admit it).
+  bool counts_tokens() const;
   // Charges `tokens` and one request to every budget, or (refused) to none.
   std::optional<BudgetRefused> admit(std::int64_t tokens, BudgetTime t);
   // The real cost, once known: every charge becomes `actual_tokens`. Once.

@@ -29,8 +29,9 @@ BudgetKeyParts split_budget_key(std::string_view key);
 // A budget a request counts against, and what to call it in a 429's message.
 struct BudgetRef {
   ClientBudget* budget = nullptr;
-  std::string_view owner;    // "client", or "subject"
-  std::string_view subject;  // the client's name, or the subject
+  std::string_view owner;     // "client", or "subject"
+  std::string_view subject;   // the client's name, or the subject
+  bool counts_tokens = true;  // it limits tokens (not only requests)
 };
 
 class BudgetPlan {
@@ -60,7 +61,11 @@ class BudgetPlan {
   };
   BudgetRegistry* registry_ = nullptr;
   std::uint64_t generation_ = 0;  // unique per plan: the registry compares limits once per plan
-  std::unordered_map<std::string, ClientBudget*, StringHash, std::equal_to<>> clients_;
+  struct ClientEntry {
+    ClientBudget* budget;
+    bool counts_tokens;
+  };
+  std::unordered_map<std::string, ClientEntry, StringHash, std::equal_to<>> clients_;
   std::vector<SubjectRule> subjects_;
 };
 
