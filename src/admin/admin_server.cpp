@@ -3,12 +3,14 @@
 #include "smartlb/admin/admin_server.hpp"
 
 #include <algorithm>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
 #include <spdlog/spdlog.h>
 
 #include "smartlb/admin/status_report.hpp"
+#include "smartlb/admin/traffic_history.hpp"
 #include "smartlb/config/entra_env.hpp"
 #include "smartlb/io/beast.hpp"
 
@@ -45,6 +47,23 @@ struct AdminServer::Impl {
   std::thread thread;
   std::uint16_t port = 0;
   MonoNanos started = 0;
+  mutable std::mutex history_mutex;  // the sampler and /status, both on the admin thread today
+  TrafficHistory history;
+
+  Task<> sample_loop() {
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    for (;;) {
+      {
+        const double unix_time =
+            std::chrono::duration<double>(server.states().clock().wall_now().time_since_epoch()).count();
+        std::lock_guard lock(history_mutex);
+        history.add(metrics.snapshot(), unix_time);
+      }
+      timer.expires_after(opts.sample_interval);
+      auto [ec] = co_await timer.async_wait(use_tuple);
+      if (ec) co_return;
+    }
+  }
 
   PoolSnapshot pool_snapshot() const {
     const auto snapshot = server.snapshot();
@@ -149,8 +168,13 @@ struct AdminServer::Impl {
     }
     if (path == "/status") {
       Reply r;
-      r.body = build_status(metrics.snapshot(), pool_snapshot())
-                   .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      nlohmann::json doc = build_status(metrics.snapshot(), pool_snapshot());
+      {
+        std::lock_guard lock(history_mutex);
+        doc["history"] = history.to_json(std::chrono::duration<double>(opts.sample_interval).count(),
+                                         server.backend_names());
+      }
+      r.body = doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       r.body += '\n';
       r.content_type = "application/json";
       return r;
@@ -248,6 +272,7 @@ void AdminServer::start() {
                              std::to_string(I.opts.port) + ": " + ec.message());
   I.port = a.local_endpoint().port();
   asio::co_spawn(I.ioc, I.accept_loop(a), asio::detached);
+  asio::co_spawn(I.ioc, I.sample_loop(), asio::detached);
   I.thread = std::thread([&I] { I.ioc.run(); });
 }
 

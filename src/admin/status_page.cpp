@@ -51,6 +51,13 @@ footer{color:var(--mute);font-size:12px;padding:4px 24px 18px;max-width:1400px;m
 #conn.bad{color:var(--bad);font-weight:600}
 .badge{font-size:12px;font-weight:600;padding:2px 8px;border-radius:6px;background:var(--ok);color:#fff}
 .badge.off{background:var(--bad)}
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(240px,1fr));gap:10px;margin-bottom:18px}
+.chart{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:8px 10px 4px}
+.chart h3{margin:0;font-size:11px;text-transform:uppercase;letter-spacing:.04em;color:var(--mute);font-weight:600}
+.chart .now{font-size:15px;font-weight:650;font-variant-numeric:tabular-nums}
+.chart svg{display:block;width:100%;height:64px}
+.chart .legend{font-size:11px;color:var(--mute)}
+.chart .legend i{display:inline-block;width:8px;height:8px;border-radius:2px;margin:0 3px 0 8px}
 </style>
 </head>
 <body>
@@ -157,6 +164,7 @@ function render() {
   }
   const root = document.getElementById("groups");
   const frag = document.createDocumentFragment();
+  if (doc.history) frag.appendChild(chartsSection(doc.history, doc.backends.map((b) => b.name)));
   for (const prio of [...groups.keys()].sort((a, b) => a - b)) {
     const g = el("section", "group");
     const members = groups.get(prio);
@@ -178,6 +186,86 @@ function render() {
   if (rules.length > 1 || (rules.length === 1 && !rules[0].implicit)) frag.appendChild(rulesSection(doc.config));
   if ((doc.budgets || []).length) frag.appendChild(budgetsSection(doc.budgets));
   root.replaceChildren(frag);
+}
+
+// The last 15 minutes, from the samples /status keeps (one per interval_seconds): small SVG
+// charts drawn here, so the page needs nothing from outside.
+const PALETTE = ["#2e90fa", "#7a5af8", "#12b76a", "#f79009", "#ee46bc", "#06aed4", "#d92d20", "#667085"];
+function svgEl(tag, attrs) {
+  const e = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  return e;
+}
+// Series of [x in 0..1, y >= 0] as lines (or stacked areas), scaled to the largest y.
+function chart(title, now, series, opts) {
+  const box = el("div", "chart");
+  box.dataset.chart = opts.id;
+  const h = el("h3", null, title);
+  box.appendChild(h);
+  box.appendChild(el("div", "now", now));
+  const W = 300, H = 64;
+  const svg = svgEl("svg", {viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: "none", role: "img", "aria-label": title});
+  let max = opts.max || 0;
+  if (!max) for (const s of series) for (const [, y] of s.points) max = Math.max(max, y);
+  max = max || 1;
+  svg.appendChild(svgEl("line", {x1: 0, y1: H - 0.5, x2: W, y2: H - 0.5, stroke: "#98a2b3", "stroke-opacity": 0.5}));
+  for (const s of series) {
+    if (!s.points.length) continue;
+    const pts = s.points.map(([x, y]) => `${(x * W).toFixed(1)},${(H - 2 - (y / max) * (H - 6)).toFixed(1)}`);
+    if (s.base) {
+      const base = s.base.map(([x, y]) => `${(x * W).toFixed(1)},${(H - 2 - (y / max) * (H - 6)).toFixed(1)}`).reverse();
+      svg.appendChild(svgEl("polygon", {points: pts.concat(base).join(" "), fill: s.color, "fill-opacity": 0.75}));
+    } else {
+      svg.appendChild(svgEl("polyline", {points: pts.join(" "), fill: "none", stroke: s.color, "stroke-width": 1.6,
+                                         "vector-effect": "non-scaling-stroke"}));
+    }
+  }
+  box.appendChild(svg);
+  const legend = el("div", "legend");
+  for (const s of series) {
+    if (!s.label) continue;
+    const i = el("i");
+    i.style.background = s.color;
+    legend.appendChild(i);
+    legend.appendChild(document.createTextNode(s.label));
+  }
+  legend.appendChild(document.createTextNode(" · last " + opts.span));
+  box.appendChild(legend);
+  return box;
+}
+function chartsSection(history, backendNames) {
+  const sec = el("section", "charts");
+  const samples = history.samples || [];
+  const spanS = history.interval_seconds * 90;
+  const span = spanS >= 120 ? Math.round(spanS / 60) + " min" : Math.round(spanS) + " s";
+  const end = samples.length ? samples[samples.length - 1].t : 0;
+  const x = (s) => Math.max(0, 1 - (end - s.t) / spanS);
+  const last = samples[samples.length - 1] || {};
+  const line = (key) => samples.map((s) => [x(s), s[key] || 0]);
+  sec.appendChild(chart("Requests / s", samples.length ? last.requests_per_s.toFixed(1) : "–",
+                        [{points: line("requests_per_s"), color: PALETTE[0]}], {id: "requests", span}));
+  sec.appendChild(chart("429s to clients · failovers / s",
+                        samples.length ? last.throttled_per_s.toFixed(1) + " · " + last.failovers_per_s.toFixed(1) : "–",
+                        [{points: line("throttled_per_s"), color: PALETTE[6], label: "429s"},
+                         {points: line("failovers_per_s"), color: PALETTE[3], label: "failovers"}], {id: "throttled", span}));
+  // Traffic share: stacked areas of each backend's part of the requests served in a sample.
+  const names = backendNames.filter((n) => samples.some((s) => (s.served || {})[n]));
+  const shares = [];
+  let below = samples.map((s) => [x(s), 0]);
+  names.forEach((n, k) => {
+    const top = samples.map((s, i) => {
+      const total = Object.values(s.served || {}).reduce((a, b) => a + b, 0);
+      return [x(s), below[i][1] + (total ? ((s.served || {})[n] || 0) / total : 0)];
+    });
+    shares.push({points: top, base: below, color: PALETTE[k % PALETTE.length], label: n});
+    below = top;
+  });
+  sec.appendChild(chart("Traffic share by backend", names.length ? names.length + " serving" : "–", shares,
+                        {id: "share", span, max: 1}));
+  sec.appendChild(chart("Latency (mean)", samples.length && last.latency_ms ? fmtMs(last.latency_ms) : "–",
+                        [{points: samples.filter((s) => s.latency_ms > 0).map((s) => [x(s), s.latency_ms]), color: PALETTE[1]}],
+                        {id: "latency", span}));
+  return sec;
 }
 
 // The clients' budgets: each limit with what was used of it.

@@ -171,7 +171,8 @@ int main(int argc, char** argv) {
     server_holder->start();
     if (cfg.admin_port != 0) {
       admin = std::make_unique<smartlb::AdminServer>(
-          *server_holder, metrics, smartlb::AdminOptions{cfg.listen_address, cfg.admin_port});
+          *server_holder, metrics,
+          smartlb::AdminOptions{cfg.listen_address, cfg.admin_port, cfg.status_sample_interval});
       admin->start();
     }
   } catch (const std::exception& e) {

@@ -236,6 +236,11 @@ ConfigLoadResult load_config_from_env(const EnvMap& env, bool require_backends) 
     read_int(env, p, "CONFIG_WATCH_INTERVAL_MS", 10, 600'000, ms);
     cfg.config_watch_interval = std::chrono::milliseconds(ms);
   }
+  {
+    long long ms = cfg.status_sample_interval.count();
+    read_int(env, p, "STATUS_SAMPLE_INTERVAL_MS", 100, 600'000, ms);
+    cfg.status_sample_interval = std::chrono::milliseconds(ms);
+  }
   read_int(env, p, "MAX_HEADER_COUNT", 8, 1000, cfg.max_header_count);
   read_int(env, p, "MAX_CONNECTIONS", 1, 1'000'000, cfg.max_connections);
 

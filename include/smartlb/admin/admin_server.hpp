@@ -2,6 +2,7 @@
 // The admin listener (ADMIN_PORT): /healthz, /readyz, /metrics, /status and the live status
 // page at /. Its own io_context on one extra thread; admin traffic is light. No Asio or
 // Beast in this header.
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -14,6 +15,8 @@ namespace smartlb {
 struct AdminOptions {
   std::string listen_address = "127.0.0.1";
   std::uint16_t port = 0;  // 0: an ephemeral port (read it from port())
+  // How often the status page's charts get a sample (/status "history": the last 90).
+  std::chrono::milliseconds sample_interval{10'000};
 };
 
 class AdminServer {

@@ -173,9 +173,10 @@ struct Config {
   std::string log_format = "text";  // text | json
   bool access_log = true;
 
-  std::vector<std::string> client_api_keys;               // when non-empty, clients must present one
-  std::string upstream_ca_file;                           // extra CA bundle trusted for upstream TLS
-  std::chrono::milliseconds config_watch_interval{1000};  // how often the config file is looked at
+  std::vector<std::string> client_api_keys;                  // when non-empty, clients must present one
+  std::string upstream_ca_file;                              // extra CA bundle trusted for upstream TLS
+  std::chrono::milliseconds config_watch_interval{1000};     // how often the config file is looked at
+  std::chrono::milliseconds status_sample_interval{10'000};  // the status page's charts: one sample each
 };
 
 }  // namespace smartlb

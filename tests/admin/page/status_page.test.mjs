@@ -137,6 +137,8 @@ test("status page shows groups, states, countdowns, shares and no key", { timeou
     DEFAULT_COOLDOWN_SECONDS: "120", MAX_COOLDOWN_SECONDS: "300",
     // Every caller (here the anonymous one) has a budget of its own: the page lists it.
     CLIENT_TOKENS_PER_MINUTE: "1000000", CLIENT_REQUESTS_PER_MINUTE: "100000",
+    // The charts get a sample every second here (10 s by default).
+    STATUS_SAMPLE_INTERVAL_MS: "1000",
   };
   ["eastus", "westeurope", "francecentral", "swedencentral"].forEach((name, i) => {
     env[`BACKEND_${i + 1}_URL`] = `http://127.0.0.1:${backends[name].address().port}`;
@@ -195,6 +197,21 @@ test("status page shows groups, states, countdowns, shares and no key", { timeou
   const westRow = await page.textContent('tr[data-backend="westeurope"]');
   assert.match(westRow, /\d+% · \d+ req/);
   assert.match(await page.textContent('tr[data-backend="francecentral"]'), /auth failed/);
+  // The charts of the last minutes, drawn by the page from /status "history": the traffic
+  // above shows in the requests chart and as the backends' shares.
+  await page.waitForFunction(() => {
+    const line = document.querySelector('.chart[data-chart="requests"] polyline');
+    return line && line.getAttribute("points").split(" ").length >= 2 &&
+      document.querySelectorAll('.chart[data-chart="share"] polygon').length >= 2;
+  });
+  const charts = await page.$$eval(".chart", (cs) => cs.map((c) => c.dataset.chart));
+  assert.deepEqual(charts, ["requests", "throttled", "share", "latency"]);
+  const shareLegend = await page.textContent('.chart[data-chart="share"] .legend');
+  assert.match(shareLegend, /eastus/);
+  assert.match(shareLegend, /swedencentral/);
+  const history = (await (await fetch(`http://127.0.0.1:${adminPort}/status`)).json()).history;
+  assert.equal(history.interval_seconds, 1);
+  assert.ok(history.samples.some((s) => s.requests_per_s > 0), JSON.stringify(history.samples.slice(-3)));
   const budget = await page.textContent('tr[data-budget="subject-caller:*:anonymous"]');
   assert.match(budget, /anonymous/);
   assert.match(budget, /its own, of every caller/);
