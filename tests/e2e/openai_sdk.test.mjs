@@ -404,6 +404,7 @@ describe('smartlb with the OpenAI Node SDK through a rule of the config file', (
   let ports = {};
   const UPSTREAM_DEPLOYMENT = 'gpt-4o-0806';
   const RULES_KEY = 'rules-sim-key';
+  const LIMITED_KEY = 'limited-client-key-1';
 
   const withLogs = (fn) => async (t) => {
     try {
@@ -435,6 +436,13 @@ describe('smartlb with the OpenAI Node SDK through a rule of the config file', (
       '    type: weight-based-routing',
       '    when: {models: [gpt-4o], metadata: {env: e2e}}',
       '    load_balance_targets: [{target: eastus/gpt-4o, override_params: {max_tokens: 5}}]',
+      '  - id: e2e-any',
+      '    type: weight-based-routing',
+      '    when: {models: [gpt-4o], subjects: [tier:limited]}',
+      '    load_balance_targets: [{target: eastus/gpt-4o}]',
+      'clients:',
+      `  - {name: e2e, key: "${CLIENT_KEY}"}`,
+      `  - {name: limited, key: "${LIMITED_KEY}", subjects: [tier:limited], limits: {requests_per_minute: 1}}`,
       '',
     ].join('\n'));
     ports.proxy = await spawnListening('smartlb-rules', smartlbBin, ['--config', file], cleanEnv({
@@ -451,9 +459,9 @@ describe('smartlb with the OpenAI Node SDK through a rule of the config file', (
     await stopAll();
   }, { timeout: 2 * STOP_TIMEOUT_MS + 2_000 });
 
-  const clientWith = (headers) => new AzureOpenAI({
+  const clientWith = (headers, apiKey = CLIENT_KEY) => new AzureOpenAI({
     endpoint: `http://127.0.0.1:${ports.proxy}`,
-    apiKey: CLIENT_KEY,
+    apiKey,
     apiVersion: API_VERSION,
     deployment: 'gpt-4o',
     maxRetries: 0,
@@ -477,13 +485,38 @@ describe('smartlb with the OpenAI Node SDK through a rule of the config file', (
       assertNoClientKey(stats, 'rules-sim');
     }));
 
+  test('a client over its budget gets a 429 rate_limit_exceeded the SDK understands, and no backend call',
+    { timeout: TEST_TIMEOUT_MS }, withLogs(async () => {
+      const client = clientWith({}, LIMITED_KEY);
+      const before = (await simStats(ports.sim)).requests;
+      const { response } = await client.chat.completions
+        .create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Hello, budget.' }], max_tokens: 5 })
+        .withResponse();
+      assert.equal(response.status, 200);
+      assert.equal(response.headers.get('x-ratelimit-limit-requests'), '1', 'the client\'s own budget');
+      assert.equal(response.headers.get('x-ratelimit-remaining-requests'), '0');
+      await assert.rejects(
+        client.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Again.' }], max_tokens: 5 }),
+        (e) => {
+          const header = (name) => (typeof e.headers?.get === 'function' ? e.headers.get(name) : e.headers?.[name]);
+          assert.equal(e.status, 429);
+          assert.equal(e.code, 'rate_limit_exceeded');
+          assert.equal(e.type, 'requests');
+          assert.ok(Number(header('retry-after-ms')) > 0, `retry-after-ms: ${header('retry-after-ms')}`);
+          assert.match(e.message, /Rate limit reached for client 'limited'/);
+          return true;
+        });
+      assert.equal((await simStats(ports.sim)).requests, before + 1, 'the refused request never reached the backend');
+    }));
+
   test('a request no rule matches gets a 404 model_not_found the SDK understands',
     { timeout: TEST_TIMEOUT_MS }, withLogs(async () => {
       const client = clientWith({});
+      const before = (await simStats(ports.sim)).requests;
       await assert.rejects(
         client.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] }),
         (e) => e.status === 404 && e.code === 'model_not_found');
       const stats = await simStats(ports.sim);
-      assert.equal(stats.requests, 1, 'the backend was not called');
+      assert.equal(stats.requests, before, 'the backend was not called');
     }));
 });
