@@ -2,7 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <thread>
+#include <vector>
+
 #include "smartlb/base/clock.hpp"
+#include "smartlb/clients/budget_registry.hpp"
 
 namespace smartlb {
 namespace {
@@ -146,6 +151,41 @@ TEST_F(Budget, StateReportsTheTightestTokenLimit) {
   EXPECT_EQ(s.tokens.remaining, 200);
   EXPECT_EQ(s.requests.limit, 10);
   EXPECT_EQ(s.requests.remaining, 9);
+}
+
+}  // namespace
+}  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+// Workers share budgets: charges from several threads at once are all counted (and the
+// ThreadSanitizer build checks the locking).
+TEST(BudgetThreads, ConcurrentChargesAndSettlementsAreAllCounted) {
+  BudgetRegistry registry;
+  ClientBudget& shared = registry.get(
+      "team", ClientLimits{.tokens_per_minute = 1'000'000'000, .requests_per_minute = 1'000'000});
+  const BudgetTime t{1'000'000'000'000,
+                     std::chrono::system_clock::time_point(std::chrono::seconds(1'700'000'000))};
+  std::vector<std::thread> threads;
+  for (int k = 0; k < 4; ++k)
+    threads.emplace_back([&, k] {
+      for (int i = 0; i < 500; ++i) {
+        BudgetCharge c;
+        ASSERT_FALSE(shared.admit(10, t, c));
+        shared.settle(c, 3, t);
+        // Callers of their own, found (and made) while others look.
+        ClientBudget& own = registry.get("caller-" + std::to_string(k) + "-" + std::to_string(i % 7),
+                                         ClientLimits{.requests_per_minute = 1000}, "overflow", 7);
+        BudgetCharge o;
+        ASSERT_FALSE(own.admit(1, t, o));
+      }
+    });
+  for (auto& th : threads) th.join();
+  const ClientBudget::State s = shared.state(t);
+  EXPECT_EQ(s.tokens_minute_used, 4 * 500 * 3);
+  EXPECT_EQ(s.requests_minute_used, 4 * 500);
+  EXPECT_EQ(registry.size(), 1u + 4 * 7);
 }
 
 }  // namespace
