@@ -13,6 +13,11 @@
 #                                        (target smartlb_q = smartlb with a declared, never reached TPM;
 #                                         target smartlb_rules = smartlb with a 20-rule config file whose
 #                                         last rule matches;
+#                                         target smartlb_budgets = smartlb where every caller has a budget
+#                                         of each kind (never reached);
+#                                         targets smartlb_tls nginx_tls haproxy_tls = the three proxies to
+#                                         the same backend over HTTPS (a local CA, certificate verified,
+#                                         keep-alive and session resumption), with TLS=1;
 #                                         SMARTLB_B=path adds target smartlb_b, another build, for an A/B)
 #                                        BACKEND_CT=application/json: content type of the fixed answer)
 # Needs: wrk nginx haproxy taskset; smartlb built in $BUILD (default build-bench).
@@ -49,6 +54,22 @@ else
 fi
 wait_port "$BPORT"
 
+# --- with TLS=1, the same fixed backend over HTTPS (a CA and a localhost certificate made here)
+if [ "${TLS:-0}" = 1 ]; then
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=bench CA" -keyout "$TMP/ca.key" -out "$TMP/ca.pem" \
+    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" -keyout "$TMP/tls.key" -out "$TMP/tls.csr" 2>/dev/null
+  openssl x509 -req -in "$TMP/tls.csr" -CA "$TMP/ca.pem" -CAkey "$TMP/ca.key" -CAcreateserial -days 2 \
+    -extfile <(printf 'subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n') -out "$TMP/tls.pem" 2>/dev/null
+  TPORT=$(free_port)
+  subst "$BENCH_DIR/conf/nginx-backend.conf.in" "$TPORT" | sed "s|@CT@|${BACKEND_CT:-application/json}|" |
+    sed -e "s|listen 127.0.0.1:$TPORT backlog=4096;|listen 127.0.0.1:$TPORT ssl backlog=4096; ssl_certificate $TMP/tls.pem; ssl_certificate_key $TMP/tls.key; ssl_session_cache shared:TLS:4m;|" \
+        -e "s|nginx-backend.pid|nginx-backend-tls.pid|; s|nginx-backend.err|nginx-backend-tls.err|" >"$TMP/nginx-backend-tls.conf"
+  taskset -c "$LOAD_CORE" nginx -c "$TMP/nginx-backend-tls.conf" -p "$TMP" &
+  PIDS+=($!)
+  wait_port "$TPORT"
+fi
+
 # --- proxies on the proxy core
 declare -A PORT PROCS
 PORT[direct]=$BPORT
@@ -75,6 +96,15 @@ env -i PATH="$PATH" PORT="$SR_PORT" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREAD
   LOG_LEVEL=warn taskset -c "$PROXY_CORE" "$SMARTLB" --config "$TMP/rules20.yaml" 2>"$TMP/smartlb-rules.log" &
 SR_PID=$!; PIDS+=("$SR_PID"); PORT[smartlb_rules]=$SR_PORT; PROCS[smartlb_rules]=$SR_PID
 
+# smartlb_budgets: every caller (here the anonymous one) with a budget of each kind, never
+# reached: every request is admitted, charged and settled, and carries x-ratelimit-* fields.
+SBU_PORT=$(free_port)
+env -i PATH="$PATH" PORT="$SBU_PORT" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREADS=1 ACCESS_LOG=off \
+  LOG_LEVEL=warn BACKEND_1_URL="http://127.0.0.1:$BPORT" BACKEND_1_NAME=fast CLIENT_TOKENS_PER_MINUTE=1000000000 \
+  CLIENT_REQUESTS_PER_MINUTE=100000000 CLIENT_TOKENS_PER_DAY=1000000000000 CLIENT_TOKENS_PER_MONTH=1000000000000 \
+  taskset -c "$PROXY_CORE" "$SMARTLB" 2>"$TMP/smartlb-budgets.log" &
+SBU_PID=$!; PIDS+=("$SBU_PID"); PORT[smartlb_budgets]=$SBU_PORT; PROCS[smartlb_budgets]=$SBU_PID
+
 # smartlb_b: another build of smartlb (SMARTLB_B=path), for an A/B of a change under the same
 # conditions; it appears as a peer in the paired table.
 if [ -n "${SMARTLB_B:-}" ]; then
@@ -95,10 +125,37 @@ subst "$BENCH_DIR/conf/haproxy.cfg.in" "$HA_PORT" "$BPORT" >"$TMP/haproxy.cfg"
 taskset -c "$PROXY_CORE" haproxy -db -f "$TMP/haproxy.cfg" 2>"$TMP/haproxy.log" &
 HA_PID=$!; PIDS+=("$HA_PID"); PORT[haproxy]=$HA_PORT
 
-for t in smartlb smartlb_q smartlb_rules nginx haproxy ${SMARTLB_B:+smartlb_b}; do wait_port "${PORT[$t]}"; done
+# The TLS targets: each proxy to the HTTPS backend, verifying its certificate against the CA,
+# keeping connections alive and resuming TLS sessions.
+TLS_TARGETS=""
+if [ "${TLS:-0}" = 1 ]; then
+  ST_PORT=$(free_port)
+  env -i PATH="$PATH" PORT="$ST_PORT" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREADS=1 ACCESS_LOG=off \
+    LOG_LEVEL=warn BACKEND_1_URL="https://localhost:$TPORT" BACKEND_1_NAME=fast UPSTREAM_CA_FILE="$TMP/ca.pem" \
+    taskset -c "$PROXY_CORE" "$SMARTLB" 2>"$TMP/smartlb-tls.log" &
+  ST_PID=$!; PIDS+=("$ST_PID"); PORT[smartlb_tls]=$ST_PORT; PROCS[smartlb_tls]=$ST_PID
+  NT_PORT=$(free_port)
+  subst "$BENCH_DIR/conf/nginx-proxy.conf.in" "$NT_PORT" "$TPORT" |
+    sed -e "s|proxy_pass http://backend;|proxy_pass https://backend; proxy_ssl_trusted_certificate $TMP/ca.pem; proxy_ssl_verify on; proxy_ssl_server_name on; proxy_ssl_name localhost; proxy_ssl_session_reuse on;|" \
+        -e "s|nginx-proxy.pid|nginx-proxy-tls.pid|; s|nginx-proxy.err|nginx-proxy-tls.err|" >"$TMP/nginx-proxy-tls.conf"
+  taskset -c "$PROXY_CORE" nginx -c "$TMP/nginx-proxy-tls.conf" -p "$TMP" &
+  NT_PID=$!; PIDS+=("$NT_PID"); PORT[nginx_tls]=$NT_PORT
+  HT_PORT=$(free_port)
+  subst "$BENCH_DIR/conf/haproxy.cfg.in" "$HT_PORT" "$TPORT" |
+    sed -e "s|server b1 127.0.0.1:$TPORT maxconn 9000|server b1 127.0.0.1:$TPORT maxconn 9000 ssl verify required ca-file $TMP/ca.pem sni str(localhost) verifyhost localhost|" \
+        -e "s|haproxy.pid|haproxy-tls.pid|" >"$TMP/haproxy-tls.cfg"
+  taskset -c "$PROXY_CORE" haproxy -db -f "$TMP/haproxy-tls.cfg" 2>"$TMP/haproxy-tls.log" &
+  HT_PID=$!; PIDS+=("$HT_PID"); PORT[haproxy_tls]=$HT_PORT
+  TLS_TARGETS="smartlb_tls nginx_tls haproxy_tls"
+fi
+
+for t in smartlb smartlb_q smartlb_rules smartlb_budgets nginx haproxy ${SMARTLB_B:+smartlb_b} $TLS_TARGETS; do
+  wait_port "${PORT[$t]}"
+done
 sleep 0.3
 PROCS[nginx]=$(tree_pids "$NG_PID")
 PROCS[haproxy]=$(tree_pids "$HA_PID")
+if [ -n "$TLS_TARGETS" ]; then PROCS[nginx_tls]=$(tree_pids "$NT_PID"); PROCS[haproxy_tls]=$(tree_pids "$HT_PID"); fi
 PROCS[direct]=""
 
 # Sanity: one request through each target.
@@ -136,7 +193,10 @@ for rep in $(seq 1 "$REPS"); do
       url="http://127.0.0.1:${PORT[$t]}$PATH_Q"
       taskset -c "$LOAD_CORE" wrk -t1 -c"$c" -d"${WARMUP}s" -s "$BENCH_DIR/conf/chat.lua" "$url" >/dev/null
       pids=${PROCS[$t]}
-      case $t in nginx) pids=$(tree_pids "$NG_PID") ;; haproxy) pids=$(tree_pids "$HA_PID") ;; esac
+      case $t in
+        nginx) pids=$(tree_pids "$NG_PID") ;; haproxy) pids=$(tree_pids "$HA_PID") ;;
+        nginx_tls) pids=$(tree_pids "$NT_PID") ;; haproxy_tls) pids=$(tree_pids "$HT_PID") ;;
+      esac
       before=0; ubefore=0; [ -n "$pids" ] && before=$(cpu_ticks $pids) && ubefore=$(utime_ticks $pids)
       out="$RESULTS/overhead-$STAMP-r$rep-c$c-$t.txt"
       s0=$(steal_ticks)
@@ -172,7 +232,7 @@ awk -F'\t' 'NR>2 {k=$2"\t"$3; n[k]++; rps[k,n[k]]=$4; p50[k,n[k]]=$5; p99[k,n[k]
 # Paired view: the machine's speed drifts by more than the differences between proxies, so
 # compare within a repetition (the targets of one rep run back to back) and count wins.
 echo
-echo "Paired by repetition: smartlb / peer (req/s ratio > 1 and CPU ratio < 1 favour smartlb);"
+echo "Paired by repetition: smartlb / peer (smartlb_tls / peer for the _tls peers; req/s ratio > 1 and CPU ratio < 1 favour smartlb);"
 echo "geo mean [95 % confidence interval]: the geometric mean of the ratios (a mean of logs, so"
 echo "smartlb/peer and peer/smartlb agree), ± 1.96 standard errors of the log. A target that is the"
 echo "same build (SMARTLB_B=\$SMARTLB) measures the harness: its interval should contain 1."
@@ -183,9 +243,10 @@ awk -F'\t' 'NR>2 { r[$1"\t"$2"\t"$3]=$4; c[$1"\t"$2"\t"$3]=$8; reps[$1]=1; conns
       ss=0; for(i=1;i<=m;i++) ss+=(log(v[i])-mu)^2; h=1.96*sqrt(ss/(m-1)/m)
       return sprintf("%.3f [%.3f-%.3f]", exp(mu), exp(mu-h), exp(mu+h)) }
   END { printf "%-6s %-10s %13s %8s %22s %11s %8s %22s\n", "conns", "peer", "req/s median", "wins", "geo mean [ci95]", "cpu median", "wins", "geo mean [ci95]";
-    for (cn in conns) for (p in tg) { if (p=="smartlb" || p=="smartlb_q" || p=="direct") continue
+    for (cn in conns) for (p in tg) { if (p=="smartlb" || p=="smartlb_q" || p=="direct" || p=="smartlb_tls") continue
+      base = (p ~ /_tls$/) ? "smartlb_tls" : "smartlb"  # HTTPS peers against smartlb over HTTPS
       n=0; wr=0; wc=0; nc=0; delete vr; delete vc
-      for (rep in reps) { a=rep"\t"cn"\tsmartlb"; b=rep"\t"cn"\t"p
+      for (rep in reps) { a=rep"\t"cn"\t"base; b=rep"\t"cn"\t"p
         if (!(a in r) || !(b in r) || r[b]+0==0) continue
         vr[++n]=r[a]/r[b]; if (vr[n]>1) wr++
         if (c[a]+0>0 && c[b]+0>0) { vc[++nc]=c[a]/c[b]; if (vc[nc]<1) wc++ } }
