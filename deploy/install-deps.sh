@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building smartlb needs on Debian 12 (bookworm); with --test, also what the
-# test suites need (GoogleTest, Google Benchmark, Node.js for the OpenAI SDK end-to-end test,
+# test suites need (GoogleTest, Google Benchmark, redis-server for the scale-out tests, Node.js for the OpenAI SDK end-to-end test,
 # promtool for the metrics test, Chromium for the status-page test, clang and clang-format for
 # the fuzz targets and the format check).
 #
@@ -38,11 +38,11 @@ fi
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config
-  libboost1.81-dev libssl-dev nlohmann-json3-dev libspdlog-dev libyaml-cpp-dev
+  libboost1.81-dev libssl-dev nlohmann-json3-dev libspdlog-dev libyaml-cpp-dev libhiredis-dev
   ca-certificates curl
 )
 if $with_tests; then
-  packages+=(googletest libgtest-dev libgmock-dev libbenchmark-dev prometheus chromium clang clang-format)
+  packages+=(googletest libgtest-dev libgmock-dev libbenchmark-dev prometheus chromium clang clang-format redis-server)
   # A Node.js installed outside Debian's packages (nodesource, nvm, a tarball) ships its own
   # npm, and Debian's nodejs/npm packages conflict with it: only install them when there is
   # no node at all.

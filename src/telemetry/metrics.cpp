@@ -151,7 +151,8 @@ Metrics::Metrics(std::vector<BackendInfo> backends)
       backends_(std::make_unique<Backend[]>(kMaxBackends)),
       shards_(std::make_unique<Shard[]>(kShards)),
       deployments_(std::make_unique<Deployments>()),
-      attempts_(std::make_unique<Histogram>(kAttemptBuckets.data(), kAttemptBuckets.size())) {
+      attempts_(std::make_unique<Histogram>(kAttemptBuckets.data(), kAttemptBuckets.size())),
+      redis_commands_(std::make_unique<Histogram>(kRedisBuckets.data(), kRedisBuckets.size())) {
   learn_backends(backends);
 }
 
@@ -174,6 +175,8 @@ Metrics::~Metrics() = default;
 std::uint32_t Metrics::deployment_label(std::string_view name) {
   return deployments_->find_or_add(name, nullptr);
 }
+
+void Metrics::on_redis_command(double seconds) { redis_commands_->observe(seconds); }
 
 void Metrics::on_config_reload(bool ok, double unix_seconds) {
   if (!ok) {
@@ -292,6 +295,11 @@ MetricsSnapshot Metrics::snapshot() const {
   s.deployments_folded = folded_.load(std::memory_order_relaxed);
   s.deployments = deployments_->names();
   s.attempts = attempts_->snapshot();
+  s.redis.enabled = redis_enabled_.load(std::memory_order_relaxed);
+  s.redis.up = redis_up_.load(std::memory_order_relaxed);
+  s.redis.errors = redis_errors_.load(std::memory_order_relaxed);
+  s.redis.replicas_live = replicas_live_.load(std::memory_order_relaxed);
+  s.redis.commands = redis_commands_->snapshot();
   for (std::size_t i = 0; i < kShards; ++i) {
     Shard& sh = shards_[i];
     std::lock_guard lock(sh.mutex);

@@ -407,7 +407,8 @@ TEST(ConfigFile, TheJsonSchemaKnowsExactlyTheKeysTheLoaderTakes) {
       {"rules.config", defs["rule"]["properties"]["config"]},
       {"model_configs", defs["model_config"]},
       {"model_configs.usage_limits", defs["model_config"]["properties"]["usage_limits"]},
-      {"model_configs.failure_tolerance", defs["model_config"]["properties"]["failure_tolerance"]}};
+      {"model_configs.failure_tolerance", defs["model_config"]["properties"]["failure_tolerance"]},
+      {"redis", schema["properties"]["redis"]}};
   const auto keys = config_file_keys();
   ASSERT_EQ(keys.size(), sections.size());
   for (const auto& [section, object] : sections) {

@@ -7,13 +7,15 @@
 #include <string>
 
 #include "smartlb/net/server.hpp"
+#include "smartlb/redis/redis_service.hpp"
 #include "smartlb/telemetry/metrics.hpp"
 
 namespace smartlb {
 
 struct AdminOptions {
   std::string listen_address = "127.0.0.1";
-  std::uint16_t port = 0;  // 0: an ephemeral port (read it from port())
+  std::uint16_t port = 0;                      // 0: an ephemeral port (read it from port())
+  const redis::RedisService* redis = nullptr;  // with REDIS_URL: shown in /status
 };
 
 class AdminServer {
