@@ -117,11 +117,13 @@ RedisUrlParseResult parse_redis_url(std::string_view text) {
     rest.remove_prefix(1 + db.size());
     if (!db.empty()) {
       const auto n = digits<int>(db);
-      if (!n || *n < 0 || *n > 65535) return fail("has a database that is not a number (\"/0\", \"/1\", ...)");
+      if (!n || *n < 0 || *n > 65535)
+        return fail("has a database that is not a number (\"/0\", \"/1\", ...)");
       url.database = *n;
     }
   }
-  if (!rest.empty()) return fail("has a query or fragment, which smartlb does not read (use the REDIS_* variables)");
+  if (!rest.empty())
+    return fail("has a query or fragment, which smartlb does not read (use the REDIS_* variables)");
   return {std::move(url), {}};
 }
 

@@ -128,8 +128,10 @@ Task<std::string> RedisConnection::connect() {
 
 void RedisConnection::start() {
   auto self = shared_from_this();
-  asio::co_spawn(ex_, [self]() -> Task<> { co_await self->read_loop(); }, asio::detached);
-  asio::co_spawn(ex_, [self]() -> Task<> { co_await self->watchdog(); }, asio::detached);
+  asio::co_spawn(
+      ex_, [self]() -> Task<> { co_await self->read_loop(); }, asio::detached);
+  asio::co_spawn(
+      ex_, [self]() -> Task<> { co_await self->watchdog(); }, asio::detached);
 }
 
 void RedisConnection::send(std::span<const std::string> args, RedisCallback done) {
@@ -142,7 +144,8 @@ void RedisConnection::send(std::span<const std::string> args, RedisCallback done
   if (!writing_) {
     writing_ = true;
     auto self = shared_from_this();
-    asio::co_spawn(ex_, [self]() -> Task<> { co_await self->write_loop(); }, asio::detached);
+    asio::co_spawn(
+        ex_, [self]() -> Task<> { co_await self->write_loop(); }, asio::detached);
   }
 }
 
@@ -187,7 +190,8 @@ Task<> RedisConnection::read_loop() {
     else
       std::tie(ec, n) = co_await stream_.next_layer().async_read_some(asio::buffer(buf), use_tuple);
     if (ec) {
-      fail(ec == asio::error::eof ? "the server closed the connection" : "read failed: " + ec.message(), true);
+      fail(ec == asio::error::eof ? "the server closed the connection" : "read failed: " + ec.message(),
+           true);
       co_return;
     }
     if (!reader_.feed(std::string_view(buf, n))) {
@@ -207,8 +211,8 @@ Task<> RedisConnection::read_loop() {
 }
 
 void RedisConnection::dispatch(RedisValue v) {
-  const bool message = v.is_array() && !v.elements.empty() &&
-                       (v.elements[0].is("message") || v.elements[0].is("pmessage"));
+  const bool message =
+      v.is_array() && !v.elements.empty() && (v.elements[0].is("message") || v.elements[0].is("pmessage"));
   if (message || pending_.empty()) {
     if (push_handler_) push_handler_(v);
     return;
@@ -222,13 +226,15 @@ Task<> RedisConnection::watchdog() {
   // Looks at the oldest pending command a few times per timeout; one that waited past it
   // means Redis is too slow to be of use: lost.
   asio::steady_timer tick(ex_);
-  const auto period = std::max<std::chrono::milliseconds>(endpoint_.command_timeout / 4, std::chrono::milliseconds(5));
+  const auto period =
+      std::max<std::chrono::milliseconds>(endpoint_.command_timeout / 4, std::chrono::milliseconds(5));
   auto self = shared_from_this();
   while (open_) {
     tick.expires_after(period);
     co_await tick.async_wait(use_tuple);
     if (!open_) break;
-    if (!pending_.empty() && std::chrono::steady_clock::now() - pending_.front().sent > endpoint_.command_timeout)
+    if (!pending_.empty() &&
+        std::chrono::steady_clock::now() - pending_.front().sent > endpoint_.command_timeout)
       fail("no reply within " + std::to_string(endpoint_.command_timeout.count()) + " ms", true);
   }
 }

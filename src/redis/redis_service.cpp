@@ -252,7 +252,8 @@ struct RedisService::Impl {
           if (name == channel) fn(v.elements.back().text);
       });
       for (const auto& subscription : subscriptions) {
-        std::vector<std::string> command{"SUBSCRIBE", subscription.first};  // (GCC 12: no braced list in co_await)
+        std::vector<std::string> command{"SUBSCRIBE",
+                                         subscription.first};  // (GCC 12: no braced list in co_await)
         RedisResult sr = co_await s->call(std::move(command));
         if (!sr.ok()) {
           r.connection->close();
@@ -400,8 +401,8 @@ void RedisService::command(std::vector<std::string> args, RedisCallback done) {
   });
 }
 
-void RedisService::eval(const RedisScript& script, std::vector<std::string> keys, std::vector<std::string> args,
-                        RedisCallback done) {
+void RedisService::eval(const RedisScript& script, std::vector<std::string> keys,
+                        std::vector<std::string> args, RedisCallback done) {
   asio::post(impl_->ioc, [i = impl_.get(), &script, keys = std::move(keys), args = std::move(args),
                           done = std::move(done)]() mutable {
     i->issue_eval(script, std::move(keys), std::move(args), std::move(done));

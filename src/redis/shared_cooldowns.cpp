@@ -80,8 +80,8 @@ void SharedCooldowns::apply(std::string_view text, bool from_resync) {
   if (!from_resync && m->replica == redis_.replica_id()) return;  // our own, already applied
   if (states_.apply_remote_cooldown(m->backend, m->deployment, m->whole_backend, m->until_ms, m->cause)) {
     applied_.fetch_add(1, std::memory_order_relaxed);
-    spdlog::debug("redis: cooldown of {}{}{} from replica {} applied", m->backend, m->whole_backend ? "" : "/",
-                  m->deployment, m->replica);
+    spdlog::debug("redis: cooldown of {}{}{} from replica {} applied", m->backend,
+                  m->whole_backend ? "" : "/", m->deployment, m->replica);
   }
 }
 

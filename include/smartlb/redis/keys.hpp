@@ -8,8 +8,8 @@
 namespace smartlb::redis {
 
 // The cooldown deadline of a (backend, deployment), or of a whole backend.
-inline std::string cooldown_key(std::string_view prefix, std::string_view backend, std::string_view deployment,
-                                bool whole_backend) {
+inline std::string cooldown_key(std::string_view prefix, std::string_view backend,
+                                std::string_view deployment, bool whole_backend) {
   std::string k(prefix);
   k += '{';
   k += backend;
@@ -25,7 +25,9 @@ inline std::string cooldown_channel(std::string_view prefix) { return std::strin
 // Live replicas: a sorted set, member = replica id, score = its heartbeat's expiry (Unix ms).
 inline std::string replicas_key(std::string_view prefix) { return std::string(prefix) + "{replicas}"; }
 // The replicas' details: a hash, field = replica id, value = JSON (host, start time).
-inline std::string replica_info_key(std::string_view prefix) { return std::string(prefix) + "{replicas}:info"; }
+inline std::string replica_info_key(std::string_view prefix) {
+  return std::string(prefix) + "{replicas}:info";
+}
 
 // `s` with Redis glob's special characters escaped, for SCAN MATCH.
 inline std::string glob_escape(std::string_view s) {

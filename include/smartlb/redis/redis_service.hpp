@@ -37,9 +37,9 @@ struct RedisStatus {
   std::string url;  // without the password
   std::string replica_id;
   bool up = false;
-  std::string last_error;         // "" when none yet
-  std::int64_t last_error_ms = 0;  // Unix milliseconds
-  std::int64_t up_since_ms = 0;    // Unix milliseconds of the latest connection (0: down)
+  std::string last_error;             // "" when none yet
+  std::int64_t last_error_ms = 0;     // Unix milliseconds
+  std::int64_t up_since_ms = 0;       // Unix milliseconds of the latest connection (0: down)
   std::vector<ReplicaInfo> replicas;  // live ones as last read, this one included
 };
 
