@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/asio/use_future.hpp>
+
 #include <future>
 
 #include "mock_backend.hpp"
