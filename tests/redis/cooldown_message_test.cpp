@@ -33,8 +33,8 @@ TEST(CooldownMessage, RoundTripsAWholeBackendCooldown) {
 }
 
 TEST(CooldownMessage, UnreadableMessagesAreRefused) {
-  for (const char* bad : {"", "123", "x {\"b\":\"a\",\"d\":\"x\"}", "12 not-json", "12 {\"d\":\"x\"}",
-                          "12 {\"b\":\"a\"}"})
+  for (const char* bad :
+       {"", "123", "x {\"b\":\"a\",\"d\":\"x\"}", "12 not-json", "12 {\"d\":\"x\"}", "12 {\"b\":\"a\"}"})
     EXPECT_FALSE(decode_cooldown(bad)) << bad;
 }
 

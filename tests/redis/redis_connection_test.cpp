@@ -53,7 +53,8 @@ TEST(RedisConnection, CommandsArePipelinedAndAnsweredInOrder) {
     std::vector<std::string> seen;
     // Sent back to back before any reply is read: one write, replies matched in order.
     for (int i = 0; i < 100; ++i)
-      c->send({"INCR", "counter"}, [&seen](RedisResult r) { seen.push_back(std::to_string(*r.value->as_integer())); });
+      c->send({"INCR", "counter"},
+              [&seen](RedisResult r) { seen.push_back(std::to_string(*r.value->as_integer())); });
     EXPECT_GT(c->pending(), 1u) << "several commands in flight at once";
     RedisResult last = co_await c->call(cmd("GET", "counter"));
     seen.push_back(last.value->text);
@@ -149,7 +150,8 @@ TEST(RedisConnection, SubscriberGetsPublishedMessagesAsPushes) {
     auto sub = (co_await RedisConnection::open(endpoint_for(server.url()), nullptr)).connection;
     auto pub = (co_await RedisConnection::open(endpoint_for(server.url()), nullptr)).connection;
     std::vector<std::string> messages;
-    sub->on_push([&](const RedisValue& v) { messages.push_back(v.elements[1].text + "=" + v.elements[2].text); });
+    sub->on_push(
+        [&](const RedisValue& v) { messages.push_back(v.elements[1].text + "=" + v.elements[2].text); });
     auto subscribed = co_await sub->call(cmd("SUBSCRIBE", "chan"));
     EXPECT_TRUE(subscribed.ok());
     auto receivers = co_await pub->call(cmd("PUBLISH", "chan", "one"));

@@ -67,7 +67,8 @@ struct Replica {
 
 struct SharedCooldownsTest : ::testing::Test {
   MockBackend primary{[this](const SeenRequest&) {
-    if (throttle.load()) return MockReply{429, {{"retry-after", "30"}}, R"({"error":{"message":"slow down"}})"};
+    if (throttle.load())
+      return MockReply{429, {{"retry-after", "30"}}, R"({"error":{"message":"slow down"}})"};
     return ok("primary");
   }};
   MockBackend secondary{[](const SeenRequest&) { return ok("secondary"); }};
@@ -87,7 +88,9 @@ TEST_F(SharedCooldownsTest, A429SeenByOneReplicaStopsTheOtherFromSendingThere) {
   EXPECT_EQ(primary.request_count(), 1u);
   EXPECT_FALSE(a.primary_available());
   ASSERT_TRUE(await_condition([&] { return !b.primary_available(); })) << "B learns it through Redis";
-  EXPECT_EQ(b.proxy.server->states().deployment_cooldown(b.proxy.server->snapshot()->table.member(0), "gpt-4o").cause,
+  EXPECT_EQ(b.proxy.server->states()
+                .deployment_cooldown(b.proxy.server->snapshot()->table.member(0), "gpt-4o")
+                .cause,
             FailureCause::Throttled);
 
   throttle = false;  // were B to send there, it would be served: it must not
@@ -118,7 +121,8 @@ TEST_F(SharedCooldownsTest, AReplicaThatConnectsLaterReadsTheCooldownsStillRunni
   EXPECT_TRUE(await_condition([&] { return !b.primary_available(); }));
 }
 
-TEST_F(SharedCooldownsTest, RedisKilledMidTestLosesNoRequestAndACooldownSeenMeanwhileReachesTheOtherAfterRestart) {
+TEST_F(SharedCooldownsTest,
+       RedisKilledMidTestLosesNoRequestAndACooldownSeenMeanwhileReachesTheOtherAfterRestart) {
   Replica a("replica-a", primary.url(), secondary.url());
   Replica b("replica-b", primary.url(), secondary.url());
   a.connect(server);
@@ -147,7 +151,8 @@ TEST_F(SharedCooldownsTest, AWholeBackendCooldownIsSharedToo) {
   a.connect(server);
   b.connect(server);
   const PoolMember m = a.proxy.server->snapshot()->table.member(0);
-  a.proxy.server->states().record_failure(m, "gpt-4o", judge_transport(TransportFailure::Connect), std::nullopt);
+  a.proxy.server->states().record_failure(m, "gpt-4o", judge_transport(TransportFailure::Connect),
+                                          std::nullopt);
   const BackendId b_primary = b.proxy.server->snapshot()->table.member(0).id;
   EXPECT_TRUE(await_condition([&] {
     return b.proxy.server->states().backend_cooldown(b_primary).cause == FailureCause::ConnectFailed;

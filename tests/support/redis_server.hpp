@@ -23,8 +23,8 @@
 namespace smartlb::testing {
 
 struct RedisServerOptions {
-  std::string password;          // --requirepass
-  const TestCa* tls = nullptr;   // TLS only (port 0 for plain TCP), certificate for "localhost"
+  std::string password;         // --requirepass
+  const TestCa* tls = nullptr;  // TLS only (port 0 for plain TCP), certificate for "localhost"
 };
 
 class RedisServer {
@@ -59,8 +59,8 @@ class RedisServer {
 
   // (Re)starts on the same port and waits until it accepts connections.
   void start() {
-    std::vector<std::string> args = {"--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                                     "--protected-mode", "no"};
+    std::vector<std::string> args = {"--bind",       "127.0.0.1", "--save",           "",
+                                     "--appendonly", "no",        "--protected-mode", "no"};
     const std::string port = std::to_string(port_);
     if (options_.tls) {
       for (const std::string& a : {std::string("--port"), std::string("0"), std::string("--tls-port"), port,
