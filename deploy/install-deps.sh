@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building smartlb needs on Debian 12 (bookworm); with --test, also what the
-# test suites need (GoogleTest, Google Benchmark, redis-server for the scale-out tests, Node.js for the OpenAI SDK end-to-end test,
+# test suites need (GoogleTest, Google Benchmark, Node.js for the OpenAI SDK end-to-end test,
 # promtool for the metrics test, Chromium for the status-page test, clang and clang-format for
-# the fuzz targets and the format check).
+# the fuzz targets and the format check, redis-server for the scale-out tests).
 #
 #   deploy/install-deps.sh           # build dependencies
 #   deploy/install-deps.sh --test    # build + test dependencies

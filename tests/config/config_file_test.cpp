@@ -525,3 +525,53 @@ TEST(ConfigFile, BackendQuotaGroupFromTheEnvironment) {
 
 }  // namespace
 }  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+// Scale-out: the file's redis section overrides REDIS_URL and its variables.
+TEST(ConfigFile, TheRedisSectionOverridesTheEnvironment) {
+  const std::string text = R"(
+backends:
+  - {name: east, url: "https://east.example.com"}
+redis:
+  url: rediss://app:${REDIS_PASSWORD}@cache.example.net:6380/1
+  key_prefix: "prod:"
+  timeout_ms: 500
+  replica_id: node-1
+)";
+  const auto r =
+      load_config_text({{"REDIS_URL", "redis://other:6379"}, {"REDIS_PASSWORD", "p@ss"}}, text, "f.yaml");
+  ASSERT_TRUE(r.config) << r.errors.front();
+  const RedisConfig& redis = r.config->redis;
+  ASSERT_TRUE(redis.enabled());
+  EXPECT_TRUE(redis.url->tls);
+  EXPECT_EQ(redis.url->host, "cache.example.net");
+  EXPECT_EQ(redis.url->password, "p@ss");
+  EXPECT_EQ(redis.url->database, 1);
+  EXPECT_EQ(redis.key_prefix, "prod:");
+  EXPECT_EQ(redis.timeout.count(), 500);
+  EXPECT_EQ(redis.replica_id, "node-1");
+}
+
+TEST(ConfigFile, ABadRedisSectionIsReportedWithItsPathAndWithoutThePassword) {
+  const std::string text = R"(
+backends:
+  - {name: east, url: "https://east.example.com"}
+redis:
+  url: "redis://:hunter22@cache:none"
+  timeout_ms: 1
+  replica: x
+)";
+  const auto r = load_config_text({}, text, "f.yaml");
+  ASSERT_FALSE(r.config);
+  std::string all;
+  for (const auto& e : r.errors) all += e + "\n";
+  EXPECT_NE(all.find("redis.url"), std::string::npos) << all;
+  EXPECT_NE(all.find("redis.timeout_ms"), std::string::npos) << all;
+  EXPECT_NE(all.find("redis.replica: unknown key"), std::string::npos) << all;
+  EXPECT_EQ(all.find("hunter22"), std::string::npos) << all;
+}
+
+}  // namespace
+}  // namespace smartlb

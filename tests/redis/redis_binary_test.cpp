@@ -19,8 +19,9 @@ namespace {
 
 std::vector<std::string> environment(const MockBackend& backend, const std::string& redis_url,
                                      const std::string& replica) {
-  return {"BACKEND_1_URL=" + backend.url(), "PORT=0", "ADMIN_PORT=0", "LISTEN_ADDRESS=127.0.0.1", "THREADS=1",
-          "REDIS_URL=" + redis_url, "REPLICA_ID=" + replica};
+  return {"BACKEND_1_URL=" + backend.url(), "PORT=0",    "ADMIN_PORT=0",
+          "LISTEN_ADDRESS=127.0.0.1",       "THREADS=1", "REDIS_URL=" + redis_url,
+          "REPLICA_ID=" + replica};
 }
 
 TEST(RedisBinary, AMalformedRedisUrlIsAStartErrorWithoutThePassword) {
@@ -48,8 +49,9 @@ TEST(RedisBinary, UnreachableRedisAtStartStillServes) {
   ChildProcess c(SMARTLB_BINARY, {}, environment(backend, server.url(), "r"));
   const std::string port = c.await_match(std::regex(R"(listening on 127\.0\.0\.1:(\d+))"));
   ASSERT_FALSE(port.empty()) << c.output();
-  EXPECT_EQ(http_call(static_cast<std::uint16_t>(std::stoi(port)), "POST", "/v1/chat/completions", {}, "{}").status,
-            200u);
+  EXPECT_EQ(
+      http_call(static_cast<std::uint16_t>(std::stoi(port)), "POST", "/v1/chat/completions", {}, "{}").status,
+      200u);
   EXPECT_NE(c.output().find("serving on local state"), std::string::npos) << c.output();
 }
 

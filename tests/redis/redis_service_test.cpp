@@ -68,6 +68,19 @@ TEST(RedisService, UpThenLostWhenKilledThenUpAgainWhenRestarted) {
   EXPECT_EQ(connected, 2) << "the resync hook runs on every connection";
 }
 
+TEST(RedisService, ARedisThatStopsAnsweringIsLostAndFoundAgainWhenItAnswers) {
+  RedisServer server;
+  SystemClock clock;
+  RedisService s(clock, options_for(server.url()));
+  s.start();
+  ASSERT_TRUE(s.up());
+  server.pause();  // the connections stay open, nothing is answered: the heartbeat times out
+  EXPECT_TRUE(await_condition([&] { return !s.up(); }));
+  EXPECT_NE(s.status().last_error.find("no reply within"), std::string::npos) << s.status().last_error;
+  server.resume();
+  EXPECT_TRUE(await_condition([&] { return s.up(); }));
+}
+
 TEST(RedisService, UnreachableAtStartIsNotAnErrorAndItConnectsWhenRedisComes) {
   RedisServer server;
   server.kill();
