@@ -77,7 +77,7 @@ struct RedisService::Impl {
   std::int64_t started_ms = 0;
   std::unique_ptr<ssl::context> tls;
   std::vector<std::pair<std::string, std::function<void(std::string_view)>>> subscriptions;
-  std::vector<std::function<void()>> connected_hooks;
+  std::vector<std::function<void()>> connected_hooks, disconnected_hooks;
 
   mutable std::mutex mutex;  // guards `status` and the start/stop hand-offs below
   std::condition_variable cv;
@@ -314,6 +314,7 @@ struct RedisService::Impl {
       if (stopping) break;
       const std::string why = lost_reason.empty() ? "connection closed" : lost_reason;
       note_error(why);
+      for (auto& hook : disconnected_hooks) hook();
       spdlog::warn("redis: lost {} ({}); serving on local state until it is back", url, why);
       logged_down = true;
       co_await wait(backoff.next(rng));
@@ -342,6 +343,10 @@ void RedisService::subscribe(std::string channel, std::function<void(std::string
 }
 
 void RedisService::on_connected(std::function<void()> fn) { impl_->connected_hooks.push_back(std::move(fn)); }
+void RedisService::on_disconnected(std::function<void()> fn) {
+  impl_->disconnected_hooks.push_back(std::move(fn));
+}
+void RedisService::post(std::function<void()> fn) { asio::post(impl_->ioc, std::move(fn)); }
 
 void RedisService::start() {
   Impl& i = *impl_;

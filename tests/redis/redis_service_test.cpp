@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <future>
+#include <thread>
 
 #include "await_condition.hpp"
 #include "redis_server.hpp"
@@ -46,8 +47,9 @@ TEST(RedisService, UpThenLostWhenKilledThenUpAgainWhenRestarted) {
   o.on_error = [&] { ++errors; };
   SystemClock clock;
   RedisService s(clock, o);
-  int connected = 0;
+  int connected = 0, disconnected = 0;
   s.on_connected([&] { ++connected; });
+  s.on_disconnected([&] { ++disconnected; });
   s.start();
   EXPECT_TRUE(s.up()) << "start() returns after the first attempt";
   EXPECT_TRUE(run(s, {"SET", "k", "v"}).ok());
@@ -66,6 +68,7 @@ TEST(RedisService, UpThenLostWhenKilledThenUpAgainWhenRestarted) {
   EXPECT_EQ(downs.load(), 1);
   s.stop();
   EXPECT_EQ(connected, 2) << "the resync hook runs on every connection";
+  EXPECT_EQ(disconnected, 1) << "and the loss hook on every loss (not at stop)";
 }
 
 TEST(RedisService, ARedisThatStopsAnsweringIsLostAndFoundAgainWhenItAnswers) {
@@ -124,6 +127,12 @@ TEST(RedisService, ScriptsRunWithEvalshaAndFallBackToEvalOnNoscript) {
   EXPECT_EQ(eval("2").value->integer, 2) << "first: NOSCRIPT, then EVAL";
   EXPECT_EQ(eval("3").value->integer, 5) << "then EVALSHA";
   EXPECT_TRUE(run(s, {"SCRIPT", "FLUSH"}).ok());
+  // post() runs on the Redis thread, in order with the commands' callbacks.
+  auto on_redis_thread = std::make_shared<std::promise<std::thread::id>>();
+  s.post([on_redis_thread] { on_redis_thread->set_value(std::this_thread::get_id()); });
+  auto callback_thread = std::make_shared<std::promise<std::thread::id>>();
+  s.command({"PING"}, [callback_thread](RedisResult) { callback_thread->set_value(std::this_thread::get_id()); });
+  EXPECT_EQ(on_redis_thread->get_future().get(), callback_thread->get_future().get());
   EXPECT_EQ(eval("1").value->integer, 6) << "the server forgot it: EVAL again";
   EXPECT_EQ(run(s, {"SCRIPT", "EXISTS", script.sha1}).value->elements.at(0).integer, 1);
 }

@@ -71,6 +71,9 @@ class RedisService {
   // Before start(): runs on the Redis thread every time Redis comes (back) up, after the
   // subscriptions are in place (resynchronisation).
   void on_connected(std::function<void()> fn);
+  // Before start(): runs on the Redis thread every time Redis is lost (not at stop()): from
+  // then on, local state only (a leased budget falls back to its local share).
+  void on_disconnected(std::function<void()> fn);
 
   // Starts the thread and waits for the first connection attempt (at most the connect
   // timeout). Redis unreachable is not an error (the service keeps trying); Redis refusing the
@@ -84,6 +87,9 @@ class RedisService {
   // EVALSHA, falling back to EVAL on NOSCRIPT. `script` must outlive the call's completion.
   void eval(const RedisScript& script, std::vector<std::string> keys, std::vector<std::string> args,
             RedisCallback done = {});
+  // Runs `fn` on the Redis thread (where every callback runs), e.g. to touch state that only
+  // that thread owns. Dropped after stop().
+  void post(std::function<void()> fn);
 
   bool up() const { return up_.load(std::memory_order_relaxed); }
   // Live replicas as last read (this one included; at least 1). The quota share when Redis
