@@ -131,7 +131,8 @@ TEST(RedisService, ScriptsRunWithEvalshaAndFallBackToEvalOnNoscript) {
   auto on_redis_thread = std::make_shared<std::promise<std::thread::id>>();
   s.post([on_redis_thread] { on_redis_thread->set_value(std::this_thread::get_id()); });
   auto callback_thread = std::make_shared<std::promise<std::thread::id>>();
-  s.command({"PING"}, [callback_thread](RedisResult) { callback_thread->set_value(std::this_thread::get_id()); });
+  s.command({"PING"},
+            [callback_thread](RedisResult) { callback_thread->set_value(std::this_thread::get_id()); });
   EXPECT_EQ(on_redis_thread->get_future().get(), callback_thread->get_future().get());
   EXPECT_EQ(eval("1").value->integer, 6) << "the server forgot it: EVAL again";
   EXPECT_EQ(run(s, {"SCRIPT", "EXISTS", script.sha1}).value->elements.at(0).integer, 1);
