@@ -186,13 +186,15 @@ int main(int argc, char** argv) {
   try {
     // Building the server loads the upstream CA bundle, which can fail too.
     server_holder = std::make_unique<smartlb::Server>(cfg, smartlb::ServerOptions{.observer = &metrics});
-    server_holder->start();
     if (cfg.redis.enabled()) {
-      // Unreachable is fine (local state, retried in the background); refused credentials are not.
+      // Listening before the first request: a cooldown seen before Redis answers is published
+      // once it does.
       redis = std::make_unique<smartlb::redis::RedisService>(clock, redis_options(cfg, metrics));
       shared_cooldowns = std::make_unique<smartlb::redis::SharedCooldowns>(*redis, server_holder->states());
-      redis->start();
     }
+    server_holder->start();
+    // Unreachable is fine (local state, retried in the background); refused credentials are not.
+    if (redis) redis->start();
     if (cfg.admin_port != 0) {
       admin = std::make_unique<smartlb::AdminServer>(
           *server_holder, metrics, smartlb::AdminOptions{cfg.listen_address, cfg.admin_port, redis.get()});

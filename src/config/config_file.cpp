@@ -1023,6 +1023,9 @@ std::string describe_routing(const Config& cfg) {
   const std::size_t clients = cfg.client_api_keys.size() + cfg.policy.clients.size();
   out << "  clients: "
       << (clients ? std::to_string(clients) + " key(s) required" : std::string("anyone (no keys)")) << "\n";
+  if (cfg.redis.enabled())
+    out << "  shared through Redis: " << cfg.redis.url->redacted() << " (prefix " << cfg.redis.key_prefix
+        << ", replica " << cfg.redis.replica_id << ")\n";
   return out.str();
 }
 

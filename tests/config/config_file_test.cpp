@@ -552,6 +552,13 @@ redis:
   EXPECT_EQ(redis.key_prefix, "prod:");
   EXPECT_EQ(redis.timeout.count(), 500);
   EXPECT_EQ(redis.replica_id, "node-1");
+  const std::string summary = describe_routing(*r.config);
+  EXPECT_NE(
+      summary.find(
+          "shared through Redis: rediss://app:***@cache.example.net:6380/1 (prefix prod:, replica node-1)"),
+      std::string::npos)
+      << summary;
+  EXPECT_EQ(summary.find("p@ss"), std::string::npos);
 }
 
 TEST(ConfigFile, ABadRedisSectionIsReportedWithItsPathAndWithoutThePassword) {
