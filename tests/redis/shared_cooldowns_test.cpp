@@ -7,6 +7,7 @@
 #include <atomic>
 
 #include "await_condition.hpp"
+#include "continuous_traffic.hpp"
 #include "http_client.hpp"
 #include "mock_backend.hpp"
 #include "proxy_harness.hpp"
@@ -128,12 +129,17 @@ TEST_F(SharedCooldownsTest,
   a.connect(server);
   b.connect(server);
 
+  // Traffic through both replicas while Redis dies, and on after it.
+  ContinuousTraffic traffic_a(a.proxy.port(), kChat), traffic_b(b.proxy.port(), kChat);
+  ASSERT_TRUE(traffic_a.await_sent(20) && traffic_b.await_sent(20));
   server.kill();
   ASSERT_TRUE(await_condition([&] { return !a.service->up() && !b.service->up(); }));
-  for (int i = 0; i < 10; ++i) {
-    EXPECT_EQ(a.post().status, 200u);
-    EXPECT_EQ(b.post().status, 200u);
-  }
+  const int sent_a = traffic_a.sent(), sent_b = traffic_b.sent();
+  ASSERT_TRUE(traffic_a.await_sent(sent_a + 20) && traffic_b.await_sent(sent_b + 20));
+  traffic_a.stop();
+  traffic_b.stop();
+  EXPECT_EQ(traffic_a.failed(), 0) << "of " << traffic_a.sent();
+  EXPECT_EQ(traffic_b.failed(), 0) << "of " << traffic_b.sent();
   throttle = true;
   EXPECT_EQ(a.post().status, 200u) << "a 429 while Redis is away: local failover as ever";
   EXPECT_FALSE(a.primary_available());
