@@ -24,7 +24,11 @@ std::optional<CooldownMessage> decode_cooldown(std::string_view text) {
   auto j = nlohmann::json::parse(text.substr(space + 1), nullptr, false);
   if (!j.is_object() || !j.contains("b") || !j["b"].is_string()) return std::nullopt;
   m.backend = j["b"].get<std::string>();
-  m.whole_backend = j.value("w", false);
+  // Written by other replicas (or anyone with access to Redis): every member's type is checked.
+  if (j.contains("w")) {
+    if (!j["w"].is_boolean()) return std::nullopt;
+    m.whole_backend = j["w"].get<bool>();
+  }
   if (!m.whole_backend) {
     if (!j.contains("d") || !j["d"].is_string()) return std::nullopt;
     m.deployment = j["d"].get<std::string>();

@@ -237,7 +237,10 @@ bool BackendStates::apply_remote_cooldown(std::string_view backend, std::string_
                                           FailureCause cause) {
   const auto wall = std::chrono::duration_cast<Millis>(clock_.wall_now().time_since_epoch()).count();
   if (until_epoch_ms <= wall) return false;  // already over
-  const MonoNanos until = clock_.now() + (until_epoch_ms - wall) * 1'000'000;
+  // Whatever another replica (or anyone with access to Redis) wrote: at most a week away, so
+  // the nanoseconds cannot overflow (no local cooldown is that long either).
+  constexpr std::int64_t kMaxRemoteMs = 7LL * 24 * 3600 * 1000;
+  const MonoNanos until = clock_.now() + std::min(until_epoch_ms - wall, kMaxRemoteMs) * 1'000'000;
   std::lock_guard lock(names_mutex_);
   auto it = by_name_.find(backend);
   if (it == by_name_.end()) return false;

@@ -34,7 +34,9 @@ TEST(CooldownMessage, RoundTripsAWholeBackendCooldown) {
 
 TEST(CooldownMessage, UnreadableMessagesAreRefused) {
   for (const char* bad :
-       {"", "123", "x {\"b\":\"a\",\"d\":\"x\"}", "12 not-json", "12 {\"d\":\"x\"}", "12 {\"b\":\"a\"}"})
+       {"", "123", "x {\"b\":\"a\",\"d\":\"x\"}", "12 not-json", "12 {\"d\":\"x\"}", "12 {\"b\":\"a\"}",
+        // found by fuzz_redis_input: a member of another type threw
+        "12 {\"b\":\"a\",\"w\":\"yes\"}", "12 {\"b\":1,\"d\":\"x\"}", "12 [1]"})
     EXPECT_FALSE(decode_cooldown(bad)) << bad;
 }
 

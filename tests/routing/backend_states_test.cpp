@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <limits>
 #include <map>
 #include <string>
 #include <thread>
@@ -405,6 +406,11 @@ TEST_F(PoolFixture, SharedCooldowns_ARemoteDeadlineIsAppliedOnThisClockAndNotTol
                                             FailureCause::ConnectFailed));
   EXPECT_EQ(states->backend_cooldown(member(1).id).cause, FailureCause::ConnectFailed);
   EXPECT_FALSE(states->apply_remote_cooldown("nobody", "", true, now_ms + 90'000, FailureCause::Throttled));
+  EXPECT_TRUE(states->apply_remote_cooldown("east", "far", false, std::numeric_limits<std::int64_t>::max(),
+                                            FailureCause::Throttled))
+      << "an absurd deadline is capped (a week), not an overflow";
+  EXPECT_EQ(states->deployment_cooldown(member(0), "far").until,
+            clock.now() + Nanos(std::chrono::hours(24 * 7)).count());
   EXPECT_FALSE(states->apply_remote_cooldown("east", "gpt-4o", false, now_ms, FailureCause::Throttled))
       << "already over";
   states->set_cooldown_listener(nullptr);
