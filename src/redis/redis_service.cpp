@@ -205,7 +205,8 @@ struct RedisService::Impl {
             for (std::size_t i = 0; i + 1 < e.size(); i += 2) {
               ReplicaInfo info;
               info.id = e[i].text;
-              info.expires_ms = static_cast<std::int64_t>(std::strtod(e[i + 1].text.c_str(), nullptr));
+              const double score = std::strtod(e[i + 1].text.c_str(), nullptr);  // "inf" is possible
+              info.expires_ms = score > 0 && score < 9e15 ? static_cast<std::int64_t>(score) : 0;
               hmget.push_back(info.id);
               replicas->push_back(std::move(info));
             }
@@ -216,9 +217,11 @@ struct RedisService::Impl {
                   const auto& d = details.value->elements[i];
                   if (d.kind != RedisValue::Kind::String) continue;
                   auto j = nlohmann::json::parse(d.text, nullptr, false);
-                  if (!j.is_object()) continue;
-                  (*replicas)[i].host = j.value("host", "");
-                  (*replicas)[i].started_ms = j.value("started_ms", std::int64_t{0});
+                  if (!j.is_object()) continue;  // written by others: every type is checked
+                  if (j.contains("host") && j["host"].is_string())
+                    (*replicas)[i].host = j["host"].get<std::string>();
+                  if (j.contains("started_ms") && j["started_ms"].is_number_integer())
+                    (*replicas)[i].started_ms = j["started_ms"].get<std::int64_t>();
                 }
               owner.live_.store(std::max<std::size_t>(1, replicas->size()), std::memory_order_relaxed);
               if (opts.on_replicas) opts.on_replicas(replicas->size());

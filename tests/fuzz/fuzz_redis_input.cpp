@@ -31,7 +31,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   if (auto m = redis::decode_cooldown(input)) {
     auto again = redis::decode_cooldown(redis::encode(*m));
-    if (!again || again->until_ms != m->until_ms || again->whole_backend != m->whole_backend) __builtin_trap();
+    if (!again || again->until_ms != m->until_ms || again->whole_backend != m->whole_backend)
+      __builtin_trap();
   }
 
   // A refusal never quotes the input (it may hold the password).

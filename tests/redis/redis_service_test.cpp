@@ -155,6 +155,11 @@ TEST(RedisService, ReplicasSeeEachOtherThroughTheirHeartbeats) {
   EXPECT_EQ(st.replica_id, "replica-a");
   b.stop();  // deregisters
   EXPECT_TRUE(await_condition([&] { return a.live_replicas() == 1; }));
+  // Entries written by someone else, with odd types and scores, are listed, not a failure.
+  EXPECT_TRUE(run(a, {"ZADD", "smartlb:{replicas}", "+inf", "odd"}).ok());
+  EXPECT_TRUE(run(a, {"HSET", "smartlb:{replicas}:info", "odd", R"({"host":7,"started_ms":"x"})"}).ok());
+  EXPECT_TRUE(await_condition([&] { return a.live_replicas() == 2; }));
+  EXPECT_TRUE(a.up());
 }
 
 TEST(RedisService, TlsWithTheCaOfRedisCaFile) {
