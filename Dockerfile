@@ -25,7 +25,7 @@ RUN cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release \
 FROM debian:12-slim
 ARG DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
- && apt-get install -y --no-install-recommends ca-certificates libssl3 libspdlog1.10 libfmt9 libyaml-cpp0.7 \
+ && apt-get install -y --no-install-recommends ca-certificates libssl3 libspdlog1.10 libfmt9 libyaml-cpp0.7 libhiredis0.14 \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 smartlb \
  && useradd --system --uid 10001 --gid smartlb --no-create-home --home-dir /nonexistent \

@@ -2,7 +2,7 @@
 # Installs what building smartlb needs on Debian 12 (bookworm); with --test, also what the
 # test suites need (GoogleTest, Google Benchmark, Node.js for the OpenAI SDK end-to-end test,
 # promtool for the metrics test, Chromium for the status-page test, clang and clang-format for
-# the fuzz targets and the format check).
+# the fuzz targets and the format check, redis-server for the scale-out tests).
 #
 #   deploy/install-deps.sh           # build dependencies
 #   deploy/install-deps.sh --test    # build + test dependencies
@@ -38,11 +38,11 @@ fi
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config
-  libboost1.81-dev libssl-dev nlohmann-json3-dev libspdlog-dev libyaml-cpp-dev
+  libboost1.81-dev libssl-dev nlohmann-json3-dev libspdlog-dev libyaml-cpp-dev libhiredis-dev
   ca-certificates curl
 )
 if $with_tests; then
-  packages+=(googletest libgtest-dev libgmock-dev libbenchmark-dev prometheus chromium clang clang-format)
+  packages+=(googletest libgtest-dev libgmock-dev libbenchmark-dev prometheus chromium clang clang-format redis-server)
   # A Node.js installed outside Debian's packages (nodesource, nvm, a tarball) ships its own
   # npm, and Debian's nodejs/npm packages conflict with it: only install them when there is
   # no node at all.

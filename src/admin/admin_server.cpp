@@ -83,6 +83,7 @@ struct AdminServer::Impl {
     p.started = started;
     p.ready = server.port() != 0;
     p.draining = server.draining();
+    if (opts.redis) p.redis = opts.redis->status();
     return p;
   }
 

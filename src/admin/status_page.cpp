@@ -185,6 +185,7 @@ function render() {
   const rules = (doc.config && doc.config.rules) || [];
   if (rules.length > 1 || (rules.length === 1 && !rules[0].implicit)) frag.appendChild(rulesSection(doc.config));
   if ((doc.budgets || []).length) frag.appendChild(budgetsSection(doc.budgets));
+  if (doc.redis) frag.appendChild(redisSection(doc.redis));
   root.replaceChildren(frag);
 }
 
@@ -304,6 +305,32 @@ function budgetsSection(budgets) {
     t.appendChild(tr);
   }
   g.appendChild(t);
+  return g;
+}
+
+// Scale-out: the Redis connection and the live replicas (docs/scale-out.md).
+function redisSection(r) {
+  const g = el("section", "group redis");
+  g.appendChild(el("h2", null, "Redis · " + (r.up ? "connected" : "down, local state") + " · " +
+                   r.replicas.length + " live replica(s)"));
+  const t = el("table");
+  const head = el("tr");
+  for (const c of ["Replica", "Host", "Started"]) head.appendChild(el("th", null, c));
+  t.appendChild(head);
+  for (const x of r.replicas) {
+    const tr = el("tr");
+    tr.appendChild(el("td", "name", x.id + (x.id === r.replica_id ? " (this one)" : "")));
+    tr.appendChild(el("td", "host", x.host));
+    tr.appendChild(el("td", null, new Date(x.started_ms).toISOString()));
+    t.appendChild(tr);
+  }
+  g.appendChild(t);
+  const info = el("p", "err", r.url);
+  if (r.last_error) {
+    info.appendChild(document.createTextNode(" · last error: "));
+    info.appendChild(el("b", null, r.last_error));
+  }
+  g.appendChild(info);
   return g;
 }
 

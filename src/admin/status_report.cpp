@@ -238,6 +238,21 @@ std::int64_t cooldown_remaining_ms(const CooldownView& c, MonoNanos now) {
   return (c.until - now + 999'999) / 1'000'000;
 }
 
+// Scale-out through Redis (docs/scale-out.md): only with REDIS_URL set.
+static void render_redis(TextWriter& w, const RedisMetrics& r) {
+  using L = TextWriter::Labels;
+  w.family("smartlb_redis_up", "gauge", "1 while this replica is connected to Redis (cooldowns shared).");
+  w.sample("smartlb_redis_up", L{}, std::uint64_t{r.up ? 1u : 0u});
+  w.family("smartlb_redis_errors_total", "counter",
+           "Failed Redis connection attempts, lost connections (timeouts included) and failed commands.");
+  w.sample("smartlb_redis_errors_total", L{}, r.errors);
+  w.family("smartlb_redis_command_duration_seconds", "histogram", "Round trip of each Redis command.");
+  w.histogram("smartlb_redis_command_duration_seconds", L{}, r.commands, kRedisBuckets.data(),
+              kRedisBuckets.size());
+  w.family("smartlb_replicas_live", "gauge", "Replicas with a live heartbeat in Redis, this one included.");
+  w.sample("smartlb_replicas_live", L{}, r.replicas_live);
+}
+
 std::string render_prometheus(const MetricsSnapshot& m, const PoolSnapshot& p) {
   TextWriter w;
   using L = TextWriter::Labels;
@@ -444,7 +459,22 @@ std::string render_prometheus(const MetricsSnapshot& m, const PoolSnapshot& p) {
       "smartlb_deployment_labels_folded_total", "counter",
       "Requests whose deployment label was folded into \"other\" (more distinct deployments than the cap).");
   w.sample("smartlb_deployment_labels_folded_total", L{}, m.deployments_folded);
+  if (m.redis.enabled) render_redis(w, m.redis);
   return w.take();
+}
+
+nlohmann::json redis_json(const redis::RedisStatus& r) {
+  nlohmann::json replicas = nlohmann::json::array();
+  for (const auto& x : r.replicas)
+    replicas.push_back(
+        {{"id", x.id}, {"host", x.host}, {"started_ms", x.started_ms}, {"expires_ms", x.expires_ms}});
+  return {{"url", r.url},
+          {"replica_id", r.replica_id},
+          {"up", r.up},
+          {"up_since_ms", r.up_since_ms},
+          {"last_error", r.last_error.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.last_error)},
+          {"last_error_ms", r.last_error_ms},
+          {"replicas", std::move(replicas)}};
 }
 
 nlohmann::json build_status(const MetricsSnapshot& m, const PoolSnapshot& p) {
@@ -655,6 +685,7 @@ nlohmann::json build_status(const MetricsSnapshot& m, const PoolSnapshot& p) {
     budgets.push_back(std::move(jb));
   }
   doc["budgets"] = std::move(budgets);
+  if (p.redis) doc["redis"] = redis_json(*p.redis);
   return doc;
 }
 

@@ -16,6 +16,8 @@
 #include "smartlb/base/version.hpp"
 #include "smartlb/config/config_file.hpp"
 #include "smartlb/net/server.hpp"
+#include "smartlb/redis/redis_service.hpp"
+#include "smartlb/redis/shared_cooldowns.hpp"
 #include "smartlb/telemetry/logging.hpp"
 #include "smartlb/telemetry/metrics.hpp"
 
@@ -58,6 +60,9 @@ Configured by environment variables (all errors are reported at once):
   UPSTREAM_CA_FILE           extra CA bundle to trust for backend TLS
   CONFIG_FILE                the routing policy file (as --config)
   CONFIG_WATCH_INTERVAL_MS (1000)  how often the file is checked for a change
+  REDIS_URL                  redis://[user:password@]host[:port][/db] or rediss://: replicas share
+                             cooldowns through Redis (docs/scale-out.md); unset: each keeps its own
+  REDIS_KEY_PREFIX (smartlb:)  REDIS_CA_FILE  REDIS_TIMEOUT_MS (200)  REPLICA_ID (hostname-pid)
 
 See docs/configuration.md for the full reference.
 )";
@@ -68,6 +73,18 @@ void raise_fd_limit() {
     rl.rlim_cur = rl.rlim_max;
     setrlimit(RLIMIT_NOFILE, &rl);
   }
+}
+
+smartlb::redis::RedisServiceOptions redis_options(const smartlb::Config& cfg, smartlb::Metrics& metrics) {
+  metrics.enable_redis();
+  smartlb::redis::RedisServiceOptions o;
+  o.config = cfg.redis;
+  o.fallback_ca_file = cfg.upstream_ca_file;
+  o.on_state = [&metrics](bool up) { metrics.on_redis_state(up); };
+  o.on_error = [&metrics] { metrics.on_redis_error(); };
+  o.on_command = [&metrics](double seconds) { metrics.on_redis_command(seconds); };
+  o.on_replicas = [&metrics](std::size_t n) { metrics.on_replicas_live(n); };
+  return o;
 }
 
 }  // namespace
@@ -165,14 +182,25 @@ int main(int argc, char** argv) {
   smartlb::Metrics metrics(std::move(metric_backends));
   std::unique_ptr<smartlb::Server> server_holder;
   std::unique_ptr<smartlb::AdminServer> admin;
+  const smartlb::SystemClock clock;
+  std::unique_ptr<smartlb::redis::RedisService> redis;
+  std::unique_ptr<smartlb::redis::SharedCooldowns> shared_cooldowns;
   try {
     // Building the server loads the upstream CA bundle, which can fail too.
     server_holder = std::make_unique<smartlb::Server>(cfg, smartlb::ServerOptions{.observer = &metrics});
+    if (cfg.redis.enabled()) {
+      // Listening before the first request: a cooldown seen before Redis answers is published
+      // once it does.
+      redis = std::make_unique<smartlb::redis::RedisService>(clock, redis_options(cfg, metrics));
+      shared_cooldowns = std::make_unique<smartlb::redis::SharedCooldowns>(*redis, server_holder->states());
+    }
     server_holder->start();
+    // Unreachable is fine (local state, retried in the background); refused credentials are not.
+    if (redis) redis->start();
     if (cfg.admin_port != 0) {
       admin = std::make_unique<smartlb::AdminServer>(
           *server_holder, metrics,
-          smartlb::AdminOptions{cfg.listen_address, cfg.admin_port, cfg.status_sample_interval});
+          smartlb::AdminOptions{cfg.listen_address, cfg.admin_port, redis.get(), cfg.status_sample_interval});
       admin->start();
     }
   } catch (const std::exception& e) {
@@ -221,6 +249,8 @@ int main(int argc, char** argv) {
   server.wait();
   watch.reset();
   if (admin) admin->stop();
+  if (redis) redis->stop();  // deregisters this replica; then nothing calls back into the states
+  shared_cooldowns.reset();
   spdlog::info("stopped");
   return 0;
 }

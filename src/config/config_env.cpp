@@ -76,6 +76,39 @@ void read_fractional_seconds(const EnvMap& env, Problems& p, const std::string& 
   out = std::chrono::milliseconds(static_cast<long long>(std::llround(d * 1000)));
 }
 
+// REDIS_URL and the variables that go with it (docs/scale-out.md). The URL's password is never
+// part of a message.
+void read_redis(const EnvMap& env, Problems& p, RedisConfig& redis) {
+  if (const std::string* v = lookup(env, "REDIS_URL"); v && !v->empty()) {
+    auto parsed = parse_redis_url(*v);
+    if (parsed.url)
+      redis.url = std::move(parsed.url);
+    else
+      p.error("REDIS_URL", parsed.error.substr(std::string_view("REDIS_URL ").size()));
+  }
+  if (const std::string* v = lookup(env, "REDIS_KEY_PREFIX")) redis.key_prefix = *v;
+  if (const std::string* v = lookup(env, "REDIS_CA_FILE")) {
+    if (v->empty() || ::access(v->c_str(), R_OK) != 0)
+      p.error("REDIS_CA_FILE", "cannot read the file " + quoted(*v));
+    else
+      redis.ca_file = *v;
+  }
+  long long ms = redis.timeout.count();
+  read_int(env, p, "REDIS_TIMEOUT_MS", 10, 60'000, ms);
+  redis.timeout = std::chrono::milliseconds(ms);
+  if (const std::string* v = lookup(env, "REPLICA_ID")) {
+    if (v->empty() || v->size() > 200)
+      p.error("REPLICA_ID", "must be 1 to 200 characters");
+    else
+      redis.replica_id = *v;
+  }
+  if (redis.replica_id.empty()) {
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    redis.replica_id = std::string(host[0] ? host : "smartlb") + "-" + std::to_string(::getpid());
+  }
+}
+
 bool read_bool(const EnvMap& env, Problems& p, const std::string& var, bool fallback) {
   const std::string* v = lookup(env, var);
   if (!v) return fallback;
@@ -284,6 +317,8 @@ ConfigLoadResult load_config_from_env(const EnvMap& env, bool require_backends) 
     else
       cfg.upstream_ca_file = *v;
   }
+
+  read_redis(env, p, cfg.redis);
 
   ConfigLoadResult r;
   r.errors = std::move(p.errors);

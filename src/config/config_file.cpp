@@ -1,6 +1,7 @@
 #include "smartlb/config/config_file.hpp"
 
 #include <openssl/evp.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -19,8 +20,9 @@
 namespace smartlb {
 namespace {
 
-constexpr std::string_view kTopKeys[] = {"name",    "type",  "backends",      "targets",
-                                         "clients", "rules", "model_configs", "subject_limits"};
+constexpr std::string_view kTopKeys[] = {"name",  "type",          "backends",       "targets", "clients",
+                                         "rules", "model_configs", "subject_limits", "redis"};
+constexpr std::string_view kRedisKeys[] = {"url", "key_prefix", "ca_file", "timeout_ms", "replica_id"};
 constexpr std::string_view kBackendKeys[] = {
     "name", "url", "api_key",         "auth",  "priority",   "weight",
     "tpm",  "rpm", "deployment_name", "entra", "quota_group"};
@@ -495,6 +497,41 @@ void read_subject_limits(Reader& r, const YAML::Node& list, Config& cfg) {
   }
 }
 
+// The file's `redis:` section: the same settings as REDIS_URL and its variables, which it
+// overrides (docs/scale-out.md). The URL's password never appears in a message.
+void read_redis(Reader& r, const YAML::Node& n, Config& cfg) {
+  if (!n || n.IsNull() || !r.is_map("redis", n)) return;
+  r.check_keys("redis", n, kRedisKeys);
+  RedisConfig& redis = cfg.redis;
+  if (const auto v = n["url"])
+    if (auto s = r.string("redis.url", v)) {
+      auto parsed = parse_redis_url(*s);
+      if (parsed.url)
+        redis.url = std::move(parsed.url);
+      else
+        r.error("redis.url", v, parsed.error.substr(std::string_view("REDIS_URL ").size()));
+    }
+  if (const auto v = n["key_prefix"])
+    if (auto s = r.string("redis.key_prefix", v)) redis.key_prefix = *s;
+  if (const auto v = n["ca_file"])
+    if (auto s = r.string("redis.ca_file", v)) {
+      if (s->empty() || ::access(s->c_str(), R_OK) != 0)
+        r.error("redis.ca_file", v, "cannot read the file " + smartlb::quoted(*s));
+      else
+        redis.ca_file = *s;
+    }
+  if (const auto v = n["timeout_ms"])
+    if (auto x = r.integer("redis.timeout_ms", v, 10, 60'000, "an integer from 10 to 60000"))
+      redis.timeout = std::chrono::milliseconds(*x);
+  if (const auto v = n["replica_id"])
+    if (auto s = r.string("redis.replica_id", v)) {
+      if (s->empty() || s->size() > 200)
+        r.error("redis.replica_id", v, "must be 1 to 200 characters");
+      else
+        redis.replica_id = *s;
+    }
+}
+
 void read_clients(Reader& r, const YAML::Node& list, Config& cfg) {
   if (!r.is_list("clients", list) || !list) return;
   std::set<std::string> names;
@@ -892,7 +929,8 @@ std::map<std::string, std::vector<std::string>> config_file_keys() {
           {"rules.config", list(kLatencyConfigKeys)},
           {"model_configs", list(kModelConfigKeys)},
           {"model_configs.usage_limits", list(kUsageLimitKeys)},
-          {"model_configs.failure_tolerance", list(kToleranceKeys)}};
+          {"model_configs.failure_tolerance", list(kToleranceKeys)},
+          {"redis", list(kRedisKeys)}};
 }
 
 bool TargetConfig::serves(std::string_view model) const {
@@ -946,6 +984,7 @@ ConfigLoadResult load_config_text(const EnvMap& env, std::string_view text, cons
       read_subject_limits(r, root["subject_limits"], cfg);
       read_rules(r, root["rules"], cfg);
       read_model_configs(r, root["model_configs"], cfg);
+      read_redis(r, root["redis"], cfg);
     } catch (const YAML::Exception& e) {  // a shape the checks above did not foresee
       const std::string line = e.mark.line >= 0 ? ":" + std::to_string(e.mark.line + 1) : "";
       r.errors.push_back(file_name + line + ": cannot be read: " + e.msg);
@@ -1086,6 +1125,9 @@ std::string describe_routing(const Config& cfg) {
             : s.subject == "*" ? " (each its own)"
                                : " (each caller its own)")
         << ": " << limits_text(s.limits) << "\n";
+  if (cfg.redis.enabled())
+    out << "  shared through Redis: " << cfg.redis.url->redacted() << " (prefix " << cfg.redis.key_prefix
+        << ", replica " << cfg.redis.replica_id << ")\n";
   return out.str();
 }
 

@@ -223,6 +223,7 @@ const BudgetRegistry& Server::budgets() const { return impl_->budgets; }
 
 std::vector<std::string> Server::backend_names() const { return impl_->ids.names(); }
 const BackendStates& Server::states() const { return impl_->states; }
+BackendStates& Server::states() { return impl_->states; }
 std::size_t Server::open_connections() const { return impl_->shared.connections.load(); }
 std::vector<entra::CredentialStatus> Server::credentials() const { return impl_->credentials.status(); }
 

@@ -7,14 +7,15 @@
 
 namespace smartlb {
 
-void BackendStates::Deadline::extend(MonoNanos t, FailureCause c) {
+bool BackendStates::Deadline::extend(MonoNanos t, FailureCause c) {
   MonoNanos current = until.load(std::memory_order_relaxed);
   while (t > current) {
     if (until.compare_exchange_weak(current, t, std::memory_order_relaxed)) {
       cause.store(c, std::memory_order_relaxed);
-      return;
+      return true;
     }
   }
+  return false;
 }
 
 CooldownView BackendStates::Deadline::view() const {
@@ -46,10 +47,14 @@ BackendStates::~BackendStates() {
 void BackendStates::track(const RoutingTable& table) {
   if (table.id_bound() > kMaxBackends)
     throw std::length_error("more than " + std::to_string(kMaxBackends) + " backends");
-  std::lock_guard lock(grow_mutex_);
-  for (std::size_t c = 0; c * kChunk < table.id_bound(); ++c)
-    if (chunks_[c].load(std::memory_order_relaxed) == nullptr)
-      chunks_[c].store(new BackendState[kChunk], std::memory_order_release);
+  {
+    std::lock_guard lock(grow_mutex_);
+    for (std::size_t c = 0; c * kChunk < table.id_bound(); ++c)
+      if (chunks_[c].load(std::memory_order_relaxed) == nullptr)
+        chunks_[c].store(new BackendState[kChunk], std::memory_order_release);
+  }
+  std::lock_guard lock(names_mutex_);
+  for (const PoolMember& m : table.members()) by_name_.insert_or_assign(m.name, m);
 }
 
 BackendStates::BackendState& BackendStates::state(BackendId id) const {
@@ -194,10 +199,11 @@ std::chrono::milliseconds BackendStates::record_failure(const PoolMember& m, std
   const auto cooldown = clamp_cooldown(hint);
   const MonoNanos until = clock_.now() + std::chrono::duration_cast<Nanos>(cooldown).count();
   if (verdict.scope == CooldownScope::Backend) {
-    state(m.id).backend.extend(until, verdict.cause);
+    if (state(m.id).backend.extend(until, verdict.cause)) notify(m, {}, true, until, verdict.cause);
   } else {
     DeploymentState& d = deployment_state(m, m.effective_deployment(deployment));
-    d.extend(until, verdict.cause);
+    if (d.extend(until, verdict.cause))
+      notify(m, m.effective_deployment(deployment), false, until, verdict.cause);
     // A rate limit's hint names the end of the backend's window (not one of a long quota),
     // counted from the send like every report: a request sent then reaches the new window.
     if (verdict.cause == FailureCause::Throttled && hint && *hint <= m.quota_window)
@@ -210,7 +216,38 @@ std::chrono::milliseconds BackendStates::record_failure(const PoolMember& m, std
 
 void BackendStates::hold(const PoolMember& m, std::string_view deployment, FailureCause cause,
                          Nanos duration) {
-  deployment_state(m, m.effective_deployment(deployment)).extend(clock_.now() + duration.count(), cause);
+  const MonoNanos until = clock_.now() + duration.count();
+  if (deployment_state(m, m.effective_deployment(deployment)).extend(until, cause))
+    notify(m, m.effective_deployment(deployment), false, until, cause);
+}
+
+void BackendStates::notify(const PoolMember& m, std::string_view deployment, bool whole_backend,
+                           MonoNanos until, FailureCause cause) const {
+  if (CooldownListener* l = listener_.load(std::memory_order_acquire))
+    l->on_cooldown(CooldownNotice{m.name, deployment, whole_backend, until, cause});
+}
+
+std::int64_t BackendStates::to_epoch_ms(MonoNanos until) const {
+  const auto wall = std::chrono::duration_cast<Millis>(clock_.wall_now().time_since_epoch()).count();
+  return wall + (until - clock_.now()) / 1'000'000;
+}
+
+bool BackendStates::apply_remote_cooldown(std::string_view backend, std::string_view deployment,
+                                          bool whole_backend, std::int64_t until_epoch_ms,
+                                          FailureCause cause) {
+  const auto wall = std::chrono::duration_cast<Millis>(clock_.wall_now().time_since_epoch()).count();
+  if (until_epoch_ms <= wall) return false;  // already over
+  // Whatever another replica (or anyone with access to Redis) wrote: at most a week away, so
+  // the nanoseconds cannot overflow (no local cooldown is that long either).
+  constexpr std::int64_t kMaxRemoteMs = 7LL * 24 * 3600 * 1000;
+  const MonoNanos until = clock_.now() + std::min(until_epoch_ms - wall, kMaxRemoteMs) * 1'000'000;
+  std::lock_guard lock(names_mutex_);
+  auto it = by_name_.find(backend);
+  if (it == by_name_.end()) return false;
+  const PoolMember& m = it->second;
+  if (whole_backend) return state(m.id).backend.extend(until, cause);
+  // `deployment` is already a state key (what the publisher's effective_deployment gave).
+  return deployment_state(m, deployment).extend(until, cause);
 }
 
 MonoNanos BackendStates::recovery_at(const PoolMember& m, std::string_view deployment,

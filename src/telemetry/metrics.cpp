@@ -167,7 +167,8 @@ Metrics::Metrics(std::vector<BackendInfo> backends)
       deployments_(std::make_unique<Labels>(kMaxDeployments, kMaxDeploymentLabelBytes)),
       clients_(std::make_unique<Labels>(kMaxClients, kMaxDeploymentLabelBytes)),
       client_counters_(std::make_unique<ClientCounters[]>(kMaxClients + 1)),
-      attempts_(std::make_unique<Histogram>(kAttemptBuckets.data(), kAttemptBuckets.size())) {
+      attempts_(std::make_unique<Histogram>(kAttemptBuckets.data(), kAttemptBuckets.size())),
+      redis_commands_(std::make_unique<Histogram>(kRedisBuckets.data(), kRedisBuckets.size())) {
   learn_backends(backends);
 }
 
@@ -190,6 +191,8 @@ Metrics::~Metrics() = default;
 std::uint32_t Metrics::deployment_label(std::string_view name) {
   return deployments_->find_or_add(name, nullptr);
 }
+
+void Metrics::on_redis_command(double seconds) { redis_commands_->observe(seconds); }
 
 void Metrics::on_config_reload(bool ok, double unix_seconds) {
   if (!ok) {
@@ -332,6 +335,11 @@ MetricsSnapshot Metrics::snapshot() const {
     s.clients.push_back(std::move(c));
   }
   s.attempts = attempts_->snapshot();
+  s.redis.enabled = redis_enabled_.load(std::memory_order_relaxed);
+  s.redis.up = redis_up_.load(std::memory_order_relaxed);
+  s.redis.errors = redis_errors_.load(std::memory_order_relaxed);
+  s.redis.replicas_live = replicas_live_.load(std::memory_order_relaxed);
+  s.redis.commands = redis_commands_->snapshot();
   for (std::size_t i = 0; i < kShards; ++i) {
     Shard& sh = shards_[i];
     std::lock_guard lock(sh.mutex);

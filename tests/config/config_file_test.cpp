@@ -465,7 +465,8 @@ TEST(ConfigFile, TheJsonSchemaKnowsExactlyTheKeysTheLoaderTakes) {
       {"rules.config", defs["rule"]["properties"]["config"]},
       {"model_configs", defs["model_config"]},
       {"model_configs.usage_limits", defs["model_config"]["properties"]["usage_limits"]},
-      {"model_configs.failure_tolerance", defs["model_config"]["properties"]["failure_tolerance"]}};
+      {"model_configs.failure_tolerance", defs["model_config"]["properties"]["failure_tolerance"]},
+      {"redis", schema["properties"]["redis"]}};
   const auto keys = config_file_keys();
   ASSERT_EQ(keys.size(), sections.size());
   for (const auto& [section, object] : sections) {
@@ -578,6 +579,63 @@ TEST(ConfigFile, BackendQuotaGroupFromTheEnvironment) {
   const auto bad =
       load_config({{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"BACKEND_1_QUOTA_GROUP", "no spaces"}});
   EXPECT_TRUE(has_error(bad, "BACKEND_1_QUOTA_GROUP: must be 1-64 characters")) << all_errors(bad);
+}
+
+}  // namespace
+}  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+// Scale-out: the file's redis section overrides REDIS_URL and its variables.
+TEST(ConfigFile, TheRedisSectionOverridesTheEnvironment) {
+  const std::string text = R"(
+backends:
+  - {name: east, url: "https://east.example.com"}
+redis:
+  url: rediss://app:${REDIS_PASSWORD}@cache.example.net:6380/1
+  key_prefix: "prod:"
+  timeout_ms: 500
+  replica_id: node-1
+)";
+  const auto r =
+      load_config_text({{"REDIS_URL", "redis://other:6379"}, {"REDIS_PASSWORD", "p@ss"}}, text, "f.yaml");
+  ASSERT_TRUE(r.config) << r.errors.front();
+  const RedisConfig& redis = r.config->redis;
+  ASSERT_TRUE(redis.enabled());
+  EXPECT_TRUE(redis.url->tls);
+  EXPECT_EQ(redis.url->host, "cache.example.net");
+  EXPECT_EQ(redis.url->password, "p@ss");
+  EXPECT_EQ(redis.url->database, 1);
+  EXPECT_EQ(redis.key_prefix, "prod:");
+  EXPECT_EQ(redis.timeout.count(), 500);
+  EXPECT_EQ(redis.replica_id, "node-1");
+  const std::string summary = describe_routing(*r.config);
+  EXPECT_NE(
+      summary.find(
+          "shared through Redis: rediss://app:***@cache.example.net:6380/1 (prefix prod:, replica node-1)"),
+      std::string::npos)
+      << summary;
+  EXPECT_EQ(summary.find("p@ss"), std::string::npos);
+}
+
+TEST(ConfigFile, ABadRedisSectionIsReportedWithItsPathAndWithoutThePassword) {
+  const std::string text = R"(
+backends:
+  - {name: east, url: "https://east.example.com"}
+redis:
+  url: "redis://:hunter22@cache:none"
+  timeout_ms: 1
+  replica: x
+)";
+  const auto r = load_config_text({}, text, "f.yaml");
+  ASSERT_FALSE(r.config);
+  std::string all;
+  for (const auto& e : r.errors) all += e + "\n";
+  EXPECT_NE(all.find("redis.url"), std::string::npos) << all;
+  EXPECT_NE(all.find("redis.timeout_ms"), std::string::npos) << all;
+  EXPECT_NE(all.find("redis.replica: unknown key"), std::string::npos) << all;
+  EXPECT_EQ(all.find("hunter22"), std::string::npos) << all;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <limits>
 #include <map>
 #include <string>
 #include <thread>
@@ -337,6 +338,82 @@ TEST(QuotaGroups, TargetsWithFixedDeploymentsShareTheGroupAsNamed) {
   EXPECT_TRUE(states.reserve(table.member(0), "gpt-4o", 70));
   EXPECT_FALSE(states.reserve(table.member(1), "gpt-4o", 31));
   EXPECT_TRUE(states.reserve(table.member(1), "gpt-4o", 30));
+}
+
+}  // namespace
+}  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Scale-out: what BackendStates tells the Redis side, and what it takes from it.
+struct RecordingListener : CooldownListener {
+  struct Seen {
+    std::string backend, deployment;
+    bool whole_backend;
+    MonoNanos until;
+    FailureCause cause;
+  };
+  void on_cooldown(const CooldownNotice& n) override {
+    seen.push_back({std::string(n.backend), std::string(n.deployment), n.whole_backend, n.until, n.cause});
+  }
+  std::vector<Seen> seen;
+};
+
+TEST_F(PoolFixture, SharedCooldowns_ALocalCooldownIsToldOnceWithTheBackendsNameAndDeploymentKey) {
+  make({{"east", 1, 1, "prod-gpt"}, {"west", 1, 1, ""}});
+  RecordingListener l;
+  states->set_cooldown_listener(&l);
+  fail(0, "client-name", throttled(), 30s);
+  fail(0, "client-name", throttled(), 5s);  // moves nothing: not told
+  fail(1, "gpt-4o", refused(), std::nullopt);
+  states->hold(member(1), "gpt-4o", FailureCause::FailureTolerance, 120s);
+  ASSERT_EQ(l.seen.size(), 3u);
+  EXPECT_EQ(l.seen[0].backend, "east");
+  EXPECT_EQ(l.seen[0].deployment, "prod-gpt") << "the state's key, the same on every replica";
+  EXPECT_FALSE(l.seen[0].whole_backend);
+  EXPECT_EQ(l.seen[0].until, clock.now() + Nanos(30s).count());
+  EXPECT_EQ(l.seen[0].cause, FailureCause::Throttled);
+  EXPECT_EQ(l.seen[1].backend, "west");
+  EXPECT_TRUE(l.seen[1].whole_backend);
+  EXPECT_EQ(l.seen[2].cause, FailureCause::FailureTolerance);
+  EXPECT_EQ(l.seen[2].deployment, "gpt-4o");
+  states->set_cooldown_listener(nullptr);
+}
+
+TEST_F(PoolFixture, SharedCooldowns_ARemoteDeadlineIsAppliedOnThisClockAndNotToldBack) {
+  make({{"east", 1, 1, ""}, {"west", 2, 1, ""}});
+  RecordingListener l;
+  states->set_cooldown_listener(&l);
+  const std::int64_t now_ms = states->to_epoch_ms(clock.now());
+  EXPECT_TRUE(
+      states->apply_remote_cooldown("east", "gpt-4o", false, now_ms + 20'000, FailureCause::Throttled));
+  EXPECT_TRUE(l.seen.empty()) << "no echo";
+  EXPECT_EQ(pick("gpt-4o"), 1u);
+  EXPECT_EQ(pick("other"), 0u);
+  EXPECT_EQ(states->deployment_cooldown(member(0), "gpt-4o").cause, FailureCause::Throttled);
+  EXPECT_FALSE(
+      states->apply_remote_cooldown("east", "gpt-4o", false, now_ms + 10'000, FailureCause::Throttled))
+      << "deadlines only grow";
+  clock.advance(19'999ms);
+  EXPECT_FALSE(available(0, "gpt-4o"));
+  clock.advance(1ms);
+  EXPECT_TRUE(available(0, "gpt-4o"));
+
+  EXPECT_TRUE(states->apply_remote_cooldown("west", "", true, states->to_epoch_ms(clock.now()) + 1'000,
+                                            FailureCause::ConnectFailed));
+  EXPECT_EQ(states->backend_cooldown(member(1).id).cause, FailureCause::ConnectFailed);
+  EXPECT_FALSE(states->apply_remote_cooldown("nobody", "", true, now_ms + 90'000, FailureCause::Throttled));
+  EXPECT_TRUE(states->apply_remote_cooldown("east", "far", false, std::numeric_limits<std::int64_t>::max(),
+                                            FailureCause::Throttled))
+      << "an absurd deadline is capped (a week), not an overflow";
+  EXPECT_EQ(states->deployment_cooldown(member(0), "far").until,
+            clock.now() + Nanos(std::chrono::hours(24 * 7)).count());
+  EXPECT_FALSE(states->apply_remote_cooldown("east", "gpt-4o", false, now_ms, FailureCause::Throttled))
+      << "already over";
+  states->set_cooldown_listener(nullptr);
 }
 
 }  // namespace

@@ -8,13 +8,15 @@
 #include <string>
 
 #include "smartlb/net/server.hpp"
+#include "smartlb/redis/redis_service.hpp"
 #include "smartlb/telemetry/metrics.hpp"
 
 namespace smartlb {
 
 struct AdminOptions {
   std::string listen_address = "127.0.0.1";
-  std::uint16_t port = 0;  // 0: an ephemeral port (read it from port())
+  std::uint16_t port = 0;                      // 0: an ephemeral port (read it from port())
+  const redis::RedisService* redis = nullptr;  // with REDIS_URL: shown in /status
   // How often the status page's charts get a sample (/status "history": the last 90).
   std::chrono::milliseconds sample_interval{10'000};
 };

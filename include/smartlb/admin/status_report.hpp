@@ -13,6 +13,7 @@
 #include <span>
 
 #include "smartlb/config/config.hpp"
+#include "smartlb/redis/redis_service.hpp"
 #include "smartlb/routing/backend_states.hpp"
 #include "smartlb/routing/routing_table.hpp"
 #include "smartlb/telemetry/metrics.hpp"
@@ -86,6 +87,7 @@ struct PoolSnapshot {
   std::string config_hash;  // SHA-256 of the config file ("" with the environment only)
   std::vector<RuleStatus> rules;
   std::vector<BudgetStatus> budgets;
+  std::optional<redis::RedisStatus> redis;  // with REDIS_URL: the connection and the live replicas
 };
 
 // Reads the backends' state at `states.clock().now()`. Takes names and hosts from `backends`
@@ -105,5 +107,7 @@ std::string escape_label_value(std::string_view v);
 
 // The /status document.
 nlohmann::json build_status(const MetricsSnapshot& m, const PoolSnapshot& p);
+// /status's "redis" object (the URL without its password).
+nlohmann::json redis_json(const redis::RedisStatus& r);
 
 }  // namespace smartlb

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "smartlb/config/redis_url.hpp"
 #include "smartlb/config/url.hpp"
 
 namespace smartlb {
@@ -144,6 +145,16 @@ struct Policy {
   std::vector<SubjectLimit> subject_limits;  // CLIENT_TOKENS_PER_MINUTE & co. make a "*" entry
 };
 
+// Scale-out (docs/scale-out.md): replicas share cooldowns through Redis when `url` is set.
+struct RedisConfig {
+  std::optional<RedisUrl> url;             // REDIS_URL; none: every replica keeps its state to itself
+  std::string key_prefix = "smartlb:";     // REDIS_KEY_PREFIX: every key and channel starts with it
+  std::string ca_file;                     // REDIS_CA_FILE: CA bundle for rediss:// (else the system's)
+  std::chrono::milliseconds timeout{200};  // REDIS_TIMEOUT_MS: a command slower than this = Redis lost
+  std::string replica_id;                  // REPLICA_ID (default: hostname-pid)
+  bool enabled() const { return url.has_value(); }
+};
+
 struct Config {
   std::vector<BackendConfig> backends;  // the environment's (ordered by id), then the file's
   Policy policy;
@@ -177,6 +188,7 @@ struct Config {
   std::string upstream_ca_file;                              // extra CA bundle trusted for upstream TLS
   std::chrono::milliseconds config_watch_interval{1000};     // how often the config file is looked at
   std::chrono::milliseconds status_sample_interval{10'000};  // the status page's charts: one sample each
+  RedisConfig redis;
 };
 
 }  // namespace smartlb

@@ -50,6 +50,7 @@ class Server {
   // runtime state (cooldowns, quota windows), which outlives snapshots.
   std::shared_ptr<const net::Snapshot> snapshot() const;
   const BackendStates& states() const;
+  BackendStates& states();  // for what shares the states with other replicas (redis/shared_cooldowns)
   const LatencyStats& latency() const;  // latency rules' statistics (outlive snapshots)
   // The client budgets (outlive snapshots), for status pages.
   const BudgetRegistry& budgets() const;

@@ -42,6 +42,23 @@ struct CooldownView {
   FailureCause cause = FailureCause::None;
 };
 
+// A cooldown applied on this replica (record_failure, hold) that grew a deadline, for whoever
+// shares cooldowns with other replicas (docs/scale-out.md). Backends are named by their
+// configured name: BackendIds are per process.
+struct CooldownNotice {
+  std::string_view backend;
+  std::string_view deployment;  // the state's deployment key; empty for a whole-backend cooldown
+  bool whole_backend = false;
+  MonoNanos until = 0;
+  FailureCause cause = FailureCause::None;
+};
+class CooldownListener {
+ public:
+  virtual ~CooldownListener() = default;
+  // Called on the thread that applied the cooldown (a worker): must not block.
+  virtual void on_cooldown(const CooldownNotice& notice) = 0;
+};
+
 class BackendStates {
  public:
   BackendStates(const Clock& clock, CooldownPolicy policy);
@@ -114,6 +131,19 @@ class BackendStates {
     return recovery_at(m, deployment, nullptr);
   }
 
+  // Scale-out. The listener is told of every deadline record_failure and hold move later
+  // (null: nobody); it must outlive its registration.
+  void set_cooldown_listener(CooldownListener* listener) {
+    listener_.store(listener, std::memory_order_release);
+  }
+  // A deadline another replica published, as wall-clock epoch milliseconds (turned into this
+  // clock's time), for the backend configured as `backend`. Deadlines only grow; the listener
+  // is not told (no echo). False when no backend has that name here or nothing changed.
+  bool apply_remote_cooldown(std::string_view backend, std::string_view deployment, bool whole_backend,
+                             std::int64_t until_epoch_ms, FailureCause cause);
+  // `until` on this clock as wall-clock epoch milliseconds, the form replicas exchange.
+  std::int64_t to_epoch_ms(MonoNanos until) const;
+
   CooldownView backend_cooldown(BackendId id) const;
   CooldownView deployment_cooldown(const PoolMember& m, std::string_view deployment) const;
   // Every deployment with state on backend `id`, with its cooldown (for status pages).
@@ -126,7 +156,7 @@ class BackendStates {
   struct Deadline {
     std::atomic<MonoNanos> until{0};
     std::atomic<FailureCause> cause{FailureCause::None};
-    void extend(MonoNanos t, FailureCause c);
+    bool extend(MonoNanos t, FailureCause c);  // true when the deadline moved
     CooldownView view() const;
   };
   // Declared quota budgets: a (backend, deployment)'s own, or those of its quota group.
@@ -161,6 +191,8 @@ class BackendStates {
   Quota* find_quota_of(const PoolMember& m, std::string_view deployment, DeploymentState* d) const;
   static std::string group_key(const PoolMember& m, std::string_view deployment);
   DeploymentState* find_deployment(BackendId id, std::string_view deployment) const;
+  void notify(const PoolMember& m, std::string_view deployment, bool whole_backend, MonoNanos until,
+              FailureCause cause) const;
   DeploymentState& deployment_state(const PoolMember& m, std::string_view deployment) const;
   MonoNanos recovery_at(const PoolMember& m, std::string_view deployment, FailureCause* cause) const;
 
@@ -173,6 +205,10 @@ class BackendStates {
   const Clock& clock_;
   CooldownPolicy policy_;
   std::atomic<int> watched_reports_{0};  // deployments whose ReportedBudget is watched
+  std::atomic<CooldownListener*> listener_{nullptr};
+  // Every tracked backend by configured name (the latest table's member), for remote cooldowns.
+  std::mutex names_mutex_;
+  std::unordered_map<std::string, PoolMember, StringHash, std::equal_to<>> by_name_;
 };
 
 }  // namespace smartlb

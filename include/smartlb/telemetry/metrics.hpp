@@ -28,6 +28,8 @@ inline constexpr std::array<double, 14> kDurationBuckets = {0.05, 0.1, 0.25, 0.5
 inline constexpr std::array<double, 12> kTtfbBuckets = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
                                                         0.5,   1,    2.5,   5,    10,  30};
 inline constexpr std::array<double, 6> kAttemptBuckets = {1, 2, 3, 4, 6, 10};
+inline constexpr std::array<double, 11> kRedisBuckets = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                                         0.01,   0.025,   0.05,   0.1,   0.25};
 
 // A histogram's values at one instant: per-bucket (not cumulative) counts, the last one
 // being +Inf.
@@ -102,6 +104,15 @@ struct ClientMetrics {
   std::uint64_t prompt_tokens = 0, completion_tokens = 0;
 };
 
+// Scale-out through Redis (docs/scale-out.md); only shown when REDIS_URL is set.
+struct RedisMetrics {
+  bool enabled = false;
+  bool up = false;
+  std::uint64_t errors = 0;         // failed connection attempts, lost connections, failed commands
+  std::uint64_t replicas_live = 0;  // as last read (this one included)
+  HistogramSnapshot commands;       // round trip of each command, seconds
+};
+
 struct MetricsSnapshot {
   std::vector<std::string> backend_names;
   std::vector<std::string> deployments;  // label values by index (Metrics::kMaxDeployments: "other")
@@ -115,6 +126,7 @@ struct MetricsSnapshot {
   double last_reload_success = 0;      // Unix seconds (0: none yet)
   HistogramSnapshot attempts;          // attempts per request (requests with at least one attempt)
   std::vector<ClientMetrics> clients;  // by first sight; "other" for those past Metrics::kMaxClients
+  RedisMetrics redis;
   std::uint64_t in_flight() const { return started > finished ? started - finished : 0; }
   std::uint64_t counter(CounterKind k, std::uint32_t backend, std::uint32_t deployment,
                         std::uint32_t code = 0) const;
@@ -156,6 +168,13 @@ class Metrics final : public RequestObserver {
   // A configuration reload (SIGHUP, the file watch) and whether it was taken, at `unix_seconds`.
   void on_config_reload(bool ok, double unix_seconds);
 
+  // Redis (from the Redis thread): shown once enabled.
+  void enable_redis() { redis_enabled_.store(true, std::memory_order_relaxed); }
+  void on_redis_state(bool up) { redis_up_.store(up, std::memory_order_relaxed); }
+  void on_redis_error() { redis_errors_.fetch_add(1, std::memory_order_relaxed); }
+  void on_redis_command(double seconds);
+  void on_replicas_live(std::size_t n) { replicas_live_.store(n, std::memory_order_relaxed); }
+
   // The label index for a deployment name (interning it if there is room), for tests.
   std::uint32_t deployment_label(std::string_view name);
 
@@ -183,6 +202,9 @@ class Metrics final : public RequestObserver {
   std::atomic<std::uint64_t> reloads_ok_{0}, reloads_failed_{0};
   std::atomic<double> last_reload_success_{0};
   std::atomic<std::uint64_t> folded_{0};
+  std::atomic<bool> redis_enabled_{false}, redis_up_{false};
+  std::atomic<std::uint64_t> redis_errors_{0}, replicas_live_{0};
+  std::unique_ptr<Histogram> redis_commands_;
 };
 
 }  // namespace smartlb

@@ -1,0 +1,42 @@
+#pragma once
+// The names smartlb uses in Redis, all starting with the configured prefix (REDIS_KEY_PREFIX).
+// Hash tags ({...}) keep what one script touches in one cluster slot: a (backend, deployment)'s
+// keys share the tag "{backend/deployment}", the replica registry the tag "{replicas}".
+#include <string>
+#include <string_view>
+
+namespace smartlb::redis {
+
+// The cooldown deadline of a (backend, deployment), or of a whole backend.
+inline std::string cooldown_key(std::string_view prefix, std::string_view backend,
+                                std::string_view deployment, bool whole_backend) {
+  std::string k(prefix);
+  k += '{';
+  k += backend;
+  if (!whole_backend) {
+    k += '/';
+    k += deployment;
+  }
+  k += "}:cooldown";
+  return k;
+}
+// The channel cooldowns are published on.
+inline std::string cooldown_channel(std::string_view prefix) { return std::string(prefix) + "cooldowns"; }
+// Live replicas: a sorted set, member = replica id, score = its heartbeat's expiry (Unix ms).
+inline std::string replicas_key(std::string_view prefix) { return std::string(prefix) + "{replicas}"; }
+// The replicas' details: a hash, field = replica id, value = JSON (host, start time).
+inline std::string replica_info_key(std::string_view prefix) {
+  return std::string(prefix) + "{replicas}:info";
+}
+
+// `s` with Redis glob's special characters escaped, for SCAN MATCH.
+inline std::string glob_escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace smartlb::redis

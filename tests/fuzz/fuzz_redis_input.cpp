@@ -1,0 +1,45 @@
+// What Redis (or whoever answers in its place) sends a replica: RESP replies, read through
+// hiredis's reader exactly as RedisConnection feeds it, and the cooldown messages of other
+// replicas; and REDIS_URL. Invariants: no crash, no hang; a decoded message re-encodes to one
+// that decodes the same; a refused URL is not quoted in its error.
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string_view>
+
+#include "smartlb/config/redis_url.hpp"
+#include "smartlb/redis/cooldown_message.hpp"
+#include "smartlb/redis/resp.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace smartlb;
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+
+  // RESP in two pieces (a split anywhere must read the same).
+  redis::RespReader reader;
+  const std::size_t cut = size / 2;
+  try {
+    if (reader.feed(input.substr(0, cut)))
+      while (reader.next()) {
+      }
+    if (reader.feed(input.substr(cut)))
+      while (reader.next()) {
+      }
+  } catch (const std::runtime_error&) {
+    // a protocol error: the connection would be dropped
+  }
+
+  if (auto m = redis::decode_cooldown(input)) {
+    auto again = redis::decode_cooldown(redis::encode(*m));
+    if (!again || again->until_ms != m->until_ms || again->whole_backend != m->whole_backend)
+      __builtin_trap();
+  }
+
+  // A refusal never quotes the input (it may hold the password).
+  const auto url = parse_redis_url(input);
+  if (url.url)
+    (void)url.url->redacted();
+  else if (input.find('@') != std::string_view::npos && url.error.find(input) != std::string::npos)
+    __builtin_trap();
+  return 0;
+}
