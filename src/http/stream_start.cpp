@@ -30,7 +30,7 @@ struct Field {
 
 Field split_field(std::string_view line) {
   const std::size_t colon = line.find(':');
-  if (colon == std::string_view::npos) return {line, {}};
+  if (colon == std::string_view::npos) return {line, line.substr(line.size())};  // empty, at the line's end
   std::string_view value = line.substr(colon + 1);
   if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
   return {line.substr(0, colon), value};
@@ -98,11 +98,14 @@ StartReason classify_stream_error(std::string_view data) {
 }
 
 StartVerdict StreamStart::advance(std::string_view held) {
+  // Only the first `limit_` bytes are read, so the verdict does not depend on how the bytes
+  // were split: an event that completes past the limit is not seen, however it arrived.
+  const std::string_view within = held.substr(0, limit_);
   std::size_t end = 0, next = 0;
-  while (verdict_ == StartVerdict::Hold && next_line(held, scanned_, end, next)) {
+  while (verdict_ == StartVerdict::Hold && next_line(within, scanned_, end, next)) {
     const std::size_t begin = scanned_;
     scanned_ = next;
-    on_line(held, begin, end);
+    on_line(within, begin, end);
   }
   if (verdict_ == StartVerdict::Hold && held.size() >= limit_)
     decide(StartVerdict::Release, StartReason::Limit);

@@ -160,12 +160,28 @@ TEST(StreamStart, FieldSyntax_OneSpaceDroppedNoSpaceAllowed) {
   EXPECT_EQ(judge("data:[DONE]\n\n").reason(), StartReason::Done);
 }
 
+TEST(StreamStart, AFieldWithoutAColon_HasAnEmptyValue) {
+  // `data` alone is a data line with an empty value: the data is "\n" + the next line's (still
+  // JSON, with a leading blank).
+  EXPECT_EQ(judge("data\ndata: {\"error\":{}}\n\n").reason(), StartReason::ServerError);
+  EXPECT_EQ(judge("data\n\n").reason(), StartReason::Content);
+  EXPECT_EQ(judge("event: error\ndata\ndata: {\"error\":\ndata: {\"code\":\"content_filter\"}}\n\n").reason(),
+            StartReason::ClientError);
+}
+
 TEST(StreamStart, LimitWithoutACompleteEvent_Releases) {
   const std::string body = "data: " + std::string(100, 'x');
   StreamStart s(64);
   EXPECT_EQ(s.advance(std::string_view(body).substr(0, 63)), StartVerdict::Hold);
   EXPECT_EQ(s.advance(std::string_view(body).substr(0, 64)), StartVerdict::Release);
   EXPECT_EQ(s.reason(), StartReason::Limit);
+}
+
+TEST(StreamStart, AnEventCompletingPastTheLimit_IsNotSeenHoweverItArrived) {
+  const std::string body = "data: " + std::string(60, 'x') + "\n\n";  // 68 bytes
+  EXPECT_EQ(judge(body, 64).reason(), StartReason::Limit);
+  EXPECT_EQ(judge_bytewise(body, 64).first.reason(), StartReason::Limit);
+  EXPECT_EQ(judge(body, 68).reason(), StartReason::Content);
 }
 
 TEST(StreamStart, DecisionIsFinal) {

@@ -12,7 +12,9 @@
 //     content filter, an invalid request: see StartReason), then Release;
 //   * the first event is anything else (content, Azure's prompt-filter-results event with empty
 //     `choices`, `[DONE]`): Release;
-//   * the held bytes reach the limit first: Release (a stream we cannot judge goes as it is).
+//   * no decision within the first `limit` bytes: Release once that many are held (a stream we
+//     cannot judge goes as it is). Only those bytes are read, so the verdict is the same however
+//     the body was split.
 // No allocation unless an event that mentions "error" spans several `data` lines.
 #include <cstddef>
 #include <cstdint>
