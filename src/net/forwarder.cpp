@@ -6,6 +6,7 @@
 //             (the target's override_params and model rename, when it has them)
 //   attempt   send it, read the response head (a pooled connection, or a new one)
 //   judge     fail over at once (and cool the target down), or
+//   hold      a 2xx event stream's start, until its first event (an error first: fail over)
 //   relay     the response as it arrives
 // Accounting (metrics, access log) reads the RequestRecord these phases fill.
 #include <algorithm>
