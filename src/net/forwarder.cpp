@@ -594,20 +594,24 @@ Task<HoldEnd> ForwardJob::hold_stream_start(UpstreamConnection& conn, ResponseRe
                                             ClientWatch& watch, Verdict& failed) {
   held.clear();
   StreamStart start(cfg_.stream_holdback_bytes);
-  const HoldDeadline deadline(conn, header_timeout());
+  // Started when the hold first waits on the backend: a first event that came with the head
+  // (the usual case) costs no timer.
+  std::optional<HoldDeadline> deadline;
   for (;;) {
     bool progressed = false;
     error_code ec;
     if (!p.is_done() && !feed_buffered(conn.buffer, p, ReadGoal::some, progressed, ec)) {
+      if (!deadline) deadline.emplace(conn, header_timeout());
       watch.arm(client_.socket(), conn);  // a client that leaves meanwhile closes `conn`
-      // The hold's deadline (at most HTTP_TIMEOUT_SECONDS from its start) ends this read first;
+      // The hold's deadline (at most HTTP_TIMEOUT_SECONDS after its first wait) ends a read first;
       // the socket's own, which would close the connection, is only a safety net behind it.
       conn.tcp().expires_after(cfg_.http_timeout + std::chrono::seconds(1));
       ec = conn.tcp().done(
           co_await conn.visit([&](auto& s) { return read_http(s, conn.buffer, p, ReadGoal::some); }));
     }
     if (ec && watch.client_left()) co_return HoldEnd::ClientLeft;
-    if (ec == asio::error::operation_aborted && deadline.expired()) co_return HoldEnd::Release;
+    const bool expired = deadline && deadline->expired();
+    if (ec == asio::error::operation_aborted && expired) co_return HoldEnd::Release;
     if (ec) {
       failed = judge_transport(classify_transport_error(ec));
       co_return HoldEnd::FailOver;
@@ -624,7 +628,7 @@ Task<HoldEnd> ForwardJob::hold_stream_start(UpstreamConnection& conn, ResponseRe
           co_return HoldEnd::FailOver;
       }
     }
-    if (p.is_done() || deadline.expired()) co_return HoldEnd::Release;
+    if (p.is_done() || expired) co_return HoldEnd::Release;
   }
 }
 
