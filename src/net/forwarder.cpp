@@ -276,7 +276,7 @@ class ForwardJob {
   Task<void> drain_or_close(UpstreamPtr conn, ResponseReader& p);
   Task<RelayEnd> relay(UpstreamPtr conn, ResponseReader& p, const Target& t, AttemptRecord& a);
   Task<HoldEnd> hold_stream_start(UpstreamConnection& conn, ResponseReader& p, std::string& held,
-                                  ClientWatch& watch, Verdict& failed);
+                                  std::string_view& released, ClientWatch& watch, Verdict& failed);
   void fail_over_stream(UpstreamConnection& conn, const Target& t, AttemptRecord& a, const Verdict& v,
                         std::string_view why);
   void write_response_head(const ResponseHead& res, const Target& t, bool chunked, bool keep);
@@ -586,12 +586,15 @@ void ForwardJob::write_response_head(const ResponseHead& res, const Target& t, b
   head.append("\r\n", 2);
 }
 
-// A 2xx event stream's start, held back (into `held`) until it shows content, so a stream that
-// begins with an error can still fail over: nothing has gone to the client yet. Bounded by
+// A 2xx event stream's start, held back until it shows content, so a stream that begins with an
+// error can still fail over: nothing has gone to the client yet. Bounded by
 // STREAM_HOLDBACK_BYTES and by the header timeout; either way what is held is then released.
 // A backend that fails (or a parse error) while its start is held fails over too.
+// On Release, `released` is what was held: the first run of body bytes itself when it decided
+// (the usual case: a view into the connection's buffer, valid until its next read, so nothing is
+// copied), else `held`, where a start spread over several reads is gathered.
 Task<HoldEnd> ForwardJob::hold_stream_start(UpstreamConnection& conn, ResponseReader& p, std::string& held,
-                                            ClientWatch& watch, Verdict& failed) {
+                                            std::string_view& released, ClientWatch& watch, Verdict& failed) {
   held.clear();
   StreamStart start(cfg_.stream_holdback_bytes);
   // Started when the hold first waits on the backend: a first event that came with the head
@@ -611,15 +614,20 @@ Task<HoldEnd> ForwardJob::hold_stream_start(UpstreamConnection& conn, ResponseRe
     }
     if (ec && watch.client_left()) co_return HoldEnd::ClientLeft;
     const bool expired = deadline && deadline->expired();
+    released = held;
     if (ec == asio::error::operation_aborted && expired) co_return HoldEnd::Release;
     if (ec) {
       failed = judge_transport(classify_transport_error(ec));
       co_return HoldEnd::FailOver;
     }
     if (const std::string_view run = p.take_body_view(); !run.empty()) {
-      held.append(run);
-      switch (start.advance(held)) {
+      const bool first = held.empty();
+      if (!first) held.append(run);
+      released = first ? run : std::string_view(held);
+      switch (start.advance(released)) {
         case StartVerdict::Hold:
+          if (first) held.assign(run);  // the next read may move what the view points at
+          released = held;
           break;
         case StartVerdict::Release:
           co_return HoldEnd::Release;
@@ -670,9 +678,8 @@ Task<RelayEnd> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, const Targ
   std::string_view pending;  // a stream's held-back start: the first bytes written
   if (has_body && status / 100 == 2 && cfg_.stream_holdback_bytes > 0 && is_plain_event_stream(res.fields)) {
     Verdict failed;
-    switch (co_await hold_stream_start(*conn, p, scratch->held, watch, failed)) {
+    switch (co_await hold_stream_start(*conn, p, scratch->held, pending, watch, failed)) {
       case HoldEnd::Release:
-        pending = scratch->held;
         break;
       case HoldEnd::ClientLeft:
         rec_.client_aborted = true;
