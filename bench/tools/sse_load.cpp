@@ -11,8 +11,10 @@
 //     then `data: [DONE]`; chunked, keep-alive. Prints "sse-backend listening on 127.0.0.1:P".
 //   sse_load client --url http://127.0.0.1:P/path [--streams 1000] [--watch-pid PID] [--timeout-s 120]
 //     Opens N streams (50 every 5 ms), records arrival - send for every event after a stream's
-//     first two (those overlap the opening of the others), samples PID's RSS once all streams
-//     are open and 3 s later, and prints one JSON line shaped like sse_client.js's.
+//     first two (those overlap the opening of the others), and the delay of each stream's first
+//     event apart (first_event_delay_ms: the one a proxy's hold-back of a stream's start could
+//     delay), samples PID's RSS once all streams are open and 3 s later, and prints one JSON line
+//     shaped like sse_client.js's.
 //     --dump FILE also writes "send_ns seq delay_ms" for every recorded event.
 //
 // Single-threaded, plain Asio, no Beast: a benchmark tool, not part of smartlb.
@@ -184,6 +186,7 @@ struct ClientState {
   long open = 0, done = 0, failed = 0;
   std::map<int, long> statuses;
   std::vector<double> delays_ms;
+  std::vector<double> first_delays_ms;  // each stream's first event (seq 0) alone
   std::string watch_pid;
   long rss_before = -1, rss_all_open = -1, rss_mid = -1;
   std::FILE* dump =
@@ -194,7 +197,8 @@ struct ClientState {
 class EventScanner {
  public:
   explicit EventScanner(std::FILE* dump) : dump_(dump) {}
-  void feed(std::string_view bytes, std::int64_t now_ns, std::vector<double>& delays) {
+  void feed(std::string_view bytes, std::int64_t now_ns, std::vector<double>& delays,
+            std::vector<double>& first_delays) {
     pending_.append(bytes);
     std::size_t start = 0, end;
     while ((end = pending_.find("\n\n", start)) != std::string::npos) {
@@ -205,6 +209,7 @@ class EventScanner {
         std::from_chars(event.data() + p + 4, event.data() + event.size(), t);
       if (auto p = event.find("\"seq\":"); p != std::string_view::npos)
         std::from_chars(event.data() + p + 6, event.data() + event.size(), seq);
+      if (t > 0 && seq == 0) first_delays.push_back(static_cast<double>(now_ns - t) / 1e6);
       if (t > 0 && seq >= 2) {
         delays.push_back(static_cast<double>(now_ns - t) / 1e6);
         if (dump_) std::fprintf(dump_, "%lld %ld %.3f\n", static_cast<long long>(t), seq, delays.back());
@@ -322,7 +327,7 @@ asio::awaitable<void> run_stream(tcp::endpoint endpoint, const std::string& requ
       } else {
         decoded = body;
       }
-      scanner.feed(decoded, monotonic_ns(), st.delays_ms);
+      scanner.feed(decoded, monotonic_ns(), st.delays_ms, st.first_delays_ms);
       if (chunked && decoder.finished()) {
         ok = true;
         break;
@@ -422,10 +427,11 @@ int run_client(const Args& args) {
     statuses += (statuses.empty() ? "" : ",") + ("\"" + std::to_string(code) + "\":" + std::to_string(n));
   std::printf(
       "{\"streams\":%ld,\"statuses\":{%s},\"completed\":%ld,\"failed\":%ld,\"timed_out\":%s,\"events\":%zu,"
-      "\"delay_ms\":%s,\"rss_kb\":{\"before\":%s,\"all_open\":%s,\"mid\":%s}}\n",
+      "\"delay_ms\":%s,\"first_event_delay_ms\":%s,\"rss_kb\":{\"before\":%s,\"all_open\":%s,\"mid\":%s}}\n",
       st.streams, statuses.c_str(), st.done, st.failed, timed_out ? "true" : "false", st.delays_ms.size(),
-      percentile_json(st.delays_ms).c_str(), json_or_null(st.rss_before).c_str(),
-      json_or_null(st.rss_all_open).c_str(), json_or_null(st.rss_mid).c_str());
+      percentile_json(st.delays_ms).c_str(), percentile_json(st.first_delays_ms).c_str(),
+      json_or_null(st.rss_before).c_str(), json_or_null(st.rss_all_open).c_str(),
+      json_or_null(st.rss_mid).c_str());
   return 0;
 }
 

@@ -53,6 +53,7 @@ Configured by environment variables (all errors are reported at once):
   CLIENT_IDLE_TIMEOUT_SECONDS (75)  SHUTDOWN_TIMEOUT_SECONDS (30)
   DEFAULT_COOLDOWN_SECONDS (10)  MAX_COOLDOWN_SECONDS (300)
   MAX_REQUEST_BODY_BYTES (33554432)  MAX_HEADER_COUNT (100)  MAX_CONNECTIONS (16384)
+  STREAM_HOLDBACK_BYTES (65536, 0 = off)  an event stream's start held back to fail over an error
   LOG_LEVEL (info)  LOG_FORMAT (text | json)  ACCESS_LOG (on)
   CLIENT_API_KEYS            comma-separated keys clients must present (default: no check)
   CLIENT_TOKENS_PER_MINUTE   every caller's budget: tokens per minute (also CLIENT_REQUESTS_PER_MINUTE,

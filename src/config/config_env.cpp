@@ -264,6 +264,7 @@ ConfigLoadResult load_config_from_env(const EnvMap& env, bool require_backends) 
   if (cfg.default_cooldown > cfg.max_cooldown)
     p.error("DEFAULT_COOLDOWN_SECONDS", "must not exceed MAX_COOLDOWN_SECONDS");
   read_int(env, p, "MAX_REQUEST_BODY_BYTES", 1, 1ll << 32, cfg.max_request_body_bytes);
+  read_int(env, p, "STREAM_HOLDBACK_BYTES", 0, 16ll << 20, cfg.stream_holdback_bytes);
   {
     long long ms = cfg.config_watch_interval.count();
     read_int(env, p, "CONFIG_WATCH_INTERVAL_MS", 10, 600'000, ms);

@@ -7,6 +7,7 @@
 //             (the target's override_params and model rename, when it has them)
 //   attempt   send it, read the response head (a pooled connection, or a new one)
 //   judge     fail over at once (and cool the target down), or
+//   hold      a 2xx event stream's start, until its first event (an error first: fail over)
 //   relay     the response as it arrives
 //   settle    the caller's budgets are charged the tokens the answer used
 // Accounting (metrics, access log) reads the RequestRecord these phases fill.
@@ -26,6 +27,7 @@
 #include "smartlb/http/header_rules.hpp"
 #include "smartlb/http/json_body.hpp"
 #include "smartlb/http/request_target.hpp"
+#include "smartlb/http/stream_start.hpp"
 #include "smartlb/http1/http_io.hpp"
 #include "smartlb/http1/wire_format.hpp"
 #include "smartlb/net/client_watch.hpp"
@@ -151,6 +153,67 @@ bool is_hop_field(const ConnectionNames& named, std::string_view name) {
   return is_hop_by_hop(name) || named.contains(name);
 }
 
+// A 2xx event stream, plainly encoded: its start can be held back and read (http/stream_start).
+bool is_plain_event_stream(const HeaderList& f) {
+  std::string_view type = f.get(http::field::content_type);
+  type = type.substr(0, type.find(';'));
+  while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.remove_suffix(1);
+  const std::string_view coding = f.get(http::field::content_encoding);
+  return iequals(type, "text/event-stream") && (coding.empty() || iequals(coding, "identity"));
+}
+
+// Ends a stream's hold-back when `after` has passed, even while the backend stays silent: it
+// cancels the pending read on the upstream connection, which stays usable (the socket's own
+// deadline would close it). Shared with the timer's handler, which may run after the hold.
+class HoldDeadline {
+ public:
+  HoldDeadline(UpstreamConnection& conn, std::chrono::nanoseconds after) : s_(std::make_shared<State>(conn)) {
+    s_->timer.expires_after(after);
+    s_->timer.async_wait([s = s_](error_code ec) {
+      if (ec || !s->active) return;
+      s->expired = true;
+      error_code ignored;
+      s->conn.tcp().socket().cancel(ignored);
+    });
+  }
+  ~HoldDeadline() {
+    s_->active = false;
+    s_->timer.cancel();
+  }
+  HoldDeadline(const HoldDeadline&) = delete;
+  HoldDeadline& operator=(const HoldDeadline&) = delete;
+  bool expired() const { return s_->expired; }
+
+ private:
+  struct State {
+    explicit State(UpstreamConnection& c) : conn(c), timer(c.tcp().get_executor()) {}
+    UpstreamConnection& conn;
+    asio::basic_waitable_timer<std::chrono::steady_clock, asio::wait_traits<std::chrono::steady_clock>,
+                               Executor>
+        timer;
+    bool active = true;
+    bool expired = false;
+  };
+  std::shared_ptr<State> s_;
+};
+
+// How a relay ended: the client's connection may carry another request, or not; or the
+// response never reached the client and the next backend is to be tried (a stream that began
+// with an error, or a backend that failed while its start was held back).
+enum class RelayEnd : std::uint8_t { Keep, Close, FailOver };
+
+// A held-back start larger than this is not kept in the worker's spare scratch.
+constexpr std::size_t kKeepHeldBytes = 4 * 1024;
+struct TrimHeld {
+  std::string& held;
+  ~TrimHeld() {
+    if (held.capacity() > kKeepHeldBytes) std::string().swap(held);
+  }
+};
+
+// How the hold-back of a stream's start ended.
+enum class HoldEnd : std::uint8_t { Release, FailOver, ClientLeft };
+
 struct AttemptResult {
   UpstreamPtr conn;  // set when a response head arrived (in parser_)
   Verdict verdict;   // transport verdict when !conn
@@ -218,7 +281,11 @@ class ForwardJob {
   Task<bool> reply_error(http::status status, std::string_view code, std::string_view message);
   Task<AttemptResult> attempt(const Target& t);
   Task<void> drain_or_close(UpstreamPtr conn, ResponseReader& p);
-  Task<bool> relay(UpstreamPtr conn, ResponseReader& p, const Target& t);
+  Task<RelayEnd> relay(UpstreamPtr conn, ResponseReader& p, const Target& t, AttemptRecord& a);
+  Task<HoldEnd> hold_stream_start(UpstreamConnection& conn, ResponseReader& p, std::string& held,
+                                  std::string_view& released, ClientWatch& watch, Verdict& failed);
+  void fail_over_stream(UpstreamConnection& conn, const Target& t, AttemptRecord& a, const Verdict& v,
+                        std::string_view why);
   void write_response_head(const ResponseHead& res, const Target& t, bool chunked, bool keep);
   Task<bool> reply_unavailable();
   std::chrono::seconds header_timeout() const;
@@ -531,7 +598,75 @@ void ForwardJob::write_response_head(const ResponseHead& res, const Target& t, b
   head.append("\r\n", 2);
 }
 
-Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, const Target& t) {
+// A 2xx event stream's start, held back until it shows content, so a stream that begins with an
+// error can still fail over: nothing has gone to the client yet. Bounded by
+// STREAM_HOLDBACK_BYTES and by the header timeout; either way what is held is then released.
+// A backend that fails (or a parse error) while its start is held fails over too.
+// On Release, `released` is what was held: the first run of body bytes itself when it decided
+// (the usual case: a view into the connection's buffer, valid until its next read, so nothing is
+// copied), else `held`, where a start spread over several reads is gathered.
+Task<HoldEnd> ForwardJob::hold_stream_start(UpstreamConnection& conn, ResponseReader& p, std::string& held,
+                                            std::string_view& released, ClientWatch& watch, Verdict& failed) {
+  held.clear();
+  StreamStart start(cfg_.stream_holdback_bytes);
+  // Started when the hold first waits on the backend: a first event that came with the head
+  // (the usual case) costs no timer.
+  std::optional<HoldDeadline> deadline;
+  for (;;) {
+    bool progressed = false;
+    error_code ec;
+    if (!p.is_done() && !feed_buffered(conn.buffer, p, ReadGoal::some, progressed, ec)) {
+      if (!deadline) deadline.emplace(conn, header_timeout());
+      watch.arm(client_.socket(), conn);  // a client that leaves meanwhile closes `conn`
+      // The hold's deadline (at most HTTP_TIMEOUT_SECONDS after its first wait) ends a read first;
+      // the socket's own, which would close the connection, is only a safety net behind it.
+      conn.tcp().expires_after(cfg_.http_timeout + std::chrono::seconds(1));
+      ec = conn.tcp().done(
+          co_await conn.visit([&](auto& s) { return read_http(s, conn.buffer, p, ReadGoal::some); }));
+    }
+    if (ec && watch.client_left()) co_return HoldEnd::ClientLeft;
+    const bool expired = deadline && deadline->expired();
+    released = held;
+    if (ec == asio::error::operation_aborted && expired) co_return HoldEnd::Release;
+    if (ec) {
+      failed = judge_transport(classify_transport_error(ec));
+      co_return HoldEnd::FailOver;
+    }
+    if (const std::string_view run = p.take_body_view(); !run.empty()) {
+      const bool first = held.empty();
+      if (!first) held.append(run);
+      released = first ? run : std::string_view(held);
+      switch (start.advance(released)) {
+        case StartVerdict::Hold:
+          if (first) held.assign(run);  // the next read may move what the view points at
+          released = held;
+          break;
+        case StartVerdict::Release:
+          co_return HoldEnd::Release;
+        case StartVerdict::FailOver:
+          failed = judge_stream_error();
+          co_return HoldEnd::FailOver;
+      }
+    }
+    if (p.is_done() || expired) co_return HoldEnd::Release;
+  }
+}
+
+// The attempt whose stream start failed: cooled down like a 5xx (or a transport failure), its
+// connection closed (its stream was not read to the end), and the next backend tried.
+void ForwardJob::fail_over_stream(UpstreamConnection& conn, const Target& t, AttemptRecord& a,
+                                  const Verdict& v, std::string_view why) {
+  conn.close();
+  a.cause = v.cause;
+  a.cooldown_ms = states_.record_failure(t.member, model_, v, std::nullopt).count();
+  count_failure(t, a);
+  spdlog::warn(
+      "backend {} answered {} but its stream failed before any content ({}); cooling down {} ms, failing "
+      "over",
+      t.config.name, conn.head.status, why, a.cooldown_ms);
+}
+
+Task<RelayEnd> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, const Target& t, AttemptRecord& a) {
   const ResponseHead& res = conn->head;
   const unsigned status = res.status;
   const bool has_body = !head_ && status >= 200 && status != 204 && status != 304;
@@ -549,6 +684,28 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, const Target& 
       keep = false;  // HTTP/1.0 client: the end of the body is the end of the connection
   }
 
+  RelayScratchLease scratch(w_.spare_scratch);
+  const TrimHeld trim{scratch->held};
+  ClientWatch watch;         // armed once the client waits on the backend
+  std::string_view pending;  // a stream's held-back start: the first bytes written
+  if (has_body && status / 100 == 2 && cfg_.stream_holdback_bytes > 0 && is_plain_event_stream(res.fields)) {
+    Verdict failed;
+    switch (co_await hold_stream_start(*conn, p, scratch->held, pending, watch, failed)) {
+      case HoldEnd::Release:
+        break;
+      case HoldEnd::ClientLeft:
+        rec_.client_aborted = true;
+        conn->close();
+        co_return RelayEnd::Close;
+      case HoldEnd::FailOver:
+        watch.disarm(client_.socket());  // the client's connection gets the next attempt's answer
+        fail_over_stream(
+            *conn, t, a, failed,
+            failed.cause == FailureCause::StreamError ? "an error event" : to_string(failed.cause));
+        co_return RelayEnd::FailOver;
+    }
+  }
+
   write_response_head(res, t, chunked, keep);
   std::string& head = buffers_.response_head;
   rec_.status = status;
@@ -556,14 +713,14 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, const Target& 
   // Send the head at once only when the body must be waited for (a stream): otherwise the
   // first write below carries head and body together, one syscall instead of two.
   bool head_sent = false;
-  if (!p.is_done() && conn->buffer.size() == 0) {
+  if (pending.empty() && !p.is_done() && conn->buffer.size() == 0) {
     client_.expires_after(cfg_.http_timeout);
     auto [hec, hn] = co_await asio::async_write(client_, asio::buffer(head), use_tuple);
     hec = client_.done(hec);
     if (hec) {
       rec_.client_aborted = true;
       conn->close();
-      co_return false;
+      co_return RelayEnd::Close;
     }
     head_sent = true;
   }
@@ -573,16 +730,17 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, const Target& 
   // Body bytes this round: views into the connection's buffer, valid until its next read (so:
   // written, and fed to the usage scan, before the loop reads again). Every run of body bytes
   // one read brought (several chunks of a stream, often) goes out in one write.
-  RelayScratchLease scratch(w_.spare_scratch);
   auto& runs = scratch->runs;
-  ClientWatch watch;  // armed once the client waits on the backend
   for (;;) {
     std::size_t run_count = 0, chunk = 0;
     bool chunk_in_head = false;
     bool progressed = false;
     error_code ec;
-    if (!p.is_done() &&
-        !feed_buffered(conn->buffer, p, ReadGoal::some, progressed, ec)) {  // else no read needed
+    if (!pending.empty()) {  // the held start goes first, with what else is buffered, before a read
+      runs[run_count++] = std::exchange(pending, {});
+      chunk = runs[0].size();
+    } else if (!p.is_done() &&
+               !feed_buffered(conn->buffer, p, ReadGoal::some, progressed, ec)) {  // else no read needed
       if (head_sent) watch.arm(client_.socket(), *conn);
       conn->tcp().expires_after(cfg_.http_timeout);  // idle timeout, renewed on every read
       ec = conn->tcp().done(
@@ -593,7 +751,7 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, const Target& 
         // The client left while the backend was silent: blame no one.
         rec_.client_aborted = true;
         conn->close();
-        co_return false;
+        co_return RelayEnd::Close;
       }
       if (ec) {
         // Too late to fail over: cut the client off without a clean end so it sees a
@@ -602,7 +760,7 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, const Target& 
         const Verdict v = judge_transport(classify_transport_error(ec));
         states_.record_failure(t.member, model_, v, std::nullopt);
         conn->close();
-        co_return false;
+        co_return RelayEnd::Close;
       }
       if (const std::string_view run = p.take_body_view(); !run.empty()) {
         runs[run_count++] = run;
@@ -642,7 +800,7 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, const Target& 
         // The client left: stop reading, discard the upstream connection, blame no one.
         rec_.client_aborted = true;
         conn->close();
-        co_return false;
+        co_return RelayEnd::Close;
       }
       head_sent = true;
     }
@@ -662,7 +820,7 @@ Task<bool> ForwardJob::relay(UpstreamPtr conn, ResponseReader& p, const Target& 
   else
     conn->close();  // bytes after the body, or the server said close: never reuse
   watch.disarm(client_.socket());
-  co_return keep;
+  co_return keep ? RelayEnd::Keep : RelayEnd::Close;
 }
 
 Task<bool> ForwardJob::reply_unavailable() {
@@ -826,7 +984,12 @@ Task<bool> ForwardJob::run() {
       continue;
     }
     rec_.served_by = static_cast<int>(t->member.id.value);
-    const bool keep = co_await relay(std::move(r.conn), *parser_, *t);
+    const RelayEnd end = co_await relay(std::move(r.conn), *parser_, *t, a);
+    if (end == RelayEnd::FailOver) {  // its stream began with an error: nothing went to the client
+      rec_.served_by = -1;
+      continue;
+    }
+    const bool keep = end == RelayEnd::Keep;
     // Latency rules learn from complete answers whose usage says how many tokens they took.
     if (rule_->type == RuleType::Latency && status / 100 == 2 && !rec_.client_aborted &&
         !rec_.upstream_aborted && rec_.completion_tokens > 0) {

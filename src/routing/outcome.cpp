@@ -32,6 +32,8 @@ std::string_view to_string(FailureCause c) {
       return "quota_exhausted";
     case FailureCause::Credential:
       return "credential";
+    case FailureCause::StreamError:
+      return "stream_error";
   }
   return "unknown";
 }
@@ -73,6 +75,8 @@ Verdict judge_throttle_hint(const Verdict& v, std::optional<std::chrono::millise
   long_quota.cause = FailureCause::QuotaExhausted;
   return long_quota;
 }
+
+Verdict judge_stream_error() { return {true, FailureCause::StreamError, CooldownScope::Deployment}; }
 
 Verdict judge_transport(TransportFailure f) {
   switch (f) {

@@ -138,6 +138,19 @@ TEST(ConfigEnv, GlobalSettings) {
   EXPECT_EQ(c.client_api_keys, (std::vector<std::string>{"client-key-1", "client-key-2"}));
 }
 
+TEST(ConfigEnv, StreamHoldbackBytes_DefaultsTo64KiB_ZeroTurnsItOff) {
+  auto d = load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"}});
+  ASSERT_TRUE(d.config) << d.errors[0];
+  EXPECT_EQ(d.config->stream_holdback_bytes, 65536u);
+  auto off =
+      load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"}, {"STREAM_HOLDBACK_BYTES", "0"}});
+  ASSERT_TRUE(off.config) << off.errors[0];
+  EXPECT_EQ(off.config->stream_holdback_bytes, 0u);
+  auto bad =
+      load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"}, {"STREAM_HOLDBACK_BYTES", "-1"}});
+  EXPECT_TRUE(has_error(bad, "STREAM_HOLDBACK_BYTES"));
+}
+
 TEST(ConfigEnv, AdminPortMustDifferFromPort) {
   auto r = load_config_from_env(
       {{"BACKEND_1_URL", "https://a.example.com"}, {"PORT", "9000"}, {"ADMIN_PORT", "9000"}});

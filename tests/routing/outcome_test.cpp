@@ -85,3 +85,18 @@ TEST(Outcome, CredentialCauseHasAName) { EXPECT_EQ(to_string(FailureCause::Crede
 
 }  // namespace
 }  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+TEST(Outcome, StreamError_FailsOverLikeA5xxOnTheDeployment) {
+  const Verdict v = judge_stream_error();
+  EXPECT_TRUE(v.fail_over);
+  EXPECT_EQ(v.cause, FailureCause::StreamError);
+  EXPECT_EQ(v.scope, CooldownScope::Deployment);
+  EXPECT_FALSE(is_rate_limit(v.cause));
+  EXPECT_EQ(to_string(FailureCause::StreamError), "stream_error");
+}
+
+}  // namespace
+}  // namespace smartlb

@@ -126,6 +126,21 @@ TEST(Metrics, ABreakerTripCountsAsAFailureToleranceCooldown) {
   EXPECT_EQ(s.counter(CounterKind::Failovers, 0, d, tolerance), 0u) << "the attempt failed over as a 429";
 }
 
+TEST(Metrics, AStreamThatStartedWithAnErrorCountsAsAStreamErrorFailoverUnderItsStatus) {
+  Metrics m({{"east", ""}, {"west", ""}});
+  RequestRecord r = failed_over("gpt-4o");
+  r.attempts[0].status = 200;  // a 200 whose stream's first event was an error
+  r.attempts[0].cause = FailureCause::StreamError;
+  m.on_request(r);
+  const MetricsSnapshot s = m.snapshot();
+  const auto d = dep(s, "gpt-4o");
+  const auto stream_error = static_cast<std::uint32_t>(FailureCause::StreamError);
+  EXPECT_EQ(s.counter(CounterKind::Failovers, 0, d, stream_error), 1u);
+  EXPECT_EQ(s.counter(CounterKind::CooldownsStarted, 0, d, stream_error), 1u);
+  EXPECT_EQ(responses(s, 0, 200), 1u) << "what the backend answered: a 200";
+  EXPECT_EQ(responses(s, 0, transport(FailureCause::StreamError)), 0u) << "not a transport failure";
+}
+
 TEST(Metrics, UpstreamResponsesCountEachAttemptByBackendAndStatus) {
   Metrics m({{"east", ""}, {"west", ""}});
   m.on_request(failed_over("gpt-4o"));  // east 429, then west 200

@@ -2,6 +2,7 @@
 // The validated configuration. Immutable once loaded: the backends become a routing snapshot,
 // and what they do at run time lives in BackendStates beside it.
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -177,6 +178,9 @@ struct Config {
   std::chrono::milliseconds quota_window{60'000};
 
   std::uint64_t max_request_body_bytes = 32ull * 1024 * 1024;
+  // A 2xx event stream is held back until its first event (at most this many bytes, and the
+  // header timeout), so one that starts with an error can fail over. 0: off.
+  std::size_t stream_holdback_bytes = 64 * 1024;
   unsigned max_header_count = 100;
   unsigned max_connections = 16384;
 

@@ -75,6 +75,7 @@ struct RelayScratch {
   static constexpr std::size_t kMaxRunsPerWrite = 16;
   std::array<std::string_view, kMaxRunsPerWrite> runs;       // body bytes of one write
   std::array<asio::const_buffer, kMaxRunsPerWrite + 4> out;  // [head] [size line] runs [CRLF] [last]
+  std::string held;  // an event stream's start, held back until its first event (forwarder)
 };
 
 struct Worker {

@@ -22,6 +22,7 @@ enum class FailureCause : std::uint8_t {
   FailureTolerance,  // its breaker tripped: more failovers in a minute than model_configs allow
   QuotaExhausted,    // 429 whose hint is far past any rate-limit window (a daily or monthly quota)
   Credential,        // no valid Entra ID token could be had for this backend (not sent at all)
+  StreamError,       // a 2xx event stream whose first event is a (server) error, before any content
 };
 
 // The causes that are the backend limiting its rate (smartlb answers 429 when all are out).
@@ -52,6 +53,10 @@ std::chrono::milliseconds quota_exhausted_after(std::chrono::nanoseconds quota_w
 // Tells a 429 verdict's long quota from a short rate limit by its hint; other verdicts pass.
 Verdict judge_throttle_hint(const Verdict& v, std::optional<std::chrono::milliseconds> hint,
                             std::chrono::nanoseconds quota_window);
+
+// A 2xx event stream whose first event is an error another backend might not make (held back
+// before anything went to the client, so it can still fail over): judged like a 5xx.
+Verdict judge_stream_error();
 
 enum class TransportFailure : std::uint8_t { Connect, Tls, Timeout, Lost, Protocol };
 Verdict judge_transport(TransportFailure f);
