@@ -401,6 +401,7 @@ TEST(ConfigFile, TheJsonSchemaKnowsExactlyTheKeysTheLoaderTakes) {
       {"backends.entra", defs["backend"]["properties"]["entra"]},
       {"targets", defs["target"]},
       {"clients", defs["client"]},
+      {"token_issuers", defs["token_issuer"]},
       {"rules", defs["rule"]},
       {"rules.when", defs["rule"]["properties"]["when"]},
       {"rules.load_balance_targets", defs["rule"]["properties"]["load_balance_targets"]["items"]},

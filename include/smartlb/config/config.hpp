@@ -114,6 +114,18 @@ struct ClientConfig {
   std::vector<std::string> subjects;
 };
 
+// An Entra ID tenant whose access tokens (JWT) clients may present as Bearer values: the file's
+// `token_issuers`, or CLIENT_ENTRA_* (docs/keyless-azure.md, "Clients with Entra ID tokens").
+struct TokenIssuerConfig {
+  std::string name;                         // the client name of its callers (logs, metrics)
+  std::string tenant_id;                    // a GUID: tokens carry it in `iss`
+  std::vector<std::string> audiences;       // `aud` must be one of them
+  std::vector<std::string> required_roles;  // when set, `roles` must hold one of them
+  std::string authority_host;               // "": AZURE_AUTHORITY_HOST or https://login.microsoftonline.com
+  std::string discovery_url;  // "": <authority_host>/<tenant_id>/v2.0/.well-known/openid-configuration
+  std::chrono::seconds clock_skew{60};  // allowed on exp and nbf
+};
+
 // What the config file adds beside the environment's backends.
 struct Policy {
   std::string file;  // the file it came from ("" for env only)
@@ -121,6 +133,7 @@ struct Policy {
   std::vector<TargetConfig> targets;
   std::vector<RuleConfig> rules;  // in order; the implicit default rule last when present
   std::vector<ClientConfig> clients;
+  std::vector<TokenIssuerConfig> token_issuers;
 };
 
 struct Config {
@@ -153,6 +166,7 @@ struct Config {
   bool access_log = true;
 
   std::vector<std::string> client_api_keys;               // when non-empty, clients must present one
+  std::vector<TokenIssuerConfig> client_token_issuers;    // CLIENT_ENTRA_* (at most one)
   std::string upstream_ca_file;                           // extra CA bundle trusted for upstream TLS
   std::chrono::milliseconds config_watch_interval{1000};  // how often the config file is looked at
 };
