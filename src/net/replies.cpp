@@ -15,6 +15,7 @@ Task<error_code> write_error_reply(TimedSocket& stream, const ErrorReply& r, std
     res.set("retry-after-ms", std::to_string(ms));
   }
   if (!r.allow.empty()) res.set(http::field::allow, r.allow);
+  if (!r.www_authenticate.empty()) res.set(http::field::www_authenticate, r.www_authenticate);
   res.body() = openai_error_json(r.message, r.type, r.code);
   res.keep_alive(r.keep_alive);
   res.prepare_payload();

@@ -87,7 +87,8 @@ struct Server::Impl {
         states(*clock, CooldownPolicy{cfg.default_cooldown, cfg.min_cooldown, cfg.max_cooldown}),
         tls(make_upstream_tls_context(cfg)),
         credentials(*clock, *tls, credential_options(o.observer)),
-        published(make_snapshot(cfg, ids, &latency, &credentials)),
+        key_sets(*tls),
+        published(make_snapshot(cfg, ids, &latency, &credentials, &key_sets)),
         shared(cfg, published, states, latency, *clock, *tls, o.observer) {
     states.track(published.current()->table);
   }
@@ -101,6 +102,7 @@ struct Server::Impl {
   LatencyStats latency;
   std::unique_ptr<ssl::context> tls;
   entra::CredentialService credentials;  // Entra ID tokens, refreshed on a thread of its own
+  jwt::KeySetService key_sets;           // the signing keys of the clients' token issuers, likewise
   Published<Snapshot> published;
   Shared shared;
   std::vector<std::unique_ptr<Worker>> workers;
@@ -167,6 +169,7 @@ void Server::start() {
   }
   I.port = port;
   I.credentials.start();  // first tokens fetched at once; requests wait for them, not for this
+  I.key_sets.start();     // likewise the keys that clients' tokens are verified with
   I.shared.on_drained = [this] {
     auto& W0 = *impl_->workers.front();
     asio::post(W0.ioc, [this] {
@@ -206,13 +209,14 @@ void Server::wait() {
     if (t.joinable()) t.join();
   impl_->threads.clear();
   impl_->credentials.stop();
+  impl_->key_sets.stop();
 }
 
 const Config& Server::config() const { return impl_->cfg; }
 std::shared_ptr<const net::Snapshot> Server::snapshot() const { return impl_->published.current(); }
 
 void Server::reload(const Config& cfg) {
-  auto snapshot = make_snapshot(cfg, impl_->ids, &impl_->latency, &impl_->credentials);
+  auto snapshot = make_snapshot(cfg, impl_->ids, &impl_->latency, &impl_->credentials, &impl_->key_sets);
   impl_->states.track(snapshot->table);
   impl_->published.publish(std::move(snapshot));
 }

@@ -74,8 +74,10 @@ struct KeySetService::Impl {
   }
 
   Task<entra::FetchedAnswer> get(const std::string& url) {
-    co_return co_await entra::fetch_token_answer(entra::TokenRequest{"GET", url, {}, {}}, tls,
-                                                 opts.fetch_timeout);
+    // A named request: GCC 12 mishandles a temporary's lifetime across a co_await.
+    const entra::TokenRequest request{"GET", url, {}, {}};
+    entra::FetchedAnswer answer = co_await entra::fetch_token_answer(request, tls, opts.fetch_timeout);
+    co_return answer;
   }
 
   // The discovery document, then the key set it names.
