@@ -71,7 +71,7 @@ std::optional<ClientIdentity> ClientAuthenticator::identify(std::string_view api
   if (!c && authorization.size() > bearer.size() && authorization.substr(0, bearer.size()) == bearer)
     c = match(authorization.substr(bearer.size()));
   if (!c) return std::nullopt;
-  return ClientIdentity{c->name, c->name, c->subjects, nullptr};
+  return ClientIdentity{c->name, c->subjects, c->name};
 }
 
 Authentication ClientAuthenticator::authenticate(std::string_view api_key, std::string_view authorization,
@@ -87,14 +87,14 @@ Authentication ClientAuthenticator::authenticate(std::string_view api_key, std::
   const std::string_view value = has_bearer ? authorization.substr(bearer.size()) : std::string_view();
   if (tokens_ && has_bearer && jwt::looks_like_jwt(value)) {
     if (const Client* c = api_key.empty() ? nullptr : match(api_key)) {
-      a.identity = ClientIdentity{c->name, c->name, c->subjects, nullptr};
+      a.identity = ClientIdentity{c->name, c->subjects, c->name};
       return a;
     }
     a.token = true;
     jwt::TokenVerdict v = tokens_->verify(value, cache, clock.wall_now(), clock.coarse_now());
     if (v.token) {
       const jwt::VerifiedToken& t = *v.token;
-      a.identity = ClientIdentity{t.name, t.principal, t.subjects, std::move(v.token)};
+      a.identity = ClientIdentity{t.name, t.subjects, t.principal, std::move(v.token)};
     } else {
       a.refusal = v.refusal;
       a.wait_for = std::move(v.wait_for);

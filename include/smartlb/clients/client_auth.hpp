@@ -29,10 +29,11 @@ struct ClientKey {
 // lease keeps it); for a token, into the VerifiedToken that `hold` keeps alive (the worker's
 // cache may drop it meanwhile). Copy the identity, or keep the original, while using the views.
 struct ClientIdentity {
-  std::string_view name;       // bounded: "anonymous", a key's name, or a token issuer's name
-  std::string_view principal;  // the one caller: the key's name; "user:<oid>" / "app:<appid>" for a token
+  std::string_view name;  // bounded: "anonymous", a key's name, or a token issuer's name
   std::span<const std::string> subjects;
-  std::shared_ptr<const void> hold;  // a token's VerifiedToken; null for keys and anonymous
+  std::string_view
+      principal;  // the one caller: a key's client name; "user:<oid>" / "app:<appid>" for a token
+  std::shared_ptr<const void> hold = nullptr;  // a token's VerifiedToken; null for keys and anonymous
 };
 
 // The result of authenticate(): an identity, or why not.
@@ -57,7 +58,7 @@ class ClientAuthenticator {
   bool accepts_tokens() const { return tokens_ != nullptr; }
   const jwt::TokenAuthenticator* tokens() const { return tokens_.get(); }
   // Everyone, when authentication is off.
-  static ClientIdentity anonymous() { return {"anonymous", "anonymous", {}, nullptr}; }
+  static ClientIdentity anonymous() { return {"anonymous", {}, "anonymous"}; }
   // `api_key` is the api-key header; `authorization` the Authorization header (Bearer).
   // nullopt: authentication is on and neither carries a known key.
   std::optional<ClientIdentity> identify(std::string_view api_key, std::string_view authorization) const;
