@@ -91,7 +91,7 @@ Authentication ClientAuthenticator::authenticate(std::string_view api_key, std::
       return a;
     }
     a.token = true;
-    jwt::TokenVerdict v = tokens_->verify(value, cache, clock.wall_now(), clock.coarse_now());
+    jwt::TokenVerdict v = tokens_->verify(value, cache, clock);
     if (v.token) {
       const jwt::VerifiedToken& t = *v.token;
       a.identity = ClientIdentity{t.name, t.subjects, t.principal, std::move(v.token)};

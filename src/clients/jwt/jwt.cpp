@@ -28,8 +28,7 @@ std::optional<nlohmann::json> decode_object(std::string_view part) {
 }  // namespace
 
 bool looks_like_jwt(std::string_view bearer) {
-  return bearer.size() > 3 && bearer.substr(0, 3) == "eyJ" &&
-         std::count(bearer.begin(), bearer.end(), '.') == 2;
+  return bearer.size() > 3 && bearer.substr(0, 3) == "eyJ" && bearer.find('.', 3) != std::string_view::npos;
 }
 
 std::optional<Jwt> parse_jwt(std::string_view token) {

@@ -13,9 +13,10 @@ std::atomic<std::uint64_t> next_id{1};
 TokenAuthenticator::TokenAuthenticator(std::vector<TokenIssuer> issuers)
     : issuers_(std::move(issuers)), id_(next_id.fetch_add(1, std::memory_order_relaxed)) {}
 
-TokenVerdict TokenAuthenticator::verify(std::string_view token, VerifiedTokenCache& cache, WallTime wall_now,
-                                        MonoNanos mono_now) const {
+TokenVerdict TokenAuthenticator::verify(std::string_view token, VerifiedTokenCache& cache,
+                                        const Clock& clock) const {
   TokenVerdict v;
+  const WallTime wall_now = clock.wall_now();
   cache.bind(id_);
   const std::uint64_t h = VerifiedTokenCache::hash(token);
   if ((v.token = cache.find(token, h, wall_now))) return v;
@@ -46,7 +47,7 @@ TokenVerdict TokenAuthenticator::verify(std::string_view token, VerifiedTokenCac
   const RsaPublicKey* key = keys ? keys->find(jwt->kid) : nullptr;
   if (!key) {
     v.refusal = keys ? TokenRefusal::UnknownKey : TokenRefusal::KeysUnavailable;
-    if (issuer->keys->request_refetch(mono_now)) v.wait_for = issuer->keys;
+    if (issuer->keys->request_refetch(clock.coarse_now())) v.wait_for = issuer->keys;
     return v;
   }
   if (!key->verify_rs256(jwt->signing_input, jwt->signature)) return refuse(TokenRefusal::BadSignature);

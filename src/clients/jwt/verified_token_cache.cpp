@@ -5,8 +5,11 @@
 namespace smartlb::jwt {
 
 std::uint64_t VerifiedTokenCache::hash(std::string_view token) {
-  // libstdc++'s murmur-style hash: ~8 bytes a step, far cheaper than SHA-256 on a 1.5 KB token.
-  return std::hash<std::string_view>{}(token);
+  // The last 64 characters (the signature's end: as random as the whole) and the length, with
+  // libstdc++'s murmur-style hash: ~20 ns instead of ~250 for a 1.4 KB token. Tokens that
+  // share them only share a bucket: a hit compares the whole token.
+  const std::string_view tail = token.substr(token.size() > 64 ? token.size() - 64 : 0);
+  return std::hash<std::string_view>{}(tail) ^ (token.size() * 0x9e3779b97f4a7c15ull);
 }
 
 void VerifiedTokenCache::bind(std::uint64_t owner) {

@@ -68,7 +68,7 @@ class TokenAuthenticatorTest : public ::testing::Test {
   }
 
   TokenVerdict verify(const TokenAuthenticator& a, const std::string& token) {
-    return a.verify(token, cache, clock.wall_now(), clock.now());
+    return a.verify(token, cache, clock);
   }
   std::optional<TokenRefusal> refusal(const TokenAuthenticator& a, const std::string& token) {
     const auto v = verify(a, token);

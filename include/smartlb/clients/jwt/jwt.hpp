@@ -16,7 +16,8 @@ struct Jwt {
   std::string signature;           // decoded bytes
 };
 
-// Cheap, for choosing between a token and a key: "eyJ" then exactly two dots.
+// Cheap, for choosing between a token and a key: "eyJ" (a JSON header, base64url), then a dot
+// after the header. The full shape is checked by parse_jwt when the token is not cached.
 bool looks_like_jwt(std::string_view bearer);
 
 // nullopt: not three base64url parts, or a header or payload that is not a JSON object, or a

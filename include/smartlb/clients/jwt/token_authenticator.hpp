@@ -35,9 +35,9 @@ class TokenAuthenticator {
   bool empty() const { return issuers_.empty(); }
   const std::vector<TokenIssuer>& issuers() const { return issuers_; }
 
-  // `mono_now` rate-limits key refetches; `wall_now` is compared with exp/nbf.
-  TokenVerdict verify(std::string_view token, VerifiedTokenCache& cache, WallTime wall_now,
-                      MonoNanos mono_now) const;
+  // The clock's wall time is compared with exp/nbf; its monotonic time (read only on a miss)
+  // rate-limits key refetches.
+  TokenVerdict verify(std::string_view token, VerifiedTokenCache& cache, const Clock& clock) const;
 
  private:
   std::vector<TokenIssuer> issuers_;
