@@ -7,7 +7,7 @@
 namespace smartlb {
 namespace {
 
-constexpr const char* kTenant = "72f988bf-86f1-41af-91ab-2d7cd011db47";
+constexpr const char* kTenant = "aaaabbbb-cccc-4ddd-8eee-ffff00001111";
 
 std::string errors_of(const ConfigLoadResult& r) {
   std::string all;

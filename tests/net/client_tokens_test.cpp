@@ -16,7 +16,7 @@
 namespace smartlb::testing {
 namespace {
 
-constexpr const char* kTenant = "72f988bf-86f1-41af-91ab-2d7cd011db47";
+constexpr const char* kTenant = "aaaabbbb-cccc-4ddd-8eee-ffff00001111";
 const std::string kPath = "/openai/deployments/m/chat/completions?api-version=1";
 
 MockReply ok(const std::string& who) {
@@ -82,7 +82,7 @@ clients:
   - {name: batch, key: batch-key-123, subjects: [team:batch]}
 token_issuers:
   - name: contoso
-    tenant_id: 72f988bf-86f1-41af-91ab-2d7cd011db47
+    tenant_id: aaaabbbb-cccc-4ddd-8eee-ffff00001111
     audiences: [api://smartlb]
     discovery_url: "${DISCOVERY_URL}"
 rules:
