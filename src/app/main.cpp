@@ -28,7 +28,8 @@ const char* kHelp = R"(smartlb - spreads OpenAI / Azure OpenAI traffic over many
 Usage: smartlb [--config FILE] [--check-config] [--help] [--version]
 
   --config FILE    the routing policy file (YAML or JSON; also CONFIG_FILE): backends, targets,
-                   clients, rules, model_configs. SIGHUP or a change of the file reloads it.
+                   clients, token_issuers, rules, model_configs. SIGHUP or a change of the
+                   file reloads it.
   --check-config   validate the environment and the file, print every error (exit 1) or a
                    summary of the routing (exit 0), and exit
 
@@ -58,6 +59,8 @@ Configured by environment variables (all errors are reported at once):
   CLIENT_API_KEYS            comma-separated keys clients must present (default: no check)
   CLIENT_TOKENS_PER_MINUTE   every caller's budget: tokens per minute (also CLIENT_REQUESTS_PER_MINUTE,
                              CLIENT_TOKENS_PER_DAY, CLIENT_TOKENS_PER_MONTH; docs/client-budgets.md)
+  CLIENT_ENTRA_TENANT_ID, CLIENT_ENTRA_AUDIENCE (comma-separated), CLIENT_ENTRA_ROLES (any one of)
+                             clients may present that tenant's Entra ID tokens (Bearer JWT)
   UPSTREAM_CA_FILE           extra CA bundle to trust for backend TLS
   CONFIG_FILE                the routing policy file (as --config)
   CONFIG_WATCH_INTERVAL_MS (1000)  how often the file is checked for a change

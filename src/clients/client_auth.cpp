@@ -1,5 +1,7 @@
 #include "smartlb/clients/client_auth.hpp"
 
+#include "smartlb/clients/jwt/jwt.hpp"
+
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 
@@ -16,7 +18,9 @@ int hex_value(char c) {
 
 }  // namespace
 
-ClientAuthenticator::ClientAuthenticator(const std::vector<ClientKey>& keys) {
+ClientAuthenticator::ClientAuthenticator(const std::vector<ClientKey>& keys,
+                                         std::shared_ptr<const jwt::TokenAuthenticator> tokens)
+    : tokens_(tokens && !tokens->empty() ? std::move(tokens) : nullptr) {
   for (const auto& k : keys) {
     Digest d{};
     if (k.key_sha256.empty()) {
@@ -68,6 +72,37 @@ std::optional<ClientIdentity> ClientAuthenticator::identify(std::string_view api
     c = match(authorization.substr(bearer.size()));
   if (!c) return std::nullopt;
   return ClientIdentity{c->name, c->subjects, c->name};
+}
+
+Authentication ClientAuthenticator::authenticate(std::string_view api_key, std::string_view authorization,
+                                                 jwt::VerifiedTokenCache& cache, const Clock& clock) const {
+  Authentication a;
+  if (!enabled()) {
+    a.identity = anonymous();
+    return a;
+  }
+  constexpr std::string_view bearer = "Bearer ";
+  const bool has_bearer =
+      authorization.size() > bearer.size() && authorization.substr(0, bearer.size()) == bearer;
+  const std::string_view value = has_bearer ? authorization.substr(bearer.size()) : std::string_view();
+  if (tokens_ && has_bearer && jwt::looks_like_jwt(value)) {
+    if (const Client* c = api_key.empty() ? nullptr : match(api_key)) {
+      a.identity = ClientIdentity{c->name, c->subjects, c->name};
+      return a;
+    }
+    a.token = true;
+    jwt::TokenVerdict v = tokens_->verify(value, cache, clock);
+    if (v.token) {
+      const jwt::VerifiedToken& t = *v.token;
+      a.identity = ClientIdentity{t.name, t.subjects, t.principal, std::move(v.token)};
+    } else {
+      a.refusal = v.refusal;
+      a.wait_for = std::move(v.wait_for);
+    }
+    return a;
+  }
+  a.identity = identify(api_key, authorization);
+  return a;
 }
 
 }  // namespace smartlb

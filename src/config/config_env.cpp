@@ -198,6 +198,47 @@ void load_backend(const EnvMap& env, Problems& p, int id, Config& cfg) {
   cfg.backends.push_back(std::move(b));
 }
 
+// CLIENT_ENTRA_TENANT_ID + CLIENT_ENTRA_AUDIENCE (+ CLIENT_ENTRA_ROLES, CLIENT_ENTRA_NAME,
+// CLIENT_ENTRA_DISCOVERY_URL): clients may present that tenant's tokens.
+void read_client_token_issuer(const EnvMap& env, Problems& p, Config& cfg) {
+  const std::string* tenant = lookup(env, "CLIENT_ENTRA_TENANT_ID");
+  if (!tenant) {
+    for (const char* var :
+         {"CLIENT_ENTRA_AUDIENCE", "CLIENT_ENTRA_ROLES", "CLIENT_ENTRA_NAME", "CLIENT_ENTRA_DISCOVERY_URL"})
+      if (lookup(env, var)) p.error(var, "applies only with CLIENT_ENTRA_TENANT_ID");
+    return;
+  }
+  TokenIssuerConfig t;
+  t.name = "entra";
+  if (!is_tenant_guid(*tenant))
+    p.error("CLIENT_ENTRA_TENANT_ID",
+            "must be the tenant's id (a GUID, as tokens carry it), got " + quoted(*tenant));
+  t.tenant_id = *tenant;
+  if (const std::string* v = lookup(env, "CLIENT_ENTRA_AUDIENCE"))
+    for (auto a : connection_tokens(*v)) t.audiences.emplace_back(a);
+  if (t.audiences.empty())
+    p.error("CLIENT_ENTRA_AUDIENCE",
+            "is required with CLIENT_ENTRA_TENANT_ID: the API's application ID URI or client id "
+            "(comma-separated)");
+  if (const std::string* v = lookup(env, "CLIENT_ENTRA_ROLES"))
+    for (auto r : connection_tokens(*v)) t.required_roles.emplace_back(r);
+  if (const std::string* v = lookup(env, "CLIENT_ENTRA_NAME")) {
+    if (!is_valid_name(*v))
+      p.error("CLIENT_ENTRA_NAME", "must be 1-64 characters of A-Z a-z 0-9 . _ -, got " + quoted(*v));
+    else
+      t.name = *v;
+  }
+  if (const std::string* v = lookup(env, "CLIENT_ENTRA_DISCOVERY_URL")) {
+    if (auto bad = http_url_problem(*v))
+      p.error("CLIENT_ENTRA_DISCOVERY_URL", *bad);
+    else
+      t.discovery_url = *v;
+  }
+  if (const std::string* v = lookup(env, "AZURE_AUTHORITY_HOST"); v && !http_url_problem(*v))
+    t.authority_host = *v;  // (checked with the backends' Entra settings)
+  cfg.client_token_issuers.push_back(std::move(t));
+}
+
 }  // namespace
 
 ConfigLoadResult load_config_from_env(const EnvMap& env, bool require_backends) {
@@ -312,6 +353,7 @@ ConfigLoadResult load_config_from_env(const EnvMap& env, bool require_backends) 
   read_int(env, p, "CLIENT_TOKENS_PER_DAY", 1, 1'000'000'000'000'000ll, every_client.tokens_per_day);
   read_int(env, p, "CLIENT_TOKENS_PER_MONTH", 1, 1'000'000'000'000'000ll, every_client.tokens_per_month);
   if (every_client.any()) cfg.policy.subject_limits.push_back(SubjectLimit{"*", false, every_client});
+  read_client_token_issuer(env, p, cfg);
   if (const std::string* v = lookup(env, "UPSTREAM_CA_FILE")) {
     if (v->empty() || ::access(v->c_str(), R_OK) != 0)
       p.error("UPSTREAM_CA_FILE", "cannot read the file " + quoted(*v));

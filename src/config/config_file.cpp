@@ -20,8 +20,9 @@
 namespace smartlb {
 namespace {
 
-constexpr std::string_view kTopKeys[] = {"name",  "type",          "backends",       "targets", "clients",
-                                         "rules", "model_configs", "subject_limits", "redis"};
+constexpr std::string_view kTopKeys[] = {"name",    "type",         "backends",      "targets",
+                                         "clients", "rules",        "model_configs", "subject_limits",
+                                         "redis",   "token_issuers"};
 constexpr std::string_view kRedisKeys[] = {"url", "key_prefix", "ca_file", "timeout_ms", "replica_id"};
 constexpr std::string_view kBackendKeys[] = {
     "name", "url", "api_key",         "auth",  "priority",   "weight",
@@ -32,6 +33,9 @@ constexpr std::string_view kClientKeys[] = {"name", "key", "key_sha256", "subjec
 constexpr std::string_view kClientLimitKeys[] = {"tokens_per_minute", "requests_per_minute", "tokens_per_day",
                                                  "tokens_per_month"};
 constexpr std::string_view kSubjectLimitKeys[] = {"subject", "shared", "limits"};
+constexpr std::string_view kTokenIssuerKeys[] = {
+    "name",           "tenant_id",     "audiences",         "required_roles",
+    "authority_host", "discovery_url", "clock_skew_seconds"};
 constexpr std::string_view kRuleKeys[] = {
     "id", "type", "when", "load_balance_targets", "config", "affinity", "slow_start_seconds"};
 constexpr std::string_view kWhenKeys[] = {"subjects", "models", "metadata"};
@@ -601,6 +605,82 @@ void read_clients(Reader& r, const YAML::Node& list, Config& cfg) {
   }
 }
 
+// Entra ID tenants whose tokens clients may present. Their names are client names: unique
+// among the clients' and CLIENT_ENTRA_NAME's.
+void read_token_issuers(Reader& r, const EnvMap& env, const YAML::Node& list, Config& cfg) {
+  if (!r.is_list("token_issuers", list) || !list) return;
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < cfg.client_api_keys.size(); ++i)
+    names.insert("client-" + std::to_string(i + 1));
+  for (const auto& c : cfg.policy.clients) names.insert(c.name);
+  for (const auto& t : cfg.client_token_issuers) names.insert(t.name);
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string path = index_path("token_issuers", i);
+    const YAML::Node n = list[i];
+    if (!r.is_map(path, n)) continue;
+    r.check_keys(path, n, kTokenIssuerKeys);
+    TokenIssuerConfig t;
+    bool ok = true;
+    if (const auto name = n["name"]; !name) {
+      r.error(key_path(path, "name"), n, "is required (the client name of its callers in logs and metrics)");
+      ok = false;
+    } else if (auto s = r.name(key_path(path, "name"), name)) {
+      if (!names.insert(*s).second) {
+        r.error(key_path(path, "name"), name,
+                "duplicates another client's or token issuer's name " + smartlb::quoted(*s));
+        ok = false;
+      }
+      t.name = *s;
+    } else {
+      ok = false;
+    }
+    if (const auto tenant = n["tenant_id"]; !tenant) {
+      r.error(key_path(path, "tenant_id"), n, "is required (the tenant's id, a GUID)");
+      ok = false;
+    } else if (auto s = r.string(key_path(path, "tenant_id"), tenant)) {
+      if (!is_tenant_guid(*s)) {
+        r.error(key_path(path, "tenant_id"), tenant,
+                "must be the tenant's id, a GUID (tokens carry it in iss), got " + smartlb::quoted(*s));
+        ok = false;
+      }
+      t.tenant_id = *s;
+    } else {
+      ok = false;
+    }
+    t.audiences = r.strings(key_path(path, "audiences"), n["audiences"]);
+    if (t.audiences.empty()) {
+      r.error(
+          key_path(path, "audiences"), n,
+          "needs at least one audience (the API's application ID URI, e.g. api://smartlb, or its client id)");
+      ok = false;
+    }
+    t.required_roles = r.strings(key_path(path, "required_roles"), n["required_roles"]);
+    for (const char* key : {"authority_host", "discovery_url"}) {
+      const auto v = n[key];
+      if (!v) continue;
+      if (auto s = r.string(key_path(path, key), v)) {
+        if (auto bad = http_url_problem(*s)) {
+          r.error(key_path(path, key), v, *bad);
+          ok = false;
+        }
+        (std::string_view(key) == "authority_host" ? t.authority_host : t.discovery_url) = *s;
+      } else {
+        ok = false;
+      }
+    }
+    if (t.authority_host.empty())
+      if (auto it = env.find("AZURE_AUTHORITY_HOST"); it != env.end() && !http_url_problem(it->second))
+        t.authority_host = it->second;
+    if (const auto v = n["clock_skew_seconds"]) {
+      if (auto s = r.integer(key_path(path, "clock_skew_seconds"), v, 0, 600, "an integer from 0 to 600"))
+        t.clock_skew = std::chrono::seconds(*s);
+      else
+        ok = false;
+    }
+    if (ok) cfg.policy.token_issuers.push_back(std::move(t));
+  }
+}
+
 const TargetConfig* find_target(const Config& cfg, std::string_view id) {
   for (const auto& t : cfg.policy.targets)
     if (t.id == id) return &t;
@@ -923,6 +1003,7 @@ std::map<std::string, std::vector<std::string>> config_file_keys() {
           {"clients.limits", list(kClientLimitKeys)},
           {"subject_limits", list(kSubjectLimitKeys)},
           {"subject_limits.limits", list(kClientLimitKeys)},
+          {"token_issuers", list(kTokenIssuerKeys)},
           {"rules", list(kRuleKeys)},
           {"rules.when", list(kWhenKeys)},
           {"rules.load_balance_targets", list(kRuleTargetKeys)},
@@ -982,6 +1063,7 @@ ConfigLoadResult load_config_text(const EnvMap& env, std::string_view text, cons
       read_targets(r, root["targets"], cfg);
       read_clients(r, root["clients"], cfg);
       read_subject_limits(r, root["subject_limits"], cfg);
+      read_token_issuers(r, env, root["token_issuers"], cfg);
       read_rules(r, root["rules"], cfg);
       read_model_configs(r, root["model_configs"], cfg);
       read_redis(r, root["redis"], cfg);
@@ -1104,8 +1186,26 @@ std::string describe_routing(const Config& cfg) {
     }
   }
   const std::size_t clients = cfg.client_api_keys.size() + cfg.policy.clients.size();
-  out << "  clients: "
-      << (clients ? std::to_string(clients) + " key(s) required" : std::string("anyone (no keys)")) << "\n";
+  std::vector<const TokenIssuerConfig*> issuers;
+  for (const auto& t : cfg.client_token_issuers) issuers.push_back(&t);
+  for (const auto& t : cfg.policy.token_issuers) issuers.push_back(&t);
+  out << "  clients: ";
+  if (clients && !issuers.empty())
+    out << std::to_string(clients) + " key(s) or an Entra ID token required\n";
+  else if (!issuers.empty())
+    out << "an Entra ID token required\n";
+  else
+    out << (clients ? std::to_string(clients) + " key(s) required" : std::string("anyone (no keys)")) << "\n";
+  for (const TokenIssuerConfig* t : issuers) {
+    out << "  token issuer " << t->name << ": tenant " << t->tenant_id << ", audience";
+    for (const auto& a : t->audiences) out << " " << a;
+    if (!t->required_roles.empty()) {
+      out << ", one of the roles";
+      for (const auto& role : t->required_roles) out << " " << role;
+    }
+    if (!t->discovery_url.empty()) out << ", keys from " << t->discovery_url;
+    out << "\n";
+  }
   const auto limits_text = [](const ClientLimits& l) {
     std::string t;
     const auto add = [&](std::int64_t v, const char* what) {

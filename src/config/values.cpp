@@ -1,6 +1,7 @@
 #include "smartlb/config/values.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <vector>
 
 #include "smartlb/http/header_rules.hpp"
@@ -69,6 +70,25 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
     std::swap(prev, cur);
   }
   return prev[b.size()];
+}
+
+bool is_tenant_guid(std::string_view id) {
+  if (id.size() != 36) return false;
+  for (std::size_t i = 0; i < id.size(); ++i) {
+    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? id[i] != '-' : !std::isxdigit(static_cast<unsigned char>(id[i]))) return false;
+  }
+  return true;
+}
+
+std::optional<std::string> http_url_problem(std::string_view url) {
+  const bool https = url.rfind("https://", 0) == 0, http = url.rfind("http://", 0) == 0;
+  if (!https && !http) return "must start with https:// (or http:// for a local test server)";
+  if (url.size() == (https ? 8u : 7u)) return "names no host";
+  for (const char c : url)
+    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f)
+      return "must not contain spaces or control characters";
+  return std::nullopt;
 }
 
 }  // namespace smartlb

@@ -2,6 +2,7 @@
 // connection alive between them, and leave promptly when the server drains.
 #include <spdlog/spdlog.h>
 
+#include "smartlb/clients/jwt/key_wait.hpp"
 #include "smartlb/http/header_rules.hpp"
 #include "smartlb/http/methods.hpp"
 #include "smartlb/http/request_target.hpp"
@@ -11,6 +12,10 @@
 
 namespace smartlb::net {
 namespace {
+
+// How long a request with a token waits for its issuer's keys to be fetched (the first fetch,
+// or the refetch its unknown kid asked for) before it is refused.
+constexpr Nanos kTokenKeyWait = std::chrono::seconds(5);
 
 // Keeps the session listed in its worker's registry for as long as it lives.
 class SessionRegistration {
@@ -230,18 +235,34 @@ Task<> run_client_session(Worker& w, Socket socket) {
         w.upstreams.sync_origin(snapshot->table.member(i).id, snapshot->backends[i].url);
       w.origins_generation = snapshot->generation;
     }
-    // (Without client keys everyone is the anonymous client: no field lookups for it.)
-    const std::optional<ClientIdentity> client =
-        snapshot->client_auth.enabled()
-            ? snapshot->client_auth.identify(head.fields.get("api-key"),
-                                             head.fields.get(http::field::authorization))
-            : ClientAuthenticator::anonymous();
+    // (Without client keys or token issuers everyone is the anonymous client: no field lookups.)
+    // `client`'s views stay valid to the end of the request: the snapshot lease keeps a key's
+    // name, and client->hold a token's VerifiedToken.
+    Authentication auth;
+    if (!snapshot->client_auth.enabled()) {
+      auth.identity = ClientAuthenticator::anonymous();
+    } else {
+      const std::string_view api_key = head.fields.get("api-key");
+      const std::string_view authorization = head.fields.get(http::field::authorization);
+      auth = snapshot->client_auth.authenticate(api_key, authorization, w.verified_tokens, w.shared.clock);
+      if (auth.wait_for) {  // the issuer's keys are being fetched (first fetch, or an unknown kid)
+        co_await jwt::wait_for_keys(std::move(auth.wait_for), kTokenKeyWait);
+        auth = snapshot->client_auth.authenticate(api_key, authorization, w.verified_tokens, w.shared.clock);
+      }
+    }
+    const std::optional<ClientIdentity>& client = auth.identity;
     if (!client) {
       bad.status = http::status::unauthorized;
-      bad.message =
-          "Access denied: the api-key (or Bearer token) is not one of the configured client keys "
-          "(CLIENT_API_KEYS, or the config file's clients).";
-      bad.code = "invalid_api_key";
+      if (auth.token) {
+        bad.message = jwt::message(auth.refusal);
+        bad.code = "invalid_token";
+        bad.www_authenticate = "Bearer error=\"invalid_token\"";
+      } else {
+        bad.message =
+            "Access denied: the api-key (or Bearer token) is not one of the configured client keys "
+            "(CLIENT_API_KEYS, or the config file's clients).";
+        bad.code = "invalid_api_key";
+      }
       rec.status = 401;
       // The body is unread, so the connection cannot carry another request.
       co_await write_error_reply(stream, bad, std::chrono::seconds(5));

@@ -22,6 +22,7 @@ Task<error_code> write_error_reply(TimedSocket& stream, const ErrorReply& r, std
     if (const auto colon = line.find(": "); colon != std::string_view::npos)
       res.set(line.substr(0, colon), line.substr(colon + 2));
   }
+  if (!r.www_authenticate.empty()) res.set(http::field::www_authenticate, r.www_authenticate);
   res.body() = openai_error_json(r.message, r.type, r.code);
   res.keep_alive(r.keep_alive);
   res.prepare_payload();

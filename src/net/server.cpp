@@ -87,7 +87,8 @@ struct Server::Impl {
         states(*clock, CooldownPolicy{cfg.default_cooldown, cfg.min_cooldown, cfg.max_cooldown}),
         tls(make_upstream_tls_context(cfg)),
         credentials(*clock, *tls, credential_options(o.observer)),
-        published(make_snapshot(cfg, ids, &latency, &credentials, &budgets)),
+        key_sets(*tls),
+        published(make_snapshot(cfg, ids, &latency, &credentials, &budgets, &key_sets)),
         shared(cfg, published, states, latency, *clock, *tls, o.observer) {
     states.track(published.current()->table);
   }
@@ -102,6 +103,7 @@ struct Server::Impl {
   std::unique_ptr<ssl::context> tls;
   entra::CredentialService credentials;  // Entra ID tokens, refreshed on a thread of its own
   BudgetRegistry budgets;                // client budgets (survive reloads, like `states`)
+  jwt::KeySetService key_sets;           // the signing keys of the clients' token issuers, likewise
   Published<Snapshot> published;
   Shared shared;
   std::vector<std::unique_ptr<Worker>> workers;
@@ -168,6 +170,7 @@ void Server::start() {
   }
   I.port = port;
   I.credentials.start();  // first tokens fetched at once; requests wait for them, not for this
+  I.key_sets.start();     // likewise the keys that clients' tokens are verified with
   I.shared.on_drained = [this] {
     auto& W0 = *impl_->workers.front();
     asio::post(W0.ioc, [this] {
@@ -207,13 +210,15 @@ void Server::wait() {
     if (t.joinable()) t.join();
   impl_->threads.clear();
   impl_->credentials.stop();
+  impl_->key_sets.stop();
 }
 
 const Config& Server::config() const { return impl_->cfg; }
 std::shared_ptr<const net::Snapshot> Server::snapshot() const { return impl_->published.current(); }
 
 void Server::reload(const Config& cfg) {
-  auto snapshot = make_snapshot(cfg, impl_->ids, &impl_->latency, &impl_->credentials, &impl_->budgets);
+  auto snapshot =
+      make_snapshot(cfg, impl_->ids, &impl_->latency, &impl_->credentials, &impl_->budgets, &impl_->key_sets);
   impl_->states.track(snapshot->table);
   impl_->published.publish(std::move(snapshot));
 }

@@ -80,9 +80,34 @@ std::vector<RuleConfig> rules_of(const Config& cfg, std::vector<TargetConfig>& t
 
 }  // namespace
 
+namespace {
+
+// The clients' token issuers (CLIENT_ENTRA_*, then the file's), each with the keys published at
+// its discovery URL; null when none is configured.
+std::shared_ptr<const jwt::TokenAuthenticator> token_authenticator(const Config& cfg,
+                                                                   jwt::KeySetService* key_sets) {
+  std::vector<jwt::TokenIssuer> issuers;
+  for (const auto* list : {&cfg.client_token_issuers, &cfg.policy.token_issuers})
+    for (const TokenIssuerConfig& t : *list) {
+      const std::string authority =
+          t.authority_host.empty() ? "https://login.microsoftonline.com" : t.authority_host;
+      const std::string url =
+          t.discovery_url.empty() ? jwt::discovery_url_of(authority, t.tenant_id) : t.discovery_url;
+      jwt::IssuerRules rules{t.name, jwt::tenant_issuers(authority, t.tenant_id), t.audiences,
+                             t.required_roles, t.clock_skew};
+      auto keys = key_sets ? key_sets->keys_for(url) : std::make_shared<jwt::IssuerKeys>(url);
+      if (!key_sets) keys->fetch_failed("no key-set service");
+      issuers.push_back({std::move(rules), std::move(keys)});
+    }
+  if (issuers.empty()) return nullptr;
+  return std::make_shared<const jwt::TokenAuthenticator>(std::move(issuers));
+}
+
+}  // namespace
+
 std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids, const LatencyStats* latency,
-                                              entra::CredentialService* credentials,
-                                              BudgetRegistry* budgets) {
+                                              entra::CredentialService* credentials, BudgetRegistry* budgets,
+                                              jwt::KeySetService* key_sets) {
   auto snap = std::make_shared<Snapshot>();
   snap->backends = cfg.backends;
   std::vector<PoolMember> members;
@@ -149,7 +174,7 @@ std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids
 
   std::vector<ClientKey> keys = ClientAuthenticator::from_key_list(cfg.client_api_keys);
   for (const ClientConfig& c : cfg.policy.clients) keys.push_back({c.name, c.key, c.subjects, c.key_sha256});
-  snap->client_auth = ClientAuthenticator(keys);
+  snap->client_auth = ClientAuthenticator(keys, token_authenticator(cfg, key_sets));
   if (budgets) snap->budgets = BudgetPlan(cfg.policy, *budgets);
   snap->config_hash = cfg.policy.hash;
   static std::atomic<std::uint64_t> generations{0};

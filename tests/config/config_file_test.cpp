@@ -459,6 +459,7 @@ TEST(ConfigFile, TheJsonSchemaKnowsExactlyTheKeysTheLoaderTakes) {
       {"clients.limits", defs["limits"]},
       {"subject_limits", defs["subject_limit"]},
       {"subject_limits.limits", defs["limits"]},
+      {"token_issuers", defs["token_issuer"]},
       {"rules", defs["rule"]},
       {"rules.when", defs["rule"]["properties"]["when"]},
       {"rules.load_balance_targets", defs["rule"]["properties"]["load_balance_targets"]["items"]},

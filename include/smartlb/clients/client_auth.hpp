@@ -3,12 +3,18 @@
 // one (api-key, or Authorization: Bearer) and is known by that key's name and subjects;
 // without, anyone who reaches the port is the anonymous client. Keys are kept only as SHA-256
 // digests and compared in constant time; a key never becomes a name.
+// With token issuers configured (Entra ID tenants), a Bearer value that looks like a JWT is
+// verified as one (clients/jwt/token_authenticator.hpp) instead of compared with the keys.
 #include <array>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "smartlb/base/clock.hpp"
+#include "smartlb/clients/jwt/token_authenticator.hpp"
 
 namespace smartlb {
 
@@ -19,25 +25,47 @@ struct ClientKey {
   std::string key_sha256;             // instead of `key`: its SHA-256, 64 lower-case hex digits
 };
 
+// Views valid for the request: for a key, into the ClientAuthenticator (the request's snapshot
+// lease keeps it); for a token, into the VerifiedToken that `hold` keeps alive (the worker's
+// cache may drop it meanwhile). Copy the identity, or keep the original, while using the views.
 struct ClientIdentity {
-  std::string_view name;  // "anonymous" when authentication is off
+  std::string_view name;  // bounded: "anonymous", a key's name, or a token issuer's name
   std::span<const std::string> subjects;
-  std::string_view principal;  // the caller as one budget knows it: a key's client name
+  std::string_view
+      principal;  // the one caller: a key's client name; "user:<oid>" / "app:<appid>" for a token
+  std::shared_ptr<const void> hold = nullptr;  // a token's VerifiedToken; null for keys and anonymous
+};
+
+// The result of authenticate(): an identity, or why not.
+struct Authentication {
+  std::optional<ClientIdentity> identity;
+  bool token = false;  // a JWT was presented: `refusal` says why it was refused
+  jwt::TokenRefusal refusal = jwt::TokenRefusal::Malformed;
+  // Refused because the issuer's keys are being fetched: wait for the fetch (key_wait.hpp), then
+  // authenticate again.
+  std::shared_ptr<jwt::IssuerKeys> wait_for;
 };
 
 class ClientAuthenticator {
  public:
   ClientAuthenticator() = default;  // authentication off
-  explicit ClientAuthenticator(const std::vector<ClientKey>& keys);
+  explicit ClientAuthenticator(const std::vector<ClientKey>& keys,
+                               std::shared_ptr<const jwt::TokenAuthenticator> tokens = nullptr);
   // CLIENT_API_KEYS: the keys are named "client-1", "client-2", ... in their order.
   static std::vector<ClientKey> from_key_list(const std::vector<std::string>& keys);
 
-  bool enabled() const { return !clients_.empty(); }
+  bool enabled() const { return !clients_.empty() || tokens_; }
+  bool accepts_tokens() const { return tokens_ != nullptr; }
+  const jwt::TokenAuthenticator* tokens() const { return tokens_.get(); }
   // Everyone, when authentication is off.
   static ClientIdentity anonymous() { return {"anonymous", {}, "anonymous"}; }
   // `api_key` is the api-key header; `authorization` the Authorization header (Bearer).
   // nullopt: authentication is on and neither carries a known key.
   std::optional<ClientIdentity> identify(std::string_view api_key, std::string_view authorization) const;
+  // Keys and tokens: the api-key header is a key; a Bearer value that looks like a JWT is
+  // verified as a token (when issuers are configured), any other is a key.
+  Authentication authenticate(std::string_view api_key, std::string_view authorization,
+                              jwt::VerifiedTokenCache& cache, const Clock& clock) const;
 
  private:
   using Digest = std::array<unsigned char, 32>;
@@ -49,6 +77,7 @@ class ClientAuthenticator {
   static Digest digest(std::string_view key);
   const Client* match(std::string_view key) const;
   std::vector<Client> clients_;
+  std::shared_ptr<const jwt::TokenAuthenticator> tokens_;  // null: no token issuers
 };
 
 }  // namespace smartlb

@@ -136,6 +136,18 @@ struct SubjectLimit {
   ClientLimits limits;
 };
 
+// An Entra ID tenant whose access tokens (JWT) clients may present as Bearer values: the file's
+// `token_issuers`, or CLIENT_ENTRA_* (docs/keyless-azure.md, "Clients with Entra ID tokens").
+struct TokenIssuerConfig {
+  std::string name;                         // the client name of its callers (logs, metrics)
+  std::string tenant_id;                    // a GUID: tokens carry it in `iss`
+  std::vector<std::string> audiences;       // `aud` must be one of them
+  std::vector<std::string> required_roles;  // when set, `roles` must hold one of them
+  std::string authority_host;               // "": AZURE_AUTHORITY_HOST or https://login.microsoftonline.com
+  std::string discovery_url;  // "": <authority_host>/<tenant_id>/v2.0/.well-known/openid-configuration
+  std::chrono::seconds clock_skew{60};  // allowed on exp and nbf
+};
+
 // What the config file adds beside the environment's backends.
 struct Policy {
   std::string file;  // the file it came from ("" for env only)
@@ -144,6 +156,7 @@ struct Policy {
   std::vector<RuleConfig> rules;  // in order; the implicit default rule last when present
   std::vector<ClientConfig> clients;
   std::vector<SubjectLimit> subject_limits;  // CLIENT_TOKENS_PER_MINUTE & co. make a "*" entry
+  std::vector<TokenIssuerConfig> token_issuers;
 };
 
 // Scale-out (docs/scale-out.md): replicas share cooldowns through Redis when `url` is set.
@@ -189,6 +202,7 @@ struct Config {
   bool access_log = true;
 
   std::vector<std::string> client_api_keys;                  // when non-empty, clients must present one
+  std::vector<TokenIssuerConfig> client_token_issuers;       // CLIENT_ENTRA_* (at most one)
   std::string upstream_ca_file;                              // extra CA bundle trusted for upstream TLS
   std::chrono::milliseconds config_watch_interval{1000};     // how often the config file is looked at
   std::chrono::milliseconds status_sample_interval{10'000};  // the status page's charts: one sample each

@@ -16,6 +16,10 @@ bool is_valid_name(std::string_view name);
 bool is_valid_deployment_name(std::string_view name);
 // *.openai.azure.com and Azure's other OpenAI hosts.
 bool is_azure_host(std::string host);
+// An Entra ID tenant id as tokens carry it: a GUID (8-4-4-4-12 hex digits).
+bool is_tenant_guid(std::string_view id);
+// Why `url` cannot be fetched as an http(s) URL (authority host, discovery URL), or nullopt.
+std::optional<std::string> http_url_problem(std::string_view url);
 // Why a key cannot be sent in a header, or nullopt. Never quotes the key.
 std::optional<std::string> api_key_problem(std::string_view key);
 

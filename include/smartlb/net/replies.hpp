@@ -18,6 +18,7 @@ struct ErrorReply {
   bool keep_alive = false;
   std::optional<std::chrono::milliseconds> retry_after;  // sets Retry-After and retry-after-ms
   std::string_view allow;                                // sets Allow (a 405)
+  std::string_view www_authenticate;                     // sets WWW-Authenticate (a 401 for a token)
   std::string_view request_id;
   std::string_view extra_fields;  // "Name: value\r\n" lines (the caller's x-ratelimit-* budget)
 };

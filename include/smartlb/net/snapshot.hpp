@@ -14,6 +14,7 @@
 #include "smartlb/base/published.hpp"
 #include "smartlb/clients/budget_plan.hpp"
 #include "smartlb/clients/client_auth.hpp"
+#include "smartlb/clients/jwt/key_set_service.hpp"
 #include "smartlb/config/config.hpp"
 #include "smartlb/credentials/entra/credential_service.hpp"
 #include "smartlb/credentials/entra/token_cell.hpp"
@@ -88,10 +89,13 @@ struct Snapshot {
 // rule is latency-based. `credentials` gives the token cells of backends with `auth: entra`
 // (without it, they get none and fail over with cause `credential`). `budgets` keeps the
 // client budgets (it outlives snapshots); without it, client limits are not enforced.
+// `key_sets` gives the signing keys of the clients' token issuers (without it, tokens are
+// refused: no keys).
 std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids,
                                               const LatencyStats* latency = nullptr,
                                               entra::CredentialService* credentials = nullptr,
-                                              BudgetRegistry* budgets = nullptr);
+                                              BudgetRegistry* budgets = nullptr,
+                                              jwt::KeySetService* key_sets = nullptr);
 
 // One worker's view of the published snapshot. Single-threaded (its worker's thread): leases
 // count their users without atomics, and a snapshot replaced while requests still use it is

@@ -17,6 +17,7 @@
 
 #include "smartlb/base/random.hpp"
 #include "smartlb/clients/budget_admission.hpp"
+#include "smartlb/clients/jwt/verified_token_cache.hpp"
 #include "smartlb/config/config.hpp"
 #include "smartlb/http/request_target.hpp"
 #include "smartlb/http1/http_head.hpp"
@@ -90,6 +91,7 @@ struct Worker {
   std::optional<Acceptor> acceptor;
   UpstreamPool upstreams;
   SnapshotCache snapshots;
+  jwt::VerifiedTokenCache verified_tokens;  // clients' Entra ID tokens this worker has checked
   FastRandom rng;
   std::shared_ptr<spdlog::logger> access_log;  // null when ACCESS_LOG=off
   std::list<SessionEntry*> sessions;
