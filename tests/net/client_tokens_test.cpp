@@ -85,6 +85,8 @@ token_issuers:
     tenant_id: aaaabbbb-cccc-4ddd-8eee-ffff00001111
     audiences: [api://smartlb]
     discovery_url: "${DISCOVERY_URL}"
+subject_limits:
+  - {subject: "role:Trial", limits: {requests_per_minute: 1}}
 rules:
   - {id: writers, type: priority-based-routing, when: {subjects: [role:Writer]}, load_balance_targets: [{target: a/m}]}
   - {id: rest, type: priority-based-routing, load_balance_targets: [{target: b/m}]}
@@ -134,6 +136,18 @@ TEST_F(ClientTokens, AGoodTokenIsForwardedAndItsRolesPickTheRule) {
   EXPECT_EQ(call(sign_jwt(key_a(), claims({"Reader"}))).body, R"({"from":"b"})");
   // Keys still work beside tokens.
   EXPECT_EQ(http_call(p.port(), "POST", kPath, {{"api-key", "batch-key-123"}}, "{}").body, R"({"from":"b"})");
+}
+
+// A token's subjects choose budgets as a key's do; per-caller budgets are per user (its oid).
+TEST_F(ClientTokens, EachUserWithARoleHasABudgetOfItsOwn) {
+  auto bob = claims({"Trial"});
+  bob["oid"] = "oid-bob";
+  EXPECT_EQ(call(sign_jwt(key_a(), claims({"Trial"}))).status, 200u);
+  const auto again = call(sign_jwt(key_a(), claims({"Trial"})));
+  EXPECT_EQ(again.status, 429u);
+  EXPECT_NE(again.body.find("subject 'role:Trial'"), std::string::npos) << again.body;
+  EXPECT_EQ(call(sign_jwt(key_a(), bob)).status, 200u) << "another user: another budget";
+  EXPECT_EQ(call(sign_jwt(key_a(), claims({"Writer"}))).status, 200u) << "without the role: no budget";
 }
 
 TEST_F(ClientTokens, ABadTokenIs401BeforeTheBodyAndNeverReachesABackend) {
