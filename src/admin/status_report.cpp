@@ -297,6 +297,11 @@ std::string render_prometheus(const MetricsSnapshot& m, const PoolSnapshot& p) {
     w.sample("smartlb_client_tokens_total", L{{"client", c.name}, {"kind", "completion"}},
              c.completion_tokens);
   }
+  w.family("smartlb_client_auth_failures_total", "counter",
+           "Requests refused with 401 before their body was read, by reason (invalid_api_key, or why a "
+           "token was refused: expired, wrong_audience, bad_signature, ...).");
+  for (const auto& [reason, n] : m.auth_failures)
+    w.sample("smartlb_client_auth_failures_total", L{{"reason", reason}}, n);
   w.family("smartlb_client_limited_total", "counter",
            "Requests a client's own budgets refused (429 rate_limit_exceeded; no backend was called).");
   for (const auto& c : m.clients) w.sample("smartlb_client_limited_total", L{{"client", c.name}}, c.limited);

@@ -257,11 +257,13 @@ Task<> run_client_session(Worker& w, Socket socket) {
         bad.message = jwt::message(auth.refusal);
         bad.code = "invalid_token";
         bad.www_authenticate = "Bearer error=\"invalid_token\"";
+        rec.auth_failure = jwt::label(auth.refusal);
       } else {
         bad.message =
             "Access denied: the api-key (or Bearer token) is not one of the configured client keys "
             "(CLIENT_API_KEYS, or the config file's clients).";
         bad.code = "invalid_api_key";
+        rec.auth_failure = "invalid_api_key";
       }
       rec.status = 401;
       // The body is unread, so the connection cannot carry another request.

@@ -262,6 +262,13 @@ void Metrics::on_request(const RequestRecord& rec) {
   add(CounterKind::Requests, sb, sd, rec.status, 1);
   if (rec.status == 429)
     add(CounterKind::ClientThrottled, kNoBackend, requested, rec.client_limited ? 1 : 0, 1);
+  if (!rec.auth_failure.empty()) {
+    std::lock_guard lock(auth_failures_mutex_);
+    if (auto it = auth_failures_.find(rec.auth_failure); it != auth_failures_.end())
+      ++it->second;
+    else if (auth_failures_.size() < 64)  // the labels are a fixed set; the bound is a seatbelt
+      auth_failures_.emplace(std::string(rec.auth_failure), 1);
+  }
   if (!rec.client.empty()) {
     ClientCounters& C = client_counters_[clients_->find_or_add(rec.client, nullptr)];
     C.requests.fetch_add(1, std::memory_order_relaxed);
@@ -321,6 +328,10 @@ MetricsSnapshot Metrics::snapshot() const {
   s.last_reload_success = last_reload_success_.load(std::memory_order_relaxed);
   s.deployments_folded = folded_.load(std::memory_order_relaxed);
   s.deployments = deployments_->names();
+  {
+    std::lock_guard lock(auth_failures_mutex_);
+    s.auth_failures.insert(auth_failures_.begin(), auth_failures_.end());
+  }
   const std::vector<std::string> clients = clients_->names();
   for (std::size_t i = 0; i <= clients.size() && i <= kMaxClients; ++i) {
     const ClientCounters& C = client_counters_[i];

@@ -203,6 +203,10 @@ TEST_F(StatusFixture, ClientsAndTheirBudgetsInMetricsAndStatus) {
   r.status = 429;
   r.client_limited = true;
   metrics->on_request(r);
+  RequestRecord refused;
+  refused.status = 401;
+  refused.auth_failure = "bad_signature";
+  metrics->on_request(refused);
   PoolSnapshot p = pool_snapshot();
   BudgetStatus b;
   b.owner = "client";
@@ -217,6 +221,7 @@ TEST_F(StatusFixture, ClientsAndTheirBudgetsInMetricsAndStatus) {
            "smartlb_client_requests_total{client=\"search\"} 1\n",
            "smartlb_client_limited_total{client=\"search\"} 1\n",
            "smartlb_client_tokens_total{client=\"search\",kind=\"prompt\"} 0\n",
+           "smartlb_client_auth_failures_total{reason=\"bad_signature\"} 1\n",
        })
     EXPECT_TRUE(contains(text, line)) << "missing: " << line << "\n---\n" << text;
   const auto doc = build_status(metrics->snapshot(), p);

@@ -355,3 +355,21 @@ TEST(Metrics, ClientNamesPastTheBoundFoldIntoOther) {
 
 }  // namespace
 }  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+TEST(Metrics, CountsRefusedAuthenticationsByReason) {
+  Metrics m(std::vector<Metrics::BackendInfo>{{"east", ""}});
+  for (std::string_view reason : {"expired", "expired", "invalid_api_key"}) {
+    RequestRecord r;
+    r.status = 401;
+    r.auth_failure = reason;
+    m.on_request(r);
+  }
+  const MetricsSnapshot s = m.snapshot();
+  EXPECT_EQ(s.auth_failures, (std::map<std::string, std::uint64_t>{{"expired", 2}, {"invalid_api_key", 1}}));
+}
+
+}  // namespace
+}  // namespace smartlb

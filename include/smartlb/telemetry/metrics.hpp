@@ -126,6 +126,7 @@ struct MetricsSnapshot {
   double last_reload_success = 0;      // Unix seconds (0: none yet)
   HistogramSnapshot attempts;          // attempts per request (requests with at least one attempt)
   std::vector<ClientMetrics> clients;  // by first sight; "other" for those past Metrics::kMaxClients
+  std::map<std::string, std::uint64_t> auth_failures;  // 401s by reason
   RedisMetrics redis;
   std::uint64_t in_flight() const { return started > finished ? started - finished : 0; }
   std::uint64_t counter(CounterKind k, std::uint32_t backend, std::uint32_t deployment,
@@ -195,6 +196,8 @@ class Metrics final : public RequestObserver {
   std::unique_ptr<Labels> deployments_;
   std::unique_ptr<Labels> clients_;
   std::unique_ptr<ClientCounters[]> client_counters_;  // kMaxClients + 1 (the fold)
+  mutable std::mutex auth_failures_mutex_;             // a 401 is rare: a map under a lock
+  std::map<std::string, std::uint64_t, std::less<>> auth_failures_;
   std::unique_ptr<Histogram> attempts_;
   std::atomic<std::uint64_t> started_{0};
   std::atomic<std::uint64_t> finished_{0};

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "smartlb/base/clock.hpp"
 #include "smartlb/routing/outcome.hpp"
@@ -38,6 +39,7 @@ struct RequestRecord {
   bool client_aborted = false;      // the client went away mid-response
   bool upstream_aborted = false;    // the backend failed after headers were relayed
   bool client_limited = false;      // refused (429) by one of the client's budgets
+  std::string_view auth_failure;    // refused (401): why, a static label ("expired", "invalid_api_key")
   std::int64_t prompt_tokens = -1;  // from `usage`, when seen
   std::int64_t completion_tokens = -1;
 
@@ -55,6 +57,7 @@ struct RequestRecord {
     attempt_count = 0;
     response_bytes = 0;
     client_aborted = upstream_aborted = client_limited = false;
+    auth_failure = {};
     prompt_tokens = completion_tokens = -1;
   }
 
