@@ -15,8 +15,9 @@
 namespace {
 
 bool starts_with_a_place(const std::string& e) {
-  for (std::string_view p : {"backends", "targets", "clients", "rules", "model_configs", "name", "type",
-                             "(file)", "fuzz.yaml", "BACKEND_", "CLIENT_API_KEYS"})
+  for (std::string_view p :
+       {"backends", "targets", "clients", "rules", "model_configs", "subject_limits", "redis",
+        "token_issuers", "name", "type", "(file)", "fuzz.yaml", "BACKEND_", "CLIENT_API_KEYS"})
     if (e.rfind(p, 0) == 0) return true;
   // An unknown top-level key is reported under its own name: "<key>: unknown key ...".
   return e.find(": unknown key") != std::string::npos;

@@ -53,10 +53,10 @@ HttpResponse post_stream(ProxyHarness& p) {
 TEST(StreamHoldback, ErrorEventFirst_FailsOverToTheNextBackendWhoseStreamArrivesIntact) {
   MockBackend a([](const SeenRequest&) { return sse({kServerErrorEvent, "data: [DONE]\n\n"}); });
   MockBackend b([](const SeenRequest&) { return sse(good_events()); });
+  LastRecord observer;  // outlives the proxy, which reports to it until it stops
   ProxyHarness p;
   p.add_backend("a", a.url(), 1);
   p.add_backend("b", b.url(), 2);
-  LastRecord observer;
   p.start(&observer);
 
   const auto r = post_stream(p);
@@ -234,10 +234,10 @@ TEST(StreamHoldback, BackendFailingWhileItsStartIsHeld_FailsOver) {
     return r;
   });
   MockBackend b([](const SeenRequest&) { return sse(good_events()); });
+  LastRecord observer;  // outlives the proxy, which reports to it until it stops
   ProxyHarness p;
   p.add_backend("a", a.url(), 1);
   p.add_backend("b", b.url(), 2);
-  LastRecord observer;
   p.start(&observer);
   const auto r = post_stream(p);
   EXPECT_EQ(r.header("x-smartlb-backend"), "b");
@@ -256,10 +256,10 @@ TEST(StreamHoldback, ClientLeavingWhileTheStartIsHeld_IsNoticedAtOnce) {
     r.wait_before[0] = gate;  // the head goes out, the first event waits
     return r;
   });
+  LastRecord observer;  // outlives the proxy, which reports to it until it stops
   ProxyHarness p;
   p.cfg.threads = 1;
   p.add_backend("backend", backend.url());
-  LastRecord observer;
   p.start(&observer);
   {
     RawConnection c(p.port());
