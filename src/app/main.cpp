@@ -196,9 +196,11 @@ int main(int argc, char** argv) {
       // once it does.
       redis = std::make_unique<smartlb::redis::RedisService>(clock, redis_options(cfg, metrics));
       shared_cooldowns = std::make_unique<smartlb::redis::SharedCooldowns>(*redis, server_holder->states());
-      // Declared quotas are leased from Redis (every quota made from the first request on).
+      // Declared quotas and client budgets' minute limits are leased from Redis (every quota made from the
+      // first request on).
       shared_quotas = std::make_unique<smartlb::redis::SharedQuotas>(*redis, clock);
       server_holder->states().set_lease_broker(shared_quotas.get());
+      server_holder->budgets().set_lease_broker(shared_quotas.get());
     }
     server_holder->start();
     // Unreachable is fine (local state, retried in the background); refused credentials are not.

@@ -68,8 +68,9 @@ void SharedQuotas::set_shared(bool shared) {
     e.lease->quota.set_shared(shared, replicas);
   }
   spdlog::info("redis: {} shared quota(s) {}", leases_.size(),
-               shared ? "leased from Redis again" : "on their local share (quota / " + std::to_string(replicas) +
-                                                        " replicas) until Redis is back");
+               shared ? "leased from Redis again"
+                      : "on their local share (quota / " + std::to_string(replicas) +
+                            " replicas) until Redis is back");
 }
 
 void SharedQuotas::tick() {
@@ -93,8 +94,8 @@ void SharedQuotas::send(SharedLease& lease, const LeasedQuota::Ask& ask) {
   const auto window_ms = std::chrono::duration_cast<std::chrono::milliseconds>(lease.window).count();
   const std::int64_t ttl_ms = std::max<std::int64_t>(2 * window_ms, 1000);
   redis_.eval(script(), {quota_key(prefix_, lease.name, ask.window)},
-              {std::to_string(ask.used), std::to_string(ask.tokens), std::to_string(lease.limit),
-               std::to_string(ttl_ms)},
+              {std::to_string(ask.used), std::to_string(ask.tokens),
+               std::to_string(lease.limit.load(std::memory_order_relaxed)), std::to_string(ttl_ms)},
               [this, &lease, ask](RedisResult r) {
                 std::optional<std::int64_t> grant;
                 if (r.ok()) grant = r.value->as_integer();

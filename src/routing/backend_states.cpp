@@ -51,6 +51,7 @@ void BackendStates::make_leases(Quota& q, const PoolMember& m, std::string name)
     LeasedQuota::Options o;
     o.limit = limit;
     o.window = m.quota_window;
+    o.min_lease = std::max<std::int64_t>(1, limit / kMinLeaseDivisor);
     o.bridge = true;
     auto lease = std::make_unique<SharedLease>(name + what, q.quota_mutex, o);
     broker_->attach(*lease);

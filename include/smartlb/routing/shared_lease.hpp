@@ -13,14 +13,30 @@
 
 namespace smartlb {
 
+// A lease is never smaller than this fraction of the limit (0.1 %): before a replica has
+// learnt its rate (its first ~100 ms of traffic on a quota), leases of two requests' worth
+// would run dry under concurrent requests while the next ask is out; with N replicas at most
+// N x 0.1 % of a window is left unused at its end by this.
+inline constexpr std::int64_t kMinLeaseDivisor = 1000;
+
 struct SharedLease {
   SharedLease(std::string name, std::mutex& owner_mutex, LeasedQuota::Options options)
-      : name(std::move(name)), mutex(owner_mutex), quota(options), limit(options.limit), window(options.window) {}
+      : name(std::move(name)),
+        mutex(owner_mutex),
+        quota(options),
+        limit(options.limit),
+        window(options.window) {}
+
+  // A new limit (a reload): under `mutex`.
+  void set_limit(std::int64_t l) {
+    quota.set_limit(l);
+    limit.store(l, std::memory_order_relaxed);
+  }
 
   const std::string name;  // across replicas, e.g. "eastus/gpt-4o:tokens"
   std::mutex& mutex;       // the owner's lock: guards `quota`
   LeasedQuota quota;
-  const std::int64_t limit;  // = quota.limit(), readable without the lock
+  std::atomic<std::int64_t> limit;  // = quota.limit(), readable without the lock
   const Nanos window;
   std::atomic<bool> active{false};  // taken from since the broker last looked
 };
