@@ -64,7 +64,9 @@ struct Replica {
     service->start();
   }
 
-  unsigned post() { return http_call(proxy.port(), "POST", kChat, {{"api-key", "search-key-1"}}, kBody).status; }
+  unsigned post() {
+    return http_call(proxy.port(), "POST", kChat, {{"api-key", "search-key-1"}}, kBody).status;
+  }
   void advance(Nanos d) { proxy.clock.advance(d); }
 
   std::string id;
@@ -109,7 +111,8 @@ TEST_F(SharedQuotasTest, TwoReplicasTogetherNeverSendMoreThanTheDeclaredTpmInAWi
     }
     const std::size_t sent = backend.request_count() - before;
     EXPECT_LE(sent, 10u) << "window " << window << ": the declared 2000 tokens, whichever replica sent";
-    EXPECT_GE(sent, 9u) << "window " << window << ": what the replicas hold unused is less than a request each";
+    EXPECT_GE(sent, 9u) << "window " << window
+                        << ": what the replicas hold unused is less than a request each";
     EXPECT_EQ(static_cast<std::size_t>(served_a + served_b), sent);
     EXPECT_GT(served_b, 0) << "the quieter replica gets its turn too";
     before = backend.request_count();
@@ -145,7 +148,8 @@ TEST_F(SharedQuotasTest, TheScriptNeverGrantsPastTheLimitAndCountsWhatWasReporte
   for (auto [used, want] : {std::pair{300, 500}, std::pair{0, 1500}, std::pair{0, 10}, std::pair{50, 10}}) {
     std::atomic<bool> done{false};
     a.service->eval(SharedQuotas::script(), {key},
-                    {std::to_string(used), std::to_string(want), "2000", "120000"}, [&](redis::RedisResult r) {
+                    {std::to_string(used), std::to_string(want), "2000", "120000"},
+                    [&](redis::RedisResult r) {
                       grants.push_back(r.ok() ? r.value->as_integer().value_or(-1) : -1);
                       done = true;
                     });
@@ -170,7 +174,8 @@ TEST_F(SharedQuotasTest, RedisLostEachReplicaKeepsToItsShareAndBackItReportsWhat
   Replica a("replica-a", backend.url(), 2000, start), b("replica-b", backend.url(), 2000, start);
   a.connect(server);
   b.connect(server);
-  ASSERT_TRUE(await_condition([&] { return a.service->live_replicas() == 2 && b.service->live_replicas() == 2; }));
+  ASSERT_TRUE(
+      await_condition([&] { return a.service->live_replicas() == 2 && b.service->live_replicas() == 2; }));
   EXPECT_EQ(a.post(), 200u);  // the quota exists on both sides before Redis goes
   EXPECT_EQ(b.post(), 200u);
   server.kill();
@@ -201,7 +206,8 @@ TEST_F(SharedQuotasTest, RedisLostEachReplicaKeepsToItsShareAndBackItReportsWhat
 }
 
 TEST_F(SharedQuotasTest, NoRequestFailsBecauseRedisIsLostOrComesBack) {
-  Replica a("replica-a", backend.url(), 1'000'000'000, start), b("replica-b", backend.url(), 1'000'000'000, start);
+  Replica a("replica-a", backend.url(), 1'000'000'000, start),
+      b("replica-b", backend.url(), 1'000'000'000, start);
   a.connect(server);
   b.connect(server);
   ContinuousTraffic traffic_a(a.proxy.port(), kChat), traffic_b(b.proxy.port(), kChat);
