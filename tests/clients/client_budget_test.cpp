@@ -219,7 +219,7 @@ TEST(SharedBudget, TheMinuteLimitsAdmitOnlyWhatTheStoreGrantsAndSettleMovesTheLe
   BudgetRegistry registry;
   ClientBudget& b = registry.get("client\x1fsearch", ClientLimits{.tokens_per_minute = 10'000});
   registry.set_lease_broker(&broker);  // a budget made before is shared too
-  ASSERT_EQ(broker.attached.size(), 2u);
+  ASSERT_EQ(broker.attached.size(), 3u);
   EXPECT_EQ(broker.attached[0]->name, "budget:client\x1fsearch:tokens");
   const BudgetTime t{clock.now(), kMinuteStart};
   BudgetCharge c1, c2, c3;
@@ -235,12 +235,33 @@ TEST(SharedBudget, TheMinuteLimitsAdmitOnlyWhatTheStoreGrantsAndSettleMovesTheLe
   EXPECT_FALSE(b.admit(200, t, c3)) << "what the answer did not use is the replica's again";
 }
 
+TEST(SharedBudget, TheDayQuotaIsLeasedTooAndRefusesUntilTheDaysEndOnceSpent) {
+  ManualClock clock;
+  RecordingBroker broker;
+  BudgetRegistry registry;
+  registry.set_lease_broker(&broker);
+  ClientBudget& b = registry.get("client\x1fsearch", ClientLimits{.tokens_per_day = 100'000});
+  ASSERT_EQ(broker.attached.size(), 3u);
+  EXPECT_EQ(broker.attached[2]->name, "budget:client\x1fsearch:day_tokens");
+  const BudgetTime t{clock.now(), kMinuteStart};
+  BudgetCharge c;
+  EXPECT_FALSE(b.admit(200, t, c)) << "on credit";
+  ASSERT_EQ(broker.asks.size(), 1u);
+  EXPECT_EQ(broker.asks[0].ask.window, calendar_period(CalendarPeriod::Day, t.wall).index)
+      << "the lease's window is the UTC day";
+  broker.answer(0, 0, t.wall);  // the other replicas spent the day
+  const auto refused = b.admit(100, t, c);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->limit, BudgetLimit::TokensPerDay);
+  EXPECT_EQ(refused->retry_after, hours(14)) << "until midnight UTC";
+}
+
 TEST(SharedBudget, ANewBudgetIsSharedFromItsStart) {
   RecordingBroker broker;
   BudgetRegistry registry;
   registry.set_lease_broker(&broker);
   registry.get("subject\x1fteam-a", ClientLimits{.requests_per_minute = 5});
-  ASSERT_EQ(broker.attached.size(), 2u);
+  ASSERT_EQ(broker.attached.size(), 3u);
   EXPECT_EQ(broker.attached[1]->name, "budget:subject\x1fteam-a:requests");
 }
 

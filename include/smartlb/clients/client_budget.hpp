@@ -88,8 +88,10 @@ class ClientBudget {
 
   State state(BudgetTime t);
 
-  // Shared by replicas (docs/scale-out.md): the minute limits are also leased through
-  // `broker`, under `name` (the same on every replica). Before the budget's first request.
+  // Shared by replicas (docs/scale-out.md): the minute limits and the day quota are also
+  // leased through `broker`, under `name` (the same on every replica). Before the budget's
+  // first request. (A UTC day is a fixed window since the epoch; a month is not: months stay
+  // per replica.)
   void share(LeaseBroker& broker, const std::string& name);
   bool shared() const { return broker_ != nullptr; }
 
@@ -101,7 +103,7 @@ class ClientBudget {
   State state_locked(BudgetTime t, const PeriodSpan& day, const PeriodSpan& month);
   std::optional<BudgetRefusal> admit_locked(std::int64_t tokens, BudgetTime t, BudgetCharge& charge,
                                             State* after, const PeriodSpan& day, const PeriodSpan& month,
-                                            PendingAsk (&asks)[2]);
+                                            PendingAsk (&asks)[3]);
 
   // A calendar quota: what was used in the current period.
   struct PeriodCounter {
@@ -114,9 +116,9 @@ class ClientBudget {
   ClientLimits limits_;
   SlidingWindowBudget minute_tokens_, minute_requests_;
   PeriodCounter day_, month_;
-  // Shared budgets only: the minute limits' leases (guarded by mutex_).
+  // Shared budgets only: the minute limits' and the day quota's leases (guarded by mutex_).
   LeaseBroker* broker_ = nullptr;
-  std::unique_ptr<SharedLease> tokens_lease_, requests_lease_;
+  std::unique_ptr<SharedLease> tokens_lease_, requests_lease_, day_lease_;
 };
 
 }  // namespace smartlb
