@@ -12,6 +12,7 @@
 # replica's p99 when there are several).
 #
 # Usage: bench/scale_out.sh   (DURATION=60 LOAD=120 WINDOW=10 CASES="1 1-redis 3-even 3-311")
+#   SCALE=N divides every TPM by N (a smoke run of the script on a debug build: SCALE=100).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 DURATION=${DURATION:-60}
@@ -19,7 +20,8 @@ LOAD=${LOAD:-120}
 WINDOW=${WINDOW:-10}
 CASES=${CASES:-1 1-redis 3-even 3-311}
 need node curl jq redis-server
-TPMS=(300000 240000 150000 100000 50000)
+SCALE=${SCALE:-1}
+TPMS=($((300000 / SCALE)) $((240000 / SCALE)) $((150000 / SCALE)) $((100000 / SCALE)) $((50000 / SCALE)))
 PRIOS=(1 1 1 2 2)
 REQ_TOKENS=200
 PATH_Q="/openai/deployments/gpt-4o/chat/completions?api-version=2024-02-01"
@@ -51,7 +53,7 @@ start_replica() {  # start_replica N WITH_REDIS: sets REP_PORT and REP_PID
   for i in 0 1 2 3 4; do
     local x=$((i+1))
     envs+=("BACKEND_${x}_URL=http://127.0.0.1:${SIM_PORTS[$i]}" "BACKEND_${x}_NAME=sim$x"
-           "BACKEND_${x}_PRIORITY=${PRIOS[$i]}" "BACKEND_${x}_WEIGHT=$((TPMS[i] / 1000))"
+           "BACKEND_${x}_PRIORITY=${PRIOS[$i]}" "BACKEND_${x}_WEIGHT=$((TPMS[i] * SCALE / 1000))"
            "BACKEND_${x}_TPM=${TPMS[$i]}")
   done
   env -i "${envs[@]}" "$SMARTLB" 2>"$OUT/$CASE-replica-$n.log" &

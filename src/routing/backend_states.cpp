@@ -26,9 +26,10 @@ bool BackendStates::Quota::fits(std::int64_t cost, MonoNanos now, const Clock& c
   std::lock_guard lock(quota_mutex);
   if ((tokens && !tokens->fits(cost, now)) || (requests && !requests->fits(1, now))) return false;
   if (!tokens_lease && !requests_lease) return true;
+  // A lease yet to come does not hide the member: its reserve() asks for one.
   const auto wall = clock.wall_now();
-  return (!tokens_lease || tokens_lease->quota.fits(cost, wall)) &&
-         (!requests_lease || requests_lease->quota.fits(1, wall));
+  return (!tokens_lease || tokens_lease->quota.may_fit(cost, wall)) &&
+         (!requests_lease || requests_lease->quota.may_fit(1, wall));
 }
 
 Nanos BackendStates::Quota::wait_for(std::int64_t cost, MonoNanos now, const Clock& clock) {

@@ -63,6 +63,13 @@ bool LeasedQuota::fits(std::int64_t cost, WallTime now) const {
   return room_for(s ? *s : Slot{w}, cost);
 }
 
+bool LeasedQuota::may_fit(std::int64_t cost, WallTime now) const {
+  if (fits(cost, now)) return true;
+  if (!shared_ || cost > o_.limit) return false;
+  const Slot* s = slot_of(window_of(now));
+  return !(s && s->spent);
+}
+
 Nanos LeasedQuota::wait_for(std::int64_t cost, WallTime now) const {
   if (fits(cost, now)) return Nanos(0);
   const std::int64_t w = window_of(now);

@@ -476,17 +476,32 @@ TEST_F(LeasedQuotas, SharedAQuotaAdmitsWhatTheStoreGrantsBeyondItsLocalWindow) {
   EXPECT_EQ(broker.asks[0].ask.used, 100) << "what it took on credit is reported";
   broker.answer(0, 200, clock.wall_now());
   EXPECT_TRUE(available(200));
-  EXPECT_FALSE(available(201)) << "the local window has 900 left, the lease 200";
   EXPECT_TRUE(reserve(200));
   ASSERT_EQ(broker.asks.size(), 2u) << "the lease ran low: the next one is asked ahead of need";
   EXPECT_FALSE(reserve(1));
   EXPECT_EQ(broker.asks.size(), 2u) << "one ask at a time";
   broker.answer(1, 0, clock.wall_now());  // the other replicas took the rest
+  EXPECT_FALSE(available(1)) << "the local window has 700 left; the shared window is spent";
   EXPECT_FALSE(reserve(1));
   const Unavailability u = states->unavailability(*table, "gpt-4o", 1);
   EXPECT_TRUE(u.throttled);
   EXPECT_EQ(u.retry_after, std::chrono::seconds(60)) << "spent: until the shared window ends";
   EXPECT_EQ(states->quota_usage(table->member(0), "gpt-4o").tokens_used, 300);
+}
+
+TEST_F(LeasedQuotas, ALeaseYetToComeDoesNotHideTheBackendFromThePickItsReserveAsks) {
+  broker.replicas = 3;
+  make(300);  // a share of 100: no request of 200 on credit
+  EXPECT_TRUE(available(200)) << "a lease may come";
+  EXPECT_FALSE(reserve(200));
+  ASSERT_EQ(broker.asks.size(), 1u) << "the refused reserve asks for what it needed";
+  EXPECT_GE(broker.asks[0].ask.tokens, 200);
+  broker.answer(0, 200, clock.wall_now());
+  EXPECT_TRUE(available(200));
+  EXPECT_TRUE(reserve(200));
+  ASSERT_EQ(broker.asks.size(), 2u);
+  broker.answer(1, 100, clock.wall_now());  // less than asked: the window is spent
+  EXPECT_FALSE(available(200)) << "the store said no more: skipped until the window ends";
 }
 
 TEST_F(LeasedQuotas, AStoreLostLeavesEachReplicaItsShare) {

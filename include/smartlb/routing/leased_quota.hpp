@@ -52,6 +52,10 @@ class LeasedQuota {
   bool try_take(std::int64_t cost, WallTime now);
   // Whether try_take(cost, now) would succeed (nothing changes).
   bool fits(std::int64_t cost, WallTime now) const;
+  // False only when `cost` cannot fit before the window ends (over the local share, more than
+  // the limit, or the store said the window is spent). Otherwise a lease may still come: a
+  // pick should try (and so ask), not skip.
+  bool may_fit(std::int64_t cost, WallTime now) const;
   // How long until `cost` may fit: 0 when it fits; the window's end when the window is spent
   // (locally, or the store granted less than asked); else the horizon (a lease is on its way).
   Nanos wait_for(std::int64_t cost, WallTime now) const;
