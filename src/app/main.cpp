@@ -18,6 +18,7 @@
 #include "smartlb/net/server.hpp"
 #include "smartlb/redis/redis_service.hpp"
 #include "smartlb/redis/shared_cooldowns.hpp"
+#include "smartlb/redis/shared_quotas.hpp"
 #include "smartlb/telemetry/logging.hpp"
 #include "smartlb/telemetry/metrics.hpp"
 
@@ -189,6 +190,7 @@ int main(int argc, char** argv) {
   const smartlb::SystemClock clock;
   std::unique_ptr<smartlb::redis::RedisService> redis;
   std::unique_ptr<smartlb::redis::SharedCooldowns> shared_cooldowns;
+  std::unique_ptr<smartlb::redis::SharedQuotas> shared_quotas;
   try {
     // Building the server loads the upstream CA bundle, which can fail too.
     server_holder = std::make_unique<smartlb::Server>(cfg, smartlb::ServerOptions{.observer = &metrics});
@@ -197,6 +199,11 @@ int main(int argc, char** argv) {
       // once it does.
       redis = std::make_unique<smartlb::redis::RedisService>(clock, redis_options(cfg, metrics));
       shared_cooldowns = std::make_unique<smartlb::redis::SharedCooldowns>(*redis, server_holder->states());
+      // Declared quotas and client budgets' minute limits are leased from Redis (every quota made from the
+      // first request on).
+      shared_quotas = std::make_unique<smartlb::redis::SharedQuotas>(*redis, clock);
+      server_holder->states().set_lease_broker(shared_quotas.get());
+      server_holder->budgets().set_lease_broker(shared_quotas.get());
     }
     server_holder->start();
     // Unreachable is fine (local state, retried in the background); refused credentials are not.
@@ -255,6 +262,8 @@ int main(int argc, char** argv) {
   if (admin) admin->stop();
   if (redis) redis->stop();  // deregisters this replica; then nothing calls back into the states
   shared_cooldowns.reset();
+  // The quotas keep pointing at the broker: it stays until the server is gone (no callback
+  // comes after redis->stop()).
   spdlog::info("stopped");
   return 0;
 }

@@ -36,10 +36,19 @@ ClientBudget& BudgetRegistry::make(std::string_view key, const ClientLimits& lim
   if (it == budgets_.end()) {
     it = budgets_.emplace(std::string(key), std::make_unique<ClientBudget>(limits)).first;
     it->second->plan.store(plan, std::memory_order_release);
+    if (broker_) it->second->share(*broker_, "budget:" + std::string(key));
   } else {
     take_limits(*it->second, limits, plan);
   }
   return *it->second;
+}
+
+void BudgetRegistry::set_lease_broker(LeaseBroker* broker) {
+  std::unique_lock lock(mutex_);
+  broker_ = broker;
+  if (broker_)
+    for (auto& [key, budget] : budgets_)
+      if (!budget->shared()) budget->share(*broker_, "budget:" + key);
 }
 
 std::vector<BudgetRegistry::Entry> BudgetRegistry::entries() const {

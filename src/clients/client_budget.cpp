@@ -74,13 +74,50 @@ void ClientBudget::set_limits(const ClientLimits& limits) {
   limits_ = limits;
   minute_tokens_.set_limit(limits.tokens_per_minute);
   minute_requests_.set_limit(limits.requests_per_minute);
+  if (tokens_lease_) tokens_lease_->set_limit(limits.tokens_per_minute);
+  if (requests_lease_) requests_lease_->set_limit(limits.requests_per_minute);
+  if (day_lease_) day_lease_->set_limit(limits.tokens_per_day);
+}
+
+void ClientBudget::share(LeaseBroker& broker, const std::string& name) {
+  // Every limit gets a lease even when unset now: a reload may set it.
+  const auto make = [&](std::int64_t limit, const char* what, Nanos window = kMinute) {
+    LeasedQuota::Options o;
+    o.limit = limit;
+    o.window = window;
+    o.min_lease = std::max<std::int64_t>(1, limit / kMinLeaseDivisor);
+    o.bridge = true;
+    auto lease = std::make_unique<SharedLease>(name + what, mutex_, o);
+    broker.attach(*lease);
+    return lease;
+  };
+  ClientLimits limits = this->limits();
+  tokens_lease_ = make(limits.tokens_per_minute, ":tokens");
+  requests_lease_ = make(limits.requests_per_minute, ":requests");
+  // A UTC day is a whole number of days since the epoch: LeasedQuota's window is the day.
+  day_lease_ = make(limits.tokens_per_day, ":day_tokens", std::chrono::hours(24));
+  broker_ = &broker;
 }
 
 std::optional<BudgetRefusal> ClientBudget::admit(std::int64_t tokens, BudgetTime t, BudgetCharge& charge,
                                                  State* after) {
   const PeriodSpan day = calendar_period(CalendarPeriod::Day, t.wall);
   const PeriodSpan month = calendar_period(CalendarPeriod::Month, t.wall);
-  std::lock_guard lock(mutex_);
+  // What to ask the store for is sent once the lock is released: nothing waits on it.
+  PendingAsk asks[3];
+  std::optional<BudgetRefusal> refusal;
+  {
+    std::lock_guard lock(mutex_);
+    refusal = admit_locked(tokens, t, charge, after, day, month, asks);
+  }
+  for (const PendingAsk& a : asks) send_pending(broker_, a);
+  return refusal;
+}
+
+std::optional<BudgetRefusal> ClientBudget::admit_locked(std::int64_t tokens, BudgetTime t,
+                                                        BudgetCharge& charge, State* after,
+                                                        const PeriodSpan& day, const PeriodSpan& month,
+                                                        PendingAsk (&asks)[3]) {
   const auto refuse = [&](BudgetLimit limit, std::int64_t value, std::int64_t used, std::int64_t requested,
                           Nanos retry) {
     if (after) *after = state_locked(t, day, month);
@@ -101,6 +138,24 @@ std::optional<BudgetRefusal> ClientBudget::admit(std::int64_t tokens, BudgetTime
       limits_.tokens_per_month && used + tokens > limits_.tokens_per_month)
     return refuse(BudgetLimit::TokensPerMonth, limits_.tokens_per_month, used, tokens,
                   until(month.end, t.wall));
+  // Shared: the minute limits' leases must admit too (all replicas together).
+  const bool lease_tokens = tokens_lease_ && limits_.tokens_per_minute;
+  const bool lease_requests = requests_lease_ && limits_.requests_per_minute;
+  if (lease_tokens && !take_leased(*tokens_lease_, tokens, t.wall, asks[0]))
+    return refuse(BudgetLimit::TokensPerMinute, limits_.tokens_per_minute, minute_tokens_.used(t.now), tokens,
+                  tokens_lease_->quota.wait_for(tokens, t.wall));
+  if (lease_requests && !take_leased(*requests_lease_, 1, t.wall, asks[1])) {
+    if (lease_tokens) tokens_lease_->quota.adjust(tokens_lease_->quota.window_of(t.wall), -tokens);
+    return refuse(BudgetLimit::RequestsPerMinute, limits_.requests_per_minute, minute_requests_.used(t.now),
+                  1, requests_lease_->quota.wait_for(1, t.wall));
+  }
+  if (day_lease_ && limits_.tokens_per_day && !take_leased(*day_lease_, tokens, t.wall, asks[2])) {
+    if (lease_tokens) tokens_lease_->quota.adjust(tokens_lease_->quota.window_of(t.wall), -tokens);
+    if (lease_requests) requests_lease_->quota.adjust(requests_lease_->quota.window_of(t.wall), -1);
+    return refuse(BudgetLimit::TokensPerDay, limits_.tokens_per_day, day_.used_in(day.index), tokens,
+                  day_lease_->quota.wait_for(tokens, t.wall));
+  }
+  charge.lease_window = tokens_lease_ ? tokens_lease_->quota.window_of(t.wall) : -1;
 
   charge.tokens = tokens;
   charge.minute_bucket = minute_tokens_.consume(tokens, t.now);
@@ -120,6 +175,8 @@ void ClientBudget::settle(const BudgetCharge& charge, std::int64_t actual_tokens
   if (delta == 0) return;
   std::lock_guard lock(mutex_);
   minute_tokens_.adjust(charge.minute_bucket, delta, t.now);
+  if (tokens_lease_) tokens_lease_->quota.adjust(charge.lease_window, delta);
+  if (day_lease_) day_lease_->quota.adjust(charge.day, delta);  // the lease's window is the day's index
   // A period that ended meanwhile is not reopened: its successor starts from what it counts.
   for (auto [counter, index] : {std::pair{&day_, charge.day}, std::pair{&month_, charge.month}})
     if (counter->period == index) counter->used = std::max<std::int64_t>(counter->used + delta, 0);
@@ -129,6 +186,7 @@ void ClientBudget::cancel(const BudgetCharge& charge, BudgetTime t) {
   settle(charge, 0, t);
   std::lock_guard lock(mutex_);
   minute_requests_.adjust(charge.minute_bucket, -1, t.now);
+  if (requests_lease_) requests_lease_->quota.adjust(charge.lease_window, -1);
 }
 
 ClientBudget::State ClientBudget::state(BudgetTime t) {

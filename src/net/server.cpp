@@ -225,6 +225,7 @@ void Server::reload(const Config& cfg) {
 
 const LatencyStats& Server::latency() const { return impl_->latency; }
 const BudgetRegistry& Server::budgets() const { return impl_->budgets; }
+BudgetRegistry& Server::budgets() { return impl_->budgets; }
 
 std::vector<std::string> Server::backend_names() const { return impl_->ids.names(); }
 const BackendStates& Server::states() const { return impl_->states; }

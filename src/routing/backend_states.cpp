@@ -22,17 +22,61 @@ CooldownView BackendStates::Deadline::view() const {
   return {until.load(std::memory_order_relaxed), cause.load(std::memory_order_relaxed)};
 }
 
-bool BackendStates::Quota::fits(std::int64_t cost, MonoNanos now) {
+bool BackendStates::Quota::fits(std::int64_t cost, MonoNanos now, const Clock& clock) {
   std::lock_guard lock(quota_mutex);
-  return (!tokens || tokens->fits(cost, now)) && (!requests || requests->fits(1, now));
+  if ((tokens && !tokens->fits(cost, now)) || (requests && !requests->fits(1, now))) return false;
+  if (!tokens_lease && !requests_lease) return true;
+  // A lease yet to come does not hide the member: its reserve() asks for one.
+  const auto wall = clock.wall_now();
+  return (!tokens_lease || tokens_lease->quota.may_fit(cost, wall)) &&
+         (!requests_lease || requests_lease->quota.may_fit(1, wall));
 }
 
-Nanos BackendStates::Quota::wait_for(std::int64_t cost, MonoNanos now) {
+Nanos BackendStates::Quota::wait_for(std::int64_t cost, MonoNanos now, const Clock& clock) {
   std::lock_guard lock(quota_mutex);
   Nanos wait{0};
   if (tokens) wait = std::max(wait, tokens->wait_for(cost, now));
   if (requests) wait = std::max(wait, requests->wait_for(1, now));
+  if (tokens_lease || requests_lease) {
+    const auto wall = clock.wall_now();
+    if (tokens_lease) wait = std::max(wait, tokens_lease->quota.wait_for(cost, wall));
+    if (requests_lease) wait = std::max(wait, requests_lease->quota.wait_for(1, wall));
+  }
   return wait;
+}
+
+void BackendStates::make_leases(Quota& q, const PoolMember& m, std::string name) const {
+  if (broker_ == nullptr) return;
+  // A lease covers about half a second of this replica's traffic (LeasedQuota::Options).
+  const auto make = [&](std::int64_t limit, const char* what) {
+    LeasedQuota::Options o;
+    o.limit = limit;
+    o.window = m.quota_window;
+    o.min_lease = std::max<std::int64_t>(1, limit / kMinLeaseDivisor);
+    o.bridge = true;
+    auto lease = std::make_unique<SharedLease>(name + what, q.quota_mutex, o);
+    broker_->attach(*lease);
+    return lease;
+  };
+  if (m.tokens_per_window > 0) q.tokens_lease = make(m.tokens_per_window, ":tokens");
+  if (m.requests_per_window > 0) q.requests_lease = make(m.requests_per_window, ":requests");
+}
+
+std::string BackendStates::quota_name(const PoolMember& m, std::string_view deployment) {
+  if (m.quota_group.empty()) return m.name + "/" + std::string(m.effective_deployment(deployment));
+  std::string name = "group:" + m.quota_group;
+  if (m.deployment_override.empty()) name += "/" + std::string(deployment);
+  return name;
+}
+
+BackendStates::Leases BackendStates::leases(const PoolMember& m, std::string_view deployment) const {
+  Leases out;
+  Quota* q = find_quota_of(m, deployment, find_deployment(m.id, m.effective_deployment(deployment)));
+  if (!q) return out;
+  std::lock_guard lock(q->quota_mutex);
+  if (q->tokens_lease) out.tokens = q->tokens_lease->quota.view();
+  if (q->requests_lease) out.requests = q->requests_lease->quota.view();
+  return out;
 }
 
 BackendStates::BackendStates(const Clock& clock, CooldownPolicy policy)
@@ -85,6 +129,7 @@ BackendStates::DeploymentState& BackendStates::deployment_state(const PoolMember
       it->second->tokens.emplace(m.tokens_per_window, m.quota_window);
     if (m.quota_group.empty() && m.requests_per_window > 0)
       it->second->requests.emplace(m.requests_per_window, m.quota_window);
+    if (m.quota_group.empty() && m.has_quota()) make_leases(*it->second, m, quota_name(m, deployment));
   }
   return *it->second;
 }
@@ -117,6 +162,7 @@ BackendStates::Quota& BackendStates::quota_of(const PoolMember& m, std::string_v
     it->second = std::make_unique<Quota>();
     if (m.tokens_per_window > 0) it->second->tokens.emplace(m.tokens_per_window, m.quota_window);
     if (m.requests_per_window > 0) it->second->requests.emplace(m.requests_per_window, m.quota_window);
+    make_leases(*it->second, m, quota_name(m, deployment));
   }
   return *it->second;
 }
@@ -129,24 +175,42 @@ bool BackendStates::available(const PoolMember& m, std::string_view deployment, 
   if (d == nullptr) {
     if (!m.has_quota()) return true;
     Quota* group = find_quota_of(m, deployment, nullptr);  // a group others already draw on
-    return group ? group->fits(cost, now) : fits_limit;
+    return group ? group->fits(cost, now, clock_) : fits_limit;
   }
   if (d->until.load(std::memory_order_relaxed) > now) return false;
   if (!d->reported.fits(cost, now)) return false;
   if (!m.has_quota()) return true;
   Quota* q = find_quota_of(m, deployment, d);
-  return q ? q->fits(cost, now) : fits_limit;
+  return q ? q->fits(cost, now, clock_) : fits_limit;
 }
 
 bool BackendStates::reserve(const PoolMember& m, std::string_view deployment, std::int64_t cost) {
   if (!m.has_quota()) return true;
   Quota& q = quota_of(m, deployment, deployment_state(m, m.effective_deployment(deployment)));
-  std::lock_guard lock(q.quota_mutex);
-  const MonoNanos now = clock_.now();  // read under the lock: budgets only see time move forward
-  if ((q.tokens && !q.tokens->fits(cost, now)) || (q.requests && !q.requests->fits(1, now))) return false;
-  if (q.tokens) q.tokens->try_consume(cost, now);
-  if (q.requests) q.requests->try_consume(1, now);
-  return true;
+  // With shared quotas the leases must admit too; what to ask the store for is sent after the
+  // lock is released (the request never waits for the answer).
+  PendingAsk asks[2];
+  bool ok = false;
+  {
+    std::lock_guard lock(q.quota_mutex);
+    const MonoNanos now = clock_.now();  // read under the lock: budgets only see time move forward
+    ok = (!q.tokens || q.tokens->fits(cost, now)) && (!q.requests || q.requests->fits(1, now));
+    if (ok && (q.tokens_lease || q.requests_lease)) {
+      const auto wall = clock_.wall_now();
+      const bool tokens_ok = !q.tokens_lease || take_leased(*q.tokens_lease, cost, wall, asks[0]);
+      const bool requests_ok =
+          tokens_ok && (!q.requests_lease || take_leased(*q.requests_lease, 1, wall, asks[1]));
+      if (tokens_ok && !requests_ok && q.tokens_lease)
+        q.tokens_lease->quota.adjust(q.tokens_lease->quota.window_of(wall), -cost);
+      ok = requests_ok;
+    }
+    if (ok) {
+      if (q.tokens) q.tokens->try_consume(cost, now);
+      if (q.requests) q.requests->try_consume(1, now);
+    }
+  }
+  for (const PendingAsk& a : asks) send_pending(broker_, a);
+  return ok;
 }
 
 BackendStates::QuotaUsage BackendStates::quota_usage(const PoolMember& m, std::string_view deployment) const {
@@ -277,7 +341,7 @@ Unavailability BackendStates::unavailability(const RoutingTable& table, std::str
       }
       Quota* q = m.has_quota() ? find_quota_of(m, deployment, d) : nullptr;
       if (q) {
-        const Nanos wait = q->wait_for(cost, std::max(now, at));
+        const Nanos wait = q->wait_for(cost, std::max(now, at), clock_);
         if (wait.count() > 0) {
           at = std::max(now, at) + wait.count();
           throttled = true;  // at its quota: a rate limit, whoever noticed it first

@@ -12,7 +12,12 @@ void LeasedQuota::set_shared(bool shared, std::size_t replicas) {
   in_flight_ = false;
   // Back to shared: what was taken locally beyond any lease is reported with the next ask.
   // Leases of a lost store are void (it may have restarted empty).
-  if (shared) cur_.leased = next_.leased = 0;
+  if (shared)
+    for (Slot* s : {&cur_, &next_}) {
+      s->leased = 0;
+      s->answered = s->spent = false;
+      s->bridged = 0;
+    }
 }
 
 std::int64_t LeasedQuota::window_of(WallTime t) const {
@@ -37,12 +42,48 @@ void LeasedQuota::roll(std::int64_t window) {
 
 std::int64_t LeasedQuota::local_share() const { return o_.limit / static_cast<std::int64_t>(replicas_); }
 
+const LeasedQuota::Slot* LeasedQuota::slot_of(std::int64_t window) const {
+  if (cur_.window == window) return &cur_;
+  if (next_.window == window) return &next_;
+  return nullptr;
+}
+
+bool LeasedQuota::room_for(const Slot& s, std::int64_t cost) const {
+  if (!shared_) return s.taken + cost <= local_share();
+  // Before the store's first answer: a lease's worth on credit, reported with the ask.
+  if (bridging(s)) return s.bridged + cost <= std::min(local_share(), lease_size(cost));
+  // Reported over-use was counted by the store beside the leases: it is room already paid for.
+  return s.taken + cost <= s.leased + s.reported;
+}
+
+bool LeasedQuota::fits(std::int64_t cost, WallTime now) const {
+  cost = std::max<std::int64_t>(cost, 0);
+  const std::int64_t w = window_of(now);
+  const Slot* s = slot_of(w);
+  return room_for(s ? *s : Slot{w}, cost);
+}
+
+bool LeasedQuota::may_fit(std::int64_t cost, WallTime now) const {
+  if (fits(cost, now)) return true;
+  if (!shared_ || cost > o_.limit) return false;
+  const Slot* s = slot_of(window_of(now));
+  return !(s && s->spent);
+}
+
+Nanos LeasedQuota::wait_for(std::int64_t cost, WallTime now) const {
+  if (fits(cost, now)) return Nanos(0);
+  const std::int64_t w = window_of(now);
+  const Slot* s = slot_of(w);
+  const auto to_end = std::chrono::duration_cast<Nanos>(window_end(w) - now);
+  if (!shared_ || cost > o_.limit || (s && s->spent)) return std::max(to_end, Nanos(0));
+  return std::min(o_.horizon, to_end);
+}
+
 bool LeasedQuota::try_take(std::int64_t cost, WallTime now) {
   roll(window_of(now));
   cost = std::max<std::int64_t>(cost, 0);
-  // Reported over-use was counted by the store beside the leases: it is room already paid for.
-  const std::int64_t room = shared_ ? cur_.leased + cur_.reported : local_share();
-  if (cur_.taken + cost > room) return false;
+  if (!room_for(cur_, cost)) return false;
+  if (bridging(cur_)) cur_.bridged += cost;
   cur_.taken += cost;
   avg_cost_ = avg_cost_ == 0 ? static_cast<double>(cost) : 0.9 * avg_cost_ + 0.1 * static_cast<double>(cost);
   // The rate, over intervals of at least 100 ms.
@@ -101,6 +142,8 @@ void LeasedQuota::granted(const Ask& a, std::int64_t tokens, WallTime now) {
     if (s->window != a.window) continue;  // a window already gone: its grant is void
     s->leased += tokens;
     s->reported += a.used;
+    s->answered = true;
+    if (tokens < a.tokens) s->spent = true;
   }
   if (tokens > 0) last_lease_ = tokens;
 }

@@ -190,3 +190,80 @@ TEST(BudgetThreads, ConcurrentChargesAndSettlementsAreAllCounted) {
 
 }  // namespace
 }  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+// Shared by replicas (docs/scale-out.md): a broker standing in for Redis records the asks and
+// the test answers them.
+struct RecordingBroker : LeaseBroker {
+  std::vector<SharedLease*> attached;
+  std::vector<PendingAsk> asks;
+  void attach(SharedLease& lease) override {
+    attached.push_back(&lease);
+    std::lock_guard lock(lease.mutex);
+    lease.quota.set_shared(true, 2);
+  }
+  void send(SharedLease& lease, const LeasedQuota::Ask& ask) override { asks.push_back({&lease, ask}); }
+  void answer(std::size_t i, std::int64_t grant, WallTime now) {
+    std::lock_guard lock(asks[i].lease->mutex);
+    asks[i].lease->quota.granted(asks[i].ask, grant, now);
+  }
+};
+
+const WallTime kMinuteStart = sys_days(year(2026) / November / 25) + hours(10);
+
+TEST(SharedBudget, TheMinuteLimitsAdmitOnlyWhatTheStoreGrantsAndSettleMovesTheLease) {
+  ManualClock clock;
+  RecordingBroker broker;
+  BudgetRegistry registry;
+  ClientBudget& b = registry.get("client\x1fsearch", ClientLimits{.tokens_per_minute = 10'000});
+  registry.set_lease_broker(&broker);  // a budget made before is shared too
+  ASSERT_EQ(broker.attached.size(), 3u);
+  EXPECT_EQ(broker.attached[0]->name, "budget:client\x1fsearch:tokens");
+  const BudgetTime t{clock.now(), kMinuteStart};
+  BudgetCharge c1, c2, c3;
+  EXPECT_FALSE(b.admit(200, t, c1)) << "the first request on credit";
+  ASSERT_EQ(broker.asks.size(), 1u) << "the requests limit is unset: only tokens are leased";
+  EXPECT_EQ(broker.asks[0].ask.used, 200);
+  broker.answer(0, 300, t.wall);
+  EXPECT_FALSE(b.admit(300, t, c2));
+  const auto refused = b.admit(100, t, c3);
+  ASSERT_TRUE(refused) << "the local minute has room; the lease has not";
+  EXPECT_EQ(refused->limit, BudgetLimit::TokensPerMinute);
+  b.settle(c2, 100, t);  // the answer used 100 of the 300
+  EXPECT_FALSE(b.admit(200, t, c3)) << "what the answer did not use is the replica's again";
+}
+
+TEST(SharedBudget, TheDayQuotaIsLeasedTooAndRefusesUntilTheDaysEndOnceSpent) {
+  ManualClock clock;
+  RecordingBroker broker;
+  BudgetRegistry registry;
+  registry.set_lease_broker(&broker);
+  ClientBudget& b = registry.get("client\x1fsearch", ClientLimits{.tokens_per_day = 100'000});
+  ASSERT_EQ(broker.attached.size(), 3u);
+  EXPECT_EQ(broker.attached[2]->name, "budget:client\x1fsearch:day_tokens");
+  const BudgetTime t{clock.now(), kMinuteStart};
+  BudgetCharge c;
+  EXPECT_FALSE(b.admit(200, t, c)) << "on credit";
+  ASSERT_EQ(broker.asks.size(), 1u);
+  EXPECT_EQ(broker.asks[0].ask.window, calendar_period(CalendarPeriod::Day, t.wall).index)
+      << "the lease's window is the UTC day";
+  broker.answer(0, 0, t.wall);  // the other replicas spent the day
+  const auto refused = b.admit(100, t, c);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->limit, BudgetLimit::TokensPerDay);
+  EXPECT_EQ(refused->retry_after, hours(14)) << "until midnight UTC";
+}
+
+TEST(SharedBudget, ANewBudgetIsSharedFromItsStart) {
+  RecordingBroker broker;
+  BudgetRegistry registry;
+  registry.set_lease_broker(&broker);
+  registry.get("subject\x1fteam-a", ClientLimits{.requests_per_minute = 5});
+  ASSERT_EQ(broker.attached.size(), 3u);
+  EXPECT_EQ(broker.attached[1]->name, "budget:subject\x1fteam-a:requests");
+}
+
+}  // namespace
+}  // namespace smartlb

@@ -418,3 +418,117 @@ TEST_F(PoolFixture, SharedCooldowns_ARemoteDeadlineIsAppliedOnThisClockAndNotTol
 
 }  // namespace
 }  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+// Shared quotas (docs/scale-out.md): a broker standing in for Redis records the asks and the
+// test answers them.
+struct RecordingBroker : LeaseBroker {
+  bool shared = true;
+  std::size_t replicas = 1;
+  std::vector<SharedLease*> attached;
+  std::vector<PendingAsk> asks;
+  void attach(SharedLease& lease) override {
+    attached.push_back(&lease);
+    std::lock_guard lock(lease.mutex);
+    lease.quota.set_shared(shared, replicas);
+  }
+  void send(SharedLease& lease, const LeasedQuota::Ask& ask) override { asks.push_back({&lease, ask}); }
+  void answer(std::size_t i, std::int64_t grant, LeasedQuota::WallTime now) {
+    std::lock_guard lock(asks[i].lease->mutex);
+    asks[i].lease->quota.granted(asks[i].ask, grant, now);
+  }
+};
+
+struct LeasedQuotas : ::testing::Test {
+  ManualClock clock;  // its wall clock starts on a minute: the window is [now, now + 60 s)
+  RecordingBroker broker;
+  std::unique_ptr<RoutingTable> table;
+  std::unique_ptr<BackendStates> states;
+  void make(std::int64_t tokens, std::int64_t requests = 0, std::string group = "") {
+    PoolMember m{"eastus", 1, 1, "", tokens, requests};
+    m.quota_window = std::chrono::seconds(60);
+    m.quota_group = group;
+    table = std::make_unique<RoutingTable>(std::vector<PoolMember>{m});
+    states = std::make_unique<BackendStates>(clock, CooldownPolicy{});
+    states->track(*table);
+    states->set_lease_broker(&broker);
+  }
+  bool reserve(std::int64_t cost) { return states->reserve(table->member(0), "gpt-4o", cost); }
+  bool available(std::int64_t cost) {
+    return states->available(table->member(0), "gpt-4o", clock.now(), cost);
+  }
+};
+
+TEST_F(LeasedQuotas, WithoutABrokerAQuotaHoldsNoLease) {
+  make(1000);
+  states->set_lease_broker(nullptr);
+  EXPECT_TRUE(reserve(100));
+  EXPECT_FALSE(states->leases(table->member(0), "gpt-4o").tokens);
+}
+
+TEST_F(LeasedQuotas, SharedAQuotaAdmitsWhatTheStoreGrantsBeyondItsLocalWindow) {
+  make(1000);
+  EXPECT_TRUE(reserve(100)) << "the first request does not wait for the store (a lease's worth on credit)";
+  ASSERT_EQ(broker.asks.size(), 1u);
+  EXPECT_EQ(broker.asks[0].lease->name, "eastus/gpt-4o:tokens");
+  EXPECT_EQ(broker.asks[0].ask.used, 100) << "what it took on credit is reported";
+  broker.answer(0, 200, clock.wall_now());
+  EXPECT_TRUE(available(200));
+  EXPECT_TRUE(reserve(200));
+  ASSERT_EQ(broker.asks.size(), 2u) << "the lease ran low: the next one is asked ahead of need";
+  EXPECT_FALSE(reserve(1));
+  EXPECT_EQ(broker.asks.size(), 2u) << "one ask at a time";
+  broker.answer(1, 0, clock.wall_now());  // the other replicas took the rest
+  EXPECT_FALSE(available(1)) << "the local window has 700 left; the shared window is spent";
+  EXPECT_FALSE(reserve(1));
+  const Unavailability u = states->unavailability(*table, "gpt-4o", 1);
+  EXPECT_TRUE(u.throttled);
+  EXPECT_EQ(u.retry_after, std::chrono::seconds(60)) << "spent: until the shared window ends";
+  EXPECT_EQ(states->quota_usage(table->member(0), "gpt-4o").tokens_used, 300);
+}
+
+TEST_F(LeasedQuotas, ALeaseYetToComeDoesNotHideTheBackendFromThePickItsReserveAsks) {
+  broker.replicas = 3;
+  make(300);  // a share of 100: no request of 200 on credit
+  EXPECT_TRUE(available(200)) << "a lease may come";
+  EXPECT_FALSE(reserve(200));
+  ASSERT_EQ(broker.asks.size(), 1u) << "the refused reserve asks for what it needed";
+  EXPECT_GE(broker.asks[0].ask.tokens, 200);
+  broker.answer(0, 200, clock.wall_now());
+  EXPECT_TRUE(available(200));
+  EXPECT_TRUE(reserve(200));
+  ASSERT_EQ(broker.asks.size(), 2u);
+  broker.answer(1, 100, clock.wall_now());  // less than asked: the window is spent
+  EXPECT_FALSE(available(200)) << "the store said no more: skipped until the window ends";
+}
+
+TEST_F(LeasedQuotas, AStoreLostLeavesEachReplicaItsShare) {
+  broker.shared = false;
+  broker.replicas = 4;
+  make(1000);
+  EXPECT_TRUE(reserve(200));
+  EXPECT_FALSE(reserve(100)) << "1000 / 4 replicas";
+  EXPECT_TRUE(broker.asks.empty()) << "nothing to ask a store that is lost";
+}
+
+TEST_F(LeasedQuotas, RequestsAreLeasedToo) {
+  make(0, 2);
+  EXPECT_TRUE(reserve(1000));
+  ASSERT_EQ(broker.asks.size(), 1u);
+  EXPECT_EQ(broker.asks[0].lease->name, "eastus/gpt-4o:requests");
+  broker.answer(0, 1, clock.wall_now());
+  EXPECT_TRUE(reserve(1000));
+  EXPECT_FALSE(reserve(1000)) << "two requests a window: one on credit, one leased";
+}
+
+TEST_F(LeasedQuotas, AGroupsQuotaIsNamedByTheGroup) {
+  make(1000, 0, "sub1-eastus");
+  EXPECT_TRUE(reserve(100));
+  ASSERT_EQ(broker.attached.size(), 1u);
+  EXPECT_EQ(broker.attached[0]->name, "group:sub1-eastus/gpt-4o:tokens");
+}
+
+}  // namespace
+}  // namespace smartlb

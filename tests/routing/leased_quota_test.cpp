@@ -100,6 +100,66 @@ TEST(LeasedQuota, AdjustMovesOnlyTheLocalCount) {
   EXPECT_TRUE(q.try_take(200, kStart));
 }
 
+LeasedQuota bridged(std::int64_t limit) {
+  LeasedQuota::Options o{limit, minutes(1), milliseconds(500), 10};
+  o.bridge = true;
+  return LeasedQuota(o);
+}
+
+TEST(LeasedQuota, BridgedItTakesALeasesWorthBeforeTheStoresFirstAnswerAndReportsIt) {
+  LeasedQuota q = bridged(9000);
+  q.set_shared(true, 3);
+  EXPECT_TRUE(q.fits(200, kStart));
+  EXPECT_TRUE(q.try_take(200, kStart)) << "the first request does not wait for the store";
+  EXPECT_FALSE(q.try_take(500, kStart)) << "no more than a lease's worth (two requests) on credit";
+  const auto a = q.ask(kStart);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->used, 200) << "what it took on credit is reported";
+  q.granted(*a, 400, kStart);
+  EXPECT_TRUE(q.try_take(400, kStart));
+  EXPECT_FALSE(q.try_take(1, kStart)) << "answered: only the lease counts";
+}
+
+TEST(LeasedQuota, BridgedNeverMoreThanTheLocalShare) {
+  LeasedQuota q = bridged(300);
+  q.set_shared(true, 3);
+  EXPECT_FALSE(q.try_take(200, kStart)) << "100 is the share";
+  EXPECT_TRUE(q.try_take(100, kStart));
+}
+
+TEST(LeasedQuota, BridgedAStoreThatGrantsNothingStopsTheCredit) {
+  LeasedQuota q = bridged(9000);
+  q.set_shared(true, 3);
+  const auto a = q.ask(kStart, 100);
+  q.granted(*a, 0, kStart);
+  EXPECT_FALSE(q.try_take(100, kStart));
+  EXPECT_EQ(q.wait_for(100, kStart), seconds(20)) << "spent: until the window ends";
+}
+
+TEST(LeasedQuota, BridgedBackToSharedTheCreditStartsAgainAfterTheLocalTakes) {
+  LeasedQuota q = bridged(9000);
+  q.set_shared(false, 3);
+  EXPECT_TRUE(q.try_take(2000, kStart));
+  q.set_shared(true, 3);
+  EXPECT_TRUE(q.try_take(200, kStart)) << "the store returned: no refusal while the first ask is out";
+  const auto a = q.ask(kStart);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->used, 2200);
+}
+
+TEST(LeasedQuota, FitsAndWaitForTakeNothing) {
+  LeasedQuota q = quota(900);
+  q.set_shared(false, 3);
+  EXPECT_TRUE(q.fits(300, kStart));
+  EXPECT_FALSE(q.fits(301, kStart));
+  EXPECT_TRUE(q.try_take(300, kStart));
+  EXPECT_FALSE(q.fits(1, kStart));
+  EXPECT_EQ(q.wait_for(1, kStart), seconds(20)) << "local and spent: the window's end";
+  EXPECT_EQ(q.wait_for(0, kStart), seconds(0));
+  q.set_shared(true, 3);
+  EXPECT_EQ(q.wait_for(1, kStart), milliseconds(500)) << "a lease is on its way";
+}
+
 // Three replicas and a store that grants exactly what is left: under 120 % of the quota spread
 // 3:1:1, no window ever gets more than the limit, and nearly all of it is used.
 TEST(LeasedQuota, ThreeReplicasTogetherKeepToTheLimitAndUseNearlyAllOfIt) {

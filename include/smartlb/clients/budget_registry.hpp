@@ -32,6 +32,9 @@ class BudgetRegistry {
     ClientBudget* budget;
   };
   std::vector<Entry> entries() const;  // in key order
+  // Budgets shared by replicas (docs/scale-out.md): every budget, made before or after, leases
+  // its minute limits through `broker` under "budget:<key>". Before the first request.
+  void set_lease_broker(LeaseBroker* broker);
   std::size_t size() const;
 
  private:
@@ -41,6 +44,7 @@ class BudgetRegistry {
   };
   ClientBudget& make(std::string_view key, const ClientLimits& limits, std::uint64_t plan);
 
+  LeaseBroker* broker_ = nullptr;
   mutable std::shared_mutex mutex_;
   std::unordered_map<std::string, std::unique_ptr<ClientBudget>, Hash, std::equal_to<>> budgets_;
 };

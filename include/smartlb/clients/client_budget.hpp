@@ -7,12 +7,14 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string_view>
 
 #include "smartlb/base/clock.hpp"
 #include "smartlb/config/config.hpp"
+#include "smartlb/routing/shared_lease.hpp"
 #include "smartlb/routing/sliding_window_budget.hpp"
 
 namespace smartlb {
@@ -43,6 +45,7 @@ struct BudgetCharge {
   std::int64_t tokens = 0;
   std::int64_t minute_bucket = -1;  // the sliding windows' bucket
   std::int64_t day = -1, month = -1;
+  std::int64_t lease_window = -1;  // the shared minute window (shared budgets only)
 };
 
 struct BudgetRefusal {
@@ -85,12 +88,22 @@ class ClientBudget {
 
   State state(BudgetTime t);
 
+  // Shared by replicas (docs/scale-out.md): the minute limits and the day quota are also
+  // leased through `broker`, under `name` (the same on every replica). Before the budget's
+  // first request. (A UTC day is a fixed window since the epoch; a month is not: months stay
+  // per replica.)
+  void share(LeaseBroker& broker, const std::string& name);
+  bool shared() const { return broker_ != nullptr; }
+
   // The configuration whose limits this budget last took (BudgetRegistry: one look, not a
   // lock, per request once they are taken).
   std::atomic<std::uint64_t> plan{0};
 
  private:
   State state_locked(BudgetTime t, const PeriodSpan& day, const PeriodSpan& month);
+  std::optional<BudgetRefusal> admit_locked(std::int64_t tokens, BudgetTime t, BudgetCharge& charge,
+                                            State* after, const PeriodSpan& day, const PeriodSpan& month,
+                                            PendingAsk (&asks)[3]);
 
   // A calendar quota: what was used in the current period.
   struct PeriodCounter {
@@ -103,6 +116,9 @@ class ClientBudget {
   ClientLimits limits_;
   SlidingWindowBudget minute_tokens_, minute_requests_;
   PeriodCounter day_, month_;
+  // Shared budgets only: the minute limits' and the day quota's leases (guarded by mutex_).
+  LeaseBroker* broker_ = nullptr;
+  std::unique_ptr<SharedLease> tokens_lease_, requests_lease_, day_lease_;
 };
 
 }  // namespace smartlb

@@ -54,6 +54,7 @@ class Server {
   const LatencyStats& latency() const;  // latency rules' statistics (outlive snapshots)
   // The client budgets (outlive snapshots), for status pages.
   const BudgetRegistry& budgets() const;
+  BudgetRegistry& budgets();  // for what shares them with other replicas (redis/shared_quotas)
   std::size_t open_connections() const;
   // The Entra ID credentials of the backends: source, state, expiry (never a token).
   std::vector<entra::CredentialStatus> credentials() const;

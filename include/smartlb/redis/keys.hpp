@@ -2,6 +2,7 @@
 // The names smartlb uses in Redis, all starting with the configured prefix (REDIS_KEY_PREFIX).
 // Hash tags ({...}) keep what one script touches in one cluster slot: a (backend, deployment)'s
 // keys share the tag "{backend/deployment}", the replica registry the tag "{replicas}".
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -18,6 +19,26 @@ inline std::string cooldown_key(std::string_view prefix, std::string_view backen
     k += deployment;
   }
   k += "}:cooldown";
+  return k;
+}
+// What the replicas together took of a shared quota (docs/scale-out.md) in one window (its
+// index: Unix time / window length): the tag is the quota's name, with braces written as
+// "%7B" / "%7D" (and '%' as "%25") so that a name cannot end the tag early.
+inline std::string quota_key(std::string_view prefix, std::string_view quota, std::int64_t window) {
+  std::string k(prefix);
+  k += "{quota:";
+  for (char c : quota) {
+    if (c == '{')
+      k += "%7B";
+    else if (c == '}')
+      k += "%7D";
+    else if (c == '%')
+      k += "%25";
+    else
+      k += c;
+  }
+  k += "}:";
+  k += std::to_string(window);
   return k;
 }
 // The channel cooldowns are published on.

@@ -21,6 +21,7 @@
 #include "smartlb/routing/outcome.hpp"
 #include "smartlb/routing/reported_budget.hpp"
 #include "smartlb/routing/routing_table.hpp"
+#include "smartlb/routing/shared_lease.hpp"
 #include "smartlb/routing/sliding_window_budget.hpp"
 
 namespace smartlb {
@@ -136,6 +137,19 @@ class BackendStates {
   void set_cooldown_listener(CooldownListener* listener) {
     listener_.store(listener, std::memory_order_release);
   }
+  // Declared quotas shared by replicas (docs/scale-out.md): with a broker, every quota made
+  // from now on also holds a lease per limit, and a request must fit in both its local window
+  // and its lease. Set before the first request; it must outlive this object's use.
+  void set_lease_broker(LeaseBroker* broker) { broker_ = broker; }
+  // The name a member's quota has across replicas: "<backend>/<deployment>", or
+  // "group:<group>[/<deployment>]" for a quota group (then ":tokens" or ":requests" per limit).
+  static std::string quota_name(const PoolMember& m, std::string_view deployment);
+  // The leases of a member's quota, for status pages and tests (null: none).
+  struct Leases {
+    std::optional<LeasedQuota::View> tokens, requests;
+  };
+  Leases leases(const PoolMember& m, std::string_view deployment) const;
+
   // A deadline another replica published, as wall-clock epoch milliseconds (turned into this
   // clock's time), for the backend configured as `backend`. Deadlines only grow; the listener
   // is not told (no echo). False when no backend has that name here or nothing changed.
@@ -163,9 +177,12 @@ class BackendStates {
   struct Quota {
     std::mutex quota_mutex;  // per (backend, deployment), or per group
     std::optional<SlidingWindowBudget> tokens, requests;
-    bool fits(std::int64_t cost, MonoNanos now);
-    Nanos wait_for(std::int64_t cost, MonoNanos now);
+    // Shared quotas only (a LeaseBroker is set): the same limits, leased from the store.
+    std::unique_ptr<SharedLease> tokens_lease, requests_lease;
+    bool fits(std::int64_t cost, MonoNanos now, const Clock& clock);
+    Nanos wait_for(std::int64_t cost, MonoNanos now, const Clock& clock);
   };
+  void make_leases(Quota& q, const PoolMember& m, std::string name) const;
   // A (backend, deployment): its cooldown and, when declared, its quota budgets.
   struct DeploymentState : Deadline, Quota {
     ReportedBudget reported;
@@ -206,6 +223,7 @@ class BackendStates {
   CooldownPolicy policy_;
   std::atomic<int> watched_reports_{0};  // deployments whose ReportedBudget is watched
   std::atomic<CooldownListener*> listener_{nullptr};
+  LeaseBroker* broker_ = nullptr;
   // Every tracked backend by configured name (the latest table's member), for remote cooldowns.
   std::mutex names_mutex_;
   std::unordered_map<std::string, PoolMember, StringHash, std::equal_to<>> by_name_;

@@ -29,6 +29,11 @@ class LeasedQuota {
     // that the store sees a few asks a second at most.
     Nanos horizon = std::chrono::milliseconds(500);
     std::int64_t min_lease = 1;  // at least one request's worth, usually
+    // Shared, but the store has not answered yet for the current window (a replica's first
+    // requests, the first ones after the store returns, a window no lease was asked ahead
+    // for): take up to one lease's worth (never more than the local share) without one, and
+    // report it with the ask, instead of refusing every request until the answer arrives.
+    bool bridge = false;
   };
 
   explicit LeasedQuota(Options o) : o_(o) {}
@@ -45,6 +50,15 @@ class LeasedQuota {
   // Takes `cost` tokens for a request at `now`: from the lease of the current window (shared)
   // or from the local share. False: not enough; nothing is taken.
   bool try_take(std::int64_t cost, WallTime now);
+  // Whether try_take(cost, now) would succeed (nothing changes).
+  bool fits(std::int64_t cost, WallTime now) const;
+  // False only when `cost` cannot fit before the window ends (over the local share, more than
+  // the limit, or the store said the window is spent). Otherwise a lease may still come: a
+  // pick should try (and so ask), not skip.
+  bool may_fit(std::int64_t cost, WallTime now) const;
+  // How long until `cost` may fit: 0 when it fits; the window's end when the window is spent
+  // (locally, or the store granted less than asked); else the horizon (a lease is on its way).
+  Nanos wait_for(std::int64_t cost, WallTime now) const;
   // Corrects what a request took in `window` (its real cost, once known). Only the replica's
   // own count moves: the store keeps what it granted.
   void adjust(std::int64_t window, std::int64_t delta);
@@ -78,9 +92,15 @@ class LeasedQuota {
     std::int64_t leased = 0;    // granted by the store (shared mode)
     std::int64_t taken = 0;     // taken by requests
     std::int64_t reported = 0;  // of `taken` beyond `leased`, already told to the store
+    bool answered = false;      // the store answered an ask for this window (shared mode)
+    bool spent = false;         // it granted less than asked: the window's quota is (nearly) gone
+    std::int64_t bridged = 0;   // taken while shared before any answer (Options::bridge)
   };
   void roll(std::int64_t window);  // makes `window` the current one
   std::int64_t local_share() const;
+  const Slot* slot_of(std::int64_t window) const;  // null: a window not begun here yet
+  bool room_for(const Slot& s, std::int64_t cost) const;
+  bool bridging(const Slot& s) const { return shared_ && o_.bridge && !s.answered; }
   std::int64_t lease_size(std::int64_t need) const;
 
   Options o_;

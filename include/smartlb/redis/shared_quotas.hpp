@@ -1,0 +1,70 @@
+#pragma once
+// Declared quotas and client budgets shared by replicas through Redis (docs/scale-out.md,
+// "Shared quotas"): the LeaseBroker of every SharedLease. An ask (LeasedQuota::ask) runs one
+// script on the window's key: it adds what the replica reports having taken beyond its leases,
+// grants min(want, limit - counted), adds the grant, and the answer goes back to the lease
+// under its owner's lock. Redis lost: every lease falls back to its local share (the limit
+// divided by the live replicas last read); Redis back: shared again, and each lease reports
+// what it took meanwhile with its next ask. A tick (every 100 ms, on the Redis thread) asks for
+// the leases that had traffic lately, so the next window's lease arrives before it begins.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "smartlb/base/clock.hpp"
+#include "smartlb/redis/redis_service.hpp"
+#include "smartlb/routing/shared_lease.hpp"
+
+namespace smartlb::redis {
+
+struct SharedQuotasOptions {
+  std::chrono::milliseconds tick{100};
+};
+
+class SharedQuotas final : public LeaseBroker {
+ public:
+  // Registers with `redis` (call before redis.start()); hand this to the owners of quotas
+  // (BackendStates::set_lease_broker) before their first request.
+  SharedQuotas(RedisService& redis, const Clock& clock, SharedQuotasOptions options = {});
+  ~SharedQuotas() override;  // stops the tick; stop `redis` first
+  SharedQuotas(const SharedQuotas&) = delete;
+  SharedQuotas& operator=(const SharedQuotas&) = delete;
+
+  void attach(SharedLease& lease) override;
+  void send(SharedLease& lease, const LeasedQuota::Ask& ask) override;
+
+  // Asks answered by Redis, tokens (or requests) granted, asks that got no answer.
+  std::uint64_t answered() const { return answered_.load(std::memory_order_relaxed); }
+  std::uint64_t granted() const { return granted_.load(std::memory_order_relaxed); }
+  std::uint64_t failed() const { return failed_.load(std::memory_order_relaxed); }
+  std::size_t size() const;
+
+  // The script: KEYS[1] the window's key; ARGV: used (taken beyond leases, to count), want,
+  // limit, the key's time to live (ms). Returns the grant.
+  static const RedisScript& script();
+
+ private:
+  struct Entry {
+    SharedLease* lease;
+    LeasedQuota::WallTime recent_until{};  // asked for by the tick until then (Redis thread)
+  };
+  void set_shared(bool shared);  // Redis thread
+  void tick();                   // Redis thread
+
+  RedisService& redis_;
+  const Clock& clock_;
+  const std::string prefix_;
+  mutable std::mutex mutex_;  // before any lease's lock
+  std::vector<Entry> leases_;
+  std::atomic<std::uint64_t> answered_{0}, granted_{0}, failed_{0};
+  std::mutex tick_mutex_;
+  std::condition_variable tick_cv_;
+  bool stopping_ = false;
+  std::thread ticker_;
+};
+
+}  // namespace smartlb::redis

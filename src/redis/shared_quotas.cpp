@@ -1,0 +1,115 @@
+#include "smartlb/redis/shared_quotas.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <string>
+
+#include "smartlb/redis/keys.hpp"
+
+namespace smartlb::redis {
+
+const RedisScript& SharedQuotas::script() {
+  // The key counts every token granted to any replica in the window, plus what replicas took
+  // beyond their leases (while Redis was away, or before their first answer): never a grant
+  // past the limit. It expires two windows on, when no replica can ask for it any more.
+  static const RedisScript s(R"lua(
+local counted = redis.call('INCRBY', KEYS[1], ARGV[1])
+local grant = math.min(tonumber(ARGV[2]), tonumber(ARGV[3]) - counted)
+if grant > 0 then redis.call('INCRBY', KEYS[1], grant) else grant = 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return grant
+)lua");
+  return s;
+}
+
+SharedQuotas::SharedQuotas(RedisService& redis, const Clock& clock, SharedQuotasOptions options)
+    : redis_(redis), clock_(clock), prefix_(redis.key_prefix()) {
+  redis_.on_connected([this] {
+    set_shared(true);
+    tick();  // the leases' first asks (and reports of what was taken meanwhile) at once
+  });
+  redis_.on_disconnected([this] { set_shared(false); });
+  // The tick's clock is the real one (a manual clock in tests does not move by itself); what
+  // it does runs on the Redis thread, with the injected clock's time.
+  ticker_ = std::thread([this, period = options.tick] {
+    std::unique_lock lock(tick_mutex_);
+    while (!tick_cv_.wait_for(lock, period, [this] { return stopping_; }))
+      if (redis_.up()) redis_.post([this] { tick(); });
+  });
+}
+
+SharedQuotas::~SharedQuotas() {
+  {
+    std::lock_guard lock(tick_mutex_);
+    stopping_ = true;
+  }
+  tick_cv_.notify_all();
+  ticker_.join();
+}
+
+std::size_t SharedQuotas::size() const {
+  std::lock_guard lock(mutex_);
+  return leases_.size();
+}
+
+void SharedQuotas::attach(SharedLease& lease) {
+  std::lock_guard lock(mutex_);
+  leases_.push_back({&lease});
+  std::lock_guard lease_lock(lease.mutex);
+  lease.quota.set_shared(redis_.up(), redis_.live_replicas());
+}
+
+void SharedQuotas::set_shared(bool shared) {
+  const std::size_t replicas = redis_.live_replicas();
+  std::lock_guard lock(mutex_);
+  for (const Entry& e : leases_) {
+    std::lock_guard lease_lock(e.lease->mutex);
+    e.lease->quota.set_shared(shared, replicas);
+  }
+  spdlog::info("redis: {} shared quota(s) {}", leases_.size(),
+               shared ? "leased from Redis again"
+                      : "on their local share (quota / " + std::to_string(replicas) +
+                            " replicas) until Redis is back");
+}
+
+void SharedQuotas::tick() {
+  const auto now = clock_.wall_now();
+  std::vector<PendingAsk> asks;
+  {
+    std::lock_guard lock(mutex_);
+    for (Entry& e : leases_) {
+      // Lately used: a window on, so that the next window's lease is asked before it begins.
+      if (e.lease->active.exchange(false, std::memory_order_relaxed))
+        e.recent_until = now + e.lease->window + std::chrono::seconds(1);
+      if (now >= e.recent_until) continue;
+      std::lock_guard lease_lock(e.lease->mutex);
+      if (auto a = e.lease->quota.ask(now)) asks.push_back({e.lease, *a});
+    }
+  }
+  for (const PendingAsk& p : asks) send(*p.lease, p.ask);
+}
+
+void SharedQuotas::send(SharedLease& lease, const LeasedQuota::Ask& ask) {
+  const auto window_ms = std::chrono::duration_cast<std::chrono::milliseconds>(lease.window).count();
+  const std::int64_t ttl_ms = std::max<std::int64_t>(2 * window_ms, 1000);
+  redis_.eval(script(), {quota_key(prefix_, lease.name, ask.window)},
+              {std::to_string(ask.used), std::to_string(ask.tokens),
+               std::to_string(lease.limit.load(std::memory_order_relaxed)), std::to_string(ttl_ms)},
+              [this, &lease, ask](RedisResult r) {
+                std::optional<std::int64_t> grant;
+                if (r.ok()) grant = r.value->as_integer();
+                std::lock_guard lock(lease.mutex);
+                if (grant) {
+                  lease.quota.granted(ask, *grant, clock_.wall_now());
+                  answered_.fetch_add(1, std::memory_order_relaxed);
+                  granted_.fetch_add(static_cast<std::uint64_t>(std::max<std::int64_t>(*grant, 0)),
+                                     std::memory_order_relaxed);
+                } else {
+                  lease.quota.ask_failed();
+                  failed_.fetch_add(1, std::memory_order_relaxed);
+                }
+              });
+}
+
+}  // namespace smartlb::redis

@@ -1,0 +1,229 @@
+// Replicas sharing a declared quota through a real redis-server: two in-process proxies (each
+// a Server with its own RedisService and SharedQuotas, on manual clocks showing the same wall
+// time) in front of one mock backend that declares its TPM. What reaches the backend in a
+// window is counted there.
+#include "smartlb/redis/shared_quotas.hpp"
+
+#include <gtest/gtest.h>
+
+#include "await_condition.hpp"
+#include "chat_request.hpp"
+#include "continuous_traffic.hpp"
+#include "http_client.hpp"
+#include "mock_backend.hpp"
+#include "proxy_harness.hpp"
+#include "redis_server.hpp"
+#include "smartlb/redis/keys.hpp"
+
+namespace smartlb::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using redis::RedisService;
+using redis::SharedQuotas;
+
+// A second into a minute of today, the same on every replica's wall clock.
+std::chrono::system_clock::time_point test_start() {
+  return std::chrono::floor<std::chrono::minutes>(std::chrono::system_clock::now()) + 1s;
+}
+
+struct Replica {
+  Replica(const std::string& id, const std::string& backend_url, std::int64_t tpm,
+          std::chrono::system_clock::time_point start, ClientLimits client_limits = {})
+      : id(id) {
+    proxy.clock.set_wall_epoch(start - Nanos(proxy.clock.now()));
+    proxy.cfg.quota_window = 60s;
+    proxy.add_backend("only", backend_url).tpm = tpm;
+    if (!(client_limits == ClientLimits{})) {  // a client with a budget (its key required then)
+      ClientConfig c;
+      c.name = "search";
+      c.key = "search-key-1";
+      c.limits = client_limits;
+      proxy.cfg.policy.clients.push_back(c);
+    }
+    proxy.start();
+  }
+  ~Replica() {
+    if (service) service->stop();  // nothing runs on the Redis thread any more (the leases go next)
+    proxy.stop();
+    quotas.reset();
+  }
+
+  void connect(const RedisServer& server) {
+    redis::RedisServiceOptions o;
+    o.config.url = parse_redis_url(server.url()).url;
+    o.config.replica_id = id;
+    o.config.timeout = 300ms;
+    o.heartbeat = 50ms;
+    o.backoff_initial = 20ms;
+    o.backoff_cap = 200ms;
+    service = std::make_unique<RedisService>(proxy.clock, o);
+    quotas = std::make_unique<SharedQuotas>(*service, proxy.clock, redis::SharedQuotasOptions{20ms});
+    proxy.server->states().set_lease_broker(quotas.get());
+    proxy.server->budgets().set_lease_broker(quotas.get());
+    service->start();
+  }
+
+  unsigned post() {
+    return http_call(proxy.port(), "POST", kChat, {{"api-key", "search-key-1"}}, kBody).status;
+  }
+  void advance(Nanos d) { proxy.clock.advance(d); }
+
+  std::string id;
+  ProxyHarness proxy;
+  std::unique_ptr<RedisService> service;
+  std::unique_ptr<SharedQuotas> quotas;
+};
+
+struct SharedQuotasTest : ::testing::Test {
+  MockBackend backend{[](const SeenRequest&) { return MockReply{200, {}, "ok"}; }};
+  RedisServer server;
+  const std::chrono::system_clock::time_point start = test_start();
+
+  // A client of its own for reading keys.
+  std::optional<std::int64_t> counted(const Replica& r, const std::string& quota) {
+    const auto wall = r.proxy.clock.wall_now().time_since_epoch();
+    const std::int64_t window = std::chrono::duration_cast<std::chrono::minutes>(wall).count();
+    std::optional<std::int64_t> out;
+    std::atomic<bool> done{false};
+    r.service->command({"GET", redis::quota_key("smartlb:", quota, window)}, [&](redis::RedisResult v) {
+      if (v.ok()) out = v.value->as_integer();
+      done = true;
+    });
+    EXPECT_TRUE(await_condition([&] { return done.load(); }));
+    return out;
+  }
+};
+
+// 3:1 spread of 160 requests of 200 tokens against a TPM of 2000: ten a minute, all replicas
+// together.
+TEST_F(SharedQuotasTest, TwoReplicasTogetherNeverSendMoreThanTheDeclaredTpmInAWindow) {
+  Replica a("replica-a", backend.url(), 2000, start), b("replica-b", backend.url(), 2000, start);
+  a.connect(server);
+  b.connect(server);
+  ASSERT_TRUE(a.service->up() && b.service->up());
+  std::size_t before = 0;
+  for (int window = 0; window < 2; ++window) {
+    int served_a = 0, served_b = 0;
+    for (int i = 0; i < 40; ++i) {
+      for (int k = 0; k < 3; ++k) served_a += a.post() == 200;
+      served_b += b.post() == 200;
+    }
+    const std::size_t sent = backend.request_count() - before;
+    EXPECT_LE(sent, 10u) << "window " << window << ": the declared 2000 tokens, whichever replica sent";
+    EXPECT_GE(sent, 9u) << "window " << window
+                        << ": what the replicas hold unused is less than a request each";
+    EXPECT_EQ(static_cast<std::size_t>(served_a + served_b), sent);
+    EXPECT_GT(served_b, 0) << "the quieter replica gets its turn too";
+    before = backend.request_count();
+    a.advance(61s);  // the next minute: both replicas see the same wall clock
+    b.advance(61s);
+  }
+  EXPECT_EQ(a.quotas->failed() + b.quotas->failed(), 0u);
+}
+
+TEST_F(SharedQuotasTest, AClientBudgetsMinuteLimitIsSharedByTwoReplicas) {
+  const ClientLimits limits{.tokens_per_minute = 2000};
+  Replica a("replica-a", backend.url(), 0, start, limits), b("replica-b", backend.url(), 0, start, limits);
+  a.connect(server);
+  b.connect(server);
+  ASSERT_TRUE(a.service->up() && b.service->up());
+  int served_b = 0;
+  for (int i = 0; i < 40; ++i) {
+    for (int k = 0; k < 3; ++k) a.post();
+    served_b += b.post() == 200;
+  }
+  EXPECT_LE(backend.request_count(), 10u) << "the client's 2000 tokens a minute, whichever replica it calls";
+  EXPECT_GE(backend.request_count(), 9u);
+  EXPECT_GT(served_b, 0);
+  EXPECT_GE(counted(a, "budget:client\x1fsearch:tokens").value_or(0), 1800);
+}
+
+TEST_F(SharedQuotasTest, TheScriptNeverGrantsPastTheLimitAndCountsWhatWasReported) {
+  Replica a("replica-a", backend.url(), 2000, start);
+  a.connect(server);
+  const std::string key = redis::quota_key("smartlb:", "x/y:tokens", 7);
+  std::vector<std::int64_t> grants;
+  // used, want: 300 reported + 500 granted; 1500 asked of the 1200 left; nothing left.
+  for (auto [used, want] : {std::pair{300, 500}, std::pair{0, 1500}, std::pair{0, 10}, std::pair{50, 10}}) {
+    std::atomic<bool> done{false};
+    a.service->eval(SharedQuotas::script(), {key},
+                    {std::to_string(used), std::to_string(want), "2000", "120000"},
+                    [&](redis::RedisResult r) {
+                      grants.push_back(r.ok() ? r.value->as_integer().value_or(-1) : -1);
+                      done = true;
+                    });
+    ASSERT_TRUE(await_condition([&] { return done.load(); }));
+  }
+  EXPECT_EQ(grants, (std::vector<std::int64_t>{500, 1200, 0, 0}));
+  std::atomic<bool> done{false};
+  std::int64_t ttl = 0, value = 0;
+  a.service->command({"PTTL", key}, [&](redis::RedisResult r) {
+    ttl = r.ok() ? r.value->integer : -1;
+    a.service->command({"GET", key}, [&](redis::RedisResult v) {
+      value = v.ok() ? v.value->as_integer().value_or(-1) : -1;
+      done = true;
+    });
+  });
+  ASSERT_TRUE(await_condition([&] { return done.load(); }));
+  EXPECT_GT(ttl, 100'000) << "about two windows";
+  EXPECT_EQ(value, 2050) << "a late report is counted even past the limit";
+}
+
+TEST_F(SharedQuotasTest, RedisLostEachReplicaKeepsToItsShareAndBackItReportsWhatItTook) {
+  Replica a("replica-a", backend.url(), 2000, start), b("replica-b", backend.url(), 2000, start);
+  a.connect(server);
+  b.connect(server);
+  ASSERT_TRUE(
+      await_condition([&] { return a.service->live_replicas() == 2 && b.service->live_replicas() == 2; }));
+  EXPECT_EQ(a.post(), 200u);  // the quota exists on both sides before Redis goes
+  EXPECT_EQ(b.post(), 200u);
+  server.kill();
+  ASSERT_TRUE(await_condition([&] { return !a.service->up() && !b.service->up(); }));
+  a.advance(61s);  // a new window, counted locally
+  b.advance(61s);
+  const std::size_t before = backend.request_count();
+  int served_a = 0, served_b = 0;
+  for (int i = 0; i < 10; ++i) served_a += a.post() == 200;
+  for (int i = 0; i < 2; ++i) served_b += b.post() == 200;
+  EXPECT_EQ(served_a, 5) << "2000 / 2 replicas: its share";
+  EXPECT_EQ(served_b, 2);
+  EXPECT_EQ(backend.request_count() - before, 7u);
+
+  server.start();  // empty: nothing was saved
+  const auto answered_a = a.quotas->answered(), answered_b = b.quotas->answered();
+  ASSERT_TRUE(await_condition([&] {
+    return a.service->up() && b.service->up() && a.quotas->answered() > answered_a &&
+           b.quotas->answered() > answered_b;
+  }));
+  EXPECT_GE(counted(a, "only/gpt-4o:tokens").value_or(0), 1400) << "both reported what they took meanwhile";
+  for (int i = 0; i < 20; ++i) {
+    served_a += a.post() == 200;
+    served_b += b.post() == 200;
+  }
+  EXPECT_LE(backend.request_count() - before, 10u) << "shared again: the window's 2000 tokens in all";
+  EXPECT_GE(backend.request_count() - before, 9u);
+}
+
+TEST_F(SharedQuotasTest, NoRequestFailsBecauseRedisIsLostOrComesBack) {
+  Replica a("replica-a", backend.url(), 1'000'000'000, start),
+      b("replica-b", backend.url(), 1'000'000'000, start);
+  a.connect(server);
+  b.connect(server);
+  ContinuousTraffic traffic_a(a.proxy.port(), kChat), traffic_b(b.proxy.port(), kChat);
+  ASSERT_TRUE(traffic_a.await_sent(20) && traffic_b.await_sent(20));
+  server.kill();
+  ASSERT_TRUE(await_condition([&] { return !a.service->up() && !b.service->up(); }));
+  ASSERT_TRUE(traffic_a.await_sent(traffic_a.sent() + 20) && traffic_b.await_sent(traffic_b.sent() + 20));
+  server.start();
+  ASSERT_TRUE(await_condition([&] { return a.service->up() && b.service->up(); }));
+  ASSERT_TRUE(traffic_a.await_sent(traffic_a.sent() + 20) && traffic_b.await_sent(traffic_b.sent() + 20));
+  traffic_a.stop();
+  traffic_b.stop();
+  EXPECT_EQ(traffic_a.failed(), 0) << "of " << traffic_a.sent();
+  EXPECT_EQ(traffic_b.failed(), 0) << "of " << traffic_b.sent();
+  EXPECT_GT(a.quotas->answered(), 0u);
+}
+
+}  // namespace
+}  // namespace smartlb::testing
