@@ -129,6 +129,7 @@ rm -f "$OUT/verdict.body"
 
 # A small dependency-free plot: RSS (MiB, left) and fds (right) over minutes.
 awk -F'\t' -v dur="$DURATION" -v warm="$WARMUP_S" '
+  BEGIN { n = 0 }
   NR == 1 || $1 !~ /^[0-9]+$/ { next }
   { t[n] = $1; r[n] = $2 / 1024; f[n] = $3; if (r[n] > rmax) rmax = r[n]; if (f[n] > fmax) fmax = f[n]; n++ }
   END {
