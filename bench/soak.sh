@@ -24,6 +24,9 @@
 #   RSS:  mean over the last minute of load <= 1.05 x mean over minute 5-6.
 #   in-flight: back to 0 within 30 s after the load stopped (a leaked in-flight count would
 #         stay above 0).
+# Also printed, not judged: the RSS trend over the second half (KiB/min, bytes per request), which
+# tells a leak that grows with the traffic from a one-off step (a burst that raised the
+# allocator's high-water mark).
 # Exits 1 if one of them fails. Writes samples.tsv, verdict.txt, load.json and a small
 # rss_fds.svg (RSS and fds over time) into bench/results/soak-<stamp>/.
 #
@@ -109,6 +112,7 @@ awk -F'\t' -v w0="$WARMUP_S" -v w1=$((WARMUP_S + 60)) -v e0=$((DURATION - 60)) -
   NR == 1 || $1 !~ /^[0-9]+$/ { next }
   $1 >= w0 && $1 < w1 { if (bf == "" || $3 < bf) bf = $3; br += $2; bn++ }
   $1 > e0 && $1 <= e1 { if (ef == "" || $3 < ef) ef = $3; er += $2; en++ }
+  $1 >= e1 / 2 && $1 <= e1 { n++; x = $6; y = $2 * 1024; sx += x; sy += y; sxx += x * x; sxy += x * y; t += $1; stt += $1 * $1; sty += $1 * $2 }
   END {
     if (!bn || !en) { print "verdict: FAIL (not enough samples)"; exit 1 }
     br /= bn; er /= en; growth = (er / br - 1) * 100
@@ -116,6 +120,10 @@ awk -F'\t' -v w0="$WARMUP_S" -v w1=$((WARMUP_S + 60)) -v e0=$((DURATION - 60)) -
     printf "fds (min over a minute): %d at minute %d-%d, %d in the last minute: drift %+d (limit 2) %s\n", bf, w0/60, w1/60, ef, ef - bf, fd_ok ? "ok" : "FAIL"
     printf "RSS (mean over a minute): %.1f MiB at minute %d-%d, %.1f MiB in the last minute: %+.2f %% (limit +5 %%) %s\n", br/1024, w0/60, w1/60, er/1024, growth, rss_ok ? "ok" : "FAIL"
     printf "in-flight drained to 0 after the load: %s\n", drained
+    if (n > 2) {  # informational: a leak that grows with the traffic shows as a slope; a one-off step does not
+      bpr = (n * sxy - sx * sy) / (n * sxx - sx * sx); kpm = (n * sty - t * sy / 1024) / (n * stt - t * t) * 60
+      printf "RSS trend over the second half (least squares, informational): %+.1f KiB/min, %+.3f bytes per request\n", kpm, bpr
+    }
     printf "verdict: %s\n", ok ? "PASS" : "FAIL"
     exit ok ? 0 : 1
   }' "$OUT/samples.tsv" >"$OUT/verdict.body" && rc=0 || rc=$?
