@@ -23,6 +23,14 @@ std::string read_int(const nlohmann::json& value, const std::string& name, int l
   return {};
 }
 
+std::string read_rate(const nlohmann::json& value, const std::string& name, double& out) {
+  if (!value.is_number() || value.get<double>() < 0.0 || value.get<double>() > 1.0) {
+    return "'" + name + "' must be a number between 0 and 1";
+  }
+  out = value.get<double>();
+  return {};
+}
+
 std::string read_status(const nlohmann::json& value, const std::string& name, bool allow_zero, int& out) {
   int status = 0;
   if (auto error = read_int(value, name, 0, 599, status); !error.empty()) return error;
@@ -47,6 +55,7 @@ nlohmann::json faults_to_json(const FaultConfig& faults) {
       {"force_status", faults.force_status},
       {"force_retry_after_ms", faults.force_retry_after_ms},
       {"force_count", faults.force_count},
+      {"reset_rate", faults.reset_rate},
   };
 }
 
@@ -58,11 +67,7 @@ std::string merge_faults(FaultConfig& faults, const nlohmann::json& patch) {
     if (name == "latency_ms") {
       error = read_int(value, name, 0, kMaxDelayMs, updated.latency_ms);
     } else if (name == "error_rate") {
-      if (!value.is_number() || value.get<double>() < 0.0 || value.get<double>() > 1.0) {
-        error = "'error_rate' must be a number between 0 and 1";
-      } else {
-        updated.error_rate = value.get<double>();
-      }
+      error = read_rate(value, name, updated.error_rate);
     } else if (name == "error_status") {
       error = read_status(value, name, false, updated.error_status);
     } else if (name == "reset_after_chunks") {
@@ -83,6 +88,8 @@ std::string merge_faults(FaultConfig& faults, const nlohmann::json& patch) {
       error = read_int(value, name, 0, kMaxDelayMs, updated.force_retry_after_ms);
     } else if (name == "force_count") {
       error = read_int(value, name, -1, std::numeric_limits<int>::max(), updated.force_count);
+    } else if (name == "reset_rate") {
+      error = read_rate(value, name, updated.reset_rate);
     } else {
       error = "unknown fault '" + name + "'";
     }

@@ -214,6 +214,15 @@ SimResponse SimEngine::serve_success(const Route& route, const ApiRequest& api,
   response.stall_before_headers = faults_.stall_before_headers;
   response.stall_after_events = faults_.stall_after_chunks;
   if (faults_.reset_after_chunks >= 0) response.reset_after_events = faults_.reset_after_chunks;
+  if (faults_.reset_rate > 0.0 && decide_reset(faults_, random01_())) {
+    if (response.stream) {
+      const int mid = reset_point_mid_stream(static_cast<int>(response.events.size()));
+      if (!response.reset_after_events || *response.reset_after_events > mid)
+        response.reset_after_events = mid;
+    } else {
+      response.reset_before_headers = true;
+    }
+  }
   return response;
 }
 

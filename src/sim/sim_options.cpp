@@ -55,6 +55,7 @@ Faults (also settable at runtime with POST /_sim/faults):
   --error-rate R              probability 0..1 of answering --error-status instead
   --error-status N            status for --error-rate (default 500)
   --reset-after-chunks N      TCP reset after N SSE events (0 = right after the headers)
+  --reset-rate R              probability 0..1 of a TCP reset (streams: mid-stream; else before headers)
   --stall-ms N                stop sending for N ms (after the headers by default)
   --stall-before-headers      stall before the headers instead
   --stall-after-chunks N      streams: stall after N SSE events (default 0)
@@ -156,6 +157,11 @@ SimOptionsParse parse_sim_options(const std::vector<std::string>& args) {
       {"--error-status", status_flag(faults.error_status, false)},
       {"--reset-after-chunks",
        int_flag(-1, 1'000'000'000, [&](long long n) { faults.reset_after_chunks = static_cast<int>(n); })},
+      {"--reset-rate",
+       [&](const std::string& v) -> std::string {
+         if (!parse_double(v, 0.0, 1.0, faults.reset_rate)) return "expects a number between 0 and 1";
+         return {};
+       }},
       {"--stall-ms", int_flag(0, kMaxMs, [&](long long n) { faults.stall_ms = static_cast<int>(n); })},
       {"--stall-after-chunks",
        int_flag(0, 1'000'000'000, [&](long long n) { faults.stall_after_chunks = static_cast<int>(n); })},

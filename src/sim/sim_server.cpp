@@ -136,6 +136,10 @@ net::awaitable<bool> write_response(beast::tcp_stream& stream, const SimResponse
                                     bool keep_alive) {
   co_await pause(plan.latency);
   if (plan.stall_before_headers) co_await pause(plan.stall);
+  if (plan.reset_before_headers) {
+    reset_connection(stream);
+    co_return false;
+  }
   if (plan.stream) co_return co_await write_stream(stream, plan, version, keep_alive);
   co_return co_await write_plain(stream, plan, version, keep_alive);
 }

@@ -19,9 +19,9 @@ TEST(MergeFaults, AcceptsEveryField) {
   FaultConfig faults;
   const auto patch = nlohmann::json::parse(R"({"latency_ms":1,"error_rate":1,"error_status":502,
       "reset_after_chunks":3,"stall_ms":4,"stall_before_headers":true,"stall_after_chunks":2,
-      "force_status":429,"force_retry_after_ms":1500,"force_count":2})");
+      "force_status":429,"force_retry_after_ms":1500,"force_count":2,"reset_rate":0.25})");
   ASSERT_EQ(merge_faults(faults, patch), "");
-  FaultConfig expected{1, 1.0, 502, 3, 4, true, 2, 429, 1500, 2};
+  FaultConfig expected{1, 1.0, 502, 3, 4, true, 2, 429, 1500, 2, 0.25};
   EXPECT_EQ(faults, expected);
   EXPECT_EQ(faults_to_json(faults), patch);
 }
@@ -30,11 +30,29 @@ TEST(MergeFaults, RejectsBadInputWithoutChangingAnything) {
   for (const char* bad :
        {R"({"latency":1})", R"({"error_rate":1.5})", R"({"error_rate":"x"})", R"({"error_status":42})",
         R"({"force_status":700})", R"({"latency_ms":-1})", R"({"stall_before_headers":1})",
-        R"({"reset_after_chunks":-2})", R"({"error_status":503,"bogus":1})", R"([1])"}) {
+        R"({"reset_after_chunks":-2})", R"({"reset_rate":-0.1})", R"({"reset_rate":true})",
+        R"({"error_status":503,"bogus":1})", R"([1])"}) {
     FaultConfig faults;
     EXPECT_NE(merge_faults(faults, nlohmann::json::parse(bad)), "") << bad;
     EXPECT_EQ(faults, FaultConfig{}) << bad;
   }
+}
+
+TEST(DecideReset, ResetRateComparesTheDraw) {
+  FaultConfig faults;
+  EXPECT_FALSE(decide_reset(faults, 0.0));  // off by default, whatever the draw
+  faults.reset_rate = 0.05;
+  EXPECT_TRUE(decide_reset(faults, 0.0));
+  EXPECT_TRUE(decide_reset(faults, 0.049));
+  EXPECT_FALSE(decide_reset(faults, 0.05));
+  EXPECT_FALSE(decide_reset(faults, 0.9));
+}
+
+TEST(DecideReset, MidStreamPointIsHalfButAtLeastOneEvent) {
+  EXPECT_EQ(reset_point_mid_stream(0), 0);
+  EXPECT_EQ(reset_point_mid_stream(1), 1);
+  EXPECT_EQ(reset_point_mid_stream(2), 1);
+  EXPECT_EQ(reset_point_mid_stream(7), 3);
 }
 
 TEST(MergeFaults, ForceStatusZeroTurnsForcingOff) {

@@ -279,7 +279,33 @@ TEST_F(SimEngineTest, StallAndResetArePlannedForSuccessfulAnswersOnly) {
   EXPECT_FALSE(unauthorized.reset_after_events);
 }
 
-TEST_F(SimEngineTest, NoResetPlannedByDefault) { EXPECT_FALSE(chat().reset_after_events); }
+TEST_F(SimEngineTest, NoResetPlannedByDefault) {
+  const auto ok = chat();
+  EXPECT_FALSE(ok.reset_after_events);
+  EXPECT_FALSE(ok.reset_before_headers);
+}
+
+TEST_F(SimEngineTest, ResetRateCutsStreamsMidStreamAndOthersBeforeTheHeaders) {
+  set_faults(R"({"reset_rate":0.05})");
+  draws_ = {0.01, 0.5, 0.04};
+  const auto cut = post(kChatPath, R"({"messages":[],"stream":true})");
+  ASSERT_TRUE(cut.reset_after_events);
+  EXPECT_EQ(*cut.reset_after_events, static_cast<int>(cut.events.size()) / 2);
+  EXPECT_GT(*cut.reset_after_events, 0);
+  EXPECT_FALSE(cut.reset_before_headers);
+  const auto whole = post(kChatPath, R"({"messages":[],"stream":true})");
+  EXPECT_FALSE(whole.reset_after_events);
+  const auto plain = chat();
+  EXPECT_EQ(plain.status, 200);
+  EXPECT_TRUE(plain.reset_before_headers);
+}
+
+TEST_F(SimEngineTest, ResetRateKeepsAnEarlierResetAfterChunks) {
+  set_faults(R"({"reset_rate":1,"reset_after_chunks":1})");
+  const auto cut = post(kChatPath, R"({"messages":[],"stream":true})");
+  ASSERT_TRUE(cut.reset_after_events);
+  EXPECT_EQ(*cut.reset_after_events, 1);
+}
 
 TEST_F(SimEngineTest, FaultsFromSettingsApplyAtStart) {
   settings_.faults.force_status = 503;

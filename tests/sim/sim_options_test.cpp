@@ -65,12 +65,29 @@ TEST(ParseSimOptions, ServerAndBehaviourFlags) {
 }
 
 TEST(ParseSimOptions, FaultFlags) {
-  const auto parsed = parse_sim_options(
-      {"--latency-ms", "10", "--error-rate", "0.5", "--error-status", "503", "--reset-after-chunks", "2",
-       "--stall-ms", "300", "--stall-before-headers", "--stall-after-chunks", "1", "--force-status", "429",
-       "--force-retry-after-ms", "2000", "--force-count", "3"});
+  const auto parsed = parse_sim_options({"--latency-ms",
+                                         "10",
+                                         "--error-rate",
+                                         "0.5",
+                                         "--error-status",
+                                         "503",
+                                         "--reset-after-chunks",
+                                         "2",
+                                         "--stall-ms",
+                                         "300",
+                                         "--stall-before-headers",
+                                         "--stall-after-chunks",
+                                         "1",
+                                         "--force-status",
+                                         "429",
+                                         "--force-retry-after-ms",
+                                         "2000",
+                                         "--force-count",
+                                         "3",
+                                         "--reset-rate",
+                                         "0.05"});
   ASSERT_EQ(parsed.error, "");
-  const FaultConfig expected{10, 0.5, 503, 2, 300, true, 1, 429, 2000, 3};
+  const FaultConfig expected{10, 0.5, 503, 2, 300, true, 1, 429, 2000, 3, 0.05};
   EXPECT_EQ(parsed.options.settings.faults, expected);
 }
 
@@ -90,6 +107,7 @@ TEST(ParseSimOptions, Errors) {
                                              {"--deployment", "nope"},
                                              {"--window-seconds", "0"},
                                              {"--error-rate", "2"},
+                                             {"--reset-rate", "-1"},
                                              {"--error-status", "42"},
                                              {"--force-status", "1000"},
                                              {"--log-level", "loud"},

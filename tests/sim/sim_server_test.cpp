@@ -173,6 +173,25 @@ TEST_F(SimServerTest, ResetOnNonStreamAnswerCutsAfterHeaders) {
   EXPECT_TRUE(result.body.empty());
 }
 
+TEST_F(SimServerTest, ResetRateOneCutsNonStreamAnswersBeforeTheHeaders) {
+  settings_.faults.reset_rate = 1.0;
+  HttpTestClient client(start());
+  const auto result = client.request("POST", kChat, kBody, kKey);
+  EXPECT_TRUE(result.error);
+  EXPECT_TRUE(result.headers.empty());  // not even a status line came
+  EXPECT_TRUE(result.body.empty());
+}
+
+TEST_F(SimServerTest, ResetRateOneCutsStreamsMidStream) {
+  settings_.faults.reset_rate = 1.0;
+  HttpTestClient client(start());
+  const auto result = client.request("POST", kChat, kStreamBody, kKey);
+  EXPECT_TRUE(result.error);
+  EXPECT_EQ(result.header("content-type"), "text/event-stream");
+  EXPECT_FALSE(result.chunks.empty());  // the stream had started
+  EXPECT_EQ(result.body.find("[DONE]"), std::string::npos);
+}
+
 // Delays are checked from before the request leaves the client: the server's delay starts
 // only after it received the request, so these lower bounds hold by causality (Asio timers
 // never fire early) and cannot flake on a loaded machine.

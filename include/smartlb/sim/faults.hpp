@@ -21,6 +21,8 @@ struct FaultConfig {
   int force_status = 0;               // != 0: answer every API request with this status
   int force_retry_after_ms = 0;       // Retry-After for forced answers (429 default: 1000)
   int force_count = -1;               // forced answers left; -1 = unlimited. Counts down to 0 (= off).
+  double reset_rate = 0.0;            // probability [0,1] that a successful answer is cut by a TCP reset
+                                      // (streams: mid-stream; non-stream: before the headers)
 
   bool operator==(const FaultConfig&) const = default;
 };
@@ -45,5 +47,15 @@ FaultDecision decide_fault(FaultConfig& faults, double uniform_draw);
 
 /// Whether deciding needs a random draw (so callers only draw when error_rate > 0).
 inline bool fault_needs_draw(const FaultConfig& faults) { return faults.error_rate > 0.0; }
+
+/// Whether a successful answer is cut by a reset drawn from reset_rate (reset when draw < rate).
+/// Callers draw only when reset_rate > 0.
+inline bool decide_reset(const FaultConfig& faults, double uniform_draw) {
+  return faults.reset_rate > 0.0 && uniform_draw < faults.reset_rate;
+}
+
+/// The number of SSE events written before a drawn reset cuts a stream of `event_count`
+/// events: half of them, but at least one when there is one (so the client saw the stream start).
+inline int reset_point_mid_stream(int event_count) { return event_count > 1 ? event_count / 2 : event_count; }
 
 }  // namespace smartlb::sim

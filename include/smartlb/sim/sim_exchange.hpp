@@ -41,6 +41,7 @@ struct SimResponse {
   int stall_after_events = 0;             // stream: stall once this many events were written
   std::optional<int> reset_after_events;  // TCP reset once this many events were written
                                           // (non-stream: any value = reset after the headers)
+  bool reset_before_headers = false;      // TCP reset instead of any answer
 };
 
 }  // namespace smartlb::sim
