@@ -111,8 +111,8 @@ for port in "$P429" "$PRESET" "$POK"; do curl -s "http://127.0.0.1:$port/_sim/st
 awk -F'\t' -v w0="$WARMUP_S" -v w1=$((WARMUP_S + 60)) -v e0=$((DURATION - 60)) -v e1="$DURATION" -v drained="$drained" '
   NR == 1 || $1 !~ /^[0-9]+$/ { next }
   $1 >= w0 && $1 < w1 { if (bf == "" || $3 < bf) bf = $3; br += $2; bn++ }
-  $1 > e0 && $1 <= e1 { if (ef == "" || $3 < ef) ef = $3; er += $2; en++ }
-  $1 >= e1 / 2 && $1 <= e1 { n++; x = $6; y = $2 * 1024; sx += x; sy += y; sxx += x * x; sxy += x * y; t += $1; stt += $1 * $1; sty += $1 * $2 }
+  $1 >= e0 && $1 < e1 { if (ef == "" || $3 < ef) ef = $3; er += $2; en++ }  # not the sample at the very end
+  $1 >= e1 / 2 && $1 < e1 { n++; x = $6; y = $2 * 1024; sx += x; sy += y; sxx += x * x; sxy += x * y; t += $1; stt += $1 * $1; sty += $1 * $2 }
   END {
     if (!bn || !en) { print "verdict: FAIL (not enough samples)"; exit 1 }
     br /= bn; er /= en; growth = (er / br - 1) * 100
