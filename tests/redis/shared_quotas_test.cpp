@@ -144,17 +144,20 @@ TEST_F(SharedQuotasTest, TheScriptNeverGrantsPastTheLimitInTheLastWindowsSubWind
   Replica a("replica-a", backend.url(), 2000, start);
   a.connect(server);
   const std::string key = redis::quota_key("smartlb:", "x/y:tokens");
-  // used, want, sub-window, first counted (ten sub-windows a window) -> the grant.
-  const auto ask = [&](std::int64_t used, std::int64_t want, std::int64_t window) {
+  // used, want, sub-window, first counted (ten sub-windows a window), an ended sub-window and
+  // what was left unused of it -> the grant.
+  const auto ask = [&](std::int64_t used, std::int64_t want, std::int64_t window,
+                       std::int64_t returned_window = 0, std::int64_t returned = 0) {
     std::atomic<bool> done{false};
     std::int64_t grant = -1;
-    a.service->eval(SharedQuotas::script(), {key},
-                    {std::to_string(used), std::to_string(want), "2000", std::to_string(window),
-                     std::to_string(window - 10), "120000"},
-                    [&](redis::RedisResult r) {
-                      grant = r.ok() ? r.value->as_integer().value_or(-1) : -1;
-                      done = true;
-                    });
+    a.service->eval(
+        SharedQuotas::script(), {key},
+        {std::to_string(used), std::to_string(want), "2000", std::to_string(window),
+         std::to_string(window - 10), "120000", std::to_string(returned_window), std::to_string(returned)},
+        [&](redis::RedisResult r) {
+          grant = r.ok() ? r.value->as_integer().value_or(-1) : -1;
+          done = true;
+        });
     EXPECT_TRUE(await_condition([&] { return done.load(); }));
     return grant;
   };
@@ -180,6 +183,11 @@ TEST_F(SharedQuotasTest, TheScriptNeverGrantsPastTheLimitInTheLastWindowsSubWind
   EXPECT_EQ(ask(0, 1, 40), 1);
   EXPECT_EQ(command({"HEXISTS", key, "17"}), 0) << "forgotten: a window older than any still counted";
   EXPECT_EQ(command({"HEXISTS", key, "28"}), 1);
+  EXPECT_EQ(ask(0, 0, 41, 40, 1), 0);
+  EXPECT_EQ(command({"HGET", key, "40"}), 0) << "what a replica left unused comes off its sub-window";
+  EXPECT_EQ(ask(0, 0, 41, 28, 100), 0);
+  EXPECT_EQ(command({"HGET", key, "28"}), 0) << "never below nothing";
+  EXPECT_EQ(ask(0, 5000, 41), 2000) << "given back: granted again";
 }
 
 TEST_F(SharedQuotasTest, RedisLostEachReplicaKeepsToItsShareAndBackItReportsWhatItTook) {
