@@ -22,9 +22,11 @@ using namespace std::chrono_literals;
 using redis::RedisService;
 using redis::SharedQuotas;
 
-// A second into a minute of today, the same on every replica's wall clock.
+// Just after a minute of today begins, the same on every replica's wall clock: early in a
+// sub-window (1.2 s), also 72 s on, so that no lease is asked ahead for the next sub-window
+// while the manual clocks stand still (it would hold tokens no request here can take).
 std::chrono::system_clock::time_point test_start() {
-  return std::chrono::floor<std::chrono::minutes>(std::chrono::system_clock::now()) + 1s;
+  return std::chrono::floor<std::chrono::minutes>(std::chrono::system_clock::now()) + 100ms;
 }
 
 struct Replica {
@@ -117,8 +119,8 @@ TEST_F(SharedQuotasTest, TwoReplicasTogetherNeverSendMoreThanTheDeclaredTpmInAWi
     EXPECT_EQ(static_cast<std::size_t>(served_a + served_b), sent);
     EXPECT_GT(served_b, 0) << "the quieter replica gets its turn too";
     before = backend.request_count();
-    a.advance(67s);  // a window and a sub-window on: both replicas see the same wall clock
-    b.advance(67s);
+    a.advance(72s);  // past the window, as early in a sub-window: both replicas see the same wall clock
+    b.advance(72s);
   }
   EXPECT_EQ(a.quotas->failed() + b.quotas->failed(), 0u);
 }
@@ -200,8 +202,8 @@ TEST_F(SharedQuotasTest, RedisLostEachReplicaKeepsToItsShareAndBackItReportsWhat
   EXPECT_EQ(b.post(), 200u);
   server.kill();
   ASSERT_TRUE(await_condition([&] { return !a.service->up() && !b.service->up(); }));
-  a.advance(67s);  // nothing of the last window counts any more, counted locally
-  b.advance(67s);
+  a.advance(72s);  // nothing of the last window counts any more, counted locally
+  b.advance(72s);
   const std::size_t before = backend.request_count();
   int served_a = 0, served_b = 0;
   for (int i = 0; i < 10; ++i) served_a += a.post() == 200;

@@ -28,7 +28,7 @@ namespace smartlb {
 class LeasedQuota {
  public:
   using WallTime = std::chrono::system_clock::time_point;
-  static constexpr int kDefaultSubwindows = 20;
+  static constexpr int kDefaultSubwindows = 50;
 
   struct Options {
     std::int64_t limit = 0;  // per window, all replicas together
