@@ -81,10 +81,12 @@ void ClientBudget::set_limits(const ClientLimits& limits) {
 
 void ClientBudget::share(LeaseBroker& broker, const std::string& name) {
   // Every limit gets a lease even when unset now: a reload may set it.
-  const auto make = [&](std::int64_t limit, const char* what, Nanos window = kMinute) {
+  const auto make = [&](std::int64_t limit, const char* what, Nanos window = kMinute,
+                        int subwindows = LeasedQuota::kDefaultSubwindows) {
     LeasedQuota::Options o;
     o.limit = limit;
     o.window = window;
+    o.subwindows = subwindows;
     o.min_lease = std::max<std::int64_t>(1, limit / kMinLeaseDivisor);
     o.bridge = true;
     auto lease = std::make_unique<SharedLease>(name + what, mutex_, o);
@@ -94,8 +96,9 @@ void ClientBudget::share(LeaseBroker& broker, const std::string& name) {
   ClientLimits limits = this->limits();
   tokens_lease_ = make(limits.tokens_per_minute, ":tokens");
   requests_lease_ = make(limits.requests_per_minute, ":requests");
-  // A UTC day is a whole number of days since the epoch: LeasedQuota's window is the day.
-  day_lease_ = make(limits.tokens_per_day, ":day_tokens", std::chrono::hours(24));
+  // A UTC day is a whole number of days since the epoch: the day lease's window is the day, a
+  // fixed one (one sub-window): the budget is per calendar day, not per sliding 24 hours.
+  day_lease_ = make(limits.tokens_per_day, ":day_tokens", std::chrono::hours(24), 1);
   broker_ = &broker;
 }
 

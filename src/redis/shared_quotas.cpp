@@ -10,14 +10,36 @@
 namespace smartlb::redis {
 
 const RedisScript& SharedQuotas::script() {
-  // The key counts every token granted to any replica in the window, plus what replicas took
-  // beyond their leases (while Redis was away, or before their first answer): never a grant
-  // past the limit. It expires two windows on, when no replica can ask for it any more.
+  // The hash counts, per sub-window, every token granted to any replica, plus what replicas
+  // took beyond their leases (while Redis was away, or before their first answer). A grant
+  // leaves the sum from the first counted sub-window on -- the k before the asked one, the
+  // asked one and any counted ahead (a next sub-window's early lease) -- within the limit, so
+  // the k + 1 sub-windows around any interval of a window's length never hold more. Fields a
+  // whole window older than any that still counts are dropped; what a replica left unused of an
+  // ended sub-window's leases comes off that sub-window (nothing can be taken from it any more); the hash
+  // expires when no replica asked for a window and two sub-windows.
   static const RedisScript s(R"lua(
-local counted = redis.call('INCRBY', KEYS[1], ARGV[1])
+local window, from = tonumber(ARGV[4]), tonumber(ARGV[5])
+local used = tonumber(ARGV[1])
+if used > 0 then redis.call('HINCRBY', KEYS[1], ARGV[4], used) end
+local back = tonumber(ARGV[8])
+if back > 0 then
+  back = math.min(back, tonumber(redis.call('HGET', KEYS[1], ARGV[7]) or '0'))
+  if back > 0 then redis.call('HINCRBY', KEYS[1], ARGV[7], -back) end
+end
+local counted = 0
+local fields = redis.call('HGETALL', KEYS[1])
+for i = 1, #fields, 2 do
+  local w = tonumber(fields[i])
+  if w >= from then
+    counted = counted + tonumber(fields[i + 1])
+  elseif w < from - (window - from) - 1 then
+    redis.call('HDEL', KEYS[1], fields[i])
+  end
+end
 local grant = math.min(tonumber(ARGV[2]), tonumber(ARGV[3]) - counted)
-if grant > 0 then redis.call('INCRBY', KEYS[1], grant) else grant = 0 end
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
+if grant > 0 then redis.call('HINCRBY', KEYS[1], ARGV[4], grant) else grant = 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[6])
 return grant
 )lua");
   return s;
@@ -79,7 +101,7 @@ void SharedQuotas::tick() {
   {
     std::lock_guard lock(mutex_);
     for (Entry& e : leases_) {
-      // Lately used: a window on, so that the next window's lease is asked before it begins.
+      // Lately used: a window on, so that the next sub-window's lease is asked before it begins.
       if (e.lease->active.exchange(false, std::memory_order_relaxed))
         e.recent_until = now + e.lease->window + std::chrono::seconds(1);
       if (now >= e.recent_until) continue;
@@ -92,10 +114,14 @@ void SharedQuotas::tick() {
 
 void SharedQuotas::send(SharedLease& lease, const LeasedQuota::Ask& ask) {
   const auto window_ms = std::chrono::duration_cast<std::chrono::milliseconds>(lease.window).count();
-  const std::int64_t ttl_ms = std::max<std::int64_t>(2 * window_ms, 1000);
-  redis_.eval(script(), {quota_key(prefix_, lease.name, ask.window)},
+  const std::int64_t ttl_ms = std::max<std::int64_t>(window_ms + 2 * window_ms / lease.subwindows, 1000);
+  // The first sub-window counted with the asked one: k before it (sliding), or itself (fixed).
+  const std::int64_t from = lease.subwindows > 1 ? ask.window - lease.subwindows : ask.window;
+  redis_.eval(script(), {quota_key(prefix_, lease.name)},
               {std::to_string(ask.used), std::to_string(ask.tokens),
-               std::to_string(lease.limit.load(std::memory_order_relaxed)), std::to_string(ttl_ms)},
+               std::to_string(lease.limit.load(std::memory_order_relaxed)), std::to_string(ask.window),
+               std::to_string(from), std::to_string(ttl_ms), std::to_string(ask.returned_window),
+               std::to_string(ask.returned)},
               [this, &lease, ask](RedisResult r) {
                 std::optional<std::int64_t> grant;
                 if (r.ok()) grant = r.value->as_integer();

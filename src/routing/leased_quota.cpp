@@ -5,6 +5,12 @@
 
 namespace smartlb {
 
+LeasedQuota::LeasedQuota(Options o) : o_(o) {
+  o_.subwindows = std::max(o_.subwindows, 1);
+  sub_ns_ = std::max<std::int64_t>(o_.window.count() / o_.subwindows, 1);
+  ring_.assign(static_cast<std::size_t>(o_.subwindows) + 2, Slot{});
+}
+
 void LeasedQuota::set_shared(bool shared, std::size_t replicas) {
   replicas_ = std::max<std::size_t>(replicas, 1);
   if (shared == shared_) return;
@@ -13,43 +19,50 @@ void LeasedQuota::set_shared(bool shared, std::size_t replicas) {
   // Back to shared: what was taken locally beyond any lease is reported with the next ask.
   // Leases of a lost store are void (it may have restarted empty).
   if (shared)
-    for (Slot* s : {&cur_, &next_}) {
-      s->leased = 0;
-      s->answered = s->spent = false;
-      s->bridged = 0;
+    for (Slot& s : ring_) {
+      s.leased = 0;
+      s.answered = s.spent = false;
+      s.bridged = 0;
     }
 }
 
 std::int64_t LeasedQuota::window_of(WallTime t) const {
   const auto since_epoch = std::chrono::duration_cast<Nanos>(t.time_since_epoch()).count();
-  const auto w = std::max<std::int64_t>(o_.window.count(), 1);
-  return since_epoch >= 0 ? since_epoch / w : (since_epoch - w + 1) / w;
+  return since_epoch >= 0 ? since_epoch / sub_ns_ : (since_epoch - sub_ns_ + 1) / sub_ns_;
 }
 
 LeasedQuota::WallTime LeasedQuota::window_end(std::int64_t window) const {
-  return WallTime(std::chrono::duration_cast<WallTime::duration>(Nanos((window + 1) * o_.window.count())));
+  return WallTime(std::chrono::duration_cast<WallTime::duration>(Nanos((window + 1) * sub_ns_)));
 }
 
-void LeasedQuota::roll(std::int64_t window) {
-  if (cur_.window == window) return;
-  if (next_.window == window) {
-    cur_ = next_;
-  } else {
-    cur_ = Slot{window};
-  }
-  next_ = Slot{window + 1};
+std::int64_t LeasedQuota::now_window(WallTime now) const { return std::max(window_of(now), cur_); }
+
+LeasedQuota::Slot& LeasedQuota::slot(std::int64_t window) {
+  const auto n = static_cast<std::int64_t>(ring_.size());
+  Slot& s = ring_[static_cast<std::size_t>(((window % n) + n) % n)];
+  if (s.window != window) s = Slot{window};
+  return s;
+}
+
+const LeasedQuota::Slot* LeasedQuota::slot_of(std::int64_t window) const {
+  const auto n = static_cast<std::int64_t>(ring_.size());
+  const Slot& s = ring_[static_cast<std::size_t>(((window % n) + n) % n)];
+  return s.window == window ? &s : nullptr;
+}
+
+std::int64_t LeasedQuota::local_taken(std::int64_t window) const {
+  std::int64_t sum = 0;
+  for (std::int64_t w = counted_from(window); w <= window; ++w)
+    if (const Slot* s = slot_of(w)) sum += s->taken;
+  return sum;
 }
 
 std::int64_t LeasedQuota::local_share() const { return o_.limit / static_cast<std::int64_t>(replicas_); }
 
-const LeasedQuota::Slot* LeasedQuota::slot_of(std::int64_t window) const {
-  if (cur_.window == window) return &cur_;
-  if (next_.window == window) return &next_;
-  return nullptr;
-}
-
-bool LeasedQuota::room_for(const Slot& s, std::int64_t cost) const {
-  if (!shared_) return s.taken + cost <= local_share();
+bool LeasedQuota::room_for(std::int64_t window, std::int64_t cost) const {
+  if (!shared_) return local_taken(window) + cost <= local_share();
+  const Slot* found = slot_of(window);
+  const Slot& s = found ? *found : Slot{window};
   // Before the store's first answer: a lease's worth on credit, reported with the ask.
   if (bridging(s)) return s.bridged + cost <= std::min(local_share(), lease_size(cost));
   // Reported over-use was counted by the store beside the leases: it is room already paid for.
@@ -57,34 +70,46 @@ bool LeasedQuota::room_for(const Slot& s, std::int64_t cost) const {
 }
 
 bool LeasedQuota::fits(std::int64_t cost, WallTime now) const {
-  cost = std::max<std::int64_t>(cost, 0);
-  const std::int64_t w = window_of(now);
-  const Slot* s = slot_of(w);
-  return room_for(s ? *s : Slot{w}, cost);
+  return room_for(now_window(now), std::max<std::int64_t>(cost, 0));
 }
 
 bool LeasedQuota::may_fit(std::int64_t cost, WallTime now) const {
   if (fits(cost, now)) return true;
   if (!shared_ || cost > o_.limit) return false;
-  const Slot* s = slot_of(window_of(now));
+  const Slot* s = slot_of(now_window(now));
   return !(s && s->spent);
 }
 
 Nanos LeasedQuota::wait_for(std::int64_t cost, WallTime now) const {
+  cost = std::max<std::int64_t>(cost, 0);
   if (fits(cost, now)) return Nanos(0);
-  const std::int64_t w = window_of(now);
+  const std::int64_t w = now_window(now);
+  const auto until = [&](std::int64_t window) {
+    return std::max(std::chrono::duration_cast<Nanos>(window_end(window) - now), Nanos(0));
+  };
+  if (!shared_) {
+    // Each sub-window on forgets the oldest one counted: the first that leaves room.
+    std::int64_t sum = local_taken(w);
+    for (std::int64_t from = counted_from(w); from < w; ++from) {
+      if (const Slot* s = slot_of(from)) sum -= s->taken;
+      if (sum + cost <= local_share()) return until(from + w - counted_from(w));
+    }
+    return until(w + (w - counted_from(w)));  // only once all counted now is forgotten, if ever
+  }
+  if (cost > o_.limit) return until(w + (w - counted_from(w)));
   const Slot* s = slot_of(w);
-  const auto to_end = std::chrono::duration_cast<Nanos>(window_end(w) - now);
-  if (!shared_ || cost > o_.limit || (s && s->spent)) return std::max(to_end, Nanos(0));
-  return std::min(o_.horizon, to_end);
+  if (s && s->spent) return until(w);
+  return std::min(o_.horizon, until(w));
 }
 
 bool LeasedQuota::try_take(std::int64_t cost, WallTime now) {
-  roll(window_of(now));
+  const std::int64_t w = now_window(now);
+  cur_ = w;
   cost = std::max<std::int64_t>(cost, 0);
-  if (!room_for(cur_, cost)) return false;
-  if (bridging(cur_)) cur_.bridged += cost;
-  cur_.taken += cost;
+  if (!room_for(w, cost)) return false;
+  Slot& s = slot(w);
+  if (bridging(s)) s.bridged += cost;
+  s.taken += cost;
   avg_cost_ = avg_cost_ == 0 ? static_cast<double>(cost) : 0.9 * avg_cost_ + 0.1 * static_cast<double>(cost);
   // The rate, over intervals of at least 100 ms.
   rate_tokens_ += cost;
@@ -101,12 +126,15 @@ bool LeasedQuota::try_take(std::int64_t cost, WallTime now) {
 }
 
 void LeasedQuota::adjust(std::int64_t window, std::int64_t delta) {
-  for (Slot* s : {&cur_, &next_})
-    if (s->window == window) s->taken = std::max<std::int64_t>(s->taken + delta, 0);
+  if (slot_of(window)) {
+    Slot& s = slot(window);
+    s.taken = std::max<std::int64_t>(s.taken + delta, 0);
+  }
 }
 
 std::int64_t LeasedQuota::lease_size(std::int64_t need) const {
-  const double horizon = std::chrono::duration<double>(o_.horizon).count();
+  // A lease lapses at its sub-window's end: never more than a sub-window's worth of the rate.
+  const double horizon = std::chrono::duration<double>(std::min(o_.horizon, Nanos(sub_ns_))).count();
   const auto by_rate = static_cast<std::int64_t>(std::ceil(rate_ * horizon));
   // At least two requests' worth: a lease smaller than a request would refuse it.
   const auto by_cost = static_cast<std::int64_t>(std::ceil(2 * avg_cost_));
@@ -116,19 +144,39 @@ std::int64_t LeasedQuota::lease_size(std::int64_t need) const {
 
 std::optional<LeasedQuota::Ask> LeasedQuota::ask(WallTime now, std::int64_t need) {
   if (!shared_ || in_flight_ || o_.limit <= 0) return std::nullopt;
-  roll(window_of(now));
-  // Taken beyond what was granted (while local) goes to the store first, in any case.
+  const std::int64_t w = now_window(now);
+  cur_ = w;
+  // Taken beyond what was granted (while local) goes to the store first, in any case: the
+  // current sub-window's and that of the ones still counted with it.
   const auto unreported = [](const Slot& s) {
     return std::max<std::int64_t>(s.taken - s.leased - s.reported, 0);
   };
-  const std::int64_t left = cur_.leased + cur_.reported - cur_.taken;
+  std::int64_t earlier = 0;
+  for (std::int64_t p = counted_from(w); p < w; ++p)
+    if (const Slot* s = slot_of(p)) earlier += unreported(*s);
+  const Slot& cur = slot(w);
+  const Slot& next = slot(w + 1);
+  const std::int64_t left = cur.leased + cur.reported - cur.taken;
   const std::int64_t low = std::max<std::int64_t>(last_lease_ / 2, need);
+  // The last sub-window's leftover goes back (with any ask; alone, if none is due), so that
+  // what a replica holds unused at a sub-window's end is not lost to the others for a window.
+  Slot* last = slot_of(w - 1) ? &slot(w - 1) : nullptr;
+  const std::int64_t leftover =
+      last ? std::max<std::int64_t>(last->leased + last->reported - last->taken, 0) : 0;
   std::optional<Ask> a;
-  if (need > left || left < low || unreported(cur_) > 0) {
-    a = Ask{cur_.window, lease_size(need), unreported(cur_)};
-  } else if (now + o_.horizon >= window_end(cur_.window) && next_.leased == 0) {
-    // Before the window ends: the next one's first lease, so its first requests find one.
-    a = Ask{next_.window, lease_size(0), 0};
+  if (need > left || left < low || unreported(cur) + earlier > 0) {
+    a = Ask{w, lease_size(need), unreported(cur) + earlier, earlier};
+  } else if (now + std::min(o_.horizon, Nanos(sub_ns_)) >= window_end(w) && next.leased == 0) {
+    // Before the sub-window ends: the next one's first lease, so its first requests find one.
+    a = Ask{w + 1, lease_size(0), 0, 0};
+  } else if (leftover > 0) {
+    a = Ask{w, 0, 0, 0};
+  }
+  if (a && leftover > 0) {
+    a->returned_window = w - 1;
+    a->returned = leftover;
+    // What the store counts there from now on (if the ask fails, it counts more: on the safe side).
+    last->leased -= leftover;
   }
   if (a) in_flight_ = true;
   return a;
@@ -136,16 +184,38 @@ std::optional<LeasedQuota::Ask> LeasedQuota::ask(WallTime now, std::int64_t need
 
 void LeasedQuota::granted(const Ask& a, std::int64_t tokens, WallTime now) {
   in_flight_ = false;
-  roll(std::max(window_of(now), cur_.window));
+  const std::int64_t w = now_window(now);
+  cur_ = w;
   tokens = std::max<std::int64_t>(tokens, 0);
-  for (Slot* s : {&cur_, &next_}) {
-    if (s->window != a.window) continue;  // a window already gone: its grant is void
-    s->leased += tokens;
-    s->reported += a.used;
-    s->answered = true;
-    if (tokens < a.tokens) s->spent = true;
+  // What was reported of the earlier sub-windows is known to the store now.
+  for (std::int64_t p = counted_from(a.window); p < a.window; ++p)
+    if (slot_of(p)) {
+      Slot& s = slot(p);
+      s.reported = std::max(s.reported, s.taken - s.leased);
+    }
+  if (slot_of(a.window)) {
+    Slot& s = slot(a.window);
+    s.reported += a.used - a.earlier;
+    if (a.window >= w) {  // a sub-window already gone: its grant is void
+      s.leased += tokens;
+      s.answered = true;
+      if (tokens < a.tokens) s.spent = true;
+    }
+  } else if (a.window == w + 1) {
+    Slot& s = slot(a.window);
+    s.leased += tokens;
+    s.answered = true;
+    if (tokens < a.tokens) s.spent = true;
   }
   if (tokens > 0) last_lease_ = tokens;
+}
+
+LeasedQuota::View LeasedQuota::view() const {
+  View v;
+  if (const Slot* s = slot_of(cur_)) v = {s->window, s->leased, s->taken, 0, in_flight_};
+  if (const Slot* n = slot_of(cur_ + 1)) v.next_leased = n->leased;
+  v.in_flight = in_flight_;
+  return v;
 }
 
 }  // namespace smartlb

@@ -22,9 +22,11 @@ using namespace std::chrono_literals;
 using redis::RedisService;
 using redis::SharedQuotas;
 
-// A second into a minute of today, the same on every replica's wall clock.
+// Just after a minute of today begins, the same on every replica's wall clock: early in a
+// sub-window (1.2 s), also 72 s on, so that no lease is asked ahead for the next sub-window
+// while the manual clocks stand still (it would hold tokens no request here can take).
 std::chrono::system_clock::time_point test_start() {
-  return std::chrono::floor<std::chrono::minutes>(std::chrono::system_clock::now()) + 1s;
+  return std::chrono::floor<std::chrono::minutes>(std::chrono::system_clock::now()) + 100ms;
 }
 
 struct Replica {
@@ -80,14 +82,15 @@ struct SharedQuotasTest : ::testing::Test {
   RedisServer server;
   const std::chrono::system_clock::time_point start = test_start();
 
-  // A client of its own for reading keys.
+  // What the quota's hash counts in all its sub-windows (a client of its own for reading keys).
   std::optional<std::int64_t> counted(const Replica& r, const std::string& quota) {
-    const auto wall = r.proxy.clock.wall_now().time_since_epoch();
-    const std::int64_t window = std::chrono::duration_cast<std::chrono::minutes>(wall).count();
     std::optional<std::int64_t> out;
     std::atomic<bool> done{false};
-    r.service->command({"GET", redis::quota_key("smartlb:", quota, window)}, [&](redis::RedisResult v) {
-      if (v.ok()) out = v.value->as_integer();
+    r.service->command({"HVALS", redis::quota_key("smartlb:", quota)}, [&](redis::RedisResult v) {
+      if (v.ok()) {
+        out = 0;
+        for (const auto& e : v.value->elements) *out += e.as_integer().value_or(0);
+      }
       done = true;
     });
     EXPECT_TRUE(await_condition([&] { return done.load(); }));
@@ -116,8 +119,8 @@ TEST_F(SharedQuotasTest, TwoReplicasTogetherNeverSendMoreThanTheDeclaredTpmInAWi
     EXPECT_EQ(static_cast<std::size_t>(served_a + served_b), sent);
     EXPECT_GT(served_b, 0) << "the quieter replica gets its turn too";
     before = backend.request_count();
-    a.advance(61s);  // the next minute: both replicas see the same wall clock
-    b.advance(61s);
+    a.advance(72s);  // past the window, as early in a sub-window: both replicas see the same wall clock
+    b.advance(72s);
   }
   EXPECT_EQ(a.quotas->failed() + b.quotas->failed(), 0u);
 }
@@ -139,35 +142,54 @@ TEST_F(SharedQuotasTest, AClientBudgetsMinuteLimitIsSharedByTwoReplicas) {
   EXPECT_GE(counted(a, "budget:client\x1fsearch:tokens").value_or(0), 1800);
 }
 
-TEST_F(SharedQuotasTest, TheScriptNeverGrantsPastTheLimitAndCountsWhatWasReported) {
+TEST_F(SharedQuotasTest, TheScriptNeverGrantsPastTheLimitInTheLastWindowsSubWindowsAndCountsReports) {
   Replica a("replica-a", backend.url(), 2000, start);
   a.connect(server);
-  const std::string key = redis::quota_key("smartlb:", "x/y:tokens", 7);
-  std::vector<std::int64_t> grants;
-  // used, want: 300 reported + 500 granted; 1500 asked of the 1200 left; nothing left.
-  for (auto [used, want] : {std::pair{300, 500}, std::pair{0, 1500}, std::pair{0, 10}, std::pair{50, 10}}) {
+  const std::string key = redis::quota_key("smartlb:", "x/y:tokens");
+  // used, want, sub-window, first counted (ten sub-windows a window), an ended sub-window and
+  // what was left unused of it -> the grant.
+  const auto ask = [&](std::int64_t used, std::int64_t want, std::int64_t window,
+                       std::int64_t returned_window = 0, std::int64_t returned = 0) {
     std::atomic<bool> done{false};
-    a.service->eval(SharedQuotas::script(), {key},
-                    {std::to_string(used), std::to_string(want), "2000", "120000"},
-                    [&](redis::RedisResult r) {
-                      grants.push_back(r.ok() ? r.value->as_integer().value_or(-1) : -1);
-                      done = true;
-                    });
-    ASSERT_TRUE(await_condition([&] { return done.load(); }));
-  }
-  EXPECT_EQ(grants, (std::vector<std::int64_t>{500, 1200, 0, 0}));
-  std::atomic<bool> done{false};
-  std::int64_t ttl = 0, value = 0;
-  a.service->command({"PTTL", key}, [&](redis::RedisResult r) {
-    ttl = r.ok() ? r.value->integer : -1;
-    a.service->command({"GET", key}, [&](redis::RedisResult v) {
-      value = v.ok() ? v.value->as_integer().value_or(-1) : -1;
+    std::int64_t grant = -1;
+    a.service->eval(
+        SharedQuotas::script(), {key},
+        {std::to_string(used), std::to_string(want), "2000", std::to_string(window),
+         std::to_string(window - 10), "120000", std::to_string(returned_window), std::to_string(returned)},
+        [&](redis::RedisResult r) {
+          grant = r.ok() ? r.value->as_integer().value_or(-1) : -1;
+          done = true;
+        });
+    EXPECT_TRUE(await_condition([&] { return done.load(); }));
+    return grant;
+  };
+  const auto command = [&](std::vector<std::string> c) {
+    std::atomic<bool> done{false};
+    std::int64_t value = -1;
+    a.service->command(std::move(c), [&](redis::RedisResult r) {
+      value = r.ok() ? r.value->as_integer().value_or(-1) : -1;
       done = true;
     });
-  });
-  ASSERT_TRUE(await_condition([&] { return done.load(); }));
-  EXPECT_GT(ttl, 100'000) << "about two windows";
-  EXPECT_EQ(value, 2050) << "a late report is counted even past the limit";
+    EXPECT_TRUE(await_condition([&] { return done.load(); }));
+    return value;
+  };
+  EXPECT_EQ(ask(300, 500, 17), 500) << "300 reported + 500 granted";
+  EXPECT_EQ(ask(0, 1500, 17), 1200) << "what is left";
+  EXPECT_EQ(ask(0, 10, 17), 0);
+  EXPECT_EQ(ask(50, 10, 17), 0);
+  EXPECT_EQ(command({"HGET", key, "17"}), 2050) << "a late report is counted even past the limit";
+  EXPECT_GT(command({"PTTL", key}), 100'000) << "the time to live asked";
+  EXPECT_EQ(ask(0, 10, 27), 0) << "sub-window 17 still counts ten sub-windows on";
+  EXPECT_EQ(ask(0, 10, 28), 10) << "and no longer eleven on";
+  EXPECT_EQ(ask(0, 10, 16), 0) << "an earlier sub-window counts those after it (granted ahead) too";
+  EXPECT_EQ(ask(0, 1, 40), 1);
+  EXPECT_EQ(command({"HEXISTS", key, "17"}), 0) << "forgotten: a window older than any still counted";
+  EXPECT_EQ(command({"HEXISTS", key, "28"}), 1);
+  EXPECT_EQ(ask(0, 0, 41, 40, 1), 0);
+  EXPECT_EQ(command({"HGET", key, "40"}), 0) << "what a replica left unused comes off its sub-window";
+  EXPECT_EQ(ask(0, 0, 41, 28, 100), 0);
+  EXPECT_EQ(command({"HGET", key, "28"}), 0) << "never below nothing";
+  EXPECT_EQ(ask(0, 5000, 41), 2000) << "given back: granted again";
 }
 
 TEST_F(SharedQuotasTest, RedisLostEachReplicaKeepsToItsShareAndBackItReportsWhatItTook) {
@@ -180,8 +202,8 @@ TEST_F(SharedQuotasTest, RedisLostEachReplicaKeepsToItsShareAndBackItReportsWhat
   EXPECT_EQ(b.post(), 200u);
   server.kill();
   ASSERT_TRUE(await_condition([&] { return !a.service->up() && !b.service->up(); }));
-  a.advance(61s);  // a new window, counted locally
-  b.advance(61s);
+  a.advance(72s);  // nothing of the last window counts any more, counted locally
+  b.advance(72s);
   const std::size_t before = backend.request_count();
   int served_a = 0, served_b = 0;
   for (int i = 0; i < 10; ++i) served_a += a.post() == 200;

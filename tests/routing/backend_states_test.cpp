@@ -485,7 +485,8 @@ TEST_F(LeasedQuotas, SharedAQuotaAdmitsWhatTheStoreGrantsBeyondItsLocalWindow) {
   EXPECT_FALSE(reserve(1));
   const Unavailability u = states->unavailability(*table, "gpt-4o", 1);
   EXPECT_TRUE(u.throttled);
-  EXPECT_EQ(u.retry_after, std::chrono::seconds(60)) << "spent: until the shared window ends";
+  EXPECT_EQ(u.retry_after, std::chrono::milliseconds(60'000) / LeasedQuota::kDefaultSubwindows)
+      << "spent: until the shared sub-window ends (the clock is at the start of one)";
   EXPECT_EQ(states->quota_usage(table->member(0), "gpt-4o").tokens_used, 300);
 }
 

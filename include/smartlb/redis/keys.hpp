@@ -21,10 +21,11 @@ inline std::string cooldown_key(std::string_view prefix, std::string_view backen
   k += "}:cooldown";
   return k;
 }
-// What the replicas together took of a shared quota (docs/scale-out.md) in one window (its
-// index: Unix time / window length): the tag is the quota's name, with braces written as
-// "%7B" / "%7D" (and '%' as "%25") so that a name cannot end the tag early.
-inline std::string quota_key(std::string_view prefix, std::string_view quota, std::int64_t window) {
+// What the replicas together took of a shared quota (docs/scale-out.md): a hash, field = a
+// sub-window's index (Unix time / sub-window length), value = what was counted in it. The tag
+// is the quota's name, with braces written as "%7B" / "%7D" (and '%' as "%25") so that a name
+// cannot end the tag early.
+inline std::string quota_key(std::string_view prefix, std::string_view quota) {
   std::string k(prefix);
   k += "{quota:";
   for (char c : quota) {
@@ -37,8 +38,7 @@ inline std::string quota_key(std::string_view prefix, std::string_view quota, st
     else
       k += c;
   }
-  k += "}:";
-  k += std::to_string(window);
+  k += "}:counts";
   return k;
 }
 // The channel cooldowns are published on.

@@ -1,12 +1,13 @@
 #pragma once
 // Declared quotas and client budgets shared by replicas through Redis (docs/scale-out.md,
 // "Shared quotas"): the LeaseBroker of every SharedLease. An ask (LeasedQuota::ask) runs one
-// script on the window's key: it adds what the replica reports having taken beyond its leases,
-// grants min(want, limit - counted), adds the grant, and the answer goes back to the lease
-// under its owner's lock. Redis lost: every lease falls back to its local share (the limit
-// divided by the live replicas last read); Redis back: shared again, and each lease reports
-// what it took meanwhile with its next ask. A tick (every 100 ms, on the Redis thread) asks for
-// the leases that had traffic lately, so the next window's lease arrives before it begins.
+// script on the quota's hash of sub-window counts: it adds what the replica reports having
+// taken beyond its leases to the asked sub-window, grants min(want, limit - counted) where
+// `counted` sums the sub-windows of the last window up to and after the asked one, adds the
+// grant, and the answer goes back to the lease under its owner's lock. Redis lost: every lease falls back to
+// its local share (the limit divided by the live replicas last read); Redis back: shared again, and each
+// lease reports what it took meanwhile with its next ask. A tick (every 100 ms, on the Redis thread) asks for
+// the leases that had traffic lately, so the next sub-window's lease arrives before it begins.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -43,8 +44,10 @@ class SharedQuotas final : public LeaseBroker {
   std::uint64_t failed() const { return failed_.load(std::memory_order_relaxed); }
   std::size_t size() const;
 
-  // The script: KEYS[1] the window's key; ARGV: used (taken beyond leases, to count), want,
-  // limit, the key's time to live (ms). Returns the grant.
+  // The script: KEYS[1] the quota's hash (redis::quota_key); ARGV: used (taken beyond leases,
+  // to count), want, limit, the asked sub-window, the first sub-window counted with it, the
+  // hash's time to live (ms), an ended sub-window and what the replica left unused of it (to
+  // take off its count). Returns the grant.
   static const RedisScript& script();
 
  private:

@@ -1,17 +1,25 @@
 #pragma once
-// One replica's side of a quota that several replicas share through a store (Redis): the store
-// counts, per window of the quota's length aligned on the wall clock (Unix epoch multiples),
-// every token it granted to any replica, and never grants past the limit. A replica admits
-// requests only from what it was granted for the window (its lease), asks for more ahead of
-// need -- and for the next window before this one ends -- and never waits on the store on the
-// request path. When the store is lost, the replica counts locally against its share: the
-// limit divided by the replicas it last knew of.
+// One replica's side of a quota that several replicas share through a store (Redis). The
+// quota's window W is split into `subwindows` (k) sub-windows aligned on the wall clock (Unix
+// epoch multiples of W / k); the store counts, per sub-window, every token it granted to any
+// replica, and grants in a sub-window only what leaves the sum of it and the k before it (and
+// any counted ahead) within the limit. Any interval of length W lies within k + 1 consecutive
+// sub-windows, so none -- and no fixed window of a backend's own, however aligned -- sees more
+// than the limit granted (a late report of what was taken beyond leases aside). With k = 1 the
+// windows are fixed ones (a UTC day). A replica admits requests only from what it was granted
+// for the current sub-window (its lease; leftovers lapse at the sub-window's end), asks for more
+// ahead of need -- and for the next sub-window before this one ends -- and never waits on the
+// store on the request path. When the store is lost, the replica counts locally against its
+// share, the limit divided by the replicas it last knew of, over the same k + 1 sub-windows.
+//
+// "window" below, as an index (Ask::window, adjust, window_of), is a sub-window's.
 //
 // Not thread-safe (the owner's lock serialises it) and free of I/O: the owner sends what
 // ask() returns to the store and hands the answer to granted(). Pure: the time is passed in.
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "smartlb/base/clock.hpp"
 
@@ -20,6 +28,7 @@ namespace smartlb {
 class LeasedQuota {
  public:
   using WallTime = std::chrono::system_clock::time_point;
+  static constexpr int kDefaultSubwindows = 50;
 
   struct Options {
     std::int64_t limit = 0;  // per window, all replicas together
@@ -34,9 +43,12 @@ class LeasedQuota {
     // for): take up to one lease's worth (never more than the local share) without one, and
     // report it with the ask, instead of refusing every request until the answer arrives.
     bool bridge = false;
+    // Sub-windows per window: 1 for fixed windows; more waste less (the store counts a
+    // sub-window a whole window after its end: up to 1 / (k + 1) of the limit is counted twice).
+    int subwindows = kDefaultSubwindows;
   };
 
-  explicit LeasedQuota(Options o) : o_(o) {}
+  explicit LeasedQuota(Options o);
   void set_limit(std::int64_t limit) { o_.limit = limit; }
   std::int64_t limit() const { return o_.limit; }
 
@@ -44,36 +56,49 @@ class LeasedQuota {
   void set_shared(bool shared, std::size_t replicas);
   bool shared() const { return shared_; }
 
-  std::int64_t window_of(WallTime t) const;
+  std::int64_t window_of(WallTime t) const;  // the sub-window's index
   WallTime window_end(std::int64_t window) const;
+  int subwindows() const { return o_.subwindows; }
+  // The first sub-window the store counts with `window`'s grant: k before it (none when fixed).
+  std::int64_t counted_from(std::int64_t window) const {
+    return o_.subwindows > 1 ? window - o_.subwindows : window;
+  }
 
-  // Takes `cost` tokens for a request at `now`: from the lease of the current window (shared)
-  // or from the local share. False: not enough; nothing is taken.
+  // Takes `cost` tokens for a request at `now`: from the lease of the current sub-window
+  // (shared) or from the local share (what the last k + 1 sub-windows took counts). False: not
+  // enough; nothing is taken.
   bool try_take(std::int64_t cost, WallTime now);
   // Whether try_take(cost, now) would succeed (nothing changes).
   bool fits(std::int64_t cost, WallTime now) const;
-  // False only when `cost` cannot fit before the window ends (over the local share, more than
-  // the limit, or the store said the window is spent). Otherwise a lease may still come: a
-  // pick should try (and so ask), not skip.
+  // False only when `cost` cannot fit before the sub-window ends (over the local share, more
+  // than the limit, or the store said the sub-window is spent). Otherwise a lease may still
+  // come: a pick should try (and so ask), not skip.
   bool may_fit(std::int64_t cost, WallTime now) const;
-  // How long until `cost` may fit: 0 when it fits; the window's end when the window is spent
-  // (locally, or the store granted less than asked); else the horizon (a lease is on its way).
+  // How long until `cost` may fit: 0 when it fits; local, until enough of the oldest counted
+  // sub-windows are forgotten (a whole window when it never fits); shared and spent (the store
+  // granted less than asked), the sub-window's end; else the horizon (a lease is on its way).
   Nanos wait_for(std::int64_t cost, WallTime now) const;
   // Corrects what a request took in `window` (its real cost, once known). Only the replica's
   // own count moves: the store keeps what it granted.
   void adjust(std::int64_t window, std::int64_t delta);
 
   // What to ask the store for now, if anything: `tokens` more for `window`, reporting `used`
-  // tokens taken in it beyond what was granted (after running locally, so the store learns
-  // what this replica spent while it was away). One ask at a time; `need` is the cost of a
+  // tokens taken beyond what was granted in it and in the sub-windows still counted with it
+  // (after running locally, so the store learns what this replica spent while it was away;
+  // the store counts all of it in `window`). One ask at a time; `need` is the cost of a
   // request just refused (the ask covers it).
   struct Ask {
     std::int64_t window = 0;
     std::int64_t tokens = 0;
     std::int64_t used = 0;
+    std::int64_t earlier = 0;  // of `used`, taken in the sub-windows before `window`
+    // What a sub-window that ended (`returned_window`) left unused of its leases: the store
+    // no longer counts it there (nothing can be taken from it any more), so it is granted again.
+    std::int64_t returned_window = 0;
+    std::int64_t returned = 0;
   };
   std::optional<Ask> ask(WallTime now, std::int64_t need = 0);
-  // The store's answer to `a`: `tokens` granted (0 when the window's quota is spent).
+  // The store's answer to `a`: `tokens` granted (0 when the sub-window's quota is spent).
   void granted(const Ask& a, std::int64_t tokens, WallTime now);
   // The ask got no answer (the store is being lost): another may be made.
   void ask_failed() { in_flight_ = false; }
@@ -84,29 +109,34 @@ class LeasedQuota {
     std::int64_t next_leased = 0;  // granted ahead for the next window
     bool in_flight = false;
   };
-  View view() const { return {cur_.window, cur_.leased, cur_.taken, next_.leased, in_flight_}; }
+  View view() const;
 
  private:
   struct Slot {
     std::int64_t window = -1;
-    std::int64_t leased = 0;    // granted by the store (shared mode)
+    std::int64_t leased = 0;    // granted by the store (shared mode), less what went back
     std::int64_t taken = 0;     // taken by requests
     std::int64_t reported = 0;  // of `taken` beyond `leased`, already told to the store
     bool answered = false;      // the store answered an ask for this window (shared mode)
     bool spent = false;         // it granted less than asked: the window's quota is (nearly) gone
     std::int64_t bridged = 0;   // taken while shared before any answer (Options::bridge)
   };
-  void roll(std::int64_t window);  // makes `window` the current one
+  std::int64_t now_window(WallTime now) const;          // never before the latest seen (clock steps back)
+  Slot& slot(std::int64_t window);                      // made (empty) if the ring held an older one
+  const Slot* slot_of(std::int64_t window) const;       // null: a sub-window not begun here
+  std::int64_t local_taken(std::int64_t window) const;  // in the k + 1 sub-windows to `window`
   std::int64_t local_share() const;
-  const Slot* slot_of(std::int64_t window) const;  // null: a window not begun here yet
-  bool room_for(const Slot& s, std::int64_t cost) const;
+  bool room_for(std::int64_t window, std::int64_t cost) const;
   bool bridging(const Slot& s) const { return shared_ && o_.bridge && !s.answered; }
   std::int64_t lease_size(std::int64_t need) const;
 
   Options o_;
+  std::int64_t sub_ns_ = 1;  // a sub-window's length
   bool shared_ = false;
   std::size_t replicas_ = 1;
-  Slot cur_, next_;
+  // k + 2 slots: the current sub-window, the k before it (counted locally) and the next one.
+  std::vector<Slot> ring_;
+  std::int64_t cur_ = -1;  // the latest sub-window seen
   bool in_flight_ = false;
   std::int64_t last_lease_ = 0;
   // Tokens taken per second, an exponentially weighted mean (for the lease size).

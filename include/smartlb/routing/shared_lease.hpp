@@ -25,7 +25,8 @@ struct SharedLease {
         mutex(owner_mutex),
         quota(options),
         limit(options.limit),
-        window(options.window) {}
+        window(options.window),
+        subwindows(quota.subwindows()) {}
 
   // A new limit (a reload): under `mutex`.
   void set_limit(std::int64_t l) {
@@ -38,6 +39,7 @@ struct SharedLease {
   LeasedQuota quota;
   std::atomic<std::int64_t> limit;  // = quota.limit(), readable without the lock
   const Nanos window;
+  const int subwindows;             // = quota.subwindows(): 1 for fixed windows
   std::atomic<bool> active{false};  // taken from since the broker last looked
 };
 
