@@ -18,29 +18,16 @@ FileStamp stamp_of(const std::string& path) {
 
 FileWatch::FileWatch(std::string path, FileStamp loaded, std::chrono::milliseconds interval,
                      std::function<void()> on_change)
-    : path_(std::move(path)), interval_(interval), on_change_(std::move(on_change)), last_(loaded) {
-  thread_ = std::thread([this] { run(); });
-}
+    : path_(std::move(path)),
+      on_change_(std::move(on_change)),
+      last_(loaded),
+      thread_(interval, [this] { check(); }) {}
 
-FileWatch::~FileWatch() {
-  {
-    std::lock_guard lock(mutex_);
-    stop_ = true;
-  }
-  wake_.notify_all();
-  thread_.join();
-}
-
-void FileWatch::run() {
-  std::unique_lock lock(mutex_);
-  while (!wake_.wait_for(lock, interval_, [this] { return stop_; })) {
-    const FileStamp now = stamp_of(path_);
-    if (!now.exists || now == last_) continue;
-    last_ = now;
-    lock.unlock();
-    on_change_();
-    lock.lock();
-  }
+void FileWatch::check() {
+  const FileStamp now = stamp_of(path_);
+  if (!now.exists || now == last_) return;
+  last_ = now;
+  on_change_();
 }
 
 }  // namespace smartlb

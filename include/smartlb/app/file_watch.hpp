@@ -5,12 +5,11 @@
 // would not see, and an editor's save replaces the inode. Polling once a second costs one
 // stat() and catches both; ConfigMap updates take tens of seconds to arrive anyway.
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <string>
-#include <thread>
+
+#include "smartlb/app/periodic_thread.hpp"
 
 namespace smartlb {
 
@@ -32,21 +31,14 @@ class FileWatch {
   // disappears is not a change (a ConfigMap swap passes through that state): its return is.
   FileWatch(std::string path, FileStamp loaded, std::chrono::milliseconds interval,
             std::function<void()> on_change);
-  ~FileWatch();
-  FileWatch(const FileWatch&) = delete;
-  FileWatch& operator=(const FileWatch&) = delete;
 
  private:
-  void run();
+  void check();
 
   std::string path_;
-  std::chrono::milliseconds interval_;
   std::function<void()> on_change_;
-  FileStamp last_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stop_ = false;
-  std::thread thread_;
+  FileStamp last_;         // only touched on the thread
+  PeriodicThread thread_;  // last: it calls check() from the start
 };
 
 }  // namespace smartlb
