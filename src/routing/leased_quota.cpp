@@ -163,12 +163,17 @@ std::optional<LeasedQuota::Ask> LeasedQuota::ask(WallTime now, std::int64_t need
   Slot* last = slot_of(w - 1) ? &slot(w - 1) : nullptr;
   const std::int64_t leftover =
       last ? std::max<std::int64_t>(last->leased + last->reported - last->taken, 0) : 0;
+  // In the last half-horizon of a sub-window the next one's first lease comes first, so that
+  // its first requests find one: under overload the current sub-window is always short, and
+  // asks for it would otherwise take every turn (one ask at a time) until the next had begun.
+  const bool next_due = !next.answered && now + std::min(o_.horizon, Nanos(sub_ns_)) / 2 >= window_end(w);
   std::optional<Ask> a;
-  if (need > left || left < low || unreported(cur) + earlier > 0) {
+  if (unreported(cur) + earlier > 0) {
     a = Ask{w, lease_size(need), unreported(cur) + earlier, earlier};
-  } else if (now + std::min(o_.horizon, Nanos(sub_ns_)) >= window_end(w) && next.leased == 0) {
-    // Before the sub-window ends: the next one's first lease, so its first requests find one.
+  } else if (next_due) {
     a = Ask{w + 1, lease_size(0), 0, 0};
+  } else if (need > left || left < low) {
+    a = Ask{w, lease_size(need), 0, 0};
   } else if (leftover > 0) {
     a = Ask{w, 0, 0, 0};
   }
@@ -193,6 +198,7 @@ void LeasedQuota::granted(const Ask& a, std::int64_t tokens, WallTime now) {
       Slot& s = slot(p);
       s.reported = std::max(s.reported, s.taken - s.leased);
     }
+  if (tokens < a.tokens) spent_in_ = std::max(spent_in_, a.window);
   if (slot_of(a.window)) {
     Slot& s = slot(a.window);
     s.reported += a.used - a.earlier;

@@ -18,6 +18,7 @@
 // ask() returns to the store and hands the answer to granted(). Pure: the time is passed in.
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -42,6 +43,8 @@ class LeasedQuota {
     // requests, the first ones after the store returns, a window no lease was asked ahead
     // for): take up to one lease's worth (never more than the local share) without one, and
     // report it with the ask, instead of refusing every request until the answer arrives.
+    // Not while the quota is contested (the store said a sub-window counted with the current
+    // one was spent): credit there would go beyond the limit.
     bool bridge = false;
     // Sub-windows per window: 1 for fixed windows; more waste less (the store counts a
     // sub-window a whole window after its end: up to 1 / (k + 1) of the limit is counted twice).
@@ -127,7 +130,11 @@ class LeasedQuota {
   std::int64_t local_taken(std::int64_t window) const;  // in the k + 1 sub-windows to `window`
   std::int64_t local_share() const;
   bool room_for(std::int64_t window, std::int64_t cost) const;
-  bool bridging(const Slot& s) const { return shared_ && o_.bridge && !s.answered; }
+  // Credit only while the quota is not contested: once the store said a sub-window still
+  // counted with this one was spent, taking on credit would be taking beyond the limit.
+  bool bridging(const Slot& s) const {
+    return shared_ && o_.bridge && !s.answered && spent_in_ < counted_from(s.window);
+  }
   std::int64_t lease_size(std::int64_t need) const;
 
   Options o_;
@@ -139,6 +146,7 @@ class LeasedQuota {
   std::int64_t cur_ = -1;  // the latest sub-window seen
   bool in_flight_ = false;
   std::int64_t last_lease_ = 0;
+  std::int64_t spent_in_ = std::numeric_limits<std::int64_t>::min();  // the latest sub-window found spent
   // Tokens taken per second, an exponentially weighted mean (for the lease size).
   double rate_ = 0;
   WallTime rate_at_{};
