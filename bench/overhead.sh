@@ -18,6 +18,8 @@
 #                                         targets smartlb_tls nginx_tls haproxy_tls = the three proxies to
 #                                         the same backend over HTTPS (a local CA, certificate verified,
 #                                         keep-alive and session resumption), with TLS=1;
+#                                         target smartlb_redis = smartlb_q with its quota leased from a
+#                                         local redis-server (shared quotas, issue 16), with REDIS=1;
 #                                         SMARTLB_B=path adds target smartlb_b, another build, for an A/B)
 #                                        BACKEND_CT=application/json: content type of the fixed answer)
 # Needs: wrk nginx haproxy taskset; smartlb built in $BUILD (default build-bench).
@@ -105,6 +107,24 @@ env -i PATH="$PATH" PORT="$SBU_PORT" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREA
   taskset -c "$PROXY_CORE" "$SMARTLB" 2>"$TMP/smartlb-budgets.log" &
 SBU_PID=$!; PIDS+=("$SBU_PID"); PORT[smartlb_budgets]=$SBU_PORT; PROCS[smartlb_budgets]=$SBU_PID
 
+# smartlb_redis: smartlb_q with REDIS_URL: its quota is leased from a redis-server on the load
+# core (docs/scale-out.md), what a replica of a scaled-out deployment does (optional, REDIS=1).
+REDIS_TARGETS=""
+if [ "${REDIS:-0}" = 1 ]; then
+  need redis-server
+  RD_PORT=$(free_port)
+  taskset -c "$LOAD_CORE" redis-server --bind 127.0.0.1 --port "$RD_PORT" --save '' --appendonly no \
+    >"$TMP/redis.log" 2>&1 &
+  PIDS+=($!)
+  wait_port "$RD_PORT"
+  SRD_PORT=$(free_port)
+  env -i PATH="$PATH" PORT="$SRD_PORT" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREADS=1 ACCESS_LOG=off \
+    LOG_LEVEL=warn BACKEND_1_URL="http://127.0.0.1:$BPORT" BACKEND_1_NAME=fast BACKEND_1_TPM=1000000000000 QUOTA_WINDOW_SECONDS=1 \
+    REDIS_URL="redis://127.0.0.1:$RD_PORT" taskset -c "$PROXY_CORE" "$SMARTLB" 2>"$TMP/smartlb-redis.log" &
+  SRD_PID=$!; PIDS+=("$SRD_PID"); PORT[smartlb_redis]=$SRD_PORT; PROCS[smartlb_redis]=$SRD_PID
+  REDIS_TARGETS="smartlb_redis"
+fi
+
 # smartlb_b: another build of smartlb (SMARTLB_B=path), for an A/B of a change under the same
 # conditions; it appears as a peer in the paired table.
 if [ -n "${SMARTLB_B:-}" ]; then
@@ -149,7 +169,8 @@ if [ "${TLS:-0}" = 1 ]; then
   TLS_TARGETS="smartlb_tls nginx_tls haproxy_tls"
 fi
 
-for t in smartlb smartlb_q smartlb_rules smartlb_budgets nginx haproxy ${SMARTLB_B:+smartlb_b} $TLS_TARGETS; do
+for t in smartlb smartlb_q smartlb_rules smartlb_budgets nginx haproxy ${SMARTLB_B:+smartlb_b} $TLS_TARGETS \
+         $REDIS_TARGETS; do
   wait_port "${PORT[$t]}"
 done
 sleep 0.3
@@ -232,7 +253,7 @@ awk -F'\t' 'NR>2 {k=$2"\t"$3; n[k]++; rps[k,n[k]]=$4; p50[k,n[k]]=$5; p99[k,n[k]
 # Paired view: the machine's speed drifts by more than the differences between proxies, so
 # compare within a repetition (the targets of one rep run back to back) and count wins.
 echo
-echo "Paired by repetition: smartlb / peer (smartlb_tls / peer for the _tls peers; req/s ratio > 1 and CPU ratio < 1 favour smartlb);"
+echo "Paired by repetition: smartlb / peer (smartlb_tls / peer for the _tls peers, smartlb_q / smartlb_redis; req/s ratio > 1 and CPU ratio < 1 favour smartlb);"
 echo "geo mean [95 % confidence interval]: the geometric mean of the ratios (a mean of logs, so"
 echo "smartlb/peer and peer/smartlb agree), ± 1.96 standard errors of the log. A target that is the"
 echo "same build (SMARTLB_B=\$SMARTLB) measures the harness: its interval should contain 1."
@@ -244,7 +265,8 @@ awk -F'\t' 'NR>2 { r[$1"\t"$2"\t"$3]=$4; c[$1"\t"$2"\t"$3]=$8; reps[$1]=1; conns
       return sprintf("%.3f [%.3f-%.3f]", exp(mu), exp(mu-h), exp(mu+h)) }
   END { printf "%-6s %-10s %13s %8s %22s %11s %8s %22s\n", "conns", "peer", "req/s median", "wins", "geo mean [ci95]", "cpu median", "wins", "geo mean [ci95]";
     for (cn in conns) for (p in tg) { if (p=="smartlb" || p=="smartlb_q" || p=="direct" || p=="smartlb_tls") continue
-      base = (p ~ /_tls$/) ? "smartlb_tls" : "smartlb"  # HTTPS peers against smartlb over HTTPS
+      # HTTPS peers against smartlb over HTTPS; Redis-leased quotas against the same quota kept locally
+      base = (p ~ /_tls$/) ? "smartlb_tls" : (p == "smartlb_redis" ? "smartlb_q" : "smartlb")
       n=0; wr=0; wc=0; nc=0; delete vr; delete vc
       for (rep in reps) { a=rep"\t"cn"\t"base; b=rep"\t"cn"\t"p
         if (!(a in r) || !(b in r) || r[b]+0==0) continue
