@@ -17,13 +17,15 @@ TimedSocket::~TimedSocket() {
 }
 
 void TimedSocket::expires_after(Clock::duration d) {
-  if (deadline_ == Clock::time_point::max()) sweeper_.arm();
-  deadline_ = Clock::now() + d;
+  Clock::time_point& at = deadline();
+  if (at == Clock::time_point::max()) sweeper_.arm();
+  at = Clock::now() + d;
 }
 
 void TimedSocket::expires_never() {
-  if (deadline_ == Clock::time_point::max()) return;
-  deadline_ = Clock::time_point::max();
+  Clock::time_point& at = deadline();
+  if (at == Clock::time_point::max()) return;
+  at = Clock::time_point::max();
   sweeper_.disarm();
 }
 
@@ -32,21 +34,16 @@ DeadlineSweeper::DeadlineSweeper(asio::io_context& ioc) : executor_(ioc.get_exec
 DeadlineSweeper::~DeadlineSweeper() = default;
 
 void DeadlineSweeper::add(TimedSocket& s) {
-  s.prev_ = nullptr;
-  s.next_ = head_;
-  if (head_) head_->prev_ = &s;
-  head_ = &s;
-  ++count_;
+  s.slot_ = table_.size();
+  table_.push_back({TimedSocket::Clock::time_point::max(), &s});
 }
 
 void DeadlineSweeper::remove(TimedSocket& s) {
-  if (s.prev_)
-    s.prev_->next_ = s.next_;
-  else
-    head_ = s.next_;
-  if (s.next_) s.next_->prev_ = s.prev_;
-  s.prev_ = s.next_ = nullptr;
-  --count_;
+  // The last entry moves into the freed slot.
+  Entry& freed = table_[s.slot_];
+  freed = table_.back();
+  freed.socket->slot_ = s.slot_;
+  table_.pop_back();
 }
 
 void DeadlineSweeper::schedule() {
@@ -63,12 +60,12 @@ void DeadlineSweeper::schedule() {
 
 void DeadlineSweeper::sweep() {
   const auto now = TimedSocket::Clock::now();
-  // Closing posts the pending operations' completions; nothing runs (or unlinks) in here.
-  for (TimedSocket* s = head_; s; s = s->next_) {
-    if (s->deadline_ > now) continue;
-    s->timed_out_ = true;
+  // Closing posts the pending operations' completions; nothing runs (or leaves the table) in here.
+  for (const Entry& e : table_) {
+    if (e.deadline > now) continue;
+    e.socket->timed_out_ = true;
     error_code ignored;
-    s->socket_.close(ignored);
+    e.socket->socket_.close(ignored);
   }
 }
 

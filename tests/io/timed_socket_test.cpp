@@ -2,6 +2,8 @@
 // timeout; sockets without one keep neither the socket nor the io_context busy.
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include "smartlb/io/timed_socket.hpp"
 
 namespace smartlb::net {
@@ -117,6 +119,27 @@ TEST(UpstreamPool, AConnectionClosedByItsDeadlineIsNotPooled) {
   pool.release(std::move(closed));
   EXPECT_EQ(pool.idle_count(), 1u);
   pool.clear();
+}
+
+TEST(TimedSocket, RemovingASocketKeepsTheOthersDeadlines) {
+  // The sweeper's table moves its last entry into a removed socket's place: the moved socket
+  // keeps its deadline, the one that stays keeps having none.
+  asio::io_context ioc;
+  DeadlineSweeper sweeper(ioc);
+  Pair p1(ioc), p2(ioc), p3(ioc);
+  TimedSocket first(sweeper, std::move(p1.a));
+  auto middle = std::make_unique<TimedSocket>(sweeper, std::move(p2.a));
+  TimedSocket last(sweeper, std::move(p3.a));
+  middle->expires_after(std::chrono::hours(1));
+  middle.reset();  // armed when it goes: its deadline leaves with it
+  EXPECT_EQ(sweeper.size(), 2u);
+  char byte;
+  error_code result;
+  last.expires_after(std::chrono::milliseconds(1));
+  last.async_read_some(asio::buffer(&byte, 1), [&](error_code ec, std::size_t) { result = last.done(ec); });
+  ioc.run();  // returns only if the moved entry's deadline fired and nothing else stays armed
+  EXPECT_EQ(result, beast::error::timeout);
+  EXPECT_TRUE(first.socket().is_open()) << "no deadline, not swept";
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 // reopen it for the next address, and the next sweep closes that too), so an `expires_after`
 // must always be followed by an operation and its `done`.
 #include <chrono>
+#include <vector>
 
 #include "smartlb/base/clock.hpp"
 #include "smartlb/io/beast.hpp"
@@ -70,26 +71,28 @@ class TimedSocket {
 
  private:
   friend class DeadlineSweeper;
-  void link();
+
+  Clock::time_point& deadline();
 
   DeadlineSweeper& sweeper_;
   Socket socket_;
-  Clock::time_point deadline_ = Clock::time_point::max();
+  std::size_t slot_ = 0;  // this socket's entry in the sweeper's table
   bool timed_out_ = false;
-  TimedSocket* prev_ = nullptr;  // the sweeper's intrusive list
-  TimedSocket* next_ = nullptr;
 };
 
 // Closes the sockets of one worker whose deadline has passed. Runs a 250 ms timer only while
 // some socket has a deadline (so an idle worker, pooled connections and all, sleeps, and an
-// io_context with nothing else to do returns); touched only from its worker's thread.
+// io_context with nothing else to do returns); touched only from its worker's thread. The
+// deadlines sit in one contiguous table, not in the sockets: a sweep of 20,000 sockets (10,000
+// streams) reads 320 KB in order in tens of microseconds, where following a list through the
+// sockets took 3-4 ms of cache misses, a stall of the worker four times a second.
 class DeadlineSweeper {
  public:
   explicit DeadlineSweeper(asio::io_context& ioc);
   ~DeadlineSweeper();
 
   Executor executor() const { return executor_; }
-  std::size_t size() const { return count_; }
+  std::size_t size() const { return table_.size(); }
 
   static constexpr std::chrono::milliseconds kPeriod{250};
 
@@ -108,10 +111,15 @@ class DeadlineSweeper {
   asio::basic_waitable_timer<std::chrono::steady_clock, asio::wait_traits<std::chrono::steady_clock>,
                              Executor>
       timer_;
-  TimedSocket* head_ = nullptr;
-  std::size_t count_ = 0;
-  std::size_t armed_ = 0;  // sockets with a deadline
+  struct Entry {
+    TimedSocket::Clock::time_point deadline = TimedSocket::Clock::time_point::max();
+    TimedSocket* socket = nullptr;
+  };
+  std::vector<Entry> table_;  // one per socket, in no order (a removal moves the last one in)
+  std::size_t armed_ = 0;     // sockets with a deadline
   bool scheduled_ = false;
 };
+
+inline TimedSocket::Clock::time_point& TimedSocket::deadline() { return sweeper_.table_[slot_].deadline; }
 
 }  // namespace smartlb::net
