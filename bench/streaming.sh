@@ -10,8 +10,15 @@
 # only): smartlb holds a stream's start back until its first event (STREAM_HOLDBACK_BYTES).
 # Memory per stream = (smartlb RSS with all N streams open - RSS before) / N.
 #
+# PROXIES="smartlb haproxy nginx" adds the peers on the same path (haproxy one thread with
+# http-no-delay, else it corks SSE events for up to 200 ms; nginx one worker with proxy_buffering
+# off; both plain reverse proxies): the same added delay, memory and
+# CPU per relayed event (proxy_cpu_s / events; proxy_user_s its user-space part).
+# These machines cap open files at 20,000 per process: a proxy holds two per stream, so
+# STREAMS tops out near 9,900.
+#
 # Usage: bench/streaming.sh   (STREAMS=1000  EVENTS=100  INTERVAL_MS=100  REPS=2  THREADS=1
-#                              TOOLS=cpp|node
+#                              PROXIES=smartlb  TOOLS=cpp|node
 #                              PIN=1: smartlb alone on core 1, the backend and client on core 0,
 #                              so the proxy does not wait for a CPU the load tools hold)
 set -euo pipefail
@@ -45,33 +52,60 @@ env -i PATH="$PATH" PORT="$SL_PORT" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREAD
   BACKEND_1_URL="http://127.0.0.1:$BPORT" "${PROXY_PIN[@]}" "$SMARTLB" 2>"$TMP/smartlb.log" &
 SL_PID=$!; PIDS+=("$SL_PID")
 wait_port "$SL_PORT"
+PROXIES=${PROXIES:-smartlb}
+declare -A PORT=([direct]=$BPORT [smartlb]=$SL_PORT) PROCS=([direct]="" [smartlb]=$SL_PID) RSS_PID=([smartlb]=$SL_PID)
+subst() { sed -e "s|@TMP@|$TMP|g" -e "s|@PORT@|$2|g" -e "s|@BACKEND_PORT@|${3:-}|g" "$1"; }
+case " $PROXIES " in *" haproxy "*)
+  need haproxy
+  HA_PORT=$(free_port)
+  subst "$BENCH_DIR/conf/haproxy.cfg.in" "$HA_PORT" "$BPORT" | sed -e 's/maxconn 9000/maxconn 9950/g' \
+    -e 's/^  option http-keep-alive$/  option http-keep-alive\n  option http-no-delay/' >"$TMP/haproxy.cfg"
+  "${PROXY_PIN[@]}" haproxy -db -f "$TMP/haproxy.cfg" 2>"$TMP/haproxy.log" &
+  HA_PID=$!; PIDS+=("$HA_PID"); wait_port "$HA_PORT"
+  PORT[haproxy]=$HA_PORT; PROCS[haproxy]=$HA_PID; RSS_PID[haproxy]=$HA_PID ;;
+esac
+case " $PROXIES " in *" nginx "*)
+  need nginx
+  NG_PORT=$(free_port)
+  subst "$BENCH_DIR/conf/nginx-proxy.conf.in" "$NG_PORT" "$BPORT" |
+    sed -e 's|^worker_processes 1;|worker_processes 1;\nworker_rlimit_nofile 20000;|' \
+        -e 's|proxy_pass http://backend;|proxy_pass http://backend; proxy_buffering off;|' >"$TMP/nginx-proxy.conf"
+  "${PROXY_PIN[@]}" nginx -c "$TMP/nginx-proxy.conf" -p "$TMP" &
+  NG_PID=$!; PIDS+=("$NG_PID"); wait_port "$NG_PORT"; sleep 0.3
+  PORT[nginx]=$NG_PORT; PROCS[nginx]=$(tree_pids "$NG_PID"); RSS_PID[nginx]=$(pgrep -P "$NG_PID" | head -1) ;;
+esac
 
 echo "# streaming $STAMP streams=$STREAMS events=$EVENTS interval=${INTERVAL_MS}ms smartlb THREADS=$SL_THREADS pin=${PIN:-0} tools=$TOOLS load $(loadavg)" | tee "$TSV"
-printf 'rep\tpath\tok_streams\tevents\tp50_ms\tp90_ms\tp99_ms\tp999_ms\tmax_ms\trss_before_kb\trss_all_open_kb\trss_per_stream_kb\tsmartlb_cpu_s\tload1\tsteal_ms\tfirst_p50_ms\tfirst_p99_ms\n' | tee -a "$TSV"
+printf 'rep\tpath\tok_streams\tevents\tp50_ms\tp90_ms\tp99_ms\tp999_ms\tmax_ms\trss_before_kb\trss_all_open_kb\trss_per_stream_kb\tproxy_cpu_s\tload1\tsteal_ms\tfirst_p50_ms\tfirst_p99_ms\tproxy_user_s\n' | tee -a "$TSV"
 for rep in $(seq 1 "$REPS"); do
-  for path in direct smartlb; do
-    if [ "$path" = direct ]; then port=$BPORT; watch=""; else port=$SL_PORT; watch="--watch-pid $SL_PID"; fi
-    c0=$(cpu_ticks "$SL_PID"); s0=$(steal_ticks)
+  for path in direct $PROXIES; do
+    port=${PORT[$path]}; procs=${PROCS[$path]}; watch=""
+    [ "$path" = direct ] || watch="--watch-pid ${RSS_PID[$path]}"
+    c0=0; u0=0; [ -n "$procs" ] && c0=$(cpu_ticks $procs) && u0=$(utime_ticks $procs); s0=$(steal_ticks)
     "${LOAD_PIN[@]}" "${SSE_CLIENT[@]}" --url "http://127.0.0.1:$port$PATH_Q" --streams "$STREAMS" $watch \
       --timeout-s $((EVENTS * INTERVAL_MS / 1000 + 60)) >"$TMP/client.json"
-    c1=$(cpu_ticks "$SL_PID"); s1=$(steal_ticks)
+    c1=0; u1=0; [ -n "$procs" ] && c1=$(cpu_ticks $procs) && u1=$(utime_ticks $procs); s1=$(steal_ticks)
     jq -r --arg rep "$rep" --arg path "$path" --arg n "$STREAMS" --arg cpu "$(awk -v d=$((c1 - c0)) -v t="$CLK_TCK" 'BEGIN{printf "%.2f", d/t}')" \
+      --arg ucpu "$(awk -v d=$((u1 - u0)) -v t="$CLK_TCK" 'BEGIN{printf "%.2f", d/t}')" \
       --arg load "$(cut -d' ' -f1 /proc/loadavg)" --arg steal $(((s1 - s0) * 1000 / CLK_TCK)) \
       '[$rep, $path, (.statuses["200"] // 0), .events, .delay_ms.p50, .delay_ms.p90, .delay_ms.p99, .delay_ms.p999, .delay_ms.max,
         (.rss_kb.before // "-"), (.rss_kb.all_open // "-"),
         (if .rss_kb.all_open then ((.rss_kb.all_open - .rss_kb.before) / ($n|tonumber) * 10 | round / 10) else "-" end),
-        (if $path == "smartlb" then $cpu else "-" end), $load, $steal,
-        (.first_event_delay_ms.p50 // "-"), (.first_event_delay_ms.p99 // "-")] | @tsv' "$TMP/client.json" | tee -a "$TSV"
+        (if $path != "direct" then $cpu else "-" end), $load, $steal,
+        (.first_event_delay_ms.p50 // "-"), (.first_event_delay_ms.p99 // "-"),
+        (if $path != "direct" then $ucpu else "-" end)] | @tsv' "$TMP/client.json" | tee -a "$TSV"
     sleep 2
   done
 done
 echo
 echo "Summary: per-event delay (arrival - send, ms) and smartlb memory per open stream"
 column -t -s$'\t' <(tail -n +2 "$TSV")
-awk -F'\t' 'NR>2 { k=$2; n[k]++; p50[k]+=$5; p99[k]+=$7; f50[k]+=$16; f99[k]+=$17 }
-  END { if (n["direct"] && n["smartlb"]) {
-          printf "added by smartlb (mean over reps): p50 %+.3f ms, p99 %+.3f ms\n",
-            p50["smartlb"]/n["smartlb"] - p50["direct"]/n["direct"], p99["smartlb"]/n["smartlb"] - p99["direct"]/n["direct"]
-          printf "first event of a stream, added (mean over reps): p50 %+.3f ms, p99 %+.3f ms\n",
-            f50["smartlb"]/n["smartlb"] - f50["direct"]/n["direct"], f99["smartlb"]/n["smartlb"] - f99["direct"]/n["direct"] } }' "$TSV"
+awk -F'\t' 'NR>2 { k=$2; n[k]++; p50[k]+=$5; p99[k]+=$7; mx[k]=($9>mx[k]?$9:mx[k]); f50[k]+=$16; f99[k]+=$17
+                  if (k != "direct") { cpu[k]+=$13; usr[k]+=$18; ev[k]+=$4 } }
+  END { if (!n["direct"]) exit
+        for (k in n) { if (k == "direct") continue
+          printf "added by %s (mean over reps): p50 %+.3f ms, p99 %+.3f ms; max %.1f ms; first event p50 %+.3f ms, p99 %+.3f ms;", k,
+            p50[k]/n[k] - p50["direct"]/n["direct"], p99[k]/n[k] - p99["direct"]/n["direct"], mx[k],
+            f50[k]/n[k] - f50["direct"]/n["direct"], f99[k]/n[k] - f99["direct"]/n["direct"]
+          printf " CPU per relayed event %.1f us (user %.1f)\n", cpu[k]*1e6/ev[k], usr[k]*1e6/ev[k] } }' "$TSV"
 echo "raw: $TSV"
