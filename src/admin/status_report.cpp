@@ -251,6 +251,15 @@ static void render_redis(TextWriter& w, const RedisMetrics& r) {
               kRedisBuckets.size());
   w.family("smartlb_replicas_live", "gauge", "Replicas with a live heartbeat in Redis, this one included.");
   w.sample("smartlb_replicas_live", L{}, r.replicas_live);
+  w.family("smartlb_quota_lease_asks_total", "counter",
+           "Asks for a slice of a shared quota: result full (all asked granted), short (less: the quota is "
+           "spent for the sub-window), failed (no answer: Redis lost).");
+  w.sample("smartlb_quota_lease_asks_total", L{{"result", "full"}}, r.leases_full);
+  w.sample("smartlb_quota_lease_asks_total", L{{"result", "short"}}, r.leases_short);
+  w.sample("smartlb_quota_lease_asks_total", L{{"result", "failed"}}, r.leases_failed);
+  w.family("smartlb_quota_leased_total", "counter",
+           "Tokens (and requests, for request quotas) granted to this replica from shared quotas.");
+  w.sample("smartlb_quota_leased_total", L{}, r.leased);
 }
 
 std::string render_prometheus(const MetricsSnapshot& m, const PoolSnapshot& p) {

@@ -205,7 +205,12 @@ int main(int argc, char** argv) {
       shared_cooldowns = std::make_unique<smartlb::redis::SharedCooldowns>(*redis, server_holder->states());
       // Declared quotas and client budgets' minute limits are leased from Redis (every quota made from the
       // first request on).
-      shared_quotas = std::make_unique<smartlb::redis::SharedQuotas>(*redis, clock);
+      smartlb::redis::SharedQuotasOptions quota_options;
+      quota_options.on_answer = [&metrics](std::int64_t asked, std::int64_t granted) {
+        metrics.on_lease(asked, granted);
+      };
+      quota_options.on_failure = [&metrics] { metrics.on_lease_failed(); };
+      shared_quotas = std::make_unique<smartlb::redis::SharedQuotas>(*redis, clock, quota_options);
       server_holder->states().set_lease_broker(shared_quotas.get());
       server_holder->budgets().set_lease_broker(shared_quotas.get());
     }

@@ -46,7 +46,7 @@ return grant
 }
 
 SharedQuotas::SharedQuotas(RedisService& redis, const Clock& clock, SharedQuotasOptions options)
-    : redis_(redis), clock_(clock), prefix_(redis.key_prefix()) {
+    : redis_(redis), clock_(clock), prefix_(redis.key_prefix()), options_(options) {
   redis_.on_connected([this] {
     set_shared(true);
     tick();  // the leases' first asks (and reports of what was taken meanwhile) at once
@@ -131,9 +131,11 @@ void SharedQuotas::send(SharedLease& lease, const LeasedQuota::Ask& ask) {
                   answered_.fetch_add(1, std::memory_order_relaxed);
                   granted_.fetch_add(static_cast<std::uint64_t>(std::max<std::int64_t>(*grant, 0)),
                                      std::memory_order_relaxed);
+                  if (options_.on_answer) options_.on_answer(ask.tokens, *grant);
                 } else {
                   lease.quota.ask_failed();
                   failed_.fetch_add(1, std::memory_order_relaxed);
+                  if (options_.on_failure) options_.on_failure();
                 }
               });
 }

@@ -194,6 +194,11 @@ std::uint32_t Metrics::deployment_label(std::string_view name) {
 
 void Metrics::on_redis_command(double seconds) { redis_commands_->observe(seconds); }
 
+void Metrics::on_lease(std::int64_t asked, std::int64_t granted) {
+  (granted < asked ? leases_short_ : leases_full_).fetch_add(1, std::memory_order_relaxed);
+  if (granted > 0) leased_.fetch_add(static_cast<std::uint64_t>(granted), std::memory_order_relaxed);
+}
+
 void Metrics::on_config_reload(bool ok, double unix_seconds) {
   if (!ok) {
     reloads_failed_.fetch_add(1, std::memory_order_relaxed);
@@ -351,6 +356,10 @@ MetricsSnapshot Metrics::snapshot() const {
   s.redis.errors = redis_errors_.load(std::memory_order_relaxed);
   s.redis.replicas_live = replicas_live_.load(std::memory_order_relaxed);
   s.redis.commands = redis_commands_->snapshot();
+  s.redis.leases_full = leases_full_.load(std::memory_order_relaxed);
+  s.redis.leases_short = leases_short_.load(std::memory_order_relaxed);
+  s.redis.leases_failed = leases_failed_.load(std::memory_order_relaxed);
+  s.redis.leased = leased_.load(std::memory_order_relaxed);
   for (std::size_t i = 0; i < kShards; ++i) {
     Shard& sh = shards_[i];
     std::lock_guard lock(sh.mutex);

@@ -17,10 +17,17 @@ TEST(RedisStatus, MetricsAppearOnlyWithRedisAndPassPromtool) {
   metrics.on_redis_command(0.0003);
   metrics.on_redis_command(0.002);
   metrics.on_replicas_live(3);
+  metrics.on_lease(400, 400);
+  metrics.on_lease(400, 100);
+  metrics.on_lease_failed();
   const std::string text = render_prometheus(metrics.snapshot(), {});
   EXPECT_NE(text.find("\nsmartlb_redis_up 1\n"), std::string::npos) << text;
   EXPECT_NE(text.find("\nsmartlb_redis_errors_total 1\n"), std::string::npos) << text;
   EXPECT_NE(text.find("\nsmartlb_replicas_live 3\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nsmartlb_quota_lease_asks_total{result=\"full\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nsmartlb_quota_lease_asks_total{result=\"short\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nsmartlb_quota_lease_asks_total{result=\"failed\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nsmartlb_quota_leased_total 500\n"), std::string::npos) << text;
   EXPECT_NE(text.find("smartlb_redis_command_duration_seconds_bucket{le=\"0.001\"} 1\n"), std::string::npos)
       << text;
   EXPECT_NE(text.find("smartlb_redis_command_duration_seconds_count 2\n"), std::string::npos) << text;

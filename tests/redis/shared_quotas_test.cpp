@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include "await_condition.hpp"
 #include "chat_request.hpp"
 #include "continuous_traffic.hpp"
@@ -60,7 +62,12 @@ struct Replica {
     o.backoff_initial = 20ms;
     o.backoff_cap = 200ms;
     service = std::make_unique<RedisService>(proxy.clock, o);
-    quotas = std::make_unique<SharedQuotas>(*service, proxy.clock, redis::SharedQuotasOptions{20ms});
+    redis::SharedQuotasOptions qo;
+    qo.tick = 20ms;
+    qo.on_answer = [this](std::int64_t asked, std::int64_t granted) {
+      ++(granted < asked ? short_answers : full_answers);
+    };
+    quotas = std::make_unique<SharedQuotas>(*service, proxy.clock, qo);
     proxy.server->states().set_lease_broker(quotas.get());
     proxy.server->budgets().set_lease_broker(quotas.get());
     service->start();
@@ -75,6 +82,7 @@ struct Replica {
   ProxyHarness proxy;
   std::unique_ptr<RedisService> service;
   std::unique_ptr<SharedQuotas> quotas;
+  std::atomic<int> full_answers{0}, short_answers{0};  // told on the Redis thread (metrics' hook)
 };
 
 struct SharedQuotasTest : ::testing::Test {
@@ -123,6 +131,8 @@ TEST_F(SharedQuotasTest, TwoReplicasTogetherNeverSendMoreThanTheDeclaredTpmInAWi
     b.advance(72s);
   }
   EXPECT_EQ(a.quotas->failed() + b.quotas->failed(), 0u);
+  EXPECT_GT(a.full_answers + b.full_answers, 0);
+  EXPECT_GT(a.short_answers + b.short_answers, 0) << "the quota ran out: asks got less than they asked for";
 }
 
 TEST_F(SharedQuotasTest, AClientBudgetsMinuteLimitIsSharedByTwoReplicas) {

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -24,6 +25,9 @@ namespace smartlb::redis {
 
 struct SharedQuotasOptions {
   std::chrono::milliseconds tick{100};
+  // Told on the Redis thread (metrics): an ask's answer (`granted` of `asked`), or none.
+  std::function<void(std::int64_t asked, std::int64_t granted)> on_answer;
+  std::function<void()> on_failure;
 };
 
 class SharedQuotas final : public LeaseBroker {
@@ -64,6 +68,7 @@ class SharedQuotas final : public LeaseBroker {
   mutable std::mutex mutex_;  // before any lease's lock
   std::vector<Entry> leases_;
   std::atomic<std::uint64_t> answered_{0}, granted_{0}, failed_{0};
+  const SharedQuotasOptions options_;
   std::mutex tick_mutex_;
   std::condition_variable tick_cv_;
   bool stopping_ = false;

@@ -111,6 +111,9 @@ struct RedisMetrics {
   std::uint64_t errors = 0;         // failed connection attempts, lost connections, failed commands
   std::uint64_t replicas_live = 0;  // as last read (this one included)
   HistogramSnapshot commands;       // round trip of each command, seconds
+  // Shared quotas' lease asks: granted in full, granted less (the shared quota is spent for
+  // the sub-window), unanswered (Redis lost); tokens or requests granted.
+  std::uint64_t leases_full = 0, leases_short = 0, leases_failed = 0, leased = 0;
 };
 
 struct MetricsSnapshot {
@@ -174,6 +177,9 @@ class Metrics final : public RequestObserver {
   void on_redis_state(bool up) { redis_up_.store(up, std::memory_order_relaxed); }
   void on_redis_error() { redis_errors_.fetch_add(1, std::memory_order_relaxed); }
   void on_redis_command(double seconds);
+  // A lease ask's answer: `granted` of `asked` (shared quotas); no answer: on_lease_failed.
+  void on_lease(std::int64_t asked, std::int64_t granted);
+  void on_lease_failed() { leases_failed_.fetch_add(1, std::memory_order_relaxed); }
   void on_replicas_live(std::size_t n) { replicas_live_.store(n, std::memory_order_relaxed); }
 
   // The label index for a deployment name (interning it if there is room), for tests.
@@ -207,6 +213,7 @@ class Metrics final : public RequestObserver {
   std::atomic<std::uint64_t> folded_{0};
   std::atomic<bool> redis_enabled_{false}, redis_up_{false};
   std::atomic<std::uint64_t> redis_errors_{0}, replicas_live_{0};
+  std::atomic<std::uint64_t> leases_full_{0}, leases_short_{0}, leases_failed_{0}, leased_{0};
   std::unique_ptr<Histogram> redis_commands_;
 };
 
