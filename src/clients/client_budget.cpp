@@ -46,18 +46,6 @@ std::string_view describe(BudgetLimit l) {
 
 bool counts_tokens(BudgetLimit l) { return l != BudgetLimit::RequestsPerMinute; }
 
-PeriodSpan calendar_period(CalendarPeriod p, WallTime t) {
-  using namespace std::chrono;
-  const sys_days day = floor<days>(t);
-  if (p == CalendarPeriod::Day) return {day.time_since_epoch().count(), WallTime(day + days(1))};
-  const year_month_day ymd(day);
-  const year_month this_month = ymd.year() / ymd.month();
-  const year_month next = this_month + months(1);
-  const std::int64_t index =
-      (static_cast<int>(ymd.year()) - 1970) * 12 + (static_cast<unsigned>(ymd.month()) - 1);
-  return {index, WallTime(sys_days(next / 1))};
-}
-
 ClientBudget::ClientBudget(const ClientLimits& limits)
     : limits_(limits),
       minute_tokens_(limits.tokens_per_minute, kMinute, kMinuteBuckets),
@@ -77,16 +65,18 @@ void ClientBudget::set_limits(const ClientLimits& limits) {
   if (tokens_lease_) tokens_lease_->set_limit(limits.tokens_per_minute);
   if (requests_lease_) requests_lease_->set_limit(limits.requests_per_minute);
   if (day_lease_) day_lease_->set_limit(limits.tokens_per_day);
+  if (month_lease_) month_lease_->set_limit(limits.tokens_per_month);
 }
 
 void ClientBudget::share(LeaseBroker& broker, const std::string& name) {
   // Every limit gets a lease even when unset now: a reload may set it.
   const auto make = [&](std::int64_t limit, const char* what, Nanos window = kMinute,
-                        int subwindows = LeasedQuota::kDefaultSubwindows) {
+                        int subwindows = LeasedQuota::kDefaultSubwindows, bool months = false) {
     LeasedQuota::Options o;
     o.limit = limit;
     o.window = window;
     o.subwindows = subwindows;
+    o.calendar_months = months;
     o.min_lease = std::max<std::int64_t>(1, limit / kMinLeaseDivisor);
     o.bridge = true;
     auto lease = std::make_unique<SharedLease>(name + what, mutex_, o);
@@ -99,6 +89,9 @@ void ClientBudget::share(LeaseBroker& broker, const std::string& name) {
   // A UTC day is a whole number of days since the epoch: the day lease's window is the day, a
   // fixed one (one sub-window): the budget is per calendar day, not per sliding 24 hours.
   day_lease_ = make(limits.tokens_per_day, ":day_tokens", std::chrono::hours(24), 1);
+  // A month is not a fixed length: its lease's windows are the calendar's (the longest month's
+  // length only sizes the Redis key's expiry).
+  month_lease_ = make(limits.tokens_per_month, ":month_tokens", std::chrono::hours(24 * 31), 1, true);
   broker_ = &broker;
 }
 
@@ -107,7 +100,7 @@ std::optional<BudgetRefusal> ClientBudget::admit(std::int64_t tokens, BudgetTime
   const PeriodSpan day = calendar_period(CalendarPeriod::Day, t.wall);
   const PeriodSpan month = calendar_period(CalendarPeriod::Month, t.wall);
   // What to ask the store for is sent once the lock is released: nothing waits on it.
-  PendingAsk asks[3];
+  PendingAsk asks[4];
   std::optional<BudgetRefusal> refusal;
   {
     std::lock_guard lock(mutex_);
@@ -120,7 +113,7 @@ std::optional<BudgetRefusal> ClientBudget::admit(std::int64_t tokens, BudgetTime
 std::optional<BudgetRefusal> ClientBudget::admit_locked(std::int64_t tokens, BudgetTime t,
                                                         BudgetCharge& charge, State* after,
                                                         const PeriodSpan& day, const PeriodSpan& month,
-                                                        PendingAsk (&asks)[3]) {
+                                                        PendingAsk (&asks)[4]) {
   const auto refuse = [&](BudgetLimit limit, std::int64_t value, std::int64_t used, std::int64_t requested,
                           Nanos retry) {
     if (after) *after = state_locked(t, day, month);
@@ -158,6 +151,13 @@ std::optional<BudgetRefusal> ClientBudget::admit_locked(std::int64_t tokens, Bud
     return refuse(BudgetLimit::TokensPerDay, limits_.tokens_per_day, day_.used_in(day.index), tokens,
                   day_lease_->quota.wait_for(tokens, t.wall));
   }
+  if (month_lease_ && limits_.tokens_per_month && !take_leased(*month_lease_, tokens, t.wall, asks[3])) {
+    if (lease_tokens) tokens_lease_->quota.adjust(tokens_lease_->quota.window_of(t.wall), -tokens);
+    if (lease_requests) requests_lease_->quota.adjust(requests_lease_->quota.window_of(t.wall), -1);
+    if (day_lease_ && limits_.tokens_per_day) day_lease_->quota.adjust(day.index, -tokens);
+    return refuse(BudgetLimit::TokensPerMonth, limits_.tokens_per_month, month_.used_in(month.index), tokens,
+                  month_lease_->quota.wait_for(tokens, t.wall));
+  }
   charge.lease_window = tokens_lease_ ? tokens_lease_->quota.window_of(t.wall) : -1;
 
   charge.tokens = tokens;
@@ -179,7 +179,8 @@ void ClientBudget::settle(const BudgetCharge& charge, std::int64_t actual_tokens
   std::lock_guard lock(mutex_);
   minute_tokens_.adjust(charge.minute_bucket, delta, t.now);
   if (tokens_lease_) tokens_lease_->quota.adjust(charge.lease_window, delta);
-  if (day_lease_) day_lease_->quota.adjust(charge.day, delta);  // the lease's window is the day's index
+  if (day_lease_) day_lease_->quota.adjust(charge.day, delta);        // the lease's window is the day's index
+  if (month_lease_) month_lease_->quota.adjust(charge.month, delta);  // and the month's
   // A period that ended meanwhile is not reopened: its successor starts from what it counts.
   for (auto [counter, index] : {std::pair{&day_, charge.day}, std::pair{&month_, charge.month}})
     if (counter->period == index) counter->used = std::max<std::int64_t>(counter->used + delta, 0);

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "smartlb/base/calendar.hpp"
+
 namespace smartlb {
 
 LeasedQuota::LeasedQuota(Options o) : o_(o) {
-  o_.subwindows = std::max(o_.subwindows, 1);
+  o_.subwindows = o_.calendar_months ? 1 : std::max(o_.subwindows, 1);
   sub_ns_ = std::max<std::int64_t>(o_.window.count() / o_.subwindows, 1);
   ring_.assign(static_cast<std::size_t>(o_.subwindows) + 2, Slot{});
 }
@@ -27,11 +29,13 @@ void LeasedQuota::set_shared(bool shared, std::size_t replicas) {
 }
 
 std::int64_t LeasedQuota::window_of(WallTime t) const {
+  if (o_.calendar_months) return calendar_period(CalendarPeriod::Month, t).index;
   const auto since_epoch = std::chrono::duration_cast<Nanos>(t.time_since_epoch()).count();
   return since_epoch >= 0 ? since_epoch / sub_ns_ : (since_epoch - sub_ns_ + 1) / sub_ns_;
 }
 
 LeasedQuota::WallTime LeasedQuota::window_end(std::int64_t window) const {
+  if (o_.calendar_months) return month_start(window + 1);
   return WallTime(std::chrono::duration_cast<WallTime::duration>(Nanos((window + 1) * sub_ns_)));
 }
 

@@ -22,18 +22,6 @@ struct Budget : ::testing::Test {
   BudgetTime at(Nanos later = Nanos(0)) const { return {clock.now() + later.count(), kWall + later}; }
 };
 
-TEST(CalendarPeriod, DaysAndMonthsEndAtMidnightUtc) {
-  const PeriodSpan day = calendar_period(CalendarPeriod::Day, kWall);
-  EXPECT_EQ(day.end, WallTime(sys_days(year(2026) / November / 26)));
-  EXPECT_EQ(calendar_period(CalendarPeriod::Day, day.end).index, day.index + 1);
-  const PeriodSpan month = calendar_period(CalendarPeriod::Month, kWall);
-  EXPECT_EQ(month.end, WallTime(sys_days(year(2026) / December / 1)));
-  const PeriodSpan december =
-      calendar_period(CalendarPeriod::Month, WallTime(sys_days(year(2026) / December / 31)));
-  EXPECT_EQ(december.index, month.index + 1);
-  EXPECT_EQ(december.end, WallTime(sys_days(year(2027) / January / 1)));
-}
-
 TEST_F(Budget, AdmitsWhileTheMinuteHasRoomAndSaysWhenItFrees) {
   ClientBudget b(ClientLimits{.tokens_per_minute = 1000});
   BudgetCharge c;
@@ -219,7 +207,7 @@ TEST(SharedBudget, TheMinuteLimitsAdmitOnlyWhatTheStoreGrantsAndSettleMovesTheLe
   BudgetRegistry registry;
   ClientBudget& b = registry.get("client\x1fsearch", ClientLimits{.tokens_per_minute = 10'000});
   registry.set_lease_broker(&broker);  // a budget made before is shared too
-  ASSERT_EQ(broker.attached.size(), 3u);
+  ASSERT_EQ(broker.attached.size(), 4u);
   EXPECT_EQ(broker.attached[0]->name, "budget:client\x1fsearch:tokens");
   const BudgetTime t{clock.now(), kMinuteStart};
   BudgetCharge c1, c2, c3;
@@ -241,7 +229,7 @@ TEST(SharedBudget, TheDayQuotaIsLeasedTooAndRefusesUntilTheDaysEndOnceSpent) {
   BudgetRegistry registry;
   registry.set_lease_broker(&broker);
   ClientBudget& b = registry.get("client\x1fsearch", ClientLimits{.tokens_per_day = 100'000});
-  ASSERT_EQ(broker.attached.size(), 3u);
+  ASSERT_EQ(broker.attached.size(), 4u);
   EXPECT_EQ(broker.attached[2]->name, "budget:client\x1fsearch:day_tokens");
   const BudgetTime t{clock.now(), kMinuteStart};
   BudgetCharge c;
@@ -256,12 +244,34 @@ TEST(SharedBudget, TheDayQuotaIsLeasedTooAndRefusesUntilTheDaysEndOnceSpent) {
   EXPECT_EQ(refused->retry_after, hours(14)) << "until midnight UTC";
 }
 
+TEST(SharedBudget, TheMonthQuotaIsLeasedOnTheCalendarsMonths) {
+  ManualClock clock;
+  RecordingBroker broker;
+  BudgetRegistry registry;
+  registry.set_lease_broker(&broker);
+  ClientBudget& b = registry.get("client\x1fsearch", ClientLimits{.tokens_per_month = 1'000'000});
+  ASSERT_EQ(broker.attached.size(), 4u);
+  EXPECT_EQ(broker.attached[3]->name, "budget:client\x1fsearch:month_tokens");
+  const BudgetTime t{clock.now(), kMinuteStart};
+  BudgetCharge c;
+  EXPECT_FALSE(b.admit(200, t, c)) << "on credit";
+  ASSERT_EQ(broker.asks.size(), 1u);
+  EXPECT_EQ(broker.asks[0].ask.window, calendar_period(CalendarPeriod::Month, t.wall).index)
+      << "the lease's window is the UTC month";
+  broker.answer(0, 0, t.wall);  // the other replicas spent the month
+  const auto refused = b.admit(100, t, c);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->limit, BudgetLimit::TokensPerMonth);
+  EXPECT_EQ(refused->retry_after, WallTime(sys_days(year(2026) / December / 1)) - t.wall)
+      << "until the first of the next month, midnight UTC";
+}
+
 TEST(SharedBudget, ANewBudgetIsSharedFromItsStart) {
   RecordingBroker broker;
   BudgetRegistry registry;
   registry.set_lease_broker(&broker);
   registry.get("subject\x1fteam-a", ClientLimits{.requests_per_minute = 5});
-  ASSERT_EQ(broker.attached.size(), 3u);
+  ASSERT_EQ(broker.attached.size(), 4u);
   EXPECT_EQ(broker.attached[1]->name, "budget:subject\x1fteam-a:requests");
 }
 

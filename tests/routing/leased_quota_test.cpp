@@ -63,6 +63,21 @@ TEST(LeasedQuota, OneSubWindowIsAFixedWindow) {
   EXPECT_TRUE(q.try_take(900, day + hours(24))) << "a new day: nothing of the last one counts";
 }
 
+TEST(LeasedQuota, CalendarMonthsAreItsWindows) {
+  LeasedQuota::Options o{3000, hours(24 * 31), milliseconds(500), 10};
+  o.calendar_months = true;
+  LeasedQuota q(o);
+  q.set_shared(false, 3);
+  const WallTime november = WallTime(sys_days(year(2026) / November / 25));
+  EXPECT_EQ(q.window_of(november), (2026 - 1970) * 12 + 10);
+  EXPECT_EQ(q.window_end(q.window_of(november)), WallTime(sys_days(year(2026) / December / 1)));
+  EXPECT_EQ(q.subwindows(), 1);
+  EXPECT_TRUE(q.try_take(1000, november));
+  EXPECT_FALSE(q.try_take(1, november + days(5))) << "the share of 3000 / 3 replicas, for the whole month";
+  EXPECT_EQ(q.wait_for(1, november), WallTime(sys_days(year(2026) / December / 1)) - november);
+  EXPECT_TRUE(q.try_take(1000, WallTime(sys_days(year(2026) / December / 1)))) << "a new month";
+}
+
 TEST(LeasedQuota, SharedItTakesOnlyWhatTheStoreGranted) {
   LeasedQuota q = quota(10'000);
   q.set_shared(true, 3);

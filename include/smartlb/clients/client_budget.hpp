@@ -12,14 +12,13 @@
 #include <optional>
 #include <string_view>
 
+#include "smartlb/base/calendar.hpp"
 #include "smartlb/base/clock.hpp"
 #include "smartlb/config/config.hpp"
 #include "smartlb/routing/shared_lease.hpp"
 #include "smartlb/routing/sliding_window_budget.hpp"
 
 namespace smartlb {
-
-using WallTime = std::chrono::system_clock::time_point;
 
 struct BudgetTime {
   MonoNanos now = 0;  // the monotonic clock, for the minute windows
@@ -31,14 +30,6 @@ std::string_view to_string(BudgetLimit l);  // "tokens_per_minute", ...
 // OpenAI's words for it in a 429's message: "tokens per min (TPM)", ...
 std::string_view describe(BudgetLimit l);
 bool counts_tokens(BudgetLimit l);
-
-// A calendar period in UTC: its number (days or months since 1970) and when it ends.
-enum class CalendarPeriod : std::uint8_t { Day, Month };
-struct PeriodSpan {
-  std::int64_t index = 0;
-  WallTime end;
-};
-PeriodSpan calendar_period(CalendarPeriod p, WallTime t);
 
 // What one request took from a budget: kept by the request until its usage is known.
 struct BudgetCharge {
@@ -88,10 +79,9 @@ class ClientBudget {
 
   State state(BudgetTime t);
 
-  // Shared by replicas (docs/scale-out.md): the minute limits and the day quota are also
-  // leased through `broker`, under `name` (the same on every replica). Before the budget's
-  // first request. (A UTC day is a fixed window since the epoch; a month is not: months stay
-  // per replica.)
+  // Shared by replicas (docs/scale-out.md): the minute limits and the day and month quotas are
+  // also leased through `broker`, under `name` (the same on every replica). Before the budget's
+  // first request.
   void share(LeaseBroker& broker, const std::string& name);
   bool shared() const { return broker_ != nullptr; }
 
@@ -103,7 +93,7 @@ class ClientBudget {
   State state_locked(BudgetTime t, const PeriodSpan& day, const PeriodSpan& month);
   std::optional<BudgetRefusal> admit_locked(std::int64_t tokens, BudgetTime t, BudgetCharge& charge,
                                             State* after, const PeriodSpan& day, const PeriodSpan& month,
-                                            PendingAsk (&asks)[3]);
+                                            PendingAsk (&asks)[4]);
 
   // A calendar quota: what was used in the current period.
   struct PeriodCounter {
@@ -116,9 +106,9 @@ class ClientBudget {
   ClientLimits limits_;
   SlidingWindowBudget minute_tokens_, minute_requests_;
   PeriodCounter day_, month_;
-  // Shared budgets only: the minute limits' and the day quota's leases (guarded by mutex_).
+  // Shared budgets only: the minute limits' and the calendar quotas' leases (guarded by mutex_).
   LeaseBroker* broker_ = nullptr;
-  std::unique_ptr<SharedLease> tokens_lease_, requests_lease_, day_lease_;
+  std::unique_ptr<SharedLease> tokens_lease_, requests_lease_, day_lease_, month_lease_;
 };
 
 }  // namespace smartlb

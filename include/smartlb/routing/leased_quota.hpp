@@ -49,6 +49,9 @@ class LeasedQuota {
     // Sub-windows per window: 1 for fixed windows; more waste less (the store counts a
     // sub-window a whole window after its end: up to 1 / (k + 1) of the limit is counted twice).
     int subwindows = kDefaultSubwindows;
+    // Calendar months in UTC instead of fixed windows (`window` then only sizes the store's
+    // expiry; one sub-window: a month is a fixed window of its own length).
+    bool calendar_months = false;
   };
 
   explicit LeasedQuota(Options o);
