@@ -3,13 +3,10 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <map>
-#include <mutex>
-#include <optional>
-#include <thread>
 
 #include "smartlb/clients/jwt/key_set.hpp"
 #include "smartlb/credentials/entra/token_fetcher.hpp"
+#include "smartlb/io/refresh_thread.hpp"
 
 namespace smartlb::jwt {
 
@@ -47,23 +44,17 @@ struct KeySetService::Impl {
 
   ssl::context& tls;
   KeySetServiceOptions opts;
-  mutable std::mutex mutex;
-  std::map<std::string, std::unique_ptr<Entry>> entries;
-  bool started = false;
-  // Declared after the entries: destroyed first, with the coroutine frames that refer to them.
-  asio::io_context ioc;
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
-  std::thread thread;
+  // Last: stopped and destroyed first, with the coroutine frames that refer to the above.
+  RefreshThread<Entry> thread{[this](Entry& e) { spawn(e); }};
 
   void spawn(Entry& e) {
-    e.spawned = true;
     e.keys->on_refetch_request([this, &e] {
-      asio::post(ioc, [&e] {
+      asio::post(thread.context(), [&e] {
         e.refetch_requested = true;
         if (e.timer) e.timer->cancel();
       });
     });
-    asio::co_spawn(ioc.get_executor(), run(e), [url = e.url](std::exception_ptr ex) {
+    asio::co_spawn(thread.context().get_executor(), run(e), [url = e.url](std::exception_ptr ex) {
       if (!ex) return;
       try {
         std::rethrow_exception(ex);
@@ -154,48 +145,30 @@ KeySetService::KeySetService(ssl::context& tls, KeySetServiceOptions options)
 
 KeySetService::~KeySetService() {
   stop();
-  std::lock_guard lock(impl_->mutex);
-  for (auto& [url, e] : impl_->entries) e->keys->on_refetch_request(nullptr);  // keys may outlive this
+  // The keys may outlive this.
+  impl_->thread.for_each([](Entry& e) { e.keys->on_refetch_request(nullptr); });
 }
 
 std::shared_ptr<IssuerKeys> KeySetService::keys_for(const std::string& discovery_url) {
   auto& I = *impl_;
-  std::lock_guard lock(I.mutex);
-  auto& slot = I.entries[discovery_url];
-  if (!slot) {
-    slot = std::make_unique<Entry>();
-    slot->url = discovery_url;
-    slot->keys = std::make_shared<IssuerKeys>(discovery_url, I.opts.min_refetch_interval);
-  }
-  if (I.started && !slot->spawned) I.spawn(*slot);
-  return slot->keys;
+  return I.thread.with_entry(
+      discovery_url,
+      [&] {
+        auto e = std::make_unique<Entry>();
+        e->url = discovery_url;
+        e->keys = std::make_shared<IssuerKeys>(discovery_url, I.opts.min_refetch_interval);
+        return e;
+      },
+      [](Entry& e) { return e.keys; });
 }
 
-void KeySetService::start() {
-  auto& I = *impl_;
-  {
-    std::lock_guard lock(I.mutex);
-    if (I.started) return;
-    I.started = true;
-    for (auto& [url, e] : I.entries) I.spawn(*e);
-  }
-  I.work.emplace(I.ioc.get_executor());
-  I.thread = std::thread([&I] { I.ioc.run(); });
-}
+void KeySetService::start() { impl_->thread.start(); }
 
-void KeySetService::stop() {
-  auto& I = *impl_;
-  I.work.reset();
-  I.ioc.stop();
-  if (I.thread.joinable()) I.thread.join();
-}
+void KeySetService::stop() { impl_->thread.stop(); }
 
 std::vector<IssuerKeysStatus> KeySetService::status() const {
   std::vector<std::shared_ptr<IssuerKeys>> keys;
-  {
-    std::lock_guard lock(impl_->mutex);
-    for (const auto& [url, e] : impl_->entries) keys.push_back(e->keys);
-  }
+  impl_->thread.for_each([&](Entry& e) { keys.push_back(e.keys); });
   std::vector<IssuerKeysStatus> out;
   for (const auto& k : keys) out.push_back(k->status());
   return out;

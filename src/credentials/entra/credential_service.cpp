@@ -2,13 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
-#include <map>
-#include <mutex>
-#include <optional>
-#include <thread>
-
 #include "smartlb/config/entra_env.hpp"
 #include "smartlb/credentials/entra/token_fetcher.hpp"
+#include "smartlb/io/refresh_thread.hpp"
 
 namespace smartlb::entra {
 
@@ -38,7 +34,7 @@ struct Entry {
   std::shared_ptr<TokenCell> cell;
   EntraCredentialConfig config;
   RefreshSchedule schedule;
-  std::vector<std::string> backends;  // guarded by Impl::mutex
+  std::vector<std::string> backends;  // guarded by the thread's mutex
   bool spawned = false;
   // On the service's thread only: a backend rejected the token, and the refresh loop's timer.
   bool refresh_requested = false;
@@ -54,23 +50,17 @@ struct CredentialService::Impl {
   const Clock& clock;
   ssl::context& tls;
   CredentialServiceOptions opts;
-  mutable std::mutex mutex;
-  std::map<std::string, std::unique_ptr<Entry>> entries;
-  bool started = false;
-  // Declared after the entries: destroyed first, with the coroutine frames that refer to them.
-  asio::io_context ioc;
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
-  std::thread thread;
+  // Last: stopped and destroyed first, with the coroutine frames that refer to the above.
+  net::RefreshThread<Entry> thread{[this](Entry& e) { spawn(e); }};
 
   void spawn(Entry& e) {
-    e.spawned = true;
     e.cell->on_refresh_request([this, &e] {
-      asio::post(ioc, [&e] {
+      asio::post(thread.context(), [&e] {
         e.refresh_requested = true;
         if (e.timer) e.timer->cancel();
       });
     });
-    asio::co_spawn(ioc.get_executor(), run(e), [name = e.cell->name()](std::exception_ptr ex) {
+    asio::co_spawn(thread.context().get_executor(), run(e), [name = e.cell->name()](std::exception_ptr ex) {
       if (!ex) return;
       try {
         std::rethrow_exception(ex);
@@ -81,7 +71,7 @@ struct CredentialService::Impl {
   }
 
   std::vector<std::string> backends_of(const Entry& e) const {
-    std::lock_guard lock(mutex);
+    std::lock_guard lock(thread.mutex());
     return e.backends;
   }
 
@@ -163,54 +153,37 @@ CredentialService::CredentialService(const Clock& clock, ssl::context& tls, Cred
 
 CredentialService::~CredentialService() {
   stop();
-  std::lock_guard lock(impl_->mutex);
-  for (auto& [key, e] : impl_->entries) e->cell->on_refresh_request(nullptr);  // cells may outlive this
+  // The cells may outlive this.
+  impl_->thread.for_each([](Entry& e) { e.cell->on_refresh_request(nullptr); });
 }
 
 std::shared_ptr<TokenCell> CredentialService::credential_for(const BackendConfig& backend) {
   auto& I = *impl_;
-  std::lock_guard lock(I.mutex);
-  const std::string key = credential_key(backend.entra);
-  auto& slot = I.entries[key];
-  if (!slot) {
-    slot = std::make_unique<Entry>();
-    slot->config = backend.entra;
-    slot->schedule = RefreshSchedule(I.opts.timing);
-    slot->cell =
-        std::make_shared<TokenCell>(display_name(backend.entra), backend.entra.source, backend.entra.scope);
-  }
-  if (std::find(slot->backends.begin(), slot->backends.end(), backend.name) == slot->backends.end())
-    slot->backends.push_back(backend.name);
-  slot->cell->add_backend(backend.name);
-  if (I.started && !slot->spawned) I.spawn(*slot);
-  return slot->cell;
+  return I.thread.with_entry(
+      credential_key(backend.entra),
+      [&] {
+        auto e = std::make_unique<Entry>();
+        e->config = backend.entra;
+        e->schedule = RefreshSchedule(I.opts.timing);
+        e->cell = std::make_shared<TokenCell>(display_name(backend.entra), backend.entra.source,
+                                              backend.entra.scope);
+        return e;
+      },
+      [&](Entry& e) {
+        if (std::find(e.backends.begin(), e.backends.end(), backend.name) == e.backends.end())
+          e.backends.push_back(backend.name);
+        e.cell->add_backend(backend.name);
+        return e.cell;
+      });
 }
 
-void CredentialService::start() {
-  auto& I = *impl_;
-  {
-    std::lock_guard lock(I.mutex);
-    if (I.started) return;
-    I.started = true;
-    for (auto& [key, e] : I.entries) I.spawn(*e);
-  }
-  I.work.emplace(I.ioc.get_executor());
-  I.thread = std::thread([&I] { I.ioc.run(); });
-}
+void CredentialService::start() { impl_->thread.start(); }
 
-void CredentialService::stop() {
-  auto& I = *impl_;
-  I.work.reset();
-  I.ioc.stop();
-  if (I.thread.joinable()) I.thread.join();
-}
+void CredentialService::stop() { impl_->thread.stop(); }
 
 std::vector<CredentialStatus> CredentialService::status() const {
   std::vector<std::shared_ptr<TokenCell>> cells;
-  {
-    std::lock_guard lock(impl_->mutex);
-    for (const auto& [key, e] : impl_->entries) cells.push_back(e->cell);
-  }
+  impl_->thread.for_each([&](Entry& e) { cells.push_back(e.cell); });
   std::vector<CredentialStatus> out;
   for (const auto& c : cells) out.push_back(c->status());
   return out;
