@@ -208,7 +208,7 @@ PoolSnapshot snapshot_pool(const RoutingTable& table, const BackendStates& state
     }
     b.cooldown = states.backend_cooldown(m.id);
     for (auto& [name, view] : states.deployment_cooldowns(m.id))
-      b.deployments.push_back({name, view, states.quota_usage(m, name)});
+      b.deployments.push_back({name, view, states.quota_usage(m, name), states.leases(m, name)});
     if (m.has_quota()) {
       b.quota_tokens = m.tokens_per_window;
       b.quota_requests = m.requests_per_window;
@@ -589,6 +589,15 @@ nlohmann::json build_status(const MetricsSnapshot& m, const PoolSnapshot& p) {
       json& j = entry(d.name);
       if (pb.quota_window_ms > 0)
         j["quota_used"] = {{"tokens", d.quota.tokens_used}, {"requests", d.quota.requests_used}};
+      // Shared quotas: this replica's lease of the current sub-window.
+      for (const auto& [key, view] :
+           {std::pair{"tokens", d.lease.tokens}, std::pair{"requests", d.lease.requests}})
+        if (view)
+          j["lease"][key] = {{"shared", view->shared},
+                             {"subwindow", view->window},
+                             {"leased", view->leased},
+                             {"taken", view->taken},
+                             {"next_leased", view->next_leased}};
       if (cooling(d.cooldown, p.now)) {
         ++cooling_deployments;
         j["state"] = "cooling";

@@ -225,6 +225,7 @@ LeasedQuota::View LeasedQuota::view() const {
   if (const Slot* s = slot_of(cur_)) v = {s->window, s->leased, s->taken, 0, in_flight_};
   if (const Slot* n = slot_of(cur_ + 1)) v.next_leased = n->leased;
   v.in_flight = in_flight_;
+  v.shared = shared_;
   return v;
 }
 

@@ -472,5 +472,44 @@ TEST(StatusRules, BackendsAreShownByIdAfterAReloadRemovedOne) {
   EXPECT_EQ(doc["backends"][0]["name"], "kept");
 }
 
+// A broker that leaves every lease shared and answers nothing: what /status shows of a lease.
+struct SilentBroker : LeaseBroker {
+  void attach(SharedLease& lease) override {
+    std::lock_guard lock(lease.mutex);
+    lease.quota.set_shared(true, 2);
+  }
+  void send(SharedLease&, const LeasedQuota::Ask&) override {}
+};
+
+TEST(StatusQuota, ASharedQuotasLeaseShowsInStatus) {
+  ManualClock clock;
+  Config cfg;
+  BackendConfig b;
+  b.name = "east";
+  cfg.backends.push_back(b);
+  PoolMember m{"east", 1, 1, "", 100'000, 0, std::chrono::seconds(60)};
+  const RoutingTable table({m});
+  BackendStates states(clock, CooldownPolicy{});
+  SilentBroker broker;
+  states.set_lease_broker(&broker);
+  states.track(table);
+  Metrics metrics(std::vector<Metrics::BackendInfo>{{"east", ""}});
+  ASSERT_TRUE(states.reserve(table.member(0), "gpt-4o", 250)) << "on credit, before any answer";
+  RequestRecord rec;  // the deployment has a metrics label: /status lists it
+  rec.deployment = "gpt-4o";
+  rec.served_by = 0;
+  rec.status = 200;
+  rec.add_attempt().backend = 0;
+  metrics.on_request(rec);
+
+  const auto j = build_status(metrics.snapshot(), snapshot_pool(table, states, cfg.backends));
+  ASSERT_EQ(j["backends"][0]["deployments"].size(), 1u);
+  const auto& lease = j["backends"][0]["deployments"][0]["lease"];
+  EXPECT_EQ(lease["tokens"]["shared"], true);
+  EXPECT_EQ(lease["tokens"]["taken"], 250);
+  EXPECT_EQ(lease["tokens"]["leased"], 0) << "nothing granted yet";
+  EXPECT_FALSE(lease.contains("requests")) << "no request quota declared: no lease";
+}
+
 }  // namespace
 }  // namespace smartlb

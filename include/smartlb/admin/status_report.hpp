@@ -55,6 +55,7 @@ struct PoolSnapshot {
     std::string name;
     CooldownView cooldown;
     BackendStates::QuotaUsage quota;  // used / limit in the current window (limits 0: none declared)
+    BackendStates::Leases lease;      // shared quotas (REDIS_URL) only
   };
   struct Backend {
     std::string name;

@@ -114,6 +114,7 @@ class LeasedQuota {
     std::int64_t window = -1, leased = 0, taken = 0;
     std::int64_t next_leased = 0;  // granted ahead for the next window
     bool in_flight = false;
+    bool shared = false;  // leased from the store (else: the local share)
   };
   View view() const;
 
