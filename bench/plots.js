@@ -353,14 +353,13 @@ function goodputSeries(rows, column) {
 }
 
 // A line panel: x = offered load, one polyline + markers per series.
-function linePanel(box, series, xTicks, yTicks, yLabel, title, extra = []) {
+function linePanel(box, series, xTicks, xLabel, yTicks, yLabel, title, extra = []) {
   const xMax = xTicks[xTicks.length - 1];
   const yMax = yTicks[yTicks.length - 1];
   const toX = (v) => box.x + (v / xMax) * box.w;
   const toY = (v) => box.y + box.h - (v / yMax) * box.h;
   const out = [panelTitle(box, title), ...yAxis(box, yTicks, toY, yLabel)];
   for (const t of xTicks) out.push(text(toX(t), box.y + box.h + 15, `${t}`, `text-anchor="middle" fill="${MUTED}"`));
-  const xLabel = 'offered load (% of the quotas\' capacity)';
   out.push(text(box.x + box.w / 2, box.y + box.h + 32, xLabel, 'text-anchor="middle"'));
   for (const draw of extra) out.push(draw(toX, toY));
   for (const s of series) {
@@ -377,11 +376,12 @@ function plotGoodput(files) {
   const served = goodputSeries(rows, 'served_pct');
   const retries = goodputSeries(rows, 'upstream_429_per_ok');
   const maxLoad = Math.max(...rows.map((r) => num(r.load_pct)));
-  const xTicks = niceTicks(0, maxLoad, 4);
+  const xTicks = niceTicks(0, maxLoad, 6);
   const xMax = xTicks[xTicks.length - 1];
+  const sideTicks = niceTicks(0, xMax, 3);
   const yTop = Math.max(100, ...served.flatMap((s) => s.points.map((p) => p[1])));
-  const main = { x: 70, y: 92, w: 380, h: 220 };
-  const side = { x: 540, y: 92, w: 160, h: 220 };
+  const main = { x: 70, y: 92, w: 360, h: 220 };
+  const side = { x: 520, y: 92, w: 180, h: 220 };
   const ideal = (toX, toY) => polyline([[toX(0), toY(0)], [toX(100), toY(100)], [toX(xMax), toY(100)]], IDEAL_STROKE);
   const retryTop = Math.max(...retries.flatMap((s) => s.points.map((p) => p[1])));
   const body = [
@@ -389,10 +389,10 @@ function plotGoodput(files) {
       ...served.map((s) => ({ label: s.style.label, draw: lineSwatch(s.style) })),
       { label: 'ideal: min(load, 100 %)', draw: (x, y) => line(x, y, x + 18, y, IDEAL_STROKE) },
     ], 12, 62),
-    ...linePanel(main, served, xTicks, niceTicks(0, yTop, 5), 'served (% of capacity)', 'Goodput (higher is better)',
-                 [ideal]),
-    ...linePanel(side, retries, xTicks, niceTicks(0, retryTop > 0 ? retryTop : 1, 4), 'upstream 429s per success',
-                 '429 round trips'),
+    ...linePanel(main, served, xTicks, 'offered load (% of the quotas\' capacity)', niceTicks(0, yTop, 5),
+                 'served (% of capacity)', 'Goodput (higher is better)', [ideal]),
+    ...linePanel(side, retries, sideTicks, 'offered load (%)', niceTicks(0, retryTop > 0 ? retryTop : 1, 4),
+                 'upstream 429s / client 200s', 'Upstream 429s per success'),
   ];
   const runs = files.length === 1 ? 'one run' : `${files.length} runs`;
   return svgDocument(380, 'Goodput under quotas: declared vs reactive smartlb, and nginx',
@@ -406,9 +406,16 @@ function plotGoodput(files) {
 
 const PERCENTILES = [['p50_ms', 'p50'], ['p90_ms', 'p90'], ['p99_ms', 'p99'], ['p999_ms', 'p99.9'], ['max_ms', 'max']];
 const PATHS = {
-  direct: { label: 'direct to the backend', color: '#7f8c8d', shape: 1, anchor: 'end', dx: -8 },
-  smartlb: { label: 'through smartlb', color: '#2471a3', shape: 0, anchor: 'start', dx: 8 },
+  direct: { label: 'direct to the backend', color: '#7f8c8d', shape: 1 },
+  smartlb: { label: 'through smartlb', color: '#2471a3', shape: 0 },
 };
+
+// Two significant digits below 10 ms (0.024, 0.33, 2.3), one decimal up to 100, whole ms above.
+function delayLabel(ms) {
+  if (ms >= 100) return ms.toFixed(0);
+  if (ms >= 10) return ms.toFixed(1);
+  return `${+ms.toPrecision(2)}`;
+}
 
 function plotStreaming(file) {
   const { comments, rows } = readTsv(file, ['rep', 'path', ...PERCENTILES.map(([c]) => c)]);
@@ -423,10 +430,8 @@ function plotStreaming(file) {
   const out = [panelTitle(box, 'Delay per event, backend send → client arrival (lower is better)'),
                ...yAxis(box, logTicks(lo, hi), toY, 'delay per event (ms, log scale)')];
   PERCENTILES.forEach(([, label], i) => out.push(text(toX(i), box.y + box.h + 16, label, 'text-anchor="middle"')));
-  const xLabel = 'percentile of all events of all streams';
-  out.push(text(box.x + box.w / 2, box.y + box.h + 33, xLabel, 'text-anchor="middle"'));
   const reps = new Set(rows.map((r) => r.rep)).size;
-  const spare = (p, i) => ({ ...PATHS.smartlb, label: p, color: EXTRA_COLORS[i % EXTRA_COLORS.length], shape: 2 });
+  const spare = (p, i) => ({ label: p, color: EXTRA_COLORS[i % EXTRA_COLORS.length], shape: 2 });
   const styles = paths.map((p, i) => PATHS[p] || spare(p, i));
   paths.forEach((p, pi) => {
     const s = styles[pi];
@@ -434,22 +439,24 @@ function plotStreaming(file) {
     const medians = PERCENTILES.map(([c]) => median(mine.map((r) => num(r[c]))));
     out.push(polyline(medians.map((v, i) => [toX(i), toY(v)]).filter(([, y]) => Number.isFinite(y)),
       `stroke="${s.color}" stroke-width="2"`));
+    // The medians as a row of numbers under the axis (labels by the points would collide).
+    const rowY = box.y + box.h + 32 + 14 * pi;
+    out.push(text(box.x - 6, rowY, p, `text-anchor="end" font-size="10" fill="${s.color}"`));
     PERCENTILES.forEach(([c], i) => {
       for (const r of mine) if (num(r[c]) > 0) out.push(marker(s.shape, toX(i), toY(num(r[c])), s.color, 3.5));
-      if (medians[i] > 0) {
-        const label = medians[i] < 10 ? medians[i].toFixed(2) : medians[i].toFixed(1);
-        const attrs = `text-anchor="${s.anchor}" font-size="10" fill="${s.color}"`;
-        out.push(text(toX(i) + s.dx, toY(medians[i]) + 4, label, attrs));
-      }
+      const label = Number.isFinite(medians[i]) ? `${delayLabel(medians[i])} ms` : '-';
+      out.push(text(toX(i), rowY, label, `text-anchor="middle" font-size="10" fill="${s.color}"`));
     });
   });
+  const xLabel = 'percentile of all events of all streams (numbers: median ms per path)';
+  out.push(text(box.x + box.w / 2, box.y + box.h + 36 + 14 * paths.length, xLabel, 'text-anchor="middle"'));
   out.push(frame(box));
   const body = [
     ...legend(styles.map((s) => ({ label: s.label, draw: lineSwatch(s) })), 12, 62),
     ...out,
   ];
-  return svgDocument(390, 'Streaming: delay per SSE event, direct vs through smartlb',
-    `every event stamped by the backend; marker = one repetition, line and label = median of ${reps} repetitions`,
+  return svgDocument(410 + 14 * paths.length, 'Streaming: delay per SSE event, direct vs through smartlb',
+    `every event stamped by the backend; marker = one repetition, line and numbers = median of ${reps} repetitions`,
     body, [`source: ${sourceNote(file)}`, ...comments.slice(0, 1)]);
 }
 
