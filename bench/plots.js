@@ -408,6 +408,8 @@ const PERCENTILES = [['p50_ms', 'p50'], ['p90_ms', 'p90'], ['p99_ms', 'p99'], ['
 const PATHS = {
   direct: { label: 'direct to the backend', color: '#7f8c8d', shape: 1 },
   smartlb: { label: 'through smartlb', color: '#2471a3', shape: 0 },
+  nginx: { label: 'through nginx', color: '#1e8449', shape: 2 },
+  haproxy: { label: 'through haproxy', color: '#ca6f1e', shape: 2 },
 };
 
 // Two significant digits below 10 ms (0.024, 0.33, 2.3), one decimal up to 100, whole ms above.
@@ -455,7 +457,8 @@ function plotStreaming(file) {
     ...legend(styles.map((s) => ({ label: s.label, draw: lineSwatch(s) })), 12, 62),
     ...out,
   ];
-  return svgDocument(410 + 14 * paths.length, 'Streaming: delay per SSE event, direct vs through smartlb',
+  const proxies = paths.filter((p) => p !== 'direct');
+  return svgDocument(410 + 14 * paths.length, `Streaming: delay per SSE event, direct vs through ${proxies.join(', ')}`,
     `every event stamped by the backend; marker = one repetition, line and numbers = median of ${reps} repetitions`,
     body, [`source: ${sourceNote(file)}`, ...comments.slice(0, 1)]);
 }
