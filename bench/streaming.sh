@@ -85,8 +85,10 @@ for rep in $(seq 1 "$REPS"); do
     "${LOAD_PIN[@]}" "${SSE_CLIENT[@]}" --url "http://127.0.0.1:$port$PATH_Q" --streams "$STREAMS" $watch \
       --timeout-s $((EVENTS * INTERVAL_MS / 1000 + 60)) >"$TMP/client.json"
     c1=0; u1=0; [ -n "$procs" ] && c1=$(cpu_ticks $procs) && u1=$(utime_ticks $procs); s1=$(steal_ticks)
-    jq -r --arg rep "$rep" --arg path "$path" --arg n "$STREAMS" --arg cpu "$(awk -v d=$((c1 - c0)) -v t="$CLK_TCK" 'BEGIN{printf "%.2f", d/t}')" \
-      --arg ucpu "$(awk -v d=$((u1 - u0)) -v t="$CLK_TCK" 'BEGIN{printf "%.2f", d/t}')" \
+    # "?" when a process changed meanwhile (lib.sh's stat_ticks)
+    seconds() { awk -v a="$1" -v b="$2" -v t="$CLK_TCK" 'BEGIN{ if (a == "?" || b == "?") print "?"; else printf "%.2f", (b - a) / t }'; }
+    jq -r --arg rep "$rep" --arg path "$path" --arg n "$STREAMS" --arg cpu "$(seconds "$c0" "$c1")" \
+      --arg ucpu "$(seconds "$u0" "$u1")" \
       --arg load "$(cut -d' ' -f1 /proc/loadavg)" --arg steal $(((s1 - s0) * 1000 / CLK_TCK)) \
       '[$rep, $path, (.statuses["200"] // 0), .events, .delay_ms.p50, .delay_ms.p90, .delay_ms.p99, .delay_ms.p999, .delay_ms.max,
         (.rss_kb.before // "-"), (.rss_kb.all_open // "-"),
@@ -101,11 +103,12 @@ echo
 echo "Summary: per-event delay (arrival - send, ms) and smartlb memory per open stream"
 column -t -s$'\t' <(tail -n +2 "$TSV")
 awk -F'\t' 'NR>2 { k=$2; n[k]++; p50[k]+=$5; p99[k]+=$7; mx[k]=($9>mx[k]?$9:mx[k]); f50[k]+=$16; f99[k]+=$17
-                  if (k != "direct") { cpu[k]+=$13; usr[k]+=$18; ev[k]+=$4 } }
+                  if (k != "direct" && $13 != "?") { cpu[k]+=$13; usr[k]+=$18; ev[k]+=$4 } }
   END { if (!n["direct"]) exit
         for (k in n) { if (k == "direct") continue
           printf "added by %s (mean over reps): p50 %+.3f ms, p99 %+.3f ms; max %.1f ms; first event p50 %+.3f ms, p99 %+.3f ms;", k,
             p50[k]/n[k] - p50["direct"]/n["direct"], p99[k]/n[k] - p99["direct"]/n["direct"], mx[k],
             f50[k]/n[k] - f50["direct"]/n["direct"], f99[k]/n[k] - f99["direct"]/n["direct"]
-          printf " CPU per relayed event %.1f us (user %.1f)\n", cpu[k]*1e6/ev[k], usr[k]*1e6/ev[k] } }' "$TSV"
+          if (ev[k] > 0) printf " CPU per relayed event %.1f us (user %.1f)\n", cpu[k]*1e6/ev[k], usr[k]*1e6/ev[k]
+          else printf " CPU per relayed event ?\n" } }' "$TSV"
 echo "raw: $TSV"

@@ -7,8 +7,8 @@ PeriodSpan calendar_period(CalendarPeriod p, WallTime t) {
   const sys_days day = floor<days>(t);
   if (p == CalendarPeriod::Day) return {day.time_since_epoch().count(), WallTime(day + days(1))};
   const year_month_day ymd(day);
-  const std::int64_t index =
-      (static_cast<int>(ymd.year()) - 1970) * 12 + (static_cast<unsigned>(ymd.month()) - 1);
+  const std::int64_t index = (std::int64_t{static_cast<int>(ymd.year())} - 1970) * 12 +
+                             (static_cast<int>(static_cast<unsigned>(ymd.month())) - 1);
   return {index, month_start(index + 1)};
 }
 

@@ -62,15 +62,55 @@ RedisValue convert(const redisReply& r) {
   return v;
 }
 
+// hiredis allocates an array's element pointers as soon as it reads the array's header: a
+// server (or anything on the path to it) answering `*370500170` would have it calloc 3 GB. No
+// reply smartlb asks for comes near this many elements.
+constexpr int kMaxArrayElements = 1 << 16;
+
+// hiredis's own reply functions (static in hiredis.c; a reader made with the defaults points at them).
+const redisReplyObjectFunctions& default_functions() {
+  static const redisReplyObjectFunctions fns = [] {
+    redisReader* r = redisReaderCreate();
+    if (!r) throw std::bad_alloc();
+    const redisReplyObjectFunctions f = *r->fn;
+    redisReaderFree(r);
+    return f;
+  }();
+  return fns;
+}
+
+struct ReaderState {
+  int refused_elements = 0;  // the array header refused, if any
+};
+
+void* create_bounded_array(const redisReadTask* task, int elements) {
+  if (elements > kMaxArrayElements) {
+    if (auto* state = static_cast<ReaderState*>(task->privdata)) state->refused_elements = elements;
+    return nullptr;  // hiredis stops with an error
+  }
+  return default_functions().createArray(task, elements);
+}
+
+redisReplyObjectFunctions* bounded_functions() {
+  static redisReplyObjectFunctions fns = [] {
+    redisReplyObjectFunctions f = default_functions();
+    f.createArray = create_bounded_array;
+    return f;
+  }();
+  return &fns;
+}
+
 }  // namespace
 
 struct RespReader::Impl {
-  redisReader* reader = redisReaderCreate();
+  ReaderState state;
+  redisReader* reader = redisReaderCreateWithFunctions(bounded_functions());
   ~Impl() { redisReaderFree(reader); }
 };
 
 RespReader::RespReader() : impl_(std::make_unique<Impl>()) {
   if (!impl_->reader) throw std::bad_alloc();
+  impl_->reader->privdata = &impl_->state;
 }
 RespReader::~RespReader() = default;
 
@@ -80,8 +120,12 @@ bool RespReader::feed(std::string_view bytes) {
 
 std::optional<RedisValue> RespReader::next() {
   void* reply = nullptr;
-  if (redisReaderGetReply(impl_->reader, &reply) != REDIS_OK)
+  if (redisReaderGetReply(impl_->reader, &reply) != REDIS_OK) {
+    if (const int n = impl_->state.refused_elements)
+      throw std::runtime_error("Redis protocol error: an array of " + std::to_string(n) +
+                               " elements (more than " + std::to_string(kMaxArrayElements) + ")");
     throw std::runtime_error(std::string("Redis protocol error: ") + impl_->reader->errstr);
+  }
   if (reply == nullptr) return std::nullopt;
   RedisValue v = convert(*static_cast<redisReply*>(reply));
   freeReplyObject(reply);

@@ -125,15 +125,20 @@ void SharedQuotas::send(SharedLease& lease, const LeasedQuota::Ask& ask) {
               [this, &lease, ask](RedisResult r) {
                 std::optional<std::int64_t> grant;
                 if (r.ok()) grant = r.value->as_integer();
-                std::lock_guard lock(lease.mutex);
+                {
+                  std::lock_guard lock(lease.mutex);
+                  if (grant)
+                    lease.quota.granted(ask, *grant, clock_.wall_now());
+                  else
+                    lease.quota.ask_failed();
+                }
                 if (grant) {
-                  lease.quota.granted(ask, *grant, clock_.wall_now());
                   answered_.fetch_add(1, std::memory_order_relaxed);
                   granted_.fetch_add(static_cast<std::uint64_t>(std::max<std::int64_t>(*grant, 0)),
                                      std::memory_order_relaxed);
-                  if (options_.on_answer) options_.on_answer(ask.tokens, *grant);
+                  // A return of leftovers alone asks for nothing: not an answer about the quota.
+                  if (options_.on_answer && ask.tokens > 0) options_.on_answer(ask.tokens, *grant);
                 } else {
-                  lease.quota.ask_failed();
                   failed_.fetch_add(1, std::memory_order_relaxed);
                   if (options_.on_failure) options_.on_failure();
                 }

@@ -27,6 +27,10 @@ TEST(CalendarPeriod, AMonthsNumberGivesItsStart) {
   EXPECT_EQ(month_start(0), WallTime(sys_days(year(1970) / January / 1)));
   EXPECT_EQ(month_start((2026 - 1970) * 12 + 11), WallTime(sys_days(year(2026) / December / 1)));
   EXPECT_EQ(month_start(-1), WallTime(sys_days(year(1969) / December / 1)));
+  const PeriodSpan before_1970 =
+      calendar_period(CalendarPeriod::Month, WallTime(sys_days(year(1969) / December / 15)));
+  EXPECT_EQ(before_1970.index, -1);
+  EXPECT_EQ(before_1970.end, WallTime(sys_days(year(1970) / January / 1)));
   const PeriodSpan february =
       calendar_period(CalendarPeriod::Month, WallTime(sys_days(year(2028) / February / 29)));
   EXPECT_EQ(month_start(february.index), WallTime(sys_days(year(2028) / February / 1)));

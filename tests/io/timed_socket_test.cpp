@@ -137,7 +137,9 @@ TEST(TimedSocket, RemovingASocketKeepsTheOthersDeadlines) {
   error_code result;
   last.expires_after(std::chrono::milliseconds(1));
   last.async_read_some(asio::buffer(&byte, 1), [&](error_code ec, std::size_t) { result = last.done(ec); });
-  ioc.run();  // returns only if the moved entry's deadline fired and nothing else stays armed
+  // Runs out of work only if the moved entry's deadline fired and nothing else stays armed.
+  ioc.run_for(std::chrono::seconds(20));
+  ASSERT_TRUE(ioc.stopped()) << "a deadline was lost in the move: the sweeper stayed armed";
   EXPECT_EQ(result, beast::error::timeout);
   EXPECT_TRUE(first.socket().is_open()) << "no deadline, not swept";
 }

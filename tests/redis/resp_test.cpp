@@ -64,6 +64,26 @@ TEST(Resp, GarbageIsAProtocolError) {
   EXPECT_THROW(r.next(), std::runtime_error);
 }
 
+TEST(Resp, AnArrayOfMillionsOfElementsIsAnErrorNotAnAllocation) {
+  // Found by fuzz_redis_input: hiredis would calloc the element pointers (3 GB) at the header.
+  RespReader r;
+  r.feed("*370500170\r\n");
+  try {
+    r.next();
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("370500170 elements"), std::string::npos) << e.what();
+  }
+  RespReader nested;  // the bound holds inside an array too
+  nested.feed("*2\r\n:1\r\n*100000\r\n");
+  EXPECT_THROW(nested.next(), std::runtime_error);
+  RespReader fine;
+  fine.feed("*3\r\n:1\r\n:2\r\n:3\r\n");
+  const auto v = fine.next();
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->elements.size(), 3u);
+}
+
 TEST(Resp, IntegersInStringsAreReadAsIntegers) {
   RedisValue v;
   v.kind = RedisValue::Kind::String;

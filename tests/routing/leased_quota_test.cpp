@@ -298,7 +298,9 @@ struct SharedRun {
   std::int64_t over_in_store = 0;  // the most any k + 1 sub-windows counted beyond the limit
 };
 
-SharedRun run_three_replicas(std::int64_t limit, bool bridge, int delay_steps) {
+// A replica asks when a request comes, and otherwise on its tick, every `tick_steps` steps (the
+// broker's 100 ms tick is 10).
+SharedRun run_three_replicas(std::int64_t limit, bool bridge, int delay_steps, int tick_steps = 1) {
   constexpr std::int64_t kCost = 200;
   constexpr int kWindows = 6;
   LeasedQuota::Options o{limit, minutes(1), milliseconds(500), 10};  // the default sub-windows
@@ -351,6 +353,7 @@ SharedRun run_three_replicas(std::int64_t limit, bool bridge, int delay_steps) {
         else
           refused = true;
       }
+      if (!arrives && step % tick_steps != 0) continue;
       if (auto a = r.ask(now, refused ? kCost : 0)) {
         // The store applies the ask when it gets it; the answer comes back later.
         const std::int64_t grant = store_answers(r, *a);
@@ -380,10 +383,12 @@ SharedRun run_three_replicas(std::int64_t limit, bool bridge, int delay_steps) {
 
 TEST(LeasedQuota, ThreeReplicasTogetherKeepToTheLimitInAnyIntervalAndUseNearlyAllOfIt) {
   constexpr std::int64_t kLimit = 60'000;  // per minute: 1000 tokens/s
+  const std::pair<int, int> cases[] = {{0, 1}, {1, 1}, {3, 1}, {1, 10}, {3, 10}};  // answer delay, tick
   for (const bool bridge : {false, true})
-    for (const int delay : {0, 1, 3}) {
-      SCOPED_TRACE(::testing::Message() << "bridge " << bridge << ", answers after " << delay << " steps");
-      const SharedRun run = run_three_replicas(kLimit, bridge, delay);
+    for (const auto& [delay, tick] : cases) {
+      SCOPED_TRACE(::testing::Message()
+                   << "bridge " << bridge << ", answers after " << delay << " steps, a tick every " << tick);
+      const SharedRun run = run_three_replicas(kLimit, bridge, delay, tick);
       EXPECT_LE(run.over_in_store, 0) << "the store never counts more than the limit";
       EXPECT_LE(run.busiest, kLimit) << "no interval of a window's length gets more than the limit";
       EXPECT_GE(run.busiest, kLimit * 90 / 100);

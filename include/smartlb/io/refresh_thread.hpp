@@ -28,10 +28,12 @@ class RefreshThread {
   template <class Make, class Use>
   auto with_entry(const std::string& key, Make&& make, Use&& use) {
     std::lock_guard lock(mutex_);
-    auto& slot = entries_[key];
-    if (!slot) slot = make();
-    if (started_ && !slot->spawned) spawn(*slot);
-    return use(*slot);
+    auto it = entries_.find(key);
+    if (it == entries_.end())
+      it = entries_.emplace(key, make()).first;  // nothing empty left if make() throws
+    Entry& e = *it->second;
+    if (started_ && !e.spawned) spawn(e);
+    return use(e);
   }
 
   // Calls `fn(entry)` for each entry, under the lock.
