@@ -20,6 +20,8 @@
 #                                         keep-alive and session resumption), with TLS=1;
 #                                         target smartlb_redis = smartlb_q with its quota leased from a
 #                                         local redis-server (shared quotas, issue 16), with REDIS=1;
+#                                         QUOTA_WINDOW=s: their quota window (default 1 s, the costliest
+#                                         for leases: 20 ms sub-windows; smartlb's default is 60);
 #                                         SMARTLB_B=path adds target smartlb_b, another build, for an A/B)
 #                                        BACKEND_CT=application/json: content type of the fixed answer)
 # Needs: wrk nginx haproxy taskset; smartlb built in $BUILD (default build-bench).
@@ -85,7 +87,7 @@ SL_PID=$!; PIDS+=("$SL_PID"); PORT[smartlb]=$SL_PORT; PROCS[smartlb]=$SL_PID
 # and charged against a sliding window (optional target).
 SQ_PORT=$(free_port)
 env -i PATH="$PATH" PORT="$SQ_PORT" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREADS=1 ACCESS_LOG=off \
-  LOG_LEVEL=warn BACKEND_1_URL="http://127.0.0.1:$BPORT" BACKEND_1_NAME=fast BACKEND_1_TPM=1000000000000 QUOTA_WINDOW_SECONDS=1 \
+  LOG_LEVEL=warn BACKEND_1_URL="http://127.0.0.1:$BPORT" BACKEND_1_NAME=fast BACKEND_1_TPM=1000000000000 QUOTA_WINDOW_SECONDS="${QUOTA_WINDOW:-1}" \
   taskset -c "$PROXY_CORE" "$SMARTLB" 2>"$TMP/smartlb-q.log" &
 SQ_PID=$!; PIDS+=("$SQ_PID"); PORT[smartlb_q]=$SQ_PORT; PROCS[smartlb_q]=$SQ_PID
 
@@ -119,7 +121,7 @@ if [ "${REDIS:-0}" = 1 ]; then
   wait_port "$RD_PORT"
   SRD_PORT=$(free_port)
   env -i PATH="$PATH" PORT="$SRD_PORT" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREADS=1 ACCESS_LOG=off \
-    LOG_LEVEL=warn BACKEND_1_URL="http://127.0.0.1:$BPORT" BACKEND_1_NAME=fast BACKEND_1_TPM=1000000000000 QUOTA_WINDOW_SECONDS=1 \
+    LOG_LEVEL=warn BACKEND_1_URL="http://127.0.0.1:$BPORT" BACKEND_1_NAME=fast BACKEND_1_TPM=1000000000000 QUOTA_WINDOW_SECONDS="${QUOTA_WINDOW:-1}" \
     REDIS_URL="redis://127.0.0.1:$RD_PORT" taskset -c "$PROXY_CORE" "$SMARTLB" 2>"$TMP/smartlb-redis.log" &
   SRD_PID=$!; PIDS+=("$SRD_PID"); PORT[smartlb_redis]=$SRD_PORT; PROCS[smartlb_redis]=$SRD_PID
   REDIS_TARGETS="smartlb_redis"

@@ -20,12 +20,14 @@ void LeasedQuota::set_shared(bool shared, std::size_t replicas) {
   in_flight_ = false;
   // Back to shared: what was taken locally beyond any lease is reported with the next ask.
   // Leases of a lost store are void (it may have restarted empty).
-  if (shared)
+  if (shared) {
     for (Slot& s : ring_) {
       s.leased = 0;
       s.answered = s.spent = false;
       s.bridged = 0;
     }
+    unreported_ = true;
+  }
 }
 
 std::int64_t LeasedQuota::window_of(WallTime t) const {
@@ -113,6 +115,7 @@ bool LeasedQuota::try_take(std::int64_t cost, WallTime now) {
   if (!room_for(w, cost)) return false;
   Slot& s = slot(w);
   if (bridging(s)) s.bridged += cost;
+  if (!shared_ || bridging(s)) unreported_ = true;  // else the lease covers it
   s.taken += cost;
   avg_cost_ = avg_cost_ == 0 ? static_cast<double>(cost) : 0.9 * avg_cost_ + 0.1 * static_cast<double>(cost);
   // The rate, over intervals of at least 100 ms.
@@ -133,6 +136,7 @@ void LeasedQuota::adjust(std::int64_t window, std::int64_t delta) {
   if (slot_of(window)) {
     Slot& s = slot(window);
     s.taken = std::max<std::int64_t>(s.taken + delta, 0);
+    if (delta > 0) unreported_ = true;
   }
 }
 
@@ -155,10 +159,15 @@ std::optional<LeasedQuota::Ask> LeasedQuota::ask(WallTime now, std::int64_t need
   const auto unreported = [](const Slot& s) {
     return std::max<std::int64_t>(s.taken - s.leased - s.reported, 0);
   };
+  // The k + 1 sub-windows are looked at only when something may have been taken beyond a lease
+  // (while local, on credit, a correction upwards): this runs on every request.
   std::int64_t earlier = 0;
-  for (std::int64_t p = counted_from(w); p < w; ++p)
-    if (const Slot* s = slot_of(p)) earlier += unreported(*s);
+  if (unreported_)
+    for (std::int64_t p = counted_from(w); p < w; ++p)
+      if (const Slot* s = slot_of(p)) earlier += unreported(*s);
   const Slot& cur = slot(w);
+  const std::int64_t unreported_now = unreported_ ? unreported(cur) : 0;
+  if (earlier + unreported_now == 0) unreported_ = false;
   const Slot& next = slot(w + 1);
   const std::int64_t left = cur.leased + cur.reported - cur.taken;
   const std::int64_t low = std::max<std::int64_t>(last_lease_ / 2, need);
@@ -172,8 +181,8 @@ std::optional<LeasedQuota::Ask> LeasedQuota::ask(WallTime now, std::int64_t need
   // asks for it would otherwise take every turn (one ask at a time) until the next had begun.
   const bool next_due = !next.answered && now + std::min(o_.horizon, Nanos(sub_ns_)) / 2 >= window_end(w);
   std::optional<Ask> a;
-  if (unreported(cur) + earlier > 0) {
-    a = Ask{w, lease_size(need), unreported(cur) + earlier, earlier};
+  if (unreported_now + earlier > 0) {
+    a = Ask{w, lease_size(need), unreported_now + earlier, earlier};
   } else if (next_due) {
     a = Ask{w + 1, lease_size(0), 0, 0};
   } else if (need > left || left < low) {

@@ -149,6 +149,7 @@ class LeasedQuota {
   std::vector<Slot> ring_;
   std::int64_t cur_ = -1;  // the latest sub-window seen
   bool in_flight_ = false;
+  bool unreported_ = false;  // a slot may hold takes beyond its leases (see ask())
   std::int64_t last_lease_ = 0;
   std::int64_t spent_in_ = std::numeric_limits<std::int64_t>::min();  // the latest sub-window found spent
   // Tokens taken per second, an exponentially weighted mean (for the lease size).
