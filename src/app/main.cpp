@@ -22,6 +22,7 @@
 #include "smartlb/net/server.hpp"
 #include "smartlb/redis/redis_service.hpp"
 #include "smartlb/redis/shared_cooldowns.hpp"
+#include "smartlb/redis/shared_failures.hpp"
 #include "smartlb/redis/shared_quotas.hpp"
 #include "smartlb/telemetry/logging.hpp"
 #include "smartlb/telemetry/metrics.hpp"
@@ -195,6 +196,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<smartlb::redis::RedisService> redis;
   std::unique_ptr<smartlb::redis::SharedCooldowns> shared_cooldowns;
   std::unique_ptr<smartlb::redis::SharedQuotas> shared_quotas;
+  std::unique_ptr<smartlb::redis::SharedFailures> shared_failures;
   try {
     // Building the server loads the upstream CA bundle, which can fail too.
     server_holder = std::make_unique<smartlb::Server>(cfg, smartlb::ServerOptions{.observer = &metrics});
@@ -213,6 +215,10 @@ int main(int argc, char** argv) {
       shared_quotas = std::make_unique<smartlb::redis::SharedQuotas>(*redis, clock, quota_options);
       server_holder->states().set_lease_broker(shared_quotas.get());
       server_holder->budgets().set_lease_broker(shared_quotas.get());
+      // failure_tolerance counts too: a target's failures on all replicas trip its breaker.
+      shared_failures =
+          std::make_unique<smartlb::redis::SharedFailures>(*redis, server_holder->states(), clock);
+      server_holder->set_failure_sharer(shared_failures.get());
     }
     server_holder->start();
     // Unreachable is fine (local state, retried in the background); refused credentials are not.

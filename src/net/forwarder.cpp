@@ -845,8 +845,13 @@ Task<bool> ForwardJob::reply_unavailable() {
 void ForwardJob::count_failure(const Target& t, AttemptRecord& a) {
   if (!t.route.allowed_failures_per_minute) return;
   const std::string_view deployment = t.member.effective_deployment(model_);
-  if (!s_.breakers.record(t.member.id, deployment, *t.route.allowed_failures_per_minute, s_.clock.now()))
+  if (!s_.breakers.record(t.member.id, deployment, *t.route.allowed_failures_per_minute, s_.clock.now())) {
+    // Other replicas may have failed there too: the shared count may trip it (later, off this path).
+    if (FailureSharer* sharer = s_.breakers.sharer())
+      sharer->count({std::string(t.member.name), std::string(deployment), t.route.target_id,
+                     *t.route.allowed_failures_per_minute, t.route.breaker_cooldown});
     return;
+  }
   states_.hold(t.member, model_, FailureCause::FailureTolerance, t.route.breaker_cooldown);
   a.breaker_tripped = true;
   spdlog::warn("target {} failed more than {} time(s) in a minute: out for {} s (failure_tolerance)",

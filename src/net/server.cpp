@@ -226,6 +226,7 @@ void Server::reload(const Config& cfg) {
 const LatencyStats& Server::latency() const { return impl_->latency; }
 const BudgetRegistry& Server::budgets() const { return impl_->budgets; }
 BudgetRegistry& Server::budgets() { return impl_->budgets; }
+void Server::set_failure_sharer(FailureSharer* sharer) { impl_->shared.breakers.set_sharer(sharer); }
 
 std::vector<std::string> Server::backend_names() const { return impl_->ids.names(); }
 const BackendStates& Server::states() const { return impl_->states; }

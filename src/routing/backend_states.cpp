@@ -291,6 +291,20 @@ void BackendStates::notify(const PoolMember& m, std::string_view deployment, boo
     l->on_cooldown(CooldownNotice{m.name, deployment, whole_backend, until, cause});
 }
 
+bool BackendStates::hold_by_name(std::string_view backend, std::string_view deployment, FailureCause cause,
+                                 Nanos duration) {
+  const MonoNanos until = clock_.now() + duration.count();
+  PoolMember m;
+  {
+    std::lock_guard lock(names_mutex_);
+    auto it = by_name_.find(backend);
+    if (it == by_name_.end()) return false;
+    m = it->second;
+  }
+  if (deployment_state(m, deployment).extend(until, cause)) notify(m, deployment, false, until, cause);
+  return true;
+}
+
 std::int64_t BackendStates::to_epoch_ms(MonoNanos until) const {
   const auto wall = std::chrono::duration_cast<Millis>(clock_.wall_now().time_since_epoch()).count();
   return wall + (until - clock_.now()) / 1'000'000;

@@ -24,15 +24,7 @@ void load(ProxyHarness& p, const std::string& yaml, const MockBackend& a, const 
           EnvMap env = {}) {
   env["A_URL"] = a.url();
   env["B_URL"] = b.url();
-  auto r = load_config_text(env, yaml, "rules.yaml");
-  ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
-  const Config process = p.cfg;
-  p.cfg = *r.config;
-  p.cfg.listen_address = process.listen_address;
-  p.cfg.port = process.port;
-  p.cfg.admin_port = process.admin_port;
-  p.cfg.threads = process.threads;
-  p.cfg.access_log = process.access_log;
+  ASSERT_EQ(p.use_config_text(env, yaml), "");
 }
 
 const char* kBackends = R"(

@@ -531,5 +531,19 @@ TEST_F(LeasedQuotas, AGroupsQuotaIsNamedByTheGroup) {
   EXPECT_EQ(broker.attached[0]->name, "group:sub1-eastus/gpt-4o:tokens");
 }
 
+TEST_F(PoolFixture, SharedFailures_AHoldByNameLandsOnTheStateKeyAndIsTold) {
+  make({{"east", 1, 1, ""}, {"west", 2, 1, ""}});
+  RecordingListener l;
+  states->set_cooldown_listener(&l);
+  EXPECT_TRUE(states->hold_by_name("east", "gpt-4o", FailureCause::FailureTolerance, 30s));
+  EXPECT_EQ(states->deployment_cooldown(member(0), "gpt-4o").cause, FailureCause::FailureTolerance);
+  EXPECT_EQ(pick("gpt-4o"), 1u);
+  ASSERT_EQ(l.seen.size(), 1u) << "told, so that the other replicas learn it";
+  EXPECT_EQ(l.seen[0].backend, "east");
+  EXPECT_EQ(l.seen[0].deployment, "gpt-4o");
+  EXPECT_FALSE(states->hold_by_name("nobody", "gpt-4o", FailureCause::FailureTolerance, 30s));
+  states->set_cooldown_listener(nullptr);
+}
+
 }  // namespace
 }  // namespace smartlb

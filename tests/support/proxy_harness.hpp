@@ -7,6 +7,7 @@
 
 #include "smartlb/base/clock.hpp"
 #include "smartlb/config/config.hpp"
+#include "smartlb/config/config_file.hpp"
 #include "smartlb/net/server.hpp"
 
 namespace smartlb::testing {
@@ -35,6 +36,22 @@ class ProxyHarness {
     b.api_key = api_key;
     cfg.backends.push_back(b);
     return cfg.backends.back();
+  }
+
+  // Routes by a config file's text (backends, targets, rules, clients: `env` fills its ${...}),
+  // keeping this harness's process settings (listener, threads, access log). The first error
+  // when the text is invalid, else "".
+  std::string use_config_text(const EnvMap& env, const std::string& yaml) {
+    auto r = load_config_text(env, yaml, "test.yaml");
+    if (!r.config) return r.errors.empty() ? "invalid" : r.errors[0];
+    const Config process = cfg;
+    cfg = *r.config;
+    cfg.listen_address = process.listen_address;
+    cfg.port = process.port;
+    cfg.admin_port = process.admin_port;
+    cfg.threads = process.threads;
+    cfg.access_log = process.access_log;
+    return "";
   }
 
   void start(RequestObserver* observer = nullptr) {

@@ -12,6 +12,10 @@
 #include "smartlb/telemetry/request_record.hpp"
 
 namespace smartlb {
+class FailureSharer;  // routing/failure_breakers.hpp
+}
+
+namespace smartlb {
 
 struct ServerOptions {
   const Clock* clock = nullptr;  // null: the system clock. Tests pass a ManualClock.
@@ -55,6 +59,8 @@ class Server {
   // The client budgets (outlive snapshots), for status pages.
   const BudgetRegistry& budgets() const;
   BudgetRegistry& budgets();  // for what shares them with other replicas (redis/shared_quotas)
+  // failure_tolerance counts shared with other replicas (redis/shared_failures): before start().
+  void set_failure_sharer(FailureSharer* sharer);
   std::size_t open_connections() const;
   // The Entra ID credentials of the backends: source, state, expiry (never a token).
   std::vector<entra::CredentialStatus> credentials() const;

@@ -21,6 +21,18 @@ inline std::string cooldown_key(std::string_view prefix, std::string_view backen
   k += "}:cooldown";
   return k;
 }
+// The failures of a (backend, deployment) in the last minute, all replicas together (its
+// failure_tolerance, docs/scale-out.md): a sorted set of failure times; the cooldown's tag.
+inline std::string failures_key(std::string_view prefix, std::string_view backend,
+                                std::string_view deployment) {
+  std::string k(prefix);
+  k += '{';
+  k += backend;
+  k += '/';
+  k += deployment;
+  k += "}:failures";
+  return k;
+}
 // What the replicas together took of a shared quota (docs/scale-out.md): a hash, field = a
 // sub-window's index (Unix time / sub-window length), value = what was counted in it. The tag
 // is the quota's name, with braces written as "%7B" / "%7D" (and '%' as "%25") so that a name

@@ -155,6 +155,11 @@ class BackendStates {
   // is not told (no echo). False when no backend has that name here or nothing changed.
   bool apply_remote_cooldown(std::string_view backend, std::string_view deployment, bool whole_backend,
                              std::int64_t until_epoch_ms, FailureCause cause);
+  // hold() for the backend configured as `backend`, `deployment` being a state key already (a
+  // member's effective_deployment): a breaker tripped by the replicas' shared failure count. The
+  // listener is told, as for any hold. False when no backend has that name here.
+  bool hold_by_name(std::string_view backend, std::string_view deployment, FailureCause cause,
+                    Nanos duration);
   // `until` on this clock as wall-clock epoch milliseconds, the form replicas exchange.
   std::int64_t to_epoch_ms(MonoNanos until) const;
 

@@ -3,6 +3,7 @@
 // times in a rolling minute is taken out for its cooldown period (a breaker), beside the
 // per-response cooldowns. This counts the failures; the caller applies the trip
 // (BackendStates::hold). Thread-safe; the counts of a target survive a reload.
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -16,6 +17,24 @@
 
 namespace smartlb {
 
+// Replicas counting a target's failures together (redis::SharedFailures, docs/scale-out.md):
+// told of each failure the local count did not trip on; when all replicas' failures in the last
+// minute are more than allowed, it trips the breaker (BackendStates::hold_by_name, which every
+// replica then learns as a shared cooldown).
+class FailureSharer {
+ public:
+  struct Failure {
+    std::string backend;     // the backend's configured name
+    std::string deployment;  // the state's deployment key (the target's effective deployment)
+    std::string target;      // for the log
+    std::uint32_t allowed = 0;
+    Nanos cooldown{0};
+  };
+  virtual ~FailureSharer() = default;
+  // Returns at once; called on a worker thread.
+  virtual void count(Failure f) = 0;
+};
+
 class FailureBreakers {
  public:
   static constexpr Nanos kWindow{std::chrono::minutes(1)};
@@ -27,7 +46,12 @@ class FailureBreakers {
   // is one more than `allowed` in the last minute: the breaker trips, and counting starts anew.
   bool record(BackendId backend, std::string_view deployment, std::uint32_t allowed, MonoNanos now);
 
+  // Shared by replicas (REDIS_URL): set before the first request; it must outlive this object's use.
+  void set_sharer(FailureSharer* sharer) { sharer_.store(sharer, std::memory_order_release); }
+  FailureSharer* sharer() const { return sharer_.load(std::memory_order_acquire); }
+
  private:
+  std::atomic<FailureSharer*> sharer_{nullptr};
   std::mutex mutex_;  // failures are rare next to requests: one lock is enough
   std::unordered_map<std::string, std::unique_ptr<SlidingWindowBudget>> counts_;
 };
