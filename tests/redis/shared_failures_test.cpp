@@ -49,7 +49,7 @@ struct Replica {
     service->start();
   }
   ~Replica() {
-    service->stop();  // no callback after this
+    service->stop();    // no callback after this
     cooldowns.reset();  // stops listening to the states, which go with the proxy
     proxy.stop();
   }
