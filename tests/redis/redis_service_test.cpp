@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "await_condition.hpp"
+#include "redis_options.hpp"
 #include "redis_server.hpp"
 
 namespace smartlb::redis {
@@ -20,15 +21,7 @@ using testing::RedisServer;
 using testing::RedisServerOptions;
 
 RedisServiceOptions options_for(const std::string& url, const std::string& replica = "replica-a") {
-  RedisServiceOptions o;
-  o.config.url = parse_redis_url(url).url;
-  o.config.replica_id = replica;
-  o.config.timeout = 300ms;
-  o.heartbeat = 50ms;
-  o.connect_timeout = 1000ms;
-  o.backoff_initial = 20ms;
-  o.backoff_cap = 200ms;
-  return o;
+  return testing::test_redis_options(url, replica);
 }
 
 // A command's result, awaited from the test thread.

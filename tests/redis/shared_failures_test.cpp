@@ -9,6 +9,7 @@
 #include "http_client.hpp"
 #include "mock_backend.hpp"
 #include "proxy_harness.hpp"
+#include "redis_options.hpp"
 #include "redis_server.hpp"
 #include "smartlb/redis/shared_cooldowns.hpp"
 
@@ -35,14 +36,7 @@ struct Replica {
     proxy.clock.set_wall_epoch(std::chrono::system_clock::now() - Nanos(proxy.clock.now()));
     EXPECT_EQ(proxy.use_config_text(env, kPolicy), "");
     proxy.start();
-    redis::RedisServiceOptions o;
-    o.config.url = parse_redis_url(server.url()).url;
-    o.config.replica_id = id;
-    o.config.timeout = 300ms;
-    o.heartbeat = 50ms;
-    o.backoff_initial = 20ms;
-    o.backoff_cap = 200ms;
-    service = std::make_unique<redis::RedisService>(proxy.clock, o);
+    service = std::make_unique<redis::RedisService>(proxy.clock, test_redis_options(server.url(), id));
     cooldowns = std::make_unique<redis::SharedCooldowns>(*service, proxy.server->states());
     failures = std::make_unique<redis::SharedFailures>(*service, proxy.server->states(), proxy.clock);
     proxy.server->set_failure_sharer(failures.get());

@@ -14,6 +14,7 @@
 #include "http_client.hpp"
 #include "mock_backend.hpp"
 #include "proxy_harness.hpp"
+#include "redis_options.hpp"
 #include "redis_server.hpp"
 #include "smartlb/redis/keys.hpp"
 
@@ -54,14 +55,7 @@ struct Replica {
   }
 
   void connect(const RedisServer& server) {
-    redis::RedisServiceOptions o;
-    o.config.url = parse_redis_url(server.url()).url;
-    o.config.replica_id = id;
-    o.config.timeout = 300ms;
-    o.heartbeat = 50ms;
-    o.backoff_initial = 20ms;
-    o.backoff_cap = 200ms;
-    service = std::make_unique<RedisService>(proxy.clock, o);
+    service = std::make_unique<RedisService>(proxy.clock, test_redis_options(server.url(), id));
     redis::SharedQuotasOptions qo;
     qo.tick = 20ms;
     qo.on_answer = [this](std::int64_t asked, std::int64_t granted) {
