@@ -335,6 +335,7 @@ ConfigLoadResult load_config_from_env(const EnvMap& env, bool require_backends) 
       cfg.log_format = *v;
   }
   cfg.access_log = read_bool(env, p, "ACCESS_LOG", true);
+  cfg.route_on_remaining = read_bool(env, p, "ROUTE_ON_REMAINING", true);
 
   if (const std::string* v = lookup(env, "CLIENT_API_KEYS")) {
     for (auto key : connection_tokens(*v)) {

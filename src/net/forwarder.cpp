@@ -33,6 +33,7 @@
 #include "smartlb/net/client_watch.hpp"
 #include "smartlb/net/replies.hpp"
 #include "smartlb/net/worker.hpp"
+#include "smartlb/routing/target_choice.hpp"
 #include "smartlb/routing/throttle_headers.hpp"
 #include "smartlb/routing/token_estimate.hpp"
 #include "smartlb/routing/unavailable_answer.hpp"
@@ -226,6 +227,7 @@ struct Target {
   const PoolMember& member;     // routing: id, weight, quota
   const RouteTarget& route;     // the model rename and body overrides
   const BackendConfig& config;  // transport: URL, credentials
+  bool probe = false;           // sent to test a target its reports held back
 };
 
 // Requests of the OpenAI style name their model in the body, not the path (/v1/..., and
@@ -412,14 +414,15 @@ std::optional<Target> ForwardJob::choose_target(TriedSet& tried) {
   for (;;) {
     const bool out_of_time = Nanos(s_.clock.coarse_now() - rec_.start) >= cfg_.request_timeout;
     if (out_of_time) return std::nullopt;
-    const auto position = rule_->selector->pick(
-        rule_->table, states_, {model_, tried, cost_, affinity_key_, rule_->slow_start}, w_.rng);
-    if (!position) return std::nullopt;
-    tried.add(*position);
-    const PoolMember& m = rule_->table.member(*position);
+    const auto choice =
+        smartlb::choose_target(*rule_->selector, rule_->table, states_,
+                               {model_, tried, cost_, affinity_key_, rule_->slow_start}, w_.rng);
+    if (!choice) return std::nullopt;
+    tried.add(choice->position);
+    const PoolMember& m = rule_->table.member(choice->position);
     if (!states_.reserve(m, model_, cost_)) continue;  // its quota filled meanwhile
-    const RouteTarget& route = rule_->route[*position];
-    return Target{*position, m, route, snap_.backends[route.backend]};
+    const RouteTarget& route = rule_->route[choice->position];
+    return Target{choice->position, m, route, snap_.backends[route.backend], choice->probe};
   }
 }
 
@@ -948,6 +951,7 @@ Task<bool> ForwardJob::run() {
 
     AttemptRecord& a = rec_.add_attempt();
     a.backend = t->member.id.value;
+    a.probe = t->probe;
     const MonoNanos sent = s_.clock.now();
     AttemptResult r = co_await attempt(*t);
     a.ttfb_us = (s_.clock.now() - sent) / 1000;
@@ -962,13 +966,14 @@ Task<bool> ForwardJob::run() {
     }
     const unsigned status = r.conn->head.status;
     a.status = status;
-    states_.observe_report(t->member, model_, rate_limit_report(r.conn->head.fields), sent, mark);
+    states_.observe_report(t->member, model_, rate_limit_report(r.conn->head.fields), sent, mark,
+                           status != 429);
     const Verdict judged = judge_status(status, !model_.empty());
     if (judged.fail_over) {
       const auto hint = retry_hint(r.conn->head.fields, s_.clock.wall_now());
       const Verdict v = judge_throttle_hint(judged, hint, t->member.quota_window);
       a.cause = v.cause;
-      a.cooldown_ms = states_.record_failure(t->member, model_, v, hint, sent).count();
+      a.cooldown_ms = states_.record_failure(t->member, model_, v, hint).count();
       count_failure(*t, a);
       if (v.cause == FailureCause::AuthRejected && snap_.prepared[t->route.backend].entra)
         snap_.prepared[t->route.backend].entra->request_refresh();  // a revoked token: get a new one

@@ -167,21 +167,43 @@ BackendStates::Quota& BackendStates::quota_of(const PoolMember& m, std::string_v
   return *it->second;
 }
 
-bool BackendStates::available(const PoolMember& m, std::string_view deployment, MonoNanos now,
-                              std::int64_t cost) const {
-  if (state(m.id).backend.until.load(std::memory_order_relaxed) > now) return false;
+BackendStates::Standing BackendStates::standing(const PoolMember& m, std::string_view deployment,
+                                                MonoNanos now, std::int64_t cost) const {
+  if (state(m.id).backend.until.load(std::memory_order_relaxed) > now) return Standing::Out;
   DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment));
   const bool fits_limit = cost <= m.tokens_per_window || m.tokens_per_window == 0;
   if (d == nullptr) {
-    if (!m.has_quota()) return true;
+    if (!m.has_quota()) return Standing::Available;
     Quota* group = find_quota_of(m, deployment, nullptr);  // a group others already draw on
-    return group ? group->fits(cost, now, clock_) : fits_limit;
+    return (group ? group->fits(cost, now, clock_) : fits_limit) ? Standing::Available : Standing::Out;
   }
-  if (d->until.load(std::memory_order_relaxed) > now) return false;
-  if (!d->reported.fits(cost, now)) return false;
-  if (!m.has_quota()) return true;
-  Quota* q = find_quota_of(m, deployment, d);
-  return q ? q->fits(cost, now, clock_) : fits_limit;
+  if (d->until.load(std::memory_order_relaxed) > now) {
+    // The backend's own Retry-After has passed; only smartlb's floor on cooldowns holds it: a
+    // target whose reports are watched may be probed at the moment the backend named.
+    const bool floor_only = d->cause.load(std::memory_order_relaxed) == FailureCause::Throttled &&
+                            d->reported.watched() && d->reported.retry_passed(now);
+    if (!floor_only) return Standing::Out;
+  }
+  if (m.has_quota()) {
+    Quota* q = find_quota_of(m, deployment, d);
+    if (!(q ? q->fits(cost, now, clock_) : fits_limit)) return Standing::Out;
+  }
+  return d->reported.fits(cost, now) ? Standing::Available : Standing::ReportedShort;
+}
+
+std::optional<MonoNanos> BackendStates::probe_rank(const PoolMember& m, std::string_view deployment,
+                                                   MonoNanos now, std::int64_t cost) const {
+  if (standing(m, deployment, now, cost) != Standing::ReportedShort) return std::nullopt;
+  const DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment));
+  if (d == nullptr || d->reported.room(cost, now) != ReportedBudget::Room::Probe ||
+      d->reported.next_chance(cost, now) > now)
+    return std::nullopt;
+  return d->reported.back_at(cost, now);
+}
+
+bool BackendStates::claim_probe(const PoolMember& m, std::string_view deployment, MonoNanos now) {
+  DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment));
+  return d != nullptr && d->reported.claim_probe(now);
 }
 
 bool BackendStates::reserve(const PoolMember& m, std::string_view deployment, std::int64_t cost) {
@@ -234,21 +256,23 @@ ReportedBudget::Mark BackendStates::charge_reported(const PoolMember& m, std::st
 }
 
 void BackendStates::observe_report(const PoolMember& m, std::string_view deployment,
-                                   const RateLimitReport& report, MonoNanos sent, ReportedBudget::Mark mark) {
-  if (report.empty()) return;
-  const bool low = ReportedBudget::is_low(report);
+                                   const RateLimitReport& report, MonoNanos sent, ReportedBudget::Mark mark,
+                                   bool taken) {
+  if (!route_on_remaining_) return;
+  const bool low = !report.empty() && ReportedBudget::is_low(report);
+  const bool refund = !taken && mark.own_requests > 0;  // a counted request the backend refused
   // Plenty left and nothing watched anywhere: the common case costs no lookup.
-  if (!low && !reported_budget_low()) return;
+  if (!low && !refund && (report.empty() || !reported_budget_low())) return;
   DeploymentState* d = low ? &deployment_state(m, m.effective_deployment(deployment))
                            : find_deployment(m.id, m.effective_deployment(deployment));
   if (d == nullptr) return;
-  if (const int change = d->reported.observe(report, sent, mark, m.quota_window))
+  if (const int change = d->reported.observe(report, sent, mark, taken))
     watched_reports_.fetch_add(change, std::memory_order_relaxed);
 }
 
 ReportedBudget::View BackendStates::reported_budget(const PoolMember& m, std::string_view deployment) const {
   const DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment));
-  return d ? d->reported.view(clock_.now()) : ReportedBudget::View{};
+  return d ? d->reported.view() : ReportedBudget::View{};
 }
 
 std::chrono::milliseconds BackendStates::clamp_cooldown(std::optional<std::chrono::milliseconds> hint) const {
@@ -258,8 +282,7 @@ std::chrono::milliseconds BackendStates::clamp_cooldown(std::optional<std::chron
 
 std::chrono::milliseconds BackendStates::record_failure(const PoolMember& m, std::string_view deployment,
                                                         const Verdict& verdict,
-                                                        std::optional<std::chrono::milliseconds> hint,
-                                                        MonoNanos sent) {
+                                                        std::optional<std::chrono::milliseconds> hint) {
   const auto cooldown = clamp_cooldown(hint);
   const MonoNanos until = clock_.now() + std::chrono::duration_cast<Nanos>(cooldown).count();
   if (verdict.scope == CooldownScope::Backend) {
@@ -268,12 +291,8 @@ std::chrono::milliseconds BackendStates::record_failure(const PoolMember& m, std
     DeploymentState& d = deployment_state(m, m.effective_deployment(deployment));
     if (d.extend(until, verdict.cause))
       notify(m, m.effective_deployment(deployment), false, until, verdict.cause);
-    // A rate limit's hint names the end of the backend's window (not one of a long quota),
-    // counted from the send like every report: a request sent then reaches the new window.
-    if (verdict.cause == FailureCause::Throttled && hint && *hint <= m.quota_window)
-      d.reported.window_ends_at(
-          (sent != 0 ? sent : clock_.now()) + std::chrono::duration_cast<Nanos>(*hint).count(),
-          m.quota_window);
+    if (verdict.cause == FailureCause::Throttled && hint)
+      d.reported.retry_at(clock_.now() + std::chrono::duration_cast<Nanos>(*hint).count());
   }
   return cooldown;
 }
@@ -349,8 +368,8 @@ Unavailability BackendStates::unavailability(const RoutingTable& table, std::str
     if (is_rate_limit(cause) && at > now) throttled = true;
     if (DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment))) {
       const MonoNanos from = std::max(now, at);
-      if (const MonoNanos refill = d->reported.fits_at(cost, from); refill > from) {
-        at = refill;
+      if (const MonoNanos chance = d->reported.next_chance(cost, from); chance > from) {
+        at = chance;
         throttled = true;  // out of what it reported: a rate limit, though it never said 429
       }
       Quota* q = m.has_quota() ? find_quota_of(m, deployment, d) : nullptr;

@@ -1,120 +1,196 @@
 #include "smartlb/routing/reported_budget.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace smartlb {
-
-MonoNanos ReportedBudget::next_boundary(MonoNanos anchor, Nanos window, MonoNanos t) {
-  const std::int64_t w = window.count();
-  if (w <= 0) return t;
-  if (t >= anchor) return anchor + ((t - anchor) / w + 1) * w;
-  return anchor - ((anchor - t - 1) / w) * w;
-}
 
 ReportedBudget::Mark ReportedBudget::charge(std::int64_t cost) {
   if (!watched()) {
     return {sent_tokens_.load(std::memory_order_relaxed), sent_requests_.load(std::memory_order_relaxed)};
   }
   return {sent_tokens_.fetch_add(cost, std::memory_order_relaxed) + cost,
-          sent_requests_.fetch_add(1, std::memory_order_relaxed) + 1};
+          sent_requests_.fetch_add(1, std::memory_order_relaxed) + 1, cost, 1};
 }
 
-MonoNanos ReportedBudget::refill_at(MonoNanos sent, Nanos window, Nanos cap) const {
-  // Not knowing where the window ends, skip nothing: the 429 that follows names its end.
-  if (!anchored_) return sent;
-  return std::min(next_boundary(anchor_, window, sent), sent + std::min(window, cap).count());
+void ReportedBudget::Limit::learn(std::int64_t base_now, MonoNanos at) {
+  const Nanos gap(at - baseline_at);
+  if (gap < kMinSampleGap) return;  // measured later, from this baseline
+  // What came back beyond our own sends (less, if someone else spent some: never below 0).
+  const std::int64_t back = std::max<std::int64_t>(base_now - baseline, 0);
+  if (back * 4 <= cap.load(std::memory_order_relaxed)) {
+    const double decay =
+        std::exp2(-static_cast<double>(gap.count()) / static_cast<double>(kRateHalfLife.count()));
+    refilled = refilled * decay + static_cast<double>(back);
+    over = over * decay + static_cast<double>(gap.count());
+    rate.store(refilled / over, std::memory_order_relaxed);
+  }
+  baseline = base_now;
+  baseline_at = at;
 }
 
-void ReportedBudget::note_rise(MonoNanos sent) {
-  // A window began in (last_sent_, sent]. An anchor with a boundary there still explains it;
-  // otherwise this send is the earliest moment known to be in the new window (never early).
-  if (anchored_ && next_boundary(anchor_, window_, last_sent_) <= sent) return;
-  anchored_ = true;
-  anchor_ = sent;
+void ReportedBudget::Limit::take(std::optional<std::int64_t> remaining, std::int64_t mark, MonoNanos sent,
+                                 std::optional<std::chrono::milliseconds> reset, bool low, bool counted) {
+  if (!remaining) {  // this answer says nothing of this limit
+    base.store(kNone, std::memory_order_relaxed);
+    reset_at.store(0, std::memory_order_relaxed);
+    baseline = kNone;
+    return;
+  }
+  if (*remaining > cap.load(std::memory_order_relaxed)) cap.store(*remaining, std::memory_order_relaxed);
+  const std::int64_t base_now = *remaining + mark;
+  if (counted && baseline != kNone) {
+    learn(base_now, sent);
+  } else {
+    baseline = base_now;
+    baseline_at = sent;
+  }
+  base.store(low ? base_now : kNone, std::memory_order_relaxed);
+  // A reset of 0 beside nothing left contradicts itself: no hint.
+  reset_at.store(low && reset && reset->count() > 0 ? sent + Nanos(*reset).count() : 0,
+                 std::memory_order_relaxed);
+  if (!low) baseline = kNone;  // sends are not counted while the budget is plentiful
 }
 
-int ReportedBudget::observe(const RateLimitReport& r, MonoNanos sent, Mark mark, Nanos window) {
+int ReportedBudget::observe(const RateLimitReport& r, MonoNanos sent, Mark mark, bool taken) {
+  if (!taken) {
+    // Refused: it took nothing there. (A refill would otherwise seem to have brought its cost
+    // back, and a rate learned from it would promise room that never comes.)
+    sent_tokens_.fetch_sub(mark.own_tokens, std::memory_order_relaxed);
+    sent_requests_.fetch_sub(mark.own_requests, std::memory_order_relaxed);
+    mark.tokens -= mark.own_tokens;
+    mark.requests -= mark.own_requests;
+  }
   if (r.empty()) return 0;
   std::lock_guard lock(mutex_);
   if (sent < last_sent_) return 0;  // an answer to an older request than one already taken
-  window_ = window;
-  // Within one window what remains only falls; a rise means a new window began. Answers on
-  // different connections can reach the backend in another order than they left, so a rise
-  // counts only past a quarter of the most ever reported (a refill brings back most of it).
-  if (r.remaining_tokens) peak_tokens_ = std::max(peak_tokens_, *r.remaining_tokens);
-  if (r.remaining_requests) peak_requests_ = std::max(peak_requests_, *r.remaining_requests);
-  if (r.remaining_tokens ? (last_tokens_ >= 0 && *r.remaining_tokens - last_tokens_ > peak_tokens_ / 4)
-                         : (last_requests_ >= 0 && r.remaining_requests &&
-                            *r.remaining_requests - last_requests_ > peak_requests_ / 4))
-    note_rise(sent);
   last_sent_ = sent;
-  last_tokens_ = r.remaining_tokens.value_or(-1);
-  last_requests_ = r.remaining_requests.value_or(-1);
-
+  const bool was = watched_.load(std::memory_order_relaxed);
   const bool low = is_low(r);
-  if (low) {
-    token_base_.store(r.remaining_tokens ? *r.remaining_tokens + mark.tokens : kNone,
-                      std::memory_order_relaxed);
-    request_base_.store(r.remaining_requests ? *r.remaining_requests + mark.requests : kNone,
-                        std::memory_order_relaxed);
-    tokens_hinted_ = r.reset_tokens.has_value();
-    requests_hinted_ = r.reset_requests.has_value();
-    tokens_until_.store(
-        r.reset_tokens ? sent + Nanos(*r.reset_tokens).count() : refill_at(sent, window, window),
-        std::memory_order_relaxed);
-    requests_until_.store(r.reset_requests ? sent + Nanos(*r.reset_requests).count()
-                                           : refill_at(sent, window, kRequestWindowCap),
-                          std::memory_order_relaxed);
-  } else {
-    token_base_.store(kNone, std::memory_order_relaxed);
-    request_base_.store(kNone, std::memory_order_relaxed);
-  }
-  const bool was = watched_.exchange(low, std::memory_order_relaxed);
+  tokens_.take(r.remaining_tokens, mark.tokens, sent, r.reset_tokens, low, was);
+  requests_.take(r.remaining_requests, mark.requests, sent, r.reset_requests, low, was);
+  reported_at_.store(sent, std::memory_order_relaxed);
+  // A report from a request that left after a 429's Retry-After ended supersedes it.
+  if (const MonoNanos retry = retry_at_.load(std::memory_order_relaxed); retry != 0 && sent >= retry)
+    retry_at_.store(0, std::memory_order_relaxed);
+  // The answer to a probe (or to anything sent since it left) is the observation it was sent
+  // for: the next probe need not wait for the probe's time to run out.
+  const MonoNanos probe_until = probe_until_.load(std::memory_order_relaxed);
+  if (probe_until != 0 && sent >= probe_until - kFreshFor.count())
+    probe_until_.store(0, std::memory_order_relaxed);
+  watched_.store(low, std::memory_order_relaxed);
   return static_cast<int>(low) - static_cast<int>(was);
 }
 
-void ReportedBudget::window_ends_at(MonoNanos at, Nanos window) {
+ReportedBudget::Standing ReportedBudget::stand(const Limit& l, std::int64_t sent, std::int64_t need,
+                                               MonoNanos reported_at, MonoNanos now) {
+  Standing s;
+  const std::int64_t base = l.base.load(std::memory_order_relaxed);
+  if (base == kNone) return s;
+  const MonoNanos reset = l.reset_at.load(std::memory_order_relaxed);
+  if (reset != 0 && now >= reset) return s;  // the backend said it would be full again by now
+  const std::int64_t left = base - sent;
+  if (left >= need) return s;
+  s.short_now = true;
+  s.refill_at = reset != 0 ? reset : kNever;
+  const double rate = l.rate.load(std::memory_order_relaxed);
+  if (rate > 0 && need <= l.cap.load(std::memory_order_relaxed)) {
+    const double wait = static_cast<double>(need - left) / rate;
+    if (wait < 1e15)
+      s.refill_at = std::min(s.refill_at, reported_at + static_cast<MonoNanos>(std::ceil(wait)));
+  }
+  return s;
+}
+
+ReportedBudget::Outlook ReportedBudget::outlook(std::int64_t cost, MonoNanos now) const {
+  if (!watched()) return {};
+  const MonoNanos at = reported_at_.load(std::memory_order_relaxed);
+  const Standing t =
+      stand(tokens_, sent_tokens_.load(std::memory_order_relaxed), std::max<std::int64_t>(cost, 1), at, now);
+  const Standing r = stand(requests_, sent_requests_.load(std::memory_order_relaxed), 1, at, now);
+  if (!t.short_now && !r.short_now) return {};
+  MonoNanos back = std::max(t.short_now ? t.refill_at : 0, r.short_now ? r.refill_at : 0);
+  // Nothing predicts it (no rate: a limiter that jumps, or nothing learned yet): the horizon the
+  // probes' answers taught. No guess holds a target back longer than kMaxFresh.
+  if (back == kNever) {
+    const MonoNanos boundary = next_boundary(at);
+    back = boundary != kNever ? boundary : at + kFreshFor.count();
+  }
+  back = std::min(back, at + kMaxFresh.count());
+  // A 429 said when the backend would take a request again: no later than that.
+  if (const MonoNanos retry = retry_at_.load(std::memory_order_relaxed); retry != 0)
+    back = std::min(back, retry);
+  return {false, back};
+}
+
+ReportedBudget::Room ReportedBudget::room(std::int64_t cost, MonoNanos now) const {
+  const Outlook o = outlook(cost, now);
+  if (o.fits) return Room::Fits;
+  return now >= o.back ? Room::Probe : Room::Confirmed;
+}
+
+bool ReportedBudget::claim_probe(MonoNanos now) {
+  MonoNanos until = probe_until_.load(std::memory_order_relaxed);
+  while (until <= now)
+    if (probe_until_.compare_exchange_weak(until, now + kFreshFor.count(), std::memory_order_relaxed)) {
+      return true;
+    }
+  return false;
+}
+
+void ReportedBudget::retry_at(MonoNanos at) {
+  retry_at_.store(at, std::memory_order_relaxed);
+  backend_retry_.store(at, std::memory_order_relaxed);
   std::lock_guard lock(mutex_);
-  anchored_ = true;
-  anchor_ = at;
-  window_ = window;
-  if (last_sent_ == std::numeric_limits<MonoNanos>::min()) return;
-  // The last report's window ends at the boundary after its send (a reset hint knew better).
-  const MonoNanos end = next_boundary(anchor_, window_, last_sent_);
-  if (!tokens_hinted_)
-    tokens_until_.store(std::min(end, last_sent_ + window_.count()), std::memory_order_relaxed);
-  if (!requests_hinted_)
-    requests_until_.store(std::min(end, last_sent_ + std::min(window_, kRequestWindowCap).count()),
-                          std::memory_order_relaxed);
+  const MonoNanos last = boundary_.load(std::memory_order_relaxed);
+  // 429s that crossed one another name the same boundary, give or take their round trips.
+  const std::int64_t gap = at - last;
+  if (last != 0 && gap < kMinPeriod.count()) return;
+  boundary_.store(at, std::memory_order_relaxed);
+  if (last == 0) return;
+  // The period is the gap between two boundaries, or the smaller period that divides it (a
+  // window passed without a 429).
+  const std::int64_t period = period_.load(std::memory_order_relaxed);
+  if (period == 0 || gap < period - period / 20) {
+    period_.store(gap, std::memory_order_relaxed);
+    return;
+  }
+  const std::int64_t off = gap % period;
+  if (std::min(off, period - off) > period / 20)
+    period_.store(gap, std::memory_order_relaxed);  // contradicted
 }
 
-bool ReportedBudget::fits(std::int64_t cost, MonoNanos now) const { return fits_at(cost, now) == now; }
-
-MonoNanos ReportedBudget::fits_at(std::int64_t cost, MonoNanos now) const {
-  if (!watched()) return now;
-  MonoNanos at = now;
-  const std::int64_t tokens = token_base_.load(std::memory_order_relaxed);
-  if (tokens != kNone &&
-      tokens - sent_tokens_.load(std::memory_order_relaxed) < std::max<std::int64_t>(cost, 1))
-    at = std::max(at, tokens_until_.load(std::memory_order_relaxed));
-  const std::int64_t requests = request_base_.load(std::memory_order_relaxed);
-  if (requests != kNone && requests - sent_requests_.load(std::memory_order_relaxed) < 1)
-    at = std::max(at, requests_until_.load(std::memory_order_relaxed));
-  return at;
+MonoNanos ReportedBudget::next_boundary(MonoNanos t) const {
+  const MonoNanos boundary = boundary_.load(std::memory_order_relaxed);
+  const std::int64_t period = period_.load(std::memory_order_relaxed);
+  if (boundary == 0) return kNever;
+  if (t < boundary) return boundary;
+  if (period == 0) return kNever;
+  return boundary + ((t - boundary) / period + 1) * period;
 }
 
-ReportedBudget::View ReportedBudget::view(MonoNanos now) const {
+MonoNanos ReportedBudget::back_at(std::int64_t cost, MonoNanos now) const {
+  const Outlook o = outlook(cost, now);
+  return o.fits ? now : o.back;
+}
+
+MonoNanos ReportedBudget::next_chance(std::int64_t cost, MonoNanos now) const {
+  const Outlook o = outlook(cost, now);
+  if (o.fits) return now;
+  return std::max({now, o.back, probe_until_.load(std::memory_order_relaxed)});
+}
+
+ReportedBudget::View ReportedBudget::view() const {
   View v;
   v.watched = watched();
+  v.tokens_per_second = tokens_.rate.load(std::memory_order_relaxed) * 1e9;
+  v.requests_per_second = requests_.rate.load(std::memory_order_relaxed) * 1e9;
+  v.reported_at = reported_at_.load(std::memory_order_relaxed);
   if (!v.watched) return v;
-  v.tokens_until = tokens_until_.load(std::memory_order_relaxed);
-  v.requests_until = requests_until_.load(std::memory_order_relaxed);
-  const std::int64_t tokens = token_base_.load(std::memory_order_relaxed);
-  const std::int64_t requests = request_base_.load(std::memory_order_relaxed);
-  if (tokens != kNone && now < v.tokens_until)
-    v.tokens_left = tokens - sent_tokens_.load(std::memory_order_relaxed);
-  if (requests != kNone && now < v.requests_until)
-    v.requests_left = requests - sent_requests_.load(std::memory_order_relaxed);
+  const std::int64_t tokens = tokens_.base.load(std::memory_order_relaxed);
+  const std::int64_t requests = requests_.base.load(std::memory_order_relaxed);
+  if (tokens != kNone) v.tokens_left = tokens - sent_tokens_.load(std::memory_order_relaxed);
+  if (requests != kNone) v.requests_left = requests - sent_requests_.load(std::memory_order_relaxed);
   return v;
 }
 

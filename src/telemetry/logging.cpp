@@ -109,6 +109,7 @@ std::string format_access_line(const RequestRecord& rec, const Config& cfg, bool
                           {"outcome", a.cause == FailureCause::None ? "served" : to_string(a.cause)},
                           {"cooldown_ms", a.cooldown_ms},
                           {"ttfb_ms", static_cast<double>(a.ttfb_us) / 1000.0}});
+      if (a.probe) attempts.back()["probe"] = true;  // sent to test a target its reports held back
     }
     char when[64];
     const auto now = std::chrono::system_clock::now();

@@ -51,6 +51,14 @@ TEST(AccessLog, JsonLineHasUtcTimeAndEveryAttempt) {
   EXPECT_DOUBLE_EQ(j["duration_ms"].get<double>(), 12.5);
 }
 
+TEST(AccessLog, AProbeIsMarkedInTheJsonAttemptLog) {
+  RequestRecord rec = sample_record();
+  rec.attempts[1].probe = true;  // sent to test a target its rate-limit reports held back
+  const auto j = nlohmann::json::parse(format_access_line(rec, two_backends(), true));
+  EXPECT_FALSE(j["attempt_log"][0].contains("probe"));
+  EXPECT_EQ(j["attempt_log"][1]["probe"], true);
+}
+
 TEST(AccessLog, TextLineNamesBackendStatusAndAttempts) {
   const std::string line = format_access_line(sample_record(), two_backends(), false);
   EXPECT_EQ(line,

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "routing_fixture.hpp"
+#include "smartlb/routing/target_choice.hpp"
 
 namespace smartlb {
 namespace {
@@ -186,17 +187,16 @@ RateLimitReport remaining(std::int64_t tokens, std::int64_t requests = 1'000) {
 }
 
 struct ReportedPool : PoolFixture {
-  // A 429 told where member i's (60 s) windows end: at the next whole minute of the clock.
-  void learn_window(std::size_t i) {
-    const auto to_minute = 60s - Nanos(clock.now() % 60'000'000'000);
-    fail(i, "gpt", throttled(), std::chrono::ceil<std::chrono::milliseconds>(to_minute));
-    clock.advance(to_minute);
+  // What choose_target would do: the selector, or a probe.
+  std::optional<TargetChoice> choose(std::int64_t cost, const TriedSet& tried = {}) {
+    ScriptedRandom rng({0});
+    return choose_target(priority, *table, *states, {"gpt", tried, cost}, rng);
   }
 };
+constexpr Nanos kFresh = ReportedBudget::kFreshFor;
 
-TEST_F(ReportedPool, Reported_ALowReportSkipsTheBackendForACostThatDoesNotFit) {
+TEST_F(ReportedPool, Reported_ALowReportMovesARequestThatDoesNotFitElsewhere) {
   make({{"a", 1, 1, ""}, {"b", 2, 1, ""}});
-  learn_window(0);
   EXPECT_FALSE(states->reported_budget_low());
   states->observe_report(member(0), "gpt", remaining(150), clock.now(), {});
   EXPECT_TRUE(states->reported_budget_low()) << "requests are estimated from now on";
@@ -204,6 +204,7 @@ TEST_F(ReportedPool, Reported_ALowReportSkipsTheBackendForACostThatDoesNotFit) {
   EXPECT_EQ(pick_with("gpt", {}, rng, 200), 1u) << "150 tokens left cannot take 200";
   EXPECT_EQ(pick_with("gpt", {}, rng, 100), 0u);
   EXPECT_EQ(pick_with("other", {}, rng, 200), 0u) << "per deployment";
+  EXPECT_EQ(states->standing(member(0), "gpt", clock.now(), 200), BackendStates::Standing::ReportedShort);
   EXPECT_LE(states->deployment_cooldown(member(0), "gpt").until, clock.now()) << "a skip, not a cooldown";
 }
 
@@ -216,7 +217,6 @@ TEST_F(ReportedPool, Reported_PlentifulReportsNeedNoStateAtAll) {
 
 TEST_F(ReportedPool, Reported_SendsAreCountedWhileLow) {
   make({{"a", 1, 1, ""}, {"b", 2, 1, ""}});
-  learn_window(0);
   states->observe_report(member(0), "gpt", remaining(500), clock.now(), {});
   ScriptedRandom rng({0, 0, 0});
   for (int i = 0; i < 2; ++i) {
@@ -227,50 +227,85 @@ TEST_F(ReportedPool, Reported_SendsAreCountedWhileLow) {
   EXPECT_EQ(states->reported_budget(member(0), "gpt").tokens_left, 100);
 }
 
-TEST_F(ReportedPool, Reported_EveryBackendOutAnswers429AtTheSoonestRefill) {
+TEST_F(ReportedPool, Reported_EveryBackendFreshlyShort_Answers429UntilOneMayBeTested) {
   make({{"a", 1, 1, ""}, {"b", 1, 1, ""}});
-  learn_window(0);
-  learn_window(1);
-  states->observe_report(member(0), "gpt", remaining(0), clock.now(), {});           // until the next minute
-  states->observe_report(member(1), "gpt", remaining(100'000, 0), clock.now(), {});  // RPM: 10 s
-  clock.advance(1s);
-  ScriptedRandom rng({0});
-  EXPECT_EQ(pick_with("gpt", {}, rng, 200), std::nullopt);
+  states->observe_report(member(0), "gpt", remaining(0), clock.now(), {});
+  clock.advance(100ms);
+  states->observe_report(member(1), "gpt", remaining(100'000, 0), clock.now(), {});
+  EXPECT_EQ(choose(200), std::nullopt) << "both reports are fresh: no room, confirmed";
   const auto u = unavailable("gpt", 200);
   EXPECT_TRUE(u.throttled);
-  EXPECT_EQ(u.retry_after, 9s);
-  clock.advance(9s);
-  EXPECT_EQ(pick_with("gpt", {}, rng, 200), 1u);
+  EXPECT_EQ(u.retry_after, kFresh - 100ms) << "until a's report is no longer fresh";
+  clock.advance(kFresh - 100ms);
+  const auto probe = choose(200);
+  ASSERT_TRUE(probe.has_value()) << "a's report may be stale: one request tests it";
+  EXPECT_EQ(probe->position, 0u);
+  EXPECT_TRUE(probe->probe);
+  EXPECT_EQ(choose(200), std::nullopt) << "one probe at a time: b is still fresh";
+  clock.advance(100ms);
+  EXPECT_EQ(choose(200)->position, 1u) << "now b may be tested too";
 }
 
-TEST_F(ReportedPool, Reported_A429sHintMarksTheWindowEnd) {
+TEST_F(ReportedPool, Reported_AStaleShortReportIsProbedBeforeALowerPriorityIsUsed) {
+  make({{"a", 1, 1, ""}, {"b", 2, 1, ""}});
+  states->observe_report(member(0), "gpt", remaining(0), clock.now(), {});
+  EXPECT_EQ(choose(200)->position, 1u) << "fresh: the request goes to b";
+  clock.advance(kFresh);
+  const auto c = choose(200);
+  EXPECT_EQ(c->position, 0u) << "a, the preferred group, may have room again";
+  EXPECT_TRUE(c->probe);
+  EXPECT_EQ(choose(200)->position, 1u) << "while a's probe is out, b serves";
+}
+
+TEST_F(ReportedPool, Reported_AProbeIsNeverSentWhereAHardLimitHolds) {
   make({{"a", 1, 1, ""}});
-  const MonoNanos sent = clock.now();
-  states->observe_report(member(0), "gpt", remaining(100), sent, {});
-  fail(0, "gpt", throttled(), 2s);  // the window ends 2 s from now
-  EXPECT_EQ(states->reported_budget(member(0), "gpt").tokens_until, sent + 2'000'000'000);
-  clock.advance(2s);
-  EXPECT_TRUE(states->available(member(0), "gpt", clock.now(), 200));
+  states->observe_report(member(0), "gpt", remaining(0), clock.now(), {});
+  fail(0, "gpt", throttled(), 5s);
+  clock.advance(kFresh);
+  EXPECT_EQ(choose(200), std::nullopt) << "cooling down: no probe";
+  EXPECT_EQ(unavailable("gpt", 200).retry_after, 5s - kFresh);
+  TriedSet tried;
+  tried.add(0);
+  clock.advance(5s);
+  EXPECT_EQ(choose(200, tried), std::nullopt) << "a request tries each member once";
 }
 
-TEST_F(ReportedPool, Reported_AWindowEndIsCountedFromTheSend) {
-  make({{"a", 1, 1, ""}});
-  const MonoNanos sent = clock.now();
-  states->observe_report(member(0), "gpt", remaining(100), sent, {});
-  clock.advance(30ms);  // the 429 took 30 ms to come back
-  states->record_failure(member(0), "gpt", throttled(), 2s, sent);
-  EXPECT_EQ(states->reported_budget(member(0), "gpt").tokens_until, sent + 2'000'000'000)
-      << "a request sent 2 s after the failed one reaches the new window";
+TEST_F(ReportedPool, Reported_ARetryAfterBelowTheCooldownFloor_IsWhenOneRequestTestsIt) {
+  make({{"a", 1, 1, ""}, {"b", 2, 1, ""}});
+  states->observe_report(member(0), "gpt", remaining(0), clock.now(), {}, /*taken=*/false);
+  EXPECT_EQ(fail(0, "gpt", throttled(), 20ms), 100ms) << "smartlb's floor on cooldowns";
+  EXPECT_EQ(choose(200)->position, 1u);
+  clock.advance(20ms);
+  const auto c = choose(200);
+  EXPECT_EQ(c->position, 0u) << "the backend named 20 ms, and its reports are watched";
+  EXPECT_TRUE(c->probe);
 }
 
-TEST_F(ReportedPool, Reported_ALongQuotaHintIsNoWindowEnd) {
+TEST_F(ReportedPool, Reported_WithoutReports_TheCooldownFloorHolds) {
+  make({{"a", 1, 1, ""}, {"b", 2, 1, ""}});
+  fail(0, "gpt", throttled(), 20ms);
+  clock.advance(20ms);
+  EXPECT_EQ(choose(200)->position, 1u) << "nothing tells how it stands: 100 ms, as always";
+  clock.advance(80ms);
+  EXPECT_EQ(choose(200)->position, 0u);
+}
+
+TEST_F(ReportedPool, Reported_RouteOnRemainingOff_ReadsNoReport) {
+  make({{"a", 1, 1, ""}, {"b", 2, 1, ""}});
+  states->set_route_on_remaining(false);
+  states->observe_report(member(0), "gpt", remaining(0, 0), clock.now(), {});
+  EXPECT_FALSE(states->reported_budget_low());
+  EXPECT_EQ(choose(200)->position, 0u);
+}
+
+TEST_F(ReportedPool, Reported_ALongQuotaHintCoolsDown) {
   make({{"a", 1, 1, ""}});
   states->observe_report(member(0), "gpt", remaining(100), clock.now(), {});
   fail(0, "gpt", judge_throttle_hint(throttled(), std::chrono::hours(5), 60s), std::chrono::hours(5));
   EXPECT_EQ(states->deployment_cooldown(member(0), "gpt").cause, FailureCause::QuotaExhausted);
   clock.advance(300s);  // the clamped cooldown is over
-  EXPECT_TRUE(states->available(member(0), "gpt", clock.now(), 200)) << "the report's 60 s passed long ago";
-  EXPECT_TRUE(unavailable("gpt").retry_after == 0ms);
+  EXPECT_EQ(states->standing(member(0), "gpt", clock.now(), 200), BackendStates::Standing::ReportedShort);
+  EXPECT_TRUE(choose(200)->probe) << "the report is long stale: it is tested";
 }
 
 TEST_F(PoolFixture, Unavailability_AnExhaustedQuotaIsThrottling) {

@@ -1,5 +1,5 @@
 // ReportedBudget: what a backend says remains of its rate limit, minus what smartlb sent since,
-// and when that window can have refilled.
+// plus what it has learned comes back; a short report confirms "no room" only while fresh.
 #include "smartlb/routing/reported_budget.hpp"
 
 #include <gtest/gtest.h>
@@ -8,10 +8,11 @@ namespace smartlb {
 namespace {
 
 using namespace std::chrono_literals;
+using Room = ReportedBudget::Room;
 
 constexpr MonoNanos kSec = 1'000'000'000;
 constexpr MonoNanos kMs = 1'000'000;
-constexpr Nanos kWindow = 1s;
+constexpr MonoNanos kFresh = ReportedBudget::kFreshFor.count();
 
 RateLimitReport tokens_left(std::int64_t tokens, std::int64_t requests = 1'000) {
   RateLimitReport r;
@@ -20,17 +21,9 @@ RateLimitReport tokens_left(std::int64_t tokens, std::int64_t requests = 1'000) 
   return r;
 }
 
-TEST(ReportedBudget, NextBoundary_StrictlyAfterTheTimeOnEitherSideOfTheAnchor) {
-  EXPECT_EQ(ReportedBudget::next_boundary(10 * kSec, kWindow, 10 * kSec), 11 * kSec);
-  EXPECT_EQ(ReportedBudget::next_boundary(10 * kSec, kWindow, 12 * kSec + 300 * kMs), 13 * kSec);
-  EXPECT_EQ(ReportedBudget::next_boundary(10 * kSec, kWindow, 9 * kSec), 10 * kSec);
-  EXPECT_EQ(ReportedBudget::next_boundary(10 * kSec, kWindow, 9 * kSec - 1), 9 * kSec);
-  EXPECT_EQ(ReportedBudget::next_boundary(10 * kSec, kWindow, 7 * kSec + 500 * kMs), 8 * kSec);
-}
-
 TEST(ReportedBudget, PlentifulReports_AreNotWatchedAndCostNothing) {
   ReportedBudget b;
-  EXPECT_EQ(b.observe(tokens_left(100'000, 500), 0, {}, kWindow), 0);
+  EXPECT_EQ(b.observe(tokens_left(100'000, 500), 0, {}), 0);
   EXPECT_FALSE(b.watched());
   EXPECT_TRUE(b.fits(1'000'000, 0)) << "a plentiful report never limits";
   const auto mark = b.charge(200);
@@ -38,144 +31,225 @@ TEST(ReportedBudget, PlentifulReports_AreNotWatchedAndCostNothing) {
   EXPECT_EQ(mark.requests, 0);
 }
 
-TEST(ReportedBudget, LowReport_SkipsACostThatDoesNotFitUntilTheWindowRefills) {
+TEST(ReportedBudget, ShortReport_ConfirmsNoRoomOnlyWhileFresh_ThenMayBeProbed) {
   ReportedBudget b;
-  b.window_ends_at(0, kWindow);  // windows start at whole seconds
-  EXPECT_EQ(b.observe(tokens_left(150), 5 * kSec + 300 * kMs, {}, kWindow), +1);
+  EXPECT_EQ(b.observe(tokens_left(150), 5 * kSec, {}), +1);
   EXPECT_TRUE(b.watched());
-  EXPECT_TRUE(b.fits(150, 5 * kSec + 300 * kMs));
-  EXPECT_FALSE(b.fits(151, 5 * kSec + 300 * kMs));
-  EXPECT_EQ(b.fits_at(200, 5 * kSec + 310 * kMs), 6 * kSec);
-  EXPECT_FALSE(b.fits(200, 6 * kSec - 1));
-  EXPECT_TRUE(b.fits(200, 6 * kSec));
+  EXPECT_EQ(b.room(150, 5 * kSec), Room::Fits);
+  EXPECT_EQ(b.room(151, 5 * kSec), Room::Confirmed);
+  EXPECT_EQ(b.room(200, 5 * kSec + kFresh - 1), Room::Confirmed);
+  EXPECT_EQ(b.room(200, 5 * kSec + kFresh), Room::Probe) << "the backend may have refilled by now: test it";
+  EXPECT_EQ(b.room(200, 5 * kSec + 3600 * kSec), Room::Probe) << "never a skip for a window";
 }
 
-TEST(ReportedBudget, WithoutAnAnchorOrAResetHint_ALowReportSkipsNothing) {
+TEST(ReportedBudget, OneProbeAtATime_AtMostOnePerFreshPeriod) {
   ReportedBudget b;
-  EXPECT_EQ(b.observe(tokens_left(0, 0), 0, {}, kWindow), +1);
-  EXPECT_TRUE(b.watched()) << "still counted, so that the 429 that teaches the window is the only one";
-  EXPECT_TRUE(b.fits(200, 0));
-  b.window_ends_at(300 * kMs, kWindow);  // that 429: the window ends at 0.3 s
-  EXPECT_EQ(b.fits_at(200, 0), 300 * kMs);
+  b.observe(tokens_left(0), 0, {});
+  const MonoNanos t = kFresh;
+  EXPECT_EQ(b.next_chance(200, t), t);
+  EXPECT_TRUE(b.claim_probe(t));
+  EXPECT_FALSE(b.claim_probe(t)) << "one request tests it, not a flood";
+  EXPECT_FALSE(b.claim_probe(t + kFresh - 1));
+  EXPECT_EQ(b.next_chance(200, t + 10 * kMs), t + kFresh);
+  EXPECT_TRUE(b.claim_probe(t + kFresh)) << "no answer yet: another may go";
+}
+
+TEST(ReportedBudget, NextChance_IsTheEndOfTheFreshPeriodWithoutAnythingLearned) {
+  ReportedBudget b;
+  b.observe(tokens_left(0), 2 * kSec, {});
+  EXPECT_EQ(b.next_chance(200, 2 * kSec + 100 * kMs), 2 * kSec + kFresh);
+  EXPECT_EQ(b.back_at(200, 2 * kSec + 100 * kMs), 2 * kSec + kFresh)
+      << "nothing predicts it: the fresh period";
 }
 
 TEST(ReportedBudget, UnknownCost_NeedsAtLeastOneToken) {
   ReportedBudget b;
-  b.window_ends_at(kSec, kWindow);
-  b.observe(tokens_left(0), 0, {}, kWindow);
-  EXPECT_FALSE(b.fits(0, 0));
+  b.observe(tokens_left(0), 0, {});
+  EXPECT_EQ(b.room(0, 0), Room::Confirmed);
 }
 
 TEST(ReportedBudget, OwnSendsSinceTheReport_AreSubtracted) {
   ReportedBudget b;
-  b.window_ends_at(kSec, kWindow);
-  b.observe(tokens_left(500), 0, b.charge(200), kWindow);
+  b.observe(tokens_left(500), 0, b.charge(200));
   const auto first = b.charge(200);  // a burst: both leave before another report arrives
   EXPECT_TRUE(b.fits(200, 1));
   b.charge(200);
   EXPECT_FALSE(b.fits(200, 1)) << "500 - 2 x 200 = 100 left";
-  EXPECT_EQ(b.view(1).tokens_left, 100);
+  EXPECT_EQ(b.view().tokens_left, 100);
   // The first one's answer: 300 left after it; the second is still counted against that.
-  b.observe(tokens_left(300), 1, first, kWindow);
-  EXPECT_EQ(b.view(2).tokens_left, 100);
+  b.observe(tokens_left(300), 1, first);
+  EXPECT_EQ(b.view().tokens_left, 100);
 }
 
-TEST(ReportedBudget, ZeroRequestsLeft_SkipsForAtMostTenSecondsOfAMinuteWindow) {
+TEST(ReportedBudget, ZeroRequestsLeft_IsShortWhateverTheTokens) {
   ReportedBudget b;
-  b.window_ends_at(0, 60s);
-  b.observe(tokens_left(100'000, 0), 0, {}, 60s);
+  b.observe(tokens_left(100'000, 0), 0, {});
   EXPECT_TRUE(b.watched());
-  EXPECT_EQ(b.fits_at(1, 0), 10 * kSec) << "Azure enforces RPM over 1 s or 10 s intervals";
+  EXPECT_EQ(b.room(1, 0), Room::Confirmed);
+  EXPECT_EQ(b.room(1, kFresh), Room::Probe);
 }
 
-TEST(ReportedBudget, ResetHints_NameTheRefillEvenWithoutAnAnchor) {
+TEST(ReportedBudget, ResetHints_FitOnceThatTimeHasCome) {
   ReportedBudget b;
   RateLimitReport r = tokens_left(10, 0);
   r.reset_tokens = 6000ms;
   r.reset_requests = 20ms;
-  b.observe(r, kSec, {}, 60s);
-  EXPECT_EQ(b.view(kSec).tokens_until, 7 * kSec);
-  EXPECT_EQ(b.view(kSec).requests_until, kSec + 20 * kMs);
-  EXPECT_EQ(b.fits_at(5, kSec), kSec + 20 * kMs) << "only the request limit blocks 5 tokens";
-  EXPECT_EQ(b.fits_at(50, kSec), 7 * kSec);
-  b.window_ends_at(kSec + 500 * kMs, 60s);
-  EXPECT_EQ(b.fits_at(50, kSec), 7 * kSec) << "a hint knows better than a learned window";
+  b.observe(r, kSec, {});
+  EXPECT_EQ(b.back_at(5, kSec), kSec + 20 * kMs) << "only the request limit holds 5 tokens back";
+  EXPECT_EQ(b.back_at(50, kSec), kSec + ReportedBudget::kMaxFresh.count()) << "tested long before 6 s";
+  EXPECT_EQ(b.room(5, kSec + 20 * kMs), Room::Fits) << "the backend said its requests would be back by then";
+  EXPECT_EQ(b.room(50, kSec + 20 * kMs), Room::Confirmed);
+  EXPECT_EQ(b.room(50, 7 * kSec), Room::Fits);
 }
 
-TEST(ReportedBudget, A429sWindowEnd_AnchorsTheRefillToTheBoundaryAfterTheReport) {
+TEST(ReportedBudget, AResetOfZeroBesideNothingLeft_IsNoHint) {
   ReportedBudget b;
-  b.observe(tokens_left(100), 5 * kSec + 200 * kMs, {}, kWindow);
-  EXPECT_EQ(b.fits_at(200, 5 * kSec + 300 * kMs), 5 * kSec + 300 * kMs) << "no anchor yet";
-  b.window_ends_at(3 * kSec + 700 * kMs, kWindow);  // ... 4.7, 5.7, 6.7 s
-  EXPECT_EQ(b.fits_at(200, 5 * kSec + 300 * kMs), 5 * kSec + 700 * kMs);
-  b.observe(tokens_left(50), 5 * kSec + 800 * kMs, {}, kWindow);
-  EXPECT_EQ(b.fits_at(200, 5 * kSec + 800 * kMs), 6 * kSec + 700 * kMs) << "later reports use the anchor";
+  RateLimitReport r = tokens_left(0);
+  r.reset_tokens = 0ms;  // as Azure's Responses API was seen to answer
+  b.observe(r, kSec, {});
+  EXPECT_EQ(b.room(200, kSec), Room::Confirmed);
 }
 
-TEST(ReportedBudget, ARise_AnchorsAtTheFirstSendSeenInTheNewWindow) {
-  ReportedBudget b;
-  b.observe(tokens_left(4'000), 0, {}, kWindow);
-  b.observe(tokens_left(1'000), 300 * kMs, {}, kWindow);
-  b.observe(tokens_left(4'800), 1'020 * kMs, {}, kWindow);  // a window began in (0.3, 1.02]
-  b.observe(tokens_left(100), 1'700 * kMs, {}, kWindow);
-  EXPECT_EQ(b.fits_at(200, 1'700 * kMs), 2'020 * kMs);
+TEST(ReportedBudget, NegativeAndGarbageReports_AreUnknownNotEmpty) {
+  for (const std::string_view junk : {"-1", "-5000", "abc", "", "1e400", "nan"}) {
+    ThrottleHeaders h;
+    h.remaining_tokens = junk;
+    h.remaining_requests = junk;
+    const RateLimitReport r = parse_rate_limit_report(h);
+    EXPECT_TRUE(r.empty()) << junk;
+    ReportedBudget b;
+    EXPECT_EQ(b.observe(r, 0, {}), 0) << junk;
+    EXPECT_TRUE(b.fits(200, 0)) << junk << " means unknown, not empty";
+  }
+  ThrottleHeaders h;  // one usable limit is still read
+  h.remaining_tokens = "-1";
+  h.remaining_requests = "3";
+  const RateLimitReport r = parse_rate_limit_report(h);
+  EXPECT_FALSE(r.remaining_tokens.has_value());
+  EXPECT_EQ(r.remaining_requests, 3);
 }
 
-TEST(ReportedBudget, AnAnchorThatExplainsARise_IsKept) {
+TEST(ReportedBudget, LearnsAContinuousRefill_FromSuccessiveReports) {
+  // A token bucket at 1,000 tokens/s, kept empty: each report says 0 after smartlb sent 100
+  // more every 100 ms, so 100 came back each time.
   ReportedBudget b;
-  b.window_ends_at(1'000 * kMs, kWindow);  // exact, from a 429
-  b.observe(tokens_left(100), 1'900 * kMs, {}, kWindow);
-  b.observe(tokens_left(4'800), 2'030 * kMs, {}, kWindow);  // boundary 2.0 in (1.9, 2.03]: consistent
-  b.observe(tokens_left(100), 2'800 * kMs, {}, kWindow);
-  EXPECT_EQ(b.fits_at(200, 2'800 * kMs), 3'000 * kMs);
+  b.observe(tokens_left(100'000, 1'000), -kSec, {});  // plentiful: the most it ever had
+  MonoNanos t = 0;
+  b.observe(tokens_left(0), t, b.charge(100));
+  for (int i = 0; i < 20; ++i) {
+    t += 100 * kMs;
+    b.observe(tokens_left(0), t, b.charge(100));
+  }
+  EXPECT_NEAR(b.view().tokens_per_second, 1'000, 1);
+  EXPECT_EQ(b.room(100, t + 50 * kMs), Room::Confirmed) << "fresh, and only 50 back yet";
+  EXPECT_EQ(b.room(100, t + 100 * kMs), Room::Probe)
+      << "by the learned refill it is back, before the fresh period ends";
+  EXPECT_NEAR(static_cast<double>(b.back_at(100, t)), static_cast<double>(t + 100 * kMs), 1e3);
+  EXPECT_NEAR(static_cast<double>(b.next_chance(100, t)), static_cast<double>(t + 100 * kMs), 1e3);
 }
 
-TEST(ReportedBudget, AnAnchorARiseContradicts_IsReplaced) {
+TEST(ReportedBudget, AFixedWindowsJump_IsNotARate) {
+  // A fixed window: nothing comes back within it, then all of it at once.
   ReportedBudget b;
-  b.window_ends_at(500 * kMs, kWindow);  // predicts 1.5, 2.5, ...
-  b.observe(tokens_left(100), 1'900 * kMs, {}, kWindow);
-  b.observe(tokens_left(4'800), 2'040 * kMs, {}, kWindow);  // no predicted boundary in (1.9, 2.04]
-  b.observe(tokens_left(100), 2'800 * kMs, {}, kWindow);
-  EXPECT_EQ(b.fits_at(200, 2'800 * kMs), 3'040 * kMs);
+  b.observe(tokens_left(5'000), 0, b.charge(200));
+  b.observe(tokens_left(100), 500 * kMs, b.charge(200));      // spent by others too: no refill
+  b.observe(tokens_left(4'800), 1'020 * kMs, b.charge(200));  // the next window
+  b.observe(tokens_left(0), 1'800 * kMs, b.charge(200));
+  EXPECT_EQ(b.view().tokens_per_second, 0) << "a jump spread as a rate would promise room mid-window";
+  EXPECT_EQ(b.back_at(200, 1'900 * kMs), 1'800 * kMs + kFresh);
+  EXPECT_EQ(b.room(200, 1'900 * kMs), Room::Confirmed);
 }
 
-TEST(ReportedBudget, ASmallRise_IsAnswersReorderedNotANewWindow) {
+TEST(ReportedBudget, SomeoneElsesSpending_NeverCountsAsANegativeRefill) {
   ReportedBudget b;
-  b.window_ends_at(1'000 * kMs, kWindow);  // exact, from a 429
-  b.observe(tokens_left(5'000), 1'000 * kMs, {}, kWindow);
-  b.observe(tokens_left(2'000), 1'500 * kMs, {}, kWindow);
-  b.observe(tokens_left(2'200), 1'501 * kMs, {}, kWindow);  // reached the backend before the last
-  b.observe(tokens_left(100), 1'800 * kMs, {}, kWindow);
-  EXPECT_EQ(b.fits_at(200, 1'800 * kMs), 2'000 * kMs) << "the anchor stands";
+  b.observe(tokens_left(5'000), 0, {});
+  b.observe(tokens_left(3'000), 100 * kMs, b.charge(10));  // 1,990 taken by another client
+  b.observe(tokens_left(3'090), 200 * kMs, b.charge(10));  // 100 back
+  EXPECT_NEAR(b.view().tokens_per_second, 509, 1)
+      << "(0 + 100) back over 200 ms (the older sample decayed a little)";
+}
+
+TEST(ReportedBudget, NoPrediction_HoldsATargetLongerThanMaxFresh) {
+  ReportedBudget b;
+  b.observe(tokens_left(100'000, 1'000), 0, {});
+  b.observe(tokens_left(0), kSec, b.charge(200));
+  for (int i = 1; i <= 10; ++i)
+    b.observe(tokens_left(0), kSec + i * 100 * kMs, b.charge(1));  // 1 back in 100 ms
+  const MonoNanos at = 2 * kSec;
+  EXPECT_LT(b.view().tokens_per_second, 11);
+  EXPECT_EQ(b.back_at(200, at), at + ReportedBudget::kMaxFresh.count()) << "a slow refill predicts 20 s";
+}
+
+TEST(ReportedBudget, ProbeAnswered_FreesTheNextProbeAtOnce) {
+  ReportedBudget b;
+  b.observe(tokens_left(0), 0, {});
+  ASSERT_TRUE(b.claim_probe(kFresh));
+  b.observe(tokens_left(0), kFresh, b.charge(200));  // the probe's answer: still nothing
+  EXPECT_EQ(b.room(200, kFresh + 10 * kMs), Room::Confirmed) << "its report is the fresh one now";
+  EXPECT_TRUE(b.claim_probe(2 * kFresh)) << "not held by the first probe's time";
+}
+
+TEST(ReportedBudget, ARefusedRequest_GivesItsCostBack) {
+  ReportedBudget b;
+  b.observe(tokens_left(100'000, 1'000), 0, {});
+  b.observe(tokens_left(600), 10 * kMs, {});
+  const auto refused = b.charge(200);
+  EXPECT_EQ(b.view().tokens_left, 400);
+  b.observe(tokens_left(600), 40 * kMs, refused, /*taken=*/false);
+  EXPECT_EQ(b.view().tokens_left, 600) << "the backend spent nothing on it";
+  EXPECT_EQ(b.view().tokens_per_second, 0) << "and nothing came back: no refill learned";
+}
+
+TEST(ReportedBudget, A429sRetryAfter_EndsTheConfirmation) {
+  ReportedBudget b;
+  b.observe(tokens_left(0), 0, {});
+  b.retry_at(40 * kMs);
+  EXPECT_EQ(b.room(200, 39 * kMs), Room::Confirmed);
+  EXPECT_EQ(b.room(200, 40 * kMs), Room::Probe) << "the backend named that moment";
+  EXPECT_TRUE(b.retry_passed(40 * kMs));
+  b.observe(tokens_left(0), 50 * kMs, b.charge(200));  // a request sent after it: the next report
+  EXPECT_EQ(b.room(200, 60 * kMs), Room::Confirmed);
+  EXPECT_TRUE(b.retry_passed(60 * kMs)) << "the backend's own time stays passed";
+}
+
+TEST(ReportedBudget, AJumpingLimitersBoundaries_AreLearnedFrom429s) {
+  // A fixed window of 1 s ending at whole seconds (+ 0.3): two 429s name two boundaries.
+  ReportedBudget b;
+  b.retry_at(1'300 * kMs);
+  b.retry_at(1'302 * kMs);  // the same one, seen by a crossing answer
+  b.retry_at(3'300 * kMs);  // a window passed without a 429: the period divides the gap
+  b.retry_at(4'300 * kMs);
+  b.observe(tokens_left(0), 5'000 * kMs, {});
+  EXPECT_EQ(b.back_at(200, 5'000 * kMs), 5'300 * kMs) << "the next boundary, not the fresh period";
+  b.observe(tokens_left(0), 5'310 * kMs, {});
+  EXPECT_EQ(b.back_at(200, 5'310 * kMs), 5'310 * kMs + ReportedBudget::kMaxFresh.count())
+      << "never longer than kMaxFresh on a guess";
 }
 
 TEST(ReportedBudget, AnOlderAnswer_DoesNotOverwriteANewerReport) {
   ReportedBudget b;
-  b.window_ends_at(0, kWindow);
-  b.observe(tokens_left(100), 2 * kSec, {}, kWindow);
-  EXPECT_EQ(b.observe(tokens_left(90'000), 1 * kSec, {}, kWindow), 0);
+  b.observe(tokens_left(100), 2 * kSec, {});
+  EXPECT_EQ(b.observe(tokens_left(90'000), 1 * kSec, {}), 0);
   EXPECT_TRUE(b.watched());
   EXPECT_FALSE(b.fits(200, 2 * kSec));
 }
 
 TEST(ReportedBudget, APlentifulReport_EndsTheWatch) {
   ReportedBudget b;
-  b.observe(tokens_left(10), 0, {}, kWindow);
-  EXPECT_EQ(b.observe(tokens_left(90'000, 900), 10 * kMs, {}, kWindow), -1);
+  b.observe(tokens_left(10), 0, {});
+  EXPECT_EQ(b.observe(tokens_left(90'000, 900), 10 * kMs, {}), -1);
   EXPECT_FALSE(b.watched());
   EXPECT_TRUE(b.fits(50'000, 10 * kMs));
 }
 
 TEST(ReportedBudget, RequestsOnlyReports_AreEnough) {
   ReportedBudget b;
-  b.window_ends_at(0, kWindow);
   RateLimitReport r;
   r.remaining_requests = 1;
-  b.observe(r, 0, b.charge(0), kWindow);
+  b.observe(r, 0, b.charge(0));
   EXPECT_TRUE(b.fits(1'000'000, 0)) << "no token report: only the request count limits";
   b.charge(0);
-  EXPECT_FALSE(b.fits(1, 0));
-  EXPECT_EQ(b.fits_at(1, 0), kSec);
+  EXPECT_EQ(b.room(1, 0), Room::Confirmed);
 }
 
 }  // namespace

@@ -189,6 +189,8 @@ struct Config {
   std::chrono::milliseconds max_cooldown{300'000};
   // The window declared quotas are enforced over (Azure's per-minute quota, or shorter).
   std::chrono::milliseconds quota_window{60'000};
+  // Route ahead of the 429 on the backends' x-ratelimit-remaining-* reports (ROUTE_ON_REMAINING).
+  bool route_on_remaining = true;
 
   std::uint64_t max_request_body_bytes = 32ull * 1024 * 1024;
   // A 2xx event stream is held back until its first event (at most this many bytes, and the

@@ -84,7 +84,14 @@ class BackendStates {
   // Not cooling down, `cost` tokens and one request fit in what the backend last reported
   // remaining (ReportedBudget), and (with a declared quota) in the quota.
   bool available(const PoolMember& m, std::string_view deployment, MonoNanos now,
-                 std::int64_t cost = 0) const;
+                 std::int64_t cost = 0) const {
+    return standing(m, deployment, now, cost) == Standing::Available;
+  }
+  // The same, telling a hard limit (a cooldown, a declared quota) from the soft one of the
+  // backend's reports, which may only reorder.
+  enum class Standing : std::uint8_t { Available, Out, ReportedShort };
+  Standing standing(const PoolMember& m, std::string_view deployment, MonoNanos now,
+                    std::int64_t cost = 0) const;
   bool available(const PoolMember& m, std::string_view deployment) const {
     return available(m, deployment, clock_.now());
   }
@@ -93,24 +100,35 @@ class BackendStates {
   // (another thread took the room since the pick). Always true without a declared quota.
   bool reserve(const PoolMember& m, std::string_view deployment, std::int64_t cost);
 
-  // The backends' own rate-limit reports (x-ratelimit-remaining-*), fed from every answer.
+  // The backends' own rate-limit reports (x-ratelimit-remaining-*), fed from every answer
+  // (ReportedBudget: a short report moves requests elsewhere, and refuses only while fresh).
   // True while some deployment's reported budget is low: only then is a request's token
-  // estimate worth its body scan. One relaxed load.
+  // estimate worth its body scan, or a target worth probing. One relaxed load.
   bool reported_budget_low() const { return watched_reports_.load(std::memory_order_relaxed) > 0; }
   // Counts a request sent to `m` (cheap when nothing is low); hand the mark to observe_report.
   ReportedBudget::Mark charge_reported(const PoolMember& m, std::string_view deployment, std::int64_t cost);
-  // The report on the answer to a request sent at `sent` with `mark`.
+  // The report on the answer to a request sent at `sent` with `mark`; `taken`: not a 429.
   void observe_report(const PoolMember& m, std::string_view deployment, const RateLimitReport& report,
-                      MonoNanos sent, ReportedBudget::Mark mark);
+                      MonoNanos sent, ReportedBudget::Mark mark, bool taken = true);
   ReportedBudget::View reported_budget(const PoolMember& m, std::string_view deployment) const;
+  // Off: reports are not read at all (ROUTE_ON_REMAINING=off), only 429s and declared quotas
+  // route. Set before the first request.
+  void set_route_on_remaining(bool on) { route_on_remaining_ = on; }
+
+  // A member only its backend's reports hold back (no cooldown, room in any declared quota),
+  // which one request may test now (ReportedBudget::Room::Probe, no probe out): when its cost
+  // may be tested (ReportedBudget::back_at: the soonest first). nullopt
+  // when it may not be probed.
+  std::optional<MonoNanos> probe_rank(const PoolMember& m, std::string_view deployment, MonoNanos now,
+                                      std::int64_t cost) const;
+  // Takes that member's one probe (false: another request took it first).
+  bool claim_probe(const PoolMember& m, std::string_view deployment, MonoNanos now);
 
   // Applies a failover verdict: cool down for the clamped hint, or the default. Deadlines
-  // only grow. Returns the cooldown applied. A 429's hint within the quota window also marks
-  // where the backend's window ends (ReportedBudget::window_ends_at).
-  // `sent`: when the failed request left (0: now), where a window end is counted from.
+  // only grow. Returns the cooldown applied.
   std::chrono::milliseconds record_failure(const PoolMember& m, std::string_view deployment,
                                            const Verdict& verdict,
-                                           std::optional<std::chrono::milliseconds> hint, MonoNanos sent = 0);
+                                           std::optional<std::chrono::milliseconds> hint);
 
   // Takes the member's deployment out for exactly `duration` (a breaker's cooldown period, not
   // clamped like a backend's hint). Deadlines only grow.
@@ -227,6 +245,7 @@ class BackendStates {
   const Clock& clock_;
   CooldownPolicy policy_;
   std::atomic<int> watched_reports_{0};  // deployments whose ReportedBudget is watched
+  bool route_on_remaining_ = true;
   std::atomic<CooldownListener*> listener_{nullptr};
   LeaseBroker* broker_ = nullptr;
   // Every tracked backend by configured name (the latest table's member), for remote cooldowns.

@@ -1,27 +1,34 @@
 #pragma once
-// What a backend last said about its own rate limit for one deployment
-// (`x-ratelimit-remaining-tokens` / `-requests`, on every answer), minus what smartlb sent
-// there since, and when that window can have refilled. A request whose estimate does not fit
-// is routed elsewhere until then, without waiting for the 429 (a soft skip: no cooldown).
+// What a backend last said remains of its own rate limit for one deployment
+// (`x-ratelimit-remaining-tokens` / `-requests`, on every answer), minus what smartlb sent there
+// since, plus what the limiter is known to give back over time.
 //
-// When the window refills, in order of preference:
-//   * the report's own reset hint (`x-ratelimit-reset-*`, OpenAI): the time it names;
-//   * a learned window boundary: a quota window of `window` (QUOTA_WINDOW_SECONDS) repeating
-//     from an anchor, set by a 429's Retry-After (the moment the backend said its window
-//     ends) or by a report whose remaining rose over the previous one by more than a quarter
-//     of the most ever reported (a window began between the two sends). The anchor is kept while it explains
-//     what the backend reports. The skip never outlasts a whole `window` after the report for tokens (Azure
-//     enforces TPM per minute), nor min(window, 10 s) for requests (Azure enforces RPM over 1 s or 10 s);
-//   * no hint and no anchor yet: no skip. Skipping a whole window instead (the bound above)
-//     was measured to cost each backend up to one window of its capacity, while letting the
-//     request through costs at most one 429 per deployment, whose Retry-After is the anchor
-//     (docs/benchmarks.md, quota goodput).
-// Thread-safe: the request path reads atomics and, only while the budget is low (`watched`),
-// adds its cost to two atomic counters; reports take a mutex of this deployment.
+// A report says "this much is left now"; how the limiter refills is unknown: in steps (a fixed
+// window), continuously (a sliding window, a token bucket), over a window nobody told us. So a
+// report that is too low for a request only moves it elsewhere, and refuses nothing for long:
+//   * Fits: the report (less smartlb's sends since) has room, or its reset hint has passed;
+//   * Confirmed: no room, and the request that brought the report left less than kFreshFor ago:
+//     a fresh observation, on which smartlb may answer 429 itself when every target is out;
+//   * Probe: no room by the report, but it is no longer fresh, or the learned refill says the
+//     cost is back: one request may test it (claim_probe: one at a time, at most one per
+//     kFreshFor), and its answer is the next report (or a 429, whose Retry-After cools it down).
+// So a wrong guess costs at most kFreshFor of one target, never a window of all of them.
+//
+// The refill rate is learned from successive reports: between two of them, whatever came back
+// beyond smartlb's own sends, over short intervals only. A fixed window's jump (more than a
+// quarter of the most ever reported at once) is not a rate: spread over the interval it would
+// promise room in the middle of a window that has none.
+//
+// Negative or unparsable reports (Azure has answered `-1`) are "unknown", never "empty": the
+// parser drops them (parse_rate_limit_report). Thread-safe: the request path reads atomics and,
+// only while the budget is low (`watched`), adds its cost to two atomic counters; reports take a
+// mutex of this deployment.
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <mutex>
+#include <optional>
 
 #include "smartlb/base/clock.hpp"
 #include "smartlb/routing/throttle_headers.hpp"
@@ -35,13 +42,25 @@ class ReportedBudget {
   // than this are left to the backend's 429).
   static constexpr std::int64_t kWatchBelowTokens = 65'536;
   static constexpr std::int64_t kWatchBelowRequests = 64;
-  // The longest an RPM interval lasts on Azure.
-  static constexpr Nanos kRequestWindowCap = std::chrono::seconds(10);
+  // How long a report confirms "no room" after its request left when nothing predicts the
+  // refill, and how long a probe's answer is waited for before another may go.
+  static constexpr Nanos kFreshFor = std::chrono::milliseconds(250);
+  // No prediction (a learned refill, a learned boundary) holds a target back longer than this
+  // after its report: a wrong one costs at most this much of one target.
+  static constexpr Nanos kMaxFresh = std::chrono::milliseconds(500);
+  // Reports closer together than this are not a refill sample (the next one is measured from
+  // the earlier baseline).
+  static constexpr Nanos kMinSampleGap = std::chrono::milliseconds(20);
+  // The learned rate follows the samples of about the last few seconds.
+  static constexpr Nanos kRateHalfLife = std::chrono::seconds(2);
 
-  // What smartlb had sent there when a request left (its own cost included).
+  // What smartlb had sent there when a request left (its own cost included, when counted).
   struct Mark {
     std::int64_t tokens = 0, requests = 0;
+    std::int64_t own_tokens = 0, own_requests = 0;  // the request's own part of it
   };
+
+  enum class Room : std::uint8_t { Fits, Confirmed, Probe };
 
   static bool is_low(const RateLimitReport& r) {
     return (r.remaining_tokens && *r.remaining_tokens < kWatchBelowTokens) ||
@@ -53,47 +72,96 @@ class ReportedBudget {
   // Counts a request of `cost` tokens sent now (only while watched; otherwise free).
   Mark charge(std::int64_t cost);
 
-  // A report from the answer to a request sent at `sent` with `mark`. Older reports than the
-  // last one taken are ignored. Returns how `watched()` changed: +1, -1 or 0.
-  int observe(const RateLimitReport& r, MonoNanos sent, Mark mark, Nanos window);
+  // A report from the answer to a request sent at `sent` with `mark`; `taken`: the backend
+  // took the request (not a 429: then its cost is given back, it spent nothing there). Older
+  // reports than the last one taken are ignored. Returns how `watched()` changed: +1, -1 or 0.
+  int observe(const RateLimitReport& r, MonoNanos sent, Mark mark, bool taken = true);
 
-  // A 429 said the backend's window ends at `at` (a hint no longer than `window`): the anchor.
-  void window_ends_at(MonoNanos at, Nanos window);
-
-  // Whether `cost` tokens (at least 1) and one request fit at `now` by the last report.
-  bool fits(std::int64_t cost, MonoNanos now) const;
-  // The soonest time at or after `now` when `cost` fits.
-  MonoNanos fits_at(std::int64_t cost, MonoNanos now) const;
+  // Whether `cost` tokens (at least 1) and one request fit at `now`, by the last report.
+  Room room(std::int64_t cost, MonoNanos now) const;
+  bool fits(std::int64_t cost, MonoNanos now) const { return room(cost, now) == Room::Fits; }
+  // Takes the one probe a target short by its reports may have at `now`: true at most once per
+  // kFreshFor (the caller sends the request).
+  bool claim_probe(MonoNanos now);
+  // A 429 said when the backend will take the request again: its Retry-After, over at `at`
+  // (smartlb's cooldown may last longer: it has a floor). From then the last report is no
+  // confirmation, and one request may test it. The moments a limiter that jumps (no refill
+  // rate) gives room back are learned from these: the latest, and the period between them.
+  void retry_at(MonoNanos at);
+  // Whether the last 429's Retry-After has passed at `now`: from then the reports decide, even
+  // while smartlb's own floor on cooldowns still holds the target.
+  bool retry_passed(MonoNanos now) const {
+    const MonoNanos retry = backend_retry_.load(std::memory_order_relaxed);
+    return retry != 0 && now >= retry;
+  }
+  // When a request of `cost` may test it again (`now` when it fits): by the learned refill, a
+  // reset hint or a 429's Retry-After, else when the report is no longer fresh, and never later
+  // than kMaxFresh after the report. Orders the targets a probe may test.
+  MonoNanos back_at(std::int64_t cost, MonoNanos now) const;
+  // The soonest time at or after `now` when a request of `cost` may go there (it fits, or may
+  // be probed and no probe is out).
+  MonoNanos next_chance(std::int64_t cost, MonoNanos now) const;
 
   struct View {
     bool watched = false;
-    std::int64_t tokens_left = -1, requests_left = -1;  // -1: no limiting report
-    MonoNanos tokens_until = 0, requests_until = 0;
+    std::int64_t tokens_left = -1, requests_left = -1;      // -1: no limiting report
+    double tokens_per_second = 0, requests_per_second = 0;  // learned refill (0: none seen)
+    MonoNanos reported_at = 0;                              // when the report's request left
   };
-  View view(MonoNanos now) const;
-
-  // The first boundary of a window of length `window` through `anchor` strictly after `t`.
-  static MonoNanos next_boundary(MonoNanos anchor, Nanos window, MonoNanos t);
+  View view() const;
 
  private:
   static constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::max();
-  MonoNanos refill_at(MonoNanos sent, Nanos window, Nanos cap) const;  // under mutex_
-  void note_rise(MonoNanos sent);                                      // under mutex_
+  // One limit (tokens or requests): the report, the learned refill, and its baseline.
+  struct Limit {
+    // remaining as reported + what we had sent then: left now = base - sent since.
+    std::atomic<std::int64_t> base{kNone};
+    std::atomic<std::int64_t> cap{0};    // the most ever reported: refill stops there
+    std::atomic<double> rate{0};         // learned refill, per nanosecond
+    std::atomic<MonoNanos> reset_at{0};  // a reset hint: full again then (0: none)
+    // Learning, under the mutex: the last report's base and time, and the rate's sums.
+    std::int64_t baseline = kNone;
+    MonoNanos baseline_at = 0;
+    double refilled = 0, over = 0;  // decayed sums of refill and of time (ns)
+
+    // Under the mutex: a report of this limit (`counted`: every send since the last one was
+    // charged, so the two may be compared).
+    void take(std::optional<std::int64_t> remaining, std::int64_t mark, MonoNanos sent,
+              std::optional<std::chrono::milliseconds> reset, bool low, bool counted);
+    void learn(std::int64_t base_now, MonoNanos at);
+  };
+  static constexpr MonoNanos kNever = std::numeric_limits<MonoNanos>::max();
+  // How one limit stands at `now` for a need of `need`, `sent` being smartlb's sends so far.
+  struct Standing {
+    bool short_now = false;  // the report (less the sends since) has no room
+    MonoNanos refill_at =
+        0;  // when it should fit by the learned refill or a reset hint (kNever: nothing says)
+  };
+  static Standing stand(const Limit& l, std::int64_t sent, std::int64_t need, MonoNanos reported_at,
+                        MonoNanos now);
+  struct Outlook {
+    bool fits = true;
+    MonoNanos back = 0;  // not fitting: when a request may test it
+  };
+  Outlook outlook(std::int64_t cost, MonoNanos now) const;
+  // The first learned boundary after `t` (kNever: none known).
+  MonoNanos next_boundary(MonoNanos t) const;
+  // 429s whose boundaries are closer than this name the same one.
+  static constexpr Nanos kMinPeriod = std::chrono::milliseconds(100);
 
   std::atomic<bool> watched_{false};
   std::atomic<std::int64_t> sent_tokens_{0}, sent_requests_{0};
-  // remaining as reported + what we had sent then: remaining now = base - sent_*.
-  std::atomic<std::int64_t> token_base_{kNone}, request_base_{kNone};
-  std::atomic<MonoNanos> tokens_until_{0}, requests_until_{0};
+  std::atomic<MonoNanos> reported_at_{0};    // when the last report's request left
+  std::atomic<MonoNanos> probe_until_{0};    // a probe is out until then
+  std::atomic<MonoNanos> retry_at_{0};       // a 429's Retry-After ends then (0: none since the report)
+  std::atomic<MonoNanos> backend_retry_{0};  // the last 429's Retry-After ends then
+  // A jumping limiter's boundaries, from 429s: the latest and the period (0: not known).
+  std::atomic<MonoNanos> boundary_{0};
+  std::atomic<std::int64_t> period_{0};
+  Limit tokens_, requests_;
 
-  std::mutex mutex_;  // reports and anchors
+  std::mutex mutex_;  // reports
   MonoNanos last_sent_ = std::numeric_limits<MonoNanos>::min();
-  bool tokens_hinted_ = false, requests_hinted_ = false;  // the untils came from reset hints
-  std::int64_t last_tokens_ = -1, last_requests_ = -1;    // raw values of the last report
-  std::int64_t peak_tokens_ = 0, peak_requests_ = 0;      // the most ever reported
-  bool anchored_ = false;
-  MonoNanos anchor_ = 0;
-  Nanos window_{0};
 };
 
 }  // namespace smartlb

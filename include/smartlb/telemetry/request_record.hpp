@@ -19,6 +19,7 @@ struct AttemptRecord {
   std::int64_t cooldown_ms = 0;
   std::int64_t ttfb_us = 0;      // request sent -> response header read
   bool breaker_tripped = false;  // this failure tripped the target's failure_tolerance breaker
+  bool probe = false;            // sent to test a target its rate-limit reports held back
 };
 
 struct RequestRecord {

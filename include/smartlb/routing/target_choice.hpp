@@ -1,0 +1,31 @@
+#pragma once
+// One target for one request: the rule's selector among the members that are available, unless
+// a member that only its backend's reports hold back may be tested now (a probe) and is at
+// least as preferred: its priority group no worse than the pick's. A probe is how a report that
+// no longer holds is found out (the limiter refilled in a way nobody predicted): one request at
+// a time, at most one per ReportedBudget::kFreshFor for each member.
+#include <cstddef>
+#include <optional>
+
+#include "smartlb/base/random.hpp"
+#include "smartlb/routing/backend_states.hpp"
+#include "smartlb/routing/candidates.hpp"
+#include "smartlb/routing/routing_table.hpp"
+#include "smartlb/routing/selector.hpp"
+
+namespace smartlb {
+
+struct TargetChoice {
+  std::size_t position = 0;
+  bool probe = false;  // sent to test a member short by its reports
+};
+
+std::optional<TargetChoice> choose_target(const Selector& selector, const RoutingTable& table, BackendStates& states,
+                                          const PickRequest& request, RandomSource& rng);
+
+// The member a probe would test at `now`: in the best priority group that has one, the one whose
+// cost should be back soonest by its learned refill, then the heaviest (it refills fastest).
+std::optional<std::size_t> pick_probe(const RoutingTable& table, const BackendStates& states,
+                                      const PickRequest& request, MonoNanos now);
+
+}  // namespace smartlb

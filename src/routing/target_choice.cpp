@@ -1,0 +1,40 @@
+#include "smartlb/routing/target_choice.hpp"
+
+namespace smartlb {
+
+std::optional<std::size_t> pick_probe(const RoutingTable& table, const BackendStates& states,
+                                      const PickRequest& request, MonoNanos now) {
+  for (const PriorityGroup& g : table.groups()) {
+    std::optional<std::size_t> best;
+    MonoNanos best_refill = 0;
+    for (std::size_t i : g.members) {
+      if (request.tried.contains(i)) continue;
+      const PoolMember& m = table.member(i);
+      const std::optional<MonoNanos> refill = states.probe_rank(m, request.deployment, now, request.cost);
+      if (!refill) continue;
+      if (!best || *refill < best_refill || (*refill == best_refill && m.weight > table.member(*best).weight)) {
+        best = i;
+        best_refill = *refill;
+      }
+    }
+    if (best) return best;
+  }
+  return std::nullopt;
+}
+
+std::optional<TargetChoice> choose_target(const Selector& selector, const RoutingTable& table, BackendStates& states,
+                                          const PickRequest& request, RandomSource& rng) {
+  const std::optional<std::size_t> picked = selector.pick(table, states, request, rng);
+  // Nothing is short by its reports anywhere (the usual case): one relaxed load.
+  if (states.reported_budget_low()) {
+    const MonoNanos now = states.clock().now();
+    if (const auto probe = pick_probe(table, states, request, now);
+        probe && (!picked || table.member(*probe).priority <= table.member(*picked).priority) &&
+        states.claim_probe(table.member(*probe), request.deployment, now))
+      return TargetChoice{*probe, true};
+  }
+  if (picked) return TargetChoice{*picked, false};
+  return std::nullopt;
+}
+
+}  // namespace smartlb
