@@ -25,6 +25,17 @@ std::pair<StreamStart, std::size_t> judge_bytewise(std::string_view body, std::s
   return {s, body.size() + 1};
 }
 
+// Fed as a growing prefix cut once at every position: each verdict equals the one fed whole.
+void expect_same_verdict_however_cut(std::string_view body, std::size_t limit = kLimit) {
+  const auto whole = judge(body, limit);
+  for (std::size_t cut = 0; cut <= body.size(); ++cut) {
+    StreamStart s(limit);
+    s.advance(body.substr(0, cut));
+    EXPECT_EQ(s.advance(body), whole.verdict()) << "cut at " << cut;
+    EXPECT_EQ(s.reason(), whole.reason()) << "cut at " << cut;
+  }
+}
+
 constexpr std::string_view kContent =
     "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n";
 constexpr std::string_view kServerError =
@@ -53,10 +64,11 @@ TEST(StreamStart, ContentFirst_Releases) {
   EXPECT_EQ(s.reason(), StartReason::Content);
 }
 
-TEST(StreamStart, AzurePromptFilterResultsFirst_IsContentNotAnError) {
+TEST(StreamStart, AzurePromptFilterResultsAlone_Holds) {
+  // It carries no content: what comes next (content, or an error) decides.
   const auto s = judge(kPromptFilterResults);
-  EXPECT_EQ(s.verdict(), StartVerdict::Release);
-  EXPECT_EQ(s.reason(), StartReason::Content);
+  EXPECT_EQ(s.verdict(), StartVerdict::Hold);
+  EXPECT_EQ(s.reason(), StartReason::None);
 }
 
 TEST(StreamStart, DoneFirst_Releases) {
@@ -100,10 +112,11 @@ TEST(StreamStart, InvalidRequestErrorFirst_IsReleased) {
             StartReason::ClientError);
 }
 
-TEST(StreamStart, NullErrorMember_IsContent) {
-  const auto s = judge("data: {\"error\":null,\"choices\":[]}\n\n");
+TEST(StreamStart, NullErrorMember_IsNotAnError) {
+  const auto s = judge("data: {\"error\":null,\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n");
   EXPECT_EQ(s.verdict(), StartVerdict::Release);
   EXPECT_EQ(s.reason(), StartReason::Content);
+  EXPECT_EQ(judge("data: {\"error\":null,\"choices\":[]}\n\n").verdict(), StartVerdict::Hold);
 }
 
 TEST(StreamStart, NestedErrorKey_IsContent) {
@@ -148,7 +161,8 @@ TEST(StreamStart, MultiLineData_IsJoinedWithLf) {
             StartReason::ClientError);
   EXPECT_EQ(judge("event: error\ndata: {\"error\":\ndata: {\"code\":\"content_filter\"}}\n\n").reason(),
             StartReason::ClientError);
-  EXPECT_EQ(judge("data: {\"choices\":\ndata: []}\n\n").reason(), StartReason::Content);
+  EXPECT_EQ(judge("data: {\"choices\":\ndata: [{\"text\":\"a\"}]}\n\n").reason(), StartReason::Content);
+  EXPECT_EQ(judge("data: {\"choices\":\ndata: []}\n\n").verdict(), StartVerdict::Hold);
   // Only one data line of exactly [DONE] is the end marker.
   EXPECT_EQ(judge("data: [DONE]\ndata: x\n\n").reason(), StartReason::Content);
 }
@@ -164,7 +178,10 @@ TEST(StreamStart, AFieldWithoutAColon_HasAnEmptyValue) {
   // `data` alone is a data line with an empty value: the data is "\n" + the next line's (still
   // JSON, with a leading blank).
   EXPECT_EQ(judge("data\ndata: {\"error\":{}}\n\n").reason(), StartReason::ServerError);
-  EXPECT_EQ(judge("data\n\n").reason(), StartReason::Content);
+  // A single empty data line is an empty event, which an SSE client does not dispatch: a
+  // keep-alive, held like a comment.
+  EXPECT_EQ(judge("data\n\n").verdict(), StartVerdict::Hold);
+  EXPECT_EQ(judge("data:\n\ndata: [DONE]\n\n").reason(), StartReason::Done);
   EXPECT_EQ(judge("event: error\ndata\ndata: {\"error\":\ndata: {\"code\":\"content_filter\"}}\n\n").reason(),
             StartReason::ClientError);
 }
@@ -197,7 +214,7 @@ TEST(StreamStart, DecisionIsFinal) {
 // earlier, and is the same as when fed whole.
 TEST(StreamStart, SplitAtEveryByte_DecidesAtTheEventsEnd) {
   for (const std::string_view body :
-       {kContent, kServerError, kContentFilter, kPromptFilterResults,
+       {kContent, kServerError, kContentFilter,
         std::string_view(": ping\r\n\r\nevent: error\r\ndata: {\"error\":\r\ndata: 1}\r\n\r\n")}) {
     SCOPED_TRACE(body);
     const auto whole = judge(body);
@@ -205,20 +222,360 @@ TEST(StreamStart, SplitAtEveryByte_DecidesAtTheEventsEnd) {
     EXPECT_EQ(bytewise.verdict(), whole.verdict());
     EXPECT_EQ(bytewise.reason(), whole.reason());
     EXPECT_EQ(at, body.size());
-    // And split in two at every position.
-    for (std::size_t cut = 0; cut <= body.size(); ++cut) {
-      StreamStart s(kLimit);
-      s.advance(body.substr(0, cut));
-      EXPECT_EQ(s.advance(body), whole.verdict()) << "cut at " << cut;
-      EXPECT_EQ(s.reason(), whole.reason());
-    }
+    expect_same_verdict_however_cut(body);
   }
+}
+
+// Recorded shapes of Azure OpenAI and OpenAI streams (ids, times and filter results shortened).
+// Azure's chat stream: the prompt's filter results first (no choices, empty id and model), then
+// a delta holding only the role, then content.
+constexpr std::string_view kAzurePromptFilter =
+    R"(data: {"choices":[],"created":0,"id":"","model":"","object":"","prompt_filter_results":[{"prompt_index":0,)"
+    R"("content_filter_results":{"hate":{"filtered":false,"severity":"safe"},"jailbreak":{"filtered":false,)"
+    R"("detected":false},"self_harm":{"filtered":false,"severity":"safe"},"sexual":{"filtered":false,)"
+    R"("severity":"safe"},"violence":{"filtered":false,"severity":"safe"}}}]})"
+    "\n\n";
+constexpr std::string_view kAzureRoleOnly =
+    R"(data: {"choices":[{"content_filter_results":{},"delta":{"content":"","refusal":null,"role":"assistant"},)"
+    R"("finish_reason":null,"index":0,"logprobs":null}],"created":1733000000,"id":"chatcmpl-AbC",)"
+    R"("model":"gpt-4o-2024-08-06","object":"chat.completion.chunk","system_fingerprint":"fp_b705f0c291"})"
+    "\n\n";
+constexpr std::string_view kAzureContent =
+    R"(data: {"choices":[{"content_filter_results":{"hate":{"filtered":false,"severity":"safe"}},)"
+    R"("delta":{"content":"Hello"},"finish_reason":null,"index":0,"logprobs":null}],"created":1733000000,)"
+    R"("id":"chatcmpl-AbC","model":"gpt-4o-2024-08-06","object":"chat.completion.chunk",)"
+    R"("system_fingerprint":"fp_b705f0c291"})"
+    "\n\n";
+constexpr std::string_view kAzureServerError =
+    R"(data: {"error":{"message":"The server had an error processing your request. Sorry about that!",)"
+    R"("type":"server_error","param":null,"code":null}})"
+    "\n\n";
+constexpr std::string_view kAzureContentFilterError =
+    R"(data: {"error":{"code":"content_filter","message":"The response was filtered due to the prompt )"
+    R"(triggering Azure OpenAI's content management policy.","param":"prompt","status":400,)"
+    R"("innererror":{"code":"ResponsibleAIPolicyViolation","content_filter_result":{"hate":{"filtered":true,)"
+    R"("severity":"high"}}}}})"
+    "\n\n";
+// The Responses API: lifecycle events, then output items and deltas.
+constexpr std::string_view kResponseCreated =
+    "event: response.created\n"
+    R"(data: {"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response",)"
+    R"("created_at":1741290958,"status":"in_progress","error":null,"incomplete_details":null,"model":"gpt-4.1",)"
+    R"("output":[],"usage":null}})"
+    "\n\n";
+constexpr std::string_view kResponseInProgress =
+    "event: response.in_progress\n"
+    R"(data: {"type":"response.in_progress","sequence_number":1,"response":{"id":"resp_1","object":"response",)"
+    R"("status":"in_progress","error":null,"output":[],"usage":null}})"
+    "\n\n";
+constexpr std::string_view kResponseOutputItemAdded =
+    "event: response.output_item.added\n"
+    R"(data: {"type":"response.output_item.added","sequence_number":2,"output_index":0,"item":{"id":"msg_1",)"
+    R"("type":"message","status":"in_progress","content":[],"role":"assistant"}})"
+    "\n\n";
+constexpr std::string_view kResponseTextDelta =
+    "event: response.output_text.delta\n"
+    R"(data: {"type":"response.output_text.delta","sequence_number":4,"item_id":"msg_1","output_index":0,)"
+    R"("content_index":0,"delta":"Hi"})"
+    "\n\n";
+constexpr std::string_view kResponseErrorEvent =
+    "event: error\n"
+    R"(data: {"type":"error","code":"server_error","message":"The server had an error while processing )"
+    R"(your request.","param":null,"sequence_number":2})"
+    "\n\n";
+constexpr std::string_view kResponseFailed =
+    "event: response.failed\n"
+    R"(data: {"type":"response.failed","sequence_number":2,"response":{"id":"resp_1","object":"response",)"
+    R"("status":"failed","error":{"code":"server_error","message":"The server had an error."},"output":[],)"
+    R"("usage":null}})"
+    "\n\n";
+
+std::string cat(std::initializer_list<std::string_view> parts) {
+  std::string s;
+  for (const std::string_view p : parts) s += p;
+  return s;
+}
+
+// `body` (LF line endings, no LF inside a line) with each LF replaced by `eol`. With CR alone a
+// final CR may be half of a CRLF, so one byte (a comment's colon) follows to settle it.
+std::string with_line_endings(std::string_view body, std::string_view eol) {
+  std::string out;
+  for (const char c : body)
+    if (c == '\n')
+      out += eol;
+    else
+      out += c;
+  if (eol == "\r") out += ':';
+  return out;
+}
+
+// Whole, a byte at a time and cut once anywhere, with LF, CRLF and CR line endings: always
+// `verdict` for `reason`, reached with the last byte and not before.
+void expect_verdict_however_split(std::string_view lf_body, StartVerdict verdict, StartReason reason) {
+  for (const std::string_view eol : {"\n", "\r\n", "\r"}) {
+    const std::string body = with_line_endings(lf_body, eol);
+    SCOPED_TRACE(body);
+    const auto whole = judge(body);
+    EXPECT_EQ(whole.verdict(), verdict);
+    EXPECT_EQ(whole.reason(), reason);
+    const auto [bytewise, at] = judge_bytewise(body);
+    EXPECT_EQ(bytewise.verdict(), verdict);
+    EXPECT_EQ(bytewise.reason(), reason);
+    EXPECT_EQ(at, verdict == StartVerdict::Hold ? body.size() + 1 : body.size());
+    expect_same_verdict_however_cut(body);
+  }
+}
+
+TEST(StreamStart, AzurePromptFilterThenContent_ReleasesAtTheContent) {
+  expect_verdict_however_split(kAzurePromptFilter, StartVerdict::Hold, StartReason::None);
+  expect_verdict_however_split(cat({kAzurePromptFilter, kAzureContent}), StartVerdict::Release,
+                               StartReason::Content);
+}
+
+TEST(StreamStart, AzurePromptFilterThenServerError_FailsOver) {
+  expect_verdict_however_split(cat({kAzurePromptFilter, kAzureServerError}), StartVerdict::FailOver,
+                               StartReason::ServerError);
+}
+
+TEST(StreamStart, AzurePromptFilterThenContentFilterError_IsReleased) {
+  expect_verdict_however_split(cat({kAzurePromptFilter, kAzureContentFilterError}), StartVerdict::Release,
+                               StartReason::ClientError);
+}
+
+TEST(StreamStart, RoleOnlyFirstDelta_HoldsUntilContent) {
+  expect_verdict_however_split(cat({kAzurePromptFilter, kAzureRoleOnly}), StartVerdict::Hold,
+                               StartReason::None);
+  expect_verdict_however_split(cat({kAzurePromptFilter, kAzureRoleOnly, kAzureContent}),
+                               StartVerdict::Release, StartReason::Content);
+  // An error after the role-only delta still fails over: nothing reached the client yet.
+  expect_verdict_however_split(cat({kAzureRoleOnly, kAzureServerError}), StartVerdict::FailOver,
+                               StartReason::ServerError);
+}
+
+TEST(StreamStart, ResponsesLifecycleThenOutput_ReleasesAtTheFirstOutput) {
+  expect_verdict_however_split(cat({kResponseCreated, kResponseInProgress}), StartVerdict::Hold,
+                               StartReason::None);
+  expect_verdict_however_split(cat({kResponseCreated, kResponseInProgress, kResponseOutputItemAdded}),
+                               StartVerdict::Release, StartReason::Content);
+  expect_verdict_however_split(cat({kResponseCreated, kResponseTextDelta}), StartVerdict::Release,
+                               StartReason::Content);
+}
+
+TEST(StreamStart, ResponsesErrorEvent_FailsOverUnlessTheClientsError) {
+  expect_verdict_however_split(cat({kResponseCreated, kResponseErrorEvent}), StartVerdict::FailOver,
+                               StartReason::ServerError);
+  // The same event without its `event:` line: its data's type says it.
+  EXPECT_EQ(judge("data: {\"type\":\"error\",\"code\":\"server_error\",\"message\":\"x\"}\n\n").verdict(),
+            StartVerdict::FailOver);
+  EXPECT_EQ(
+      judge("event: error\ndata: {\"type\":\"error\",\"code\":\"content_filter\",\"message\":\"x\"}\n\n")
+          .reason(),
+      StartReason::ClientError);
+  EXPECT_EQ(
+      judge("data: {\"type\":\"error\",\"code\":\"invalid_prompt\",\"message\":\"flagged\"}\n\n").reason(),
+      StartReason::ClientError);
+  EXPECT_EQ(judge("data: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\"}}\n\n").reason(),
+            StartReason::ClientError);
+}
+
+TEST(StreamStart, ResponseFailed_FailsOverUnlessTheClientsError) {
+  expect_verdict_however_split(cat({kResponseCreated, kResponseInProgress, kResponseFailed}),
+                               StartVerdict::FailOver, StartReason::ServerError);
+  EXPECT_EQ(
+      judge("data: {\"type\":\"response.failed\",\"response\":{\"error\":{\"code\":\"invalid_prompt\"}}}\n\n")
+          .reason(),
+      StartReason::ClientError);
+  EXPECT_EQ(judge("data: {\"type\":\"response.failed\",\"response\":{\"error\":null}}\n\n").reason(),
+            StartReason::ServerError);
+  EXPECT_EQ(judge("data: {\"type\":\"response.failed\"}\n\n").reason(), StartReason::ServerError);
+}
+
+TEST(StreamStart, EveryKindOfChatContent_Releases) {
+  for (const std::string_view event : {
+           R"({"choices":[{"delta":{"content":"a"}}]})",
+           R"({"choices":[{"delta":{"role":"assistant","refusal":"I can't help with that."}}]})",
+           R"({"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"f"}}]}}]})",
+           R"({"choices":[{"delta":{"function_call":{"name":"f","arguments":""}}}]})",
+           R"({"choices":[{"delta":{"role":"assistant","content":null,"reasoning_content":"Let me see"}}]})",
+           R"({"choices":[{"delta":{"reasoning":"Let me see"}}]})",
+           R"({"choices":[{"text":"Once","index":0,"finish_reason":null}]})",  // legacy completions
+           R"({"choices":[{"delta":{},"finish_reason":"stop","index":0}]})",   // a stream that ends
+           R"({"choices":[{"delta":{},"finish_reason":"content_filter","index":0}]})",
+           R"({"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":0,"total_tokens":9}})",
+           R"({"choices":[{"index":1,"delta":{"role":"assistant"}},{"index":0,"delta":{"content":"a"}}]})",
+       }) {
+    SCOPED_TRACE(event);
+    const auto s = judge(cat({kAzurePromptFilter, "data: ", event, "\n\n"}));
+    EXPECT_EQ(s.verdict(), StartVerdict::Release);
+    EXPECT_EQ(s.reason(), StartReason::Content);
+  }
+}
+
+TEST(StreamStart, EventsWithoutContent_Hold) {
+  for (const std::string_view event : {
+           "data: {\"choices\":[]}\n\n",
+           "data: {\"choices\":[],\"prompt_filter_results\":[]}\n\n",
+           "data: {\"prompt_filter_results\":[{\"prompt_index\":0}]}\n\n",
+           "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n",
+           "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":null,\"refusal\":null}}]}\n\n",
+           "data: "
+           "{\"choices\":[{\"delta\":{\"tool_calls\":[],\"function_call\":null,\"reasoning_content\":\"\"}}]}"
+           "\n\n",
+           "data: {\"choices\":[{\"delta\":{\"reasoning\":{}}}]}\n\n",
+           "data: {\"choices\":[{\"delta\":{},\"finish_reason\":null,\"index\":0}]}\n\n",
+           "data: {\"choices\":[{\"text\":\"\",\"finish_reason\":null}]}\n\n",
+           "data: {\"choices\":[],\"usage\":null}\n\n",
+           "data: "
+           "{\"choices\":[{\"index\":0,\"content_filter_results\":{\"hate\":{\"filtered\":false}}}]}\n\n",
+           "data: {\"type\":\"response.created\",\"response\":{\"error\":null,\"output\":[]}}\n\n",
+           "data: {\"type\":\"response.in_progress\"}\n\n",
+           "data: {\"type\":\"response.queued\"}\n\n",
+           ": keep-alive\n\n",
+           "data:\n\n",  // an empty event: not dispatched
+           "event: ping\n\n",
+           "id: 7\nretry: 1000\n\n",
+       }) {
+    SCOPED_TRACE(event);
+    const auto s = judge(event);
+    EXPECT_EQ(s.verdict(), StartVerdict::Hold);
+    EXPECT_EQ(s.reason(), StartReason::None);
+  }
+}
+
+TEST(StreamStart, ResponsesOutputEvents_Release) {
+  for (const std::string_view type :
+       {"response.output_item.added", "response.content_part.added", "response.output_text.delta",
+        "response.function_call_arguments.delta", "response.reasoning_summary_text.delta",
+        "response.completed", "response.incomplete", "response.some_event_to_come"}) {
+    SCOPED_TRACE(type);
+    const auto s = judge(cat({kResponseCreated, "data: {\"type\":\"", type, "\"}\n\n"}));
+    EXPECT_EQ(s.verdict(), StartVerdict::Release);
+    EXPECT_EQ(s.reason(), StartReason::Content);
+  }
+}
+
+TEST(StreamStart, WhatCannotBeReadAsAJsonObject_Releases) {
+  // A stream we cannot judge goes as it is.
+  for (const std::string_view event :
+       {"data: hello\n\n", "data: {\"choices\":[\n\n", "data: {\"choices\":[]} x\n\n", "data: [1,2]\n\n",
+        "data: \"text\"\n\n", "data: {\"choices\":[],\"a\":1e999}\n\n",
+        "data: {\"choices\":[],\"a\":\"\xff\"}\n\n", "data: {\"n\":1}\n\n"}) {
+    SCOPED_TRACE(event);
+    const std::string body = cat({kAzurePromptFilter, event});
+    EXPECT_EQ(judge(body).reason(), StartReason::Content);
+  }
+}
+
+// Judged as `{"choices":[],"v":<value>}`: a valid event without content holds, an invalid one
+// is released as it is. Valid is what nlohmann::json accepts.
+StartVerdict verdict_with_value(std::string_view value) {
+  return judge(cat({"data: {\"choices\":[],\"v\":", value, "}\n\n"})).verdict();
+}
+
+TEST(StreamStart, EventsAreValidatedAsJson) {
+  for (const std::string_view valid : std::initializer_list<std::string_view>{
+           "0", "-0", "12.5e-3", "1E+2", "-1.0e308", "1e-999", "true", "false", "null", "\"\"",
+           "\"\\\"\\\\\\/\\b\\f\\n\\r\\t\"", "\"\\u00e9\\uD83D\\uDE00\"",
+           "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"", "[]", "{}", " [ 1 , { \"a\" : [ ] } ] ", "\"\x7f\"",
+           std::string_view("\"\\u0000\"", 8)}) {
+    SCOPED_TRACE(valid);
+    EXPECT_EQ(verdict_with_value(valid), StartVerdict::Hold);
+  }
+  for (const std::string_view invalid : {"",
+                                         "01",
+                                         "1.",
+                                         ".5",
+                                         "+1",
+                                         "-",
+                                         "1e",
+                                         "1e+",
+                                         "1e999",
+                                         "-1e999",
+                                         "tru",
+                                         "nul",
+                                         "True",
+                                         "\"a",
+                                         "\"\\x\"",
+                                         "\"\\u12\"",
+                                         "\"\\uD83D\"",
+                                         "\"\\uDE00\"",
+                                         "\"\\uD83Dx\"",
+                                         "\"\\uD83D\\u0041\"",
+                                         "\"\t\"",
+                                         "\"\xc0\xaf\"",
+                                         "\"\xe0\x80\xaf\"",
+                                         "\"\xed\xa0\x80\"",
+                                         "\"\xf4\x90\x80\x80\"",
+                                         "\"\x80\"",
+                                         "\"\xc3\"",
+                                         "[1,]",
+                                         "[1 2]",
+                                         "{\"a\"}",
+                                         "{\"a\":1,}",
+                                         "{1:2}",
+                                         "[}",
+                                         "{]",
+                                         "[",
+                                         "]",
+                                         "1}",
+                                         "NaN"}) {
+    SCOPED_TRACE(invalid);
+    EXPECT_EQ(verdict_with_value(invalid), StartVerdict::Release);
+  }
+  // A byte-order mark may lead the data, nowhere else.
+  EXPECT_EQ(judge("data: \xEF\xBB\xBF{\"choices\":[]}\n\n").verdict(), StartVerdict::Hold);
+  EXPECT_EQ(verdict_with_value("\xEF\xBB\xBF"
+                               "1"),
+            StartVerdict::Release);
+  // A 400-digit integer overflows a double.
+  EXPECT_EQ(verdict_with_value(std::string(400, '9')), StartVerdict::Release);
+  EXPECT_EQ(verdict_with_value(std::string(300, '9')), StartVerdict::Hold);
+  // Deep nesting is read to its end (past the levels kept inline).
+  EXPECT_EQ(verdict_with_value(std::string(2000, '[') + std::string(2000, ']')), StartVerdict::Hold);
+  EXPECT_EQ(verdict_with_value(std::string(2000, '[') + std::string(1999, ']')), StartVerdict::Release);
+  EXPECT_EQ(verdict_with_value(std::string(1000, '[') + "{}" + std::string(999, ']') + "}"),
+            StartVerdict::Release);
+}
+
+TEST(StreamStart, EscapedNamesMeanWhatTheySpell) {
+  // "r\u006fle" is `role`, "c\u006fntent" is `content`, "ch\u006fices" is `choices`.
+  EXPECT_EQ(judge("data: {\"ch\\u006fices\":[{\"delta\":{\"r\\u006fle\":\"assistant\"}}]}\n\n").verdict(),
+            StartVerdict::Hold);
+  EXPECT_EQ(judge("data: {\"choices\":[{\"delta\":{\"c\\u006fntent\":\"a\"}}]}\n\n").reason(),
+            StartReason::Content);
+  EXPECT_EQ(judge("data: {\"type\":\"response.cr\\u0065ated\"}\n\n").verdict(), StartVerdict::Hold);
+  EXPECT_EQ(judge("data: {\"\\u0065rror\":{\"type\":\"server_error\"}}\n\n").verdict(),
+            StartVerdict::FailOver);
+}
+
+TEST(StreamStart, ATopLevelErrorBesideContent_IsStillAnError) {
+  EXPECT_EQ(
+      judge("data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}],\"error\":{\"type\":\"server_error\"}}\n\n")
+          .verdict(),
+      StartVerdict::FailOver);
+  EXPECT_EQ(
+      judge(cat({kAzurePromptFilter, "data: {\"choices\":[],\"error\":{\"code\":\"content_filter\"}}\n\n"}))
+          .reason(),
+      StartReason::ClientError);
+}
+
+TEST(StreamStart, ManyEventsWithoutContent_ReleaseAtTheLimit) {
+  std::string body;
+  while (body.size() < 4096) body += kAzurePromptFilter;
+  body += kAzureServerError;
+  const auto [s, at] = judge_bytewise(body, 4096);
+  EXPECT_EQ(s.reason(), StartReason::Limit);
+  EXPECT_EQ(at, 4096u);
 }
 
 TEST(StreamStart, ClassifyStreamError) {
   EXPECT_EQ(classify_stream_error("not json"), StartReason::ServerError);
   EXPECT_EQ(classify_stream_error("{\"error\":{\"code\":\"content_filter\"}}"), StartReason::ClientError);
   EXPECT_EQ(classify_stream_error("{\"error\":{\"code\":\"500\"}}"), StartReason::ServerError);
+  EXPECT_EQ(classify_stream_error("{\"type\":\"error\",\"code\":\"content_filter\"}"),
+            StartReason::ClientError);
+  EXPECT_EQ(classify_stream_error("{\"type\":\"error\",\"code\":\"rate_limit_exceeded\"}"),
+            StartReason::ServerError);
 }
 
 TEST(StreamStart, ReasonsHaveNames) {

@@ -1,5 +1,6 @@
-// A 2xx event stream's start is held back until its first event, so a stream that begins with
-// an error fails over like a 5xx; a normal stream's first event goes out as soon as it came.
+// A 2xx event stream's start is held back until its first event with content, so a stream that
+// begins with an error (after events without content, like Azure's prompt filter results) fails
+// over like a 5xx; a normal stream's first content goes out as soon as it came.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -27,6 +28,13 @@ const std::string kServerErrorEvent =
 const std::string kContentFilterEvent =
     "data: {\"error\":{\"message\":\"The response was filtered\",\"type\":null,\"param\":\"prompt\",\"code\":"
     "\"content_filter\",\"status\":400}}\n\n";
+
+// Azure's first event when content filtering is on (filter results shortened).
+const std::string kAzurePromptFilterEvent =
+    "data: "
+    "{\"choices\":[],\"created\":0,\"id\":\"\",\"model\":\"\",\"object\":\"\",\"prompt_filter_results\":"
+    "[{\"prompt_index\":0,\"content_filter_results\":{\"hate\":{\"filtered\":false,\"severity\":\"safe\"}}}]}"
+    "\n\n";
 
 MockReply sse(std::vector<std::string> events) {
   MockReply r;
@@ -82,6 +90,51 @@ TEST(StreamHoldback, ErrorEventFirst_FailsOverToTheNextBackendWhoseStreamArrives
   EXPECT_EQ(a.request_count(), 1u);
 }
 
+TEST(StreamHoldback, AzurePromptFilterEventThenServerError_FailsOverAndOnlyTheSecondStreamIsSeen) {
+  // Azure's stream opens with the prompt's filter results, which carry no content: the error
+  // event after them still fails over, and nothing of a's stream reaches the client.
+  MockBackend a([](const SeenRequest&) {
+    return sse({kAzurePromptFilterEvent, kServerErrorEvent, "data: [DONE]\n\n"});
+  });
+  MockBackend b([](const SeenRequest&) { return sse(good_events()); });
+  LastRecord observer;  // outlives the proxy, which reports to it until it stops
+  ProxyHarness p;
+  p.add_backend("a", a.url(), 1);
+  p.add_backend("b", b.url(), 2);
+  p.start(&observer);
+
+  const auto r = post_stream(p);
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.header("x-smartlb-backend"), "b");
+  EXPECT_EQ(r.body, joined(good_events())) << "b's stream, byte for byte, and nothing of a's";
+  EXPECT_EQ(a.request_count(), 1u);
+  EXPECT_EQ(b.request_count(), 1u);
+  EXPECT_FALSE(p.available(0, "gpt-4o")) << "a is cooled down";
+  const auto rec = observer.await();
+  ASSERT_TRUE(rec);
+  ASSERT_EQ(rec->attempt_count, 2u);
+  EXPECT_EQ(rec->attempts[0].cause, FailureCause::StreamError);
+  EXPECT_EQ(rec->response_bytes, joined(good_events()).size()) << "a's held bytes are not counted";
+}
+
+TEST(StreamHoldback, ResponsesLifecycleThenErrorEvent_FailsOver) {
+  MockBackend a([](const SeenRequest&) {
+    return sse(
+        {"event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"resp_1\","
+         "\"status\":\"in_progress\",\"error\":null,\"output\":[]}}\n\n",
+         "event: error\ndata: {\"type\":\"error\",\"code\":\"server_error\",\"message\":\"The server had "
+         "an error\"}\n\n"});
+  });
+  MockBackend b([](const SeenRequest&) { return sse(good_events()); });
+  ProxyHarness p;
+  p.add_backend("a", a.url(), 1);
+  p.add_backend("b", b.url(), 2);
+  p.start();
+  const auto r = post_stream(p);
+  EXPECT_EQ(r.header("x-smartlb-backend"), "b");
+  EXPECT_EQ(r.body, joined(good_events()));
+}
+
 TEST(StreamHoldback, ErrorEventTypeFirst_FailsOverToo) {
   MockBackend a(
       [](const SeenRequest&) { return sse({": ping\n\nevent: error\ndata: upstream failed\n\n"}); });
@@ -124,14 +177,15 @@ TEST(StreamHoldback, ContentFilterErrorFirst_IsRelayedAsItIsWithoutFailover) {
   EXPECT_TRUE(p.available(0, "gpt-4o"));
 }
 
-TEST(StreamHoldback, FirstEventReachesTheClientBeforeTheBackendSendsTheSecond) {
-  // Comments and Azure's prompt-filter-results event come first; the hold ends at that first
-  // event, so it (with the head) reaches the client while the backend still holds the next one.
+TEST(StreamHoldback, FirstContentReachesTheClientBeforeTheBackendSendsMore) {
+  // Comments and Azure's prompt-filter-results event come first and are held; the hold ends at
+  // the first event with content, so it (with the head and what was held) reaches the client
+  // while the backend still holds the next one.
   MockBackend backend([](const SeenRequest&) { return MockReply{}; });
   auto gate = backend.make_gate();
   backend.set_handler([gate](const SeenRequest&) {
     MockReply r = sse({": keep-alive\n\n", good_events()[0], good_events()[1], good_events()[2]});
-    r.wait_before[2] = gate;
+    r.wait_before[3] = gate;
     return r;
   });
   ProxyHarness p;
@@ -139,10 +193,11 @@ TEST(StreamHoldback, FirstEventReachesTheClientBeforeTheBackendSendsTheSecond) {
   p.start();
   RawConnection c(p.port());
   c.send(kStreamRequest);
-  const std::string first = c.read_until("prompt_filter_results\":[{\"prompt_index\":0}]}\n\n");
+  const std::string first = c.read_until("\"Hi\"}}]}\n\n");
   EXPECT_NE(first.find("HTTP/1.1 200"), std::string::npos);
   EXPECT_NE(first.find(": keep-alive\n\n"), std::string::npos);
-  EXPECT_EQ(first.find("Hi"), std::string::npos) << "the gate is still closed";
+  EXPECT_NE(first.find("prompt_filter_results"), std::string::npos);
+  EXPECT_EQ(first.find("[DONE]"), std::string::npos) << "the gate is still closed";
   backend.open(gate);
   const std::string all = c.read_until("0\r\n\r\n");
   EXPECT_NE(all.find("data: [DONE]"), std::string::npos);
