@@ -133,6 +133,8 @@ class Reader {
 
   std::vector<std::string> errors, warnings;
 
+  const std::string& file() const { return file_; }
+
   void error(const std::string& path, const YAML::Node& at, const std::string& what) {
     errors.push_back(path + ": " + what + where(at));
   }
@@ -314,9 +316,6 @@ class Reader {
 
   const EnvMap& env_;
   std::string file_;
-
- public:
-  const std::string& file() const { return file_; }
 };
 
 // Where the copies of a key are: "4 and 7", "4, 7 and 9"; line:column when two share a line
