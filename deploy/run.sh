@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Install, build and start smartlb.
 #
-#   ./deploy/run.sh
+#   ./deploy/run.sh [--config FILE]
 #
 # Installs the build dependencies (Debian 12), builds a Release smartlb into build-release/,
 # then:
+#   * with a config file (--config FILE, --config=FILE, or CONFIG_FILE in the environment):
+#     runs smartlb in the foreground with that file and the environment (docs/routing-policy.md);
 #   * with BACKEND_1_URL (or any BACKEND_X_URL) in the environment: runs smartlb in the
 #     foreground with that environment (see docs/configuration.md);
-#   * otherwise, demo mode: starts five simulated Azure OpenAI regions (smartlb-sim) on
+#   * with neither, demo mode: starts five simulated Azure OpenAI regions (smartlb-sim) on
 #     127.0.0.1, puts smartlb in front of them, sends a burst of traffic that runs a region
 #     out of quota, shows where the requests went, and keeps smartlb running until Ctrl-C.
+#     The demo's smartlb takes no config file: yours is never mixed into it.
 #
 # Environment: PORT (8080), ADMIN_PORT (9090), LISTEN_ADDRESS (demo: 127.0.0.1), JOBS (2,
 # parallel compile jobs), SKIP_DEPS=1 (do not run deploy/install-deps.sh), DEMO_BURST=0 (demo
@@ -17,11 +20,39 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
 build="$root/build-release"
 
 say() { printf '%s\n' "$*"; }
 die() { printf 'run.sh: %s\n' "$*" >&2; exit 1; }
+
+# --- your config file, if any -------------------------------------------------------------
+# Read before anything else (a wrong argument should not cost a build), and made absolute
+# before the script changes to the repository's root.
+config_file="${CONFIG_FILE:-}"
+while (($# > 0)); do
+  case "$1" in
+    --config)
+      [[ -n "${2:-}" ]] || die "--config needs a file name"
+      config_file="$2"
+      shift 2
+      ;;
+    --config=*)
+      config_file="${1#--config=}"
+      [[ -n "$config_file" ]] || die "--config= needs a file name"
+      shift
+      ;;
+    -h | --help)
+      sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"
+      exit 0
+      ;;
+    *) die "unknown argument '$1' (usage: ./deploy/run.sh [--config FILE])" ;;
+  esac
+done
+if [[ -n "$config_file" ]]; then
+  [[ -r "$config_file" && -f "$config_file" ]] || die "cannot read the config file '$config_file'"
+  config_file="$(cd "$(dirname "$config_file")" && pwd)/$(basename "$config_file")"
+fi
+cd "$root"
 
 # --- install and build ------------------------------------------------------------------
 if [[ "${SKIP_DEPS:-0}" != 1 ]]; then
@@ -46,7 +77,11 @@ smartlb="$build/src/smartlb"
 sim="$build/src/sim/smartlb-sim"
 [[ -x "$smartlb" ]] || die "build did not produce $smartlb"
 
-# --- real backends: run in the foreground -------------------------------------------------
+# --- your configuration: run in the foreground ---------------------------------------------
+if [[ -n "$config_file" ]]; then
+  say "run.sh: starting $("$smartlb" --version) with $config_file (and the environment)"
+  exec "$smartlb" --config "$config_file"
+fi
 have_backend=false
 for var in $(compgen -e); do
   [[ "$var" =~ ^BACKEND_[0-9]+_URL$ ]] && have_backend=true
@@ -110,7 +145,7 @@ wait_for_line() {
   return 1
 }
 
-say "run.sh: demo mode (no BACKEND_1_URL set): starting 5 simulated Azure OpenAI regions"
+say "run.sh: demo mode (no config file, no BACKEND_1_URL set): starting 5 simulated Azure OpenAI regions"
 names=()
 sim_ports=()
 declare -A tpm_of prio_of weight_of port_of
@@ -140,6 +175,7 @@ done
 
 export PORT="$port" ADMIN_PORT="$admin_port" LISTEN_ADDRESS="$listen"
 unset CLIENT_API_KEYS  # the demo takes any client key
+unset CONFIG_FILE      # (set but empty) the demo routes its own regions only
 "$smartlb" > "$demo/smartlb.log" 2>&1 &
 smartlb_pid=$!
 pids+=("$smartlb_pid")

@@ -6,7 +6,6 @@
 
 #include <csignal>
 #include <cstdio>
-#include <cstring>
 #include <iostream>
 #include <mutex>
 #include <optional>
@@ -15,8 +14,10 @@
 #include <spdlog/spdlog.h>
 
 #include "smartlb/admin/admin_server.hpp"
+#include "smartlb/app/command_line.hpp"
 #include "smartlb/app/file_watch.hpp"
 #include "smartlb/app/periodic_thread.hpp"
+#include "smartlb/app/reload_notes.hpp"
 #include "smartlb/base/version.hpp"
 #include "smartlb/config/config_file.hpp"
 #include "smartlb/net/server.hpp"
@@ -33,9 +34,9 @@ const char* kHelp = R"(smartlb - spreads OpenAI / Azure OpenAI traffic over many
 
 Usage: smartlb [--config FILE] [--check-config] [--help] [--version]
 
-  --config FILE    the routing policy file (YAML or JSON; also CONFIG_FILE): backends, targets,
-                   clients, token_issuers, rules, model_configs. SIGHUP or a change of the
-                   file reloads it.
+  --config FILE    the routing policy file (YAML or JSON; also --config=FILE, or CONFIG_FILE):
+                   backends, targets, clients, token_issuers, rules, model_configs. SIGHUP or a
+                   change of the file reloads it.
   --check-config   validate the environment and the file, print every error (exit 1) or a
                    summary of the routing (exit 0), and exit
 
@@ -44,7 +45,8 @@ Configured by environment variables (all errors are reported at once):
   BACKEND_X_PRIORITY         lower is preferred (default 1)
   BACKEND_X_WEIGHT           share inside its priority group (default 1)
   BACKEND_X_APIKEY           the backend's key (sent as api-key or Authorization: Bearer)
-  BACKEND_X_DEPLOYMENT_NAME  replaces the deployment segment of /openai/deployments/{name}/...
+  BACKEND_X_DEPLOYMENT_NAME  replaces the deployment segment of /openai/deployments/{name}/..., and the
+                             body's model of /v1/... and /openai/v1/... requests
   BACKEND_X_NAME             shown in logs and the x-smartlb-backend header (default backend-X)
   BACKEND_X_AUTH             auto | api-key | bearer | entra (default auto)
   BACKEND_X_ENTRA_SOURCE     entra: auto | client-secret | workload-identity | app-service | imds
@@ -115,40 +117,32 @@ void reload(smartlb::Server& server, smartlb::Metrics& metrics, const std::optio
     return;
   }
   for (const auto& w : loaded.warnings) spdlog::warn("{}", w);
+  for (const auto& s : smartlb::settings_needing_restart(server.config(), *loaded.config))
+    spdlog::warn("reload ({}): {}", why, s);
   server.reload(*loaded.config);
   std::vector<smartlb::Metrics::BackendInfo> names;
   for (auto& n : server.backend_names()) names.push_back({std::move(n), {}});
   metrics.learn_backends(names);
   metrics.on_config_reload(true, now);
-  spdlog::info(
-      "configuration reloaded ({}): {} backend(s), {} rule(s){}", why, loaded.config->backends.size(),
-      loaded.config->policy.rules.size(),
-      loaded.config->policy.hash.empty() ? "" : ", sha256 " + loaded.config->policy.hash.substr(0, 12));
+  spdlog::info("configuration reloaded ({}): {}", why, smartlb::describe_source(*loaded.config));
 }
 
 int main(int argc, char** argv) {
-  std::optional<std::string> config_file;
-  bool check_only = false;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--config") && i + 1 < argc) {
-      config_file = argv[++i];
-      continue;
-    }
-    if (!std::strcmp(argv[i], "--check-config")) {
-      check_only = true;
-      continue;
-    }
-    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
-      std::fputs(kHelp, stdout);
-      return 0;
-    }
-    if (!std::strcmp(argv[i], "--version")) {
-      std::printf("smartlb %s\n", smartlb::kVersion);
-      return 0;
-    }
-    std::fprintf(stderr, "smartlb: unknown argument '%s' (try --help)\n", argv[i]);
+  const smartlb::CommandLine command = smartlb::parse_command_line(argc, argv);
+  if (!command.error.empty()) {
+    std::fprintf(stderr, "smartlb: %s\n", command.error.c_str());
     return 2;
   }
+  if (command.help) {
+    std::fputs(kHelp, stdout);
+    return 0;
+  }
+  if (command.version) {
+    std::printf("smartlb %s\n", smartlb::kVersion);
+    return 0;
+  }
+  std::optional<std::string> config_file = command.config_file;
+  const bool check_only = command.check_only;
 
   const smartlb::EnvMap env = smartlb::current_environment();
   if (!config_file)
@@ -234,8 +228,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   smartlb::Server& server = *server_holder;
-  spdlog::info("smartlb {} listening on {}:{} with {} backend(s)", smartlb::kVersion, cfg.listen_address,
-               server.port(), cfg.backends.size());
+  spdlog::info("smartlb {} listening on {}:{} with {}", smartlb::kVersion, cfg.listen_address, server.port(),
+               smartlb::describe_source(cfg));
   for (const auto& b : cfg.backends)
     spdlog::info("  backend {}: {}://{}{} priority={} weight={}{}{}", b.name, b.url.tls ? "https" : "http",
                  b.url.host_header, b.url.base_path, b.priority, b.weight,

@@ -5,24 +5,42 @@
 
 namespace smartlb {
 
+void BudgetAdmission::take_tightest(const ClientBudget::State& s) {
+  if (s.tokens.limit && (!tokens_.limit || s.tokens.remaining < tokens_.remaining)) tokens_ = s.tokens;
+  if (s.requests.limit && (!requests_.limit || s.requests.remaining < requests_.remaining))
+    requests_ = s.requests;
+}
+
 std::optional<BudgetRefused> BudgetAdmission::admit(std::int64_t tokens, BudgetTime t) {
   tokens_ = requests_ = LimitState{};
   for (std::size_t i = 0; i < count_; ++i) {
     ClientBudget::State s;
     if (auto refusal = budgets_[i].budget->admit(tokens, t, charges_[i], &s)) {
       for (std::size_t j = 0; j < i; ++j) budgets_[j].budget->cancel(charges_[j], t);
-      // The headers of a refusal describe the budget that refused.
-      tokens_ = s.tokens;
-      requests_ = s.requests;
+      describe_refusal(*refusal, s, i, t);
       return BudgetRefused{*refusal, budgets_[i]};
     }
-    if (s.tokens.limit && (!tokens_.limit || s.tokens.remaining < tokens_.remaining)) tokens_ = s.tokens;
-    if (s.requests.limit && (!requests_.limit || s.requests.remaining < requests_.remaining))
-      requests_ = s.requests;
+    take_tightest(s);
   }
   admitted_ = count_ > 0;
   charged_ = tokens;
   return std::nullopt;
+}
+
+// The headers of a refusal: in the dimension that refused, the limit that refused, its reset the
+// refusal's Retry-After (a budget's state tells the tightest of its token limits, and a reset
+// until the whole limit is free: another limit, and a later time, than the one the client must
+// wait for). The other dimension is the tightest of all the caller's budgets, as on an admitted
+// request (those before `refused_at` as they were before this request, which is given back).
+void BudgetAdmission::describe_refusal(const BudgetRefusal& refusal, const ClientBudget::State& refuser,
+                                       std::size_t refused_at, BudgetTime t) {
+  tokens_ = requests_ = LimitState{};
+  take_tightest(refuser);
+  for (std::size_t j = 0; j < count_; ++j)
+    if (j != refused_at) take_tightest(budgets_[j].budget->state(t));
+  const LimitState refused{refusal.limit_value, std::max<std::int64_t>(refusal.limit_value - refusal.used, 0),
+                           refusal.retry_after};
+  (smartlb::counts_tokens(refusal.limit) ? tokens_ : requests_) = refused;
 }
 
 bool BudgetAdmission::counts_tokens() const {

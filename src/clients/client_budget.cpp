@@ -119,21 +119,31 @@ std::optional<BudgetRefusal> ClientBudget::admit_locked(std::int64_t tokens, Bud
     if (after) *after = state_locked(t, day, month);
     return BudgetRefusal{limit, value, used, requested, retry};
   };
+  // Of the limits that refuse, the one that admits last is the answer: a day quota spent too
+  // must not hide behind the minute's shorter wait (the client would only be refused again).
+  std::optional<BudgetRefusal> binding;
+  const auto refused_by = [&](BudgetLimit limit, std::int64_t value, std::int64_t used,
+                              std::int64_t requested, Nanos retry) {
+    if (!binding || retry > binding->retry_after)
+      binding = BudgetRefusal{limit, value, used, requested, retry};
+  };
   if (limits_.tokens_per_minute && !minute_tokens_.fits(tokens, t.now))
-    return refuse(BudgetLimit::TokensPerMinute, limits_.tokens_per_minute, minute_tokens_.used(t.now), tokens,
-                  minute_tokens_.wait_for(tokens, t.now));
+    refused_by(BudgetLimit::TokensPerMinute, limits_.tokens_per_minute, minute_tokens_.used(t.now), tokens,
+               minute_tokens_.wait_for(tokens, t.now));
   if (limits_.requests_per_minute && !minute_requests_.fits(1, t.now))
-    return refuse(BudgetLimit::RequestsPerMinute, limits_.requests_per_minute, minute_requests_.used(t.now),
-                  1, minute_requests_.wait_for(1, t.now));
+    refused_by(BudgetLimit::RequestsPerMinute, limits_.requests_per_minute, minute_requests_.used(t.now), 1,
+               minute_requests_.wait_for(1, t.now));
   // A calendar quota admits again when its period ends (or never, for more than it holds: then
   // the end of the period is still the honest answer of when to ask again).
   if (const std::int64_t used = day_.used_in(day.index);
       limits_.tokens_per_day && used + tokens > limits_.tokens_per_day)
-    return refuse(BudgetLimit::TokensPerDay, limits_.tokens_per_day, used, tokens, until(day.end, t.wall));
+    refused_by(BudgetLimit::TokensPerDay, limits_.tokens_per_day, used, tokens, until(day.end, t.wall));
   if (const std::int64_t used = month_.used_in(month.index);
       limits_.tokens_per_month && used + tokens > limits_.tokens_per_month)
-    return refuse(BudgetLimit::TokensPerMonth, limits_.tokens_per_month, used, tokens,
-                  until(month.end, t.wall));
+    refused_by(BudgetLimit::TokensPerMonth, limits_.tokens_per_month, used, tokens, until(month.end, t.wall));
+  if (binding)
+    return refuse(binding->limit, binding->limit_value, binding->used, binding->requested,
+                  binding->retry_after);
   // Shared: the minute limits' leases must admit too (all replicas together).
   const bool lease_tokens = tokens_lease_ && limits_.tokens_per_minute;
   const bool lease_requests = requests_lease_ && limits_.requests_per_minute;

@@ -142,6 +142,8 @@ void load_backend(const EnvMap& env, Problems& p, int id, Config& cfg) {
     else {
       b.url = std::move(*parsed.url);
       b.azure_host = is_azure_host(b.url.host);
+      // The environment's backends form the default rule: every kind of client reaches them.
+      if (auto w = doubled_prefix_warning(b.url, url_var, /*azure_clients=*/true)) p.warn(url_var, *w);
     }
   }
   read_int(env, p, prefix + "PRIORITY", -1'000'000, 1'000'000, b.priority);

@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -46,6 +47,65 @@ constexpr std::string_view kModelConfigKeys[] = {"model", "usage_limits", "failu
 constexpr std::string_view kUsageLimitKeys[] = {"tokens_per_minute", "requests_per_minute"};
 constexpr std::string_view kToleranceKeys[] = {"allowed_failures_per_minute", "cooldown_period_minutes"};
 
+// Settings of the environment, which the file does not take: a key spelled like one gets a
+// hint instead of "did you mean". Where the file has the same setting, it says where.
+struct EnvironmentSetting {
+  std::string_view variable, in_the_file;
+};
+constexpr EnvironmentSetting kEnvironmentSettings[] = {
+    {"PORT", ""},
+    {"LISTEN_ADDRESS", ""},
+    {"ADMIN_PORT", ""},
+    {"THREADS", ""},
+    {"HTTP_TIMEOUT_SECONDS", ""},
+    {"CONNECT_TIMEOUT_SECONDS", ""},
+    {"REQUEST_TIMEOUT_SECONDS", ""},
+    {"CLIENT_IDLE_TIMEOUT_SECONDS", ""},
+    {"SHUTDOWN_TIMEOUT_SECONDS", ""},
+    {"DEFAULT_COOLDOWN_SECONDS", ""},
+    {"MAX_COOLDOWN_SECONDS", ""},
+    {"QUOTA_WINDOW_SECONDS", ""},
+    {"MAX_REQUEST_BODY_BYTES", ""},
+    {"STREAM_HOLDBACK_BYTES", ""},
+    {"MAX_HEADER_COUNT", ""},
+    {"MAX_CONNECTIONS", ""},
+    {"CONFIG_FILE", ""},
+    {"CONFIG_WATCH_INTERVAL_MS", ""},
+    {"STATUS_SAMPLE_INTERVAL_MS", ""},
+    {"LOG_LEVEL", ""},
+    {"LOG_FORMAT", ""},
+    {"ACCESS_LOG", ""},
+    {"UPSTREAM_CA_FILE", ""},
+    {"CLIENT_API_KEYS", "clients (with key or key_sha256)"},
+    {"CLIENT_TOKENS_PER_MINUTE", "subject_limits (subject \"*\")"},
+    {"CLIENT_REQUESTS_PER_MINUTE", "subject_limits (subject \"*\")"},
+    {"CLIENT_TOKENS_PER_DAY", "subject_limits (subject \"*\")"},
+    {"CLIENT_TOKENS_PER_MONTH", "subject_limits (subject \"*\")"},
+    {"CLIENT_ENTRA_TENANT_ID", "token_issuers"},
+    {"CLIENT_ENTRA_AUDIENCE", "token_issuers"},
+    {"CLIENT_ENTRA_ROLES", "token_issuers"},
+    {"CLIENT_ENTRA_NAME", "token_issuers"},
+    {"CLIENT_ENTRA_DISCOVERY_URL", "token_issuers"},
+    {"REDIS_URL", "redis.url"},
+    {"REDIS_KEY_PREFIX", "redis.key_prefix"},
+    {"REDIS_CA_FILE", "redis.ca_file"},
+    {"REDIS_TIMEOUT_MS", "redis.timeout_ms"},
+    {"REPLICA_ID", "redis.replica_id"},
+};
+
+// "PORT is an environment variable: ..." for a key spelled like one (port, Port, log-level), or "".
+std::string environment_hint(std::string_view key) {
+  std::string name(key);
+  for (char& c : name) c = c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (const auto& s : kEnvironmentSettings) {
+    if (s.variable != name) continue;
+    std::string hint = std::string(s.variable) + " is an environment variable";
+    if (s.in_the_file.empty()) return hint + ": process settings come from the environment, not the file";
+    return hint + "; the file's equivalent is " + std::string(s.in_the_file);
+  }
+  return {};
+}
+
 std::string index_path(const std::string& path, std::size_t i) {
   return path + "[" + std::to_string(i) + "]";
 }
@@ -73,6 +133,8 @@ class Reader {
 
   std::vector<std::string> errors, warnings;
 
+  const std::string& file() const { return file_; }
+
   void error(const std::string& path, const YAML::Node& at, const std::string& what) {
     errors.push_back(path + ": " + what + where(at));
   }
@@ -87,7 +149,9 @@ class Reader {
       const std::string key = kv.first.Scalar();
       if (std::find(std::begin(known), std::end(known), key) != std::end(known)) continue;
       std::string msg = "unknown key";
-      if (const std::string hint = closest(key, known); !hint.empty())
+      if (const std::string env = environment_hint(key); !env.empty())
+        msg += " (" + env + ")";
+      else if (const std::string hint = closest(key, known); !hint.empty())
         msg += " (did you mean \"" + hint + "\"?)";
       error(key_path(path, key), kv.first, msg);
     }
@@ -254,6 +318,49 @@ class Reader {
   std::string file_;
 };
 
+// Where the copies of a key are: "4 and 7", "4, 7 and 9"; line:column when two share a line
+// (JSON on one line).
+std::string join_places(const std::vector<YAML::Mark>& at) {
+  std::set<int> lines;
+  for (const auto& m : at) lines.insert(m.line);
+  std::string out;
+  for (std::size_t i = 0; i < at.size(); ++i) {
+    if (i > 0) out += i + 1 == at.size() ? " and " : ", ";
+    out += std::to_string(at[i].line + 1);
+    if (lines.size() < at.size()) out += ":" + std::to_string(at[i].column + 1);
+  }
+  return out;
+}
+
+// A key given twice in one mapping. yaml-cpp keeps both and `node[key]` finds the first, so an
+// edit appended lower in the file would be ignored without a word: an error naming both lines.
+// Every mapping is looked at once: an alias shares its anchor's node and mark, so `walked`
+// (the marks of the collections seen) also keeps nested aliases from being walked again and again.
+void check_duplicate_keys(Reader& r, const std::string& path, const YAML::Node& n, std::set<int>& walked) {
+  if (!n.IsMap() && !n.IsSequence()) return;
+  if (!walked.insert(n.Mark().pos).second) return;
+  if (n.IsSequence()) {
+    std::size_t i = 0;
+    for (const auto& item : n) check_duplicate_keys(r, index_path(path, i++), item, walked);
+    return;
+  }
+  std::vector<std::pair<std::string, std::vector<YAML::Mark>>> keys;  // in the order they first appear
+  for (const auto& kv : n) {
+    if (!kv.first.IsScalar()) continue;
+    const std::string& key = kv.first.Scalar();
+    auto it = std::find_if(keys.begin(), keys.end(), [&](const auto& k) { return k.first == key; });
+    if (it == keys.end()) it = keys.insert(keys.end(), {key, {}});
+    it->second.push_back(kv.first.Mark());
+    check_duplicate_keys(r, key_path(path, key), kv.second, walked);
+  }
+  for (const auto& [key, at] : keys)
+    if (at.size() > 1)
+      r.errors.push_back((path.empty() ? std::string() : path + ": ") + smartlb::quoted(key) + " is given " +
+                         (at.size() == 2 ? std::string("twice") : std::to_string(at.size()) + " times") +
+                         (path.empty() ? " at the top" : "") + " (lines " + join_places(at) + " of " +
+                         r.file() + ")");
+}
+
 AuthStyle parse_auth(Reader& r, const std::string& path, const YAML::Node& n, bool& ok) {
   const auto s = r.string(path, n);
   ok = true;
@@ -295,7 +402,9 @@ void read_entra(Reader& r, const EnvMap& env, const std::string& path, const YAM
   for (auto& e : resolve_entra_credential(env, settings, b.entra)) r.errors.push_back(std::move(e));
 }
 
-void read_backends(Reader& r, const EnvMap& env, const YAML::Node& list, Config& cfg) {
+// `azure_clients`: whether any request may reach these backends (a file without rules makes
+// them the default rule), Azure-style ones included; else only through the rules' targets.
+void read_backends(Reader& r, const EnvMap& env, const YAML::Node& list, bool azure_clients, Config& cfg) {
   if (!r.is_list("backends", list) || !list) return;
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string path = index_path("backends", i);
@@ -318,6 +427,8 @@ void read_backends(Reader& r, const EnvMap& env, const YAML::Node& list, Config&
       } else {
         b.url = std::move(*parsed.url);
         b.azure_host = is_azure_host(b.url.host);
+        if (auto w = doubled_prefix_warning(b.url, key_path(path, "url"), azure_clients))
+          r.warn(key_path(path, "url"), url, *w);
       }
     }
     if (const auto key = n["api_key"]) {
@@ -750,6 +861,25 @@ void read_rule_target(Reader& r, const std::string& path, const YAML::Node& n, c
   if (target) rule.targets.push_back(std::move(rt));
 }
 
+// A rule's `when.models` are the names clients ask for; its targets answer them, each under its
+// own deployment or model name (TrueFoundry's virtual models: "bedrock/llama3" served by
+// "azure/bedrock-llama3" and "aws/bedrock-llama3"). A target with no such name passes the
+// client's on: worth a warning when it does not serve that name, since its backend then gets a
+// name it probably does not know.
+void warn_unnamed_targets(Reader& r, const std::string& path, const YAML::Node& list, const RuleConfig& rule,
+                          const Config& cfg) {
+  for (std::size_t k = 0; k < rule.models.size(); ++k)
+    for (const RuleTarget& rt : rule.targets) {
+      const TargetConfig* t = find_target(cfg, rt.target);
+      if (!t || !t->upstream_name.empty() || t->serves(rule.models[k])) continue;
+      r.warn(index_path(path, k), list[k],
+             "the target " + smartlb::quoted(t->id) + " neither serves " + smartlb::quoted(rule.models[k]) +
+                 " nor has a deployment or model to be called with, so its backend is asked for " +
+                 smartlb::quoted(rule.models[k]) +
+                 " (give the target a deployment or model; an alias if its backend knows that name)");
+    }
+}
+
 void read_rules(Reader& r, const YAML::Node& list, Config& cfg) {
   if (!r.is_list("rules", list) || !list) return;
   std::set<std::string> ids;
@@ -802,18 +932,7 @@ void read_rules(Reader& r, const YAML::Node& list, Config& cfg) {
         r.check_keys(wpath, when, kWhenKeys);
         rule.subjects = r.strings(key_path(wpath, "subjects"), when["subjects"]);
         rule.models = r.strings(key_path(wpath, "models"), when["models"]);
-        for (std::size_t k = 0; k < rule.models.size(); ++k) {
-          const bool served =
-              std::any_of(rule.targets.begin(), rule.targets.end(), [&](const RuleTarget& rt) {
-                const TargetConfig* t = find_target(cfg, rt.target);
-                return t && t->serves(rule.models[k]);
-              });
-          if (!served && !rule.targets.empty())
-            r.error(index_path(key_path(wpath, "models"), k), when["models"][k],
-                    "no target of this rule serves model " + smartlb::quoted(rule.models[k]) +
-                        " (a target serves its id, the part of its id after the last '/', its deployment or "
-                        "model, and its aliases)");
-        }
+        warn_unnamed_targets(r, key_path(wpath, "models"), when["models"], rule, cfg);
         if (const auto md = when["metadata"]; md && !md.IsNull()) {
           const std::string mpath = key_path(wpath, "metadata");
           if (r.is_map(mpath, md))
@@ -968,6 +1087,31 @@ void check_quota_groups(Reader& r, const YAML::Node& root, Config& cfg) {
   }
 }
 
+// The file's entry of the target `id`, for a message's path and line: "targets[3]" at its
+// `id`, or the list when no entry has that id.
+std::pair<std::string, YAML::Node> target_entry(const YAML::Node& list, std::string_view id) {
+  if (list && list.IsSequence())
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const YAML::Node n = list[i];
+      if (n.IsMap() && n["id"] && n["id"].IsScalar() && n["id"].Scalar() == id)
+        return {index_path("targets", i), n["id"]};
+    }
+  return {"targets", list};
+}
+
+void warn_unused_targets(Reader& r, const YAML::Node& list, const Config& cfg) {
+  for (const auto& t : cfg.policy.targets) {
+    const bool used =
+        std::any_of(cfg.policy.rules.begin(), cfg.policy.rules.end(), [&](const RuleConfig& rule) {
+          return std::any_of(rule.targets.begin(), rule.targets.end(),
+                             [&](const RuleTarget& rt) { return rt.target == t.id; });
+        });
+    if (used) continue;
+    const auto [path, at] = target_entry(list, t.id);
+    r.warn(path, at, "no rule routes to the target " + smartlb::quoted(t.id));
+  }
+}
+
 // The default rule over `backends` (today's policy: priority groups, then weight), each
 // backend its own target named after it.
 void add_implicit_rule(Config& cfg, const std::vector<const BackendConfig*>& backends) {
@@ -1056,10 +1200,14 @@ ConfigLoadResult load_config_text(const EnvMap& env, std::string_view text, cons
     r.error("(file)", root, "must be a mapping with rules, targets, backends, ... at the top");
   } else {
     r.check_keys("", root, kTopKeys);
+    std::set<int> walked;
+    check_duplicate_keys(r, "", root, walked);
     try {
       for (const char* ignored : {"name", "type"})
         if (const auto n = root[ignored]; n && !n.IsScalar()) r.error(ignored, n, "must be a string");
-      read_backends(r, env, root["backends"], cfg);
+      const YAML::Node rules = root["rules"];
+      const bool file_has_rules = rules && rules.IsSequence() && rules.size() > 0;
+      read_backends(r, env, root["backends"], /*azure_clients=*/!file_has_rules, cfg);
       read_targets(r, root["targets"], cfg);
       read_clients(r, root["clients"], cfg);
       read_subject_limits(r, root["subject_limits"], cfg);
@@ -1079,21 +1227,15 @@ ConfigLoadResult load_config_text(const EnvMap& env, std::string_view text, cons
   for (std::size_t i = 0; i < cfg.backends.size(); ++i)
     if (!has_rules || i < env_backends) implicit.push_back(&cfg.backends[i]);
   for (const BackendConfig* b : implicit)
-    if (find_target(cfg, b->name))
-      r.error("targets", root["targets"],
+    if (find_target(cfg, b->name)) {
+      const auto [path, at] = target_entry(root["targets"], b->name);
+      r.error(path, at,
               "a target is named " + smartlb::quoted(b->name) +
                   " like a backend of the default rule; give it another id");
+    }
   if (!implicit.empty()) add_implicit_rule(cfg, implicit);
   check_quota_groups(r, root, cfg);
-  if (has_rules)
-    for (const auto& t : cfg.policy.targets) {
-      const bool used =
-          std::any_of(cfg.policy.rules.begin(), cfg.policy.rules.end(), [&](const RuleConfig& rule) {
-            return std::any_of(rule.targets.begin(), rule.targets.end(),
-                               [&](const RuleTarget& rt) { return rt.target == t.id; });
-          });
-      if (!used) r.warn("targets", root["targets"], "no rule routes to the target " + smartlb::quoted(t.id));
-    }
+  if (has_rules) warn_unused_targets(r, root["targets"], cfg);
   if (cfg.backends.empty())
     errors.push_back("BACKEND_1_URL: no backend is configured; set BACKEND_1_URL or list backends in " +
                      file_name);
@@ -1145,12 +1287,29 @@ ConfigLoadResult load_config(const EnvMap& env, const std::optional<std::string>
   return load_config_text(env, text.str(), path);
 }
 
+std::string describe_source(const Config& cfg) {
+  std::string out = std::to_string(cfg.backends.size()) + " backend(s), " +
+                    std::to_string(cfg.policy.rules.size()) + " rule(s)";
+  if (!cfg.policy.file.empty())
+    out += " from " + cfg.policy.file + " (sha256 " + cfg.policy.hash.substr(0, 12) + ")";
+  return out;
+}
+
+namespace {
+
+// The name a rule's target is called with: its deployment or model, else the client's own
+// (the rule's one model when it names exactly one).
+std::string called_as(const RuleConfig& rule, const TargetConfig* t) {
+  if (t && !t->upstream_name.empty()) return t->upstream_name;
+  if (rule.models.size() == 1) return rule.models[0];
+  return "the requested name";
+}
+
+}  // namespace
+
 std::string describe_routing(const Config& cfg) {
   std::ostringstream out;
-  out << cfg.backends.size() << " backend(s), " << cfg.policy.rules.size() << " rule(s)";
-  if (!cfg.policy.file.empty())
-    out << " from " << cfg.policy.file << " (sha256 " << cfg.policy.hash.substr(0, 12) << ")";
-  out << "\n";
+  out << describe_source(cfg) << "\n";
   for (const auto& b : cfg.backends)
     out << "  backend " << b.name << ": " << (b.url.tls ? "https" : "http") << "://" << b.url.host_header
         << b.url.base_path << (b.api_key.empty() ? " (client credentials pass through)" : "") << "\n";
@@ -1171,11 +1330,13 @@ std::string describe_routing(const Config& cfg) {
     for (const auto& s : rule.subjects) out << ", subject " << s;
     for (const auto& m : rule.models) out << ", model " << m;
     for (const auto& [k, v] : rule.metadata) out << ", metadata " << k << "=" << v;
+    if (rule.affinity) out << ", affinity";
+    if (rule.slow_start.count()) out << ", slow start " << rule.slow_start.count() << " s";
     out << "\n";
     for (const auto& rt : rule.targets) {
       const TargetConfig* t = find_target(cfg, rt.target);
       out << "    -> " << rt.target;
-      if (t && !t->upstream_name.empty()) out << " (as " << t->upstream_name << " on " << t->backend << ")";
+      if (t) out << " (as " << called_as(rule, t) << " on " << t->backend << ")";
       if (rule.type == RuleType::Priority) out << " priority " << rt.priority;
       if (rule.type != RuleType::Latency) out << " weight " << rt.weight;
       if (!rt.override_params.empty()) out << ", " << rt.override_params.size() << " override(s)";

@@ -1,6 +1,7 @@
 #include "smartlb/config/url.hpp"
 
 #include <charconv>
+#include <string>
 
 namespace smartlb {
 
@@ -82,6 +83,32 @@ UrlParseResult parse_backend_url(std::string_view text) {
   if (explicit_port && !default_port) u.host_header += ":" + std::to_string(u.port);
   r.url = std::move(u);
   return r;
+}
+
+std::optional<std::string> doubled_prefix_warning(const BackendUrl& url, std::string_view setting,
+                                                  bool azure_clients) {
+  const std::string_view path = url.base_path;
+  std::string_view drop, example;
+  if (path.ends_with("/openai/v1")) {
+    drop = "/openai/v1";
+    example = "/openai/v1/chat/completions";
+  } else if (path.ends_with("/v1")) {
+    drop = "/v1";
+    example = "/v1/chat/completions";
+  } else if (azure_clients && path.ends_with("/openai")) {
+    drop = "/openai";
+    example = "/openai/deployments/gpt-4o/chat/completions";
+  } else {
+    return std::nullopt;
+  }
+  std::string w = "ends in " + std::string(drop) + ", which clients put on their paths themselves (" +
+                  std::string(example) + " would go out as " + std::string(path) + std::string(example) +
+                  "): drop " + std::string(drop) + " from " + std::string(setting) +
+                  ": smartlb appends the client's path";
+  if (drop == "/openai")
+    w += " (keep it only if every client of this backend sends OpenAI-style /v1/... paths: they then reach "
+         "Azure's v1 API)";
+  return w;
 }
 
 }  // namespace smartlb

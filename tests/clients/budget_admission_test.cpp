@@ -119,6 +119,68 @@ TEST_F(Admission, HeadersTellTheTightestBudget) {
             "600\r\nx-ratelimit-reset-tokens: 1m1s\r\n");
 }
 
+// A 429's x-ratelimit-reset-tokens is its Retry-After: when the request fits again, not when
+// the whole minute is free (which here is 5 s later: the second charge's bucket).
+TEST_F(Admission, ARefusalsResetIsItsRetryAfter) {
+  Policy p;
+  ClientConfig alice;
+  alice.name = "alice";
+  alice.limits.tokens_per_minute = 1000;
+  p.clients.push_back(alice);
+  const BudgetPlan plan(p, registry);
+  const std::vector<std::string> none;
+  BudgetPlan::Budgets a;
+  const auto admit = [&](std::int64_t tokens) {
+    BudgetAdmission admission(a, plan.budgets_for(who("alice", none), a));
+    auto refused = admission.admit(tokens, at());
+    std::string fields;
+    admission.append_fields(fields);
+    return std::make_pair(refused, fields);
+  };
+  ASSERT_FALSE(admit(500).first);
+  clock.advance(seconds(5));
+  ASSERT_FALSE(admit(400).first);
+  clock.advance(seconds(5));
+  const auto [refused, fields] = admit(200);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(format_reset(refused->refusal.retry_after), "51s");  // the first charge leaves the window
+  EXPECT_EQ(fields,
+            "x-ratelimit-limit-tokens: 1000\r\nx-ratelimit-remaining-tokens: 100\r\n"
+            "x-ratelimit-reset-tokens: 51s\r\n");
+}
+
+// The refusal's dimension tells the limit that refused; the other one, as on an admitted request,
+// the tightest of all the caller's budgets (here tier:free's requests, not the refusing budget's
+// none).
+TEST_F(Admission, ARefusalsHeadersTellTheLimitThatRefusedAndTheTightestOtherwise) {
+  const BudgetPlan plan(policy(), registry);
+  const std::vector<std::string> alice_subjects = {"team:search", "tier:free"};
+  BudgetPlan::Budgets a;
+  BudgetAdmission first(a, plan.budgets_for(who("alice", alice_subjects), a));
+  ASSERT_FALSE(first.admit(900, at()));
+  std::string admitted;
+  first.append_fields(admitted);
+  EXPECT_EQ(admitted,
+            "x-ratelimit-limit-requests: 2\r\nx-ratelimit-remaining-requests: 1\r\n"
+            "x-ratelimit-reset-requests: 1m1s\r\n"
+            "x-ratelimit-limit-tokens: 1000\r\nx-ratelimit-remaining-tokens: 100\r\n"
+            "x-ratelimit-reset-tokens: 1m1s\r\n");
+  clock.advance(seconds(10));
+  BudgetAdmission second(a, plan.budgets_for(who("alice", alice_subjects), a));
+  const auto refused = second.admit(200, at());
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->by.owner, "client");
+  std::string fields;
+  second.append_fields(fields);
+  EXPECT_EQ(fields,
+            "x-ratelimit-limit-requests: 2\r\nx-ratelimit-remaining-requests: 1\r\n"
+            "x-ratelimit-reset-requests: 51s\r\n"
+            "x-ratelimit-limit-tokens: 1000\r\nx-ratelimit-remaining-tokens: 100\r\n"
+            "x-ratelimit-reset-tokens: " +
+                format_reset(refused->refusal.retry_after) + "\r\n");
+  EXPECT_EQ(format_reset(refused->refusal.retry_after), "51s");
+}
+
 TEST(FormatReset, WritesDurationsTheWayOpenAIDoes) {
   EXPECT_EQ(format_reset(milliseconds(0)), "0ms");
   EXPECT_EQ(format_reset(milliseconds(250)), "250ms");

@@ -39,6 +39,19 @@ TEST_F(Budget, AdmitsWhileTheMinuteHasRoomAndSaysWhenItFrees) {
   EXPECT_FALSE(b.admit(600, at(seconds(61)), c));
 }
 
+// Refused by the minute and the day at once: the day's is the answer (its wait is the longer),
+// not a Retry-After after which the request is refused again.
+TEST_F(Budget, OfTheLimitsThatRefuseTheOneThatAdmitsLastAnswers) {
+  ClientBudget b(ClientLimits{.tokens_per_minute = 1000, .tokens_per_day = 950});
+  BudgetCharge c;
+  EXPECT_FALSE(b.admit(900, at(), c));
+  const auto refused = b.admit(120, at(seconds(1)), c);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->limit, BudgetLimit::TokensPerDay);
+  EXPECT_EQ(refused->limit_value, 950);
+  EXPECT_EQ(refused->retry_after, hours(14) - seconds(1));  // midnight UTC
+}
+
 TEST_F(Budget, CountsRequestsPerMinute) {
   ClientBudget b(ClientLimits{.requests_per_minute = 2});
   BudgetCharge c;

@@ -52,6 +52,22 @@ TEST(ConfigEnv, ReadsEveryBackendField) {
   EXPECT_FALSE(b.azure_host);
 }
 
+// BACKEND_3_URL=https://api.openai.com/v1 sends /v1/chat/completions to /v1/v1/...: a warning
+// naming the variable and the fix, not a refusal.
+TEST(ConfigEnv, ABaseUrlThatDoublesTheClientsPrefixIsAWarning) {
+  auto r = load_config_from_env({{"BACKEND_1_URL", "https://east.openai.azure.com"},
+                                 {"BACKEND_2_URL", "https://west.openai.azure.com/openai"},
+                                 {"BACKEND_3_URL", "https://api.openai.com/v1"}});
+  ASSERT_TRUE(r.config);
+  ASSERT_EQ(r.warnings.size(), 2u);
+  EXPECT_EQ(r.warnings[0].rfind("BACKEND_2_URL: ends in /openai,", 0), 0u) << r.warnings[0];
+  EXPECT_NE(r.warnings[0].find("drop /openai from BACKEND_2_URL"), std::string::npos) << r.warnings[0];
+  EXPECT_EQ(r.warnings[1].rfind("BACKEND_3_URL: ends in /v1,", 0), 0u) << r.warnings[1];
+  EXPECT_NE(r.warnings[1].find("drop /v1 from BACKEND_3_URL: smartlb appends the client's path"),
+            std::string::npos)
+      << r.warnings[1];
+}
+
 TEST(ConfigEnv, GapsInNumberingAreAllowedAndOrderIsById) {
   auto r = load_config_from_env(
       {{"BACKEND_10_URL", "https://b.example.com"}, {"BACKEND_3_URL", "https://a.example.com"}});

@@ -20,7 +20,7 @@ backends:
     url: https://contoso-eastus.openai.azure.com
     api_key: ${EASTUS_KEY}
   - name: oai
-    url: https://api.openai.com/v1
+    url: https://api.openai.com
     api_key: sk-test-1234567890
     priority: 2
 targets:
@@ -221,19 +221,170 @@ clients:
   EXPECT_TRUE(has_error(r, "(bad.yaml:")) << "errors carry their line: " << all_errors(r);
 }
 
-TEST(ConfigFile, AModelNoTargetOfTheRuleServesIsAnError) {
+// A rule's models are the names clients ask for; its targets answer them, each under its own
+// deployment or model name (TrueFoundry's virtual models).
+TEST(ConfigFile, ARulesModelIsAnsweredByEachTargetUnderItsOwnName) {
+  const char* text = R"(
+backends: [{name: a, url: "http://127.0.0.1:9"}, {name: b, url: "http://127.0.0.1:10"}]
+targets:
+  - {id: a/llama3, backend: a, deployment: llama-3-70b}
+  - {id: b/llama3, backend: b, model: meta-llama3-70b}
+rules:
+  - id: r
+    type: weight-based-routing
+    when: {models: [bedrock/llama3]}
+    load_balance_targets: [{target: a/llama3, weight: 60}, {target: b/llama3, weight: 40}]
+)";
+  const auto r = load_config_text({}, text, "f.yaml");
+  ASSERT_TRUE(r.config) << all_errors(r);
+  EXPECT_TRUE(r.warnings.empty()) << r.warnings[0];
+  const std::string s = describe_routing(*r.config);
+  EXPECT_NE(s.find("rule r: weight-based-routing, model bedrock/llama3\n"
+                   "    -> a/llama3 (as llama-3-70b on a) weight 60\n"
+                   "    -> b/llama3 (as meta-llama3-70b on b) weight 40\n"),
+            std::string::npos)
+      << s;
+}
+
+// A target without a deployment or model passes the client's name on: fine when it serves that
+// name, a warning when its backend is asked for a name the target does not serve.
+TEST(ConfigFile, ATargetCalledWithANameItDoesNotServeIsAWarning) {
   const char* text = R"(
 backends: [{name: a, url: "http://127.0.0.1:9"}]
-targets: [{id: a/gpt-4o, backend: a, deployment: dep-4o, aliases: [four-o]}]
+targets: [{id: a/gpt-4o, backend: a, aliases: [four-o]}, {id: a/dep, backend: a, deployment: dep-4o}]
 rules:
   - id: r
     type: priority-based-routing
-    when: {models: [gpt-4o, dep-4o, a/gpt-4o, four-o, gpt-5]}
-    load_balance_targets: [{target: a/gpt-4o}]
+    when: {models: [gpt-4o, a/gpt-4o, four-o, gpt-5]}
+    load_balance_targets: [{target: a/gpt-4o}, {target: a/dep}]
 )";
   const auto r = load_config_text({}, text, "f.yaml");
-  ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
-  EXPECT_TRUE(has_error(r, "rules[0].when.models[4]: no target of this rule serves model \"gpt-5\""));
+  ASSERT_TRUE(r.config) << all_errors(r);
+  ASSERT_EQ(r.warnings.size(), 1u) << r.warnings[1];
+  EXPECT_EQ(
+      r.warnings[0],
+      "rules[0].when.models[3]: the target \"a/gpt-4o\" neither serves \"gpt-5\" nor has a deployment or "
+      "model to be called with, so its backend is asked for \"gpt-5\" (give the target a deployment or "
+      "model; an alias if its backend knows that name) (f.yaml:7)");
+  const std::string s = describe_routing(*r.config);
+  EXPECT_NE(s.find("-> a/gpt-4o (as the requested name on a) priority 1"), std::string::npos) << s;
+}
+
+// TrueFoundry's own example, pasted as it is, with our backends and targets appended.
+TEST(ConfigFile, TrueFoundrysExampleLoadsAsWritten) {
+  const auto r =
+      load_config({{"AZURE_KEY", "k-azure-1"},
+                   {"OPENAI_KEY", "k-openai-1"},
+                   {"BEDROCK_GATEWAY_KEY", "k-bedrock-1"},
+                   {"ANTHROPIC_KEY", "k-anthropic-1"},
+                   {"BOB_KEY", "bobs-key-1"}},
+                  std::string(SMARTLB_SOURCE_DIR) + "/tests/config/truefoundry_loadbalancing.yaml");
+  ASSERT_TRUE(r.config) << all_errors(r);
+  EXPECT_TRUE(r.warnings.empty()) << r.warnings[0];
+  const Policy& p = r.config->policy;
+  ASSERT_EQ(p.rules.size(), 3u);
+  EXPECT_EQ(p.rules[0].subjects, std::vector<std::string>{"user:bob@example.com"});
+  EXPECT_EQ(p.rules[1].models, std::vector<std::string>{"bedrock/llama3"});
+  EXPECT_EQ(p.rules[2].type, RuleType::Latency);
+  const std::string s = describe_routing(*r.config);
+  for (const char* line :
+       {"    -> azure/gpt4 (as gpt-4 on azure) weight 70, 3 override(s), quota 50000 TPM / 100 RPM, "
+        "breaker after 3 failures/min\n",
+        "    -> azure/bedrock-llama3 (as Llama-3.3-70B-Instruct on azure) weight 60\n",
+        "    -> aws/bedrock-llama3 (as llama3-70b-instruct on bedrock) weight 40\n",
+        "    -> anthropic/claude-3-opus (as claude-3-opus-20240229 on anthropic)\n"})
+    EXPECT_NE(s.find(line), std::string::npos) << line << "\nin\n" << s;
+}
+
+// yaml-cpp keeps both copies of a key and finds the first: an edit appended lower in the file
+// would be ignored without a word.
+TEST(ConfigFile, AKeyGivenTwiceIsAnErrorNamingBothLines) {
+  const std::string text =
+      "backends:\n"                                      // 1
+      "  - name: a\n"                                    // 2
+      "    url: http://127.0.0.1:9\n"                    // 3
+      "    weight: 2\n"                                  // 4
+      "    url: http://127.0.0.1:10\n"                   // 5
+      "    weight: 3\n"                                  // 6
+      "    weight: 4\n"                                  // 7
+      "targets: [{id: a/m, backend: a}]\n"               // 8
+      "rules:\n"                                         // 9
+      "  - id: r\n"                                      // 10
+      "    type: weight-based-routing\n"                 // 11
+      "    load_balance_targets:\n"                      // 12
+      "      - target: a/m\n"                            // 13
+      "        override_params: {top_p: 1, top_p: 2}\n"  // 14
+      "    wieght: 1\n"                                  // 15
+      "targets: []\n";                                   // 16
+  const auto r = load_config_text({}, text, "f.yaml");
+  EXPECT_FALSE(r.config);
+  EXPECT_TRUE(has_error(r, "backends[0]: \"url\" is given twice (lines 3 and 5 of f.yaml)")) << all_errors(r);
+  EXPECT_TRUE(has_error(r, "backends[0]: \"weight\" is given 3 times (lines 4, 6 and 7 of f.yaml)"))
+      << all_errors(r);
+  EXPECT_TRUE(has_error(r, "\"targets\" is given twice at the top (lines 8 and 16 of f.yaml)"))
+      << all_errors(r);
+  EXPECT_TRUE(has_error(r, "rules[0].load_balance_targets[0].override_params: \"top_p\" is given twice"))
+      << all_errors(r);
+  // The other errors are still reported with them.
+  EXPECT_TRUE(has_error(r, "rules[0].wieght: unknown key")) << all_errors(r);
+}
+
+TEST(ConfigFile, AKeyGivenTwiceInJsonIsAnErrorToo) {
+  const char* json =
+      R"({"backends": [{"name": "a", "url": "http://127.0.0.1:9", "url": "http://127.0.0.1:10"}]})";
+  const auto r = load_config_text({}, json, "f.json");
+  EXPECT_FALSE(r.config);
+  // On one line: line and column.
+  EXPECT_TRUE(has_error(r, "backends[0]: \"url\" is given twice (lines 1:29 and 1:58 of f.json)"))
+      << all_errors(r);
+}
+
+// An alias repeats its anchor's mapping: walked once, so a duplicate in it is reported once and
+// a document of nested aliases costs no more than its text.
+TEST(ConfigFile, AnAliasedMappingIsCheckedOnce) {
+  const char* text = R"(
+backends:
+  - &b {name: a, url: "http://127.0.0.1:9", url: "http://127.0.0.1:10"}
+targets: [{id: a/m, backend: a, aliases: [*b, *b, *b]}]
+)";
+  const auto r = load_config_text({}, text, "f.yaml");
+  std::size_t reports = 0;
+  for (const auto& e : r.errors) reports += e.find("\"url\" is given twice") != std::string::npos;
+  EXPECT_EQ(reports, 1u) << all_errors(r);
+}
+
+// A file backend's base path that doubles the client's prefix is a warning with its path and
+// line. /openai is doubled only for Azure-style clients: they reach a backend of a file without
+// rules (the default rule), while a rule may be for OpenAI-style clients only.
+TEST(ConfigFile, ABaseUrlThatDoublesTheClientsPrefixIsAWarning) {
+  const char* no_rules = R"(
+backends:
+  - {name: oai, url: "https://api.openai.com/v1"}
+  - {name: east, url: "https://east.openai.azure.com/openai"}
+)";
+  const auto a = load_config_text({}, no_rules, "f.yaml");
+  ASSERT_TRUE(a.config) << all_errors(a);
+  ASSERT_EQ(a.warnings.size(), 2u);
+  EXPECT_EQ(a.warnings[0].rfind("backends[0].url: ends in /v1,", 0), 0u) << a.warnings[0];
+  EXPECT_NE(a.warnings[0].find("drop /v1 from backends[0].url: smartlb appends the client's path (f.yaml:3)"),
+            std::string::npos)
+      << a.warnings[0];
+  EXPECT_EQ(a.warnings[1].rfind("backends[1].url: ends in /openai,", 0), 0u) << a.warnings[1];
+
+  const char* with_rules = R"(
+backends:
+  - {name: oai, url: "https://api.openai.com/v1"}
+  - {name: east, url: "https://east.openai.azure.com/openai"}
+targets: [{id: oai/m, backend: oai}, {id: east/m, backend: east, deployment: m}]
+rules:
+  - id: r
+    type: priority-based-routing
+    load_balance_targets: [{target: oai/m}, {target: east/m}]
+)";
+  const auto b = load_config_text({}, with_rules, "f.yaml");
+  ASSERT_TRUE(b.config) << all_errors(b);
+  ASSERT_EQ(b.warnings.size(), 1u) << b.warnings[1];
+  EXPECT_EQ(b.warnings[0].rfind("backends[0].url: ends in /v1,", 0), 0u) << b.warnings[0];
 }
 
 TEST(ConfigFile, MissingEnvironmentVariableIsAnErrorThatNamesIt) {
@@ -359,7 +510,9 @@ subject_limits:
 TEST(ConfigFile, SettingsWithoutEffectAreWarnings) {
   const char* text = R"(
 backends: [{name: a, url: "http://127.0.0.1:9"}]
-targets: [{id: a/m, backend: a}, {id: a/unused, backend: a}]
+targets:
+  - {id: a/m, backend: a}
+  - {id: a/unused, backend: a}
 rules:
   - id: r
     type: latency-based-routing
@@ -376,7 +529,29 @@ rules:
   EXPECT_NE(w.find("rules[0].load_balance_targets[0].weight: has no effect"), std::string::npos) << w;
   EXPECT_NE(w.find("rules[1].config: has effect only in a latency-based-routing rule"), std::string::npos)
       << w;
-  EXPECT_NE(w.find("no rule routes to the target \"a/unused\""), std::string::npos) << w;
+  // At the target's own entry, not the list's first line.
+  EXPECT_NE(w.find("targets[1]: no rule routes to the target \"a/unused\" (f.yaml:5)"), std::string::npos)
+      << w;
+}
+
+// Process settings come from the environment: a key spelled like one says so, and where the file
+// has the same setting, names it.
+TEST(ConfigFile, AKeyThatIsAnEnvironmentSettingSaysSo) {
+  const char* text = R"(
+backends: [{name: a, url: "http://127.0.0.1:9"}]
+port: 8081
+log-level: debug
+redis_url: redis://cache:6379
+)";
+  const auto r = load_config_text({}, text, "f.yaml");
+  EXPECT_TRUE(has_error(r,
+                        "port: unknown key (PORT is an environment variable: process settings come from the "
+                        "environment, not the file) (f.yaml:3)"))
+      << all_errors(r);
+  EXPECT_TRUE(has_error(r, "log-level: unknown key (LOG_LEVEL is an environment variable:")) << all_errors(r);
+  EXPECT_TRUE(has_error(
+      r, "redis_url: unknown key (REDIS_URL is an environment variable; the file's equivalent is redis.url)"))
+      << all_errors(r);
 }
 
 TEST(ConfigFile, LoadConfigReadsTheFileNamedByConfigFile) {
@@ -411,6 +586,28 @@ TEST(ConfigFile, DescribeRoutingSummarisesRulesAndTargets) {
   EXPECT_NE(s.find("-> eastus/gpt-4o (as gpt-4o-0806 on eastus) weight 70, 4 override(s)"), std::string::npos)
       << s;
   EXPECT_EQ(s.find("eastus-secret-key"), std::string::npos);
+  // The first line says where the configuration came from, as the start and reload lines do.
+  EXPECT_EQ(s.rfind(describe_source(*r.config) + "\n", 0), 0u) << s;
+  EXPECT_EQ(describe_source(*r.config).rfind("2 backend(s), 2 rule(s) from smartlb.yaml (sha256 ", 0), 0u)
+      << describe_source(*r.config);
+}
+
+TEST(ConfigFile, DescribeRoutingNamesAffinityAndSlowStart) {
+  const char* text = R"(
+backends: [{name: a, url: "http://127.0.0.1:9"}]
+targets: [{id: a/m, backend: a}]
+rules:
+  - {id: sticky, type: priority-based-routing, affinity: true, slow_start_seconds: 30,
+     load_balance_targets: [{target: a/m}]}
+  - {id: plain, type: priority-based-routing, load_balance_targets: [{target: a/m}]}
+)";
+  const auto r = load_config_text({}, text, "f.yaml");
+  ASSERT_TRUE(r.config) << all_errors(r);
+  const std::string s = describe_routing(*r.config);
+  EXPECT_NE(s.find("rule sticky: priority-based-routing, every request, affinity, slow start 30 s\n"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("rule plain: priority-based-routing, every request\n"), std::string::npos) << s;
 }
 
 }  // namespace
@@ -425,10 +622,11 @@ TEST(ConfigFile, TheShippedExampleIsValid) {
                               {"SWEDEN_KEY", "k-sweden-1"},
                               {"WESTUS_KEY", "k-westus-1"},
                               {"OPENAI_KEY", "k-openai-1"},
-                              {"SEARCH_APP_KEY", "search-app-key"}},
+                              {"SEARCH_APP_KEY", "search-app-key"},
+                              {"ASSISTANT_APP_KEY", "assistant-app-key"}},
                              std::string(SMARTLB_SOURCE_DIR) + "/config/smartlb.example.yaml");
   ASSERT_TRUE(r.config) << all_errors(r);
-  EXPECT_EQ(r.config->policy.rules.size(), 3u);
+  EXPECT_EQ(r.config->policy.rules.size(), 4u);
   EXPECT_TRUE(r.warnings.empty()) << r.warnings[0];
 }
 

@@ -34,10 +34,15 @@ class BudgetAdmission {
 
   // x-ratelimit-{limit,remaining,reset}-{requests,tokens} for the tightest of the budgets (the
   // one with the least remaining) as admit() left them, as "Name: value\r\n" lines appended
-  // to `out`.
+  // to `out`. After a refusal, the dimension that refused tells the limit that refused, reset
+  // at the refusal's Retry-After.
   void append_fields(std::string& out) const;
 
  private:
+  void take_tightest(const ClientBudget::State& s);
+  void describe_refusal(const BudgetRefusal& refusal, const ClientBudget::State& refuser,
+                        std::size_t refused_at, BudgetTime t);
+
   BudgetPlan::Budgets budgets_;
   std::size_t count_ = 0;
   std::array<BudgetCharge, BudgetPlan::kMaxPerRequest> charges_{};

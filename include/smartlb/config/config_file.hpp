@@ -27,7 +27,13 @@ ConfigLoadResult load_config_text(const EnvMap& env, std::string_view text, cons
 // test can hold config/smartlb.schema.json to them.
 std::map<std::string, std::vector<std::string>> config_file_keys();
 
-// A short human summary of what `cfg` will route (smartlb --check-config).
+// A short human summary of what `cfg` will route (smartlb --check-config): its source, then
+// each backend, and each rule with its conditions, affinity and slow start and, per target, the
+// name the target is called with, its weight, quota and breaker.
 std::string describe_routing(const Config& cfg);
+
+// What a configuration is and where it came from, as the summary, the start line and the reload
+// line say it: "3 backend(s), 2 rule(s) from smartlb.yaml (sha256 0123456789ab)".
+std::string describe_source(const Config& cfg);
 
 }  // namespace smartlb

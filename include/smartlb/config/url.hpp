@@ -22,4 +22,13 @@ struct UrlParseResult {
 };
 UrlParseResult parse_backend_url(std::string_view text);
 
+// A base path that repeats the prefix clients put on their paths themselves: smartlb appends
+// the client's path to the base path, so "https://api.openai.com/v1" sends /v1/chat/completions
+// to /v1/v1/chat/completions. A base path ending in /v1 is always doubled; one ending in /openai
+// only for Azure-style clients (/openai/deployments/...), which `azure_clients` says may reach
+// the backend (OpenAI-style /v1/... paths behind /openai reach Azure's v1 API, /openai/v1/...).
+// The warning names `setting` and the fix; nullopt when the path is fine.
+std::optional<std::string> doubled_prefix_warning(const BackendUrl& url, std::string_view setting,
+                                                  bool azure_clients);
+
 }  // namespace smartlb

@@ -1,0 +1,18 @@
+#pragma once
+// smartlb's command line: what to do, and with which config file. Pure, so that a test holds it.
+#include <optional>
+#include <string>
+
+namespace smartlb {
+
+struct CommandLine {
+  std::optional<std::string> config_file;  // --config FILE or --config=FILE
+  bool check_only = false;                 // --check-config
+  bool help = false;                       // --help, -h
+  bool version = false;                    // --version
+  std::string error;                       // not empty: the arguments are wrong, and this says why
+};
+
+CommandLine parse_command_line(int argc, const char* const* argv);
+
+}  // namespace smartlb
