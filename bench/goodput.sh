@@ -23,8 +23,10 @@
 # cells run at once. Each run lasts DURATION seconds, but at least 3 windows and a whole
 # number of them (a 60 s window runs 180 s), so a fixed window's capacity is exact.
 #
-# Other knobs: RPM_INTERVAL (sims' --rpm-interval-seconds; empty = requests limited like
-# tokens), JITTER (sims' --report-jitter, default 0), BURST (sims' --burst-seconds, default 1).
+# Defaults: LOADS="80 120", SYSTEMS="smartlb-reactive smartlb-reactive-off smartlb-quota",
+# DURATION=20, PARALLEL=2. Other knobs: RPM_INTERVAL (sims' --rpm-interval-seconds; empty =
+# requests limited like tokens), JITTER (sims' --report-jitter, default 0), BURST (sims'
+# --burst-seconds, default 1).
 #
 # Reported per cell, system and load: served_pct = sum of sims' tokens_served / capacity, the
 # capacity being what the sims could admit over the run (sum of tokens_per_second x duration,
