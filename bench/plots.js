@@ -2,11 +2,14 @@
 // Draws the docs/ plots from the raw benchmark results (hand-written SVG, no dependencies):
 //   plot-overhead.svg   req/s and proxy CPU µs per request per target, from overhead.sh's TSV
 //   plot-goodput.svg    goodput vs offered load per system, from goodput.sh's summary.tsv(s)
+//   plot-goodput-matrix.svg  served % and upstream 429s per success at 120 % per limiter cell,
+//                       one bar per system, from goodput.sh's summary.tsv(s)
 //   plot-streaming.svg  per-event delay percentiles, direct vs smartlb, from streaming.sh's TSV
 // Same input, same bytes: no clock, no locale, no randomness; the date shown is the run's stamp.
 //
 // node bench/plots.js [--overhead FILE] [--targets smartlb,nginx,haproxy] [--conns 16,128]
-//                     [--goodput FILE[,FILE...]] [--streaming FILE] [--out docs/]
+//                     [--goodput FILE[,FILE...]] [--goodput-matrix FILE[,FILE...]] [--streaming FILE]
+//                     [--out docs/]
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -25,17 +28,18 @@ class UsageError extends InputError {}  // a bad command line: the usage follows
 // Command line and input files
 
 function parseArgs(argv) {
-  const opts = { out: path.join(REPO_DIR, 'docs'), goodput: [] };
-  const known = ['overhead', 'targets', 'conns', 'goodput', 'streaming', 'out'];
+  const opts = { out: path.join(REPO_DIR, 'docs'), goodput: [], 'goodput-matrix': [] };
+  const known = ['overhead', 'targets', 'conns', 'goodput', 'goodput-matrix', 'streaming', 'out'];
+  const lists = ['goodput', 'goodput-matrix'];
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, '');
     const value = argv[i + 1];
     if (!known.includes(key) || !argv[i].startsWith('--')) throw new UsageError(`unknown option ${argv[i]}`);
     if (value === undefined || value.startsWith('--')) throw new UsageError(`option ${argv[i]} needs a value`);
-    opts[key] = key === 'goodput' ? opts.goodput.concat(splitList(value)) : value;
+    opts[key] = lists.includes(key) ? opts[key].concat(splitList(value)) : value;
   }
-  if (!opts.overhead && opts.goodput.length === 0 && !opts.streaming) {
-    throw new UsageError('nothing to draw: give --overhead, --goodput and/or --streaming');
+  if (!opts.overhead && opts.goodput.length === 0 && opts['goodput-matrix'].length === 0 && !opts.streaming) {
+    throw new UsageError('nothing to draw: give --overhead, --goodput, --goodput-matrix and/or --streaming');
   }
   return opts;
 }
@@ -157,15 +161,28 @@ function lineSwatch(style) {
   return (x, y) => line(x, y, x + 18, y, stroke) + marker(style.shape, x + 9, y, style.color);
 }
 
-// A horizontal legend; items are { label, draw(x, y) } where draw paints the 20 px swatch.
-function legend(items, x, y) {
+// A horizontal legend; items are { label, draw(x, y) } where draw paints the 20 px swatch. An
+// item that would run past the right edge starts a new row, 16 px lower.
+function legendLayout(items, x, y) {
   const out = [];
+  const left = x;
+  let rows = 1;
   for (const item of items) {
+    const width = 24 + item.label.length * 6.3;
+    if (x > left && x + width > WIDTH - 12) {
+      x = left;
+      y += 16;
+      rows += 1;
+    }
     out.push(item.draw(x, y));
     out.push(text(x + 24, y + 4, item.label));
-    x += 24 + item.label.length * 6.3 + 18;
+    x += width + 18;
   }
-  return out;
+  return { out, rows };
+}
+
+function legend(items, x, y) {
+  return legendLayout(items, x, y).out;
 }
 
 // About `count` round tick values covering [lo, hi] (steps of 1, 2, 2.5 or 5 x 10^k).
@@ -330,6 +347,7 @@ const IDEAL_STROKE = 'stroke="#999" stroke-width="1.5" stroke-dasharray="5,4"';
 const SYSTEMS = {
   'smartlb-quota': { label: 'smartlb, declared quotas', color: '#2471a3', shape: 0 },
   'smartlb-reactive': { label: 'smartlb, reactive', color: '#8e44ad', shape: 1 },
+  'smartlb-reactive-off': { label: 'smartlb, reactive, reports off', color: '#c39bd3', shape: 3 },
   nginx: { label: 'nginx with retries', color: '#1e8449', shape: 2 },
 };
 
@@ -399,6 +417,167 @@ function plotGoodput(files) {
     'five quota-limited sims, open-loop load; served = tokens the sims served / their capacity over the run' +
       ` (${runs}, line = mean)`,
     body, files.map((file) => `source: ${sourceNote(file)}`));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plot 2b: goodput per rate-limiter cell (goodput.sh's matrix)
+
+const LIMITER_ORDER = ['fixed', 'sliding', 'bucket'];
+const KNOWN_ORDER = ['unknown', 'configured'];
+const KNOWN_SHORT = { unknown: 'unkn.', configured: 'conf.' };
+const MATRIX_SYSTEM_ORDER = ['smartlb-reactive', 'smartlb-reactive-off', 'smartlb-quota', 'nginx'];
+
+// The distinct values of `list`, those named in `order` first (in that order), then the rest sorted.
+function ordered(list, order) {
+  const rank = (v) => (order.includes(v) ? order.indexOf(v) : order.length);
+  return [...new Set(list)].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
+}
+
+function mean(values) {
+  return values.reduce((a, b) => a + b, 0) / values.length;
+}
+
+// Splits a footnote longer than `max` characters at spaces into several lines.
+function wrapLine(line, max = 118) {
+  const lines = [];
+  let current = '';
+  for (const word of line.split(' ')) {
+    if (current !== '' && current.length + 1 + word.length > max) {
+      lines.push(current);
+      current = `  ${word}`;
+    } else {
+      current = current === '' ? word : `${current} ${word}`;
+    }
+  }
+  return [...lines, current];
+}
+
+// "sliding 10 s unknown"
+function cellName(cell) {
+  return `${cell.limiter} ${cell.window} s ${cell.known}`;
+}
+
+// One bar panel over the cells: a slot per system in every cell (so a system keeps its place),
+// bar = mean of the runs, a dot per run when there are several.
+function matrixPanel(box, cells, systems, value, yTicks, yLabel, title, extra = []) {
+  const yMax = yTicks[yTicks.length - 1];
+  const toY = (v) => box.y + box.h - (Math.min(v, yMax) / yMax) * box.h;
+  const out = [panelTitle(box, title), ...yAxis(box, yTicks, toY, yLabel)];
+  for (const draw of extra) out.push(draw(toY));
+  const groupW = box.w / cells.length;
+  const barW = (groupW * 0.84) / systems.length;
+  cells.forEach((cell, ci) => {
+    if (ci > 0 && cell.limiter !== cells[ci - 1].limiter) {
+      out.push(line(box.x + ci * groupW, box.y, box.x + ci * groupW, box.y + box.h, `stroke="${MUTED}" stroke-dasharray="2,3"`));
+    }
+    systems.forEach((system, si) => {
+      const v = value(cell, system);
+      if (v.length === 0) return;
+      const style = systemStyle(system, si);
+      const x = box.x + ci * groupW + groupW * 0.08 + si * barW;
+      const m = mean(v);
+      out.push(rect(x, toY(m), barW * 0.9, toY(0) - toY(m), barFill(style.color, 0.85)));
+      if (v.length > 1) {
+        v.forEach((rv) => out.push(`<circle cx="${f(x + barW * 0.45)}" cy="${f(toY(rv))}" r="1.5" fill="${INK}"/>`));
+      }
+    });
+  });
+  out.push(frame(box));
+  return out;
+}
+
+// Three rows of labels under the cells: window known or not, the window, the limiter.
+function matrixLabels(box, cells) {
+  const groupW = box.w / cells.length;
+  const out = [];
+  const spans = (key) => {
+    const result = [];
+    cells.forEach((cell, i) => {
+      const last = result[result.length - 1];
+      if (last && key(cells[last.from]) === key(cell)) last.to = i;
+      else result.push({ from: i, to: i });
+    });
+    return result;
+  };
+  const y0 = box.y + box.h;
+  cells.forEach((cell, i) => out.push(text(box.x + (i + 0.5) * groupW, y0 + 13, KNOWN_SHORT[cell.known] || cell.known,
+    `text-anchor="middle" font-size="9" fill="${MUTED}"`)));
+  for (const span of spans((c) => `${c.limiter} ${c.window}`)) {
+    const cx = box.x + ((span.from + span.to + 1) / 2) * groupW;
+    out.push(text(cx, y0 + 27, `${cells[span.from].window} s`, 'text-anchor="middle"'));
+  }
+  for (const span of spans((c) => c.limiter)) {
+    const cx = box.x + ((span.from + span.to + 1) / 2) * groupW;
+    out.push(text(cx, y0 + 42, cells[span.from].limiter, 'text-anchor="middle" font-weight="bold"'));
+  }
+  return out;
+}
+
+function plotGoodputMatrix(files) {
+  const columns = ['limiter', 'window_s', 'known', 'system', 'load_pct', 'served_pct', 'upstream_429_per_ok'];
+  const inputs = files.map((file) => ({ file, ...readTsv(file, columns) }));
+  const all = inputs.flatMap((input) => input.rows);
+  const loads = [...new Set(all.map((r) => num(r.load_pct)).filter((l) => Number.isFinite(l)))];
+  if (loads.length === 0) throw new InputError(`${files.join(', ')}: no numeric load_pct`);
+  const load = loads.includes(120) ? 120 : Math.max(...loads);
+  const rows = all.filter((r) => num(r.load_pct) === load);
+  const windows = [...new Set(rows.map((r) => num(r.window_s)))].sort((a, b) => a - b);
+  const cells = [];
+  for (const limiter of ordered(rows.map((r) => r.limiter), LIMITER_ORDER)) {
+    for (const window of windows) {
+      for (const known of ordered(rows.map((r) => r.known), KNOWN_ORDER)) {
+        const cell = { limiter, window, known };
+        if (rows.some((r) => r.limiter === limiter && num(r.window_s) === window && r.known === known)) cells.push(cell);
+      }
+    }
+  }
+  const systems = ordered(rows.map((r) => r.system), MATRIX_SYSTEM_ORDER);
+  const value = (column) => (cell, system) => rows
+    .filter((r) => r.system === system && r.limiter === cell.limiter && num(r.window_s) === cell.window &&
+                   r.known === cell.known)
+    .map((r) => num(r[column])).filter((v) => Number.isFinite(v));
+  const served = value('served_pct');
+  const retries = value('upstream_429_per_ok');
+  const servedTop = Math.max(100, ...cells.flatMap((c) => systems.flatMap((s) => served(c, s))));
+  const retryTop = Math.max(0, ...cells.flatMap((c) => systems.flatMap((s) => retries(c, s))));
+  const legendItems = [
+    ...systems.map((system, i) => {
+      const style = systemStyle(system, i);
+      return { label: style.label, draw: (x, y) => rect(x, y - 5, 16, 10, barFill(style.color, 0.85)) };
+    }),
+    { label: '100 %', draw: (x, y) => line(x, y, x + 18, y, IDEAL_STROKE) },
+  ];
+  const { out: legendOut, rows: legendRows } = legendLayout(legendItems, 12, 62);
+  const shift = 16 * (legendRows - 1);
+  const top = { x: 70, y: 92 + shift, w: 630, h: 190 };
+  const bottom = { x: 70, y: 316 + shift, w: 630, h: 100 };
+  const full = (toY) => line(top.x, toY(100), top.x + top.w, toY(100), IDEAL_STROKE);
+  // Per system: the worst cell (lowest mean served) and the one with the most upstream 429s.
+  const notes = systems.map((system, i) => {
+    const mine = cells.filter((c) => served(c, system).length > 0);
+    if (mine.length === 0) return null;
+    const worst = mine.reduce((a, b) => (mean(served(b, system)) < mean(served(a, system)) ? b : a));
+    const withRetries = mine.filter((c) => retries(c, system).length > 0);
+    const most = withRetries.length === 0 ? null :
+      withRetries.reduce((a, b) => (mean(retries(b, system)) > mean(retries(a, system)) ? b : a));
+    const label = systemStyle(system, i).label;
+    const mostText = most ? `; most upstream 429s/success ${+mean(retries(most, system)).toFixed(3)} (${cellName(most)})` : '';
+    return `${label}: worst ${+mean(served(worst, system)).toFixed(2)} % (${cellName(worst)})${mostText}`;
+  }).filter((n) => n !== null);
+  const body = [
+    ...legendOut,
+    ...matrixPanel(top, cells, systems, served, niceTicks(0, servedTop, 5), 'served (% of capacity)',
+                   `Goodput at ${load} % load (higher is better)`, [full]),
+    ...matrixPanel(bottom, cells, systems, retries, niceTicks(0, retryTop > 0 ? retryTop : 1, 3),
+                   'upstream 429s / 200s', `Upstream 429s per success at ${load} % load (lower is better)`),
+    ...matrixLabels(bottom, cells),
+  ];
+  const runs = files.length === 1 ? 'one run' : `${files.length} runs, bar = mean, dot = one run`;
+  const footnotes = [...notes, ...inputs.map((input) => `source: ${sourceNote(input.file)}`),
+                     ...inputs[0].comments.slice(0, 1)].flatMap((note) => wrapLine(note));
+  return svgDocument(480 + shift + 14 * footnotes.length, 'Goodput per rate limiter: limiter × window × window known to smartlb',
+    `five quota-limited sims per cell; served = tokens the sims served / what they could admit over the run (${runs})`,
+    body, footnotes);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -474,6 +653,9 @@ function main() {
     outputs.push(['plot-overhead.svg', plotOverhead(opts.overhead, targets, conns)]);
   }
   if (opts.goodput.length > 0) outputs.push(['plot-goodput.svg', plotGoodput(opts.goodput)]);
+  if (opts['goodput-matrix'].length > 0) {
+    outputs.push(['plot-goodput-matrix.svg', plotGoodputMatrix(opts['goodput-matrix'])]);
+  }
   if (opts.streaming) outputs.push(['plot-streaming.svg', plotStreaming(opts.streaming)]);
   fs.mkdirSync(opts.out, { recursive: true });
   for (const [name, svg] of outputs) {
@@ -490,7 +672,8 @@ try {
   console.error(`plots.js: ${e.message}`);
   if (e instanceof UsageError) {
     console.error('usage: node bench/plots.js [--overhead FILE [--targets a,b] [--conns 16,128]]\n' +
-                  '                           [--goodput FILE[,FILE]] [--streaming FILE] [--out DIR]');
+                  '                           [--goodput FILE[,FILE]] [--goodput-matrix FILE[,FILE]]\n' +
+                  '                           [--streaming FILE] [--out DIR]');
   }
   process.exit(2);
 }

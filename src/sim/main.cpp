@@ -41,8 +41,9 @@ int main(int argc, char** argv) {
     std::printf("smartlb-sim listening on %s:%u\n", server.address().c_str(),
                 static_cast<unsigned>(server.port()));
     std::fflush(stdout);
-    spdlog::info("sim {}: {} deployment(s), window {} ms, {} thread(s)", options.settings.name,
-                 engine.settings().deployments.size(), options.settings.window.count(), options.threads);
+    spdlog::info("sim {}: {} deployment(s), {} limiter, window {} ms, {} thread(s)", options.settings.name,
+                 engine.settings().deployments.size(), limiter_kind_name(options.settings.limiter.kind),
+                 options.settings.limiter.window.count(), options.threads);
     server.run();
   } catch (const std::exception& error) {
     spdlog::error("smartlb-sim: {}", error.what());

@@ -22,13 +22,6 @@ SimResponse json_response(int status, std::string body) {
   return response;
 }
 
-void add_quota_headers(SimResponse& response, const QuotaState& state) {
-  response.headers.emplace_back("x-ratelimit-remaining-requests", std::to_string(state.remaining_requests));
-  response.headers.emplace_back("x-ratelimit-remaining-tokens", std::to_string(state.remaining_tokens));
-  response.headers.emplace_back("x-ratelimit-limit-requests", std::to_string(state.limit_requests));
-  response.headers.emplace_back("x-ratelimit-limit-tokens", std::to_string(state.limit_tokens));
-}
-
 void add_retry_after(SimResponse& response, milliseconds retry_after) {
   response.headers.emplace_back("retry-after", std::to_string(retry_after_seconds(retry_after)));
   response.headers.emplace_back("retry-after-ms", std::to_string(retry_after.count()));
@@ -78,7 +71,8 @@ SimEngine::SimEngine(SimSettings settings, const Clock& clock, std::function<dou
   if (settings_.deployments.empty()) settings_.deployments.push_back(default_deployment());
   const auto now = clock_.now();
   for (const auto& spec : settings_.deployments) {
-    deployments_.insert_or_assign(spec.name, Deployment{QuotaWindow(spec.limits, settings_.window, now)});
+    deployments_.insert_or_assign(spec.name,
+                                  Deployment{DeploymentQuota(spec.limits, settings_.limiter, now)});
   }
   faults_ = settings_.faults;
 }
@@ -111,6 +105,14 @@ SimResponse SimEngine::handle(const SimRequest& request) {
   }
   response.headers.emplace_back("x-sim-name", settings_.name);
   return response;
+}
+
+void SimEngine::add_quota_headers(SimResponse& response, const QuotaState& state) {
+  const QuotaReport report = report_quota(state, settings_.reports, random01_);
+  response.headers.emplace_back("x-ratelimit-remaining-requests", std::to_string(report.remaining_requests));
+  response.headers.emplace_back("x-ratelimit-remaining-tokens", std::to_string(report.remaining_tokens));
+  response.headers.emplace_back("x-ratelimit-limit-requests", std::to_string(report.limit_requests));
+  response.headers.emplace_back("x-ratelimit-limit-tokens", std::to_string(report.limit_tokens));
 }
 
 bool SimEngine::authorized(const SimRequest& request) const {
@@ -243,9 +245,32 @@ SimResponse SimEngine::handle_faults(const SimRequest& request) {
 
 SimResponse SimEngine::handle_stats(const SimRequest& request) {
   if (request.method != "GET") return method_not_allowed("GET");
+  return json_response(200, stats_json_locked().dump());
+}
+
+nlohmann::json SimEngine::stats_json_locked() const {
   auto json = stats_.to_json();
   json["name"] = settings_.name;
-  return json_response(200, json.dump());
+  const LimiterSettings& limiter = settings_.limiter;
+  const auto seconds = [](std::chrono::milliseconds ms) { return static_cast<double>(ms.count()) / 1000.0; };
+  json["limiter"] = {
+      {"kind", limiter_kind_name(limiter.kind)},
+      {"window_seconds", seconds(limiter.window)},
+      {"burst_seconds", seconds(limiter.burst)},
+      {"rpm_interval_seconds",
+       limiter.rpm_interval ? nlohmann::json(seconds(*limiter.rpm_interval)) : nlohmann::json(nullptr)},
+      {"report_jitter", settings_.reports.jitter},
+      {"report_unknown_rate", settings_.reports.unknown_rate}};
+  nlohmann::json capacity = nlohmann::json::object();
+  for (const auto& [name, deployment] : deployments_) {
+    const RateLimiter& tokens = deployment.quota.tokens();
+    capacity[name] = {{"limit_tokens", tokens.capacity()},
+                      {"limit_requests", deployment.quota.requests().capacity()},
+                      {"tokens_per_second", tokens.per_second()},
+                      {"burst_tokens", limiter.kind == LimiterKind::Bucket ? tokens.capacity() : 0}};
+  }
+  json["capacity"] = std::move(capacity);
+  return json;
 }
 
 SimResponse SimEngine::handle_reset(const SimRequest& request) {
@@ -259,9 +284,7 @@ SimResponse SimEngine::handle_reset(const SimRequest& request) {
 
 nlohmann::json SimEngine::stats_json() const {
   std::lock_guard lock(mutex_);
-  auto json = stats_.to_json();
-  json["name"] = settings_.name;
-  return json;
+  return stats_json_locked();
 }
 
 FaultConfig SimEngine::faults() const {

@@ -42,7 +42,20 @@ Behaviour:
   --deployment NAME:TPM:RPM   a deployment and its per-minute quotas; repeatable. NAME:TPM
                               uses 6 RPM per 1000 TPM. Default: gpt-4o:1000000000:1000000
   --window-seconds S          quota window length, may be fractional (default 60); the
-                              per-minute limits are scaled to it (fixed windows)
+                              per-minute limits are scaled to it
+  --limiter MODEL             how quotas are enforced (default fixed):
+                                fixed    fixed windows of --window-seconds
+                                sliding  what was admitted in the last --window-seconds
+                                bucket   token bucket refilling limit/window per second,
+                                         holding --burst-seconds of refill
+  --burst-seconds S           bucket capacity, in seconds of refill (default 1)
+  --rpm-interval-seconds S    limit requests per fixed S-second interval to RPM*S/60 (at
+                              least 1), apart from tokens, like Azure. Default: requests
+                              are limited like tokens
+  --report-jitter F           multiply each reported remaining by a uniform draw in
+                              [1-F, 1+F], rounded, at least 0 (default 0)
+  --report-unknown-rate P     probability 0..1 that an answer reports -1 for remaining
+                              and limit (default 0)
   --api-key KEY               expected key (api-key header or Authorization: Bearer);
                               mismatch = 401. Default: no check
   --stream-chunks N           content chunks per answer, capped by max_tokens; 0 = derive
@@ -98,6 +111,23 @@ SimOptionsParse parse_sim_options(const std::vector<std::string>& args) {
     };
   };
 
+  // Seconds, fractional allowed, stored as whole milliseconds.
+  const auto seconds_flag = [](std::chrono::milliseconds& slot) -> Handler {
+    return [&slot](const std::string& value) -> std::string {
+      double seconds = 0;
+      if (!parse_double(value, 0.001, 86400.0, seconds)) return "expects seconds between 0.001 and 86400";
+      slot = std::chrono::milliseconds(static_cast<long long>(seconds * 1000.0 + 0.5));
+      return {};
+    };
+  };
+  const auto fraction_flag = [](double& slot) -> Handler {
+    return [&slot](const std::string& value) -> std::string {
+      if (!parse_double(value, 0.0, 1.0, slot)) return "expects a number between 0 and 1";
+      return {};
+    };
+  };
+  LimiterSettings& limiter = settings.limiter;
+
   const std::map<std::string, Handler, std::less<>> with_value{
       {"--listen",
        [&](const std::string& v) {
@@ -130,13 +160,27 @@ SimOptionsParse parse_sim_options(const std::vector<std::string>& args) {
          settings.deployments.push_back(std::move(*spec));
          return {};
        }},
-      {"--window-seconds",
+      {"--window-seconds", seconds_flag(limiter.window)},
+      {"--limiter",
        [&](const std::string& v) -> std::string {
-         double seconds = 0;
-         if (!parse_double(v, 0.001, 86400.0, seconds)) return "expects seconds between 0.001 and 86400";
-         settings.window = std::chrono::milliseconds(static_cast<long long>(seconds * 1000.0 + 0.5));
+         for (const auto kind : {LimiterKind::Fixed, LimiterKind::Sliding, LimiterKind::Bucket}) {
+           if (v == limiter_kind_name(kind)) {
+             limiter.kind = kind;
+             return {};
+           }
+         }
+         return "expects fixed|sliding|bucket";
+       }},
+      {"--burst-seconds", seconds_flag(limiter.burst)},
+      {"--rpm-interval-seconds",
+       [&](const std::string& v) -> std::string {
+         std::chrono::milliseconds interval{0};
+         if (auto error = seconds_flag(interval)(v); !error.empty()) return error;
+         limiter.rpm_interval = interval;
          return {};
        }},
+      {"--report-jitter", fraction_flag(settings.reports.jitter)},
+      {"--report-unknown-rate", fraction_flag(settings.reports.unknown_rate)},
       {"--api-key",
        [&](const std::string& v) {
          settings.api_key = v;
@@ -149,19 +193,11 @@ SimOptionsParse parse_sim_options(const std::vector<std::string>& args) {
       {"--default-max-tokens",
        int_flag(1, 1'000'000'000, [&](long long n) { settings.default_max_tokens = n; })},
       {"--latency-ms", int_flag(0, kMaxMs, [&](long long n) { faults.latency_ms = static_cast<int>(n); })},
-      {"--error-rate",
-       [&](const std::string& v) -> std::string {
-         if (!parse_double(v, 0.0, 1.0, faults.error_rate)) return "expects a number between 0 and 1";
-         return {};
-       }},
+      {"--error-rate", fraction_flag(faults.error_rate)},
       {"--error-status", status_flag(faults.error_status, false)},
       {"--reset-after-chunks",
        int_flag(-1, 1'000'000'000, [&](long long n) { faults.reset_after_chunks = static_cast<int>(n); })},
-      {"--reset-rate",
-       [&](const std::string& v) -> std::string {
-         if (!parse_double(v, 0.0, 1.0, faults.reset_rate)) return "expects a number between 0 and 1";
-         return {};
-       }},
+      {"--reset-rate", fraction_flag(faults.reset_rate)},
       {"--stall-ms", int_flag(0, kMaxMs, [&](long long n) { faults.stall_ms = static_cast<int>(n); })},
       {"--stall-after-chunks",
        int_flag(0, 1'000'000'000, [&](long long n) { faults.stall_after_chunks = static_cast<int>(n); })},

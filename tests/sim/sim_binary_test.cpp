@@ -82,6 +82,29 @@ TEST(SimBinary, PrintsListeningLineServesAndExitsZeroOnSigterm) {
   std::fclose(child.out);
 }
 
+TEST(SimBinary, LimiterAndReportFlagsReachTheEngine) {
+  auto child = spawn_sim({"--port", "0", "--log-level", "warn", "--limiter", "sliding", "--window-seconds",
+                          "10", "--rpm-interval-seconds", "1", "--report-unknown-rate", "1"});
+  ASSERT_GT(child.pid, 0);
+  const std::string line = read_line(child.out);
+  std::smatch match;
+  ASSERT_TRUE(std::regex_match(line, match, std::regex(R"(smartlb-sim listening on 127\.0\.0\.1:(\d+)\n)")))
+      << line;
+  {
+    test::HttpTestClient client(static_cast<std::uint16_t>(std::stoi(match[1].str())));
+    const auto answer =
+        client.request("POST", "/v1/chat/completions", R"({"model":"gpt-4o","messages":[{"content":"hi"}]})");
+    EXPECT_EQ(answer.status, 200);
+    EXPECT_EQ(answer.header("x-ratelimit-remaining-tokens"), "-1");
+    const auto stats = client.request("GET", "/_sim/stats", "");
+    EXPECT_NE(stats.body.find(R"("kind":"sliding")"), std::string::npos) << stats.body;
+    EXPECT_NE(stats.body.find(R"("rpm_interval_seconds":1.0)"), std::string::npos) << stats.body;
+  }
+  ASSERT_EQ(kill(child.pid, SIGTERM), 0);
+  EXPECT_EQ(wait_exit_code(child.pid), 0);
+  std::fclose(child.out);
+}
+
 TEST(SimBinary, ExitsZeroOnSigint) {
   auto child = spawn_sim({});
   ASSERT_GT(child.pid, 0);

@@ -210,7 +210,7 @@ TEST_F(SimEngineTest, QuotaRefillsInTheNextWindow) {
 }
 
 TEST_F(SimEngineTest, LimitsScaleToTheWindow) {
-  settings_.window = 1s;
+  settings_.limiter.window = 1s;
   settings_.deployments = {{"small", {6'000, 600}}};  // 100 tokens / 10 requests per second
   const auto first = post(kChatPath, R"({"messages":[],"max_tokens":99})");  // cost 100
   ASSERT_EQ(first.status, 200);
@@ -223,6 +223,99 @@ TEST_F(SimEngineTest, LimitsScaleToTheWindow) {
   EXPECT_EQ(header(limited, "retry-after"), "1");
   clock_.advance(600ms);
   EXPECT_EQ(chat().status, 200);
+}
+
+TEST_F(SimEngineTest, SlidingLimiterAnswersRetryAfterUntilTheOldestCostLeaves) {
+  settings_.limiter.kind = LimiterKind::Sliding;
+  settings_.limiter.window = 10s;
+  settings_.deployments = {{"small", {600, 60}}};  // 100 tokens, 10 requests per 10 s
+  ASSERT_EQ(chat().status, 200);                   // 14 tokens at +0 s
+  clock_.advance(3s);
+  for (int i = 0; i < 6; ++i) ASSERT_EQ(chat().status, 200) << i;  // 84 more at +3 s
+  clock_.advance(1s);
+  const auto limited = chat();
+  ASSERT_EQ(limited.status, 429);
+  EXPECT_EQ(header(limited, "retry-after-ms"), "6000");  // the 14 at +0 s leaves at +10 s
+  EXPECT_EQ(header(limited, "retry-after"), "6");
+  EXPECT_EQ(header(limited, "x-ratelimit-remaining-tokens"), "2");
+  clock_.advance(5'999ms);
+  EXPECT_EQ(chat().status, 429);
+  clock_.advance(1ms);
+  const auto admitted = chat();
+  ASSERT_EQ(admitted.status, 200);
+  EXPECT_EQ(header(admitted, "x-ratelimit-remaining-tokens"), "2");  // the +3 s ones still count
+}
+
+TEST_F(SimEngineTest, BucketLimiterRefillsContinuously) {
+  settings_.limiter.kind = LimiterKind::Bucket;
+  settings_.limiter.window = 1s;
+  settings_.limiter.burst = 1s;
+  settings_.deployments = {{"small", {6'000, 600}}};                         // 100 tokens/s, holds 100
+  const auto first = post(kChatPath, R"({"messages":[],"max_tokens":99})");  // cost 100
+  ASSERT_EQ(first.status, 200);
+  EXPECT_EQ(header(first, "x-ratelimit-limit-tokens"), "100");
+  EXPECT_EQ(header(first, "x-ratelimit-remaining-tokens"), "0");
+  clock_.advance(100ms);
+  const auto limited = chat();  // cost 14, 10 in the bucket
+  ASSERT_EQ(limited.status, 429);
+  EXPECT_EQ(header(limited, "x-ratelimit-remaining-tokens"), "10");
+  EXPECT_EQ(header(limited, "retry-after-ms"), "40");
+  EXPECT_EQ(header(limited, "retry-after"), "1");
+  clock_.advance(40ms);
+  const auto admitted = chat();
+  ASSERT_EQ(admitted.status, 200);
+  EXPECT_EQ(header(admitted, "x-ratelimit-remaining-tokens"), "0");
+}
+
+TEST_F(SimEngineTest, RpmIntervalLimitsRequestsPerSubInterval) {
+  settings_.limiter.kind = LimiterKind::Fixed;
+  settings_.limiter.window = 60s;
+  settings_.limiter.rpm_interval = 1s;
+  settings_.deployments = {{"small", {1'000'000, 600}}};  // 10 requests per second
+  for (int i = 0; i < 10; ++i) ASSERT_EQ(chat().status, 200) << i;
+  clock_.advance(250ms);
+  const auto limited = chat();
+  ASSERT_EQ(limited.status, 429);
+  EXPECT_NE(limited.body.find("call rate limit"), std::string::npos);
+  EXPECT_EQ(header(limited, "x-ratelimit-limit-requests"), "10");
+  EXPECT_EQ(header(limited, "x-ratelimit-remaining-requests"), "0");
+  EXPECT_EQ(header(limited, "retry-after-ms"), "750");
+  clock_.advance(750ms);
+  EXPECT_EQ(chat().status, 200);
+}
+
+TEST_F(SimEngineTest, ReportJitterAndUnknownUseTheInjectedDraws) {
+  settings_.reports = {.jitter = 0.5, .unknown_rate = 0.1};
+  draws_ = {0.5, 0.0, 0.75};  // known; requests x 0.5, tokens x 1.25
+  const auto jittered = chat();
+  ASSERT_EQ(jittered.status, 200);
+  EXPECT_EQ(header(jittered, "x-ratelimit-remaining-requests"), "5");  // 9 x 0.5 = 4.5
+  EXPECT_EQ(header(jittered, "x-ratelimit-remaining-tokens"), "108");  // 86 x 1.25 = 107.5
+  EXPECT_EQ(header(jittered, "x-ratelimit-limit-tokens"), "100");
+  draws_ = {0.05};  // unknown
+  const auto unknown = chat();
+  ASSERT_EQ(unknown.status, 200);
+  EXPECT_EQ(header(unknown, "x-ratelimit-remaining-requests"), "-1");
+  EXPECT_EQ(header(unknown, "x-ratelimit-remaining-tokens"), "-1");
+  EXPECT_EQ(header(unknown, "x-ratelimit-limit-requests"), "-1");
+  EXPECT_EQ(header(unknown, "x-ratelimit-limit-tokens"), "-1");
+  EXPECT_TRUE(draws_.empty());
+}
+
+TEST_F(SimEngineTest, A429CanReportUnknownToo) {
+  settings_.reports.unknown_rate = 1.0;
+  for (int i = 0; i < 7; ++i) ASSERT_EQ(chat().status, 200) << i;
+  const auto limited = chat();
+  ASSERT_EQ(limited.status, 429);
+  EXPECT_EQ(header(limited, "x-ratelimit-remaining-tokens"), "-1");
+  EXPECT_EQ(header(limited, "x-ratelimit-limit-tokens"), "-1");
+  EXPECT_NE(header(limited, "retry-after-ms"), "<absent>");  // the 429 still says when
+}
+
+TEST_F(SimEngineTest, ExactReportsDrawNothing) {
+  draws_ = {0.0};
+  ASSERT_EQ(chat().status, 200);
+  EXPECT_EQ(draws_.size(), 1u);
 }
 
 TEST_F(SimEngineTest, QuotasAreIndependentPerDeployment) {
@@ -353,6 +446,37 @@ TEST_F(SimEngineTest, StatsCountAnswersTokensAndLastRequest) {
   EXPECT_EQ(stats["last_request_body"], kChatBody);
 }
 
+TEST_F(SimEngineTest, StatsDescribeTheLimiterAndEachDeploymentsCapacity) {
+  settings_.limiter.kind = LimiterKind::Bucket;
+  settings_.limiter.window = 10s;
+  settings_.limiter.burst = 2s;
+  settings_.limiter.rpm_interval = 1s;
+  settings_.reports = {.jitter = 0.25, .unknown_rate = 0.5};
+  settings_.deployments = {{"small", {6'000, 600}}};  // 1000 tokens per 10 s: 100/s, holds 200
+  const auto stats = engine().stats_json();
+  EXPECT_EQ(stats["limiter"], (json{{"kind", "bucket"},
+                                    {"window_seconds", 10.0},
+                                    {"burst_seconds", 2.0},
+                                    {"rpm_interval_seconds", 1.0},
+                                    {"report_jitter", 0.25},
+                                    {"report_unknown_rate", 0.5}}));
+  EXPECT_EQ(stats["capacity"]["small"], (json{{"limit_tokens", 200},
+                                              {"limit_requests", 10},
+                                              {"tokens_per_second", 100.0},
+                                              {"burst_tokens", 200}}));
+}
+
+TEST_F(SimEngineTest, StatsOfWindowsHaveNoBurstAndNoRpmInterval) {
+  settings_.limiter.window = 1s;
+  settings_.deployments = {{"small", {60'000, 600}}};
+  const auto stats = engine().stats_json();
+  EXPECT_EQ(stats["limiter"]["kind"], "fixed");
+  EXPECT_TRUE(stats["limiter"]["rpm_interval_seconds"].is_null());
+  EXPECT_EQ(stats["capacity"]["small"]["limit_tokens"], 1'000);
+  EXPECT_EQ(stats["capacity"]["small"]["tokens_per_second"], 1'000.0);
+  EXPECT_EQ(stats["capacity"]["small"]["burst_tokens"], 0);
+}
+
 TEST_F(SimEngineTest, ControlRequestsAreNotCounted) {
   get("/_sim/stats");
   get("/_sim/faults");
@@ -373,6 +497,18 @@ TEST_F(SimEngineTest, ResetClearsStatsQuotaAndRuntimeFaults) {
   EXPECT_EQ(engine().faults().latency_ms, 3);
   EXPECT_EQ(chat().status, 200);
   EXPECT_EQ(get("/_sim/reset").status, 405);
+}
+
+TEST_F(SimEngineTest, ResetRestartsASlidingWindowAtNow) {
+  settings_.limiter.kind = LimiterKind::Sliding;
+  settings_.limiter.window = 60s;
+  for (int i = 0; i < 7; ++i) ASSERT_EQ(chat().status, 200);
+  clock_.advance(30s);
+  ASSERT_EQ(chat().status, 429);
+  ASSERT_EQ(post("/_sim/reset", "", {}).status, 200);
+  const auto after = chat();
+  ASSERT_EQ(after.status, 200);
+  EXPECT_EQ(header(after, "x-ratelimit-remaining-tokens"), "86");
 }
 
 }  // namespace

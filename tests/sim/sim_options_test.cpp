@@ -15,7 +15,11 @@ TEST(ParseSimOptions, DefaultsWhenNoArguments) {
   EXPECT_EQ(options.listen, "127.0.0.1");
   EXPECT_EQ(options.port, 0);
   EXPECT_EQ(options.threads, 1);
-  EXPECT_EQ(options.settings.window, 60s);
+  EXPECT_EQ(options.settings.limiter.kind, LimiterKind::Fixed);  // today's fixed windows
+  EXPECT_EQ(options.settings.limiter.window, 60s);
+  EXPECT_EQ(options.settings.limiter.burst, 1s);
+  EXPECT_FALSE(options.settings.limiter.rpm_interval);
+  EXPECT_EQ(options.settings.reports, ReportNoise{});
   EXPECT_EQ(options.settings.stream_chunks, 5);
   EXPECT_EQ(options.settings.chunk_interval, 0ms);
   EXPECT_EQ(options.settings.api_key, "");
@@ -56,7 +60,7 @@ TEST(ParseSimOptions, ServerAndBehaviourFlags) {
   ASSERT_EQ(o.settings.deployments.size(), 2u);
   EXPECT_EQ(o.settings.deployments[0].name, "a");
   EXPECT_EQ(o.settings.deployments[1].limits.requests_per_minute, 360);
-  EXPECT_EQ(o.settings.window, 500ms);
+  EXPECT_EQ(o.settings.limiter.window, 500ms);
   EXPECT_EQ(o.settings.api_key, "secret");
   EXPECT_EQ(o.settings.stream_chunks, 0);
   EXPECT_EQ(o.settings.chunk_interval, 20ms);
@@ -91,10 +95,32 @@ TEST(ParseSimOptions, FaultFlags) {
   EXPECT_EQ(parsed.options.settings.faults, expected);
 }
 
+TEST(ParseSimOptions, LimiterAndReportFlags) {
+  const auto parsed = parse_sim_options({"--limiter", "bucket", "--window-seconds", "10",
+                                         "--burst-seconds=2.5", "--rpm-interval-seconds", "1",
+                                         "--report-jitter", "0.2", "--report-unknown-rate=0.01"});
+  ASSERT_EQ(parsed.error, "");
+  const auto& settings = parsed.options.settings;
+  EXPECT_EQ(settings.limiter.kind, LimiterKind::Bucket);
+  EXPECT_EQ(settings.limiter.window, 10s);
+  EXPECT_EQ(settings.limiter.burst, 2'500ms);
+  ASSERT_TRUE(settings.limiter.rpm_interval);
+  EXPECT_EQ(*settings.limiter.rpm_interval, 1s);
+  EXPECT_EQ(settings.reports.jitter, 0.2);
+  EXPECT_EQ(settings.reports.unknown_rate, 0.01);
+}
+
+TEST(ParseSimOptions, EveryLimiterModelByName) {
+  EXPECT_EQ(parse_sim_options({"--limiter", "fixed"}).options.settings.limiter.kind, LimiterKind::Fixed);
+  EXPECT_EQ(parse_sim_options({"--limiter", "sliding"}).options.settings.limiter.kind, LimiterKind::Sliding);
+  EXPECT_EQ(parse_sim_options({"--limiter=bucket"}).options.settings.limiter.kind, LimiterKind::Bucket);
+}
+
 TEST(ParseSimOptions, Help) {
   EXPECT_TRUE(parse_sim_options({"--help"}).show_help);
   EXPECT_TRUE(parse_sim_options({"-h"}).show_help);
   EXPECT_NE(sim_usage().find("--deployment NAME:TPM:RPM"), std::string::npos);
+  EXPECT_NE(sim_usage().find("--limiter MODEL"), std::string::npos);
 }
 
 TEST(ParseSimOptions, Errors) {
@@ -108,6 +134,14 @@ TEST(ParseSimOptions, Errors) {
                                              {"--window-seconds", "0"},
                                              {"--error-rate", "2"},
                                              {"--reset-rate", "-1"},
+                                             {"--limiter", "leaky"},
+                                             {"--limiter", "Fixed"},
+                                             {"--burst-seconds", "0"},
+                                             {"--rpm-interval-seconds", "0"},
+                                             {"--rpm-interval-seconds", "x"},
+                                             {"--report-jitter", "1.5"},
+                                             {"--report-jitter", "-0.1"},
+                                             {"--report-unknown-rate", "2"},
                                              {"--error-status", "42"},
                                              {"--force-status", "1000"},
                                              {"--log-level", "loud"},

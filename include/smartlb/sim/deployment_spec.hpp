@@ -1,7 +1,7 @@
 #pragma once
 // A simulated deployment and its quota, from the --deployment NAME:TPM[:RPM] flag.
 
-#include "smartlb/sim/quota_window.hpp"
+#include "smartlb/sim/deployment_quota.hpp"
 
 #include <optional>
 #include <string>

@@ -5,7 +5,7 @@
 
 #include "smartlb/sim/api_request.hpp"
 #include "smartlb/sim/clock.hpp"
-#include "smartlb/sim/quota_window.hpp"
+#include "smartlb/sim/deployment_quota.hpp"
 #include "smartlb/sim/sim_exchange.hpp"
 #include "smartlb/sim/sim_settings.hpp"
 #include "smartlb/sim/sim_stats.hpp"
@@ -23,7 +23,8 @@ namespace smartlb::sim {
 
 class SimEngine {
  public:
-  /// `random01` returns uniform draws in [0, 1) for error_rate; default: a seeded mt19937.
+  /// `random01` returns uniform draws in [0, 1) for the faults (error_rate, reset_rate) and the
+  /// report noise, in that order within a request; default: a seeded mt19937.
   SimEngine(SimSettings settings, const Clock& clock, std::function<double()> random01 = {});
 
   SimResponse handle(const SimRequest& request);
@@ -34,15 +35,18 @@ class SimEngine {
 
  private:
   struct Deployment {
-    QuotaWindow quota;
+    DeploymentQuota quota;
   };
 
   SimResponse handle_api(const Route& route, const SimRequest& request, std::string& deployment);
   SimResponse handle_faults(const SimRequest& request);
   SimResponse handle_stats(const SimRequest& request);
+  nlohmann::json stats_json_locked() const;
   SimResponse handle_reset(const SimRequest& request);
   SimResponse serve_success(const Route& route, const ApiRequest& api, const std::string& deployment);
   bool authorized(const SimRequest& request) const;
+  /// x-ratelimit-* of `state`, through the configured report noise (draws from random01_).
+  void add_quota_headers(SimResponse& response, const QuotaState& state);
 
   SimSettings settings_;
   const Clock& clock_;

@@ -3,6 +3,8 @@
 
 #include "smartlb/sim/deployment_spec.hpp"
 #include "smartlb/sim/faults.hpp"
+#include "smartlb/sim/limiter_settings.hpp"
+#include "smartlb/sim/quota_report.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -17,7 +19,8 @@ struct SimSettings {
   std::string api_key;                      // empty = no key check
   int stream_chunks = 5;                    // 0 = derive from max_tokens
   std::chrono::milliseconds chunk_interval{0};
-  std::chrono::milliseconds window{60'000};
+  LimiterSettings limiter;  // model and window of the quotas
+  ReportNoise reports;      // jitter and -1 in the x-ratelimit-* reports
   std::int64_t default_max_tokens = 16;
   FaultConfig faults;  // at start and after POST /_sim/reset
 };
