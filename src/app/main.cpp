@@ -57,6 +57,7 @@ Configured by environment variables (all errors are reported at once):
   BACKEND_X_TPM, BACKEND_X_RPM  declared quota per deployment: route ahead of the backend's 429
   BACKEND_X_QUOTA_GROUP      backends naming one group share one declared quota
   QUOTA_WINDOW_SECONDS (60)  window the declared quotas are enforced over
+  ROUTE_ON_REMAINING (on)    route ahead of the 429 on the backends' x-ratelimit-remaining-* reports
   PORT (8080)  LISTEN_ADDRESS (0.0.0.0)  ADMIN_PORT (9090, 0 = off)  THREADS (0 = the CPUs it may use)
   HTTP_TIMEOUT_SECONDS (100)  CONNECT_TIMEOUT_SECONDS (10)  REQUEST_TIMEOUT_SECONDS (300)
   CLIENT_IDLE_TIMEOUT_SECONDS (75)  SHUTDOWN_TIMEOUT_SECONDS (30)

@@ -22,8 +22,34 @@ CooldownView BackendStates::Deadline::view() const {
   return {until.load(std::memory_order_relaxed), cause.load(std::memory_order_relaxed)};
 }
 
-bool BackendStates::Quota::fits(std::int64_t cost, MonoNanos now, const Clock& clock) {
+bool BackendStates::Quota::sync(const PoolMember& m) {
+  if (window != m.quota_window) {  // a new window: budgets counted over another length start afresh
+    tokens.reset();
+    requests.reset();
+    window = m.quota_window;
+  }
+  const auto limit_to = [&](std::optional<SlidingWindowBudget>& budget, std::int64_t limit) {
+    if (limit <= 0)
+      budget.reset();
+    else if (!budget)
+      budget.emplace(limit, window);
+    else if (budget->limit() != limit)
+      budget->set_limit(limit);
+  };
+  limit_to(tokens, m.tokens_per_window);
+  limit_to(requests, m.requests_per_window);
+  if (tokens_lease && m.tokens_per_window > 0 &&
+      tokens_lease->limit.load(std::memory_order_relaxed) != m.tokens_per_window)
+    tokens_lease->set_limit(m.tokens_per_window);
+  if (requests_lease && m.requests_per_window > 0 &&
+      requests_lease->limit.load(std::memory_order_relaxed) != m.requests_per_window)
+    requests_lease->set_limit(m.requests_per_window);
+  return (m.tokens_per_window > 0 && !tokens_lease) || (m.requests_per_window > 0 && !requests_lease);
+}
+
+bool BackendStates::Quota::fits(const PoolMember& m, std::int64_t cost, MonoNanos now, const Clock& clock) {
   std::lock_guard lock(quota_mutex);
+  sync(m);
   if ((tokens && !tokens->fits(cost, now)) || (requests && !requests->fits(1, now))) return false;
   if (!tokens_lease && !requests_lease) return true;
   // A lease yet to come does not hide the member: its reserve() asks for one.
@@ -32,8 +58,10 @@ bool BackendStates::Quota::fits(std::int64_t cost, MonoNanos now, const Clock& c
          (!requests_lease || requests_lease->quota.may_fit(1, wall));
 }
 
-Nanos BackendStates::Quota::wait_for(std::int64_t cost, MonoNanos now, const Clock& clock) {
+Nanos BackendStates::Quota::wait_for(const PoolMember& m, std::int64_t cost, MonoNanos now,
+                                     const Clock& clock) {
   std::lock_guard lock(quota_mutex);
+  sync(m);
   Nanos wait{0};
   if (tokens) wait = std::max(wait, tokens->wait_for(cost, now));
   if (requests) wait = std::max(wait, requests->wait_for(1, now));
@@ -45,21 +73,33 @@ Nanos BackendStates::Quota::wait_for(std::int64_t cost, MonoNanos now, const Clo
   return wait;
 }
 
-void BackendStates::make_leases(Quota& q, const PoolMember& m, std::string name) const {
+void BackendStates::make_missing_leases(Quota& q, const PoolMember& m, std::string_view deployment) const {
   if (broker_ == nullptr) return;
-  // A lease covers about half a second of this replica's traffic (LeasedQuota::Options).
+  std::lock_guard makers(leases_mutex_);
+  bool tokens_missing, requests_missing;
+  {
+    std::lock_guard lock(q.quota_mutex);
+    tokens_missing = m.tokens_per_window > 0 && !q.tokens_lease;
+    requests_missing = m.requests_per_window > 0 && !q.requests_lease;
+  }
+  // A lease covers about half a second of this replica's traffic (LeasedQuota::Options); it is
+  // attached before anything may take from it, and without the quota's lock (LeaseBroker).
   const auto make = [&](std::int64_t limit, const char* what) {
     LeasedQuota::Options o;
     o.limit = limit;
     o.window = m.quota_window;
     o.min_lease = std::max<std::int64_t>(1, limit / kMinLeaseDivisor);
     o.bridge = true;
-    auto lease = std::make_unique<SharedLease>(name + what, q.quota_mutex, o);
+    auto lease = std::make_unique<SharedLease>(quota_name(m, deployment) + what, q.quota_mutex, o);
     broker_->attach(*lease);
     return lease;
   };
-  if (m.tokens_per_window > 0) q.tokens_lease = make(m.tokens_per_window, ":tokens");
-  if (m.requests_per_window > 0) q.requests_lease = make(m.requests_per_window, ":requests");
+  std::unique_ptr<SharedLease> tokens = tokens_missing ? make(m.tokens_per_window, ":tokens") : nullptr;
+  std::unique_ptr<SharedLease> requests =
+      requests_missing ? make(m.requests_per_window, ":requests") : nullptr;
+  std::lock_guard lock(q.quota_mutex);
+  if (tokens) q.tokens_lease = std::move(tokens);
+  if (requests) q.requests_lease = std::move(requests);
 }
 
 std::string BackendStates::quota_name(const PoolMember& m, std::string_view deployment) {
@@ -124,12 +164,9 @@ BackendStates::DeploymentState& BackendStates::deployment_state(const PoolMember
     deployment = kOverflowDeployment;  // the last slot is the shared overflow entry
   auto [it, inserted] = s.deployments.try_emplace(std::string(deployment));
   if (inserted) {
-    it->second = std::make_unique<DeploymentState>();
-    if (m.quota_group.empty() && m.tokens_per_window > 0)
-      it->second->tokens.emplace(m.tokens_per_window, m.quota_window);
-    if (m.quota_group.empty() && m.requests_per_window > 0)
-      it->second->requests.emplace(m.requests_per_window, m.quota_window);
-    if (m.quota_group.empty() && m.has_quota()) make_leases(*it->second, m, quota_name(m, deployment));
+    it->second = std::make_unique<DeploymentState>();  // its budgets: Quota::sync
+    // Shared from its first request: the leases exist before anything is taken.
+    if (m.quota_group.empty() && m.has_quota()) make_missing_leases(*it->second, m, deployment);
   }
   return *it->second;
 }
@@ -159,10 +196,8 @@ BackendStates::Quota& BackendStates::quota_of(const PoolMember& m, std::string_v
     return d;  // client-named deployments past the bound: their own budgets
   auto [it, inserted] = groups_.try_emplace(group_key(m, deployment));
   if (inserted) {
-    it->second = std::make_unique<Quota>();
-    if (m.tokens_per_window > 0) it->second->tokens.emplace(m.tokens_per_window, m.quota_window);
-    if (m.requests_per_window > 0) it->second->requests.emplace(m.requests_per_window, m.quota_window);
-    make_leases(*it->second, m, quota_name(m, deployment));
+    it->second = std::make_unique<Quota>();  // its budgets: Quota::sync
+    if (m.has_quota()) make_missing_leases(*it->second, m, deployment);
   }
   return *it->second;
 }
@@ -175,7 +210,7 @@ BackendStates::Standing BackendStates::standing(const PoolMember& m, std::string
   if (d == nullptr) {
     if (!m.has_quota()) return Standing::Available;
     Quota* group = find_quota_of(m, deployment, nullptr);  // a group others already draw on
-    return (group ? group->fits(cost, now, clock_) : fits_limit) ? Standing::Available : Standing::Out;
+    return (group ? group->fits(m, cost, now, clock_) : fits_limit) ? Standing::Available : Standing::Out;
   }
   if (d->until.load(std::memory_order_relaxed) > now) {
     // The backend's own Retry-After has passed; only smartlb's floor on cooldowns holds it: a
@@ -186,7 +221,7 @@ BackendStates::Standing BackendStates::standing(const PoolMember& m, std::string
   }
   if (m.has_quota()) {
     Quota* q = find_quota_of(m, deployment, d);
-    if (!(q ? q->fits(cost, now, clock_) : fits_limit)) return Standing::Out;
+    if (!(q ? q->fits(m, cost, now, clock_) : fits_limit)) return Standing::Out;
   }
   return d->reported.fits(cost, now) ? Standing::Available : Standing::ReportedShort;
 }
@@ -213,8 +248,10 @@ bool BackendStates::reserve(const PoolMember& m, std::string_view deployment, st
   // lock is released (the request never waits for the answer).
   PendingAsk asks[2];
   bool ok = false;
+  bool leases_missing = false;
   {
     std::lock_guard lock(q.quota_mutex);
+    leases_missing = q.sync(m) && broker_ != nullptr;
     const MonoNanos now = clock_.now();  // read under the lock: budgets only see time move forward
     ok = (!q.tokens || q.tokens->fits(cost, now)) && (!q.requests || q.requests->fits(1, now));
     if (ok && (q.tokens_lease || q.requests_lease)) {
@@ -232,6 +269,9 @@ bool BackendStates::reserve(const PoolMember& m, std::string_view deployment, st
     }
   }
   for (const PendingAsk& a : asks) send_pending(broker_, a);
+  // A quota made (or declared by a reload) since the last request: its leases, for the next
+  // requests (this one was counted locally).
+  if (leases_missing) make_missing_leases(q, m, deployment);
   return ok;
 }
 
@@ -243,6 +283,7 @@ BackendStates::QuotaUsage BackendStates::quota_usage(const PoolMember& m, std::s
   if (!q) return u;
   const MonoNanos now = clock_.now();
   std::lock_guard lock(q->quota_mutex);
+  q->sync(m);
   if (q->tokens) u.tokens_used = q->tokens->used(now);
   if (q->requests) u.requests_used = q->requests->used(now);
   return u;
@@ -374,7 +415,7 @@ Unavailability BackendStates::unavailability(const RoutingTable& table, std::str
       }
       Quota* q = m.has_quota() ? find_quota_of(m, deployment, d) : nullptr;
       if (q) {
-        const Nanos wait = q->wait_for(cost, std::max(now, at), clock_);
+        const Nanos wait = q->wait_for(m, cost, std::max(now, at), clock_);
         if (wait.count() > 0) {
           at = std::max(now, at) + wait.count();
           throttled = true;  // at its quota: a rate limit, whoever noticed it first

@@ -12,7 +12,8 @@ std::optional<std::size_t> pick_probe(const RoutingTable& table, const BackendSt
       const PoolMember& m = table.member(i);
       const std::optional<MonoNanos> refill = states.probe_rank(m, request.deployment, now, request.cost);
       if (!refill) continue;
-      if (!best || *refill < best_refill || (*refill == best_refill && m.weight > table.member(*best).weight)) {
+      if (!best || *refill < best_refill ||
+          (*refill == best_refill && m.weight > table.member(*best).weight)) {
         best = i;
         best_refill = *refill;
       }
@@ -22,8 +23,9 @@ std::optional<std::size_t> pick_probe(const RoutingTable& table, const BackendSt
   return std::nullopt;
 }
 
-std::optional<TargetChoice> choose_target(const Selector& selector, const RoutingTable& table, BackendStates& states,
-                                          const PickRequest& request, RandomSource& rng) {
+std::optional<TargetChoice> choose_target(const Selector& selector, const RoutingTable& table,
+                                          BackendStates& states, const PickRequest& request,
+                                          RandomSource& rng) {
   const std::optional<std::size_t> picked = selector.pick(table, states, request, rng);
   // Nothing is short by its reports anywhere (the usual case): one relaxed load.
   if (states.reported_budget_low()) {

@@ -45,5 +45,76 @@ TEST(Quota, EveryBackendAtQuotaAnswers429WithoutTouchingThem) {
   EXPECT_EQ(http_call(p.port(), "POST", kChat, {}, kBody).status, 200u) << "admitted when promised";
 }
 
+TEST(Quota, AReloadThatRaisesALimit_AppliesAtOnce) {
+  MockBackend only([](const SeenRequest&) { return MockReply{200, {}, "ok"}; });
+  ProxyHarness p;
+  p.cfg.quota_window = 60s;
+  p.add_backend("only", only.url()).rpm = 5;
+  p.start();
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(http_call(p.port(), "POST", kChat, {}, kBody).status, 200u);
+  EXPECT_EQ(http_call(p.port(), "POST", kChat, {}, kBody).status, 429u);
+  Config next = p.cfg;
+  next.backends[0].rpm = 8;
+  p.server->reload(next);
+  for (int i = 6; i <= 8; ++i) EXPECT_EQ(http_call(p.port(), "POST", kChat, {}, kBody).status, 200u) << i;
+  EXPECT_EQ(http_call(p.port(), "POST", kChat, {}, kBody).status, 429u) << "8 a minute, and 8 were used";
+  EXPECT_EQ(only.request_count(), 8u);
+}
+
+TEST(Quota, AReloadThatMovesAModelLimitToItsBackend_TakesTheNewLimit) {
+  MockBackend only([](const SeenRequest&) { return MockReply{200, {}, "ok"}; });
+  ProxyHarness p;
+  const EnvMap env = {{"URL", only.url()}};
+  ASSERT_EQ(p.use_config_text(env, R"(
+backends:
+  - name: east
+    url: ${URL}
+targets:
+  - id: east-gpt
+    backend: east
+    deployment: gpt-4o
+model_configs:
+  - model: east-gpt
+    usage_limits:
+      requests_per_minute: 2
+rules:
+  - id: all
+    type: priority-based-routing
+    when: {models: [gpt-4o]}
+    load_balance_targets:
+      - target: east-gpt
+)"),
+            "");
+  p.start();
+  for (int i = 0; i < 2; ++i) ASSERT_EQ(http_call(p.port(), "POST", kChat, {}, kBody).status, 200u);
+  EXPECT_EQ(http_call(p.port(), "POST", kChat, {}, kBody).status, 429u);
+  auto next = load_config_text(env, R"(
+backends:
+  - name: east
+    url: ${URL}
+    rpm: 5
+targets:
+  - id: east-gpt
+    backend: east
+    deployment: gpt-4o
+rules:
+  - id: all
+    type: priority-based-routing
+    when: {models: [gpt-4o]}
+    load_balance_targets:
+      - target: east-gpt
+)",
+                               "test.yaml");
+  ASSERT_TRUE(next.config) << (next.errors.empty() ? "" : next.errors[0]);
+  Config cfg = *next.config;
+  cfg.listen_address = p.cfg.listen_address;
+  cfg.port = p.cfg.port;
+  cfg.threads = p.cfg.threads;
+  cfg.access_log = false;
+  p.server->reload(cfg);
+  for (int i = 3; i <= 5; ++i) EXPECT_EQ(http_call(p.port(), "POST", kChat, {}, kBody).status, 200u) << i;
+  EXPECT_EQ(http_call(p.port(), "POST", kChat, {}, kBody).status, 429u) << "5 a minute now";
+}
+
 }  // namespace
 }  // namespace smartlb::testing

@@ -129,6 +129,21 @@ TEST_F(SharedQuotasTest, TwoReplicasTogetherNeverSendMoreThanTheDeclaredTpmInAWi
   EXPECT_GT(a.short_answers + b.short_answers, 0) << "the quota ran out: asks got less than they asked for";
 }
 
+TEST_F(SharedQuotasTest, AReloadThatRaisesASharedLimit_AppliesAtOnceAndKeepsWhatWasUsed) {
+  Replica a("replica-a", backend.url(), 1000, start);  // five requests a minute
+  a.connect(server);
+  ASSERT_TRUE(a.service->up());
+  int served = 0;
+  for (int i = 0; i < 8; ++i) served += a.post() == 200;
+  EXPECT_EQ(served, 5);
+  Config next = a.proxy.cfg;
+  next.backends[0].tpm = 1600;  // eight
+  a.proxy.server->reload(next);
+  for (int i = 0; i < 8; ++i) served += a.post() == 200;
+  EXPECT_EQ(served, 8) << "the new limit at once, and the five used still count";
+  EXPECT_EQ(backend.request_count(), 8u);
+}
+
 TEST_F(SharedQuotasTest, AClientBudgetsMinuteLimitIsSharedByTwoReplicas) {
   const ClientLimits limits{.tokens_per_minute = 2000};
   Replica a("replica-a", backend.url(), 0, start, limits), b("replica-b", backend.url(), 0, start, limits);

@@ -308,6 +308,40 @@ TEST_F(ReportedPool, Reported_ALongQuotaHintCoolsDown) {
   EXPECT_TRUE(choose(200)->probe) << "the report is long stale: it is tested";
 }
 
+// A reload hands the states members with new limits (the same ids): they apply at once, and
+// what was used stays counted.
+TEST_F(QuotaPool, Reload_ANewLimitAppliesAtOnceAndKeepsWhatWasUsed) {
+  PoolMember m{"a", 1, 1, ""};
+  m.requests_per_window = 5;
+  make({m});
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(reserve(0, "gpt", 1));
+  EXPECT_FALSE(reserve(0, "gpt", 1));
+  PoolMember raised = member(0);
+  raised.requests_per_window = 8;
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(states->reserve(raised, "gpt", 1)) << "request " << 6 + i;
+  EXPECT_FALSE(states->reserve(raised, "gpt", 1)) << "8 in the window";
+  EXPECT_EQ(states->quota_usage(raised, "gpt").requests_used, 8);
+  PoolMember lowered = member(0);
+  lowered.requests_per_window = 2;
+  EXPECT_FALSE(states->available(lowered, "gpt", clock.now())) << "8 used of 2";
+}
+
+TEST_F(QuotaPool, Reload_AQuotaDeclaredWhereThereWasNone_IsEnforced) {
+  make({{"a", 1, 1, ""}});
+  fail(0, "gpt", throttled(), 100ms);  // the deployment has state already
+  clock.advance(1s);
+  PoolMember declared = member(0);
+  declared.requests_per_window = 2;
+  declared.quota_window = std::chrono::seconds(1);
+  EXPECT_TRUE(states->reserve(declared, "gpt", 1));
+  EXPECT_TRUE(states->reserve(declared, "gpt", 1));
+  EXPECT_FALSE(states->reserve(declared, "gpt", 1));
+  EXPECT_FALSE(states->available(declared, "gpt", clock.now()));
+  PoolMember removed = member(0);  // and taken away again
+  EXPECT_TRUE(states->available(removed, "gpt", clock.now()));
+  EXPECT_TRUE(states->reserve(removed, "gpt", 1));
+}
+
 TEST_F(PoolFixture, Unavailability_AnExhaustedQuotaIsThrottling) {
   make({{"a", 1, 1, ""}});
   fail(0, "gpt", judge_throttle_hint(throttled(), std::chrono::hours(5), 60s), std::chrono::hours(5));

@@ -200,12 +200,19 @@ class BackendStates {
   struct Quota {
     std::mutex quota_mutex;  // per (backend, deployment), or per group
     std::optional<SlidingWindowBudget> tokens, requests;
+    Nanos window{0};  // the budgets'
     // Shared quotas only (a LeaseBroker is set): the same limits, leased from the store.
     std::unique_ptr<SharedLease> tokens_lease, requests_lease;
-    bool fits(std::int64_t cost, MonoNanos now, const Clock& clock);
-    Nanos wait_for(std::int64_t cost, MonoNanos now, const Clock& clock);
+    // Under quota_mutex: the limits as `m` (today's configuration) declares them. A reload's new
+    // limit applies at once and what was used stays counted; a new window starts afresh. True
+    // when a limit needs a lease it does not have yet (make_missing_leases, without the lock).
+    bool sync(const PoolMember& m);
+    bool fits(const PoolMember& m, std::int64_t cost, MonoNanos now, const Clock& clock);
+    Nanos wait_for(const PoolMember& m, std::int64_t cost, MonoNanos now, const Clock& clock);
   };
-  void make_leases(Quota& q, const PoolMember& m, std::string name) const;
+  // The leases a quota's limits need and it lacks (a quota declared by a reload), made and
+  // attached outside its lock.
+  void make_missing_leases(Quota& q, const PoolMember& m, std::string_view deployment) const;
   // A (backend, deployment): its cooldown and, when declared, its quota budgets.
   struct DeploymentState : Deadline, Quota {
     ReportedBudget reported;
@@ -248,6 +255,7 @@ class BackendStates {
   bool route_on_remaining_ = true;
   std::atomic<CooldownListener*> listener_{nullptr};
   LeaseBroker* broker_ = nullptr;
+  mutable std::mutex leases_mutex_;  // one maker of missing leases at a time
   // Every tracked backend by configured name (the latest table's member), for remote cooldowns.
   std::mutex names_mutex_;
   std::unordered_map<std::string, PoolMember, StringHash, std::equal_to<>> by_name_;

@@ -20,8 +20,9 @@ struct TargetChoice {
   bool probe = false;  // sent to test a member short by its reports
 };
 
-std::optional<TargetChoice> choose_target(const Selector& selector, const RoutingTable& table, BackendStates& states,
-                                          const PickRequest& request, RandomSource& rng);
+std::optional<TargetChoice> choose_target(const Selector& selector, const RoutingTable& table,
+                                          BackendStates& states, const PickRequest& request,
+                                          RandomSource& rng);
 
 // The member a probe would test at `now`: in the best priority group that has one, the one whose
 // cost should be back soonest by its learned refill, then the heaviest (it refills fastest).
