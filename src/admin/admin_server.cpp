@@ -67,7 +67,9 @@ struct AdminServer::Impl {
 
   PoolSnapshot pool_snapshot() const {
     const auto snapshot = server.snapshot();
-    PoolSnapshot p = snapshot_pool(snapshot->table, server.states(), snapshot->backends);
+    std::vector<const RoutingTable*> rule_tables;
+    for (const Rule& r : snapshot->rules) rule_tables.push_back(&r.table);
+    PoolSnapshot p = snapshot_pool(snapshot->table, server.states(), snapshot->backends, rule_tables);
     for (const auto& c : server.credentials())
       for (auto& b : p.backends)
         if (std::find(c.backends.begin(), c.backends.end(), b.name) != c.backends.end())

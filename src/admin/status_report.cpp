@@ -189,8 +189,26 @@ std::string escape_label_value(std::string_view v) {
   return out;
 }
 
+namespace {
+
+// The member whose declared quota applies to `deployment` (a state key) of backend `m`: a rule's
+// target on that backend that declares one and serves that deployment (renamed to it, or
+// passing any name), else the backend's own member.
+const PoolMember& quota_member(const PoolMember& m, std::string_view deployment,
+                               std::span<const RoutingTable* const> rule_tables) {
+  for (const RoutingTable* t : rule_tables)
+    for (const PoolMember& r : t->members())
+      if (r.id == m.id && r.has_quota() &&
+          (r.deployment_override.empty() || r.deployment_override == deployment))
+        return r;
+  return m;
+}
+
+}  // namespace
+
 PoolSnapshot snapshot_pool(const RoutingTable& table, const BackendStates& states,
-                           std::span<const BackendConfig> backends) {
+                           std::span<const BackendConfig> backends,
+                           std::span<const RoutingTable* const> rule_tables) {
   PoolSnapshot p;
   p.now = states.clock().now();
   p.backends.resize(table.id_bound());
@@ -207,8 +225,10 @@ PoolSnapshot snapshot_pool(const RoutingTable& table, const BackendStates& state
       b.tls = backends[i].url.tls;
     }
     b.cooldown = states.backend_cooldown(m.id);
-    for (auto& [name, view] : states.deployment_cooldowns(m.id))
-      b.deployments.push_back({name, view, states.quota_usage(m, name), states.leases(m, name)});
+    for (auto& [name, view] : states.deployment_cooldowns(m.id)) {
+      const PoolMember& q = quota_member(m, name, rule_tables);
+      b.deployments.push_back({name, view, states.quota_usage(q, name), states.leases(q, name)});
+    }
     if (m.has_quota()) {
       b.quota_tokens = m.tokens_per_window;
       b.quota_requests = m.requests_per_window;
@@ -426,20 +446,22 @@ std::string render_prometheus(const MetricsSnapshot& m, const PoolSnapshot& p) {
       "Share of a declared quota (BACKEND_X_TPM / BACKEND_X_RPM) used in the current window, by resource.");
   for (const std::uint32_t b : present_ids(p)) {
     const auto& pb = p.backends[b];
-    if (pb.quota_window_ms == 0) continue;
-    std::map<std::string, std::pair<double, double>> by_label;  // folded names keep the highest
+    // Per deployment, against the limits that apply to it (its target's or its backend's); a
+    // negative share: no such limit. Folded names keep the highest share.
+    std::map<std::string, std::pair<double, double>> by_label;
     for (const auto& d : pb.deployments) {
-      auto& slot = by_label[deployment_label(m, d.name)];
-      if (pb.quota_tokens > 0)
-        slot.first = std::max(slot.first, double(d.quota.tokens_used) / double(pb.quota_tokens));
-      if (pb.quota_requests > 0)
-        slot.second = std::max(slot.second, double(d.quota.requests_used) / double(pb.quota_requests));
+      if (d.quota.tokens_limit <= 0 && d.quota.requests_limit <= 0) continue;
+      auto& slot = by_label.try_emplace(deployment_label(m, d.name), -1.0, -1.0).first->second;
+      if (d.quota.tokens_limit > 0)
+        slot.first = std::max(slot.first, double(d.quota.tokens_used) / double(d.quota.tokens_limit));
+      if (d.quota.requests_limit > 0)
+        slot.second = std::max(slot.second, double(d.quota.requests_used) / double(d.quota.requests_limit));
     }
     for (const auto& [label, used] : by_label) {
-      if (pb.quota_tokens > 0)
+      if (used.first >= 0)
         w.sample("smartlb_quota_used_ratio",
                  L{{"backend", be(b)}, {"deployment", label}, {"resource", "tokens"}}, used.first);
-      if (pb.quota_requests > 0)
+      if (used.second >= 0)
         w.sample("smartlb_quota_used_ratio",
                  L{{"backend", be(b)}, {"deployment", label}, {"resource", "requests"}}, used.second);
     }
@@ -587,8 +609,12 @@ nlohmann::json build_status(const MetricsSnapshot& m, const PoolSnapshot& p) {
       if (!cooling(d.cooldown, p.now) && m.deployment_index(d.name) < 0) continue;  // stale, unlabelled
       if (deps.size() >= Metrics::kMaxDeployments && !deps.count(d.name)) continue;
       json& j = entry(d.name);
-      if (pb.quota_window_ms > 0)
+      if (d.quota.tokens_limit > 0 || d.quota.requests_limit > 0) {
         j["quota_used"] = {{"tokens", d.quota.tokens_used}, {"requests", d.quota.requests_used}};
+        // The limits that apply to this deployment: its target's (model_configs) or its backend's.
+        j["quota"] = {{"tokens_per_window", d.quota.tokens_limit},
+                      {"requests_per_window", d.quota.requests_limit}};
+      }
       // Shared quotas: this replica's lease of the current sub-window.
       for (const auto& [key, view] :
            {std::pair{"tokens", d.lease.tokens}, std::pair{"requests", d.lease.requests}})

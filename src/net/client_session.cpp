@@ -189,6 +189,9 @@ Task<> run_client_session(Worker& w, Socket socket) {
     rec.reset();
     rec.start = w.shared.clock.now();
     if (w.shared.observer) w.shared.observer->on_request_start();
+    // The configuration this request routes with (leased below), held until the request is
+    // accounted: the record's attempts name deployments the snapshot holds.
+    std::optional<SnapshotCache::Lease> leased;
     // Every way out of this iteration (answered, refused, client gone) ends the request once.
     struct FinishOnExit {
       Worker& w;
@@ -228,8 +231,7 @@ Task<> run_client_session(Worker& w, Socket socket) {
       co_await write_error_reply(stream, bad, std::chrono::seconds(5));
       break;
     }
-    // The configuration this request routes with, from here to its end.
-    const SnapshotCache::Lease snapshot = w.snapshots.acquire();
+    const SnapshotCache::Lease& snapshot = leased.emplace(w.snapshots.acquire());
     if (snapshot->generation != w.origins_generation) {  // a new configuration: once per worker
       for (std::size_t i = 0; i < snapshot->backends.size(); ++i)
         w.upstreams.sync_origin(snapshot->table.member(i).id, snapshot->backends[i].url);

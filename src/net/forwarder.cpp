@@ -380,22 +380,17 @@ void ForwardJob::prepare_request() {
 
 // The rule this request follows, or the message of the client error that prevents matching.
 std::optional<std::string_view> ForwardJob::match_rule() {
-  // The candidate rules by model, each checked in order; the metadata header is read only when
-  // a candidate asks for metadata.
+  // A metadata header is read (and refused when invalid) whether or not a rule asks for
+  // metadata: a client's mistake shows the same under every configuration.
   std::vector<MetadataPair>& metadata = buffers_.metadata;
   metadata.clear();
-  bool metadata_read = false, metadata_bad = false;
+  if (const std::string_view header = req_.fields.get("x-smartlb-metadata");
+      !header.empty() && !parse_metadata(header, metadata))
+    return "The x-smartlb-metadata header must be a JSON object whose values are strings.";
+  // The candidate rules by model, each checked in order.
   const auto found = snap_.rule_index.find(model_, [&](std::uint32_t i) {
-    const Rule& r = snap_.rules[i];
-    if (!r.when.metadata.empty() && !metadata_read) {
-      metadata_read = true;
-      const std::string_view header = req_.fields.get("x-smartlb-metadata");
-      metadata_bad = !header.empty() && !parse_metadata(header, metadata);
-      if (metadata_bad) return true;
-    }
-    return r.when.matches(RequestFacts{caller_.subjects, model_, metadata});  // the metadata read so far
+    return snap_.rules[i].when.matches(RequestFacts{caller_.subjects, model_, metadata});
   });
-  if (metadata_bad) return "The x-smartlb-metadata header must be a JSON object whose values are strings.";
   rule_ = found < 0 ? nullptr : &snap_.rules[static_cast<std::size_t>(found)];
   if (rule_ && rule_->affinity) {
     // The client's own key, or the body's prompt cache key, or its end user.
@@ -448,6 +443,7 @@ Task<bool> ForwardJob::await_credential(const Target& t) {
     hint = std::chrono::ceil<std::chrono::milliseconds>(Nanos(l.retry_at - now));
   AttemptRecord& a = rec_.add_attempt();
   a.backend = t.member.id.value;
+  a.deployment = t.member.effective_deployment(model_);
   a.cause = FailureCause::Credential;
   a.cooldown_ms = states_
                       .record_failure(t.member, target_.deployment,
@@ -951,6 +947,7 @@ Task<bool> ForwardJob::run() {
 
     AttemptRecord& a = rec_.add_attempt();
     a.backend = t->member.id.value;
+    a.deployment = t->member.effective_deployment(model_);
     a.probe = t->probe;
     const MonoNanos sent = s_.clock.now();
     AttemptResult r = co_await attempt(*t);

@@ -403,10 +403,12 @@ Unavailability BackendStates::unavailability(const RoutingTable& table, std::str
   const MonoNanos now = clock_.now();
   MonoNanos soonest = std::numeric_limits<MonoNanos>::max();
   bool throttled = false;
+  bool not_found = table.size() > 0;
   for (const PoolMember& m : table.members()) {
     FailureCause cause = FailureCause::None;
     MonoNanos at = recovery_at(m, deployment, &cause);
     if (is_rate_limit(cause) && at > now) throttled = true;
+    if (cause != FailureCause::NotFound || at <= now) not_found = false;
     if (DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment))) {
       const MonoNanos from = std::max(now, at);
       if (const MonoNanos chance = d->reported.next_chance(cost, from); chance > from) {
@@ -426,6 +428,7 @@ Unavailability BackendStates::unavailability(const RoutingTable& table, std::str
   }
   Unavailability u;
   u.throttled = throttled;
+  u.not_found = not_found && !throttled;
   if (table.size() == 0 || soonest <= now) {
     u.retry_after = std::chrono::milliseconds(0);
   } else {

@@ -5,6 +5,17 @@ namespace smartlb {
 UnavailableAnswer answer_unavailable(const Unavailability& u, std::size_t attempts,
                                      std::string_view deployment) {
   UnavailableAnswer a;
+  if (u.not_found) {
+    a.status = 404;
+    a.type = "invalid_request_error";
+    a.code = "model_not_found";
+    a.retry_after = std::nullopt;
+    a.message = deployment.empty() ? std::string("No backend has what this request names")
+                                   : "The model or deployment '" + std::string(deployment.substr(0, 128)) +
+                                         "' does not exist on any backend";
+    a.message += " (each answered 404).";
+    return a;
+  }
   // Nothing known to wait for (no backend at all, or one that just recovered): a second.
   a.retry_after = u.retry_after.count() > 0 ? u.retry_after : std::chrono::milliseconds(1000);
   if (u.throttled) {
@@ -24,7 +35,7 @@ UnavailableAnswer answer_unavailable(const Unavailability& u, std::size_t attemp
     a.message = "No backend is available";
   }
   if (!deployment.empty()) a.message.append(" for deployment '").append(deployment).append("'");
-  a.message += "; retry after " + std::to_string(a.retry_after.count()) + " ms.";
+  a.message += "; retry after " + std::to_string(a.retry_after->count()) + " ms.";
   return a;
 }
 

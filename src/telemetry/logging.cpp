@@ -143,7 +143,8 @@ std::string format_access_line(const RequestRecord& rec, const Config& cfg, bool
                      " backend=" + (rec.served_by >= 0 ? std::string(backend_name(rec.served_by)) : "-") +
                      " status=" + std::to_string(rec.status) +
                      " attempts=" + std::to_string(rec.attempt_count);
-  if (rec.attempt_count > 1) {
+  // Every attempt and what it got, unless the one attempt made is the answer the client got.
+  if (rec.attempt_count > 1 || (rec.attempt_count == 1 && rec.served_by < 0)) {
     line += " (";
     for (std::size_t i = 0; i < shown; ++i) {
       const auto& a = rec.attempts[i];

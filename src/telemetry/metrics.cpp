@@ -84,7 +84,6 @@ struct alignas(64) Metrics::Backend {
   std::atomic<unsigned> last_status{0};
   std::atomic<std::uint32_t> last_deployment{0};
   std::atomic<MonoNanos> last_at{0};
-  std::uint32_t override_label = kOther + 1;  // > kOther: no override
 };
 
 // ---- labelled counters, one shard per thread (modulo kShards) ------------------------------
@@ -181,7 +180,7 @@ void Metrics::learn_backends(const std::vector<BackendInfo>& backends) {
     info_[i] = backends[i];
     // Fixed deployments are known up front: intern them first so they always have a label.
     if (!info_[i].deployment_override.empty())
-      backends_[i].override_label = deployments_->find_or_add(info_[i].deployment_override, nullptr);
+      deployments_->find_or_add(info_[i].deployment_override, nullptr);
   }
   known_.store(n, std::memory_order_release);  // the entries above are written first
 }
@@ -217,8 +216,14 @@ void Metrics::on_request(const RequestRecord& rec) {
   bool folded = false;
   const std::uint32_t requested = deployments_->find_or_add(rec.deployment, &folded);
   if (folded) folded_.fetch_add(1, std::memory_order_relaxed);
-  const auto deployment_on = [&](std::size_t b) {
-    return backends_[b].override_label <= kOther ? backends_[b].override_label : requested;
+  // An attempt is labelled with the deployment its backend was asked for: the name its
+  // cooldowns and quotas are kept under, as /status and the state gauges show them.
+  const auto deployment_of = [&](const AttemptRecord& a) {
+    if (a.deployment.empty() || a.deployment == rec.deployment) return requested;
+    bool other = false;
+    const std::uint32_t d = deployments_->find_or_add(a.deployment, &other);
+    if (other) folded_.fetch_add(1, std::memory_order_relaxed);
+    return d;
   };
 
   // Collect the labelled increments, then take this thread's shard lock once.
@@ -247,7 +252,7 @@ void Metrics::on_request(const RequestRecord& rec) {
     if (a.status != 0 || a.cause != FailureCause::None)
       add(CounterKind::UpstreamResponses, b, 0, upstream_response_code(a.status, a.cause), 1);
     if (a.cause == FailureCause::None) continue;
-    const std::uint32_t d = deployment_on(a.backend);
+    const std::uint32_t d = deployment_of(a);
     B.errors.fetch_add(1, std::memory_order_relaxed);
     if (is_rate_limit(a.cause)) B.throttled.fetch_add(1, std::memory_order_relaxed);
     B.last_cause.store(static_cast<std::uint8_t>(a.cause), std::memory_order_relaxed);
@@ -263,7 +268,8 @@ void Metrics::on_request(const RequestRecord& rec) {
 
   const bool served = rec.served_by >= 0 && static_cast<std::size_t>(rec.served_by) < known;
   const std::uint32_t sb = served ? static_cast<std::uint32_t>(rec.served_by) : kNoBackend;
-  const std::uint32_t sd = served ? deployment_on(sb) : requested;
+  // The served attempt is the last one.
+  const std::uint32_t sd = served && shown > 0 ? deployment_of(rec.attempts[shown - 1]) : requested;
   add(CounterKind::Requests, sb, sd, rec.status, 1);
   if (rec.status == 429)
     add(CounterKind::ClientThrottled, kNoBackend, requested, rec.client_limited ? 1 : 0, 1);

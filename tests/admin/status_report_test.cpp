@@ -511,5 +511,54 @@ TEST(StatusQuota, ASharedQuotasLeaseShowsInStatus) {
   EXPECT_FALSE(lease.contains("requests")) << "no request quota declared: no lease";
 }
 
+// A quota declared only by a target (model_configs' usage_limits) on a renamed deployment: it
+// shows under the name its state is kept under, the backend's own name for it, in /status and
+// in the metrics, as do the requests it served.
+TEST(StatusQuota, ATargetsQuotaShowsUnderTheDeploymentItsBackendServes) {
+  ManualClock clock;
+  Config cfg;
+  BackendConfig b;
+  b.name = "east";
+  b.url.host_header = "east.example.com";
+  cfg.backends.push_back(b);
+  const RoutingTable backends({PoolMember{"east", 1, 1, ""}});
+  PoolMember target{"east", 1, 1, "gpt-4o-0806", 0, 4, std::chrono::seconds(60)};
+  const RoutingTable rule({target});
+  BackendStates states(clock, CooldownPolicy{});
+  states.track(backends);
+  Metrics metrics(std::vector<Metrics::BackendInfo>{{"east", ""}});
+  ASSERT_TRUE(states.reserve(rule.member(0), "gpt-4o", 200));
+  RequestRecord rec;
+  rec.deployment = "gpt-4o";  // what the client asked for
+  rec.served_by = 0;
+  rec.status = 200;
+  AttemptRecord& a = rec.add_attempt();
+  a.backend = 0;
+  a.deployment = "gpt-4o-0806";
+  metrics.on_request(rec);
+
+  const RoutingTable* rules[] = {&rule};
+  const auto snap = snapshot_pool(backends, states, cfg.backends, rules);
+  const auto j = build_status(metrics.snapshot(), snap);
+  const auto& east = j["backends"][0];
+  EXPECT_FALSE(east.contains("quota")) << "the backend declares none";
+  ASSERT_EQ(east["deployments"].size(), 1u);
+  EXPECT_EQ(east["deployments"][0]["name"], "gpt-4o-0806");
+  EXPECT_EQ(east["deployments"][0]["quota"]["requests_per_window"], 4);
+  EXPECT_EQ(east["deployments"][0]["quota_used"]["requests"], 1);
+  EXPECT_EQ(east["deployments"][0]["requests"], 1);
+
+  const std::string text = render_prometheus(metrics.snapshot(), snap);
+  EXPECT_NE(
+      text.find(
+          R"(smartlb_quota_used_ratio{backend="east",deployment="gpt-4o-0806",resource="requests"} 0.25)"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find(R"(smartlb_requests_total{backend="east",deployment="gpt-4o-0806",code="200"} 1)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find(R"(deployment="other")"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace smartlb

@@ -240,6 +240,28 @@ TEST(Failover, AllFailingWithServerErrorsAnswers502) {
   EXPECT_EQ(again.status, 503u) << "nothing was attempted: no backend is available";
 }
 
+TEST(Failover, AModelNoBackendHas_Is404NamingItNot502) {
+  // An OpenAI-style request names its model in the body; each backend answers 404 for it.
+  MockBackend a([](const SeenRequest&) { return status(404); });
+  MockBackend b([](const SeenRequest&) { return status(404); });
+  ProxyHarness p;
+  p.add_backend("a", a.url(), 1);
+  p.add_backend("b", b.url(), 2);
+  p.start();
+  const std::string v1 = "/v1/chat/completions";
+  const std::string body = R"({"model":"gpt-5","messages":[{"role":"user","content":"hi"}]})";
+  const auto r = http_call(p.port(), "POST", v1, {{"content-type", "application/json"}}, body);
+  EXPECT_EQ(r.status, 404u);
+  const auto j = nlohmann::json::parse(r.body);
+  EXPECT_EQ(j["error"]["code"], "model_not_found");
+  EXPECT_NE(j["error"]["message"].get<std::string>().find("'gpt-5'"), std::string::npos);
+  EXPECT_TRUE(r.header("retry-after").empty()) << "retrying would not help";
+  EXPECT_EQ(a.request_count() + b.request_count(), 2u) << "each backend was asked once";
+  const auto again = http_call(p.port(), "POST", v1, {{"content-type", "application/json"}}, body);
+  EXPECT_EQ(again.status, 404u) << "while they cool down, still the honest answer";
+  EXPECT_EQ(a.request_count() + b.request_count(), 2u);
+}
+
 TEST(Failover, StaleKeepAliveConnectionIsRetriedWithoutBlame) {
   // The backend drops the second request on a kept-alive connection without a byte, as a
   // server does when its idle timeout races our reuse.

@@ -59,6 +59,17 @@ TEST(AccessLog, AProbeIsMarkedInTheJsonAttemptLog) {
   EXPECT_EQ(j["attempt_log"][1]["probe"], true);
 }
 
+TEST(AccessLog, TextLineNamesTheOneAttemptOfARequestNobodyServed) {
+  RequestRecord rec = sample_record();
+  rec.attempt_count = 1;
+  rec.served_by = -1;
+  rec.status = 404;
+  rec.attempts[0].status = 404;
+  rec.attempts[0].cause = FailureCause::NotFound;
+  const std::string line = format_access_line(rec, two_backends(), false);
+  EXPECT_NE(line.find("status=404 attempts=1 (east:404)"), std::string::npos) << line;
+}
+
 TEST(AccessLog, TextLineNamesBackendStatusAndAttempts) {
   const std::string line = format_access_line(sample_record(), two_backends(), false);
   EXPECT_EQ(line,

@@ -57,6 +57,19 @@ rules:
   EXPECT_NE(bad.body.find("x-smartlb-metadata"), std::string::npos);
 }
 
+TEST(Rules, AnInvalidMetadataHeaderIs400EvenWhenNoRuleReadsMetadata) {
+  MockBackend a([](const SeenRequest&) { return ok("a"); });
+  ProxyHarness p;
+  p.add_backend("a", a.url());
+  p.start();
+  const std::string path = "/openai/deployments/m/chat/completions?api-version=1";
+  const auto bad = http_call(p.port(), "POST", path, {{"x-smartlb-metadata", "not json"}}, "{}");
+  EXPECT_EQ(bad.status, 400u);
+  EXPECT_EQ(a.request_count(), 0u);
+  EXPECT_EQ(http_call(p.port(), "POST", path, {{"x-smartlb-metadata", R"({"env":"dev"})"}}, "{}").status,
+            200u);
+}
+
 TEST(Rules, ASubjectRuleRoutesByTheClientsKey) {
   MockBackend a([](const SeenRequest&) { return ok("a"); }), b([](const SeenRequest&) { return ok("b"); });
   ProxyHarness p;

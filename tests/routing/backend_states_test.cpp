@@ -342,6 +342,18 @@ TEST_F(QuotaPool, Reload_AQuotaDeclaredWhereThereWasNone_IsEnforced) {
   EXPECT_TRUE(states->reserve(removed, "gpt", 1));
 }
 
+TEST_F(PoolFixture, Unavailability_EveryMemberWithoutTheDeploymentIsNotFound) {
+  make({{"a", 1, 1, ""}, {"b", 2, 1, ""}});
+  const Verdict missing = judge_status(404, true);
+  fail(0, "gpt", missing, std::nullopt);
+  EXPECT_FALSE(unavailable("gpt").not_found) << "b may have it";
+  fail(1, "gpt", missing, std::nullopt);
+  EXPECT_TRUE(unavailable("gpt").not_found);
+  fail(1, "gpt", throttled(), 20s);
+  EXPECT_FALSE(unavailable("gpt").not_found) << "b has it, but is rate limited";
+  EXPECT_TRUE(unavailable("gpt").throttled);
+}
+
 TEST_F(PoolFixture, Unavailability_AnExhaustedQuotaIsThrottling) {
   make({{"a", 1, 1, ""}});
   fail(0, "gpt", judge_throttle_hint(throttled(), std::chrono::hours(5), 60s), std::chrono::hours(5));

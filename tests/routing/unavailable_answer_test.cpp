@@ -30,6 +30,16 @@ TEST(UnavailableAnswer, NothingTriedIs503) {
   EXPECT_EQ(a.type, "server_error");
 }
 
+TEST(UnavailableAnswer, EveryBackendWithoutTheModelIs404NamingIt) {
+  Unavailability u{10s, false, true};
+  const auto a = answer_unavailable(u, 2, "gpt-5");
+  EXPECT_EQ(a.status, 404u);
+  EXPECT_EQ(a.type, "invalid_request_error");
+  EXPECT_EQ(a.code, "model_not_found");
+  EXPECT_EQ(a.retry_after, std::nullopt) << "retrying would not help";
+  EXPECT_EQ(a.message, "The model or deployment 'gpt-5' does not exist on any backend (each answered 404).");
+}
+
 TEST(UnavailableAnswer, NoKnownRecoveryTimeSaysOneSecond) {
   EXPECT_EQ(answer_unavailable({0ms, false}, 0, "").retry_after, 1s);
   EXPECT_EQ(answer_unavailable({0ms, true}, 3, "").retry_after, 1s);

@@ -255,10 +255,13 @@ TEST(Metrics, LongDeploymentNamesAreTruncated) {
   EXPECT_EQ(s.deployments[0].size(), Metrics::kMaxDeploymentLabelBytes);
 }
 
-TEST(Metrics, FixedDeploymentOfABackendLabelsItsTraffic) {
-  // Backend 1 always serves "gpt4o-eu" whatever the client asked for.
+TEST(Metrics, AnAttemptIsLabelledWithTheDeploymentItsBackendWasAskedFor) {
+  // Backend 1 serves "gpt4o-eu" whatever the client asked for (a rename): its series say so,
+  // as its cooldowns and quotas do.
   Metrics m({{"a", ""}, {"b", "gpt4o-eu"}});
-  m.on_request(failed_over("gpt-4o"));
+  RequestRecord rec = failed_over("gpt-4o");
+  rec.attempts[1].deployment = "gpt4o-eu";
+  m.on_request(rec);
   const MetricsSnapshot s = m.snapshot();
   EXPECT_EQ(s.counter(CounterKind::Requests, 1, dep(s, "gpt4o-eu"), 200), 1u);
   EXPECT_EQ(s.counter(CounterKind::PromptTokens, 1, dep(s, "gpt4o-eu")), 100u);

@@ -92,9 +92,12 @@ struct PoolSnapshot {
 };
 
 // Reads the backends' state at `states.clock().now()`. Takes names and hosts from `backends`
-// (by table position), never keys. The result is indexed by BackendId, like the metrics.
+// (by table position), never keys. The result is indexed by BackendId, like the metrics. A
+// deployment's declared quota is its target's (`rule_tables`: model_configs' usage_limits, a
+// target's rename) when one declares it, else its backend's.
 PoolSnapshot snapshot_pool(const RoutingTable& table, const BackendStates& states,
-                           std::span<const BackendConfig> backends);
+                           std::span<const BackendConfig> backends,
+                           std::span<const RoutingTable* const> rule_tables = {});
 
 // "available", "cooling" or "auth_failed" for a backend-wide cooldown at `now`.
 std::string_view backend_state(const CooldownView& cooldown, MonoNanos now);

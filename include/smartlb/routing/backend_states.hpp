@@ -36,6 +36,7 @@ struct CooldownPolicy {
 struct Unavailability {
   std::chrono::milliseconds retry_after{0};
   bool throttled = false;  // some backend is cooling for a 429 or at its quota (answer 429)
+  bool not_found = false;  // every backend is out because it said the deployment is not there
 };
 
 struct CooldownView {

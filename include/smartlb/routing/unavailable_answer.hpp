@@ -1,10 +1,13 @@
 #pragma once
 // What a client is told when no backend can take its request: 429 when some backend is rate
-// limited or at its declared quota (the client should slow down), 502 when every attempt
-// failed otherwise, 503 when nothing could even be tried; always with the time until the
-// soonest backend comes back, so that clients (the OpenAI SDKs honour it) retry then.
+// limited or at its declared quota (the client should slow down), 404 when every backend said
+// the deployment or model is not there (OpenAI's model_not_found: retrying would not help),
+// 502 when every attempt failed otherwise, 503 when nothing could even be tried; but for the
+// 404, with the time until the soonest backend comes back, so that clients (the OpenAI SDKs
+// honour it) retry then.
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -17,7 +20,7 @@ struct UnavailableAnswer {
   std::string_view type;  // OpenAI's error.type
   std::string_view code;  // OpenAI's error.code
   std::string message;
-  std::chrono::milliseconds retry_after{1000};
+  std::optional<std::chrono::milliseconds> retry_after{std::chrono::milliseconds(1000)};  // none for a 404
 };
 
 // `attempts`: how many backends this request was sent to; `deployment` may be empty.

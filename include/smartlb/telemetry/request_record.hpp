@@ -20,6 +20,10 @@ struct AttemptRecord {
   std::int64_t ttfb_us = 0;      // request sent -> response header read
   bool breaker_tripped = false;  // this failure tripped the target's failure_tolerance breaker
   bool probe = false;            // sent to test a target its rate-limit reports held back
+  // The deployment (or model) its backend was asked for: the name its cooldowns and quotas are
+  // kept under (after a target's or BACKEND_X_DEPLOYMENT_NAME's rename). A view into the
+  // request or its configuration, both held until the request is accounted.
+  std::string_view deployment{};
 };
 
 struct RequestRecord {
