@@ -970,7 +970,7 @@ Task<bool> ForwardJob::run() {
       const auto hint = retry_hint(r.conn->head.fields, s_.clock.wall_now());
       const Verdict v = judge_throttle_hint(judged, hint, t->member.quota_window);
       a.cause = v.cause;
-      a.cooldown_ms = states_.record_failure(t->member, model_, v, hint).count();
+      a.cooldown_ms = states_.record_failure(t->member, model_, v, hint, sent).count();
       count_failure(*t, a);
       if (v.cause == FailureCause::AuthRejected && snap_.prepared[t->route.backend].entra)
         snap_.prepared[t->route.backend].entra->request_refresh();  // a revoked token: get a new one

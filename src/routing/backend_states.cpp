@@ -323,17 +323,21 @@ std::chrono::milliseconds BackendStates::clamp_cooldown(std::optional<std::chron
 
 std::chrono::milliseconds BackendStates::record_failure(const PoolMember& m, std::string_view deployment,
                                                         const Verdict& verdict,
-                                                        std::optional<std::chrono::milliseconds> hint) {
+                                                        std::optional<std::chrono::milliseconds> hint,
+                                                        MonoNanos sent) {
   const auto cooldown = clamp_cooldown(hint);
-  const MonoNanos until = clock_.now() + std::chrono::duration_cast<Nanos>(cooldown).count();
+  const MonoNanos now = clock_.now();
+  const MonoNanos until = now + std::chrono::duration_cast<Nanos>(cooldown).count();
   if (verdict.scope == CooldownScope::Backend) {
     if (state(m.id).backend.extend(until, verdict.cause)) notify(m, {}, true, until, verdict.cause);
   } else {
     DeploymentState& d = deployment_state(m, m.effective_deployment(deployment));
     if (d.extend(until, verdict.cause))
       notify(m, m.effective_deployment(deployment), false, until, verdict.cause);
-    if (verdict.cause == FailureCause::Throttled && hint)
-      d.reported.retry_at(clock_.now() + std::chrono::duration_cast<Nanos>(*hint).count());
+    if (verdict.cause == FailureCause::Throttled && hint) {
+      const MonoNanos answered = sent != 0 && sent < now ? sent + (now - sent) / 2 : now;
+      d.reported.retry_at(answered + std::chrono::duration_cast<Nanos>(*hint).count());
+    }
   }
   return cooldown;
 }

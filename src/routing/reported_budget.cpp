@@ -13,9 +13,10 @@ ReportedBudget::Mark ReportedBudget::charge(std::int64_t cost) {
           sent_requests_.fetch_add(1, std::memory_order_relaxed) + 1, cost, 1};
 }
 
-void ReportedBudget::Limit::learn(std::int64_t base_now, MonoNanos at) {
+std::optional<ReportedBudget::Limit::Sample> ReportedBudget::Limit::learn(std::int64_t base_now,
+                                                                          MonoNanos at) {
   const Nanos gap(at - baseline_at);
-  if (gap < kMinSampleGap) return;  // measured later, from this baseline
+  if (gap < kMinSampleGap) return std::nullopt;  // measured later, from this baseline
   // What came back beyond our own sends (less, if someone else spent some: never below 0).
   const std::int64_t back = std::max<std::int64_t>(base_now - baseline, 0);
   if (back * 4 <= cap.load(std::memory_order_relaxed)) {
@@ -25,22 +26,26 @@ void ReportedBudget::Limit::learn(std::int64_t base_now, MonoNanos at) {
     over = over * decay + static_cast<double>(gap.count());
     rate.store(refilled / over, std::memory_order_relaxed);
   }
+  const Sample sample{baseline_at, at, back};
   baseline = base_now;
   baseline_at = at;
+  return sample;
 }
 
-void ReportedBudget::Limit::take(std::optional<std::int64_t> remaining, std::int64_t mark, MonoNanos sent,
-                                 std::optional<std::chrono::milliseconds> reset, bool low, bool counted) {
+std::optional<ReportedBudget::Limit::Sample> ReportedBudget::Limit::take(
+    std::optional<std::int64_t> remaining, std::int64_t mark, MonoNanos sent,
+    std::optional<std::chrono::milliseconds> reset, bool low, bool counted) {
   if (!remaining) {  // this answer says nothing of this limit
     base.store(kNone, std::memory_order_relaxed);
     reset_at.store(0, std::memory_order_relaxed);
     baseline = kNone;
-    return;
+    return std::nullopt;
   }
   if (*remaining > cap.load(std::memory_order_relaxed)) cap.store(*remaining, std::memory_order_relaxed);
   const std::int64_t base_now = *remaining + mark;
+  std::optional<Sample> sample;
   if (counted && baseline != kNone) {
-    learn(base_now, sent);
+    sample = learn(base_now, sent);
   } else {
     baseline = base_now;
     baseline_at = sent;
@@ -50,9 +55,24 @@ void ReportedBudget::Limit::take(std::optional<std::int64_t> remaining, std::int
   reset_at.store(low && reset && reset->count() > 0 ? sent + Nanos(*reset).count() : 0,
                  std::memory_order_relaxed);
   if (!low) baseline = kNone;  // sends are not counted while the budget is plentiful
+  return sample;
+}
+
+void ReportedBudget::publish_echoes(MonoNanos reported_at) {
+  const auto refills = echo_.refills_after(reported_at, kEchoes);
+  for (std::size_t k = 0; k < refills.size(); ++k) {
+    echo_at_[k].store(refills[k].at, std::memory_order_relaxed);
+    echo_tokens_[k].store(refills[k].tokens, std::memory_order_relaxed);
+    echo_requests_[k].store(refills[k].requests, std::memory_order_relaxed);
+  }
+  echo_count_.store(refills.size(), std::memory_order_relaxed);
 }
 
 int ReportedBudget::observe(const RateLimitReport& r, MonoNanos sent, Mark mark, bool taken) {
+  if (taken && mark.own_requests > 0) {  // counted, and taken: it will echo a window later
+    std::lock_guard lock(mutex_);
+    echo_.sent(sent, mark.own_tokens);
+  }
   if (!taken) {
     // Refused: it took nothing there. (A refill would otherwise seem to have brought its cost
     // back, and a rate learned from it would promise room that never comes.)
@@ -67,9 +87,11 @@ int ReportedBudget::observe(const RateLimitReport& r, MonoNanos sent, Mark mark,
   last_sent_ = sent;
   const bool was = watched_.load(std::memory_order_relaxed);
   const bool low = is_low(r);
-  tokens_.take(r.remaining_tokens, mark.tokens, sent, r.reset_tokens, low, was);
+  if (const auto refill = tokens_.take(r.remaining_tokens, mark.tokens, sent, r.reset_tokens, low, was))
+    echo_.refilled(refill->from, refill->to, refill->back);
   requests_.take(r.remaining_requests, mark.requests, sent, r.reset_requests, low, was);
   reported_at_.store(sent, std::memory_order_relaxed);
+  publish_echoes(sent);
   // A report from a request that left after a 429's Retry-After ended supersedes it.
   if (const MonoNanos retry = retry_at_.load(std::memory_order_relaxed); retry != 0 && sent >= retry)
     retry_at_.store(0, std::memory_order_relaxed);
@@ -83,7 +105,8 @@ int ReportedBudget::observe(const RateLimitReport& r, MonoNanos sent, Mark mark,
 }
 
 ReportedBudget::Standing ReportedBudget::stand(const Limit& l, std::int64_t sent, std::int64_t need,
-                                               MonoNanos reported_at, MonoNanos now) {
+                                               MonoNanos reported_at, MonoNanos now,
+                                               const std::atomic<std::int64_t>* echo) const {
   Standing s;
   const std::int64_t base = l.base.load(std::memory_order_relaxed);
   if (base == kNone) return s;
@@ -93,6 +116,13 @@ ReportedBudget::Standing ReportedBudget::stand(const Limit& l, std::int64_t sent
   if (left >= need) return s;
   s.short_now = true;
   s.refill_at = reset != 0 ? reset : kNever;
+  // A sliding window's echo of smartlb's own sends says when exactly; else the learned rate.
+  const std::size_t echoes = echo_count_.load(std::memory_order_relaxed);
+  for (std::size_t k = 0; k < echoes; ++k)
+    if (echo[k].load(std::memory_order_relaxed) >= need - left) {
+      s.refill_at = std::min(s.refill_at, echo_at_[k].load(std::memory_order_relaxed));
+      return s;
+    }
   const double rate = l.rate.load(std::memory_order_relaxed);
   if (rate > 0 && need <= l.cap.load(std::memory_order_relaxed)) {
     const double wait = static_cast<double>(need - left) / rate;
@@ -105,9 +135,10 @@ ReportedBudget::Standing ReportedBudget::stand(const Limit& l, std::int64_t sent
 ReportedBudget::Outlook ReportedBudget::outlook(std::int64_t cost, MonoNanos now) const {
   if (!watched()) return {};
   const MonoNanos at = reported_at_.load(std::memory_order_relaxed);
-  const Standing t =
-      stand(tokens_, sent_tokens_.load(std::memory_order_relaxed), std::max<std::int64_t>(cost, 1), at, now);
-  const Standing r = stand(requests_, sent_requests_.load(std::memory_order_relaxed), 1, at, now);
+  const Standing t = stand(tokens_, sent_tokens_.load(std::memory_order_relaxed),
+                           std::max<std::int64_t>(cost, 1), at, now, echo_tokens_);
+  const Standing r =
+      stand(requests_, sent_requests_.load(std::memory_order_relaxed), 1, at, now, echo_requests_);
   if (!t.short_now && !r.short_now) return {};
   MonoNanos back = std::max(t.short_now ? t.refill_at : 0, r.short_now ? r.refill_at : 0);
   // Nothing predicts it (no rate: a limiter that jumps, or nothing learned yet): the horizon the
@@ -142,6 +173,9 @@ void ReportedBudget::retry_at(MonoNanos at) {
   retry_at_.store(at, std::memory_order_relaxed);
   backend_retry_.store(at, std::memory_order_relaxed);
   std::lock_guard lock(mutex_);
+  const bool knew = echo_.window().has_value();
+  echo_.room_at(at);
+  if (knew || echo_.window()) publish_echoes(reported_at_.load(std::memory_order_relaxed));
   const MonoNanos last = boundary_.load(std::memory_order_relaxed);
   // 429s that crossed one another name the same boundary, give or take their round trips.
   const std::int64_t gap = at - last;

@@ -41,13 +41,17 @@ struct ExampleConfig : ::testing::Test {
       mock = std::make_unique<MockBackend>([name](const SeenRequest&) {
         return MockReply{200, {{"content-type", "application/json"}}, R"({"from":")" + name + R"("})"};
       });
-      pointed += yaml.substr(last, static_cast<std::size_t>(it->position()) - last) + (*it)[1].str() + mock->url();
+      pointed +=
+          yaml.substr(last, static_cast<std::size_t>(it->position()) - last) + (*it)[1].str() + mock->url();
       last = static_cast<std::size_t>(it->position() + it->length());
     }
     pointed += yaml.substr(last);
     ASSERT_EQ(backends.size(), 4u) << "the example's backends";
-    const EnvMap env = {{"EASTUS_KEY", "k1"},           {"SWEDEN_KEY", "k2"}, {"WESTUS_KEY", "k3"},
-                        {"OPENAI_KEY", "k4"},           {"SEARCH_APP_KEY", "search-key"},
+    const EnvMap env = {{"EASTUS_KEY", "k1"},
+                        {"SWEDEN_KEY", "k2"},
+                        {"WESTUS_KEY", "k3"},
+                        {"OPENAI_KEY", "k4"},
+                        {"SEARCH_APP_KEY", "search-key"},
                         {"ASSISTANT_APP_KEY", "assistant-key"}};
     ASSERT_EQ(p.use_config_text(env, pointed), "");
     p.start();
@@ -55,7 +59,8 @@ struct ExampleConfig : ::testing::Test {
 
   // The backend that served a request, or its status when none did.
   std::string call(const std::string& target, const std::string& key, const std::string& body) {
-    const auto r = http_call(p.port(), "POST", target, {{"content-type", "application/json"}, {"api-key", key}}, body);
+    const auto r =
+        http_call(p.port(), "POST", target, {{"content-type", "application/json"}, {"api-key", key}}, body);
     return r.status == 200 ? r.header("x-smartlb-backend") : "status " + std::to_string(r.status);
   }
 };

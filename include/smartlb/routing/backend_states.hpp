@@ -126,10 +126,12 @@ class BackendStates {
   bool claim_probe(const PoolMember& m, std::string_view deployment, MonoNanos now);
 
   // Applies a failover verdict: cool down for the clamped hint, or the default. Deadlines
-  // only grow. Returns the cooldown applied.
+  // only grow. Returns the cooldown applied. `sent` (0: unknown): when the failed request left;
+  // a 429's hint is counted from halfway between then and now (when the backend answered, as
+  // near as can be told) for the moment room returns.
   std::chrono::milliseconds record_failure(const PoolMember& m, std::string_view deployment,
                                            const Verdict& verdict,
-                                           std::optional<std::chrono::milliseconds> hint);
+                                           std::optional<std::chrono::milliseconds> hint, MonoNanos sent = 0);
 
   // Takes the member's deployment out for exactly `duration` (a breaker's cooldown period, not
   // clamped like a backend's hint). Deadlines only grow.

@@ -31,6 +31,7 @@
 #include <optional>
 
 #include "smartlb/base/clock.hpp"
+#include "smartlb/routing/refill_echo.hpp"
 #include "smartlb/routing/throttle_headers.hpp"
 
 namespace smartlb {
@@ -124,11 +125,16 @@ class ReportedBudget {
     MonoNanos baseline_at = 0;
     double refilled = 0, over = 0;  // decayed sums of refill and of time (ns)
 
+    // What came back between two reports (their requests' send times).
+    struct Sample {
+      MonoNanos from, to;
+      std::int64_t back;
+    };
     // Under the mutex: a report of this limit (`counted`: every send since the last one was
-    // charged, so the two may be compared).
-    void take(std::optional<std::int64_t> remaining, std::int64_t mark, MonoNanos sent,
-              std::optional<std::chrono::milliseconds> reset, bool low, bool counted);
-    void learn(std::int64_t base_now, MonoNanos at);
+    // charged, so the two may be compared); the refill it shows, when it is a sample.
+    std::optional<Sample> take(std::optional<std::int64_t> remaining, std::int64_t mark, MonoNanos sent,
+                               std::optional<std::chrono::milliseconds> reset, bool low, bool counted);
+    std::optional<Sample> learn(std::int64_t base_now, MonoNanos at);
   };
   static constexpr MonoNanos kNever = std::numeric_limits<MonoNanos>::max();
   // How one limit stands at `now` for a need of `need`, `sent` being smartlb's sends so far.
@@ -137,8 +143,9 @@ class ReportedBudget {
     MonoNanos refill_at =
         0;  // when it should fit by the learned refill or a reset hint (kNever: nothing says)
   };
-  static Standing stand(const Limit& l, std::int64_t sent, std::int64_t need, MonoNanos reported_at,
-                        MonoNanos now);
+  // `echo`: the cumulative refill of the echo schedule for this limit (echo_tokens_ or _requests_).
+  Standing stand(const Limit& l, std::int64_t sent, std::int64_t need, MonoNanos reported_at, MonoNanos now,
+                 const std::atomic<std::int64_t>* echo) const;
   struct Outlook {
     bool fits = true;
     MonoNanos back = 0;  // not fitting: when a request may test it
@@ -162,6 +169,15 @@ class ReportedBudget {
 
   std::mutex mutex_;  // reports
   MonoNanos last_sent_ = std::numeric_limits<MonoNanos>::min();
+  // A sliding window's refills, the echo of smartlb's own sends (RefillEcho, under the mutex),
+  // and what it says comes back after the last report: the next kEchoes moments, with what has
+  // come back by each in all (read without the lock: a torn read costs one early or late probe).
+  RefillEcho echo_;
+  static constexpr std::size_t kEchoes = 8;
+  std::atomic<std::size_t> echo_count_{0};
+  std::atomic<MonoNanos> echo_at_[kEchoes] = {};
+  std::atomic<std::int64_t> echo_tokens_[kEchoes] = {}, echo_requests_[kEchoes] = {};
+  void publish_echoes(MonoNanos reported_at);  // under the mutex
 };
 
 }  // namespace smartlb
