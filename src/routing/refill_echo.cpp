@@ -22,7 +22,8 @@ bool RefillEcho::explains(std::int64_t lag, MonoNanos moment) const {
 
 void RefillEcho::room_at(MonoNanos moment) {
   // Answers that crossed one another name the same moment: it counts once.
-  if (last_moment_ != 0 && moment - last_moment_ <= kTolerance.count() && last_moment_ - moment <= kTolerance.count())
+  if (last_moment_ != 0 && moment - last_moment_ <= kTolerance.count() &&
+      last_moment_ - moment <= kTolerance.count())
     return;
   last_moment_ = moment;
   if (window_) {

@@ -69,7 +69,8 @@ TEST(RefillEcho, ReportsNarrowTheLags_AndOneThatDisagreesIsForgotten) {
 
 TEST(RefillEcho, AFixedWindowExplainsNoLag) {
   // Boundaries every second; sends wherever traffic put them.
-  RefillEcho e = with_sends({10, 130, 245, 380, 505, 640, 770, 890, 1010, 1125, 1260, 1400, 1530, 1660, 1780, 1900});
+  RefillEcho e =
+      with_sends({10, 130, 245, 380, 505, 640, 770, 890, 1010, 1125, 1260, 1400, 1530, 1660, 1780, 1900});
   for (MonoNanos b : {2000, 3000, 4000, 5000, 6000, 7000}) e.room_at(b * kMs);
   EXPECT_FALSE(e.window());
 }

@@ -20,7 +20,7 @@ namespace smartlb {
 
 class RefillEcho {
  public:
-  static constexpr std::size_t kSends = 512;                        // remembered
+  static constexpr std::size_t kSends = 512;                         // remembered
   static constexpr Nanos kTolerance = std::chrono::milliseconds(3);  // of a 429's moment
   static constexpr int kConfirmations = 5;                           // moments a lag must explain
   static constexpr Nanos kMinLag = std::chrono::milliseconds(100);
@@ -56,8 +56,8 @@ class RefillEcho {
   bool agrees(std::int64_t lag, MonoNanos from, MonoNanos to, std::int64_t tokens) const;
   void confirm();
 
-  std::deque<Send> sends_;           // by time
-  std::vector<std::int64_t> lags_;   // lags every moment since `confirmed_` was reset explains
+  std::deque<Send> sends_;          // by time
+  std::vector<std::int64_t> lags_;  // lags every moment since `confirmed_` was reset explains
   int confirmed_ = 0;
   MonoNanos last_moment_ = 0;
   int disagreements_ = 0;
