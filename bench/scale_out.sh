@@ -13,12 +13,18 @@
 #
 # Usage: bench/scale_out.sh   (DURATION=60 LOAD=120 WINDOW=10 CASES="1 1-redis 3-even 3-311")
 #   SCALE=N divides every TPM by N (a smoke run of the script on a debug build: SCALE=100).
+#   MODE=reactive: no quota declared, the replicas route on the sims' x-ratelimit-remaining-*
+#   reports (and share their cooldowns through Redis); MODE=declared (default): declared TPM.
+#   LIMITER=fixed|sliding|bucket: the sims' limiter model (default fixed).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 DURATION=${DURATION:-60}
 LOAD=${LOAD:-120}
 WINDOW=${WINDOW:-10}
 CASES=${CASES:-1 1-redis 3-even 3-311}
+MODE=${MODE:-declared}
+LIMITER=${LIMITER:-fixed}
+case $MODE in declared|reactive) ;; *) echo "MODE: declared or reactive" >&2; exit 2 ;; esac
 need node curl jq redis-server
 SCALE=${SCALE:-1}
 TPMS=($((300000 / SCALE)) $((240000 / SCALE)) $((150000 / SCALE)) $((100000 / SCALE)) $((50000 / SCALE)))
@@ -30,14 +36,15 @@ OUT="$RESULTS/scale-out-$STAMP"; mkdir -p "$OUT"
 
 SIM_PORTS=(); SIM_PIDS=(); CAP_TPM=0
 for i in 0 1 2 3 4; do
-  start_sim --name "sim$((i+1))" --window-seconds "$WINDOW" --stream-chunks 0 --deployment "gpt-4o:${TPMS[$i]}"
+  start_sim --name "sim$((i+1))" --window-seconds "$WINDOW" --limiter "$LIMITER" --stream-chunks 0 \
+    --deployment "gpt-4o:${TPMS[$i]}"
   SIM_PORTS+=("$SIM_PORT"); SIM_PIDS+=("$SIM_PID"); CAP_TPM=$((CAP_TPM + TPMS[i]))
 done
 CAP_TPS=$(awk -v t=$CAP_TPM 'BEGIN{print t/60}')
 CAP_RPS=$(awk -v t=$CAP_TPS -v c=$REQ_TOKENS 'BEGIN{print t/c}')
 RATE=$(awk -v r=$CAP_RPS -v l=$LOAD 'BEGIN{printf "%.3f", r*l/100}')
 echo "# scale-out $STAMP: capacity $CAP_TPM TPM = $CAP_RPS req/s of $REQ_TOKENS tokens; load $LOAD % = $RATE req/s;" \
-     "window ${WINDOW}s; duration ${DURATION}s; loadavg $(loadavg)"
+     "$LIMITER window ${WINDOW}s; $MODE; duration ${DURATION}s; loadavg $(loadavg)"
 
 REDIS_PORT=$(free_port)
 redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save '' --appendonly no >"$OUT/redis.log" 2>&1 &
@@ -48,13 +55,14 @@ start_replica() {  # start_replica N WITH_REDIS: sets REP_PORT and REP_PID
   local n=$1 redis=$2
   REP_PORT=$(free_port)
   local envs=(PATH="$PATH" PORT="$REP_PORT" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 ACCESS_LOG=off LOG_LEVEL=warn
-              QUOTA_WINDOW_SECONDS="$WINDOW" REPLICA_ID="replica-$n")
+              REPLICA_ID="replica-$n")
+  [ "$MODE" = declared ] && envs+=(QUOTA_WINDOW_SECONDS="$WINDOW")
   [ "$redis" = 1 ] && envs+=(REDIS_URL="redis://127.0.0.1:$REDIS_PORT" REDIS_KEY_PREFIX="bench-$STAMP-$CASE:")
   for i in 0 1 2 3 4; do
     local x=$((i+1))
     envs+=("BACKEND_${x}_URL=http://127.0.0.1:${SIM_PORTS[$i]}" "BACKEND_${x}_NAME=sim$x"
-           "BACKEND_${x}_PRIORITY=${PRIOS[$i]}" "BACKEND_${x}_WEIGHT=$((TPMS[i] * SCALE / 1000))"
-           "BACKEND_${x}_TPM=${TPMS[$i]}")
+           "BACKEND_${x}_PRIORITY=${PRIOS[$i]}" "BACKEND_${x}_WEIGHT=$((TPMS[i] * SCALE / 1000))")
+    [ "$MODE" = declared ] && envs+=("BACKEND_${x}_TPM=${TPMS[$i]}")
   done
   env -i "${envs[@]}" "$SMARTLB" 2>"$OUT/$CASE-replica-$n.log" &
   REP_PID=$!; PIDS+=("$REP_PID")
