@@ -16,6 +16,7 @@
 
 namespace smartlb {
 
+using namespace smartlb::io;
 using namespace smartlb::net;
 
 namespace {

@@ -6,7 +6,8 @@
 
 #include "smartlb/http/header_rules.hpp"
 
-namespace smartlb::net {
+namespace smartlb::http1 {
+using namespace smartlb::io;  // the Asio/Beast vocabulary (io/beast.hpp)
 namespace {
 
 // A chunk-size line longer than this is an attack or garbage, not an extension we need.
@@ -531,4 +532,4 @@ std::size_t Http1Parser::deliver(const char* data, std::size_t size, error_code&
   return n;
 }
 
-}  // namespace smartlb::net
+}  // namespace smartlb::http1

@@ -3,7 +3,8 @@
 #include <cassert>
 #include <cstring>
 
-namespace smartlb::net {
+namespace smartlb::http1 {
+using namespace smartlb::io;  // the Asio/Beast vocabulary (io/beast.hpp)
 
 void HeaderList::add(http::field id, std::string_view name, std::string_view value) {
   Entry e;
@@ -104,4 +105,4 @@ bool has_field_id(http::field id) {
   }
 }
 
-}  // namespace smartlb::net
+}  // namespace smartlb::http1

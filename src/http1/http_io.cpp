@@ -1,6 +1,7 @@
 #include "smartlb/http1/http_io.hpp"
 
-namespace smartlb::net {
+namespace smartlb::http1 {
+using namespace smartlb::io;  // the Asio/Beast vocabulary (io/beast.hpp)
 
 bool feed_buffered(beast::flat_buffer& buffer, Http1Parser& parser, ReadGoal goal, bool& progressed,
                    error_code& ec) {
@@ -29,4 +30,4 @@ bool feed_buffered(beast::flat_buffer& buffer, Http1Parser& parser, ReadGoal goa
   return reached();
 }
 
-}  // namespace smartlb::net
+}  // namespace smartlb::http1

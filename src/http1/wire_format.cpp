@@ -5,7 +5,8 @@
 
 #include "smartlb/io/beast.hpp"
 
-namespace smartlb::net {
+namespace smartlb::http1 {
+using namespace smartlb::io;  // the Asio/Beast vocabulary (io/beast.hpp)
 
 void append_decimal(std::string& out, std::uint64_t n) {
   char digits[24];
@@ -33,4 +34,4 @@ std::size_t chunk_size_line(std::size_t n, char (&line)[20]) {
   return static_cast<std::size_t>(len);
 }
 
-}  // namespace smartlb::net
+}  // namespace smartlb::http1

@@ -1,6 +1,6 @@
 #include "smartlb/io/timed_socket.hpp"
 
-namespace smartlb::net {
+namespace smartlb::io {
 
 TimedSocket::TimedSocket(DeadlineSweeper& sweeper) : sweeper_(sweeper), socket_(sweeper.executor()) {
   sweeper_.add(*this);
@@ -69,4 +69,4 @@ void DeadlineSweeper::sweep() {
   }
 }
 
-}  // namespace smartlb::net
+}  // namespace smartlb::io

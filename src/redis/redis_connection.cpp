@@ -7,7 +7,7 @@
 
 namespace smartlb::redis {
 
-using namespace smartlb::net;
+using namespace smartlb::io;
 
 RedisConnection::RedisConnection(Executor ex, RedisEndpoint endpoint, ssl::context* tls)
     : ex_(ex),

@@ -18,7 +18,7 @@
 
 namespace smartlb::redis {
 
-using namespace smartlb::net;
+using namespace smartlb::io;
 
 RedisScript::RedisScript(std::string src) : source(std::move(src)) {
   unsigned char digest[SHA_DIGEST_LENGTH];

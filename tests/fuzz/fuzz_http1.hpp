@@ -11,8 +11,8 @@
 
 namespace smartlb::fuzz {
 
-using net::error_code;
-namespace http = net::http;
+using io::error_code;
+namespace http = io::http;
 
 struct Outcome {
   error_code ec;      // the parser's error (never need_more / need_buffer)
@@ -73,7 +73,7 @@ inline bool same(const Outcome& a, const Outcome& b) {
   return a.ec == b.ec && a.done == b.done && a.used == b.used;
 }
 
-inline std::string fields_text(const net::HeaderList& fields) {
+inline std::string fields_text(const http1::HeaderList& fields) {
   std::string s;
   for (std::size_t i = 0; i < fields.size(); ++i) {
     const auto f = fields[i];

@@ -19,8 +19,8 @@ struct Parsed {
 };
 
 Parsed parse(std::string_view msg, std::size_t split, std::uint8_t limits) {
-  net::RequestHead head;
-  net::RequestReader p(head);
+  http1::RequestHead head;
+  http1::RequestReader p(head);
   if (limits & 1) p.header_limit(64 + (limits >> 1) * 16u);
   if (limits & 2) p.body_limit(static_cast<std::uint64_t>(limits >> 2));
   Parsed r;

@@ -23,8 +23,8 @@ struct Parsed {
 };
 
 Parsed parse(std::string_view msg, std::size_t split, std::uint8_t options, bool views) {
-  net::ResponseHead head;
-  net::ResponseReader p(head);
+  http1::ResponseHead head;
+  http1::ResponseReader p(head);
   p.skip(options & 1);
   Parsed r;
   if (views) {

@@ -31,7 +31,7 @@
 
 #include "smartlb/http1/http1_parser.hpp"
 
-namespace smartlb::net {
+namespace smartlb::http1 {
 namespace {
 
 using namespace std::string_literals;
@@ -1077,4 +1077,4 @@ TEST(Http1Differential, AConnectionValueThatIsNoTokenListIsRejected) {
 }
 
 }  // namespace
-}  // namespace smartlb::net
+}  // namespace smartlb::http1

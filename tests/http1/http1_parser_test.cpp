@@ -8,7 +8,7 @@
 
 #include "smartlb/http1/http1_parser.hpp"
 
-namespace smartlb::net {
+namespace smartlb::http1 {
 namespace {
 
 using namespace std::string_literals;
@@ -1055,4 +1055,4 @@ TEST(Http1Parser, AFailedHeadIsNotADoneHead) {
 }
 
 }  // namespace
-}  // namespace smartlb::net
+}  // namespace smartlb::http1

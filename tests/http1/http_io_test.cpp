@@ -4,7 +4,7 @@
 #include "smartlb/http1/http1_parser.hpp"
 #include "smartlb/http1/http_io.hpp"
 
-namespace smartlb::net {
+namespace smartlb::http1 {
 namespace {
 
 // Feeds `text` to a parser in one piece, as a read that got everything would.
@@ -184,4 +184,4 @@ TEST(FeedBuffered, PartOfAChunkIsEnoughForSome) {
 }
 
 }  // namespace
-}  // namespace smartlb::net
+}  // namespace smartlb::http1

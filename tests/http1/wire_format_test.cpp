@@ -3,7 +3,7 @@
 
 #include "smartlb/http1/wire_format.hpp"
 
-namespace smartlb::net {
+namespace smartlb::http1 {
 namespace {
 
 TEST(WireFormat, Field) {
@@ -39,4 +39,4 @@ TEST(WireFormat, ChunkSizeLine) {
 }
 
 }  // namespace
-}  // namespace smartlb::net
+}  // namespace smartlb::http1

@@ -6,7 +6,7 @@
 
 #include "smartlb/io/timed_socket.hpp"
 
-namespace smartlb::net {
+namespace smartlb::io {
 namespace {
 
 // A connected pair of TCP sockets on 127.0.0.1.
@@ -83,12 +83,12 @@ TEST(TimedSocket, TheSweeperForgetsDestroyedSockets) {
 }
 
 }  // namespace
-}  // namespace smartlb::net
+}  // namespace smartlb::io
 
 #include "smartlb/base/clock.hpp"
 #include "smartlb/net/upstream.hpp"
 
-namespace smartlb::net {
+namespace smartlb::io {
 namespace {
 
 TEST(UpstreamPool, AConnectionClosedByItsDeadlineIsNotPooled) {
@@ -99,16 +99,16 @@ TEST(UpstreamPool, AConnectionClosedByItsDeadlineIsNotPooled) {
   Config cfg;
   ssl::context tls(ssl::context::tls_client);
   ManualClock clock;
-  UpstreamPool pool(sweeper, cfg, tls, clock);
+  net::UpstreamPool pool(sweeper, cfg, tls, clock);
 
   Pair live(ioc);
-  auto open = std::make_unique<UpstreamConnection>(sweeper, BackendId{0});
+  auto open = std::make_unique<net::UpstreamConnection>(sweeper, BackendId{0});
   open->tcp().socket() = std::move(live.a);
   pool.release(std::move(open));
   EXPECT_EQ(pool.idle_count(), 1u);
 
   Pair cut(ioc);
-  auto closed = std::make_unique<UpstreamConnection>(sweeper, BackendId{0});
+  auto closed = std::make_unique<net::UpstreamConnection>(sweeper, BackendId{0});
   closed->tcp().socket() = std::move(cut.a);
   char byte;
   closed->tcp().expires_after(std::chrono::milliseconds(1));
@@ -145,4 +145,4 @@ TEST(TimedSocket, RemovingASocketKeepsTheOthersDeadlines) {
 }
 
 }  // namespace
-}  // namespace smartlb::net
+}  // namespace smartlb::io

@@ -66,7 +66,7 @@ class KeySetServiceTest : public ::testing::Test {
   int discovery_failures = 0;
   int jwks_fetches = 0;
   MockBackend issuer;
-  net::ssl::context tls{net::ssl::context::tls_client};
+  io::ssl::context tls{io::ssl::context::tls_client};
 };
 
 TEST_F(KeySetServiceTest, FetchesTheKeysTheDiscoveryDocumentNames) {

@@ -10,7 +10,7 @@ namespace smartlb::testing {
 namespace {
 
 using namespace std::chrono_literals;
-using namespace smartlb::net;
+using namespace smartlb::io;
 
 entra::FetchedAnswer run_fetch(const entra::TokenRequest& request, std::chrono::nanoseconds timeout) {
   asio::io_context ioc;

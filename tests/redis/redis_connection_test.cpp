@@ -17,7 +17,7 @@ namespace {
 using namespace std::chrono_literals;
 using testing::RedisServer;
 using testing::RedisServerOptions;
-namespace asio = net::asio;
+namespace asio = io::asio;
 
 RedisEndpoint endpoint_for(const std::string& url_text) {
   auto parsed = parse_redis_url(url_text);
@@ -46,7 +46,7 @@ auto run(F body) {
 
 TEST(RedisConnection, CommandsArePipelinedAndAnsweredInOrder) {
   RedisServer server;
-  const auto replies = run([&]() -> net::Task<std::vector<std::string>> {
+  const auto replies = run([&]() -> io::Task<std::vector<std::string>> {
     auto opened = co_await RedisConnection::open(endpoint_for(server.url()), nullptr);
     if (!opened.connection) throw std::runtime_error(opened.error);
     auto c = opened.connection;
@@ -73,7 +73,7 @@ TEST(RedisConnection, CommandsArePipelinedAndAnsweredInOrder) {
 TEST(RedisConnection, BinaryValuesRoundTrip) {
   RedisServer server;
   const std::string value("a\0b\r\n\xff", 6);
-  const auto got = run([&]() -> net::Task<std::string> {
+  const auto got = run([&]() -> io::Task<std::string> {
     auto c = (co_await RedisConnection::open(endpoint_for(server.url()), nullptr)).connection;
     co_await c->call(cmd("SET", "k", value));
     auto r = co_await c->call(cmd("GET", "k"));
@@ -85,7 +85,7 @@ TEST(RedisConnection, BinaryValuesRoundTrip) {
 
 TEST(RedisConnection, PasswordRequiredAndAWrongOneIsAnAuthRefusalWithoutThePassword) {
   RedisServer server(RedisServerOptions{.password = "right-horse-battery"});
-  run([&]() -> net::Task<> {
+  run([&]() -> io::Task<> {
     auto good = co_await RedisConnection::open(endpoint_for(server.url()), nullptr);
     EXPECT_TRUE(good.connection) << good.error;
     if (good.connection) {
@@ -106,7 +106,7 @@ TEST(RedisConnection, PasswordRequiredAndAWrongOneIsAnAuthRefusalWithoutThePassw
 
 TEST(RedisConnection, SelectsTheDatabaseOfTheUrl) {
   RedisServer server;
-  run([&]() -> net::Task<> {
+  run([&]() -> io::Task<> {
     auto db3 = (co_await RedisConnection::open(endpoint_for(server.url() + "/3"), nullptr)).connection;
     co_await db3->call(cmd("SET", "where", "three"));
     auto db0 = (co_await RedisConnection::open(endpoint_for(server.url()), nullptr)).connection;
@@ -122,10 +122,10 @@ TEST(RedisConnection, SelectsTheDatabaseOfTheUrl) {
 TEST(RedisConnection, TlsWithATestCaAndHostNameVerification) {
   testing::TestCa ca;
   RedisServer server(RedisServerOptions{.password = {}, .tls = &ca});
-  net::ssl::context trusted(net::ssl::context::tls_client);
+  io::ssl::context trusted(io::ssl::context::tls_client);
   trusted.load_verify_file(server.ca_file());
-  net::ssl::context untrusted(net::ssl::context::tls_client);
-  run([&]() -> net::Task<> {
+  io::ssl::context untrusted(io::ssl::context::tls_client);
+  run([&]() -> io::Task<> {
     auto ok = co_await RedisConnection::open(endpoint_for(server.url()), &trusted);
     EXPECT_TRUE(ok.connection) << ok.error;
     if (ok.connection) {
@@ -146,7 +146,7 @@ TEST(RedisConnection, TlsWithATestCaAndHostNameVerification) {
 
 TEST(RedisConnection, SubscriberGetsPublishedMessagesAsPushes) {
   RedisServer server;
-  const auto got = run([&]() -> net::Task<std::vector<std::string>> {
+  const auto got = run([&]() -> io::Task<std::vector<std::string>> {
     auto sub = (co_await RedisConnection::open(endpoint_for(server.url()), nullptr)).connection;
     auto pub = (co_await RedisConnection::open(endpoint_for(server.url()), nullptr)).connection;
     std::vector<std::string> messages;
@@ -169,7 +169,7 @@ TEST(RedisConnection, SubscriberGetsPublishedMessagesAsPushes) {
 
 TEST(RedisConnection, ACommandUnansweredPastTheTimeoutMarksTheConnectionLost) {
   RedisServer server;
-  run([&]() -> net::Task<> {
+  run([&]() -> io::Task<> {
     auto c = (co_await RedisConnection::open(endpoint_for(server.url()), nullptr)).connection;
     std::string lost;
     c->on_lost([&](const std::string& why) { lost = why; });
@@ -187,7 +187,7 @@ TEST(RedisConnection, ACommandUnansweredPastTheTimeoutMarksTheConnectionLost) {
 
 TEST(RedisConnection, AKilledServerFailsPendingCommandsAndIsToldOnce) {
   RedisServer server;
-  run([&]() -> net::Task<> {
+  run([&]() -> io::Task<> {
     auto c = (co_await RedisConnection::open(endpoint_for(server.url()), nullptr)).connection;
     int told = 0;
     c->on_lost([&](const std::string&) { ++told; });

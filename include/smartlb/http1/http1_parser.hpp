@@ -32,7 +32,8 @@
 
 #include "smartlb/http1/http_head.hpp"
 
-namespace smartlb::net {
+namespace smartlb::http1 {
+using namespace smartlb::io;  // the Asio/Beast vocabulary (io/beast.hpp)
 
 class Http1Parser {
  public:
@@ -158,4 +159,4 @@ class ResponseReader final : public Http1Parser {
   std::string_view take_body_view() { return std::exchange(view_, {}); }
 };
 
-}  // namespace smartlb::net
+}  // namespace smartlb::http1

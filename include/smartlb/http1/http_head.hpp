@@ -13,7 +13,8 @@
 
 #include "smartlb/io/beast.hpp"
 
-namespace smartlb::net {
+namespace smartlb::http1 {
+using namespace smartlb::io;  // the Asio/Beast vocabulary (io/beast.hpp)
 
 // The fields of one head in arrival order, their text in one reused buffer.
 class HeaderList {
@@ -79,4 +80,4 @@ struct ResponseHead {
   HeaderList fields;
 };
 
-}  // namespace smartlb::net
+}  // namespace smartlb::http1

@@ -6,7 +6,8 @@
 #include "smartlb/http1/http1_parser.hpp"
 #include "smartlb/io/beast.hpp"
 
-namespace smartlb::net {
+namespace smartlb::http1 {
+using namespace smartlb::io;  // the Asio/Beast vocabulary (io/beast.hpp)
 
 enum class ReadGoal {
   header,   // until the head is complete
@@ -42,4 +43,4 @@ Task<error_code> read_http(Stream& stream, beast::flat_buffer& buffer, Http1Pars
   }
 }
 
-}  // namespace smartlb::net
+}  // namespace smartlb::http1

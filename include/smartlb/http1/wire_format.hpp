@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace smartlb::net {
+namespace smartlb::http1 {
 
 // "name: value\r\n"
 inline void append_field(std::string& out, std::string_view name, std::string_view value) {
@@ -31,4 +31,4 @@ void append_status_line(std::string& out, unsigned version, unsigned status, std
 // A chunk-size line for `n` bytes: hex digits + CRLF, written into `line`; returns its length.
 std::size_t chunk_size_line(std::size_t n, char (&line)[20]);
 
-}  // namespace smartlb::net
+}  // namespace smartlb::http1

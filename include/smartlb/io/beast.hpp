@@ -13,7 +13,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
-namespace smartlb::net {
+namespace smartlb::io {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -38,4 +38,4 @@ inline bool is_parse_error(const error_code& ec) {
   return std::string_view(ec.category().name()) == "beast.http";
 }
 
-}  // namespace smartlb::net
+}  // namespace smartlb::io

@@ -12,7 +12,7 @@
 
 #include "smartlb/io/beast.hpp"
 
-namespace smartlb::net {
+namespace smartlb::io {
 
 template <class Entry>
 class RefreshThread {
@@ -79,4 +79,4 @@ class RefreshThread {
   std::thread thread_;
 };
 
-}  // namespace smartlb::net
+}  // namespace smartlb::io

@@ -18,7 +18,7 @@
 #include "smartlb/base/clock.hpp"
 #include "smartlb/io/beast.hpp"
 
-namespace smartlb::net {
+namespace smartlb::io {
 
 // steady_clock's timeline as of the last scheduler tick (1-10 ms late): deadlines are whole
 // seconds, swept every 250 ms, and a socket's deadline is set for each of its operations, so
@@ -122,4 +122,4 @@ class DeadlineSweeper {
 
 inline TimedSocket::Clock::time_point& TimedSocket::deadline() { return sweeper_.table_[slot_].deadline; }
 
-}  // namespace smartlb::net
+}  // namespace smartlb::io

@@ -13,7 +13,7 @@
 #include "smartlb/base/clock.hpp"
 #include "smartlb/io/beast.hpp"
 
-namespace smartlb::net {
+namespace smartlb::io {
 
 template <class Source>
 Task<void> wait_for_wake(Source& source, Nanos timeout) {
@@ -32,4 +32,4 @@ Task<void> wait_for_wake(Source& source, Nanos timeout) {
   if (registration.ticket != 0) co_await timer->async_wait(use_tuple);
 }
 
-}  // namespace smartlb::net
+}  // namespace smartlb::io

@@ -10,6 +10,7 @@
 #include "smartlb/net/upstream.hpp"
 
 namespace smartlb::net {
+using namespace smartlb::io;  // the Asio/Beast vocabulary (io/beast.hpp)
 
 class ClientWatch {
  public:

@@ -8,6 +8,7 @@
 #include "smartlb/io/timed_socket.hpp"
 
 namespace smartlb::net {
+using namespace smartlb::io;  // the Asio/Beast vocabulary (io/beast.hpp)
 
 struct ErrorReply {
   http::status status = http::status::bad_request;

@@ -19,6 +19,8 @@
 #include "smartlb/telemetry/request_record.hpp"
 
 namespace smartlb::net {
+using namespace smartlb::io;     // the Asio/Beast vocabulary (io/beast.hpp)
+using namespace smartlb::http1;  // messages as the proxied path parses them
 
 class UpstreamConnection {
  public:

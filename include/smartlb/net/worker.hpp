@@ -31,6 +31,8 @@
 #include "smartlb/telemetry/request_record.hpp"
 
 namespace smartlb::net {
+using namespace smartlb::io;     // the Asio/Beast vocabulary (io/beast.hpp)
+using namespace smartlb::http1;  // messages as the proxied path parses them
 
 struct Shared {
   Shared(const Config& c, const Published<Snapshot>& p, BackendStates& s, LatencyStats& l, const Clock& k,

@@ -29,9 +29,9 @@ struct RedisEndpoint {
 
 class RedisConnection : public std::enable_shared_from_this<RedisConnection> {
  public:
-  using Executor = net::Executor;
+  using Executor = io::Executor;
   template <class T = void>
-  using Task = net::Task<T>;
+  using Task = io::Task<T>;
 
   struct OpenResult {
     std::shared_ptr<RedisConnection> connection;  // null on failure
@@ -40,9 +40,9 @@ class RedisConnection : public std::enable_shared_from_this<RedisConnection> {
   };
   // Connects and sends AUTH (when the URL has a password), SELECT (database != 0) and CLIENT
   // SETNAME. `tls` is required for rediss:// and must outlive the connection.
-  static Task<OpenResult> open(RedisEndpoint endpoint, net::ssl::context* tls);
+  static Task<OpenResult> open(RedisEndpoint endpoint, io::ssl::context* tls);
 
-  RedisConnection(Executor ex, RedisEndpoint endpoint, net::ssl::context* tls);
+  RedisConnection(Executor ex, RedisEndpoint endpoint, io::ssl::context* tls);
   ~RedisConnection();
 
   // Pipelined: queued for writing at once; `done` (may be empty) runs with the reply, or with a
@@ -68,7 +68,7 @@ class RedisConnection : public std::enable_shared_from_this<RedisConnection> {
     RedisCallback done;
     std::chrono::steady_clock::time_point sent;
   };
-  using Stream = net::ssl::stream<net::Socket>;
+  using Stream = io::ssl::stream<io::Socket>;
 
   Task<std::string> connect();  // "" or why not
   void start();                 // the reader and the watchdog
@@ -82,7 +82,7 @@ class RedisConnection : public std::enable_shared_from_this<RedisConnection> {
   RedisEndpoint endpoint_;
   bool tls_;
   Stream stream_;
-  net::asio::steady_timer timer_;
+  io::asio::steady_timer timer_;
   RespReader reader_;
   std::deque<Pending> pending_;
   std::string out_;       // formatted commands waiting for the writer

@@ -10,7 +10,7 @@
 
 namespace smartlb::jwt {
 
-using namespace smartlb::net;
+using namespace smartlb::io;
 
 std::string discovery_url_of(const std::string& authority_host, const std::string& tenant_id) {
   std::string host = authority_host;

@@ -4,7 +4,7 @@
 
 namespace smartlb::jwt {
 
-using namespace smartlb::net;
+using namespace smartlb::io;
 
 // `keys` is held by this coroutine's frame for the whole wait.
 Task<void> wait_for_keys(std::shared_ptr<IssuerKeys> keys, Nanos timeout) {

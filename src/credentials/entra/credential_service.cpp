@@ -8,7 +8,7 @@
 
 namespace smartlb::entra {
 
-using namespace smartlb::net;
+using namespace smartlb::io;
 
 std::string credential_key(const EntraCredentialConfig& c) {
   std::string k(to_string(c.source));
@@ -51,7 +51,7 @@ struct CredentialService::Impl {
   ssl::context& tls;
   CredentialServiceOptions opts;
   // Last: stopped and destroyed first, with the coroutine frames that refer to the above.
-  net::RefreshThread<Entry> thread{[this](Entry& e) { spawn(e); }};
+  io::RefreshThread<Entry> thread{[this](Entry& e) { spawn(e); }};
 
   void spawn(Entry& e) {
     e.cell->on_refresh_request([this, &e] {

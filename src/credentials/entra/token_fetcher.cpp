@@ -9,7 +9,7 @@
 
 namespace smartlb::entra {
 
-using namespace smartlb::net;
+using namespace smartlb::io;
 
 namespace {
 

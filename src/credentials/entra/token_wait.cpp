@@ -4,7 +4,7 @@
 
 namespace smartlb::entra {
 
-using namespace smartlb::net;
+using namespace smartlb::io;
 
 Task<TokenCell::Lookup> wait_for_token(TokenCell& cell, const Clock& clock, Nanos timeout) {
   auto lookup = cell.look(clock.now());

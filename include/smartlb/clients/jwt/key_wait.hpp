@@ -8,6 +8,6 @@
 
 namespace smartlb::jwt {
 
-net::Task<void> wait_for_keys(std::shared_ptr<IssuerKeys> keys, Nanos timeout);
+io::Task<void> wait_for_keys(std::shared_ptr<IssuerKeys> keys, Nanos timeout);
 
 }  // namespace smartlb::jwt

@@ -17,7 +17,7 @@ struct FetchedAnswer {
   std::string error;
 };
 
-net::Task<FetchedAnswer> fetch_token_answer(const TokenRequest& request, net::ssl::context& tls,
-                                            std::chrono::nanoseconds timeout);
+io::Task<FetchedAnswer> fetch_token_answer(const TokenRequest& request, io::ssl::context& tls,
+                                           std::chrono::nanoseconds timeout);
 
 }  // namespace smartlb::entra

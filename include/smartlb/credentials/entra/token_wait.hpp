@@ -8,6 +8,6 @@
 namespace smartlb::entra {
 
 // Returns what the cell says once the wait ends.
-net::Task<TokenCell::Lookup> wait_for_token(TokenCell& cell, const Clock& clock, Nanos timeout);
+io::Task<TokenCell::Lookup> wait_for_token(TokenCell& cell, const Clock& clock, Nanos timeout);
 
 }  // namespace smartlb::entra
