@@ -217,13 +217,13 @@ void read_client_token_issuer(const EnvMap& env, Problems& p, Config& cfg) {
             "must be the tenant's id (a GUID, as tokens carry it), got " + quoted(*tenant));
   t.tenant_id = *tenant;
   if (const std::string* v = lookup(env, "CLIENT_ENTRA_AUDIENCE"))
-    for (auto a : connection_tokens(*v)) t.audiences.emplace_back(a);
+    for (auto a : list_tokens(*v)) t.audiences.emplace_back(a);
   if (t.audiences.empty())
     p.error("CLIENT_ENTRA_AUDIENCE",
             "is required with CLIENT_ENTRA_TENANT_ID: the API's application ID URI or client id "
             "(comma-separated)");
   if (const std::string* v = lookup(env, "CLIENT_ENTRA_ROLES"))
-    for (auto r : connection_tokens(*v)) t.required_roles.emplace_back(r);
+    for (auto r : list_tokens(*v)) t.required_roles.emplace_back(r);
   if (const std::string* v = lookup(env, "CLIENT_ENTRA_NAME")) {
     if (!is_valid_name(*v))
       p.error("CLIENT_ENTRA_NAME", "must be 1-64 characters of A-Z a-z 0-9 . _ -, got " + quoted(*v));
@@ -340,7 +340,7 @@ ConfigLoadResult load_config_from_env(const EnvMap& env, bool require_backends) 
   cfg.route_on_remaining = read_bool(env, p, "ROUTE_ON_REMAINING", true);
 
   if (const std::string* v = lookup(env, "CLIENT_API_KEYS")) {
-    for (auto key : connection_tokens(*v)) {
+    for (auto key : list_tokens(*v)) {
       if (key.size() < 8)
         p.error("CLIENT_API_KEYS", "each key must be at least 8 characters (value not shown)");
       else

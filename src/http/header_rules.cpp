@@ -61,7 +61,7 @@ bool is_backend_quota_header(std::string_view name) {
   return istarts_with(name, "x-ratelimit-") || istarts_with(name, "x-rate-limit-");
 }
 
-std::vector<std::string_view> connection_tokens(std::string_view value) {
+std::vector<std::string_view> list_tokens(std::string_view value) {
   std::vector<std::string_view> out;
   for_each_list_token(value, [&](std::string_view token) { out.push_back(token); });
   return out;

@@ -1,3 +1,4 @@
+#include "smartlb/net/client_session.hpp"
 #include "smartlb/net/worker.hpp"
 #include "smartlb/telemetry/logging.hpp"
 

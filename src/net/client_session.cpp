@@ -7,6 +7,8 @@
 #include "smartlb/http/methods.hpp"
 #include "smartlb/http/request_target.hpp"
 #include "smartlb/http1/http_io.hpp"
+#include "smartlb/net/client_session.hpp"
+#include "smartlb/net/forward.hpp"
 #include "smartlb/net/replies.hpp"
 #include "smartlb/net/worker.hpp"
 

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "smartlb/config/cpu_limit.hpp"
+#include "smartlb/net/client_session.hpp"
 #include "smartlb/net/worker.hpp"
 #include "smartlb/telemetry/logging.hpp"
 

@@ -42,7 +42,7 @@ std::vector<PreparedBackend> prepare(const Config& cfg, entra::CredentialService
   return out;
 }
 
-std::unique_ptr<Selector> make_selector(const RuleConfig& rule, const LatencyStats* latency) {
+std::unique_ptr<Selector> make_selector(const RuleConfig& rule, LatencyStats* latency) {
   switch (rule.type) {
     case RuleType::Latency:
       if (latency)
@@ -105,7 +105,7 @@ std::shared_ptr<const jwt::TokenAuthenticator> token_authenticator(const Config&
 
 }  // namespace
 
-std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids, const LatencyStats* latency,
+std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids, LatencyStats* latency,
                                               entra::CredentialService* credentials, BudgetRegistry* budgets,
                                               jwt::KeySetService* key_sets) {
   auto snap = std::make_shared<Snapshot>();

@@ -32,7 +32,7 @@ TEST(HeaderRules, CredentialsAndQuotaHeaders) {
 }
 
 TEST(HeaderRules, ConnectionTokens) {
-  auto t = connection_tokens(" keep-alive , X-Secret ,,close");
+  auto t = list_tokens(" keep-alive , X-Secret ,,close");
   ASSERT_EQ(t.size(), 3u);
   EXPECT_EQ(t[0], "keep-alive");
   EXPECT_EQ(t[1], "X-Secret");

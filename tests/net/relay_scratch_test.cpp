@@ -5,7 +5,7 @@
 #include <memory>
 #include <vector>
 
-#include "smartlb/net/worker.hpp"
+#include "smartlb/net/relay_scratch.hpp"
 
 namespace smartlb::net {
 namespace {

@@ -44,6 +44,21 @@ TEST_F(LatencyPool, NothingMeasured_EveryCandidateInCandidateOrder) {
   EXPECT_EQ(pick_latency(2), 1u) << "and so are priorities, past the order of the draw";
 }
 
+TEST_F(LatencyPool, ItLearnsFromCompleteAnswersThatTellTheirTokens) {
+  make({{"a", 1, 1, ""}});
+  const auto answer = [&](unsigned status, bool complete, std::int64_t tokens) {
+    latency.observe(Answered{member(0).id, "gpt", status, complete, clock.now(), 100ms, tokens});
+  };
+  answer(200, true, 10);
+  answer(200, false, 10);  // cut short: its time says nothing per token
+  answer(500, true, 10);
+  answer(200, true, -1);  // a stream without usage
+  answer(200, true, 0);
+  const LatencyReading r = stats.read(member(0).id, "gpt", clock.now(), 5min);
+  EXPECT_EQ(r.samples, 1u);
+  EXPECT_DOUBLE_EQ(r.ms_per_token, 10.0);
+}
+
 TEST_F(LatencyPool, FastestSetsTheBar_MarginIsInclusive) {
   make({{"fast", 1, 1, ""}, {"inside", 1, 1, ""}, {"outside", 1, 1, ""}, {"slow", 1, 1, ""}});
   measure(0, 10);

@@ -39,7 +39,7 @@ void for_each_list_token(std::string_view value, On&& on) {
   }
 }
 // The same tokens, collected.
-std::vector<std::string_view> connection_tokens(std::string_view value);
+std::vector<std::string_view> list_tokens(std::string_view value);
 // No CR, LF or NUL: safe to emit as a header value.
 bool is_safe_header_value(std::string_view value);
 

@@ -92,7 +92,7 @@ struct Snapshot {
 // `key_sets` gives the signing keys of the clients' token issuers (without it, tokens are
 // refused: no keys).
 std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids,
-                                              const LatencyStats* latency = nullptr,
+                                              LatencyStats* latency = nullptr,
                                               entra::CredentialService* credentials = nullptr,
                                               BudgetRegistry* budgets = nullptr,
                                               jwt::KeySetService* key_sets = nullptr);

@@ -6,17 +6,9 @@
 #include <optional>
 #include <string_view>
 
-namespace smartlb {
+#include "smartlb/http/throttle_fields.hpp"
 
-struct ThrottleHeaders {
-  std::string_view retry_after_ms;       // retry-after-ms
-  std::string_view x_ms_retry_after_ms;  // x-ms-retry-after-ms
-  std::string_view retry_after;          // Retry-After: delta-seconds or HTTP-date
-  std::string_view reset_requests;       // x-ratelimit-reset-requests
-  std::string_view reset_tokens;         // x-ratelimit-reset-tokens / x-rate-limit-reset-tokens
-  std::string_view remaining_requests;   // x-ratelimit-remaining-requests
-  std::string_view remaining_tokens;     // x-ratelimit-remaining-tokens
-};
+namespace smartlb {
 
 // The backend's requested delay, unclamped, or nullopt when no header holds a usable value.
 // Milliseconds headers win, then Retry-After, then the rate-limit reset headers.

@@ -7,8 +7,7 @@
 
 namespace smartlb {
 
-LatencySelector::LatencySelector(const LatencyStats& stats, Nanos lookback,
-                                 double allowed_overhead_percentage)
+LatencySelector::LatencySelector(LatencyStats& stats, Nanos lookback, double allowed_overhead_percentage)
     : stats_(stats),
       lookback_(lookback),
       allowed_factor_(1 + std::max(allowed_overhead_percentage, 0.0) / 100) {}
@@ -45,6 +44,11 @@ std::optional<std::size_t> LatencySelector::pick(const RoutingTable& table, cons
     if (eligible(k) && draw-- == 0) return candidates[k];
   }
   return std::nullopt;  // not reached
+}
+
+void LatencySelector::observe(const Answered& a) const {
+  if (a.status / 100 != 2 || !a.complete || a.completion_tokens <= 0) return;
+  stats_.record(a.backend, a.deployment, a.at, a.took, a.completion_tokens);
 }
 
 }  // namespace smartlb

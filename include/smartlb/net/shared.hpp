@@ -1,0 +1,38 @@
+#pragma once
+// What every worker thread shares: the process settings, the published snapshot, the runtime
+// state that outlives snapshots (backend states, latency samples, failure counts), the clock,
+// the upstream TLS context and the observer, and the counters of connections and the drain.
+#include <atomic>
+#include <functional>
+
+#include "smartlb/base/clock.hpp"
+#include "smartlb/base/published.hpp"
+#include "smartlb/config/config.hpp"
+#include "smartlb/io/beast.hpp"
+#include "smartlb/net/snapshot.hpp"
+#include "smartlb/routing/backend_states.hpp"
+#include "smartlb/routing/failure_breakers.hpp"
+#include "smartlb/routing/latency_stats.hpp"
+#include "smartlb/telemetry/request_record.hpp"
+
+namespace smartlb::net {
+
+struct Shared {
+  Shared(const Config& c, const Published<Snapshot>& p, BackendStates& s, LatencyStats& l, const Clock& k,
+         io::ssl::context& t, RequestObserver* o)
+      : cfg(c), published(p), states(s), latency(l), clock(k), tls(t), observer(o) {}
+
+  const Config& cfg;  // process settings (listeners, timeouts, limits); backends come from snapshots
+  const Published<Snapshot>& published;
+  BackendStates& states;
+  LatencyStats& latency;     // latency rules' samples (survive reloads, like `states`)
+  FailureBreakers breakers;  // failure_tolerance counts (survive reloads, like `states`)
+  const Clock& clock;
+  io::ssl::context& tls;
+  RequestObserver* observer = nullptr;  // metrics; may be null
+  std::atomic<std::size_t> connections{0};
+  std::atomic<bool> draining{false};
+  std::function<void()> on_drained;  // called (from any worker) when the last connection ends
+};
+
+}  // namespace smartlb::net

@@ -1,0 +1,94 @@
+#pragma once
+// The mechanism of forwarding: the bytes of one request with one upstream, and of its answer to
+// the client. A pooled or new connection, the request written, the response head read (past
+// interim answers); then either the response relayed as it arrives -- a 2xx event stream's
+// start held back until it shows content -- or, when the policy fails over, a small body read
+// and dropped so that the connection can be reused. It knows no rules, budgets or backend
+// states: it reports what happened, and the forwarder (the policy) decides and accounts
+// (pingora's split of proxy_trait.rs and proxy_h1.rs; YARP's HttpForwarder).
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "smartlb/http1/http1_parser.hpp"
+#include "smartlb/io/timed_socket.hpp"
+#include "smartlb/net/client_watch.hpp"
+#include "smartlb/net/forward.hpp"
+#include "smartlb/net/upstream.hpp"
+#include "smartlb/routing/outcome.hpp"
+#include "smartlb/telemetry/request_record.hpp"
+
+namespace smartlb::net {
+
+struct Worker;
+
+// What one attempt sends: the request head (a small body rides in it) and a larger body.
+struct UpstreamCall {
+  BackendId backend;
+  const BackendUrl& url;
+  std::string_view head;
+  std::string_view body;  // sent after the head; empty when it rode in it
+  std::chrono::seconds timeout;  // for the response head
+};
+
+// What came back: a response head (in `conn->head`), or a transport failure.
+struct Exchanged {
+  UpstreamPtr conn;
+  TransportFailure failure = TransportFailure::Lost;  // when !conn
+  std::string detail;                                // for logs
+};
+
+// How the answer goes to the client.
+struct RelayOptions {
+  std::string_view backend_name;  // x-smartlb-backend
+  std::string_view extra_fields;  // "Name: value\r\n" lines of ours (the caller's budget)
+  std::string_view request_id;
+  std::chrono::seconds hold_timeout;  // how long an event stream's start may be held back
+};
+
+// How a relay ended: the client's connection may carry another request, or not; or the
+// response never reached the client and the next backend is to be tried.
+enum class RelayEnd : std::uint8_t { Keep, Close, FailOver };
+struct Relayed {
+  RelayEnd end = RelayEnd::Close;
+  // FailOver: why (StreamError: the start was an error event; else the transport failure while
+  // it was held). Close with a cause: the backend failed after the head went out (the client's
+  // stream is cut short), to be accounted like any failure.
+  FailureCause cause = FailureCause::None;
+  std::string_view why{};  // for the log of a stream that failed over
+};
+
+class UpstreamExchange {
+ public:
+  // `rec` gets what the relay saw: the status sent, the bytes, usage, who left first.
+  UpstreamExchange(Worker& w, TimedSocket& client, const RequestHead& req, RequestRecord& rec,
+                   ForwardBuffers& buffers)
+      : w_(w), client_(client), req_(req), rec_(rec), buffers_(buffers) {}
+
+  // A pooled connection (a stale one is retried once on a new one, blaming no one) or a new
+  // one; the request written; the response head read.
+  Task<Exchanged> send(const UpstreamCall& call);
+  // A failed-over response: a small body is read and dropped so the connection can be reused;
+  // a larger one, or one without framing, closes it.
+  Task<void> drain_or_close(UpstreamPtr conn);
+  // The response, as it arrives.
+  Task<Relayed> relay(UpstreamPtr conn, const RelayOptions& options);
+
+ private:
+  enum class HoldEnd : std::uint8_t { Release, FailOver, ClientLeft };
+  Task<HoldEnd> hold_stream_start(UpstreamConnection& conn, http1::ResponseReader& p, std::string& held,
+                                  std::string_view& released, ClientWatch& watch, FailureCause& failed,
+                                  std::chrono::seconds timeout);
+  void write_response_head(const ResponseHead& res, const RelayOptions& o, bool chunked, bool keep);
+
+  Worker& w_;
+  TimedSocket& client_;
+  const RequestHead& req_;
+  RequestRecord& rec_;
+  ForwardBuffers& buffers_;
+  std::optional<http1::ResponseReader> parser_;  // the current attempt's response
+};
+
+}  // namespace smartlb::net

@@ -1,0 +1,390 @@
+// The mechanism of forwarding (include/smartlb/net/upstream_exchange.hpp): bytes to one
+// upstream and back to the client. What to do with what happens is the forwarder's.
+#include "smartlb/net/upstream_exchange.hpp"
+
+#include <array>
+#include <span>
+
+#include "smartlb/http/response_fields.hpp"
+#include "smartlb/http/stream_start.hpp"
+#include "smartlb/http1/http_io.hpp"
+#include "smartlb/http1/wire_format.hpp"
+#include "smartlb/net/relay_scratch.hpp"
+#include "smartlb/net/worker.hpp"
+#include "smartlb/telemetry/usage_sniffer.hpp"
+
+namespace smartlb::net {
+namespace {
+
+// A failover response body up to this size is read and dropped so the connection can be
+// reused; a larger one is not worth the wait.
+constexpr std::uint64_t kDrainLimitBytes = 64 * 1024;
+// A response body up to this size goes out in the same buffer as the head: one send().
+constexpr std::size_t kInlineBodyBytes = 64 * 1024;
+
+TransportFailure classify_transport_error(const error_code& ec) {
+  if (ec == beast::error::timeout) return TransportFailure::Timeout;
+  if (is_parse_error(ec) && ec != http::error::end_of_stream && ec != http::error::partial_message)
+    return TransportFailure::Protocol;
+  return TransportFailure::Lost;
+}
+
+// Ends a stream's hold-back when `after` has passed, even while the backend stays silent: it
+// cancels the pending read on the upstream connection, which stays usable (the socket's own
+// deadline would close it). Shared with the timer's handler, which may run after the hold.
+class HoldDeadline {
+ public:
+  HoldDeadline(UpstreamConnection& conn, std::chrono::nanoseconds after) : s_(std::make_shared<State>(conn)) {
+    s_->timer.expires_after(after);
+    s_->timer.async_wait([s = s_](error_code ec) {
+      if (ec || !s->active) return;
+      s->expired = true;
+      error_code ignored;
+      s->conn.tcp().socket().cancel(ignored);
+    });
+  }
+  ~HoldDeadline() {
+    s_->active = false;
+    s_->timer.cancel();
+  }
+  HoldDeadline(const HoldDeadline&) = delete;
+  HoldDeadline& operator=(const HoldDeadline&) = delete;
+  bool expired() const { return s_->expired; }
+
+ private:
+  struct State {
+    explicit State(UpstreamConnection& c) : conn(c), timer(c.tcp().get_executor()) {}
+    UpstreamConnection& conn;
+    asio::basic_waitable_timer<std::chrono::steady_clock, asio::wait_traits<std::chrono::steady_clock>,
+                               Executor>
+        timer;
+    bool active = true;
+    bool expired = false;
+  };
+  std::shared_ptr<State> s_;
+};
+
+// A held-back start larger than this is not kept in the worker's spare scratch.
+constexpr std::size_t kKeepHeldBytes = 4 * 1024;
+struct TrimHeld {
+  std::string& held;
+  ~TrimHeld() {
+    if (held.capacity() > kKeepHeldBytes) std::string().swap(held);
+  }
+};
+
+}  // namespace
+
+Task<Exchanged> UpstreamExchange::send(const UpstreamCall& call) {
+  Exchanged r;
+  const bool head_request = req_.method == http::verb::head;
+  for (int round = 0; round < 2; ++round) {
+    // The pool first (on the retry, a new connection: the pooled one just failed).
+    ConnectResult cr;
+    if (round == 0) cr.conn = w_.upstreams.take_pooled(call.backend);
+    if (!cr.conn) cr = co_await w_.upstreams.connect(call.backend, call.url);
+    if (!cr.conn) {
+      r.failure = cr.failure;
+      r.detail = std::move(cr.detail);
+      co_return r;
+    }
+    UpstreamConnection& c = *cr.conn;
+    c.tcp().expires_after(call.timeout);
+    const std::array<asio::const_buffer, 2> request{asio::buffer(call.head.data(), call.head.size()),
+                                                    asio::buffer(call.body.data(), call.body.size())};
+    auto [wec, wn] = co_await c.visit([&](auto& s) {
+      return call.body.empty() ? asio::async_write(s, request[0], use_tuple) : asio::async_write(s, request, use_tuple);
+    });
+    error_code ec = c.tcp().done(wec);
+    bool got_bytes = false;
+    // Interim answers (100 Continue, 103 Early Hints) are not the response: read past them.
+    while (!ec) {
+      parser_.emplace(c.head);
+      parser_->body_views(true);  // the body is relayed from the connection's buffer
+      if (head_request) parser_->skip(true);
+      c.tcp().expires_after(call.timeout);
+      ec = c.tcp().done(
+          co_await c.visit([&](auto& s) { return read_http(s, c.buffer, *parser_, ReadGoal::header); }));
+      got_bytes = got_bytes || parser_->got_some() || c.buffer.size() > 0;
+      if (ec || c.head.status / 100 != 1 || c.head.status == 101) break;
+    }
+    if (!ec) {
+      r.conn = std::move(cr.conn);
+      co_return r;
+    }
+    c.close();
+    parser_.reset();
+    // A kept-alive connection the server closed while it idled fails before any byte: that
+    // is not the backend's fault, so try once more on a new connection.
+    if (c.reused && !got_bytes && round == 0 && ec != beast::error::timeout) continue;
+    r.failure = classify_transport_error(ec);
+    r.detail = ec.message();
+    co_return r;
+  }
+  co_return r;
+}
+
+Task<void> UpstreamExchange::drain_or_close(UpstreamPtr conn) {
+  ResponseReader& p = *parser_;
+  const auto length = p.content_length();
+  if (!p.keep_alive() || (!p.is_done() && (!length || *length > kDrainLimitBytes))) {
+    conn->close();
+    co_return;
+  }
+  while (!p.is_done()) {
+    conn->tcp().expires_after(std::chrono::seconds(5));
+    const error_code ec = conn->tcp().done(
+        co_await conn->visit([&](auto& s) { return read_http(s, conn->buffer, p, ReadGoal::some); }));
+    p.take_body_view();  // dropped
+    if (ec) {
+      conn->close();
+      co_return;
+    }
+  }
+  if (conn->buffer.size() == 0)
+    w_.upstreams.release(std::move(conn));
+  else
+    conn->close();
+}
+
+// The head the client gets, into buffers_.response_head: the backend's fields but hop-by-hop
+// ones and its per-backend quota headers, then ours. Not part of the relay coroutine, so that
+// its locals stay out of the coroutine's frame.
+void UpstreamExchange::write_response_head(const ResponseHead& res, const RelayOptions& o, bool chunked,
+                                           bool keep) {
+  std::string& head = buffers_.response_head;
+  head.clear();
+  append_status_line(head, req_.version, res.status, res.reason);
+  const ConnectionNames named(res.fields);
+  for (std::size_t i = 0; i < res.fields.size(); ++i) {
+    const auto field = res.fields[i];
+    if (named.is_hop(field.name) || is_backend_quota_header(field.name) ||
+        iequals(field.name, "x-smartlb-backend") || iequals(field.name, "x-request-id"))
+      continue;
+    append_field(head, field.name, field.value);
+  }
+  append_field(head, "x-smartlb-backend", o.backend_name);
+  head.append(o.extra_fields);  // the caller's budget, in the place of the backend's
+  if (!o.request_id.empty()) append_field(head, "x-request-id", o.request_id);
+  if (chunked) head.append("Transfer-Encoding: chunked\r\n");
+  if (req_.version >= 11 && !keep) head.append("Connection: close\r\n");
+  if (req_.version == 10 && keep) head.append("Connection: keep-alive\r\n");
+  head.append("\r\n", 2);
+}
+
+// A 2xx event stream's start, held back until it shows content, so a stream that begins with an
+// error can still fail over: nothing has gone to the client yet. Bounded by
+// STREAM_HOLDBACK_BYTES and by `timeout`; either way what is held is then released. A backend
+// that fails (or a parse error) while its start is held fails over too.
+// On Release, `released` is what was held: the first run of body bytes itself when it decided
+// (no copy: a view into the connection's buffer, valid until its next read), else `held`, where
+// a start spread over several reads is gathered.
+Task<UpstreamExchange::HoldEnd> UpstreamExchange::hold_stream_start(UpstreamConnection& conn, ResponseReader& p,
+                                                                    std::string& held, std::string_view& released,
+                                                                    ClientWatch& watch, FailureCause& failed,
+                                                                    std::chrono::seconds timeout) {
+  const Config& cfg = w_.shared.cfg;
+  held.clear();
+  StreamStart start(cfg.stream_holdback_bytes);
+  // Started when the hold first waits on the backend: a first event that came with the head
+  // (the usual case) costs no timer.
+  std::optional<HoldDeadline> deadline;
+  for (;;) {
+    bool progressed = false;
+    error_code ec;
+    if (!p.is_done() && !feed_buffered(conn.buffer, p, ReadGoal::some, progressed, ec)) {
+      if (!deadline) deadline.emplace(conn, timeout);
+      watch.arm(client_.socket(), conn);  // a client that leaves meanwhile closes `conn`
+      // The hold's deadline (at most HTTP_TIMEOUT_SECONDS after its first wait) ends a read first;
+      // the socket's own, which would close the connection, is only a safety net behind it.
+      conn.tcp().expires_after(cfg.http_timeout + std::chrono::seconds(1));
+      ec = conn.tcp().done(
+          co_await conn.visit([&](auto& s) { return read_http(s, conn.buffer, p, ReadGoal::some); }));
+    }
+    if (ec && watch.client_left()) co_return HoldEnd::ClientLeft;
+    const bool expired = deadline && deadline->expired();
+    released = held;
+    if (ec == asio::error::operation_aborted && expired) co_return HoldEnd::Release;
+    if (ec) {
+      failed = judge_transport(classify_transport_error(ec)).cause;
+      co_return HoldEnd::FailOver;
+    }
+    if (const std::string_view run = p.take_body_view(); !run.empty()) {
+      const bool first = held.empty();
+      if (!first) held.append(run);
+      released = first ? run : std::string_view(held);
+      switch (start.advance(released)) {
+        case StartVerdict::Hold:
+          if (first) held.assign(run);  // the next read may move what the view points at
+          released = held;
+          break;
+        case StartVerdict::Release:
+          co_return HoldEnd::Release;
+        case StartVerdict::FailOver:
+          failed = FailureCause::StreamError;
+          co_return HoldEnd::FailOver;
+      }
+    }
+    if (p.is_done() || expired) co_return HoldEnd::Release;
+  }
+}
+
+Task<Relayed> UpstreamExchange::relay(UpstreamPtr conn, const RelayOptions& options) {
+  const Config& cfg = w_.shared.cfg;
+  ResponseReader& p = *parser_;
+  const ResponseHead& res = conn->head;
+  const unsigned status = res.status;
+  const bool has_body = req_.method != http::verb::head && status >= 200 && status != 204 && status != 304;
+  const bool upstream_length = res.fields.contains(http::field::content_length);
+  // Token usage for metrics: fed each chunk after it was written, so it never delays one.
+  UsageSniffer usage(has_body ? UsageSniffer::mode_for(res.fields.get(http::field::content_type),
+                                                       res.fields.get(http::field::content_encoding))
+                              : UsageSniffer::Mode::Off);
+  bool keep = req_.keep_alive && !w_.draining;
+  bool chunked = false;  // the body goes to the client in chunks we frame ourselves
+  if (has_body && !upstream_length) {
+    if (req_.version >= 11)
+      chunked = true;
+    else
+      keep = false;  // HTTP/1.0 client: the end of the body is the end of the connection
+  }
+
+  RelayScratchLease scratch(w_.spare_scratch);
+  const TrimHeld trim{scratch->held};
+  ClientWatch watch;         // armed once the client waits on the backend
+  std::string_view pending;  // a stream's held-back start: the first bytes written
+  if (has_body && status / 100 == 2 && cfg.stream_holdback_bytes > 0 &&
+      is_plain_event_stream(res.fields.get(http::field::content_type),
+                            res.fields.get(http::field::content_encoding))) {
+    FailureCause failed = FailureCause::None;
+    switch (co_await hold_stream_start(*conn, p, scratch->held, pending, watch, failed, options.hold_timeout)) {
+      case HoldEnd::Release:
+        break;
+      case HoldEnd::ClientLeft:
+        rec_.client_aborted = true;
+        conn->close();
+        co_return Relayed{RelayEnd::Close};
+      case HoldEnd::FailOver:
+        watch.disarm(client_.socket());  // the client's connection gets the next attempt's answer
+        conn->close();                   // its stream was not read to the end: never pooled
+        co_return Relayed{RelayEnd::FailOver, failed,
+                          failed == FailureCause::StreamError ? "an error event" : to_string(failed)};
+    }
+  }
+
+  write_response_head(res, options, chunked, keep);
+  std::string& head = buffers_.response_head;
+  rec_.status = status;
+
+  // Send the head at once only when the body must be waited for (a stream): otherwise the
+  // first write below carries head and body together, one syscall instead of two.
+  bool head_sent = false;
+  if (pending.empty() && !p.is_done() && conn->buffer.size() == 0) {
+    client_.expires_after(cfg.http_timeout);
+    auto [hec, hn] = co_await asio::async_write(client_, asio::buffer(head), use_tuple);
+    hec = client_.done(hec);
+    if (hec) {
+      rec_.client_aborted = true;
+      conn->close();
+      co_return Relayed{RelayEnd::Close};
+    }
+    head_sent = true;
+  }
+
+  char size_line[20];
+  static constexpr std::string_view kCrlf = "\r\n", kLastChunk = "0\r\n\r\n";
+  // Body bytes this round: views into the connection's buffer, valid until its next read (so:
+  // written, and fed to the usage scan, before the loop reads again). Every run of body bytes
+  // one read brought (several chunks of a stream, often) goes out in one write.
+  auto& runs = scratch->runs;
+  for (;;) {
+    std::size_t run_count = 0, chunk = 0;
+    bool chunk_in_head = false;
+    bool progressed = false;
+    error_code ec;
+    if (!pending.empty()) {  // the held start goes first, with what else is buffered, before a read
+      runs[run_count++] = std::exchange(pending, {});
+      chunk = runs[0].size();
+    } else if (!p.is_done() &&
+               !feed_buffered(conn->buffer, p, ReadGoal::some, progressed, ec)) {  // else no read needed
+      if (head_sent) watch.arm(client_.socket(), *conn);
+      conn->tcp().expires_after(cfg.http_timeout);  // idle timeout, renewed on every read
+      ec = conn->tcp().done(
+          co_await conn->visit([&](auto& s) { return read_http(s, conn->buffer, p, ReadGoal::some); }));
+    }
+    for (;;) {  // the runs of this read, then of what else is buffered already
+      if (ec && watch.client_left()) {
+        // The client left while the backend was silent: blame no one.
+        rec_.client_aborted = true;
+        conn->close();
+        co_return Relayed{RelayEnd::Close};
+      }
+      if (ec) {
+        // Too late to fail over: cut the client off without a clean end so it sees a
+        // truncated response, not a complete one; the policy accounts the backend's failure.
+        rec_.upstream_aborted = true;
+        conn->close();
+        co_return Relayed{RelayEnd::Close, judge_transport(classify_transport_error(ec)).cause};
+      }
+      if (const std::string_view run = p.take_body_view(); !run.empty()) {
+        runs[run_count++] = run;
+        chunk += run.size();
+      }
+      progressed = false;
+      if (p.is_done() || run_count == runs.size() || conn->buffer.size() == 0 ||
+          !feed_buffered(conn->buffer, p, ReadGoal::some, progressed, ec))
+        break;
+    }
+    rec_.response_bytes += chunk;
+    const bool last = p.is_done();
+    // One gather write: [head] [size line, runs..., CRLF | runs...] [last chunk]. A read that
+    // parsed only framing (a chunk header) adds no data, and nothing is written for it.
+    auto& out = scratch->out;
+    std::size_t k = 0;
+    if (!head_sent && !chunked && chunk > 0 && chunk <= kInlineBodyBytes) {
+      for (std::size_t i = 0; i < run_count; ++i) head.append(runs[i]);  // one send(), not sendmsg()
+      out[k++] = asio::buffer(head);
+      chunk_in_head = true;
+    } else if (!head_sent) {
+      out[k++] = asio::buffer(head);
+    }
+    if (chunk > 0 && !chunk_in_head) {
+      if (chunked) out[k++] = asio::buffer(size_line, chunk_size_line(chunk, size_line));
+      for (std::size_t i = 0; i < run_count; ++i) out[k++] = asio::buffer(runs[i].data(), runs[i].size());
+      if (chunked) out[k++] = asio::buffer(kCrlf.data(), kCrlf.size());
+    }
+    if (last && chunked) out[k++] = asio::buffer(kLastChunk.data(), kLastChunk.size());
+    if (k > 0) {
+      client_.expires_after(cfg.http_timeout);
+      // One buffer goes as send(); Asio uses sendmsg() for any sequence type.
+      auto [wec, wn] = k == 1 ? co_await asio::async_write(client_, out[0], use_tuple)
+                              : co_await asio::async_write(client_, std::span(out.data(), k), use_tuple);
+      wec = client_.done(wec);
+      if (wec) {
+        // The client left: stop reading, discard the upstream connection, blame no one.
+        rec_.client_aborted = true;
+        conn->close();
+        co_return Relayed{RelayEnd::Close};
+      }
+      head_sent = true;
+    }
+    for (std::size_t i = 0; i + 1 < run_count; ++i) usage.feed(runs[i].data(), runs[i].size());
+    const std::string_view final_run = run_count > 0 ? runs[run_count - 1] : std::string_view{};
+    if (last) {
+      if (const TokenUsage u = usage.finish_with(final_run.data(), final_run.size()); u.known()) {
+        rec_.prompt_tokens = u.prompt_tokens;
+        rec_.completion_tokens = u.completion_tokens;
+      }
+      break;
+    }
+    usage.feed(final_run.data(), final_run.size());
+  }
+  if (p.keep_alive() && conn->buffer.size() == 0)
+    w_.upstreams.release(std::move(conn));
+  else
+    conn->close();  // bytes after the body, or the server said close: never reuse
+  watch.disarm(client_.socket());
+  co_return Relayed{keep ? RelayEnd::Keep : RelayEnd::Close};
+}
+
+}  // namespace smartlb::net
