@@ -391,6 +391,27 @@ bool Http1Parser::start_body(error_code& ec) {
   return true;
 }
 
+// A chunk-size line without its CRLF, [p, cr): hex digits (at most 2^56), then maybe an
+// extension: ';' and anything printable, ignored. Whitespace (BWS) may come before the ';' but
+// not instead of it (RFC 9112 section 7.1.1): `5 \r\n` is an error. False: a bad chunk.
+static bool read_chunk_size(const char* p, const char* cr, std::uint64_t& n) {
+  n = 0;
+  const char* c = p;
+  for (; c < cr; ++c) {
+    const int h = hex_value(*c);
+    if (h < 0) break;
+    if (n > (std::uint64_t{1} << 56)) return false;
+    n = n * 16 + static_cast<unsigned>(h);
+  }
+  if (c == p) return false;
+  if (c == cr) return true;
+  while (*c == ' ' || *c == '\t') ++c;  // stops at *cr at the latest
+  if (*c != ';') return false;
+  for (; c < cr; ++c)
+    if (!is_text_char(*c)) return false;
+  return true;
+}
+
 std::size_t Http1Parser::put_chunked(const char* data, std::size_t size, error_code& ec) {
   std::size_t used = 0;
   while (state_ != State::done) {
@@ -439,33 +460,9 @@ std::size_t Http1Parser::put_chunked(const char* data, std::size_t size, error_c
           break;
         }
         std::uint64_t n = 0;
-        const char* c = p;
-        for (; c < cr; ++c) {
-          const int h = hex_value(*c);
-          if (h < 0) break;
-          if (n > (std::uint64_t{1} << 56)) {
-            fail(ec, http::error::bad_chunk);
-            return used;
-          }
-          n = n * 16 + static_cast<unsigned>(h);
-        }
-        if (c == p) {
+        if (!read_chunk_size(p, cr, n)) {
           fail(ec, http::error::bad_chunk);
           return used;
-        }
-        if (c < cr) {
-          // A chunk extension: ';' then anything printable, ignored. Whitespace (BWS) may come
-          // before the ';' but not instead of it (RFC 9112 section 7.1.1): `5 \r\n` is an error.
-          while (*c == ' ' || *c == '\t') ++c;  // stops at *cr at the latest
-          if (*c != ';') {
-            fail(ec, http::error::bad_chunk);
-            return used;
-          }
-          for (; c < cr; ++c)
-            if (!is_text_char(*c)) {
-              fail(ec, http::error::bad_chunk);
-              return used;
-            }
         }
         used = static_cast<std::size_t>(lf + 1 - data);
         if (n == 0) {

@@ -141,6 +141,112 @@ Task<error_code> read_body(TimedSocket& stream, beast::flat_buffer& buffer, Requ
   co_return ec;
 }
 
+// A connection that ended between requests, or before a byte of the next: nothing to answer.
+bool ended_quietly(const error_code& hec, const RequestReader& parser) {
+  return hec == http::error::end_of_stream || hec == beast::error::timeout ||
+         hec == asio::error::operation_aborted || hec == asio::error::connection_reset ||
+         hec == asio::error::eof || !parser.got_some();
+}
+
+// A request's record begins: its start, its method and path (never the query), its id (the
+// client's when acceptable, else a new one).
+void begin_request(Worker& w, const RequestHead& head, RequestRecord& rec) {
+  rec.reset();
+  rec.start = w.shared.clock.now();
+  if (w.shared.observer) w.shared.observer->on_request_start();
+  rec.method = head.method_text;
+  rec.path.assign(head.target, 0, head.target.find('?'));
+  if (auto id = head.fields.get("x-request-id"); acceptable_request_id(id))
+    rec.request_id = id;
+  else
+    new_request_id(w.rng, rec.request_id);
+}
+
+// What a client is told when its head could not be read (too large, malformed).
+void refuse_head_read(const error_code& hec, ErrorReply& r, std::string& message) {
+  if (hec == http::error::header_limit) {
+    r.status = http::status::request_header_fields_too_large;
+    r.message = "Request header fields too large.";
+  } else if (hec == http::error::body_limit) {
+    r.status = http::status::payload_too_large;
+    r.message = "Request body too large.";
+  } else {
+    message = "Malformed HTTP request (" + hec.message() + ").";
+    r.message = message;
+  }
+}
+
+// A head that fails the framing checks, a target that is not a path, or a method the API does
+// not have (only the API's methods are forwarded): `bad` filled, true.
+bool refuse_head(const RequestHead& head, const Config& cfg, FramingInput& framing, bool target_ok,
+                 ErrorReply& bad, std::string& why, RequestRecord& rec) {
+  why = validate_head(head, cfg, framing);
+  if (why.empty() && !target_ok) why = "the request target must be a path (origin-form)";
+  if (!why.empty()) {
+    bad.message = why;
+    rec.status = 400;
+    return true;
+  }
+  if (is_api_method(head.method_text)) return false;
+  why = "Method '" + head.method_text.substr(0, 32) + "' is not allowed; the API's methods are " +
+        std::string(kApiMethodsAllow) + " (case-sensitive).";
+  bad.status = http::status::method_not_allowed;
+  bad.message = why;
+  bad.code = "method_not_allowed";
+  bad.allow = kApiMethodsAllow;
+  rec.status = 405;
+  return true;
+}
+
+// A caller its key or token does not admit: 401, and why in the record (never the key).
+void refuse_caller(const Authentication& auth, ErrorReply& bad, RequestRecord& rec) {
+  bad.status = http::status::unauthorized;
+  if (auth.token) {
+    bad.message = jwt::message(auth.refusal);
+    bad.code = "invalid_token";
+    bad.www_authenticate = "Bearer error=\"invalid_token\"";
+    rec.auth_failure = jwt::label(auth.refusal);
+  } else {
+    bad.message =
+        "Access denied: the api-key (or Bearer token) is not one of the configured client keys "
+        "(CLIENT_API_KEYS, or the config file's clients).";
+    bad.code = "invalid_api_key";
+    rec.auth_failure = "invalid_api_key";
+  }
+  rec.status = 401;
+}
+
+// A body that did not come whole: true with `bad` filled when the client is still there to be
+// told (a timeout, too large, bad framing); false when it left.
+bool refuse_body_read(const error_code& bec, ErrorReply& bad, std::string& why, RequestRecord& rec) {
+  if (bec == beast::error::timeout) {
+    bad.status = http::status::request_timeout;
+    bad.message = "The request body did not arrive within HTTP_TIMEOUT_SECONDS.";
+    bad.code = "request_timeout";
+    rec.status = 408;
+  } else if (bec == http::error::body_limit) {
+    bad.status = http::status::payload_too_large;
+    bad.message = "Request body too large; the limit is MAX_REQUEST_BODY_BYTES.";
+    rec.status = 413;
+  } else if (is_parse_error(bec)) {
+    why = "Malformed request body framing (" + bec.message() + ").";
+    bad.message = why;
+    rec.status = 400;
+  } else {
+    rec.client_aborted = true;
+    return false;
+  }
+  return true;
+}
+
+// A new configuration's backend URLs, told to this worker's pool once.
+void sync_origins(Worker& w, const Snapshot& snapshot) {
+  if (snapshot.generation == w.origins_generation) return;
+  for (std::size_t i = 0; i < snapshot.backends.size(); ++i)
+    w.upstreams.sync_origin(snapshot.table.member(i).id, snapshot.backends[i].url);
+  w.origins_generation = snapshot.generation;
+}
+
 }  // namespace
 
 Task<> run_client_session(Worker& w, Socket socket) {
@@ -168,29 +274,15 @@ Task<> run_client_session(Worker& w, Socket socket) {
     error_code hec = stream.done(co_await read_http(stream, buffer, parser, ReadGoal::header));
     registration.entry().idle = false;
     if (hec) {
-      if (hec == http::error::end_of_stream || hec == beast::error::timeout ||
-          hec == asio::error::operation_aborted || hec == asio::error::connection_reset ||
-          hec == asio::error::eof || !parser.got_some())
-        break;
+      if (ended_quietly(hec, parser)) break;
       ErrorReply r;
       std::string message;  // r.message is a view: the text must outlive the write
-      if (hec == http::error::header_limit) {
-        r.status = http::status::request_header_fields_too_large;
-        r.message = "Request header fields too large.";
-      } else if (hec == http::error::body_limit) {
-        r.status = http::status::payload_too_large;
-        r.message = "Request body too large.";
-      } else {
-        message = "Malformed HTTP request (" + hec.message() + ").";
-        r.message = message;
-      }
+      refuse_head_read(hec, r, message);
       co_await write_error_reply(stream, r, std::chrono::seconds(5));
       break;
     }
 
-    rec.reset();
-    rec.start = w.shared.clock.now();
-    if (w.shared.observer) w.shared.observer->on_request_start();
+    begin_request(w, head, rec);
     // The configuration this request routes with (leased below), held until the request is
     // accounted: the record's attempts name deployments the snapshot holds.
     std::optional<SnapshotCache::Lease> leased;
@@ -200,45 +292,19 @@ Task<> run_client_session(Worker& w, Socket socket) {
       RequestRecord& rec;
       ~FinishOnExit() { finish_request(w, rec); }
     } finish_on_exit{w, rec};
-    rec.method = head.method_text;
-    rec.path.assign(head.target, 0, head.target.find('?'));
-    if (auto id = head.fields.get("x-request-id"); acceptable_request_id(id))
-      rec.request_id = id;
-    else
-      new_request_id(w.rng, rec.request_id);
 
     ErrorReply bad;
     bad.version = head.version;
     bad.request_id = rec.request_id;
-    std::string why = validate_head(head, cfg, framing);
+    std::string why;  // bad.message is a view: the text must outlive the write
     const std::optional<RequestTarget> target = parse_request_target(head.target);
-    if (why.empty() && !target) why = "the request target must be a path (origin-form)";
-    if (!why.empty()) {
-      bad.message = why;
-      rec.status = 400;
-      co_await write_error_reply(stream, bad, std::chrono::seconds(5));
-      break;  // framing errors leave the stream in an unknown state: close
-    }
-    // Only the API's methods are forwarded. Answered before the body is read, so the
-    // connection cannot carry another request.
-    if (!is_api_method(head.method_text)) {
-      const std::string message = "Method '" + head.method_text.substr(0, 32) +
-                                  "' is not allowed; the API's methods are " + std::string(kApiMethodsAllow) +
-                                  " (case-sensitive).";
-      bad.status = http::status::method_not_allowed;
-      bad.message = message;
-      bad.code = "method_not_allowed";
-      bad.allow = kApiMethodsAllow;
-      rec.status = 405;
+    // A bad head or method: answered before the body is read, so the connection closes after.
+    if (refuse_head(head, cfg, framing, target.has_value(), bad, why, rec)) {
       co_await write_error_reply(stream, bad, std::chrono::seconds(5));
       break;
     }
     const SnapshotCache::Lease& snapshot = leased.emplace(w.snapshots.acquire());
-    if (snapshot->generation != w.origins_generation) {  // a new configuration: once per worker
-      for (std::size_t i = 0; i < snapshot->backends.size(); ++i)
-        w.upstreams.sync_origin(snapshot->table.member(i).id, snapshot->backends[i].url);
-      w.origins_generation = snapshot->generation;
-    }
+    sync_origins(w, *snapshot);
     // (Without client keys or token issuers everyone is the anonymous client: no field lookups.)
     // `client`'s views stay valid to the end of the request: the snapshot lease keeps a key's
     // name, and client->hold a token's VerifiedToken.
@@ -256,20 +322,7 @@ Task<> run_client_session(Worker& w, Socket socket) {
     }
     const std::optional<ClientIdentity>& client = auth.identity;
     if (!client) {
-      bad.status = http::status::unauthorized;
-      if (auth.token) {
-        bad.message = jwt::message(auth.refusal);
-        bad.code = "invalid_token";
-        bad.www_authenticate = "Bearer error=\"invalid_token\"";
-        rec.auth_failure = jwt::label(auth.refusal);
-      } else {
-        bad.message =
-            "Access denied: the api-key (or Bearer token) is not one of the configured client keys "
-            "(CLIENT_API_KEYS, or the config file's clients).";
-        bad.code = "invalid_api_key";
-        rec.auth_failure = "invalid_api_key";
-      }
-      rec.status = 401;
+      refuse_caller(auth, bad, rec);
       // The body is unread, so the connection cannot carry another request.
       co_await write_error_reply(stream, bad, std::chrono::seconds(5));
       break;
@@ -301,25 +354,8 @@ Task<> run_client_session(Worker& w, Socket socket) {
       if (!feed_buffered(buffer, parser, ReadGoal::message, progressed, bec))
         bec = co_await read_body(stream, buffer, parser, cfg.http_timeout);
       if (bec) {
-        if (bec == beast::error::timeout) {
-          bad.status = http::status::request_timeout;
-          bad.message = "The request body did not arrive within HTTP_TIMEOUT_SECONDS.";
-          bad.code = "request_timeout";
-          rec.status = 408;
+        if (refuse_body_read(bec, bad, why, rec))
           co_await write_error_reply(stream, bad, std::chrono::seconds(5));
-        } else if (bec == http::error::body_limit) {
-          bad.status = http::status::payload_too_large;
-          bad.message = "Request body too large; the limit is MAX_REQUEST_BODY_BYTES.";
-          rec.status = 413;
-          co_await write_error_reply(stream, bad, std::chrono::seconds(5));
-        } else if (is_parse_error(bec)) {
-          const std::string message = "Malformed request body framing (" + bec.message() + ").";
-          bad.message = message;
-          rec.status = 400;
-          co_await write_error_reply(stream, bad, std::chrono::seconds(5));
-        } else {
-          rec.client_aborted = true;
-        }
         break;
       }
     }

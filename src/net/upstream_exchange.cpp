@@ -73,6 +73,32 @@ struct TrimHeld {
   }
 };
 
+// One gather write, into `out`: [head] [size line, runs..., CRLF | runs...] [last chunk]. A
+// small body that goes with the head is appended to it instead (one send(), not sendmsg()). A
+// read that parsed only framing (a chunk header) adds no data, and nothing is written for it.
+// Returns the buffers to write (0: nothing).
+std::size_t gather_write(std::span<asio::const_buffer> out, std::string& head, bool head_sent, bool chunked,
+                         std::span<const std::string_view> runs, std::size_t chunk, bool last,
+                         char (&size_line)[20]) {
+  static constexpr std::string_view kCrlf = "\r\n", kLastChunk = "0\r\n\r\n";
+  std::size_t k = 0;
+  bool chunk_in_head = false;
+  if (!head_sent && !chunked && chunk > 0 && chunk <= kInlineBodyBytes) {
+    for (const std::string_view run : runs) head.append(run);
+    out[k++] = asio::buffer(head);
+    chunk_in_head = true;
+  } else if (!head_sent) {
+    out[k++] = asio::buffer(head);
+  }
+  if (chunk > 0 && !chunk_in_head) {
+    if (chunked) out[k++] = asio::buffer(size_line, chunk_size_line(chunk, size_line));
+    for (const std::string_view run : runs) out[k++] = asio::buffer(run.data(), run.size());
+    if (chunked) out[k++] = asio::buffer(kCrlf.data(), kCrlf.size());
+  }
+  if (last && chunked) out[k++] = asio::buffer(kLastChunk.data(), kLastChunk.size());
+  return k;
+}
+
 }  // namespace
 
 Task<Exchanged> UpstreamExchange::send(const UpstreamCall& call) {
@@ -93,7 +119,8 @@ Task<Exchanged> UpstreamExchange::send(const UpstreamCall& call) {
     const std::array<asio::const_buffer, 2> request{asio::buffer(call.head.data(), call.head.size()),
                                                     asio::buffer(call.body.data(), call.body.size())};
     auto [wec, wn] = co_await c.visit([&](auto& s) {
-      return call.body.empty() ? asio::async_write(s, request[0], use_tuple) : asio::async_write(s, request, use_tuple);
+      return call.body.empty() ? asio::async_write(s, request[0], use_tuple)
+                               : asio::async_write(s, request, use_tuple);
     });
     error_code ec = c.tcp().done(wec);
     bool got_bytes = false;
@@ -179,8 +206,9 @@ void UpstreamExchange::write_response_head(const ResponseHead& res, const RelayO
 // On Release, `released` is what was held: the first run of body bytes itself when it decided
 // (no copy: a view into the connection's buffer, valid until its next read), else `held`, where
 // a start spread over several reads is gathered.
-Task<UpstreamExchange::HoldEnd> UpstreamExchange::hold_stream_start(UpstreamConnection& conn, ResponseReader& p,
-                                                                    std::string& held, std::string_view& released,
+Task<UpstreamExchange::HoldEnd> UpstreamExchange::hold_stream_start(UpstreamConnection& conn,
+                                                                    ResponseReader& p, std::string& held,
+                                                                    std::string_view& released,
                                                                     ClientWatch& watch, FailureCause& failed,
                                                                     std::chrono::seconds timeout) {
   const Config& cfg = w_.shared.cfg;
@@ -229,41 +257,60 @@ Task<UpstreamExchange::HoldEnd> UpstreamExchange::hold_stream_start(UpstreamConn
   }
 }
 
+UpstreamExchange::BodyPlan UpstreamExchange::plan_body(const ResponseHead& res) const {
+  BodyPlan b;
+  const unsigned status = res.status;
+  const bool has_body = req_.method != http::verb::head && status >= 200 && status != 204 && status != 304;
+  const std::string_view type = res.fields.get(http::field::content_type);
+  const std::string_view coding = res.fields.get(http::field::content_encoding);
+  b.usage = has_body ? UsageSniffer::mode_for(type, coding) : UsageSniffer::Mode::Off;
+  b.keep = req_.keep_alive && !w_.draining;
+  if (has_body && !res.fields.contains(http::field::content_length)) {
+    if (req_.version >= 11)
+      b.chunked = true;
+    else
+      b.keep = false;  // HTTP/1.0 client: the end of the body is the end of the connection
+  }
+  b.hold = has_body && status / 100 == 2 && w_.shared.cfg.stream_holdback_bytes > 0 &&
+           is_plain_event_stream(type, coding);
+  return b;
+}
+
+// The client left (a write failed, or its watch saw it go): stop reading, discard the upstream
+// connection, blame no one.
+Relayed UpstreamExchange::client_left(UpstreamConnection& conn) {
+  rec_.client_aborted = true;
+  conn.close();
+  return Relayed{RelayEnd::Close};
+}
+
+void UpstreamExchange::record_usage(const TokenUsage& u) {
+  if (!u.known()) return;
+  rec_.prompt_tokens = u.prompt_tokens;
+  rec_.completion_tokens = u.completion_tokens;
+}
+
 Task<Relayed> UpstreamExchange::relay(UpstreamPtr conn, const RelayOptions& options) {
   const Config& cfg = w_.shared.cfg;
   ResponseReader& p = *parser_;
   const ResponseHead& res = conn->head;
-  const unsigned status = res.status;
-  const bool has_body = req_.method != http::verb::head && status >= 200 && status != 204 && status != 304;
-  const bool upstream_length = res.fields.contains(http::field::content_length);
+  const BodyPlan plan = plan_body(res);
+  const bool chunked = plan.chunked, keep = plan.keep;
   // Token usage for metrics: fed each chunk after it was written, so it never delays one.
-  UsageSniffer usage(has_body ? UsageSniffer::mode_for(res.fields.get(http::field::content_type),
-                                                       res.fields.get(http::field::content_encoding))
-                              : UsageSniffer::Mode::Off);
-  bool keep = req_.keep_alive && !w_.draining;
-  bool chunked = false;  // the body goes to the client in chunks we frame ourselves
-  if (has_body && !upstream_length) {
-    if (req_.version >= 11)
-      chunked = true;
-    else
-      keep = false;  // HTTP/1.0 client: the end of the body is the end of the connection
-  }
+  UsageSniffer usage(plan.usage);
 
   RelayScratchLease scratch(w_.spare_scratch);
   const TrimHeld trim{scratch->held};
   ClientWatch watch;         // armed once the client waits on the backend
   std::string_view pending;  // a stream's held-back start: the first bytes written
-  if (has_body && status / 100 == 2 && cfg.stream_holdback_bytes > 0 &&
-      is_plain_event_stream(res.fields.get(http::field::content_type),
-                            res.fields.get(http::field::content_encoding))) {
+  if (plan.hold) {
     FailureCause failed = FailureCause::None;
-    switch (co_await hold_stream_start(*conn, p, scratch->held, pending, watch, failed, options.hold_timeout)) {
+    switch (
+        co_await hold_stream_start(*conn, p, scratch->held, pending, watch, failed, options.hold_timeout)) {
       case HoldEnd::Release:
         break;
       case HoldEnd::ClientLeft:
-        rec_.client_aborted = true;
-        conn->close();
-        co_return Relayed{RelayEnd::Close};
+        co_return client_left(*conn);
       case HoldEnd::FailOver:
         watch.disarm(client_.socket());  // the client's connection gets the next attempt's answer
         conn->close();                   // its stream was not read to the end: never pooled
@@ -274,7 +321,7 @@ Task<Relayed> UpstreamExchange::relay(UpstreamPtr conn, const RelayOptions& opti
 
   write_response_head(res, options, chunked, keep);
   std::string& head = buffers_.response_head;
-  rec_.status = status;
+  rec_.status = res.status;
 
   // Send the head at once only when the body must be waited for (a stream): otherwise the
   // first write below carries head and body together, one syscall instead of two.
@@ -284,22 +331,18 @@ Task<Relayed> UpstreamExchange::relay(UpstreamPtr conn, const RelayOptions& opti
     auto [hec, hn] = co_await asio::async_write(client_, asio::buffer(head), use_tuple);
     hec = client_.done(hec);
     if (hec) {
-      rec_.client_aborted = true;
-      conn->close();
-      co_return Relayed{RelayEnd::Close};
+      co_return client_left(*conn);
     }
     head_sent = true;
   }
 
   char size_line[20];
-  static constexpr std::string_view kCrlf = "\r\n", kLastChunk = "0\r\n\r\n";
   // Body bytes this round: views into the connection's buffer, valid until its next read (so:
   // written, and fed to the usage scan, before the loop reads again). Every run of body bytes
   // one read brought (several chunks of a stream, often) goes out in one write.
   auto& runs = scratch->runs;
   for (;;) {
     std::size_t run_count = 0, chunk = 0;
-    bool chunk_in_head = false;
     bool progressed = false;
     error_code ec;
     if (!pending.empty()) {  // the held start goes first, with what else is buffered, before a read
@@ -315,9 +358,7 @@ Task<Relayed> UpstreamExchange::relay(UpstreamPtr conn, const RelayOptions& opti
     for (;;) {  // the runs of this read, then of what else is buffered already
       if (ec && watch.client_left()) {
         // The client left while the backend was silent: blame no one.
-        rec_.client_aborted = true;
-        conn->close();
-        co_return Relayed{RelayEnd::Close};
+        co_return client_left(*conn);
       }
       if (ec) {
         // Too late to fail over: cut the client off without a clean end so it sees a
@@ -337,23 +378,9 @@ Task<Relayed> UpstreamExchange::relay(UpstreamPtr conn, const RelayOptions& opti
     }
     rec_.response_bytes += chunk;
     const bool last = p.is_done();
-    // One gather write: [head] [size line, runs..., CRLF | runs...] [last chunk]. A read that
-    // parsed only framing (a chunk header) adds no data, and nothing is written for it.
     auto& out = scratch->out;
-    std::size_t k = 0;
-    if (!head_sent && !chunked && chunk > 0 && chunk <= kInlineBodyBytes) {
-      for (std::size_t i = 0; i < run_count; ++i) head.append(runs[i]);  // one send(), not sendmsg()
-      out[k++] = asio::buffer(head);
-      chunk_in_head = true;
-    } else if (!head_sent) {
-      out[k++] = asio::buffer(head);
-    }
-    if (chunk > 0 && !chunk_in_head) {
-      if (chunked) out[k++] = asio::buffer(size_line, chunk_size_line(chunk, size_line));
-      for (std::size_t i = 0; i < run_count; ++i) out[k++] = asio::buffer(runs[i].data(), runs[i].size());
-      if (chunked) out[k++] = asio::buffer(kCrlf.data(), kCrlf.size());
-    }
-    if (last && chunked) out[k++] = asio::buffer(kLastChunk.data(), kLastChunk.size());
+    const std::size_t k = gather_write(out, head, head_sent, chunked, std::span(runs.data(), run_count),
+                                       chunk, last, size_line);
     if (k > 0) {
       client_.expires_after(cfg.http_timeout);
       // One buffer goes as send(); Asio uses sendmsg() for any sequence type.
@@ -362,19 +389,14 @@ Task<Relayed> UpstreamExchange::relay(UpstreamPtr conn, const RelayOptions& opti
       wec = client_.done(wec);
       if (wec) {
         // The client left: stop reading, discard the upstream connection, blame no one.
-        rec_.client_aborted = true;
-        conn->close();
-        co_return Relayed{RelayEnd::Close};
+        co_return client_left(*conn);
       }
       head_sent = true;
     }
     for (std::size_t i = 0; i + 1 < run_count; ++i) usage.feed(runs[i].data(), runs[i].size());
     const std::string_view final_run = run_count > 0 ? runs[run_count - 1] : std::string_view{};
     if (last) {
-      if (const TokenUsage u = usage.finish_with(final_run.data(), final_run.size()); u.known()) {
-        rec_.prompt_tokens = u.prompt_tokens;
-        rec_.completion_tokens = u.completion_tokens;
-      }
+      record_usage(usage.finish_with(final_run.data(), final_run.size()));
       break;
     }
     usage.feed(final_run.data(), final_run.size());

@@ -21,7 +21,8 @@ struct Fields {
 };
 
 TEST(ConnectionNames, NamesListedInConnectionAreHopByHopForThatMessage) {
-  const Fields f{{{"Content-Type", "text/plain"}, {"Connection", "keep-alive, X-Secret"}, {"connection", "Close"}}};
+  const Fields f{
+      {{"Content-Type", "text/plain"}, {"Connection", "keep-alive, X-Secret"}, {"connection", "Close"}}};
   const ConnectionNames named(f);
   EXPECT_TRUE(named.contains("x-secret"));
   EXPECT_TRUE(named.contains("close"));

@@ -61,7 +61,8 @@ struct Accounting : RoutingFixture {
 
 TEST_F(Accounting, AFailureCoolsTheTargetDown) {
   make({{"a", 1, 1, ""}});
-  const Accounted a = account_failure(*states, breakers, member(0), "gpt", {}, throttled(), 3s, 0, clock.now());
+  const Accounted a =
+      account_failure(*states, breakers, member(0), "gpt", {}, throttled(), 3s, 0, clock.now());
   EXPECT_EQ(a.cooldown, 3s);
   EXPECT_FALSE(a.breaker_tripped);
   EXPECT_FALSE(available(0, "gpt"));

@@ -19,6 +19,7 @@
 #include "smartlb/net/upstream.hpp"
 #include "smartlb/routing/outcome.hpp"
 #include "smartlb/telemetry/request_record.hpp"
+#include "smartlb/telemetry/usage_sniffer.hpp"
 
 namespace smartlb::net {
 
@@ -29,7 +30,7 @@ struct UpstreamCall {
   BackendId backend;
   const BackendUrl& url;
   std::string_view head;
-  std::string_view body;  // sent after the head; empty when it rode in it
+  std::string_view body;         // sent after the head; empty when it rode in it
   std::chrono::seconds timeout;  // for the response head
 };
 
@@ -37,7 +38,7 @@ struct UpstreamCall {
 struct Exchanged {
   UpstreamPtr conn;
   TransportFailure failure = TransportFailure::Lost;  // when !conn
-  std::string detail;                                // for logs
+  std::string detail;                                 // for logs
 };
 
 // How the answer goes to the client.
@@ -82,6 +83,16 @@ class UpstreamExchange {
                                   std::string_view& released, ClientWatch& watch, FailureCause& failed,
                                   std::chrono::seconds timeout);
   void write_response_head(const ResponseHead& res, const RelayOptions& o, bool chunked, bool keep);
+  // How a response's body goes to the client (outside the relay's coroutine frame).
+  struct BodyPlan {
+    bool chunked = false;  // framed by us: the backend's length is unknown
+    bool keep = false;     // the client's connection may carry another request
+    bool hold = false;     // a 2xx event stream: its start is held back
+    UsageSniffer::Mode usage = UsageSniffer::Mode::Off;
+  };
+  BodyPlan plan_body(const ResponseHead& res) const;
+  Relayed client_left(UpstreamConnection& conn);
+  void record_usage(const TokenUsage& u);
 
   Worker& w_;
   TimedSocket& client_;
