@@ -620,7 +620,7 @@ nlohmann::json build_status(const MetricsSnapshot& m, const PoolSnapshot& p) {
            {std::pair{"tokens", d.lease.tokens}, std::pair{"requests", d.lease.requests}})
         if (view)
           j["lease"][key] = {{"shared", view->shared},
-                             {"subwindow", view->window},
+                             {"subwindow", view->subwindow},
                              {"leased", view->leased},
                              {"taken", view->taken},
                              {"next_leased", view->next_leased}};

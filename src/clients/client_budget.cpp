@@ -151,24 +151,24 @@ std::optional<BudgetRefusal> ClientBudget::admit_locked(std::int64_t tokens, Bud
     return refuse(BudgetLimit::TokensPerMinute, limits_.tokens_per_minute, minute_tokens_.used(t.now), tokens,
                   tokens_lease_->quota.wait_for(tokens, t.wall));
   if (lease_requests && !take_leased(*requests_lease_, 1, t.wall, asks[1])) {
-    if (lease_tokens) tokens_lease_->quota.adjust(tokens_lease_->quota.window_of(t.wall), -tokens);
+    if (lease_tokens) tokens_lease_->quota.adjust(tokens_lease_->quota.subwindow_of(t.wall), -tokens);
     return refuse(BudgetLimit::RequestsPerMinute, limits_.requests_per_minute, minute_requests_.used(t.now),
                   1, requests_lease_->quota.wait_for(1, t.wall));
   }
   if (day_lease_ && limits_.tokens_per_day && !take_leased(*day_lease_, tokens, t.wall, asks[2])) {
-    if (lease_tokens) tokens_lease_->quota.adjust(tokens_lease_->quota.window_of(t.wall), -tokens);
-    if (lease_requests) requests_lease_->quota.adjust(requests_lease_->quota.window_of(t.wall), -1);
+    if (lease_tokens) tokens_lease_->quota.adjust(tokens_lease_->quota.subwindow_of(t.wall), -tokens);
+    if (lease_requests) requests_lease_->quota.adjust(requests_lease_->quota.subwindow_of(t.wall), -1);
     return refuse(BudgetLimit::TokensPerDay, limits_.tokens_per_day, day_.used_in(day.index), tokens,
                   day_lease_->quota.wait_for(tokens, t.wall));
   }
   if (month_lease_ && limits_.tokens_per_month && !take_leased(*month_lease_, tokens, t.wall, asks[3])) {
-    if (lease_tokens) tokens_lease_->quota.adjust(tokens_lease_->quota.window_of(t.wall), -tokens);
-    if (lease_requests) requests_lease_->quota.adjust(requests_lease_->quota.window_of(t.wall), -1);
+    if (lease_tokens) tokens_lease_->quota.adjust(tokens_lease_->quota.subwindow_of(t.wall), -tokens);
+    if (lease_requests) requests_lease_->quota.adjust(requests_lease_->quota.subwindow_of(t.wall), -1);
     if (day_lease_ && limits_.tokens_per_day) day_lease_->quota.adjust(day.index, -tokens);
     return refuse(BudgetLimit::TokensPerMonth, limits_.tokens_per_month, month_.used_in(month.index), tokens,
                   month_lease_->quota.wait_for(tokens, t.wall));
   }
-  charge.lease_window = tokens_lease_ ? tokens_lease_->quota.window_of(t.wall) : -1;
+  charge.lease_window = tokens_lease_ ? tokens_lease_->quota.subwindow_of(t.wall) : -1;
 
   charge.tokens = tokens;
   charge.minute_bucket = minute_tokens_.consume(tokens, t.now);

@@ -116,11 +116,11 @@ void SharedQuotas::send(SharedLease& lease, const LeasedQuota::Ask& ask) {
   const auto window_ms = std::chrono::duration_cast<std::chrono::milliseconds>(lease.window).count();
   const std::int64_t ttl_ms = std::max<std::int64_t>(window_ms + 2 * window_ms / lease.subwindows, 1000);
   // The first sub-window counted with the asked one: k before it (sliding), or itself (fixed).
-  const std::int64_t from = lease.subwindows > 1 ? ask.window - lease.subwindows : ask.window;
+  const std::int64_t from = lease.subwindows > 1 ? ask.subwindow - lease.subwindows : ask.subwindow;
   redis_.eval(script(), {quota_key(prefix_, lease.name)},
               {std::to_string(ask.used), std::to_string(ask.tokens),
-               std::to_string(lease.limit.load(std::memory_order_relaxed)), std::to_string(ask.window),
-               std::to_string(from), std::to_string(ttl_ms), std::to_string(ask.returned_window),
+               std::to_string(lease.limit.load(std::memory_order_relaxed)), std::to_string(ask.subwindow),
+               std::to_string(from), std::to_string(ttl_ms), std::to_string(ask.returned_subwindow),
                std::to_string(ask.returned)},
               [this, &lease, ask](RedisResult r) {
                 std::optional<std::int64_t> grant;

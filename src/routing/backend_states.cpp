@@ -260,7 +260,7 @@ bool BackendStates::reserve(const PoolMember& m, std::string_view deployment, st
       const bool requests_ok =
           tokens_ok && (!q.requests_lease || take_leased(*q.requests_lease, 1, wall, asks[1]));
       if (tokens_ok && !requests_ok && q.tokens_lease)
-        q.tokens_lease->quota.adjust(q.tokens_lease->quota.window_of(wall), -cost);
+        q.tokens_lease->quota.adjust(q.tokens_lease->quota.subwindow_of(wall), -cost);
       ok = requests_ok;
     }
     if (ok) {

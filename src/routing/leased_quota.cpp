@@ -30,45 +30,45 @@ void LeasedQuota::set_shared(bool shared, std::size_t replicas) {
   }
 }
 
-std::int64_t LeasedQuota::window_of(WallTime t) const {
+std::int64_t LeasedQuota::subwindow_of(WallTime t) const {
   if (o_.calendar_months) return calendar_period(CalendarPeriod::Month, t).index;
   const auto since_epoch = std::chrono::duration_cast<Nanos>(t.time_since_epoch()).count();
   return since_epoch >= 0 ? since_epoch / sub_ns_ : (since_epoch - sub_ns_ + 1) / sub_ns_;
 }
 
-LeasedQuota::WallTime LeasedQuota::window_end(std::int64_t window) const {
-  if (o_.calendar_months) return month_start(window + 1);
-  return WallTime(std::chrono::duration_cast<WallTime::duration>(Nanos((window + 1) * sub_ns_)));
+LeasedQuota::WallTime LeasedQuota::subwindow_end(std::int64_t subwindow) const {
+  if (o_.calendar_months) return month_start(subwindow + 1);
+  return WallTime(std::chrono::duration_cast<WallTime::duration>(Nanos((subwindow + 1) * sub_ns_)));
 }
 
-std::int64_t LeasedQuota::now_window(WallTime now) const { return std::max(window_of(now), cur_); }
+std::int64_t LeasedQuota::now_subwindow(WallTime now) const { return std::max(subwindow_of(now), cur_); }
 
-LeasedQuota::Slot& LeasedQuota::slot(std::int64_t window) {
+LeasedQuota::Slot& LeasedQuota::slot(std::int64_t subwindow) {
   const auto n = static_cast<std::int64_t>(ring_.size());
-  Slot& s = ring_[static_cast<std::size_t>(((window % n) + n) % n)];
-  if (s.window != window) s = Slot{window};
+  Slot& s = ring_[static_cast<std::size_t>(((subwindow % n) + n) % n)];
+  if (s.subwindow != subwindow) s = Slot{subwindow};
   return s;
 }
 
-const LeasedQuota::Slot* LeasedQuota::slot_of(std::int64_t window) const {
+const LeasedQuota::Slot* LeasedQuota::slot_of(std::int64_t subwindow) const {
   const auto n = static_cast<std::int64_t>(ring_.size());
-  const Slot& s = ring_[static_cast<std::size_t>(((window % n) + n) % n)];
-  return s.window == window ? &s : nullptr;
+  const Slot& s = ring_[static_cast<std::size_t>(((subwindow % n) + n) % n)];
+  return s.subwindow == subwindow ? &s : nullptr;
 }
 
-std::int64_t LeasedQuota::local_taken(std::int64_t window) const {
+std::int64_t LeasedQuota::local_taken(std::int64_t subwindow) const {
   std::int64_t sum = 0;
-  for (std::int64_t w = counted_from(window); w <= window; ++w)
+  for (std::int64_t w = counted_from(subwindow); w <= subwindow; ++w)
     if (const Slot* s = slot_of(w)) sum += s->taken;
   return sum;
 }
 
 std::int64_t LeasedQuota::local_share() const { return o_.limit / static_cast<std::int64_t>(replicas_); }
 
-bool LeasedQuota::room_for(std::int64_t window, std::int64_t cost) const {
-  if (!shared_) return local_taken(window) + cost <= local_share();
-  const Slot* found = slot_of(window);
-  const Slot& s = found ? *found : Slot{window};
+bool LeasedQuota::room_for(std::int64_t subwindow, std::int64_t cost) const {
+  if (!shared_) return local_taken(subwindow) + cost <= local_share();
+  const Slot* found = slot_of(subwindow);
+  const Slot& s = found ? *found : Slot{subwindow};
   // Before the store's first answer: a lease's worth on credit, reported with the ask.
   if (bridging(s)) return s.bridged + cost <= std::min(local_share(), lease_size(cost));
   // Reported over-use was counted by the store beside the leases: it is room already paid for.
@@ -76,22 +76,22 @@ bool LeasedQuota::room_for(std::int64_t window, std::int64_t cost) const {
 }
 
 bool LeasedQuota::fits(std::int64_t cost, WallTime now) const {
-  return room_for(now_window(now), std::max<std::int64_t>(cost, 0));
+  return room_for(now_subwindow(now), std::max<std::int64_t>(cost, 0));
 }
 
 bool LeasedQuota::may_fit(std::int64_t cost, WallTime now) const {
   if (fits(cost, now)) return true;
   if (!shared_ || cost > o_.limit) return false;
-  const Slot* s = slot_of(now_window(now));
+  const Slot* s = slot_of(now_subwindow(now));
   return !(s && s->spent);
 }
 
 Nanos LeasedQuota::wait_for(std::int64_t cost, WallTime now) const {
   cost = std::max<std::int64_t>(cost, 0);
   if (fits(cost, now)) return Nanos(0);
-  const std::int64_t w = now_window(now);
-  const auto until = [&](std::int64_t window) {
-    return std::max(std::chrono::duration_cast<Nanos>(window_end(window) - now), Nanos(0));
+  const std::int64_t w = now_subwindow(now);
+  const auto until = [&](std::int64_t subwindow) {
+    return std::max(std::chrono::duration_cast<Nanos>(subwindow_end(subwindow) - now), Nanos(0));
   };
   if (!shared_) {
     // Each sub-window on forgets the oldest one counted: the first that leaves room.
@@ -109,7 +109,7 @@ Nanos LeasedQuota::wait_for(std::int64_t cost, WallTime now) const {
 }
 
 bool LeasedQuota::try_take(std::int64_t cost, WallTime now) {
-  const std::int64_t w = now_window(now);
+  const std::int64_t w = now_subwindow(now);
   cur_ = w;
   cost = std::max<std::int64_t>(cost, 0);
   if (!room_for(w, cost)) return false;
@@ -132,9 +132,9 @@ bool LeasedQuota::try_take(std::int64_t cost, WallTime now) {
   return true;
 }
 
-void LeasedQuota::adjust(std::int64_t window, std::int64_t delta) {
-  if (slot_of(window)) {
-    Slot& s = slot(window);
+void LeasedQuota::adjust(std::int64_t subwindow, std::int64_t delta) {
+  if (slot_of(subwindow)) {
+    Slot& s = slot(subwindow);
     s.taken = std::max<std::int64_t>(s.taken + delta, 0);
     if (delta > 0) unreported_ = true;
   }
@@ -152,7 +152,7 @@ std::int64_t LeasedQuota::lease_size(std::int64_t need) const {
 
 std::optional<LeasedQuota::Ask> LeasedQuota::ask(WallTime now, std::int64_t need) {
   if (!shared_ || in_flight_ || o_.limit <= 0) return std::nullopt;
-  const std::int64_t w = now_window(now);
+  const std::int64_t w = now_subwindow(now);
   cur_ = w;
   // Taken beyond what was granted (while local) goes to the store first, in any case: the
   // current sub-window's and that of the ones still counted with it.
@@ -179,7 +179,7 @@ std::optional<LeasedQuota::Ask> LeasedQuota::ask(WallTime now, std::int64_t need
   // In the last half-horizon of a sub-window the next one's first lease comes first, so that
   // its first requests find one: under overload the current sub-window is always short, and
   // asks for it would otherwise take every turn (one ask at a time) until the next had begun.
-  const bool next_due = !next.answered && now + std::min(o_.horizon, Nanos(sub_ns_)) / 2 >= window_end(w);
+  const bool next_due = !next.answered && now + std::min(o_.horizon, Nanos(sub_ns_)) / 2 >= subwindow_end(w);
   std::optional<Ask> a;
   if (unreported_now + earlier > 0) {
     a = Ask{w, lease_size(need), unreported_now + earlier, earlier};
@@ -191,7 +191,7 @@ std::optional<LeasedQuota::Ask> LeasedQuota::ask(WallTime now, std::int64_t need
     a = Ask{w, 0, 0, 0};
   }
   if (a && leftover > 0) {
-    a->returned_window = w - 1;
+    a->returned_subwindow = w - 1;
     a->returned = leftover;
     // What the store counts there from now on (if the ask fails, it counts more: on the safe side).
     last->leased -= leftover;
@@ -202,26 +202,26 @@ std::optional<LeasedQuota::Ask> LeasedQuota::ask(WallTime now, std::int64_t need
 
 void LeasedQuota::granted(const Ask& a, std::int64_t tokens, WallTime now) {
   in_flight_ = false;
-  const std::int64_t w = now_window(now);
+  const std::int64_t w = now_subwindow(now);
   cur_ = w;
   tokens = std::max<std::int64_t>(tokens, 0);
   // What was reported of the earlier sub-windows is known to the store now.
-  for (std::int64_t p = counted_from(a.window); p < a.window; ++p)
+  for (std::int64_t p = counted_from(a.subwindow); p < a.subwindow; ++p)
     if (slot_of(p)) {
       Slot& s = slot(p);
       s.reported = std::max(s.reported, s.taken - s.leased);
     }
-  if (tokens < a.tokens) spent_in_ = std::max(spent_in_, a.window);
-  if (slot_of(a.window)) {
-    Slot& s = slot(a.window);
+  if (tokens < a.tokens) spent_in_ = std::max(spent_in_, a.subwindow);
+  if (slot_of(a.subwindow)) {
+    Slot& s = slot(a.subwindow);
     s.reported += a.used - a.earlier;
-    if (a.window >= w) {  // a sub-window already gone: its grant is void
+    if (a.subwindow >= w) {  // a sub-window already gone: its grant is void
       s.leased += tokens;
       s.answered = true;
       if (tokens < a.tokens) s.spent = true;
     }
-  } else if (a.window == w + 1) {
-    Slot& s = slot(a.window);
+  } else if (a.subwindow == w + 1) {
+    Slot& s = slot(a.subwindow);
     s.leased += tokens;
     s.answered = true;
     if (tokens < a.tokens) s.spent = true;
@@ -231,7 +231,7 @@ void LeasedQuota::granted(const Ask& a, std::int64_t tokens, WallTime now) {
 
 LeasedQuota::View LeasedQuota::view() const {
   View v;
-  if (const Slot* s = slot_of(cur_)) v = {s->window, s->leased, s->taken, 0, in_flight_};
+  if (const Slot* s = slot_of(cur_)) v = {s->subwindow, s->leased, s->taken, 0, in_flight_};
   if (const Slot* n = slot_of(cur_ + 1)) v.next_leased = n->leased;
   v.in_flight = in_flight_;
   v.shared = shared_;

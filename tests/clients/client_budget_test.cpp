@@ -248,7 +248,7 @@ TEST(SharedBudget, TheDayQuotaIsLeasedTooAndRefusesUntilTheDaysEndOnceSpent) {
   BudgetCharge c;
   EXPECT_FALSE(b.admit(200, t, c)) << "on credit";
   ASSERT_EQ(broker.asks.size(), 1u);
-  EXPECT_EQ(broker.asks[0].ask.window, calendar_period(CalendarPeriod::Day, t.wall).index)
+  EXPECT_EQ(broker.asks[0].ask.subwindow, calendar_period(CalendarPeriod::Day, t.wall).index)
       << "the lease's window is the UTC day";
   broker.answer(0, 0, t.wall);  // the other replicas spent the day
   const auto refused = b.admit(100, t, c);
@@ -269,7 +269,7 @@ TEST(SharedBudget, TheMonthQuotaIsLeasedOnTheCalendarsMonths) {
   BudgetCharge c;
   EXPECT_FALSE(b.admit(200, t, c)) << "on credit";
   ASSERT_EQ(broker.asks.size(), 1u);
-  EXPECT_EQ(broker.asks[0].ask.window, calendar_period(CalendarPeriod::Month, t.wall).index)
+  EXPECT_EQ(broker.asks[0].ask.subwindow, calendar_period(CalendarPeriod::Month, t.wall).index)
       << "the lease's window is the UTC month";
   broker.answer(0, 0, t.wall);  // the other replicas spent the month
   const auto refused = b.admit(100, t, c);

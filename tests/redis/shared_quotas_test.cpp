@@ -174,13 +174,13 @@ TEST_F(SharedQuotasTest, TheScriptNeverGrantsPastTheLimitInTheLastWindowsSubWind
   // used, want, sub-window, first counted (ten sub-windows a window), an ended sub-window and
   // what was left unused of it -> the grant.
   const auto ask = [&](std::int64_t used, std::int64_t want, std::int64_t window,
-                       std::int64_t returned_window = 0, std::int64_t returned = 0) {
+                       std::int64_t returned_subwindow = 0, std::int64_t returned = 0) {
     std::atomic<bool> done{false};
     std::int64_t grant = -1;
     a.service->eval(
         SharedQuotas::script(), {key},
         {std::to_string(used), std::to_string(want), "2000", std::to_string(window),
-         std::to_string(window - 10), "120000", std::to_string(returned_window), std::to_string(returned)},
+         std::to_string(window - 10), "120000", std::to_string(returned_subwindow), std::to_string(returned)},
         [&](redis::RedisResult r) {
           grant = r.ok() ? r.value->as_integer().value_or(-1) : -1;
           done = true;

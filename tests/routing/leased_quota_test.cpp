@@ -56,7 +56,7 @@ TEST(LeasedQuota, OneSubWindowIsAFixedWindow) {
   LeasedQuota q(o);
   q.set_shared(false, 1);
   const WallTime day = WallTime(hours(24 * 19'000));
-  EXPECT_EQ(q.window_of(day + hours(23)), 19'000) << "the day's index";
+  EXPECT_EQ(q.subwindow_of(day + hours(23)), 19'000) << "the day's index";
   EXPECT_EQ(q.counted_from(19'000), 19'000);
   EXPECT_TRUE(q.try_take(900, day + hours(23)));
   EXPECT_FALSE(q.try_take(1, day + hours(23)));
@@ -69,8 +69,8 @@ TEST(LeasedQuota, CalendarMonthsAreItsWindows) {
   LeasedQuota q(o);
   q.set_shared(false, 3);
   const WallTime november = WallTime(sys_days(year(2026) / November / 25));
-  EXPECT_EQ(q.window_of(november), (2026 - 1970) * 12 + 10);
-  EXPECT_EQ(q.window_end(q.window_of(november)), WallTime(sys_days(year(2026) / December / 1)));
+  EXPECT_EQ(q.subwindow_of(november), (2026 - 1970) * 12 + 10);
+  EXPECT_EQ(q.subwindow_end(q.subwindow_of(november)), WallTime(sys_days(year(2026) / December / 1)));
   EXPECT_EQ(q.subwindows(), 1);
   EXPECT_TRUE(q.try_take(1000, november));
   EXPECT_FALSE(q.try_take(1, november + days(5))) << "the share of 3000 / 3 replicas, for the whole month";
@@ -84,7 +84,7 @@ TEST(LeasedQuota, SharedItTakesOnlyWhatTheStoreGranted) {
   EXPECT_FALSE(q.try_take(200, kStart)) << "no lease yet";
   const auto a = q.ask(kStart, 200);
   ASSERT_TRUE(a);
-  EXPECT_EQ(a->window, q.window_of(kStart));
+  EXPECT_EQ(a->subwindow, q.subwindow_of(kStart));
   EXPECT_GE(a->tokens, 200);
   EXPECT_FALSE(q.ask(kStart, 200)) << "one ask at a time";
   q.granted(*a, 200, kStart);
@@ -102,7 +102,7 @@ TEST(LeasedQuota, AsksAheadOfNeedAtHalfTheLastLease) {
   EXPECT_TRUE(q.try_take(200, kStart));
   a = q.ask(kStart);
   ASSERT_TRUE(a) << "400 left: below half";
-  EXPECT_EQ(a->window, q.window_of(kStart));
+  EXPECT_EQ(a->subwindow, q.subwindow_of(kStart));
 }
 
 TEST(LeasedQuota, TheNextWindowsLeaseIsAskedBeforeItBegins) {
@@ -114,7 +114,7 @@ TEST(LeasedQuota, TheNextWindowsLeaseIsAskedBeforeItBegins) {
   EXPECT_FALSE(q.ask(late - milliseconds(100))) << "not yet: in the last half-horizon (250 ms)";
   const auto next = q.ask(late);
   ASSERT_TRUE(next);
-  EXPECT_EQ(next->window, q.window_of(kStart) + 1);
+  EXPECT_EQ(next->subwindow, q.subwindow_of(kStart) + 1);
   q.granted(*next, 500, late);
   EXPECT_TRUE(q.try_take(500, kStart + seconds(2)))
       << "the first request of the new sub-window finds its lease";
@@ -135,9 +135,9 @@ TEST(LeasedQuota, WhatASubWindowLeftUnusedGoesBackToTheStoreOnce) {
   const WallTime next = kStart + seconds(2);
   a = q.ask(next);
   ASSERT_TRUE(a) << "no lease is due, but the leftover goes back";
-  EXPECT_EQ(a->window, q.window_of(next));
+  EXPECT_EQ(a->subwindow, q.subwindow_of(next));
   EXPECT_EQ(a->tokens, 0);
-  EXPECT_EQ(a->returned_window, q.window_of(kStart));
+  EXPECT_EQ(a->returned_subwindow, q.subwindow_of(kStart));
   EXPECT_EQ(a->returned, 600);
   q.granted(*a, 0, next);
   EXPECT_TRUE(q.try_take(1000, next)) << "asking for nothing is not the store saying it is spent";
@@ -179,7 +179,7 @@ TEST(LeasedQuota, BackToSharedItReportsWhatItTookInTheEarlierSubWindowsStillCoun
   const WallTime later = kStart + seconds(10);  // two sub-windows on
   const auto a = q.ask(later);
   ASSERT_TRUE(a);
-  EXPECT_EQ(a->window, q.window_of(later));
+  EXPECT_EQ(a->subwindow, q.subwindow_of(later));
   EXPECT_EQ(a->used, 500) << "counted in the asked sub-window: the store then counts it a window on";
   EXPECT_EQ(a->earlier, 500);
   q.granted(*a, 300, later);
@@ -196,7 +196,7 @@ TEST(LeasedQuota, AdjustMovesOnlyTheLocalCount) {
   const auto a = q.ask(kStart, 300);
   q.granted(*a, 300, kStart);
   EXPECT_TRUE(q.try_take(300, kStart));
-  q.adjust(q.window_of(kStart), -200);  // the answer used 100
+  q.adjust(q.subwindow_of(kStart), -200);  // the answer used 100
   EXPECT_TRUE(q.try_take(200, kStart));
 }
 
@@ -267,11 +267,12 @@ TEST(LeasedQuota, InTheLastHalfHorizonTheNextLeaseGoesBeforeMoreOfTheCurrentOne)
   const WallTime late = kStart + milliseconds(1'800);
   a = q.ask(late, 200);
   ASSERT_TRUE(a);
-  EXPECT_EQ(a->window, q.window_of(kStart) + 1) << "the current sub-window is short, but the next goes first";
+  EXPECT_EQ(a->subwindow, q.subwindow_of(kStart) + 1)
+      << "the current sub-window is short, but the next goes first";
   q.granted(*a, 400, late);
   a = q.ask(late, 200);
   ASSERT_TRUE(a);
-  EXPECT_EQ(a->window, q.window_of(kStart)) << "then the current one's";
+  EXPECT_EQ(a->subwindow, q.subwindow_of(kStart)) << "then the current one's";
 }
 
 TEST(LeasedQuota, FitsAndWaitForTakeNothing) {
@@ -323,15 +324,15 @@ SharedRun run_three_replicas(std::int64_t limit, bool bridge, int delay_steps, i
   const WallTime start = WallTime(minutes(28'333'334));                             // a window boundary
   const auto store_answers = [&](const LeasedQuota& r, const LeasedQuota::Ask& a) {
     if (a.returned > 0) {
-      std::int64_t& back = store[a.returned_window];
+      std::int64_t& back = store[a.returned_subwindow];
       back -= std::min(a.returned, back);
     }
-    store[a.window] += a.used;
+    store[a.subwindow] += a.used;
     std::int64_t counted = 0;
-    for (auto it = store.lower_bound(r.counted_from(a.window)); it != store.end(); ++it)
+    for (auto it = store.lower_bound(r.counted_from(a.subwindow)); it != store.end(); ++it)
       counted += it->second;
     const std::int64_t grant = std::min(a.tokens, std::max<std::int64_t>(limit - counted, 0));
-    store[a.window] += grant;
+    store[a.subwindow] += grant;
     return grant;
   };
   for (int step = 0; step < kWindows * 6000; ++step) {

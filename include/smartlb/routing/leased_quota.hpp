@@ -12,7 +12,7 @@
 // store on the request path. When the store is lost, the replica counts locally against its
 // share, the limit divided by the replicas it last knew of, over the same k + 1 sub-windows.
 //
-// "window" below, as an index (Ask::window, adjust, window_of), is a sub-window's.
+// A sub-window is named by its index (`subwindow`), Unix epoch / (W / k).
 //
 // Not thread-safe (the owner's lock serialises it) and free of I/O: the owner sends what
 // ask() returns to the store and hands the answer to granted(). Pure: the time is passed in.
@@ -62,12 +62,12 @@ class LeasedQuota {
   void set_shared(bool shared, std::size_t replicas);
   bool shared() const { return shared_; }
 
-  std::int64_t window_of(WallTime t) const;  // the sub-window's index
-  WallTime window_end(std::int64_t window) const;
+  std::int64_t subwindow_of(WallTime t) const;  // the sub-window's index
+  WallTime subwindow_end(std::int64_t subwindow) const;
   int subwindows() const { return o_.subwindows; }
-  // The first sub-window the store counts with `window`'s grant: k before it (none when fixed).
-  std::int64_t counted_from(std::int64_t window) const {
-    return o_.subwindows > 1 ? window - o_.subwindows : window;
+  // The first sub-window the store counts with `subwindow`'s grant: k before it (none when fixed).
+  std::int64_t counted_from(std::int64_t subwindow) const {
+    return o_.subwindows > 1 ? subwindow - o_.subwindows : subwindow;
   }
 
   // Takes `cost` tokens for a request at `now`: from the lease of the current sub-window
@@ -84,23 +84,23 @@ class LeasedQuota {
   // sub-windows are forgotten (a whole window when it never fits); shared and spent (the store
   // granted less than asked), the sub-window's end; else the horizon (a lease is on its way).
   Nanos wait_for(std::int64_t cost, WallTime now) const;
-  // Corrects what a request took in `window` (its real cost, once known). Only the replica's
+  // Corrects what a request took in `subwindow` (its real cost, once known). Only the replica's
   // own count moves: the store keeps what it granted.
-  void adjust(std::int64_t window, std::int64_t delta);
+  void adjust(std::int64_t subwindow, std::int64_t delta);
 
-  // What to ask the store for now, if anything: `tokens` more for `window`, reporting `used`
+  // What to ask the store for now, if anything: `tokens` more for `subwindow`, reporting `used`
   // tokens taken beyond what was granted in it and in the sub-windows still counted with it
   // (after running locally, so the store learns what this replica spent while it was away;
-  // the store counts all of it in `window`). One ask at a time; `need` is the cost of a
+  // the store counts all of it in `subwindow`). One ask at a time; `need` is the cost of a
   // request just refused (the ask covers it).
   struct Ask {
-    std::int64_t window = 0;
+    std::int64_t subwindow = 0;
     std::int64_t tokens = 0;
     std::int64_t used = 0;
-    std::int64_t earlier = 0;  // of `used`, taken in the sub-windows before `window`
-    // What a sub-window that ended (`returned_window`) left unused of its leases: the store
+    std::int64_t earlier = 0;  // of `used`, taken in the sub-windows before `subwindow`
+    // What a sub-window that ended (`returned_subwindow`) left unused of its leases: the store
     // no longer counts it there (nothing can be taken from it any more), so it is granted again.
-    std::int64_t returned_window = 0;
+    std::int64_t returned_subwindow = 0;
     std::int64_t returned = 0;
   };
   std::optional<Ask> ask(WallTime now, std::int64_t need = 0);
@@ -111,8 +111,8 @@ class LeasedQuota {
 
   // For status pages and tests.
   struct View {
-    std::int64_t window = -1, leased = 0, taken = 0;
-    std::int64_t next_leased = 0;  // granted ahead for the next window
+    std::int64_t subwindow = -1, leased = 0, taken = 0;
+    std::int64_t next_leased = 0;  // granted ahead for the next sub-window
     bool in_flight = false;
     bool shared = false;  // leased from the store (else: the local share)
   };
@@ -120,24 +120,24 @@ class LeasedQuota {
 
  private:
   struct Slot {
-    std::int64_t window = -1;
+    std::int64_t subwindow = -1;
     std::int64_t leased = 0;    // granted by the store (shared mode), less what went back
     std::int64_t taken = 0;     // taken by requests
     std::int64_t reported = 0;  // of `taken` beyond `leased`, already told to the store
-    bool answered = false;      // the store answered an ask for this window (shared mode)
-    bool spent = false;         // it granted less than asked: the window's quota is (nearly) gone
+    bool answered = false;      // the store answered an ask for this sub-window (shared mode)
+    bool spent = false;         // it granted less than asked: the sub-window's quota is (nearly) gone
     std::int64_t bridged = 0;   // taken while shared before any answer (Options::bridge)
   };
-  std::int64_t now_window(WallTime now) const;          // never before the latest seen (clock steps back)
-  Slot& slot(std::int64_t window);                      // made (empty) if the ring held an older one
-  const Slot* slot_of(std::int64_t window) const;       // null: a sub-window not begun here
-  std::int64_t local_taken(std::int64_t window) const;  // in the k + 1 sub-windows to `window`
+  std::int64_t now_subwindow(WallTime now) const;          // never before the latest seen (clock steps back)
+  Slot& slot(std::int64_t subwindow);                      // made (empty) if the ring held an older one
+  const Slot* slot_of(std::int64_t subwindow) const;       // null: a sub-window not begun here
+  std::int64_t local_taken(std::int64_t subwindow) const;  // in the k + 1 sub-windows to `subwindow`
   std::int64_t local_share() const;
-  bool room_for(std::int64_t window, std::int64_t cost) const;
+  bool room_for(std::int64_t subwindow, std::int64_t cost) const;
   // Credit only while the quota is not contested: once the store said a sub-window still
   // counted with this one was spent, taking on credit would be taking beyond the limit.
   bool bridging(const Slot& s) const {
-    return shared_ && o_.bridge && !s.answered && spent_in_ < counted_from(s.window);
+    return shared_ && o_.bridge && !s.answered && spent_in_ < counted_from(s.subwindow);
   }
   std::int64_t lease_size(std::int64_t need) const;
 
