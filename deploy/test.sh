@@ -9,7 +9,8 @@
 # UndefinedBehaviorSanitizer and runs every test with ctest, then builds the daemon with
 # ThreadSanitizer into build-tsan/ and runs its unit and integration tests again there, then
 # builds the libFuzzer targets of tests/fuzz with clang into build-fuzz/ and runs each for
-# FUZZ_SECONDS (tests/fuzz/run.sh). Exits non-zero when anything fails.
+# FUZZ_SECONDS (tests/fuzz/run.sh), and checks that nothing the run wrote is left in the tree
+# untracked and not ignored. Exits non-zero when anything fails.
 #
 # Environment: JOBS (2, parallel compile and test jobs), SKIP_DEPS=1 (do not run
 # deploy/install-deps.sh), BUILD_DIR (build-test), CMAKE_ARGS (extra cmake arguments, e.g.
@@ -24,6 +25,13 @@ jobs="${JOBS:-2}"
 build="${BUILD_DIR:-$root/build-test}"
 
 step() { printf '\n=== %s\n' "$*"; }
+
+# The untracked files there were before the run: only what the run adds is its own.
+untracked() {
+  git -C "$root" rev-parse --is-inside-work-tree > /dev/null 2>&1 || return 0
+  git -C "$root" status --porcelain --untracked-files=all | grep '^??' | sort || true
+}
+untracked_before="$(untracked)"
 
 step "dependencies"
 if [[ "${SKIP_DEPS:-0}" != 1 ]]; then
@@ -113,12 +121,23 @@ if [[ "${SKIP_FUZZ:-0}" != 1 ]]; then
   if ((fuzz_status == 0)); then fuzz_summary="OK"; else fuzz_summary="FAILED"; status=1; fi
 fi
 
+# Nothing a build, a test or a fuzz run writes may land in the tree: build outputs go to the
+# ignored build directories, and a test that leaves a file behind (a log, a pid file) fails here.
+tree_summary="clean"
+strays="$(comm -13 <(echo "$untracked_before") <(untracked) | grep . || true)"
+if [[ -n "$strays" ]]; then
+  step "files the run left in the tree (not ignored)"
+  echo "$strays"
+  tree_summary="files left behind"
+  status=1
+fi
+
 echo
 if [[ -z "$summary" ]]; then
   echo "test.sh: ctest printed no summary"
 elif ((status != 0)); then
-  echo "test.sh: FAILED: asan+ubsan: $summary; tsan: $tsan_summary; fuzz: $fuzz_summary"
+  echo "test.sh: FAILED: asan+ubsan: $summary; tsan: $tsan_summary; fuzz: $fuzz_summary; tree: $tree_summary"
 else
-  echo "test.sh: OK: asan+ubsan: $summary; tsan: $tsan_summary; fuzz: $fuzz_summary"
+  echo "test.sh: OK: asan+ubsan: $summary; tsan: $tsan_summary; fuzz: $fuzz_summary; tree: $tree_summary"
 fi
 exit "$status"
