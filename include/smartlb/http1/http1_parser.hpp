@@ -2,8 +2,7 @@
 // A strict HTTP/1.1 message parser for the proxy's two directions, without I/O: bytes go in
 // through put(), the head goes into a RequestHead or ResponseHead, the body to a sink.
 //
-// Why not Beast's parser: it was 29 % of the instructions of a proxied request. It reports
-// every field through a virtual call after looking its name up in a table of all the names it
+// Why not Beast's parser, on the request path: it reports every field through a virtual call after looking its name up in a table of all the names it
 // knows, splits Connection and Transfer-Encoding into token lists as it goes, and is fed
 // through composed operations built for any body type. This one waits for the whole head (it
 // is small and usually arrives in one read), then walks it once.

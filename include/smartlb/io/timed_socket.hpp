@@ -84,8 +84,8 @@ class TimedSocket {
 // some socket has a deadline (so an idle worker, pooled connections and all, sleeps, and an
 // io_context with nothing else to do returns); touched only from its worker's thread. The
 // deadlines sit in one contiguous table, not in the sockets: a sweep of 20,000 sockets (10,000
-// streams) reads 320 KB in order in tens of microseconds, where following a list through the
-// sockets took 3-4 ms of cache misses, a stall of the worker four times a second.
+// streams) reads 320 KB in order, where following a list through the sockets would stall the
+// worker on cache misses four times a second.
 class DeadlineSweeper {
  public:
   explicit DeadlineSweeper(asio::io_context& ioc);
