@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "smartlb/admin/counter_labels.hpp"
@@ -42,7 +43,44 @@ using Samples = PrometheusWriter::Samples;
 using Type = MetricType;
 using Shown = PrometheusFamily::Shown;
 
-// The collectors that do more than read one value per sample.
+// Collectors shared by families of the same shape.
+
+// One sample per backend the metrics know (by id), from a field of its BackendMetrics.
+template <auto field>
+void per_backend(const Scrape& s, Samples& out) {
+  for (std::uint32_t b = 0; b < s.m.backends.size(); ++b) {
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(s.m.backends[b].*field)>, HistogramSnapshot>)
+      out.histogram({s.backend(b)}, s.m.backends[b].*field);
+    else
+      out.add({s.backend(b)}, s.m.backends[b].*field);
+  }
+}
+
+// One sample per backend of the current configuration, from a field of the pool's backend.
+template <auto field>
+void per_configured_backend(const Scrape& s, Samples& out) {
+  for (const std::uint32_t b : present_ids(s.p)) out.add({s.backend(b)}, s.p.backends[b].*field);
+}
+
+// One sample per client name, from a field of its ClientMetrics.
+template <auto field>
+void per_client(const Scrape& s, Samples& out) {
+  for (const auto& c : s.m.clients) out.add({c.name}, c.*field);
+}
+
+// The labelled counters of one kind, by backend and deployment, and with `with_cause` by the
+// FailureCause in their code.
+template <CounterKind kind, bool with_cause = false>
+void per_backend_and_deployment(const Scrape& s, Samples& out) {
+  s.each(kind, [&](const CounterKey& k, std::uint64_t v) {
+    if constexpr (with_cause)
+      out.add({s.backend(k.backend), s.deployment(k.deployment), to_string(FailureCause(k.code))}, v);
+    else
+      out.add({s.backend(k.backend), s.deployment(k.deployment)}, v);
+  });
+}
+
+// The collectors of one family each.
 
 void upstream_responses(const Scrape& s, Samples& out) {
   s.each(CounterKind::UpstreamResponses, [&](const CounterKey& k, std::uint64_t v) {
@@ -127,9 +165,7 @@ constexpr PrometheusFamily kFamilies[] = {
       Type::Counter,
       "Requests by client (its configured name, never a key).",
       {"client"}},
-     [](const Scrape& s, Samples& out) {
-       for (const auto& c : s.m.clients) out.add({c.name}, c.requests);
-     }},
+     per_client<&ClientMetrics::requests>},
     {{"smartlb_client_tokens_total",
       Type::Counter,
       "Tokens the answers to a client reported using, by client and kind (prompt, completion).",
@@ -152,9 +188,7 @@ constexpr PrometheusFamily kFamilies[] = {
       Type::Counter,
       "Requests a client's own budgets refused (429 rate_limit_exceeded; no backend was called).",
       {"client"}},
-     [](const Scrape& s, Samples& out) {
-       for (const auto& c : s.m.clients) out.add({c.name}, c.limited);
-     }},
+     per_client<&ClientMetrics::limited>},
     {{"smartlb_client_aborted_total", Type::Counter,
       "Requests the client abandoned before the end of the response."},
      [](const Scrape& s, Samples& out) { out.add({}, s.m.client_aborted); }},
@@ -176,10 +210,7 @@ constexpr PrometheusFamily kFamilies[] = {
       Type::Counter,
       "Requests sent to each backend (every attempt).",
       {"backend"}},
-     [](const Scrape& s, Samples& out) {
-       for (std::uint32_t b = 0; b < s.m.backends.size(); ++b)
-         out.add({s.backend(b)}, s.m.backends[b].attempts);
-     }},
+     per_backend<&BackendMetrics::attempts>},
     {{"smartlb_upstream_responses_total",
       Type::Counter,
       "Attempts by backend and the status code of the response head (other: outside 100..599), or "
@@ -190,28 +221,17 @@ constexpr PrometheusFamily kFamilies[] = {
       Type::Counter,
       "Attempts that failed over (another backend was tried, or none was left), by cause.",
       {"backend", "deployment", "cause"}},
-     [](const Scrape& s, Samples& out) {
-       s.each(CounterKind::Failovers, [&](const CounterKey& k, std::uint64_t v) {
-         out.add({s.backend(k.backend), s.deployment(k.deployment), to_string(FailureCause(k.code))}, v);
-       });
-     }},
+     per_backend_and_deployment<CounterKind::Failovers, true>},
     {{"smartlb_cooldowns_started_total",
       Type::Counter,
       "Cooldowns started (or extended) on a backend or (backend, deployment), by cause.",
       {"backend", "deployment", "cause"}},
-     [](const Scrape& s, Samples& out) {
-       s.each(CounterKind::CooldownsStarted, [&](const CounterKey& k, std::uint64_t v) {
-         out.add({s.backend(k.backend), s.deployment(k.deployment), to_string(FailureCause(k.code))}, v);
-       });
-     }},
+     per_backend_and_deployment<CounterKind::CooldownsStarted, true>},
     {{"smartlb_upstream_aborted_total",
       Type::Counter,
       "Responses cut off by the backend after their headers were relayed.",
       {"backend"}},
-     [](const Scrape& s, Samples& out) {
-       for (std::uint32_t b = 0; b < s.m.backends.size(); ++b)
-         out.add({s.backend(b)}, s.m.backends[b].upstream_aborted);
-     }},
+     per_backend<&BackendMetrics::upstream_aborted>},
     {{"smartlb_dns_lookups_total",
       Type::Counter,
       "Host-name lookups for new backend connections (addresses are cached for 30 s), by result.",
@@ -239,16 +259,12 @@ constexpr PrometheusFamily kFamilies[] = {
       Type::Gauge,
       "Configured priority group of each backend (lower is preferred).",
       {"backend"}},
-     [](const Scrape& s, Samples& out) {
-       for (const std::uint32_t b : present_ids(s.p)) out.add({s.backend(b)}, s.p.backends[b].priority);
-     }},
+     per_configured_backend<&PoolSnapshot::Backend::priority>},
     {{"smartlb_backend_weight",
       Type::Gauge,
       "Configured weight of each backend inside its priority group.",
       {"backend"}},
-     [](const Scrape& s, Samples& out) {
-       for (const std::uint32_t b : present_ids(s.p)) out.add({s.backend(b)}, s.p.backends[b].weight);
-     }},
+     per_configured_backend<&PoolSnapshot::Backend::weight>},
     {{"smartlb_backend_state",
       Type::Gauge,
       "1 for the backend's current state (available, cooling, unreachable, auth_failed), 0 for the others.",
@@ -280,38 +296,24 @@ constexpr PrometheusFamily kFamilies[] = {
       "served it.",
       {"backend"},
       kDurationBuckets},
-     [](const Scrape& s, Samples& out) {
-       for (std::uint32_t b = 0; b < s.m.backends.size(); ++b)
-         out.histogram({s.backend(b)}, s.m.backends[b].duration);
-     }},
+     per_backend<&BackendMetrics::duration>},
     {{"smartlb_upstream_ttfb_seconds",
       Type::Histogram,
       "Time to first byte of each attempt: request sent to response header read.",
       {"backend"},
       kTtfbBuckets},
-     [](const Scrape& s, Samples& out) {
-       for (std::uint32_t b = 0; b < s.m.backends.size(); ++b)
-         out.histogram({s.backend(b)}, s.m.backends[b].ttfb);
-     }},
+     per_backend<&BackendMetrics::ttfb>},
 
     {{"smartlb_prompt_tokens_total",
       Type::Counter,
       "Prompt (input) tokens reported in the usage of served responses.",
       {"backend", "deployment"}},
-     [](const Scrape& s, Samples& out) {
-       s.each(CounterKind::PromptTokens, [&](const CounterKey& k, std::uint64_t v) {
-         out.add({s.backend(k.backend), s.deployment(k.deployment)}, v);
-       });
-     }},
+     per_backend_and_deployment<CounterKind::PromptTokens>},
     {{"smartlb_completion_tokens_total",
       Type::Counter,
       "Completion (output) tokens reported in the usage of served responses.",
       {"backend", "deployment"}},
-     [](const Scrape& s, Samples& out) {
-       s.each(CounterKind::CompletionTokens, [&](const CounterKey& k, std::uint64_t v) {
-         out.add({s.backend(k.backend), s.deployment(k.deployment)}, v);
-       });
-     }},
+     per_backend_and_deployment<CounterKind::CompletionTokens>},
     {{"smartlb_deployment_labels_folded_total", Type::Counter,
       "Requests whose deployment label was folded into \"other\" (more distinct deployments than the cap)."},
      [](const Scrape& s, Samples& out) { out.add({}, s.m.deployments_folded); }},
