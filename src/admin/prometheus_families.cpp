@@ -11,6 +11,7 @@
 
 namespace smartlb {
 
+// One scrape's inputs, and the label values the families give their keys.
 struct Scrape {
   const MetricsSnapshot& m;
   const PoolSnapshot& p;
