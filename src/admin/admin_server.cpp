@@ -9,7 +9,10 @@
 
 #include <spdlog/spdlog.h>
 
-#include "smartlb/admin/status_report.hpp"
+#include "smartlb/admin/pool_snapshot.hpp"
+#include "smartlb/admin/prometheus_families.hpp"
+#include "smartlb/admin/status_json.hpp"
+#include "smartlb/admin/status_page.hpp"
 #include "smartlb/admin/traffic_history.hpp"
 #include "smartlb/config/entra_env.hpp"
 #include "smartlb/io/beast.hpp"

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "admin_promtool.hpp"
-#include "smartlb/admin/status_report.hpp"
+#include "smartlb/admin/pool_snapshot.hpp"
+#include "smartlb/admin/prometheus_families.hpp"
+#include "smartlb/admin/status_json.hpp"
 
 namespace smartlb {
 namespace {

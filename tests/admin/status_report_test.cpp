@@ -1,4 +1,6 @@
-#include "smartlb/admin/status_report.hpp"
+#include "smartlb/admin/pool_snapshot.hpp"
+#include "smartlb/admin/prometheus_families.hpp"
+#include "smartlb/admin/status_json.hpp"
 
 #include <gtest/gtest.h>
 

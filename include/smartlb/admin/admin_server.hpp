@@ -41,7 +41,4 @@ class AdminServer {
   std::unique_ptr<Impl> impl_;
 };
 
-// The embedded status page (HTML with inline CSS and JS; no external resources).
-const std::string& status_page_html();
-
 }  // namespace smartlb

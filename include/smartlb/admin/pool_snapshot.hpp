@@ -1,22 +1,20 @@
 #pragma once
-// What the admin endpoints show: a snapshot of the pool (backends, cooldowns) beside the
-// metrics snapshot, rendered as Prometheus text (/metrics) or as JSON (/status). Pure
-// functions of their inputs: no sockets, no clock reads. API keys never enter a snapshot.
+// What the admin endpoints read of the pool at one instant: the backends and their cooldowns,
+// declared quotas and credentials, the rules and their targets, the client budgets, Redis. Built
+// by snapshot_pool (and the admin listener) beside the metrics snapshot; both /status and
+// /metrics are pure functions of the two. API keys never enter a snapshot.
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
-
-#include <span>
 
 #include "smartlb/config/config.hpp"
 #include "smartlb/redis/redis_service.hpp"
 #include "smartlb/routing/backend_states.hpp"
 #include "smartlb/routing/routing_table.hpp"
-#include "smartlb/telemetry/metrics.hpp"
 
 namespace smartlb {
 
@@ -99,19 +97,15 @@ PoolSnapshot snapshot_pool(const RoutingTable& table, const BackendStates& state
                            std::span<const BackendConfig> backends,
                            std::span<const RoutingTable* const> rule_tables = {});
 
-// "available", "cooling" or "auth_failed" for a backend-wide cooldown at `now`.
+// The ids of the backends in the current configuration, in order (PoolSnapshot::backends is by
+// id, with gaps for backends a reload removed).
+std::vector<std::uint32_t> present_ids(const PoolSnapshot& p);
+
+// Whether a cooldown still runs at `now` (its deadline is later).
+inline bool is_cooling(const CooldownView& cooldown, MonoNanos now) { return cooldown.until > now; }
+// "available", "cooling", "unreachable" or "auth_failed" for a backend-wide cooldown at `now`.
 std::string_view backend_state(const CooldownView& cooldown, MonoNanos now);
 // Milliseconds left (rounded up), 0 when not cooling.
 std::int64_t cooldown_remaining_ms(const CooldownView& cooldown, MonoNanos now);
-
-// The Prometheus text exposition format (version 0.0.4).
-std::string render_prometheus(const MetricsSnapshot& m, const PoolSnapshot& p);
-// Escapes a label value: backslash, double quote and newline; invalid UTF-8 becomes '?'.
-std::string escape_label_value(std::string_view v);
-
-// The /status document.
-nlohmann::json build_status(const MetricsSnapshot& m, const PoolSnapshot& p);
-// /status's "redis" object (the URL without its password).
-nlohmann::json redis_json(const redis::RedisStatus& r);
 
 }  // namespace smartlb

@@ -1,0 +1,82 @@
+#include "smartlb/admin/pool_snapshot.hpp"
+
+#include <chrono>
+
+namespace smartlb {
+namespace {
+
+// The member whose declared quota applies to `deployment` (a state key) of backend `m`: a rule's
+// target on that backend that declares one and serves that deployment (renamed to it, or
+// passing any name), else the backend's own member.
+const PoolMember& quota_member(const PoolMember& m, std::string_view deployment,
+                               std::span<const RoutingTable* const> rule_tables) {
+  for (const RoutingTable* t : rule_tables)
+    for (const PoolMember& r : t->members())
+      if (r.id == m.id && r.has_quota() &&
+          (r.deployment_override.empty() || r.deployment_override == deployment))
+        return r;
+  return m;
+}
+
+}  // namespace
+
+PoolSnapshot snapshot_pool(const RoutingTable& table, const BackendStates& states,
+                           std::span<const BackendConfig> backends,
+                           std::span<const RoutingTable* const> rule_tables) {
+  PoolSnapshot p;
+  p.now = states.clock().now();
+  p.backends.resize(table.id_bound());
+  for (auto& b : p.backends) b.present = false;
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    PoolSnapshot::Backend b;
+    const PoolMember& m = table.member(i);
+    b.name = m.name;
+    b.priority = m.priority;
+    b.weight = m.weight;
+    b.deployment_override = m.deployment_override;
+    if (i < backends.size()) {
+      b.url_host = backends[i].url.host_header;
+      b.tls = backends[i].url.tls;
+    }
+    b.cooldown = states.backend_cooldown(m.id);
+    for (auto& [name, view] : states.deployment_cooldowns(m.id)) {
+      const PoolMember& q = quota_member(m, name, rule_tables);
+      b.deployments.push_back({name, view, states.quota_usage(q, name), states.leases(q, name)});
+    }
+    if (m.has_quota()) {
+      b.quota_tokens = m.tokens_per_window;
+      b.quota_requests = m.requests_per_window;
+      b.quota_window_ms = std::chrono::duration_cast<std::chrono::milliseconds>(m.quota_window).count();
+    }
+    p.backends[m.id.value] = std::move(b);
+  }
+  return p;
+}
+
+std::vector<std::uint32_t> present_ids(const PoolSnapshot& p) {
+  std::vector<std::uint32_t> out;
+  for (std::uint32_t b = 0; b < p.backends.size(); ++b)
+    if (p.backends[b].present) out.push_back(b);
+  return out;
+}
+
+std::string_view backend_state(const CooldownView& c, MonoNanos now) {
+  if (!is_cooling(c, now)) return "available";
+  switch (c.cause) {
+    case FailureCause::AuthRejected:
+    case FailureCause::Credential:  // no Entra ID token could be had
+      return "auth_failed";
+    case FailureCause::ConnectFailed:
+    case FailureCause::TlsFailed:
+      return "unreachable";
+    default:
+      return "cooling";
+  }
+}
+
+std::int64_t cooldown_remaining_ms(const CooldownView& c, MonoNanos now) {
+  if (!is_cooling(c, now)) return 0;
+  return (c.until - now + 999'999) / 1'000'000;
+}
+
+}  // namespace smartlb
