@@ -10,6 +10,16 @@ std::string openai_error_body(std::string_view code, std::string_view message, s
   return body.dump();
 }
 
+std::string api_error_body(std::string_view message, std::optional<std::string_view> code,
+                           std::optional<std::string_view> param, std::string_view type) {
+  const auto or_null = [](std::optional<std::string_view> value) {
+    return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+  };
+  nlohmann::ordered_json body{
+      {"error", {{"message", message}, {"type", type}, {"param", or_null(param)}, {"code", or_null(code)}}}};
+  return body.dump();
+}
+
 long long retry_after_seconds(std::chrono::milliseconds retry_after) {
   const long long ms = retry_after.count();
   const long long seconds = (ms + 999) / 1000;
@@ -18,8 +28,13 @@ long long retry_after_seconds(std::chrono::milliseconds retry_after) {
 
 std::string rate_limit_body(Operation operation, std::string_view api_version, RateLimitKind kind,
                             std::chrono::milliseconds retry_after) {
+  return rate_limit_body(operation_name(operation), api_version, kind, retry_after);
+}
+
+std::string rate_limit_body(std::string_view operation_name, std::string_view api_version, RateLimitKind kind,
+                            std::chrono::milliseconds retry_after) {
   std::string message = "Requests to the ";
-  message += operation_name(operation);
+  message += operation_name;
   message += " Operation under Azure OpenAI API version ";
   message += api_version.empty() ? std::string_view("(none)") : api_version;
   message +=

@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
     SystemClock clock;
     SimEngine engine(options.settings, clock);
     SimServer server(engine, ServerOptions{options.listen, options.port, options.threads,
-                                           /*stop_on_signals=*/true});
+                                           /*stop_on_signals=*/true, options.max_body_bytes});
     std::printf("smartlb-sim listening on %s:%u\n", server.address().c_str(),
                 static_cast<unsigned>(server.port()));
     std::fflush(stdout);

@@ -64,6 +64,54 @@ std::optional<std::string> query_parameter(std::string_view query, std::string_v
   return std::nullopt;
 }
 
+namespace {
+
+constexpr std::array<std::pair<std::string_view, Collection>, 3> kCollections{{
+    {"responses", Collection::Responses},
+    {"files", Collection::Files},
+    {"batches", Collection::Batches},
+}};
+
+// The actions a collection's object has ("" = the object itself).
+bool valid_action(Collection collection, std::string_view action) {
+  if (action.empty()) return true;
+  switch (collection) {
+    case Collection::Responses:
+      return action == "cancel" || action == "input_items";
+    case Collection::Files:
+      return action == "content";
+    case Collection::Batches:
+      return action == "cancel";
+  }
+  return false;
+}
+
+// `rest` is what follows the API prefix: "responses", "files/{id}", "batches/{id}/cancel".
+bool match_stateful(std::string_view rest, Route& route) {
+  std::string_view segments[3];
+  std::size_t count = 0;
+  while (!rest.empty()) {
+    if (count == 3) return false;
+    const auto slash = rest.find('/');
+    segments[count++] = rest.substr(0, slash);
+    if (slash == std::string_view::npos) break;
+    rest.remove_prefix(slash + 1);
+    if (rest.empty()) return false;  // trailing slash
+  }
+  if (count == 0) return false;
+  for (const auto& [name, collection] : kCollections) {
+    if (segments[0] != name) continue;
+    if (count >= 2 && segments[1].empty()) return false;
+    route.collection = collection;
+    route.object_id = count >= 2 ? percent_decode(segments[1]) : std::string{};
+    route.action = count == 3 ? std::string(segments[2]) : std::string{};
+    return valid_action(collection, route.action);
+  }
+  return false;
+}
+
+}  // namespace
+
 Route parse_route(std::string_view target) {
   Route route;
   const auto question = target.find('?');
@@ -84,10 +132,14 @@ Route parse_route(std::string_view target) {
     return route;
   }
 
-  constexpr std::string_view kAzurePrefix = "/openai/deployments/";
+  constexpr std::string_view kAzureDeploymentPrefix = "/openai/deployments/";
+  constexpr std::string_view kAzureV1Prefix = "/openai/v1/";
   constexpr std::string_view kOpenAIPrefix = "/v1/";
-  if (path.starts_with(kAzurePrefix)) {
-    std::string_view rest = path.substr(kAzurePrefix.size());
+  constexpr std::string_view kAzurePrefix = "/openai/";
+  route.query = std::string(query);
+  route.api_version = query_parameter(query, "api-version");
+  if (path.starts_with(kAzureDeploymentPrefix)) {
+    std::string_view rest = path.substr(kAzureDeploymentPrefix.size());
     const auto slash = rest.find('/');
     if (slash == 0 || slash == std::string_view::npos) return route;
     const std::string_view deployment = rest.substr(0, slash);
@@ -95,15 +147,40 @@ Route parse_route(std::string_view target) {
     route.endpoint = Endpoint::Api;
     route.style = ApiStyle::Azure;
     route.deployment = percent_decode(deployment);
-  } else if (path.starts_with(kOpenAIPrefix)) {
-    if (!match_operation(path.substr(kOpenAIPrefix.size()), route.operation)) return route;
-    route.endpoint = Endpoint::Api;
+    return route;
+  }
+
+  std::string_view rest;
+  if (path.starts_with(kAzureV1Prefix)) {
+    rest = path.substr(kAzureV1Prefix.size());
     route.style = ApiStyle::OpenAI;
+  } else if (path.starts_with(kOpenAIPrefix)) {
+    rest = path.substr(kOpenAIPrefix.size());
+    route.style = ApiStyle::OpenAI;
+  } else if (path.starts_with(kAzurePrefix)) {
+    rest = path.substr(kAzurePrefix.size());
+    route.style = ApiStyle::Azure;
   } else {
     return route;
   }
-  route.api_version = query_parameter(query, "api-version");
+
+  if (rest == "realtime") {
+    route.endpoint = Endpoint::Realtime;
+    route.deployment =
+        query_parameter(query, route.style == ApiStyle::Azure ? "deployment" : "model").value_or("");
+  } else if (route.style == ApiStyle::OpenAI && match_operation(rest, route.operation)) {
+    route.endpoint = Endpoint::Api;
+  } else if (match_stateful(rest, route)) {
+    route.endpoint = Endpoint::Stateful;
+  }
   return route;
+}
+
+std::string_view collection_name(Collection collection) {
+  for (const auto& [name, value] : kCollections) {
+    if (value == collection) return name;
+  }
+  return "unknown";
 }
 
 std::string_view operation_name(Operation operation) {

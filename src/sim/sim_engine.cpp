@@ -15,13 +15,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-SimResponse json_response(int status, std::string body) {
-  SimResponse response;
-  response.status = status;
-  response.body = std::move(body);
-  return response;
-}
-
 void add_retry_after(SimResponse& response, milliseconds retry_after) {
   response.headers.emplace_back("retry-after", std::to_string(retry_after_seconds(retry_after)));
   response.headers.emplace_back("retry-after-ms", std::to_string(retry_after.count()));
@@ -50,6 +43,51 @@ std::function<double()> default_random() {
   return [generator] { return std::uniform_real_distribution<double>(0.0, 1.0)(*generator); };
 }
 
+std::uint64_t id_seed(std::uint64_t configured) {
+  if (configured != 0) return configured;
+  std::random_device device;
+  return (static_cast<std::uint64_t>(device()) << 32) ^ device();
+}
+
+// The comma-separated entries of a header value, trimmed.
+std::vector<std::string_view> list_entries(std::string_view value) {
+  std::vector<std::string_view> entries;
+  while (!value.empty()) {
+    const auto comma = value.find(',');
+    std::string_view entry = value.substr(0, comma);
+    while (!entry.empty() && (entry.front() == ' ' || entry.front() == '\t')) entry.remove_prefix(1);
+    while (!entry.empty() && (entry.back() == ' ' || entry.back() == '\t')) entry.remove_suffix(1);
+    if (!entry.empty()) entries.push_back(entry);
+    if (comma == std::string_view::npos) break;
+    value.remove_prefix(comma + 1);
+  }
+  return entries;
+}
+
+bool has_token_ci(std::string_view value, std::string_view token) {
+  for (const auto entry : list_entries(value)) {
+    if (entry.size() == token.size() && starts_with_ci(entry, token)) return true;
+  }
+  return false;
+}
+
+// Browsers cannot set headers on a WebSocket: OpenAI's browser clients offer the key as a
+// subprotocol entry.
+constexpr std::string_view kKeySubprotocol = "openai-insecure-api-key.";
+
+// The subprotocol to accept among those offered: "realtime" when offered, else the first
+// that carries no key; empty when none.
+std::string chosen_subprotocol(const HeaderList& headers) {
+  const auto offered = find_header(headers, "sec-websocket-protocol");
+  if (!offered) return {};
+  std::string first;
+  for (const auto entry : list_entries(*offered)) {
+    if (entry == "realtime") return "realtime";
+    if (first.empty() && !entry.starts_with(kKeySubprotocol)) first = std::string(entry);
+  }
+  return first;
+}
+
 const char* completion_id_prefix(Operation operation) {
   switch (operation) {
     case Operation::ChatCompletions:
@@ -67,7 +105,12 @@ const char* completion_id_prefix(Operation operation) {
 SimEngine::SimEngine(SimSettings settings, const Clock& clock, std::function<double()> random01)
     : settings_(std::move(settings)),
       clock_(clock),
-      random01_(random01 ? std::move(random01) : default_random()) {
+      random01_(random01 ? std::move(random01) : default_random()),
+      ids_(id_seed(settings_.id_seed)),
+      stateful_(StatefulSettings{settings_.store_limits,
+                                 GenerationSettings{settings_.stream_chunks, settings_.default_max_tokens,
+                                                    settings_.chunk_interval}},
+                ids_, clock_) {
   if (settings_.deployments.empty()) settings_.deployments.push_back(default_deployment());
   const auto now = clock_.now();
   for (const auto& spec : settings_.deployments) {
@@ -92,11 +135,22 @@ SimResponse SimEngine::handle(const SimRequest& request) {
       case Endpoint::SimReset:
         response = handle_reset(request);
         break;
+      case Endpoint::Realtime: {
+        // Only a WebSocket upgrade opens a session (the server calls admit_realtime for
+        // those); here the handshake's checks answer, and an admitted one is told to upgrade.
+        auto admission = admit_realtime_locked(route, request);
+        response = admission.refusal
+                       ? std::move(*admission.refusal)
+                       : json_response(426, openai_error_body("426", "Upgrade to a WebSocket."));
+        break;
+      }
       case Endpoint::Api:
+      case Endpoint::Stateful:
       case Endpoint::NotFound: {
         stats_.record_request(request);
         std::string deployment;
-        response = handle_api(route, request, deployment);
+        response = route.endpoint == Endpoint::Stateful ? handle_stateful(route, request, deployment)
+                                                        : handle_api(route, request, deployment);
         response.latency = milliseconds(faults_.latency_ms);
         stats_.record_status(response.status, deployment);
         break;
@@ -149,39 +203,178 @@ SimResponse SimEngine::handle_api(const Route& route, const SimRequest& request,
   if (found == deployments_.end()) return json_response(404, deployment_not_found_body());
   deployment = name;
   Deployment& state = found->second;
-  const auto now = clock_.now();
   const std::string api_version = route.api_version.value_or("");
 
-  const double draw = fault_needs_draw(faults_) ? random01_() : 1.0;
-  const FaultDecision fault = decide_fault(faults_, draw);
-  if (fault.status != 0) {
-    SimResponse response =
-        fault.status == 429
-            ? json_response(429, rate_limit_body(route.operation, api_version, RateLimitKind::Requests,
-                                                 milliseconds(fault.retry_after_ms)))
-            : json_response(fault.status, openai_error_body(std::to_string(fault.status),
-                                                            "smartlb-sim injected fault (status " +
-                                                                std::to_string(fault.status) + ").",
-                                                            "server_error"));
-    add_quota_headers(response, state.quota.peek(now));
-    if (fault.retry_after_ms > 0) add_retry_after(response, milliseconds(fault.retry_after_ms));
-    return response;
-  }
-
-  const QuotaDecision quota = state.quota.try_consume(api.cost(), now);
-  if (!quota.admitted()) {
-    const auto kind =
-        quota.verdict == QuotaVerdict::TokensExceeded ? RateLimitKind::Tokens : RateLimitKind::Requests;
-    auto response =
-        json_response(429, rate_limit_body(route.operation, api_version, kind, quota.retry_after));
-    add_quota_headers(response, quota.state);
-    add_retry_after(response, quota.retry_after);
-    return response;
+  if (auto fault = injected_fault(operation_name(route.operation), api_version, &state)) return *fault;
+  QuotaState admitted;
+  if (auto refusal =
+          quota_refusal(state, api.cost(), operation_name(route.operation), api_version, admitted)) {
+    return *refusal;
   }
 
   SimResponse response = serve_success(route, api, name);
-  add_quota_headers(response, quota.state);
+  add_quota_headers(response, admitted);
   return response;
+}
+
+std::optional<SimResponse> SimEngine::injected_fault(std::string_view operation,
+                                                     const std::string& api_version, Deployment* state) {
+  const double draw = fault_needs_draw(faults_) ? random01_() : 1.0;
+  const FaultDecision fault = decide_fault(faults_, draw);
+  if (fault.status == 0) return std::nullopt;
+  SimResponse response =
+      fault.status == 429
+          ? json_response(429, rate_limit_body(operation, api_version, RateLimitKind::Requests,
+                                               milliseconds(fault.retry_after_ms)))
+          : json_response(fault.status, openai_error_body(std::to_string(fault.status),
+                                                          "smartlb-sim injected fault (status " +
+                                                              std::to_string(fault.status) + ").",
+                                                          "server_error"));
+  if (state) add_quota_headers(response, state->quota.peek(clock_.now()));
+  if (fault.retry_after_ms > 0) add_retry_after(response, milliseconds(fault.retry_after_ms));
+  return response;
+}
+
+std::optional<SimResponse> SimEngine::quota_refusal(Deployment& state, std::int64_t cost,
+                                                    std::string_view operation,
+                                                    const std::string& api_version, QuotaState& admitted) {
+  const QuotaDecision quota = state.quota.try_consume(cost, clock_.now());
+  admitted = quota.state;
+  if (quota.admitted()) return std::nullopt;
+  const auto kind =
+      quota.verdict == QuotaVerdict::TokensExceeded ? RateLimitKind::Tokens : RateLimitKind::Requests;
+  auto response = json_response(429, rate_limit_body(operation, api_version, kind, quota.retry_after));
+  add_quota_headers(response, quota.state);
+  add_retry_after(response, quota.retry_after);
+  return response;
+}
+
+SimResponse SimEngine::handle_stateful(const Route& route, const SimRequest& request,
+                                       std::string& deployment) {
+  const std::string_view allowed = StatefulApi::allowed_methods(route);
+  bool method_allowed = false;
+  for (const auto method : list_entries(allowed)) method_allowed = method_allowed || method == request.method;
+  if (!method_allowed) return method_not_allowed(allowed);
+  if (route.style == ApiStyle::Azure && !route.api_version) {
+    return json_response(400,
+                         openai_error_body("BadRequest", "Missing required query parameter 'api-version'."));
+  }
+  if (!authorized(request)) return json_response(401, unauthorized_body());
+
+  const StatefulPlan plan = stateful_.plan(route, request);
+  if (plan.answer) return *plan.answer;
+  Deployment* state = nullptr;
+  if (!plan.deployment.empty()) {
+    const auto found = deployments_.find(plan.deployment);
+    if (found == deployments_.end()) return json_response(404, deployment_not_found_body());
+    deployment = plan.deployment;
+    state = &found->second;
+  }
+  const std::string api_version = route.api_version.value_or("");
+  if (auto fault = injected_fault(plan.operation, api_version, state)) return *fault;
+  QuotaState admitted;
+  if (state) {
+    if (auto refusal = quota_refusal(*state, plan.cost, plan.operation, api_version, admitted))
+      return *refusal;
+  }
+
+  StoreAnswer answer = stateful_.execute(route, request, plan);
+  if (state) {
+    add_quota_headers(answer.response, admitted);
+    if (answer.response.status == 200) stats_.record_tokens(deployment, answer.tokens_served, plan.cost);
+  }
+  return std::move(answer.response);
+}
+
+RealtimeAdmission SimEngine::admit_realtime(const SimRequest& request) {
+  const Route route = parse_route(request.target);
+  RealtimeAdmission admission;
+  {
+    std::lock_guard lock(mutex_);
+    admission = admit_realtime_locked(route, request);
+  }
+  if (admission.refusal) admission.refusal->headers.emplace_back("x-sim-name", settings_.name);
+  return admission;
+}
+
+RealtimeAdmission SimEngine::admit_realtime_locked(const Route& route, const SimRequest& request) {
+  stats_.record_request(request);
+  RealtimeAdmission admission;
+  admission.echo = settings_.realtime_echo;
+  const auto refuse = [&](SimResponse response) {
+    response.latency = milliseconds(faults_.latency_ms);
+    stats_.record_status(response.status, admission.deployment);
+    admission.refusal = std::move(response);
+    return admission;
+  };
+  if (route.endpoint != Endpoint::Realtime)
+    return refuse(json_response(404, openai_error_body("404", "Resource not found")));
+  if (request.method != "GET") return refuse(method_not_allowed("GET"));
+  const auto upgrade = find_header(request.headers, "upgrade");
+  if (!upgrade || !has_token_ci(*upgrade, "websocket")) {
+    auto response = json_response(
+        426,
+        openai_error_body("426", "The Realtime API is a WebSocket: send an Upgrade: websocket handshake."));
+    response.headers.emplace_back("upgrade", "websocket");
+    return refuse(std::move(response));
+  }
+  if (route.style == ApiStyle::Azure && !route.api_version) {
+    return refuse(json_response(
+        400, openai_error_body("BadRequest", "Missing required query parameter 'api-version'.")));
+  }
+  bool key_ok = authorized(request);
+  if (!key_ok && !settings_.api_key.empty()) {
+    key_ok = query_parameter(route.query, "api-key") == settings_.api_key;
+    if (const auto offered = find_header(request.headers, "sec-websocket-protocol"); offered && !key_ok) {
+      for (const auto entry : list_entries(*offered)) {
+        key_ok = key_ok || (entry.starts_with(kKeySubprotocol) &&
+                            entry.substr(kKeySubprotocol.size()) == settings_.api_key);
+      }
+    }
+  }
+  if (!key_ok) return refuse(json_response(401, unauthorized_body()));
+  if (route.deployment.empty()) {
+    return refuse(json_response(
+        400, openai_error_body("BadRequest", route.style == ApiStyle::Azure
+                                                 ? "Missing required query parameter 'deployment'."
+                                                 : "Missing required query parameter 'model'.")));
+  }
+  const auto found = deployments_.find(route.deployment);
+  if (found == deployments_.end()) return refuse(json_response(404, deployment_not_found_body()));
+  admission.deployment = route.deployment;
+  const std::string api_version = route.api_version.value_or("");
+  if (auto fault = injected_fault("Realtime_Connect", api_version, &found->second))
+    return refuse(std::move(*fault));
+  QuotaState admitted;
+  if (auto refusal = quota_refusal(found->second, 0, "Realtime_Connect", api_version, admitted)) {
+    return refuse(std::move(*refusal));
+  }
+  admission.subprotocol = chosen_subprotocol(request.headers);
+  stats_.record_status(101, admission.deployment);
+  return admission;
+}
+
+RealtimeSession SimEngine::open_realtime(const RealtimeAdmission& admission) {
+  std::lock_guard lock(mutex_);
+  realtime_.sessions += 1;
+  realtime_.open += 1;
+  return RealtimeSession(
+      admission.deployment,
+      GenerationSettings{settings_.stream_chunks, settings_.default_max_tokens, settings_.chunk_interval},
+      ids_.fork_seed(), clock_.unix_seconds());
+}
+
+void SimEngine::record_realtime(const std::string& deployment, std::int64_t from_client,
+                                std::int64_t to_client, std::int64_t tokens_served) {
+  std::lock_guard lock(mutex_);
+  realtime_.client_messages += from_client;
+  realtime_.server_messages += to_client;
+  if (tokens_served > 0) stats_.record_tokens(deployment, tokens_served, 0);
+}
+
+void SimEngine::realtime_closed() {
+  std::lock_guard lock(mutex_);
+  realtime_.open -= 1;
 }
 
 SimResponse SimEngine::serve_success(const Route& route, const ApiRequest& api,
@@ -270,6 +463,11 @@ nlohmann::json SimEngine::stats_json_locked() const {
                       {"burst_tokens", limiter.kind == LimiterKind::Bucket ? tokens.capacity() : 0}};
   }
   json["capacity"] = std::move(capacity);
+  json["stores"] = stateful_.stats_json();
+  json["realtime"] = {{"sessions", realtime_.sessions},
+                      {"open", realtime_.open},
+                      {"client_messages", realtime_.client_messages},
+                      {"server_messages", realtime_.server_messages}};
   return json;
 }
 

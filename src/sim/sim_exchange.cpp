@@ -17,4 +17,11 @@ std::optional<std::string_view> find_header(const HeaderList& headers, std::stri
   return std::nullopt;
 }
 
+SimResponse json_response(int status, std::string body) {
+  SimResponse response;
+  response.status = status;
+  response.body = std::move(body);
+  return response;
+}
+
 }  // namespace smartlb::sim

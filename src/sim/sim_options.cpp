@@ -37,6 +37,7 @@ Server:
   --threads N                 I/O threads (default 1)
   --name NAME                 name in the x-sim-name response header and logs (default sim)
   --log-level LEVEL           trace|debug|info|warn|error|off (default info, to stderr)
+  --max-body-bytes N          larger request bodies are answered 413 (default 33554432)
 
 Behaviour:
   --deployment NAME:TPM:RPM   a deployment and its per-minute quotas; repeatable. NAME:TPM
@@ -63,6 +64,17 @@ Behaviour:
   --chunk-interval-ms N       pause before each streamed content chunk (default 0)
   --default-max-tokens N      max_tokens charged when the request has none (default 16)
 
+Stateful APIs (Responses, Files, Batches; each sim knows only the ids it created):
+  --store-max-objects N       objects each store keeps: responses, files, batches
+                              (default 10000)
+  --store-max-bytes N         bytes each store keeps (stored input and text of responses,
+                              file contents) (default 268435456). Full: the oldest responses
+                              are dropped (as if expired); an upload or a batch that does not
+                              fit is refused (400 store_full; 413 when larger than the store)
+  --realtime-echo             realtime WebSocket sessions answer every message at once with
+                              the same bytes (for frame-latency benchmarks), instead of the
+                              Realtime protocol
+
 Faults (also settable at runtime with POST /_sim/faults):
   --latency-ms N              delay before the headers of every API answer
   --error-rate R              probability 0..1 of answering --error-status instead
@@ -76,6 +88,9 @@ Faults (also settable at runtime with POST /_sim/faults):
   --force-retry-after-ms N    Retry-After of forced answers (429 default: 1000)
   --force-count N             only force the next N requests (default -1 = all)
 
+API: chat/completions, completions, embeddings; responses, files, batches; realtime
+(WebSocket). Paths /openai/deployments/{d}/..., /openai/...?api-version=V, /openai/v1/...,
+/v1/... (see docs/simulator.md).
 Control endpoints: GET|POST /_sim/faults, GET /_sim/stats, POST /_sim/reset.
 On start prints "smartlb-sim listening on ADDR:PORT" to stdout. Exits 0 on SIGINT/SIGTERM.
   -h, --help                  this text
@@ -136,6 +151,14 @@ SimOptionsParse parse_sim_options(const std::vector<std::string>& args) {
        }},
       {"--port", int_flag(0, 65535, [&](long long n) { options.port = static_cast<std::uint16_t>(n); })},
       {"--threads", int_flag(1, 256, [&](long long n) { options.threads = static_cast<int>(n); })},
+      {"--max-body-bytes",
+       int_flag(1, 1LL << 40, [&](long long n) { options.max_body_bytes = static_cast<std::size_t>(n); })},
+      {"--store-max-objects",
+       int_flag(0, 100'000'000,
+                [&](long long n) { settings.store_limits.max_objects = static_cast<std::size_t>(n); })},
+      {"--store-max-bytes",
+       int_flag(0, 1LL << 40,
+                [&](long long n) { settings.store_limits.max_bytes = static_cast<std::size_t>(n); })},
       {"--name",
        [&](const std::string& v) {
          settings.name = v;
@@ -219,12 +242,12 @@ SimOptionsParse parse_sim_options(const std::vector<std::string>& args) {
       result.show_help = true;
       continue;
     }
-    if (flag == "--stall-before-headers") {
+    if (flag == "--stall-before-headers" || flag == "--realtime-echo") {
       if (inline_value) {
-        result.error = "--stall-before-headers takes no value";
+        result.error = flag + " takes no value";
         return result;
       }
-      faults.stall_before_headers = true;
+      (flag == "--realtime-echo" ? settings.realtime_echo : faults.stall_before_headers) = true;
       continue;
     }
     const auto handler = with_value.find(flag);

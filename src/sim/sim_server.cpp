@@ -1,5 +1,9 @@
 #include "smartlb/sim/sim_server.hpp"
 
+#include "realtime_connection.hpp"
+#include "smartlb/sim/error_bodies.hpp"
+#include "smartlb/sim/route.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -33,9 +37,9 @@ using std::chrono::milliseconds;
 constexpr auto kNoThrow = net::as_tuple(net::use_awaitable);
 constexpr auto kIdleTimeout = std::chrono::seconds(120);  // waiting for / reading a request
 constexpr auto kWriteTimeout = std::chrono::seconds(60);  // each write
-constexpr std::size_t kBodyLimit = 32 * 1024 * 1024;
 
-SimRequest to_sim_request(const http::request<http::string_body>& request) {
+// Moves the body out of `request` (an upload may be hundreds of MiB: never copied).
+SimRequest to_sim_request(http::request<http::string_body>& request) {
   SimRequest out;
   out.method = std::string(request.method_string());
   out.target = std::string(request.target());
@@ -43,7 +47,7 @@ SimRequest to_sim_request(const http::request<http::string_body>& request) {
   for (const auto& field : request) {
     out.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
   }
-  out.body = request.body();
+  out.body = std::move(request.body());
   return out;
 }
 
@@ -144,26 +148,46 @@ net::awaitable<bool> write_response(beast::tcp_stream& stream, const SimResponse
   co_return co_await write_plain(stream, plan, version, keep_alive);
 }
 
-net::awaitable<void> serve_connection(SimEngine& engine, tcp::socket socket) {
+net::awaitable<void> serve_connection(SimEngine& engine, tcp::socket socket, std::size_t body_limit) {
   beast::error_code ignored;
   socket.set_option(tcp::no_delay(true), ignored);
   beast::tcp_stream stream(std::move(socket));
   beast::flat_buffer buffer;
   for (;;) {
     http::request_parser<http::string_body> parser;
-    parser.body_limit(kBodyLimit);
+    parser.body_limit(body_limit);
     stream.expires_after(kIdleTimeout);
     if (auto [ec, n] = co_await http::async_read(stream, buffer, parser, kNoThrow); ec) {
-      if (ec != http::error::end_of_stream && ec != net::error::eof && ec != beast::error::timeout &&
-          ec != net::error::connection_reset && ec != net::error::operation_aborted) {
+      if (ec == http::error::body_limit) {
+        SimResponse too_large = json_response(
+            413, openai_error_body("413", "The request body is larger than smartlb-sim's --max-body-bytes (" +
+                                              std::to_string(body_limit) + ")."));
+        too_large.headers.emplace_back("x-sim-name", engine.settings().name);
+        co_await write_response(stream, too_large, parser.get().version(), /*keep_alive=*/false);
+      } else if (ec != http::error::end_of_stream && ec != net::error::eof && ec != beast::error::timeout &&
+                 ec != net::error::connection_reset && ec != net::error::operation_aborted) {
         spdlog::debug("sim {}: dropping connection: {}", engine.settings().name, ec.message());
       }
       break;
     }
-    const auto& request = parser.get();
+    auto& request = parser.get();
+    const std::string method(request.method_string());
+    const std::string target(request.target());
+    if (parse_route(target).endpoint == Endpoint::Realtime) {
+      RealtimeAdmission admission = engine.admit_realtime(to_sim_request(request));
+      if (!admission.refusal) {
+        // The connection is the session's from here on.
+        co_await serve_realtime(engine, std::move(stream), parser.release(), std::move(admission));
+        co_return;
+      }
+      spdlog::debug("sim {}: {} {} -> {}", engine.settings().name, method, target, admission.refusal->status);
+      const bool keep_alive = request.keep_alive();
+      if (!co_await write_response(stream, *admission.refusal, request.version(), keep_alive)) co_return;
+      if (!keep_alive) break;
+      continue;
+    }
     const SimResponse plan = engine.handle(to_sim_request(request));
-    spdlog::debug("sim {}: {} {} -> {}", engine.settings().name, std::string(request.method_string()),
-                  std::string(request.target()), plan.status);
+    spdlog::debug("sim {}: {} {} -> {}", engine.settings().name, method, target, plan.status);
     const bool keep_alive = request.keep_alive();
     if (!co_await write_response(stream, plan, request.version(), keep_alive)) co_return;
     if (!keep_alive) break;
@@ -204,7 +228,8 @@ struct SimServer::Impl {
         co_await pause(milliseconds(10));  // e.g. out of file descriptors: do not spin
         continue;
       }
-      net::co_spawn(io, serve_connection(engine, std::move(socket)), log_coroutine_failure);
+      net::co_spawn(io, serve_connection(engine, std::move(socket), options.max_body_bytes),
+                    log_coroutine_failure);
     }
   }
 

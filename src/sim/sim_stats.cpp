@@ -8,7 +8,9 @@ namespace smartlb::sim {
 void SimStats::record_request(const SimRequest& request) {
   last_method_ = request.method;
   last_path_ = request.target;
-  last_body_ = request.body;
+  // A large upload is not copied whole: its first kMaxRecordedBody bytes and its size.
+  last_body_ = request.body.substr(0, kMaxRecordedBody);
+  last_body_bytes_ = request.body.size();
   last_headers_ = nlohmann::json::object();
   for (const auto& [name, value] : request.headers) {
     std::string key = name;
@@ -57,6 +59,7 @@ nlohmann::json SimStats::to_json() const {
   json["last_request_path"] = last_path_;
   json["last_request_headers"] = last_headers_;
   json["last_request_body"] = last_body_;
+  json["last_request_body_bytes"] = last_body_bytes_;
   return json;
 }
 

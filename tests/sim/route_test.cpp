@@ -39,6 +39,75 @@ TEST(ParseRoute, OpenAIRoutesHaveNoDeploymentInPath) {
   EXPECT_EQ(parse_route("/v1/embeddings").operation, Operation::Embeddings);
 }
 
+TEST(ParseRoute, AzureV1ChatIsOpenAIStyle) {
+  const auto chat = parse_route("/openai/v1/chat/completions");
+  EXPECT_EQ(chat.endpoint, Endpoint::Api);
+  EXPECT_EQ(chat.style, ApiStyle::OpenAI);
+  EXPECT_EQ(chat.operation, Operation::ChatCompletions);
+  // Azure's style without a deployment has no chat completions.
+  EXPECT_EQ(parse_route("/openai/chat/completions?api-version=1").endpoint, Endpoint::NotFound);
+}
+
+TEST(ParseRoute, StatefulCollectionsInEveryStyle) {
+  for (const auto& [target, style] :
+       {std::pair{"/openai/responses?api-version=2025-04-01-preview", ApiStyle::Azure},
+        {"/openai/v1/responses", ApiStyle::OpenAI},
+        {"/v1/responses", ApiStyle::OpenAI}}) {
+    const auto route = parse_route(target);
+    EXPECT_EQ(route.endpoint, Endpoint::Stateful) << target;
+    EXPECT_EQ(route.style, style) << target;
+    EXPECT_EQ(route.collection, Collection::Responses) << target;
+    EXPECT_EQ(route.object_id, "") << target;
+    EXPECT_EQ(route.action, "") << target;
+  }
+  const auto azure = parse_route("/openai/files?api-version=2024-10-21&purpose=batch");
+  EXPECT_EQ(azure.collection, Collection::Files);
+  EXPECT_EQ(azure.api_version, "2024-10-21");
+  EXPECT_EQ(azure.query, "api-version=2024-10-21&purpose=batch");
+  EXPECT_EQ(parse_route("/v1/batches").collection, Collection::Batches);
+}
+
+TEST(ParseRoute, StatefulObjectsAndActions) {
+  const auto items = parse_route("/openai/v1/responses/resp_1/input_items?limit=2");
+  EXPECT_EQ(items.endpoint, Endpoint::Stateful);
+  EXPECT_EQ(items.object_id, "resp_1");
+  EXPECT_EQ(items.action, "input_items");
+  EXPECT_EQ(items.query, "limit=2");
+  EXPECT_EQ(parse_route("/v1/responses/resp_1/cancel").action, "cancel");
+  EXPECT_EQ(parse_route("/openai/files/file-1/content?api-version=1").action, "content");
+  EXPECT_EQ(parse_route("/v1/batches/batch_1/cancel").action, "cancel");
+  EXPECT_EQ(parse_route("/v1/files/file%2D1").object_id, "file-1");
+}
+
+TEST(ParseRoute, StatefulPathsThatAreNotRoutes) {
+  for (const char* target :
+       {"/v1/responses/", "/v1/responses//cancel", "/v1/responses/r/content", "/v1/files/f/cancel",
+        "/v1/batches/b/content", "/v1/responses/r/cancel/more", "/v1/vector_stores",
+        "/openai/deployments/gpt-4o/responses?api-version=1", "/openai/v1/files/f/"}) {
+    EXPECT_EQ(parse_route(target).endpoint, Endpoint::NotFound) << target;
+  }
+}
+
+TEST(ParseRoute, RealtimeTakesItsDeploymentFromTheQuery) {
+  const auto azure = parse_route("/openai/realtime?api-version=2025-04-01-preview&deployment=gpt-rt");
+  EXPECT_EQ(azure.endpoint, Endpoint::Realtime);
+  EXPECT_EQ(azure.style, ApiStyle::Azure);
+  EXPECT_EQ(azure.deployment, "gpt-rt");
+  const auto v1 = parse_route("/openai/v1/realtime?model=gpt-rt");
+  EXPECT_EQ(v1.endpoint, Endpoint::Realtime);
+  EXPECT_EQ(v1.style, ApiStyle::OpenAI);
+  EXPECT_EQ(v1.deployment, "gpt-rt");
+  EXPECT_EQ(parse_route("/v1/realtime?model=m").deployment, "m");
+  EXPECT_EQ(parse_route("/v1/realtime").deployment, "");
+  EXPECT_EQ(parse_route("/openai/deployments/d/realtime?api-version=1").endpoint, Endpoint::NotFound);
+}
+
+TEST(CollectionName, IsThePathSegment) {
+  EXPECT_EQ(collection_name(Collection::Responses), "responses");
+  EXPECT_EQ(collection_name(Collection::Files), "files");
+  EXPECT_EQ(collection_name(Collection::Batches), "batches");
+}
+
 TEST(ParseRoute, ControlEndpoints) {
   EXPECT_EQ(parse_route("/_sim/faults").endpoint, Endpoint::SimFaults);
   EXPECT_EQ(parse_route("/_sim/stats?x=1").endpoint, Endpoint::SimStats);

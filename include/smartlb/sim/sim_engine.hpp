@@ -6,20 +6,32 @@
 #include "smartlb/sim/api_request.hpp"
 #include "smartlb/sim/clock.hpp"
 #include "smartlb/sim/deployment_quota.hpp"
+#include "smartlb/sim/object_ids.hpp"
+#include "smartlb/sim/realtime_session.hpp"
 #include "smartlb/sim/sim_exchange.hpp"
 #include "smartlb/sim/sim_settings.hpp"
 #include "smartlb/sim/sim_stats.hpp"
+#include "smartlb/sim/stateful_api.hpp"
 
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
 
 namespace smartlb::sim {
+
+/// The engine's verdict on a realtime WebSocket handshake.
+struct RealtimeAdmission {
+  std::optional<SimResponse> refusal;  // set: answer this instead of upgrading
+  std::string deployment;
+  std::string subprotocol;  // to name in Sec-WebSocket-Protocol; empty = none
+  bool echo = false;        // --realtime-echo: answer each message with the same bytes
+};
 
 class SimEngine {
  public:
@@ -28,6 +40,17 @@ class SimEngine {
   SimEngine(SimSettings settings, const Clock& clock, std::function<double()> random01 = {});
 
   SimResponse handle(const SimRequest& request);
+
+  /// A GET on a realtime route: the checks of any API request (upgrade, api-version, key from
+  /// the api-key header or query parameter, a bearer token or the openai-insecure-api-key.<key>
+  /// subprotocol; the deployment; faults; one request of quota), counted in the stats.
+  RealtimeAdmission admit_realtime(const SimRequest& request);
+  /// The session of an admitted handshake; counted open until realtime_closed().
+  RealtimeSession open_realtime(const RealtimeAdmission& admission);
+  /// Counts a session's messages both ways and the tokens its responses served.
+  void record_realtime(const std::string& deployment, std::int64_t from_client, std::int64_t to_client,
+                       std::int64_t tokens_served);
+  void realtime_closed();
 
   nlohmann::json stats_json() const;
   FaultConfig faults() const;
@@ -39,6 +62,14 @@ class SimEngine {
   };
 
   SimResponse handle_api(const Route& route, const SimRequest& request, std::string& deployment);
+  SimResponse handle_stateful(const Route& route, const SimRequest& request, std::string& deployment);
+  RealtimeAdmission admit_realtime_locked(const Route& route, const SimRequest& request);
+  /// An injected fault for this request (force_status, error_rate), or nullopt.
+  std::optional<SimResponse> injected_fault(std::string_view operation, const std::string& api_version,
+                                            Deployment* state);
+  /// Charges `cost` to the deployment; a 429 when it does not fit, else nullopt and `admitted`.
+  std::optional<SimResponse> quota_refusal(Deployment& state, std::int64_t cost, std::string_view operation,
+                                           const std::string& api_version, QuotaState& admitted);
   SimResponse handle_faults(const SimRequest& request);
   SimResponse handle_stats(const SimRequest& request);
   nlohmann::json stats_json_locked() const;
@@ -57,6 +88,14 @@ class SimEngine {
   FaultConfig faults_;
   SimStats stats_;
   std::int64_t next_id_ = 1;
+  IdMinter ids_;
+  StatefulApi stateful_;
+  struct RealtimeCounters {
+    std::int64_t sessions = 0;  // accepted handshakes
+    std::int64_t open = 0;
+    std::int64_t client_messages = 0;
+    std::int64_t server_messages = 0;
+  } realtime_;
 };
 
 }  // namespace smartlb::sim

@@ -44,4 +44,7 @@ struct SimResponse {
   bool reset_before_headers = false;      // TCP reset instead of any answer
 };
 
+/// An answer of `status` with a JSON `body`.
+SimResponse json_response(int status, std::string body);
+
 }  // namespace smartlb::sim

@@ -3,6 +3,7 @@
 
 #include "smartlb/sim/sim_settings.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@ struct SimOptions {
   std::uint16_t port = 0;  // 0 = ephemeral
   int threads = 1;
   std::string log_level = "info";
+  std::size_t max_body_bytes = 32 * 1024 * 1024;
   SimSettings settings;
 };
 

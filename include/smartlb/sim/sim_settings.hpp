@@ -4,6 +4,7 @@
 #include "smartlb/sim/deployment_spec.hpp"
 #include "smartlb/sim/faults.hpp"
 #include "smartlb/sim/limiter_settings.hpp"
+#include "smartlb/sim/object_store.hpp"
 #include "smartlb/sim/quota_report.hpp"
 
 #include <chrono>
@@ -22,7 +23,10 @@ struct SimSettings {
   LimiterSettings limiter;  // model and window of the quotas
   ReportNoise reports;      // jitter and -1 in the x-ratelimit-* reports
   std::int64_t default_max_tokens = 16;
-  FaultConfig faults;  // at start and after POST /_sim/reset
+  FaultConfig faults;          // at start and after POST /_sim/reset
+  StoreLimits store_limits;    // each of the responses, files and batches stores
+  bool realtime_echo = false;  // realtime sessions answer each message with the same bytes
+  std::uint64_t id_seed = 0;   // of the object ids; 0 = a random seed
 };
 
 }  // namespace smartlb::sim

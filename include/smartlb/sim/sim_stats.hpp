@@ -13,7 +13,10 @@ namespace smartlb::sim {
 
 class SimStats {
  public:
-  /// Remembers method, target, headers and body of the latest API request.
+  static constexpr std::size_t kMaxRecordedBody = 1024 * 1024;
+
+  /// Remembers method, target, headers and body (at most its first kMaxRecordedBody bytes) of
+  /// the latest API request.
   void record_request(const SimRequest& request);
   /// Counts one answer; `deployment` is empty when the request matched no deployment.
   void record_status(int status, const std::string& deployment);
@@ -23,7 +26,8 @@ class SimStats {
 
   /// {"requests", "by_status", "tokens_served", "tokens_charged", "deployments": {name:
   ///  {"requests","by_status","tokens_served","tokens_charged"}}, "last_request_method",
-  ///  "last_request_path", "last_request_headers" (lower-case names), "last_request_body"}
+  ///  "last_request_path", "last_request_headers" (lower-case names), "last_request_body",
+  ///  "last_request_body_bytes" (its whole size)}
   nlohmann::json to_json() const;
 
   std::int64_t requests() const { return totals_.requests; }
@@ -43,6 +47,7 @@ class SimStats {
   std::string last_path_;
   nlohmann::json last_headers_ = nlohmann::json::object();
   std::string last_body_;
+  std::size_t last_body_bytes_ = 0;
 };
 
 }  // namespace smartlb::sim
