@@ -19,6 +19,7 @@
 #include "smartlb/app/periodic_thread.hpp"
 #include "smartlb/app/reload_notes.hpp"
 #include "smartlb/base/version.hpp"
+#include "smartlb/config/check_report.hpp"
 #include "smartlb/config/config_file.hpp"
 #include "smartlb/net/server.hpp"
 #include "smartlb/redis/redis_service.hpp"
@@ -153,14 +154,10 @@ int main(int argc, char** argv) {
       config_file ? smartlb::stamp_of(*config_file) : smartlb::FileStamp{};
   auto loaded = smartlb::load_config(env, config_file);
   if (check_only) {
-    for (const auto& w : loaded.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
-    if (!loaded.config) {
-      std::fprintf(stderr, "smartlb: the configuration has %zu error(s):\n", loaded.errors.size());
-      for (const auto& e : loaded.errors) std::fprintf(stderr, "  - %s\n", e.c_str());
-      return 1;
-    }
-    std::fputs(smartlb::describe_routing(*loaded.config).c_str(), stdout);
-    return 0;
+    const smartlb::CheckReport report = smartlb::check_report(loaded);
+    std::fputs(report.err.c_str(), stderr);
+    std::fputs(report.out.c_str(), stdout);
+    return report.exit_code;
   }
   if (!loaded.config) {
     std::fprintf(stderr, "smartlb: refusing to start, the configuration has %zu error(s):\n",
