@@ -21,6 +21,7 @@
 #include "smartlb/base/version.hpp"
 #include "smartlb/config/check_report.hpp"
 #include "smartlb/config/config_file.hpp"
+#include "smartlb/config/env_settings.hpp"
 #include "smartlb/net/server.hpp"
 #include "smartlb/redis/redis_service.hpp"
 #include "smartlb/redis/shared_cooldowns.hpp"
@@ -31,7 +32,7 @@
 
 namespace {
 
-const char* kHelp = R"(smartlb - spreads OpenAI / Azure OpenAI traffic over many backends.
+const char* kUsage = R"(smartlb - spreads OpenAI / Azure OpenAI traffic over many backends.
 
 Usage: smartlb [--config FILE] [--check-config] [--help] [--version]
 
@@ -42,43 +43,6 @@ Usage: smartlb [--config FILE] [--check-config] [--help] [--version]
                    summary of the routing (exit 0), and exit
 
 Configured by environment variables (all errors are reported at once):
-  BACKEND_X_URL              https://name.openai.azure.com or http://host:port (required; X = 1, 2, ...)
-  BACKEND_X_PRIORITY         lower is preferred (default 1)
-  BACKEND_X_WEIGHT           share inside its priority group (default 1)
-  BACKEND_X_APIKEY           the backend's key (sent as api-key or Authorization: Bearer)
-  BACKEND_X_DEPLOYMENT_NAME  replaces the deployment segment of /openai/deployments/{name}/..., and the
-                             body's model of /v1/... and /openai/v1/... requests
-  BACKEND_X_NAME             shown in logs and the x-smartlb-backend header (default backend-X)
-  BACKEND_X_AUTH             auto | api-key | bearer | entra (default auto)
-  BACKEND_X_ENTRA_SOURCE     entra: auto | client-secret | workload-identity | app-service | imds
-  BACKEND_X_ENTRA_SCOPE      entra: token scope (https://cognitiveservices.azure.com/.default)
-  BACKEND_X_ENTRA_CLIENT_ID  entra: a user-assigned managed identity's client id
-  AZURE_TENANT_ID, AZURE_CLIENT_ID, AZURE_CLIENT_SECRET, AZURE_FEDERATED_TOKEN_FILE,
-  AZURE_AUTHORITY_HOST, IDENTITY_ENDPOINT, IDENTITY_HEADER  read as Azure's SDKs do (docs/keyless-azure.md)
-  BACKEND_X_TPM, BACKEND_X_RPM  declared quota per deployment: route ahead of the backend's 429
-  BACKEND_X_QUOTA_GROUP      backends naming one group share one declared quota
-  QUOTA_WINDOW_SECONDS (60)  window the declared quotas are enforced over
-  ROUTE_ON_REMAINING (on)    route ahead of the 429 on the backends' x-ratelimit-remaining-* reports
-  PORT (8080)  LISTEN_ADDRESS (0.0.0.0)  ADMIN_PORT (9090, 0 = off)  THREADS (0 = the CPUs it may use)
-  HTTP_TIMEOUT_SECONDS (100)  CONNECT_TIMEOUT_SECONDS (10)  REQUEST_TIMEOUT_SECONDS (300)
-  CLIENT_IDLE_TIMEOUT_SECONDS (75)  SHUTDOWN_TIMEOUT_SECONDS (30)
-  DEFAULT_COOLDOWN_SECONDS (10)  MAX_COOLDOWN_SECONDS (300)
-  MAX_REQUEST_BODY_BYTES (33554432)  MAX_HEADER_COUNT (100)  MAX_CONNECTIONS (16384)
-  STREAM_HOLDBACK_BYTES (65536, 0 = off)  an event stream's start held back to fail over an error
-  LOG_LEVEL (info)  LOG_FORMAT (text | json)  ACCESS_LOG (on)
-  CLIENT_API_KEYS            comma-separated keys clients must present (default: no check)
-  CLIENT_TOKENS_PER_MINUTE   every caller's budget: tokens per minute (also CLIENT_REQUESTS_PER_MINUTE,
-                             CLIENT_TOKENS_PER_DAY, CLIENT_TOKENS_PER_MONTH; docs/client-budgets.md)
-  CLIENT_ENTRA_TENANT_ID, CLIENT_ENTRA_AUDIENCE (comma-separated), CLIENT_ENTRA_ROLES (any one of)
-                             clients may present that tenant's Entra ID tokens (Bearer JWT)
-  UPSTREAM_CA_FILE           extra CA bundle to trust for backend TLS
-  CONFIG_FILE                the routing policy file (as --config)
-  CONFIG_WATCH_INTERVAL_MS (1000)  how often the file is checked for a change
-  REDIS_URL                  redis://[user:password@]host[:port][/db] or rediss://: replicas share
-                             cooldowns through Redis (docs/scale-out.md); unset: each keeps its own
-  REDIS_KEY_PREFIX (smartlb:)  REDIS_CA_FILE  REDIS_TIMEOUT_MS (200)  REPLICA_ID (hostname-pid)
-
-See docs/configuration.md for the full reference.
 )";
 
 void raise_fd_limit() {
@@ -136,7 +100,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (command.help) {
-    std::fputs(kHelp, stdout);
+    std::fputs(kUsage, stdout);
+    std::fputs(smartlb::env_settings_help().c_str(), stdout);
+    std::fputs("\nSee docs/configuration.md for the full reference.\n", stdout);
     return 0;
   }
   if (command.version) {

@@ -3,13 +3,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 
+#include "smartlb/config/env_settings.hpp"
 #include "smartlb/config/url.hpp"
 
 namespace smartlb {
 namespace {
 
+// A variable that is set and not empty. Every one read is in config/env_settings.hpp's table.
 const std::string* lookup(const EnvMap& env, const std::string& key) {
+  assert(find_env_setting(key) && "an environment variable missing from env_settings.cpp");
   auto it = env.find(key);
   return it == env.end() || it->second.empty() ? nullptr : &it->second;
 }

@@ -5,68 +5,24 @@
 #include <charconv>
 #include <cmath>
 
+#include "smartlb/config/env_settings.hpp"
 #include "smartlb/config/values.hpp"
 
 namespace smartlb::config_file {
 namespace {
 
-// Settings of the environment, which the file does not take: a key spelled like one gets a
-// hint instead of "did you mean". Where the file has the same setting, it says where.
-struct EnvironmentSetting {
-  std::string_view variable, in_the_file;
-};
-constexpr EnvironmentSetting kEnvironmentSettings[] = {
-    {"PORT", ""},
-    {"LISTEN_ADDRESS", ""},
-    {"ADMIN_PORT", ""},
-    {"THREADS", ""},
-    {"HTTP_TIMEOUT_SECONDS", ""},
-    {"CONNECT_TIMEOUT_SECONDS", ""},
-    {"REQUEST_TIMEOUT_SECONDS", ""},
-    {"CLIENT_IDLE_TIMEOUT_SECONDS", ""},
-    {"SHUTDOWN_TIMEOUT_SECONDS", ""},
-    {"DEFAULT_COOLDOWN_SECONDS", ""},
-    {"MAX_COOLDOWN_SECONDS", ""},
-    {"QUOTA_WINDOW_SECONDS", ""},
-    {"MAX_REQUEST_BODY_BYTES", ""},
-    {"STREAM_HOLDBACK_BYTES", ""},
-    {"MAX_HEADER_COUNT", ""},
-    {"MAX_CONNECTIONS", ""},
-    {"CONFIG_FILE", ""},
-    {"CONFIG_WATCH_INTERVAL_MS", ""},
-    {"STATUS_SAMPLE_INTERVAL_MS", ""},
-    {"LOG_LEVEL", ""},
-    {"LOG_FORMAT", ""},
-    {"ACCESS_LOG", ""},
-    {"UPSTREAM_CA_FILE", ""},
-    {"CLIENT_API_KEYS", "clients (with key or key_sha256)"},
-    {"CLIENT_TOKENS_PER_MINUTE", "subject_limits (subject \"*\")"},
-    {"CLIENT_REQUESTS_PER_MINUTE", "subject_limits (subject \"*\")"},
-    {"CLIENT_TOKENS_PER_DAY", "subject_limits (subject \"*\")"},
-    {"CLIENT_TOKENS_PER_MONTH", "subject_limits (subject \"*\")"},
-    {"CLIENT_ENTRA_TENANT_ID", "token_issuers"},
-    {"CLIENT_ENTRA_AUDIENCE", "token_issuers"},
-    {"CLIENT_ENTRA_ROLES", "token_issuers"},
-    {"CLIENT_ENTRA_NAME", "token_issuers"},
-    {"CLIENT_ENTRA_DISCOVERY_URL", "token_issuers"},
-    {"REDIS_URL", "redis.url"},
-    {"REDIS_KEY_PREFIX", "redis.key_prefix"},
-    {"REDIS_CA_FILE", "redis.ca_file"},
-    {"REDIS_TIMEOUT_MS", "redis.timeout_ms"},
-    {"REPLICA_ID", "redis.replica_id"},
-};
-
-// "PORT is an environment variable: ..." for a key spelled like one (port, Port, log-level), or "".
+// "PORT is an environment variable: ..." for a key spelled like one of smartlb's environment
+// variables (port, Port, log-level), which the file does not take; where the file has the same
+// setting, it says where. "" for any other key.
 std::string environment_hint(std::string_view key) {
   std::string name(key);
   for (char& c : name) c = c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  for (const auto& s : kEnvironmentSettings) {
-    if (s.variable != name) continue;
-    std::string hint = std::string(s.variable) + " is an environment variable";
-    if (s.in_the_file.empty()) return hint + ": process settings come from the environment, not the file";
-    return hint + "; the file's equivalent is " + std::string(s.in_the_file);
-  }
-  return {};
+  const EnvSetting* s = find_env_setting(name);
+  // A backend's BACKEND_X_* are the keys of `backends`, which say so themselves.
+  if (!s || name.rfind("BACKEND_", 0) == 0) return {};
+  std::string hint = name + " is an environment variable";
+  if (s->in_the_file.empty()) return hint + ": process settings come from the environment, not the file";
+  return hint + "; the file's equivalent is " + std::string(s->in_the_file);
 }
 
 }  // namespace
