@@ -8,7 +8,6 @@
 
 #include <cstddef>
 #include <optional>
-#include <set>
 #include <span>
 #include <string>
 #include <string_view>
