@@ -4,21 +4,10 @@
 
 #include "file_sections.hpp"
 #include "smartlb/config/config_file.hpp"
+#include "smartlb/config/rule_types.hpp"
 
 namespace smartlb {
 namespace {
-
-const char* type_name(RuleType t) {
-  switch (t) {
-    case RuleType::Weight:
-      return "weight-based-routing";
-    case RuleType::Latency:
-      return "latency-based-routing";
-    case RuleType::Priority:
-      break;
-  }
-  return "priority-based-routing";
-}
 
 // The name a rule's target is called with: its deployment or model, else the client's own
 // (the rule's one model when it names exactly one).
@@ -29,7 +18,8 @@ std::string called_as(const RuleConfig& rule, const TargetConfig* t) {
 }
 
 void describe_rule(std::ostream& out, const Config& cfg, const RuleConfig& rule) {
-  out << "  rule " << rule.id << (rule.implicit ? " (implicit)" : "") << ": " << type_name(rule.type);
+  out << "  rule " << rule.id << (rule.implicit ? " (implicit)" : "") << ": "
+      << rule_type_info(rule.type).name;
   if (rule.subjects.empty() && rule.models.empty() && rule.metadata.empty()) out << ", every request";
   for (const auto& s : rule.subjects) out << ", subject " << s;
   for (const auto& m : rule.models) out << ", model " << m;

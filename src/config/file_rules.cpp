@@ -5,6 +5,7 @@
 
 #include "file_keys.hpp"
 #include "file_sections.hpp"
+#include "smartlb/config/rule_types.hpp"
 #include "smartlb/config/values.hpp"
 
 namespace smartlb::config_file {
@@ -40,13 +41,13 @@ void read_rule_target(Reader& r, const std::string& path, const YAML::Node& n, c
       rt.priority = b.priority;
     }
   if (const auto w = n["weight"]) {
-    if (rule.type == RuleType::Latency)
-      r.warn(key_path(path, "weight"), w, "has no effect in a latency-based-routing rule");
+    if (const RuleTypeInfo& t = rule_type_info(rule.type); !t.reads_weight)
+      r.warn(key_path(path, "weight"), w, "has no effect in a " + std::string(t.name) + " rule");
     if (auto x = r.integer(key_path(path, "weight"), w, 1, 1'000'000, "a positive integer"))
       rt.weight = static_cast<std::uint32_t>(*x);
   }
   if (const auto p = n["priority"]) {
-    if (rule.type != RuleType::Priority)
+    if (!rule_type_info(rule.type).reads_priority)
       r.warn(key_path(path, "priority"), p, "has effect only in a priority-based-routing rule");
     if (auto x = r.integer(key_path(path, "priority"), p, -1'000'000, 1'000'000, "an integer"))
       rt.priority = static_cast<int>(*x);
@@ -95,22 +96,15 @@ void warn_unnamed_targets(Reader& r, const std::string& path, const YAML::Node& 
 // `type`: one of TrueFoundry's three routing types.
 void read_rule_type(Reader& r, const std::string& path, const YAML::Node& n, RuleConfig& rule) {
   if (const auto type = n["type"]; !type) {
-    r.error(key_path(path, "type"), n,
-            "is required: weight-based-routing, latency-based-routing or priority-based-routing");
+    r.error(key_path(path, "type"), n, "is required: " + rule_type_names());
   } else if (auto s = r.string(key_path(path, "type"), type)) {
-    if (*s == "weight-based-routing")
-      rule.type = RuleType::Weight;
-    else if (*s == "latency-based-routing")
-      rule.type = RuleType::Latency;
-    else if (*s == "priority-based-routing")
-      rule.type = RuleType::Priority;
-    else {
-      static constexpr std::string_view kTypes[] = {"weight-based-routing", "latency-based-routing",
-                                                    "priority-based-routing"};
-      std::string msg =
-          "must be weight-based-routing, latency-based-routing or priority-based-routing, got " +
-          smartlb::quoted(*s);
-      if (const auto hint = closest(*s, kTypes); !hint.empty()) msg += " (did you mean \"" + hint + "\"?)";
+    if (const auto named = rule_type_named(*s)) {
+      rule.type = *named;
+    } else {
+      std::vector<std::string_view> names;
+      for (const RuleTypeInfo& t : rule_types()) names.push_back(t.name);
+      std::string msg = "must be " + rule_type_names() + ", got " + smartlb::quoted(*s);
+      if (const auto hint = closest(*s, names); !hint.empty()) msg += " (did you mean \"" + hint + "\"?)";
       r.error(key_path(path, "type"), type, msg);
     }
   }
@@ -138,7 +132,8 @@ void read_latency_config(Reader& r, const std::string& path, const YAML::Node& n
   const auto c = n["config"];
   if (!c || c.IsNull()) return;
   const std::string cpath = key_path(path, "config");
-  if (rule.type != RuleType::Latency) r.warn(cpath, c, "has effect only in a latency-based-routing rule");
+  if (!rule_type_info(rule.type).reads_latency)
+    r.warn(cpath, c, "has effect only in a latency-based-routing rule");
   if (!r.is_map(cpath, c)) return;
   r.check_keys(cpath, c, kLatencyConfigKeys);
   if (const auto v = c["lookback_window_minutes"])
