@@ -1,6 +1,7 @@
 // End-to-end test of the stateful APIs (issue 25) with the official OpenAI Node SDK: Responses
-// chains (plain and streamed), retrieve/delete, background responses, Files then Batches, and
-// a Realtime session over WebSocket. Each smartlb-sim is one resource that knows only the ids
+// chains (plain and streamed), retrieve/delete, background responses, Files then Batches, a
+// Realtime session over WebSocket (all on /openai/v1/...), and the same APIs on Azure-style
+// paths (/openai/...?api-version=, the AzureOpenAI client). Each smartlb-sim is one resource that knows only the ids
 // it created, as Azure resources do. Four scenarios, each with its own processes:
 //   control        straight to ONE sim: every case must succeed whole;
 //   three sims     through smartlb in front of three sims (equal priority): the same success
@@ -45,13 +46,14 @@ const SIMS = [
   { name: 'sim-c', key: 'key-c' },
 ];
 const MODEL = 'gpt-4o';
+const API_VERSION = '2025-04-01-preview';
 const COOLING_RETRY_AFTER_MS = 600_000; // longer than the whole run: the sim stays cooled down
 
 // Every wait is bounded. A case makes at most ~40 requests of at most REQUEST_TIMEOUT_MS each
 // when everything times out; in practice each answer takes milliseconds, or fails at once.
 const STARTUP_TIMEOUT_MS = 5_000; // per process, waiting for its "listening on" line
 const REQUEST_TIMEOUT_MS = 5_000; // SDK timeout per request, and per realtime event
-const TEST_TIMEOUT_MS = 10_000; // node:test timeout per case (28 of them: under ctest's 300 s)
+const TEST_TIMEOUT_MS = 8_000; // node:test timeout per case (32 of them: under ctest's 300 s)
 const STOP_TIMEOUT_MS = 2_000; // SIGTERM grace before SIGKILL
 
 // ---------------------------------------------------------------------------------------------
@@ -82,9 +84,9 @@ async function loadSdk() {
           'run `npm ci` in tests/e2e (e.g. `npm ci --prefix tests/e2e` from the repository root)');
     }
   }
-  const { OpenAI, toFile } = await import('openai');
+  const { OpenAI, AzureOpenAI, toFile } = await import('openai');
   const { OpenAIRealtimeWS } = await import('openai/realtime/ws');
-  return { OpenAI, toFile, OpenAIRealtimeWS };
+  return { OpenAI, AzureOpenAI, toFile, OpenAIRealtimeWS };
 }
 
 const children = [];
@@ -244,6 +246,17 @@ function makeClient(sdk, port, apiKey) {
   return new sdk.OpenAI({
     baseURL: `http://127.0.0.1:${port}/openai/v1`,
     apiKey,
+    maxRetries: 0,
+    timeout: REQUEST_TIMEOUT_MS,
+  });
+}
+
+/** The Azure-style client: /openai/...?api-version=, key in the api-key header. */
+function makeAzureClient(sdk, port, apiKey) {
+  return new sdk.AzureOpenAI({
+    endpoint: `http://127.0.0.1:${port}`,
+    apiKey,
+    apiVersion: API_VERSION,
     maxRetries: 0,
     timeout: REQUEST_TIMEOUT_MS,
   });
@@ -549,6 +562,43 @@ async function realtimeSession(sdk, clients) {
   return tally;
 }
 
+async function azureStyle(sdk, clients) {
+  const tally = new Tally('Azure-style paths (/openai/...?api-version=): chain, file, realtime');
+  let n = 0;
+  let previous;
+  for (let i = 0; i < 3; i++) {
+    await tally.step(`turn ${i + 1}`, async () => {
+      const r = await pick(clients, n++).responses.create({
+        model: MODEL,
+        input: `Azure turn ${i + 1}.`,
+        ...(previous ? { previous_response_id: previous } : {}),
+      });
+      assert.equal(r.status, 'completed');
+      previous = r.id;
+    });
+  }
+  const file = await tally.step('upload notes.txt', async () => pick(clients, n++).files.create({
+    file: await sdk.toFile(Buffer.from('azure notes\n'), 'notes.txt', { type: 'text/plain' }),
+    purpose: 'assistants',
+  }));
+  if (file) {
+    await tally.step(`content of ${file.id}`, async () => {
+      assert.equal(await (await pick(clients, n++).files.content(file.id)).text(), 'azure notes\n');
+    });
+  }
+  const rt = await sdk.OpenAIRealtimeWS.azure(pick(clients, n++), {
+    deploymentName: MODEL,
+    options: { createConnection: plainConnection },
+  });
+  const next = realtimeEvents(rt);
+  try {
+    await tally.step('realtime session.created', () => next('session.created'));
+  } finally {
+    rt.close();
+  }
+  return tally;
+}
+
 const CASES = [
   { name: '12-turn previous_response_id chain', run: (sdk, clients) => responsesChain(clients) },
   { name: '8 streamed turns', run: (sdk, clients) => streamedChain(clients) },
@@ -556,6 +606,7 @@ const CASES = [
   { name: 'background response', run: (sdk, clients) => backgroundResponse(clients) },
   { name: 'files then batch', run: (sdk, clients) => filesThenBatch(sdk, clients) },
   { name: 'realtime session', run: (sdk, clients) => realtimeSession(sdk, clients) },
+  { name: 'Azure-style paths', run: (sdk, clients, azureClients) => azureStyle(sdk, azureClients) },
 ];
 
 // What the control achieved, case by case: the bar for the scenarios through smartlb.
@@ -591,16 +642,18 @@ describe('control: the SDK straight to one sim', () => {
   let sdk;
   let sims = [];
   let client;
+  let azureClient;
   before(async () => {
     sdk = await loadSdk();
     sims = await startSims(requireBinary('SMARTLB_SIM_BIN'), 1);
     client = makeClient(sdk, sims[0].port, sims[0].key);
+    azureClient = makeAzureClient(sdk, sims[0].port, sims[0].key);
   }, { timeout: STARTUP_TIMEOUT_MS + 2_000 });
   after(() => stop(sims.map((s) => s.proc)), { timeout: STOP_TIMEOUT_MS + 2_000 });
 
   for (const c of CASES) {
     test(c.name, { timeout: TEST_TIMEOUT_MS }, withLogs(() => sims.map((s) => s.proc), async () => {
-      const tally = await c.run(sdk, [client]);
+      const tally = await c.run(sdk, [client], [azureClient]);
       controlCounts.set(c.name, tally.ok);
       assert.equal(tally.ok, tally.total, tally.summary());
     }));
@@ -623,18 +676,20 @@ describe('through smartlb in front of three sims', () => {
   let sims = [];
   let proxy;
   let client;
+  let azureClient;
   const procs = () => [...sims.map((s) => s.proc), ...(proxy ? [proxy.proc] : [])];
   before(async () => {
     sdk = await loadSdk();
     sims = await startSims(requireBinary('SMARTLB_SIM_BIN'), 3);
     proxy = await startSmartlb(requireBinary('SMARTLB_BIN'), 'smartlb', sims);
     client = makeClient(sdk, proxy.port, CLIENT_KEY);
+    azureClient = makeAzureClient(sdk, proxy.port, CLIENT_KEY);
   }, { timeout: 2 * STARTUP_TIMEOUT_MS + 2_000 });
   after(() => stop(procs()), { timeout: STOP_TIMEOUT_MS + 2_000 });
 
   for (const c of CASES) {
     test(c.name, PENDING, withLogs(procs, async () => {
-      assertAsGoodAsControl(c.name, await c.run(sdk, [client]), 'through smartlb');
+      assertAsGoodAsControl(c.name, await c.run(sdk, [client], [azureClient]), 'through smartlb');
     }));
   }
 
@@ -652,6 +707,7 @@ describe('through smartlb, one sim cooling down', () => {
   let sims = [];
   let proxy;
   let client;
+  let azureClient;
   let cooling;
   const owned = new Map(); // response id -> sim name
   const procs = () => [...sims.map((s) => s.proc), ...(proxy ? [proxy.proc] : [])];
@@ -660,6 +716,7 @@ describe('through smartlb, one sim cooling down', () => {
     sims = await startSims(requireBinary('SMARTLB_SIM_BIN'), 3);
     proxy = await startSmartlb(requireBinary('SMARTLB_BIN'), 'smartlb', sims);
     client = makeClient(sdk, proxy.port, CLIENT_KEY);
+    azureClient = makeAzureClient(sdk, proxy.port, CLIENT_KEY);
     // Stored responses on as many sims as smartlb spreads them over (at most 12 tries).
     for (let i = 0; i < 12 && new Set(owned.values()).size < sims.length; i++) {
       const { data, response } = await client.responses
@@ -709,7 +766,7 @@ describe('through smartlb, one sim cooling down', () => {
 
   for (const c of CASES) {
     test(`${c.name} (on the other sims)`, PENDING, withLogs(procs, async () => {
-      assertAsGoodAsControl(c.name, await c.run(sdk, [client]), `with ${cooling.name} cooling down`);
+      assertAsGoodAsControl(c.name, await c.run(sdk, [client], [azureClient]), `with ${cooling.name} cooling down`);
     }));
   }
 });
@@ -719,6 +776,7 @@ describe('two smartlb replicas (no Redis), steps alternating', () => {
   let sims = [];
   let proxies = [];
   let clients = [];
+  let azureClients = [];
   const procs = () => [...sims.map((s) => s.proc), ...proxies.map((p) => p.proc)];
   before(async () => {
     sdk = await loadSdk();
@@ -726,12 +784,13 @@ describe('two smartlb replicas (no Redis), steps alternating', () => {
     const smartlbBin = requireBinary('SMARTLB_BIN');
     proxies = await Promise.all(['smartlb-1', 'smartlb-2'].map((n) => startSmartlb(smartlbBin, n, sims)));
     clients = proxies.map((p) => makeClient(sdk, p.port, CLIENT_KEY));
+    azureClients = proxies.map((p) => makeAzureClient(sdk, p.port, CLIENT_KEY));
   }, { timeout: 2 * STARTUP_TIMEOUT_MS + 2_000 });
   after(() => stop(procs()), { timeout: STOP_TIMEOUT_MS + 2_000 });
 
   for (const c of CASES) {
     test(c.name, PENDING, withLogs(procs, async () => {
-      assertAsGoodAsControl(c.name, await c.run(sdk, clients), 'through two replicas');
+      assertAsGoodAsControl(c.name, await c.run(sdk, clients, azureClients), 'through two replicas');
     }));
   }
 });
