@@ -153,6 +153,14 @@ async function stop(procs) {
     }));
 }
 
+/** Stops the processes, then fails if any printed a sanitizer report (ASan/UBSan builds). */
+async function stopAndCheck(procs) {
+  await stop(procs);
+  const reports = procs.filter((p) => /Sanitizer|runtime error:/.test(p.stderr.join('')));
+  assert.deepEqual(reports.map((p) => p.name), [],
+    `sanitizer reports:\n${reports.map(describeOutput).join('\n')}`);
+}
+
 function killAllNow() {
   for (const { child } of children) {
     if (child.exitCode === null && child.signalCode === null) {
@@ -649,7 +657,7 @@ describe('control: the SDK straight to one sim', () => {
     client = makeClient(sdk, sims[0].port, sims[0].key);
     azureClient = makeAzureClient(sdk, sims[0].port, sims[0].key);
   }, { timeout: STARTUP_TIMEOUT_MS + 2_000 });
-  after(() => stop(sims.map((s) => s.proc)), { timeout: STOP_TIMEOUT_MS + 2_000 });
+  after(() => stopAndCheck(sims.map((s) => s.proc)), { timeout: STOP_TIMEOUT_MS + 2_000 });
 
   for (const c of CASES) {
     test(c.name, { timeout: TEST_TIMEOUT_MS }, withLogs(() => sims.map((s) => s.proc), async () => {
@@ -685,7 +693,7 @@ describe('through smartlb in front of three sims', () => {
     client = makeClient(sdk, proxy.port, CLIENT_KEY);
     azureClient = makeAzureClient(sdk, proxy.port, CLIENT_KEY);
   }, { timeout: 2 * STARTUP_TIMEOUT_MS + 2_000 });
-  after(() => stop(procs()), { timeout: STOP_TIMEOUT_MS + 2_000 });
+  after(() => stopAndCheck(procs()), { timeout: STOP_TIMEOUT_MS + 2_000 });
 
   for (const c of CASES) {
     test(c.name, PENDING, withLogs(procs, async () => {
@@ -729,7 +737,7 @@ describe('through smartlb, one sim cooling down', () => {
     assert.ok(cooling, `the first seed was answered by ${owned.values().next().value}, not a sim`);
     await simFaults(cooling, { force_status: 429, force_retry_after_ms: COOLING_RETRY_AFTER_MS });
   }, { timeout: 2 * STARTUP_TIMEOUT_MS + 12 * REQUEST_TIMEOUT_MS });
-  after(() => stop(procs()), { timeout: STOP_TIMEOUT_MS + 2_000 });
+  after(() => stopAndCheck(procs()), { timeout: STOP_TIMEOUT_MS + 2_000 });
 
   test('its ids get an honest 429 or 503 with Retry-After', PENDING, withLogs(procs, async () => {
     const ids = [...owned].filter(([, name]) => name === cooling.name).map(([id]) => id);
@@ -786,7 +794,7 @@ describe('two smartlb replicas (no Redis), steps alternating', () => {
     clients = proxies.map((p) => makeClient(sdk, p.port, CLIENT_KEY));
     azureClients = proxies.map((p) => makeAzureClient(sdk, p.port, CLIENT_KEY));
   }, { timeout: 2 * STARTUP_TIMEOUT_MS + 2_000 });
-  after(() => stop(procs()), { timeout: STOP_TIMEOUT_MS + 2_000 });
+  after(() => stopAndCheck(procs()), { timeout: STOP_TIMEOUT_MS + 2_000 });
 
   for (const c of CASES) {
     test(c.name, PENDING, withLogs(procs, async () => {
