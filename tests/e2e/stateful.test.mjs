@@ -17,11 +17,11 @@
 //         node --test tests/e2e/stateful.test.mjs
 // (CTest: e2e.stateful sets both variables.)
 //
-// The scenarios through smartlb need the rest of issue 25 (ids that carry their resource:
-// branch stateful-ids; Realtime pass-through: realtime-ws). Until it has landed they run as
-// node:test "todo" tests: they run and print every failure, but do not fail the run.
-// SMARTLB_E2E_STATEFUL_STRICT=1 makes them ordinary tests. Once issue 25 has landed, set
-// THROUGH_SMARTLB_PENDING below to false.
+// The cases through smartlb need the rest of issue 25 in smartlb: ids that carry their
+// resource (branch stateful-ids), the Realtime pass-through (branch realtime-ws). Each case
+// names what it needs; until that is in LANDED below it runs as a node:test "todo" test: it
+// runs and prints every failure, but does not fail the run. SMARTLB_E2E_STATEFUL_STRICT=1
+// makes every case an ordinary test. Add a branch to LANDED when it lands on main.
 
 import { spawn } from 'node:child_process';
 import { accessSync, constants as fsConstants, existsSync } from 'node:fs';
@@ -34,10 +34,15 @@ import { fileURLToPath } from 'node:url';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
-const THROUGH_SMARTLB_PENDING = true;
-const PENDING_REASON = 'needs issue 25 in smartlb (branches stateful-ids, realtime-ws)';
-const throughSmartlbTodo =
-  THROUGH_SMARTLB_PENDING && process.env.SMARTLB_E2E_STATEFUL_STRICT !== '1' ? PENDING_REASON : false;
+const LANDED = new Set([]); // of 'stateful-ids', 'realtime-ws'
+const STRICT = process.env.SMARTLB_E2E_STATEFUL_STRICT === '1';
+
+/** node:test options of a test through smartlb that needs the branches `needs`. */
+function through(needs) {
+  const missing = needs.filter((branch) => !LANDED.has(branch));
+  const todo = !STRICT && missing.length > 0 ? `needs ${missing.join(' and ')} (issue 25) in smartlb` : false;
+  return { timeout: TEST_TIMEOUT_MS, todo };
+}
 
 const CLIENT_KEY = 'client-key-never-forwarded';
 const SIMS = [
@@ -608,20 +613,22 @@ async function azureStyle(sdk, clients) {
 }
 
 const CASES = [
-  { name: '12-turn previous_response_id chain', run: (sdk, clients) => responsesChain(clients) },
-  { name: '8 streamed turns', run: (sdk, clients) => streamedChain(clients) },
-  { name: 'retrieve and delete', run: (sdk, clients) => retrieveAndDelete(clients) },
-  { name: 'background response', run: (sdk, clients) => backgroundResponse(clients) },
-  { name: 'files then batch', run: (sdk, clients) => filesThenBatch(sdk, clients) },
-  { name: 'realtime session', run: (sdk, clients) => realtimeSession(sdk, clients) },
-  { name: 'Azure-style paths', run: (sdk, clients, azureClients) => azureStyle(sdk, azureClients) },
+  { name: '12-turn previous_response_id chain', needs: ['stateful-ids'], run: (sdk, clients) => responsesChain(clients) },
+  { name: '8 streamed turns', needs: ['stateful-ids'], run: (sdk, clients) => streamedChain(clients) },
+  { name: 'retrieve and delete', needs: ['stateful-ids'], run: (sdk, clients) => retrieveAndDelete(clients) },
+  { name: 'background response', needs: ['stateful-ids'], run: (sdk, clients) => backgroundResponse(clients) },
+  { name: 'files then batch', needs: ['stateful-ids'], run: (sdk, clients) => filesThenBatch(sdk, clients) },
+  { name: 'realtime session', needs: ['realtime-ws'], run: (sdk, clients) => realtimeSession(sdk, clients) },
+  {
+    name: 'Azure-style paths',
+    needs: ['stateful-ids', 'realtime-ws'],
+    run: (sdk, clients, azureClients) => azureStyle(sdk, azureClients),
+  },
 ];
 
 // What the control achieved, case by case: the bar for the scenarios through smartlb.
 const controlCounts = new Map();
 
-// The options of every test through smartlb (see THROUGH_SMARTLB_PENDING).
-const PENDING = { timeout: TEST_TIMEOUT_MS, todo: throughSmartlbTodo };
 
 function assertAsGoodAsControl(caseName, tally, context) {
   const expected = controlCounts.get(caseName) ?? tally.total;
@@ -696,7 +703,7 @@ describe('through smartlb in front of three sims', () => {
   after(() => stopAndCheck(procs()), { timeout: STOP_TIMEOUT_MS + 2_000 });
 
   for (const c of CASES) {
-    test(c.name, PENDING, withLogs(procs, async () => {
+    test(c.name, through(c.needs), withLogs(procs, async () => {
       assertAsGoodAsControl(c.name, await c.run(sdk, [client], [azureClient]), 'through smartlb');
     }));
   }
@@ -739,7 +746,7 @@ describe('through smartlb, one sim cooling down', () => {
   }, { timeout: 2 * STARTUP_TIMEOUT_MS + 12 * REQUEST_TIMEOUT_MS });
   after(() => stopAndCheck(procs()), { timeout: STOP_TIMEOUT_MS + 2_000 });
 
-  test('its ids get an honest 429 or 503 with Retry-After', PENDING, withLogs(procs, async () => {
+  test('its ids get an honest 429 or 503 with Retry-After', through(['stateful-ids']), withLogs(procs, async () => {
     const ids = [...owned].filter(([, name]) => name === cooling.name).map(([id]) => id);
     const failures = [];
     for (const id of ids) {
@@ -759,7 +766,7 @@ describe('through smartlb, one sim cooling down', () => {
     assert.deepEqual(failures, [], `${cooling.name} owns ${ids.length} ids:\n  ${failures.join('\n  ')}`);
   }));
 
-  test('ids on the other sims still answer', PENDING, withLogs(procs, async () => {
+  test('ids on the other sims still answer', through(['stateful-ids']), withLogs(procs, async () => {
     const others = [...owned].filter(([, name]) => name !== cooling.name);
     const failures = [];
     for (const [id, name] of others) {
@@ -773,7 +780,7 @@ describe('through smartlb, one sim cooling down', () => {
   }));
 
   for (const c of CASES) {
-    test(`${c.name} (on the other sims)`, PENDING, withLogs(procs, async () => {
+    test(`${c.name} (on the other sims)`, through(c.needs), withLogs(procs, async () => {
       assertAsGoodAsControl(c.name, await c.run(sdk, [client], [azureClient]), `with ${cooling.name} cooling down`);
     }));
   }
@@ -797,7 +804,7 @@ describe('two smartlb replicas (no Redis), steps alternating', () => {
   after(() => stopAndCheck(procs()), { timeout: STOP_TIMEOUT_MS + 2_000 });
 
   for (const c of CASES) {
-    test(c.name, PENDING, withLogs(procs, async () => {
+    test(c.name, through(c.needs), withLogs(procs, async () => {
       assertAsGoodAsControl(c.name, await c.run(sdk, clients, azureClients), 'through two replicas');
     }));
   }
