@@ -27,11 +27,11 @@ void ClientWatch::wait(const std::shared_ptr<State>& s) {
   });
 }
 
-void ClientWatch::disarm(Socket& client) {
+void ClientWatch::disarm(TimedSocket& client) {
   if (!state_ || !state_->active) return;
   state_->active = false;
   error_code ignored;
-  client.cancel(ignored);  // the relay has no other operation pending on it
+  client.cancel(ignored);  // the relay has no other operation pending on it (a quiet wait, at most)
 }
 
 }  // namespace smartlb::net
