@@ -100,11 +100,11 @@ Task<error_code> read_body(TimedSocket& stream, beast::flat_buffer& buffer, Requ
   // The timer's handler may already be queued when the read ends, and run after this frame is
   // gone: what it shares with the read lives as long as the handler.
   struct Deadline {
-    TimedSocket* socket;
+    Socket* socket;
     bool passed = false;  // the handler cancelled the read
     bool over = false;    // the read ended first
   };
-  const auto deadline = std::make_shared<Deadline>(Deadline{&stream});
+  const auto deadline = std::make_shared<Deadline>(Deadline{&stream.socket()});
   asio::basic_waitable_timer<std::chrono::steady_clock, asio::wait_traits<std::chrono::steady_clock>,
                              Executor>
       timer(stream.get_executor(), timeout);
