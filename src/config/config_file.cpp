@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "smartlb/base/text.hpp"
 #include "smartlb/config/entra_env.hpp"
 #include "smartlb/config/values.hpp"
 
@@ -117,12 +118,8 @@ std::string sha256_hex(std::string_view bytes) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int n = 0;
   EVP_Digest(bytes.data(), bytes.size(), digest, &n, EVP_sha256(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  for (unsigned i = 0; i < n; ++i) {
-    out += kHex[digest[i] >> 4];
-    out += kHex[digest[i] & 15];
-  }
+  append_hex(out, {digest, n});
   return out;
 }
 
