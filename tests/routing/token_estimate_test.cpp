@@ -16,7 +16,9 @@ namespace smartlb {
 namespace {
 
 // The reference: the estimate as it was computed with one nlohmann SAX pass, before the
-// hand-written scanner replaced it. The differential tests below hold the two equal.
+// hand-written scanner replaced it. The differential tests below hold the two equal, but for the
+// one difference of the JSON lexer (http/json_lexer.hpp): nlohmann ends its input at a NUL byte,
+// the lexer refuses a NUL anywhere.
 class ReferenceReader final : public nlohmann::json_sax<nlohmann::json> {
  public:
   explicit ReferenceReader(std::string_view prompt_key) : prompt_key_(prompt_key) {}
@@ -115,7 +117,8 @@ std::int64_t reference_estimate(std::string_view path, std::string_view body) {
     whole_body = true;
   }
   ReferenceReader r(key);
-  if (!nlohmann::json::sax_parse(body, &r) || !r.root_is_object)
+  const bool nul = body.find('\0') != std::string_view::npos;
+  if (nul || !nlohmann::json::sax_parse(body, &r) || !r.root_is_object)
     return static_cast<std::int64_t>((body.size() + 3) / 4) + kDefaultMaxTokensEstimate;
   const std::size_t chars = whole_body ? body.size() : r.characters;
   const std::int64_t prompt = std::max<std::int64_t>(static_cast<std::int64_t>((chars + 3) / 4), 1);
@@ -264,7 +267,7 @@ std::vector<std::string> corpus() {
       "{}x",
       "{} \x01",
       "{}\x7F",
-      // NUL: nlohmann's lexer reads it as the end of input between tokens
+      // NUL: nlohmann's lexer reads it as the end of input between tokens; invalid here
       std::string("{}\0", 3),
       std::string("{}\0garbage", 10),
       std::string("{} \0 x", 6),
