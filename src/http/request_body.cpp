@@ -73,7 +73,7 @@ bool is_text_member(std::string_view raw, bool escaped, std::size_t decoded_size
 // Whether an integer Number token (no fraction, no exponent) is an integer to nlohmann::json
 // (it fits int64 when negative, uint64 otherwise), and its value when it is positive
 // (saturated at INT64_MAX; 0 when it is not).
-bool nlohmann_integer(std::string_view digits, std::int64_t& positive) {
+bool integer_value(std::string_view digits, std::int64_t& positive) {
   positive = 0;
   if (digits.front() == '-') {
     digits.remove_prefix(1);
@@ -113,7 +113,7 @@ void note_top_level(RequestBodyFacts& f, TopKey which, JsonToken t, std::string_
       return;
   }
   std::int64_t v = 0;
-  if (t == JsonToken::Number && integer && *budget == 0 && nlohmann_integer(raw, v)) *budget = v;
+  if (t == JsonToken::Number && integer && *budget == 0 && integer_value(raw, v)) *budget = v;
 }
 
 // The facts of `body`; false when it is not a valid JSON object.
@@ -157,7 +157,7 @@ bool read_object(std::string_view body, RequestBodyFacts& f) {
           std::int64_t unused;
           if (t == JsonToken::String) {
             f.prompt_characters += lexer.decoded_size();
-          } else if (t == JsonToken::Number && lexer.integer() && nlohmann_integer(lexer.raw(), unused)) {
+          } else if (t == JsonToken::Number && lexer.integer() && integer_value(lexer.raw(), unused)) {
             f.prompt_characters += 4;
           } else if (opens) {
             counted = depth;

@@ -126,13 +126,17 @@ void expect_facts_agree(std::string_view body) {
 
   const nlohmann::json dom = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
   const bool nul = body.find('\0') != std::string_view::npos;  // nlohmann ends its input there
-  if (!nul) EXPECT_EQ(f.json_object, dom.is_object());
+  if (!nul) {
+    EXPECT_EQ(f.json_object, dom.is_object());
+  }
   if (!f.json_object) return;
   const std::optional<std::string_view> facts[] = {f.model, f.user, f.prompt_cache_key};
   for (std::size_t i = 0; i < 3; ++i) {
     const auto it = dom.find(kKeys[i]);
     ASSERT_EQ(facts[i].has_value(), it != dom.end() && it->is_string()) << kKeys[i];
-    if (facts[i]) EXPECT_EQ(nlohmann::json::parse("\"" + std::string(*facts[i]) + "\""), *it);
+    if (facts[i]) {
+      EXPECT_EQ(nlohmann::json::parse("\"" + std::string(*facts[i]) + "\""), *it);
+    }
   }
 }
 
