@@ -6,10 +6,6 @@
 
 #include "smartlb/base/text.hpp"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 namespace smartlb {
 namespace {
 
@@ -79,19 +75,9 @@ inline std::uint64_t special_bytes(std::uint64_t w) {
 }
 
 // The first byte in [p, end) that is not plain (kPlain), or end. Most of a body is in its
-// strings: 16 bytes at a time (SSE2), else 8 (SWAR).
+// strings: 16 bytes at a time (SSE2), then 8 (SWAR).
 [[gnu::always_inline]] inline const Byte* skip_plain(const Byte* p, const Byte* end) {
-#if defined(__SSE2__)
-  while (end - p >= 16) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    // Signed: bytes >= 0x80 are negative, so below 0x20 too.
-    const __m128i special = _mm_or_si128(
-        _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
-        _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
-    if (const int mask = _mm_movemask_epi8(special)) return p + std::countr_zero(static_cast<unsigned>(mask));
-    p += 16;
-  }
-#endif
+  p = json_detail::skip_plain_16(p, end);
   if constexpr (std::endian::native == std::endian::little) {
     while (end - p >= 8) {
       std::uint64_t w;

@@ -57,8 +57,9 @@ struct StringEnd {
   std::size_t shrink;
 };
 StringEnd scan_string(const Byte* p, const Byte* stop);
-// The same, with its common case inline: plain bytes 16 at a time (SSE2) up to the quote.
-[[gnu::always_inline]] inline StringEnd scan_plain_string(const Byte* p, const Byte* stop) {
+// Past the plain bytes at p (printable ASCII but '"' and '\\'), 16 at a time while 16 are left
+// (SSE2; elsewhere p itself): the first byte that is not plain, or one of the last 15.
+[[gnu::always_inline]] inline const Byte* skip_plain_16(const Byte* p, const Byte* stop) {
 #if defined(__SSE2__)
   while (stop - p >= 16) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
@@ -66,14 +67,17 @@ StringEnd scan_string(const Byte* p, const Byte* stop);
     const __m128i special = _mm_or_si128(
         _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
         _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
-    if (const int mask = _mm_movemask_epi8(special)) {
-      p += std::countr_zero(static_cast<unsigned>(mask));
-      if (*p == '"') return {p, 0};
-      break;
-    }
+    if (const int mask = _mm_movemask_epi8(special)) return p + std::countr_zero(static_cast<unsigned>(mask));
     p += 16;
   }
 #endif
+  (void)stop;
+  return p;
+}
+// scan_string with its common case inline: plain bytes up to the quote.
+[[gnu::always_inline]] inline StringEnd scan_plain_string(const Byte* p, const Byte* stop) {
+  p = skip_plain_16(p, stop);
+  if (p != stop && *p == '"') return {p, 0};  // every byte before p is plain
   return scan_string(p, stop);
 }
 // A number's end (nullptr: invalid), and whether it has neither fraction nor exponent.
