@@ -1,9 +1,5 @@
 #include "smartlb/io/timed_socket.hpp"
 
-#include <sys/socket.h>
-
-#include <cerrno>
-
 namespace smartlb::io {
 
 TimedSocket::TimedSocket(DeadlineSweeper& sweeper) : sweeper_(sweeper), socket_(sweeper.executor()) {
@@ -18,47 +14,6 @@ TimedSocket::TimedSocket(DeadlineSweeper& sweeper, Socket socket)
 TimedSocket::~TimedSocket() {
   expires_never();
   sweeper_.remove(*this);
-  if (watch_) watch_->owner = nullptr;  // its wait ends (aborted) once the socket closes
-  QuietWatch::release(watch_);
-}
-
-std::size_t TimedSocket::receive(asio::mutable_buffer b, error_code& ec) {
-  const ssize_t n = ::recv(socket_.native_handle(), b.data(), b.size(), MSG_DONTWAIT);
-  if (n > 0) {
-    ec = {};
-    if (static_cast<std::size_t>(n) < b.size()) arm_watch();  // it drained the socket
-    return static_cast<std::size_t>(n);
-  }
-  if (n == 0) {
-    ec = asio::error::eof;
-  } else if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
-    ec = asio::error::would_block;
-    arm_watch();
-  } else {
-    ec = error_code(errno, asio::error::get_system_category());
-  }
-  return 0;
-}
-
-void TimedSocket::cancel(error_code& ec) {
-  if (watch_ && watch_->armed) {
-    // The wait about to be aborted stops being the watch's own: its handler, whenever it runs,
-    // touches nothing, and the next read tries the socket (and queues a new wait) at once.
-    watch_->armed = false;
-    ++watch_->generation;
-    if (QuietWatch::Reader* r = std::exchange(watch_->reader, nullptr)) r->abort(socket_.get_executor());
-  }
-  socket_.cancel(ec);
-}
-
-void TimedSocket::arm_watch() {
-  if (!watch_) {
-    watch_ = new QuietWatch;
-    watch_->owner = this;
-  }
-  if (watch_->armed) return;  // the queued wait still covers it
-  watch_->armed = true;
-  socket_.async_wait(Socket::wait_read, QuietWatchEnd(watch_, ++watch_->generation));
 }
 
 void TimedSocket::expires_after(Clock::duration d) {

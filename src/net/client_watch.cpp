@@ -27,11 +27,11 @@ void ClientWatch::wait(const std::shared_ptr<State>& s) {
   });
 }
 
-void ClientWatch::disarm(TimedSocket& client) {
+void ClientWatch::disarm(Socket& client) {
   if (!state_ || !state_->active) return;
   state_->active = false;
   error_code ignored;
-  client.cancel(ignored);  // the relay has no other operation pending on it (a quiet wait, at most)
+  client.cancel(ignored);  // the relay has no other operation pending on it
 }
 
 }  // namespace smartlb::net

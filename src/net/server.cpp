@@ -32,9 +32,8 @@ void net::Worker::begin_drain() {
   draining = true;
   error_code ignored;
   if (acceptor) acceptor->close(ignored);
-  upstreams.stop_pooling();
   for (SessionEntry* e : sessions)
-    if (e->idle) e->stream->cancel(ignored);
+    if (e->idle) e->stream->socket().cancel(ignored);
 }
 
 namespace {

@@ -60,8 +60,6 @@ bool UpstreamPool::still_alive(UpstreamConnection& c) const {
     SSL* ssl = tls->native_handle();
     if (SSL_has_pending(ssl) || BIO_ctrl_pending(SSL_get_rbio(ssl)) > 0) return false;
   }
-  // Quiet since the last read drained it: nothing came, no syscall needed (io/quiet_watch.hpp).
-  if (c.tcp().quiet()) return true;
   char byte;
   const ssize_t n = ::recv(sock.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
   return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
@@ -91,12 +89,10 @@ UpstreamPtr UpstreamPool::take_pooled(BackendId id) {
   while (!idle.empty()) {
     UpstreamPtr c = std::move(idle.back());
     idle.pop_back();
-    // Every reuse looks: a stray response can arrive a millisecond after the exchange ended as
-    // well as a minute later. The look is the socket's quiet watch (free), or a non-blocking
-    // peek when the last read did not drain the socket or something arrived. What this cannot
-    // see is a stray that arrives after the worker last read epoll, while the next request
-    // waits for its answer: on HTTP/1.1 nothing tells the two apart (docs/architecture.md,
-    // "Upstream connections").
+    // Every reuse looks (one non-blocking peek): a stray response can arrive a millisecond
+    // after the exchange ended as well as a minute later. What this cannot see is a stray
+    // that arrives after the look, while the next request waits for its answer: on HTTP/1.1
+    // nothing tells the two apart (docs/architecture.md, "Upstream connections").
     if (now - c->idle_since < kMaxIdleNanos && still_alive(*c)) {
       c->reused = true;
       return c;
@@ -114,7 +110,7 @@ void UpstreamPool::release(UpstreamPtr conn) {
     conn->close();
     return;
   }
-  if (!pooling_ || idle.size() >= kMaxIdlePerBackend) {
+  if (idle.size() >= kMaxIdlePerBackend) {
     conn->close();
     return;
   }
@@ -128,11 +124,6 @@ void UpstreamPool::clear() {
     for (auto& c : list) c->close();
     list.clear();
   }
-}
-
-void UpstreamPool::stop_pooling() {
-  pooling_ = false;
-  clear();
 }
 
 std::unique_ptr<ssl::context> make_upstream_tls_context(const Config& cfg) {

@@ -40,7 +40,7 @@ class HoldDeadline {
       if (ec || !s->active) return;
       s->expired = true;
       error_code ignored;
-      s->conn.tcp().cancel(ignored);
+      s->conn.tcp().socket().cancel(ignored);
     });
   }
   ~HoldDeadline() {
@@ -312,8 +312,8 @@ Task<Relayed> UpstreamExchange::relay(UpstreamPtr conn, const RelayOptions& opti
       case HoldEnd::ClientLeft:
         co_return client_left(*conn);
       case HoldEnd::FailOver:
-        watch.disarm(client_);  // the client's connection gets the next attempt's answer
-        conn->close();          // its stream was not read to the end: never pooled
+        watch.disarm(client_.socket());  // the client's connection gets the next attempt's answer
+        conn->close();                   // its stream was not read to the end: never pooled
         co_return Relayed{RelayEnd::FailOver, failed,
                           failed == FailureCause::StreamError ? "an error event" : to_string(failed)};
     }
@@ -405,7 +405,7 @@ Task<Relayed> UpstreamExchange::relay(UpstreamPtr conn, const RelayOptions& opti
     w_.upstreams.release(std::move(conn));
   else
     conn->close();  // bytes after the body, or the server said close: never reuse
-  watch.disarm(client_);
+  watch.disarm(client_.socket());
   co_return Relayed{keep ? RelayEnd::Keep : RelayEnd::Close};
 }
 

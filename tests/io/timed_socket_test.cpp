@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <memory>
-#include <string>
 
 #include "smartlb/io/timed_socket.hpp"
 
@@ -81,76 +80,6 @@ TEST(TimedSocket, TheSweeperForgetsDestroyedSockets) {
   }
   EXPECT_EQ(sweeper.size(), 0u);
   ioc.run();  // b's deadline went with it: nothing keeps the timer going
-}
-
-// Runs handlers one at a time until `done` holds (a quiet socket's wait keeps run() going).
-template <class Pred>
-bool run_until(asio::io_context& ioc, Pred done) {
-  for (int i = 0; i < 1000 && !done(); ++i) ioc.run_one_for(std::chrono::seconds(5));
-  return done();
-}
-
-TEST(TimedSocket, AReadThatDrainsTheSocketLeavesItQuietUntilTheNextBytesArrive) {
-  asio::io_context ioc;
-  DeadlineSweeper sweeper(ioc);
-  Pair pair(ioc);
-  TimedSocket s(sweeper, std::move(pair.a));
-  asio::write(pair.b, asio::buffer("abc", 3));
-  char buf[16];
-  std::size_t got = 0;
-  s.async_read_some(asio::buffer(buf), [&](error_code ec, std::size_t n) { got = ec ? 0 : n; });
-  ASSERT_TRUE(run_until(ioc, [&] { return got != 0; }));
-  EXPECT_EQ(got, 3u);
-  EXPECT_TRUE(s.quiet()) << "fewer bytes than the buffer held: the socket is drained";
-  // The next read waits without trying; the peer's bytes end the wait, and the read gets them.
-  got = 0;
-  s.async_read_some(asio::buffer(buf), [&](error_code ec, std::size_t n) { got = ec ? 0 : n; });
-  asio::write(pair.b, asio::buffer("de", 2));
-  ASSERT_TRUE(run_until(ioc, [&] { return got != 0; }));
-  EXPECT_EQ(std::string(buf, got), "de");
-}
-
-TEST(TimedSocket, AQuietSocketsPeerClosingEndsTheReadWithEof) {
-  asio::io_context ioc;
-  DeadlineSweeper sweeper(ioc);
-  Pair pair(ioc);
-  TimedSocket s(sweeper, std::move(pair.a));
-  asio::write(pair.b, asio::buffer("a", 1));
-  char buf[16];
-  error_code result = asio::error::would_block;
-  s.async_read_some(asio::buffer(buf), [&](error_code ec, std::size_t) { result = ec; });
-  ASSERT_TRUE(run_until(ioc, [&] { return result != asio::error::would_block; }));
-  ASSERT_TRUE(s.quiet());
-  result = asio::error::would_block;
-  s.async_read_some(asio::buffer(buf), [&](error_code ec, std::size_t) { result = ec; });
-  pair.b.close();
-  ASSERT_TRUE(run_until(ioc, [&] { return result != asio::error::would_block; }));
-  EXPECT_EQ(result, asio::error::eof);
-}
-
-TEST(TimedSocket, CancelEndsAWaitingReadAndAReadStartedRightAfterGetsItsBytes) {
-  // A relay cancels a client socket's wait and the session reads the next request at once: that
-  // read must not be handed to the wait being aborted (it ended a kept-alive connection once).
-  asio::io_context ioc;
-  DeadlineSweeper sweeper(ioc);
-  Pair pair(ioc);
-  TimedSocket s(sweeper, std::move(pair.a));
-  asio::write(pair.b, asio::buffer("a", 1));
-  char buf[16];
-  error_code first = asio::error::would_block;
-  s.async_read_some(asio::buffer(buf), [&](error_code ec, std::size_t) { first = ec; });
-  ASSERT_TRUE(run_until(ioc, [&] { return first != asio::error::would_block; }));
-  ASSERT_TRUE(s.quiet());
-  first = asio::error::would_block;
-  s.async_read_some(asio::buffer(buf), [&](error_code ec, std::size_t) { first = ec; });
-  error_code ignored;
-  s.cancel(ignored);
-  std::size_t got = 0;
-  s.async_read_some(asio::buffer(buf), [&](error_code ec, std::size_t n) { got = ec ? 0 : n; });
-  asio::write(pair.b, asio::buffer("next", 4));
-  ASSERT_TRUE(run_until(ioc, [&] { return got != 0 && first != asio::error::would_block; }));
-  EXPECT_EQ(first, asio::error::operation_aborted);
-  EXPECT_EQ(std::string(buf, got), "next");
 }
 
 }  // namespace

@@ -12,17 +12,11 @@
 // pending and later operation on it fails; it stays armed until `done` (a range connect may
 // reopen it for the next address, and the next sweep closes that too), so an `expires_after`
 // must always be followed by an operation and its `done`.
-//
-// Reads skip the recv that would only find nothing: see io/quiet_watch.hpp.
 #include <chrono>
 #include <vector>
 
-#include <boost/asio/append.hpp>
-#include <boost/asio/post.hpp>
-
 #include "smartlb/base/clock.hpp"
 #include "smartlb/io/beast.hpp"
-#include "smartlb/io/quiet_watch.hpp"
 
 namespace smartlb::io {
 
@@ -40,7 +34,7 @@ struct CoarseSteadyClock {
 
 class DeadlineSweeper;
 
-class TimedSocket final : private QuietWatch::Owner {
+class TimedSocket {
  public:
   using executor_type = Executor;
   using lowest_layer_type = Socket;
@@ -65,18 +59,10 @@ class TimedSocket final : private QuietWatch::Owner {
     return ec;
   }
   bool timed_out() const { return timed_out_; }
-  // Nothing has arrived since a read drained the socket, as of the worker's last look at epoll
-  // (io/quiet_watch.hpp): an idle pooled connection in this state has no stray byte to fear.
-  bool quiet() const { return watch_ != nullptr && watch_->armed; }
-  // Ends every pending operation with operation_aborted (a read waiting on the quiet watch
-  // included); reads started afterwards work as usual. Use it, never socket().cancel().
-  void cancel(error_code& ec);
 
   template <class MutableBufferSequence, class Token>
   auto async_read_some(const MutableBufferSequence& buffers, Token&& token) {
-    return asio::async_initiate<Token, void(error_code, std::size_t)>(
-        [this](auto handler, const MutableBufferSequence& b) { start_read(std::move(handler), first_of(b)); },
-        token, buffers);
+    return socket_.async_read_some(buffers, std::forward<Token>(token));
   }
   template <class ConstBufferSequence, class Token>
   auto async_write_some(const ConstBufferSequence& buffers, Token&& token) {
@@ -86,36 +72,12 @@ class TimedSocket final : private QuietWatch::Owner {
  private:
   friend class DeadlineSweeper;
 
-  template <class MutableBufferSequence>
-  static asio::mutable_buffer first_of(const MutableBufferSequence& b) {
-    for (auto it = asio::buffer_sequence_begin(b); it != asio::buffer_sequence_end(b); ++it)
-      if (asio::mutable_buffer m(*it); m.size() > 0) return m;
-    return {};
-  }
-  std::size_t receive(asio::mutable_buffer b, error_code& ec) override;
-  void arm_watch();
-  // A quiet socket's read goes to its watch; any other is tried at once (and completed through
-  // the executor, as Asio does), or handed to the watch when nothing is there.
-  template <class Handler>
-  void start_read(Handler handler, asio::mutable_buffer b) {
-    if (b.size() == 0 || !quiet()) {
-      error_code ec;
-      const std::size_t n = b.size() == 0 ? 0 : receive(b, ec);
-      if (ec != asio::error::would_block) {
-        asio::post(socket_.get_executor(), asio::append(std::move(handler), ec, n));
-        return;
-      }
-    }
-    watch_->reader = new QuietRead<Handler>(b, std::move(handler));
-  }
-
   Clock::time_point& deadline();
 
   DeadlineSweeper& sweeper_;
   Socket socket_;
   std::size_t slot_ = 0;  // this socket's entry in the sweeper's table
   bool timed_out_ = false;
-  QuietWatch* watch_ = nullptr;  // made on the first read that drains the socket
 };
 
 // Closes the sockets of one worker whose deadline has passed. Runs a 250 ms timer only while

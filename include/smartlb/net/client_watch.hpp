@@ -29,7 +29,7 @@ class ClientWatch {
   // backend's.
   bool client_left() const { return state_ && state_->left; }
   // Stops watching a client that stays (its connection carries the next request).
-  void disarm(TimedSocket& client);
+  void disarm(Socket& client);
 
  private:
   struct State {

@@ -84,10 +84,6 @@ class UpstreamPool {
   // Keeps `conn` for reuse; the caller has checked the exchange ended cleanly.
   void release(UpstreamPtr conn);
   void clear();
-  // A drain: the idle connections close and no connection is kept from now on. An idle
-  // connection has a wait queued on it (io/quiet_watch.hpp), which would keep the worker's
-  // io_context running after its last session.
-  void stop_pooling();
   std::size_t idle_count() const;
 
   static constexpr std::size_t kMaxIdlePerBackend = 256;
@@ -125,7 +121,6 @@ class UpstreamPool {
   RequestObserver* observer_;
   LookupFn lookup_;
   std::vector<std::vector<UpstreamPtr>> idle_;           // by backend id, most recent last
-  bool pooling_ = true;                                  // false once a drain began
   ResolveCache<Endpoints> resolved_;                     // by backend id
   std::vector<std::string> origins_;                     // by backend id: scheme, host, port seen last
   std::vector<std::shared_ptr<PendingLookup>> pending_;  // by backend id, while one is under way
