@@ -1,6 +1,6 @@
 // End-to-end test of the stateful APIs (issue 25) with the official OpenAI Node SDK: Responses
 // chains (plain and streamed), retrieve/delete, background responses, Files then Batches, a
-// Realtime session over WebSocket (all on /openai/v1/...), and the same APIs on Azure-style
+// list followed page by page, a Realtime session over WebSocket (all on /openai/v1/...), and the same APIs on Azure-style
 // paths (/openai/...?api-version=, the AzureOpenAI client). Each smartlb-sim is one resource that knows only the ids
 // it created, as Azure resources do. Four scenarios, each with its own processes:
 //   control        straight to ONE sim: every case must succeed whole;
@@ -58,7 +58,7 @@ const COOLING_RETRY_AFTER_MS = 600_000; // longer than the whole run: the sim st
 // when everything times out; in practice each answer takes milliseconds, or fails at once.
 const STARTUP_TIMEOUT_MS = 5_000; // per process, waiting for its "listening on" line
 const REQUEST_TIMEOUT_MS = 5_000; // SDK timeout per request, and per realtime event
-const TEST_TIMEOUT_MS = 8_000; // node:test timeout per case (32 of them: under ctest's 300 s)
+const TEST_TIMEOUT_MS = 8_000; // node:test timeout per case (36 of them: under ctest's 300 s)
 const STOP_TIMEOUT_MS = 2_000; // SIGTERM grace before SIGKILL
 
 // ---------------------------------------------------------------------------------------------
@@ -497,6 +497,42 @@ async function filesThenBatch(sdk, clients) {
   return tally;
 }
 
+// A list call answers what one resource holds; its pages must all come from that resource
+// (the design pins a page's `after` id to the resource that listed it). Six files are
+// uploaded with a purpose no other case uses, then listed one per page.
+async function filesListedPageByPage(sdk, clients) {
+  const tally = new Tally('files listed page by page');
+  let n = 0;
+  const owners = new Map(); // file id -> who stored it
+  for (let i = 0; i < 6; i++) {
+    await tally.step(`upload page-${i}.txt`, async () => {
+      const { data, response } = await pick(clients, n++).files
+        .create({
+          file: await sdk.toFile(Buffer.from(`page ${i}\n`), `page-${i}.txt`, { type: 'text/plain' }),
+          purpose: 'user_data',
+        })
+        .withResponse();
+      owners.set(data.id, answeredBy(response));
+    });
+  }
+  await tally.step('list them one per page', async () => {
+    const { data: page, response } = await pick(clients, n++).files
+      .list({ purpose: 'user_data', limit: 1 })
+      .withResponse();
+    const lister = answeredBy(response);
+    const listed = [];
+    for await (const file of page) { // the SDK follows has_more with after=<last id>
+      listed.push(file.id);
+      if (listed.length > 2 * owners.size) break;
+    }
+    const expected = [...owners].filter(([, owner]) => owner === lister).map(([id]) => id);
+    assert.deepEqual([...listed].sort(), [...expected].sort(),
+      `the first page came from ${lister}, which stored ${expected.length} of the ${owners.size} files; ` +
+        `the pages listed ${listed.length}`);
+  });
+  return tally;
+}
+
 /** Waits for the realtime event of `type`, failing on an error event, a closed socket or
  *  REQUEST_TIMEOUT_MS. */
 function realtimeEvents(rt) {
@@ -618,6 +654,7 @@ const CASES = [
   { name: 'retrieve and delete', needs: ['stateful-ids'], run: (sdk, clients) => retrieveAndDelete(clients) },
   { name: 'background response', needs: ['stateful-ids'], run: (sdk, clients) => backgroundResponse(clients) },
   { name: 'files then batch', needs: ['stateful-ids'], run: (sdk, clients) => filesThenBatch(sdk, clients) },
+  { name: 'files listed page by page', needs: ['stateful-ids'], run: (sdk, clients) => filesListedPageByPage(sdk, clients) },
   { name: 'realtime session', needs: ['realtime-ws'], run: (sdk, clients) => realtimeSession(sdk, clients) },
   {
     name: 'Azure-style paths',
