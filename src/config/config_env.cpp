@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include "smartlb/config/admin_tokens.hpp"
 #include "smartlb/config/entra_env.hpp"
 #include "smartlb/config/values.hpp"
 #include "smartlb/http/header_rules.hpp"
@@ -365,6 +366,11 @@ ConfigLoadResult load_config_from_env(const EnvMap& env, bool require_backends) 
   }
 
   read_redis(env, p, cfg.redis);
+  if (const std::string* v = lookup(env, "ADMIN_TOKENS")) {
+    cfg.admin.tokens = parse_admin_tokens(*v, "ADMIN_TOKENS", p.errors);
+    check_admin_tokens(cfg.admin, 0, p.errors);
+  }
+  cfg.admin.metrics_open = read_bool(env, p, "ADMIN_METRICS_OPEN", false);
 
   ConfigLoadResult r;
   r.errors = std::move(p.errors);

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "smartlb/config/admin_tokens.hpp"
 #include "smartlb/config/entra_env.hpp"
 #include "smartlb/config/values.hpp"
 
@@ -23,8 +24,10 @@ namespace {
 
 constexpr std::string_view kTopKeys[] = {"name",    "type",         "backends",      "targets",
                                          "clients", "rules",        "model_configs", "subject_limits",
-                                         "redis",   "token_issuers"};
+                                         "redis",   "token_issuers", "admin"};
 constexpr std::string_view kRedisKeys[] = {"url", "key_prefix", "ca_file", "timeout_ms", "replica_id"};
+constexpr std::string_view kAdminKeys[] = {"tokens", "metrics_open"};
+constexpr std::string_view kAdminTokenKeys[] = {"name", "role", "token"};
 constexpr std::string_view kBackendKeys[] = {
     "name", "url", "api_key",         "auth",  "priority",   "weight",
     "tpm",  "rpm", "deployment_name", "entra", "quota_group"};
@@ -91,6 +94,8 @@ constexpr EnvironmentSetting kEnvironmentSettings[] = {
     {"REDIS_CA_FILE", "redis.ca_file"},
     {"REDIS_TIMEOUT_MS", "redis.timeout_ms"},
     {"REPLICA_ID", "redis.replica_id"},
+    {"ADMIN_TOKENS", "admin.tokens"},
+    {"ADMIN_METRICS_OPEN", "admin.metrics_open"},
 };
 
 // "PORT is an environment variable: ..." for a key spelled like one (port, Port, log-level), or "".
@@ -647,6 +652,66 @@ void read_redis(Reader& r, const YAML::Node& n, Config& cfg) {
     }
 }
 
+// The file's `admin:` section (docs/operations.md): tokens added to ADMIN_TOKENS' (a name,
+// a role, the token, usually a ${NAME} reference), and metrics_open over ADMIN_METRICS_OPEN.
+void read_admin(Reader& r, const YAML::Node& n, Config& cfg) {
+  if (!n || n.IsNull() || !r.is_map("admin", n)) return;
+  r.check_keys("admin", n, kAdminKeys);
+  if (const auto v = n["metrics_open"])
+    if (auto b = r.boolean("admin.metrics_open", v)) cfg.admin.metrics_open = *b;
+  const YAML::Node list = n["tokens"];
+  if (!r.is_list("admin.tokens", list) || !list) return;
+  const std::size_t from = cfg.admin.tokens.size();
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string path = index_path("admin.tokens", i);
+    const YAML::Node e = list[i];
+    if (!r.is_map(path, e)) continue;
+    r.check_keys(path, e, kAdminTokenKeys);
+    AdminToken t;
+    bool ok = true;
+    if (const auto v = e["name"]) {
+      if (auto name = r.name(key_path(path, "name"), v))
+        t.name = *name;
+      else
+        ok = false;
+    } else {
+      r.error(path, e, "needs a name (shown in the log of what it changed)");
+      ok = false;
+    }
+    if (const auto v = e["role"]) {
+      const auto role = v.IsScalar() ? admin_role_named(v.Scalar()) : std::nullopt;
+      if (role)
+        t.role = *role;
+      else {
+        r.error(key_path(path, "role"), v, "must be read or write");
+        ok = false;
+      }
+    } else {
+      r.error(path, e, "needs a role: read or write");
+      ok = false;
+    }
+    if (const auto v = e["token"]) {
+      if (auto token = r.string(key_path(path, "token"), v)) {
+        if (const auto problem = admin_token_problem(*token)) {
+          r.error(key_path(path, "token"), v, *problem);
+          ok = false;
+        } else {
+          t.token = std::move(*token);
+        }
+      } else {
+        ok = false;
+      }
+    } else {
+      r.error(path, e, "needs a token (e.g. ${ADMIN_TOKEN})");
+      ok = false;
+    }
+    if (ok) cfg.admin.tokens.push_back(std::move(t));
+  }
+  std::vector<std::string> duplicates;
+  check_admin_tokens(cfg.admin, from, duplicates);
+  for (const auto& d : duplicates) r.error("admin.tokens", list, d.substr(std::string_view("admin tokens: ").size()));
+}
+
 void read_clients(Reader& r, const YAML::Node& list, Config& cfg) {
   if (!r.is_list("clients", list) || !list) return;
   std::set<std::string> names;
@@ -1155,7 +1220,9 @@ std::map<std::string, std::vector<std::string>> config_file_keys() {
           {"model_configs", list(kModelConfigKeys)},
           {"model_configs.usage_limits", list(kUsageLimitKeys)},
           {"model_configs.failure_tolerance", list(kToleranceKeys)},
-          {"redis", list(kRedisKeys)}};
+          {"redis", list(kRedisKeys)},
+          {"admin", list(kAdminKeys)},
+          {"admin.tokens", list(kAdminTokenKeys)}};
 }
 
 bool TargetConfig::serves(std::string_view model) const {
@@ -1215,6 +1282,7 @@ ConfigLoadResult load_config_text(const EnvMap& env, std::string_view text, cons
       read_rules(r, root["rules"], cfg);
       read_model_configs(r, root["model_configs"], cfg);
       read_redis(r, root["redis"], cfg);
+      read_admin(r, root["admin"], cfg);
     } catch (const YAML::Exception& e) {  // a shape the checks above did not foresee
       const std::string line = e.mark.line >= 0 ? ":" + std::to_string(e.mark.line + 1) : "";
       r.errors.push_back(file_name + line + ": cannot be read: " + e.msg);
