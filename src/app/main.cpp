@@ -59,6 +59,9 @@ Configured by environment variables (all errors are reported at once):
   QUOTA_WINDOW_SECONDS (60)  window the declared quotas are enforced over
   ROUTE_ON_REMAINING (on)    route ahead of the 429 on the backends' x-ratelimit-remaining-* reports
   PORT (8080)  LISTEN_ADDRESS (0.0.0.0)  ADMIN_PORT (9090, 0 = off)  THREADS (0 = the CPUs it may use)
+  ADMIN_TOKENS               read:TOKEN,write:TOKEN,...: bearer tokens for the admin port and its API
+                             (docs/operations.md); unset: /status and /metrics open, every change refused
+  ADMIN_METRICS_OPEN (false) /metrics needs no token even with ADMIN_TOKENS set (Prometheus scrapers)
   HTTP_TIMEOUT_SECONDS (100)  CONNECT_TIMEOUT_SECONDS (10)  REQUEST_TIMEOUT_SECONDS (300)
   CLIENT_IDLE_TIMEOUT_SECONDS (75)  SHUTDOWN_TIMEOUT_SECONDS (30)
   DEFAULT_COOLDOWN_SECONDS (10)  MAX_COOLDOWN_SECONDS (300)
@@ -104,8 +107,8 @@ smartlb::redis::RedisServiceOptions redis_options(const smartlb::Config& cfg, sm
 
 // Loads the configuration again and, when it is valid, routes with it; an invalid one is
 // refused with its errors logged and the running one stays.
-void reload(smartlb::Server& server, smartlb::Metrics& metrics, const std::optional<std::string>& file,
-            const char* why) {
+void reload(smartlb::Server& server, smartlb::Metrics& metrics, smartlb::AdminServer* admin,
+            const std::optional<std::string>& file, const char* why) {
   auto loaded = smartlb::load_config(smartlb::current_environment(), file);
   const double now =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -121,6 +124,7 @@ void reload(smartlb::Server& server, smartlb::Metrics& metrics, const std::optio
   for (const auto& s : smartlb::settings_needing_restart(server.config(), *loaded.config))
     spdlog::warn("reload ({}): {}", why, s);
   server.reload(*loaded.config);
+  if (admin) admin->set_access(loaded.config->admin);  // rotated admin tokens apply at once
   std::vector<smartlb::Metrics::BackendInfo> names;
   for (auto& n : server.backend_names()) names.push_back({std::move(n), {}});
   metrics.learn_backends(names);
@@ -221,7 +225,8 @@ int main(int argc, char** argv) {
     if (cfg.admin_port != 0) {
       admin = std::make_unique<smartlb::AdminServer>(
           *server_holder, metrics,
-          smartlb::AdminOptions{cfg.listen_address, cfg.admin_port, redis.get(), cfg.status_sample_interval});
+          smartlb::AdminOptions{cfg.listen_address, cfg.admin_port, redis.get(), cfg.status_sample_interval,
+                                cfg.admin});
       admin->start();
     }
   } catch (const std::exception& e) {
@@ -236,19 +241,25 @@ int main(int argc, char** argv) {
                  b.url.host_header, b.url.base_path, b.priority, b.weight,
                  b.deployment_name.empty() ? "" : " deployment=" + b.deployment_name,
                  b.api_key.empty() ? " (no api key: client credentials pass through)" : "");
-  if (admin)
-    spdlog::info("admin endpoints (/, /status, /metrics, /healthz, /readyz) on {}:{}", cfg.listen_address,
-                 admin->port());
+  if (admin) {
+    spdlog::info("admin endpoints (/, /status, /metrics, /healthz, /readyz, /admin/) on {}:{}",
+                 cfg.listen_address, admin->port());
+    if (cfg.admin.tokens.empty())
+      spdlog::info(
+          "admin port without tokens: /status and /metrics are open to whoever reaches it, and the admin API "
+          "refuses every change (set ADMIN_TOKENS; docs/operations.md)");
+  }
 
   // Reloads run on one thread at a time: SIGHUP's and the file watch's share this mutex.
   static std::mutex reload_mutex;
-  std::thread([&server, &metrics, signals, config_file] {
+  smartlb::AdminServer* admin_server = admin.get();
+  std::thread([&server, &metrics, admin_server, signals, config_file] {
     int sig = 0;
     for (;;) {
       sigwait(&signals, &sig);
       if (sig != SIGHUP) break;
       std::lock_guard lock(reload_mutex);
-      reload(server, metrics, config_file, "SIGHUP");
+      reload(server, metrics, admin_server, config_file, "SIGHUP");
     }
     spdlog::info("received {}, draining (up to {} s)", sig == SIGTERM ? "SIGTERM" : "SIGINT",
                  server.config().shutdown_timeout.count());
@@ -261,9 +272,10 @@ int main(int argc, char** argv) {
   std::unique_ptr<smartlb::FileWatch> watch;
   if (config_file) {
     watch = std::make_unique<smartlb::FileWatch>(*config_file, loaded_stamp, cfg.config_watch_interval,
-                                                 [&server, &metrics, config_file] {
+                                                 [&server, &metrics, admin_server, config_file] {
                                                    std::lock_guard lock(reload_mutex);
-                                                   reload(server, metrics, config_file, "file changed");
+                                                   reload(server, metrics, admin_server, config_file,
+                                                          "file changed");
                                                  });
   }
 

@@ -77,6 +77,12 @@ bool BackendStates::current_member(std::string_view backend, PoolMember& out) co
   return true;
 }
 
+std::optional<BackendId> BackendStates::current_backend(std::string_view backend) const {
+  PoolMember m;
+  if (!current_member(backend, m)) return std::nullopt;
+  return m.id;
+}
+
 bool BackendStates::apply_remote_admin(const AdminChange& c) {
   PoolMember m;
   if (!current_member(c.backend, m)) return false;
@@ -144,11 +150,14 @@ std::optional<BackendStates::AdminView> BackendStates::admin_view(
   if (!deployment) {
     v.settings = s.admin_settings;
     v.in_flight = in_flight(m.id);
+    v.cooldown = s.backend.view();
     return v;
   }
   if (auto it = s.deployment_admin.find(*deployment); it != s.deployment_admin.end()) v.settings = it->second;
-  if (const DeploymentState* d = find_deployment(m.id, *deployment))
+  if (const DeploymentState* d = find_deployment(m.id, *deployment)) {
     v.in_flight = d->in_flight.load(std::memory_order_relaxed);
+    v.cooldown = d->view();
+  }
   return v;
 }
 
@@ -157,12 +166,14 @@ std::vector<BackendStates::AdminView> BackendStates::admin_scopes(BackendId id) 
   const std::int64_t now_ms = wall_ms(clock_);
   std::vector<AdminView> out;
   std::lock_guard lock(s.admin_mutex);
-  if (s.admin_settings.any(now_ms)) out.push_back({std::nullopt, s.admin_settings, in_flight(id)});
+  if (s.admin_settings.any(now_ms))
+    out.push_back({std::nullopt, s.admin_settings, in_flight(id), s.backend.view()});
   std::vector<AdminView> deployments;
   for (const auto& [name, settings] : s.deployment_admin) {
     if (!settings.any(now_ms)) continue;
     const DeploymentState* d = find_deployment(id, name);
-    deployments.push_back({name, settings, d ? d->in_flight.load(std::memory_order_relaxed) : 0});
+    deployments.push_back({name, settings, d ? d->in_flight.load(std::memory_order_relaxed) : 0,
+                           d ? d->view() : CooldownView{}});
   }
   std::sort(deployments.begin(), deployments.end(),
             [](const AdminView& a, const AdminView& b) { return *a.deployment < *b.deployment; });

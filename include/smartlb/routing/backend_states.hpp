@@ -248,11 +248,14 @@ class BackendStates {
     std::optional<std::string> deployment;  // none: the whole backend
     AdminSettings settings;
     std::int64_t in_flight = 0;  // the backend's: every deployment's together
+    CooldownView cooldown;       // the scope's own cooldown (a 429's, a failure's)
   };
   // A scope of the backend configured as `backend` (nullopt: none is, in the current
   // configuration).
   std::optional<AdminView> admin_view(std::string_view backend,
                                       const std::optional<std::string>& deployment) const;
+  // The id of the current configuration's backend named `backend` (nullopt: none).
+  std::optional<BackendId> current_backend(std::string_view backend) const;
   // The scopes of backend `id` whose settings take it or a deployment out now (the backend's
   // first, then by deployment), for /status.
   std::vector<AdminView> admin_scopes(BackendId id) const;
