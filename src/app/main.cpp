@@ -24,6 +24,7 @@
 #include "smartlb/config/env_settings.hpp"
 #include "smartlb/net/server.hpp"
 #include "smartlb/redis/redis_service.hpp"
+#include "smartlb/redis/shared_admin.hpp"
 #include "smartlb/redis/shared_cooldowns.hpp"
 #include "smartlb/redis/shared_failures.hpp"
 #include "smartlb/redis/shared_quotas.hpp"
@@ -127,12 +128,13 @@ sigset_t block_signals() {
   return signals;
 }
 
-// What replicas share through Redis (docs/scale-out.md): cooldowns, declared quotas and client
-// budgets' minute limits as leases, failure_tolerance counts. Made before the server starts,
-// so that a cooldown seen before Redis answers is published once it does.
+// What replicas share through Redis (docs/scale-out.md): cooldowns, the admin API's settings, declared quotas
+// and client budgets' minute limits as leases, failure_tolerance counts. Made before the server starts, so
+// that a cooldown seen before Redis answers is published once it does.
 struct RedisSharing {
   std::unique_ptr<smartlb::redis::RedisService> redis;
   std::unique_ptr<smartlb::redis::SharedCooldowns> cooldowns;
+  std::unique_ptr<smartlb::redis::SharedAdmin> admin;  // drains, disables, held cooldowns
   std::unique_ptr<smartlb::redis::SharedQuotas> quotas;
   std::unique_ptr<smartlb::redis::SharedFailures> failures;
 
@@ -140,6 +142,7 @@ struct RedisSharing {
                smartlb::Server& server) {
     redis = std::make_unique<smartlb::redis::RedisService>(clock, redis_options(cfg, metrics));
     cooldowns = std::make_unique<smartlb::redis::SharedCooldowns>(*redis, server.states());
+    admin = std::make_unique<smartlb::redis::SharedAdmin>(*redis, server.states());
     smartlb::redis::SharedQuotasOptions quota_options;
     quota_options.on_answer = [&metrics](std::int64_t asked, std::int64_t granted) {
       metrics.on_lease(asked, granted);
@@ -156,6 +159,7 @@ struct RedisSharing {
   void stop() {
     redis->stop();
     cooldowns.reset();
+    admin.reset();
   }
 };
 
