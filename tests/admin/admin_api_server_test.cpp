@@ -173,6 +173,32 @@ TEST_F(AdminApiServer, DrainMovesTrafficAndEnableBringsItBack) {
   EXPECT_EQ(chat().header("x-smartlb-backend"), "east");
 }
 
+TEST_F(AdminApiServer, StatusShowsWhatAnOperatorSetAndWho) {
+  start();
+  ASSERT_EQ(call("POST", "/admin/backends/east/drain", kWrite).status, 200u);
+  ASSERT_EQ(call("POST", "/admin/backends/west/disable?deployment=gpt-4o", kWrite).status, 200u);
+  const HttpResponse r = call("GET", "/status", kRead);
+  ASSERT_EQ(r.status, 200u);
+  const json status = json::parse(r.body);
+  const json& east_status = status["backends"][0];
+  ASSERT_EQ(east_status["name"], "east");
+  EXPECT_EQ(east_status["admin_state"], "drained");
+  ASSERT_EQ(east_status["admin"].size(), 1u);
+  EXPECT_EQ(east_status["admin"][0]["set_by"], "write-1 (write, " + token_fingerprint(kWrite) + ")");
+  EXPECT_TRUE(east_status["admin"][0]["set_at"].is_string());
+  const json& west_status = status["backends"][1];
+  EXPECT_EQ(west_status["admin_state"], "enabled") << "only its deployment is out";
+  ASSERT_EQ(west_status["admin"].size(), 1u);
+  EXPECT_EQ(west_status["admin"][0]["deployment"], "gpt-4o");
+  EXPECT_EQ(west_status["admin"][0]["state"], "disabled");
+  EXPECT_EQ(r.body.find(kWrite), std::string::npos) << "a token in /status";
+
+  ASSERT_EQ(call("POST", "/admin/backends/east/enable", kWrite).status, 200u);
+  const json after = json::parse(call("GET", "/status", kRead).body);
+  EXPECT_EQ(after["backends"][0]["admin_state"], "enabled");
+  EXPECT_TRUE(after["backends"][0]["admin"].empty());
+}
+
 TEST_F(AdminApiServer, EveryBackendDrainedIsAnHonest503) {
   start();
   call("POST", "/admin/backends/east/drain", kWrite);
