@@ -266,6 +266,21 @@ TEST_F(AdminApiServer, DeleteLiftsTheCooldownA429Set) {
   EXPECT_EQ(chat().header("x-smartlb-backend"), "east");
 }
 
+TEST_F(AdminApiServer, ReloadedTokensApplyToTheNextRequest) {
+  start();
+  ASSERT_EQ(call("GET", "/status", kRead).status, 200u);
+  const std::string rotated = "r0tated-t0ken-0123456789";
+  AdminConfig next;
+  next.tokens.push_back({"rotated", AdminRole::Write, rotated});
+  admin->set_access(next);
+  EXPECT_EQ(call("GET", "/status", kRead).status, 401u) << "the old token is gone";
+  EXPECT_EQ(call("POST", "/admin/backends/east/drain", kWrite).status, 401u);
+  EXPECT_EQ(call("POST", "/admin/backends/east/drain", rotated).status, 200u);
+  admin->set_access({});
+  EXPECT_EQ(call("GET", "/status").status, 200u) << "no tokens: reading is open";
+  EXPECT_EQ(call("POST", "/admin/backends/east/enable", rotated).status, 403u) << "and changes are off";
+}
+
 TEST_F(AdminApiServer, AReloadKeepsTheSettingsOfBackendsThatRemain) {
   start();
   call("POST", "/admin/backends/east/drain", kWrite);
