@@ -66,17 +66,17 @@ std::vector<AdminToken> parse_admin_tokens(std::string_view value, std::string_v
   return out;
 }
 
-void check_admin_tokens(const AdminConfig& admin, std::size_t from, std::vector<std::string>& errors) {
+std::vector<std::string> admin_token_conflicts(const AdminConfig& admin, std::size_t from) {
+  std::vector<std::string> errors;
   std::set<std::string_view> tokens, names;
   for (std::size_t i = 0; i < admin.tokens.size(); ++i) {
     const AdminToken& t = admin.tokens[i];
     const bool new_token = tokens.insert(t.token).second, new_name = names.insert(t.name).second;
     if (i < from) continue;  // checked with its own source
-    if (!new_token)
-      errors.push_back("admin tokens: " + t.name +
-                       " holds the same token as another entry (value not shown)");
-    if (!new_name) errors.push_back("admin tokens: the name " + quoted(t.name) + " is given to two tokens");
+    if (!new_token) errors.push_back(t.name + " holds the same token as another entry (value not shown)");
+    if (!new_name) errors.push_back("the name " + quoted(t.name) + " is given to two tokens");
   }
+  return errors;
 }
 
 }  // namespace smartlb

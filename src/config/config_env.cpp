@@ -359,7 +359,7 @@ void read_client_settings(const EnvMap& env, Problems& p, Config& cfg) {
 void read_admin(const EnvMap& env, Problems& p, AdminConfig& admin) {
   if (const std::string* v = lookup(env, "ADMIN_TOKENS")) {
     admin.tokens = parse_admin_tokens(*v, "ADMIN_TOKENS", p.errors);
-    check_admin_tokens(admin, 0, p.errors);
+    for (const auto& conflict : admin_token_conflicts(admin, 0)) p.error("ADMIN_TOKENS", conflict);
   }
   admin.metrics_open = read_bool(env, p, "ADMIN_METRICS_OPEN", false);
 }

@@ -67,10 +67,7 @@ void read_admin(Reader& r, const YAML::Node& n, Config& cfg) {
   for (std::size_t i = 0; i < list.size(); ++i)
     if (auto t = read_token(r, index_path("admin.tokens", i), list[i]))
       cfg.admin.tokens.push_back(std::move(*t));
-  std::vector<std::string> duplicates;
-  check_admin_tokens(cfg.admin, from, duplicates);
-  for (const auto& d : duplicates)
-    r.error("admin.tokens", list, d.substr(std::string_view("admin tokens: ").size()));
+  for (const auto& conflict : admin_token_conflicts(cfg.admin, from)) r.error("admin.tokens", list, conflict);
 }
 
 }  // namespace smartlb::config_file

@@ -69,7 +69,7 @@ TEST(AdminTokensConfig, BadEntriesRefuseToStartNamingTheVariableNeverTheToken) {
 TEST(AdminTokensConfig, ATokenGivenTwiceIsRefused) {
   const auto r = load_config_from_env(with_backend({{"ADMIN_TOKENS", "read:" + kRead + ",write:" + kRead}}));
   EXPECT_FALSE(r.config);
-  EXPECT_TRUE(has_error(r, "write-1 holds the same token as another entry")) << errors_of(r);
+  EXPECT_TRUE(has_error(r, "ADMIN_TOKENS: write-1 holds the same token as another entry")) << errors_of(r);
   EXPECT_EQ(errors_of(r).find(kRead), std::string::npos);
 }
 

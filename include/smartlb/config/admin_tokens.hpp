@@ -24,8 +24,8 @@ std::vector<AdminToken> parse_admin_tokens(std::string_view value, std::string_v
                                            std::vector<std::string>& errors);
 
 // Two entries holding the same token, or the same name: each entry from `from` on against
-// those before it (the ones before `from` were checked with their own source). Appended to
-// `errors`.
-void check_admin_tokens(const AdminConfig& admin, std::size_t from, std::vector<std::string>& errors);
+// those before it (the ones before `from` were checked with their own source). The messages
+// say which entry, never the token; the caller prefixes where they are set.
+std::vector<std::string> admin_token_conflicts(const AdminConfig& admin, std::size_t from);
 
 }  // namespace smartlb
