@@ -3,6 +3,8 @@
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 
+#include "smartlb/base/text.hpp"
+
 namespace smartlb {
 
 TokenDigest token_digest(std::string_view token) {
@@ -16,13 +18,9 @@ bool same_digest(const TokenDigest& a, const TokenDigest& b) {
 }
 
 std::string token_fingerprint(std::string_view token) {
-  static constexpr char kHex[] = "0123456789abcdef";
   const TokenDigest d = token_digest(token);
   std::string out = "sha256:";
-  for (int i = 0; i < 4; ++i) {
-    out += kHex[d[i] >> 4];
-    out += kHex[d[i] & 15];
-  }
+  append_hex(out, std::span(d).first(4));
   return out;
 }
 
