@@ -40,17 +40,23 @@ void SharedAdmin::on_admin_change(const AdminChange& change) {
   if (change.kind == AdminChange::Kind::Lift) lift_cooldowns(change);
 }
 
-void SharedAdmin::store(const std::string& backend, const std::string& message) {
+void SharedAdmin::store(const std::string& backend, const std::string& message, std::function<void()> then) {
   std::vector<std::string> args{backend, channel_, message};
   if (const auto id = states_.current_backend(backend))
     for (const auto& scope : states_.admin_scopes(*id)) {
       args.push_back(admin_field(backend, scope.deployment));
       args.push_back(encode_settings(scope.settings));
     }
-  redis_.eval(script(), {key_}, std::move(args), [this, backend](RedisResult r) {
-    // Redis is away: written when it is back (then read back by every replica's resync).
-    if (!r.value) unstored_.insert(backend);
-  });
+  stores_in_flight_.fetch_add(1, std::memory_order_relaxed);
+  redis_.eval(script(), {key_}, std::move(args),
+              [this, backend, message, then = std::move(then)](RedisResult r) {
+                stores_in_flight_.fetch_sub(1, std::memory_order_relaxed);
+                if (!r.value) {  // Redis is away: written and published when it is back
+                  unstored_.emplace_back(backend, message);
+                  if (unstored_.size() > kMaxUnstored) unstored_.pop_front();
+                }
+                if (then) then();
+              });
 }
 
 void SharedAdmin::lift_cooldowns(const AdminChange& c) {
@@ -86,13 +92,27 @@ void SharedAdmin::apply(std::string_view payload) {
 }
 
 void SharedAdmin::resync() {
-  // Ours first (made while Redis was away), then the hash whole: commands on one connection
-  // run in order, so the read sees the writes.
-  std::set<std::string> pending;
+  // Ours first (made while Redis was away, each published for the replicas that read the hash
+  // before it), then the hash whole, once the last write answered: a script Redis does not have
+  // yet is sent again (EVAL after EVALSHA's NOSCRIPT), after a read queued behind it.
+  std::deque<std::pair<std::string, std::string>> pending;
   pending.swap(unstored_);
-  for (const auto& backend : pending) store(backend, "");
+  if (pending.empty()) {
+    read_all();
+    return;
+  }
+  for (std::size_t i = 0; i < pending.size(); ++i)
+    store(pending[i].first, pending[i].second,
+          i + 1 == pending.size() ? std::function<void()>([this] { read_all(); }) : nullptr);
+}
+
+void SharedAdmin::read_all() {
   redis_.command({"HGETALL", key_}, [this](RedisResult r) {
     if (!r.ok() || !r.value->is_array()) return;
+    if (stores_in_flight_.load(std::memory_order_relaxed) > 0) {
+      read_all();  // again, behind them
+      return;
+    }
     const auto& e = r.value->elements;
     std::vector<AdminEntry> entries;
     for (std::size_t i = 0; i + 1 < e.size(); i += 2) {

@@ -153,6 +153,26 @@ TEST_F(SharedAdminTest, ADrainSurvivesTheOtherReplicasRestartAndReachesOneThatSt
   EXPECT_TRUE(c.primary_available()) << "an enabled scope leaves nothing in Redis";
 }
 
+TEST_F(SharedAdminTest, ADrainMadeWhileRedisIsAwayReachesTheOthersWhenItIsBack) {
+  Replica a("replica-a", primary.url(), secondary.url());
+  Replica b("replica-b", primary.url(), secondary.url());
+  a.connect(server);
+  b.connect(server);
+  ASSERT_TRUE(await_condition([&] { return a.admin->resyncs() == 1 && b.admin->resyncs() == 1; }));
+  server.kill();
+  ASSERT_TRUE(await_condition([&] { return !a.service->up() && !b.service->up(); }));
+  ASSERT_TRUE(a.change(AdminChange::Kind::Mode, AdminMode::Drain));
+  EXPECT_FALSE(a.primary_available()) << "applied here at once";
+  EXPECT_TRUE(b.primary_available()) << "B cannot know yet";
+
+  server.start();  // empty: nothing was saved
+  ASSERT_TRUE(await_condition([&] { return a.admin->resyncs() == 2 && b.admin->resyncs() == 2; }));
+  EXPECT_TRUE(await_condition([&] { return !b.primary_available(); }))
+      << "A stores and publishes it when Redis is back, whichever replica reads the hash first";
+  EXPECT_FALSE(a.primary_available()) << "A's own read of the hash keeps it";
+  EXPECT_EQ(b.mode_of_primary(), "drain");
+}
+
 TEST_F(SharedAdminTest, ALiftOnOneReplicaEndsA429sCooldownOnEveryReplicaAndInRedis) {
   Replica a("replica-a", primary.url(), secondary.url());
   Replica b("replica-b", primary.url(), secondary.url());

@@ -8,8 +8,10 @@
 // replaces what this replica holds: a restarted replica comes up with the drains of the others.
 #include <atomic>
 #include <cstdint>
-#include <set>
+#include <deque>
+#include <functional>
 #include <string>
+#include <utility>
 
 #include "smartlb/redis/redis_service.hpp"
 #include "smartlb/routing/backend_states.hpp"
@@ -35,16 +37,25 @@ class SharedAdmin final : public AdminListener {
   static const RedisScript& script();
 
  private:
-  void store(const std::string& backend, const std::string& message);
+  // `then` (may be empty) runs on the Redis thread once the script answered (or failed).
+  void store(const std::string& backend, const std::string& message, std::function<void()> then = {});
   void lift_cooldowns(const AdminChange& change);
   void delete_cooldowns(std::string cursor, std::string pattern);
   void apply(std::string_view payload);
   void resync();
+  void read_all();
 
   RedisService& redis_;
   BackendStates& states_;
   std::string prefix_, key_, channel_;
-  std::set<std::string> unstored_;  // backends changed while Redis was away; Redis thread only
+  // Changes made while Redis was away, in order (backend, message): stored and published when it
+  // is back. Redis thread only; bounded (the oldest dropped: the hash still gets the settings
+  // of the backends of the changes kept).
+  std::deque<std::pair<std::string, std::string>> unstored_;
+  static constexpr std::size_t kMaxUnstored = 1024;
+  // Scripts sent and not answered yet: a read of the hash that answers meanwhile may miss one of
+  // this replica's changes, so it is read again rather than taken.
+  std::atomic<int> stores_in_flight_{0};
   std::atomic<std::uint64_t> applied_{0}, resyncs_{0};
 };
 
