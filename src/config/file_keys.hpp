@@ -11,8 +11,8 @@ inline constexpr std::string_view kTopKeys[] = {"name",    "type",         "back
                                                 "redis",   "token_issuers"};
 inline constexpr std::string_view kRedisKeys[] = {"url", "key_prefix", "ca_file", "timeout_ms", "replica_id"};
 inline constexpr std::string_view kBackendKeys[] = {
-    "name", "url", "api_key",         "auth",  "priority",   "weight",
-    "tpm",  "rpm", "deployment_name", "entra", "quota_group"};
+    "name", "url", "api_key",         "auth",  "priority",    "weight",
+    "tpm",  "rpm", "deployment_name", "entra", "quota_group", "resource"};
 inline constexpr std::string_view kEntraKeys[] = {"source", "scope", "client_id"};
 inline constexpr std::string_view kTargetKeys[] = {"id",    "backend", "deployment",
                                                    "model", "aliases", "quota_group"};
