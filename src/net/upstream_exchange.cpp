@@ -11,6 +11,7 @@
 #include "smartlb/http1/wire_format.hpp"
 #include "smartlb/net/relay_scratch.hpp"
 #include "smartlb/net/worker.hpp"
+#include "smartlb/stateful/event_stream_tagger.hpp"
 #include "smartlb/telemetry/usage_sniffer.hpp"
 
 namespace smartlb::net {
@@ -178,7 +179,7 @@ Task<void> UpstreamExchange::drain_or_close(UpstreamPtr conn) {
 // ones and its per-backend quota headers, then ours. Not part of the relay coroutine, so that
 // its locals stay out of the coroutine's frame.
 void UpstreamExchange::write_response_head(const ResponseHead& res, const RelayOptions& o, bool chunked,
-                                           bool keep) {
+                                           bool keep, bool own_length) {
   std::string& head = buffers_.response_head;
   head.clear();
   append_status_line(head, req_.version, res.status, res.reason);
@@ -186,7 +187,8 @@ void UpstreamExchange::write_response_head(const ResponseHead& res, const RelayO
   for (std::size_t i = 0; i < res.fields.size(); ++i) {
     const auto field = res.fields[i];
     if (named.is_hop(field.name) || is_backend_quota_header(field.name) ||
-        iequals(field.name, "x-smartlb-backend") || iequals(field.name, "x-request-id"))
+        iequals(field.name, "x-smartlb-backend") || iequals(field.name, "x-request-id") ||
+        (own_length && field.id == http::field::content_length))
       continue;
     append_field(head, field.name, field.value);
   }
@@ -257,7 +259,7 @@ Task<UpstreamExchange::HoldEnd> UpstreamExchange::hold_stream_start(UpstreamConn
   }
 }
 
-UpstreamExchange::BodyPlan UpstreamExchange::plan_body(const ResponseHead& res) const {
+UpstreamExchange::BodyPlan UpstreamExchange::plan_body(const ResponseHead& res, bool rewrites) const {
   BodyPlan b;
   const unsigned status = res.status;
   const bool has_body = req_.method != http::verb::head && status >= 200 && status != 204 && status != 304;
@@ -265,7 +267,7 @@ UpstreamExchange::BodyPlan UpstreamExchange::plan_body(const ResponseHead& res) 
   const std::string_view coding = res.fields.get(http::field::content_encoding);
   b.usage = has_body ? UsageSniffer::mode_for(type, coding) : UsageSniffer::Mode::Off;
   b.keep = req_.keep_alive && !w_.draining;
-  if (has_body && !res.fields.contains(http::field::content_length)) {
+  if (has_body && (rewrites || !res.fields.contains(http::field::content_length))) {
     if (req_.version >= 11)
       b.chunked = true;
     else
@@ -294,15 +296,29 @@ Task<Relayed> UpstreamExchange::relay(UpstreamPtr conn, const RelayOptions& opti
   const Config& cfg = w_.shared.cfg;
   ResponseReader& p = *parser_;
   const ResponseHead& res = conn->head;
-  const BodyPlan plan = plan_body(res);
+  const bool json_ids =
+      options.tag_ids && options.prefix.empty() && res.status != 204 &&
+      UsageSniffer::mode_for(res.fields.get(http::field::content_type),
+                             res.fields.get(http::field::content_encoding)) == UsageSniffer::Mode::Json;
+  if (json_ids && req_.method != http::verb::head)
+    co_return co_await relay_tagged_json(std::move(conn), options);
+  // An event stream's ids are tagged event by event: its length changes, so it goes chunked.
+  std::optional<stateful::EventStreamTagger> tagger;
+  if (options.tag_ids && req_.method != http::verb::head &&
+      UsageSniffer::mode_for(res.fields.get(http::field::content_type),
+                             res.fields.get(http::field::content_encoding)) ==
+          UsageSniffer::Mode::EventStream)
+    tagger.emplace(*options.tag_ids);
+  const BodyPlan plan = plan_body(res, tagger.has_value());
   const bool chunked = plan.chunked, keep = plan.keep;
   // Token usage for metrics: fed each chunk after it was written, so it never delays one.
   UsageSniffer usage(plan.usage);
 
   RelayScratchLease scratch(w_.spare_scratch);
   const TrimHeld trim{scratch->held};
-  ClientWatch watch;         // armed once the client waits on the backend
-  std::string_view pending;  // a stream's held-back start: the first bytes written
+  ClientWatch watch;                          // armed once the client waits on the backend
+  std::string_view pending = options.prefix;  // a stream's held-back start: the first bytes written
+  std::string tagged;                         // this round's events, their ids tagged
   if (plan.hold) {
     FailureCause failed = FailureCause::None;
     switch (
@@ -319,7 +335,7 @@ Task<Relayed> UpstreamExchange::relay(UpstreamPtr conn, const RelayOptions& opti
     }
   }
 
-  write_response_head(res, options, chunked, keep);
+  write_response_head(res, options, chunked, keep, tagger.has_value());
   std::string& head = buffers_.response_head;
   rec_.status = res.status;
 
@@ -376,8 +392,16 @@ Task<Relayed> UpstreamExchange::relay(UpstreamPtr conn, const RelayOptions& opti
           !feed_buffered(conn->buffer, p, ReadGoal::some, progressed, ec))
         break;
     }
-    rec_.response_bytes += chunk;
     const bool last = p.is_done();
+    if (tagger) {  // what goes out is the events these runs complete, tagged
+      tagged.clear();
+      for (std::size_t i = 0; i < run_count; ++i) tagger->feed(runs[i], tagged);
+      if (last) tagger->finish(tagged);
+      run_count = tagged.empty() ? 0 : 1;
+      runs[0] = tagged;
+      chunk = tagged.size();
+    }
+    rec_.response_bytes += chunk;
     auto& out = scratch->out;
     const std::size_t k = gather_write(out, head, head_sent, chunked, std::span(runs.data(), run_count),
                                        chunk, last, size_line);
