@@ -204,6 +204,8 @@ void ForwardJob::prepare_request() {
         if (is_client_credential(field.name) || iequals(field.name, "x-request-id") ||
             iequals(field.name, "x-smartlb-metadata") || iequals(field.name, "x-smartlb-affinity"))
           continue;
+        // A compressed answer could not have its ids tagged: a stateful API's comes plain.
+        if (stateful_.tags_answers() && iequals(field.name, "accept-encoding")) continue;
         break;
     }
     append_field(passed, field.name, field.value);

@@ -318,6 +318,24 @@ TEST(StatefulIds, A404FromOneBackendOfTheResourceMovesToItsNextOne) {
   EXPECT_TRUE(p.available(0, "")) << "a \"not found\" cools nothing down";
 }
 
+TEST(StatefulIds, AStatefulAnswerIsAskedForUncompressedAndItsUsageCounts) {
+  ThreeResources r;
+  r.start();
+  const HttpResponse a = http_call(r.p.port(), "POST", "/v1/responses",
+                                   {{"content-type", "application/json"}, {"accept-encoding", "gzip, br"}},
+                                   R"({"model":"gpt-4o","input":"hi"})");
+  EXPECT_EQ(a.status, 200u) << a.body;
+  EXPECT_FALSE(r.mocks[0]->last_request().has_header("accept-encoding")) << "its ids could not be tagged";
+  const auto rec = r.last.await(1);
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(rec->prompt_tokens, 11) << "usage.input_tokens";
+  EXPECT_EQ(rec->completion_tokens, 7) << "usage.output_tokens";
+
+  http_call(r.p.port(), "POST", "/v1/chat/completions", {{"accept-encoding", "gzip"}},
+            R"({"model":"gpt-4o"})");
+  EXPECT_EQ(r.mocks[0]->last_request().header("accept-encoding"), "gzip") << "stateless APIs unchanged";
+}
+
 TEST(StatefulIds, AnUntaggedIdIsTriedOnEachResourceOnceThenLearnt) {
   ThreeResources r;
   r.start();
