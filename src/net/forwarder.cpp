@@ -240,6 +240,7 @@ std::optional<std::string_view> ForwardJob::match_rule() {
       !header.empty() && !parse_metadata(header, metadata))
     return "The x-smartlb-metadata header must be a JSON object whose values are strings.";
   matched_ = snap_.match(RequestFacts{caller_.subjects, model_, metadata});
+  stateful_.keep_resources_of(matched_);
   rule_ = stateful_.rule(snap_, matched_, !model_.empty());
   if (rule_ && rule_->affinity) {
     // The client's own key, or the body's prompt cache key, or its end user.

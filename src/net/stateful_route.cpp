@@ -85,6 +85,15 @@ std::optional<std::string> StatefulRoute::place(const Snapshot& snap, LearntPlac
   return std::nullopt;
 }
 
+void StatefulRoute::keep_resources_of(const Rule* matched) {
+  if (!untagged_try() || !matched) return;
+  const auto has_no_member = [matched](std::uint32_t r) {
+    return r >= matched->on_resource.size() || !matched->on_resource[r];
+  };
+  if (std::all_of(resources_.begin(), resources_.end(), has_no_member)) return;
+  std::erase_if(resources_, has_no_member);
+}
+
 const Rule* StatefulRoute::rule(const Snapshot& snap, const Rule* matched, bool names_model) const {
   if (resources_.empty())
     return matched || names_model || !path_.stateful() ? matched : snap.any_backend.get();

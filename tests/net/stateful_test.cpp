@@ -365,6 +365,32 @@ TEST(StatefulIds, AnUntaggedIdIsTriedOnEachResourceOnceThenLearnt) {
   EXPECT_EQ(fresh.header("x-smartlb-backend"), "a");
 }
 
+TEST(StatefulIds, AnUntaggedTurnTriesOnlyTheResourcesItsRuleHasBackendsOn) {
+  ThreeResources r;
+  const EnvMap env{{"A", r.mocks[0]->url()}, {"B", r.mocks[1]->url()}, {"C", r.mocks[2]->url()}};
+  ASSERT_EQ(r.p.use_config_text(env, R"(
+backends:
+  - {name: a, url: "${A}"}
+  - {name: b, url: "${B}"}
+  - {name: c, url: "${C}"}
+targets: [{id: a/gpt-4o, backend: a}, {id: c/gpt-4o, backend: c}]
+rules:
+  - id: chat
+    type: priority-based-routing
+    when: {models: [gpt-4o]}
+    load_balance_targets: [{target: a/gpt-4o}, {target: c/gpt-4o}]
+)"),
+            "");
+  r.start();
+  const std::string seed = r.stores[2]->create_response();
+  const HttpResponse turn =
+      r.call("POST", "/v1/responses", {{"model", "gpt-4o"}, {"input", "x"}, {"previous_response_id", seed}});
+  EXPECT_EQ(turn.status, 200u) << turn.body;
+  EXPECT_EQ(turn.header("x-smartlb-backend"), "c");
+  EXPECT_EQ(r.calls(0), 1u);
+  EXPECT_EQ(r.calls(1), 0u) << "b has no gpt-4o: its answer would be about the model";
+}
+
 TEST(StatefulIds, AnOwnerThatCannotAnswerSaysWhenToComeBackAndNoOtherResourceIsCalled) {
   ThreeResources r;
   r.start();

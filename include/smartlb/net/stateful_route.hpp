@@ -47,6 +47,9 @@ class StatefulRoute {
   std::optional<std::string> prepare(const Snapshot& snap, http1::RequestHead& req, RequestTarget& target,
                                      LearntPlacements& learnt);
 
+  // An untagged try with a rule tries only the resources the rule has backends on (when it
+  // has some): another resource's answer would be about the model, not the object.
+  void keep_resources_of(const Rule* matched);
   // The rule of the current try: `matched` restricted to the try's resource, or (when it has
   // no backend there, or nothing matched a request that names no model) every backend there.
   // Null when an ordinary request matched nothing.
