@@ -74,6 +74,18 @@ struct TrimHeld {
   }
 };
 
+// What goes out of an event stream whose ids are tagged: the events these runs complete,
+// tagged, as one run (in `tagged`). Returns its size.
+std::size_t tag_events_of(stateful::EventStreamTagger& tagger, std::string_view* runs, std::size_t& run_count,
+                          bool last, std::string& tagged) {
+  tagged.clear();
+  for (std::size_t i = 0; i < run_count; ++i) tagger.feed(runs[i], tagged);
+  if (last) tagger.finish(tagged);
+  run_count = tagged.empty() ? 0 : 1;
+  runs[0] = tagged;
+  return tagged.size();
+}
+
 // One gather write, into `out`: [head] [size line, runs..., CRLF | runs...] [last chunk]. A
 // small body that goes with the head is appended to it instead (one send(), not sendmsg()). A
 // read that parsed only framing (a chunk header) adds no data, and nothing is written for it.
@@ -292,23 +304,25 @@ void UpstreamExchange::record_usage(const TokenUsage& u) {
   rec_.completion_tokens = u.completion_tokens;
 }
 
+// Not a coroutine: it hands the caller the coroutine that relays, at no frame of its own.
 Task<Relayed> UpstreamExchange::relay(UpstreamPtr conn, const RelayOptions& options) {
+  const ResponseHead& res = conn->head;
+  UsageSniffer::Mode ids = UsageSniffer::Mode::Off;  // where a stateful answer's ids are
+  if (options.tag_ids && req_.method != http::verb::head && res.status != 204)
+    ids = UsageSniffer::mode_for(res.fields.get(http::field::content_type),
+                                 res.fields.get(http::field::content_encoding));
+  if (ids == UsageSniffer::Mode::Json && options.prefix.empty())
+    return relay_tagged_json(std::move(conn), options);
+  return relay_body(std::move(conn), options, ids == UsageSniffer::Mode::EventStream);
+}
+
+Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions options, bool tag_events) {
   const Config& cfg = w_.shared.cfg;
   ResponseReader& p = *parser_;
   const ResponseHead& res = conn->head;
-  const bool json_ids =
-      options.tag_ids && options.prefix.empty() && res.status != 204 &&
-      UsageSniffer::mode_for(res.fields.get(http::field::content_type),
-                             res.fields.get(http::field::content_encoding)) == UsageSniffer::Mode::Json;
-  if (json_ids && req_.method != http::verb::head)
-    co_return co_await relay_tagged_json(std::move(conn), options);
   // An event stream's ids are tagged event by event: its length changes, so it goes chunked.
   std::optional<stateful::EventStreamTagger> tagger;
-  if (options.tag_ids && req_.method != http::verb::head &&
-      UsageSniffer::mode_for(res.fields.get(http::field::content_type),
-                             res.fields.get(http::field::content_encoding)) ==
-          UsageSniffer::Mode::EventStream)
-    tagger.emplace(*options.tag_ids);
+  if (tag_events) tagger.emplace(*options.tag_ids);
   const BodyPlan plan = plan_body(res, tagger.has_value());
   const bool chunked = plan.chunked, keep = plan.keep;
   // Token usage for metrics: fed each chunk after it was written, so it never delays one.
@@ -345,10 +359,7 @@ Task<Relayed> UpstreamExchange::relay(UpstreamPtr conn, const RelayOptions& opti
   if (pending.empty() && !p.is_done() && conn->buffer.size() == 0) {
     client_.expires_after(cfg.http_timeout);
     auto [hec, hn] = co_await asio::async_write(client_, asio::buffer(head), use_tuple);
-    hec = client_.done(hec);
-    if (hec) {
-      co_return client_left(*conn);
-    }
+    if (client_.done(hec)) co_return client_left(*conn);
     head_sent = true;
   }
 
@@ -372,10 +383,8 @@ Task<Relayed> UpstreamExchange::relay(UpstreamPtr conn, const RelayOptions& opti
           co_await conn->visit([&](auto& s) { return read_http(s, conn->buffer, p, ReadGoal::some); }));
     }
     for (;;) {  // the runs of this read, then of what else is buffered already
-      if (ec && watch.client_left()) {
-        // The client left while the backend was silent: blame no one.
-        co_return client_left(*conn);
-      }
+      if (ec && watch.client_left())
+        co_return client_left(*conn);  // while the backend was silent: blame no one
       if (ec) {
         // Too late to fail over: cut the client off without a clean end so it sees a
         // truncated response, not a complete one; the policy accounts the backend's failure.
@@ -393,14 +402,7 @@ Task<Relayed> UpstreamExchange::relay(UpstreamPtr conn, const RelayOptions& opti
         break;
     }
     const bool last = p.is_done();
-    if (tagger) {  // what goes out is the events these runs complete, tagged
-      tagged.clear();
-      for (std::size_t i = 0; i < run_count; ++i) tagger->feed(runs[i], tagged);
-      if (last) tagger->finish(tagged);
-      run_count = tagged.empty() ? 0 : 1;
-      runs[0] = tagged;
-      chunk = tagged.size();
-    }
+    if (tagger) chunk = tag_events_of(*tagger, runs.data(), run_count, last, tagged);
     rec_.response_bytes += chunk;
     auto& out = scratch->out;
     const std::size_t k = gather_write(out, head, head_sent, chunked, std::span(runs.data(), run_count),

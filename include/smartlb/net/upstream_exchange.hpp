@@ -98,6 +98,9 @@ class UpstreamExchange {
   // `own_length`: the body's length changes, so the backend's Content-Length is not passed on.
   void write_response_head(const ResponseHead& res, const RelayOptions& o, bool chunked, bool keep,
                            bool own_length = false);
+  // The response as it arrives; an event stream's ids tagged when `tag_events`. `options` by
+  // value: relay() passes it on from the caller's frame.
+  Task<Relayed> relay_body(UpstreamPtr conn, RelayOptions options, bool tag_events);
   // A JSON answer of a stateful API: read whole (up to a limit), its ids tagged, written.
   Task<Relayed> relay_tagged_json(UpstreamPtr conn, const RelayOptions& options);
   // How a response's body goes to the client (outside the relay's coroutine frame).
