@@ -530,14 +530,14 @@ Task<bool> ForwardJob::run() {
     }
     const unsigned status = r.conn->head.status;
     a.status = status;
+    const Judged judged = judge_answer(status, throttle_fields(r.conn->head.fields), !model_.empty(),
+                                       t->member.quota_window, s_.clock.wall_now());
+    states_.observe_report(t->member, model_, judged.report, sent, mark, status != 429);
     if (stateful_.looks_for_object() && (status == 404 || status == 400)) {
       if (!co_await hold_not_found(*t, std::move(r.conn))) co_return co_await relay_held();
       if (stateful_.untagged_try() && !next_resource(tried, false)) co_return co_await answer_nothing_left();
       continue;
     }
-    const Judged judged = judge_answer(status, throttle_fields(r.conn->head.fields), !model_.empty(),
-                                       t->member.quota_window, s_.clock.wall_now());
-    states_.observe_report(t->member, model_, judged.report, sent, mark, status != 429);
     if (judged.verdict.fail_over) {
       account_failure(*t, a, judged.verdict, judged.hint, sent, "HTTP " + std::to_string(status));
       co_await exchange_.drain_or_close(std::move(r.conn));
