@@ -6,15 +6,23 @@
 #include <vector>
 
 #include "id_fields.hpp"
-#include "json_lexer.hpp"
+#include "smartlb/http/json_lexer.hpp"
 
 namespace smartlb::stateful::detail {
+
+using smartlb::JsonLexer;
+using smartlb::JsonToken;
 
 class JsonIdWalk {
  public:
   explicit JsonIdWalk(std::string_view json) : lexer_(json) {}
 
+  // Deeper than this is refused: a frame per level is kept, and the lexer itself has no limit
+  // (a 32 MiB request body of '[' would be 32 million frames).
+  static constexpr std::size_t kMaxDepth = 1024;
+
   JsonToken next() {
+    if (too_deep_) return JsonToken::Invalid;
     const JsonToken t = lexer_.next();
     switch (t) {
       case JsonToken::Key:
@@ -22,6 +30,10 @@ class JsonIdWalk {
         break;
       case JsonToken::BeginObject:
       case JsonToken::BeginArray: {
+        if (frames_.size() >= kMaxDepth) {
+          too_deep_ = true;
+          return JsonToken::Invalid;
+        }
         const bool object = t == JsonToken::BeginObject;
         const Frame* parent = frames_.empty() ? nullptr : &frames_.back();
         const bool member = parent && parent->object;
@@ -71,6 +83,7 @@ class JsonIdWalk {
   JsonLexer lexer_;
   std::string_view key_;  // the last member key read
   std::vector<Frame> frames_;
+  bool too_deep_ = false;
 };
 
 }  // namespace smartlb::stateful::detail

@@ -2,13 +2,10 @@
 
 #include <string>
 
-#include "json_lexer.hpp"
+#include "smartlb/http/json_lexer.hpp"
 
 namespace smartlb::stateful {
 namespace {
-
-using detail::JsonLexer;
-using detail::JsonToken;
 
 std::string lower(std::string_view s) {
   std::string out(s);

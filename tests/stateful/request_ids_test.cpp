@@ -124,6 +124,16 @@ TEST(RequestIds, KeepsAtMostKMaxKeptOfEachKind) {
   EXPECT_EQ(out.find("-slb"), std::string::npos) << "every one is stripped all the same";
 }
 
+TEST(RequestIds, ABodyNestedDeeperThan1024LevelsIsNotRead) {
+  // A frame per level is kept: a body of '[' must not cost a frame per byte.
+  std::string out;
+  RequestIds ids;
+  EXPECT_TRUE(strip_json_body(std::string(1024, '[') + std::string(1024, ']'), out, ids));
+  out.clear();
+  EXPECT_FALSE(strip_json_body(std::string(1025, '[') + std::string(1025, ']'), out, ids));
+  EXPECT_EQ(out, "");
+}
+
 TEST(RequestIds, MayHoldTagLooksForTheMark) {
   EXPECT_TRUE(may_hold_tag("x-slb"));
   EXPECT_FALSE(may_hold_tag(R"({"model":"gpt-4o"})"));
