@@ -515,6 +515,9 @@ Task<bool> ForwardJob::run() {
       co_return co_await answer_nothing_left();
     }
     if (!credential_ready(*t) && !co_await await_credential(*t)) continue;
+    // In flight on its (backend, deployment) until this attempt's answer ends, stream included:
+    // what a drain waits for (docs/operations.md).
+    const InFlight in_flight = states_.begin_attempt(t->member, model_);
     prepare_body(*t);
     write_request_head(*t);
     const ReportedBudget::Mark mark = states_.charge_reported(t->member, model_, cost_);
