@@ -34,7 +34,7 @@ import { fileURLToPath } from 'node:url';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
-const LANDED = new Set([]); // of 'stateful-ids', 'realtime-ws'
+const LANDED = new Set(['stateful-ids']); // of 'stateful-ids', 'realtime-ws'
 const STRICT = process.env.SMARTLB_E2E_STATEFUL_STRICT === '1';
 
 /** node:test options of a test through smartlb that needs the branches `needs`. */
