@@ -27,6 +27,7 @@
 #include "smartlb/redis/shared_quotas.hpp"
 #include "smartlb/telemetry/logging.hpp"
 #include "smartlb/telemetry/metrics.hpp"
+#include "smartlb/tracing/tracer.hpp"
 
 namespace {
 
@@ -76,6 +77,11 @@ Configured by environment variables (all errors are reported at once):
   REDIS_URL                  redis://[user:password@]host[:port][/db] or rediss://: replicas share
                              cooldowns through Redis (docs/scale-out.md); unset: each keeps its own
   REDIS_KEY_PREFIX (smartlb:)  REDIS_CA_FILE  REDIS_TIMEOUT_MS (200)  REPLICA_ID (hostname-pid)
+  OTEL_EXPORTER_OTLP_ENDPOINT  an OTLP/HTTP collector (http/json): traces are exported to
+                             <endpoint>/v1/traces (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is); unset:
+                             no tracing. Also OTEL_EXPORTER_OTLP_HEADERS, _TIMEOUT, _CERTIFICATE, _PROTOCOL,
+                             OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER (+ _ARG),
+                             OTEL_BSP_* (docs/observability.md, "Traces")
 
 See docs/configuration.md for the full reference.
 )";
@@ -99,6 +105,29 @@ smartlb::redis::RedisServiceOptions redis_options(const smartlb::Config& cfg, sm
   o.on_replicas = [&metrics](std::size_t n) { metrics.on_replicas_live(n); };
   return o;
 }
+
+// One line on tracing for the log and --check-config: where spans go and which are kept. The
+// headers by name only: their values carry keys.
+std::string describe_tracing(const smartlb::tracing::TraceConfig& t) {
+  std::string s = "traces: OTLP/JSON to " + t.endpoint + ", sampler " +
+                  std::string(smartlb::tracing::to_string(t.sampler.kind));
+  if (smartlb::tracing::takes_ratio(t.sampler.kind)) s += " " + std::to_string(t.sampler.ratio);
+  for (std::size_t i = 0; i < t.headers.size(); ++i) s += (i ? ", " : "; headers ") + t.headers[i].first;
+  return s;
+}
+
+smartlb::tracing::TracerHooks tracer_hooks(smartlb::Metrics& metrics) {
+  metrics.enable_tracing();
+  smartlb::tracing::TracerHooks h;
+  h.on_exported = [&metrics](std::size_t n) { metrics.on_spans_exported(n); };
+  h.on_dropped = [&metrics](smartlb::tracing::DropReason r, std::size_t n) {
+    metrics.on_spans_dropped(static_cast<unsigned>(r), n);
+  };
+  return h;
+}
+
+// How long the spans still queued at SIGTERM get to reach the collector, after the drain.
+constexpr std::chrono::seconds kTraceFlushBound{5};
 
 }  // namespace
 
@@ -152,6 +181,12 @@ int main(int argc, char** argv) {
   const smartlb::FileStamp loaded_stamp =
       config_file ? smartlb::stamp_of(*config_file) : smartlb::FileStamp{};
   auto loaded = smartlb::load_config(env, config_file);
+  // Tracing's settings (OTEL_*) are process settings read once: their problems are the
+  // configuration's.
+  const smartlb::tracing::TraceConfigResult traces = smartlb::tracing::load_trace_config(env);
+  loaded.errors.insert(loaded.errors.end(), traces.errors.begin(), traces.errors.end());
+  loaded.warnings.insert(loaded.warnings.end(), traces.warnings.begin(), traces.warnings.end());
+  if (!traces.config) loaded.config.reset();
   if (check_only) {
     for (const auto& w : loaded.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
     if (!loaded.config) {
@@ -160,6 +195,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::fputs(smartlb::describe_routing(*loaded.config).c_str(), stdout);
+    if (traces.config->enabled()) std::printf("%s\n", describe_tracing(*traces.config).c_str());
     return 0;
   }
   if (!loaded.config) {
@@ -185,6 +221,7 @@ int main(int argc, char** argv) {
   std::vector<smartlb::Metrics::BackendInfo> metric_backends;
   for (const auto& b : cfg.backends) metric_backends.push_back({b.name, b.deployment_name});
   smartlb::Metrics metrics(std::move(metric_backends));
+  std::unique_ptr<smartlb::tracing::Tracer> tracer;  // outlives the server: its workers end requests into it
   std::unique_ptr<smartlb::Server> server_holder;
   std::unique_ptr<smartlb::AdminServer> admin;
   const smartlb::SystemClock clock;
@@ -194,7 +231,10 @@ int main(int argc, char** argv) {
   std::unique_ptr<smartlb::redis::SharedFailures> shared_failures;
   try {
     // Building the server loads the upstream CA bundle, which can fail too.
-    server_holder = std::make_unique<smartlb::Server>(cfg, smartlb::ServerOptions{.observer = &metrics});
+    if (traces.config->enabled())
+      tracer = smartlb::tracing::make_tracer(*traces.config, cfg.upstream_ca_file, tracer_hooks(metrics));
+    server_holder = std::make_unique<smartlb::Server>(
+        cfg, smartlb::ServerOptions{.observer = &metrics, .tracer = tracer.get()});
     if (cfg.redis.enabled()) {
       // Listening before the first request: a cooldown seen before Redis answers is published
       // once it does.
@@ -236,6 +276,7 @@ int main(int argc, char** argv) {
                  b.url.host_header, b.url.base_path, b.priority, b.weight,
                  b.deployment_name.empty() ? "" : " deployment=" + b.deployment_name,
                  b.api_key.empty() ? " (no api key: client credentials pass through)" : "");
+  if (tracer) spdlog::info("{}", describe_tracing(*traces.config));
   if (admin)
     spdlog::info("admin endpoints (/, /status, /metrics, /healthz, /readyz) on {}:{}", cfg.listen_address,
                  admin->port());
@@ -276,6 +317,10 @@ int main(int argc, char** argv) {
 #endif
 
   server.wait();
+  if (tracer) {
+    tracer->shutdown(kTraceFlushBound);  // what the last requests left in the queue
+    spdlog::info("traces flushed: {} span(s) exported in all", tracer->exported());
+  }
   watch.reset();
   if (admin) admin->stop();
   if (redis) redis->stop();  // deregisters this replica; then nothing calls back into the states

@@ -296,6 +296,7 @@ Task<Relayed> UpstreamExchange::relay(UpstreamPtr conn, const RelayOptions& opti
   const ResponseHead& res = conn->head;
   const BodyPlan plan = plan_body(res);
   const bool chunked = plan.chunked, keep = plan.keep;
+  if (rec_.trace.sampled) rec_.event_stream = plan.usage == UsageSniffer::Mode::EventStream;
   // Token usage for metrics: fed each chunk after it was written, so it never delays one.
   UsageSniffer usage(plan.usage);
 
@@ -392,6 +393,7 @@ Task<Relayed> UpstreamExchange::relay(UpstreamPtr conn, const RelayOptions& opti
         co_return client_left(*conn);
       }
       head_sent = true;
+      if (chunk > 0 && rec_.trace.sampled && rec_.first_byte == 0) rec_.first_byte = w_.shared.clock.now();
     }
     for (std::size_t i = 0; i + 1 < run_count; ++i) usage.feed(runs[i].data(), runs[i].size());
     const std::string_view final_run = run_count > 0 ? runs[run_count - 1] : std::string_view{};
