@@ -13,7 +13,7 @@
 # CACHE_SIM=1 adds callgrind's cache and branch simulation (user space only, a model of the
 # caches, not this CPU's) and prints simulated L1 misses and mispredictions per request.
 #
-# Usage: bench/profile_peers.sh   (DURATION=10 CONNS=16 PROXIES="smartlb nginx haproxy" SYSCALLS=1 CACHE_SIM=0;
+# Usage: bench/profile_peers.sh   (DURATION=10 CONNS=16 PROXIES="smartlb nginx haproxy" SYSCALLS=1 CALLGRIND=1 CACHE_SIM=0;
 #                                  proxy smartlb_rules: smartlb through a 20-rule policy, the last rule matching;
 #                                  proxy smartlb_budgets: every caller with a budget of each kind)
 set -euo pipefail
@@ -31,8 +31,9 @@ subst "$BENCH_DIR/conf/nginx-backend.conf.in" "$BPORT" >"$TMP/nb.conf"
 nginx -c "$TMP/nb.conf" -p "$TMP" -e "$TMP/nb.err" & PIDS+=($!)
 wait_port "$BPORT"
 
-printf '%-8s %10s %14s %14s\n' proxy requests instructions instr/request
+[ "${CALLGRIND:-1}" = 1 ] && printf '%-8s %10s %14s %14s\n' proxy requests instructions instr/request
 for proxy in $PROXIES; do
+  [ "${CALLGRIND:-1}" = 1 ] || break
   port=$(free_port)
   cg=(valgrind --tool=callgrind --callgrind-out-file="$OUT/$proxy.out" --dump-instr=no)
   [ "${CACHE_SIM:-0}" = 1 ] && cg+=(--cache-sim=yes --branch-sim=yes)

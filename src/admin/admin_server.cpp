@@ -123,9 +123,7 @@ struct AdminServer::Impl {
     for (const net::Rule& rule : snapshot.rules) {
       RuleStatus r;
       r.id = rule.id;
-      r.type = rule.type == RuleType::Weight    ? "weight-based-routing"
-               : rule.type == RuleType::Latency ? "latency-based-routing"
-                                                : "priority-based-routing";
+      r.type = rule.type;
       r.implicit = rule.implicit;
       r.subjects = rule.when.subjects;
       r.models = rule.when.models;

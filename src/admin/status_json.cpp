@@ -8,6 +8,7 @@
 
 #include "smartlb/admin/counter_labels.hpp"
 #include "smartlb/base/version.hpp"
+#include "smartlb/config/rule_types.hpp"
 
 namespace smartlb {
 namespace {
@@ -206,7 +207,13 @@ json backend_json(const MetricsSnapshot& m, const PoolSnapshot& p, std::uint32_t
 json rule_json(const RuleStatus& r) {
   json jr;
   jr["id"] = r.id;
-  jr["type"] = r.type;
+  const RuleTypeInfo& type = rule_type_info(r.type);
+  jr["type"] = type.name;
+  // What the page shows beside each target: the settings this type routes by.
+  json settings = json::array();
+  if (type.reads_priority) settings.push_back("priority");
+  if (type.reads_weight) settings.push_back("weight");
+  jr["target_settings"] = std::move(settings);
   jr["implicit"] = r.implicit;
   json when = json::object();
   if (!r.subjects.empty()) when["subjects"] = r.subjects;
@@ -223,7 +230,7 @@ json rule_json(const RuleStatus& r) {
         {"id", t.id},         {"backend", t.backend}, {"priority", t.priority},
         {"weight", t.weight}, {"state", t.state},     {"cooldown_remaining_ms", t.cooldown_remaining_ms}};
     jt["upstream_name"] = string_or_null(t.upstream_name);
-    if (r.type == "latency-based-routing")
+    if (type.reads_latency)
       jt["latency"] = {{"ms_per_token", t.latency_ms_per_token}, {"samples", t.latency_samples}};
     targets.push_back(std::move(jt));
   }

@@ -19,7 +19,9 @@
 #include "smartlb/app/periodic_thread.hpp"
 #include "smartlb/app/reload_notes.hpp"
 #include "smartlb/base/version.hpp"
+#include "smartlb/config/check_report.hpp"
 #include "smartlb/config/config_file.hpp"
+#include "smartlb/config/env_settings.hpp"
 #include "smartlb/net/server.hpp"
 #include "smartlb/redis/redis_service.hpp"
 #include "smartlb/redis/shared_cooldowns.hpp"
@@ -31,7 +33,7 @@
 
 namespace {
 
-const char* kHelp = R"(smartlb - spreads OpenAI / Azure OpenAI traffic over many backends.
+const char* kUsage = R"(smartlb - spreads OpenAI / Azure OpenAI traffic over many backends.
 
 Usage: smartlb [--config FILE] [--check-config] [--help] [--version]
 
@@ -42,48 +44,6 @@ Usage: smartlb [--config FILE] [--check-config] [--help] [--version]
                    summary of the routing (exit 0), and exit
 
 Configured by environment variables (all errors are reported at once):
-  BACKEND_X_URL              https://name.openai.azure.com or http://host:port (required; X = 1, 2, ...)
-  BACKEND_X_PRIORITY         lower is preferred (default 1)
-  BACKEND_X_WEIGHT           share inside its priority group (default 1)
-  BACKEND_X_APIKEY           the backend's key (sent as api-key or Authorization: Bearer)
-  BACKEND_X_DEPLOYMENT_NAME  replaces the deployment segment of /openai/deployments/{name}/..., and the
-                             body's model of /v1/... and /openai/v1/... requests
-  BACKEND_X_NAME             shown in logs and the x-smartlb-backend header (default backend-X)
-  BACKEND_X_AUTH             auto | api-key | bearer | entra (default auto)
-  BACKEND_X_ENTRA_SOURCE     entra: auto | client-secret | workload-identity | app-service | imds
-  BACKEND_X_ENTRA_SCOPE      entra: token scope (https://cognitiveservices.azure.com/.default)
-  BACKEND_X_ENTRA_CLIENT_ID  entra: a user-assigned managed identity's client id
-  AZURE_TENANT_ID, AZURE_CLIENT_ID, AZURE_CLIENT_SECRET, AZURE_FEDERATED_TOKEN_FILE,
-  AZURE_AUTHORITY_HOST, IDENTITY_ENDPOINT, IDENTITY_HEADER  read as Azure's SDKs do (docs/keyless-azure.md)
-  BACKEND_X_TPM, BACKEND_X_RPM  declared quota per deployment: route ahead of the backend's 429
-  BACKEND_X_QUOTA_GROUP      backends naming one group share one declared quota
-  QUOTA_WINDOW_SECONDS (60)  window the declared quotas are enforced over
-  ROUTE_ON_REMAINING (on)    route ahead of the 429 on the backends' x-ratelimit-remaining-* reports
-  PORT (8080)  LISTEN_ADDRESS (0.0.0.0)  ADMIN_PORT (9090, 0 = off)  THREADS (0 = the CPUs it may use)
-  HTTP_TIMEOUT_SECONDS (100)  CONNECT_TIMEOUT_SECONDS (10)  REQUEST_TIMEOUT_SECONDS (300)
-  CLIENT_IDLE_TIMEOUT_SECONDS (75)  SHUTDOWN_TIMEOUT_SECONDS (30)
-  DEFAULT_COOLDOWN_SECONDS (10)  MAX_COOLDOWN_SECONDS (300)
-  MAX_REQUEST_BODY_BYTES (33554432)  MAX_HEADER_COUNT (100)  MAX_CONNECTIONS (16384)
-  STREAM_HOLDBACK_BYTES (65536, 0 = off)  an event stream's start held back to fail over an error
-  LOG_LEVEL (info)  LOG_FORMAT (text | json)  ACCESS_LOG (on)
-  CLIENT_API_KEYS            comma-separated keys clients must present (default: no check)
-  CLIENT_TOKENS_PER_MINUTE   every caller's budget: tokens per minute (also CLIENT_REQUESTS_PER_MINUTE,
-                             CLIENT_TOKENS_PER_DAY, CLIENT_TOKENS_PER_MONTH; docs/client-budgets.md)
-  CLIENT_ENTRA_TENANT_ID, CLIENT_ENTRA_AUDIENCE (comma-separated), CLIENT_ENTRA_ROLES (any one of)
-                             clients may present that tenant's Entra ID tokens (Bearer JWT)
-  UPSTREAM_CA_FILE           extra CA bundle to trust for backend TLS
-  CONFIG_FILE                the routing policy file (as --config)
-  CONFIG_WATCH_INTERVAL_MS (1000)  how often the file is checked for a change
-  REDIS_URL                  redis://[user:password@]host[:port][/db] or rediss://: replicas share
-                             cooldowns through Redis (docs/scale-out.md); unset: each keeps its own
-  REDIS_KEY_PREFIX (smartlb:)  REDIS_CA_FILE  REDIS_TIMEOUT_MS (200)  REPLICA_ID (hostname-pid)
-  OTEL_EXPORTER_OTLP_ENDPOINT  an OTLP/HTTP collector (http/json): traces are exported to
-                             <endpoint>/v1/traces (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is); unset:
-                             no tracing. Also OTEL_EXPORTER_OTLP_HEADERS, _TIMEOUT, _CERTIFICATE, _PROTOCOL,
-                             OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER (+ _ARG),
-                             OTEL_BSP_* (docs/observability.md, "Traces")
-
-See docs/configuration.md for the full reference.
 )";
 
 void raise_fd_limit() {
@@ -105,29 +65,6 @@ smartlb::redis::RedisServiceOptions redis_options(const smartlb::Config& cfg, sm
   o.on_replicas = [&metrics](std::size_t n) { metrics.on_replicas_live(n); };
   return o;
 }
-
-// One line on tracing for the log and --check-config: where spans go and which are kept. The
-// headers by name only: their values carry keys.
-std::string describe_tracing(const smartlb::tracing::TraceConfig& t) {
-  std::string s = "traces: OTLP/JSON to " + t.endpoint + ", sampler " +
-                  std::string(smartlb::tracing::to_string(t.sampler.kind));
-  if (smartlb::tracing::takes_ratio(t.sampler.kind)) s += " " + std::to_string(t.sampler.ratio);
-  for (std::size_t i = 0; i < t.headers.size(); ++i) s += (i ? ", " : "; headers ") + t.headers[i].first;
-  return s;
-}
-
-smartlb::tracing::TracerHooks tracer_hooks(smartlb::Metrics& metrics) {
-  metrics.enable_tracing();
-  smartlb::tracing::TracerHooks h;
-  h.on_exported = [&metrics](std::size_t n) { metrics.on_spans_exported(n); };
-  h.on_dropped = [&metrics](smartlb::tracing::DropReason r, std::size_t n) {
-    metrics.on_spans_dropped(static_cast<unsigned>(r), n);
-  };
-  return h;
-}
-
-// How long the spans still queued at SIGTERM get to reach the collector, after the drain.
-constexpr std::chrono::seconds kTraceFlushBound{5};
 
 }  // namespace
 
@@ -157,59 +94,29 @@ void reload(smartlb::Server& server, smartlb::Metrics& metrics, const std::optio
   spdlog::info("configuration reloaded ({}): {}", why, smartlb::describe_source(*loaded.config));
 }
 
-int main(int argc, char** argv) {
-  const smartlb::CommandLine command = smartlb::parse_command_line(argc, argv);
+namespace {
+
+// The answers of --help, --version and a bad command line: the exit code, or none to go on.
+std::optional<int> answer_command_line(const smartlb::CommandLine& command) {
   if (!command.error.empty()) {
     std::fprintf(stderr, "smartlb: %s\n", command.error.c_str());
     return 2;
   }
   if (command.help) {
-    std::fputs(kHelp, stdout);
+    std::fputs(kUsage, stdout);
+    std::fputs(smartlb::env_settings_help().c_str(), stdout);
+    std::fputs("\nSee docs/configuration.md for the full reference.\n", stdout);
     return 0;
   }
   if (command.version) {
     std::printf("smartlb %s\n", smartlb::kVersion);
     return 0;
   }
-  std::optional<std::string> config_file = command.config_file;
-  const bool check_only = command.check_only;
+  return std::nullopt;
+}
 
-  const smartlb::EnvMap env = smartlb::current_environment();
-  if (!config_file)
-    if (auto it = env.find("CONFIG_FILE"); it != env.end()) config_file = it->second;
-  // The file's stamp before it is read: a change from then on reloads (file_watch.hpp).
-  const smartlb::FileStamp loaded_stamp =
-      config_file ? smartlb::stamp_of(*config_file) : smartlb::FileStamp{};
-  auto loaded = smartlb::load_config(env, config_file);
-  // Tracing's settings (OTEL_*) are process settings read once: their problems are the
-  // configuration's.
-  const smartlb::tracing::TraceConfigResult traces = smartlb::tracing::load_trace_config(env);
-  loaded.errors.insert(loaded.errors.end(), traces.errors.begin(), traces.errors.end());
-  loaded.warnings.insert(loaded.warnings.end(), traces.warnings.begin(), traces.warnings.end());
-  if (!traces.config) loaded.config.reset();
-  if (check_only) {
-    for (const auto& w : loaded.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
-    if (!loaded.config) {
-      std::fprintf(stderr, "smartlb: the configuration has %zu error(s):\n", loaded.errors.size());
-      for (const auto& e : loaded.errors) std::fprintf(stderr, "  - %s\n", e.c_str());
-      return 1;
-    }
-    std::fputs(smartlb::describe_routing(*loaded.config).c_str(), stdout);
-    if (traces.config->enabled()) std::printf("%s\n", describe_tracing(*traces.config).c_str());
-    return 0;
-  }
-  if (!loaded.config) {
-    std::fprintf(stderr, "smartlb: refusing to start, the configuration has %zu error(s):\n",
-                 loaded.errors.size());
-    for (const auto& e : loaded.errors) std::fprintf(stderr, "  - %s\n", e.c_str());
-    return 2;
-  }
-  smartlb::Config cfg = std::move(*loaded.config);
-  smartlb::setup_logging(cfg.log_level, cfg.log_format);
-  for (const auto& w : loaded.warnings) spdlog::warn("{}", w);
-  raise_fd_limit();
-
-  // Signals are taken by a dedicated thread with sigwait; every other thread blocks them.
+// Signals are taken by a dedicated thread with sigwait; every other thread blocks them.
+sigset_t block_signals() {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
@@ -217,58 +124,43 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
+  return signals;
+}
 
-  std::vector<smartlb::Metrics::BackendInfo> metric_backends;
-  for (const auto& b : cfg.backends) metric_backends.push_back({b.name, b.deployment_name});
-  smartlb::Metrics metrics(std::move(metric_backends));
-  std::unique_ptr<smartlb::tracing::Tracer> tracer;  // outlives the server: its workers end requests into it
-  std::unique_ptr<smartlb::Server> server_holder;
-  std::unique_ptr<smartlb::AdminServer> admin;
-  const smartlb::SystemClock clock;
+// What replicas share through Redis (docs/scale-out.md): cooldowns, declared quotas and client
+// budgets' minute limits as leases, failure_tolerance counts. Made before the server starts,
+// so that a cooldown seen before Redis answers is published once it does.
+struct RedisSharing {
   std::unique_ptr<smartlb::redis::RedisService> redis;
-  std::unique_ptr<smartlb::redis::SharedCooldowns> shared_cooldowns;
-  std::unique_ptr<smartlb::redis::SharedQuotas> shared_quotas;
-  std::unique_ptr<smartlb::redis::SharedFailures> shared_failures;
-  try {
-    // Building the server loads the upstream CA bundle, which can fail too.
-    if (traces.config->enabled())
-      tracer = smartlb::tracing::make_tracer(*traces.config, cfg.upstream_ca_file, tracer_hooks(metrics));
-    server_holder = std::make_unique<smartlb::Server>(
-        cfg, smartlb::ServerOptions{.observer = &metrics, .tracer = tracer.get()});
-    if (cfg.redis.enabled()) {
-      // Listening before the first request: a cooldown seen before Redis answers is published
-      // once it does.
-      redis = std::make_unique<smartlb::redis::RedisService>(clock, redis_options(cfg, metrics));
-      shared_cooldowns = std::make_unique<smartlb::redis::SharedCooldowns>(*redis, server_holder->states());
-      // Declared quotas and client budgets' minute limits are leased from Redis (every quota made from the
-      // first request on).
-      smartlb::redis::SharedQuotasOptions quota_options;
-      quota_options.on_answer = [&metrics](std::int64_t asked, std::int64_t granted) {
-        metrics.on_lease(asked, granted);
-      };
-      quota_options.on_failure = [&metrics] { metrics.on_lease_failed(); };
-      shared_quotas = std::make_unique<smartlb::redis::SharedQuotas>(*redis, clock, quota_options);
-      server_holder->states().set_lease_broker(shared_quotas.get());
-      server_holder->budgets().set_lease_broker(shared_quotas.get());
-      // failure_tolerance counts too: a target's failures on all replicas trip its breaker.
-      shared_failures =
-          std::make_unique<smartlb::redis::SharedFailures>(*redis, server_holder->states(), clock);
-      server_holder->set_failure_sharer(shared_failures.get());
-    }
-    server_holder->start();
-    // Unreachable is fine (local state, retried in the background); refused credentials are not.
-    if (redis) redis->start();
-    if (cfg.admin_port != 0) {
-      admin = std::make_unique<smartlb::AdminServer>(
-          *server_holder, metrics,
-          smartlb::AdminOptions{cfg.listen_address, cfg.admin_port, redis.get(), cfg.status_sample_interval});
-      admin->start();
-    }
-  } catch (const std::exception& e) {
-    spdlog::critical("{}", e.what());
-    return 1;
+  std::unique_ptr<smartlb::redis::SharedCooldowns> cooldowns;
+  std::unique_ptr<smartlb::redis::SharedQuotas> quotas;
+  std::unique_ptr<smartlb::redis::SharedFailures> failures;
+
+  RedisSharing(const smartlb::Config& cfg, smartlb::Metrics& metrics, const smartlb::Clock& clock,
+               smartlb::Server& server) {
+    redis = std::make_unique<smartlb::redis::RedisService>(clock, redis_options(cfg, metrics));
+    cooldowns = std::make_unique<smartlb::redis::SharedCooldowns>(*redis, server.states());
+    smartlb::redis::SharedQuotasOptions quota_options;
+    quota_options.on_answer = [&metrics](std::int64_t asked, std::int64_t granted) {
+      metrics.on_lease(asked, granted);
+    };
+    quota_options.on_failure = [&metrics] { metrics.on_lease_failed(); };
+    quotas = std::make_unique<smartlb::redis::SharedQuotas>(*redis, clock, quota_options);
+    server.states().set_lease_broker(quotas.get());
+    server.budgets().set_lease_broker(quotas.get());
+    failures = std::make_unique<smartlb::redis::SharedFailures>(*redis, server.states(), clock);
+    server.set_failure_sharer(failures.get());
   }
-  smartlb::Server& server = *server_holder;
+  // Deregisters this replica; then nothing calls back into the states. The quotas keep
+  // pointing at the broker: it stays until the server is gone (no callback comes after stop).
+  void stop() {
+    redis->stop();
+    cooldowns.reset();
+  }
+};
+
+void log_started(const smartlb::Config& cfg, const smartlb::Server& server,
+                 const smartlb::AdminServer* admin) {
   spdlog::info("smartlb {} listening on {}:{} with {}", smartlb::kVersion, cfg.listen_address, server.port(),
                smartlb::describe_source(cfg));
   for (const auto& b : cfg.backends)
@@ -276,13 +168,43 @@ int main(int argc, char** argv) {
                  b.url.host_header, b.url.base_path, b.priority, b.weight,
                  b.deployment_name.empty() ? "" : " deployment=" + b.deployment_name,
                  b.api_key.empty() ? " (no api key: client credentials pass through)" : "");
-  if (tracer) spdlog::info("{}", describe_tracing(*traces.config));
   if (admin)
     spdlog::info("admin endpoints (/, /status, /metrics, /healthz, /readyz) on {}:{}", cfg.listen_address,
                  admin->port());
+}
 
-  // Reloads run on one thread at a time: SIGHUP's and the file watch's share this mutex.
-  static std::mutex reload_mutex;
+// One line on tracing for the log and --check-config: where spans go and which are kept. The
+// headers by name only: their values carry keys.
+std::string describe_tracing(const smartlb::tracing::TraceConfig& t) {
+  std::string s = "traces: OTLP/JSON to " + t.endpoint + ", sampler " +
+                  std::string(smartlb::tracing::to_string(t.sampler.kind));
+  if (smartlb::tracing::takes_ratio(t.sampler.kind)) s += " " + std::to_string(t.sampler.ratio);
+  for (std::size_t i = 0; i < t.headers.size(); ++i) s += (i ? ", " : "; headers ") + t.headers[i].first;
+  return s;
+}
+
+// The Tracer (tracing on), its drops and exports counted in the metrics.
+std::unique_ptr<smartlb::tracing::Tracer> start_tracer(const smartlb::tracing::TraceConfig& t,
+                                                       const smartlb::Config& cfg, smartlb::Metrics& metrics) {
+  if (!t.enabled()) return nullptr;
+  metrics.enable_tracing();
+  smartlb::tracing::TracerHooks h;
+  h.on_exported = [&metrics](std::size_t n) { metrics.on_spans_exported(n); };
+  h.on_dropped = [&metrics](smartlb::tracing::DropReason r, std::size_t n) {
+    metrics.on_spans_dropped(static_cast<unsigned>(r), n);
+  };
+  return smartlb::tracing::make_tracer(t, cfg.upstream_ca_file, std::move(h));
+}
+
+// How long the spans still queued at SIGTERM get to reach the collector, after the drain.
+constexpr std::chrono::seconds kTraceFlushBound{5};
+
+// Reloads run on one thread at a time: SIGHUP's and the file watch's share this mutex.
+std::mutex reload_mutex;
+
+// SIGHUP reloads; SIGTERM or SIGINT drains, and a second one exits at once.
+void handle_signals(sigset_t signals, smartlb::Server& server, smartlb::Metrics& metrics,
+                    std::optional<std::string> config_file) {
   std::thread([&server, &metrics, signals, config_file] {
     int sig = 0;
     for (;;) {
@@ -299,14 +221,103 @@ int main(int argc, char** argv) {
     spdlog::warn("second signal: exiting at once");
     std::_Exit(1);
   }).detach();
-  std::unique_ptr<smartlb::FileWatch> watch;
-  if (config_file) {
-    watch = std::make_unique<smartlb::FileWatch>(*config_file, loaded_stamp, cfg.config_watch_interval,
-                                                 [&server, &metrics, config_file] {
-                                                   std::lock_guard lock(reload_mutex);
-                                                   reload(server, metrics, config_file, "file changed");
-                                                 });
+}
+
+// The configuration as loaded at start, or the exit code of --check-config or of a refusal.
+struct Loaded {
+  std::optional<smartlb::ConfigLoadResult> load;
+  std::optional<std::string> file;
+  smartlb::FileStamp stamp;  // the file's before it was read: a change from then on reloads
+  smartlb::tracing::TraceConfig traces;  // OTEL_*: read at start only
+  int exit_code = 0;
+};
+
+Loaded load_at_start(const smartlb::CommandLine& command) {
+  Loaded l;
+  const smartlb::EnvMap env = smartlb::current_environment();
+  l.file = command.config_file;
+  if (!l.file)
+    if (auto it = env.find("CONFIG_FILE"); it != env.end()) l.file = it->second;
+  l.stamp = l.file ? smartlb::stamp_of(*l.file) : smartlb::FileStamp{};
+  auto loaded = smartlb::load_config(env, l.file);
+  // Tracing's settings are process settings too: their problems are the configuration's.
+  smartlb::tracing::TraceConfigResult traces = smartlb::tracing::load_trace_config(env);
+  loaded.errors.insert(loaded.errors.end(), traces.errors.begin(), traces.errors.end());
+  loaded.warnings.insert(loaded.warnings.end(), traces.warnings.begin(), traces.warnings.end());
+  if (!traces.config) loaded.config.reset();
+  if (command.check_only) {
+    const smartlb::CheckReport report = smartlb::check_report(loaded);
+    std::fputs(report.err.c_str(), stderr);
+    std::fputs(report.out.c_str(), stdout);
+    if (report.exit_code == 0 && traces.config->enabled())
+      std::printf("%s\n", describe_tracing(*traces.config).c_str());
+    l.exit_code = report.exit_code;
+    return l;
   }
+  if (!loaded.config) {
+    std::fprintf(stderr, "smartlb: refusing to start, the configuration has %zu error(s):\n",
+                 loaded.errors.size());
+    for (const auto& e : loaded.errors) std::fprintf(stderr, "  - %s\n", e.c_str());
+    l.exit_code = 2;
+    return l;
+  }
+  l.load = std::move(loaded);
+  l.traces = std::move(*traces.config);
+  return l;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const smartlb::CommandLine command = smartlb::parse_command_line(argc, argv);
+  if (const auto answered = answer_command_line(command)) return *answered;
+  Loaded loaded = load_at_start(command);
+  if (!loaded.load) return loaded.exit_code;
+  smartlb::Config cfg = std::move(*loaded.load->config);
+  smartlb::setup_logging(cfg.log_level, cfg.log_format);
+  for (const auto& w : loaded.load->warnings) spdlog::warn("{}", w);
+  raise_fd_limit();
+  const sigset_t signals = block_signals();
+
+  std::vector<smartlb::Metrics::BackendInfo> metric_backends;
+  for (const auto& b : cfg.backends) metric_backends.push_back({b.name, b.deployment_name});
+  smartlb::Metrics metrics(std::move(metric_backends));
+  const smartlb::SystemClock clock;
+  std::unique_ptr<smartlb::tracing::Tracer> tracer;  // outlives the server: its workers end requests into it
+  std::unique_ptr<smartlb::Server> server_holder;
+  std::unique_ptr<RedisSharing> sharing;
+  std::unique_ptr<smartlb::AdminServer> admin;
+  try {
+    // Building the server loads the upstream CA bundle, which can fail too.
+    tracer = start_tracer(loaded.traces, cfg, metrics);
+    server_holder = std::make_unique<smartlb::Server>(
+        cfg, smartlb::ServerOptions{.observer = &metrics, .tracer = tracer.get()});
+    if (cfg.redis.enabled()) sharing = std::make_unique<RedisSharing>(cfg, metrics, clock, *server_holder);
+    server_holder->start();
+    // Unreachable is fine (local state, retried in the background); refused credentials are not.
+    if (sharing) sharing->redis->start();
+    if (cfg.admin_port != 0) {
+      admin = std::make_unique<smartlb::AdminServer>(
+          *server_holder, metrics,
+          smartlb::AdminOptions{cfg.listen_address, cfg.admin_port, sharing ? sharing->redis.get() : nullptr,
+                                cfg.status_sample_interval});
+      admin->start();
+    }
+  } catch (const std::exception& e) {
+    spdlog::critical("{}", e.what());
+    return 1;
+  }
+  smartlb::Server& server = *server_holder;
+  log_started(cfg, server, admin.get());
+  if (tracer) spdlog::info("{}", describe_tracing(loaded.traces));
+  handle_signals(signals, server, metrics, loaded.file);
+  std::unique_ptr<smartlb::FileWatch> watch;
+  if (loaded.file)
+    watch = std::make_unique<smartlb::FileWatch>(*loaded.file, loaded.stamp, cfg.config_watch_interval,
+                                                 [&server, &metrics, file = loaded.file] {
+                                                   std::lock_guard lock(reload_mutex);
+                                                   reload(server, metrics, file, "file changed");
+                                                 });
 
 #ifdef __GLIBC__
   // glibc keeps what the worker threads free in their arenas: after a burst (a stall that piles
@@ -319,14 +330,11 @@ int main(int argc, char** argv) {
   server.wait();
   if (tracer) {
     tracer->shutdown(kTraceFlushBound);  // what the last requests left in the queue
-    spdlog::info("traces flushed: {} span(s) exported in all", tracer->exported());
+    spdlog::info("traces: {} span(s) exported in all", tracer->exported());
   }
   watch.reset();
   if (admin) admin->stop();
-  if (redis) redis->stop();  // deregisters this replica; then nothing calls back into the states
-  shared_cooldowns.reset();
-  // The quotas keep pointing at the broker: it stays until the server is gone (no callback
-  // comes after redis->stop()).
+  if (sharing) sharing->stop();
   spdlog::info("stopped");
   return 0;
 }

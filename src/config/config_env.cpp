@@ -1,6 +1,7 @@
 #include "smartlb/config/config_env.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <charconv>
 #include <cmath>
 #include <set>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include "smartlb/config/entra_env.hpp"
+#include "smartlb/config/env_settings.hpp"
 #include "smartlb/config/values.hpp"
 #include "smartlb/http/header_rules.hpp"
 
@@ -34,7 +36,10 @@ std::optional<Int> parse_integer(std::string_view v) {
   return n;
 }
 
+// Every variable read is one of config/env_settings.hpp's table, which --help and the docs
+// follow: a name missing there fails here, in a debug build, at its first read.
 const std::string* lookup(const EnvMap& env, const std::string& key) {
+  assert(find_env_setting(key) && "an environment variable missing from env_settings.cpp");
   auto it = env.find(key);
   return it == env.end() ? nullptr : &it->second;
 }
@@ -119,10 +124,6 @@ bool read_bool(const EnvMap& env, Problems& p, const std::string& var, bool fall
   p.error(var, "must be true or false (on/off, 1/0), got " + quoted(*v));
   return fallback;
 }
-
-constexpr std::string_view kBackendFields[] = {
-    "URL", "PRIORITY",    "WEIGHT",       "APIKEY",          "NAME",       "DEPLOYMENT_NAME", "AUTH", "TPM",
-    "RPM", "ENTRA_SCOPE", "ENTRA_SOURCE", "ENTRA_CLIENT_ID", "QUOTA_GROUP"};
 
 void load_backend(const EnvMap& env, Problems& p, int id, Config& cfg) {
   const std::string prefix = "BACKEND_" + std::to_string(id) + "_";
@@ -241,14 +242,13 @@ void read_client_token_issuer(const EnvMap& env, Problems& p, Config& cfg) {
   cfg.client_token_issuers.push_back(std::move(t));
 }
 
-}  // namespace
-
-ConfigLoadResult load_config_from_env(const EnvMap& env, bool require_backends) {
-  Problems p;
-  Config cfg;
-
-  // Find the backend ids from every BACKEND_<X>_<FIELD> variable, so that a typo in a field
-  // name or an id is reported instead of silently ignored.
+// The backend ids of every BACKEND_<X>_<FIELD> variable, so that a typo in a field name or an
+// id is reported instead of silently ignored.
+std::set<int> backend_ids(const EnvMap& env, Problems& p) {
+  const std::vector<std::string_view> fields = backend_fields();
+  std::string takes;  // "URL, PRIORITY, ... and ENTRA_CLIENT_ID"
+  for (std::size_t i = 0; i < fields.size(); ++i)
+    takes += (i == 0 ? "" : i + 1 == fields.size() ? " and " : ", ") + std::string(fields[i]);
   std::set<int> ids;
   for (const auto& [key, value] : env) {
     if (key.rfind("BACKEND_", 0) != 0) continue;
@@ -257,8 +257,7 @@ ConfigLoadResult load_config_from_env(const EnvMap& env, bool require_backends) 
     if (underscore == std::string_view::npos) continue;
     const std::string_view id_text = rest.substr(0, underscore);
     const std::string_view field = rest.substr(underscore + 1);
-    const bool known_field =
-        std::find(std::begin(kBackendFields), std::end(kBackendFields), field) != std::end(kBackendFields);
+    const bool known_field = std::find(fields.begin(), fields.end(), field) != fields.end();
     const auto id = parse_integer<int>(id_text);
     const bool id_ok = id && *id > 0 && id_text.front() != '0';
     if (!id_ok) {
@@ -268,23 +267,16 @@ ConfigLoadResult load_config_from_env(const EnvMap& env, bool require_backends) 
       continue;
     }
     if (!known_field) {
-      p.error(key,
-              "unknown setting; a backend takes URL, PRIORITY, WEIGHT, APIKEY, NAME, "
-              "DEPLOYMENT_NAME, AUTH, TPM, RPM, QUOTA_GROUP, ENTRA_SCOPE, ENTRA_SOURCE and ENTRA_CLIENT_ID");
+      p.error(key, "unknown setting; a backend takes " + takes);
       continue;
     }
     ids.insert(*id);
   }
-  for (int id : ids) load_backend(env, p, id, cfg);
-  if (ids.empty() && require_backends)
-    p.error("BACKEND_1_URL", "no backend is configured; set BACKEND_1_URL (and BACKEND_2_URL, ...)");
+  return ids;
+}
 
-  std::set<std::string> names;
-  for (const auto& b : cfg.backends)
-    if (!names.insert(b.name).second)
-      p.error("BACKEND_" + std::to_string(b.id) + "_NAME",
-              "duplicates another backend's name " + quoted(b.name));
-
+// The listener, threads, timeouts, cooldowns, limits and logs.
+void read_process_settings(const EnvMap& env, Problems& p, Config& cfg) {
   if (const std::string* v = lookup(env, "LISTEN_ADDRESS")) {
     if (v->empty())
       p.error("LISTEN_ADDRESS", "is set but empty");
@@ -338,7 +330,10 @@ ConfigLoadResult load_config_from_env(const EnvMap& env, bool require_backends) 
   }
   cfg.access_log = read_bool(env, p, "ACCESS_LOG", true);
   cfg.route_on_remaining = read_bool(env, p, "ROUTE_ON_REMAINING", true);
+}
 
+// Who may call and what each may spend: client keys, every caller's budget, a tenant's tokens.
+void read_client_settings(const EnvMap& env, Problems& p, Config& cfg) {
   if (const std::string* v = lookup(env, "CLIENT_API_KEYS")) {
     for (auto key : list_tokens(*v)) {
       if (key.size() < 8)
@@ -357,13 +352,33 @@ ConfigLoadResult load_config_from_env(const EnvMap& env, bool require_backends) 
   read_int(env, p, "CLIENT_TOKENS_PER_MONTH", 1, 1'000'000'000'000'000ll, every_client.tokens_per_month);
   if (every_client.any()) cfg.policy.subject_limits.push_back(SubjectLimit{"*", false, every_client});
   read_client_token_issuer(env, p, cfg);
+}
+
+}  // namespace
+
+ConfigLoadResult load_config_from_env(const EnvMap& env, bool require_backends) {
+  Problems p;
+  Config cfg;
+
+  const std::set<int> ids = backend_ids(env, p);
+  for (int id : ids) load_backend(env, p, id, cfg);
+  if (ids.empty() && require_backends)
+    p.error("BACKEND_1_URL", "no backend is configured; set BACKEND_1_URL (and BACKEND_2_URL, ...)");
+
+  std::set<std::string> names;
+  for (const auto& b : cfg.backends)
+    if (!names.insert(b.name).second)
+      p.error("BACKEND_" + std::to_string(b.id) + "_NAME",
+              "duplicates another backend's name " + quoted(b.name));
+
+  read_process_settings(env, p, cfg);
+  read_client_settings(env, p, cfg);
   if (const std::string* v = lookup(env, "UPSTREAM_CA_FILE")) {
     if (v->empty() || ::access(v->c_str(), R_OK) != 0)
       p.error("UPSTREAM_CA_FILE", "cannot read the file " + quoted(*v));
     else
       cfg.upstream_ca_file = *v;
   }
-
   read_redis(env, p, cfg.redis);
 
   ConfigLoadResult r;

@@ -3,13 +3,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 
+#include "smartlb/config/env_settings.hpp"
 #include "smartlb/config/url.hpp"
 
 namespace smartlb {
 namespace {
 
+// A variable that is set and not empty. Every one read is in config/env_settings.hpp's table.
 const std::string* lookup(const EnvMap& env, const std::string& key) {
+  assert(find_env_setting(key) && "an environment variable missing from env_settings.cpp");
   auto it = env.find(key);
   return it == env.end() || it->second.empty() ? nullptr : &it->second;
 }
@@ -89,6 +93,113 @@ std::vector<std::string> load_entra_credential(const EnvMap& env, const std::str
   return resolve_entra_credential(env, s, out);
 }
 
+namespace {
+
+// Reads what one Entra ID source needs from the environment into `out`, naming each variable
+// that is missing or wrong.
+class SourceReader {
+ public:
+  SourceReader(const EnvMap& env, EntraCredentialConfig& out, std::vector<std::string>& errors,
+               std::string why, const std::string* own_client)
+      : env_(env), out_(out), errors_(errors), why_(std::move(why)), own_client_(own_client) {}
+
+  void client_secret() {
+    tenant_and_client();
+    authority();
+    if (const std::string* s = require("AZURE_CLIENT_SECRET")) {
+      if (!is_token_text(*s))
+        error("AZURE_CLIENT_SECRET", "contains whitespace or a control character; value not shown");
+      else
+        out_.client_secret = *s;
+    }
+  }
+
+  void workload_identity() {
+    tenant_and_client();
+    authority();
+    if (const std::string* f = require("AZURE_FEDERATED_TOKEN_FILE")) {
+      if (::access(f->c_str(), R_OK) != 0)
+        error("AZURE_FEDERATED_TOKEN_FILE", "cannot read the file \"" + f->substr(0, 200) + "\"");
+      else
+        out_.federated_token_file = *f;
+    }
+  }
+
+  void app_service() {
+    if (const std::string* e = require("IDENTITY_ENDPOINT")) {
+      if (const auto bad = check_endpoint(*e, true))
+        error("IDENTITY_ENDPOINT", *bad);
+      else
+        out_.identity_endpoint = *e;
+    }
+    if (const std::string* h = require("IDENTITY_HEADER")) {
+      if (!is_token_text(*h))
+        error("IDENTITY_HEADER", "contains whitespace or a control character; value not shown");
+      else
+        out_.identity_header = *h;
+    }
+    user_assigned_identity();
+  }
+
+  void imds() {
+    user_assigned_identity();
+    if (const std::string* host = lookup(env_, "AZURE_POD_IDENTITY_AUTHORITY_HOST")) {
+      if (const auto bad = check_endpoint(*host, true))
+        error("AZURE_POD_IDENTITY_AUTHORITY_HOST", *bad);
+      else
+        out_.imds_endpoint = (host->back() == '/' ? host->substr(0, host->size() - 1) : *host) +
+                             "/metadata/identity/oauth2/token";
+    }
+  }
+
+ private:
+  void error(const std::string& var, const std::string& what) { errors_.push_back(var + ": " + what); }
+  const std::string* require(const char* var) {
+    const std::string* v = lookup(env_, var);
+    if (!v) error(var, "is required by " + why_);
+    return v;
+  }
+  void authority() {
+    if (const std::string* host = lookup(env_, "AZURE_AUTHORITY_HOST")) {
+      if (const auto bad = check_endpoint(*host, false))
+        error("AZURE_AUTHORITY_HOST", *bad);
+      else
+        out_.authority_host = host->back() == '/' ? *host : *host + "/";
+    }
+  }
+  void tenant_and_client() {
+    if (const std::string* t = require("AZURE_TENANT_ID")) {
+      if (!is_id(*t))
+        error("AZURE_TENANT_ID", "must be a tenant id or domain (letters, digits, '-', '.')");
+      else
+        out_.tenant_id = *t;
+    }
+    if (own_client_) {
+      out_.client_id = *own_client_;
+    } else if (const std::string* c = require("AZURE_CLIENT_ID")) {
+      if (!is_id(*c))
+        error("AZURE_CLIENT_ID", "must be a client id (a GUID)");
+      else
+        out_.client_id = *c;
+    }
+  }
+  // A user-assigned managed identity: the backend's own, else AZURE_CLIENT_ID as Azure's SDKs do.
+  void user_assigned_identity() {
+    if (own_client_)
+      out_.client_id = *own_client_;
+    else if (const std::string* c = lookup(env_, "AZURE_CLIENT_ID"); c && is_id(*c))
+      out_.client_id = *c;
+  }
+
+  const EnvMap& env_;
+  EntraCredentialConfig& out_;
+  std::vector<std::string>& errors_;
+  std::string why_;  // what asks for the source's variables, for "is required by ..."
+  const std::string* own_client_;
+};
+
+}  // namespace
+
 std::vector<std::string> resolve_entra_credential(const EnvMap& env, const EntraBackendSettings& backend,
                                                   EntraCredentialConfig& out) {
   std::vector<std::string> errors;
@@ -109,15 +220,6 @@ std::vector<std::string> resolve_entra_credential(const EnvMap& env, const Entra
   const bool chosen = source == EntraSource::Auto;
   if (chosen) source = choose_entra_source(env);
   out.source = source;
-  const std::string why = chosen ? "auto chose " + std::string(to_string(source))
-                                 : source_var + "=" + std::string(to_string(source));
-
-  // Variables the source needs: each missing one is named.
-  const auto require = [&](const char* var) -> const std::string* {
-    const std::string* v = lookup(env, var);
-    if (!v) error(var, "is required by " + why);
-    return v;
-  };
 
   if (const std::string* v = given(backend.scope)) {
     if (!is_token_text(*v) || v->size() > 512)
@@ -132,81 +234,22 @@ std::vector<std::string> resolve_entra_credential(const EnvMap& env, const Entra
     error(backend.client_id_name,
           "applies to managed identities and workload identity; client-secret uses AZURE_CLIENT_ID");
 
-  const auto read_authority = [&] {
-    if (const std::string* host = lookup(env, "AZURE_AUTHORITY_HOST")) {
-      if (const auto bad = check_endpoint(*host, false))
-        error("AZURE_AUTHORITY_HOST", *bad);
-      else
-        out.authority_host = host->back() == '/' ? *host : *host + "/";
-    }
-  };
-  const auto read_tenant_and_client = [&] {
-    if (const std::string* t = require("AZURE_TENANT_ID")) {
-      if (!is_id(*t))
-        error("AZURE_TENANT_ID", "must be a tenant id or domain (letters, digits, '-', '.')");
-      else
-        out.tenant_id = *t;
-    }
-    if (own_client) {
-      out.client_id = *own_client;
-    } else if (const std::string* c = require("AZURE_CLIENT_ID")) {
-      if (!is_id(*c))
-        error("AZURE_CLIENT_ID", "must be a client id (a GUID)");
-      else
-        out.client_id = *c;
-    }
-  };
-
+  SourceReader read(env, out, errors,
+                    chosen ? "auto chose " + std::string(to_string(source))
+                           : source_var + "=" + std::string(to_string(source)),
+                    own_client);
   switch (source) {
     case EntraSource::ClientSecret:
-      read_tenant_and_client();
-      read_authority();
-      if (const std::string* s = require("AZURE_CLIENT_SECRET")) {
-        if (!is_token_text(*s))
-          error("AZURE_CLIENT_SECRET", "contains whitespace or a control character; value not shown");
-        else
-          out.client_secret = *s;
-      }
+      read.client_secret();
       break;
     case EntraSource::WorkloadIdentity:
-      read_tenant_and_client();
-      read_authority();
-      if (const std::string* f = require("AZURE_FEDERATED_TOKEN_FILE")) {
-        if (::access(f->c_str(), R_OK) != 0)
-          error("AZURE_FEDERATED_TOKEN_FILE", "cannot read the file \"" + f->substr(0, 200) + "\"");
-        else
-          out.federated_token_file = *f;
-      }
+      read.workload_identity();
       break;
     case EntraSource::AppService:
-      if (const std::string* e = require("IDENTITY_ENDPOINT")) {
-        if (const auto bad = check_endpoint(*e, true))
-          error("IDENTITY_ENDPOINT", *bad);
-        else
-          out.identity_endpoint = *e;
-      }
-      if (const std::string* h = require("IDENTITY_HEADER")) {
-        if (!is_token_text(*h))
-          error("IDENTITY_HEADER", "contains whitespace or a control character; value not shown");
-        else
-          out.identity_header = *h;
-      }
-      [[fallthrough]];
+      read.app_service();
+      break;
     case EntraSource::Imds:
-      // A user-assigned identity: the backend's own, else AZURE_CLIENT_ID as Azure's SDKs do.
-      if (own_client)
-        out.client_id = *own_client;
-      else if (const std::string* c = lookup(env, "AZURE_CLIENT_ID"); c && is_id(*c))
-        out.client_id = *c;
-      if (source == EntraSource::Imds) {
-        if (const std::string* host = lookup(env, "AZURE_POD_IDENTITY_AUTHORITY_HOST")) {
-          if (const auto bad = check_endpoint(*host, true))
-            error("AZURE_POD_IDENTITY_AUTHORITY_HOST", *bad);
-          else
-            out.imds_endpoint = (host->back() == '/' ? host->substr(0, host->size() - 1) : *host) +
-                                "/metadata/identity/oauth2/token";
-        }
-      }
+      read.imds();
       break;
     case EntraSource::Auto:
       break;

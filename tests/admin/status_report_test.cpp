@@ -431,7 +431,7 @@ TEST(StatusRules, RulesAndTheirTargetsShowInStatus) {
   p.config_hash = "abc123";
   RuleStatus r;
   r.id = "fast";
-  r.type = "latency-based-routing";
+  r.type = RuleType::Latency;
   r.models = {"gpt-4o"};
   r.metadata = {{"env", "dev"}};
   RuleStatus::Target t;
@@ -449,6 +449,8 @@ TEST(StatusRules, RulesAndTheirTargetsShowInStatus) {
   EXPECT_EQ(doc["config"]["hash"], "abc123");
   const auto& rule = doc["config"]["rules"][0];
   EXPECT_EQ(rule["id"], "fast");
+  EXPECT_EQ(rule["type"], "latency-based-routing");
+  EXPECT_EQ(rule["target_settings"], nlohmann::json::array()) << "latency alone routes a latency rule";
   EXPECT_EQ(rule["when"]["models"][0], "gpt-4o");
   EXPECT_EQ(rule["when"]["metadata"]["env"], "dev");
   const auto& target = rule["targets"][0];

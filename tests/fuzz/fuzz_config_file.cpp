@@ -19,8 +19,10 @@ bool starts_with_a_place(const std::string& e) {
        {"backends", "targets", "clients", "rules", "model_configs", "subject_limits", "redis",
         "token_issuers", "name", "type", "(file)", "fuzz.yaml", "BACKEND_", "CLIENT_API_KEYS"})
     if (e.rfind(p, 0) == 0) return true;
-  // An unknown top-level key is reported under its own name: "<key>: unknown key ...".
-  return e.find(": unknown key") != std::string::npos;
+  // An unknown top-level key is reported under its own name: "<key>: unknown key ...", and a
+  // top-level key given twice as '"<key>" is given twice at the top (lines ...)'.
+  return e.find(": unknown key") != std::string::npos ||
+         e.find(" is given twice at the top ") != std::string::npos;
 }
 
 }  // namespace

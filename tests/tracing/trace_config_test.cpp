@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "smartlb/config/env_settings.hpp"
+
 namespace smartlb::tracing {
 namespace {
 
@@ -173,6 +175,23 @@ TEST(TraceConfig, TheResourceServiceNameWinsOverTheListAndValuesAreDecoded) {
       {{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"}, {"OTEL_RESOURCE_ATTRIBUTES", "a=1,b=%4"}});
   EXPECT_FALSE(bad.config);
   EXPECT_TRUE(mentions(bad.errors, "OTEL_RESOURCE_ATTRIBUTES: entry 2 (b) has a bad percent-encoding"));
+}
+
+// --help's table (config/env_settings) shows the defaults this loader applies.
+TEST(TraceConfig, TheDefaultsHelpShowsAreTheLoaders) {
+  const TraceConfig d = *load_trace_config({{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"}}).config;
+  const auto shown = [](std::string_view name) {
+    const EnvSetting* s = find_env_setting(name);
+    return s ? std::string(s->default_text) : "<not in the table>";
+  };
+  EXPECT_EQ(shown("OTEL_EXPORTER_OTLP_TIMEOUT"), std::to_string(d.timeout.count()));
+  EXPECT_EQ(shown("OTEL_BSP_SCHEDULE_DELAY"), std::to_string(d.schedule_delay.count()));
+  EXPECT_EQ(shown("OTEL_BSP_MAX_QUEUE_SIZE"), std::to_string(d.max_queue_spans));
+  EXPECT_EQ(shown("OTEL_BSP_MAX_EXPORT_BATCH_SIZE"), std::to_string(d.max_batch_spans));
+  EXPECT_EQ(shown("OTEL_TRACES_SAMPLER"), to_string(d.sampler.kind));
+  EXPECT_EQ(shown("OTEL_TRACES_SAMPLER_ARG"), "1.0");
+  EXPECT_DOUBLE_EQ(d.sampler.ratio, 1.0);
+  EXPECT_EQ(shown("OTEL_SERVICE_NAME"), d.resource[0].second);
 }
 
 TEST(KeyValueList, EmptyEntriesAreSkippedAndKeysTrimmed) {

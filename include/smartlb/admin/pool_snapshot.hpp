@@ -32,7 +32,7 @@ struct RuleStatus {
     std::uint32_t latency_samples = 0;
   };
   std::string id;
-  std::string type;  // weight-based-routing, latency-based-routing, priority-based-routing
+  RuleType type = RuleType::Priority;
   bool implicit = false;
   std::vector<std::string> subjects, models;
   std::vector<std::pair<std::string, std::string>> metadata;

@@ -2,10 +2,10 @@
 // A strict HTTP/1.1 message parser for the proxy's two directions, without I/O: bytes go in
 // through put(), the head goes into a RequestHead or ResponseHead, the body to a sink.
 //
-// Why not Beast's parser, on the request path: it reports every field through a virtual call after looking its name up in a table of all the names it
-// knows, splits Connection and Transfer-Encoding into token lists as it goes, and is fed
-// through composed operations built for any body type. This one waits for the whole head (it
-// is small and usually arrives in one read), then walks it once.
+// Why not Beast's parser, on the request path: it reports every field through a virtual call after looking
+// its name up in a table of all the names it knows, splits Connection and Transfer-Encoding into token lists
+// as it goes, and is fed through composed operations built for any body type. This one waits for the whole
+// head (it is small and usually arrives in one read), then walks it once.
 //
 // The rules it keeps (the ones a proxy needs against request smuggling and response splitting):
 //   - lines end in CRLF; a bare CR or LF, or a control character in a value, is an error;

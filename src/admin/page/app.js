@@ -284,8 +284,8 @@ function rulesSection(config) {
     for (const x of r.targets) {
       const d = el("span", "dep target" + (x.state === "available" ? "" : " cooling"));
       let label = x.id + (x.upstream_name ? " → " + x.upstream_name : "");
-      if (r.type === "priority-based-routing") label += " · p" + x.priority;
-      if (r.type !== "latency-based-routing") label += " · w" + x.weight;
+      if (r.target_settings.includes("priority")) label += " · p" + x.priority;
+      if (r.target_settings.includes("weight")) label += " · w" + x.weight;
       if (x.latency) label += " · " + (x.latency.samples >= 3 ? x.latency.ms_per_token.toFixed(1) + " ms/token" : "warming up");
       if (x.state !== "available") label += " · " + x.state + " " + fmtCountdown(x.cooldown_remaining_ms);
       d.textContent = label;

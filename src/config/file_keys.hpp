@@ -1,0 +1,37 @@
+#pragma once
+// The keys each section of the config file takes: what its reader accepts (any other key is an
+// error), what config_file_keys() lists, and what tests/config holds config/smartlb.schema.json
+// to. Private to the config module.
+#include <string_view>
+
+namespace smartlb::config_file {
+
+inline constexpr std::string_view kTopKeys[] = {"name",    "type",         "backends",      "targets",
+                                                "clients", "rules",        "model_configs", "subject_limits",
+                                                "redis",   "token_issuers"};
+inline constexpr std::string_view kRedisKeys[] = {"url", "key_prefix", "ca_file", "timeout_ms", "replica_id"};
+inline constexpr std::string_view kBackendKeys[] = {
+    "name", "url", "api_key",         "auth",  "priority",   "weight",
+    "tpm",  "rpm", "deployment_name", "entra", "quota_group"};
+inline constexpr std::string_view kEntraKeys[] = {"source", "scope", "client_id"};
+inline constexpr std::string_view kTargetKeys[] = {"id",    "backend", "deployment",
+                                                   "model", "aliases", "quota_group"};
+inline constexpr std::string_view kClientKeys[] = {"name", "key", "key_sha256", "subjects", "limits"};
+inline constexpr std::string_view kClientLimitKeys[] = {"tokens_per_minute", "requests_per_minute",
+                                                        "tokens_per_day", "tokens_per_month"};
+inline constexpr std::string_view kSubjectLimitKeys[] = {"subject", "shared", "limits"};
+inline constexpr std::string_view kTokenIssuerKeys[] = {
+    "name",           "tenant_id",     "audiences",         "required_roles",
+    "authority_host", "discovery_url", "clock_skew_seconds"};
+inline constexpr std::string_view kRuleKeys[] = {
+    "id", "type", "when", "load_balance_targets", "config", "affinity", "slow_start_seconds"};
+inline constexpr std::string_view kWhenKeys[] = {"subjects", "models", "metadata"};
+inline constexpr std::string_view kRuleTargetKeys[] = {"target", "weight", "priority", "override_params"};
+inline constexpr std::string_view kLatencyConfigKeys[] = {"lookback_window_minutes",
+                                                          "allowed_latency_overhead_percentage"};
+inline constexpr std::string_view kModelConfigKeys[] = {"model", "usage_limits", "failure_tolerance"};
+inline constexpr std::string_view kUsageLimitKeys[] = {"tokens_per_minute", "requests_per_minute"};
+inline constexpr std::string_view kToleranceKeys[] = {"allowed_failures_per_minute",
+                                                      "cooldown_period_minutes"};
+
+}  // namespace smartlb::config_file
