@@ -185,7 +185,8 @@ std::string describe_tracing(const smartlb::tracing::TraceConfig& t) {
 
 // The Tracer (tracing on), its drops and exports counted in the metrics.
 std::unique_ptr<smartlb::tracing::Tracer> start_tracer(const smartlb::tracing::TraceConfig& t,
-                                                       const smartlb::Config& cfg, smartlb::Metrics& metrics) {
+                                                       const smartlb::Config& cfg,
+                                                       smartlb::Metrics& metrics) {
   if (!t.enabled()) return nullptr;
   metrics.enable_tracing();
   smartlb::tracing::TracerHooks h;
@@ -227,7 +228,7 @@ void handle_signals(sigset_t signals, smartlb::Server& server, smartlb::Metrics&
 struct Loaded {
   std::optional<smartlb::ConfigLoadResult> load;
   std::optional<std::string> file;
-  smartlb::FileStamp stamp;  // the file's before it was read: a change from then on reloads
+  smartlb::FileStamp stamp;              // the file's before it was read: a change from then on reloads
   smartlb::tracing::TraceConfig traces;  // OTEL_*: read at start only
   int exit_code = 0;
 };

@@ -71,8 +71,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::vector<std::pair<std::string, std::string>> headers;
     if (parse_key_value_list(it->second, headers)) continue;
     for (const auto& [key, value] : headers) {
-      if (value.size() < 4 ||
-          std::none_of(value.begin(), value.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; }))
+      if (value.size() < 4 || std::none_of(value.begin(), value.end(),
+                                           [](char c) { return static_cast<unsigned char>(c) >= 0x80; }))
         continue;
       // (Unless the same text is also a header's name or another variable's value, which an
       // error may quote.)
