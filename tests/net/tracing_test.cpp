@@ -6,6 +6,8 @@
 // or slow costs spans, never requests.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <nlohmann/json.hpp>
 
 #include "http_client.hpp"
@@ -34,10 +36,12 @@ MockReply ok() { return {200, {{"content-type", "application/json"}}, kAnswer}; 
 // An OTLP/HTTP receiver: takes every POST, and hands the spans sent so far to the test.
 class Receiver {
  public:
-  Receiver()
-      : mock_([](const SeenRequest&) {
-          return MockReply{200, {{"content-type", "application/json"}}, "{}"};
-        }) {}
+  explicit Receiver(const MockBackend::TlsIdentity* tls = nullptr)
+      : mock_(
+            [](const SeenRequest&) {
+              return MockReply{200, {{"content-type", "application/json"}}, "{}"};
+            },
+            tls) {}
   std::string endpoint() const { return mock_.url() + "/v1/traces"; }
   std::size_t posts() const { return mock_.request_count(); }
   std::vector<SeenRequest> requests() const { return mock_.requests(); }
@@ -217,6 +221,28 @@ TEST(Tracing, AClientsTraceparentIsContinuedAndItsTracestatePassedOn) {
   EXPECT_EQ(up.header("tracestate"), "rojo=00f067aa0ba902b7");
 }
 
+// Several tracestate fields are one list; two traceparent fields are no context at all.
+TEST(Tracing, TracestateFieldsAreOneListAndTwoTraceparentsBeginANewTrace) {
+  MockBackend backend([](const SeenRequest&) { return ok(); });
+  Traced t;
+  t.proxy.add_backend("east", backend.url());
+  t.start(trace_config(t.receiver.endpoint()));
+  ASSERT_EQ(
+      t.post(
+           {{"tracestate", "rojo=1"}, {"traceparent", std::string(kClientParent)}, {"tracestate", "congo=2"}})
+          .status,
+      200u);
+  EXPECT_EQ(backend.last_request().header("traceparent").substr(3, 32), "4bf92f3577b34da6a3ce929d0e0e4736");
+  EXPECT_EQ(backend.last_request().header("tracestate"), "rojo=1,congo=2");
+  ASSERT_EQ(t.post({{"traceparent", std::string(kClientParent)},
+                    {"traceparent", std::string(kClientParent)},
+                    {"tracestate", "rojo=1"}})
+                .status,
+            200u);
+  EXPECT_NE(backend.last_request().header("traceparent").substr(3, 32), "4bf92f3577b34da6a3ce929d0e0e4736");
+  EXPECT_FALSE(backend.last_request().has_header("tracestate"));
+}
+
 TEST(Tracing, NotSampledSendsNothingAndPropagatesTheTraceWithSampledZero) {
   MockBackend backend([](const SeenRequest&) { return ok(); });
   Traced t;
@@ -275,6 +301,32 @@ TEST(Tracing, ACollectorThatIsDownCostsSpansNotRequests) {
   EXPECT_EQ(t.tracer->exported(), 0u);
   EXPECT_EQ(t.tracer->dropped(DropReason::ExportFailed), 6u);
   EXPECT_EQ(t.tracer->dropped(DropReason::QueueFull), 0u);
+}
+
+// An https collector: its certificate verified like a backend's, against UPSTREAM_CA_FILE.
+TEST(Tracing, AnHttpsCollectorIsTrustedOnlyThroughItsCa) {
+  TestCa ca;
+  const auto identity = ca.issue("localhost");
+  const std::string ca_file = ca.write_cert_file();
+  Receiver receiver(&identity);
+  ASSERT_EQ(receiver.endpoint().rfind("https://localhost:", 0), 0u) << receiver.endpoint();
+  MockBackend backend([](const SeenRequest&) { return ok(); });
+  for (const bool trusted : {true, false}) {
+    LastRecord records;
+    Tracer tracer(trace_config(receiver.endpoint()), trusted ? ca_file : "");
+    ProxyHarness proxy;
+    proxy.add_backend("east", backend.url());
+    proxy.start(&records, &tracer);
+    ASSERT_EQ(http_call(proxy.port(), "POST", kChat, {{"content-type", "application/json"}}, kBody).status,
+              200u);
+    ASSERT_TRUE(records.await(1));
+    tracer.flush();
+    EXPECT_EQ(tracer.exported(), trusted ? 2u : 0u) << trusted;
+    EXPECT_EQ(tracer.dropped(DropReason::ExportFailed), trusted ? 0u : 2u) << trusted;
+    proxy.stop();
+  }
+  EXPECT_EQ(receiver.spans().size(), 2u);  // the untrusted exporter never sent its batch
+  std::remove(ca_file.c_str());
 }
 
 TEST(Tracing, AFullQueueDropsWholeRequestsAndCountsThem) {
