@@ -12,23 +12,32 @@
 namespace smartlb::net {
 
 void begin_request_trace(Worker& w, const http1::RequestHead& head, RequestRecord& rec) {
-  // More fields of a name than this is no valid context (and a client head is bounded anyway).
-  std::array<std::string_view, tracing::kTraceStateMaxMembers + 1> parents{}, states{};
+  std::string_view parent;
   std::size_t n_parents = 0, n_states = 0;
   for (std::size_t i = 0; i < head.fields.size(); ++i) {
     const auto f = head.fields[i];
-    if (iequals(f.name, "traceparent"))
-      parents[std::min(n_parents++, parents.size() - 1)] = f.value;
-    else if (iequals(f.name, "tracestate"))
-      states[std::min(n_states++, states.size() - 1)] = f.value;
+    if (iequals(f.name, "traceparent")) {
+      parent = f.value;
+      ++n_parents;
+    } else if (iequals(f.name, "tracestate")) {
+      ++n_states;
+    }
   }
   const auto wall =
       std::chrono::duration_cast<std::chrono::nanoseconds>(w.shared.clock.wall_now().time_since_epoch());
-  // (Past the array, the fields are too many to be valid: none is read.)
-  const std::size_t parents_read = n_parents > parents.size() ? 0 : n_parents;
-  const std::size_t states_read = n_states > states.size() ? 0 : n_states;
-  tracing::begin_request_trace(rec.trace, w.shared.tracer->sampler(), std::span(parents.data(), parents_read),
-                               std::span(states.data(), states_read), w.rng, wall.count());
+  // (Two traceparent fields are no valid context: an empty list says so.)
+  const auto begin = [&](std::span<const std::string_view> states) {
+    tracing::begin_request_trace(rec.trace, w.shared.tracer->sampler(),
+                                 std::span(&parent, n_parents == 1 ? 1 : 0), states, w.rng, wall.count());
+  };
+  // tracestate is read only beside exactly one traceparent, and more fields of it than a list
+  // has members make no valid list: then none is read. (Most requests have neither field.)
+  if (n_parents != 1 || n_states == 0 || n_states > tracing::kTraceStateMaxMembers + 1) return begin({});
+  std::array<std::string_view, tracing::kTraceStateMaxMembers + 1> states;
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < head.fields.size() && k < n_states; ++i)
+    if (iequals(head.fields[i].name, "tracestate")) states[k++] = head.fields[i].value;
+  begin(std::span(states.data(), k));
 }
 
 void begin_attempt_trace(Worker& w, const RequestRecord& rec, AttemptRecord& a, const BackendConfig& b,

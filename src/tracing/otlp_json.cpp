@@ -1,5 +1,6 @@
 #include "smartlb/tracing/otlp_json.hpp"
 
+#include <charconv>
 #include <cstdio>
 
 #include "smartlb/tracing/trace_context.hpp"
@@ -40,10 +41,15 @@ void append_key(std::string& out, std::string_view key) {
 }
 
 void append_int_string(std::string& out, std::int64_t v) {  // int64 as a JSON string
-  out.push_back('"');
-  out.append(std::to_string(v));
-  out.push_back('"');
+  char text[24];
+  text[0] = '"';
+  char* end = std::to_chars(text + 1, text + sizeof text - 1, v).ptr;
+  *end++ = '"';
+  out.append(text, end);
 }
+
+// A byte a JSON string holds as it is: printable ASCII but the quote and the backslash.
+bool plain(unsigned char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; }
 
 void append_any_value(std::string& out, const AttributeValue& value) {
   out.push_back('{');
@@ -99,7 +105,7 @@ void append_span(std::string& out, const Span& s) {
   }
   out.append(",\"name\":");
   append_json_string(out, s.name);
-  out.append(",\"kind\":").append(std::to_string(static_cast<int>(s.kind)));
+  out.append(",\"kind\":").push_back(static_cast<char>('0' + static_cast<int>(s.kind)));  // 2 or 3
   out.append(",\"startTimeUnixNano\":");
   append_int_string(out, s.start_unix_ns);
   out.append(",\"endTimeUnixNano\":");
@@ -111,7 +117,7 @@ void append_span(std::string& out, const Span& s) {
   }
   out.append("],\"status\":{");
   if (s.status != SpanStatus::Unset)
-    out.append("\"code\":").append(std::to_string(static_cast<int>(s.status)));
+    out.append("\"code\":").push_back(static_cast<char>('0' + static_cast<int>(s.status)));  // 1 or 2
   out.append("}}");
 }
 
@@ -121,6 +127,11 @@ void append_json_string(std::string& out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
   out.push_back('"');
   for (std::size_t i = 0; i < text.size();) {
+    // Runs of plain bytes (most of every text) are appended whole.
+    std::size_t run = i;
+    while (run < text.size() && plain(static_cast<unsigned char>(text[run]))) ++run;
+    out.append(text.data() + i, run - i);
+    if ((i = run) == text.size()) break;
     const unsigned char c = static_cast<unsigned char>(text[i]);
     if (c >= 0x80) {
       const std::size_t n = utf8_length(text, i);
@@ -149,6 +160,7 @@ void append_json_string(std::string& out, std::string_view text) {
 }
 
 void append_export_request(std::string& out, const Resource& resource, std::span<const Span> spans) {
+  out.reserve(out.size() + 1024 + spans.size() * 1536);  // a span is about 1 kB: few regrowths
   out.append("{\"resourceSpans\":[{\"resource\":{\"attributes\":[");
   for (std::size_t k = 0; k < resource.attributes.size(); ++k) {
     if (k) out.push_back(',');

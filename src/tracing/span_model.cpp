@@ -69,6 +69,7 @@ Span server_span(const RequestRecord& rec, std::string_view operation, const Att
   s.name = span_name(operation, rec.deployment, rec.method);
   s.start_unix_ns = unix_ns(rec, rec.start);
   s.end_unix_ns = unix_ns(rec, std::max(rec.end, rec.start));
+  s.attributes.reserve(22);  // at most 22: one allocation
   Attributes at(s.attributes);
   at.text("gen_ai.operation.name", operation);
   at.text("gen_ai.request.model", rec.deployment);
@@ -110,6 +111,7 @@ Span client_span(const RequestRecord& rec, std::size_t i, std::string_view opera
   const MonoNanos end = a.ended != 0 ? a.ended : std::max(rec.end, rec.start);
   s.start_unix_ns = unix_ns(rec, a.sent != 0 ? a.sent : end);
   s.end_unix_ns = unix_ns(rec, end);
+  s.attributes.reserve(20);  // at most 20: one allocation
   Attributes at(s.attributes);
   at.text("gen_ai.operation.name", operation);
   at.text("gen_ai.request.model", a.deployment);

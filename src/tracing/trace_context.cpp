@@ -153,9 +153,12 @@ SpanId new_span_id(RandomSource& rng) {
 
 void append_hex(std::string& out, std::span<const std::uint8_t> bytes) {
   static constexpr char kHex[] = "0123456789abcdef";
+  const std::size_t at = out.size();
+  out.resize(at + 2 * bytes.size());  // one size check, not two a byte
+  char* p = out.data() + at;
   for (const std::uint8_t b : bytes) {
-    out.push_back(kHex[b >> 4]);
-    out.push_back(kHex[b & 0xf]);
+    *p++ = kHex[b >> 4];
+    *p++ = kHex[b & 0xf];
   }
 }
 
