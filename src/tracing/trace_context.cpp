@@ -151,24 +151,35 @@ SpanId new_span_id(RandomSource& rng) {
   return id;
 }
 
-void append_hex(std::string& out, std::span<const std::uint8_t> bytes) {
+namespace {
+
+char* write_hex(char* p, std::span<const std::uint8_t> bytes) {
   static constexpr char kHex[] = "0123456789abcdef";
-  const std::size_t at = out.size();
-  out.resize(at + 2 * bytes.size());  // one size check, not two a byte
-  char* p = out.data() + at;
   for (const std::uint8_t b : bytes) {
     *p++ = kHex[b >> 4];
     *p++ = kHex[b & 0xf];
   }
+  return p;
+}
+
+}  // namespace
+
+void append_hex(std::string& out, std::span<const std::uint8_t> bytes) {
+  char text[2 * sizeof(TraceId)];  // written here and appended once: one size check, not two a byte
+  out.append(text, write_hex(text, bytes.first(std::min(bytes.size(), sizeof(TraceId)))));
 }
 
 void append_trace_fields(std::string& out, const TraceId& trace, const SpanId& span, bool sampled,
                          std::string_view tracestate) {
-  out.append("traceparent: 00-");
-  append_hex(out, trace);
-  out.push_back('-');
-  append_hex(out, span);
-  out.append(sampled ? "-01\r\n" : "-00\r\n");
+  static constexpr std::string_view kName = "traceparent: 00-", kSampled = "-01\r\n", kNotSampled = "-00\r\n";
+  char line[kName.size() + 2 * sizeof(TraceId) + 1 + 2 * sizeof(SpanId) + kSampled.size()];
+  char* p = std::copy(kName.begin(), kName.end(), line);
+  p = write_hex(p, trace);
+  *p++ = '-';
+  p = write_hex(p, span);
+  const std::string_view flags = sampled ? kSampled : kNotSampled;
+  p = std::copy(flags.begin(), flags.end(), p);
+  out.append(line, p);
   if (tracestate.empty()) return;
   out.append("tracestate: ").append(tracestate).append("\r\n");
 }

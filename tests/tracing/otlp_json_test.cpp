@@ -86,5 +86,19 @@ TEST(OtlpJson, StringsAreEscapedAndInvalidUtf8Replaced) {
   }
 }
 
+// Long plain runs are copied 16 bytes a step: every byte that needs care is found wherever it
+// falls in or after such a step.
+TEST(OtlpJson, ABytesEscapeDoesNotDependOnWhereItFalls) {
+  const std::pair<std::string, std::string> special[] = {{"\"", "\\\""},      {"\\", "\\\\"},
+                                                         {"\x1f", "\\u001f"}, {"\x7f", "\\u007f"},
+                                                         {"\xff", "\\ufffd"}, {"\xc3\xa9", "\xc3\xa9"}};
+  for (const auto& [in, expected] : special)
+    for (std::size_t at = 0; at < 40; ++at) {
+      std::string out;
+      append_json_string(out, std::string(at, 'a') + in + std::string(40 - at, 'b'));
+      EXPECT_EQ(out, "\"" + std::string(at, 'a') + expected + std::string(40 - at, 'b') + "\"") << at;
+    }
+}
+
 }  // namespace
 }  // namespace smartlb::tracing

@@ -18,7 +18,7 @@ enum class SpanStatus : std::uint8_t { Unset = 0, Ok = 1, Error = 2 };  // likew
 
 using AttributeValue = std::variant<std::string, std::int64_t, double, bool, std::vector<std::string>>;
 struct Attribute {
-  std::string_view key;  // a literal
+  std::string_view key;  // a literal, plain ASCII (the encoder writes it unescaped)
   AttributeValue value;
 };
 

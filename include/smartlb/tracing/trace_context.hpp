@@ -45,7 +45,7 @@ SpanId new_span_id(RandomSource& rng);
 void append_trace_fields(std::string& out, const TraceId& trace, const SpanId& span, bool sampled,
                          std::string_view tracestate);
 
-// Lower-case hex of an id (32 or 16 characters).
+// Lower-case hex of an id (32 or 16 characters; bytes past 16 are not written).
 void append_hex(std::string& out, std::span<const std::uint8_t> bytes);
 template <std::size_t N>
 std::string to_hex(const std::array<std::uint8_t, N>& id) {
