@@ -14,15 +14,15 @@
 
 namespace {
 
-bool starts_with_a_place(const std::string& e) {
+bool names_a_place(const std::string& e) {
   for (std::string_view p :
        {"backends", "targets", "clients", "rules", "model_configs", "subject_limits", "redis",
         "token_issuers", "name", "type", "(file)", "fuzz.yaml", "BACKEND_", "CLIENT_API_KEYS"})
     if (e.rfind(p, 0) == 0) return true;
-  // An unknown top-level key is reported under its own name: "<key>: unknown key ...", and a
-  // top-level key given twice as '"<key>" is given twice at the top (lines ...)'.
-  return e.find(": unknown key") != std::string::npos ||
-         e.find(" is given twice at the top ") != std::string::npos;
+  // Anything else says where in the file it is: "(fuzz.yaml:12)", "(lines 3 and 9 of
+  // fuzz.yaml)". That covers what is found under a key the reader does not know ("backe?ds[2]:
+  // "url" is given twice ...") and a top-level key given more than once.
+  return e.find("fuzz.yaml") != std::string::npos;
 }
 
 }  // namespace
@@ -33,7 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto r = smartlb::load_config_text(env, text, "fuzz.yaml");
   if (r.config.has_value() != r.errors.empty()) std::abort();
   for (const auto& e : r.errors)
-    if (!starts_with_a_place(e)) std::abort();
+    if (!names_a_place(e)) std::abort();
   if (r.config) {
     const auto& policy = r.config->policy;
     for (const auto& rule : policy.rules)
