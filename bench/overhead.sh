@@ -124,7 +124,7 @@ for ratio in 100 1; do
     LOG_LEVEL=warn BACKEND_1_URL="http://127.0.0.1:$BPORT" BACKEND_1_NAME=fast \
     OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$OT_PORT" OTEL_TRACES_SAMPLER=traceidratio \
     OTEL_TRACES_SAMPLER_ARG="$(awk -v r="$ratio" 'BEGIN { print r / 100 }')" \
-    taskset -c "$PROXY_CORE" "$SMARTLB" 2>"$TMP/smartlb-trace$ratio.log" &
+    taskset -c "$PROXY_CORE" "$SMARTLB" >/dev/null 2>"$TMP/smartlb-trace$ratio.log" &  # not the teardown's failed exports
   pid=$!; PIDS+=("$pid"); PORT[smartlb_trace$ratio]=$port; PROCS[smartlb_trace$ratio]=$pid
 done
 
