@@ -1,22 +1,12 @@
 #include "smartlb/clients/client_auth.hpp"
 
+#include "smartlb/base/text.hpp"
 #include "smartlb/clients/jwt/jwt.hpp"
 
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 
 namespace smartlb {
-
-namespace {
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-}  // namespace
 
 ClientAuthenticator::ClientAuthenticator(const std::vector<ClientKey>& keys,
                                          std::shared_ptr<const jwt::TokenAuthenticator> tokens)
@@ -29,7 +19,7 @@ ClientAuthenticator::ClientAuthenticator(const std::vector<ClientKey>& keys,
       // Validated by the configuration: 64 hex digits. Anything else matches no key.
       bool ok = k.key_sha256.size() == 2 * d.size();
       for (std::size_t i = 0; ok && i < d.size(); ++i) {
-        const int hi = hex_value(k.key_sha256[2 * i]), lo = hex_value(k.key_sha256[2 * i + 1]);
+        const int hi = hex_digit_value(k.key_sha256[2 * i]), lo = hex_digit_value(k.key_sha256[2 * i + 1]);
         ok = hi >= 0 && lo >= 0;
         d[i] = static_cast<unsigned char>(hi * 16 + lo);
       }

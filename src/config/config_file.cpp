@@ -7,6 +7,7 @@
 
 #include "file_keys.hpp"
 #include "file_sections.hpp"
+#include "smartlb/base/text.hpp"
 #include "smartlb/config/values.hpp"
 
 namespace smartlb {
@@ -18,12 +19,8 @@ std::string sha256_hex(std::string_view bytes) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int n = 0;
   EVP_Digest(bytes.data(), bytes.size(), digest, &n, EVP_sha256(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  for (unsigned i = 0; i < n; ++i) {
-    out += kHex[digest[i] >> 4];
-    out += kHex[digest[i] & 15];
-  }
+  append_hex(out, {digest, n});
   return out;
 }
 

@@ -2,15 +2,10 @@
 
 #include <charconv>
 
+#include "smartlb/base/text.hpp"
+
 namespace smartlb {
 namespace {
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 // RFC 3986 percent-decoding of a user or password ("p%40ss" -> "p@ss").
 std::optional<std::string> percent_decode(std::string_view s) {
@@ -22,7 +17,7 @@ std::optional<std::string> percent_decode(std::string_view s) {
       continue;
     }
     if (i + 2 >= s.size()) return std::nullopt;
-    const int hi = hex_value(s[i + 1]), lo = hex_value(s[i + 2]);
+    const int hi = hex_digit_value(s[i + 1]), lo = hex_digit_value(s[i + 2]);
     if (hi < 0 || lo < 0) return std::nullopt;
     out += static_cast<char>(hi * 16 + lo);
     i += 2;

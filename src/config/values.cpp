@@ -14,10 +14,6 @@ bool is_name_char(char c) {
          c == '.';
 }
 
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 }  // namespace
 
 std::string quoted(std::string_view v) {
@@ -46,7 +42,7 @@ bool is_azure_host(std::string host) {
   for (std::string_view suffix :
        {".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com", ".azure-api.net",
         ".openai.azure.us", ".cognitiveservices.azure.us", ".openai.azure.cn", ".cognitiveservices.azure.cn"})
-    if (ends_with(host, suffix)) return true;
+    if (host.ends_with(suffix)) return true;
   return false;
 }
 

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstring>
 
+#include "smartlb/base/text.hpp"
 #include "smartlb/http/header_rules.hpp"
 
 namespace smartlb::http1 {
@@ -30,12 +31,6 @@ bool is_text_char(char c) {
   return u >= 0x20 ? u != 0x7f : u == '\t';
 }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  const char l = static_cast<char>(c | 0x20);
-  if (l >= 'a' && l <= 'f') return l - 'a' + 10;
-  return -1;
-}
 
 // The first byte in [p, end) below `below` or DEL (0x7f), or `end`. Eight bytes at a time:
 // heads are a few hundred bytes and every one of them is checked, so this is on the request
@@ -398,7 +393,7 @@ static bool read_chunk_size(const char* p, const char* cr, std::uint64_t& n) {
   n = 0;
   const char* c = p;
   for (; c < cr; ++c) {
-    const int h = hex_value(*c);
+    const int h = hex_digit_value(*c);
     if (h < 0) break;
     if (n > (std::uint64_t{1} << 56)) return false;
     n = n * 16 + static_cast<unsigned>(h);

@@ -2,6 +2,7 @@
 // connection alive between them, and leave promptly when the server drains.
 #include <spdlog/spdlog.h>
 
+#include "smartlb/base/text.hpp"
 #include "smartlb/clients/jwt/key_wait.hpp"
 #include "smartlb/http/header_rules.hpp"
 #include "smartlb/http/methods.hpp"
@@ -44,12 +45,11 @@ class SessionRegistration {
 
 // A fresh 32-hex-digit request id, written into `id`.
 void new_request_id(FastRandom& rng, std::string& id) {
-  static constexpr char hex[] = "0123456789abcdef";
   id.resize(32);
   char* out = id.data();
   for (int word = 0; word < 2; ++word) {
     std::uint64_t r = rng.next();
-    for (int i = 0; i < 16; ++i, r >>= 4) *out++ = hex[r & 0xf];
+    for (int i = 0; i < 16; ++i, r >>= 4) *out++ = hex_digit(r & 0xf);
   }
 }
 

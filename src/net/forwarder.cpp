@@ -26,6 +26,7 @@
 #include "smartlb/credentials/static_key.hpp"
 #include "smartlb/http/header_rules.hpp"
 #include "smartlb/http/json_body.hpp"
+#include "smartlb/http/request_body.hpp"
 #include "smartlb/http/request_target.hpp"
 #include "smartlb/http/response_fields.hpp"
 #include "smartlb/http1/wire_format.hpp"
@@ -151,6 +152,12 @@ class ForwardJob {
   bool send_length_ = false;  // Content-Length goes upstream (the body is always buffered)
   std::int64_t cost_ = 0;     // estimated tokens, only when a quota, a low report or a budget needs them
   bool cost_known_ = false;
+  // What the body says (model, affinity keys, estimate), read once when first needed.
+  std::optional<RequestBodyFacts> body_facts_;
+  const RequestBodyFacts& body_facts() {
+    if (!body_facts_) body_facts_ = read_request_body(target_.path, req_.body);
+    return *body_facts_;
+  }
   BudgetAdmission* budget_ = nullptr;  // the caller's budgets, when it has some (in buffers_)
 };
 
@@ -199,13 +206,13 @@ void ForwardJob::prepare_request() {
     model_ = target_.deployment;
   } else if (body_names_model(target_.path) && !req_.body.empty()) {
     model_in_body_ = true;
-    if (const auto m = top_level_string(req_.body, "model")) model_ = *m;
+    if (const auto m = body_facts().model) model_ = *m;
   }
   body_ = req_.body;
-  // The estimate costs a body scan: only when a declared quota or a backend's low report
+  // The estimate needs the body read: only when a declared quota or a backend's low report
   // can turn on it.
   if (snap_.any_quota || states_.reported_budget_low()) {
-    cost_ = estimate_request_tokens(target_.path, req_.body);
+    cost_ = estimate_request_tokens(body_facts());
     cost_known_ = true;
   }
 }
@@ -224,10 +231,8 @@ std::optional<std::string_view> ForwardJob::match_rule() {
     // The client's own key, or the body's prompt cache key, or its end user.
     affinity_key_ = req_.fields.get("x-smartlb-affinity");
     if (affinity_key_.empty() && model_in_body_) {
-      static constexpr std::string_view kKeys[] = {"prompt_cache_key", "user"};
-      std::optional<std::string_view> values[2];
-      if (top_level_strings(req_.body, kKeys, values))
-        affinity_key_ = values[0] ? *values[0] : values[1].value_or("");
+      const RequestBodyFacts& body = body_facts();
+      affinity_key_ = body.prompt_cache_key ? *body.prompt_cache_key : body.user.value_or("");
     }
   }
   return std::nullopt;
@@ -241,9 +246,9 @@ std::optional<BudgetRefused> ForwardJob::admit_to_budgets() {
   const std::size_t n = snap_.budgets.budgets_for(caller_, refs);
   if (n == 0) return std::nullopt;
   budget_ = &buffers_.budget.emplace(refs, n);
-  // The estimate costs a body scan: only when a budget counts tokens.
+  // The estimate needs the body read: only when a budget counts tokens.
   if (!cost_known_ && budget_->counts_tokens()) {
-    cost_ = estimate_request_tokens(target_.path, req_.body);
+    cost_ = estimate_request_tokens(body_facts());
     cost_known_ = true;
   }
   const BudgetTime t{s_.clock.coarse_now(), s_.clock.wall_now()};

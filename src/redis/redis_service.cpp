@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "smartlb/base/random.hpp"
+#include "smartlb/base/text.hpp"
 #include "smartlb/redis/backoff.hpp"
 #include "smartlb/redis/keys.hpp"
 #include "smartlb/redis/redis_connection.hpp"
@@ -23,11 +24,7 @@ using namespace smartlb::io;
 RedisScript::RedisScript(std::string src) : source(std::move(src)) {
   unsigned char digest[SHA_DIGEST_LENGTH];
   SHA1(reinterpret_cast<const unsigned char*>(source.data()), source.size(), digest);
-  static constexpr char kHex[] = "0123456789abcdef";
-  for (unsigned char b : digest) {
-    sha1 += kHex[b >> 4];
-    sha1 += kHex[b & 15];
-  }
+  append_hex(sha1, digest);
 }
 
 namespace {

@@ -1,11 +1,15 @@
-// estimate_request_tokens (routing/token_estimate) and UsageSniffer / parse_usage_json
-// (telemetry/usage_sniffer). Input: one byte choosing the path and the piece size, then a
-// body. Invariants: an estimate is never negative; the sniffer gives the same usage fed in
-// pieces as fed at once (and as finish_with), and holds no more than its limits allow.
+// estimate_request_tokens (routing/token_estimate) over read_request_body (http/request_body),
+// and UsageSniffer / parse_usage_json (telemetry/usage_sniffer). Input: one byte choosing the
+// path and the piece size, then a body. Invariants: an estimate is never negative; the body's
+// facts agree with top_level_strings (http/json_body) on the members both read; the sniffer
+// gives the same usage fed in pieces as fed at once (and as finish_with), and holds no more
+// than its limits allow.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
+#include "smartlb/http/json_body.hpp"
+#include "smartlb/http/request_body.hpp"
 #include "smartlb/routing/token_estimate.hpp"
 #include "smartlb/telemetry/usage_sniffer.hpp"
 
@@ -51,7 +55,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::uint8_t opt = data[0];
   const std::string_view body(reinterpret_cast<const char*>(data + 1), size - 1);
 
-  if (estimate_request_tokens(kPaths[opt & 7], body) < 0) __builtin_trap();
+  const RequestBodyFacts facts = read_request_body(kPaths[opt & 7], body);
+  if (estimate_request_tokens(facts) < 0) __builtin_trap();
+  static constexpr std::string_view kKeys[] = {"model", "user", "prompt_cache_key"};
+  std::optional<std::string_view> strings[3];
+  if (top_level_strings(body, kKeys, strings) != facts.json_object || strings[0] != facts.model ||
+      strings[1] != facts.user || strings[2] != facts.prompt_cache_key)
+    __builtin_trap();
 
   (void)parse_usage_json(body);
   const std::size_t piece = 1 + (opt >> 3);  // 1..32 bytes

@@ -1,5 +1,7 @@
 #include "smartlb/http/json_body.hpp"
 
+#include "smartlb/http/json_lexer.hpp"
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -17,7 +19,7 @@ std::optional<std::string> edit(std::string_view body, std::vector<BodyEdit> edi
 BodyEdit set(std::string key, std::string json) { return {std::move(key), std::move(json)}; }
 BodyEdit remove(std::string key) { return {std::move(key), std::nullopt}; }
 
-// Inputs that are not one valid JSON object, each for its own reason.
+// Inputs that are not one valid JSON object, each for its own reason (http/json_lexer.hpp).
 const std::vector<std::string> kInvalid = {
     "",
     "   ",
@@ -42,6 +44,8 @@ const std::vector<std::string> kInvalid = {
     "{\"a\":{\"b\"}}",
     "{\"a\":01}",
     "{\"a\":1.}",
+    "{\"a\":1e400}",  // a number no double holds
+    "{\"a\":-1e309}",
     "{\"a\":.5}",
     "{\"a\":-}",
     "{\"a\":1e}",
@@ -62,8 +66,10 @@ const std::vector<std::string> kInvalid = {
     "{\"a\":\"\xE2\x82\"}",          // truncated
     "{\"a\":\"\x80\"}",              // a lone continuation byte
     "{\"\xFF\":1}",
-    "\xEF\xBB\xBF{}",  // a byte-order mark
+    " \xEF\xBB\xBF{}",  // a byte-order mark anywhere but at the very start
+    "\xEF\xBB{}",       // a partial one
     "{\"a\":1}\0"s,
+    "{\"a\":\0 1}"s,
 };
 
 TEST(TopLevelString, ReadsATopLevelString) {
@@ -153,14 +159,24 @@ TEST(TopLevelString, SeveralKeysInOnePass) {
   for (const auto& o : out) EXPECT_EQ(o, std::nullopt);
 }
 
-TEST(JsonDepth, NestingUpToTheLimitIsValidPastItIsNot) {
-  // The top-level object is one level; its value opens the others.
-  const auto nested = [](std::size_t depth) {
-    return "{\"a\":" + std::string(depth - 1, '[') + std::string(depth - 1, ']') + ",\"m\":\"x\"}";
+TEST(JsonDepth, DeepNestingIsReadToItsEnd) {
+  // The top-level object is one level; its value opens the others, past those kept inline.
+  const auto nested = [](std::size_t depth, std::size_t closed) {
+    return "{\"a\":" + std::string(depth - 1, '[') + std::string(closed, ']') + ",\"m\":\"x\"}";
   };
-  EXPECT_EQ(top_level_string(nested(kMaxJsonDepth), "m"), "x");
-  EXPECT_EQ(top_level_string(nested(kMaxJsonDepth + 1), "m"), std::nullopt);
-  EXPECT_FALSE(edit(nested(kMaxJsonDepth + 1), {}));
+  const std::size_t deep = 3 * kInlineJsonLevels;
+  EXPECT_EQ(top_level_string(nested(deep, deep - 1), "m"), "x");
+  EXPECT_EQ(edit(nested(deep, deep - 1), {remove("m")}),
+            "{\"a\":" + std::string(deep - 1, '[') + std::string(deep - 1, ']') + "}");
+  EXPECT_EQ(top_level_string(nested(deep, deep - 2), "m"), std::nullopt);
+  EXPECT_FALSE(edit(nested(deep, deep - 2), {}));
+}
+
+TEST(TopLevelString, AByteOrderMarkAtTheStartIsSkippedAndKept) {
+  const std::string body = "\xEF\xBB\xBF{\"model\":\"m\",\"a\":1}";
+  EXPECT_EQ(top_level_string(body, "model"), "m");
+  EXPECT_EQ(edit(body, {remove("a")}), "\xEF\xBB\xBF{\"model\":\"m\"}");
+  EXPECT_EQ(edit("\xEF\xBB\xBF{}", {set("a", "1")}), "\xEF\xBB\xBF{\"a\":1}");
 }
 
 TEST(EditJsonBody, ReplacesInPlaceAndCopiesTheRest) {

@@ -3,11 +3,7 @@
 // without building a DOM: the request path reads `model` (and the affinity keys) and applies
 // override_params / a model rename to bodies of up to hundreds of KiB.
 //
-// What "valid" means here: RFC 8259 JSON whose top-level value is an object, UTF-8 only
-// (strings checked byte by byte: no overlong forms, no encoded surrogates, nothing past
-// U+10FFFF; \u escapes must pair surrogates), no byte-order mark, at most kMaxJsonDepth nested
-// arrays/objects. Numbers are checked for their grammar, not their range (1e400 is valid here;
-// nlohmann::json refuses it as an overflow).
+// "Valid" is what the JSON lexer accepts (http/json_lexer.hpp), with an object at the top.
 //
 // Keys are matched by what they mean, not how they are spelled: `"mod\u0065l"` is the member
 // `model`. (Matching only the raw spelling would let a client keep a second, escaped `model`
@@ -20,9 +16,6 @@
 #include <string_view>
 
 namespace smartlb {
-
-// Deeper nesting is refused (nullopt), bounding the scanner's state to a few hundred bytes.
-inline constexpr std::size_t kMaxJsonDepth = 1024;
 
 // The raw text (between the quotes, escapes not decoded) of the top-level member `key` when
 // its value is a string; with duplicate members the last one counts (as in nlohmann::json and

@@ -8,28 +8,19 @@
 // passes the whole of it), it reads complete SSE events as the WHATWG rules frame them: lines
 // end in LF, CRLF or CR; a line starting with ':' is a comment; `field: value` (one space after
 // the colon dropped); an empty line ends an event, which counts only when it has `data`. Each
-// event, in order, is one of:
-//   * an error (`event: error`; a `data` JSON object with a non-null top-level `error`, of
-//     `type` "error", or of `type` "response.failed"): FailOver, unless the error would be the
-//     same on every backend (a content filter, an invalid request: see StartReason), then
-//     Release;
-//   * content: a chat / completions chunk with a choice whose `delta` holds anything but its
-//     `role` (content, refusal, tool_calls, function_call, reasoning, ...; empty strings, empty
-//     containers and null do not count), a non-empty legacy `text` or a non-null
-//     `finish_reason`, or a non-null `usage`; a Responses API event other than its lifecycle
-//     ones (output items, `*.delta`, `response.completed`, ...); `[DONE]`; data that is not a
-//     JSON object, or one of neither shape (a stream we cannot judge goes as it is): Release;
-//   * nothing yet: a chunk without content (Azure's prompt-filter-results event with empty
-//     `choices`, a delta with only its role), `response.created` / `response.in_progress` /
-//     `response.queued`, an empty `data`: read on.
+// event, in order: `[DONE]` releases; an event of type `error` fails over unless its data says
+// the error would be the same on every backend (classify_stream_error); for any other, its data
+// decides (judge_stream_event): content or an error the client made release, a server's error
+// fails over, and an event without content (an empty `data` line too) reads on.
 // No decision within the first `limit` bytes: Release once that many are held. Only those bytes
 // are read, so the verdict is the same however the body was split.
-// Each event is read once it is complete, by a one-pass scanner that validates its JSON and
-// allocates nothing; only an error event is parsed again (nlohmann) to classify it, and only an
-// event of several `data` lines is copied (joined).
+// Each event is read once it is complete; only an event of several `data` lines is copied
+// (joined).
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+
+#include "smartlb/http/stream_event.hpp"
 
 namespace smartlb {
 
@@ -38,17 +29,6 @@ enum class StartVerdict : std::uint8_t {
   Release,   // write what is held, then relay as usual
   FailOver,  // the stream starts with an error: try the next backend
 };
-
-enum class StartReason : std::uint8_t {
-  None,         // still holding
-  Content,      // an event with content (or one that cannot be judged) came before any error
-  Done,         // `[DONE]` came before any content
-  ClientError,  // an error every backend would give (content filter, invalid request): relayed
-  ServerError,  // any other error: a failover outcome, like a 5xx
-  Limit,        // the limit was reached without an event that decides
-};
-
-std::string_view to_string(StartReason r);
 
 class StreamStart {
  public:
@@ -80,12 +60,5 @@ class StreamStart {
   StartVerdict verdict_ = StartVerdict::Hold;
   StartReason reason_ = StartReason::None;
 };
-
-// What an error event's data says, for a stream that starts with one: ClientError for a content
-// filter or an invalid request (the same prompt fails the same way everywhere), else
-// ServerError. The error is a top-level `error` object, a Responses API `{"type":"error",
-// "code":...}` event, or the `response.error` of a `response.failed` event. Not JSON, or no
-// error there: ServerError.
-StartReason classify_stream_error(std::string_view data);
 
 }  // namespace smartlb

@@ -1,9 +1,10 @@
 #include "smartlb/credentials/entra/token_request.hpp"
 
+#include "smartlb/base/text.hpp"
+
 namespace smartlb::entra {
 
 std::string form_encode(std::string_view value) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
   std::string out;
   out.reserve(value.size());
   for (unsigned char c : value) {
@@ -13,8 +14,8 @@ std::string form_encode(std::string_view value) {
       out += static_cast<char>(c);
     } else {
       out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
+      out += hex_digit(c >> 4, true);
+      out += hex_digit(c & 15, true);
     }
   }
   return out;
@@ -22,8 +23,7 @@ std::string form_encode(std::string_view value) {
 
 std::string resource_of_scope(std::string_view scope) {
   constexpr std::string_view kDefault = "/.default";
-  if (scope.size() > kDefault.size() && scope.substr(scope.size() - kDefault.size()) == kDefault)
-    scope.remove_suffix(kDefault.size());
+  if (scope.size() > kDefault.size() && scope.ends_with(kDefault)) scope.remove_suffix(kDefault.size());
   return std::string(scope);
 }
 

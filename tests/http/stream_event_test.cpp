@@ -1,0 +1,60 @@
+#include "smartlb/http/stream_event.hpp"
+
+#include <gtest/gtest.h>
+
+namespace smartlb {
+namespace {
+
+using namespace std::string_view_literals;
+
+// The events' own judgement (tests/http/stream_start_test.cpp holds it in whole streams).
+
+TEST(StreamEvent, ChatChunks) {
+  EXPECT_EQ(judge_stream_event(R"({"choices":[{"delta":{"content":"Hi"}}]})"), StartReason::Content);
+  EXPECT_EQ(judge_stream_event(R"({"choices":[{"delta":{"role":"assistant"}}]})"), StartReason::None);
+  EXPECT_EQ(judge_stream_event(R"({"choices":[],"prompt_filter_results":[{"prompt_index":0}]})"),
+            StartReason::None);
+  EXPECT_EQ(judge_stream_event(R"({"choices":[{"delta":{},"finish_reason":"stop"}]})"), StartReason::Content);
+  EXPECT_EQ(judge_stream_event(R"({"choices":[],"usage":{"prompt_tokens":1}})"), StartReason::Content);
+}
+
+TEST(StreamEvent, PayloadsCountWhenNotEmpty) {
+  EXPECT_EQ(judge_stream_event(R"({"choices":[{"delta":{"tool_calls":[]}}]})"), StartReason::None);
+  EXPECT_EQ(judge_stream_event(R"({"choices":[{"delta":{"tool_calls":[{}]}}]})"), StartReason::Content);
+  EXPECT_EQ(judge_stream_event(R"({"choices":[{"delta":{"audio":{"id":"a"}}}]})"), StartReason::Content);
+  EXPECT_EQ(judge_stream_event(R"({"choices":[{"delta":{"content":""}}]})"), StartReason::None);
+  EXPECT_EQ(judge_stream_event(R"({"choices":[{"delta":{"content":0}}]})"), StartReason::Content);
+}
+
+TEST(StreamEvent, ResponsesEvents) {
+  EXPECT_EQ(judge_stream_event(R"({"type":"response.created","response":{}})"), StartReason::None);
+  EXPECT_EQ(judge_stream_event(R"({"type":"response.output_text.delta","delta":"a"})"), StartReason::Content);
+  EXPECT_EQ(judge_stream_event(R"({"type":"response.failed"})"), StartReason::ServerError);
+  EXPECT_EQ(judge_stream_event(R"({"type":"error","code":"content_filter"})"), StartReason::ClientError);
+}
+
+TEST(StreamEvent, ErrorsAreClassified) {
+  EXPECT_EQ(judge_stream_event(R"({"error":{"code":"server_error"}})"), StartReason::ServerError);
+  EXPECT_EQ(judge_stream_event(R"({"error":{"code":"content_filter"}})"), StartReason::ClientError);
+  EXPECT_EQ(judge_stream_event(R"({"error":null,"choices":[]})"), StartReason::None);
+  EXPECT_EQ(judge_stream_event(R"({"choices":[{"delta":{"error":1}}]})"), StartReason::Content);
+}
+
+TEST(StreamEvent, WhatIsNotAJsonObjectIsContent) {
+  for (const std::string_view data : {"hello"sv, "[1]"sv, "\"s\""sv, "{\"choices\":[]"sv,
+                                      "{\"choices\":[],\"n\":1e400}"sv, "{\"choices\":[]}\0"sv}) {
+    SCOPED_TRACE(data);
+    EXPECT_EQ(judge_stream_event(data), StartReason::Content);
+  }
+}
+
+TEST(StreamEvent, LongEscapedNamesAreNoneOfTheNamesCompared) {
+  // Past the buffer names are decoded into: still not `role`, so the delta holds a payload.
+  const std::string long_name(40, 'x');
+  EXPECT_EQ(judge_stream_event(R"({"choices":[{"delta":{"\u0078)" + long_name + R"(":"a"}}]})"),
+            StartReason::Content);
+  EXPECT_EQ(judge_stream_event(R"({"choices":[{"delta":{"r\u006fle":"assistant"}}]})"), StartReason::None);
+}
+
+}  // namespace
+}  // namespace smartlb
