@@ -299,6 +299,7 @@ Task<Relayed> UpstreamExchange::relay(UpstreamPtr conn, const RelayOptions& opti
   if (rec_.trace.sampled) rec_.event_stream = plan.usage == UsageSniffer::Mode::EventStream;
   // Token usage for metrics: fed each chunk after it was written, so it never delays one.
   UsageSniffer usage(plan.usage);
+  if (rec_.trace.sampled) usage.read_facts_into(&rec_.response);  // gen_ai.response.* of its spans
 
   RelayScratchLease scratch(w_.spare_scratch);
   const TrimHeld trim{scratch->held};

@@ -48,9 +48,10 @@ const AttemptRecord* served_attempt(const RequestRecord& rec, std::size_t shown)
 
 // What the answer said of itself: the response's model, id, finish reasons and usage.
 void add_response(Attributes& at, std::vector<Attribute>& out, const RequestRecord& rec) {
-  at.text("gen_ai.response.model", rec.response_model);
-  at.text("gen_ai.response.id", rec.response_id);
-  if (!rec.finish_reasons.empty()) out.push_back({"gen_ai.response.finish_reasons", rec.finish_reasons});
+  at.text("gen_ai.response.model", rec.response.model);
+  at.text("gen_ai.response.id", rec.response.id);
+  if (!rec.response.finish_reasons.empty())
+    out.push_back({"gen_ai.response.finish_reasons", rec.response.finish_reasons});
   at.count("gen_ai.usage.input_tokens", rec.prompt_tokens);
   at.count("gen_ai.usage.output_tokens", rec.completion_tokens);
 }

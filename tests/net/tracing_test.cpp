@@ -156,6 +156,12 @@ TEST(Tracing, OneRequestIsAServerSpanAndAClientSpanWhoseIdTheBackendGot) {
   EXPECT_EQ(text(client, "smartlb.backend"), "east");
   EXPECT_EQ(integer(client, "smartlb.attempt"), "1");
   EXPECT_EQ(integer(server, "gen_ai.usage.input_tokens"), "7");
+  for (const auto& s : {server, client}) {  // what the answer said of itself
+    EXPECT_EQ(text(s, "gen_ai.response.id"), "chatcmpl-1");
+    EXPECT_EQ(text(s, "gen_ai.response.model"), "gpt-4o-2024-08-06");
+    EXPECT_EQ(attribute(s, "gen_ai.response.finish_reasons"),
+              nlohmann::json::parse(R"({"arrayValue":{"values":[{"stringValue":"stop"}]}})"));
+  }
   EXPECT_EQ(integer(server, "gen_ai.usage.output_tokens"), "3");
   EXPECT_EQ(text(server, "smartlb.rule"), "default");
   EXPECT_EQ(text(server, "smartlb.client"), "anonymous");
@@ -371,11 +377,17 @@ TEST(Tracing, ASlowCollectorNeitherDelaysRequestsNorHoldsTheirSpansBeyondTheQueu
   EXPECT_EQ(t.tracer->exported(), 6u);
 }
 
-TEST(Tracing, AStreamsSpansCarryTheTimeToItsFirstByte) {
+// A stream's spans: its time to first byte, and what its events said of the answer.
+TEST(Tracing, AStreamsSpansCarryTheTimeToItsFirstByteAndWhatItsEventsSaid) {
   MockBackend backend([](const SeenRequest&) {
     MockReply r;
     r.headers = {{"content-type", "text/event-stream"}};
-    r.events = {"data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n", "data: [DONE]\n\n"};
+    r.events = {
+        "data: "
+        "{\"id\":\"chatcmpl-s\",\"model\":\"gpt-4o-mini\",\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}"
+        "\n\n",
+        "data: {\"id\":\"chatcmpl-s\",\"choices\":[{\"delta\":{},\"finish_reason\":\"length\"}]}\n\n",
+        "data: [DONE]\n\n"};
     return r;
   });
   Traced t;
@@ -386,8 +398,13 @@ TEST(Tracing, AStreamsSpansCarryTheTimeToItsFirstByte) {
   t.tracer->flush();
   const auto spans = t.receiver.spans();
   ASSERT_EQ(spans.size(), 2u);
-  for (const auto& s : spans)
+  for (const auto& s : spans) {
     EXPECT_TRUE(attribute(s, "smartlb.stream.time_to_first_byte").contains("doubleValue")) << s.dump();
+    EXPECT_EQ(text(s, "gen_ai.response.id"), "chatcmpl-s");
+    EXPECT_EQ(text(s, "gen_ai.response.model"), "gpt-4o-mini");
+    EXPECT_EQ(attribute(s, "gen_ai.response.finish_reasons"),
+              nlohmann::json::parse(R"({"arrayValue":{"values":[{"stringValue":"length"}]}})"));
+  }
 }
 
 TEST(Tracing, OffTheClientsTraceFieldsPassUnchangedAndNoneAreAdded) {

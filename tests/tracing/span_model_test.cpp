@@ -88,9 +88,9 @@ RequestRecord failed_over_stream() {
   r.status = 200;
   r.prompt_tokens = 12;
   r.completion_tokens = 34;
-  r.response_model = "gpt-4o-2024-08-06";
-  r.response_id = "chatcmpl-9";
-  r.finish_reasons = {"stop"};
+  r.response.model = "gpt-4o-2024-08-06";
+  r.response.id = "chatcmpl-9";
+  r.response.finish_reasons = {"stop"};
   r.event_stream = true;
   r.first_byte = kStart + 300'000'000;
   ScriptedRandom rng({0xaaaaaaaaaaaaaaaa, 0xbbbbbbbbbbbbbbbb, 0xcccccccccccccccc});

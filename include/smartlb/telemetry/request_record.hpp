@@ -5,10 +5,10 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "smartlb/base/clock.hpp"
 #include "smartlb/routing/outcome.hpp"
+#include "smartlb/telemetry/response_facts.hpp"
 #include "smartlb/telemetry/trace_ids.hpp"
 
 namespace smartlb {
@@ -62,11 +62,9 @@ struct RequestRecord {
 
   // Tracing only (trace.on): the trace context, and what only spans show.
   RequestTrace trace;
-  MonoNanos first_byte = 0;    // the first body bytes went to the client
-  bool event_stream = false;   // the response was a text/event-stream
-  std::string response_model;  // the response's `model`, `id` and `finish_reason`s, when read
-  std::string response_id;
-  std::vector<std::string> finish_reasons;
+  MonoNanos first_byte = 0;   // the first body bytes went to the client
+  bool event_stream = false;  // the response was a text/event-stream
+  ResponseFacts response;     // the answer's `id`, `model` and `finish_reason`s, when read
 
   // Back to a new request's state, keeping the strings' memory (one record serves every
   // request of a connection).
@@ -89,9 +87,7 @@ struct RequestRecord {
       trace.reset();
       first_byte = 0;
       event_stream = false;
-      response_model.clear();
-      response_id.clear();
-      finish_reasons.clear();
+      response.clear();
     }
   }
 
