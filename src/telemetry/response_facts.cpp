@@ -44,7 +44,7 @@ bool scan(std::string_view json, Found& found) {
       const std::string_view key = lex.raw();
       want = Want::Nothing;
       if (depth == 1) {
-        scope = json_raw_equals(key, "response") ? Scope::Response
+        scope = json_raw_equals(key, "response")  ? Scope::Response
                 : json_raw_equals(key, "choices") ? Scope::Choices
                                                   : Scope::Other;
         scope_opened = false;
@@ -84,8 +84,8 @@ void read_response_facts(std::string_view json, ResponseFacts& facts) {
   std::array<char, ResponseFacts::kMaxText> buf;
   if (facts.id.empty()) facts.id = decoded(found.id, buf);
   if (facts.model.empty()) facts.model = decoded(found.model, buf);
-  for (std::size_t i = 0; i < found.n_reasons && facts.finish_reasons.size() < ResponseFacts::kMaxFinishReasons;
-       ++i)
+  for (std::size_t i = 0;
+       i < found.n_reasons && facts.finish_reasons.size() < ResponseFacts::kMaxFinishReasons; ++i)
     if (const std::string_view reason = decoded(found.reasons[i], buf); !reason.empty())
       facts.finish_reasons.emplace_back(reason);
 }

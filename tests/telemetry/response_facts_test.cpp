@@ -30,9 +30,10 @@ TEST(ResponseFacts, AChatCompletionsIdModelAndEachChoicesFinishReason) {
 }
 
 TEST(ResponseFacts, TheResponsesApisIdAndModelAtTheTopOrInItsResponseObject) {
-  EXPECT_EQ(read(R"({"id":"resp_1","object":"response","model":"gpt-4o","status":"completed"})").id, "resp_1");
-  const ResponseFacts f =
-      read(R"({"type":"response.completed","response":{"id":"resp_2","model":"gpt-4.1","output":[{"id":"msg_1"}]}})");
+  EXPECT_EQ(read(R"({"id":"resp_1","object":"response","model":"gpt-4o","status":"completed"})").id,
+            "resp_1");
+  const ResponseFacts f = read(
+      R"({"type":"response.completed","response":{"id":"resp_2","model":"gpt-4.1","output":[{"id":"msg_1"}]}})");
   EXPECT_EQ(f.id, "resp_2");
   EXPECT_EQ(f.model, "gpt-4.1");
   EXPECT_TRUE(f.finish_reasons.empty());
@@ -54,8 +55,11 @@ TEST(ResponseFacts, KnownIdAndModelAreKeptAndEmptyOnesDoNotCount) {
   // Azure's first chunk: the prompt's filter results, id and model empty.
   read_response_facts(R"({"choices":[],"created":0,"id":"","model":"","prompt_filter_results":[]})", f);
   EXPECT_TRUE(f.id.empty());
-  read_response_facts(R"({"id":"chatcmpl-1","model":"gpt-4o","choices":[{"delta":{"content":"a"},"finish_reason":null}]})", f);
-  read_response_facts(R"({"id":"chatcmpl-2","model":"other","choices":[{"delta":{},"finish_reason":"stop"}]})", f);
+  read_response_facts(
+      R"({"id":"chatcmpl-1","model":"gpt-4o","choices":[{"delta":{"content":"a"},"finish_reason":null}]})",
+      f);
+  read_response_facts(
+      R"({"id":"chatcmpl-2","model":"other","choices":[{"delta":{},"finish_reason":"stop"}]})", f);
   EXPECT_EQ(f.id, "chatcmpl-1");
   EXPECT_EQ(f.model, "gpt-4o");
   EXPECT_EQ(f.finish_reasons, Reasons{"stop"});
@@ -76,7 +80,8 @@ TEST(ResponseFacts, EscapesAreDecodedAndLongTextOrTooManyReasonsAreNotKept) {
   EXPECT_TRUE(read(R"({"model":")" + longest + R"(m"})").model.empty());
   EXPECT_TRUE(read(R"({"model":")" + longest + R"(\u0041"})").model.empty());
   std::string many = R"({"choices":[)";
-  for (int i = 0; i < 20; ++i) many += std::string(i ? "," : "") + R"({"finish_reason":"r)" + std::to_string(i) + R"("})";
+  for (int i = 0; i < 20; ++i)
+    many += std::string(i ? "," : "") + R"({"finish_reason":"r)" + std::to_string(i) + R"("})";
   many += "]}";
   const ResponseFacts f = read(many);
   ASSERT_EQ(f.finish_reasons.size(), ResponseFacts::kMaxFinishReasons);
@@ -115,9 +120,12 @@ TEST(ResponseFacts, TheSnifferReadsEveryEventOfAStream) {
       "data: {\"id\":\"\",\"model\":\"\",\"choices\":[],\"prompt_filter_results\":[]}\n\n"
       "data: {\"id\":\"chatcmpl-7\",\"model\":\"gpt-4o-mini\",\"choices\":[{\"delta\":{\"content\":\"Hi\"},"
       "\"finish_reason\":null}],\"usage\":null}\n\n"
-      "data: {\"id\":\"chatcmpl-7\",\"model\":\"gpt-4o-mini\",\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}],"
+      "data: "
+      "{\"id\":\"chatcmpl-7\",\"model\":\"gpt-4o-mini\",\"choices\":[{\"delta\":{},\"finish_reason\":"
+      "\"stop\"}],"
       "\"usage\":null}\n\n"
-      "data: {\"id\":\"chatcmpl-7\",\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":1}}\n\n"
+      "data: "
+      "{\"id\":\"chatcmpl-7\",\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":1}}\n\n"
       "data: [DONE]\n\n";
   ResponseFacts f;
   UsageSniffer s(UsageSniffer::Mode::EventStream);
