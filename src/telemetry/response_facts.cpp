@@ -42,18 +42,18 @@ bool scan(std::string_view json, Found& found) {
     }
     if (t == JsonToken::Key) {
       const std::string_view key = lex.raw();
+      const bool escaped = lex.escaped();  // rare: a plain key compares as it is
+      const auto is = [&](std::string_view name) {
+        return escaped ? json_raw_equals(key, name) : key == name;
+      };
       want = Want::Nothing;
       if (depth == 1) {
-        scope = json_raw_equals(key, "response")  ? Scope::Response
-                : json_raw_equals(key, "choices") ? Scope::Choices
-                                                  : Scope::Other;
+        scope = is("response") ? Scope::Response : is("choices") ? Scope::Choices : Scope::Other;
         scope_opened = false;
       }
-      if ((depth == 1 || (depth == 2 && scope == Scope::Response)) && json_raw_equals(key, "id"))
-        want = Want::Id;
-      else if ((depth == 1 || (depth == 2 && scope == Scope::Response)) && json_raw_equals(key, "model"))
-        want = Want::Model;
-      else if (depth == 3 && scope == Scope::Choices && json_raw_equals(key, "finish_reason"))
+      if (depth == 1 || (depth == 2 && scope == Scope::Response))
+        want = is("id") ? Want::Id : is("model") ? Want::Model : Want::Nothing;
+      else if (depth == 3 && scope == Scope::Choices && is("finish_reason"))
         want = Want::FinishReason;
       continue;
     }

@@ -75,6 +75,9 @@ TEST(ResponseFacts, InvalidJsonAddsNothing) {
 TEST(ResponseFacts, EscapesAreDecodedAndLongTextOrTooManyReasonsAreNotKept) {
   EXPECT_EQ(read(R"({"model":"gpt\u002d4o","id":"a\"b"})").model, "gpt-4o");
   EXPECT_EQ(read(R"({"model":"gpt\u002d4o","id":"a\"b"})").id, "a\"b");
+  EXPECT_EQ(read(R"({"mod\u0065l":"m","choices":[{"finish\u005freason":"stop"}]})").model,
+            "m");  // escaped keys
+  EXPECT_EQ(read(R"({"choices":[{"finish\u005freason":"stop"}]})").finish_reasons, Reasons{"stop"});
   const std::string longest(ResponseFacts::kMaxText, 'm');
   EXPECT_EQ(read(R"({"model":")" + longest + R"("})").model, longest);
   EXPECT_TRUE(read(R"({"model":")" + longest + R"(m"})").model.empty());
