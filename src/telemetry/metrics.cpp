@@ -1,6 +1,7 @@
 #include "smartlb/telemetry/metrics.hpp"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <unordered_map>
 
@@ -71,15 +72,51 @@ double HistogramSnapshot::quantile(double q, const double* bounds, std::size_t n
   return n_bounds ? bounds[n_bounds - 1] : 0;
 }
 
-// ---- per-backend atomics ------------------------------------------------------------------
+// A histogram kept per shard: updated by its shard's thread(s), summed by a scrape.
+template <std::size_t N>
+struct ShardHistogram {
+  void observe(const std::array<double, N>& bounds, double v) {
+    const auto i =
+        static_cast<std::size_t>(std::lower_bound(bounds.begin(), bounds.end(), v) - bounds.begin());
+    buckets[i].fetch_add(1, std::memory_order_relaxed);
+    sum_micros.fetch_add(v > 0 ? static_cast<std::uint64_t>(v * 1e6 + 0.5) : 0, std::memory_order_relaxed);
+  }
+  // Adds this shard's counts to `s` (whose buckets are sized N + 1).
+  void add_to(HistogramSnapshot& s) const {
+    for (std::size_t i = 0; i <= N; ++i) {
+      const std::uint64_t c = buckets[i].load(std::memory_order_relaxed);
+      s.buckets[i] += c;
+      s.count += c;  // from the buckets, so that a scrape racing an update stays consistent
+    }
+    s.sum += static_cast<double>(sum_micros.load(std::memory_order_relaxed)) / 1e6;
+  }
 
-struct alignas(64) Metrics::Backend {
-  Backend()
-      : duration(kDurationBuckets.data(), kDurationBuckets.size()),
-        ttfb(kTtfbBuckets.data(), kTtfbBuckets.size()) {}
+  std::array<std::atomic<std::uint64_t>, N + 1> buckets{};
+  std::atomic<std::uint64_t> sum_micros{0};
+};
+
+template <std::size_t N>
+HistogramSnapshot empty_histogram() {
+  HistogramSnapshot s;
+  s.buckets.assign(N + 1, 0);
+  return s;
+}
+
+// ---- per-backend series -------------------------------------------------------------------
+
+// What requests add to a backend's series on every request, kept per shard: worker threads
+// adding to one backend's counters would otherwise pass its cache lines between cores on
+// every request (the top user-space symbol at 8 cores before, bench/multicore.sh).
+struct Metrics::HotBackend {
   std::atomic<std::uint64_t> attempts{0}, served{0}, errors{0}, throttled{0}, upstream_aborted{0}, prompt{0},
-      completion{0}, dns_lookups{0}, dns_failures{0}, credential_ok{0}, credential_failed{0};
-  Histogram duration, ttfb;
+      completion{0};
+  ShardHistogram<kDurationBuckets.size()> duration;
+  ShardHistogram<kTtfbBuckets.size()> ttfb;
+};
+
+// What is rare (failures' details, lookups, credentials): shared.
+struct alignas(64) Metrics::Backend {
+  std::atomic<std::uint64_t> dns_lookups{0}, dns_failures{0}, credential_ok{0}, credential_failed{0};
   std::atomic<std::uint8_t> last_cause{0};
   std::atomic<unsigned> last_status{0};
   std::atomic<std::uint32_t> last_deployment{0};
@@ -89,8 +126,38 @@ struct alignas(64) Metrics::Backend {
 // ---- labelled counters, one shard per thread (modulo kShards) ------------------------------
 
 struct alignas(64) Metrics::Shard {
+  static constexpr std::size_t kChunk = 64;  // backends per allocation, made on first use
+  struct Chunk {
+    HotBackend backends[kChunk];
+  };
+
+  Shard() = default;
+  Shard(const Shard&) = delete;
+  Shard& operator=(const Shard&) = delete;
+  ~Shard() {
+    for (auto& c : chunks) delete c.load(std::memory_order_relaxed);
+  }
+
+  HotBackend& backend(std::size_t id) {
+    std::atomic<Chunk*>& slot = chunks[id / kChunk];
+    Chunk* c = slot.load(std::memory_order_acquire);
+    if (!c) {
+      // Two threads may share a shard (more threads than shards): the first to publish wins.
+      auto made = std::make_unique<Chunk>();
+      if (slot.compare_exchange_strong(c, made.get(), std::memory_order_acq_rel)) c = made.release();
+    }
+    return c->backends[id % kChunk];
+  }
+  const HotBackend* find(std::size_t id) const {
+    const Chunk* c = chunks[id / kChunk].load(std::memory_order_acquire);
+    return c ? &c->backends[id % kChunk] : nullptr;
+  }
+
   std::mutex mutex;  // taken by its own thread, and by a scrape
   std::unordered_map<std::uint64_t, std::uint64_t> counters;
+  std::atomic<std::uint64_t> started{0}, finished{0}, client_aborted{0};
+  ShardHistogram<kAttemptBuckets.size()> attempts;
+  std::array<std::atomic<Chunk*>, Metrics::kMaxBackends / kChunk> chunks{};
 };
 
 Metrics::Shard& Metrics::my_shard() {
@@ -166,7 +233,6 @@ Metrics::Metrics(std::vector<BackendInfo> backends)
       deployments_(std::make_unique<Labels>(kMaxDeployments, kMaxDeploymentLabelBytes)),
       clients_(std::make_unique<Labels>(kMaxClients, kMaxDeploymentLabelBytes)),
       client_counters_(std::make_unique<ClientCounters[]>(kMaxClients + 1)),
-      attempts_(std::make_unique<Histogram>(kAttemptBuckets.data(), kAttemptBuckets.size())),
       redis_commands_(std::make_unique<Histogram>(kRedisBuckets.data(), kRedisBuckets.size())) {
   learn_backends(backends);
 }
@@ -207,11 +273,12 @@ void Metrics::on_config_reload(bool ok, double unix_seconds) {
   last_reload_success_.store(unix_seconds, std::memory_order_relaxed);
 }
 
-void Metrics::on_request_start() { started_.fetch_add(1, std::memory_order_relaxed); }
+void Metrics::on_request_start() { my_shard().started.fetch_add(1, std::memory_order_relaxed); }
 
 void Metrics::on_request(const RequestRecord& rec) {
-  finished_.fetch_add(1, std::memory_order_relaxed);
-  if (rec.client_aborted) client_aborted_.fetch_add(1, std::memory_order_relaxed);
+  Shard& shard = my_shard();
+  shard.finished.fetch_add(1, std::memory_order_relaxed);
+  if (rec.client_aborted) shard.client_aborted.fetch_add(1, std::memory_order_relaxed);
 
   bool folded = false;
   const std::uint32_t requested = deployments_->find_or_add(rec.deployment, &folded);
@@ -243,18 +310,19 @@ void Metrics::on_request(const RequestRecord& rec) {
   for (std::size_t i = 0; i < shown; ++i) {
     const AttemptRecord& a = rec.attempts[i];
     if (a.backend >= known) continue;
-    Backend& B = backends_[a.backend];
+    HotBackend& H = shard.backend(a.backend);
     const auto b = static_cast<std::uint32_t>(a.backend);
-    B.attempts.fetch_add(1, std::memory_order_relaxed);
-    if (a.status != 0) B.ttfb.observe(static_cast<double>(a.ttfb_us) / 1e6);
+    H.attempts.fetch_add(1, std::memory_order_relaxed);
+    if (a.status != 0) H.ttfb.observe(kTtfbBuckets, static_cast<double>(a.ttfb_us) / 1e6);
     // A response head (by status), or a transport failure (by cause). An attempt with
     // neither has nothing to count.
     if (a.status != 0 || a.cause != FailureCause::None)
       add(CounterKind::UpstreamResponses, b, 0, upstream_response_code(a.status, a.cause), 1);
     if (a.cause == FailureCause::None) continue;
     const std::uint32_t d = deployment_of(a);
-    B.errors.fetch_add(1, std::memory_order_relaxed);
-    if (is_rate_limit(a.cause)) B.throttled.fetch_add(1, std::memory_order_relaxed);
+    H.errors.fetch_add(1, std::memory_order_relaxed);
+    if (is_rate_limit(a.cause)) H.throttled.fetch_add(1, std::memory_order_relaxed);
+    Backend& B = backends_[a.backend];
     B.last_cause.store(static_cast<std::uint8_t>(a.cause), std::memory_order_relaxed);
     B.last_status.store(a.status, std::memory_order_relaxed);
     B.last_deployment.store(d, std::memory_order_relaxed);
@@ -264,7 +332,7 @@ void Metrics::on_request(const RequestRecord& rec) {
     if (a.breaker_tripped)
       add(CounterKind::CooldownsStarted, b, d, static_cast<std::uint32_t>(FailureCause::FailureTolerance), 1);
   }
-  if (rec.attempt_count > 0) attempts_->observe(static_cast<double>(rec.attempt_count));
+  if (rec.attempt_count > 0) shard.attempts.observe(kAttemptBuckets, static_cast<double>(rec.attempt_count));
 
   const bool served = rec.served_by >= 0 && static_cast<std::size_t>(rec.served_by) < known;
   const std::uint32_t sb = served ? static_cast<std::uint32_t>(rec.served_by) : kNoBackend;
@@ -291,9 +359,9 @@ void Metrics::on_request(const RequestRecord& rec) {
       C.completion.fetch_add(static_cast<std::uint64_t>(rec.completion_tokens), std::memory_order_relaxed);
   }
   if (served) {
-    Backend& B = backends_[sb];
+    HotBackend& B = shard.backend(sb);
     B.served.fetch_add(1, std::memory_order_relaxed);
-    B.duration.observe(static_cast<double>(rec.end - rec.start) / 1e9);
+    B.duration.observe(kDurationBuckets, static_cast<double>(rec.end - rec.start) / 1e9);
     if (rec.upstream_aborted) {
       B.upstream_aborted.fetch_add(1, std::memory_order_relaxed);
       B.errors.fetch_add(1, std::memory_order_relaxed);
@@ -308,9 +376,8 @@ void Metrics::on_request(const RequestRecord& rec) {
     }
   }
 
-  Shard& s = my_shard();
-  std::lock_guard lock(s.mutex);
-  for (std::size_t i = 0; i < n_incs; ++i) s.counters[incs[i].key] += incs[i].by;
+  std::lock_guard lock(shard.mutex);
+  for (std::size_t i = 0; i < n_incs; ++i) shard.counters[incs[i].key] += incs[i].by;
 }
 
 void Metrics::on_dns_lookup(std::size_t backend, bool ok) {
@@ -331,9 +398,14 @@ MetricsSnapshot Metrics::snapshot() const {
   MetricsSnapshot s;
   // Finished before started: a request that starts and ends between the two loads must
   // not make in_flight negative (it is clamped anyway).
-  s.finished = finished_.load(std::memory_order_relaxed);
-  s.started = started_.load(std::memory_order_relaxed);
-  s.client_aborted = client_aborted_.load(std::memory_order_relaxed);
+  s.attempts = empty_histogram<kAttemptBuckets.size()>();
+  for (std::size_t i = 0; i < kShards; ++i) {
+    const Shard& sh = shards_[i];
+    s.finished += sh.finished.load(std::memory_order_relaxed);
+    s.client_aborted += sh.client_aborted.load(std::memory_order_relaxed);
+    sh.attempts.add_to(s.attempts);
+  }
+  for (std::size_t i = 0; i < kShards; ++i) s.started += shards_[i].started.load(std::memory_order_relaxed);
   s.reloads_ok = reloads_ok_.load(std::memory_order_relaxed);
   s.reloads_failed = reloads_failed_.load(std::memory_order_relaxed);
   s.last_reload_success = last_reload_success_.load(std::memory_order_relaxed);
@@ -356,7 +428,6 @@ MetricsSnapshot Metrics::snapshot() const {
     c.completion_tokens = C.completion.load(std::memory_order_relaxed);
     s.clients.push_back(std::move(c));
   }
-  s.attempts = attempts_->snapshot();
   s.redis.enabled = redis_enabled_.load(std::memory_order_relaxed);
   s.redis.up = redis_up_.load(std::memory_order_relaxed);
   s.redis.errors = redis_errors_.load(std::memory_order_relaxed);
@@ -382,19 +453,25 @@ MetricsSnapshot Metrics::snapshot() const {
     const Backend& B = backends_[i];
     BackendMetrics& m = s.backends[i];
     s.backend_names.push_back(info_[i].name);
-    m.attempts = B.attempts.load(std::memory_order_relaxed);
-    m.served = B.served.load(std::memory_order_relaxed);
-    m.errors = B.errors.load(std::memory_order_relaxed);
-    m.throttled = B.throttled.load(std::memory_order_relaxed);
-    m.upstream_aborted = B.upstream_aborted.load(std::memory_order_relaxed);
+    m.duration = empty_histogram<kDurationBuckets.size()>();
+    m.ttfb = empty_histogram<kTtfbBuckets.size()>();
+    for (std::size_t k = 0; k < kShards; ++k) {
+      const HotBackend* H = shards_[k].find(i);
+      if (!H) continue;
+      m.attempts += H->attempts.load(std::memory_order_relaxed);
+      m.served += H->served.load(std::memory_order_relaxed);
+      m.errors += H->errors.load(std::memory_order_relaxed);
+      m.throttled += H->throttled.load(std::memory_order_relaxed);
+      m.upstream_aborted += H->upstream_aborted.load(std::memory_order_relaxed);
+      m.prompt_tokens += H->prompt.load(std::memory_order_relaxed);
+      m.completion_tokens += H->completion.load(std::memory_order_relaxed);
+      H->duration.add_to(m.duration);
+      H->ttfb.add_to(m.ttfb);
+    }
     m.dns_lookups = B.dns_lookups.load(std::memory_order_relaxed);
     m.dns_failures = B.dns_failures.load(std::memory_order_relaxed);
     m.credential_refreshes_ok = B.credential_ok.load(std::memory_order_relaxed);
     m.credential_refreshes_failed = B.credential_failed.load(std::memory_order_relaxed);
-    m.prompt_tokens = B.prompt.load(std::memory_order_relaxed);
-    m.completion_tokens = B.completion.load(std::memory_order_relaxed);
-    m.duration = B.duration.snapshot();
-    m.ttfb = B.ttfb.snapshot();
     m.last_error.at = B.last_at.load(std::memory_order_relaxed);
     if (m.last_error.at != 0) {
       m.last_error.cause = static_cast<FailureCause>(B.last_cause.load(std::memory_order_relaxed));

@@ -271,8 +271,9 @@ TEST(Metrics, AnAttemptIsLabelledWithTheDeploymentItsBackendWasAskedFor) {
 }
 
 TEST(Metrics, ConcurrentUpdatesAreAllCounted) {
+  // Each thread counts in its own shard; more threads than shards share some.
   Metrics m({{"a", ""}, {"b", ""}});
-  constexpr int kThreads = 8, kEach = 5000;
+  constexpr int kThreads = static_cast<int>(Metrics::kShards) + 4, kEach = 2000;
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t)
     threads.emplace_back([&m, t] {
@@ -290,6 +291,12 @@ TEST(Metrics, ConcurrentUpdatesAreAllCounted) {
                 s.counter(CounterKind::Requests, 1, dep(s, "y"), 200),
             std::uint64_t{kThreads} * kEach);
   EXPECT_EQ(s.backends[0].ttfb.count, std::uint64_t{kThreads} * kEach);
+  EXPECT_EQ(s.backends[0].throttled, std::uint64_t{kThreads} * kEach);
+  EXPECT_EQ(s.backends[1].served, std::uint64_t{kThreads} * kEach);
+  EXPECT_EQ(s.backends[1].duration.count, std::uint64_t{kThreads} * kEach);
+  EXPECT_DOUBLE_EQ(s.backends[1].duration.sum, 2.0 * kThreads * kEach);
+  EXPECT_EQ(s.attempts.count, std::uint64_t{kThreads} * kEach);
+  EXPECT_EQ(s.attempts.buckets[1], std::uint64_t{kThreads} * kEach) << "two attempts each";
 }
 
 TEST(HistogramQuantile, InterpolatesInsideTheBucket) {

@@ -205,6 +205,7 @@ class Metrics final : public RequestObserver {
 
  private:
   struct Histogram;
+  struct HotBackend;
   struct Backend;
   struct Shard;
   class Labels;
@@ -222,10 +223,6 @@ class Metrics final : public RequestObserver {
   std::unique_ptr<ClientCounters[]> client_counters_;  // kMaxClients + 1 (the fold)
   mutable std::mutex auth_failures_mutex_;             // a 401 is rare: a map under a lock
   std::map<std::string, std::uint64_t, std::less<>> auth_failures_;
-  std::unique_ptr<Histogram> attempts_;
-  std::atomic<std::uint64_t> started_{0};
-  std::atomic<std::uint64_t> finished_{0};
-  std::atomic<std::uint64_t> client_aborted_{0};
   std::atomic<std::uint64_t> reloads_ok_{0}, reloads_failed_{0};
   std::atomic<double> last_reload_success_{0};
   std::atomic<std::uint64_t> folded_{0};
