@@ -1,20 +1,11 @@
 // Traces end to end over real sockets: smartlb between a client and mock backends, exporting to
-// an in-process OTLP/HTTP receiver (a mock backend that records what it was sent) whose JSON
-// the tests decode. One request is a SERVER and a CLIENT span, a failover two CLIENT spans, a
-// client's traceparent is continued, each attempt's traceparent names its own CLIENT span, and
-// nothing of a prompt, a completion or a key reaches the collector. A collector that is down
-// or slow costs spans, never requests.
+// an in-process OTLP/HTTP receiver whose JSON the tests decode. One request is a SERVER and a
+// CLIENT span, a failover two CLIENT spans, a client's traceparent is continued, each attempt's
+// traceparent names its own CLIENT span, and nothing of a prompt, a completion or a key reaches
+// the collector. (The exporter's limits: trace_export_test.cpp.)
 #include <gtest/gtest.h>
 
-#include <cstdio>
-
-#include <nlohmann/json.hpp>
-
-#include "http_client.hpp"
-#include "mock_backend.hpp"
-#include "proxy_harness.hpp"
-#include "record_observer.hpp"
-#include "smartlb/tracing/tracer.hpp"
+#include "trace_receiver.hpp"
 
 namespace smartlb::testing {
 namespace {
@@ -22,93 +13,6 @@ namespace {
 using namespace std::chrono_literals;
 using tracing::DropReason;
 using tracing::Tracer;
-
-const std::string kChat = "/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21";
-const std::string kBody = R"({"messages":[{"role":"user","content":"PROMPT-SECRET-123"}]})";
-const std::string kAnswer =
-    R"({"id":"chatcmpl-1","model":"gpt-4o-2024-08-06","choices":[{"index":0,"finish_reason":"stop",)"
-    R"("message":{"role":"assistant","content":"COMPLETION-SECRET-456"}}],)"
-    R"("usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}})";
-constexpr std::string_view kClientParent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
-
-MockReply ok() { return {200, {{"content-type", "application/json"}}, kAnswer}; }
-
-// An OTLP/HTTP receiver: takes every POST, and hands the spans sent so far to the test.
-class Receiver {
- public:
-  explicit Receiver(const MockBackend::TlsIdentity* tls = nullptr)
-      : mock_(
-            [](const SeenRequest&) {
-              return MockReply{200, {{"content-type", "application/json"}}, "{}"};
-            },
-            tls) {}
-  std::string endpoint() const { return mock_.url() + "/v1/traces"; }
-  std::size_t posts() const { return mock_.request_count(); }
-  std::vector<SeenRequest> requests() const { return mock_.requests(); }
-  // Every span received, in order.
-  std::vector<nlohmann::json> spans() const {
-    std::vector<nlohmann::json> out;
-    for (const SeenRequest& r : mock_.requests()) {
-      const nlohmann::json body = nlohmann::json::parse(r.body);
-      for (const auto& rs : body["resourceSpans"])
-        for (const auto& ss : rs["scopeSpans"])
-          for (const auto& s : ss["spans"]) out.push_back(s);
-    }
-    return out;
-  }
-
- private:
-  MockBackend mock_;
-};
-
-tracing::TraceConfig trace_config(const std::string& endpoint) {
-  tracing::TraceConfig c;
-  c.endpoint = endpoint;
-  c.schedule_delay = 1h;  // the tests flush
-  c.timeout = 5s;
-  c.resource = {{"service.name", "smartlb-test"}};
-  c.headers = {{"authorization", "Bearer COLLECTOR-TOKEN"}};
-  return c;
-}
-
-// The attribute `key` of an OTLP span: its value object ({"stringValue": ...}), or null.
-nlohmann::json attribute(const nlohmann::json& span, const std::string& key) {
-  for (const auto& a : span["attributes"])
-    if (a["key"] == key) return a["value"];
-  return nullptr;
-}
-std::string text(const nlohmann::json& span, const std::string& key) {
-  const auto v = attribute(span, key);
-  return v.is_null() ? "<none>" : v["stringValue"].get<std::string>();
-}
-std::string integer(const nlohmann::json& span, const std::string& key) {
-  const auto v = attribute(span, key);
-  return v.is_null() ? "<none>" : v["intValue"].get<std::string>();
-}
-
-// The parent id of a traceparent value.
-std::string parent_of(const std::string& traceparent) { return traceparent.substr(36, 16); }
-
-struct Traced {
-  Receiver receiver;
-  LastRecord records;
-  ProxyHarness proxy;
-  std::unique_ptr<Tracer> tracer;
-
-  void start(tracing::TraceConfig c) {
-    tracer = std::make_unique<Tracer>(c, "");
-    proxy.start(&records, tracer.get());
-  }
-  HttpResponse post(Headers extra = {}) {
-    Headers h = {{"content-type", "application/json"}, {"api-key", "CLIENT-KEY-XYZ"}};
-    h.insert(h.end(), extra.begin(), extra.end());
-    return http_call(proxy.port(), "POST", kChat, h, kBody);
-  }
-  ~Traced() {
-    proxy.stop();
-    tracer.reset();
-  }
-};
 
 TEST(Tracing, OneRequestIsAServerSpanAndAClientSpanWhoseIdTheBackendGot) {
   MockBackend backend([](const SeenRequest&) { return ok(); });
@@ -289,92 +193,6 @@ TEST(Tracing, NoPromptCompletionOrKeyInAnySpan) {
   for (const std::string secret : {"PROMPT-SECRET-123", "COMPLETION-SECRET-456", "CLIENT-KEY-XYZ",
                                    "BACKEND-KEY-ABC", "CLIENT-BEARER-789", "api-version", "COLLECTOR-TOKEN"})
     EXPECT_EQ(bytes.find(secret), std::string::npos) << secret;
-}
-
-TEST(Tracing, ACollectorThatIsDownCostsSpansNotRequests) {
-  std::uint16_t closed = 0;
-  {
-    MockBackend tmp([](const SeenRequest&) { return MockReply{}; });
-    closed = tmp.port();
-  }
-  MockBackend backend([](const SeenRequest&) { return ok(); });
-  Traced t;
-  t.proxy.add_backend("east", backend.url());
-  t.start(trace_config("http://127.0.0.1:" + std::to_string(closed) + "/v1/traces"));
-  for (int i = 0; i < 3; ++i) ASSERT_EQ(t.post().status, 200u);
-  ASSERT_TRUE(t.records.await(3));
-  t.tracer->flush();
-  EXPECT_EQ(t.tracer->exported(), 0u);
-  EXPECT_EQ(t.tracer->dropped(DropReason::ExportFailed), 6u);
-  EXPECT_EQ(t.tracer->dropped(DropReason::QueueFull), 0u);
-}
-
-// An https collector: its certificate verified like a backend's, against UPSTREAM_CA_FILE.
-TEST(Tracing, AnHttpsCollectorIsTrustedOnlyThroughItsCa) {
-  TestCa ca;
-  const auto identity = ca.issue("localhost");
-  const std::string ca_file = ca.write_cert_file();
-  Receiver receiver(&identity);
-  ASSERT_EQ(receiver.endpoint().rfind("https://localhost:", 0), 0u) << receiver.endpoint();
-  MockBackend backend([](const SeenRequest&) { return ok(); });
-  for (const bool trusted : {true, false}) {
-    LastRecord records;
-    Tracer tracer(trace_config(receiver.endpoint()), trusted ? ca_file : "");
-    ProxyHarness proxy;
-    proxy.add_backend("east", backend.url());
-    proxy.start(&records, &tracer);
-    ASSERT_EQ(http_call(proxy.port(), "POST", kChat, {{"content-type", "application/json"}}, kBody).status,
-              200u);
-    ASSERT_TRUE(records.await(1));
-    tracer.flush();
-    EXPECT_EQ(tracer.exported(), trusted ? 2u : 0u) << trusted;
-    EXPECT_EQ(tracer.dropped(DropReason::ExportFailed), trusted ? 0u : 2u) << trusted;
-    proxy.stop();
-  }
-  EXPECT_EQ(receiver.spans().size(), 2u);  // the untrusted exporter never sent its batch
-  std::remove(ca_file.c_str());
-}
-
-TEST(Tracing, AFullQueueDropsWholeRequestsAndCountsThem) {
-  MockBackend backend([](const SeenRequest&) { return ok(); });
-  Traced t;
-  t.proxy.add_backend("east", backend.url());
-  auto c = trace_config(t.receiver.endpoint());
-  c.max_queue_spans = 3;  // one request's two spans fit, a second's do not
-  c.max_batch_spans = 3;
-  t.start(c);
-  for (int i = 0; i < 3; ++i) ASSERT_EQ(t.post().status, 200u);
-  ASSERT_TRUE(t.records.await(3));
-  EXPECT_EQ(t.tracer->dropped(DropReason::QueueFull), 4u);
-  t.tracer->flush();
-  EXPECT_EQ(t.tracer->exported(), 2u);
-  EXPECT_EQ(t.receiver.spans().size(), 2u);
-}
-
-TEST(Tracing, ASlowCollectorNeitherDelaysRequestsNorHoldsTheirSpansBeyondTheQueue) {
-  MockBackend collector([](const SeenRequest&) { return MockReply{}; });
-  const GatePtr hold = collector.make_gate();
-  collector.set_handler([hold](const SeenRequest&) {
-    MockReply r{200, {}, "{}"};
-    r.hold_headers = hold;
-    return r;
-  });
-  MockBackend backend([](const SeenRequest&) { return ok(); });
-  Traced t;
-  t.proxy.add_backend("east", backend.url());
-  auto c = trace_config(collector.url() + "/v1/traces");
-  c.max_queue_spans = 4;
-  c.max_batch_spans = 2;  // the first request's spans go at once, and their export hangs
-  c.timeout = 120s;       // (longer than the test: the export is held, never timed out)
-  t.start(c);
-  ASSERT_EQ(t.post().status, 200u);
-  ASSERT_TRUE(collector.wait_for_requests(1));                   // the export is under way, unanswered
-  for (int i = 0; i < 4; ++i) ASSERT_EQ(t.post().status, 200u);  // requests go on meanwhile
-  ASSERT_TRUE(t.records.await(5));
-  EXPECT_EQ(t.tracer->dropped(DropReason::QueueFull), 4u);  // 2 requests queued (4 spans), 2 dropped
-  collector.open(hold);
-  t.tracer->flush();
-  EXPECT_EQ(t.tracer->exported(), 6u);
 }
 
 // A stream's spans: its time to first byte, and what its events said of the answer.
