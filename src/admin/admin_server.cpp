@@ -1,14 +1,19 @@
-// The admin listener: health, readiness, Prometheus metrics, the status JSON and the
-// embedded status page. One thread, one io_context, one coroutine per connection.
+// The admin listener: health, readiness, Prometheus metrics, the status JSON, the embedded
+// status page and the admin API. One thread, one io_context, one coroutine per connection. A
+// request's head is read first: who asks and what for is decided before its body is read, so a
+// refused request costs no body.
 #include "smartlb/admin/admin_server.hpp"
 
 #include <algorithm>
+#include <array>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
 
 #include <spdlog/spdlog.h>
 
+#include "smartlb/admin/admin_access.hpp"
+#include "smartlb/admin/admin_api.hpp"
 #include "smartlb/admin/pool_snapshot.hpp"
 #include "smartlb/admin/prometheus_families.hpp"
 #include "smartlb/admin/status_json.hpp"
@@ -29,6 +34,8 @@ struct Reply {
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
   bool html = false;
+  std::string allow;           // a 405's Allow
+  bool ask_for_token = false;  // a 401: WWW-Authenticate: Bearer
 };
 
 Reply text(http::status s, std::string body) {
@@ -38,12 +45,55 @@ Reply text(http::status s, std::string body) {
   return r;
 }
 
+Reply json_reply(unsigned status, const nlohmann::json& body) {
+  Reply r;
+  r.status = static_cast<http::status>(status);
+  r.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  r.body += '\n';
+  r.content_type = "application/json";
+  return r;
+}
+
+Reply error_reply(unsigned status, std::string_view type, const std::string& message) {
+  return json_reply(status, {{"error", {{"type", type}, {"message", message}}}});
+}
+
+// A request's body may be this large (the admin API's are a few bytes): 413 past it.
+constexpr std::size_t kMaxBodyBytes = 4096;
+
+// The listener's own endpoints: what each needs, and the methods it takes.
+struct Endpoint {
+  AdminNeed need = AdminNeed::Read;
+  AdminRoute api;  // Kind::None for the listener's own
+  bool known = false;
+};
+Endpoint endpoint_of(std::string_view path) {
+  Endpoint e;
+  e.api = route_admin(path);
+  if (e.api.kind != AdminRoute::Kind::None) {
+    e.need = e.api.need;
+    e.known = true;
+  } else if (path == "/healthz" || path == "/readyz" || path == "/" || path == "/index.html") {
+    // Probes need no token, and the page's document holds no data: it asks for a token to read
+    // /status with when the port has tokens.
+    e.need = AdminNeed::Open;
+    e.known = true;
+  } else if (path == "/metrics") {
+    e.need = AdminNeed::Metrics;
+    e.known = true;
+  } else {
+    e.known = path == "/status";  // anything else: Read, so that without a token a 401 says nothing
+  }
+  return e;
+}
+
 }  // namespace
 
 struct AdminServer::Impl {
-  Impl(const Server& s, const Metrics& m, AdminOptions o) : server(s), metrics(m), opts(std::move(o)) {}
+  Impl(Server& s, const Metrics& m, AdminOptions o)
+      : server(s), metrics(m), opts(std::move(o)), access(std::make_shared<const AdminAccess>(opts.access)) {}
 
-  const Server& server;
+  Server& server;
   const Metrics& metrics;
   AdminOptions opts;
   asio::io_context ioc{1};
@@ -53,6 +103,13 @@ struct AdminServer::Impl {
   MonoNanos started = 0;
   mutable std::mutex history_mutex;  // the sampler and /status, both on the admin thread today
   TrafficHistory history;
+  mutable std::mutex access_mutex;  // set_access (a reload's thread) and the admin thread
+  std::shared_ptr<const AdminAccess> access;
+
+  std::shared_ptr<const AdminAccess> current_access() const {
+    std::lock_guard lock(access_mutex);
+    return access;
+  }
 
   Task<> sample_loop() {
     asio::steady_timer timer(co_await asio::this_coro::executor);
@@ -159,7 +216,35 @@ struct AdminServer::Impl {
   Task<> session(tcp::socket socket) const;
   Task<> accept_loop(tcp::acceptor& acceptor) const;
 
-  Reply handle(std::string_view path) const {
+  // The admin API's answer, its change logged with who made it.
+  Reply handle_api(const AdminRoute& route, const AdminRequest& request,
+                   const std::optional<AdminCaller>& caller) const {
+    const auto snapshot = server.snapshot();
+    std::vector<std::string> names;
+    for (const PoolMember& m : snapshot->table.members()) names.push_back(m.name);
+    const AdminAnswer a =
+        answer_admin(route, request, caller, server.states(), {names, opts.redis != nullptr});
+    if (!a.audit.empty()) spdlog::info("admin: {}", a.audit);
+    Reply r = json_reply(a.status, a.body);
+    if (a.status == 405) r.allow = std::string(route.allow);
+    return r;
+  }
+
+  Reply handle(std::string_view method, std::string_view path, const Endpoint& endpoint,
+               const AdminRequest& request, const std::optional<AdminCaller>& caller) const {
+    if (endpoint.api.kind != AdminRoute::Kind::None) return handle_api(endpoint.api, request, caller);
+    if (!endpoint.known)
+      return text(http::status::not_found,
+                  "not found; try /, /status, /metrics, /healthz, /readyz or /admin/backends\n");
+    if (method != "GET" && method != "HEAD") {
+      Reply r = text(http::status::method_not_allowed, "only GET and HEAD\n");
+      r.allow = "GET, HEAD";
+      return r;
+    }
+    return handle_read(path);
+  }
+
+  Reply handle_read(std::string_view path) const {
     if (path == "/healthz") return text(http::status::ok, "ok\n");
     if (path == "/readyz") {
       if (server.draining()) return text(http::status::service_unavailable, "draining\n");
@@ -191,7 +276,26 @@ struct AdminServer::Impl {
       r.html = true;
       return r;
     }
-    return text(http::status::not_found, "not found; try /, /status, /metrics, /healthz or /readyz\n");
+    return text(http::status::not_found, "not found\n");
+  }
+
+  // Who asks for what, before the body is read: nullopt to go on, else the refusal.
+  std::optional<Reply> refusal(const Endpoint& endpoint, std::string_view authorization,
+                               std::optional<AdminCaller>& caller) const {
+    const AdminDecision d = current_access()->decide(endpoint.need, authorization);
+    caller = d.caller;
+    switch (d.verdict) {
+      case AdminDecision::Verdict::Allow:
+        return std::nullopt;
+      case AdminDecision::Verdict::Unauthorized: {
+        Reply r = error_reply(401, "unauthorized", d.message);
+        r.ask_for_token = true;
+        return r;
+      }
+      case AdminDecision::Verdict::Forbidden:
+        break;
+    }
+    return error_reply(403, "forbidden", d.message);
   }
 };
 
@@ -199,47 +303,94 @@ Task<> AdminServer::Impl::session(tcp::socket socket) const {
   const Impl& I = *this;
   beast::tcp_stream stream(std::move(socket));
   beast::flat_buffer buffer;
+  error_code ignored;
+  const auto peer = stream.socket().remote_endpoint(ignored);
   for (;;) {
     http::request_parser<http::string_body> parser;
     parser.header_limit(16 * 1024);
-    parser.body_limit(16 * 1024);
+    parser.body_limit(boost::none);  // checked once who asks is known, before the body is read
     stream.expires_after(std::chrono::seconds(30));
-    auto [rec, rn] = co_await http::async_read(stream, buffer, parser, use_tuple);
-    if (rec) break;
-    const auto& req = parser.get();
-    const std::string_view target = req.target();
-    const std::string_view path = target.substr(0, target.find('?'));
-
     Reply r;
-    if (req.method() != http::verb::get && req.method() != http::verb::head) {
-      r = text(http::status::method_not_allowed, "only GET and HEAD\n");
+    bool read_whole = false;  // the connection may carry another request only after a whole one
+    unsigned version = 11;
+    bool head = false, keep_alive = false;
+    auto [hec, hn] = co_await http::async_read_header(stream, buffer, parser, use_tuple);
+    if (hec == http::error::header_limit) {
+      r = text(http::status::request_header_fields_too_large, "request head too large\n");
+    } else if (hec) {
+      break;
     } else {
-      try {
-        r = I.handle(path);
-      } catch (const std::exception& e) {
-        spdlog::error("admin endpoint {} failed: {}", path, e.what());
-        r = text(http::status::internal_server_error, "internal error\n");
+      const auto& req = parser.get();
+      version = req.version();
+      head = req.method() == http::verb::head;
+      keep_alive = req.keep_alive();
+      const std::string_view target = req.target();
+      const std::size_t q = target.find('?');
+      const std::string_view path = target.substr(0, q);
+      const std::string_view query = q == std::string_view::npos ? std::string_view() : target.substr(q + 1);
+      const std::string_view method = req.method_string();
+      const Endpoint endpoint = endpoint_of(path);
+      std::optional<AdminCaller> caller;
+      if (auto refused = I.refusal(endpoint, req[http::field::authorization], caller)) {
+        r = std::move(*refused);
+        spdlog::warn("admin: {} {} refused ({}) from {}{}", method, path.substr(0, 200),
+                     static_cast<unsigned>(r.status), peer.address().to_string(),
+                     caller ? " with " + caller->describe() : std::string());
+      } else if (parser.content_length() && *parser.content_length() > kMaxBodyBytes) {
+        r = error_reply(413, "request_too_large", "The body may be at most 4096 bytes.");
+      } else {
+        parser.body_limit(kMaxBodyBytes);  // a chunked body
+        auto [bec, bn] = co_await http::async_read(stream, buffer, parser, use_tuple);
+        if (bec == http::error::body_limit) {
+          r = error_reply(413, "request_too_large", "The body may be at most 4096 bytes.");
+        } else if (bec) {
+          break;
+        } else {
+          read_whole = true;
+          try {
+            r = I.handle(method, path, endpoint, {method, query, parser.get().body()}, caller);
+          } catch (const std::exception& e) {
+            spdlog::error("admin endpoint {} failed: {}", path, e.what());
+            r = text(http::status::internal_server_error, "internal error\n");
+          }
+        }
       }
+      if (parser.is_done()) read_whole = true;  // a refused request without a body
     }
-    http::response<http::string_body> res{r.status, req.version()};
+    http::response<http::string_body> res{r.status, version};
     res.set(http::field::server, "smartlb-admin");
     res.set(http::field::content_type, r.content_type);
     res.set(http::field::cache_control, "no-store");
     res.set("x-content-type-options", "nosniff");
-    if (r.status == http::status::method_not_allowed) res.set(http::field::allow, "GET, HEAD");
+    if (!r.allow.empty()) res.set(http::field::allow, r.allow);
+    if (r.ask_for_token) res.set(http::field::www_authenticate, "Bearer realm=\"smartlb-admin\"");
     if (r.html)
       res.set("content-security-policy",
               "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
               "connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'");
-    res.keep_alive(req.keep_alive());
+    // A body left unread (a refusal, a body too large) cannot be skipped safely: close.
+    res.keep_alive(keep_alive && read_whole);
     const std::size_t length = r.body.size();
-    if (req.method() != http::verb::head) res.body() = std::move(r.body);
+    if (!head) res.body() = std::move(r.body);
     res.content_length(length);
     stream.expires_after(std::chrono::seconds(30));
     auto [wec, wn] = co_await http::async_write(stream, res, use_tuple);
-    if (wec || !res.keep_alive()) break;
+    if (wec) break;
+    if (!read_whole) {
+      // Closing with the client's bytes unread would reset the connection, and the client could
+      // lose the answer: say we are done, then read and drop what comes (bounded) until it closes.
+      stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      stream.expires_after(std::chrono::seconds(2));
+      std::array<char, 4096> sink;
+      for (std::size_t dropped = 0; dropped < 1024 * 1024;) {
+        auto [rec, n] = co_await stream.async_read_some(asio::buffer(sink), use_tuple);
+        if (rec) break;
+        dropped += n;
+      }
+      break;
+    }
+    if (!res.keep_alive()) break;
   }
-  error_code ignored;
   stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
   stream.socket().close(ignored);
 }
@@ -255,7 +406,7 @@ Task<> AdminServer::Impl::accept_loop(tcp::acceptor& acceptor) const {
   }
 }
 
-AdminServer::AdminServer(const Server& server, const Metrics& metrics, AdminOptions opts)
+AdminServer::AdminServer(Server& server, const Metrics& metrics, AdminOptions opts)
     : impl_(std::make_unique<Impl>(server, metrics, std::move(opts))) {}
 
 AdminServer::~AdminServer() { stop(); }
@@ -282,6 +433,12 @@ void AdminServer::start() {
 }
 
 std::uint16_t AdminServer::port() const { return impl_->port; }
+
+void AdminServer::set_access(const AdminConfig& access) {
+  auto next = std::make_shared<const AdminAccess>(access);
+  std::lock_guard lock(impl_->access_mutex);
+  impl_->access = std::move(next);
+}
 
 void AdminServer::stop() {
   auto& I = *impl_;

@@ -25,6 +25,9 @@ PoolSnapshot snapshot_pool(const RoutingTable& table, const BackendStates& state
                            std::span<const RoutingTable* const> rule_tables) {
   PoolSnapshot p;
   p.now = states.clock().now();
+  p.now_unix_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(states.clock().wall_now().time_since_epoch())
+          .count();
   p.backends.resize(table.id_bound());
   for (auto& b : p.backends) b.present = false;
   for (std::size_t i = 0; i < table.size(); ++i) {
@@ -48,6 +51,7 @@ PoolSnapshot snapshot_pool(const RoutingTable& table, const BackendStates& state
       b.quota_requests = m.requests_per_window;
       b.quota_window_ms = std::chrono::duration_cast<std::chrono::milliseconds>(m.quota_window).count();
     }
+    b.admin = states.admin_scopes(m.id);
     p.backends[m.id.value] = std::move(b);
   }
   return p;

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "smartlb/admin/admin_api.hpp"
 #include "smartlb/admin/counter_labels.hpp"
 #include "smartlb/base/version.hpp"
 #include "smartlb/config/rule_types.hpp"
@@ -179,6 +180,15 @@ json backend_json(const MetricsSnapshot& m, const PoolSnapshot& p, std::uint32_t
   jb["state"] = backend_state(pb.cooldown, p.now);
   jb["cooldown_remaining_ms"] = cooldown_remaining_ms(pb.cooldown, p.now);
   jb["cooldown_cause"] = is_cooling(pb.cooldown, p.now) ? json(to_string(pb.cooldown.cause)) : json(nullptr);
+  // What operators set (docs/operations.md): the whole backend's phase, and every scope out.
+  jb["admin_state"] = "enabled";
+  json admin = json::array();
+  for (const auto& v : pb.admin) {
+    json scope = admin_scope_json(pb.name, v, p.now_unix_ms, p.now);
+    if (!v.deployment) jb["admin_state"] = scope["state"];
+    admin.push_back(std::move(scope));
+  }
+  jb["admin"] = std::move(admin);
   if (pb.quota_window_ms > 0)
     jb["quota"] = {{"tokens_per_window", pb.quota_tokens},
                    {"requests_per_window", pb.quota_requests},

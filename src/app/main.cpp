@@ -24,6 +24,7 @@
 #include "smartlb/config/env_settings.hpp"
 #include "smartlb/net/server.hpp"
 #include "smartlb/redis/redis_service.hpp"
+#include "smartlb/redis/shared_admin.hpp"
 #include "smartlb/redis/shared_cooldowns.hpp"
 #include "smartlb/redis/shared_failures.hpp"
 #include "smartlb/redis/shared_quotas.hpp"
@@ -70,8 +71,8 @@ smartlb::redis::RedisServiceOptions redis_options(const smartlb::Config& cfg, sm
 
 // Loads the configuration again and, when it is valid, routes with it; an invalid one is
 // refused with its errors logged and the running one stays.
-void reload(smartlb::Server& server, smartlb::Metrics& metrics, const std::optional<std::string>& file,
-            const char* why) {
+void reload(smartlb::Server& server, smartlb::Metrics& metrics, smartlb::AdminServer* admin,
+            const std::optional<std::string>& file, const char* why) {
   auto loaded = smartlb::load_config(smartlb::current_environment(), file);
   const double now =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -87,6 +88,7 @@ void reload(smartlb::Server& server, smartlb::Metrics& metrics, const std::optio
   for (const auto& s : smartlb::settings_needing_restart(server.config(), *loaded.config))
     spdlog::warn("reload ({}): {}", why, s);
   server.reload(*loaded.config);
+  if (admin) admin->set_access(loaded.config->admin);  // rotated admin tokens apply at once
   std::vector<smartlb::Metrics::BackendInfo> names;
   for (auto& n : server.backend_names()) names.push_back({std::move(n), {}});
   metrics.learn_backends(names);
@@ -127,12 +129,13 @@ sigset_t block_signals() {
   return signals;
 }
 
-// What replicas share through Redis (docs/scale-out.md): cooldowns, declared quotas and client
-// budgets' minute limits as leases, failure_tolerance counts. Made before the server starts,
-// so that a cooldown seen before Redis answers is published once it does.
+// What replicas share through Redis (docs/scale-out.md): cooldowns, the admin API's settings, declared quotas
+// and client budgets' minute limits as leases, failure_tolerance counts. Made before the server starts, so
+// that a cooldown seen before Redis answers is published once it does.
 struct RedisSharing {
   std::unique_ptr<smartlb::redis::RedisService> redis;
   std::unique_ptr<smartlb::redis::SharedCooldowns> cooldowns;
+  std::unique_ptr<smartlb::redis::SharedAdmin> admin;  // drains, disables, held cooldowns
   std::unique_ptr<smartlb::redis::SharedQuotas> quotas;
   std::unique_ptr<smartlb::redis::SharedFailures> failures;
 
@@ -140,6 +143,7 @@ struct RedisSharing {
                smartlb::Server& server) {
     redis = std::make_unique<smartlb::redis::RedisService>(clock, redis_options(cfg, metrics));
     cooldowns = std::make_unique<smartlb::redis::SharedCooldowns>(*redis, server.states());
+    admin = std::make_unique<smartlb::redis::SharedAdmin>(*redis, server.states());
     smartlb::redis::SharedQuotasOptions quota_options;
     quota_options.on_answer = [&metrics](std::int64_t asked, std::int64_t granted) {
       metrics.on_lease(asked, granted);
@@ -156,6 +160,7 @@ struct RedisSharing {
   void stop() {
     redis->stop();
     cooldowns.reset();
+    admin.reset();
   }
 };
 
@@ -168,9 +173,13 @@ void log_started(const smartlb::Config& cfg, const smartlb::Server& server,
                  b.url.host_header, b.url.base_path, b.priority, b.weight,
                  b.deployment_name.empty() ? "" : " deployment=" + b.deployment_name,
                  b.api_key.empty() ? " (no api key: client credentials pass through)" : "");
-  if (admin)
-    spdlog::info("admin endpoints (/, /status, /metrics, /healthz, /readyz) on {}:{}", cfg.listen_address,
-                 admin->port());
+  if (!admin) return;
+  spdlog::info("admin endpoints (/, /status, /metrics, /healthz, /readyz, /admin/) on {}:{}",
+               cfg.listen_address, admin->port());
+  if (cfg.admin.tokens.empty())
+    spdlog::info(
+        "admin port without tokens: /status and /metrics are open to whoever reaches it, and the admin API "
+        "refuses every change (set ADMIN_TOKENS; docs/operations.md)");
 }
 
 // One line on tracing for the log and --check-config: where spans go and which are kept. The
@@ -205,14 +214,14 @@ std::mutex reload_mutex;
 
 // SIGHUP reloads; SIGTERM or SIGINT drains, and a second one exits at once.
 void handle_signals(sigset_t signals, smartlb::Server& server, smartlb::Metrics& metrics,
-                    std::optional<std::string> config_file) {
-  std::thread([&server, &metrics, signals, config_file] {
+                    smartlb::AdminServer* admin, std::optional<std::string> config_file) {
+  std::thread([&server, &metrics, admin, signals, config_file] {
     int sig = 0;
     for (;;) {
       sigwait(&signals, &sig);
       if (sig != SIGHUP) break;
       std::lock_guard lock(reload_mutex);
-      reload(server, metrics, config_file, "SIGHUP");
+      reload(server, metrics, admin, config_file, "SIGHUP");
     }
     spdlog::info("received {}, draining (up to {} s)", sig == SIGTERM ? "SIGTERM" : "SIGINT",
                  server.config().shutdown_timeout.count());
@@ -301,7 +310,7 @@ int main(int argc, char** argv) {
       admin = std::make_unique<smartlb::AdminServer>(
           *server_holder, metrics,
           smartlb::AdminOptions{cfg.listen_address, cfg.admin_port, sharing ? sharing->redis.get() : nullptr,
-                                cfg.status_sample_interval});
+                                cfg.status_sample_interval, cfg.admin});
       admin->start();
     }
   } catch (const std::exception& e) {
@@ -311,14 +320,15 @@ int main(int argc, char** argv) {
   smartlb::Server& server = *server_holder;
   log_started(cfg, server, admin.get());
   if (tracer) spdlog::info("{}", describe_tracing(loaded.traces));
-  handle_signals(signals, server, metrics, loaded.file);
+  handle_signals(signals, server, metrics, admin.get(), loaded.file);
   std::unique_ptr<smartlb::FileWatch> watch;
   if (loaded.file)
-    watch = std::make_unique<smartlb::FileWatch>(*loaded.file, loaded.stamp, cfg.config_watch_interval,
-                                                 [&server, &metrics, file = loaded.file] {
-                                                   std::lock_guard lock(reload_mutex);
-                                                   reload(server, metrics, file, "file changed");
-                                                 });
+    watch =
+        std::make_unique<smartlb::FileWatch>(*loaded.file, loaded.stamp, cfg.config_watch_interval,
+                                             [&server, &metrics, admin = admin.get(), file = loaded.file] {
+                                               std::lock_guard lock(reload_mutex);
+                                               reload(server, metrics, admin, file, "file changed");
+                                             });
 
 #ifdef __GLIBC__
   // glibc keeps what the worker threads free in their arenas: after a burst (a stall that piles

@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include "smartlb/config/admin_tokens.hpp"
 #include "smartlb/config/entra_env.hpp"
 #include "smartlb/config/env_settings.hpp"
 #include "smartlb/config/values.hpp"
@@ -354,6 +355,15 @@ void read_client_settings(const EnvMap& env, Problems& p, Config& cfg) {
   read_client_token_issuer(env, p, cfg);
 }
 
+// The admin port's tokens (docs/operations.md); the file's admin section adds to them.
+void read_admin(const EnvMap& env, Problems& p, AdminConfig& admin) {
+  if (const std::string* v = lookup(env, "ADMIN_TOKENS")) {
+    admin.tokens = parse_admin_tokens(*v, "ADMIN_TOKENS", p.errors);
+    for (const auto& conflict : admin_token_conflicts(admin, 0)) p.error("ADMIN_TOKENS", conflict);
+  }
+  admin.metrics_open = read_bool(env, p, "ADMIN_METRICS_OPEN", false);
+}
+
 }  // namespace
 
 ConfigLoadResult load_config_from_env(const EnvMap& env, bool require_backends) {
@@ -380,6 +390,7 @@ ConfigLoadResult load_config_from_env(const EnvMap& env, bool require_backends) 
       cfg.upstream_ca_file = *v;
   }
   read_redis(env, p, cfg.redis);
+  read_admin(env, p, cfg.admin);
 
   ConfigLoadResult r;
   r.errors = std::move(p.errors);

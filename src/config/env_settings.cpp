@@ -49,6 +49,12 @@ constexpr EnvSetting kSettings[] = {
     {"PORT", "8080", "the API port", ""},
     {"LISTEN_ADDRESS", "0.0.0.0", "the address both listeners bind", ""},
     {"ADMIN_PORT", "9090", "/healthz, /readyz, /metrics, /status and the status page (0 = off)", ""},
+    {"ADMIN_TOKENS", "",
+     "read:TOKEN,write:TOKEN,...: bearer tokens for the admin port and its API (docs/operations.md); unset: "
+     "/status and /metrics open, every change refused",
+     "admin.tokens"},
+    {"ADMIN_METRICS_OPEN", "false",
+     "/metrics needs no token even with ADMIN_TOKENS set (Prometheus scrapers)", "admin.metrics_open"},
     {"THREADS", "0", "worker threads (0 = the CPUs it may use)", ""},
     {"HTTP_TIMEOUT_SECONDS", "100", "per attempt: a backend's response headers, then each pause in its body",
      ""},

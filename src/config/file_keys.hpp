@@ -6,10 +6,12 @@
 
 namespace smartlb::config_file {
 
-inline constexpr std::string_view kTopKeys[] = {"name",    "type",         "backends",      "targets",
-                                                "clients", "rules",        "model_configs", "subject_limits",
-                                                "redis",   "token_issuers"};
+inline constexpr std::string_view kTopKeys[] = {"name",    "type",          "backends",      "targets",
+                                                "clients", "rules",         "model_configs", "subject_limits",
+                                                "redis",   "token_issuers", "admin"};
 inline constexpr std::string_view kRedisKeys[] = {"url", "key_prefix", "ca_file", "timeout_ms", "replica_id"};
+inline constexpr std::string_view kAdminKeys[] = {"tokens", "metrics_open"};
+inline constexpr std::string_view kAdminTokenKeys[] = {"name", "role", "token"};
 inline constexpr std::string_view kBackendKeys[] = {
     "name", "url", "api_key",         "auth",  "priority",   "weight",
     "tpm",  "rpm", "deployment_name", "entra", "quota_group"};

@@ -449,6 +449,9 @@ Task<bool> ForwardJob::run() {
     const std::optional<Target> t = choose_target(tried);
     if (!t) co_return co_await refuse_unavailable();
     if (!credential_ready(*t) && !co_await await_credential(*t)) continue;
+    // In flight on its (backend, deployment) until this attempt's answer ends, stream included:
+    // what a drain waits for (docs/operations.md).
+    const InFlight in_flight = states_.begin_attempt(t->member, model_);
     prepare_body(*t);
     AttemptRecord& a = rec_.add_attempt();
     a.backend = t->member.id.value;

@@ -223,6 +223,7 @@ void Server::reload(const Config& cfg) {
   auto snapshot =
       make_snapshot(cfg, impl_->ids, &impl_->latency, &impl_->credentials, &impl_->budgets, &impl_->key_sets);
   impl_->states.track(snapshot->table);
+  impl_->states.forget_removed(snapshot->table);  // a removed backend's admin settings go with it
   impl_->published.publish(std::move(snapshot));
 }
 

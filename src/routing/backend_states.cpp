@@ -18,6 +18,11 @@ bool BackendStates::Deadline::extend(MonoNanos t, FailureCause c) {
   return false;
 }
 
+void BackendStates::Deadline::lift() {
+  until.store(0, std::memory_order_relaxed);
+  cause.store(FailureCause::None, std::memory_order_relaxed);
+}
+
 CooldownView BackendStates::Deadline::view() const {
   return {until.load(std::memory_order_relaxed), cause.load(std::memory_order_relaxed)};
 }
@@ -138,7 +143,7 @@ void BackendStates::track(const RoutingTable& table) {
         chunks_[c].store(new BackendState[kChunk], std::memory_order_release);
   }
   std::lock_guard lock(names_mutex_);
-  for (const PoolMember& m : table.members()) by_name_.insert_or_assign(m.name, m);
+  for (const PoolMember& m : table.members()) by_name_.insert_or_assign(m.name, Named{m, true});
 }
 
 BackendStates::BackendState& BackendStates::state(BackendId id) const {
@@ -157,6 +162,13 @@ BackendStates::DeploymentState* BackendStates::find_deployment(BackendId id,
 
 BackendStates::DeploymentState& BackendStates::deployment_state(const PoolMember& m,
                                                                 std::string_view deployment) const {
+  DeploymentState& d = counted_state(m, deployment);
+  if (!d.listed.load(std::memory_order_relaxed)) d.listed.store(true, std::memory_order_relaxed);
+  return d;
+}
+
+BackendStates::DeploymentState& BackendStates::counted_state(const PoolMember& m,
+                                                             std::string_view deployment) const {
   if (auto* d = find_deployment(m.id, deployment)) return *d;
   BackendState& s = state(m.id);
   std::unique_lock lock(s.mutex);
@@ -204,8 +216,12 @@ BackendStates::Quota& BackendStates::quota_of(const PoolMember& m, std::string_v
 
 BackendStates::Standing BackendStates::standing(const PoolMember& m, std::string_view deployment,
                                                 MonoNanos now, std::int64_t cost) const {
-  if (state(m.id).backend.until.load(std::memory_order_relaxed) > now) return Standing::Out;
+  const BackendState& s = state(m.id);
+  if (s.backend.until.load(std::memory_order_relaxed) > now ||
+      s.admin.out_until.load(std::memory_order_relaxed) > now)
+    return Standing::Out;
   DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment));
+  if (d != nullptr && d->admin.out_until.load(std::memory_order_relaxed) > now) return Standing::Out;
   const bool fits_limit = cost <= m.tokens_per_window || m.tokens_per_window == 0;
   if (d == nullptr) {
     if (!m.has_quota()) return Standing::Available;
@@ -363,7 +379,7 @@ bool BackendStates::hold_by_name(std::string_view backend, std::string_view depl
     std::lock_guard lock(names_mutex_);
     auto it = by_name_.find(backend);
     if (it == by_name_.end()) return false;
-    m = it->second;
+    m = it->second.member;
   }
   if (deployment_state(m, deployment).extend(until, cause)) notify(m, deployment, false, until, cause);
   return true;
@@ -386,7 +402,7 @@ bool BackendStates::apply_remote_cooldown(std::string_view backend, std::string_
   std::lock_guard lock(names_mutex_);
   auto it = by_name_.find(backend);
   if (it == by_name_.end()) return false;
-  const PoolMember& m = it->second;
+  const PoolMember& m = it->second.member;
   if (whole_backend) return state(m.id).backend.extend(until, cause);
   // `deployment` is already a state key (what the publisher's effective_deployment gave).
   return deployment_state(m, deployment).extend(until, cause);
@@ -408,12 +424,24 @@ Unavailability BackendStates::unavailability(const RoutingTable& table, std::str
   MonoNanos soonest = std::numeric_limits<MonoNanos>::max();
   bool throttled = false;
   bool not_found = table.size() > 0;
+  bool out_of_service = table.size() > 0;
   for (const PoolMember& m : table.members()) {
+    DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment));
+    const MonoNanos admin = admin_out(m, d);
+    if (admin == kAdminForever) {  // no moment to announce: the others' recoveries decide
+      not_found = false;
+      continue;
+    }
+    out_of_service = false;
     FailureCause cause = FailureCause::None;
     MonoNanos at = recovery_at(m, deployment, &cause);
     if (is_rate_limit(cause) && at > now) throttled = true;
     if (cause != FailureCause::NotFound || at <= now) not_found = false;
-    if (DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment))) {
+    if (admin > now) {  // a cooldown held by hand: back when it ends, for no other reason
+      at = std::max(at, admin);
+      not_found = false;
+    }
+    if (d != nullptr) {
       const MonoNanos from = std::max(now, at);
       if (const MonoNanos chance = d->reported.next_chance(cost, from); chance > from) {
         at = chance;
@@ -433,7 +461,8 @@ Unavailability BackendStates::unavailability(const RoutingTable& table, std::str
   Unavailability u;
   u.throttled = throttled;
   u.not_found = not_found && !throttled;
-  if (table.size() == 0 || soonest <= now) {
+  u.out_of_service = out_of_service;
+  if (table.size() == 0 || soonest <= now || out_of_service) {
     u.retry_after = std::chrono::milliseconds(0);
   } else {
     u.retry_after = std::chrono::ceil<std::chrono::milliseconds>(Nanos(soonest - now));
@@ -453,7 +482,8 @@ std::vector<std::pair<std::string, CooldownView>> BackendStates::deployment_cool
   const BackendState& s = state(id);
   std::shared_lock lock(s.mutex);
   out.reserve(s.deployments.size());
-  for (const auto& [name, d] : s.deployments) out.emplace_back(name, d->view());
+  for (const auto& [name, d] : s.deployments)
+    if (d->listed.load(std::memory_order_relaxed)) out.emplace_back(name, d->view());
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   return out;
 }

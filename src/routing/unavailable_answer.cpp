@@ -16,6 +16,17 @@ UnavailableAnswer answer_unavailable(const Unavailability& u, std::size_t attemp
     a.message += " (each answered 404).";
     return a;
   }
+  if (u.out_of_service) {
+    // Nobody knows when an operator brings one back: no Retry-After (the SDKs back off alone).
+    a.status = 503;
+    a.type = "server_error";
+    a.code = "no_backend_available";
+    a.retry_after = std::nullopt;
+    a.message = "Every backend";
+    if (!deployment.empty()) a.message += " for deployment '" + std::string(deployment.substr(0, 128)) + "'";
+    a.message += " is drained or disabled by an operator.";
+    return a;
+  }
   // Nothing known to wait for (no backend at all, or one that just recovered): a second.
   a.retry_after = u.retry_after.count() > 0 ? u.retry_after : std::chrono::milliseconds(1000);
   if (u.throttled) {

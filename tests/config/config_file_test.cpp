@@ -311,7 +311,9 @@ TEST(ConfigFile, TheJsonSchemaKnowsExactlyTheKeysTheLoaderTakes) {
       {"model_configs", defs["model_config"]},
       {"model_configs.usage_limits", defs["model_config"]["properties"]["usage_limits"]},
       {"model_configs.failure_tolerance", defs["model_config"]["properties"]["failure_tolerance"]},
-      {"redis", schema["properties"]["redis"]}};
+      {"redis", schema["properties"]["redis"]},
+      {"admin", schema["properties"]["admin"]},
+      {"admin.tokens", defs["admin_token"]}};
   const auto keys = config_file_keys();
   ASSERT_EQ(keys.size(), sections.size());
   for (const auto& [section, object] : sections) {

@@ -172,6 +172,8 @@ TEST(EnvSettings, TheDefaultsShownAreTheLoadersAndEachSettingIsRead) {
        {"70", [](const Config& c) { return std::to_string(c.config_watch_interval.count()); }}},
       {"STATUS_SAMPLE_INTERVAL_MS",
        {"700", [](const Config& c) { return std::to_string(c.status_sample_interval.count()); }}},
+      {"ADMIN_METRICS_OPEN",
+       {"true", [](const Config& c) { return std::string(c.admin.metrics_open ? "true" : "false"); }}},
       {"REDIS_KEY_PREFIX", {"x:", [](const Config& c) { return c.redis.key_prefix; }}},
       {"REDIS_TIMEOUT_MS", {"70", [](const Config& c) { return std::to_string(c.redis.timeout.count()); }}},
   };

@@ -16,7 +16,9 @@ namespace {
 // Every setting config_env reads (an error may name one the input did not set, e.g. the
 // audience a tenant requires).
 constexpr std::string_view kSettings[] = {"ACCESS_LOG",
+                                          "ADMIN_METRICS_OPEN",
                                           "ADMIN_PORT",
+                                          "ADMIN_TOKENS",
                                           "AZURE_AUTHORITY_HOST",
                                           "AZURE_CLIENT_ID",
                                           "AZURE_CLIENT_SECRET",

@@ -17,7 +17,7 @@ namespace {
 bool names_a_place(const std::string& e) {
   for (std::string_view p :
        {"backends", "targets", "clients", "rules", "model_configs", "subject_limits", "redis",
-        "token_issuers", "name", "type", "(file)", "fuzz.yaml", "BACKEND_", "CLIENT_API_KEYS"})
+        "token_issuers", "admin", "name", "type", "(file)", "fuzz.yaml", "BACKEND_", "CLIENT_API_KEYS"})
     if (e.rfind(p, 0) == 0) return true;
   // Anything else says where in the file it is: "(fuzz.yaml:12)", "(lines 3 and 9 of
   // fuzz.yaml)". That covers what is found under a key the reader does not know ("backe?ds[2]:

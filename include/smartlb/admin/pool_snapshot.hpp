@@ -77,10 +77,14 @@ struct PoolSnapshot {
     };
     std::optional<Credential> credential;
     bool present = true;  // false: an id no longer in the configuration (removed by a reload)
+    // What operators set on it (the admin API): the scopes out of rotation or held now, the
+    // backend's first, then its deployments'.
+    std::vector<BackendStates::AdminView> admin;
   };
   std::vector<Backend> backends;  // by BackendId (value)
   MonoNanos now = 0;
-  MonoNanos started = 0;  // process start, for uptime (0: unknown)
+  std::int64_t now_unix_ms = 0;  // the same instant on the wall clock (who set what, when)
+  MonoNanos started = 0;         // process start, for uptime (0: unknown)
   bool ready = true;
   bool draining = false;
   std::string config_hash;  // SHA-256 of the config file ("" with the environment only)

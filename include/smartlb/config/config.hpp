@@ -169,6 +169,23 @@ struct RedisConfig {
   bool enabled() const { return url.has_value(); }
 };
 
+// Who may use the admin port (docs/operations.md): bearer tokens with a role.
+enum class AdminRole : std::uint8_t {
+  Read,   // /status, /metrics, the status page's data
+  Write,  // the admin API's changes, and everything Read may
+};
+struct AdminToken {
+  std::string name;  // in logs with a fingerprint: "read-1", "write-2" (ADMIN_TOKENS) or the file's name
+  AdminRole role = AdminRole::Read;
+  std::string token;  // secret: never logged or echoed
+};
+struct AdminConfig {
+  // ADMIN_TOKENS, then the file's admin.tokens. None: the admin port is open for reading as it
+  // always was, and its write endpoints refuse every request.
+  std::vector<AdminToken> tokens;
+  bool metrics_open = false;  // ADMIN_METRICS_OPEN: /metrics needs no token even with tokens set
+};
+
 struct Config {
   std::vector<BackendConfig> backends;  // the environment's (ordered by id), then the file's
   Policy policy;
@@ -209,6 +226,7 @@ struct Config {
   std::chrono::milliseconds config_watch_interval{1000};     // how often the config file is looked at
   std::chrono::milliseconds status_sample_interval{10'000};  // the status page's charts: one sample each
   RedisConfig redis;
+  AdminConfig admin;
 };
 
 }  // namespace smartlb

@@ -49,8 +49,9 @@ class Server {
   const Config& config() const;  // as started (process settings, and the first backends)
   // Routes with `cfg`'s backends, rules and clients from the next request on; requests in flight
   // finish with the configuration they started with. Process settings (listeners, timeouts,
-  // threads) stay as started. Cooldowns, quota windows, latency statistics and pooled
-  // connections of backends that remain are kept. Call from one thread at a time.
+  // threads) stay as started. Cooldowns, quota windows, latency statistics, pooled connections
+  // and what an operator set (drain, disable, held cooldowns) of backends that remain are kept;
+  // a removed backend's admin settings are dropped. Call from one thread at a time.
   void reload(const Config& cfg);
   // Backend names by BackendId (every backend any configuration had), for metrics.
   std::vector<std::string> backend_names() const;

@@ -53,6 +53,12 @@ inline std::string quota_key(std::string_view prefix, std::string_view quota) {
   k += "}:counts";
   return k;
 }
+// The operators' admin settings (docs/operations.md): a hash, field = "backend" or
+// "backend/deployment", value = the scope's settings (redis/admin_message.hpp). A scope that is
+// enabled without a held cooldown has no field.
+inline std::string admin_key(std::string_view prefix) { return std::string(prefix) + "{admin}:settings"; }
+// The channel the admin API's changes are published on.
+inline std::string admin_channel(std::string_view prefix) { return std::string(prefix) + "admin"; }
 // The channel cooldowns are published on.
 inline std::string cooldown_channel(std::string_view prefix) { return std::string(prefix) + "cooldowns"; }
 // Live replicas: a sorted set, member = replica id, score = its heartbeat's expiry (Unix ms).

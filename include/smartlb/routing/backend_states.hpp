@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "smartlb/base/clock.hpp"
+#include "smartlb/routing/admin_state.hpp"
 #include "smartlb/routing/backend_id.hpp"
 #include "smartlb/routing/outcome.hpp"
 #include "smartlb/routing/reported_budget.hpp"
@@ -37,6 +38,9 @@ struct Unavailability {
   std::chrono::milliseconds retry_after{0};
   bool throttled = false;  // some backend is cooling for a 429 or at its quota (answer 429)
   bool not_found = false;  // every backend is out because it said the deployment is not there
+  // Every backend is out until an operator changes it (drained, disabled, a cooldown held until
+  // lifted): nobody can say when one comes back.
+  bool out_of_service = false;
 };
 
 struct CooldownView {
@@ -59,6 +63,50 @@ class CooldownListener {
   virtual ~CooldownListener() = default;
   // Called on the thread that applied the cooldown (a worker): must not block.
   virtual void on_cooldown(const CooldownNotice& notice) = 0;
+};
+
+// Told of every change an operator makes on this replica (the admin API), for whoever shares
+// them with other replicas (redis/shared_admin). Called on the admin thread: must not block.
+class AdminListener {
+ public:
+  virtual ~AdminListener() = default;
+  virtual void on_admin_change(const AdminChange& change) = 0;
+};
+
+// A scope's admin settings as a resynchronisation reads them (deployment none: the backend's).
+struct AdminEntry {
+  std::string backend;
+  std::optional<std::string> deployment;
+  AdminSettings settings;
+};
+
+// One attempt counted in flight on a (backend, deployment) for as long as it lives: from the
+// request's pick to the end of its answer (a stream's last byte), so that a drain can tell when
+// nothing is left. Move-only.
+class InFlight {
+ public:
+  InFlight() = default;
+  explicit InFlight(std::atomic<std::int64_t>* count) : count_(count) {
+    count_->fetch_add(1, std::memory_order_relaxed);
+  }
+  InFlight(InFlight&& o) noexcept : count_(std::exchange(o.count_, nullptr)) {}
+  InFlight& operator=(InFlight&& o) noexcept {
+    if (this != &o) {
+      release();
+      count_ = std::exchange(o.count_, nullptr);
+    }
+    return *this;
+  }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+  ~InFlight() { release(); }
+  void release() {
+    if (count_) count_->fetch_sub(1, std::memory_order_relaxed);
+    count_ = nullptr;
+  }
+
+ private:
+  std::atomic<std::int64_t>* count_ = nullptr;
 };
 
 class BackendStates {
@@ -147,11 +195,10 @@ class BackendStates {
   };
   QuotaUsage quota_usage(const PoolMember& m, std::string_view deployment) const;
 
-  // When the member's latest cooldown for `deployment` (or its backend's) ended or ends; 0 when
-  // it never cooled down. For slow start.
-  MonoNanos cooldown_ended(const PoolMember& m, std::string_view deployment) const {
-    return recovery_at(m, deployment, nullptr);
-  }
+  // When the member's latest cooldown for `deployment` (or its backend's) ended or ends, or an
+  // operator brought it back (enabled, a held cooldown lifted or over); 0 when it never cooled
+  // down. For slow start.
+  MonoNanos cooldown_ended(const PoolMember& m, std::string_view deployment) const;
 
   // Scale-out. The listener is told of every deadline record_failure and hold move later
   // (null: nobody); it must outlive its registration.
@@ -184,6 +231,43 @@ class BackendStates {
   // `until` on this clock as wall-clock epoch milliseconds, the form replicas exchange.
   std::int64_t to_epoch_ms(MonoNanos until) const;
 
+  // The admin API (docs/operations.md). A change by an operator of this replica: applied, and
+  // the admin listener told. False when no backend of the current configuration has that name.
+  bool change_admin(const AdminChange& c);
+  // The same change made by another replica (or this one, read back through Redis): applied
+  // without telling the listener.
+  bool apply_remote_admin(const AdminChange& c);
+  // What the store holds, whole (a resynchronisation): every scope of the current backends gets
+  // its entry's settings, and those without one are cleared.
+  void replace_admin(const std::vector<AdminEntry>& entries);
+  // Told of every change_admin (null: nobody); it must outlive its registration.
+  void set_admin_listener(AdminListener* listener) {
+    admin_listener_.store(listener, std::memory_order_release);
+  }
+  struct AdminView {
+    std::optional<std::string> deployment;  // none: the whole backend
+    AdminSettings settings;
+    std::int64_t in_flight = 0;  // the backend's: every deployment's together
+    CooldownView cooldown;       // the scope's own cooldown (a 429's, a failure's)
+  };
+  // A scope of the backend configured as `backend` (nullopt: none is, in the current
+  // configuration).
+  std::optional<AdminView> admin_view(std::string_view backend,
+                                      const std::optional<std::string>& deployment) const;
+  // The id of the current configuration's backend named `backend` (nullopt: none).
+  std::optional<BackendId> current_backend(std::string_view backend) const;
+  // The scopes of backend `id` whose settings take it or a deployment out now (the backend's
+  // first, then by deployment), for /status.
+  std::vector<AdminView> admin_scopes(BackendId id) const;
+  // After a reload: backends `current` no longer has lose their admin settings (one added back
+  // later starts enabled), and change_admin refuses their names.
+  void forget_removed(const RoutingTable& current);
+
+  // Counts an attempt to `m` for `deployment` in flight while the result lives.
+  InFlight begin_attempt(const PoolMember& m, std::string_view deployment);
+  // Attempts in flight on backend `id`, every deployment together.
+  std::int64_t in_flight(BackendId id) const;
+
   CooldownView backend_cooldown(BackendId id) const;
   CooldownView deployment_cooldown(const PoolMember& m, std::string_view deployment) const;
   // Every deployment with state on backend `id`, with its cooldown (for status pages).
@@ -197,7 +281,13 @@ class BackendStates {
     std::atomic<MonoNanos> until{0};
     std::atomic<FailureCause> cause{FailureCause::None};
     bool extend(MonoNanos t, FailureCause c);  // true when the deadline moved
+    void lift();                               // ends it now (an operator's DELETE)
     CooldownView view() const;
+  };
+  // What the request path reads of a scope's admin settings.
+  struct AdminSlot {
+    std::atomic<MonoNanos> out_until{0};  // out while later than now (kAdminForever: until changed)
+    std::atomic<MonoNanos> back_at{0};    // when it last came back, for slow start
   };
   // Declared quota budgets: a (backend, deployment)'s own, or those of its quota group.
   struct Quota {
@@ -219,6 +309,12 @@ class BackendStates {
   // A (backend, deployment): its cooldown and, when declared, its quota budgets.
   struct DeploymentState : Deadline, Quota {
     ReportedBudget reported;
+    AdminSlot admin;
+    // False while only attempts were counted here: /status lists it once anything else is kept.
+    std::atomic<bool> listed{false};
+    // Written by every attempt on every worker: a cache line of its own, so that the readers of
+    // the deadline above do not pay for it.
+    alignas(64) std::atomic<std::int64_t> in_flight{0};
   };
   struct StringHash {
     using is_transparent = void;
@@ -226,9 +322,15 @@ class BackendStates {
   };
   struct BackendState {
     Deadline backend;
+    AdminSlot admin;
     mutable std::shared_mutex mutex;  // guards the map's shape only; entries are atomics
     std::unordered_map<std::string, std::unique_ptr<DeploymentState>, StringHash, std::equal_to<>>
         deployments;
+    // The admin settings themselves (the slots above are what requests read): the backend's and
+    // its deployments' (those with any). Changed one at a time, on the admin or Redis thread.
+    mutable std::mutex admin_mutex;
+    AdminSettings admin_settings;
+    std::unordered_map<std::string, AdminSettings, StringHash, std::equal_to<>> deployment_admin;
   };
   static constexpr std::size_t kChunk = 64;
 
@@ -244,6 +346,17 @@ class BackendStates {
   void notify(const PoolMember& m, std::string_view deployment, bool whole_backend, MonoNanos until,
               FailureCause cause) const;
   DeploymentState& deployment_state(const PoolMember& m, std::string_view deployment) const;
+  // The same, not listed for /status by this (a request's attempt counted in flight).
+  DeploymentState& counted_state(const PoolMember& m, std::string_view deployment) const;
+  // The current configuration's member named `backend` (false: none).
+  bool current_member(std::string_view backend, PoolMember& out) const;
+  // Sets a scope's settings (under its backend's admin_mutex) and what requests read of them;
+  // `lift`: its cooldowns end now too.
+  void store_admin(const PoolMember& m, BackendState& s, const std::optional<std::string>& deployment,
+                   const AdminSettings& settings, bool lift);
+  void set_slot(AdminSlot& slot, const AdminSettings& settings) const;
+  // When the scope's admin settings take `m` out for `deployment`: 0 when they do not.
+  MonoNanos admin_out(const PoolMember& m, const DeploymentState* d) const;
   MonoNanos recovery_at(const PoolMember& m, std::string_view deployment, FailureCause* cause) const;
 
   // kMaxBackends / kChunk slots, each null or a chunk of kChunk states; a chunk, once
@@ -259,9 +372,15 @@ class BackendStates {
   std::atomic<CooldownListener*> listener_{nullptr};
   LeaseBroker* broker_ = nullptr;
   mutable std::mutex leases_mutex_;  // one maker of missing leases at a time
-  // Every tracked backend by configured name (the latest table's member), for remote cooldowns.
-  std::mutex names_mutex_;
-  std::unordered_map<std::string, PoolMember, StringHash, std::equal_to<>> by_name_;
+  std::atomic<AdminListener*> admin_listener_{nullptr};
+  // Every tracked backend by configured name (the latest table's member), for remote cooldowns,
+  // and whether the current configuration has it (admin changes).
+  struct Named {
+    PoolMember member;
+    bool current = true;
+  };
+  mutable std::mutex names_mutex_;
+  std::unordered_map<std::string, Named, StringHash, std::equal_to<>> by_name_;
 };
 
 }  // namespace smartlb

@@ -4,7 +4,8 @@
 // the deployment or model is not there (OpenAI's model_not_found: retrying would not help),
 // 502 when every attempt failed otherwise, 503 when nothing could even be tried; but for the
 // 404, with the time until the soonest backend comes back, so that clients (the OpenAI SDKs
-// honour it) retry then.
+// honour it) retry then. 503 without a time when an operator took every backend out (drained,
+// disabled, a cooldown held until lifted): nobody knows when one comes back.
 #include <chrono>
 #include <cstddef>
 #include <optional>

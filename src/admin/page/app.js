@@ -2,6 +2,11 @@
 const POLL_MS = 1500, WINDOW_MS = 60000;
 let history = [];          // [{t, doc}] within the window
 let last = null, lastAt = 0;
+// The admin token (docs/operations.md): typed into the field, kept in this tab's sessionStorage
+// only, sent as an Authorization: Bearer header; never put in a URL.
+const TOKEN_KEY = "smartlb-admin-token";
+let token = sessionStorage.getItem(TOKEN_KEY) || "";
+let role = null;  // the token's, once /admin/whoami answered: "read" or "write"
 const COLUMNS = [["Backend", "13%"], ["State", "11%"], ["Weight", "6%"], ["Traffic share", "10%"], ["Token share", "10%"],
   ["429 rate", "7%"], ["Latency avg · p95", "9%"], ["TTFB p50", "6%"], ["Deployments", "17%"], ["Errors", "11%"]];
 
@@ -335,11 +340,24 @@ function row(b, w, elapsed) {
 
   const st = el("td");
   st.appendChild(el("span", "pill s-" + b.state, b.state.replace("_", " ")));
+  if (b.admin_state && b.admin_state !== "enabled") st.appendChild(el("span", "pill s-" + b.admin_state, b.admin_state));
+  for (const a of b.admin || []) st.appendChild(el("span", "adm", adminText(a)));
   if (b.cooldown_remaining_ms > 0) {
     const left = b.cooldown_remaining_ms - elapsed;
     st.appendChild(el("span", "cd", (left > 0 ? "back in " + fmtCountdown(left) : "retrying now") + " · " + b.cooldown_cause.replaceAll("_", " ")));
   } else if (b.cooling_deployments > 0) {
     st.appendChild(el("span", "cd", b.cooling_deployments + " deployment" + (b.cooling_deployments > 1 ? "s" : "") + " cooling"));
+  }
+  if (role === "write") {
+    const box = el("div", "act");
+    for (const [label, action, method] of ACTIONS) {
+      const button = el("button", null, label);
+      button.type = "button";
+      button.dataset.action = action;
+      button.dataset.method = method;
+      box.appendChild(button);
+    }
+    st.appendChild(box);
   }
   tr.appendChild(st);
   tr.appendChild(el("td", "num", b.weight));
@@ -382,10 +400,92 @@ function row(b, w, elapsed) {
   return tr;
 }
 
-async function poll() {
+// A scope an operator took out: "drained by alice (write, sha256:…) at 12:00:00 UTC".
+function adminText(a) {
+  let text = (a.deployment ? a.deployment + ": " : "") + a.state;
+  if (a.state === "draining") text += " (" + fmtInt(a.in_flight) + " in flight)";
+  if (a.mode !== "enabled" && a.set_by) text += " by " + a.set_by + (a.set_at ? " at " + a.set_at.slice(11, 19) + " UTC" : "");
+  if (a.hold) {
+    text += " · cooldown held " + (a.hold.until ? "until " + a.hold.until.slice(11, 19) + " UTC" : "until lifted");
+    if (a.hold.set_by) text += " by " + a.hold.set_by;
+  }
+  return text;
+}
+
+const ACTIONS = [["Drain", "drain", "POST"], ["Disable", "disable", "POST"], ["Enable", "enable", "POST"],
+  ["Lift cooldown", "cooldown", "DELETE"]];
+
+function authHeaders() { return token ? {Authorization: "Bearer " + token} : {}; }
+
+// Which role the token has; the actions show with a write token only.
+async function learnRole() {
+  role = null;
+  const who = document.getElementById("who");
+  document.getElementById("token-forget").hidden = !token;
+  who.textContent = "";
+  if (token) {
+    try {
+      const res = await fetch("/admin/whoami", {cache: "no-store", headers: authHeaders()});
+      const j = await res.json();
+      if (res.ok) {
+        role = j.role;
+        who.textContent = (j.name || "no tokens set") + " · " + j.role;
+      } else {
+        who.textContent = (j.error && j.error.message) || "HTTP " + res.status;
+      }
+    } catch (e) {
+      who.textContent = "cannot check the token (" + e.message + ")";
+    }
+  }
+  await refresh();
+}
+
+function useToken() {
+  const input = document.getElementById("token");
+  token = input.value.trim();
+  input.value = "";
+  if (token) sessionStorage.setItem(TOKEN_KEY, token);
+  else sessionStorage.removeItem(TOKEN_KEY);
+  learnRole();
+}
+document.getElementById("token-use").addEventListener("click", useToken);
+document.getElementById("token").addEventListener("keydown", (e) => { if (e.key === "Enter") useToken(); });
+document.getElementById("token-forget").addEventListener("click", () => {
+  token = "";
+  sessionStorage.removeItem(TOKEN_KEY);
+  learnRole();
+});
+
+// The actions' buttons are drawn again on every render: one listener on the table's root.
+document.getElementById("groups").addEventListener("click", async (e) => {
+  const button = e.target.closest("button[data-action]");
+  const tr = button && button.closest("tr[data-backend]");
+  if (!tr) return;
+  const acted = document.getElementById("acted");
+  try {
+    const res = await fetch("/admin/backends/" + encodeURIComponent(tr.dataset.backend) + "/" + button.dataset.action,
+                            {method: button.dataset.method, cache: "no-store", headers: authHeaders()});
+    const j = await res.json();
+    acted.textContent = res.ok ? tr.dataset.backend + ": " + j.state : (j.error && j.error.message) || "HTTP " + res.status;
+    acted.className = res.ok ? "" : "bad";
+  } catch (err) {
+    acted.textContent = "The action failed (" + err.message + ")";
+    acted.className = "bad";
+  }
+  await refresh();
+});
+
+// /status read once and drawn.
+async function refresh() {
   const conn = document.getElementById("conn");
   try {
-    const res = await fetch("/status", {cache: "no-store"});
+    const res = await fetch("/status", {cache: "no-store", headers: authHeaders()});
+    if (res.status === 401) {
+      conn.textContent = "This admin port needs a token: type it above.";
+      conn.className = "bad";
+      render();
+      return;
+    }
     if (!res.ok) throw new Error("HTTP " + res.status);
     const doc = await res.json();
     const now = Date.now();
@@ -399,7 +499,12 @@ async function poll() {
     conn.className = "bad";
   }
   render();
+}
+
+async function poll() {
+  await refresh();
   setTimeout(poll, POLL_MS);
 }
 setInterval(render, 500);  // countdowns tick between polls
+if (token) learnRole();
 poll();
