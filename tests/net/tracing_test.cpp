@@ -11,6 +11,7 @@ namespace smartlb::testing {
 namespace {
 
 using namespace std::chrono_literals;
+using namespace traces;
 using tracing::DropReason;
 using tracing::Tracer;
 

@@ -16,7 +16,9 @@
 #include "record_observer.hpp"
 #include "smartlb/tracing/tracer.hpp"
 
-namespace smartlb::testing {
+// In a namespace of their own: kChat, kBody and ok() are also names of other tests' helpers, and
+// inline definitions of one name must be one definition.
+namespace smartlb::testing::traces {
 
 inline const std::string kChat = "/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21";
 inline const std::string kBody = R"({"messages":[{"role":"user","content":"PROMPT-SECRET-123"}]})";
@@ -105,4 +107,4 @@ struct Traced {
   }
 };
 
-}  // namespace smartlb::testing
+}  // namespace smartlb::testing::traces
