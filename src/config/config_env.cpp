@@ -177,6 +177,13 @@ void load_backend(const EnvMap& env, Problems& p, int id, Config& cfg) {
     else
       b.quota_group = *group;
   }
+  if (const std::string* resource = lookup(env, prefix + "RESOURCE")) {
+    if (!is_valid_resource_name(*resource))
+      p.error(prefix + "RESOURCE",
+              "must be 1-256 visible ASCII characters without spaces, got " + quoted(*resource));
+    else
+      b.resource = *resource;
+  }
   if (const std::string* auth = lookup(env, prefix + "AUTH")) {
     if (*auth == "auto")
       b.auth = AuthStyle::Auto;

@@ -23,6 +23,10 @@ constexpr EnvSetting kSettings[] = {
     {"BACKEND_X_TPM", "", "declared tokens per minute per deployment: route ahead of the backend's 429", ""},
     {"BACKEND_X_RPM", "", "declared requests per minute per deployment", ""},
     {"BACKEND_X_QUOTA_GROUP", "", "backends naming one group share one declared quota", ""},
+    {"BACKEND_X_RESOURCE", "",
+     "where its stateful objects (responses, files, batches, ...) live; default: its URL's origin and base "
+     "path",
+     ""},
     {"BACKEND_X_ENTRA_SCOPE", "https://cognitiveservices.azure.com/.default", "entra: the token's scope", ""},
     {"BACKEND_X_ENTRA_SOURCE", "auto", "entra: auto | client-secret | workload-identity | app-service | imds",
      ""},

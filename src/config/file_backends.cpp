@@ -113,6 +113,14 @@ void read_backends(Reader& r, const YAML::Node& list, bool azure_clients, Config
         else
           b.deployment_name = *s;
       }
+    if (const auto v = n["resource"])
+      if (auto s = r.string(key_path(path, "resource"), v)) {
+        if (!is_valid_resource_name(*s))
+          r.error(key_path(path, "resource"), v,
+                  "must be 1-256 visible ASCII characters without spaces, got " + smartlb::quoted(*s));
+        else
+          b.resource = *s;
+      }
     if (b.name.empty()) continue;
     const auto clash = std::find_if(cfg.backends.begin(), cfg.backends.end(),
                                     [&](const BackendConfig& o) { return o.name == b.name; });

@@ -13,8 +13,8 @@ inline constexpr std::string_view kRedisKeys[] = {"url", "key_prefix", "ca_file"
 inline constexpr std::string_view kAdminKeys[] = {"tokens", "metrics_open"};
 inline constexpr std::string_view kAdminTokenKeys[] = {"name", "role", "token"};
 inline constexpr std::string_view kBackendKeys[] = {
-    "name", "url", "api_key",         "auth",  "priority",   "weight",
-    "tpm",  "rpm", "deployment_name", "entra", "quota_group"};
+    "name", "url", "api_key",         "auth",  "priority",    "weight",
+    "tpm",  "rpm", "deployment_name", "entra", "quota_group", "resource"};
 inline constexpr std::string_view kEntraKeys[] = {"source", "scope", "client_id"};
 inline constexpr std::string_view kTargetKeys[] = {"id",    "backend", "deployment",
                                                    "model", "aliases", "quota_group"};

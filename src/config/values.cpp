@@ -37,6 +37,11 @@ bool is_valid_deployment_name(std::string_view name) {
          std::all_of(name.begin(), name.end(), [](char c) { return is_name_char(c) || c == '~'; });
 }
 
+bool is_valid_resource_name(std::string_view name) {
+  return !name.empty() && name.size() <= 256 &&
+         std::all_of(name.begin(), name.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+}
+
 bool is_azure_host(std::string host) {
   std::transform(host.begin(), host.end(), host.begin(), [](unsigned char c) { return std::tolower(c); });
   for (std::string_view suffix :

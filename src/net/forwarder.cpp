@@ -1,6 +1,8 @@
 // The request path as policy (pingora's proxy_trait.rs beside proxy_h1.rs; YARP's load balancing
 // and passive health beside its HttpForwarder): what happens at each phase of ForwardJob::run,
 // while net/upstream_exchange moves the bytes.
+//   place     a stateful request's tags come off, and pin it to their resource or try the
+//             resources in turn (net/stateful_route; docs/stateful-apis.md)
 //   prepare   what goes upstream of the client's request, once (fields, body framing, cost)
 //   match     the first rule whose conditions the request meets (none: 404)
 //   admit     the caller's budgets take the request's estimated tokens (over one: 429)
@@ -11,7 +13,8 @@
 //   attempt   send it, read the response head (UpstreamExchange::send)
 //   judge     fail over at once (and account the failure: account_failure), or
 //   relay     the response as it arrives, a 2xx event stream's start held back until it shows
-//             content (an error first: fail over) (UpstreamExchange::relay)
+//             content (an error first: fail over) (UpstreamExchange::relay); a stateful API's ids
+//             tagged with the resource that answered
 //   unavailable  nothing left: smartlb's own answer (refuse)
 //   settle    the caller's budgets are charged the tokens the answer used
 // Accounting (metrics, access log) reads the RequestRecord these phases fill.
@@ -33,6 +36,7 @@
 #include "smartlb/net/forward.hpp"
 #include "smartlb/net/replies.hpp"
 #include "smartlb/net/request_tracing.hpp"
+#include "smartlb/net/stateful_route.hpp"
 #include "smartlb/net/upstream_exchange.hpp"
 #include "smartlb/net/worker.hpp"
 #include "smartlb/routing/attempt_accounting.hpp"
@@ -40,6 +44,7 @@
 #include "smartlb/routing/throttle_headers.hpp"
 #include "smartlb/routing/token_estimate.hpp"
 #include "smartlb/routing/unavailable_answer.hpp"
+#include "smartlb/stateful/not_found.hpp"
 #include "smartlb/tracing/request_trace.hpp"
 
 namespace smartlb::net {
@@ -47,6 +52,8 @@ namespace {
 
 // A request body up to this size is copied behind the head and sent in one buffer.
 constexpr std::size_t kInlineRequestBodyBytes = 64 * 1024;
+// A "not found" answer up to this size is held while the next backend or resource is tried.
+constexpr std::size_t kHeldAnswerBytes = 64 * 1024;
 
 // A target of this request: a position in its rule's table, and what is known there.
 struct Target {
@@ -124,6 +131,13 @@ class ForwardJob {
   // connection may carry another request.
   Task<bool> refuse(const Refusal& r);
   Task<bool> refuse_unavailable();
+  // Stateful requests (docs/stateful-apis.md): an untagged try moves to the next resource
+  // (`unavailable`: this one could not answer); a 404 or 400 read whole and held, true when it
+  // says "not found"; the held answer relayed; what is answered when nothing is left to try.
+  bool next_resource(TriedSet& tried, bool unavailable);
+  Task<bool> hold_not_found(const Target& t, UpstreamPtr conn);
+  Task<bool> relay_held();
+  Task<bool> answer_nothing_left();
   std::chrono::seconds header_timeout() const;
 
   Worker& w_;
@@ -132,14 +146,21 @@ class ForwardJob {
   const Snapshot& snap_;
   BackendStates& states_;
   RequestHead& req_;
-  const RequestTarget& target_;
+  RequestTarget target_;  // the client's, less its tags
   const ClientIdentity& caller_;
   RequestRecord& rec_;
   ForwardBuffers& buffers_;
   TimedSocket& client_;
   UpstreamExchange exchange_;
 
-  const Rule* rule_ = nullptr;
+  const Rule* rule_ = nullptr;  // this try's: the matched rule, or its part on a resource
+  const Rule* matched_ = nullptr;
+  StatefulRoute stateful_;
+  const Rule* unavailable_rule_ = nullptr;  // an untagged try's resource that could not answer
+  ResponseHead held_head_;                  // the last "not found", while others are tried
+  std::string held_body_;
+  std::string_view held_backend_;
+  int held_by_ = -1;
   // The model the client asked for: the deployment path segment, or the body's `model` of an
   // OpenAI-style request. Rules match it, and cooldowns and quotas are kept under it.
   std::string_view model_;
@@ -193,6 +214,8 @@ void ForwardJob::prepare_request() {
             iequals(field.name, "x-smartlb-metadata") || iequals(field.name, "x-smartlb-affinity") ||
             (rec_.trace.on && tracing::is_trace_context_field(field.name)))  // each attempt writes its own
           continue;
+        // A compressed answer could not have its ids tagged: a stateful API's comes plain.
+        if (stateful_.tags_answers() && iequals(field.name, "accept-encoding")) continue;
         break;
     }
     append_field(passed, field.name, field.value);
@@ -226,7 +249,9 @@ std::optional<std::string_view> ForwardJob::match_rule() {
   if (const std::string_view header = req_.fields.get("x-smartlb-metadata");
       !header.empty() && !parse_metadata(header, metadata))
     return "The x-smartlb-metadata header must be a JSON object whose values are strings.";
-  rule_ = snap_.match(RequestFacts{caller_.subjects, model_, metadata});
+  matched_ = snap_.match(RequestFacts{caller_.subjects, model_, metadata});
+  stateful_.keep_resources_of(matched_);
+  rule_ = stateful_.rule(snap_, matched_, !model_.empty());
   if (rule_ && rule_->affinity) {
     // The client's own key, or the body's prompt cache key, or its end user.
     affinity_key_ = req_.fields.get("x-smartlb-affinity");
@@ -403,6 +428,47 @@ Task<bool> ForwardJob::refuse(const Refusal& refusal) {
   co_return !ec && r.keep_alive;
 }
 
+bool ForwardJob::next_resource(TriedSet& tried, bool unavailable) {
+  if (unavailable && !unavailable_rule_) unavailable_rule_ = rule_;
+  if (!stateful_.next_resource()) return false;
+  rule_ = stateful_.rule(snap_, matched_, !model_.empty());
+  tried = TriedSet{};
+  return true;
+}
+
+// Not a failure of the backend (nothing cools down): the object is elsewhere, or nowhere.
+Task<bool> ForwardJob::hold_not_found(const Target& t, UpstreamPtr conn) {
+  held_body_.clear();
+  const BodyRead read = co_await exchange_.read_body(*conn, held_body_, kHeldAnswerBytes);
+  held_head_ = conn->head;
+  held_backend_ = t.config.name;
+  held_by_ = static_cast<int>(t.member.id.value);
+  if (read != BodyRead::Done) {
+    conn->close();
+    held_by_ = -1;  // not whole: never relayed
+    co_return true;
+  }
+  co_await exchange_.drain_or_close(std::move(conn));
+  co_return stateful::says_not_found(held_head_.status, held_body_);
+}
+
+Task<bool> ForwardJob::relay_held() {
+  rec_.served_by = held_by_;
+  const Relayed r = co_await exchange_.write_answer(
+      held_head_, held_body_, {held_backend_, buffers_.budget_fields, rec_.request_id, header_timeout()});
+  co_return r.end == RelayEnd::Keep;
+}
+
+// A resource that could not answer says when to come back (its 429 or 503) rather than another
+// resource's "not found"; else the last "not found" is the answer.
+Task<bool> ForwardJob::answer_nothing_left() {
+  if (unavailable_rule_)
+    rule_ = unavailable_rule_;
+  else if (held_by_ >= 0)
+    co_return co_await relay_held();
+  co_return co_await refuse_unavailable();
+}
+
 Task<bool> ForwardJob::refuse_unavailable() {
   const UnavailableAnswer a =
       answer_unavailable(states_.unavailability(rule_->table, model_, cost_), rec_.attempt_count, model_);
@@ -424,6 +490,9 @@ void ForwardJob::settle_budgets() {
 
 Task<bool> ForwardJob::run() {
   buffers_.budget_fields.clear();
+  if (const auto conflict = stateful_.prepare(snap_, req_, target_, s_.placements))
+    co_return co_await refuse(
+        {http::status::bad_request, "invalid_request_error", "resource_conflict", *conflict});
   prepare_request();
   rec_.deployment = model_;
   if (const auto bad = match_rule())
@@ -447,7 +516,10 @@ Task<bool> ForwardJob::run() {
   TriedSet tried;
   for (;;) {
     const std::optional<Target> t = choose_target(tried);
-    if (!t) co_return co_await refuse_unavailable();
+    if (!t) {
+      if (stateful_.untagged_try() && next_resource(tried, true)) continue;
+      co_return co_await answer_nothing_left();
+    }
     if (!credential_ready(*t) && !co_await await_credential(*t)) continue;
     // In flight on its (backend, deployment) until this attempt's answer ends, stream included:
     // what a drain waits for (docs/operations.md).
@@ -474,14 +546,21 @@ Task<bool> ForwardJob::run() {
     const Judged judged = judge_answer(status, throttle_fields(r.conn->head.fields), !model_.empty(),
                                        t->member.quota_window, s_.clock.wall_now());
     states_.observe_report(t->member, model_, judged.report, sent, mark, status != 429);
+    if (stateful_.looks_for_object() && (status == 404 || status == 400)) {
+      if (!co_await hold_not_found(*t, std::move(r.conn))) co_return co_await relay_held();
+      if (stateful_.untagged_try() && !next_resource(tried, false)) co_return co_await answer_nothing_left();
+      continue;
+    }
     if (judged.verdict.fail_over) {
       account_failure(*t, a, judged.verdict, judged.hint, sent, "HTTP " + std::to_string(status));
       co_await exchange_.drain_or_close(std::move(r.conn));
       continue;
     }
     rec_.served_by = static_cast<int>(t->member.id.value);
+    const stateful::ResourceTag* tag =
+        stateful_.tags_answers() ? &snap_.resources[snap_.resource_of[t->route.backend]].tag : nullptr;
     const Relayed relayed = co_await exchange_.relay(
-        std::move(r.conn), {t->config.name, buffers_.budget_fields, rec_.request_id, header_timeout()});
+        std::move(r.conn), {t->config.name, buffers_.budget_fields, rec_.request_id, header_timeout(), tag});
     if (relayed.end == RelayEnd::FailOver) {  // its stream's start failed: nothing went to the client
       rec_.served_by = -1;
       const Verdict v = relayed.cause == FailureCause::StreamError
@@ -492,6 +571,7 @@ Task<bool> ForwardJob::run() {
                           " but its stream failed before any content (" + std::string(relayed.why) + ")");
       continue;
     }
+    stateful_.answered(snap_, t->route.backend, s_.placements);
     if (relayed.cause != FailureCause::None)  // cut off after the head went out
       states_.record_failure(t->member, model_, Verdict{true, relayed.cause, CooldownScope::Backend},
                              std::nullopt);

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <unordered_map>
+
+#include <spdlog/spdlog.h>
 
 #include "smartlb/routing/selectors/latency_selector.hpp"
 #include "smartlb/routing/selectors/priority_selector.hpp"
@@ -57,13 +60,10 @@ std::unique_ptr<Selector> make_selector(const RuleConfig& rule, LatencyStats* la
   return std::make_unique<PrioritySelector>();
 }
 
-// The rules of `cfg`, or the implicit default rule over every backend when it has none (a
-// Config built in code rather than loaded).
-std::vector<RuleConfig> rules_of(const Config& cfg, std::vector<TargetConfig>& targets) {
-  if (!cfg.policy.rules.empty()) return cfg.policy.rules;
-  RuleConfig rule;
-  rule.id = "default";
-  rule.implicit = true;
+// One target per backend, named after it, with its deployment rename and quota: what the
+// implicit default rule routes to, and the rules of resources and of every backend.
+std::vector<TargetConfig> backend_targets(const Config& cfg) {
+  std::vector<TargetConfig> targets;
   for (const auto& b : cfg.backends) {
     TargetConfig t;
     t.id = b.name;
@@ -73,9 +73,127 @@ std::vector<RuleConfig> rules_of(const Config& cfg, std::vector<TargetConfig>& t
     t.rpm = b.rpm;
     t.quota_group = b.quota_group;
     targets.push_back(std::move(t));
-    rule.targets.push_back(RuleTarget{b.name, b.weight, b.priority, {}});
   }
-  return {std::move(rule)};
+  return targets;
+}
+
+// A rule over the backends `keep` chooses, each by its own priority and weight.
+RuleConfig backend_rule(const Config& cfg, std::string id, const std::function<bool(std::size_t)>& keep) {
+  RuleConfig rule;
+  rule.id = std::move(id);
+  rule.implicit = true;
+  for (std::size_t i = 0; i < cfg.backends.size(); ++i)
+    if (keep(i))
+      rule.targets.push_back(
+          RuleTarget{cfg.backends[i].name, cfg.backends[i].weight, cfg.backends[i].priority, {}});
+  return rule;
+}
+
+// The rules of `cfg`, or the implicit default rule over every backend when it has none (a
+// Config built in code rather than loaded).
+std::vector<RuleConfig> rules_of(const Config& cfg, std::vector<TargetConfig>& targets) {
+  if (!cfg.policy.rules.empty()) return cfg.policy.rules;
+  for (TargetConfig& t : backend_targets(cfg)) targets.push_back(std::move(t));
+  return {backend_rule(cfg, "default", [](std::size_t) { return true; })};
+}
+
+// What a rule is built from: the targets it may name and where their backends are.
+struct RuleInputs {
+  const Config& cfg;
+  BackendIds& ids;
+  LatencyStats* latency;
+  std::unordered_map<std::string_view, const TargetConfig*> target_by_id;
+  std::unordered_map<std::string_view, std::size_t> backend_at;
+};
+
+// The rule `rc` over those of its targets whose backend `keep` chooses.
+Rule make_rule(const RuleConfig& rc, RuleInputs& in, const std::function<bool(std::size_t)>& keep) {
+  const Config& cfg = in.cfg;
+  Rule rule;
+  rule.id = rc.id;
+  rule.type = rc.type;
+  rule.when = RuleConditions{rc.subjects, rc.models, rc.metadata};
+  rule.affinity = rc.affinity;
+  rule.slow_start = std::chrono::duration_cast<Nanos>(rc.slow_start);
+  rule.lookback = std::chrono::duration_cast<Nanos>(rc.lookback);
+  rule.implicit = rc.implicit;
+  std::vector<PoolMember> rule_members;
+  for (const RuleTarget& rt : rc.targets) {
+    const auto t = in.target_by_id.find(rt.target);
+    if (t == in.target_by_id.end()) continue;  // validation refuses such a configuration
+    const auto b = in.backend_at.find(t->second->backend);
+    if (b == in.backend_at.end() || !keep(b->second)) continue;
+    const BackendConfig& backend = cfg.backends[b->second];
+    PoolMember m = backend_member(cfg, backend);  // named after its backend: its id, its state
+    m.priority = rt.priority;
+    m.weight = rt.weight;
+    m.deployment_override = t->second->upstream_name;
+    if (!t->second->quota_group.empty()) m.quota_group = t->second->quota_group;
+    // A target's own quota (model_configs) or else its backend's, per deployment.
+    m.tokens_per_window = scale_to_window(t->second->tpm ? t->second->tpm : backend.tpm, cfg.quota_window);
+    m.requests_per_window = scale_to_window(t->second->rpm ? t->second->rpm : backend.rpm, cfg.quota_window);
+    rule_members.push_back(std::move(m));
+    RouteTarget route;
+    route.backend = b->second;
+    route.target_id = t->second->id;
+    route.upstream_name = t->second->upstream_name;
+    for (const auto& [key, value] : rt.override_params) route.overrides.push_back(BodyEdit{key, value});
+    route.renamed = route.overrides;
+    if (!route.upstream_name.empty())
+      route.renamed.push_back(BodyEdit{"model", json_string(route.upstream_name)});
+    route.allowed_failures_per_minute = t->second->allowed_failures_per_minute;
+    route.breaker_cooldown = std::chrono::duration_cast<Nanos>(t->second->breaker_cooldown);
+    rule.route.push_back(std::move(route));
+  }
+  rule.table = RoutingTable(std::move(rule_members), in.ids);
+  rule.selector = make_selector(rc, in.latency);
+  return rule;
+}
+
+// The resources of the snapshot's backends, the rule of each, and every rule restricted to
+// each of them. Two resources whose tags collide (40 bits: about one configuration in 10^10
+// with a hundred resources) share the first one's tag: said at load.
+void add_resources(Snapshot& snap, const std::vector<RuleConfig>& rules, RuleInputs& in) {
+  const Config& cfg = in.cfg;
+  std::unordered_map<std::string, std::uint32_t> by_name;
+  for (std::size_t i = 0; i < cfg.backends.size(); ++i) {
+    const BackendConfig& b = cfg.backends[i];
+    std::string name = b.resource.empty()
+                           ? stateful::default_resource(b.url.tls, b.url.host, b.url.port, b.url.base_path)
+                           : b.resource;
+    auto [it, added] = by_name.emplace(name, static_cast<std::uint32_t>(snap.resources.size()));
+    if (added) snap.resources.push_back(Resource{std::move(name), {}, {}, nullptr});
+    snap.resources[it->second].backends.push_back(i);
+    snap.resource_of.push_back(it->second);
+  }
+  std::vector<TargetConfig> own = backend_targets(cfg);
+  RuleInputs backends_in{cfg, in.ids, in.latency, {}, in.backend_at};
+  for (const auto& t : own) backends_in.target_by_id.emplace(t.id, &t);
+  for (std::uint32_t r = 0; r < snap.resources.size(); ++r) {
+    Resource& res = snap.resources[r];
+    res.tag = stateful::resource_tag(res.name);
+    const auto [at, fresh] = snap.resource_by_tag.emplace(res.tag.bits, r);
+    if (!fresh)
+      spdlog::warn(
+          "the resources of backends {} and {} have the same tag {}: ids of the second go to the first; "
+          "give one of them another BACKEND_X_RESOURCE",
+          cfg.backends[snap.resources[at->second].backends[0]].name, cfg.backends[res.backends[0]].name,
+          res.tag.view());
+    const auto on_r = [&snap, r](std::size_t b) { return snap.resource_of[b] == r; };
+    res.rule = std::make_unique<Rule>(make_rule(backend_rule(cfg, "resource", on_r), backends_in, on_r));
+  }
+  snap.any_backend =
+      std::make_unique<Rule>(make_rule(backend_rule(cfg, "any-backend", [](std::size_t) { return true; }),
+                                       backends_in, [](std::size_t) { return true; }));
+  for (std::size_t k = 0; k < snap.rules.size(); ++k) {
+    Rule& rule = snap.rules[k];
+    for (const RouteTarget& route : rule.route) rule.resource_at.push_back(snap.resource_of[route.backend]);
+    rule.on_resource.resize(snap.resources.size());
+    for (std::uint32_t r = 0; r < snap.resources.size(); ++r)
+      if (std::find(rule.resource_at.begin(), rule.resource_at.end(), r) != rule.resource_at.end())
+        rule.on_resource[r] = std::make_unique<Rule>(
+            make_rule(rules[k], in, [&snap, r](std::size_t b) { return snap.resource_of[b] == r; }));
+  }
 }
 
 }  // namespace
@@ -121,52 +239,13 @@ std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids
 
   std::vector<TargetConfig> targets = cfg.policy.targets;
   const std::vector<RuleConfig> rules = rules_of(cfg, targets);
-  std::unordered_map<std::string_view, const TargetConfig*> target_by_id;
-  for (const auto& t : targets) target_by_id.emplace(t.id, &t);
-
+  RuleInputs in{cfg, ids, latency, {}, std::move(backend_at)};
+  for (const auto& t : targets) in.target_by_id.emplace(t.id, &t);
   for (const RuleConfig& rc : rules) {
-    Rule rule;
-    rule.id = rc.id;
-    rule.type = rc.type;
-    rule.when = RuleConditions{rc.subjects, rc.models, rc.metadata};
-    rule.affinity = rc.affinity;
-    rule.slow_start = std::chrono::duration_cast<Nanos>(rc.slow_start);
-    rule.lookback = std::chrono::duration_cast<Nanos>(rc.lookback);
-    rule.implicit = rc.implicit;
-    std::vector<PoolMember> rule_members;
-    for (const RuleTarget& rt : rc.targets) {
-      const auto t = target_by_id.find(rt.target);
-      if (t == target_by_id.end()) continue;  // validation refuses such a configuration
-      const auto b = backend_at.find(t->second->backend);
-      if (b == backend_at.end()) continue;
-      const BackendConfig& backend = cfg.backends[b->second];
-      PoolMember m = backend_member(cfg, backend);  // named after its backend: its id, its state
-      m.priority = rt.priority;
-      m.weight = rt.weight;
-      m.deployment_override = t->second->upstream_name;
-      if (!t->second->quota_group.empty()) m.quota_group = t->second->quota_group;
-      // A target's own quota (model_configs) or else its backend's, per deployment.
-      m.tokens_per_window = scale_to_window(t->second->tpm ? t->second->tpm : backend.tpm, cfg.quota_window);
-      m.requests_per_window =
-          scale_to_window(t->second->rpm ? t->second->rpm : backend.rpm, cfg.quota_window);
-      rule_members.push_back(std::move(m));
-      RouteTarget route;
-      route.backend = b->second;
-      route.target_id = t->second->id;
-      route.upstream_name = t->second->upstream_name;
-      for (const auto& [key, value] : rt.override_params) route.overrides.push_back(BodyEdit{key, value});
-      route.renamed = route.overrides;
-      if (!route.upstream_name.empty())
-        route.renamed.push_back(BodyEdit{"model", json_string(route.upstream_name)});
-      route.allowed_failures_per_minute = t->second->allowed_failures_per_minute;
-      route.breaker_cooldown = std::chrono::duration_cast<Nanos>(t->second->breaker_cooldown);
-      rule.route.push_back(std::move(route));
-    }
-    rule.table = RoutingTable(std::move(rule_members), ids);
-    rule.selector = make_selector(rc, latency);
-    snap->any_quota = snap->any_quota || rule.table.any_quota();
-    snap->rules.push_back(std::move(rule));
+    snap->rules.push_back(make_rule(rc, in, [](std::size_t) { return true; }));
+    snap->any_quota = snap->any_quota || snap->rules.back().table.any_quota();
   }
+  add_resources(*snap, rules, in);
 
   std::vector<RuleConditions> conditions;
   for (const Rule& r : snap->rules) conditions.push_back(r.when);

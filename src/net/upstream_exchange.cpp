@@ -11,6 +11,7 @@
 #include "smartlb/http1/wire_format.hpp"
 #include "smartlb/net/relay_scratch.hpp"
 #include "smartlb/net/worker.hpp"
+#include "smartlb/stateful/event_stream_tagger.hpp"
 #include "smartlb/telemetry/usage_sniffer.hpp"
 
 namespace smartlb::net {
@@ -72,6 +73,18 @@ struct TrimHeld {
     if (held.capacity() > kKeepHeldBytes) std::string().swap(held);
   }
 };
+
+// What goes out of an event stream whose ids are tagged: the events these runs complete,
+// tagged, as one run (in `tagged`). Returns its size.
+std::size_t tag_events_of(stateful::EventStreamTagger& tagger, std::string_view* runs, std::size_t& run_count,
+                          bool last, std::string& tagged) {
+  tagged.clear();
+  for (std::size_t i = 0; i < run_count; ++i) tagger.feed(runs[i], tagged);
+  if (last) tagger.finish(tagged);
+  run_count = tagged.empty() ? 0 : 1;
+  runs[0] = tagged;
+  return tagged.size();
+}
 
 // One gather write, into `out`: [head] [size line, runs..., CRLF | runs...] [last chunk]. A
 // small body that goes with the head is appended to it instead (one send(), not sendmsg()). A
@@ -178,7 +191,7 @@ Task<void> UpstreamExchange::drain_or_close(UpstreamPtr conn) {
 // ones and its per-backend quota headers, then ours. Not part of the relay coroutine, so that
 // its locals stay out of the coroutine's frame.
 void UpstreamExchange::write_response_head(const ResponseHead& res, const RelayOptions& o, bool chunked,
-                                           bool keep) {
+                                           bool keep, bool own_length) {
   std::string& head = buffers_.response_head;
   head.clear();
   append_status_line(head, req_.version, res.status, res.reason);
@@ -186,7 +199,8 @@ void UpstreamExchange::write_response_head(const ResponseHead& res, const RelayO
   for (std::size_t i = 0; i < res.fields.size(); ++i) {
     const auto field = res.fields[i];
     if (named.is_hop(field.name) || is_backend_quota_header(field.name) ||
-        iequals(field.name, "x-smartlb-backend") || iequals(field.name, "x-request-id"))
+        iequals(field.name, "x-smartlb-backend") || iequals(field.name, "x-request-id") ||
+        (own_length && field.id == http::field::content_length))
       continue;
     append_field(head, field.name, field.value);
   }
@@ -257,7 +271,7 @@ Task<UpstreamExchange::HoldEnd> UpstreamExchange::hold_stream_start(UpstreamConn
   }
 }
 
-UpstreamExchange::BodyPlan UpstreamExchange::plan_body(const ResponseHead& res) const {
+UpstreamExchange::BodyPlan UpstreamExchange::plan_body(const ResponseHead& res, bool rewrites) const {
   BodyPlan b;
   const unsigned status = res.status;
   const bool has_body = req_.method != http::verb::head && status >= 200 && status != 204 && status != 304;
@@ -265,7 +279,7 @@ UpstreamExchange::BodyPlan UpstreamExchange::plan_body(const ResponseHead& res) 
   const std::string_view coding = res.fields.get(http::field::content_encoding);
   b.usage = has_body ? UsageSniffer::mode_for(type, coding) : UsageSniffer::Mode::Off;
   b.keep = req_.keep_alive && !w_.draining;
-  if (has_body && !res.fields.contains(http::field::content_length)) {
+  if (has_body && (rewrites || !res.fields.contains(http::field::content_length))) {
     if (req_.version >= 11)
       b.chunked = true;
     else
@@ -290,11 +304,26 @@ void UpstreamExchange::record_usage(const TokenUsage& u) {
   rec_.completion_tokens = u.completion_tokens;
 }
 
+// Not a coroutine: it hands the caller the coroutine that relays, at no frame of its own.
 Task<Relayed> UpstreamExchange::relay(UpstreamPtr conn, const RelayOptions& options) {
+  const ResponseHead& res = conn->head;
+  UsageSniffer::Mode ids = UsageSniffer::Mode::Off;  // where a stateful answer's ids are
+  if (options.tag_ids && req_.method != http::verb::head && res.status != 204)
+    ids = UsageSniffer::mode_for(res.fields.get(http::field::content_type),
+                                 res.fields.get(http::field::content_encoding));
+  if (ids == UsageSniffer::Mode::Json && options.prefix.empty())
+    return relay_tagged_json(std::move(conn), options);
+  return relay_body(std::move(conn), options, ids == UsageSniffer::Mode::EventStream);
+}
+
+Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions options, bool tag_events) {
   const Config& cfg = w_.shared.cfg;
   ResponseReader& p = *parser_;
   const ResponseHead& res = conn->head;
-  const BodyPlan plan = plan_body(res);
+  // An event stream's ids are tagged event by event: its length changes, so it goes chunked.
+  std::optional<stateful::EventStreamTagger> tagger;
+  if (tag_events) tagger.emplace(*options.tag_ids);
+  const BodyPlan plan = plan_body(res, tagger.has_value());
   const bool chunked = plan.chunked, keep = plan.keep;
   if (rec_.trace.sampled) rec_.event_stream = plan.usage == UsageSniffer::Mode::EventStream;
   // Token usage for metrics: fed each chunk after it was written, so it never delays one.
@@ -303,8 +332,9 @@ Task<Relayed> UpstreamExchange::relay(UpstreamPtr conn, const RelayOptions& opti
 
   RelayScratchLease scratch(w_.spare_scratch);
   const TrimHeld trim{scratch->held};
-  ClientWatch watch;         // armed once the client waits on the backend
-  std::string_view pending;  // a stream's held-back start: the first bytes written
+  ClientWatch watch;                          // armed once the client waits on the backend
+  std::string_view pending = options.prefix;  // a stream's held-back start: the first bytes written
+  std::string tagged;                         // this round's events, their ids tagged
   if (plan.hold) {
     FailureCause failed = FailureCause::None;
     switch (
@@ -321,7 +351,7 @@ Task<Relayed> UpstreamExchange::relay(UpstreamPtr conn, const RelayOptions& opti
     }
   }
 
-  write_response_head(res, options, chunked, keep);
+  write_response_head(res, options, chunked, keep, tagger.has_value());
   std::string& head = buffers_.response_head;
   rec_.status = res.status;
 
@@ -331,10 +361,7 @@ Task<Relayed> UpstreamExchange::relay(UpstreamPtr conn, const RelayOptions& opti
   if (pending.empty() && !p.is_done() && conn->buffer.size() == 0) {
     client_.expires_after(cfg.http_timeout);
     auto [hec, hn] = co_await asio::async_write(client_, asio::buffer(head), use_tuple);
-    hec = client_.done(hec);
-    if (hec) {
-      co_return client_left(*conn);
-    }
+    if (client_.done(hec)) co_return client_left(*conn);
     head_sent = true;
   }
 
@@ -358,10 +385,8 @@ Task<Relayed> UpstreamExchange::relay(UpstreamPtr conn, const RelayOptions& opti
           co_await conn->visit([&](auto& s) { return read_http(s, conn->buffer, p, ReadGoal::some); }));
     }
     for (;;) {  // the runs of this read, then of what else is buffered already
-      if (ec && watch.client_left()) {
-        // The client left while the backend was silent: blame no one.
-        co_return client_left(*conn);
-      }
+      if (ec && watch.client_left())
+        co_return client_left(*conn);  // while the backend was silent: blame no one
       if (ec) {
         // Too late to fail over: cut the client off without a clean end so it sees a
         // truncated response, not a complete one; the policy accounts the backend's failure.
@@ -378,8 +403,9 @@ Task<Relayed> UpstreamExchange::relay(UpstreamPtr conn, const RelayOptions& opti
           !feed_buffered(conn->buffer, p, ReadGoal::some, progressed, ec))
         break;
     }
-    rec_.response_bytes += chunk;
     const bool last = p.is_done();
+    if (tagger) chunk = tag_events_of(*tagger, runs.data(), run_count, last, tagged);
+    rec_.response_bytes += chunk;
     auto& out = scratch->out;
     const std::size_t k = gather_write(out, head, head_sent, chunked, std::span(runs.data(), run_count),
                                        chunk, last, size_line);

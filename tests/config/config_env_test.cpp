@@ -38,9 +38,11 @@ TEST(ConfigEnv, ReadsEveryBackendField) {
                                  {"BACKEND_1_APIKEY", "k-123"},
                                  {"BACKEND_1_DEPLOYMENT_NAME", "gpt-4o-prod"},
                                  {"BACKEND_1_NAME", "eastus"},
-                                 {"BACKEND_1_AUTH", "bearer"}});
+                                 {"BACKEND_1_AUTH", "bearer"},
+                                 {"BACKEND_1_RESOURCE", "openai-project-a"}});
   ASSERT_TRUE(r.config);
   const auto& b = r.config->backends[0];
+  EXPECT_EQ(b.resource, "openai-project-a");
   EXPECT_EQ(b.priority, 2);
   EXPECT_EQ(b.weight, 300u);
   EXPECT_EQ(b.api_key, "k-123");

@@ -382,6 +382,32 @@ TEST(ConfigFile, BackendQuotaGroupFromTheEnvironment) {
   EXPECT_TRUE(has_error(bad, "BACKEND_1_QUOTA_GROUP: must be 1-64 characters")) << all_errors(bad);
 }
 
+TEST(ConfigFile, BackendResourceFromTheEnvironmentAndTheFile) {
+  const std::string text = R"(
+backends:
+  - {name: project-a, url: "https://api.openai.com", resource: openai-project-a}
+  - {name: plain, url: "https://api.openai.com"}
+)";
+  const auto r = load_config_text(
+      {{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"BACKEND_1_RESOURCE", "https://res-a"}}, text, "f.yaml");
+  ASSERT_TRUE(r.config) << all_errors(r);
+  ASSERT_EQ(r.config->backends.size(), 3u);
+  EXPECT_EQ(r.config->backends[0].resource, "https://res-a");
+  EXPECT_EQ(r.config->backends[1].resource, "openai-project-a");
+  EXPECT_EQ(r.config->backends[2].resource, "") << "none: its URL's";
+  const auto bad =
+      load_config({{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"BACKEND_1_RESOURCE", "has space"}});
+  EXPECT_TRUE(has_error(bad, "BACKEND_1_RESOURCE: must be 1-256 visible ASCII characters"))
+      << all_errors(bad);
+  const auto bad_file = load_config_text({}, R"(
+backends:
+  - {name: a, url: "https://a.example.com", resource: ""}
+)",
+                                         "f.yaml");
+  EXPECT_TRUE(has_error(bad_file, "backends[0].resource: must be 1-256 visible ASCII characters"))
+      << all_errors(bad_file);
+}
+
 // Scale-out: the file's redis section overrides REDIS_URL and its variables.
 TEST(ConfigFile, TheRedisSectionOverridesTheEnvironment) {
   const std::string text = R"(

@@ -52,10 +52,13 @@ struct BackendConfig {
   std::string key_setting;      // where the key is configured, for messages (BACKEND_2_APIKEY)
   std::string deployment_name;  // when set, replaces the deployment path segment
   AuthStyle auth = AuthStyle::Auto;
-  bool azure_host = false;      // *.openai.azure.com and friends
-  std::int64_t tpm = 0;         // declared tokens per minute per deployment (0: not declared)
-  std::int64_t rpm = 0;         // declared requests per minute per deployment (0: not declared)
-  std::string quota_group;      // deployments naming one group share its declared quota
+  bool azure_host = false;  // *.openai.azure.com and friends
+  std::int64_t tpm = 0;     // declared tokens per minute per deployment (0: not declared)
+  std::int64_t rpm = 0;     // declared requests per minute per deployment (0: not declared)
+  std::string quota_group;  // deployments naming one group share its declared quota
+  // Where the stateful objects it makes live (docs/stateful-apis.md): "" is its URL's origin and
+  // base path; backends naming the same resource share their objects' ids.
+  std::string resource;
   EntraCredentialConfig entra;  // used when auth == AuthStyle::Entra
 };
 

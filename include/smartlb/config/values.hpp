@@ -14,6 +14,8 @@ std::string quoted(std::string_view v);
 bool is_valid_name(std::string_view name);
 // 1-128 characters of A-Z a-z 0-9 . _ - ~ (deployment and model names sent upstream).
 bool is_valid_deployment_name(std::string_view name);
+// 1-256 visible ASCII characters, no spaces (a backend's resource: a name or a URL).
+bool is_valid_resource_name(std::string_view name);
 // *.openai.azure.com and Azure's other OpenAI hosts.
 bool is_azure_host(std::string host);
 // An Entra ID tenant id as tokens carry it: a GUID (8-4-4-4-12 hex digits).

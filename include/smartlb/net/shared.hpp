@@ -10,6 +10,7 @@
 #include "smartlb/config/config.hpp"
 #include "smartlb/io/beast.hpp"
 #include "smartlb/net/snapshot.hpp"
+#include "smartlb/net/stateful_route.hpp"
 #include "smartlb/routing/backend_states.hpp"
 #include "smartlb/routing/failure_breakers.hpp"
 #include "smartlb/routing/latency_stats.hpp"
@@ -29,8 +30,9 @@ struct Shared {
   const Config& cfg;  // process settings (listeners, timeouts, limits); backends come from snapshots
   const Published<Snapshot>& published;
   BackendStates& states;
-  LatencyStats& latency;     // latency rules' samples (survive reloads, like `states`)
-  FailureBreakers breakers;  // failure_tolerance counts (survive reloads, like `states`)
+  LatencyStats& latency;        // latency rules' samples (survive reloads, like `states`)
+  FailureBreakers breakers;     // failure_tolerance counts (survive reloads, like `states`)
+  LearntPlacements placements;  // where untagged ids were found (docs/stateful-apis.md)
   const Clock& clock;
   io::ssl::context& tls;
   RequestObserver* observer = nullptr;  // metrics; may be null

@@ -8,6 +8,7 @@
 #include <list>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -23,6 +24,7 @@
 #include "smartlb/routing/routing_table.hpp"
 #include "smartlb/routing/rule_match.hpp"
 #include "smartlb/routing/selector.hpp"
+#include "smartlb/stateful/resource_tag.hpp"
 
 namespace smartlb {
 class LatencyStats;
@@ -60,6 +62,22 @@ struct Rule {
   Nanos slow_start{0};
   Nanos lookback{std::chrono::minutes(10)};  // latency rules
   bool implicit = false;
+  // Requests pinned to a resource (docs/stateful-apis.md): the resource of each table position
+  // (an index into Snapshot::resources), and this rule restricted to each resource it has
+  // members on (null where it has none), by resource index.
+  std::vector<std::uint32_t> resource_at;
+  std::vector<std::unique_ptr<Rule>> on_resource;
+};
+
+// Where stateful objects live: the backends that share one resource name (BACKEND_X_RESOURCE,
+// or their URL's origin and base path), and the tag the ids of its objects carry.
+struct Resource {
+  std::string name;  // canonical (stateful::default_resource, or as configured)
+  stateful::ResourceTag tag;
+  std::vector<std::size_t> backends;  // positions in Snapshot::backends
+  // Every backend of the resource, by its priority and weight, with its own credential: for a
+  // pinned request whose rule has no member here, or that no rule serves (it names no model).
+  std::unique_ptr<Rule> rule;
 };
 
 struct Snapshot {
@@ -74,6 +92,18 @@ struct Snapshot {
   bool any_quota = false;        // some target declares a quota (the token estimate is needed)
 
   RuleIndex rule_index;  // the rules by model
+
+  std::vector<Resource> resources;
+  std::vector<std::uint32_t> resource_of;  // by backend position
+  // Every backend, by its priority and weight: a stateful request that names no model when no
+  // rule serves it (GET /v1/files, a stored response by id).
+  std::unique_ptr<Rule> any_backend;
+  // The resource whose tag has these bits, or null (a configuration that no longer has it).
+  const Resource* resource_tagged(std::uint64_t bits) const {
+    const auto it = resource_by_tag.find(bits);
+    return it == resource_by_tag.end() ? nullptr : &resources[it->second];
+  }
+  std::unordered_map<std::uint64_t, std::uint32_t> resource_by_tag;
 
   // The first rule `facts` match, or null (404 model_not_found).
   const Rule* match(const RequestFacts& facts) const {

@@ -18,6 +18,7 @@
 #include "smartlb/net/forward.hpp"
 #include "smartlb/net/upstream.hpp"
 #include "smartlb/routing/outcome.hpp"
+#include "smartlb/stateful/resource_tag.hpp"
 #include "smartlb/telemetry/request_record.hpp"
 #include "smartlb/telemetry/usage_sniffer.hpp"
 
@@ -47,7 +48,14 @@ struct RelayOptions {
   std::string_view extra_fields;  // "Name: value\r\n" lines of ours (the caller's budget)
   std::string_view request_id;
   std::chrono::seconds hold_timeout;  // how long an event stream's start may be held back
+  // A stateful API's answer: its ids get this tag (a JSON body read whole up to a limit, an
+  // event stream event by event). Null: the bytes go as they are.
+  const stateful::ResourceTag* tag_ids = nullptr;
+  std::string_view prefix{};  // body bytes read already, written first (as they are)
 };
+
+// How reading a whole body ended.
+enum class BodyRead : std::uint8_t { Done, OverLimit, Failed };
 
 // How a relay ended: the client's connection may carry another request, or not; or the
 // response never reached the client and the next backend is to be tried.
@@ -76,13 +84,25 @@ class UpstreamExchange {
   Task<void> drain_or_close(UpstreamPtr conn);
   // The response, as it arrives.
   Task<Relayed> relay(UpstreamPtr conn, const RelayOptions& options);
+  // The response body, appended to `out` until it ends or passes `limit` bytes (buffered_answer.cpp).
+  Task<BodyRead> read_body(UpstreamConnection& conn, std::string& out, std::size_t limit);
+  // An answer whose body is known whole (`res`: a copy, or the head of a connection not yet
+  // given back), written with its own Content-Length.
+  Task<Relayed> write_answer(const ResponseHead& res, std::string_view body, const RelayOptions& options);
 
  private:
   enum class HoldEnd : std::uint8_t { Release, FailOver, ClientLeft };
   Task<HoldEnd> hold_stream_start(UpstreamConnection& conn, http1::ResponseReader& p, std::string& held,
                                   std::string_view& released, ClientWatch& watch, FailureCause& failed,
                                   std::chrono::seconds timeout);
-  void write_response_head(const ResponseHead& res, const RelayOptions& o, bool chunked, bool keep);
+  // `own_length`: the body's length changes, so the backend's Content-Length is not passed on.
+  void write_response_head(const ResponseHead& res, const RelayOptions& o, bool chunked, bool keep,
+                           bool own_length = false);
+  // The response as it arrives; an event stream's ids tagged when `tag_events`. `options` by
+  // value: relay() passes it on from the caller's frame.
+  Task<Relayed> relay_body(UpstreamPtr conn, RelayOptions options, bool tag_events);
+  // A JSON answer of a stateful API: read whole (up to a limit), its ids tagged, written.
+  Task<Relayed> relay_tagged_json(UpstreamPtr conn, const RelayOptions& options);
   // How a response's body goes to the client (outside the relay's coroutine frame).
   struct BodyPlan {
     bool chunked = false;  // framed by us: the backend's length is unknown
@@ -90,7 +110,7 @@ class UpstreamExchange {
     bool hold = false;     // a 2xx event stream: its start is held back
     UsageSniffer::Mode usage = UsageSniffer::Mode::Off;
   };
-  BodyPlan plan_body(const ResponseHead& res) const;
+  BodyPlan plan_body(const ResponseHead& res, bool rewrites = false) const;
   Relayed client_left(UpstreamConnection& conn);
   void record_usage(const TokenUsage& u);
 
