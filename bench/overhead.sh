@@ -18,6 +18,9 @@
 #                                         targets smartlb_tls nginx_tls haproxy_tls = the three proxies to
 #                                         the same backend over HTTPS (a local CA, certificate verified,
 #                                         keep-alive and session resumption), with TLS=1;
+#                                         targets smartlb_trace100 and smartlb_trace1 = smartlb exporting
+#                                         OpenTelemetry traces at 100 % and 1 % sampling to a second nginx
+#                                         on the load core (200 for every POST /v1/traces);
 #                                         target smartlb_redis = smartlb_q with its quota leased from a
 #                                         local redis-server (shared quotas, issue 16), with REDIS=1;
 #                                         QUOTA_WINDOW=s: their quota window (default 1 s, the costliest
@@ -109,6 +112,22 @@ env -i PATH="$PATH" PORT="$SBU_PORT" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREA
   taskset -c "$PROXY_CORE" "$SMARTLB" 2>"$TMP/smartlb-budgets.log" &
 SBU_PID=$!; PIDS+=("$SBU_PID"); PORT[smartlb_budgets]=$SBU_PORT; PROCS[smartlb_budgets]=$SBU_PID
 
+# smartlb_trace100, smartlb_trace1: smartlb with traces on, exported to an OTLP stand-in (the
+# fixed backend's nginx config on its own port, on the load core) at 100 % and 1 % sampling.
+OT_PORT=$(free_port)
+subst "$BENCH_DIR/conf/nginx-backend.conf.in" "$OT_PORT" | sed -e "s|@CT@|application/json|g" -e "s|nginx-backend|nginx-otlp|g" >"$TMP/otlp.conf"
+taskset -c "$LOAD_CORE" nginx -c "$TMP/otlp.conf" -p "$TMP" -e "$TMP/otlp.err" & PIDS+=($!)
+wait_port "$OT_PORT"
+for ratio in 100 1; do
+  port=$(free_port)
+  env -i PATH="$PATH" PORT="$port" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREADS=1 ACCESS_LOG=off \
+    LOG_LEVEL=warn BACKEND_1_URL="http://127.0.0.1:$BPORT" BACKEND_1_NAME=fast \
+    OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$OT_PORT" OTEL_TRACES_SAMPLER=traceidratio \
+    OTEL_TRACES_SAMPLER_ARG="$(awk -v r="$ratio" 'BEGIN { print r / 100 }')" \
+    taskset -c "$PROXY_CORE" "$SMARTLB" >/dev/null 2>"$TMP/smartlb-trace$ratio.log" &  # not the teardown's failed exports
+  pid=$!; PIDS+=("$pid"); PORT[smartlb_trace$ratio]=$port; PROCS[smartlb_trace$ratio]=$pid
+done
+
 # smartlb_redis: smartlb_q with REDIS_URL: its quota is leased from a redis-server on the load
 # core (docs/scale-out.md), what a replica of a scaled-out deployment does (optional, REDIS=1).
 REDIS_TARGETS=""
@@ -171,7 +190,7 @@ if [ "${TLS:-0}" = 1 ]; then
   TLS_TARGETS="smartlb_tls nginx_tls haproxy_tls"
 fi
 
-for t in smartlb smartlb_q smartlb_rules smartlb_budgets nginx haproxy ${SMARTLB_B:+smartlb_b} $TLS_TARGETS \
+for t in smartlb smartlb_q smartlb_rules smartlb_budgets smartlb_trace100 smartlb_trace1 nginx haproxy ${SMARTLB_B:+smartlb_b} $TLS_TARGETS \
          $REDIS_TARGETS; do
   wait_port "${PORT[$t]}"
 done

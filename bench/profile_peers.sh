@@ -15,7 +15,9 @@
 #
 # Usage: bench/profile_peers.sh   (DURATION=10 CONNS=16 PROXIES="smartlb nginx haproxy" SYSCALLS=1 CALLGRIND=1 CACHE_SIM=0;
 #                                  proxy smartlb_rules: smartlb through a 20-rule policy, the last rule matching;
-#                                  proxy smartlb_budgets: every caller with a budget of each kind)
+#                                  proxy smartlb_budgets: every caller with a budget of each kind;
+#                                  proxies smartlb_trace100 and smartlb_trace1: OpenTelemetry traces at 100 % and
+#                                  1 % sampling, exported to the backend nginx (a 200 for every POST /v1/traces))
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 need wrk nginx haproxy valgrind callgrind_annotate
@@ -50,6 +52,12 @@ for proxy in $PROXIES; do
         LOG_LEVEL=warn BACKEND_1_URL="http://127.0.0.1:$BPORT" CLIENT_TOKENS_PER_MINUTE=1000000000000 \
         CLIENT_REQUESTS_PER_MINUTE=1000000000 CLIENT_TOKENS_PER_DAY=1000000000000000 \
         CLIENT_TOKENS_PER_MONTH=1000000000000000 "${cg[@]}" "$SMARTLB" 2>"$OUT/$proxy.log" >/dev/null & ;;
+    smartlb_trace100|smartlb_trace1)  # traces exported (the exporter's thread is counted too)
+      ratio=1.0; [ "$proxy" = smartlb_trace1 ] && ratio=0.01
+      env -i PATH="$PATH" PORT="$port" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREADS=1 ACCESS_LOG=off \
+        LOG_LEVEL=warn BACKEND_1_URL="http://127.0.0.1:$BPORT" OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$BPORT" \
+        OTEL_TRACES_SAMPLER=traceidratio OTEL_TRACES_SAMPLER_ARG="$ratio" \
+        "${cg[@]}" "$SMARTLB" 2>"$OUT/$proxy.log" >/dev/null & ;;
     nginx)  # no master process: the worker is the process callgrind runs
       subst "$BENCH_DIR/conf/nginx-proxy.conf.in" "$port" "$BPORT" >"$TMP/np.conf"
       "${cg[@]}" nginx -c "$TMP/np.conf" -p "$TMP" -e "$TMP/np.err" -g "master_process off;" 2>"$OUT/$proxy.log" & ;;

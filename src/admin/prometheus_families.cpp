@@ -352,6 +352,22 @@ constexpr PrometheusFamily kFamilies[] = {
       "Tokens (and requests, for request quotas) granted to this replica from shared quotas."},
      [](const Scrape& s, Samples& out) { out.add({}, s.m.redis.leased); },
      Shown::WithRedis},
+
+    // Traces (docs/observability.md, "Traces"): only with an OTLP endpoint set.
+    {{"smartlb_trace_spans_exported_total", Type::Counter, "Spans the OTLP collector accepted."},
+     [](const Scrape& s, Samples& out) { out.add({}, s.m.tracing.exported); },
+     Shown::WithTracing},
+    {{"smartlb_trace_spans_dropped_total",
+      Type::Counter,
+      "Spans not exported: reason queue_full (the export queue was full), export_failed (the collector "
+      "did not take their batch), shutdown (still queued when the flush on SIGTERM ran out of time).",
+      {"reason"}},
+     [](const Scrape& s, Samples& out) {
+       out.add({"queue_full"}, s.m.tracing.dropped_queue_full);
+       out.add({"export_failed"}, s.m.tracing.dropped_export_failed);
+       out.add({"shutdown"}, s.m.tracing.dropped_shutdown);
+     },
+     Shown::WithTracing},
 };
 
 }  // namespace
@@ -363,6 +379,7 @@ std::string render_prometheus(const MetricsSnapshot& m, const PoolSnapshot& p) {
   PrometheusWriter w;
   for (const PrometheusFamily& f : kFamilies) {
     if (f.shown == Shown::WithRedis && !m.redis.enabled) continue;
+    if (f.shown == Shown::WithTracing && !m.tracing.enabled) continue;
     PrometheusWriter::Samples out = w.family(f.family);
     f.collect(scrape, out);
   }

@@ -30,6 +30,7 @@
 #include "smartlb/redis/shared_quotas.hpp"
 #include "smartlb/telemetry/logging.hpp"
 #include "smartlb/telemetry/metrics.hpp"
+#include "smartlb/tracing/tracer.hpp"
 
 namespace {
 
@@ -181,6 +182,33 @@ void log_started(const smartlb::Config& cfg, const smartlb::Server& server,
         "refuses every change (set ADMIN_TOKENS; docs/operations.md)");
 }
 
+// One line on tracing for the log and --check-config: where spans go and which are kept. The
+// headers by name only: their values carry keys.
+std::string describe_tracing(const smartlb::tracing::TraceConfig& t) {
+  std::string s = "traces: OTLP/JSON to " + t.endpoint + ", sampler " +
+                  std::string(smartlb::tracing::to_string(t.sampler.kind));
+  if (smartlb::tracing::takes_ratio(t.sampler.kind)) s += " " + std::to_string(t.sampler.ratio);
+  for (std::size_t i = 0; i < t.headers.size(); ++i) s += (i ? ", " : "; headers ") + t.headers[i].first;
+  return s;
+}
+
+// The Tracer (tracing on), its drops and exports counted in the metrics.
+std::unique_ptr<smartlb::tracing::Tracer> start_tracer(const smartlb::tracing::TraceConfig& t,
+                                                       const smartlb::Config& cfg,
+                                                       smartlb::Metrics& metrics) {
+  if (!t.enabled()) return nullptr;
+  metrics.enable_tracing();
+  smartlb::tracing::TracerHooks h;
+  h.on_exported = [&metrics](std::size_t n) { metrics.on_spans_exported(n); };
+  h.on_dropped = [&metrics](smartlb::tracing::DropReason r, std::size_t n) {
+    metrics.on_spans_dropped(static_cast<unsigned>(r), n);
+  };
+  return smartlb::tracing::make_tracer(t, cfg.upstream_ca_file, std::move(h));
+}
+
+// How long the spans still queued at SIGTERM get to reach the collector, after the drain.
+constexpr std::chrono::seconds kTraceFlushBound{5};
+
 // Reloads run on one thread at a time: SIGHUP's and the file watch's share this mutex.
 std::mutex reload_mutex;
 
@@ -209,7 +237,8 @@ void handle_signals(sigset_t signals, smartlb::Server& server, smartlb::Metrics&
 struct Loaded {
   std::optional<smartlb::ConfigLoadResult> load;
   std::optional<std::string> file;
-  smartlb::FileStamp stamp;  // the file's before it was read: a change from then on reloads
+  smartlb::FileStamp stamp;              // the file's before it was read: a change from then on reloads
+  smartlb::tracing::TraceConfig traces;  // OTEL_*: read at start only
   int exit_code = 0;
 };
 
@@ -221,10 +250,17 @@ Loaded load_at_start(const smartlb::CommandLine& command) {
     if (auto it = env.find("CONFIG_FILE"); it != env.end()) l.file = it->second;
   l.stamp = l.file ? smartlb::stamp_of(*l.file) : smartlb::FileStamp{};
   auto loaded = smartlb::load_config(env, l.file);
+  // Tracing's settings are process settings too: their problems are the configuration's.
+  smartlb::tracing::TraceConfigResult traces = smartlb::tracing::load_trace_config(env);
+  loaded.errors.insert(loaded.errors.end(), traces.errors.begin(), traces.errors.end());
+  loaded.warnings.insert(loaded.warnings.end(), traces.warnings.begin(), traces.warnings.end());
+  if (!traces.config) loaded.config.reset();
   if (command.check_only) {
     const smartlb::CheckReport report = smartlb::check_report(loaded);
     std::fputs(report.err.c_str(), stderr);
     std::fputs(report.out.c_str(), stdout);
+    if (report.exit_code == 0 && traces.config->enabled())
+      std::printf("%s\n", describe_tracing(*traces.config).c_str());
     l.exit_code = report.exit_code;
     return l;
   }
@@ -236,6 +272,7 @@ Loaded load_at_start(const smartlb::CommandLine& command) {
     return l;
   }
   l.load = std::move(loaded);
+  l.traces = std::move(*traces.config);
   return l;
 }
 
@@ -256,12 +293,15 @@ int main(int argc, char** argv) {
   for (const auto& b : cfg.backends) metric_backends.push_back({b.name, b.deployment_name});
   smartlb::Metrics metrics(std::move(metric_backends));
   const smartlb::SystemClock clock;
+  std::unique_ptr<smartlb::tracing::Tracer> tracer;  // outlives the server: its workers end requests into it
   std::unique_ptr<smartlb::Server> server_holder;
   std::unique_ptr<RedisSharing> sharing;
   std::unique_ptr<smartlb::AdminServer> admin;
   try {
     // Building the server loads the upstream CA bundle, which can fail too.
-    server_holder = std::make_unique<smartlb::Server>(cfg, smartlb::ServerOptions{.observer = &metrics});
+    tracer = start_tracer(loaded.traces, cfg, metrics);
+    server_holder = std::make_unique<smartlb::Server>(
+        cfg, smartlb::ServerOptions{.observer = &metrics, .tracer = tracer.get()});
     if (cfg.redis.enabled()) sharing = std::make_unique<RedisSharing>(cfg, metrics, clock, *server_holder);
     server_holder->start();
     // Unreachable is fine (local state, retried in the background); refused credentials are not.
@@ -279,6 +319,7 @@ int main(int argc, char** argv) {
   }
   smartlb::Server& server = *server_holder;
   log_started(cfg, server, admin.get());
+  if (tracer) spdlog::info("{}", describe_tracing(loaded.traces));
   handle_signals(signals, server, metrics, admin.get(), loaded.file);
   std::unique_ptr<smartlb::FileWatch> watch;
   if (loaded.file)
@@ -298,6 +339,10 @@ int main(int argc, char** argv) {
 #endif
 
   server.wait();
+  if (tracer) {
+    tracer->shutdown(kTraceFlushBound);  // what the last requests left in the queue
+    spdlog::info("traces: {} span(s) exported in all", tracer->exported());
+  }
   watch.reset();
   if (admin) admin->stop();
   if (sharing) sharing->stop();

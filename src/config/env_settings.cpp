@@ -107,6 +107,26 @@ constexpr EnvSetting kSettings[] = {
     {"REDIS_CA_FILE", "", "CA bundle for rediss:// (else UPSTREAM_CA_FILE)", "redis.ca_file"},
     {"REDIS_TIMEOUT_MS", "200", "a command unanswered this long: Redis is lost", "redis.timeout_ms"},
     {"REPLICA_ID", "hostname-pid", "this replica's name in /status and in Redis", "redis.replica_id"},
+    // Traces (docs/observability.md, "Traces"): OpenTelemetry's own variables, read by tracing/.
+    {"OTEL_EXPORTER_OTLP_ENDPOINT", "",
+     "an OTLP/HTTP collector: traces go to it + /v1/traces (unset: no tracing)", ""},
+    {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "", "the URL traces go to, as it is", ""},
+    {"OTEL_EXPORTER_OTLP_HEADERS", "", "key=value,... sent with every export (values never logged)", ""},
+    {"OTEL_EXPORTER_OTLP_PROTOCOL", "http/json", "http/json only", ""},
+    {"OTEL_EXPORTER_OTLP_TIMEOUT", "10000", "milliseconds for each step of an export", ""},
+    {"OTEL_EXPORTER_OTLP_CERTIFICATE", "", "CA bundle for an https:// collector", ""},
+    {"OTEL_SERVICE_NAME", "smartlb", "the traces' service.name", ""},
+    {"OTEL_RESOURCE_ATTRIBUTES", "", "key=value,... more resource attributes", ""},
+    {"OTEL_TRACES_SAMPLER", "parentbased_always_on",
+     "always_on | always_off | traceidratio | parentbased_always_on | parentbased_always_off | "
+     "parentbased_traceidratio",
+     ""},
+    {"OTEL_TRACES_SAMPLER_ARG", "1.0", "the traceidratio samplers' ratio (0 to 1)", ""},
+    {"OTEL_BSP_SCHEDULE_DELAY", "5000", "milliseconds between exports when no batch fills up", ""},
+    {"OTEL_BSP_MAX_QUEUE_SIZE", "2048", "spans waiting for export, at most (more are dropped)", ""},
+    {"OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "512", "spans in one export, at most", ""},
+    {"OTEL_SDK_DISABLED", "false", "true: no tracing", ""},
+    {"OTEL_TRACES_EXPORTER", "otlp", "otlp | none (none: no tracing)", ""},
 };
 
 // "BACKEND_12_URL" -> "BACKEND_X_URL"; any other name as it is.

@@ -11,6 +11,7 @@
 #include "smartlb/net/upstream_exchange.hpp"
 #include "smartlb/net/worker.hpp"
 #include "smartlb/stateful/id_tagger.hpp"
+#include "smartlb/telemetry/response_facts.hpp"
 
 namespace smartlb::net {
 namespace {
@@ -62,6 +63,7 @@ Task<Relayed> UpstreamExchange::write_answer(const ResponseHead& res, std::strin
   if (has_body) {
     rec_.response_bytes += body.size();
     record_usage(parse_usage_json(body));
+    if (rec_.trace.sampled) read_response_facts(body, rec_.response);  // gen_ai.response.* of its spans
   }
   co_return Relayed{keep ? RelayEnd::Keep : RelayEnd::Close};
 }

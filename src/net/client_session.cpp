@@ -11,6 +11,7 @@
 #include "smartlb/net/client_session.hpp"
 #include "smartlb/net/forward.hpp"
 #include "smartlb/net/replies.hpp"
+#include "smartlb/net/request_tracing.hpp"
 #include "smartlb/net/worker.hpp"
 
 namespace smartlb::net {
@@ -160,6 +161,7 @@ void begin_request(Worker& w, const RequestHead& head, RequestRecord& rec) {
     rec.request_id = id;
   else
     new_request_id(w.rng, rec.request_id);
+  if (w.shared.tracer) begin_request_trace(w, head, rec);
 }
 
 // What a client is told when its head could not be read (too large, malformed).

@@ -35,6 +35,7 @@
 #include "smartlb/http1/wire_format.hpp"
 #include "smartlb/net/forward.hpp"
 #include "smartlb/net/replies.hpp"
+#include "smartlb/net/request_tracing.hpp"
 #include "smartlb/net/stateful_route.hpp"
 #include "smartlb/net/upstream_exchange.hpp"
 #include "smartlb/net/worker.hpp"
@@ -44,6 +45,7 @@
 #include "smartlb/routing/token_estimate.hpp"
 #include "smartlb/routing/unavailable_answer.hpp"
 #include "smartlb/stateful/not_found.hpp"
+#include "smartlb/tracing/request_trace.hpp"
 
 namespace smartlb::net {
 namespace {
@@ -120,7 +122,7 @@ class ForwardJob {
   bool credential_ready(const Target& t) const;
   Task<bool> await_credential(const Target& t);
   void prepare_body(const Target& t);
-  void write_request_head(const Target& t);
+  void write_request_head(const Target& t, AttemptRecord& a);
   // A failover outcome of attempt `a` to `t`: the target cools down (for `hint`, or the
   // default), its failure_tolerance counts it, and the log says why. `sent`: when it left.
   void account_failure(const Target& t, AttemptRecord& a, const Verdict& v,
@@ -209,7 +211,8 @@ void ForwardJob::prepare_request() {
         continue;
       default:
         if (is_client_credential(field.name) || iequals(field.name, "x-request-id") ||
-            iequals(field.name, "x-smartlb-metadata") || iequals(field.name, "x-smartlb-affinity"))
+            iequals(field.name, "x-smartlb-metadata") || iequals(field.name, "x-smartlb-affinity") ||
+            (rec_.trace.on && tracing::is_trace_context_field(field.name)))  // each attempt writes its own
           continue;
         // A compressed answer could not have its ids tagged: a stateful API's comes plain.
         if (stateful_.tags_answers() && iequals(field.name, "accept-encoding")) continue;
@@ -336,7 +339,7 @@ void ForwardJob::prepare_body(const Target& t) {
   }
 }
 
-void ForwardJob::write_request_head(const Target& t) {
+void ForwardJob::write_request_head(const Target& t, AttemptRecord& a) {
   const BackendConfig& b = t.config;
   std::string& out = buffers_.request_head;
   out.clear();
@@ -352,6 +355,7 @@ void ForwardJob::write_request_head(const Target& t) {
       append_field(out, f.name, f.value);
   out.append(buffers_.passed_fields);
   append_field(out, "x-request-id", rec_.request_id);  // one id from client to backend and back
+  if (rec_.trace.on) begin_attempt_trace(w_, rec_, a, b, azure_path_, out);  // traceparent: its CLIENT span
   if (send_length_) {
     out.append("Content-Length: ");
     append_decimal(out, body_.size());
@@ -368,6 +372,7 @@ void ForwardJob::account_failure(const Target& t, AttemptRecord& a, const Verdic
                                  std::optional<std::chrono::milliseconds> hint, MonoNanos sent,
                                  std::string_view why) {
   a.cause = v.cause;
+  a.ended = s_.clock.now();
   const Accounted done = smartlb::account_failure(
       states_, s_.breakers, t.member, model_,
       {t.route.allowed_failures_per_minute, t.route.breaker_cooldown, t.route.target_id}, v, hint, sent,
@@ -498,6 +503,7 @@ Task<bool> ForwardJob::run() {
                        : "No routing rule serves the model '" + std::string(model_.substr(0, 128)) + "'.";
     co_return co_await refuse({http::status::not_found, "invalid_request_error", "model_not_found", message});
   }
+  rec_.rule = rule_->id;
   if (!snap_.budgets.empty())
     if (const std::optional<BudgetRefused> refused = admit_to_budgets()) {
       rec_.client_limited = true;
@@ -519,14 +525,13 @@ Task<bool> ForwardJob::run() {
     // what a drain waits for (docs/operations.md).
     const InFlight in_flight = states_.begin_attempt(t->member, model_);
     prepare_body(*t);
-    write_request_head(*t);
-    const ReportedBudget::Mark mark = states_.charge_reported(t->member, model_, cost_);
-
     AttemptRecord& a = rec_.add_attempt();
     a.backend = t->member.id.value;
     a.deployment = t->member.effective_deployment(model_);
     a.probe = t->probe;
-    const MonoNanos sent = s_.clock.now();
+    write_request_head(*t, a);
+    const ReportedBudget::Mark mark = states_.charge_reported(t->member, model_, cost_);
+    const MonoNanos sent = a.sent = s_.clock.now();
     const bool inline_body = body_.size() <= kInlineRequestBodyBytes;
     Exchanged r = co_await exchange_.send({t->member.id, t->config.url, buffers_.request_head,
                                            inline_body ? std::string_view() : body_, header_timeout()});

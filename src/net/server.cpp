@@ -91,6 +91,7 @@ struct Server::Impl {
         key_sets(*tls),
         published(make_snapshot(cfg, ids, &latency, &credentials, &budgets, &key_sets)),
         shared(cfg, published, states, latency, *clock, *tls, o.observer) {
+    shared.tracer = o.tracer;
     states.set_route_on_remaining(cfg.route_on_remaining);
     states.track(published.current()->table);
   }

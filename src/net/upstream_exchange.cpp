@@ -325,8 +325,10 @@ Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions option
   if (tag_events) tagger.emplace(*options.tag_ids);
   const BodyPlan plan = plan_body(res, tagger.has_value());
   const bool chunked = plan.chunked, keep = plan.keep;
+  if (rec_.trace.sampled) rec_.event_stream = plan.usage == UsageSniffer::Mode::EventStream;
   // Token usage for metrics: fed each chunk after it was written, so it never delays one.
   UsageSniffer usage(plan.usage);
+  if (rec_.trace.sampled) usage.read_facts_into(&rec_.response);  // gen_ai.response.* of its spans
 
   RelayScratchLease scratch(w_.spare_scratch);
   const TrimHeld trim{scratch->held};
@@ -418,6 +420,7 @@ Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions option
         co_return client_left(*conn);
       }
       head_sent = true;
+      if (chunk > 0 && rec_.trace.sampled && rec_.first_byte == 0) rec_.first_byte = w_.shared.clock.now();
     }
     for (std::size_t i = 0; i + 1 < run_count; ++i) usage.feed(runs[i].data(), runs[i].size());
     const std::string_view final_run = run_count > 0 ? runs[run_count - 1] : std::string_view{};

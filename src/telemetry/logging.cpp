@@ -137,6 +137,13 @@ std::string format_access_line(const RequestRecord& rec, const Config& cfg, bool
                         {"upstream_aborted", rec.upstream_aborted}};
     if (rec.prompt_tokens >= 0) j["prompt_tokens"] = rec.prompt_tokens;
     if (rec.completion_tokens >= 0) j["completion_tokens"] = rec.completion_tokens;
+    if (rec.trace.on) {  // the trace it belongs to (sampled or not: the id went upstream either way)
+      static constexpr char kHex[] = "0123456789abcdef";
+      std::string id;
+      for (const std::uint8_t b : rec.trace.trace_id) id.append({kHex[b >> 4], kHex[b & 0xf]});
+      j["trace_id"] = id;
+      j["trace_sampled"] = rec.trace.sampled;
+    }
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
   std::string line = rec.method + " " + rec.path +

@@ -437,6 +437,11 @@ MetricsSnapshot Metrics::snapshot() const {
   s.redis.leases_short = leases_short_.load(std::memory_order_relaxed);
   s.redis.leases_failed = leases_failed_.load(std::memory_order_relaxed);
   s.redis.leased = leased_.load(std::memory_order_relaxed);
+  s.tracing.enabled = tracing_enabled_.load(std::memory_order_relaxed);
+  s.tracing.exported = spans_exported_.load(std::memory_order_relaxed);
+  s.tracing.dropped_queue_full = spans_dropped_[0].load(std::memory_order_relaxed);
+  s.tracing.dropped_export_failed = spans_dropped_[1].load(std::memory_order_relaxed);
+  s.tracing.dropped_shutdown = spans_dropped_[2].load(std::memory_order_relaxed);
   for (std::size_t i = 0; i < kShards; ++i) {
     Shard& sh = shards_[i];
     std::lock_guard lock(sh.mutex);

@@ -334,7 +334,10 @@ void UsageSniffer::end_line() {
 }
 
 void UsageSniffer::end_event() {
-  if (has_data_ && !data_overflow_ && data_ != "[DONE]" && has_usage_object(data_)) last_.swap(data_);
+  if (has_data_ && !data_overflow_ && data_ != "[DONE]") {
+    if (facts_) read_response_facts(data_, *facts_);
+    if (has_usage_object(data_)) last_.swap(data_);
+  }
   data_.clear();
   has_data_ = false;
   data_overflow_ = false;
@@ -342,8 +345,10 @@ void UsageSniffer::end_event() {
 
 TokenUsage UsageSniffer::finish_with(const char* data, std::size_t size) {
   if (mode_ == Mode::Json && body_.empty() && !overflow_) {
-    if (size == 0 || data == nullptr) return {};
-    return size > json_limit_ ? TokenUsage{} : parse_usage_json(std::string_view(data, size));
+    if (size == 0 || data == nullptr || size > json_limit_) return {};
+    const std::string_view body(data, size);
+    if (facts_) read_response_facts(body, *facts_);
+    return parse_usage_json(body);
   }
   feed(data, size);
   return finish();
@@ -355,7 +360,10 @@ TokenUsage UsageSniffer::finish() {
     case Mode::Off:
       break;
     case Mode::Json:
-      if (!overflow_ && !body_.empty()) u = parse_usage_json(body_);
+      if (!overflow_ && !body_.empty()) {
+        if (facts_) read_response_facts(body_, *facts_);
+        u = parse_usage_json(body_);
+      }
       std::string().swap(body_);
       break;
     case Mode::EventStream:

@@ -119,6 +119,9 @@ class BusyState : public ::testing::Test {
     metrics_.on_redis_state(true);
     metrics_.on_redis_command(0.002);
     metrics_.on_lease(100, 100);
+    metrics_.enable_tracing();
+    metrics_.on_spans_exported(3);
+    metrics_.on_spans_dropped(0, 2);
     states_.record_failure(table_.member(0), "gpt-4o", judge_status(429, true), 30s);
     PoolSnapshot pool = snapshot_pool(table_, states_, {});
     pool.backends[0].credential = PoolSnapshot::Backend::Credential{"imds", "imds", "valid", 0, ""};
@@ -180,6 +183,20 @@ TEST_F(BusyState, TheWholeTextPassesPromtool) {
   const auto check = test::promtool_check_metrics(text_);
   ASSERT_TRUE(check.ran) << check.output;
   EXPECT_EQ(check.exit_code, 0) << "promtool check metrics:\n" << check.output << "\n---\n" << text_;
+}
+
+TEST(PrometheusFamilies, TracingFamiliesOnlyWithTracing) {
+  Metrics metrics(std::vector<Metrics::BackendInfo>{{"east", ""}});
+  const auto shown = [](const std::string& text) {
+    return text.find("# TYPE smartlb_trace_spans_dropped_total ") != std::string::npos;
+  };
+  EXPECT_FALSE(shown(render_prometheus(metrics.snapshot(), PoolSnapshot{})));
+  metrics.enable_tracing();
+  metrics.on_spans_dropped(1, 4);
+  const std::string text = render_prometheus(metrics.snapshot(), PoolSnapshot{});
+  EXPECT_TRUE(shown(text));
+  EXPECT_NE(text.find("smartlb_trace_spans_dropped_total{reason=\"export_failed\"} 4\n"), std::string::npos);
+  EXPECT_NE(text.find("smartlb_trace_spans_exported_total 0\n"), std::string::npos);
 }
 
 TEST(PrometheusFamilies, RedisFamiliesOnlyWithRedis) {

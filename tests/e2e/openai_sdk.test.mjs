@@ -10,16 +10,16 @@
 //         node --test tests/e2e/openai_sdk.test.mjs
 // (CTest: e2e.openai_sdk sets both variables.)
 
-import { spawn } from 'node:child_process';
-import { accessSync, constants as fsConstants, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
 
-const HERE = dirname(fileURLToPath(import.meta.url));
+import {
+  children, cleanEnv, describeOutput, loadOpenAI, requireBinary, simStats, spawnListening, stopAll,
+  REQUEST_TIMEOUT_MS, STARTUP_TIMEOUT_MS, STOP_TIMEOUT_MS, TEST_TIMEOUT_MS,
+} from './processes.mjs';
 
 const CLIENT_KEY = 'client-key-never-forwarded';
 const PRIMARY_KEY = 'primary-key';
@@ -27,156 +27,6 @@ const SECONDARY_KEY = 'secondary-key';
 const API_VERSION = '2024-10-21';
 const DEPLOYMENT = 'gpt-4o';
 const PRIMARY_RETRY_AFTER_MS = 30_000; // longer than the whole test: the primary stays cooled down
-
-// Every wait is bounded; worst case (all of them expire) is about 50 s, under CTest's 120 s.
-const STARTUP_TIMEOUT_MS = 5_000; // per process, waiting for its "listening on" line
-const REQUEST_TIMEOUT_MS = 5_000; // SDK timeout per request
-const TEST_TIMEOUT_MS = 8_000; // node:test timeout per test
-const STOP_TIMEOUT_MS = 2_000; // SIGTERM grace before SIGKILL
-
-// ---------------------------------------------------------------------------------------------
-// Preconditions, checked before anything is spawned, with messages that say what to do.
-
-function requireBinary(envName) {
-  const p = process.env[envName];
-  if (!p) {
-    throw new Error(
-      `${envName} is not set: point it at the built binary ` +
-        `(e.g. ${envName}=build/src/${envName === 'SMARTLB_BIN' ? 'smartlb' : 'sim/smartlb-sim'}), ` +
-        'or run the test through ctest (e2e.openai_sdk), which sets it');
-  }
-  if (!existsSync(p)) throw new Error(`${envName}=${p}: no such file (build it first)`);
-  try {
-    accessSync(p, fsConstants.X_OK);
-  } catch {
-    throw new Error(`${envName}=${p}: not executable`);
-  }
-  return p;
-}
-
-async function loadOpenAI() {
-  if (!existsSync(join(HERE, 'node_modules', 'openai', 'package.json'))) {
-    throw new Error(
-      `the openai package is not installed in ${join(HERE, 'node_modules')}: ` +
-        `run \`npm ci\` in tests/e2e (e.g. \`npm ci --prefix tests/e2e\` from the repository root)`);
-  }
-  return import('openai');
-}
-
-// ---------------------------------------------------------------------------------------------
-// Child processes.
-
-const children = [];
-
-/** Spawns a process, keeps its output (for failure messages), and resolves with the port of
- *  its first stdout line matching `listening on 127.0.0.1:PORT`. Rejects if the process exits
- *  first or if the line does not come within STARTUP_TIMEOUT_MS. */
-function spawnListening(name, bin, args, env) {
-  const child = spawn(bin, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const proc = { name, child, stdout: [], stderr: [], exit: null };
-  children.push(proc);
-  child.on('exit', (code, signal) => {
-    proc.exit = { code, signal };
-  });
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (d) => proc.stderr.push(d));
-
-  return new Promise((resolve, reject) => {
-    let done = false;
-    const finish = (err, port) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      if (err) reject(new Error(`${name}: ${err}\n${describeOutput(proc)}`));
-      else resolve(port);
-    };
-    const timer = setTimeout(
-      () => finish(`no "listening on" line on stdout within ${STARTUP_TIMEOUT_MS} ms`),
-      STARTUP_TIMEOUT_MS);
-    child.on('error', (e) => finish(`cannot start ${bin}: ${e.message}`));
-    child.on('exit', (code, signal) => finish(`exited (code ${code}, signal ${signal}) before listening`));
-    // readline keeps draining stdout after the line (smartlb writes its access log there).
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      proc.stdout.push(line);
-      const m = /listening on 127\.0\.0\.1:(\d+)\b/.exec(line);
-      if (m) finish(null, Number(m[1]));
-    });
-  });
-}
-
-function describeOutput(proc) {
-  const tail = (lines, n) => lines.slice(-n).join('\n');
-  const err = proc.stderr.join('').split('\n');
-  return [
-    `--- ${proc.name} pid=${proc.child.pid} exit=${proc.exit ? JSON.stringify(proc.exit) : 'running'}`,
-    `--- ${proc.name} stdout (last 40 lines):`,
-    tail(proc.stdout, 40),
-    `--- ${proc.name} stderr (last 40 lines):`,
-    tail(err, 40),
-  ].join('\n');
-}
-
-async function stopAll() {
-  await Promise.all(
-    children.map(async (proc) => {
-      const { child } = proc;
-      if (proc.exit || child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      let timer;
-      const timedOut = await Promise.race([
-        exited.then(() => false),
-        new Promise((r) => (timer = setTimeout(() => r(true), STOP_TIMEOUT_MS))),
-      ]);
-      clearTimeout(timer);
-      if (timedOut) {
-        child.kill('SIGKILL');
-        await exited;
-      }
-    }));
-}
-
-// Last resort if the runner is interrupted: never leave a proxy or a sim behind.
-function killAllNow() {
-  for (const { child } of children) {
-    if (child.exitCode === null && child.signalCode === null) {
-      try {
-        child.kill('SIGKILL');
-      } catch {
-        /* already gone */
-      }
-    }
-  }
-}
-process.on('exit', killAllNow);
-for (const [sig, code] of [['SIGINT', 130], ['SIGTERM', 143]]) {
-  process.once(sig, () => {
-    killAllNow();
-    process.exit(code);
-  });
-}
-
-// ---------------------------------------------------------------------------------------------
-// Helpers.
-
-/** Environment for children: the caller's, minus any smartlb configuration it may carry. */
-function cleanEnv(extra) {
-  const env = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (/^BACKEND_/.test(k)) continue;
-    if (['PORT', 'LISTEN_ADDRESS', 'ADMIN_PORT', 'CLIENT_API_KEYS', 'LOG_FORMAT'].includes(k)) continue;
-    env[k] = v;
-  }
-  return { ...env, ...extra };
-}
-
-async function simStats(port) {
-  const res = await fetch(`http://127.0.0.1:${port}/_sim/stats`, {
-    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-  });
-  assert.equal(res.status, 200, `GET /_sim/stats on ${port}`);
-  return res.json();
-}
 
 /** Asserts that no header the backend saw carries the client's key. */
 function assertNoClientKey(stats, who) {

@@ -2,15 +2,19 @@
 // and UsageSniffer / parse_usage_json (telemetry/usage_sniffer). Input: one byte choosing the
 // path and the piece size, then a body. Invariants: an estimate is never negative; the body's
 // facts agree with top_level_strings (http/json_body) on the members both read; the sniffer
-// gives the same usage fed in pieces as fed at once (and as finish_with), and holds no more
-// than its limits allow.
+// gives the same usage and the same response facts (telemetry/response_facts, for spans) fed in
+// pieces as fed at once (and as finish_with), holds no more than its limits allow, and keeps
+// facts within theirs.
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <utility>
 
 #include "smartlb/http/json_body.hpp"
 #include "smartlb/http/request_body.hpp"
 #include "smartlb/routing/token_estimate.hpp"
+#include "smartlb/telemetry/response_facts.hpp"
 #include "smartlb/telemetry/usage_sniffer.hpp"
 
 namespace {
@@ -20,12 +24,30 @@ using namespace smartlb;
 bool same(const TokenUsage& a, const TokenUsage& b) {
   return a.prompt_tokens == b.prompt_tokens && a.completion_tokens == b.completion_tokens;
 }
+bool same(const ResponseFacts& a, const ResponseFacts& b) {
+  return a.id == b.id && a.model == b.model && a.finish_reasons == b.finish_reasons;
+}
+bool bounded(const ResponseFacts& f) {
+  if (f.id.size() > ResponseFacts::kMaxText || f.model.size() > ResponseFacts::kMaxText ||
+      f.finish_reasons.size() > ResponseFacts::kMaxFinishReasons)
+    return false;
+  for (const std::string& r : f.finish_reasons)
+    if (r.empty() || r.size() > ResponseFacts::kMaxText) return false;
+  return true;
+}
+
+struct Sniffed {
+  TokenUsage usage;
+  ResponseFacts facts;
+};
 
 constexpr std::size_t kJsonLimit = 2048;  // small, so that inputs reach the bounds
 constexpr std::size_t kEventLimit = 512;
 
-TokenUsage sniff(UsageSniffer::Mode mode, std::string_view body, std::size_t piece, bool last_with) {
+Sniffed sniff(UsageSniffer::Mode mode, std::string_view body, std::size_t piece, bool last_with) {
+  Sniffed out;
   UsageSniffer s(mode, kJsonLimit, kEventLimit);
+  s.read_facts_into(&out.facts);
   while (body.size() > piece) {
     s.feed(body.substr(0, piece));
     body.remove_prefix(piece);
@@ -35,9 +57,14 @@ TokenUsage sniff(UsageSniffer::Mode mode, std::string_view body, std::size_t pie
       __builtin_trap();
     if (mode == UsageSniffer::Mode::Json && s.buffered_bytes() > kJsonLimit + piece) __builtin_trap();
   }
-  if (last_with) return s.finish_with(body.data(), body.size());
-  s.feed(body);
-  return s.finish();
+  if (last_with) {
+    out.usage = s.finish_with(body.data(), body.size());
+  } else {
+    s.feed(body);
+    out.usage = s.finish();
+  }
+  if (!bounded(out.facts)) __builtin_trap();
+  return out;
 }
 
 }  // namespace
@@ -66,10 +93,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)parse_usage_json(body);
   const std::size_t piece = 1 + (opt >> 3);  // 1..32 bytes
   for (const auto mode : {UsageSniffer::Mode::Json, UsageSniffer::Mode::EventStream}) {
-    const TokenUsage whole = sniff(mode, body, body.size() + 1, false);
-    if (!same(whole, sniff(mode, body, body.size() + 1, true))) __builtin_trap();
-    if (!same(whole, sniff(mode, body, piece, false))) __builtin_trap();
-    if (!same(whole, sniff(mode, body, piece, true))) __builtin_trap();
+    const Sniffed whole = sniff(mode, body, body.size() + 1, false);
+    for (const auto& [size, last_with] : {std::pair{body.size() + 1, true}, {piece, false}, {piece, true}}) {
+      const Sniffed other = sniff(mode, body, size, last_with);
+      if (!same(whole.usage, other.usage) || !same(whole.facts, other.facts)) __builtin_trap();
+    }
+    if (mode == UsageSniffer::Mode::Json && body.size() <= kJsonLimit) {
+      ResponseFacts direct;  // the sniffer reads a JSON body as one document
+      read_response_facts(body, direct);
+      if (!same(direct, whole.facts)) __builtin_trap();
+    }
   }
   (void)UsageSniffer::mode_for(body.substr(0, body.find('\n')));
   return 0;

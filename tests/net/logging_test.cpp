@@ -51,6 +51,17 @@ TEST(AccessLog, JsonLineHasUtcTimeAndEveryAttempt) {
   EXPECT_DOUBLE_EQ(j["duration_ms"].get<double>(), 12.5);
 }
 
+TEST(AccessLog, TheTraceIdIsInTheJsonLineOnlyWithTracingOn) {
+  RequestRecord rec = sample_record();
+  EXPECT_FALSE(nlohmann::json::parse(format_access_line(rec, two_backends(), true)).contains("trace_id"));
+  rec.trace.on = true;
+  for (std::size_t i = 0; i < rec.trace.trace_id.size(); ++i)
+    rec.trace.trace_id[i] = static_cast<std::uint8_t>(0xf0 + i);
+  const auto j = nlohmann::json::parse(format_access_line(rec, two_backends(), true));
+  EXPECT_EQ(j["trace_id"], "f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff");
+  EXPECT_EQ(j["trace_sampled"], false);
+}
+
 TEST(AccessLog, AProbeIsMarkedInTheJsonAttemptLog) {
   RequestRecord rec = sample_record();
   rec.attempts[1].probe = true;  // sent to test a target its rate-limit reports held back

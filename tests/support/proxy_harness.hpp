@@ -54,11 +54,12 @@ class ProxyHarness {
     return "";
   }
 
-  void start(RequestObserver* observer = nullptr) {
+  void start(RequestObserver* observer = nullptr, tracing::Tracer* tracer = nullptr) {
     ServerOptions opts;
     opts.clock = &clock;
     opts.seed = 42;
     opts.observer = observer;
+    opts.tracer = tracer;
     server = std::make_unique<Server>(cfg, opts);
     server->start();
   }

@@ -18,7 +18,8 @@ struct Scrape;
 struct PrometheusFamily {
   enum class Shown : std::uint8_t {
     Always,
-    WithRedis,  // only with REDIS_URL (MetricsSnapshot::redis.enabled)
+    WithRedis,    // only with REDIS_URL (MetricsSnapshot::redis.enabled)
+    WithTracing,  // only with tracing on (MetricsSnapshot::tracing.enabled)
   };
   MetricFamily family;
   void (*collect)(const Scrape& scrape, PrometheusWriter::Samples& out);

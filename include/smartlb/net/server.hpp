@@ -14,6 +14,9 @@
 namespace smartlb {
 class FailureSharer;  // routing/failure_breakers.hpp
 }
+namespace smartlb::tracing {
+class Tracer;  // tracing/tracer.hpp
+}
 
 namespace smartlb {
 
@@ -21,6 +24,7 @@ struct ServerOptions {
   const Clock* clock = nullptr;  // null: the system clock. Tests pass a ManualClock.
   std::uint64_t seed = 0;        // 0: seeded from std::random_device
   RequestObserver* observer = nullptr;
+  tracing::Tracer* tracer = nullptr;  // null: tracing off (no trace fields, no spans)
 };
 
 class Server {

@@ -16,6 +16,10 @@
 #include "smartlb/routing/latency_stats.hpp"
 #include "smartlb/telemetry/request_record.hpp"
 
+namespace smartlb::tracing {
+class Tracer;
+}
+
 namespace smartlb::net {
 
 struct Shared {
@@ -32,6 +36,7 @@ struct Shared {
   const Clock& clock;
   io::ssl::context& tls;
   RequestObserver* observer = nullptr;  // metrics; may be null
+  tracing::Tracer* tracer = nullptr;    // null: tracing is off, and the request path never asks
   std::atomic<std::size_t> connections{0};
   std::atomic<bool> draining{false};
   std::function<void()> on_drained;  // called (from any worker) when the last connection ends

@@ -116,6 +116,15 @@ struct RedisMetrics {
   std::uint64_t leases_full = 0, leases_short = 0, leases_failed = 0, leased = 0;
 };
 
+// Traces (docs/observability.md, "Traces"); only shown when tracing is on.
+struct TracingMetrics {
+  bool enabled = false;
+  std::uint64_t exported = 0;  // spans the collector took
+  // Spans dropped: the queue was full, the collector did not take their batch, the flush on
+  // SIGTERM ran out of time.
+  std::uint64_t dropped_queue_full = 0, dropped_export_failed = 0, dropped_shutdown = 0;
+};
+
 struct MetricsSnapshot {
   std::vector<std::string> backend_names;
   std::vector<std::string> deployments;  // label values by index (Metrics::kMaxDeployments: "other")
@@ -131,6 +140,7 @@ struct MetricsSnapshot {
   std::vector<ClientMetrics> clients;  // by first sight; "other" for those past Metrics::kMaxClients
   std::map<std::string, std::uint64_t> auth_failures;  // 401s by reason
   RedisMetrics redis;
+  TracingMetrics tracing;
   std::uint64_t in_flight() const { return started > finished ? started - finished : 0; }
   std::uint64_t counter(CounterKind k, std::uint32_t backend, std::uint32_t deployment,
                         std::uint32_t code = 0) const;
@@ -182,6 +192,14 @@ class Metrics final : public RequestObserver {
   void on_lease_failed() { leases_failed_.fetch_add(1, std::memory_order_relaxed); }
   void on_replicas_live(std::size_t n) { replicas_live_.store(n, std::memory_order_relaxed); }
 
+  // Traces (from the exporter's thread, and workers for a full queue): shown once enabled.
+  // `reason`: 0 queue full, 1 export failed, 2 shutdown (tracing::DropReason).
+  void enable_tracing() { tracing_enabled_.store(true, std::memory_order_relaxed); }
+  void on_spans_exported(std::size_t n) { spans_exported_.fetch_add(n, std::memory_order_relaxed); }
+  void on_spans_dropped(unsigned reason, std::size_t n) {
+    if (reason < 3) spans_dropped_[reason].fetch_add(n, std::memory_order_relaxed);
+  }
+
   // The label index for a deployment name (interning it if there is room), for tests.
   std::uint32_t deployment_label(std::string_view name);
 
@@ -212,6 +230,9 @@ class Metrics final : public RequestObserver {
   std::atomic<std::uint64_t> redis_errors_{0}, replicas_live_{0};
   std::atomic<std::uint64_t> leases_full_{0}, leases_short_{0}, leases_failed_{0}, leased_{0};
   std::unique_ptr<Histogram> redis_commands_;
+  std::atomic<bool> tracing_enabled_{false};
+  std::atomic<std::uint64_t> spans_exported_{0};
+  std::atomic<std::uint64_t> spans_dropped_[3] = {};
 };
 
 }  // namespace smartlb

@@ -8,6 +8,8 @@
 
 #include "smartlb/base/clock.hpp"
 #include "smartlb/routing/outcome.hpp"
+#include "smartlb/telemetry/response_facts.hpp"
+#include "smartlb/telemetry/trace_ids.hpp"
 
 namespace smartlb {
 
@@ -24,6 +26,15 @@ struct AttemptRecord {
   // kept under (after a target's or BACKEND_X_DEPLOYMENT_NAME's rename). A view into the
   // request or its configuration, both held until the request is accounted.
   std::string_view deployment{};
+  MonoNanos sent = 0;   // when the request left (0: it never did, no credential)
+  MonoNanos ended = 0;  // when a failed attempt's outcome was known (the served one ends with the request)
+  // Tracing only (RequestRecord::trace.on): its CLIENT span, and where it went. Views into
+  // the request's configuration, like `deployment`.
+  SpanId span_id{};
+  std::string_view backend_name{};
+  std::string_view server_address{};
+  std::uint16_t server_port = 0;
+  bool azure = false;  // Azure OpenAI (an Azure host, or an /openai/ path), else OpenAI
 };
 
 struct RequestRecord {
@@ -47,6 +58,13 @@ struct RequestRecord {
   std::string_view auth_failure;    // refused (401): why, a static label ("expired", "invalid_api_key")
   std::int64_t prompt_tokens = -1;  // from `usage`, when seen
   std::int64_t completion_tokens = -1;
+  std::string_view rule;  // the id of the rule that routed it (a view into its configuration)
+
+  // Tracing only (trace.on): the trace context, and what only spans show.
+  RequestTrace trace;
+  MonoNanos first_byte = 0;   // the first body bytes went to the client
+  bool event_stream = false;  // the response was a text/event-stream
+  ResponseFacts response;     // the answer's `id`, `model` and `finish_reason`s, when read
 
   // Back to a new request's state, keeping the strings' memory (one record serves every
   // request of a connection).
@@ -64,6 +82,13 @@ struct RequestRecord {
     client_aborted = upstream_aborted = client_limited = false;
     auth_failure = {};
     prompt_tokens = completion_tokens = -1;
+    rule = {};
+    if (trace.on) {  // (what follows is only ever written when tracing is on)
+      trace.reset();
+      first_byte = 0;
+      event_stream = false;
+      response.clear();
+    }
   }
 
   AttemptRecord& add_attempt() {

@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "smartlb/telemetry/response_facts.hpp"
+
 namespace smartlb {
 
 struct TokenUsage {
@@ -36,6 +38,9 @@ class UsageSniffer {
                         std::size_t event_limit = kDefaultEventLimit);
 
   Mode mode() const { return mode_; }
+  // Also reads what the answer says of itself into `facts` (a traced request only: it costs
+  // a pass of the JSON lexer over the body, or over every event of a stream). Before any feed.
+  void read_facts_into(ResponseFacts* facts) { facts_ = facts; }
   void feed(const char* data, std::size_t size);
   void feed(std::string_view s) { feed(s.data(), s.size()); }
   // The usage found, once the body is complete. Unknown when none was seen, or the body was
@@ -54,6 +59,7 @@ class UsageSniffer {
   void end_event();
 
   Mode mode_;
+  ResponseFacts* facts_ = nullptr;
   std::size_t json_limit_;
   std::size_t event_limit_;
   bool overflow_ = false;  // json: body over the limit

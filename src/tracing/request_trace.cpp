@@ -1,0 +1,50 @@
+#include "smartlb/tracing/request_trace.hpp"
+
+#include "smartlb/tracing/trace_context.hpp"
+
+namespace smartlb::tracing {
+namespace {
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const char x = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] + 32) : a[i];
+    if (x != b[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void begin_request_trace(RequestTrace& t, const Sampler& sampler,
+                         std::span<const std::string_view> traceparents,
+                         std::span<const std::string_view> tracestates, RandomSource& rng,
+                         std::int64_t wall_unix_ns) {
+  t.on = true;
+  t.wall_start_unix_ns = wall_unix_ns;
+  std::optional<TraceParent> parent;
+  if (traceparents.size() == 1) parent = parse_traceparent(traceparents[0]);
+  t.has_parent = parent.has_value();
+  if (parent) {
+    t.trace_id = parent->trace_id;
+    t.parent_id = parent->parent_id;
+    t.tracestate = checked_tracestate(tracestates);  // read only beside a valid traceparent
+  } else {
+    t.trace_id = new_trace_id(rng);
+    t.parent_id = {};
+    t.tracestate.clear();
+  }
+  t.span_id = new_span_id(rng);
+  t.sampled = sampler.sample(t.trace_id, parent ? std::optional<bool>(parent->sampled()) : std::nullopt);
+}
+
+void begin_attempt_trace(const RequestTrace& t, AttemptRecord& a, RandomSource& rng, std::string& head) {
+  a.span_id = new_span_id(rng);
+  append_trace_fields(head, t.trace_id, a.span_id, t.sampled, t.tracestate);
+}
+
+bool is_trace_context_field(std::string_view name) {
+  return iequals(name, "traceparent") || iequals(name, "tracestate");
+}
+
+}  // namespace smartlb::tracing
