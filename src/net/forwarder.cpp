@@ -55,8 +55,9 @@ constexpr std::size_t kInlineRequestBodyBytes = 64 * 1024;
 // A "not found" answer up to this size is held while the next backend or resource is tried.
 constexpr std::size_t kHeldAnswerBytes = 64 * 1024;
 
-// A target of this request: a position in its rule's table, and what is known there.
-struct Target {
+// A target chosen for an attempt of this request (not its request-target, request_target_): a
+// position in its rule's table, and what is known there.
+struct ChosenTarget {
   std::size_t position;
   const PoolMember& member;     // routing: id, weight, quota
   const RouteTarget& route;     // the model rename and body overrides
@@ -103,7 +104,7 @@ class ForwardJob {
         snap_(snapshot),
         states_(w.shared.states),
         req_(req),
-        target_(target),
+        request_target_(target),
         caller_(caller),
         rec_(rec),
         buffers_(buffers),
@@ -118,14 +119,14 @@ class ForwardJob {
   void prepare_request();
   std::optional<std::string_view> match_rule();
   std::optional<BudgetRefused> admit_to_budgets();
-  std::optional<Target> choose_target(TriedSet& tried);
-  bool credential_ready(const Target& t) const;
-  Task<bool> await_credential(const Target& t);
-  void prepare_body(const Target& t);
-  void write_request_head(const Target& t, AttemptRecord& a);
+  std::optional<ChosenTarget> choose_target(TriedSet& tried);
+  bool credential_ready(const ChosenTarget& t) const;
+  Task<bool> await_credential(const ChosenTarget& t);
+  void prepare_body(const ChosenTarget& t);
+  void write_request_head(const ChosenTarget& t, AttemptRecord& a);
   // A failover outcome of attempt `a` to `t`: the target cools down (for `hint`, or the
   // default), its failure_tolerance counts it, and the log says why. `sent`: when it left.
-  void account_failure(const Target& t, AttemptRecord& a, const Verdict& v,
+  void account_failure(const ChosenTarget& t, AttemptRecord& a, const Verdict& v,
                        std::optional<std::chrono::milliseconds> hint, MonoNanos sent, std::string_view why);
   // smartlb's own answer, in OpenAI's error shape, its status recorded. Whether the client's
   // connection may carry another request.
@@ -135,7 +136,7 @@ class ForwardJob {
   // (`unavailable`: this one could not answer); a 404 or 400 read whole and held, true when it
   // says "not found"; the held answer relayed; what is answered when nothing is left to try.
   bool next_resource(TriedSet& tried, bool unavailable);
-  Task<bool> hold_not_found(const Target& t, UpstreamPtr conn);
+  Task<bool> hold_not_found(const ChosenTarget& t, UpstreamPtr conn);
   Task<bool> relay_held();
   Task<bool> answer_nothing_left();
   std::chrono::seconds header_timeout() const;
@@ -146,7 +147,7 @@ class ForwardJob {
   const Snapshot& snap_;
   BackendStates& states_;
   RequestHead& req_;
-  RequestTarget target_;  // the client's, less its tags
+  RequestTarget request_target_;  // the client's, less its tags
   const ClientIdentity& caller_;
   RequestRecord& rec_;
   ForwardBuffers& buffers_;
@@ -176,7 +177,7 @@ class ForwardJob {
   // What the body says (model, affinity keys, estimate), read once when first needed.
   std::optional<RequestBodyFacts> body_facts_;
   const RequestBodyFacts& body_facts() {
-    if (!body_facts_) body_facts_ = read_request_body(target_.path, req_.body);
+    if (!body_facts_) body_facts_ = read_request_body(request_target_.path, req_.body);
     return *body_facts_;
   }
   BudgetAdmission* budget_ = nullptr;  // the caller's budgets, when it has some (in buffers_)
@@ -191,7 +192,7 @@ std::chrono::seconds ForwardJob::header_timeout() const {
 }
 
 void ForwardJob::prepare_request() {
-  azure_path_ = target_.path.substr(0, 8) == "/openai/";
+  azure_path_ = request_target_.path.substr(0, 8) == "/openai/";
 
   // The client's fields that go upstream as they are, written once for every attempt: not
   // hop-by-hop ones, not `Proxy` / `Proxy-*` (httpoxy), and not those each attempt writes
@@ -225,9 +226,9 @@ void ForwardJob::prepare_request() {
   const auto m = req_.method;
   send_length_ = !req_.body.empty() || m == http::verb::post || m == http::verb::put ||
                  m == http::verb::patch || m == http::verb::options;
-  if (target_.has_deployment()) {
-    model_ = target_.deployment;
-  } else if (body_names_model(target_.path) && !req_.body.empty()) {
+  if (request_target_.has_deployment()) {
+    model_ = request_target_.deployment;
+  } else if (body_names_model(request_target_.path) && !req_.body.empty()) {
     model_in_body_ = true;
     if (const auto m = body_facts().model) model_ = *m;
   }
@@ -282,7 +283,7 @@ std::optional<BudgetRefused> ForwardJob::admit_to_budgets() {
   return refused;
 }
 
-std::optional<Target> ForwardJob::choose_target(TriedSet& tried) {
+std::optional<ChosenTarget> ForwardJob::choose_target(TriedSet& tried) {
   for (;;) {
     const bool out_of_time = Nanos(s_.clock.coarse_now() - rec_.start) >= cfg_.request_timeout;
     if (out_of_time) return std::nullopt;
@@ -294,13 +295,13 @@ std::optional<Target> ForwardJob::choose_target(TriedSet& tried) {
     const PoolMember& m = rule_->table.member(choice->position);
     if (!states_.reserve(m, model_, cost_)) continue;  // its quota filled meanwhile
     const RouteTarget& route = rule_->route[choice->position];
-    return Target{choice->position, m, route, snap_.backends[route.backend], choice->probe};
+    return ChosenTarget{choice->position, m, route, snap_.backends[route.backend], choice->probe};
   }
 }
 
 // An Entra ID backend needs a valid token before anything is sent (one atomic load when it has
 // one; the coarse clock is enough: a token stops being used 10 s before it expires).
-bool ForwardJob::credential_ready(const Target& t) const {
+bool ForwardJob::credential_ready(const ChosenTarget& t) const {
   const entra::TokenCell* cell = snap_.prepared[t.route.backend].entra.get();
   return t.config.auth != AuthStyle::Entra ||
          (cell && cell->look(s_.clock.coarse_now()).availability == entra::TokenCell::Availability::Ready);
@@ -308,7 +309,7 @@ bool ForwardJob::credential_ready(const Target& t) const {
 
 // No valid token yet: wait (asynchronously) for the fetch under way, or cool the backend down
 // with cause `credential` until the credential service tries again, and fail over.
-Task<bool> ForwardJob::await_credential(const Target& t) {
+Task<bool> ForwardJob::await_credential(const ChosenTarget& t) {
   using entra::TokenCell;
   TokenCell* cell = snap_.prepared[t.route.backend].entra.get();
   TokenCell::Lookup l{TokenCell::Availability::Unavailable};
@@ -329,7 +330,7 @@ Task<bool> ForwardJob::await_credential(const Target& t) {
 // The body for target `t`: the client's, or (when the target overrides parameters, or renames
 // an OpenAI-style request's model) a copy with those top-level members replaced. Every attempt
 // starts again from the client's body. A body that is not a JSON object goes as it is.
-void ForwardJob::prepare_body(const Target& t) {
+void ForwardJob::prepare_body(const ChosenTarget& t) {
   body_ = req_.body;
   const bool rename = model_in_body_ && !t.route.upstream_name.empty() && model_ != t.route.upstream_name;
   if (t.route.overrides.empty() && !rename) return;
@@ -339,12 +340,12 @@ void ForwardJob::prepare_body(const Target& t) {
   }
 }
 
-void ForwardJob::write_request_head(const Target& t, AttemptRecord& a) {
+void ForwardJob::write_request_head(const ChosenTarget& t, AttemptRecord& a) {
   const BackendConfig& b = t.config;
   std::string& out = buffers_.request_head;
   out.clear();
   out.append(req_.method_text).push_back(' ');
-  append_upstream_target(out, b.url.base_path, target_, t.route.upstream_name);
+  append_upstream_target(out, b.url.base_path, request_target_, t.route.upstream_name);
   out.append(" HTTP/1.1\r\n");
   append_field(out, "Host", b.url.host_header);
   if (const entra::TokenCell* cell = snap_.prepared[t.route.backend].entra.get())
@@ -368,7 +369,7 @@ void ForwardJob::write_request_head(const Target& t, AttemptRecord& a) {
 
 // The one place a failed attempt is accounted (routing's account_failure: its cooldown, its
 // breaker), its log line written, and a revoked Entra ID token refreshed.
-void ForwardJob::account_failure(const Target& t, AttemptRecord& a, const Verdict& v,
+void ForwardJob::account_failure(const ChosenTarget& t, AttemptRecord& a, const Verdict& v,
                                  std::optional<std::chrono::milliseconds> hint, MonoNanos sent,
                                  std::string_view why) {
   a.cause = v.cause;
@@ -437,7 +438,7 @@ bool ForwardJob::next_resource(TriedSet& tried, bool unavailable) {
 }
 
 // Not a failure of the backend (nothing cools down): the object is elsewhere, or nowhere.
-Task<bool> ForwardJob::hold_not_found(const Target& t, UpstreamPtr conn) {
+Task<bool> ForwardJob::hold_not_found(const ChosenTarget& t, UpstreamPtr conn) {
   held_body_.clear();
   const BodyRead read = co_await exchange_.read_body(*conn, held_body_, kHeldAnswerBytes);
   held_head_ = conn->head;
@@ -490,7 +491,7 @@ void ForwardJob::settle_budgets() {
 
 Task<bool> ForwardJob::run() {
   buffers_.budget_fields.clear();
-  if (const auto conflict = stateful_.prepare(snap_, req_, target_, s_.placements))
+  if (const auto conflict = stateful_.prepare(snap_, req_, request_target_, s_.placements))
     co_return co_await refuse(
         {http::status::bad_request, "invalid_request_error", "resource_conflict", *conflict});
   prepare_request();
@@ -515,7 +516,7 @@ Task<bool> ForwardJob::run() {
     }
   TriedSet tried;
   for (;;) {
-    const std::optional<Target> t = choose_target(tried);
+    const std::optional<ChosenTarget> t = choose_target(tried);
     if (!t) {
       if (stateful_.untagged_try() && next_resource(tried, true)) continue;
       co_return co_await answer_nothing_left();
