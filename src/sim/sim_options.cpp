@@ -97,53 +97,59 @@ On start prints "smartlb-sim listening on ADDR:PORT" to stdout. Exits 0 on SIGIN
 )";
 }
 
-SimOptionsParse parse_sim_options(const std::vector<std::string>& args) {
-  SimOptionsParse result;
-  SimOptions& options = result.options;
+namespace {
+
+// Flags taking a value: a handler returns an error message, or "" when it took the value.
+using Handler = std::function<std::string(const std::string&)>;
+using FlagTable = std::map<std::string, Handler, std::less<>>;
+
+template <class Assign>
+Handler int_flag(long long low, long long high, Assign assign) {
+  return [=](const std::string& value) -> std::string {
+    long long number = 0;
+    if (!parse_int(value, low, high, number)) {
+      return "expects an integer between " + std::to_string(low) + " and " + std::to_string(high);
+    }
+    assign(number);
+    return {};
+  };
+}
+
+Handler status_flag(int& slot, bool allow_zero) {
+  return [&slot, allow_zero](const std::string& value) -> std::string {
+    long long number = 0;
+    if (!parse_int(value, 0, 599, number) || (number < 100 && !(allow_zero && number == 0))) {
+      return "expects an HTTP status (100-599)";
+    }
+    slot = static_cast<int>(number);
+    return {};
+  };
+}
+
+// Seconds, fractional allowed, stored as whole milliseconds.
+Handler seconds_flag(std::chrono::milliseconds& slot) {
+  return [&slot](const std::string& value) -> std::string {
+    double seconds = 0;
+    if (!parse_double(value, 0.001, 86400.0, seconds)) return "expects seconds between 0.001 and 86400";
+    slot = std::chrono::milliseconds(static_cast<long long>(seconds * 1000.0 + 0.5));
+    return {};
+  };
+}
+
+Handler fraction_flag(double& slot) {
+  return [&slot](const std::string& value) -> std::string {
+    if (!parse_double(value, 0.0, 1.0, slot)) return "expects a number between 0 and 1";
+    return {};
+  };
+}
+
+// Every flag that takes a value, writing into `options`.
+FlagTable value_flags(SimOptions& options) {
   SimSettings& settings = options.settings;
   FaultConfig& faults = settings.faults;
-
-  // Flags taking a value: handler returns an error message or "".
-  using Handler = std::function<std::string(const std::string&)>;
-  const auto int_flag = [](long long low, long long high, auto assign) -> Handler {
-    return [=](const std::string& value) -> std::string {
-      long long number = 0;
-      if (!parse_int(value, low, high, number)) {
-        return "expects an integer between " + std::to_string(low) + " and " + std::to_string(high);
-      }
-      assign(number);
-      return {};
-    };
-  };
-  const auto status_flag = [&](int& slot, bool allow_zero) -> Handler {
-    return [&slot, allow_zero](const std::string& value) -> std::string {
-      long long number = 0;
-      if (!parse_int(value, 0, 599, number) || (number < 100 && !(allow_zero && number == 0))) {
-        return "expects an HTTP status (100-599)";
-      }
-      slot = static_cast<int>(number);
-      return {};
-    };
-  };
-
-  // Seconds, fractional allowed, stored as whole milliseconds.
-  const auto seconds_flag = [](std::chrono::milliseconds& slot) -> Handler {
-    return [&slot](const std::string& value) -> std::string {
-      double seconds = 0;
-      if (!parse_double(value, 0.001, 86400.0, seconds)) return "expects seconds between 0.001 and 86400";
-      slot = std::chrono::milliseconds(static_cast<long long>(seconds * 1000.0 + 0.5));
-      return {};
-    };
-  };
-  const auto fraction_flag = [](double& slot) -> Handler {
-    return [&slot](const std::string& value) -> std::string {
-      if (!parse_double(value, 0.0, 1.0, slot)) return "expects a number between 0 and 1";
-      return {};
-    };
-  };
   LimiterSettings& limiter = settings.limiter;
 
-  const std::map<std::string, Handler, std::less<>> with_value{
+  return {
       {"--listen",
        [&](const std::string& v) {
          options.listen = v;
@@ -230,6 +236,16 @@ SimOptionsParse parse_sim_options(const std::vector<std::string>& args) {
       {"--force-count",
        int_flag(-1, 1'000'000'000, [&](long long n) { faults.force_count = static_cast<int>(n); })},
   };
+}
+
+}  // namespace
+
+SimOptionsParse parse_sim_options(const std::vector<std::string>& args) {
+  SimOptionsParse result;
+  SimOptions& options = result.options;
+  SimSettings& settings = options.settings;
+  FaultConfig& faults = settings.faults;
+  const FlagTable with_value = value_flags(options);
 
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string flag = args[i];
