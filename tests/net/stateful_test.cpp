@@ -165,8 +165,8 @@ struct ThreeResources {
 
   std::vector<std::unique_ptr<Store>> stores;
   std::vector<std::unique_ptr<MockBackend>> mocks;
+  LastRecord last;  // before p: the proxy's workers write to it until p is gone
   ProxyHarness p;
-  LastRecord last;
 };
 
 bool ends_with(const std::string& s, const std::string& tail) { return s.ends_with(tail); }

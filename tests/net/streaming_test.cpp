@@ -193,10 +193,10 @@ TEST(Streaming, ClientLeavingDuringASilentStretchEndsTheRequestAtOnce) {
   MockBackend backend([](const SeenRequest&) { return MockReply{}; });
   auto gate = backend.make_gate();
   backend.set_handler([gate](const SeenRequest&) { return silent_after_one_event(gate); });
+  LastRecord observer;  // outlives the proxy, which reports to it until it stops
   ProxyHarness p;
   p.cfg.threads = 1;
   p.add_backend("backend", backend.url());
-  LastRecord observer;
   p.start(&observer);
   {
     RawConnection c(p.port());
