@@ -24,7 +24,7 @@ export function requireBinary(envName) {
     throw new Error(
       `${envName} is not set: point it at the built binary ` +
         `(e.g. ${envName}=build/src/${envName === 'SMARTLB_BIN' ? 'smartlb' : 'sim/smartlb-sim'}), ` +
-        'or run the test through ctest (e2e.openai_sdk), which sets it');
+        'or run the test through ctest (e2e.*), which sets it');
   }
   if (!existsSync(p)) throw new Error(`${envName}=${p}: no such file (build it first)`);
   try {
@@ -52,7 +52,12 @@ export const children = [];
 /** Spawns a process, keeps its output (for failure messages), and resolves with the port of
  *  its first stdout line matching `listening on 127.0.0.1:PORT`. Rejects if the process exits
  *  first or if the line does not come within STARTUP_TIMEOUT_MS. */
-export function spawnListening(name, bin, args, env) {
+export async function spawnListening(name, bin, args, env) {
+  return (await spawnProcess(name, bin, args, env)).port;
+}
+
+/** As spawnListening, resolving with { port, proc } (proc: the child and its output). */
+export function spawnProcess(name, bin, args, env) {
   const child = spawn(bin, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const proc = { name, child, stdout: [], stderr: [], exit: null };
   children.push(proc);
@@ -69,7 +74,7 @@ export function spawnListening(name, bin, args, env) {
       done = true;
       clearTimeout(timer);
       if (err) reject(new Error(`${name}: ${err}\n${describeOutput(proc)}`));
-      else resolve(port);
+      else resolve({ port, proc });
     };
     const timer = setTimeout(
       () => finish(`no "listening on" line on stdout within ${STARTUP_TIMEOUT_MS} ms`),
@@ -98,8 +103,13 @@ export function describeOutput(proc) {
 }
 
 export async function stopAll() {
+  await stop(children);
+}
+
+/** Stops `procs` (SIGTERM, then SIGKILL after STOP_TIMEOUT_MS). */
+export async function stop(procs) {
   await Promise.all(
-    children.map(async (proc) => {
+    procs.map(async (proc) => {
       const { child } = proc;
       if (proc.exit || child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((r) => child.once('exit', r));
@@ -144,8 +154,8 @@ for (const [sig, code] of [['SIGINT', 130], ['SIGTERM', 143]]) {
 export function cleanEnv(extra) {
   const env = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (/^(BACKEND_|OTEL_)/.test(k)) continue;
-    if (['PORT', 'LISTEN_ADDRESS', 'ADMIN_PORT', 'CLIENT_API_KEYS', 'LOG_FORMAT'].includes(k)) continue;
+    if (/^(BACKEND_|OTEL_|REDIS_|CLIENT_)/.test(k)) continue;
+    if (['PORT', 'LISTEN_ADDRESS', 'ADMIN_PORT', 'LOG_FORMAT', 'CONFIG_FILE'].includes(k)) continue;
     env[k] = v;
   }
   return { ...env, ...extra };

@@ -17,31 +17,26 @@
 //         node --test tests/e2e/stateful.test.mjs
 // (CTest: e2e.stateful sets both variables.)
 //
-// The cases through smartlb need the rest of issue 25 in smartlb: ids that carry their
-// resource (branch stateful-ids), the Realtime pass-through (branch realtime-ws). Each case
-// names what it needs; until that is in LANDED below it runs as a node:test "todo" test: it
-// runs and prints every failure, but does not fail the run. SMARTLB_E2E_STATEFUL_STRICT=1
-// makes every case an ordinary test. Add a branch to LANDED when it lands on main.
+// The Realtime cases through smartlb are skipped, saying so: smartlb has no WebSocket
+// pass-through yet (issue 25). They run in the control scenario, against the sim.
 
-import { spawn } from 'node:child_process';
-import { accessSync, constants as fsConstants, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { connect as netConnect } from 'node:net';
 import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 
+import {
+  cleanEnv, describeOutput, requireBinary, spawnProcess as spawnListening, stop, STARTUP_TIMEOUT_MS, STOP_TIMEOUT_MS,
+} from './processes.mjs';
+
 const HERE = dirname(fileURLToPath(import.meta.url));
 
-const LANDED = new Set(['stateful-ids']); // of 'stateful-ids', 'realtime-ws'
-const STRICT = process.env.SMARTLB_E2E_STATEFUL_STRICT === '1';
-
-/** node:test options of a test through smartlb that needs the branches `needs`. */
+/** node:test options of a test through smartlb of a case that needs `needs`. */
 function through(needs) {
-  const missing = needs.filter((branch) => !LANDED.has(branch));
-  const todo = !STRICT && missing.length > 0 ? `needs ${missing.join(' and ')} (issue 25) in smartlb` : false;
-  return { timeout: TEST_TIMEOUT_MS, todo };
+  const skip = needs.includes('realtime') ? 'smartlb has no WebSocket pass-through yet (issue 25)' : false;
+  return { timeout: TEST_TIMEOUT_MS, skip };
 }
 
 const CLIENT_KEY = 'client-key-never-forwarded';
@@ -56,30 +51,11 @@ const COOLING_RETRY_AFTER_MS = 600_000; // longer than the whole run: the sim st
 
 // Every wait is bounded. A case makes at most ~40 requests of at most REQUEST_TIMEOUT_MS each
 // when everything times out; in practice each answer takes milliseconds, or fails at once.
-const STARTUP_TIMEOUT_MS = 5_000; // per process, waiting for its "listening on" line
 const REQUEST_TIMEOUT_MS = 5_000; // SDK timeout per request, and per realtime event
 const TEST_TIMEOUT_MS = 8_000; // node:test timeout per case (36 of them: under ctest's 300 s)
-const STOP_TIMEOUT_MS = 2_000; // SIGTERM grace before SIGKILL
 
 // ---------------------------------------------------------------------------------------------
-// Preconditions and child processes (as in openai_sdk.test.mjs).
-
-function requireBinary(envName) {
-  const p = process.env[envName];
-  if (!p) {
-    throw new Error(
-      `${envName} is not set: point it at the built binary ` +
-        `(e.g. ${envName}=build/src/${envName === 'SMARTLB_BIN' ? 'smartlb' : 'sim/smartlb-sim'}), ` +
-        'or run the test through ctest (e2e.stateful), which sets it');
-  }
-  if (!existsSync(p)) throw new Error(`${envName}=${p}: no such file (build it first)`);
-  try {
-    accessSync(p, fsConstants.X_OK);
-  } catch {
-    throw new Error(`${envName}=${p}: not executable`);
-  }
-  return p;
-}
+// The SDK, and stopping a scenario's processes (child processes: processes.mjs).
 
 async function loadSdk() {
   for (const pkg of ['openai', 'ws']) {
@@ -94,105 +70,12 @@ async function loadSdk() {
   return { OpenAI, AzureOpenAI, toFile, OpenAIRealtimeWS };
 }
 
-const children = [];
-
-function spawnListening(name, bin, args, env) {
-  const child = spawn(bin, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const proc = { name, child, stdout: [], stderr: [], exit: null };
-  children.push(proc);
-  child.on('exit', (code, signal) => {
-    proc.exit = { code, signal };
-  });
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (d) => proc.stderr.push(d));
-  return new Promise((resolve, reject) => {
-    let done = false;
-    const finish = (err, port) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      if (err) reject(new Error(`${name}: ${err}\n${describeOutput(proc)}`));
-      else resolve({ port, proc });
-    };
-    const timer = setTimeout(
-      () => finish(`no "listening on" line on stdout within ${STARTUP_TIMEOUT_MS} ms`),
-      STARTUP_TIMEOUT_MS);
-    child.on('error', (e) => finish(`cannot start ${bin}: ${e.message}`));
-    child.on('exit', (code, signal) => finish(`exited (code ${code}, signal ${signal}) before listening`));
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      proc.stdout.push(line);
-      const m = /listening on 127\.0\.0\.1:(\d+)\b/.exec(line);
-      if (m) finish(null, Number(m[1]));
-    });
-  });
-}
-
-function describeOutput(proc) {
-  const tail = (lines, n) => lines.slice(-n).join('\n');
-  return [
-    `--- ${proc.name} pid=${proc.child.pid} exit=${proc.exit ? JSON.stringify(proc.exit) : 'running'}`,
-    `--- ${proc.name} stdout (last 20 lines):`,
-    tail(proc.stdout, 20),
-    `--- ${proc.name} stderr (last 20 lines):`,
-    tail(proc.stderr.join('').split('\n'), 20),
-  ].join('\n');
-}
-
-async function stop(procs) {
-  await Promise.all(
-    procs.map(async (proc) => {
-      const { child } = proc;
-      if (proc.exit || child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      let timer;
-      const timedOut = await Promise.race([
-        exited.then(() => false),
-        new Promise((r) => (timer = setTimeout(() => r(true), STOP_TIMEOUT_MS))),
-      ]);
-      clearTimeout(timer);
-      if (timedOut) {
-        child.kill('SIGKILL');
-        await exited;
-      }
-    }));
-}
-
 /** Stops the processes, then fails if any printed a sanitizer report (ASan/UBSan builds). */
 async function stopAndCheck(procs) {
   await stop(procs);
   const reports = procs.filter((p) => /Sanitizer|runtime error:/.test(p.stderr.join('')));
   assert.deepEqual(reports.map((p) => p.name), [],
     `sanitizer reports:\n${reports.map(describeOutput).join('\n')}`);
-}
-
-function killAllNow() {
-  for (const { child } of children) {
-    if (child.exitCode === null && child.signalCode === null) {
-      try {
-        child.kill('SIGKILL');
-      } catch {
-        /* already gone */
-      }
-    }
-  }
-}
-process.on('exit', killAllNow);
-for (const [sig, code] of [['SIGINT', 130], ['SIGTERM', 143]]) {
-  process.once(sig, () => {
-    killAllNow();
-    process.exit(code);
-  });
-}
-
-function cleanEnv(extra) {
-  const env = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (/^(BACKEND_|REDIS_|CLIENT_)/.test(k)) continue;
-    if (['PORT', 'LISTEN_ADDRESS', 'ADMIN_PORT', 'LOG_FORMAT', 'CONFIG_FILE'].includes(k)) continue;
-    env[k] = v;
-  }
-  return { ...env, ...extra };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -649,16 +532,16 @@ async function azureStyle(sdk, clients) {
 }
 
 const CASES = [
-  { name: '12-turn previous_response_id chain', needs: ['stateful-ids'], run: (sdk, clients) => responsesChain(clients) },
-  { name: '8 streamed turns', needs: ['stateful-ids'], run: (sdk, clients) => streamedChain(clients) },
-  { name: 'retrieve and delete', needs: ['stateful-ids'], run: (sdk, clients) => retrieveAndDelete(clients) },
-  { name: 'background response', needs: ['stateful-ids'], run: (sdk, clients) => backgroundResponse(clients) },
-  { name: 'files then batch', needs: ['stateful-ids'], run: (sdk, clients) => filesThenBatch(sdk, clients) },
-  { name: 'files listed page by page', needs: ['stateful-ids'], run: (sdk, clients) => filesListedPageByPage(sdk, clients) },
-  { name: 'realtime session', needs: ['realtime-ws'], run: (sdk, clients) => realtimeSession(sdk, clients) },
+  { name: '12-turn previous_response_id chain', needs: [], run: (sdk, clients) => responsesChain(clients) },
+  { name: '8 streamed turns', needs: [], run: (sdk, clients) => streamedChain(clients) },
+  { name: 'retrieve and delete', needs: [], run: (sdk, clients) => retrieveAndDelete(clients) },
+  { name: 'background response', needs: [], run: (sdk, clients) => backgroundResponse(clients) },
+  { name: 'files then batch', needs: [], run: (sdk, clients) => filesThenBatch(sdk, clients) },
+  { name: 'files listed page by page', needs: [], run: (sdk, clients) => filesListedPageByPage(sdk, clients) },
+  { name: 'realtime session', needs: ['realtime'], run: (sdk, clients) => realtimeSession(sdk, clients) },
   {
     name: 'Azure-style paths',
-    needs: ['stateful-ids', 'realtime-ws'],
+    needs: ['realtime'],
     run: (sdk, clients, azureClients) => azureStyle(sdk, azureClients),
   },
 ];
@@ -783,7 +666,7 @@ describe('through smartlb, one sim cooling down', () => {
   }, { timeout: 2 * STARTUP_TIMEOUT_MS + 12 * REQUEST_TIMEOUT_MS });
   after(() => stopAndCheck(procs()), { timeout: STOP_TIMEOUT_MS + 2_000 });
 
-  test('its ids get an honest 429 or 503 with Retry-After', through(['stateful-ids']), withLogs(procs, async () => {
+  test('its ids get an honest 429 or 503 with Retry-After', through([]), withLogs(procs, async () => {
     const ids = [...owned].filter(([, name]) => name === cooling.name).map(([id]) => id);
     const failures = [];
     for (const id of ids) {
@@ -803,7 +686,7 @@ describe('through smartlb, one sim cooling down', () => {
     assert.deepEqual(failures, [], `${cooling.name} owns ${ids.length} ids:\n  ${failures.join('\n  ')}`);
   }));
 
-  test('ids on the other sims still answer', through(['stateful-ids']), withLogs(procs, async () => {
+  test('ids on the other sims still answer', through([]), withLogs(procs, async () => {
     const others = [...owned].filter(([, name]) => name !== cooling.name);
     const failures = [];
     for (const [id, name] of others) {
