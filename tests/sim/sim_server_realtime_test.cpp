@@ -3,6 +3,7 @@
 
 #include "smartlb/sim/sim_server.hpp"
 
+#include "await_condition.hpp"
 #include "http_test_client.hpp"
 
 #include <boost/beast/core/buffers_to_string.hpp>
@@ -81,11 +82,7 @@ class SimServerRealtimeTest : public ::testing::Test {
   }
   /// Waits (bounded) until the server has seen the session end.
   bool sessions_closed() {
-    for (int i = 0; i < 5000; ++i) {
-      if (engine_->stats_json()["realtime"]["open"] == 0) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    return false;
+    return smartlb::testing::await_condition([&] { return engine_->stats_json()["realtime"]["open"] == 0; });
   }
 
   SimSettings settings_;
