@@ -307,6 +307,11 @@ void read_process_settings(const EnvMap& env, Problems& p, Config& cfg) {
   if (cfg.default_cooldown > cfg.max_cooldown)
     p.error("DEFAULT_COOLDOWN_SECONDS", "must not exceed MAX_COOLDOWN_SECONDS");
   read_int(env, p, "MAX_REQUEST_BODY_BYTES", 1, 1ll << 32, cfg.max_request_body_bytes);
+  read_int(env, p, "STREAM_REQUEST_BODY_BYTES", 1, 1ll << 32, cfg.stream_request_body_bytes);
+  read_int(env, p, "MAX_STREAMED_BODY_BYTES", 1, 1ll << 40, cfg.max_streamed_body_bytes);
+  if (cfg.max_streamed_body_bytes < cfg.stream_request_body_bytes)
+    p.error("MAX_STREAMED_BODY_BYTES", "must not be below STREAM_REQUEST_BODY_BYTES (" +
+                                           std::to_string(cfg.stream_request_body_bytes) + ")");
   read_int(env, p, "STREAM_HOLDBACK_BYTES", 0, 16ll << 20, cfg.stream_holdback_bytes);
   {
     long long ms = cfg.config_watch_interval.count();

@@ -169,6 +169,20 @@ TEST(ConfigEnv, StreamHoldbackBytes_DefaultsTo64KiB_ZeroTurnsItOff) {
   EXPECT_TRUE(has_error(bad, "STREAM_HOLDBACK_BYTES"));
 }
 
+TEST(ConfigEnv, StreamedBodyLimits_DefaultTo4MiBAnd512MiB_AndTheLimitIsNotBelowTheThreshold) {
+  auto d = load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"}});
+  ASSERT_TRUE(d.config) << d.errors[0];
+  EXPECT_EQ(d.config->stream_request_body_bytes, 4u << 20);
+  EXPECT_EQ(d.config->max_streamed_body_bytes, 512u << 20);
+  auto below = load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"},
+                                     {"STREAM_REQUEST_BODY_BYTES", "2000"},
+                                     {"MAX_STREAMED_BODY_BYTES", "1000"}});
+  EXPECT_TRUE(has_error(below, "MAX_STREAMED_BODY_BYTES"));
+  auto zero =
+      load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"}, {"STREAM_REQUEST_BODY_BYTES", "0"}});
+  EXPECT_TRUE(has_error(zero, "STREAM_REQUEST_BODY_BYTES"));
+}
+
 TEST(ConfigEnv, AdminPortMustDifferFromPort) {
   auto r = load_config_from_env(
       {{"BACKEND_1_URL", "https://a.example.com"}, {"PORT", "9000"}, {"ADMIN_PORT", "9000"}});

@@ -212,7 +212,12 @@ struct Config {
   // Route ahead of the 429 on the backends' x-ratelimit-remaining-* reports (ROUTE_ON_REMAINING).
   bool route_on_remaining = true;
 
+  // A request body up to stream_request_body_bytes is buffered whole (so that it can be sent
+  // again on failover), within max_request_body_bytes; a larger one is streamed to one backend,
+  // within max_streamed_body_bytes (docs/stateful-apis.md, "Large uploads").
   std::uint64_t max_request_body_bytes = 32ull * 1024 * 1024;
+  std::uint64_t stream_request_body_bytes = 4ull * 1024 * 1024;
+  std::uint64_t max_streamed_body_bytes = 512ull * 1024 * 1024;
   // A 2xx event stream is held back until its first event (at most this many bytes, and the
   // header timeout), so one that starts with an error can fail over. 0: off.
   std::size_t stream_holdback_bytes = 64 * 1024;
