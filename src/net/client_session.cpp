@@ -1,9 +1,12 @@
 // One client connection: read and validate requests, hand each to the forwarder, keep the
 // connection alive between them, and leave promptly when the server drains.
+#include <limits>
+
 #include <spdlog/spdlog.h>
 
 #include "smartlb/base/text.hpp"
 #include "smartlb/clients/jwt/key_wait.hpp"
+#include "smartlb/http/body_intake.hpp"
 #include "smartlb/http/header_rules.hpp"
 #include "smartlb/http/methods.hpp"
 #include "smartlb/http/request_target.hpp"
@@ -12,6 +15,7 @@
 #include "smartlb/net/forward.hpp"
 #include "smartlb/net/replies.hpp"
 #include "smartlb/net/request_tracing.hpp"
+#include "smartlb/net/streamed_body.hpp"
 #include "smartlb/net/worker.hpp"
 
 namespace smartlb::net {
@@ -91,13 +95,14 @@ std::string validate_head(const RequestHead& req, const Config& cfg, FramingInpu
   return {};
 }
 
-// Reads the rest of a request body within `timeout`; a late body is beast::error::timeout.
+// Reads the rest of a request body within `timeout`, or (a chunked body that may be streamed)
+// until `body` holds more than `stop_past` bytes; a late body is beast::error::timeout.
 // Not with the socket's deadline: the sweeper closes a socket past its deadline, and a client
 // whose body is late must still be told so (408). A timer cancels the pending read instead and
 // leaves the socket open for the answer. Only a body that did not come with its head gets
 // here, and it pays for one timer however many reads it takes.
 Task<error_code> read_body(TimedSocket& stream, beast::flat_buffer& buffer, RequestReader& parser,
-                           std::chrono::seconds timeout) {
+                           std::chrono::seconds timeout, const std::string& body, std::uint64_t stop_past) {
   // The timer's handler may already be queued when the read ends, and run after this frame is
   // gone: what it shares with the read lives as long as the handler.
   struct Deadline {
@@ -118,7 +123,7 @@ Task<error_code> read_body(TimedSocket& stream, beast::flat_buffer& buffer, Requ
   bool progressed = false;
   error_code ec;
   for (;;) {
-    if (feed_buffered(buffer, parser, ReadGoal::message, progressed, ec)) break;
+    if (feed_buffered(buffer, parser, ReadGoal::message, progressed, ec) || body.size() > stop_past) break;
     // Checked before every read too: the handler may have run between a read's completion and
     // this frame's resumption, when there was no read to cancel.
     if (deadline->passed) {
@@ -219,8 +224,9 @@ void refuse_caller(const Authentication& auth, ErrorReply& bad, RequestRecord& r
 }
 
 // A body that did not come whole: true with `bad` filled when the client is still there to be
-// told (a timeout, too large, bad framing); false when it left.
-bool refuse_body_read(const error_code& bec, ErrorReply& bad, std::string& why, RequestRecord& rec) {
+// told (a timeout, too large for the setting `limit`, bad framing); false when it left.
+bool refuse_body_read(const error_code& bec, std::string_view limit, ErrorReply& bad, std::string& why,
+                      RequestRecord& rec) {
   if (bec == beast::error::timeout) {
     bad.status = http::status::request_timeout;
     bad.message = "The request body did not arrive within HTTP_TIMEOUT_SECONDS.";
@@ -228,7 +234,7 @@ bool refuse_body_read(const error_code& bec, ErrorReply& bad, std::string& why, 
     rec.status = 408;
   } else if (bec == http::error::body_limit) {
     bad.status = http::status::payload_too_large;
-    bad.message = "Request body too large; the limit is MAX_REQUEST_BODY_BYTES.";
+    bad.message = too_large_message(limit);
     rec.status = 413;
   } else if (is_parse_error(bec)) {
     why = "Malformed request body framing (" + bec.message() + ").";
@@ -269,7 +275,7 @@ Task<> run_client_session(Worker& w, Socket socket) {
     if (w.draining) break;
     RequestReader parser(head);
     parser.header_limit(16 * 1024);
-    parser.body_limit(cfg.max_request_body_bytes);
+    parser.body_limit(std::nullopt);  // the body's intake is planned once the caller is known
 
     registration.entry().idle = buffer.size() == 0;  // a drain may cut an idle wait short
     stream.expires_after(cfg.client_idle_timeout);
@@ -295,6 +301,7 @@ Task<> run_client_session(Worker& w, Socket socket) {
       ~FinishOnExit() { finish_request(w, rec); }
     } finish_on_exit{w, rec};
 
+    std::optional<StreamedBody> streamed;  // a large upload's body, left unread for the forwarder
     ErrorReply bad;
     bad.version = head.version;
     bad.request_id = rec.request_id;
@@ -350,20 +357,55 @@ Task<> run_client_session(Worker& w, Socket socket) {
           break;
         }
       }
-      // Usually the body came with the head: then no read, and no coroutine, is needed.
-      bool progressed = false;
-      error_code bec;
-      if (!feed_buffered(buffer, parser, ReadGoal::message, progressed, bec))
-        bec = co_await read_body(stream, buffer, parser, cfg.http_timeout);
-      if (bec) {
-        if (refuse_body_read(bec, bad, why, rec))
-          co_await write_error_reply(stream, bad, std::chrono::seconds(5));
-        break;
+      // Buffered, or (a large upload) left to stream to the backend chosen: docs/stateful-apis.md.
+      const BodyLimits limits{cfg.stream_request_body_bytes, cfg.max_request_body_bytes,
+                              cfg.max_streamed_body_bytes};
+      const std::optional<std::uint64_t> length = parser.chunked() ? std::nullopt : parser.content_length();
+      bool stream_it = false;
+      std::string_view limit;  // the setting a body too large is over
+      std::uint64_t stop_past = std::numeric_limits<std::uint64_t>::max();
+      if (length) {
+        const BodyPlan plan = plan_known_length(limits, *length);
+        if (plan.intake == BodyIntake::TooLarge) {
+          if (refuse_body_read(http::error::body_limit, plan.limit, bad, why, rec))
+            co_await write_error_reply(stream, bad, std::chrono::seconds(5));
+          break;
+        }
+        stream_it = plan.intake == BodyIntake::Stream;
+      } else {  // chunked: buffered until it ends or grows past the threshold
+        const ChunkedLimit held = chunked_buffering_limit(limits);
+        parser.body_limit(held.bytes);
+        limit = held.limit;
+        stop_past = limits.stream_above;
+      }
+      if (!stream_it) {
+        // Usually the body came with the head: then no read, and no coroutine, is needed.
+        bool progressed = false;
+        error_code bec;
+        if (!feed_buffered(buffer, parser, ReadGoal::message, progressed, bec) &&
+            head.body.size() <= stop_past)
+          bec = co_await read_body(stream, buffer, parser, cfg.http_timeout, head.body, stop_past);
+        if (bec) {
+          if (refuse_body_read(bec, limit, bad, why, rec))
+            co_await write_error_reply(stream, bad, std::chrono::seconds(5));
+          break;
+        }
+        stream_it = !length && stream_chunked(limits, head.body.size(), parser.is_done());
+      }
+      if (stream_it) {
+        StreamedBody& body = streamed.emplace(stream, buffer, parser);
+        body.prefix = std::move(head.body);  // a chunked body's start
+        head.body.clear();
+        body.length = length;
+        body.pause_timeout = cfg.http_timeout;
+        parser.body_limit(limits.max_streamed);
       }
     }
 
-    const bool keep =
-        co_await forward_request(w, *snapshot, stream, head, *target, *client, rec, forward_buffers);
+    bool keep = co_await forward_request(w, *snapshot, stream, head, *target, *client, rec, forward_buffers,
+                                         streamed ? &*streamed : nullptr);
+    // A body not read to its end leaves the connection unable to carry another request.
+    if (streamed && streamed->unread()) keep = false;
     if (!keep) break;
   }
   stream.socket().shutdown(tcp::socket::shutdown_send, ignored);

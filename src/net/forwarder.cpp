@@ -27,6 +27,7 @@
 #include "smartlb/clients/budget_admission.hpp"
 #include "smartlb/credentials/entra/token_wait.hpp"
 #include "smartlb/credentials/static_key.hpp"
+#include "smartlb/http/body_intake.hpp"
 #include "smartlb/http/header_rules.hpp"
 #include "smartlb/http/json_body.hpp"
 #include "smartlb/http/request_body.hpp"
@@ -37,6 +38,7 @@
 #include "smartlb/net/replies.hpp"
 #include "smartlb/net/request_tracing.hpp"
 #include "smartlb/net/stateful_route.hpp"
+#include "smartlb/net/streamed_body.hpp"
 #include "smartlb/net/upstream_exchange.hpp"
 #include "smartlb/net/worker.hpp"
 #include "smartlb/routing/attempt_accounting.hpp"
@@ -97,7 +99,7 @@ class ForwardJob {
  public:
   ForwardJob(Worker& w, const Snapshot& snapshot, TimedSocket& client, RequestHead& req,
              const RequestTarget& target, const ClientIdentity& caller, RequestRecord& rec,
-             ForwardBuffers& buffers)
+             ForwardBuffers& buffers, StreamedBody* streamed)
       : w_(w),
         s_(w.shared),
         cfg_(w.shared.cfg),
@@ -109,7 +111,8 @@ class ForwardJob {
         rec_(rec),
         buffers_(buffers),
         client_(client),
-        exchange_(w, client, req, rec, buffers) {}
+        exchange_(w, client, req, rec, buffers),
+        streamed_(streamed) {}
 
   Task<bool> run();
   // After run(): the caller's budgets are charged what the answer used.
@@ -139,6 +142,10 @@ class ForwardJob {
   Task<bool> hold_not_found(const ChosenTarget& t, UpstreamPtr conn);
   Task<bool> relay_held();
   Task<bool> answer_nothing_left();
+  // A streamed body that did not reach the backend whole, or whose answer never came, once
+  // its first byte had left: no failover, the client told (or gone).
+  Task<bool> end_streamed(const ChosenTarget& t, AttemptRecord& a, const Exchanged& r, MonoNanos sent);
+  Task<bool> refuse_streamed_failure();
   std::chrono::seconds header_timeout() const;
 
   Worker& w_;
@@ -153,6 +160,7 @@ class ForwardJob {
   ForwardBuffers& buffers_;
   TimedSocket& client_;
   UpstreamExchange exchange_;
+  StreamedBody* streamed_;  // a large upload's body, streamed to one backend; null: buffered
 
   const Rule* rule_ = nullptr;  // this try's: the matched rule, or its part on a resource
   const Rule* matched_ = nullptr;
@@ -332,6 +340,7 @@ Task<bool> ForwardJob::await_credential(const ChosenTarget& t) {
 // starts again from the client's body. A body that is not a JSON object goes as it is.
 void ForwardJob::prepare_body(const ChosenTarget& t) {
   body_ = req_.body;
+  if (streamed_) return;  // not in memory: it goes as the client sends it
   const bool rename = model_in_body_ && !t.route.upstream_name.empty() && model_ != t.route.upstream_name;
   if (t.route.overrides.empty() && !rename) return;
   if (auto edited = edit_json_body(req_.body, rename ? t.route.renamed : t.route.overrides)) {
@@ -357,7 +366,9 @@ void ForwardJob::write_request_head(const ChosenTarget& t, AttemptRecord& a) {
   out.append(buffers_.passed_fields);
   append_field(out, "x-request-id", rec_.request_id);  // one id from client to backend and back
   if (rec_.trace.on) begin_attempt_trace(w_, rec_, a, b, azure_path_, out);  // traceparent: its CLIENT span
-  if (send_length_) {
+  if (streamed_) {
+    streamed_->append_framing(out);
+  } else if (send_length_) {
     out.append("Content-Length: ");
     append_decimal(out, body_.size());
     out.append("\r\n", 2);
@@ -372,6 +383,9 @@ void ForwardJob::write_request_head(const ChosenTarget& t, AttemptRecord& a) {
 void ForwardJob::account_failure(const ChosenTarget& t, AttemptRecord& a, const Verdict& v,
                                  std::optional<std::chrono::milliseconds> hint, MonoNanos sent,
                                  std::string_view why) {
+  // Once a streamed body's first byte has left, the answer is relayed whatever it is.
+  const std::string_view then =
+      streamed_ && streamed_->started ? "no failover (its request body was streamed)" : "failing over";
   a.cause = v.cause;
   a.ended = s_.clock.now();
   const Accounted done = smartlb::account_failure(
@@ -395,19 +409,19 @@ void ForwardJob::account_failure(const ChosenTarget& t, AttemptRecord& a, const 
     case FailureCause::QuotaExhausted:
       spdlog::warn(
           "backend {} says its quota for {} is exhausted for {} s ({}, not a rate limit); cooling down "
-          "{} ms, failing over",
+          "{} ms, {}",
           t.config.name, model_, std::chrono::ceil<std::chrono::seconds>(hint.value_or(Millis(0))).count(),
-          why, a.cooldown_ms);
+          why, a.cooldown_ms, then);
       break;
     case FailureCause::Throttled:
     case FailureCause::ServerError:
     case FailureCause::NotFound:
-      spdlog::debug("backend {} answered {}; cooling down {} ms, failing over", t.config.name, why,
-                    a.cooldown_ms);
+      spdlog::debug("backend {} answered {}; cooling down {} ms, {}", t.config.name, why, a.cooldown_ms,
+                    then);
       break;
     default:
-      spdlog::warn("backend {} failed ({}: {}); cooling down {} ms, failing over", t.config.name,
-                   to_string(v.cause), why, a.cooldown_ms);
+      spdlog::warn("backend {} failed ({}: {}); cooling down {} ms, {}", t.config.name, to_string(v.cause),
+                   why, a.cooldown_ms, then);
       break;
   }
 }
@@ -416,7 +430,8 @@ void ForwardJob::account_failure(const ChosenTarget& t, AttemptRecord& a, const 
 Task<bool> ForwardJob::refuse(const Refusal& refusal) {
   ErrorReply r;
   r.version = req_.version;
-  r.keep_alive = req_.keep_alive && !w_.draining;
+  // A body still unread on the client's connection leaves it unable to carry another request.
+  r.keep_alive = req_.keep_alive && !w_.draining && !(streamed_ && streamed_->unread());
   r.request_id = rec_.request_id;
   r.extra_fields = buffers_.budget_fields;
   r.status = refusal.status;
@@ -468,6 +483,35 @@ Task<bool> ForwardJob::answer_nothing_left() {
   else if (held_by_ >= 0)
     co_return co_await relay_held();
   co_return co_await refuse_unavailable();
+}
+
+Task<bool> ForwardJob::end_streamed(const ChosenTarget& t, AttemptRecord& a, const Exchanged& r,
+                                    MonoNanos sent) {
+  switch (r.body_end) {
+    case StreamEnd::ClientLeft:  // not the backend's failure: its connection is closed, no more
+      rec_.client_aborted = true;
+      a.ended = s_.clock.now();
+      co_return false;
+    case StreamEnd::TooLarge:
+      co_return co_await refuse({http::status::payload_too_large,
+                                 "invalid_request_error",
+                                 {},
+                                 too_large_message("MAX_STREAMED_BODY_BYTES")});
+    case StreamEnd::Malformed:
+      co_return co_await refuse(
+          {http::status::bad_request, "invalid_request_error", {}, "Malformed request body framing."});
+    case StreamEnd::UpstreamFailed:
+    case StreamEnd::Sent:  // the whole body went, its answer did not come
+      break;
+  }
+  account_failure(t, a, judge_transport(r.failure), std::nullopt, sent, r.detail);
+  co_return co_await refuse_streamed_failure();
+}
+
+Task<bool> ForwardJob::refuse_streamed_failure() {
+  co_return co_await refuse({http::status::bad_gateway, "server_error", "upstream_error",
+                             "The backend failed after the request body began to stream; a streamed body "
+                             "(larger than STREAM_REQUEST_BODY_BYTES) is not sent again."});
 }
 
 Task<bool> ForwardJob::refuse_unavailable() {
@@ -534,11 +578,20 @@ Task<bool> ForwardJob::run() {
     const ReportedBudget::Mark mark = states_.charge_reported(t->member, model_, cost_);
     const MonoNanos sent = a.sent = s_.clock.now();
     const bool inline_body = body_.size() <= kInlineRequestBodyBytes;
-    Exchanged r = co_await exchange_.send({t->member.id, t->config.url, buffers_.request_head,
-                                           inline_body ? std::string_view() : body_, header_timeout()});
+    const UpstreamCall call{t->member.id, t->config.url, buffers_.request_head,
+                            inline_body ? std::string_view() : body_, header_timeout()};
+    // A streamed body's pauses are not bound by REQUEST_TIMEOUT_SECONDS: uploading takes time.
+    // (Not one co_await in each arm of a conditional: GCC 12 destroys the wrong temporary.)
+    Exchanged r;
+    if (streamed_)
+      r = co_await exchange_.send_streamed({call.backend, call.url, call.head, {}, cfg_.http_timeout},
+                                           *streamed_);
+    else
+      r = co_await exchange_.send(call);
     a.ttfb_us = (s_.clock.now() - sent) / 1000;
 
     if (!r.conn) {
+      if (streamed_ && streamed_->started) co_return co_await end_streamed(*t, a, r, sent);
       account_failure(*t, a, judge_transport(r.failure), std::nullopt, sent, r.detail);
       continue;
     }
@@ -547,15 +600,19 @@ Task<bool> ForwardJob::run() {
     const Judged judged = judge_answer(status, throttle_fields(r.conn->head.fields), !model_.empty(),
                                        t->member.quota_window, s_.clock.wall_now());
     states_.observe_report(t->member, model_, judged.report, sent, mark, status != 429);
-    if (stateful_.looks_for_object() && (status == 404 || status == 400)) {
+    // After a streamed body, whatever the backend answers is relayed (its cooldown recorded).
+    const bool committed = streamed_ != nullptr;
+    if (!committed && stateful_.looks_for_object() && (status == 404 || status == 400)) {
       if (!co_await hold_not_found(*t, std::move(r.conn))) co_return co_await relay_held();
       if (stateful_.untagged_try() && !next_resource(tried, false)) co_return co_await answer_nothing_left();
       continue;
     }
     if (judged.verdict.fail_over) {
       account_failure(*t, a, judged.verdict, judged.hint, sent, "HTTP " + std::to_string(status));
-      co_await exchange_.drain_or_close(std::move(r.conn));
-      continue;
+      if (!committed) {
+        co_await exchange_.drain_or_close(std::move(r.conn));
+        continue;
+      }
     }
     rec_.served_by = static_cast<int>(t->member.id.value);
     const stateful::ResourceTag* tag =
@@ -570,6 +627,7 @@ Task<bool> ForwardJob::run() {
       account_failure(*t, a, v, std::nullopt, sent,
                       std::string("HTTP ") + std::to_string(status) +
                           " but its stream failed before any content (" + std::string(relayed.why) + ")");
+      if (committed) co_return co_await refuse_streamed_failure();
       continue;
     }
     stateful_.answered(snap_, t->route.backend, s_.placements);
@@ -588,8 +646,8 @@ Task<bool> ForwardJob::run() {
 
 Task<bool> forward_request(Worker& w, const Snapshot& snapshot, TimedSocket& client, RequestHead& req,
                            const RequestTarget& target, const ClientIdentity& caller, RequestRecord& rec,
-                           ForwardBuffers& buffers) {
-  ForwardJob job(w, snapshot, client, req, target, caller, rec, buffers);
+                           ForwardBuffers& buffers, StreamedBody* streamed) {
+  ForwardJob job(w, snapshot, client, req, target, caller, rec, buffers, streamed);
   const bool keep = co_await job.run();
   job.settle_budgets();
   co_return keep;

@@ -114,9 +114,26 @@ std::size_t gather_write(std::span<asio::const_buffer> out, std::string& head, b
 
 }  // namespace
 
+Task<error_code> UpstreamExchange::read_response_head(UpstreamConnection& c, std::chrono::seconds timeout,
+                                                      bool& got_bytes) {
+  const bool head_request = req_.method == http::verb::head;
+  error_code ec;
+  // Interim answers (100 Continue, 103 Early Hints) are not the response: read past them.
+  for (;;) {
+    parser_.emplace(c.head);
+    parser_->body_views(true);  // the body is relayed from the connection's buffer
+    if (head_request) parser_->skip(true);
+    c.tcp().expires_after(timeout);
+    ec = c.tcp().done(
+        co_await c.visit([&](auto& s) { return read_http(s, c.buffer, *parser_, ReadGoal::header); }));
+    got_bytes = got_bytes || parser_->got_some() || c.buffer.size() > 0;
+    if (ec || c.head.status / 100 != 1 || c.head.status == 101) break;
+  }
+  co_return ec;
+}
+
 Task<Exchanged> UpstreamExchange::send(const UpstreamCall& call) {
   Exchanged r;
-  const bool head_request = req_.method == http::verb::head;
   for (int round = 0; round < 2; ++round) {
     // The pool first (on the retry, a new connection: the pooled one just failed).
     ConnectResult cr;
@@ -137,17 +154,7 @@ Task<Exchanged> UpstreamExchange::send(const UpstreamCall& call) {
     });
     error_code ec = c.tcp().done(wec);
     bool got_bytes = false;
-    // Interim answers (100 Continue, 103 Early Hints) are not the response: read past them.
-    while (!ec) {
-      parser_.emplace(c.head);
-      parser_->body_views(true);  // the body is relayed from the connection's buffer
-      if (head_request) parser_->skip(true);
-      c.tcp().expires_after(call.timeout);
-      ec = c.tcp().done(
-          co_await c.visit([&](auto& s) { return read_http(s, c.buffer, *parser_, ReadGoal::header); }));
-      got_bytes = got_bytes || parser_->got_some() || c.buffer.size() > 0;
-      if (ec || c.head.status / 100 != 1 || c.head.status == 101) break;
-    }
+    if (!ec) ec = co_await read_response_head(c, call.timeout, got_bytes);
     if (!ec) {
       r.conn = std::move(cr.conn);
       co_return r;
@@ -161,6 +168,41 @@ Task<Exchanged> UpstreamExchange::send(const UpstreamCall& call) {
     r.detail = ec.message();
     co_return r;
   }
+  co_return r;
+}
+
+Task<Exchanged> UpstreamExchange::send_streamed(const UpstreamCall& call, StreamedBody& body) {
+  Exchanged r;
+  ConnectResult cr = co_await w_.upstreams.connect(call.backend, call.url);
+  if (!cr.conn) {
+    r.failure = cr.failure;
+    r.detail = std::move(cr.detail);
+    co_return r;
+  }
+  UpstreamConnection& c = *cr.conn;
+  c.tcp().expires_after(call.timeout);
+  auto [wec, wn] = co_await c.visit([&](auto& s) {
+    return asio::async_write(s, asio::buffer(call.head.data(), call.head.size()), use_tuple);
+  });
+  error_code ec = c.tcp().done(wec);
+  if (!ec) {
+    r.body_end = co_await stream_body(body, c, call.timeout);
+    if (r.body_end != StreamEnd::Sent) {
+      c.close();
+      r.detail = "the request body was cut short";
+      co_return r;
+    }
+    bool got_bytes = false;
+    ec = co_await read_response_head(c, call.timeout, got_bytes);
+  }
+  if (!ec) {
+    r.conn = std::move(cr.conn);
+    co_return r;
+  }
+  c.close();
+  parser_.reset();
+  r.failure = classify_transport_error(ec);
+  r.detail = ec.message();
   co_return r;
 }
 

@@ -136,6 +136,11 @@ class Http1Parser {
 class RequestReader final : public Http1Parser {
  public:
   explicit RequestReader(RequestHead& head) : Http1Parser(head) {}
+
+  // View mode, for a body streamed instead of buffered (a large upload): as ResponseReader's,
+  // the body bytes are no longer appended to the head's body.
+  void body_views(bool on) { view_mode_ = on; }
+  std::string_view take_body_view() { return std::exchange(view_, {}); }
 };
 
 // Parses one response into a ResponseHead; the body goes into the caller's buffer, set with

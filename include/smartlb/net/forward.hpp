@@ -32,11 +32,15 @@ struct ForwardBuffers {
   std::optional<BudgetAdmission> budget;  // the request's charges to them
 };
 
+struct StreamedBody;
+
 // Forwards one request and writes the response. Returns whether the client connection may
 // carry another request. `snapshot` is the configuration the request routes with, from its
 // start to its end; `caller` is who sent it (its subjects for the rules, its budgets).
+// `streamed`: the body is not in `req` but still to be read from the client and streamed to
+// the one backend chosen (a large upload: net/streamed_body.hpp); null when it is buffered.
 Task<bool> forward_request(Worker& w, const Snapshot& snapshot, TimedSocket& client, RequestHead& req,
                            const RequestTarget& target, const ClientIdentity& caller, RequestRecord& rec,
-                           ForwardBuffers& buffers);
+                           ForwardBuffers& buffers, StreamedBody* streamed = nullptr);
 
 }  // namespace smartlb::net

@@ -16,6 +16,7 @@
 #include "smartlb/io/timed_socket.hpp"
 #include "smartlb/net/client_watch.hpp"
 #include "smartlb/net/forward.hpp"
+#include "smartlb/net/streamed_body.hpp"
 #include "smartlb/net/upstream.hpp"
 #include "smartlb/routing/outcome.hpp"
 #include "smartlb/stateful/resource_tag.hpp"
@@ -40,6 +41,8 @@ struct Exchanged {
   UpstreamPtr conn;
   TransportFailure failure = TransportFailure::Lost;  // when !conn
   std::string detail;                                 // for logs
+  // A streamed body: how its sending ended (Sent when it was not started, or went whole).
+  StreamEnd body_end = StreamEnd::Sent;
 };
 
 // How the answer goes to the client.
@@ -79,6 +82,11 @@ class UpstreamExchange {
   // A pooled connection (a stale one is retried once on a new one, blaming no one) or a new
   // one; the request written; the response head read.
   Task<Exchanged> send(const UpstreamCall& call);
+  // The same with a streamed body (`call.body` empty): always a new connection (a pooled one
+  // the backend closed while it idled would be found out only mid-body, too late to retry),
+  // the head written, then the body, then the response head read. A failure before the first
+  // body byte leaves `body.started` false: the caller may fail over.
+  Task<Exchanged> send_streamed(const UpstreamCall& call, StreamedBody& body);
   // A failed-over response: a small body is read and dropped so the connection can be reused;
   // a larger one, or one without framing, closes it.
   Task<void> drain_or_close(UpstreamPtr conn);
@@ -92,6 +100,9 @@ class UpstreamExchange {
 
  private:
   enum class HoldEnd : std::uint8_t { Release, FailOver, ClientLeft };
+  // Reads the response head past interim answers (100 Continue, 103 Early Hints) into
+  // `c.head`; `got_bytes`: something came.
+  Task<error_code> read_response_head(UpstreamConnection& c, std::chrono::seconds timeout, bool& got_bytes);
   Task<HoldEnd> hold_stream_start(UpstreamConnection& conn, http1::ResponseReader& p, std::string& held,
                                   std::string_view& released, ClientWatch& watch, FailureCause& failed,
                                   std::chrono::seconds timeout);

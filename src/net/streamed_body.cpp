@@ -1,0 +1,84 @@
+// A streamed request body (include/smartlb/net/streamed_body.hpp).
+#include "smartlb/net/streamed_body.hpp"
+
+#include <array>
+
+#include <boost/beast/core/read_size.hpp>
+
+#include "smartlb/http1/wire_format.hpp"
+
+namespace smartlb::net {
+namespace {
+
+// Each read from the client takes at most this much: the buffer an upload holds.
+constexpr std::size_t kReadBytes = 64 * 1024;
+
+// Writes one run of body bytes to the backend, as a chunk when the body goes chunked.
+Task<bool> write_run(UpstreamConnection& conn, std::string_view run, bool chunked,
+                     std::chrono::seconds timeout) {
+  if (run.empty()) co_return true;
+  static constexpr std::string_view kCrlf = "\r\n";
+  char size_line[20];
+  const std::array<asio::const_buffer, 3> chunk{
+      asio::buffer(size_line, chunked ? chunk_size_line(run.size(), size_line) : 0),
+      asio::buffer(run.data(), run.size()), asio::buffer(kCrlf.data(), chunked ? kCrlf.size() : 0)};
+  conn.tcp().expires_after(timeout);
+  auto [ec, written] = co_await conn.visit([&](auto& s) { return asio::async_write(s, chunk, use_tuple); });
+  co_return !conn.tcp().done(ec);
+}
+
+}  // namespace
+
+void StreamedBody::append_framing(std::string& head) const {
+  if (length) {
+    head.append("Content-Length: ");
+    append_decimal(head, *length);
+    head.append("\r\n");
+  } else {
+    head.append("Transfer-Encoding: chunked\r\n");
+  }
+}
+
+Task<StreamEnd> stream_body(StreamedBody& body, UpstreamConnection& conn,
+                            std::chrono::seconds upstream_timeout) {
+  const bool chunked = !body.length;
+  body.started = true;
+  if (!co_await write_run(conn, body.prefix, chunked, upstream_timeout)) co_return StreamEnd::UpstreamFailed;
+  body.prefix.clear();
+  body.prefix.shrink_to_fit();
+  RequestReader& parser = body.parser;
+  parser.body_views(true);
+  beast::flat_buffer& buffer = body.buffer;
+  while (!parser.is_done()) {
+    // What the buffer holds first: each put hands over at most one run of body bytes, a view
+    // into the buffer that stays valid until its next prepare().
+    while (buffer.size() > 0 && !parser.is_done()) {
+      error_code ec;
+      const std::size_t used = parser.put(buffer.data(), ec);
+      const std::string_view run = parser.take_body_view();
+      if (ec && ec != http::error::need_more)
+        co_return ec == http::error::body_limit ? StreamEnd::TooLarge : StreamEnd::Malformed;
+      if (!co_await write_run(conn, run, chunked, upstream_timeout)) co_return StreamEnd::UpstreamFailed;
+      buffer.consume(used);
+      if (ec == http::error::need_more || used == 0) break;  // the rest needs more bytes
+    }
+    if (parser.is_done()) break;
+    body.client.expires_after(body.pause_timeout);
+    auto [rec, n] =
+        co_await body.client.async_read_some(buffer.prepare(beast::read_size(buffer, kReadBytes)), use_tuple);
+    rec = body.client.done(rec);
+    if (rec) co_return StreamEnd::ClientLeft;  // eof included: the body is not whole
+    buffer.commit(n);
+  }
+  if (chunked) {
+    static constexpr std::string_view kLastChunk = "0\r\n\r\n";
+    conn.tcp().expires_after(upstream_timeout);
+    auto [ec, written] = co_await conn.visit([&](auto& s) {
+      return asio::async_write(s, asio::buffer(kLastChunk.data(), kLastChunk.size()), use_tuple);
+    });
+    if (conn.tcp().done(ec)) co_return StreamEnd::UpstreamFailed;
+  }
+  co_return StreamEnd::Sent;
+}
+
+}  // namespace smartlb::net
