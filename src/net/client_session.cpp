@@ -339,25 +339,8 @@ Task<> run_client_session(Worker& w, Socket socket) {
     rec.client.assign(client->name);
 
     if (!parser.is_done()) {
-      if (head.fields.contains(http::field::expect)) {
-        if (!iequals(head.fields.get(http::field::expect), "100-continue")) {
-          bad.status = http::status::expectation_failed;
-          bad.message = "Only Expect: 100-continue is supported.";
-          rec.status = 417;
-          co_await write_error_reply(stream, bad, std::chrono::seconds(5));
-          break;
-        }
-        const std::string_view cont =
-            head.version == 10 ? "HTTP/1.0 100 Continue\r\n\r\n" : "HTTP/1.1 100 Continue\r\n\r\n";
-        stream.expires_after(cfg.http_timeout);
-        auto [cec, cn] = co_await asio::async_write(stream, asio::buffer(cont), use_tuple);
-        cec = stream.done(cec);
-        if (cec) {
-          rec.client_aborted = true;
-          break;
-        }
-      }
       // Buffered, or (a large upload) left to stream to the backend chosen: docs/stateful-apis.md.
+      // A length over the limits is refused before the client is asked to send the body.
       const BodyLimits limits{cfg.stream_request_body_bytes, cfg.max_request_body_bytes,
                               cfg.max_streamed_body_bytes};
       const std::optional<std::uint64_t> length = parser.chunked() ? std::nullopt : parser.content_length();
@@ -377,6 +360,24 @@ Task<> run_client_session(Worker& w, Socket socket) {
         parser.body_limit(held.bytes);
         limit = held.limit;
         stop_past = limits.stream_above;
+      }
+      if (head.fields.contains(http::field::expect)) {
+        if (!iequals(head.fields.get(http::field::expect), "100-continue")) {
+          bad.status = http::status::expectation_failed;
+          bad.message = "Only Expect: 100-continue is supported.";
+          rec.status = 417;
+          co_await write_error_reply(stream, bad, std::chrono::seconds(5));
+          break;
+        }
+        const std::string_view cont =
+            head.version == 10 ? "HTTP/1.0 100 Continue\r\n\r\n" : "HTTP/1.1 100 Continue\r\n\r\n";
+        stream.expires_after(cfg.http_timeout);
+        auto [cec, cn] = co_await asio::async_write(stream, asio::buffer(cont), use_tuple);
+        cec = stream.done(cec);
+        if (cec) {
+          rec.client_aborted = true;
+          break;
+        }
       }
       if (!stream_it) {
         // Usually the body came with the head: then no read, and no coroutine, is needed.

@@ -136,12 +136,14 @@ TEST_F(LargeUpload, A429AfterTheBodyIsRelayedAsItIsAndCoolsTheBackend) {
   EXPECT_EQ(upload(upload_body()).header("x-smartlb-backend"), "secondary");
 }
 
+// Refused on its head: the client waiting for 100 Continue is told at once, sends nothing.
 TEST_F(LargeUpload, AContentLengthOverTheStreamedLimitIs413BeforeAnythingIsSent) {
   MockBackend backend([](const SeenRequest&) { return ok("b"); });
   p.add_backend("b", backend.url());
   p.start();
   RawConnection c(p.port());
-  c.send("POST " + kUpload + " HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n");
+  c.send("POST " + kUpload +
+         " HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\nExpect: 100-continue\r\n\r\n");
   const std::string got = c.read_until_close();
   EXPECT_EQ(got.rfind("HTTP/1.1 413", 0), 0u) << got;
   EXPECT_NE(got.find("\"error\""), std::string::npos) << got;
