@@ -3,7 +3,8 @@
 //   primary   (priority 1, key primary-key)   answers every request 429 + Retry-After 30 s
 //   secondary (priority 2, key secondary-key) healthy
 // The client uses maxRetries: 0, so a passing test proves that the proxy (not the SDK) failed
-// over, and a client key that must never reach a backend.
+// over, and a client key that must never reach a backend. Two more blocks: the SDK through a
+// rule of a config file, and files.create with a file that smartlb streams (a large upload).
 //
 // Run:  npm ci --prefix tests/e2e
 //       SMARTLB_BIN=build/src/smartlb SMARTLB_SIM_BIN=build/src/sim/smartlb-sim \
@@ -369,4 +370,65 @@ describe('smartlb with the OpenAI Node SDK through a rule of the config file', (
       const stats = await simStats(ports.sim);
       assert.equal(stats.requests, before, 'the backend was not called');
     }));
+});
+
+// ---------------------------------------------------------------------------------------------
+// A large upload (docs/stateful-apis.md, "Large uploads"): files.create with a file above
+// STREAM_REQUEST_BODY_BYTES (the default 4 MiB) is streamed to the sim, and reads back whole.
+
+describe('smartlb with the OpenAI Node SDK: a file above the streaming threshold', () => {
+  const UPLOAD_BYTES = 6 * 1024 * 1024 + 7;
+  let client;
+  let toFile;
+  let ports = {};
+
+  before(async () => {
+    const smartlbBin = requireBinary('SMARTLB_BIN');
+    const simBin = requireBinary('SMARTLB_SIM_BIN');
+    let OpenAI;
+    ({ OpenAI, toFile } = await loadOpenAI());
+    ports.sim = await spawnListening('upload-sim', simBin, [
+      '--port', '0', '--name', 'upload-sim', '--api-key', SECONDARY_KEY,
+    ], cleanEnv({}));
+    ports.proxy = await spawnListening('smartlb-upload', smartlbBin, [], cleanEnv({
+      PORT: '0',
+      ADMIN_PORT: '0',
+      LISTEN_ADDRESS: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      THREADS: '2',
+      SHUTDOWN_TIMEOUT_SECONDS: '2',
+      // Below the file: it passes only if it is streamed, not buffered.
+      MAX_REQUEST_BODY_BYTES: String(5 * 1024 * 1024),
+      BACKEND_1_URL: `http://127.0.0.1:${ports.sim}`,
+      BACKEND_1_NAME: 'upload-sim',
+      BACKEND_1_APIKEY: SECONDARY_KEY,
+    }));
+    client = new OpenAI({
+      baseURL: `http://127.0.0.1:${ports.proxy}/openai/v1`,
+      apiKey: CLIENT_KEY,
+      maxRetries: 0,
+      timeout: REQUEST_TIMEOUT_MS,
+    });
+  }, { timeout: 2 * STARTUP_TIMEOUT_MS + 2_000 });
+
+  after(async () => {
+    await stopAll();
+  }, { timeout: 2 * STOP_TIMEOUT_MS + 2_000 });
+
+  test('files.create streams it through and files.content gives the same bytes back',
+    { timeout: TEST_TIMEOUT_MS }, async () => {
+      const bytes = Buffer.alloc(UPLOAD_BYTES);
+      for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7 + (i >> 11)) & 0xff;
+      const file = await client.files.create({
+        file: await toFile(bytes, 'big.jsonl', { type: 'application/jsonl' }),
+        purpose: 'batch',
+      });
+      assert.equal(file.bytes, UPLOAD_BYTES);
+      const back = Buffer.from(await (await client.files.content(file.id)).arrayBuffer());
+      assert.equal(back.length, UPLOAD_BYTES);
+      assert.ok(back.equals(bytes), 'the bytes read back are the bytes sent');
+      const sim = await simStats(ports.sim);
+      assert.equal(sim.last_request_headers['api-key'], SECONDARY_KEY, 'the backend got its own key');
+      assertNoClientKey(sim, 'upload-sim');
+    });
 });
