@@ -17,15 +17,27 @@ Task<bool> write_run(UpstreamConnection& conn, std::string_view run, bool chunke
   if (run.empty()) co_return true;
   static constexpr std::string_view kCrlf = "\r\n";
   char size_line[20];
+  // Named, not a temporary in the co_await: GCC 12 cannot put a braced array in the frame.
   const std::array<asio::const_buffer, 3> chunk{
       asio::buffer(size_line, chunked ? chunk_size_line(run.size(), size_line) : 0),
       asio::buffer(run.data(), run.size()), asio::buffer(kCrlf.data(), chunked ? kCrlf.size() : 0)};
-  conn.tcp().expires_after(timeout);
-  auto [ec, written] = co_await conn.visit([&](auto& s) { return asio::async_write(s, chunk, use_tuple); });
-  co_return !conn.tcp().done(ec);
+  const error_code ec = co_await write_upstream(conn, chunk, timeout);
+  co_return !ec;
 }
 
 }  // namespace
+
+Task<error_code> write_upstream(UpstreamConnection& conn, const std::array<asio::const_buffer, 3>& buffers,
+                                std::chrono::seconds timeout) {
+  conn.tcp().expires_after(timeout);
+  // (No conditional expression around the co_await: GCC 12 miscompiles one.)
+  error_code ec;
+  if (UpstreamConnection::Tls* const tls = conn.tls())
+    ec = std::get<0>(co_await asio::async_write(*tls, buffers, use_tuple));
+  else
+    ec = std::get<0>(co_await asio::async_write(conn.tcp(), buffers, use_tuple));
+  co_return conn.tcp().done(ec);
+}
 
 void StreamedBody::append_framing(std::string& head) const {
   if (length) {
@@ -71,11 +83,8 @@ Task<StreamEnd> stream_body(StreamedBody& body, UpstreamConnection& conn,
   }
   if (chunked) {
     static constexpr std::string_view kLastChunk = "0\r\n\r\n";
-    conn.tcp().expires_after(upstream_timeout);
-    auto [ec, written] = co_await conn.visit([&](auto& s) {
-      return asio::async_write(s, asio::buffer(kLastChunk.data(), kLastChunk.size()), use_tuple);
-    });
-    if (conn.tcp().done(ec)) co_return StreamEnd::UpstreamFailed;
+    const std::array<asio::const_buffer, 3> last{asio::buffer(kLastChunk.data(), kLastChunk.size())};
+    if (co_await write_upstream(conn, last, upstream_timeout)) co_return StreamEnd::UpstreamFailed;
   }
   // The connection goes on with small requests: its buffer need not stay upload-sized.
   buffer.shrink_to_fit();

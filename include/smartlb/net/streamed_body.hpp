@@ -3,6 +3,7 @@
 // session leaves it unread, the forwarder routes the request on its head, and this moves the
 // body from the client to the one backend chosen, through the client connection's read buffer
 // (a fixed size), a read at a time: back-pressure both ways, and memory per upload bounded.
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -39,6 +40,10 @@ enum class StreamEnd : std::uint8_t {
   Malformed,       // the client's chunked framing was bad
   UpstreamFailed,  // the backend's connection failed or stalled while the body was sent
 };
+
+// Writes `buffers` (empty ones add nothing) to a backend, within `timeout`.
+Task<error_code> write_upstream(UpstreamConnection& conn, const std::array<asio::const_buffer, 3>& buffers,
+                                std::chrono::seconds timeout);
 
 // Sends the body (prefix first) to `conn`, whose request head has gone; each write to it
 // waits at most `upstream_timeout`. Marks `body.started` before the first byte.

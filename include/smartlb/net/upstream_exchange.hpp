@@ -32,8 +32,9 @@ struct UpstreamCall {
   BackendId backend;
   const BackendUrl& url;
   std::string_view head;
-  std::string_view body;         // sent after the head; empty when it rode in it
-  std::chrono::seconds timeout;  // for the response head
+  std::string_view body;             // sent after the head; empty when it rode in it
+  std::chrono::seconds timeout;      // for the response head
+  StreamedBody* streamed = nullptr;  // a large upload's body, sent after the head (`body` empty)
 };
 
 // What came back: a response head (in `conn->head`), or a transport failure.
@@ -81,12 +82,11 @@ class UpstreamExchange {
 
   // A pooled connection (a stale one is retried once on a new one, blaming no one) or a new
   // one; the request written; the response head read.
+  // With a streamed body (`call.streamed`): always a new connection (a pooled one the backend
+  // closed while it idled would be found out only mid-body, too late to retry), the head
+  // written, then the body, then the response head read. A failure before the first body byte
+  // leaves `started` false: the caller may fail over.
   Task<Exchanged> send(const UpstreamCall& call);
-  // The same with a streamed body (`call.body` empty): always a new connection (a pooled one
-  // the backend closed while it idled would be found out only mid-body, too late to retry),
-  // the head written, then the body, then the response head read. A failure before the first
-  // body byte leaves `body.started` false: the caller may fail over.
-  Task<Exchanged> send_streamed(const UpstreamCall& call, StreamedBody& body);
   // A failed-over response: a small body is read and dropped so the connection can be reused;
   // a larger one, or one without framing, closes it.
   Task<void> drain_or_close(UpstreamPtr conn);
@@ -100,6 +100,7 @@ class UpstreamExchange {
 
  private:
   enum class HoldEnd : std::uint8_t { Release, FailOver, ClientLeft };
+  Task<Exchanged> send_streamed(const UpstreamCall& call, StreamedBody& body);
   // Reads the response head past interim answers (100 Continue, 103 Early Hints) into
   // `c.head`; `got_bytes`: something came.
   Task<error_code> read_response_head(UpstreamConnection& c, std::chrono::seconds timeout, bool& got_bytes);
