@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "http_client.hpp"
@@ -111,6 +112,26 @@ TEST_F(LargeUpload, ABackendThatRefusesTheConnectionFailsOverBeforeTheFirstBodyB
   ASSERT_EQ(good.request_count(), 1u);
   EXPECT_TRUE(good.last_request().body == body);
   EXPECT_FALSE(p.available(0, "whisper"));
+}
+
+// Over HTTPS to the backend, chunked from the client: the TLS stream carries the re-chunked body.
+TEST_F(LargeUpload, AChunkedBodyGoesWholeToAnHttpsBackend) {
+  TestCa ca;
+  const auto identity = ca.issue("localhost");
+  MockBackend backend([](const SeenRequest&) { return ok("tls"); }, &identity);
+  const std::string ca_file = ca.write_cert_file();
+  p.cfg.upstream_ca_file = ca_file;
+  p.add_backend("tls", backend.url());
+  p.start();
+  const std::string body = upload_body();
+  RawConnection c(p.port());
+  c.send("POST " + kUpload + " HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" +
+         chunked(body, 30'000));
+  const std::string got = c.read_until("\"by\":\"tls\"}");
+  EXPECT_EQ(got.rfind("HTTP/1.1 200", 0), 0u) << got.substr(0, 200);
+  ASSERT_EQ(backend.request_count(), 1u);
+  EXPECT_TRUE(backend.last_request().body == body) << "the bytes differ";
+  std::remove(ca_file.c_str());
 }
 
 // Once the body has gone, the backend's answer is the answer: a 429 is relayed (not failed
