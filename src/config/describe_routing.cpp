@@ -89,6 +89,18 @@ void describe_budgets(std::ostream& out, const Config& cfg) {
         << ": " << limits_text(s.limits) << "\n";
 }
 
+void describe_prices(std::ostream& out, const Config& cfg) {
+  const PriceTable& prices = cfg.policy.prices;
+  // Per token in pico-units is per million tokens in micro-units: x 10^6 is per million in pico.
+  const auto per_million = [&](PicoUnits p) { return format_money(p * 1'000'000) + " " + prices.currency; };
+  for (const ModelPrice& m : prices.models) {
+    out << "  price of " << m.model;
+    for (std::size_t i = 0; i < m.aliases.size(); ++i) out << (i ? ", " : " (also ") << m.aliases[i];
+    out << (m.aliases.empty() ? "" : ")") << " per 1M tokens: input " << per_million(m.input)
+        << ", cached input " << per_million(m.cached_input) << ", output " << per_million(m.output) << "\n";
+  }
+}
+
 }  // namespace
 
 std::string describe_source(const Config& cfg) {
@@ -108,6 +120,7 @@ std::string describe_routing(const Config& cfg) {
   for (const auto& rule : cfg.policy.rules) describe_rule(out, cfg, rule);
   describe_callers(out, cfg);
   describe_budgets(out, cfg);
+  describe_prices(out, cfg);
   if (cfg.redis.enabled())
     out << "  shared through Redis: " << cfg.redis.url->redacted() << " (prefix " << cfg.redis.key_prefix
         << ", replica " << cfg.redis.replica_id << ")\n";

@@ -8,7 +8,9 @@ namespace smartlb::config_file {
 
 inline constexpr std::string_view kTopKeys[] = {"name",    "type",          "backends",      "targets",
                                                 "clients", "rules",         "model_configs", "subject_limits",
-                                                "redis",   "token_issuers", "admin"};
+                                                "redis",   "token_issuers", "admin",         "prices"};
+inline constexpr std::string_view kPricesKeys[] = {"currency", "models"};
+inline constexpr std::string_view kModelPriceKeys[] = {"model", "aliases", "input", "cached_input", "output"};
 inline constexpr std::string_view kRedisKeys[] = {"url", "key_prefix", "ca_file", "timeout_ms", "replica_id"};
 inline constexpr std::string_view kAdminKeys[] = {"tokens", "metrics_open"};
 inline constexpr std::string_view kAdminTokenKeys[] = {"name", "role", "token"};

@@ -25,6 +25,7 @@ void read_rules(Reader& r, const YAML::Node& list, Config& cfg);          // fil
 void read_model_configs(Reader& r, const YAML::Node& list, Config& cfg);  // file_model_configs.cpp
 void read_redis(Reader& r, const YAML::Node& n, Config& cfg);             // file_redis.cpp
 void read_admin(Reader& r, const YAML::Node& n, Config& cfg);             // file_admin.cpp
+void read_prices(Reader& r, const YAML::Node& n, Config& cfg);            // file_prices.cpp
 
 // Across sections (file_cross_checks.cpp).
 

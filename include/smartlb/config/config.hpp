@@ -12,6 +12,7 @@
 
 #include "smartlb/config/redis_url.hpp"
 #include "smartlb/config/url.hpp"
+#include "smartlb/cost/price_table.hpp"
 
 namespace smartlb {
 
@@ -160,6 +161,7 @@ struct Policy {
   std::vector<ClientConfig> clients;
   std::vector<SubjectLimit> subject_limits;  // CLIENT_TOKENS_PER_MINUTE & co. make a "*" entry
   std::vector<TokenIssuerConfig> token_issuers;
+  PriceTable prices;  // `prices`: what requests cost (empty: no cost is counted)
 };
 
 // Scale-out (docs/scale-out.md): replicas share cooldowns through Redis when `url` is set.
