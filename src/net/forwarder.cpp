@@ -16,6 +16,7 @@
 //             content (an error first: fail over) (UpstreamExchange::relay); a stateful API's ids
 //             tagged with the resource that answered
 //   unavailable  nothing left: smartlb's own answer (refuse)
+//   price     what the answer cost, by the price table (docs/operations.md#cost)
 //   settle    the caller's budgets are charged the tokens the answer used
 // Accounting (metrics, access log) reads the RequestRecord these phases fill.
 #include <algorithm>
@@ -25,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "smartlb/clients/budget_admission.hpp"
+#include "smartlb/cost/request_cost.hpp"
 #include "smartlb/credentials/entra/token_wait.hpp"
 #include "smartlb/credentials/static_key.hpp"
 #include "smartlb/http/header_rules.hpp"
@@ -112,6 +114,8 @@ class ForwardJob {
         exchange_(w, client, req, rec, buffers) {}
 
   Task<bool> run();
+  // After run(): what the answer cost, by the price table.
+  void price_answer();
   // After run(): the caller's budgets are charged what the answer used.
   void settle_budgets();
 
@@ -476,6 +480,22 @@ Task<bool> ForwardJob::refuse_unavailable() {
   co_return co_await refuse({static_cast<http::status>(a.status), a.type, a.code, a.message, a.retry_after});
 }
 
+// The model priced is the deployment the serving backend was asked for (after a target's
+// rename: a rule may send a model's requests to a cheaper one), else the model the client named.
+void ForwardJob::price_answer() {
+  if (snap_.prices.empty() || (rec_.prompt_tokens < 0 && rec_.completion_tokens < 0)) return;
+  const ModelPrice* price = nullptr;
+  if (rec_.served_by >= 0 && rec_.attempt_count > 0)
+    price = snap_.prices.find(
+        rec_.attempts[std::min(rec_.attempt_count, RequestRecord::kMaxAttempts) - 1].deployment);
+  if (!price) price = snap_.prices.find(rec_.deployment);
+  if (!price) return;
+  if (const auto cost = cost_of({rec_.prompt_tokens, rec_.cached_tokens, rec_.completion_tokens}, *price)) {
+    rec_.cost = *cost;
+    rec_.cost_model = price->model;
+  }
+}
+
 // The budgets are charged what the answer says it used; an answer that used nothing (an error,
 // smartlb's own) gives the tokens back; a success that does not say (a stream without
 // include_usage) keeps the estimate.
@@ -591,6 +611,7 @@ Task<bool> forward_request(Worker& w, const Snapshot& snapshot, TimedSocket& cli
                            ForwardBuffers& buffers) {
   ForwardJob job(w, snapshot, client, req, target, caller, rec, buffers);
   const bool keep = co_await job.run();
+  job.price_answer();
   job.settle_budgets();
   co_return keep;
 }
