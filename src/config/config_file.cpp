@@ -56,6 +56,7 @@ void read_sections(Reader& r, const YAML::Node& root, Config& cfg) {
     read_redis(r, root["redis"], cfg);
     read_admin(r, root["admin"], cfg);
     read_prices(r, root["prices"], cfg);
+    check_cost_budgets(r, root, cfg);
   } catch (const YAML::Exception& e) {  // a shape the checks above did not foresee
     const std::string line = e.mark.line >= 0 ? ":" + std::to_string(e.mark.line + 1) : "";
     r.errors.push_back(r.file() + line + ": cannot be read: " + e.msg);

@@ -77,7 +77,8 @@ void read_prices(Reader& r, const YAML::Node& n, Config& cfg) {
     if (currency_code(*c))
       table.currency = *c;
     else
-      r.error("prices.currency", v, "must be an ISO 4217 code such as USD or EUR, got " + smartlb::quoted(*c));
+      r.error("prices.currency", v,
+              "must be an ISO 4217 code such as USD or EUR, got " + smartlb::quoted(*c));
   }
   const YAML::Node list = n["models"];
   if (!list) r.error("prices.models", n, "is required (a list of models and their prices)");

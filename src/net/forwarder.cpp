@@ -17,7 +17,7 @@
 //             tagged with the resource that answered
 //   unavailable  nothing left: smartlb's own answer (refuse)
 //   price     what the answer cost, by the price table (docs/operations.md#cost)
-//   settle    the caller's budgets are charged the tokens the answer used
+//   settle    the caller's budgets are charged the tokens (and the cost) the answer used
 // Accounting (metrics, access log) reads the RequestRecord these phases fill.
 #include <algorithm>
 
@@ -268,8 +268,9 @@ std::optional<std::string_view> ForwardJob::match_rule() {
   return std::nullopt;
 }
 
-// The caller's budgets admit the request with its estimated cost (prompt + max_tokens), or it
-// gets OpenAI's 429 with when to try again, and no backend is called.
+// The caller's budgets admit the request with its estimated cost (prompt + max_tokens, and for a
+// cost budget the same priced at the input and output prices of the model the client named), or
+// it gets OpenAI's 429 with when to try again, and no backend is called.
 // Not a coroutine: an admitted request costs no frame.
 std::optional<BudgetRefused> ForwardJob::admit_to_budgets() {
   BudgetPlan::Budgets refs;
@@ -281,8 +282,16 @@ std::optional<BudgetRefused> ForwardJob::admit_to_budgets() {
     cost_ = estimate_request_tokens(body_facts());
     cost_known_ = true;
   }
+  // A model without a price is estimated at nothing: it is admitted while the quota is not spent
+  // (and charged what it cost, if its answer's model has a price).
+  PicoUnits price = 0;
+  if (budget_->counts_cost())
+    if (const ModelPrice* p = snap_.prices.find(model_)) {
+      const TokenEstimate e = estimate_request_token_parts(body_facts());
+      price = cost_estimate(e.prompt, e.completion, *p);
+    }
   const BudgetTime t{s_.clock.coarse_now(), s_.clock.wall_now()};
-  std::optional<BudgetRefused> refused = budget_->admit(cost_, t);
+  std::optional<BudgetRefused> refused = budget_->admit(cost_, price, t);
   budget_->append_fields(buffers_.budget_fields);
   return refused;
 }
@@ -496,17 +505,19 @@ void ForwardJob::price_answer() {
   }
 }
 
-// The budgets are charged what the answer says it used; an answer that used nothing (an error,
-// smartlb's own) gives the tokens back; a success that does not say (a stream without
-// include_usage) keeps the estimate.
+// The budgets are charged what the answer says it used (tokens, and their price); an answer that
+// used nothing (an error, smartlb's own) gives the tokens and cost back; a success that does not
+// say (a stream without include_usage) keeps the estimate.
 void ForwardJob::settle_budgets() {
   if (!budget_) return;
   const BudgetTime t{s_.clock.coarse_now(), s_.clock.wall_now()};
+  // (An answer whose model has no price keeps its estimated cost.)
   if (rec_.prompt_tokens >= 0 || rec_.completion_tokens >= 0)
     budget_->settle(
-        std::max<std::int64_t>(rec_.prompt_tokens, 0) + std::max<std::int64_t>(rec_.completion_tokens, 0), t);
+        std::max<std::int64_t>(rec_.prompt_tokens, 0) + std::max<std::int64_t>(rec_.completion_tokens, 0),
+        rec_.cost, t);
   else if (rec_.served_by < 0 || rec_.status / 100 != 2)
-    budget_->settle(0, t);
+    budget_->settle(0, 0, t);
 }
 
 Task<bool> ForwardJob::run() {
@@ -528,9 +539,11 @@ Task<bool> ForwardJob::run() {
   if (!snap_.budgets.empty())
     if (const std::optional<BudgetRefused> refused = admit_to_budgets()) {
       rec_.client_limited = true;
-      const std::string message = refusal_message(*refused);
+      const std::string message = refusal_message(*refused, snap_.prices.currency);
       co_return co_await refuse({http::status::too_many_requests,
-                                 counts_tokens(refused->refusal.limit) ? "tokens" : "requests",
+                                 counts_cost(refused->refusal.limit)     ? "cost"
+                                 : counts_tokens(refused->refusal.limit) ? "tokens"
+                                                                         : "requests",
                                  "rate_limit_exceeded", message,
                                  std::chrono::ceil<std::chrono::milliseconds>(refused->refusal.retry_after)});
     }
