@@ -272,6 +272,22 @@ TEST_F(StatusFixture, CostByClientPricedModelAndBackend) {
   EXPECT_EQ(series, 3u) << text;
 }
 
+TEST_F(StatusFixture, ACostBudgetShowsInStatusInCurrencyUnits) {
+  PoolSnapshot p = pool_snapshot();
+  BudgetStatus b;
+  b.owner = "client";
+  b.name = "search";
+  b.limits.tokens_per_day = 1000;
+  b.limits.cost_per_day = 5 * kPicoPerUnit;
+  b.cost_day = 5'615'000'000;
+  p.budgets.push_back(b);
+  const auto doc = build_status(metrics->snapshot(), p);
+  ASSERT_EQ(doc["budgets"].size(), 1u);
+  EXPECT_EQ(doc["budgets"][0]["limits"], nlohmann::json({{"tokens_per_day", 1000}, {"cost_per_day", 5.0}}));
+  EXPECT_DOUBLE_EQ(doc["budgets"][0]["used"]["cost_per_day"].get<double>(), 0.005615);
+  EXPECT_FALSE(doc["budgets"][0]["used"].contains("cost_per_month")) << "only the cost limits set";
+}
+
 TEST_F(StatusFixture, UpstreamResponsesByBackendAndCodeInMetricsAndStatus) {
   RequestRecord r;
   r.deployment = "gpt-4o";
