@@ -72,6 +72,7 @@ CounterTotals sum_counters(const MetricsSnapshot& m) {
         t.responses[k.backend][upstream_code_label(k.code)] += v;
         break;
       case CounterKind::CooldownsStarted:
+      case CounterKind::Cost:  // (its `deployment` is a price entry: /status shows cost in the budgets)
         break;
     }
   }
