@@ -550,8 +550,12 @@ void ForwardJob::settle_budgets() {
 // Whether the request may be routed at all: its ids agree, a rule serves it, the caller's budgets
 // admit it. The refusal's message, when built, is kept in buffers_.refusal_message.
 std::optional<Refusal> ForwardJob::admit() {
-  if (const auto conflict = stateful_.prepare(snap_, req_, request_target_, s_.placements))
-    return Refusal{http::status::bad_request, "invalid_request_error", "resource_conflict", *conflict};
+  // (The message is kept in the buffers: a Refusal only views it, and `conflict` ends here.)
+  if (auto conflict = stateful_.prepare(snap_, req_, request_target_, s_.placements)) {
+    buffers_.refusal_message = std::move(*conflict);
+    return Refusal{http::status::bad_request, "invalid_request_error", "resource_conflict",
+                   buffers_.refusal_message};
+  }
   prepare_request();
   rec_.deployment = model_;
   if (const auto bad = match_rule())
