@@ -16,7 +16,8 @@
 //             content (an error first: fail over) (UpstreamExchange::relay); a stateful API's ids
 //             tagged with the resource that answered
 //   unavailable  nothing left: smartlb's own answer (refuse)
-//   settle    the caller's budgets are charged the tokens the answer used
+//   price     what the answer cost, by the price table (docs/operations.md#cost)
+//   settle    the caller's budgets are charged the tokens (and the cost) the answer used
 // Accounting (metrics, access log) reads the RequestRecord these phases fill.
 #include <algorithm>
 
@@ -25,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "smartlb/clients/budget_admission.hpp"
+#include "smartlb/cost/request_cost.hpp"
 #include "smartlb/credentials/entra/token_wait.hpp"
 #include "smartlb/credentials/static_key.hpp"
 #include "smartlb/http/header_rules.hpp"
@@ -119,12 +121,17 @@ class ForwardJob {
     buffers.body_facts.reset();
   }
 
-  Task<bool> run();  // settles the budgets when it ends
+  Task<bool> run();  // prices the answer and settles the budgets when it ends
+  // After run(): what the answer cost, by the price table.
+  void price_answer();
   // After run(): the caller's budgets are charged what the answer used.
   void settle_budgets();
   struct SettleOnExit {
     ForwardJob& job;
-    ~SettleOnExit() { job.settle_budgets(); }
+    ~SettleOnExit() {
+      job.price_answer();  // (before the budgets: they are charged its cost)
+      job.settle_budgets();
+    }
   };
 
  private:
@@ -286,8 +293,9 @@ std::optional<std::string_view> ForwardJob::match_rule() {
   return std::nullopt;
 }
 
-// The caller's budgets admit the request with its estimated cost (prompt + max_tokens), or it
-// gets OpenAI's 429 with when to try again, and no backend is called.
+// The caller's budgets admit the request with its estimated cost (prompt + max_tokens, and for a
+// cost budget the same priced at the input and output prices of the model the client named), or
+// it gets OpenAI's 429 with when to try again, and no backend is called.
 // Not a coroutine: an admitted request costs no frame.
 std::optional<BudgetRefused> ForwardJob::admit_to_budgets() {
   BudgetPlan::Budgets refs;
@@ -299,8 +307,16 @@ std::optional<BudgetRefused> ForwardJob::admit_to_budgets() {
     cost_ = estimate_request_tokens(body_facts());
     cost_known_ = true;
   }
+  // A model without a price is estimated at nothing: it is admitted while the quota is not spent
+  // (and charged what it cost, if its answer's model has a price).
+  PicoUnits price = 0;
+  if (budget_->counts_cost())
+    if (const ModelPrice* p = snap_.prices.find(model_)) {
+      const TokenEstimate e = estimate_request_token_parts(body_facts());
+      price = cost_estimate(e.prompt, e.completion, *p);
+    }
   const BudgetTime t{s_.clock.coarse_now(), s_.clock.wall_now()};
-  std::optional<BudgetRefused> refused = budget_->admit(cost_, t);
+  std::optional<BudgetRefused> refused = budget_->admit(cost_, price, t);
   budget_->append_fields(buffers_.budget_fields);
   return refused;
 }
@@ -500,17 +516,35 @@ Task<bool> ForwardJob::refuse_unavailable() {
   co_return co_await refuse({static_cast<http::status>(a.status), a.type, a.code, a.message, a.retry_after});
 }
 
-// The budgets are charged what the answer says it used; an answer that used nothing (an error,
-// smartlb's own) gives the tokens back; a success that does not say (a stream without
-// include_usage) keeps the estimate.
+// The model priced is the deployment the serving backend was asked for (after a target's
+// rename: a rule may send a model's requests to a cheaper one), else the model the client named.
+void ForwardJob::price_answer() {
+  if (snap_.prices.empty() || (rec_.prompt_tokens < 0 && rec_.completion_tokens < 0)) return;
+  const ModelPrice* price = nullptr;
+  if (rec_.served_by >= 0 && rec_.attempt_count > 0)
+    price = snap_.prices.find(
+        rec_.attempts[std::min(rec_.attempt_count, RequestRecord::kMaxAttempts) - 1].deployment);
+  if (!price) price = snap_.prices.find(rec_.deployment);
+  if (!price) return;
+  if (const auto cost = cost_of({rec_.prompt_tokens, rec_.cached_tokens, rec_.completion_tokens}, *price)) {
+    rec_.cost = *cost;
+    rec_.cost_model = price->model;
+  }
+}
+
+// The budgets are charged what the answer says it used (tokens, and their price); an answer that
+// used nothing (an error, smartlb's own) gives the tokens and cost back; a success that does not
+// say (a stream without include_usage) keeps the estimate.
 void ForwardJob::settle_budgets() {
   if (!budget_) return;
   const BudgetTime t{s_.clock.coarse_now(), s_.clock.wall_now()};
+  // (An answer whose model has no price keeps its estimated cost.)
   if (rec_.prompt_tokens >= 0 || rec_.completion_tokens >= 0)
     budget_->settle(
-        std::max<std::int64_t>(rec_.prompt_tokens, 0) + std::max<std::int64_t>(rec_.completion_tokens, 0), t);
+        std::max<std::int64_t>(rec_.prompt_tokens, 0) + std::max<std::int64_t>(rec_.completion_tokens, 0),
+        rec_.cost, t);
   else if (rec_.served_by < 0 || rec_.status / 100 != 2)
-    budget_->settle(0, t);
+    budget_->settle(0, 0, t);
 }
 
 // Whether the request may be routed at all: its ids agree, a rule serves it, the caller's budgets
@@ -536,10 +570,12 @@ std::optional<Refusal> ForwardJob::admit() {
   if (!snap_.budgets.empty())
     if (const std::optional<BudgetRefused> refused = admit_to_budgets()) {
       rec_.client_limited = true;
-      buffers_.refusal_message = refusal_message(*refused);
+      buffers_.refusal_message = refusal_message(*refused, snap_.prices.currency);
       return Refusal{http::status::too_many_requests,
-                     counts_tokens(refused->refusal.limit) ? "tokens" : "requests", "rate_limit_exceeded",
-                     buffers_.refusal_message,
+                     counts_cost(refused->refusal.limit)     ? "cost"
+                     : counts_tokens(refused->refusal.limit) ? "tokens"
+                                                             : "requests",
+                     "rate_limit_exceeded", buffers_.refusal_message,
                      std::chrono::ceil<std::chrono::milliseconds>(refused->refusal.retry_after)};
     }
   return std::nullopt;
