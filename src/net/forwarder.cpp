@@ -122,19 +122,18 @@ class ForwardJob {
   }
 
   Task<bool> run();  // prices the answer and settles the budgets when it ends
-  // After run(): what the answer cost, by the price table.
-  void price_answer();
-  // After run(): the caller's budgets are charged what the answer used.
-  void settle_budgets();
-  struct SettleOnExit {
-    ForwardJob& job;
-    ~SettleOnExit() {
-      job.price_answer();  // (before the budgets: they are charged its cost)
-      job.settle_budgets();
-    }
-  };
 
  private:
+  // At the end of run(): what the answer cost, by the price table, then the caller's budgets
+  // charged what it used (its cost included). Returns `keep`.
+  bool finish(bool keep) {
+    price_answer();
+    settle_budgets();
+    return keep;
+  }
+  void price_answer();
+  void settle_budgets();
+
   void prepare_request();
   std::optional<Refusal> admit();
   Task<Attempted> attempt(const ChosenTarget& t, TriedSet& tried);
@@ -582,9 +581,8 @@ std::optional<Refusal> ForwardJob::admit() {
 }
 
 Task<bool> ForwardJob::run() {
-  const SettleOnExit settle{*this};
   buffers_.budget_fields.clear();
-  if (const std::optional<Refusal> refusal = admit()) co_return co_await refuse(*refusal);
+  if (const std::optional<Refusal> refusal = admit()) co_return finish(co_await refuse(*refusal));
   TriedSet tried;
   for (;;) {
     const std::optional<ChosenTarget> t = choose_target(tried);
@@ -595,9 +593,9 @@ Task<bool> ForwardJob::run() {
     if (!credential_ready(*t) && !co_await await_credential(*t)) continue;
     const Attempted a = co_await attempt(*t, tried);
     if (a == Attempted::NothingLeft) break;
-    if (a != Attempted::Next) co_return a == Attempted::Keep;
+    if (a != Attempted::Next) co_return finish(a == Attempted::Keep);
   }
-  co_return co_await answer_nothing_left();
+  co_return finish(co_await answer_nothing_left());
 }
 
 // One try of one target. A coroutine of its own, not part of run(): GCC gives every awaited
@@ -630,8 +628,10 @@ Task<Attempted> ForwardJob::attempt(const ChosenTarget& t, TriedSet& tried) {
                                      t.member.quota_window, s_.clock.wall_now());
   states_.observe_report(t.member, model_, judged.report, sent, mark, status != 429);
   if (stateful_.looks_for_object() && (status == 404 || status == 400)) {
-    if (!co_await hold_not_found(t, std::move(r.conn)))
-      co_return co_await relay_held() ? Attempted::Keep : Attempted::Close;
+    if (!co_await hold_not_found(t, std::move(r.conn))) {
+      const bool keep = co_await relay_held();
+      co_return keep ? Attempted::Keep : Attempted::Close;
+    }
     if (stateful_.untagged_try() && !next_resource(tried, false)) co_return Attempted::NothingLeft;
     co_return Attempted::Next;
   }
