@@ -364,6 +364,7 @@ Task<> run_client_session(Worker& w, Socket socket) {
 
     const bool keep =
         co_await forward_request(w, *snapshot, stream, head, *target, *client, rec, forward_buffers);
+    forward_buffers.job.end();  // its memory back to the worker while the connection idles
     if (!keep) break;
   }
   stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
