@@ -405,6 +405,7 @@ Task<> run_client_session(Worker& w, Socket socket) {
 
     bool keep = co_await forward_request(w, *snapshot, stream, head, *target, *client, rec, forward_buffers,
                                          streamed ? &*streamed : nullptr);
+    forward_buffers.job.end();  // its memory back to the worker while the connection idles
     // A body not read to its end leaves the connection unable to carry another request.
     if (streamed && streamed->unread()) keep = false;
     if (!keep) break;

@@ -120,9 +120,7 @@ class ForwardJob {
         buffers_(buffers),
         client_(client),
         exchange_(w, client, req, rec, buffers),
-        streamed_(streamed) {
-    buffers.body_facts.reset();
-  }
+        streamed_(streamed) {}
 
   Task<bool> run();  // prices the answer and settles the budgets when it ends
 
@@ -188,8 +186,8 @@ class ForwardJob {
   const Rule* matched_ = nullptr;
   StatefulRoute stateful_;
   const Rule* unavailable_rule_ = nullptr;  // an untagged try's resource that could not answer
-  // The last "not found", while others are tried. Off the frame (a request that meets none, the
-  // usual case, allocates nothing): Asio recycles coroutine frames of up to 1020 bytes only.
+  // The last "not found", while others are tried: made only by a request that meets one, so
+  // the usual request's job stays small.
   struct HeldAnswer {
     ResponseHead head;
     std::string body;
@@ -209,12 +207,13 @@ class ForwardJob {
   bool azure_path_ = false;
   bool send_length_ = false;  // Content-Length goes upstream (the body is always buffered)
   bool cost_known_ = false;
-  // What the body says (model, affinity keys, estimate), read once when first needed; kept in the
-  // connection's buffers, as the frame has no room for it (see attempt()).
+  // What the body says (model, affinity keys, estimate), read once when first needed.
+  std::optional<RequestBodyFacts> body_facts_;
   const RequestBodyFacts& body_facts() {
-    if (!buffers_.body_facts) buffers_.body_facts = read_request_body(request_target_.path, req_.body);
-    return *buffers_.body_facts;
+    if (!body_facts_) body_facts_ = read_request_body(request_target_.path, req_.body);
+    return *body_facts_;
   }
+  std::string refusal_text_;           // smartlb's own answer's message, when it is made up
   BudgetAdmission* budget_ = nullptr;  // the caller's budgets, when it has some (in buffers_)
 };
 
@@ -561,34 +560,32 @@ void ForwardJob::settle_budgets() {
 }
 
 // Whether the request may be routed at all: its ids agree, a rule serves it, the caller's budgets
-// admit it. The refusal's message, when built, is kept in buffers_.refusal_message.
+// admit it. The refusal's message, when built, is kept in refusal_text_.
 std::optional<Refusal> ForwardJob::admit() {
   if (std::optional<std::string> conflict = stateful_.prepare(snap_, req_, request_target_, s_.placements)) {
-    buffers_.refusal_message = std::move(*conflict);
-    return Refusal{http::status::bad_request, "invalid_request_error", "resource_conflict",
-                   buffers_.refusal_message};
+    refusal_text_ = std::move(*conflict);
+    return Refusal{http::status::bad_request, "invalid_request_error", "resource_conflict", refusal_text_};
   }
   prepare_request();
   rec_.deployment = model_;
   if (const auto bad = match_rule())
     return Refusal{http::status::bad_request, "invalid_request_error", {}, *bad};
   if (!rule_) {
-    buffers_.refusal_message =
-        model_.empty() ? std::string("No routing rule matches this request (it names no model).")
-                       : "No routing rule serves the model '" + std::string(model_.substr(0, 128)) + "'.";
-    return Refusal{http::status::not_found, "invalid_request_error", "model_not_found",
-                   buffers_.refusal_message};
+    refusal_text_ = model_.empty()
+                        ? std::string("No routing rule matches this request (it names no model).")
+                        : "No routing rule serves the model '" + std::string(model_.substr(0, 128)) + "'.";
+    return Refusal{http::status::not_found, "invalid_request_error", "model_not_found", refusal_text_};
   }
   rec_.rule = rule_->id;
   if (!snap_.budgets.empty())
     if (const std::optional<BudgetRefused> refused = admit_to_budgets()) {
       rec_.client_limited = true;
-      buffers_.refusal_message = refusal_message(*refused, snap_.prices.currency);
+      refusal_text_ = refusal_message(*refused, snap_.prices.currency);
       return Refusal{http::status::too_many_requests,
                      counts_cost(refused->refusal.limit)     ? "cost"
                      : counts_tokens(refused->refusal.limit) ? "tokens"
                                                              : "requests",
-                     "rate_limit_exceeded", buffers_.refusal_message,
+                     "rate_limit_exceeded", refusal_text_,
                      std::chrono::ceil<std::chrono::milliseconds>(refused->refusal.retry_after)};
     }
   return std::nullopt;
@@ -731,21 +728,36 @@ void ForwardJob::answered(const ChosenTarget& t, unsigned status, MonoNanos sent
                                     rec_.completion_tokens});
 }
 
-ForwardJobSlot::~ForwardJobSlot() {
-  if (job_) job_->~ForwardJob();
-  ::operator delete(room_);
+void ForwardJobSlot::end() {
+  if (!job_) return;
+  std::exchange(job_, nullptr)->~ForwardJob();
+  if (spares_->size() < kMaxSpare) {
+    try {
+      spares_->push_back(std::move(room_));
+    } catch (...) {  // no room to keep it: it is freed instead
+    }
+  }
+  room_.reset();
 }
 
-// Not a coroutine: the request's job lives in its connection's slot rather than in a frame of its
-// own, which would cost an aligned_alloc and a free per request most of the time (Asio's
-// recycling cache holds only 8 frames per thread, and a burst of requests frees more).
+// Not a coroutine: the request's job lives in memory its connection borrows rather than in a
+// frame of its own, which would cost an aligned_alloc and a free per request most of the time
+// (Asio's recycling cache holds only 8 frames per thread, and a burst of requests frees more).
 Task<bool> forward_request(Worker& w, const Snapshot& snapshot, TimedSocket& client, RequestHead& req,
                            const RequestTarget& target, const ClientIdentity& caller, RequestRecord& rec,
                            ForwardBuffers& buffers, StreamedBody* streamed) {
   ForwardJobSlot& slot = buffers.job;
-  if (slot.job_) std::exchange(slot.job_, nullptr)->~ForwardJob();
-  if (!slot.room_) slot.room_ = ::operator new(sizeof(ForwardJob));
-  slot.job_ = new (slot.room_) ForwardJob(w, snapshot, client, req, target, caller, rec, buffers, streamed);
+  slot.end();
+  slot.spares_ = &w.spare_job_rooms;
+  if (w.spare_job_rooms.empty()) {
+    slot.room_ = std::make_unique_for_overwrite<std::byte[]>(sizeof(ForwardJob));
+  } else {
+    slot.room_ = std::move(w.spare_job_rooms.back());
+    w.spare_job_rooms.pop_back();
+  }
+  static_assert(alignof(ForwardJob) <= alignof(std::max_align_t));
+  slot.job_ =
+      new (slot.room_.get()) ForwardJob(w, snapshot, client, req, target, caller, rec, buffers, streamed);
   return slot.job_->run();
 }
 

@@ -1,13 +1,14 @@
 #pragma once
 // Forwarding one client request: the policy's entry point (src/net/forwarder.cpp), and the
 // buffers a client connection lends to each request it forwards.
+#include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "smartlb/clients/budget_admission.hpp"
 #include "smartlb/clients/client_auth.hpp"
-#include "smartlb/http/request_body.hpp"
 #include "smartlb/http/request_target.hpp"
 #include "smartlb/http1/http_head.hpp"
 #include "smartlb/io/timed_socket.hpp"
@@ -24,20 +25,29 @@ struct ForwardBuffers;
 struct StreamedBody;  // a large upload's body (net/streamed_body.hpp)
 class ForwardJob;     // the policy of one request (forwarder.cpp)
 
-// A connection's room for the ForwardJob of its current request: made on the first request and
-// reused by the next ones; the job lives until the next request or the connection's end.
+// Where a connection's current request keeps its ForwardJob: memory borrowed from the worker's
+// spares (Worker::spare_job_rooms) when the request starts and given back when it ends, so a
+// request allocates no frame for it and an idle connection holds none.
 class ForwardJobSlot {
  public:
+  using Room = std::unique_ptr<std::byte[]>;
+  using Spares = std::vector<Room>;
+  static constexpr std::size_t kMaxSpare = 256;  // kept after a burst of concurrent requests
+
   ForwardJobSlot() = default;
-  ~ForwardJobSlot();
+  ~ForwardJobSlot() { end(); }
   ForwardJobSlot(const ForwardJobSlot&) = delete;
   ForwardJobSlot& operator=(const ForwardJobSlot&) = delete;
+  // The request's end (after forward_request's task finished): its job is destroyed, its room
+  // goes back to the spares.
+  void end();
 
  private:
   friend Task<bool> forward_request(Worker&, const Snapshot&, TimedSocket&, RequestHead&,
                                     const RequestTarget&, const ClientIdentity&, RequestRecord&,
                                     ForwardBuffers&, StreamedBody*);
-  void* room_ = nullptr;
+  Spares* spares_ = nullptr;
+  Room room_;
   ForwardJob* job_ = nullptr;
 };
 
@@ -47,13 +57,11 @@ struct ForwardBuffers {
   std::string passed_fields;  // the client's fields that go upstream unchanged
   std::string request_head;   // rebuilt for each attempt
   std::string response_head;
-  std::string edited_body;                     // the body with a target's overrides, when it has some
-  std::vector<MetadataPair> metadata;          // x-smartlb-metadata's members
-  std::string budget_fields;                   // x-ratelimit-* of the caller's budgets
-  std::optional<BudgetAdmission> budget;       // the request's charges to them
-  std::string refusal_message;                 // smartlb's own answer's, when it is made up
-  std::optional<RequestBodyFacts> body_facts;  // what the request's body says, once read
-  ForwardJobSlot job;                          // last: its job refers to the rest
+  std::string edited_body;                // the body with a target's overrides, when it has some
+  std::vector<MetadataPair> metadata;     // x-smartlb-metadata's members
+  std::string budget_fields;              // x-ratelimit-* of the caller's budgets
+  std::optional<BudgetAdmission> budget;  // the request's charges to them
+  ForwardJobSlot job;                     // last: its job refers to the rest
 };
 
 // Forwards one request and writes the response. Returns whether the client connection may

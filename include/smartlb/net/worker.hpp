@@ -53,7 +53,8 @@ struct Worker {
   FastRandom rng;
   std::shared_ptr<spdlog::logger> access_log;  // null when ACCESS_LOG=off
   std::list<SessionEntry*> sessions;
-  std::vector<std::unique_ptr<RelayScratch>> spare_scratch;  // lent out by RelayScratchLease
+  std::vector<std::unique_ptr<RelayScratch>> spare_scratch;   // lent out by RelayScratchLease
+  std::vector<std::unique_ptr<std::byte[]>> spare_job_rooms;  // lent out by ForwardJobSlot
   bool draining = false;
 
   // Called on this worker's thread when a drain begins.
