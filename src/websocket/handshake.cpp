@@ -122,6 +122,11 @@ std::string without_key_subprotocol(std::string_view offered) {
   return out;
 }
 
+std::string_view browser_key(std::string_view offered, std::string_view query) {
+  const std::string_view key = subprotocol_key(offered);
+  return key.empty() ? query_value(query, "api-key") : key;
+}
+
 std::string new_key(FastRandom& rng) {
   std::array<unsigned char, 16> bytes{};
   for (std::size_t i = 0; i < bytes.size(); i += 8) {

@@ -44,6 +44,12 @@ TEST(Handshake, TheKeySubprotocolIsReadAndRemoved) {
   EXPECT_EQ(subprotocol_key("realtime"), "");
 }
 
+TEST(Handshake, ABrowsersKeyIsTheSubprotocolsElseTheQuerys) {
+  EXPECT_EQ(browser_key("realtime, openai-insecure-api-key.sk-1", "model=m&api-key=sk-2"), "sk-1");
+  EXPECT_EQ(browser_key("realtime", "model=m&api-key=sk-2"), "sk-2");
+  EXPECT_EQ(browser_key("", "model=m"), "");
+}
+
 TEST(Handshake, TheAcceptIsTheRfcsExample) {
   EXPECT_EQ(accept_for("dGhlIHNhbXBsZSBub25jZQ=="), "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");  // RFC 6455 section 1.3
 }

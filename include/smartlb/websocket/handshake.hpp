@@ -39,6 +39,10 @@ std::string_view subprotocol_key(std::string_view offered);
 // ", ".
 std::string without_key_subprotocol(std::string_view offered);
 
+// The credential a browser's Realtime handshake carries where headers cannot go: the key
+// subprotocol entry, else the query's `api-key` (empty: neither).
+std::string_view browser_key(std::string_view offered, std::string_view query);
+
 // A fresh Sec-WebSocket-Key: 16 random bytes in base64 (24 characters).
 std::string new_key(FastRandom& rng);
 // The Sec-WebSocket-Accept that answers `key`: base64(SHA-1(key + the RFC's GUID)).
