@@ -123,6 +123,10 @@ TEST_F(RealtimeTest, ASessionRelaysFramesBothWaysWithTheBackendsKeyAndCountsItsU
   EXPECT_EQ(response["x-smartlb-backend"], "a");
   EXPECT_EQ(response["x-sim-name"], "sim-a");
   EXPECT_EQ(client.read_event()["type"], "session.created");
+  const auto sessions = [&] {
+    return proxy_.server->states().websocket_sessions(proxy_.server->snapshot()->table.member(0).id);
+  };
+  EXPECT_EQ(sessions(), 1) << "the open session counts on its backend (/status, metrics)";
 
   bool pong = false;
   client.ws().control_callback([&](websocket::frame_type kind, beast::string_view payload) {
@@ -142,6 +146,7 @@ TEST_F(RealtimeTest, ASessionRelaysFramesBothWaysWithTheBackendsKeyAndCountsItsU
   client.ws().close(websocket::close_code::normal, ec);  // returns once the answering close came
   EXPECT_FALSE(ec) << "the backend's close answer came back: " << ec.message();
   ASSERT_TRUE(sim.sessions_closed());
+  EXPECT_TRUE(await_condition([&] { return sessions() == 0; }));
 
   const json stats = sim.stats();
   EXPECT_EQ(stats["realtime"]["client_messages"], 3);
