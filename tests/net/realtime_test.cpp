@@ -228,6 +228,46 @@ TEST_F(RealtimeTest, AnIdleSessionIsClosedWithGoingAwayBothWays) {
   EXPECT_TRUE(sim.sessions_closed()) << "the backend was closed too";
 }
 
+TEST_F(RealtimeTest, ASessionIsClosedWhenItsMaximumLengthPassesEvenWhileBusy) {
+  Sim sim("sim-a", "key-a");
+  proxy_.add_backend("a", sim.url(), 1, 1, "key-a");
+  proxy_.cfg.realtime_max_session = std::chrono::seconds(1);
+  start();
+  WsClient client(proxy_.port());
+  beast::error_code ec;
+  client.handshake("/openai/v1/realtime?model=gpt-4o", {}, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_EQ(client.read_event()["type"], "session.created");
+  // Busy (never idle) until smartlb's close arrives instead of an answer; bounded in count and
+  // time (the limit is 1 s).
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  for (int i = 0; i < 1'000'000 && !ec && std::chrono::steady_clock::now() < give_up; ++i) {
+    client.send(kItem);
+    beast::flat_buffer answer;
+    client.ws().read(answer, ec);
+  }
+  EXPECT_EQ(ec, websocket::error::closed) << ec.message();
+  EXPECT_EQ(client.ws().reason().code, websocket::close_code::going_away);
+  EXPECT_TRUE(sim.sessions_closed());
+}
+
+TEST_F(RealtimeTest, ASessionTheClientDropsIsNoFailureOfTheBackend) {
+  Sim sim("sim-a", "key-a");
+  proxy_.add_backend("a", sim.url(), 1, 1, "key-a");
+  start();
+  {
+    WsClient client(proxy_.port());
+    beast::error_code ec;
+    client.handshake("/openai/v1/realtime?model=gpt-4o", {}, ec);
+    ASSERT_FALSE(ec) << ec.message();
+    client.ws().next_layer().close();  // gone before any answer, without a close frame
+  }
+  ASSERT_TRUE(sim.sessions_closed()) << "the backend's side was closed too";
+  ASSERT_TRUE(records_.await());
+  EXPECT_TRUE(proxy_.available(0, "gpt-4o"));
+  EXPECT_EQ(proxy_.backend_cooldown(0).cause, FailureCause::None);
+}
+
 TEST_F(RealtimeTest, ADrainClosesOpenSessionsWithGoingAway) {
   Sim sim("sim-a", "key-a");
   proxy_.add_backend("a", sim.url(), 1, 1, "key-a");
