@@ -2,7 +2,7 @@
 
 namespace smartlb {
 
-bool ConnectionNames::contains(std::string_view name) const {
+bool ConnectionNames::listed(std::string_view name) const {
   for (std::size_t i = 0; i < count_; ++i)
     if (iequals(names_[i], name)) return true;
   for (const auto& n : more_)

@@ -54,8 +54,11 @@ Task<Relayed> UpstreamExchange::write_answer(const ResponseHead& res, std::strin
   rec_.status = res.status;
   const std::array<asio::const_buffer, 2> out{asio::buffer(head), asio::buffer(body.data(), body.size())};
   client_.expires_after(w_.shared.cfg.http_timeout);
-  auto [ec, n] = has_body ? co_await asio::async_write(client_, out, use_tuple)
-                          : co_await asio::async_write(client_, out[0], use_tuple);
+  error_code ec;  // (not a conditional expression: GCC 12 miscompiles co_await inside one)
+  if (has_body)
+    ec = std::get<0>(co_await asio::async_write(client_, out, use_tuple));
+  else
+    ec = std::get<0>(co_await asio::async_write(client_, out[0], use_tuple));
   if (client_.done(ec)) {
     rec_.client_aborted = true;
     co_return Relayed{RelayEnd::Close};

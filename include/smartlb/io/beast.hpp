@@ -3,6 +3,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -30,8 +31,20 @@ using Acceptor = asio::basic_socket_acceptor<tcp, Executor>;
 template <class T = void>
 using Task = asio::awaitable<T, Executor>;
 
-// Completion token for coroutines: errors come back as values, never as exceptions.
-inline constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable_t<Executor>{});
+// Completion token for coroutines: errors come back as values, never as exceptions. A deferred
+// operation, which a Task awaits directly (Asio 1.81's await_transform for async operations),
+// rather than use_awaitable, which wraps each operation in a coroutine frame of its own: an
+// allocation, and Asio's 8-frame recycling cache is often empty when a burst of requests starts.
+inline constexpr auto use_tuple = asio::as_tuple(asio::deferred);
+// The same as a Task, for where an operation must be one (the two kinds of upstream stream,
+// visited, each return one).
+inline constexpr auto use_task = asio::as_tuple(asio::use_awaitable_t<Executor>{});
+// The token for an operation of `Stream`: use_task for Beast's ssl_stream, whose operations
+// (Boost 1.81) name their return type the way deferred does not support.
+template <class Stream>
+inline constexpr auto use_tuple_for = use_tuple;
+template <class Next>
+inline constexpr auto use_tuple_for<beast::ssl_stream<Next>> = use_task;
 
 // An HTTP parse error (as opposed to a transport error).
 inline bool is_parse_error(const error_code& ec) {

@@ -1,15 +1,19 @@
 #pragma once
-// The relay's per-write arrays. Not in its coroutine frame: Asio recycles frames of up to 1020
+// The relay's per-write arrays and its readers of the body (usage, stateful ids). Not in its
+// coroutine frame: Asio recycles frames of up to 1020
 // bytes only, and a larger one costs an aligned_alloc and a free per response. Not on the
 // connection either: only a response being relayed needs them, so the worker lends them out
 // (RelayScratchLease) and an idle keep-alive connection holds none.
 #include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "smartlb/io/beast.hpp"
+#include "smartlb/stateful/event_stream_tagger.hpp"
+#include "smartlb/telemetry/usage_sniffer.hpp"
 
 namespace smartlb::net {
 
@@ -18,7 +22,9 @@ struct RelayScratch {
   static constexpr std::size_t kMaxRunsPerWrite = 16;
   std::array<std::string_view, kMaxRunsPerWrite> runs;           // body bytes of one write
   std::array<io::asio::const_buffer, kMaxRunsPerWrite + 4> out;  // [head] [size line] runs [CRLF] [last]
-  std::string held;  // an event stream's start, held back until its first content
+  std::string held;                   // an event stream's start, held back until its first content
+  std::optional<UsageSniffer> usage;  // this response's token usage
+  std::optional<stateful::EventStreamTagger> tagger;  // an event stream's ids, tagged
 };
 
 // A RelayScratch borrowed from a worker's spares (Worker::spare_scratch) for as long as this
@@ -38,6 +44,8 @@ class RelayScratchLease {
   }
   ~RelayScratchLease() {
     if (spares_.size() >= kMaxSpare) return;
+    scratch_->usage.reset();  // a spare holds no response's state (nor its buffered body)
+    scratch_->tagger.reset();
     try {
       spares_.push_back(std::move(scratch_));
     } catch (...) {  // no room to keep it: it is freed instead

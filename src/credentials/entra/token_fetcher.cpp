@@ -96,7 +96,7 @@ Task<FetchedAnswer> fetch_token_answer(const TokenRequest& request, ssl::context
   }
   Stream tcp_stream(ex);
   tcp_stream.expires_after(timeout);
-  auto [cec, ep] = co_await tcp_stream.async_connect(found, use_tuple);
+  auto [cec, ep] = co_await tcp_stream.async_connect(found, use_task);
   if (cec) {
     a.error = "connecting to " + u.host_header + ": " + cec.message();
     co_return a;
@@ -114,7 +114,7 @@ Task<FetchedAnswer> fetch_token_answer(const TokenRequest& request, ssl::context
   tls_stream.set_verify_mode(ssl::verify_peer);
   tls_stream.set_verify_callback(ssl::host_name_verification(u.host));
   tcp_stream.expires_after(timeout);
-  auto [hec] = co_await tls_stream.async_handshake(ssl::stream_base::client, use_tuple);
+  auto [hec] = co_await tls_stream.async_handshake(ssl::stream_base::client, use_task);
   if (hec) {
     a.error = "TLS handshake with " + u.host_header + ": " + hec.message();
     co_return a;
