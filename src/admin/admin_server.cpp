@@ -167,6 +167,8 @@ struct AdminServer::Impl {
       b.requests_minute = s.requests_minute_used;
       b.tokens_day = s.tokens_day_used;
       b.tokens_month = s.tokens_month_used;
+      b.cost_day = s.cost_day_used;
+      b.cost_month = s.cost_month_used;
       out.push_back(std::move(b));
     }
     return out;

@@ -177,6 +177,23 @@ constexpr PrometheusFamily kFamilies[] = {
          out.add({c.name, "completion"}, c.completion_tokens);
        }
      }},
+    {{"smartlb_cost_total",
+      Type::Counter,
+      "What the answers cost by the config file's price table, in its currency (prices.currency, e.g. USD), "
+      "by "
+      "client, priced model (the price entry's name) and serving backend.",
+      {"client", "model", "backend"}},
+     [](const Scrape& s, Samples& out) {
+       s.each(CounterKind::Cost, [&](const CounterKey& k, std::uint64_t pico) {
+         const std::string_view client = k.code < s.m.clients.size()
+                                             ? std::string_view(s.m.clients[k.code].name)
+                                             : std::string_view("other");
+         const std::string_view model = k.deployment < s.m.cost_models.size()
+                                            ? std::string_view(s.m.cost_models[k.deployment])
+                                            : std::string_view("other");
+         out.add({client, model, s.backend(k.backend)}, money_as_units(static_cast<PicoUnits>(pico)));
+       });
+     }},
     {{"smartlb_client_auth_failures_total",
       Type::Counter,
       "Requests refused with 401 before their body was read, by reason (invalid_api_key, or why a token was "

@@ -4,6 +4,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "smartlb/admin/admin_api.hpp"
@@ -71,6 +72,7 @@ CounterTotals sum_counters(const MetricsSnapshot& m) {
         t.responses[k.backend][upstream_code_label(k.code)] += v;
         break;
       case CounterKind::CooldownsStarted:
+      case CounterKind::Cost:  // (its `deployment` is a price entry: /status shows cost in the budgets)
         break;
     }
   }
@@ -259,6 +261,13 @@ json budget_json(const BudgetStatus& b) {
   dimension("requests_per_minute", b.limits.requests_per_minute, b.requests_minute);
   dimension("tokens_per_day", b.limits.tokens_per_day, b.tokens_day);
   dimension("tokens_per_month", b.limits.tokens_per_month, b.tokens_month);
+  // Cost limits in the prices' currency, only where set (a budget of tokens says nothing of money).
+  for (auto [name, limit, value] : {std::tuple{"cost_per_day", b.limits.cost_per_day, b.cost_day},
+                                    std::tuple{"cost_per_month", b.limits.cost_per_month, b.cost_month}})
+    if (limit) {
+      limits[name] = money_as_units(limit);
+      used[name] = money_as_units(value);
+    }
   json jb = {{"owner", b.owner}, {"name", b.name}, {"limits", limits}, {"used", used}};
   if (!b.principal.empty()) jb["caller"] = b.principal;
   return jb;

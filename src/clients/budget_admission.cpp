@@ -6,16 +6,17 @@
 namespace smartlb {
 
 void BudgetAdmission::take_tightest(const ClientBudget::State& s) {
+  if (s.cost.limit && (!cost_.limit || s.cost.remaining < cost_.remaining)) cost_ = s.cost;
   if (s.tokens.limit && (!tokens_.limit || s.tokens.remaining < tokens_.remaining)) tokens_ = s.tokens;
   if (s.requests.limit && (!requests_.limit || s.requests.remaining < requests_.remaining))
     requests_ = s.requests;
 }
 
-std::optional<BudgetRefused> BudgetAdmission::admit(std::int64_t tokens, BudgetTime t) {
-  tokens_ = requests_ = LimitState{};
+std::optional<BudgetRefused> BudgetAdmission::admit(std::int64_t tokens, PicoUnits cost, BudgetTime t) {
+  tokens_ = requests_ = cost_ = LimitState{};
   for (std::size_t i = 0; i < count_; ++i) {
     ClientBudget::State s;
-    if (auto refusal = budgets_[i].budget->admit(tokens, t, charges_[i], &s)) {
+    if (auto refusal = budgets_[i].budget->admit(tokens, cost, t, charges_[i], &s)) {
       for (std::size_t j = 0; j < i; ++j) budgets_[j].budget->cancel(charges_[j], t);
       describe_refusal(*refusal, s, i, t);
       return BudgetRefused{*refusal, budgets_[i]};
@@ -34,13 +35,15 @@ std::optional<BudgetRefused> BudgetAdmission::admit(std::int64_t tokens, BudgetT
 // request (those before `refused_at` as they were before this request, which is given back).
 void BudgetAdmission::describe_refusal(const BudgetRefusal& refusal, const ClientBudget::State& refuser,
                                        std::size_t refused_at, BudgetTime t) {
-  tokens_ = requests_ = LimitState{};
+  tokens_ = requests_ = cost_ = LimitState{};
   take_tightest(refuser);
   for (std::size_t j = 0; j < count_; ++j)
     if (j != refused_at) take_tightest(budgets_[j].budget->state(t));
   const LimitState refused{refusal.limit_value, std::max<std::int64_t>(refusal.limit_value - refusal.used, 0),
                            refusal.retry_after};
-  (smartlb::counts_tokens(refusal.limit) ? tokens_ : requests_) = refused;
+  (smartlb::counts_cost(refusal.limit)     ? cost_
+   : smartlb::counts_tokens(refusal.limit) ? tokens_
+                                           : requests_) = refused;
 }
 
 bool BudgetAdmission::counts_tokens() const {
@@ -49,10 +52,17 @@ bool BudgetAdmission::counts_tokens() const {
   return false;
 }
 
-void BudgetAdmission::settle(std::int64_t actual_tokens, BudgetTime t) {
+bool BudgetAdmission::counts_cost() const {
+  for (std::size_t i = 0; i < count_; ++i)
+    if (budgets_[i].counts_cost) return true;
+  return false;
+}
+
+void BudgetAdmission::settle(std::int64_t actual_tokens, PicoUnits actual_cost, BudgetTime t) {
   if (!admitted_) return;
   admitted_ = false;
-  for (std::size_t i = 0; i < count_; ++i) budgets_[i].budget->settle(charges_[i], actual_tokens, t);
+  for (std::size_t i = 0; i < count_; ++i)
+    budgets_[i].budget->settle(charges_[i], actual_tokens, actual_cost, t);
 }
 
 namespace {
@@ -77,16 +87,29 @@ class FieldWriter {
     text(std::string_view(d, static_cast<std::size_t>(digits + sizeof digits - d)));
   }
   void reset(Nanos d);
-  void limit(std::string_view what, const LimitState& l) {
+  // Pico-units as currency units in plain decimal ("0.25"): as short as exact.
+  void money(PicoUnits v) {
+    if (v < 0) v = 0;
+    number(v / kPicoPerUnit);
+    if (PicoUnits fraction = v % kPicoPerUnit) {
+      char digits[12];
+      for (int i = 11; i >= 0; --i, fraction /= 10) digits[i] = static_cast<char>('0' + fraction % 10);
+      std::size_t n = 12;
+      while (digits[n - 1] == '0') --n;
+      text(".");
+      text(std::string_view(digits, n));
+    }
+  }
+  void limit(std::string_view what, const LimitState& l, bool in_money = false) {
     if (!l.limit) return;
     text("x-ratelimit-limit-");
     text(what);
     text(": ");
-    number(l.limit);
+    in_money ? money(l.limit) : number(l.limit);
     text("\r\nx-ratelimit-remaining-");
     text(what);
     text(": ");
-    number(l.remaining);
+    in_money ? money(l.remaining) : number(l.remaining);
     text("\r\nx-ratelimit-reset-");
     text(what);
     text(": ");
@@ -96,7 +119,7 @@ class FieldWriter {
   std::string_view done() const { return {buf_, static_cast<std::size_t>(p_ - buf_)}; }
 
  private:
-  char buf_[400];  // two limits of at most ~160 bytes each (19-digit numbers)
+  char buf_[560];  // three limits of at most ~180 bytes each (19-digit numbers, 12 decimals)
   char* p_ = buf_;
 };
 
@@ -134,6 +157,7 @@ void BudgetAdmission::append_fields(std::string& out) const {
   FieldWriter w;
   w.limit("requests", requests_);
   w.limit("tokens", tokens_);
+  w.limit("cost", cost_, true);
   out.append(w.done());
 }
 
@@ -149,17 +173,22 @@ std::string format_reset(Nanos d) {
   return out;
 }
 
-std::string refusal_message(const BudgetRefused& r) {
+std::string refusal_message(const BudgetRefused& r, std::string_view currency) {
   const BudgetRefusal& x = r.refusal;
   const std::string who = std::string(r.by.owner) + " '" + std::string(r.by.subject.substr(0, 128)) + "'";
   const std::string again = format_reset(x.retry_after);
+  const bool cost = counts_cost(x.limit);
+  const auto amount = [&](std::int64_t v) {
+    if (!cost) return std::to_string(v);
+    return format_money(v) + (currency.empty() ? "" : " ") + std::string(currency);
+  };
   if (x.requested > x.limit_value)
     return "Request too large for " + who + " on " + std::string(describe(x.limit)) + ": Limit " +
-           std::to_string(x.limit_value) + ", Requested " + std::to_string(x.requested) +
+           amount(x.limit_value) + ", Requested " + amount(x.requested) +
            ". The input or output tokens must be reduced (max_tokens counts in full) for the request to run.";
   return "Rate limit reached for " + who + " on " + std::string(describe(x.limit)) + ": Limit " +
-         std::to_string(x.limit_value) + ", Used " + std::to_string(x.used) + ", Requested " +
-         std::to_string(x.requested) + ". Please try again in " + again + ".";
+         amount(x.limit_value) + ", Used " + amount(x.used) + ", Requested " + amount(x.requested) +
+         ". Please try again in " + again + ".";
 }
 
 }  // namespace smartlb

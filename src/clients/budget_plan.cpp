@@ -35,7 +35,7 @@ BudgetPlan::BudgetPlan(const Policy& policy, BudgetRegistry& registry) : registr
   for (const ClientConfig& c : policy.clients)
     if (c.limits.any())
       clients_.emplace(c.name, ClientEntry{&registry.get(budget_key("client", c.name), c.limits),
-                                           counts_tokens(c.limits)});
+                                           counts_tokens(c.limits), c.limits.counts_cost()});
   for (const SubjectLimit& s : policy.subject_limits) {
     SubjectRule rule{s.subject, s.shared, s.limits, nullptr, budget_key("subject", s.subject, "(other)")};
     if (s.shared) rule.budget = &registry.get(budget_key("subject", s.subject), s.limits);
@@ -47,7 +47,8 @@ std::size_t BudgetPlan::budgets_for(const ClientIdentity& who, Budgets& out) con
   std::size_t n = 0;
   if (!clients_.empty())
     if (auto it = clients_.find(who.name); it != clients_.end())
-      out[n++] = BudgetRef{it->second.budget, "client", who.name, it->second.counts_tokens};
+      out[n++] =
+          BudgetRef{it->second.budget, "client", who.name, it->second.counts_tokens, it->second.counts_cost};
   // One key buffer per thread: a per-caller budget is found without an allocation.
   thread_local std::string key;
   for (const SubjectRule& rule : subjects_) {
@@ -56,7 +57,8 @@ std::size_t BudgetPlan::budgets_for(const ClientIdentity& who, Budgets& out) con
         std::find(who.subjects.begin(), who.subjects.end(), rule.subject) == who.subjects.end())
       continue;
     if (rule.shared) {
-      out[n++] = BudgetRef{rule.budget, "subject", rule.subject, counts_tokens(rule.limits)};
+      out[n++] = BudgetRef{rule.budget, "subject", rule.subject, counts_tokens(rule.limits),
+                           rule.limits.counts_cost()};
       continue;
     }
     key.assign("subject").append(1, kBudgetKeySeparator).append(rule.subject);
@@ -64,7 +66,7 @@ std::size_t BudgetPlan::budgets_for(const ClientIdentity& who, Budgets& out) con
     ClientBudget& b = registry_->get(key, rule.limits, rule.overflow_key, generation_);
     out[n++] = BudgetRef{&b, rule.subject == "*" ? std::string_view("client") : std::string_view("subject"),
                          rule.subject == "*" ? who.principal : std::string_view(rule.subject),
-                         counts_tokens(rule.limits)};
+                         counts_tokens(rule.limits), rule.limits.counts_cost()};
   }
   return n;
 }

@@ -1,6 +1,7 @@
 #include "smartlb/clients/client_budget.hpp"
 
 #include <algorithm>
+#include <tuple>
 
 namespace smartlb {
 namespace {
@@ -26,6 +27,10 @@ std::string_view to_string(BudgetLimit l) {
       return "tokens_per_day";
     case BudgetLimit::TokensPerMonth:
       return "tokens_per_month";
+    case BudgetLimit::CostPerDay:
+      return "cost_per_day";
+    case BudgetLimit::CostPerMonth:
+      return "cost_per_month";
   }
   return "";
 }
@@ -40,11 +45,20 @@ std::string_view describe(BudgetLimit l) {
       return "tokens per day (UTC)";
     case BudgetLimit::TokensPerMonth:
       return "tokens per month (UTC)";
+    case BudgetLimit::CostPerDay:
+      return "cost per day (UTC)";
+    case BudgetLimit::CostPerMonth:
+      return "cost per month (UTC)";
   }
   return "";
 }
 
-bool counts_tokens(BudgetLimit l) { return l != BudgetLimit::RequestsPerMinute; }
+bool counts_tokens(BudgetLimit l) {
+  return l == BudgetLimit::TokensPerMinute || l == BudgetLimit::TokensPerDay ||
+         l == BudgetLimit::TokensPerMonth;
+}
+
+bool counts_cost(BudgetLimit l) { return l == BudgetLimit::CostPerDay || l == BudgetLimit::CostPerMonth; }
 
 ClientBudget::ClientBudget(const ClientLimits& limits)
     : limits_(limits),
@@ -66,6 +80,8 @@ void ClientBudget::set_limits(const ClientLimits& limits) {
   if (requests_lease_) requests_lease_->set_limit(limits.requests_per_minute);
   if (day_lease_) day_lease_->set_limit(limits.tokens_per_day);
   if (month_lease_) month_lease_->set_limit(limits.tokens_per_month);
+  if (day_cost_lease_) day_cost_lease_->set_limit(limits.cost_per_day);
+  if (month_cost_lease_) month_cost_lease_->set_limit(limits.cost_per_month);
 }
 
 void ClientBudget::share(LeaseBroker& broker, const std::string& name) {
@@ -92,28 +108,31 @@ void ClientBudget::share(LeaseBroker& broker, const std::string& name) {
   // A month is not a fixed length: its lease's windows are the calendar's (the longest month's
   // length only sizes the Redis key's expiry).
   month_lease_ = make(limits.tokens_per_month, ":month_tokens", std::chrono::hours(24 * 31), 1, true);
+  // The cost quotas as the token quotas, in pico-units.
+  day_cost_lease_ = make(limits.cost_per_day, ":day_cost", std::chrono::hours(24), 1);
+  month_cost_lease_ = make(limits.cost_per_month, ":month_cost", std::chrono::hours(24 * 31), 1, true);
   broker_ = &broker;
 }
 
-std::optional<BudgetRefusal> ClientBudget::admit(std::int64_t tokens, BudgetTime t, BudgetCharge& charge,
-                                                 State* after) {
+std::optional<BudgetRefusal> ClientBudget::admit(std::int64_t tokens, PicoUnits cost, BudgetTime t,
+                                                 BudgetCharge& charge, State* after) {
   const PeriodSpan day = calendar_period(CalendarPeriod::Day, t.wall);
   const PeriodSpan month = calendar_period(CalendarPeriod::Month, t.wall);
   // What to ask the store for is sent once the lock is released: nothing waits on it.
-  PendingAsk asks[4];
+  PendingAsk asks[6];
   std::optional<BudgetRefusal> refusal;
   {
     std::lock_guard lock(mutex_);
-    refusal = admit_locked(tokens, t, charge, after, day, month, asks);
+    refusal = admit_locked(tokens, std::max<PicoUnits>(cost, 0), t, charge, after, day, month, asks);
   }
   for (const PendingAsk& a : asks) send_pending(broker_, a);
   return refusal;
 }
 
-std::optional<BudgetRefusal> ClientBudget::admit_locked(std::int64_t tokens, BudgetTime t,
+std::optional<BudgetRefusal> ClientBudget::admit_locked(std::int64_t tokens, PicoUnits cost, BudgetTime t,
                                                         BudgetCharge& charge, State* after,
                                                         const PeriodSpan& day, const PeriodSpan& month,
-                                                        PendingAsk (&asks)[4]) {
+                                                        PendingAsk (&asks)[6]) {
   const auto refuse = [&](BudgetLimit limit, std::int64_t value, std::int64_t used, std::int64_t requested,
                           Nanos retry) {
     if (after) *after = state_locked(t, day, month);
@@ -141,6 +160,15 @@ std::optional<BudgetRefusal> ClientBudget::admit_locked(std::int64_t tokens, Bud
   if (const std::int64_t used = month_.used_in(month.index);
       limits_.tokens_per_month && used + tokens > limits_.tokens_per_month)
     refused_by(BudgetLimit::TokensPerMonth, limits_.tokens_per_month, used, tokens, until(month.end, t.wall));
+  // A cost quota is checked with at least the smallest amount: a request whose model has no
+  // price (an estimate of 0) is still refused once the quota is spent.
+  const PicoUnits asked = std::max<PicoUnits>(cost, 1);
+  if (const PicoUnits used = day_cost_.used_in(day.index);
+      limits_.cost_per_day && used + asked > limits_.cost_per_day)
+    refused_by(BudgetLimit::CostPerDay, limits_.cost_per_day, used, cost, until(day.end, t.wall));
+  if (const PicoUnits used = month_cost_.used_in(month.index);
+      limits_.cost_per_month && used + asked > limits_.cost_per_month)
+    refused_by(BudgetLimit::CostPerMonth, limits_.cost_per_month, used, cost, until(month.end, t.wall));
   if (binding)
     return refuse(binding->limit, binding->limit_value, binding->used, binding->requested,
                   binding->retry_after);
@@ -168,14 +196,37 @@ std::optional<BudgetRefusal> ClientBudget::admit_locked(std::int64_t tokens, Bud
     return refuse(BudgetLimit::TokensPerMonth, limits_.tokens_per_month, month_.used_in(month.index), tokens,
                   month_lease_->quota.wait_for(tokens, t.wall));
   }
+  // Shared cost quotas last: what the leases above took is given back when one refuses.
+  const auto give_back_leases = [&](bool with_month_tokens) {
+    if (lease_tokens) tokens_lease_->quota.adjust(tokens_lease_->quota.subwindow_of(t.wall), -tokens);
+    if (lease_requests) requests_lease_->quota.adjust(requests_lease_->quota.subwindow_of(t.wall), -1);
+    if (day_lease_ && limits_.tokens_per_day) day_lease_->quota.adjust(day.index, -tokens);
+    if (with_month_tokens && month_lease_ && limits_.tokens_per_month)
+      month_lease_->quota.adjust(month.index, -tokens);
+  };
+  if (day_cost_lease_ && limits_.cost_per_day && !take_leased(*day_cost_lease_, cost, t.wall, asks[4])) {
+    give_back_leases(true);
+    return refuse(BudgetLimit::CostPerDay, limits_.cost_per_day, day_cost_.used_in(day.index), cost,
+                  day_cost_lease_->quota.wait_for(cost, t.wall));
+  }
+  if (month_cost_lease_ && limits_.cost_per_month &&
+      !take_leased(*month_cost_lease_, cost, t.wall, asks[5])) {
+    give_back_leases(true);
+    if (day_cost_lease_ && limits_.cost_per_day) day_cost_lease_->quota.adjust(day.index, -cost);
+    return refuse(BudgetLimit::CostPerMonth, limits_.cost_per_month, month_cost_.used_in(month.index), cost,
+                  month_cost_lease_->quota.wait_for(cost, t.wall));
+  }
   charge.lease_window = tokens_lease_ ? tokens_lease_->quota.subwindow_of(t.wall) : -1;
 
   charge.tokens = tokens;
+  charge.cost = cost;
   charge.minute_bucket = minute_tokens_.consume(tokens, t.now);
   minute_requests_.consume(1, t.now);
-  for (auto [counter, span] : {std::pair{&day_, day}, std::pair{&month_, month}}) {
+  for (auto [counter, span, amount] :
+       {std::tuple{&day_, day, tokens}, std::tuple{&month_, month, tokens}, std::tuple{&day_cost_, day, cost},
+        std::tuple{&month_cost_, month, cost}}) {
     if (counter->period != span.index) *counter = PeriodCounter{span.index, 0};
-    counter->used += tokens;
+    counter->used += amount;
   }
   charge.day = day.index;
   charge.month = month.index;
@@ -183,10 +234,19 @@ std::optional<BudgetRefusal> ClientBudget::admit_locked(std::int64_t tokens, Bud
   return std::nullopt;
 }
 
-void ClientBudget::settle(const BudgetCharge& charge, std::int64_t actual_tokens, BudgetTime t) {
+void ClientBudget::settle(const BudgetCharge& charge, std::int64_t actual_tokens, PicoUnits actual_cost,
+                          BudgetTime t) {
   const std::int64_t delta = std::max<std::int64_t>(actual_tokens, 0) - charge.tokens;
-  if (delta == 0) return;
+  const PicoUnits cost_delta = actual_cost < 0 ? 0 : actual_cost - charge.cost;
+  if (delta == 0 && cost_delta == 0) return;
   std::lock_guard lock(mutex_);
+  if (cost_delta != 0) {
+    if (day_cost_lease_) day_cost_lease_->quota.adjust(charge.day, cost_delta);
+    if (month_cost_lease_) month_cost_lease_->quota.adjust(charge.month, cost_delta);
+    for (auto [counter, index] : {std::pair{&day_cost_, charge.day}, std::pair{&month_cost_, charge.month}})
+      if (counter->period == index) counter->used = std::max<PicoUnits>(counter->used + cost_delta, 0);
+  }
+  if (delta == 0) return;
   minute_tokens_.adjust(charge.minute_bucket, delta, t.now);
   if (tokens_lease_) tokens_lease_->quota.adjust(charge.lease_window, delta);
   if (day_lease_) day_lease_->quota.adjust(charge.day, delta);        // the lease's window is the day's index
@@ -197,7 +257,7 @@ void ClientBudget::settle(const BudgetCharge& charge, std::int64_t actual_tokens
 }
 
 void ClientBudget::cancel(const BudgetCharge& charge, BudgetTime t) {
-  settle(charge, 0, t);
+  settle(charge, 0, 0, t);
   std::lock_guard lock(mutex_);
   minute_requests_.adjust(charge.minute_bucket, -1, t.now);
   if (requests_lease_) requests_lease_->quota.adjust(charge.lease_window, -1);
@@ -216,6 +276,8 @@ ClientBudget::State ClientBudget::state_locked(BudgetTime t, const PeriodSpan& d
   s.requests_minute_used = minute_requests_.used(t.now);
   s.tokens_day_used = day_.used_in(day.index);
   s.tokens_month_used = month_.used_in(month.index);
+  s.cost_day_used = day_cost_.used_in(day.index);
+  s.cost_month_used = month_cost_.used_in(month.index);
   // The token limit that binds first: the least remaining of those set. Reset: until the whole
   // limit is free again (OpenAI's x-ratelimit-reset-*).
   const auto consider = [&](std::int64_t limit, std::int64_t used, auto reset) {
@@ -229,6 +291,14 @@ ClientBudget::State ClientBudget::state_locked(BudgetTime t, const PeriodSpan& d
            [&] { return s.tokens_day_used ? until(day.end, t.wall) : Nanos(0); });
   consider(limits_.tokens_per_month, s.tokens_month_used,
            [&] { return s.tokens_month_used ? until(month.end, t.wall) : Nanos(0); });
+  const auto consider_cost = [&](PicoUnits limit, PicoUnits used, WallTime end) {
+    if (!limit) return;
+    const PicoUnits remaining = std::max<PicoUnits>(limit - used, 0);
+    if (s.cost.limit == 0 || remaining < s.cost.remaining)
+      s.cost = {limit, remaining, used ? until(end, t.wall) : Nanos(0)};
+  };
+  consider_cost(limits_.cost_per_day, s.cost_day_used, day.end);
+  consider_cost(limits_.cost_per_month, s.cost_month_used, month.end);
   if (limits_.requests_per_minute)
     s.requests = {limits_.requests_per_minute,
                   std::max<std::int64_t>(limits_.requests_per_minute - s.requests_minute_used, 0),

@@ -55,6 +55,8 @@ void read_sections(Reader& r, const YAML::Node& root, Config& cfg) {
     read_model_configs(r, root["model_configs"], cfg);
     read_redis(r, root["redis"], cfg);
     read_admin(r, root["admin"], cfg);
+    read_prices(r, root["prices"], cfg);
+    check_cost_budgets(r, root, cfg);
   } catch (const YAML::Exception& e) {  // a shape the checks above did not foresee
     const std::string line = e.mark.line >= 0 ? ":" + std::to_string(e.mark.line + 1) : "";
     r.errors.push_back(r.file() + line + ": cannot be read: " + e.msg);
@@ -85,7 +87,9 @@ std::map<std::string, std::vector<std::string>> config_file_keys() {
           {"model_configs.failure_tolerance", list(kToleranceKeys)},
           {"redis", list(kRedisKeys)},
           {"admin", list(kAdminKeys)},
-          {"admin.tokens", list(kAdminTokenKeys)}};
+          {"admin.tokens", list(kAdminTokenKeys)},
+          {"prices", list(kPricesKeys)},
+          {"prices.models", list(kModelPriceKeys)}};
 }
 
 ConfigLoadResult load_config_text(const EnvMap& env, std::string_view text, const std::string& file_name) {

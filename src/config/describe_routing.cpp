@@ -66,7 +66,7 @@ void describe_callers(std::ostream& out, const Config& cfg) {
   }
 }
 
-std::string limits_text(const ClientLimits& l) {
+std::string limits_text(const ClientLimits& l, std::string_view cfg_currency) {
   std::string t;
   const auto add = [&](std::int64_t v, const char* what) {
     if (v) t += (t.empty() ? "" : ", ") + std::to_string(v) + " " + what;
@@ -75,18 +75,34 @@ std::string limits_text(const ClientLimits& l) {
   add(l.requests_per_minute, "requests/min");
   add(l.tokens_per_day, "tokens/day");
   add(l.tokens_per_month, "tokens/month");
+  for (auto [v, what] : {std::pair{l.cost_per_day, "/day"}, std::pair{l.cost_per_month, "/month"}})
+    if (v) t += (t.empty() ? "" : ", ") + format_money(v) + " " + std::string(cfg_currency) + what;
   return t;
 }
 
 void describe_budgets(std::ostream& out, const Config& cfg) {
   for (const auto& c : cfg.policy.clients)
-    if (c.limits.any()) out << "  budget of client " << c.name << ": " << limits_text(c.limits) << "\n";
+    if (c.limits.any())
+      out << "  budget of client " << c.name << ": " << limits_text(c.limits, cfg.policy.prices.currency)
+          << "\n";
   for (const auto& s : cfg.policy.subject_limits)
     out << "  budget of " << (s.subject == "*" ? std::string("every caller") : "subject " + s.subject)
         << (s.shared           ? " (shared)"
             : s.subject == "*" ? " (each its own)"
                                : " (each caller its own)")
-        << ": " << limits_text(s.limits) << "\n";
+        << ": " << limits_text(s.limits, cfg.policy.prices.currency) << "\n";
+}
+
+void describe_prices(std::ostream& out, const Config& cfg) {
+  const PriceTable& prices = cfg.policy.prices;
+  // Per token in pico-units is per million tokens in micro-units: x 10^6 is per million in pico.
+  const auto per_million = [&](PicoUnits p) { return format_money(p * 1'000'000) + " " + prices.currency; };
+  for (const ModelPrice& m : prices.models) {
+    out << "  price of " << m.model;
+    for (std::size_t i = 0; i < m.aliases.size(); ++i) out << (i ? ", " : " (also ") << m.aliases[i];
+    out << (m.aliases.empty() ? "" : ")") << " per 1M tokens: input " << per_million(m.input)
+        << ", cached input " << per_million(m.cached_input) << ", output " << per_million(m.output) << "\n";
+  }
 }
 
 }  // namespace
@@ -108,6 +124,7 @@ std::string describe_routing(const Config& cfg) {
   for (const auto& rule : cfg.policy.rules) describe_rule(out, cfg, rule);
   describe_callers(out, cfg);
   describe_budgets(out, cfg);
+  describe_prices(out, cfg);
   if (cfg.redis.enabled())
     out << "  shared through Redis: " << cfg.redis.url->redacted() << " (prefix " << cfg.redis.key_prefix
         << ", replica " << cfg.redis.replica_id << ")\n";

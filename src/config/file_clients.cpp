@@ -24,9 +24,24 @@ ClientLimits read_limits(Reader& r, const std::string& path, const YAML::Node& n
   read("requests_per_minute", 1'000'000'000ll, l.requests_per_minute);
   read("tokens_per_day", 1'000'000'000'000'000ll, l.tokens_per_day);
   read("tokens_per_month", 1'000'000'000'000'000ll, l.tokens_per_month);
+  // Amounts of the prices' currency (docs/operations.md#cost).
+  for (auto [key, out] :
+       {std::pair{"cost_per_day", &l.cost_per_day}, std::pair{"cost_per_month", &l.cost_per_month}})
+    if (const auto v = n[key])
+      if (const auto text = r.string(key_path(path, key), v)) {
+        if (const auto amount = parse_money(*text); amount && *amount > 0)
+          *out = *amount;
+        else
+          r.error(
+              key_path(path, key), v,
+              "must be an amount of the prices' currency: a decimal number above 0, at most 1000000 with at "
+              "most 12 decimals, got " +
+                  smartlb::quoted(*text));
+      }
   if (!l.any() && n.size() == 0)
     r.error(path, n,
-            "needs at least one of tokens_per_minute, requests_per_minute, tokens_per_day, tokens_per_month");
+            "needs at least one of tokens_per_minute, requests_per_minute, tokens_per_day, tokens_per_month, "
+            "cost_per_day, cost_per_month");
   return l;
 }
 

@@ -112,4 +112,21 @@ void add_default_rule(Reader& r, const YAML::Node& root, std::size_t env_backend
   if (!implicit.empty()) add_implicit_rule(cfg, implicit);
 }
 
+void check_cost_budgets(Reader& r, const YAML::Node& root, const Config& cfg) {
+  if (!cfg.policy.prices.empty()) return;
+  // A cost budget without prices could never count anything: the file must say what costs what.
+  for (const char* section : {"clients", "subject_limits"}) {
+    const YAML::Node list = root[section];
+    if (!list || !list.IsSequence()) continue;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const YAML::Node limits = list[i].IsMap() ? list[i]["limits"] : YAML::Node();
+      if (!limits || !limits.IsMap()) continue;
+      for (const char* key : {"cost_per_day", "cost_per_month"})
+        if (const auto v = limits[key])
+          r.error(key_path(key_path(index_path(section, i), "limits"), key), v,
+                  "needs the prices section (what each model costs; docs/operations.md#cost)");
+    }
+  }
+}
+
 }  // namespace smartlb::config_file

@@ -8,7 +8,9 @@ namespace smartlb::config_file {
 
 inline constexpr std::string_view kTopKeys[] = {"name",    "type",          "backends",      "targets",
                                                 "clients", "rules",         "model_configs", "subject_limits",
-                                                "redis",   "token_issuers", "admin"};
+                                                "redis",   "token_issuers", "admin",         "prices"};
+inline constexpr std::string_view kPricesKeys[] = {"currency", "models"};
+inline constexpr std::string_view kModelPriceKeys[] = {"model", "aliases", "input", "cached_input", "output"};
 inline constexpr std::string_view kRedisKeys[] = {"url", "key_prefix", "ca_file", "timeout_ms", "replica_id"};
 inline constexpr std::string_view kAdminKeys[] = {"tokens", "metrics_open"};
 inline constexpr std::string_view kAdminTokenKeys[] = {"name", "role", "token"};
@@ -20,7 +22,8 @@ inline constexpr std::string_view kTargetKeys[] = {"id",    "backend", "deployme
                                                    "model", "aliases", "quota_group"};
 inline constexpr std::string_view kClientKeys[] = {"name", "key", "key_sha256", "subjects", "limits"};
 inline constexpr std::string_view kClientLimitKeys[] = {"tokens_per_minute", "requests_per_minute",
-                                                        "tokens_per_day", "tokens_per_month"};
+                                                        "tokens_per_day",    "tokens_per_month",
+                                                        "cost_per_day",      "cost_per_month"};
 inline constexpr std::string_view kSubjectLimitKeys[] = {"subject", "shared", "limits"};
 inline constexpr std::string_view kTokenIssuerKeys[] = {
     "name",           "tenant_id",     "audiences",         "required_roles",

@@ -25,6 +25,7 @@ void read_rules(Reader& r, const YAML::Node& list, Config& cfg);          // fil
 void read_model_configs(Reader& r, const YAML::Node& list, Config& cfg);  // file_model_configs.cpp
 void read_redis(Reader& r, const YAML::Node& n, Config& cfg);             // file_redis.cpp
 void read_admin(Reader& r, const YAML::Node& n, Config& cfg);             // file_admin.cpp
+void read_prices(Reader& r, const YAML::Node& n, Config& cfg);            // file_prices.cpp
 
 // Across sections (file_cross_checks.cpp).
 
@@ -42,6 +43,8 @@ void add_implicit_rule(Config& cfg, const std::vector<const BackendConfig*>& bac
 void add_default_rule(Reader& r, const YAML::Node& root, std::size_t env_backends, Config& cfg);
 // A quota group's declared limits must agree; a target that declares none takes the group's.
 void check_quota_groups(Reader& r, const YAML::Node& root, Config& cfg);
+// A cost budget (cost_per_day, cost_per_month) needs the prices section.
+void check_cost_budgets(Reader& r, const YAML::Node& root, const Config& cfg);
 // A file target no rule routes to is a warning.
 void warn_unused_targets(Reader& r, const YAML::Node& list, const Config& cfg);
 

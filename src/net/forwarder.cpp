@@ -18,7 +18,8 @@
 //             its session (net/websocket_relay), any other answer to its handshake is judged
 //             like an HTTP answer
 //   unavailable  nothing left: smartlb's own answer (refuse)
-//   settle    the caller's budgets are charged the tokens the answer used
+//   price     what the answer cost, by the price table (docs/operations.md#cost)
+//   settle    the caller's budgets are charged the tokens (and the cost) the answer used
 // Accounting (metrics, access log) reads the RequestRecord these phases fill.
 #include <algorithm>
 
@@ -27,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "smartlb/clients/budget_admission.hpp"
+#include "smartlb/cost/request_cost.hpp"
 #include "smartlb/credentials/entra/token_wait.hpp"
 #include "smartlb/credentials/static_key.hpp"
 #include "smartlb/http/header_rules.hpp"
@@ -123,15 +125,19 @@ class ForwardJob {
     buffers.body_facts.reset();
   }
 
-  Task<bool> run();  // settles the budgets when it ends
-  // After run(): the caller's budgets are charged what the answer used.
-  void settle_budgets();
-  struct SettleOnExit {
-    ForwardJob& job;
-    ~SettleOnExit() { job.settle_budgets(); }
-  };
+  Task<bool> run();  // prices the answer and settles the budgets when it ends
 
  private:
+  // At the end of run(): what the answer cost, by the price table, then the caller's budgets
+  // charged what it used (its cost included). Returns `keep`.
+  bool finish(bool keep) {
+    price_answer();
+    settle_budgets();
+    return keep;
+  }
+  void price_answer();
+  void settle_budgets();
+
   void prepare_request();
   std::optional<Refusal> admit();
   Task<Attempted> attempt(const ChosenTarget& t, TriedSet& tried);
@@ -328,8 +334,9 @@ std::optional<std::string_view> ForwardJob::match_rule() {
   return std::nullopt;
 }
 
-// The caller's budgets admit the request with its estimated cost (prompt + max_tokens), or it
-// gets OpenAI's 429 with when to try again, and no backend is called.
+// The caller's budgets admit the request with its estimated cost (prompt + max_tokens, and for a
+// cost budget the same priced at the input and output prices of the model the client named), or
+// it gets OpenAI's 429 with when to try again, and no backend is called.
 // Not a coroutine: an admitted request costs no frame.
 std::optional<BudgetRefused> ForwardJob::admit_to_budgets() {
   BudgetPlan::Budgets refs;
@@ -341,8 +348,16 @@ std::optional<BudgetRefused> ForwardJob::admit_to_budgets() {
     cost_ = estimate_request_tokens(body_facts());
     cost_known_ = true;
   }
+  // A model without a price is estimated at nothing: it is admitted while the quota is not spent
+  // (and charged what it cost, if its answer's model has a price).
+  PicoUnits price = 0;
+  if (budget_->counts_cost())
+    if (const ModelPrice* p = snap_.prices.find(model_)) {
+      const TokenEstimate e = estimate_request_token_parts(body_facts());
+      price = cost_estimate(e.prompt, e.completion, *p);
+    }
   const BudgetTime t{s_.clock.coarse_now(), s_.clock.wall_now()};
-  std::optional<BudgetRefused> refused = budget_->admit(cost_, t);
+  std::optional<BudgetRefused> refused = budget_->admit(cost_, price, t);
   budget_->append_fields(buffers_.budget_fields);
   return refused;
 }
@@ -565,24 +580,45 @@ Task<bool> ForwardJob::refuse_unavailable() {
   co_return co_await refuse({static_cast<http::status>(a.status), a.type, a.code, a.message, a.retry_after});
 }
 
-// The budgets are charged what the answer says it used; an answer that used nothing (an error,
-// smartlb's own) gives the tokens back; a success that does not say (a stream without
-// include_usage) keeps the estimate.
+// The model priced is the deployment the serving backend was asked for (after a target's
+// rename: a rule may send a model's requests to a cheaper one), else the model the client named.
+void ForwardJob::price_answer() {
+  if (snap_.prices.empty() || (rec_.prompt_tokens < 0 && rec_.completion_tokens < 0)) return;
+  const ModelPrice* price = nullptr;
+  if (rec_.served_by >= 0 && rec_.attempt_count > 0)
+    price = snap_.prices.find(
+        rec_.attempts[std::min(rec_.attempt_count, RequestRecord::kMaxAttempts) - 1].deployment);
+  if (!price) price = snap_.prices.find(rec_.deployment);
+  if (!price) return;
+  if (const auto cost = cost_of({rec_.prompt_tokens, rec_.cached_tokens, rec_.completion_tokens}, *price)) {
+    rec_.cost = *cost;
+    rec_.cost_model = price->model;
+  }
+}
+
+// The budgets are charged what the answer says it used (tokens, and their price); an answer that
+// used nothing (an error, smartlb's own) gives the tokens and cost back; a success that does not
+// say (a stream without include_usage) keeps the estimate.
 void ForwardJob::settle_budgets() {
   if (!budget_) return;
   const BudgetTime t{s_.clock.coarse_now(), s_.clock.wall_now()};
+  // (An answer whose model has no price keeps its estimated cost.)
   if (rec_.prompt_tokens >= 0 || rec_.completion_tokens >= 0)
     budget_->settle(
-        std::max<std::int64_t>(rec_.prompt_tokens, 0) + std::max<std::int64_t>(rec_.completion_tokens, 0), t);
+        std::max<std::int64_t>(rec_.prompt_tokens, 0) + std::max<std::int64_t>(rec_.completion_tokens, 0),
+        rec_.cost, t);
   else if (rec_.served_by < 0 || rec_.status / 100 != 2)
-    budget_->settle(0, t);
+    budget_->settle(0, 0, t);
 }
 
 // Whether the request may be routed at all: its ids agree, a rule serves it, the caller's budgets
 // admit it. The refusal's message, when built, is kept in buffers_.refusal_message.
 std::optional<Refusal> ForwardJob::admit() {
-  if (const auto conflict = stateful_.prepare(snap_, req_, request_target_, s_.placements))
-    return Refusal{http::status::bad_request, "invalid_request_error", "resource_conflict", *conflict};
+  if (std::optional<std::string> conflict = stateful_.prepare(snap_, req_, request_target_, s_.placements)) {
+    buffers_.refusal_message = std::move(*conflict);
+    return Refusal{http::status::bad_request, "invalid_request_error", "resource_conflict",
+                   buffers_.refusal_message};
+  }
   prepare_request();
   rec_.deployment = model_;
   if (websocket_ &&
@@ -604,19 +640,20 @@ std::optional<Refusal> ForwardJob::admit() {
   if (!snap_.budgets.empty())
     if (const std::optional<BudgetRefused> refused = admit_to_budgets()) {
       rec_.client_limited = true;
-      buffers_.refusal_message = refusal_message(*refused);
+      buffers_.refusal_message = refusal_message(*refused, snap_.prices.currency);
       return Refusal{http::status::too_many_requests,
-                     counts_tokens(refused->refusal.limit) ? "tokens" : "requests", "rate_limit_exceeded",
-                     buffers_.refusal_message,
+                     counts_cost(refused->refusal.limit)     ? "cost"
+                     : counts_tokens(refused->refusal.limit) ? "tokens"
+                                                             : "requests",
+                     "rate_limit_exceeded", buffers_.refusal_message,
                      std::chrono::ceil<std::chrono::milliseconds>(refused->refusal.retry_after)};
     }
   return std::nullopt;
 }
 
 Task<bool> ForwardJob::run() {
-  const SettleOnExit settle{*this};
   buffers_.budget_fields.clear();
-  if (const std::optional<Refusal> refusal = admit()) co_return co_await refuse(*refusal);
+  if (const std::optional<Refusal> refusal = admit()) co_return finish(co_await refuse(*refusal));
   TriedSet tried;
   for (;;) {
     const std::optional<ChosenTarget> t = choose_target(tried);
@@ -627,9 +664,9 @@ Task<bool> ForwardJob::run() {
     if (!credential_ready(*t) && !co_await await_credential(*t)) continue;
     const Attempted a = co_await attempt(*t, tried);
     if (a == Attempted::NothingLeft) break;
-    if (a != Attempted::Next) co_return a == Attempted::Keep;
+    if (a != Attempted::Next) co_return finish(a == Attempted::Keep);
   }
-  co_return co_await answer_nothing_left();
+  co_return finish(co_await answer_nothing_left());
 }
 
 // One try of one target. A coroutine of its own, not part of run(): GCC gives every awaited
@@ -675,8 +712,10 @@ Task<Attempted> ForwardJob::attempt(const ChosenTarget& t, TriedSet& tried) {
     }
   }
   if (stateful_.looks_for_object() && (status == 404 || status == 400)) {
-    if (!co_await hold_not_found(t, std::move(r.conn)))
-      co_return co_await relay_held() ? Attempted::Keep : Attempted::Close;
+    if (!co_await hold_not_found(t, std::move(r.conn))) {
+      const bool keep = co_await relay_held();
+      co_return keep ? Attempted::Keep : Attempted::Close;
+    }
     if (stateful_.untagged_try() && !next_resource(tried, false)) co_return Attempted::NothingLeft;
     co_return Attempted::Next;
   }

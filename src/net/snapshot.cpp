@@ -255,6 +255,7 @@ std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids
   for (const ClientConfig& c : cfg.policy.clients) keys.push_back({c.name, c.key, c.subjects, c.key_sha256});
   snap->client_auth = ClientAuthenticator(keys, token_authenticator(cfg, key_sets));
   if (budgets) snap->budgets = BudgetPlan(cfg.policy, *budgets);
+  snap->prices = cfg.policy.prices;
   snap->config_hash = cfg.policy.hash;
   static std::atomic<std::uint64_t> generations{0};
   snap->generation = generations.fetch_add(1, std::memory_order_relaxed) + 1;

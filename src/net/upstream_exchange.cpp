@@ -310,6 +310,7 @@ void UpstreamExchange::record_usage(const TokenUsage& u) {
   if (!u.known()) return;
   rec_.prompt_tokens = u.prompt_tokens;
   rec_.completion_tokens = u.completion_tokens;
+  rec_.cached_tokens = u.cached_tokens;
 }
 
 // Not a coroutine: it hands the caller the coroutine that relays, at no frame of its own.

@@ -5,8 +5,14 @@
 namespace smartlb {
 
 std::int64_t estimate_request_tokens(const RequestBodyFacts& body) {
+  const TokenEstimate e = estimate_request_token_parts(body);
+  // Saturating: a budget near INT64_MAX must not wrap the cost negative (which would free quota).
+  return e.completion > INT64_MAX - e.prompt ? INT64_MAX : e.prompt + e.completion;
+}
+
+TokenEstimate estimate_request_token_parts(const RequestBodyFacts& body) {
   if (!body.json_object)
-    return static_cast<std::int64_t>((body.body_size + 3) / 4) + kDefaultMaxTokensEstimate;
+    return {static_cast<std::int64_t>((body.body_size + 3) / 4), kDefaultMaxTokensEstimate};
   // An operation without a known prompt counts the whole body.
   const std::size_t chars = body.operation == ApiOperation::Other ? body.body_size : body.prompt_characters;
   // Rounded up and at least one: never below the backend's own (rounded-down) estimate.
@@ -17,10 +23,8 @@ std::int64_t estimate_request_tokens(const RequestBodyFacts& body) {
       budget = b;
       break;
     }
-  // Embeddings produce no completion tokens. Saturating: a budget near INT64_MAX must not wrap
-  // the cost negative (which would free quota).
-  const std::int64_t completion = body.operation == ApiOperation::Embeddings ? 0 : budget;
-  return completion > INT64_MAX - prompt ? INT64_MAX : prompt + completion;
+  // Embeddings produce no completion tokens.
+  return {prompt, body.operation == ApiOperation::Embeddings ? 0 : budget};
 }
 
 std::int64_t estimate_request_tokens(std::string_view path, std::string_view body) {

@@ -137,6 +137,11 @@ std::string format_access_line(const RequestRecord& rec, const Config& cfg, bool
                         {"upstream_aborted", rec.upstream_aborted}};
     if (rec.prompt_tokens >= 0) j["prompt_tokens"] = rec.prompt_tokens;
     if (rec.completion_tokens >= 0) j["completion_tokens"] = rec.completion_tokens;
+    if (rec.cached_tokens >= 0) j["cached_tokens"] = rec.cached_tokens;
+    if (rec.cost >= 0) {  // in the price table's currency (a double: what log tools sum)
+      j["cost"] = money_as_units(rec.cost);
+      j["cost_model"] = rec.cost_model;
+    }
     if (rec.trace.on) {  // the trace it belongs to (sampled or not: the id went upstream either way)
       static constexpr char kHex[] = "0123456789abcdef";
       std::string id;
@@ -164,6 +169,7 @@ std::string format_access_line(const RequestRecord& rec, const Config& cfg, bool
   char dur[32];
   std::snprintf(dur, sizeof dur, " duration_ms=%.1f", ms);
   line += dur;
+  if (rec.cost >= 0) line += " cost=" + format_money(rec.cost);
   line += " id=" + rec.request_id;
   if (rec.client_aborted) line += " client_aborted";
   if (rec.upstream_aborted) line += " upstream_aborted";

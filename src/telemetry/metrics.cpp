@@ -232,6 +232,7 @@ Metrics::Metrics(std::vector<BackendInfo> backends)
       shards_(std::make_unique<Shard[]>(kShards)),
       deployments_(std::make_unique<Labels>(kMaxDeployments, kMaxDeploymentLabelBytes)),
       clients_(std::make_unique<Labels>(kMaxClients, kMaxDeploymentLabelBytes)),
+      cost_models_(std::make_unique<Labels>(kMaxCostModels, kMaxDeploymentLabelBytes)),
       client_counters_(std::make_unique<ClientCounters[]>(kMaxClients + 1)),
       redis_commands_(std::make_unique<Histogram>(kRedisBuckets.data(), kRedisBuckets.size())) {
   learn_backends(backends);
@@ -298,7 +299,7 @@ void Metrics::on_request(const RequestRecord& rec) {
     std::uint64_t key;
     std::uint64_t by;
   };
-  std::array<Inc, RequestRecord::kMaxAttempts * 4 + 4> incs;
+  std::array<Inc, RequestRecord::kMaxAttempts * 4 + 5> incs;
   std::size_t n_incs = 0;
   const auto add = [&](CounterKind k, std::uint32_t b, std::uint32_t d, std::uint32_t code,
                        std::uint64_t by) {
@@ -349,7 +350,11 @@ void Metrics::on_request(const RequestRecord& rec) {
       auth_failures_.emplace(std::string(rec.auth_failure), 1);
   }
   if (!rec.client.empty()) {
-    ClientCounters& C = client_counters_[clients_->find_or_add(rec.client, nullptr)];
+    const std::uint32_t client = clients_->find_or_add(rec.client, nullptr);
+    ClientCounters& C = client_counters_[client];
+    if (rec.cost > 0)
+      add(CounterKind::Cost, sb, cost_models_->find_or_add(rec.cost_model, nullptr), client,
+          static_cast<std::uint64_t>(rec.cost));
     C.requests.fetch_add(1, std::memory_order_relaxed);
     if (rec.status == 429) C.throttled.fetch_add(1, std::memory_order_relaxed);
     if (rec.client_limited) C.limited.fetch_add(1, std::memory_order_relaxed);
@@ -415,6 +420,7 @@ MetricsSnapshot Metrics::snapshot() const {
     std::lock_guard lock(auth_failures_mutex_);
     s.auth_failures.insert(auth_failures_.begin(), auth_failures_.end());
   }
+  s.cost_models = cost_models_->names();
   const std::vector<std::string> clients = clients_->names();
   for (std::size_t i = 0; i <= clients.size() && i <= kMaxClients; ++i) {
     const ClientCounters& C = client_counters_[i];

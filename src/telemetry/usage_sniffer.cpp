@@ -217,6 +217,42 @@ std::int64_t first_count(std::string_view object, std::string_view a, std::strin
   return v >= 0 ? v : integer_member(object, b);
 }
 
+// The object that is the value of `key` directly inside `object`, or empty.
+std::string_view object_member(std::string_view object, std::string_view key) {
+  int depth = 0;
+  for (std::size_t i = 0; i < object.size(); ++i) {
+    const char c = object[i];
+    if (c == '"') {
+      const std::size_t begin = i + 1;
+      i = closing_quote(object, begin);
+      if (i == std::string_view::npos) return {};
+      if (depth != 1 || object.substr(begin, i - begin) != key) continue;
+      std::size_t j = i + 1;
+      while (j < object.size() && is_json_space(object[j])) ++j;
+      if (j >= object.size() || object[j] != ':') continue;  // a string value, not a key
+      ++j;
+      while (j < object.size() && is_json_space(object[j])) ++j;
+      if (j >= object.size() || object[j] != '{') return {};
+      const std::size_t end = end_of_container(object, j);
+      return end == std::string_view::npos ? std::string_view() : object.substr(j, end - j);
+    }
+    if (c == '{' || c == '[')
+      ++depth;
+    else if (c == '}' || c == ']')
+      --depth;
+  }
+  return {};
+}
+
+// The prompt tokens served from the prompt cache: chat's prompt_tokens_details.cached_tokens,
+// the Responses API's input_tokens_details.cached_tokens.
+std::int64_t cached_count(std::string_view usage) {
+  for (const std::string_view details : {"prompt_tokens_details", "input_tokens_details"})
+    if (const std::string_view d = object_member(usage, details); !d.empty())
+      if (const std::int64_t v = integer_member(d, "cached_tokens"); v >= 0) return v;
+  return -1;
+}
+
 }  // namespace
 
 TokenUsage parse_usage_json(std::string_view json) {
@@ -228,6 +264,7 @@ TokenUsage parse_usage_json(std::string_view json) {
   if (object.empty()) return u;
   u.prompt_tokens = first_count(object, "prompt_tokens", "input_tokens");
   u.completion_tokens = first_count(object, "completion_tokens", "output_tokens");
+  u.cached_tokens = cached_count(object);
   return u;
 }
 

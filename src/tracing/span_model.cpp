@@ -28,6 +28,9 @@ class Attributes {
     if (v >= 0) out_.push_back({key, v});
   }
   void seconds(std::string_view key, MonoNanos d) { out_.push_back({key, static_cast<double>(d) / 1e9}); }
+  void money(std::string_view key, PicoUnits v) {  // -1: unknown; else in currency units
+    if (v >= 0) out_.push_back({key, money_as_units(v)});
+  }
   void flag(std::string_view key, bool v) {
     if (v) out_.push_back({key, true});
   }
@@ -70,7 +73,7 @@ Span server_span(const RequestRecord& rec, std::string_view operation, const Att
   s.name = span_name(operation, rec.deployment, rec.method);
   s.start_unix_ns = unix_ns(rec, rec.start);
   s.end_unix_ns = unix_ns(rec, std::max(rec.end, rec.start));
-  s.attributes.reserve(22);  // at most 22: one allocation
+  s.attributes.reserve(24);  // at most 24: one allocation
   Attributes at(s.attributes);
   at.text("gen_ai.operation.name", operation);
   at.text("gen_ai.request.model", rec.deployment);
@@ -84,6 +87,8 @@ Span server_span(const RequestRecord& rec, std::string_view operation, const Att
   at.text("smartlb.rule", rec.rule);
   if (served) at.text("smartlb.backend", served->backend_name);
   at.integer("smartlb.attempts", static_cast<std::int64_t>(rec.attempt_count));
+  at.money("smartlb.cost", rec.cost);
+  if (rec.cost >= 0) at.text("smartlb.cost.model", rec.cost_model);
   at.flag("smartlb.client_limited", rec.client_limited);
   at.text("smartlb.auth_failure", rec.auth_failure);
   at.flag("smartlb.client_aborted", rec.client_aborted);

@@ -77,7 +77,7 @@ const PrometheusFamily* family_of(const std::string& sample_name) {
 
 // A state in which every family has samples: traffic on two backends (a transport failure,
 // then a served answer with tokens, for a named client), a refused key, a client's budget
-// refusing, a host-name lookup, an Entra ID credential's refresh, a reload, a cooldown, a
+// refusing, a priced answer, a host-name lookup, an Entra ID credential's refresh, a reload, a cooldown, a
 // declared quota in use, Redis.
 class BusyState : public ::testing::Test {
  protected:
@@ -100,6 +100,8 @@ class BusyState : public ::testing::Test {
     r.status = 200;
     r.prompt_tokens = 11;
     r.completion_tokens = 3;
+    r.cost = 57'500'000;  // priced: 11 x $2.50/1M + 3 x $10/1M
+    r.cost_model = "gpt-4o";
     metrics_.on_request_start();
     metrics_.on_request(r);
     RequestRecord refused;

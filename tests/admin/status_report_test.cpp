@@ -245,6 +245,59 @@ TEST_F(StatusFixture, ClientsAndTheirBudgetsInMetricsAndStatus) {
   EXPECT_EQ(doc["budgets"][0]["used"]["requests_per_minute"], 3);
 }
 
+TEST_F(StatusFixture, CostByClientPricedModelAndBackend) {
+  const auto priced = [&](std::string client, std::size_t backend, std::string_view model, PicoUnits cost) {
+    RequestRecord r;
+    r.client = std::move(client);
+    r.deployment = "chat";
+    r.status = 200;
+    r.served_by = static_cast<int>(backend);
+    AttemptRecord& a = r.add_attempt();
+    a.backend = backend;
+    a.status = 200;
+    r.cost = cost;
+    r.cost_model = model;
+    metrics->on_request(r);
+  };
+  priced("search", 1, "gpt-4o", 5'615'000'000);  // $0.005615
+  priced("search", 1, "gpt-4o", 42'500'000);     // + $0.0000425
+  priced("search", 0, "gpt-4o-mini", 172'200'000);
+  priced("batch", 1, "gpt-4o", kPicoPerUnit * 3 / 2);
+  RequestRecord unpriced;  // no price for its model: counted nowhere
+  unpriced.client = "search";
+  unpriced.status = 200;
+  metrics->on_request(unpriced);
+  const std::string text = render_prometheus(metrics->snapshot(), pool_snapshot());
+  for (const char* line : {
+           "# TYPE smartlb_cost_total counter\n",
+           "smartlb_cost_total{client=\"search\",model=\"gpt-4o\",backend=\"west\"} 0.0056575\n",
+           "smartlb_cost_total{client=\"search\",model=\"gpt-4o-mini\",backend=\"east\"} 0.0001722\n",
+           "smartlb_cost_total{client=\"batch\",model=\"gpt-4o\",backend=\"west\"} 1.5\n",
+       })
+    EXPECT_TRUE(contains(text, line)) << "missing: " << line << "\n---\n" << text;
+  std::size_t series = 0;
+  for (std::size_t at = text.find("\nsmartlb_cost_total{"); at != std::string::npos;
+       at = text.find("\nsmartlb_cost_total{", at + 1))
+    ++series;
+  EXPECT_EQ(series, 3u) << text;
+}
+
+TEST_F(StatusFixture, ACostBudgetShowsInStatusInCurrencyUnits) {
+  PoolSnapshot p = pool_snapshot();
+  BudgetStatus b;
+  b.owner = "client";
+  b.name = "search";
+  b.limits.tokens_per_day = 1000;
+  b.limits.cost_per_day = 5 * kPicoPerUnit;
+  b.cost_day = 5'615'000'000;
+  p.budgets.push_back(b);
+  const auto doc = build_status(metrics->snapshot(), p);
+  ASSERT_EQ(doc["budgets"].size(), 1u);
+  EXPECT_EQ(doc["budgets"][0]["limits"], nlohmann::json({{"tokens_per_day", 1000}, {"cost_per_day", 5.0}}));
+  EXPECT_DOUBLE_EQ(doc["budgets"][0]["used"]["cost_per_day"].get<double>(), 0.005615);
+  EXPECT_FALSE(doc["budgets"][0]["used"].contains("cost_per_month")) << "only the cost limits set";
+}
+
 TEST_F(StatusFixture, UpstreamResponsesByBackendAndCodeInMetricsAndStatus) {
   RequestRecord r;
   r.deployment = "gpt-4o";

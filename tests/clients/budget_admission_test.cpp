@@ -199,5 +199,52 @@ TEST(RefusalMessage, SaysWhenARequestCanNeverFit) {
             "output tokens must be reduced (max_tokens counts in full) for the request to run.");
 }
 
+TEST_F(Admission, ACostBudgetsHeadersAreInCurrencyUnits) {
+  Policy p;
+  ClientConfig alice;
+  alice.name = "alice";
+  alice.limits = ClientLimits{.tokens_per_minute = 1000, .cost_per_day = 5 * kPicoPerUnit};
+  p.clients.push_back(alice);
+  const BudgetPlan plan(p, registry);
+  BudgetPlan::Budgets a;
+  const std::vector<std::string> none;
+  BudgetAdmission admission(a, plan.budgets_for(who("alice", none), a));
+  EXPECT_TRUE(admission.counts_cost());
+  ASSERT_FALSE(admission.admit(400, 5'060'000'000, at()));  // $0.00506
+  std::string fields;
+  admission.append_fields(fields);
+  EXPECT_EQ(fields,
+            "x-ratelimit-limit-tokens: 1000\r\nx-ratelimit-remaining-tokens: "
+            "600\r\nx-ratelimit-reset-tokens: 1m1s\r\n"
+            "x-ratelimit-limit-cost: 5\r\nx-ratelimit-remaining-cost: 4.99494\r\nx-ratelimit-reset-cost: "
+            "14h0m0s\r\n");
+  admission.settle(500, 5'615'000'000, at());
+  EXPECT_EQ(a[0].budget->state(at()).cost_day_used, 5'615'000'000);
+}
+
+TEST_F(Admission, ARefusalOfACostBudgetShowsTheCostLimitInItsHeaders) {
+  Policy p;
+  ClientConfig alice;
+  alice.name = "alice";
+  alice.limits = ClientLimits{.cost_per_day = kPicoPerUnit / 100};  // one cent a day
+  p.clients.push_back(alice);
+  const BudgetPlan plan(p, registry);
+  BudgetPlan::Budgets a;
+  const std::vector<std::string> none;
+  BudgetAdmission first(a, plan.budgets_for(who("alice", none), a));
+  ASSERT_FALSE(first.admit(0, 6'000'000'000, at()));
+  BudgetAdmission second(a, plan.budgets_for(who("alice", none), a));
+  const auto refused = second.admit(0, 5'000'000'000, at());
+  ASSERT_TRUE(refused);
+  std::string fields;
+  second.append_fields(fields);
+  EXPECT_EQ(fields,
+            "x-ratelimit-limit-cost: 0.01\r\nx-ratelimit-remaining-cost: 0.004\r\nx-ratelimit-reset-cost: "
+            "14h0m0s\r\n");
+  EXPECT_EQ(refusal_message(*refused, "USD"),
+            "Rate limit reached for client 'alice' on cost per day (UTC): Limit 0.01 USD, Used 0.006 USD, "
+            "Requested 0.005 USD. Please try again in 14h0m0s.");
+}
+
 }  // namespace
 }  // namespace smartlb

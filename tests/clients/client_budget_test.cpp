@@ -220,7 +220,7 @@ TEST(SharedBudget, TheMinuteLimitsAdmitOnlyWhatTheStoreGrantsAndSettleMovesTheLe
   BudgetRegistry registry;
   ClientBudget& b = registry.get("client\x1fsearch", ClientLimits{.tokens_per_minute = 10'000});
   registry.set_lease_broker(&broker);  // a budget made before is shared too
-  ASSERT_EQ(broker.attached.size(), 4u);
+  ASSERT_EQ(broker.attached.size(), 6u);
   EXPECT_EQ(broker.attached[0]->name, "budget:client\x1fsearch:tokens");
   const BudgetTime t{clock.now(), kMinuteStart};
   BudgetCharge c1, c2, c3;
@@ -242,7 +242,7 @@ TEST(SharedBudget, TheDayQuotaIsLeasedTooAndRefusesUntilTheDaysEndOnceSpent) {
   BudgetRegistry registry;
   registry.set_lease_broker(&broker);
   ClientBudget& b = registry.get("client\x1fsearch", ClientLimits{.tokens_per_day = 100'000});
-  ASSERT_EQ(broker.attached.size(), 4u);
+  ASSERT_EQ(broker.attached.size(), 6u);
   EXPECT_EQ(broker.attached[2]->name, "budget:client\x1fsearch:day_tokens");
   const BudgetTime t{clock.now(), kMinuteStart};
   BudgetCharge c;
@@ -263,7 +263,7 @@ TEST(SharedBudget, TheMonthQuotaIsLeasedOnTheCalendarsMonths) {
   BudgetRegistry registry;
   registry.set_lease_broker(&broker);
   ClientBudget& b = registry.get("client\x1fsearch", ClientLimits{.tokens_per_month = 1'000'000});
-  ASSERT_EQ(broker.attached.size(), 4u);
+  ASSERT_EQ(broker.attached.size(), 6u);
   EXPECT_EQ(broker.attached[3]->name, "budget:client\x1fsearch:month_tokens");
   const BudgetTime t{clock.now(), kMinuteStart};
   BudgetCharge c;
@@ -284,8 +284,107 @@ TEST(SharedBudget, ANewBudgetIsSharedFromItsStart) {
   BudgetRegistry registry;
   registry.set_lease_broker(&broker);
   registry.get("subject\x1fteam-a", ClientLimits{.requests_per_minute = 5});
-  ASSERT_EQ(broker.attached.size(), 4u);
+  ASSERT_EQ(broker.attached.size(), 6u);
   EXPECT_EQ(broker.attached[1]->name, "budget:subject\x1fteam-a:requests");
+}
+
+}  // namespace
+}  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+using namespace std::chrono;
+
+// Cost budgets, in pico-units of the prices' currency: $1 = 10^12.
+constexpr PicoUnits kDollar = kPicoPerUnit;
+
+struct CostBudget : ::testing::Test {
+  ManualClock clock;
+  BudgetTime at(Nanos later = Nanos(0)) const { return {clock.now() + later.count(), kWall + later}; }
+};
+
+TEST_F(CostBudget, ADayQuotaOfMoneyRefusesUntilMidnightOnceItsEstimateDoesNotFit) {
+  ClientBudget b(ClientLimits{.cost_per_day = 5 * kDollar});
+  BudgetCharge c;
+  EXPECT_FALSE(b.admit(100, 3 * kDollar, at(), c));
+  EXPECT_EQ(c.cost, 3 * kDollar);
+  const auto refused = b.admit(100, 2 * kDollar + 1, at(seconds(1)), c);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->limit, BudgetLimit::CostPerDay);
+  EXPECT_EQ(refused->limit_value, 5 * kDollar);
+  EXPECT_EQ(refused->used, 3 * kDollar);
+  EXPECT_EQ(refused->requested, 2 * kDollar + 1);
+  EXPECT_EQ(refused->retry_after, hours(14) - seconds(1));  // midnight UTC
+  EXPECT_FALSE(b.admit(100, 2 * kDollar, at(seconds(2)), c)) << "exactly what is left fits";
+  EXPECT_FALSE(b.admit(100, 5 * kDollar, at(hours(14)), c)) << "a new day";
+}
+
+TEST_F(CostBudget, AMonthQuotaOfMoneyOpensOnTheFirst) {
+  ClientBudget b(ClientLimits{.cost_per_month = kDollar});
+  BudgetCharge c;
+  EXPECT_FALSE(b.admit(0, kDollar, at(), c));
+  const auto refused = b.admit(0, 1, at(), c);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->limit, BudgetLimit::CostPerMonth);
+  EXPECT_EQ(refused->retry_after, hours(24 * 5 + 14)) << "until 2026-12-01 00:00 UTC";
+}
+
+TEST_F(CostBudget, SettlingCorrectsTheCostToWhatTheAnswerCost) {
+  ClientBudget b(ClientLimits{.cost_per_day = 10 * kDollar});
+  BudgetCharge c;
+  ASSERT_FALSE(b.admit(1000, 5'060'000'000, at(), c));  // the estimate
+  EXPECT_EQ(b.state(at()).cost_day_used, 5'060'000'000);
+  b.settle(c, 2306, 5'615'000'000, at());  // the answer's cost by the price table
+  EXPECT_EQ(b.state(at()).cost_day_used, 5'615'000'000);
+  BudgetCharge d;
+  ASSERT_FALSE(b.admit(10, 1000, at(), d));
+  b.settle(d, 10, -1, at());  // no price for the answer's model: the estimate stays
+  EXPECT_EQ(b.state(at()).cost_day_used, 5'615'001'000);
+  b.cancel(d, at());
+  EXPECT_EQ(b.state(at()).cost_day_used, 5'615'000'000) << "a cancelled request costs nothing";
+}
+
+TEST_F(CostBudget, ARequestWithoutAPriceIsRefusedOnceTheQuotaIsSpent) {
+  ClientBudget b(ClientLimits{.cost_per_day = kDollar});
+  BudgetCharge c;
+  ASSERT_FALSE(b.admit(10, 0, at(), c));  // an unpriced model: estimated at nothing
+  b.settle(c, 10, kDollar, at());         // its answer's model had a price
+  EXPECT_TRUE(b.admit(10, 0, at(), c)) << "nothing is left, not even for an estimate of 0";
+}
+
+TEST_F(CostBudget, StateReportsTheTightestCostLimit) {
+  ClientBudget b(
+      ClientLimits{.tokens_per_minute = 1000, .cost_per_day = 5 * kDollar, .cost_per_month = 100 * kDollar});
+  BudgetCharge c;
+  ASSERT_FALSE(b.admit(10, kDollar, at(), c));
+  const ClientBudget::State s = b.state(at());
+  EXPECT_EQ(s.cost.limit, 5 * kDollar);
+  EXPECT_EQ(s.cost.remaining, 4 * kDollar);
+  EXPECT_EQ(s.cost.reset, hours(14));
+  EXPECT_EQ(s.cost_month_used, kDollar);
+  EXPECT_EQ(s.tokens.limit, 1000) << "tokens and cost are separate dimensions";
+}
+
+TEST(SharedBudget, TheCostQuotasAreLeasedLikeTheTokenQuotas) {
+  ManualClock clock;
+  RecordingBroker broker;
+  BudgetRegistry registry;
+  registry.set_lease_broker(&broker);
+  ClientBudget& b = registry.get("client\x1fsearch", ClientLimits{.cost_per_day = 5 * kDollar});
+  ASSERT_EQ(broker.attached.size(), 6u);
+  EXPECT_EQ(broker.attached[4]->name, "budget:client\x1fsearch:day_cost");
+  EXPECT_EQ(broker.attached[5]->name, "budget:client\x1fsearch:month_cost");
+  const BudgetTime t{clock.now(), kMinuteStart};
+  BudgetCharge c;
+  EXPECT_FALSE(b.admit(0, kDollar, t, c)) << "on credit";
+  ASSERT_EQ(broker.asks.size(), 1u);
+  EXPECT_EQ(broker.asks[0].lease, broker.attached[4]);
+  broker.answer(0, 0, t.wall);  // the other replicas spent the day's money
+  const auto refused = b.admit(0, kDollar, t, c);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->limit, BudgetLimit::CostPerDay);
+  EXPECT_EQ(refused->retry_after, hours(14)) << "until midnight UTC";
 }
 
 }  // namespace

@@ -313,7 +313,9 @@ TEST(ConfigFile, TheJsonSchemaKnowsExactlyTheKeysTheLoaderTakes) {
       {"model_configs.failure_tolerance", defs["model_config"]["properties"]["failure_tolerance"]},
       {"redis", schema["properties"]["redis"]},
       {"admin", schema["properties"]["admin"]},
-      {"admin.tokens", defs["admin_token"]}};
+      {"admin.tokens", defs["admin_token"]},
+      {"prices", schema["properties"]["prices"]},
+      {"prices.models", defs["model_price"]}};
   const auto keys = config_file_keys();
   ASSERT_EQ(keys.size(), sections.size());
   for (const auto& [section, object] : sections) {

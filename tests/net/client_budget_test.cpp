@@ -176,3 +176,51 @@ TEST_F(ClientBudgets, AReloadKeepsWhatWasUsed) {
 
 }  // namespace
 }  // namespace smartlb::testing
+
+namespace smartlb::testing {
+namespace {
+
+// Cost budgets (docs/operations.md#cost): gpt-4o at $2.50 / $1.25 / $10 per million input,
+// cached input and output tokens, in pico-dollars a token.
+PriceTable gpt4o_prices() {
+  return PriceTable{"USD", {ModelPrice{"gpt-4o", {}, 2'500'000, 1'250'000, 10'000'000}}};
+}
+
+TEST_F(ClientBudgets, OverItsCostBudgetAClientGets429InOpenAIsShape) {
+  MockBackend backend([](const SeenRequest&) {
+    return MockReply{200, {{"content-type", "application/json"}}, kUsage};
+  });
+  proxy.add_backend("only", backend.url());
+  proxy.cfg.policy.prices = gpt4o_prices();
+  // $0.002 a day. Each request is admitted at its estimate, 100 prompt + 100 max_tokens:
+  // 100 x $2.50/1M + 100 x $10/1M = $0.00125; its answer costs 30 x $2.50/1M + 20 x $10/1M
+  // = $0.000275.
+  proxy.cfg.policy.clients.push_back(
+      client("search", "search-key-1", {.cost_per_day = 2 * kPicoPerUnit / 1000}));
+  proxy.start(&records);
+  EXPECT_EQ(call("search-key-1").status, 200u);
+  const auto first = records.await(1);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->cost, 275'000'000);
+  EXPECT_EQ(first->cost_model, "gpt-4o");
+  EXPECT_EQ(call("search-key-1").status, 200u);  // $0.000275 used + $0.00125 asked <= $0.002
+  EXPECT_EQ(call("search-key-1").status, 200u);  // $0.00055 + $0.00125 <= $0.002
+  const HttpResponse r = call("search-key-1");   // $0.000825 + $0.00125 > $0.002
+  EXPECT_EQ(r.status, 429u);
+  EXPECT_EQ(backend.request_count(), 3u) << "no backend is called for a refused request";
+  const std::string message =
+      "Rate limit reached for client 'search' on cost per day (UTC): Limit 0.002 USD, Used 0.000825 USD, "
+      "Requested 0.00125 USD. Please try again in " +
+      r.header("x-ratelimit-reset-cost") + ".";
+  EXPECT_EQ(r.body, openai_error_json(message, "cost", "rate_limit_exceeded"));
+  EXPECT_FALSE(r.header("retry-after").empty());
+  EXPECT_EQ(r.header("x-ratelimit-limit-cost"), "0.002");
+  EXPECT_EQ(r.header("x-ratelimit-remaining-cost"), "0.001175");
+  const auto refused = records.await(4);
+  ASSERT_TRUE(refused);
+  EXPECT_TRUE(refused->client_limited);
+  EXPECT_EQ(refused->cost, -1) << "a refused request cost nothing";
+}
+
+}  // namespace
+}  // namespace smartlb::testing

@@ -88,6 +88,22 @@ TEST(AccessLog, TextLineNamesBackendStatusAndAttempts) {
             "(east:429, west:200) duration_ms=12.5 id=rid-1");
 }
 
+TEST(AccessLog, APricedAnswerCarriesItsCostAndCachedTokens) {
+  RequestRecord rec = sample_record();
+  EXPECT_FALSE(nlohmann::json::parse(format_access_line(rec, two_backends(), true)).contains("cost"));
+  rec.prompt_tokens = 2006;
+  rec.cached_tokens = 1920;
+  rec.completion_tokens = 300;
+  rec.cost = 5'615'000'000;  // $0.005615 in pico-dollars
+  rec.cost_model = "gpt-4o";
+  const auto j = nlohmann::json::parse(format_access_line(rec, two_backends(), true));
+  EXPECT_DOUBLE_EQ(j["cost"].get<double>(), 0.005615);
+  EXPECT_EQ(j["cost_model"], "gpt-4o");
+  EXPECT_EQ(j["cached_tokens"], 1920);
+  const std::string line = format_access_line(rec, two_backends(), false);
+  EXPECT_NE(line.find(" duration_ms=12.5 cost=0.005615 id=rid-1"), std::string::npos) << line;
+}
+
 TEST(Listener, APortAlreadyInUseIsRefusedDespiteReusePort) {
   ProxyHarness first;
   first.add_backend("b", "http://127.0.0.1:9");

@@ -275,3 +275,54 @@ TEST(UsageJsonScan, NullNegativeOrNonIntegerCountsAreUnknown) {
 
 }  // namespace
 }  // namespace smartlb
+
+namespace smartlb {
+namespace {
+
+// Prompt caching: the cached part of the prompt is a detail of the prompt count.
+TEST(UsageJsonScan, ChatCachedTokensFromPromptTokensDetails) {
+  const TokenUsage u = parse_usage_json(
+      R"({"id":"chatcmpl-9","usage":{"prompt_tokens":2006,"completion_tokens":300,"total_tokens":2306,)"
+      R"("prompt_tokens_details":{"cached_tokens":1920,"audio_tokens":0},)"
+      R"("completion_tokens_details":{"reasoning_tokens":0,"cached_tokens":77}}})");
+  EXPECT_EQ(u.prompt_tokens, 2006);
+  EXPECT_EQ(u.completion_tokens, 300);
+  EXPECT_EQ(u.cached_tokens, 1920);
+}
+
+TEST(UsageJsonScan, ResponsesCachedTokensFromInputTokensDetails) {
+  const TokenUsage u = parse_usage_json(
+      R"({"type":"response.completed","response":{"id":"resp_1","usage":{"input_tokens":1500,)"
+      R"("input_tokens_details":{"cached_tokens":1024},"output_tokens":40,)"
+      R"("output_tokens_details":{"reasoning_tokens":0},"total_tokens":1540}}})");
+  EXPECT_EQ(u.prompt_tokens, 1500);
+  EXPECT_EQ(u.completion_tokens, 40);
+  EXPECT_EQ(u.cached_tokens, 1024);
+}
+
+TEST(UsageJsonScan, CachedTokensUnknownWithoutDetails) {
+  EXPECT_EQ(parse_usage_json(kChatJson).cached_tokens, -1);
+  EXPECT_EQ(parse_usage_json(R"({"usage":{"prompt_tokens":5,"prompt_tokens_details":null}})").cached_tokens,
+            -1);
+  // A cached_tokens of the usage object itself, or of another detail, is not the prompt's.
+  EXPECT_EQ(parse_usage_json(R"({"usage":{"prompt_tokens":5,"cached_tokens":4,)"
+                             R"("completion_tokens_details":{"cached_tokens":3}}})")
+                .cached_tokens,
+            -1);
+}
+
+TEST(UsageSnifferEventStream, CachedTokensFromTheLastChunk) {
+  const std::string stream =
+      "data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}],\"usage\":null}\n\n"
+      "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":1200,\"completion_tokens\":8,\"total_tokens\":1208,"
+      "\"prompt_tokens_details\":{\"cached_tokens\":1152}}}\n\n"
+      "data: [DONE]\n\n";
+  for (std::size_t piece : {std::size_t{1}, std::size_t{7}, stream.size()}) {
+    const TokenUsage u = sniff(Mode::EventStream, stream, piece);
+    EXPECT_EQ(u.prompt_tokens, 1200) << "piece " << piece;
+    EXPECT_EQ(u.cached_tokens, 1152) << "piece " << piece;
+  }
+}
+
+}  // namespace
+}  // namespace smartlb

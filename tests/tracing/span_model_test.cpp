@@ -174,6 +174,17 @@ TEST(SpanModel, TheServerSpansAttributes) {
   EXPECT_EQ(s.attribute("smartlb.client_aborted"), nullptr);  // flags only when set
 }
 
+TEST(SpanModel, APricedAnswerHasItsCostOnTheServerSpan) {
+  RequestRecord r = failed_over_stream();
+  EXPECT_EQ(spans_of(r)[0].attribute("smartlb.cost"), nullptr) << "no price, no cost";
+  r.cost = 42'500'000;  // $0.0000425 in pico-dollars, as the forwarder priced it
+  r.cost_model = "gpt-4o";
+  const std::vector<Span> spans = spans_of(r);
+  EXPECT_DOUBLE_EQ(std::get<double>(*spans[0].attribute("smartlb.cost")), 0.0000425);
+  EXPECT_EQ(text(spans[0], "smartlb.cost.model"), "gpt-4o");
+  EXPECT_EQ(spans[2].attribute("smartlb.cost"), nullptr) << "the request's cost, once";
+}
+
 TEST(SpanModel, TheClientSpansAttributes) {
   const std::vector<Span> spans = spans_of(failed_over_stream());
   const Span& east = spans[1];

@@ -46,6 +46,7 @@ struct BudgetStatus {
   std::string principal;  // subject-caller: the caller
   ClientLimits limits;
   std::int64_t tokens_minute = 0, requests_minute = 0, tokens_day = 0, tokens_month = 0;  // used
+  PicoUnits cost_day = 0, cost_month = 0;                                                 // used
 };
 
 struct PoolSnapshot {

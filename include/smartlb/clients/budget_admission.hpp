@@ -25,17 +25,23 @@ class BudgetAdmission {
   bool empty() const { return count_ == 0; }
   // Some budget limits tokens (else a request's token estimate is not needed to admit it).
   bool counts_tokens() const;
-  // Charges `tokens` and one request to every budget, or (refused) to none.
-  std::optional<BudgetRefused> admit(std::int64_t tokens, BudgetTime t);
-  // The real cost, once known: every charge becomes `actual_tokens`. Once.
-  void settle(std::int64_t actual_tokens, BudgetTime t);
+  // Some budget limits cost (else a request's price is not needed to admit it).
+  bool counts_cost() const;
+  // Charges `tokens`, `cost` (its estimated price, pico-units) and one request to every budget,
+  // or (refused) to none.
+  std::optional<BudgetRefused> admit(std::int64_t tokens, PicoUnits cost, BudgetTime t);
+  std::optional<BudgetRefused> admit(std::int64_t tokens, BudgetTime t) { return admit(tokens, 0, t); }
+  // The real cost, once known: every charge becomes `actual_tokens` and `actual_cost`
+  // (negative: the estimated cost stays). Once.
+  void settle(std::int64_t actual_tokens, PicoUnits actual_cost, BudgetTime t);
+  void settle(std::int64_t actual_tokens, BudgetTime t) { settle(actual_tokens, -1, t); }
   bool admitted() const { return admitted_; }
   std::int64_t charged_tokens() const { return charged_; }
 
-  // x-ratelimit-{limit,remaining,reset}-{requests,tokens} for the tightest of the budgets (the
-  // one with the least remaining) as admit() left them, as "Name: value\r\n" lines appended
-  // to `out`. After a refusal, the dimension that refused tells the limit that refused, reset
-  // at the refusal's Retry-After.
+  // x-ratelimit-{limit,remaining,reset}-{requests,tokens,cost} for the tightest of the budgets
+  // (the one with the least remaining) as admit() left them, as "Name: value\r\n" lines
+  // appended to `out` (cost in currency units: "2.5"). After a refusal, the dimension that
+  // refused tells the limit that refused, reset at the refusal's Retry-After.
   void append_fields(std::string& out) const;
 
  private:
@@ -48,12 +54,12 @@ class BudgetAdmission {
   std::array<BudgetCharge, BudgetPlan::kMaxPerRequest> charges_{};
   std::int64_t charged_ = 0;
   bool admitted_ = false;
-  LimitState tokens_, requests_;  // the tightest, after admit()
+  LimitState tokens_, requests_, cost_;  // the tightest, after admit()
 };
 
 // OpenAI's message for a 429 of a budget: what limit, how much was used and asked, and when to
-// try again.
-std::string refusal_message(const BudgetRefused& r);
+// try again (a cost limit's amounts in `currency`).
+std::string refusal_message(const BudgetRefused& r, std::string_view currency = {});
 // A duration the way OpenAI writes x-ratelimit-reset-*: "250ms", "1.5s", "6m0s", "2h3m4s".
 std::string format_reset(Nanos d);
 void append_reset(std::string& out, Nanos d);

@@ -32,6 +32,7 @@ struct BudgetRef {
   std::string_view owner;     // "client", or "subject"
   std::string_view subject;   // the client's name, or the subject
   bool counts_tokens = true;  // it limits tokens (not only requests)
+  bool counts_cost = false;   // it limits cost
 };
 
 class BudgetPlan {
@@ -64,6 +65,7 @@ class BudgetPlan {
   struct ClientEntry {
     ClientBudget* budget;
     bool counts_tokens;
+    bool counts_cost;
   };
   std::unordered_map<std::string, ClientEntry, StringHash, std::equal_to<>> clients_;
   std::vector<SubjectRule> subjects_;

@@ -25,15 +25,24 @@ struct BudgetTime {
   WallTime wall;      // the calendar, for days and months (UTC)
 };
 
-enum class BudgetLimit : std::uint8_t { TokensPerMinute, RequestsPerMinute, TokensPerDay, TokensPerMonth };
+enum class BudgetLimit : std::uint8_t {
+  TokensPerMinute,
+  RequestsPerMinute,
+  TokensPerDay,
+  TokensPerMonth,
+  CostPerDay,
+  CostPerMonth
+};
 std::string_view to_string(BudgetLimit l);  // "tokens_per_minute", ...
 // OpenAI's words for it in a 429's message: "tokens per min (TPM)", ...
 std::string_view describe(BudgetLimit l);
 bool counts_tokens(BudgetLimit l);
+bool counts_cost(BudgetLimit l);  // in pico-units of the prices' currency
 
 // What one request took from a budget: kept by the request until its usage is known.
 struct BudgetCharge {
   std::int64_t tokens = 0;
+  PicoUnits cost = 0;
   std::int64_t minute_bucket = -1;  // the sliding windows' bucket
   std::int64_t day = -1, month = -1;
   std::int64_t lease_window = -1;  // the shared minute window (shared budgets only)
@@ -60,20 +69,30 @@ class ClientBudget {
   // A new configuration's limits (nothing when they are the same): what was used stays counted.
   void set_limits(const ClientLimits& limits);
 
-  // For headers and status: the tightest token limit (the one with the least remaining) and
-  // the request limit.
+  // For headers and status: the tightest token limit (the one with the least remaining), the
+  // request limit, and the tightest cost limit.
   struct State {
-    LimitState tokens, requests;
+    LimitState tokens, requests, cost;
     std::int64_t tokens_minute_used = 0, requests_minute_used = 0, tokens_day_used = 0, tokens_month_used = 0;
+    PicoUnits cost_day_used = 0, cost_month_used = 0;
   };
 
-  // Charges one request of `tokens` to every limit when all admit it; otherwise charges
-  // nothing and says which limit refused (the first in to_string's order). `after`, when
-  // given, gets the state once the request is counted (or refused), in the same look.
-  std::optional<BudgetRefusal> admit(std::int64_t tokens, BudgetTime t, BudgetCharge& charge,
+  // Charges one request of `tokens` (and `cost`, its estimated price) to every limit when all
+  // admit it; otherwise charges nothing and says which limit refused (of several, the one that
+  // admits last). `after`, when given, gets the state once the request is counted (or
+  // refused), in the same look.
+  std::optional<BudgetRefusal> admit(std::int64_t tokens, PicoUnits cost, BudgetTime t, BudgetCharge& charge,
                                      State* after = nullptr);
-  // The request's real cost, once known: the token charge becomes `actual_tokens`.
-  void settle(const BudgetCharge& charge, std::int64_t actual_tokens, BudgetTime t);
+  std::optional<BudgetRefusal> admit(std::int64_t tokens, BudgetTime t, BudgetCharge& charge,
+                                     State* after = nullptr) {
+    return admit(tokens, 0, t, charge, after);
+  }
+  // The request's real cost, once known: the token charge becomes `actual_tokens`, and the
+  // cost charge `actual_cost` (negative: the estimate stays).
+  void settle(const BudgetCharge& charge, std::int64_t actual_tokens, PicoUnits actual_cost, BudgetTime t);
+  void settle(const BudgetCharge& charge, std::int64_t actual_tokens, BudgetTime t) {
+    settle(charge, actual_tokens, -1, t);
+  }
   // Takes an admitted request back entirely (another budget refused it).
   void cancel(const BudgetCharge& charge, BudgetTime t);
 
@@ -91,9 +110,9 @@ class ClientBudget {
 
  private:
   State state_locked(BudgetTime t, const PeriodSpan& day, const PeriodSpan& month);
-  std::optional<BudgetRefusal> admit_locked(std::int64_t tokens, BudgetTime t, BudgetCharge& charge,
-                                            State* after, const PeriodSpan& day, const PeriodSpan& month,
-                                            PendingAsk (&asks)[4]);
+  std::optional<BudgetRefusal> admit_locked(std::int64_t tokens, PicoUnits cost, BudgetTime t,
+                                            BudgetCharge& charge, State* after, const PeriodSpan& day,
+                                            const PeriodSpan& month, PendingAsk (&asks)[6]);
 
   // A calendar quota: what was used in the current period.
   struct PeriodCounter {
@@ -106,9 +125,11 @@ class ClientBudget {
   ClientLimits limits_;
   SlidingWindowBudget minute_tokens_, minute_requests_;
   PeriodCounter day_, month_;
+  PeriodCounter day_cost_, month_cost_;  // pico-units
   // Shared budgets only: the minute limits' and the calendar quotas' leases (guarded by mutex_).
   LeaseBroker* broker_ = nullptr;
   std::unique_ptr<SharedLease> tokens_lease_, requests_lease_, day_lease_, month_lease_;
+  std::unique_ptr<SharedLease> day_cost_lease_, month_cost_lease_;
 };
 
 }  // namespace smartlb

@@ -12,6 +12,7 @@
 
 #include "smartlb/config/redis_url.hpp"
 #include "smartlb/config/url.hpp"
+#include "smartlb/cost/price_table.hpp"
 
 namespace smartlb {
 
@@ -118,7 +119,14 @@ struct ClientLimits {
   std::int64_t requests_per_minute = 0;
   std::int64_t tokens_per_day = 0;
   std::int64_t tokens_per_month = 0;
-  bool any() const { return tokens_per_minute || requests_per_minute || tokens_per_day || tokens_per_month; }
+  // In the prices' currency (docs/operations.md#cost), as pico-units; calendar periods too.
+  PicoUnits cost_per_day = 0;
+  PicoUnits cost_per_month = 0;
+  bool any() const {
+    return tokens_per_minute || requests_per_minute || tokens_per_day || tokens_per_month || cost_per_day ||
+           cost_per_month;
+  }
+  bool counts_cost() const { return cost_per_day || cost_per_month; }
   bool operator==(const ClientLimits&) const = default;
 };
 
@@ -160,6 +168,7 @@ struct Policy {
   std::vector<ClientConfig> clients;
   std::vector<SubjectLimit> subject_limits;  // CLIENT_TOKENS_PER_MINUTE & co. make a "*" entry
   std::vector<TokenIssuerConfig> token_issuers;
+  PriceTable prices;  // `prices`: what requests cost (empty: no cost is counted)
 };
 
 // Scale-out (docs/scale-out.md): replicas share cooldowns through Redis when `url` is set.

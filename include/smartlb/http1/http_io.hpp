@@ -32,8 +32,8 @@ Task<error_code> read_http(Stream& stream, beast::flat_buffer& buffer, Http1Pars
   for (;;) {
     error_code ec;
     if (feed_buffered(buffer, parser, goal, progressed, ec)) co_return ec;
-    auto [rec, n] =
-        co_await stream.async_read_some(buffer.prepare(beast::read_size(buffer, 65536)), use_tuple_for<Stream>);
+    auto [rec, n] = co_await stream.async_read_some(buffer.prepare(beast::read_size(buffer, 65536)),
+                                                    use_tuple_for<Stream>);
     if (rec == asio::error::eof) {
       parser.put_eof(ec);
       co_return ec;

@@ -87,6 +87,7 @@ struct Snapshot {
   std::vector<Rule> rules;                // tried in order
   ClientAuthenticator client_auth;
   BudgetPlan budgets;            // which client budgets a caller counts against
+  PriceTable prices;             // what answers cost (docs/operations.md#cost)
   std::string config_hash;       // of the config file ("" for env only)
   std::uint64_t generation = 0;  // 1, 2, 3, ... in the order snapshots were made
   bool any_quota = false;        // some target declares a quota (the token estimate is needed)

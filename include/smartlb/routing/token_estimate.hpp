@@ -17,6 +17,13 @@ inline constexpr std::int64_t kDefaultMaxTokensEstimate = 16;
 // costs its size / 4 plus the default completion budget.
 std::int64_t estimate_request_tokens(const RequestBodyFacts& body);
 
+// The same estimate in its two parts: the prompt, and the completion budget (what a cost budget
+// prices at the input and the output price). prompt + completion is estimate_request_tokens.
+struct TokenEstimate {
+  std::int64_t prompt = 0, completion = 0;
+};
+TokenEstimate estimate_request_token_parts(const RequestBodyFacts& body);
+
 // The same, reading `body` of a request to `path` first.
 std::int64_t estimate_request_tokens(std::string_view path, std::string_view body);
 

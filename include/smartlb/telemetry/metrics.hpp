@@ -51,6 +51,10 @@ enum class CounterKind : std::uint8_t {
   CompletionTokens,   // code unused (0)
   ClientThrottled,    // client-facing 429s; code 0: every backend was rate limited, 1: a client budget
   UpstreamResponses,  // per attempt, by backend; deployment unused (0); code = upstream_response_code()
+  // What answers cost (pico-units of the prices' currency), by serving backend; deployment = an
+  // index into MetricsSnapshot::cost_models, code = the client's index in MetricsSnapshot::clients
+  // (Metrics::kMaxClients: "other").
+  Cost,
 };
 
 // The `code` of an UpstreamResponses counter: the status of an attempt that got a response
@@ -135,9 +139,10 @@ struct MetricsSnapshot {
   std::uint64_t client_aborted = 0;
   std::uint64_t deployments_folded = 0;  // requests whose deployment was folded into "other"
   std::uint64_t reloads_ok = 0, reloads_failed = 0;
-  double last_reload_success = 0;      // Unix seconds (0: none yet)
-  HistogramSnapshot attempts;          // attempts per request (requests with at least one attempt)
-  std::vector<ClientMetrics> clients;  // by first sight; "other" for those past Metrics::kMaxClients
+  double last_reload_success = 0;        // Unix seconds (0: none yet)
+  HistogramSnapshot attempts;            // attempts per request (requests with at least one attempt)
+  std::vector<ClientMetrics> clients;    // by first sight; "other" for those past Metrics::kMaxClients
+  std::vector<std::string> cost_models;  // the price entries priced answers had (CounterKind::Cost)
   std::map<std::string, std::uint64_t> auth_failures;  // 401s by reason
   RedisMetrics redis;
   TracingMetrics tracing;
@@ -156,7 +161,8 @@ class Metrics final : public RequestObserver {
   static constexpr std::size_t kMaxDeploymentLabelBytes = 128;
   static constexpr std::uint32_t kNoBackend = 0xffff;
   static constexpr std::size_t kShards = 16;
-  static constexpr std::size_t kMaxClients = 256;  // distinct client names, then "other"
+  static constexpr std::size_t kMaxClients = 256;     // distinct client names, then "other"
+  static constexpr std::size_t kMaxCostModels = 256;  // distinct priced models, then "other"
 
   struct BackendInfo {
     std::string name;
@@ -220,6 +226,7 @@ class Metrics final : public RequestObserver {
   std::unique_ptr<Shard[]> shards_;
   std::unique_ptr<Labels> deployments_;
   std::unique_ptr<Labels> clients_;
+  std::unique_ptr<Labels> cost_models_;  // the price table's names: bounded by the configuration
   std::unique_ptr<ClientCounters[]> client_counters_;  // kMaxClients + 1 (the fold)
   mutable std::mutex auth_failures_mutex_;             // a 401 is rare: a map under a lock
   std::map<std::string, std::uint64_t, std::less<>> auth_failures_;

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "smartlb/base/clock.hpp"
+#include "smartlb/cost/money.hpp"
 #include "smartlb/routing/outcome.hpp"
 #include "smartlb/telemetry/response_facts.hpp"
 #include "smartlb/telemetry/trace_ids.hpp"
@@ -58,6 +59,12 @@ struct RequestRecord {
   std::string_view auth_failure;    // refused (401): why, a static label ("expired", "invalid_api_key")
   std::int64_t prompt_tokens = -1;  // from `usage`, when seen
   std::int64_t completion_tokens = -1;
+  std::int64_t cached_tokens = -1;  // of the prompt tokens, read from the prompt cache, when said
+  // What the answer cost by the price table (docs/operations.md#cost), -1 when unknown (no usage,
+  // or no price for its model); `cost_model` the price entry's name (a view into the
+  // configuration, like `rule`).
+  PicoUnits cost = -1;
+  std::string_view cost_model;
   std::string_view rule;  // the id of the rule that routed it (a view into its configuration)
 
   // Tracing only (trace.on): the trace context, and what only spans show.
@@ -81,7 +88,9 @@ struct RequestRecord {
     response_bytes = 0;
     client_aborted = upstream_aborted = client_limited = false;
     auth_failure = {};
-    prompt_tokens = completion_tokens = -1;
+    prompt_tokens = completion_tokens = cached_tokens = -1;
+    cost = -1;
+    cost_model = {};
     rule = {};
     if (trace.on) {  // (what follows is only ever written when tracing is on)
       trace.reset();

@@ -17,11 +17,15 @@ namespace smartlb {
 struct TokenUsage {
   std::int64_t prompt_tokens = -1;      // -1: unknown
   std::int64_t completion_tokens = -1;  // -1: unknown
+  // Of the prompt tokens, those read from the prompt cache (billed at the cached price); -1:
+  // the answer did not say.
+  std::int64_t cached_tokens = -1;
   bool known() const { return prompt_tokens >= 0 || completion_tokens >= 0; }
 };
 
 // Parses the `usage` object of one JSON document (chat/completions/embeddings use
-// prompt_tokens/completion_tokens; the Responses API uses input_tokens/output_tokens).
+// prompt_tokens/completion_tokens and prompt_tokens_details.cached_tokens; the Responses API
+// uses input_tokens/output_tokens and input_tokens_details.cached_tokens).
 TokenUsage parse_usage_json(std::string_view json);
 
 class UsageSniffer {
