@@ -52,6 +52,7 @@ PoolSnapshot snapshot_pool(const RoutingTable& table, const BackendStates& state
       b.quota_window_ms = std::chrono::duration_cast<std::chrono::milliseconds>(m.quota_window).count();
     }
     b.admin = states.admin_scopes(m.id);
+    b.websocket_sessions = states.websocket_sessions(m.id);
     p.backends[m.id.value] = std::move(b);
   }
   return p;

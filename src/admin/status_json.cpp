@@ -196,6 +196,7 @@ json backend_json(const MetricsSnapshot& m, const PoolSnapshot& p, std::uint32_t
                    {"requests_per_window", pb.quota_requests},
                    {"window_ms", pb.quota_window_ms}};
   add_deployments(jb, m, p, b, totals);
+  jb["websocket_sessions"] = pb.websocket_sessions;
   jb["requests"] = bm.served;
   jb["attempts"] = bm.attempts;
   jb["errors"] = bm.errors;

@@ -300,6 +300,8 @@ void read_process_settings(const EnvMap& env, Problems& p, Config& cfg) {
   read_seconds(env, p, "CONNECT_TIMEOUT_SECONDS", 1, 600, cfg.connect_timeout);
   read_seconds(env, p, "REQUEST_TIMEOUT_SECONDS", 1, 86'400, cfg.request_timeout);
   read_seconds(env, p, "CLIENT_IDLE_TIMEOUT_SECONDS", 1, 3'600, cfg.client_idle_timeout);
+  read_seconds(env, p, "REALTIME_IDLE_TIMEOUT_SECONDS", 1, 86'400, cfg.realtime_idle_timeout);
+  read_seconds(env, p, "REALTIME_MAX_SESSION_SECONDS", 1, 86'400, cfg.realtime_max_session);
   read_seconds(env, p, "SHUTDOWN_TIMEOUT_SECONDS", 0, 3'600, cfg.shutdown_timeout);
   read_fractional_seconds(env, p, "DEFAULT_COOLDOWN_SECONDS", 0.1, 3'600, cfg.default_cooldown);
   read_fractional_seconds(env, p, "MAX_COOLDOWN_SECONDS", 1, 86'400, cfg.max_cooldown);

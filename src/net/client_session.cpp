@@ -17,6 +17,7 @@
 #include "smartlb/net/request_tracing.hpp"
 #include "smartlb/net/streamed_body.hpp"
 #include "smartlb/net/worker.hpp"
+#include "smartlb/websocket/handshake.hpp"
 
 namespace smartlb::net {
 namespace {
@@ -321,8 +322,11 @@ Task<> run_client_session(Worker& w, Socket socket) {
     if (!snapshot->client_auth.enabled()) {
       auth.identity = ClientAuthenticator::anonymous();
     } else {
-      const std::string_view api_key = head.fields.get("api-key");
+      std::string_view api_key = head.fields.get("api-key");
       const std::string_view authorization = head.fields.get(http::field::authorization);
+      // A browser's Realtime WebSocket cannot send headers: its key comes another way.
+      if (api_key.empty() && authorization.empty() && websocket::is_realtime_path(target->path))
+        api_key = websocket::browser_key(head.fields.get("sec-websocket-protocol"), target->query);
       auth = snapshot->client_auth.authenticate(api_key, authorization, w.verified_tokens, w.shared.clock);
       if (auth.wait_for) {  // the issuer's keys are being fetched (first fetch, or an unknown kid)
         co_await jwt::wait_for_keys(std::move(auth.wait_for), kTokenKeyWait);

@@ -14,7 +14,9 @@
 //   judge     fail over at once (and account the failure: account_failure), or
 //   relay     the response as it arrives, a 2xx event stream's start held back until it shows
 //             content (an error first: fail over) (UpstreamExchange::relay); a stateful API's ids
-//             tagged with the resource that answered
+//             tagged with the resource that answered; a Realtime WebSocket's verified 101 opens
+//             its session (net/websocket_relay), any other answer to its handshake is judged
+//             like an HTTP answer
 //   unavailable  nothing left: smartlb's own answer (refuse)
 //   price     what the answer cost, by the price table (docs/operations.md#cost)
 //   settle    the caller's budgets are charged the tokens (and the cost) the answer used
@@ -42,6 +44,7 @@
 #include "smartlb/net/stateful_route.hpp"
 #include "smartlb/net/streamed_body.hpp"
 #include "smartlb/net/upstream_exchange.hpp"
+#include "smartlb/net/websocket_relay.hpp"
 #include "smartlb/net/worker.hpp"
 #include "smartlb/routing/attempt_accounting.hpp"
 #include "smartlb/routing/target_choice.hpp"
@@ -50,6 +53,7 @@
 #include "smartlb/routing/unavailable_answer.hpp"
 #include "smartlb/stateful/not_found.hpp"
 #include "smartlb/tracing/request_trace.hpp"
+#include "smartlb/websocket/handshake.hpp"
 
 namespace smartlb::net {
 namespace {
@@ -164,9 +168,18 @@ class ForwardJob {
   // says "not found"; the held answer relayed; what is answered when nothing is left to try.
   bool next_resource(TriedSet& tried, bool unavailable);
   Task<bool> hold_not_found(const ChosenTarget& t, UpstreamPtr conn);
+  // After a verified 101: the client's 101 and the session, counted on its backend. Not a
+  // failure of the backend however it ends.
+  Task<void> open_websocket(const ChosenTarget& t, UpstreamPtr conn);
+  // What the backend's answer to a handshake is, against the key this attempt sent.
+  websocket::UpgradeAnswer judge_upgrade(const ResponseHead& h) const;
   Task<bool> relay_held();
   Task<bool> answer_nothing_left();
   std::chrono::seconds header_timeout() const;
+  // A Realtime WebSocket handshake (docs/stateful-apis.md, Realtime): the model from the query,
+  // and the browser's credential (subprotocol or query) when it sent no header.
+  void prepare_websocket();
+  void write_websocket_fields(std::string& out);
 
   Worker& w_;
   Shared& s_;
@@ -205,6 +218,9 @@ class ForwardJob {
   std::int64_t cost_ = 0;  // estimated tokens, only when a quota, a low report or a budget needs them
   bool model_in_body_ = false;
   bool azure_path_ = false;
+  bool websocket_ = false;     // a Realtime handshake: a verified 101 opens a relayed session
+  std::string websocket_key_;  // the Sec-WebSocket-Key of this attempt, smartlb's own
+  std::string websocket_query_;
   bool send_length_ = false;  // Content-Length goes upstream (the body is always buffered)
   bool cost_known_ = false;
   // What the body says (model, affinity keys, estimate), read once when first needed.
@@ -227,6 +243,9 @@ std::chrono::seconds ForwardJob::header_timeout() const {
 
 void ForwardJob::prepare_request() {
   azure_path_ = request_target_.path.substr(0, 8) == "/openai/";
+  websocket_ = websocket::is_realtime_path(request_target_.path) &&
+               websocket::asks_for_websocket(req_.method_text, req_.fields.get("upgrade"),
+                                             req_.fields.get("connection"));
 
   // The client's fields that go upstream as they are, written once for every attempt: not
   // hop-by-hop ones, not `Proxy` / `Proxy-*` (httpoxy), and not those each attempt writes
@@ -251,6 +270,9 @@ void ForwardJob::prepare_request() {
           continue;
         // A compressed answer could not have its ids tagged: a stateful API's comes plain.
         if (stateful_.tags_answers() && iequals(field.name, "accept-encoding")) continue;
+        // A handshake's own fields are smartlb's to write (write_websocket_fields).
+        if (websocket_ && field.name.size() > 14 && iequals(field.name.substr(0, 14), "sec-websocket-"))
+          continue;
         break;
     }
     append_field(passed, field.name, field.value);
@@ -266,6 +288,7 @@ void ForwardJob::prepare_request() {
     model_in_body_ = true;
     if (const auto m = body_facts().model) model_ = *m;
   }
+  if (websocket_) prepare_websocket();
   body_ = req_.body;
   // The estimate needs the body read: only when a declared quota or a backend's low report
   // can turn on it.
@@ -273,6 +296,25 @@ void ForwardJob::prepare_request() {
     cost_ = estimate_request_tokens(body_facts());
     cost_known_ = true;
   }
+}
+
+void ForwardJob::prepare_websocket() {
+  model_ = websocket::query_value(request_target_.query, websocket::model_parameter(request_target_.path));
+  if (client_api_key_.empty() && client_authorization_.empty())
+    client_api_key_ =
+        websocket::browser_key(req_.fields.get("sec-websocket-protocol"), request_target_.query);
+}
+
+// The handshake as the backend gets it: smartlb's own key (the client's 101 answers the
+// client's), no extension offered (frames stay readable), the subprotocols less the key entry.
+void ForwardJob::write_websocket_fields(std::string& out) {
+  websocket_key_ = websocket::new_key(w_.rng);
+  append_field(out, "Upgrade", "websocket");
+  append_field(out, "Connection", "Upgrade");
+  append_field(out, "Sec-WebSocket-Version", "13");
+  append_field(out, "Sec-WebSocket-Key", websocket_key_);
+  const std::string protocols = websocket::without_key_subprotocol(req_.fields.get("sec-websocket-protocol"));
+  if (!protocols.empty()) append_field(out, "Sec-WebSocket-Protocol", protocols);
 }
 
 // The rule this request follows, or the message of the client error that prevents matching.
@@ -389,9 +431,18 @@ void ForwardJob::write_request_head(const ChosenTarget& t, AttemptRecord& a) {
   std::string& out = buffers_.request_head;
   out.clear();
   out.append(req_.method_text).push_back(' ');
-  append_upstream_target(out, b.url.base_path, request_target_, t.route.upstream_name);
+  if (websocket_) {  // the model in the query, and no api-key there
+    websocket_query_ = websocket::upstream_query(
+        request_target_.query, websocket::model_parameter(request_target_.path), t.route.upstream_name);
+    RequestTarget rt = request_target_;
+    rt.query = websocket_query_;
+    append_upstream_target(out, b.url.base_path, rt, {});
+  } else {
+    append_upstream_target(out, b.url.base_path, request_target_, t.route.upstream_name);
+  }
   out.append(" HTTP/1.1\r\n");
   append_field(out, "Host", b.url.host_header);
+  if (websocket_) write_websocket_fields(out);
   if (const entra::TokenCell* cell = snap_.prepared[t.route.backend].entra.get())
     cell->append_authorization(out);  // "Authorization: Bearer <Entra ID token>"
   else
@@ -505,6 +556,20 @@ Task<bool> ForwardJob::hold_not_found(const ChosenTarget& t, UpstreamPtr conn) {
   co_return stateful::says_not_found(held.head.status, held.body);
 }
 
+websocket::UpgradeAnswer ForwardJob::judge_upgrade(const ResponseHead& h) const {
+  return websocket::judge_upgrade(
+      {h.status, h.fields.get("upgrade"), h.fields.get("connection"), h.fields.get("sec-websocket-accept"),
+       h.fields.get("sec-websocket-extensions")},
+      websocket_key_);
+}
+
+Task<void> ForwardJob::open_websocket(const ChosenTarget& t, UpstreamPtr conn) {
+  rec_.served_by = static_cast<int>(t.member.id.value);
+  const InFlight session = states_.begin_websocket_session(t.member.id);
+  co_await relay_websocket(w_, client_, std::move(conn),
+                           {req_.fields.get("sec-websocket-key"), t.config.name, rec_.request_id}, rec_);
+}
+
 Task<bool> ForwardJob::relay_held() {
   rec_.served_by = held_->by;
   const Relayed r = co_await exchange_.write_answer(
@@ -568,6 +633,12 @@ std::optional<Refusal> ForwardJob::admit() {
   }
   prepare_request();
   rec_.deployment = model_;
+  if (websocket_ &&
+      (req_.fields.get("sec-websocket-key").size() != 24 || req_.fields.get("sec-websocket-version") != "13"))
+    return Refusal{http::status::bad_request,
+                   "invalid_request_error",
+                   {},
+                   "A WebSocket handshake needs a Sec-WebSocket-Key and Sec-WebSocket-Version: 13."};
   if (const auto bad = match_rule())
     return Refusal{http::status::bad_request, "invalid_request_error", {}, *bad};
   if (!rule_) {
@@ -648,6 +719,19 @@ Task<Attempted> ForwardJob::attempt(const ChosenTarget& t, TriedSet& tried) {
   const Judged judged = judge_answer(status, throttle_fields(r.conn->head.fields), !model_.empty(),
                                      t.member.quota_window, s_.clock.wall_now());
   states_.observe_report(t.member, model_, judged.report, sent, mark, status != 429);
+  if (websocket_) {
+    const websocket::UpgradeAnswer upgrade = judge_upgrade(r.conn->head);
+    if (upgrade == websocket::UpgradeAnswer::Accepted) {
+      co_await open_websocket(t, std::move(r.conn));
+      co_return Attempted::Close;  // the connection was the session's
+    }
+    if (upgrade != websocket::UpgradeAnswer::NotUpgraded) {  // a 101 that is not our WebSocket
+      account_failure(t, a, Verdict{true, FailureCause::ProtocolError, CooldownScope::Backend}, std::nullopt,
+                      sent, websocket::to_string(upgrade));
+      r.conn->close();
+      co_return Attempted::Next;
+    }
+  }
   // After a streamed body, whatever the backend answers is relayed (its cooldown recorded).
   const bool committed = streamed_ != nullptr;
   if (!committed && stateful_.looks_for_object() && (status == 404 || status == 400)) {

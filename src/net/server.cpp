@@ -34,6 +34,9 @@ void net::Worker::begin_drain() {
   if (acceptor) acceptor->close(ignored);
   for (SessionEntry* e : sessions)
     if (e->idle) e->stream->socket().cancel(ignored);
+  // A listener may leave the list while told (its session ends): tell a copy.
+  const std::vector<DrainListener*> listeners(drain_listeners.begin(), drain_listeners.end());
+  for (DrainListener* l : listeners) l->on_drain();
 }
 
 namespace {

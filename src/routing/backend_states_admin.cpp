@@ -207,6 +207,14 @@ InFlight BackendStates::begin_attempt(const PoolMember& m, std::string_view depl
   return InFlight(&counted_state(m, m.effective_deployment(deployment)).in_flight);
 }
 
+InFlight BackendStates::begin_websocket_session(BackendId id) {
+  return InFlight(&state(id).websocket_sessions);
+}
+
+std::int64_t BackendStates::websocket_sessions(BackendId id) const {
+  return state(id).websocket_sessions.load(std::memory_order_relaxed);
+}
+
 std::int64_t BackendStates::in_flight(BackendId id) const {
   const BackendState& s = state(id);
   std::shared_lock lock(s.mutex);

@@ -156,6 +156,16 @@ TEST_F(StatusFixture, TrafficTokensAndLastErrorPerBackendAndDeployment) {
   EXPECT_EQ(west["latency_ms"]["sum"], 1500.0);
 }
 
+TEST_F(StatusFixture, OpenWebSocketSessionsAreShownPerBackend) {
+  const InFlight open = states->begin_websocket_session(table->member(1).id);
+  const auto doc = build_status(metrics->snapshot(), pool_snapshot());
+  EXPECT_EQ(doc["backends"][0]["websocket_sessions"], 0);
+  EXPECT_EQ(doc["backends"][1]["websocket_sessions"], 1);
+  const std::string text = render_prometheus(metrics->snapshot(), pool_snapshot());
+  EXPECT_NE(text.find("smartlb_backend_websocket_sessions{backend=\"west\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("smartlb_backend_websocket_sessions{backend=\"east\"} 0\n"), std::string::npos);
+}
+
 TEST_F(StatusFixture, PrometheusTextHasTheExpectedSeries) {
   RequestRecord r;
   r.deployment = "gpt-4o";

@@ -16,9 +16,6 @@
 //       SMARTLB_BIN=build/src/smartlb SMARTLB_SIM_BIN=build/src/sim/smartlb-sim \
 //         node --test tests/e2e/stateful.test.mjs
 // (CTest: e2e.stateful sets both variables.)
-//
-// The Realtime cases through smartlb are skipped, saying so: smartlb has no WebSocket
-// pass-through yet (issue 25). They run in the control scenario, against the sim.
 
 import { existsSync } from 'node:fs';
 import { connect as netConnect } from 'node:net';
@@ -33,10 +30,9 @@ import {
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
-/** node:test options of a test through smartlb of a case that needs `needs`. */
-function through(needs) {
-  const skip = needs.includes('realtime') ? 'smartlb has no WebSocket pass-through yet (issue 25)' : false;
-  return { timeout: TEST_TIMEOUT_MS, skip };
+/** node:test options of a test through smartlb. */
+function through() {
+  return { timeout: TEST_TIMEOUT_MS };
 }
 
 const CLIENT_KEY = 'client-key-never-forwarded';
@@ -532,16 +528,15 @@ async function azureStyle(sdk, clients) {
 }
 
 const CASES = [
-  { name: '12-turn previous_response_id chain', needs: [], run: (sdk, clients) => responsesChain(clients) },
-  { name: '8 streamed turns', needs: [], run: (sdk, clients) => streamedChain(clients) },
-  { name: 'retrieve and delete', needs: [], run: (sdk, clients) => retrieveAndDelete(clients) },
-  { name: 'background response', needs: [], run: (sdk, clients) => backgroundResponse(clients) },
-  { name: 'files then batch', needs: [], run: (sdk, clients) => filesThenBatch(sdk, clients) },
-  { name: 'files listed page by page', needs: [], run: (sdk, clients) => filesListedPageByPage(sdk, clients) },
-  { name: 'realtime session', needs: ['realtime'], run: (sdk, clients) => realtimeSession(sdk, clients) },
+  { name: '12-turn previous_response_id chain', run: (sdk, clients) => responsesChain(clients) },
+  { name: '8 streamed turns', run: (sdk, clients) => streamedChain(clients) },
+  { name: 'retrieve and delete', run: (sdk, clients) => retrieveAndDelete(clients) },
+  { name: 'background response', run: (sdk, clients) => backgroundResponse(clients) },
+  { name: 'files then batch', run: (sdk, clients) => filesThenBatch(sdk, clients) },
+  { name: 'files listed page by page', run: (sdk, clients) => filesListedPageByPage(sdk, clients) },
+  { name: 'realtime session', run: (sdk, clients) => realtimeSession(sdk, clients) },
   {
     name: 'Azure-style paths',
-    needs: ['realtime'],
     run: (sdk, clients, azureClients) => azureStyle(sdk, azureClients),
   },
 ];
@@ -623,7 +618,7 @@ describe('through smartlb in front of three sims', () => {
   after(() => stopAndCheck(procs()), { timeout: STOP_TIMEOUT_MS + 2_000 });
 
   for (const c of CASES) {
-    test(c.name, through(c.needs), withLogs(procs, async () => {
+    test(c.name, through(), withLogs(procs, async () => {
       assertAsGoodAsControl(c.name, await c.run(sdk, [client], [azureClient]), 'through smartlb');
     }));
   }
@@ -666,7 +661,7 @@ describe('through smartlb, one sim cooling down', () => {
   }, { timeout: 2 * STARTUP_TIMEOUT_MS + 12 * REQUEST_TIMEOUT_MS });
   after(() => stopAndCheck(procs()), { timeout: STOP_TIMEOUT_MS + 2_000 });
 
-  test('its ids get an honest 429 or 503 with Retry-After', through([]), withLogs(procs, async () => {
+  test('its ids get an honest 429 or 503 with Retry-After', through(), withLogs(procs, async () => {
     const ids = [...owned].filter(([, name]) => name === cooling.name).map(([id]) => id);
     const failures = [];
     for (const id of ids) {
@@ -686,7 +681,7 @@ describe('through smartlb, one sim cooling down', () => {
     assert.deepEqual(failures, [], `${cooling.name} owns ${ids.length} ids:\n  ${failures.join('\n  ')}`);
   }));
 
-  test('ids on the other sims still answer', through([]), withLogs(procs, async () => {
+  test('ids on the other sims still answer', through(), withLogs(procs, async () => {
     const others = [...owned].filter(([, name]) => name !== cooling.name);
     const failures = [];
     for (const [id, name] of others) {
@@ -700,7 +695,7 @@ describe('through smartlb, one sim cooling down', () => {
   }));
 
   for (const c of CASES) {
-    test(`${c.name} (on the other sims)`, through(c.needs), withLogs(procs, async () => {
+    test(`${c.name} (on the other sims)`, through(), withLogs(procs, async () => {
       assertAsGoodAsControl(c.name, await c.run(sdk, [client], [azureClient]), `with ${cooling.name} cooling down`);
     }));
   }
@@ -724,7 +719,7 @@ describe('two smartlb replicas (no Redis), steps alternating', () => {
   after(() => stopAndCheck(procs()), { timeout: STOP_TIMEOUT_MS + 2_000 });
 
   for (const c of CASES) {
-    test(c.name, through(c.needs), withLogs(procs, async () => {
+    test(c.name, through(), withLogs(procs, async () => {
       assertAsGoodAsControl(c.name, await c.run(sdk, clients, azureClients), 'through two replicas');
     }));
   }

@@ -68,6 +68,7 @@ struct PoolSnapshot {
     std::int64_t quota_tokens = 0;        // declared per deployment and window (0: none)
     std::int64_t quota_requests = 0;
     std::int64_t quota_window_ms = 0;
+    std::int64_t websocket_sessions = 0;  // Realtime WebSocket sessions open on it now
     // `auth: entra`: its credential as /status shows it (never the token).
     struct Credential {
       std::string source;                // client-secret, workload-identity, app-service, imds

@@ -212,6 +212,10 @@ struct Config {
   std::chrono::seconds request_timeout{300};  // all attempts of one request, before headers
   std::chrono::seconds client_idle_timeout{75};
   std::chrono::seconds shutdown_timeout{30};  // drain deadline on SIGTERM
+  // A Realtime WebSocket session: closed after this long without a frame either way, and after
+  // this long whatever it does.
+  std::chrono::seconds realtime_idle_timeout{300};
+  std::chrono::seconds realtime_max_session{3600};
 
   std::chrono::milliseconds default_cooldown{10'000};
   std::chrono::milliseconds min_cooldown{100};

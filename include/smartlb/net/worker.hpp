@@ -26,6 +26,16 @@ struct SessionEntry {
   bool idle = false;
 };
 
+// Told on its worker's thread when a drain begins: a relayed WebSocket session, which then
+// closes itself (close 1001 both ways) rather than wait for its peers.
+class DrainListener {
+ public:
+  virtual void on_drain() = 0;
+
+ protected:
+  ~DrainListener() = default;
+};
+
 // An io_context whose services (and so the coroutine frames of pending operations) can be
 // shut down before the Worker members those frames refer to are destroyed.
 class WorkerContext : public io::asio::io_context {
@@ -53,6 +63,7 @@ struct Worker {
   FastRandom rng;
   std::shared_ptr<spdlog::logger> access_log;  // null when ACCESS_LOG=off
   std::list<SessionEntry*> sessions;
+  std::list<DrainListener*> drain_listeners;
   std::vector<std::unique_ptr<RelayScratch>> spare_scratch;   // lent out by RelayScratchLease
   std::vector<std::unique_ptr<std::byte[]>> spare_job_rooms;  // lent out by ForwardJobSlot
   bool draining = false;

@@ -267,6 +267,9 @@ class BackendStates {
   InFlight begin_attempt(const PoolMember& m, std::string_view deployment);
   // Attempts in flight on backend `id`, every deployment together.
   std::int64_t in_flight(BackendId id) const;
+  // Counts a relayed WebSocket session (Realtime) open on backend `id` while the result lives.
+  InFlight begin_websocket_session(BackendId id);
+  std::int64_t websocket_sessions(BackendId id) const;
 
   CooldownView backend_cooldown(BackendId id) const;
   CooldownView deployment_cooldown(const PoolMember& m, std::string_view deployment) const;
@@ -322,6 +325,7 @@ class BackendStates {
   };
   struct BackendState {
     Deadline backend;
+    std::atomic<std::int64_t> websocket_sessions{0};
     AdminSlot admin;
     mutable std::shared_mutex mutex;  // guards the map's shape only; entries are atomics
     std::unordered_map<std::string, std::unique_ptr<DeploymentState>, StringHash, std::equal_to<>>

@@ -1,0 +1,31 @@
+#pragma once
+// A Realtime WebSocket session after the backend's verified 101 (docs/stateful-apis.md,
+// Realtime): the client's 101, then a frame-aware byte relay both ways. Bytes go on as they
+// arrive, as they are (never unmasked, re-masked or gathered into messages): one bounded buffer
+// per direction, the next read only once the last write is done. Frame headers are read as the
+// bytes pass (websocket/frame_parser) to count frames, to put a close between two frames when
+// the session is closed by smartlb (idle, too long, a drain), and to read the usage of the
+// backend's small unfragmented `response.done` text frames.
+#include <string_view>
+
+#include "smartlb/io/timed_socket.hpp"
+#include "smartlb/net/upstream.hpp"
+#include "smartlb/telemetry/request_record.hpp"
+
+namespace smartlb::net {
+
+struct Worker;
+
+struct WebSocketSession {
+  std::string_view client_key;    // the client's Sec-WebSocket-Key, which its 101 answers
+  std::string_view backend_name;  // x-smartlb-backend
+  std::string_view request_id;
+};
+
+// Writes the client's 101 (the backend's fields but those of the handshake itself, which are
+// smartlb's to answer), then relays until both sides are done. What the session used (its
+// response.done usage, summed) goes into `rec`, with status 101.
+Task<void> relay_websocket(Worker& w, TimedSocket& client, UpstreamPtr upstream,
+                           const WebSocketSession& session, RequestRecord& rec);
+
+}  // namespace smartlb::net

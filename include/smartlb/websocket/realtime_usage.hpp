@@ -1,0 +1,23 @@
+#pragma once
+// Token usage of the Realtime API: each `response.done` event carries its response's usage
+// (`response.usage.input_tokens`, `output_tokens`). Read from one whole text message.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace smartlb::websocket {
+
+struct RealtimeUsage {
+  std::int64_t input_tokens = 0;
+  std::int64_t output_tokens = 0;
+};
+
+// The usage of a `response.done` event; nullopt for any other text (another event, not JSON,
+// no usage).
+std::optional<RealtimeUsage> response_done_usage(std::string_view text);
+
+// Server text frames up to this size are read for usage; larger ones (audio) are not.
+inline constexpr std::size_t kInspectedFrameBytes = 64 * 1024;
+
+}  // namespace smartlb::websocket

@@ -1,0 +1,330 @@
+// The WebSocket relay after a verified 101 (include/smartlb/net/websocket_relay.hpp).
+//
+// Why bytes and not Beast's websocket::stream on each side: a stream would unmask every client
+// frame and mask it again, gather fragmented messages whole before handing them on (a large
+// audio append held in memory), and answer pings itself. Relaying the bytes keeps frames as
+// the peers wrote them, memory bounded by two fixed buffers, and ping/pong/close end to end;
+// the frame parser alone tells where frames begin and end.
+#include "smartlb/net/websocket_relay.hpp"
+
+#include <array>
+#include <chrono>
+#include <string>
+
+#include <spdlog/spdlog.h>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+
+#include "smartlb/http/response_fields.hpp"
+#include "smartlb/http1/wire_format.hpp"
+#include "smartlb/net/worker.hpp"
+#include "smartlb/websocket/frame_parser.hpp"
+#include "smartlb/websocket/handshake.hpp"
+#include "smartlb/websocket/realtime_usage.hpp"
+
+namespace smartlb::net {
+namespace {
+
+using namespace boost::asio::experimental::awaitable_operators;
+using SteadyTimer = asio::basic_waitable_timer<std::chrono::steady_clock,
+                                               asio::wait_traits<std::chrono::steady_clock>, Executor>;
+
+// Each direction's buffer: what may be in flight between a read and its write.
+constexpr std::size_t kRelayBufferBytes = 16 * 1024;
+// After smartlb sent its closes: how long the peers have to answer them and hang up.
+constexpr std::chrono::seconds kCloseGrace{5};
+// Going Away: the session ends because smartlb stops (a drain) or its limits passed.
+constexpr std::uint16_t kGoingAway = 1001;
+
+// The fields of the backend's 101 that reach the client: not hop-by-hop ones, not the
+// handshake's own (smartlb answers the client's key; no extension was offered upstream), no
+// framing.
+bool passes_to_client(std::string_view name, const ConnectionNames& named) {
+  if (named.is_hop(name) || iequals(name, "upgrade") || iequals(name, "content-length") ||
+      iequals(name, "x-request-id"))
+    return false;
+  constexpr std::string_view kHandshake = "sec-websocket-";
+  if (name.size() >= kHandshake.size() && iequals(name.substr(0, kHandshake.size()), kHandshake))
+    return iequals(name, "sec-websocket-protocol");
+  return true;
+}
+
+std::string client_101(const ResponseHead& backend, const WebSocketSession& s) {
+  std::string head;
+  append_status_line(head, 11, 101, "Switching Protocols");
+  append_field(head, "Upgrade", "websocket");
+  append_field(head, "Connection", "Upgrade");
+  append_field(head, "Sec-WebSocket-Accept", websocket::accept_for(s.client_key));
+  const ConnectionNames named(backend.fields);
+  for (std::size_t i = 0; i < backend.fields.size(); ++i) {
+    const auto f = backend.fields[i];
+    if (passes_to_client(f.name, named)) append_field(head, f.name, f.value);
+  }
+  append_field(head, "x-request-id", s.request_id);
+  append_field(head, "x-smartlb-backend", s.backend_name);
+  head.append("\r\n");
+  return head;
+}
+
+class Relay final : public DrainListener {
+ public:
+  Relay(Worker& w, TimedSocket& client, UpstreamConnection& upstream, RequestRecord& rec)
+      : w_(w),
+        client_(client),
+        upstream_(upstream),
+        rec_(rec),
+        timer_(client.get_executor()),
+        idle_(w.shared.cfg.realtime_idle_timeout),
+        ends_at_(std::chrono::steady_clock::now() + w.shared.cfg.realtime_max_session) {
+    last_activity_ = std::chrono::steady_clock::now();
+    down_.reads_usage = true;
+    listed_ = w_.drain_listeners.insert(w_.drain_listeners.end(), this);
+  }
+  ~Relay() { w_.drain_listeners.erase(listed_); }
+  Relay(const Relay&) = delete;
+  Relay& operator=(const Relay&) = delete;
+
+  void on_drain() override {
+    draining_ = true;
+    timer_.cancel();
+  }
+
+  // `first`: bytes the backend sent right behind its 101 (read with its head).
+  Task<void> run(std::string first) {
+    first_ = std::move(first);
+    co_await (pump_down() && pump_up() && supervise());
+    if (usage_seen_) {
+      rec_.prompt_tokens = input_tokens_;
+      rec_.completion_tokens = output_tokens_;
+    }
+  }
+
+ private:
+  // One direction: its frames, and whether smartlb's close went or is to go that way.
+  struct Direction : websocket::FrameSink {
+    explicit Direction(websocket::Sender s) : parser(s) {}
+    websocket::FrameParser parser;
+    bool writing = false;        // a write to this direction's destination is under way
+    bool close_pending = false;  // smartlb's close goes at the next frame boundary
+    bool close_sent = false;     // it went: nothing more goes this way
+    bool ended = false;          // its source is done
+    std::size_t last_end = 0;    // in the piece being fed: after the last frame that ended
+    bool ended_here = false;     // ... when one did
+    // Usage: a small unfragmented text frame from the backend, gathered while it passes.
+    bool reads_usage = false;
+    bool inspecting = false;
+    std::string text;
+    std::vector<websocket::RealtimeUsage> found;
+
+    void on_header(const websocket::FrameHeader& h) override {
+      inspecting = reads_usage && h.fin && h.opcode == websocket::Opcode::Text &&
+                   h.length <= websocket::kInspectedFrameBytes;
+      text.clear();
+    }
+    void on_payload(std::string_view bytes) override {
+      if (inspecting) text.append(bytes);
+    }
+    void on_frame_end(std::size_t offset) override {
+      last_end = offset;
+      ended_here = true;
+      if (!inspecting) return;
+      inspecting = false;
+      if (auto u = websocket::response_done_usage(text)) found.push_back(*u);
+    }
+  };
+
+  Task<std::tuple<error_code, std::size_t>> read_client(std::span<char> into) {
+    co_return co_await client_.async_read_some(asio::buffer(into.data(), into.size()), use_tuple);
+  }
+  Task<std::tuple<error_code, std::size_t>> read_upstream(std::span<char> into) {
+    const auto buffer = asio::buffer(into.data(), into.size());
+    if (UpstreamConnection::Tls* tls = upstream_.tls())
+      co_return co_await tls->async_read_some(buffer, use_tuple_for<UpstreamConnection::Tls>);
+    co_return co_await upstream_.tcp().async_read_some(buffer, use_tuple);
+  }
+  Task<error_code> write_client(std::string_view a, std::string_view b = {}) {
+    const std::array<asio::const_buffer, 2> bufs{asio::buffer(a.data(), a.size()),
+                                                 asio::buffer(b.data(), b.size())};
+    auto [ec, n] = co_await asio::async_write(client_, bufs, use_tuple);
+    co_return ec;
+  }
+  Task<error_code> write_upstream(std::string_view a, std::string_view b = {}) {
+    const std::array<asio::const_buffer, 2> bufs{asio::buffer(a.data(), a.size()),
+                                                 asio::buffer(b.data(), b.size())};
+    if (UpstreamConnection::Tls* tls = upstream_.tls())
+      co_return std::get<0>(co_await asio::async_write(*tls, bufs, use_tuple));
+    co_return std::get<0>(co_await asio::async_write(upstream_.tcp(), bufs, use_tuple));
+  }
+  Task<error_code> write_to(bool to_client, std::string_view a, std::string_view b = {}) {
+    return to_client ? write_client(a, b) : write_upstream(a, b);
+  }
+
+  // smartlb's close for the direction's destination: a client's frames are masked.
+  std::string close_for(bool to_client) {
+    if (to_client) return websocket::close_frame(kGoingAway);
+    std::array<std::uint8_t, 4> mask{};
+    const std::uint64_t r = w_.rng.next();
+    for (std::size_t i = 0; i < 4; ++i) mask[i] = static_cast<std::uint8_t>(r >> (8 * i));
+    return websocket::close_frame(kGoingAway, &mask);
+  }
+
+  // Moves one direction's bytes until its source ends or a write fails.
+  Task<void> pump(Direction& d, bool to_client) {
+    std::array<char, kRelayBufferBytes> buffer;
+    std::string_view piece;
+    if (to_client && !first_.empty()) piece = first_;
+    for (;;) {
+      if (d.close_pending && !d.close_sent && d.parser.at_boundary()) {  // asked for while writing
+        d.close_sent = true;
+        if (co_await write_to(to_client, close_for(to_client))) break;
+      }
+      if (piece.empty()) {
+        // Not a conditional expression around co_await: GCC 12 miscompiles one.
+        std::tuple<error_code, std::size_t> read;
+        if (to_client)
+          read = co_await read_upstream(buffer);
+        else
+          read = co_await read_client(buffer);
+        const auto [ec, n] = read;
+        if (ec || n == 0) break;
+        piece = std::string_view(buffer.data(), n);
+      }
+      last_activity_ = std::chrono::steady_clock::now();
+      if (d.close_sent) {  // after smartlb's close: the peers' answers are dropped
+        piece = {};
+        continue;
+      }
+      d.ended_here = false;
+      if (!d.parser.feed(piece, d)) {
+        spdlog::debug("websocket {}: {} sent what is not WebSocket framing ({}); closing", rec_.request_id,
+                      to_client ? "the backend" : "the client", websocket::to_string(d.parser.error()));
+        break;
+      }
+      for (const websocket::RealtimeUsage& u : d.found) add_usage(u);
+      d.found.clear();
+      std::string_view out = piece, close;
+      std::string close_frame;
+      if (d.close_pending && d.ended_here) {  // what ends at the boundary, then the close
+        out = piece.substr(0, d.last_end);
+        close_frame = close_for(to_client);
+        close = close_frame;
+        d.close_sent = true;
+      }
+      d.writing = true;
+      const error_code wec = co_await write_to(to_client, out, close);
+      d.writing = false;
+      piece = {};
+      if (wec) break;
+    }
+    first_.clear();
+    d.ended = true;
+    // The other side learns the end the way TCP says it; both done, the supervisor returns.
+    error_code ignored;
+    if (to_client)
+      client_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    else if (upstream_.tls())
+      upstream_.close();  // no half-close under TLS
+    else
+      upstream_.tcp().socket().shutdown(tcp::socket::shutdown_send, ignored);
+    timer_.cancel();
+  }
+  Task<void> pump_down() { return pump(down_, true); }
+  Task<void> pump_up() { return pump(up_, false); }
+
+  void add_usage(const websocket::RealtimeUsage& u) {
+    usage_seen_ = true;
+    input_tokens_ += u.input_tokens;
+    output_tokens_ += u.output_tokens;
+  }
+
+  // smartlb's close goes both ways: at once where a direction is between frames and idle,
+  // else by its pump at its next boundary.
+  Task<void> send_closes() {
+    for (const bool to_client : {true, false}) {
+      Direction& d = to_client ? down_ : up_;
+      if (d.ended || d.close_sent) continue;
+      if (d.writing || !d.parser.at_boundary()) {
+        d.close_pending = true;
+        continue;
+      }
+      d.close_sent = true;  // first: a pump that wakes meanwhile drops what it read
+      d.writing = true;
+      const std::string frame = close_for(to_client);
+      co_await write_to(to_client, frame);
+      d.writing = false;
+    }
+  }
+
+  void close_both() {
+    error_code ignored;
+    client_.socket().close(ignored);
+    upstream_.close();
+  }
+
+  // Ends the session when smartlb must: idle too long, open too long, a drain. Returns once
+  // both pumps are done.
+  Task<void> supervise() {
+    using std::chrono::steady_clock;
+    std::optional<steady_clock::time_point> hang_up_at;  // after smartlb's closes
+    for (;;) {
+      if (down_.ended && up_.ended) co_return;
+      const auto now = steady_clock::now();
+      if (hang_up_at && now >= *hang_up_at) {
+        close_both();
+        hang_up_at = steady_clock::time_point::max();
+      }
+      if (!hang_up_at) {
+        const char* why = draining_                       ? "the server drains"
+                          : now >= ends_at_               ? "REALTIME_MAX_SESSION_SECONDS passed"
+                          : now >= last_activity_ + idle_ ? "REALTIME_IDLE_TIMEOUT_SECONDS passed"
+                                                          : nullptr;
+        if (why) {
+          spdlog::debug("websocket {}: closing (1001): {}", rec_.request_id, why);
+          hang_up_at = now + kCloseGrace;
+          co_await send_closes();
+          continue;
+        }
+      }
+      timer_.expires_at(hang_up_at ? *hang_up_at : std::min(ends_at_, last_activity_ + idle_));
+      co_await timer_.async_wait(use_tuple);
+    }
+  }
+
+  Worker& w_;
+  TimedSocket& client_;
+  UpstreamConnection& upstream_;
+  RequestRecord& rec_;
+  SteadyTimer timer_;
+  std::chrono::steady_clock::duration idle_;
+  std::chrono::steady_clock::time_point ends_at_;
+  std::chrono::steady_clock::time_point last_activity_;
+  std::list<DrainListener*>::iterator listed_;
+  bool draining_ = false;
+  std::string first_;
+  Direction down_{websocket::Sender::Server};  // backend -> client
+  Direction up_{websocket::Sender::Client};    // client -> backend
+  bool usage_seen_ = false;
+  std::int64_t input_tokens_ = 0, output_tokens_ = 0;
+};
+
+}  // namespace
+
+Task<void> relay_websocket(Worker& w, TimedSocket& client, UpstreamPtr upstream,
+                           const WebSocketSession& session, RequestRecord& rec) {
+  rec.status = 101;
+  const std::string head = client_101(upstream->head, session);
+  client.expires_after(w.shared.cfg.http_timeout);
+  auto [ec, n] = co_await asio::async_write(client, asio::buffer(head), use_tuple);
+  if (client.done(ec)) {
+    rec.client_aborted = true;
+    upstream->close();
+    co_return;
+  }
+  const auto pending = upstream->buffer.data();
+  std::string first(static_cast<const char*>(pending.data()), pending.size());
+  upstream->buffer.consume(pending.size());
+  Relay relay(w, client, *upstream, rec);
+  co_await relay.run(std::move(first));
+  upstream->close();
+}
+
+}  // namespace smartlb::net

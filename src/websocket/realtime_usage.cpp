@@ -1,0 +1,33 @@
+// Usage of Realtime's response.done (include/smartlb/websocket/realtime_usage.hpp).
+#include "smartlb/websocket/realtime_usage.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace smartlb::websocket {
+
+std::optional<RealtimeUsage> response_done_usage(std::string_view text) {
+  // Most events are deltas: a cheap look for the type before any parse.
+  if (text.find("\"response.done\"") == std::string_view::npos) return std::nullopt;
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return std::nullopt;
+  const auto type = j.find("type");
+  if (type == j.end() || *type != "response.done") return std::nullopt;
+  const auto response = j.find("response");
+  if (response == j.end() || !response->is_object()) return std::nullopt;
+  const auto usage = response->find("usage");
+  if (usage == response->end() || !usage->is_object()) return std::nullopt;
+  RealtimeUsage u;
+  bool any = false;
+  for (const auto& [name, field] :
+       {std::pair{"input_tokens", &u.input_tokens}, std::pair{"output_tokens", &u.output_tokens}}) {
+    const auto v = usage->find(name);
+    if (v != usage->end() && v->is_number_integer() && v->get<std::int64_t>() >= 0) {
+      *field = v->get<std::int64_t>();
+      any = true;
+    }
+  }
+  if (!any) return std::nullopt;
+  return u;
+}
+
+}  // namespace smartlb::websocket

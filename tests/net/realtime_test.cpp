@@ -1,0 +1,290 @@
+// Realtime over WebSocket through smartlb (docs/stateful-apis.md, Realtime), over real sockets
+// on 127.0.0.1: smartlb-sim's server in this process is each backend, Beast's WebSocket client
+// the client. The handshake goes through with the backend's key and smartlb's own
+// Sec-WebSocket-Key, a refused one fails over before the client sees it, frames pass both ways,
+// closes are relayed, response.done's usage is counted, and smartlb closes sessions itself when
+// idle or draining.
+#include <gtest/gtest.h>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/buffers_to_string.hpp>
+#include <boost/beast/websocket.hpp>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "await_condition.hpp"
+#include "proxy_harness.hpp"
+#include "record_observer.hpp"
+#include "smartlb/sim/sim_server.hpp"
+
+namespace smartlb::testing {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace websocket = beast::websocket;
+using nlohmann::json;
+
+// One simulated resource, served on its own thread.
+class Sim {
+ public:
+  Sim(const std::string& name, const std::string& key, int force_status = 0) {
+    settings_.name = name;
+    settings_.api_key = key;
+    settings_.stream_chunks = 2;
+    settings_.faults.force_status = force_status;
+    settings_.faults.force_retry_after_ms = 30'000;
+    engine_ = std::make_unique<sim::SimEngine>(settings_, clock_);
+    server_ = std::make_unique<sim::SimServer>(*engine_, sim::ServerOptions{"127.0.0.1", 0, 1, false});
+    thread_ = std::thread([this] { server_->run(); });
+  }
+  ~Sim() {
+    server_->stop();
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(server_->port()); }
+  json stats() const { return engine_->stats_json(); }
+  bool sessions_closed() const {
+    return await_condition([&] { return engine_->stats_json()["realtime"]["open"] == 0; });
+  }
+
+ private:
+  sim::SimSettings settings_;
+  sim::SystemClock clock_;
+  std::unique_ptr<sim::SimEngine> engine_;
+  std::unique_ptr<sim::SimServer> server_;
+  std::thread thread_;
+};
+
+class WsClient {
+ public:
+  explicit WsClient(std::uint16_t port) : ws_(io_) {
+    ws_.next_layer().connect({asio::ip::make_address("127.0.0.1"), port});
+  }
+  websocket::response_type handshake(const std::string& target,
+                                     const std::vector<std::pair<std::string, std::string>>& headers,
+                                     beast::error_code& ec) {
+    ws_.set_option(websocket::stream_base::decorator([headers](websocket::request_type& request) {
+      for (const auto& [name, value] : headers) request.set(name, value);
+    }));
+    websocket::response_type response;
+    ws_.handshake(response, "127.0.0.1", target, ec);
+    return response;
+  }
+  json read_event() {
+    beast::flat_buffer buffer;
+    ws_.read(buffer);
+    return json::parse(beast::buffers_to_string(buffer.data()));
+  }
+  // Reads until the event of `type` (at most 20 events); its events, that one last.
+  std::vector<json> read_until(const std::string& type) {
+    std::vector<json> seen;
+    while (seen.size() < 20) {
+      seen.push_back(read_event());
+      if (seen.back()["type"] == type) break;
+    }
+    return seen;
+  }
+  void send(const std::string& text) {
+    ws_.text(true);
+    ws_.write(asio::buffer(text));
+  }
+  websocket::stream<asio::ip::tcp::socket>& ws() { return ws_; }
+
+ private:
+  asio::io_context io_;
+  websocket::stream<asio::ip::tcp::socket> ws_;
+};
+
+constexpr const char* kItem =
+    R"({"type":"conversation.item.create","item":{"type":"message","role":"user","content":[{"type":"input_text","text":"hello"}]}})";
+
+class RealtimeTest : public ::testing::Test {
+ protected:
+  ~RealtimeTest() override { proxy_.stop(); }
+  void start() { proxy_.start(&records_); }
+
+  ProxyHarness proxy_;
+  LastRecord records_;
+};
+
+TEST_F(RealtimeTest, ASessionRelaysFramesBothWaysWithTheBackendsKeyAndCountsItsUsage) {
+  Sim sim("sim-a", "key-a");
+  proxy_.add_backend("a", sim.url(), 1, 1, "key-a");
+  start();
+  WsClient client(proxy_.port());
+  beast::error_code ec;
+  const auto response = client.handshake(
+      "/openai/v1/realtime?model=gpt-4o",
+      {{"authorization", "Bearer client-key"}, {"sec-websocket-extensions", "permessage-deflate"}}, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_EQ(response.result_int(), 101);
+  EXPECT_EQ(response["x-smartlb-backend"], "a");
+  EXPECT_EQ(response["x-sim-name"], "sim-a");
+  EXPECT_EQ(client.read_event()["type"], "session.created");
+  const auto sessions = [&] {
+    return proxy_.server->states().websocket_sessions(proxy_.server->snapshot()->table.member(0).id);
+  };
+  EXPECT_EQ(sessions(), 1) << "the open session counts on its backend (/status, metrics)";
+
+  bool pong = false;
+  client.ws().control_callback([&](websocket::frame_type kind, beast::string_view payload) {
+    pong = pong || (kind == websocket::frame_type::pong && payload == "p");
+  });
+  client.ws().ping("p");
+  client.send(kItem);
+  EXPECT_EQ(client.read_event()["type"], "conversation.item.created");
+  EXPECT_TRUE(pong) << "the ping went through and its pong came back";
+  client.send(R"({"type":"response.create"})");
+  const std::vector<json> events = client.read_until("response.done");
+  ASSERT_EQ(events.back()["type"], "response.done");
+  const json usage = events.back()["response"]["usage"];
+  client.send(R"({"type":"response.create"})");
+  const json second = client.read_until("response.done").back()["response"]["usage"];
+
+  client.ws().close(websocket::close_code::normal, ec);  // returns once the answering close came
+  EXPECT_FALSE(ec) << "the backend's close answer came back: " << ec.message();
+  ASSERT_TRUE(sim.sessions_closed());
+  EXPECT_TRUE(await_condition([&] { return sessions() == 0; }));
+
+  const json stats = sim.stats();
+  EXPECT_EQ(stats["realtime"]["client_messages"], 3);
+  const json& seen = stats["last_request_headers"];
+  EXPECT_EQ(seen["api-key"], "key-a") << seen.dump();
+  EXPECT_FALSE(seen.contains("authorization")) << "the client's credential stays with smartlb";
+  EXPECT_FALSE(seen.contains("sec-websocket-extensions")) << "no compression: frames stay readable";
+
+  const auto rec = records_.await();
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(rec->status, 101u);
+  EXPECT_EQ(rec->prompt_tokens, usage["input_tokens"].get<int>() + second["input_tokens"].get<int>());
+  EXPECT_EQ(rec->completion_tokens, usage["output_tokens"].get<int>() + second["output_tokens"].get<int>());
+  EXPECT_GT(rec->completion_tokens, 0);
+}
+
+TEST_F(RealtimeTest, AThrottledHandshakeFailsOverBeforeTheClientSeesIt) {
+  Sim busy("sim-busy", "key-a", 429), free("sim-free", "key-b");
+  proxy_.add_backend("busy", busy.url(), 1, 1, "key-a");
+  proxy_.add_backend("free", free.url(), 2, 1, "key-b");
+  start();
+  WsClient client(proxy_.port());
+  beast::error_code ec;
+  const auto response = client.handshake("/openai/realtime?api-version=2025-04-01-preview&deployment=gpt-4o",
+                                         {{"api-key", "client-key"}}, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_EQ(response["x-smartlb-backend"], "free");
+  EXPECT_EQ(client.read_event()["type"], "session.created");
+  EXPECT_EQ(busy.stats()["by_status"]["429"], 1);
+  EXPECT_FALSE(proxy_.available(0, "gpt-4o")) << "the throttled backend cools down as for HTTP";
+  EXPECT_EQ(free.stats()["last_request_headers"]["api-key"], "key-b");
+  client.ws().close(websocket::close_code::normal);
+}
+
+TEST_F(RealtimeTest, ABrowsersKeyInTheSubprotocolOrQueryIsReplacedByTheBackends) {
+  Sim sim("sim-a", "key-a");
+  proxy_.add_backend("a", sim.url(), 1, 1, "key-a");
+  start();
+  WsClient client(proxy_.port());
+  beast::error_code ec;
+  const auto response =
+      client.handshake("/v1/realtime?model=gpt-4o&api-key=client-key",
+                       {{"sec-websocket-protocol", "realtime, openai-insecure-api-key.client-key"}}, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_EQ(response[beast::http::field::sec_websocket_protocol], "realtime");
+  const json seen = sim.stats()["last_request_headers"];
+  EXPECT_EQ(seen.value("authorization", ""), "Bearer key-a") << seen.dump();  // a v1 path: Bearer
+  EXPECT_EQ(seen.value("sec-websocket-protocol", ""), "realtime") << "the key's entry is not forwarded";
+  EXPECT_EQ(seen.dump().find("client-key"), std::string::npos) << seen.dump();
+  client.ws().close(websocket::close_code::normal);
+}
+
+TEST_F(RealtimeTest, ARefusalThatIsNotAFailoverReachesTheClientAsHttp) {
+  Sim sim("sim-a", "key-a");
+  proxy_.add_backend("a", sim.url(), 1, 1, "key-a");
+  start();
+  WsClient client(proxy_.port());
+  beast::error_code ec;
+  const auto response = client.handshake("/openai/realtime?deployment=gpt-4o", {}, ec);  // no api-version
+  EXPECT_EQ(ec, websocket::error::upgrade_declined);
+  EXPECT_EQ(response.result_int(), 400);
+  EXPECT_TRUE(proxy_.available(0, "gpt-4o"));
+}
+
+TEST_F(RealtimeTest, AnIdleSessionIsClosedWithGoingAwayBothWays) {
+  Sim sim("sim-a", "key-a");
+  proxy_.add_backend("a", sim.url(), 1, 1, "key-a");
+  proxy_.cfg.realtime_idle_timeout = std::chrono::seconds(1);
+  start();
+  WsClient client(proxy_.port());
+  beast::error_code ec;
+  client.handshake("/openai/v1/realtime?model=gpt-4o", {}, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_EQ(client.read_event()["type"], "session.created");
+  beast::flat_buffer rest;
+  client.ws().read(rest, ec);  // nothing more is sent: smartlb's close comes
+  EXPECT_EQ(ec, websocket::error::closed) << ec.message();
+  EXPECT_EQ(client.ws().reason().code, websocket::close_code::going_away);
+  EXPECT_TRUE(sim.sessions_closed()) << "the backend was closed too";
+}
+
+TEST_F(RealtimeTest, ASessionIsClosedWhenItsMaximumLengthPassesEvenWhileBusy) {
+  Sim sim("sim-a", "key-a");
+  proxy_.add_backend("a", sim.url(), 1, 1, "key-a");
+  proxy_.cfg.realtime_max_session = std::chrono::seconds(1);
+  start();
+  WsClient client(proxy_.port());
+  beast::error_code ec;
+  client.handshake("/openai/v1/realtime?model=gpt-4o", {}, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_EQ(client.read_event()["type"], "session.created");
+  // Busy (never idle) until smartlb's close arrives instead of an answer; bounded in count and
+  // time (the limit is 1 s).
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  for (int i = 0; i < 1'000'000 && !ec && std::chrono::steady_clock::now() < give_up; ++i) {
+    client.send(kItem);
+    beast::flat_buffer answer;
+    client.ws().read(answer, ec);
+  }
+  EXPECT_EQ(ec, websocket::error::closed) << ec.message();
+  EXPECT_EQ(client.ws().reason().code, websocket::close_code::going_away);
+  EXPECT_TRUE(sim.sessions_closed());
+}
+
+TEST_F(RealtimeTest, ASessionTheClientDropsIsNoFailureOfTheBackend) {
+  Sim sim("sim-a", "key-a");
+  proxy_.add_backend("a", sim.url(), 1, 1, "key-a");
+  start();
+  {
+    WsClient client(proxy_.port());
+    beast::error_code ec;
+    client.handshake("/openai/v1/realtime?model=gpt-4o", {}, ec);
+    ASSERT_FALSE(ec) << ec.message();
+    client.ws().next_layer().close();  // gone before any answer, without a close frame
+  }
+  ASSERT_TRUE(sim.sessions_closed()) << "the backend's side was closed too";
+  ASSERT_TRUE(records_.await());
+  EXPECT_TRUE(proxy_.available(0, "gpt-4o"));
+  EXPECT_EQ(proxy_.backend_cooldown(0).cause, FailureCause::None);
+}
+
+TEST_F(RealtimeTest, ADrainClosesOpenSessionsWithGoingAway) {
+  Sim sim("sim-a", "key-a");
+  proxy_.add_backend("a", sim.url(), 1, 1, "key-a");
+  start();
+  WsClient client(proxy_.port());
+  beast::error_code ec;
+  client.handshake("/openai/v1/realtime?model=gpt-4o", {}, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_EQ(client.read_event()["type"], "session.created");
+  proxy_.server->request_stop();
+  beast::flat_buffer rest;
+  client.ws().read(rest, ec);
+  EXPECT_EQ(ec, websocket::error::closed) << ec.message();
+  EXPECT_EQ(client.ws().reason().code, websocket::close_code::going_away);
+  EXPECT_TRUE(sim.sessions_closed());
+  proxy_.server->wait();
+}
+
+}  // namespace
+}  // namespace smartlb::testing

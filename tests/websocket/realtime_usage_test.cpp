@@ -1,0 +1,26 @@
+#include "smartlb/websocket/realtime_usage.hpp"
+
+#include <gtest/gtest.h>
+
+namespace smartlb::websocket {
+namespace {
+
+TEST(RealtimeUsage, ResponseDoneGivesItsResponsesUsage) {
+  const auto u = response_done_usage(
+      R"({"type":"response.done","event_id":"e1","response":{"id":"r","usage":{"total_tokens":30,"input_tokens":12,"output_tokens":18}}})");
+  ASSERT_TRUE(u);
+  EXPECT_EQ(u->input_tokens, 12);
+  EXPECT_EQ(u->output_tokens, 18);
+}
+
+TEST(RealtimeUsage, OtherTextGivesNone) {
+  EXPECT_FALSE(response_done_usage(R"({"type":"response.output_text.delta","delta":"response.done"})"));
+  EXPECT_FALSE(response_done_usage(R"({"type":"response.created","note":"\"response.done\""})"));
+  EXPECT_FALSE(response_done_usage(R"({"type":"response.done","response":{"id":"r"}})"));
+  EXPECT_FALSE(response_done_usage(R"({"type":"response.done","response":{"usage":{"input_tokens":-1}}})"));
+  EXPECT_FALSE(response_done_usage(R"({"type":"response.done")"));
+  EXPECT_FALSE(response_done_usage(""));
+}
+
+}  // namespace
+}  // namespace smartlb::websocket
