@@ -47,8 +47,8 @@ MockReply ok(const std::string& who) {
 // Bodies above 64 KiB are streamed; a buffered body could not be above 128 KiB, so a 600 KB
 // one arriving at all was streamed; streamed bodies up to 1 MiB.
 struct LargeUpload : ::testing::Test {
+  LastRecord records;  // before the proxy, which reports to it until its workers stop
   ProxyHarness p;
-  LastRecord records;
   void SetUp() override {
     p.cfg.stream_request_body_bytes = 64 * 1024;
     p.cfg.max_request_body_bytes = 128 * 1024;
