@@ -249,6 +249,87 @@ bool refuse_body_read(const error_code& bec, std::string_view limit, ErrorReply&
 }
 
 // A new configuration's backend URLs, told to this worker's pool once.
+// Who sent the request: its key or token checked against the snapshot's clients (without client
+// keys or token issuers everyone is the anonymous client: no field lookups).
+Authentication authenticate_caller(Worker& w, const Snapshot& snapshot, const RequestHead& head,
+                                   const RequestTarget& target) {
+  Authentication auth;
+  if (!snapshot.client_auth.enabled()) {
+    auth.identity = ClientAuthenticator::anonymous();
+    return auth;
+  }
+  std::string_view api_key = head.fields.get("api-key");
+  const std::string_view authorization = head.fields.get(http::field::authorization);
+  // A browser's Realtime WebSocket cannot send headers: its key comes another way.
+  if (api_key.empty() && authorization.empty() && websocket::is_realtime_path(target.path))
+    api_key = websocket::browser_key(head.fields.get("sec-websocket-protocol"), target.query);
+  return snapshot.client_auth.authenticate(api_key, authorization, w.verified_tokens, w.shared.clock);
+}
+
+// How a request's body is taken in, decided from its head: refused (too large by its length),
+// streamed (a length above the threshold), or buffered (a chunked one up to the threshold, then
+// maybe streamed: `stop_past`). `limit` names the setting a body too large is over.
+struct IntakeStart {
+  bool too_large = false;
+  bool stream = false;
+  std::string_view limit;
+  std::uint64_t stop_past = std::numeric_limits<std::uint64_t>::max();
+};
+
+IntakeStart start_intake(const BodyLimits& limits, std::optional<std::uint64_t> length,
+                         RequestReader& parser) {
+  IntakeStart in;
+  if (length) {
+    const BodyPlan plan = plan_known_length(limits, *length);
+    in.too_large = plan.intake == BodyIntake::TooLarge;
+    in.stream = plan.intake == BodyIntake::Stream;
+    in.limit = plan.limit;
+  } else {  // chunked: buffered until it ends or grows past the threshold
+    const ChunkedLimit held = chunked_buffering_limit(limits);
+    parser.body_limit(held.bytes);
+    in.limit = held.limit;
+    in.stop_past = limits.stream_above;
+  }
+  return in;
+}
+
+// An Expect other than 100-continue: 417.
+bool refuse_expectation(const RequestHead& head, ErrorReply& bad, RequestRecord& rec) {
+  if (iequals(head.fields.get(http::field::expect), "100-continue")) return false;
+  bad.status = http::status::expectation_failed;
+  bad.message = "Only Expect: 100-continue is supported.";
+  rec.status = 417;
+  return true;
+}
+
+// A head that could not be read: 400 (or 431), and the connection closes.
+Task<> answer_head_error(TimedSocket& stream, const error_code& hec) {
+  ErrorReply r;
+  std::string message;  // r.message is a view: the text must outlive the write
+  refuse_head_read(hec, r, message);
+  co_await write_error_reply(stream, r, std::chrono::seconds(5));
+}
+
+// The interim answer an `Expect: 100-continue` waits for before it sends its body.
+Task<error_code> send_continue(TimedSocket& stream, const RequestHead& head, std::chrono::seconds timeout) {
+  const std::string_view cont =
+      head.version == 10 ? "HTTP/1.0 100 Continue\r\n\r\n" : "HTTP/1.1 100 Continue\r\n\r\n";
+  stream.expires_after(timeout);
+  auto [ec, n] = co_await asio::async_write(stream, asio::buffer(cont), use_tuple);
+  co_return ec;
+}
+
+// A large upload's body, left unread for the forwarder to stream: what was read of it already
+// (a chunked body's start) goes first.
+void begin_streamed(StreamedBody& body, RequestHead& head, std::optional<std::uint64_t> length,
+                    const Config& cfg, RequestReader& parser) {
+  body.prefix = std::move(head.body);
+  head.body.clear();
+  body.length = length;
+  body.pause_timeout = cfg.http_timeout;
+  parser.body_limit(cfg.max_streamed_body_bytes);
+}
+
 void sync_origins(Worker& w, const Snapshot& snapshot) {
   if (snapshot.generation == w.origins_generation) return;
   for (std::size_t i = 0; i < snapshot.backends.size(); ++i)
@@ -283,11 +364,7 @@ Task<> run_client_session(Worker& w, Socket socket) {
     error_code hec = stream.done(co_await read_http(stream, buffer, parser, ReadGoal::header));
     registration.entry().idle = false;
     if (hec) {
-      if (ended_quietly(hec, parser)) break;
-      ErrorReply r;
-      std::string message;  // r.message is a view: the text must outlive the write
-      refuse_head_read(hec, r, message);
-      co_await write_error_reply(stream, r, std::chrono::seconds(5));
+      if (!ended_quietly(hec, parser)) co_await answer_head_error(stream, hec);
       break;
     }
 
@@ -315,23 +392,12 @@ Task<> run_client_session(Worker& w, Socket socket) {
     }
     const SnapshotCache::Lease& snapshot = leased.emplace(w.snapshots.acquire());
     sync_origins(w, *snapshot);
-    // (Without client keys or token issuers everyone is the anonymous client: no field lookups.)
     // `client`'s views stay valid to the end of the request: the snapshot lease keeps a key's
     // name, and client->hold a token's VerifiedToken.
-    Authentication auth;
-    if (!snapshot->client_auth.enabled()) {
-      auth.identity = ClientAuthenticator::anonymous();
-    } else {
-      std::string_view api_key = head.fields.get("api-key");
-      const std::string_view authorization = head.fields.get(http::field::authorization);
-      // A browser's Realtime WebSocket cannot send headers: its key comes another way.
-      if (api_key.empty() && authorization.empty() && websocket::is_realtime_path(target->path))
-        api_key = websocket::browser_key(head.fields.get("sec-websocket-protocol"), target->query);
-      auth = snapshot->client_auth.authenticate(api_key, authorization, w.verified_tokens, w.shared.clock);
-      if (auth.wait_for) {  // the issuer's keys are being fetched (first fetch, or an unknown kid)
-        co_await jwt::wait_for_keys(std::move(auth.wait_for), kTokenKeyWait);
-        auth = snapshot->client_auth.authenticate(api_key, authorization, w.verified_tokens, w.shared.clock);
-      }
+    Authentication auth = authenticate_caller(w, *snapshot, head, *target);
+    if (auth.wait_for) {  // the issuer's keys are being fetched (first fetch, or an unknown kid)
+      co_await jwt::wait_for_keys(std::move(auth.wait_for), kTokenKeyWait);
+      auth = authenticate_caller(w, *snapshot, head, *target);
     }
     const std::optional<ClientIdentity>& client = auth.identity;
     if (!client) {
@@ -348,37 +414,19 @@ Task<> run_client_session(Worker& w, Socket socket) {
       const BodyLimits limits{cfg.stream_request_body_bytes, cfg.max_request_body_bytes,
                               cfg.max_streamed_body_bytes};
       const std::optional<std::uint64_t> length = parser.chunked() ? std::nullopt : parser.content_length();
-      bool stream_it = false;
-      std::string_view limit;  // the setting a body too large is over
-      std::uint64_t stop_past = std::numeric_limits<std::uint64_t>::max();
-      if (length) {
-        const BodyPlan plan = plan_known_length(limits, *length);
-        if (plan.intake == BodyIntake::TooLarge) {
-          if (refuse_body_read(http::error::body_limit, plan.limit, bad, why, rec))
-            co_await write_error_reply(stream, bad, std::chrono::seconds(5));
-          break;
-        }
-        stream_it = plan.intake == BodyIntake::Stream;
-      } else {  // chunked: buffered until it ends or grows past the threshold
-        const ChunkedLimit held = chunked_buffering_limit(limits);
-        parser.body_limit(held.bytes);
-        limit = held.limit;
-        stop_past = limits.stream_above;
+      const IntakeStart intake = start_intake(limits, length, parser);
+      bool stream_it = intake.stream;
+      if (intake.too_large) {
+        if (refuse_body_read(http::error::body_limit, intake.limit, bad, why, rec))
+          co_await write_error_reply(stream, bad, std::chrono::seconds(5));
+        break;
       }
       if (head.fields.contains(http::field::expect)) {
-        if (!iequals(head.fields.get(http::field::expect), "100-continue")) {
-          bad.status = http::status::expectation_failed;
-          bad.message = "Only Expect: 100-continue is supported.";
-          rec.status = 417;
+        if (refuse_expectation(head, bad, rec)) {
           co_await write_error_reply(stream, bad, std::chrono::seconds(5));
           break;
         }
-        const std::string_view cont =
-            head.version == 10 ? "HTTP/1.0 100 Continue\r\n\r\n" : "HTTP/1.1 100 Continue\r\n\r\n";
-        stream.expires_after(cfg.http_timeout);
-        auto [cec, cn] = co_await asio::async_write(stream, asio::buffer(cont), use_tuple);
-        cec = stream.done(cec);
-        if (cec) {
+        if (stream.done(co_await send_continue(stream, head, cfg.http_timeout))) {
           rec.client_aborted = true;
           break;
         }
@@ -388,23 +436,16 @@ Task<> run_client_session(Worker& w, Socket socket) {
         bool progressed = false;
         error_code bec;
         if (!feed_buffered(buffer, parser, ReadGoal::message, progressed, bec) &&
-            head.body.size() <= stop_past)
-          bec = co_await read_body(stream, buffer, parser, cfg.http_timeout, head.body, stop_past);
+            head.body.size() <= intake.stop_past)
+          bec = co_await read_body(stream, buffer, parser, cfg.http_timeout, head.body, intake.stop_past);
         if (bec) {
-          if (refuse_body_read(bec, limit, bad, why, rec))
+          if (refuse_body_read(bec, intake.limit, bad, why, rec))
             co_await write_error_reply(stream, bad, std::chrono::seconds(5));
           break;
         }
         stream_it = !length && stream_chunked(limits, head.body.size(), parser.is_done());
       }
-      if (stream_it) {
-        StreamedBody& body = streamed.emplace(stream, buffer, parser);
-        body.prefix = std::move(head.body);  // a chunked body's start
-        head.body.clear();
-        body.length = length;
-        body.pause_timeout = cfg.http_timeout;
-        parser.body_limit(limits.max_streamed);
-      }
+      if (stream_it) begin_streamed(streamed.emplace(stream, buffer, parser), head, length, cfg, parser);
     }
 
     bool keep = co_await forward_request(w, *snapshot, stream, head, *target, *client, rec, forward_buffers,

@@ -366,20 +366,28 @@ Task<Relayed> UpstreamExchange::relay(UpstreamPtr conn, const RelayOptions& opti
   return relay_body(std::move(conn), options, ids == UsageSniffer::Mode::EventStream);
 }
 
+// The body's readers for this response, in the relay's scratch: the id tagger of a stateful
+// event stream (its ids are tagged event by event: its length changes, so it goes chunked) and
+// the usage reader (fed each chunk after it was written, so it never delays one).
+UpstreamExchange::BodyPlan UpstreamExchange::start_readers(RelayScratch& scratch, const ResponseHead& res,
+                                                           const RelayOptions& options, bool tag_events) {
+  if (tag_events) scratch.tagger.emplace(*options.tag_ids);
+  const BodyPlan plan = plan_body(res, scratch.tagger.has_value());
+  if (rec_.trace.sampled) rec_.event_stream = plan.usage == UsageSniffer::Mode::EventStream;
+  UsageSniffer& usage = scratch.usage.emplace(plan.usage);
+  if (rec_.trace.sampled) usage.read_facts_into(&rec_.response);  // gen_ai.response.* of its spans
+  return plan;
+}
+
 Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions options, bool tag_events) {
   const Config& cfg = w_.shared.cfg;
   ResponseReader& p = *parser_;
   const ResponseHead& res = conn->head;
   RelayScratchLease scratch(w_.spare_scratch);
-  // An event stream's ids are tagged event by event: its length changes, so it goes chunked.
-  std::optional<stateful::EventStreamTagger>& tagger = scratch->tagger;
-  if (tag_events) tagger.emplace(*options.tag_ids);
-  const BodyPlan plan = plan_body(res, tagger.has_value());
+  const BodyPlan plan = start_readers(*scratch.get(), res, options, tag_events);
   const bool chunked = plan.chunked, keep = plan.keep;
-  if (rec_.trace.sampled) rec_.event_stream = plan.usage == UsageSniffer::Mode::EventStream;
-  // Token usage for metrics: fed each chunk after it was written, so it never delays one.
-  UsageSniffer& usage = scratch->usage.emplace(plan.usage);
-  if (rec_.trace.sampled) usage.read_facts_into(&rec_.response);  // gen_ai.response.* of its spans
+  std::optional<stateful::EventStreamTagger>& tagger = scratch->tagger;
+  UsageSniffer& usage = *scratch->usage;
 
   const TrimHeld trim{scratch->held};
   ClientWatch watch;                          // armed once the client waits on the backend

@@ -73,6 +73,8 @@ struct Relayed {
   std::string_view why{};  // for the log of a stream that failed over
 };
 
+struct RelayScratch;
+
 class UpstreamExchange {
  public:
   // `rec` gets what the relay saw: the status sent, the bytes, usage, who left first.
@@ -123,6 +125,8 @@ class UpstreamExchange {
     UsageSniffer::Mode usage = UsageSniffer::Mode::Off;
   };
   BodyPlan plan_body(const ResponseHead& res, bool rewrites = false) const;
+  BodyPlan start_readers(RelayScratch& scratch, const ResponseHead& res, const RelayOptions& options,
+                         bool tag_events);
   Relayed client_left(UpstreamConnection& conn);
   void record_usage(const TokenUsage& u);
 

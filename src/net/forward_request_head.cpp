@@ -1,0 +1,216 @@
+// What goes upstream for one attempt of a request (ForwardJob's prepare and address phases):
+// the client's fields that pass, the rule match's inputs, the target's credential and body, the
+// request head.
+#include "forward_job.hpp"
+
+namespace smartlb::net {
+namespace {
+
+// Requests of the OpenAI style name their model in the body, not the path (/v1/..., and
+// Azure's v1 API /openai/v1/...).
+bool body_names_model(std::string_view path) {
+  return path.substr(0, 4) == "/v1/" || path.substr(0, 11) == "/openai/v1/";
+}
+
+// x-smartlb-metadata: a JSON object of strings. False when it is not one.
+bool parse_metadata(std::string_view text, std::vector<MetadataPair>& out) {
+  out.clear();
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || j.size() > 64) return false;
+  for (const auto& [key, value] : j.items()) {
+    if (!value.is_string()) return false;
+    out.emplace_back(key, value.get<std::string>());
+  }
+  return true;
+}
+
+}  // namespace
+
+std::chrono::seconds ForwardJob::header_timeout() const {
+  // The per-attempt wait, cut short by what is left of the whole request's budget.
+  const auto elapsed =
+      std::chrono::duration_cast<std::chrono::seconds>(Nanos(s_.clock.coarse_now() - rec_.start));
+  const auto left = cfg_.request_timeout - elapsed;
+  return std::max(std::min(cfg_.http_timeout, left), std::chrono::seconds(1));
+}
+
+void ForwardJob::prepare_request() {
+  azure_path_ = request_target_.path.substr(0, 8) == "/openai/";
+  websocket_ = websocket::is_realtime_path(request_target_.path) &&
+               websocket::asks_for_websocket(req_.method_text, req_.fields.get("upgrade"),
+                                             req_.fields.get("connection"));
+
+  // The client's fields that go upstream as they are, written once for every attempt: not
+  // hop-by-hop ones, not `Proxy` / `Proxy-*` (httpoxy), and not those each attempt writes
+  // itself (Host, credentials, the request id, the body's framing: chunked came in, a length
+  // goes out).
+  const HeaderList& f = req_.fields;
+  const ConnectionNames named(f);
+  std::string& passed = buffers_.passed_fields;
+  passed.clear();
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    const auto field = f[i];
+    if (named.is_hop(field.name) || is_proxy_header(field.name)) continue;
+    switch (field.id) {
+      case http::field::host:
+      case http::field::expect:
+      case http::field::content_length:
+        continue;
+      default:
+        if (is_client_credential(field.name) || iequals(field.name, "x-request-id") ||
+            iequals(field.name, "x-smartlb-metadata") || iequals(field.name, "x-smartlb-affinity") ||
+            (rec_.trace.on && tracing::is_trace_context_field(field.name)))  // each attempt writes its own
+          continue;
+        // A compressed answer could not have its ids tagged: a stateful API's comes plain.
+        if (stateful_.tags_answers() && iequals(field.name, "accept-encoding")) continue;
+        // A handshake's own fields are smartlb's to write (write_websocket_fields).
+        if (websocket_ && field.name.size() > 14 && iequals(field.name.substr(0, 14), "sec-websocket-"))
+          continue;
+        break;
+    }
+    append_field(passed, field.name, field.value);
+  }
+  if (!named.contains("api-key")) client_api_key_ = f.get("api-key");
+  if (!named.contains("authorization")) client_authorization_ = f.get(http::field::authorization);
+  const auto m = req_.method;
+  send_length_ = !req_.body.empty() || m == http::verb::post || m == http::verb::put ||
+                 m == http::verb::patch || m == http::verb::options;
+  if (request_target_.has_deployment()) {
+    model_ = request_target_.deployment;
+  } else if (body_names_model(request_target_.path) && !req_.body.empty()) {
+    model_in_body_ = true;
+    if (const auto m = body_facts().model) model_ = *m;
+  }
+  if (websocket_) prepare_websocket();
+  body_ = req_.body;
+  // The estimate needs the body read: only when a declared quota or a backend's low report
+  // can turn on it.
+  if (snap_.any_quota || states_.reported_budget_low()) {
+    cost_ = estimate_request_tokens(body_facts());
+    cost_known_ = true;
+  }
+}
+
+void ForwardJob::prepare_websocket() {
+  model_ = websocket::query_value(request_target_.query, websocket::model_parameter(request_target_.path));
+  if (client_api_key_.empty() && client_authorization_.empty())
+    client_api_key_ =
+        websocket::browser_key(req_.fields.get("sec-websocket-protocol"), request_target_.query);
+}
+
+// The handshake as the backend gets it: smartlb's own key (the client's 101 answers the
+// client's), no extension offered (frames stay readable), the subprotocols less the key entry.
+void ForwardJob::write_websocket_fields(std::string& out) {
+  websocket_key_ = websocket::new_key(w_.rng);
+  append_field(out, "Upgrade", "websocket");
+  append_field(out, "Connection", "Upgrade");
+  append_field(out, "Sec-WebSocket-Version", "13");
+  append_field(out, "Sec-WebSocket-Key", websocket_key_);
+  const std::string protocols = websocket::without_key_subprotocol(req_.fields.get("sec-websocket-protocol"));
+  if (!protocols.empty()) append_field(out, "Sec-WebSocket-Protocol", protocols);
+}
+
+// The rule this request follows, or the message of the client error that prevents matching.
+std::optional<std::string_view> ForwardJob::match_rule() {
+  // A metadata header is read (and refused when invalid) whether or not a rule asks for
+  // metadata: a client's mistake shows the same under every configuration.
+  std::vector<MetadataPair>& metadata = buffers_.metadata;
+  metadata.clear();
+  if (const std::string_view header = req_.fields.get("x-smartlb-metadata");
+      !header.empty() && !parse_metadata(header, metadata))
+    return "The x-smartlb-metadata header must be a JSON object whose values are strings.";
+  matched_ = snap_.match(RequestFacts{caller_.subjects, model_, metadata});
+  stateful_.keep_resources_of(matched_);
+  rule_ = stateful_.rule(snap_, matched_, !model_.empty());
+  if (rule_ && rule_->affinity) {
+    // The client's own key, or the body's prompt cache key, or its end user.
+    affinity_key_ = req_.fields.get("x-smartlb-affinity");
+    if (affinity_key_.empty() && model_in_body_) {
+      const RequestBodyFacts& body = body_facts();
+      affinity_key_ = body.prompt_cache_key ? *body.prompt_cache_key : body.user.value_or("");
+    }
+  }
+  return std::nullopt;
+}
+
+// An Entra ID backend needs a valid token before anything is sent (one atomic load when it has
+// one; the coarse clock is enough: a token stops being used 10 s before it expires).
+bool ForwardJob::credential_ready(const ChosenTarget& t) const {
+  const entra::TokenCell* cell = snap_.prepared[t.route.backend].entra.get();
+  return t.config.auth != AuthStyle::Entra ||
+         (cell && cell->look(s_.clock.coarse_now()).availability == entra::TokenCell::Availability::Ready);
+}
+
+// No valid token yet: wait (asynchronously) for the fetch under way, or cool the backend down
+// with cause `credential` until the credential service tries again, and fail over.
+Task<bool> ForwardJob::await_credential(const ChosenTarget& t) {
+  using entra::TokenCell;
+  TokenCell* cell = snap_.prepared[t.route.backend].entra.get();
+  TokenCell::Lookup l{TokenCell::Availability::Unavailable};
+  if (cell) l = co_await entra::wait_for_token(*cell, s_.clock, header_timeout());
+  if (l.availability == TokenCell::Availability::Ready) co_return true;
+  const MonoNanos now = s_.clock.now();
+  std::optional<std::chrono::milliseconds> hint;
+  if (l.availability == TokenCell::Availability::Unavailable && l.retry_at > now)
+    hint = std::chrono::ceil<std::chrono::milliseconds>(Nanos(l.retry_at - now));
+  AttemptRecord& a = rec_.add_attempt();
+  a.backend = t.member.id.value;
+  a.deployment = t.member.effective_deployment(model_);
+  account_failure(t, a, {true, FailureCause::Credential, CooldownScope::Backend}, hint, 0,
+                  "no valid Entra ID token (see the credential's log lines)");
+  co_return false;
+}
+
+// The body for target `t`: the client's, or (when the target overrides parameters, or renames
+// an OpenAI-style request's model) a copy with those top-level members replaced. Every attempt
+// starts again from the client's body. A body that is not a JSON object goes as it is.
+void ForwardJob::prepare_body(const ChosenTarget& t) {
+  body_ = req_.body;
+  if (streamed_) return;  // not in memory: it goes as the client sends it
+  const bool rename = model_in_body_ && !t.route.upstream_name.empty() && model_ != t.route.upstream_name;
+  if (t.route.overrides.empty() && !rename) return;
+  if (auto edited = edit_json_body(req_.body, rename ? t.route.renamed : t.route.overrides)) {
+    buffers_.edited_body = std::move(*edited);
+    body_ = buffers_.edited_body;
+  }
+}
+
+void ForwardJob::write_request_head(const ChosenTarget& t, AttemptRecord& a) {
+  const BackendConfig& b = t.config;
+  std::string& out = buffers_.request_head;
+  out.clear();
+  out.append(req_.method_text).push_back(' ');
+  if (websocket_) {  // the model in the query, and no api-key there
+    websocket_query_ = websocket::upstream_query(
+        request_target_.query, websocket::model_parameter(request_target_.path), t.route.upstream_name);
+    RequestTarget rt = request_target_;
+    rt.query = websocket_query_;
+    append_upstream_target(out, b.url.base_path, rt, {});
+  } else {
+    append_upstream_target(out, b.url.base_path, request_target_, t.route.upstream_name);
+  }
+  out.append(" HTTP/1.1\r\n");
+  append_field(out, "Host", b.url.host_header);
+  if (websocket_) write_websocket_fields(out);
+  if (const entra::TokenCell* cell = snap_.prepared[t.route.backend].entra.get())
+    cell->append_authorization(out);  // "Authorization: Bearer <Entra ID token>"
+  else
+    for (const CredentialField& f : static_key_fields(b, snap_.prepared[t.route.backend].bearer, azure_path_,
+                                                      {client_api_key_, client_authorization_}))
+      append_field(out, f.name, f.value);
+  out.append(buffers_.passed_fields);
+  append_field(out, "x-request-id", rec_.request_id);  // one id from client to backend and back
+  if (rec_.trace.on) begin_attempt_trace(w_, rec_, a, b, azure_path_, out);  // traceparent: its CLIENT span
+  if (streamed_) {
+    streamed_->append_framing(out);
+  } else if (send_length_) {
+    out.append("Content-Length: ");
+    append_decimal(out, body_.size());
+    out.append("\r\n", 2);
+  }
+  out.append("\r\n", 2);
+  // A small body rides in the same buffer: one send() instead of a sendmsg() of two.
+  if (body_.size() <= kInlineRequestBodyBytes) out.append(body_);
+}
+
+}  // namespace smartlb::net
