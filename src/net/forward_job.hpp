@@ -40,7 +40,6 @@
 
 namespace smartlb::net {
 
-
 // A request body up to this size is copied behind the head and sent in one buffer.
 inline constexpr std::size_t kInlineRequestBodyBytes = 64 * 1024;
 // A "not found" answer up to this size is held while the next backend or resource is tried.
@@ -195,6 +194,5 @@ class ForwardJob {
   std::string refusal_text_;           // smartlb's own answer's message, when it is made up
   BudgetAdmission* budget_ = nullptr;  // the caller's budgets, when it has some (in buffers_)
 };
-
 
 }  // namespace smartlb::net
