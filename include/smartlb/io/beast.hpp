@@ -36,8 +36,8 @@ using Task = asio::awaitable<T, Executor>;
 // rather than use_awaitable, which wraps each operation in a coroutine frame of its own: an
 // allocation, and Asio's 8-frame recycling cache is often empty when a burst of requests starts.
 inline constexpr auto use_tuple = asio::as_tuple(asio::deferred);
-// The same as a Task, for where an operation must be one (the two kinds of upstream stream,
-// visited, each return one).
+// The same as a Task, for where an operation must be one: Beast's ssl_stream's own operations
+// (see use_tuple_for).
 inline constexpr auto use_task = asio::as_tuple(asio::use_awaitable_t<Executor>{});
 // The token for an operation of `Stream`: use_task for Beast's ssl_stream, whose operations
 // (Boost 1.81) name their return type the way deferred does not support.
