@@ -176,40 +176,41 @@ std::string_view find_last_top_level_usage(std::string_view s, std::size_t at) {
 
 namespace {
 
-// The non-negative integer value of `key` directly inside `object` (not in a nested object),
-// or -1 when absent, null or not such an integer.
-std::int64_t integer_member(std::string_view object, std::string_view key) {
+// Where the value of `key` directly inside `object` (not in a nested object) starts, or npos.
+std::size_t member_value_at(std::string_view object, std::string_view key) {
   int depth = 0;
   for (std::size_t i = 0; i < object.size(); ++i) {
     const char c = object[i];
     if (c == '"') {
       const std::size_t begin = i + 1;
       i = closing_quote(object, begin);
-      if (i == std::string_view::npos) return -1;
+      if (i == std::string_view::npos) return std::string_view::npos;
       if (depth != 1 || object.substr(begin, i - begin) != key) continue;
       std::size_t j = i + 1;
-      while (j < object.size() &&
-             (object[j] == ' ' || object[j] == '\t' || object[j] == '\n' || object[j] == '\r'))
-        ++j;
+      while (j < object.size() && is_json_space(object[j])) ++j;
       if (j >= object.size() || object[j] != ':') continue;  // a string value, not a key
       ++j;
-      while (j < object.size() &&
-             (object[j] == ' ' || object[j] == '\t' || object[j] == '\n' || object[j] == '\r'))
-        ++j;
-      std::int64_t v = -1;
-      const auto [p, ec] = std::from_chars(object.data() + j, object.data() + object.size(), v);
-      if (ec != std::errc{} || v < 0) return -1;
-      const char after = p < object.data() + object.size() ? *p : '}';
-      return after == ',' || after == '}' || after == ' ' || after == '\n' || after == '\r' || after == '\t'
-                 ? v
-                 : -1;
+      while (j < object.size() && is_json_space(object[j])) ++j;
+      return j;
     }
     if (c == '{' || c == '[')
       ++depth;
     else if (c == '}' || c == ']')
       --depth;
   }
-  return -1;
+  return std::string_view::npos;
+}
+
+// The non-negative integer value of `key` directly inside `object`, or -1 when absent, null or
+// not such an integer.
+std::int64_t integer_member(std::string_view object, std::string_view key) {
+  const std::size_t j = member_value_at(object, key);
+  if (j == std::string_view::npos) return -1;
+  std::int64_t v = -1;
+  const auto [p, ec] = std::from_chars(object.data() + j, object.data() + object.size(), v);
+  if (ec != std::errc{} || v < 0) return -1;
+  const char after = p < object.data() + object.size() ? *p : '}';
+  return after == ',' || after == '}' || is_json_space(after) ? v : -1;
 }
 
 std::int64_t first_count(std::string_view object, std::string_view a, std::string_view b) {
@@ -219,29 +220,10 @@ std::int64_t first_count(std::string_view object, std::string_view a, std::strin
 
 // The object that is the value of `key` directly inside `object`, or empty.
 std::string_view object_member(std::string_view object, std::string_view key) {
-  int depth = 0;
-  for (std::size_t i = 0; i < object.size(); ++i) {
-    const char c = object[i];
-    if (c == '"') {
-      const std::size_t begin = i + 1;
-      i = closing_quote(object, begin);
-      if (i == std::string_view::npos) return {};
-      if (depth != 1 || object.substr(begin, i - begin) != key) continue;
-      std::size_t j = i + 1;
-      while (j < object.size() && is_json_space(object[j])) ++j;
-      if (j >= object.size() || object[j] != ':') continue;  // a string value, not a key
-      ++j;
-      while (j < object.size() && is_json_space(object[j])) ++j;
-      if (j >= object.size() || object[j] != '{') return {};
-      const std::size_t end = end_of_container(object, j);
-      return end == std::string_view::npos ? std::string_view() : object.substr(j, end - j);
-    }
-    if (c == '{' || c == '[')
-      ++depth;
-    else if (c == '}' || c == ']')
-      --depth;
-  }
-  return {};
+  const std::size_t j = member_value_at(object, key);
+  if (j == std::string_view::npos || j >= object.size() || object[j] != '{') return {};
+  const std::size_t end = end_of_container(object, j);
+  return end == std::string_view::npos ? std::string_view() : object.substr(j, end - j);
 }
 
 // The prompt tokens served from the prompt cache: chat's prompt_tokens_details.cached_tokens,
