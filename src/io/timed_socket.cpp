@@ -29,7 +29,8 @@ void TimedSocket::expires_never() {
   sweeper_.disarm();
 }
 
-DeadlineSweeper::DeadlineSweeper(asio::io_context& ioc) : executor_(ioc.get_executor()), timer_(executor_) {}
+DeadlineSweeper::DeadlineSweeper(asio::io_context& ioc)
+    : executor_(ioc.get_executor()), reactor_(reactor_of(ioc)), timer_(executor_) {}
 
 DeadlineSweeper::~DeadlineSweeper() = default;
 

@@ -60,6 +60,9 @@ bool UpstreamPool::still_alive(UpstreamConnection& c) const {
     SSL* ssl = tls->native_handle();
     if (SSL_has_pending(ssl) || BIO_ctrl_pending(SSL_get_rbio(ssl)) > 0) return false;
   }
+  // Nothing has reached the socket since the response's last read emptied it (the worker has
+  // seen no epoll event for it): a look would find EAGAIN, so spare the recv().
+  if (!c.tcp().bytes_may_have_arrived()) return true;
   char byte;
   const ssize_t n = ::recv(sock.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
   return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
@@ -89,10 +92,11 @@ UpstreamPtr UpstreamPool::take_pooled(BackendId id) {
   while (!idle.empty()) {
     UpstreamPtr c = std::move(idle.back());
     idle.pop_back();
-    // Every reuse looks (one non-blocking peek): a stray response can arrive a millisecond
-    // after the exchange ended as well as a minute later. What this cannot see is a stray
-    // that arrives after the look, while the next request waits for its answer: on HTTP/1.1
-    // nothing tells the two apart (docs/architecture.md, "Upstream connections").
+    // Every reuse looks (what the worker's epoll saw, then a non-blocking peek if it saw
+    // anything): a stray response can arrive a millisecond after the exchange ended as well as
+    // a minute later. What this cannot see is a stray that arrives after the look, while the
+    // next request waits for its answer: on HTTP/1.1 nothing tells the two apart
+    // (docs/architecture.md, "Upstream connections").
     if (now - c->idle_since < kMaxIdleNanos && still_alive(*c)) {
       c->reused = true;
       return c;

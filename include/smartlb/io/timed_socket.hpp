@@ -17,6 +17,7 @@
 
 #include "smartlb/base/clock.hpp"
 #include "smartlb/io/beast.hpp"
+#include "smartlb/io/draining_read.hpp"
 
 namespace smartlb::io {
 
@@ -60,10 +61,12 @@ class TimedSocket {
   }
   bool timed_out() const { return timed_out_; }
 
+  // Asio's read, which also marks when it emptied the socket (io/draining_read.hpp).
   template <class MutableBufferSequence, class Token>
-  auto async_read_some(const MutableBufferSequence& buffers, Token&& token) {
-    return socket_.async_read_some(buffers, std::forward<Token>(token));
-  }
+  auto async_read_some(const MutableBufferSequence& buffers, Token&& token);
+  // False when nothing (no byte, no close) has reached the socket since a read emptied it, as of
+  // the worker's last epoll_wait (but for a close that came with that read's bytes).
+  bool bytes_may_have_arrived() { return io::bytes_may_have_arrived(socket_); }
   template <class ConstBufferSequence, class Token>
   auto async_write_some(const ConstBufferSequence& buffers, Token&& token) {
     return socket_.async_write_some(buffers, std::forward<Token>(token));
@@ -92,6 +95,7 @@ class DeadlineSweeper {
   ~DeadlineSweeper();
 
   Executor executor() const { return executor_; }
+  auto* reactor() const { return reactor_; }
   std::size_t size() const { return table_.size(); }
 
   static constexpr std::chrono::milliseconds kPeriod{250};
@@ -108,6 +112,7 @@ class DeadlineSweeper {
   void sweep();
 
   Executor executor_;
+  decltype(reactor_of(std::declval<asio::io_context&>())) reactor_;  // the sockets' epoll reactor
   asio::basic_waitable_timer<std::chrono::steady_clock, asio::wait_traits<std::chrono::steady_clock>,
                              Executor>
       timer_;
@@ -119,6 +124,11 @@ class DeadlineSweeper {
   std::size_t armed_ = 0;     // sockets with a deadline
   bool scheduled_ = false;
 };
+
+template <class MutableBufferSequence, class Token>
+auto TimedSocket::async_read_some(const MutableBufferSequence& buffers, Token&& token) {
+  return draining_read_some(socket_, sweeper_.reactor(), buffers, std::forward<Token>(token));
+}
 
 inline TimedSocket::Clock::time_point& TimedSocket::deadline() { return sweeper_.table_[slot_].deadline; }
 

@@ -1,0 +1,176 @@
+#pragma once
+// Private to the I/O layer. A socket read that leaves a mark in Asio's epoll reactor when it
+// empties the socket, and a look at that mark: whether anything has reached the socket since,
+// known without a syscall.
+//
+// Why: the pool looks at an idle connection before it reuses it (net/upstream: a stray byte or
+// a close retires it). A recv(MSG_PEEK) for that costs a syscall on every reuse, though nearly
+// always nothing has happened on the connection since its response was read. The reactor knows:
+// Asio 1.26 (Boost 1.81) keeps a per-descriptor flag, `try_speculative_[read_op]`, that every
+// epoll event on the descriptor turns on and that a read which Asio calls "exhausted" turns off
+// (under the descriptor's lock, atomically with its recv()). Asio's own read is exhausted only
+// at the end of the stream; this one, Asio's receive operation otherwise, also when it returned
+// fewer bytes than the buffer holds: the socket's receive queue was empty. Bytes (or a close)
+// that arrive after that recv() raise an epoll event (edge-triggered epoll reports every
+// arrival), which turns the flag on. So after a short read, the flag off means: nothing has
+// reached the socket, as of the worker's last epoll_wait (an event it has fetched but not yet
+// processed counts: the descriptor then waits in Asio's queue of operations).
+//
+// A short read does not prove that no close is pending (a FIN that came with the last bytes
+// raises no later event), so the mark is only ever a reason to skip a look, never to wait: every
+// read puts the flag back on first, and tries at once, as Asio's own reads do.
+//
+// Both reach into Asio's internals, so they are compiled only for the version they were
+// written against, on its epoll reactor; anywhere else the read is Asio's ordinary one and
+// every look says "maybe".
+#include <boost/asio/version.hpp>
+
+#include "smartlb/io/beast.hpp"
+
+#if BOOST_ASIO_VERSION == 102600 && defined(BOOST_ASIO_HAS_EPOLL) && !defined(BOOST_ASIO_HAS_IO_URING_AS_DEFAULT)
+#define SMARTLB_DRAINING_READS 1
+#include <boost/asio/detail/bind_handler.hpp>
+#include <boost/asio/detail/buffer_sequence_adapter.hpp>
+#include <boost/asio/detail/fenced_block.hpp>
+#include <boost/asio/detail/handler_alloc_helpers.hpp>
+#include <boost/asio/detail/handler_cont_helpers.hpp>
+#include <boost/asio/detail/handler_work.hpp>
+#include <boost/asio/detail/reactor.hpp>
+#include <boost/asio/detail/reactor_op.hpp>
+#include <boost/asio/detail/socket_ops.hpp>
+#else
+#define SMARTLB_DRAINING_READS 0
+#endif
+
+namespace smartlb::io {
+
+#if SMARTLB_DRAINING_READS
+namespace draining {
+namespace ad = asio::detail;
+using Reactor = ad::epoll_reactor;
+
+// basic_socket's implementation (protected): a pointer to member formed through a derived
+// class may be applied to any socket.
+struct SocketImpl : Socket {
+  static auto& of(Socket& s) { return s.*(&SocketImpl::impl_); }
+};
+
+// Asio's reactive_socket_recv_op (Boost 1.81), but for the one status that differs (above).
+template <class Buffers, class Handler, class IoExecutor>
+class RecvOp : public ad::reactor_op {
+ public:
+  BOOST_ASIO_DEFINE_HANDLER_PTR(RecvOp);
+
+  RecvOp(ad::socket_type socket, const Buffers& buffers, Handler& handler, const IoExecutor& io_ex)
+      : ad::reactor_op(error_code(), &RecvOp::do_perform, &RecvOp::do_complete),
+        socket_(socket),
+        buffers_(buffers),
+        handler_(std::move(handler)),
+        work_(handler_, io_ex) {}
+
+  static status do_perform(ad::reactor_op* base) {
+    auto* o = static_cast<RecvOp*>(base);
+    using Adapter = ad::buffer_sequence_adapter<asio::mutable_buffer, Buffers>;
+    std::size_t asked = 0;
+    bool finished = false;
+    if constexpr (Adapter::is_single_buffer) {  // recv(), as Asio does, not recvmsg()
+      const asio::mutable_buffer b = Adapter::first(o->buffers_);
+      asked = b.size();
+      finished = ad::socket_ops::non_blocking_recv1(o->socket_, b.data(), b.size(), 0, true, o->ec_,
+                                                    o->bytes_transferred_);
+    } else {
+      Adapter bufs(o->buffers_);
+      asked = bufs.total_size();
+      finished = ad::socket_ops::non_blocking_recv(o->socket_, bufs.buffers(), bufs.count(), 0, true, o->ec_,
+                                                   o->bytes_transferred_);
+    }
+    if (!finished) return not_done;  // EAGAIN: wait for the next event
+    // 0 bytes is the end of the stream (Asio's own "exhausted"); fewer than asked, an empty queue.
+    if (o->bytes_transferred_ == 0 || (!o->ec_ && o->bytes_transferred_ < asked))
+      return done_and_exhausted;
+    return done;
+  }
+
+  static void do_complete(void* owner, ad::operation* base, const error_code&, std::size_t) {
+    auto* o = static_cast<RecvOp*>(base);
+    ptr p = {std::addressof(o->handler_), o, o};
+    ad::handler_work<Handler, IoExecutor> w(std::move(o->work_));
+    // The handler is moved out before the operation's memory is freed: it may own that memory.
+    ad::binder2<Handler, error_code, std::size_t> handler(o->handler_, o->ec_, o->bytes_transferred_);
+    p.h = std::addressof(handler.handler_);
+    p.reset();
+    if (owner) {
+      ad::fenced_block b(ad::fenced_block::half);
+      w.complete(handler, handler.handler_);
+    }
+  }
+
+ private:
+  ad::socket_type socket_;
+  Buffers buffers_;
+  Handler handler_;
+  ad::handler_work<Handler, IoExecutor> work_;
+};
+
+// Turns the flag back on (a read tries at once, like Asio's own; the mark was only to look at).
+void rearm_speculative_reads(Reactor::per_descriptor_data state);
+
+struct Initiate {
+  Socket* socket;
+  Reactor* reactor;
+
+  template <class Handler, class Buffers>
+  void operator()(Handler&& handler, const Buffers& buffers) const {
+    auto& impl = SocketImpl::of(*socket);
+    auto& data = impl.get_implementation();
+    using Adapter = ad::buffer_sequence_adapter<asio::mutable_buffer, Buffers>;
+    // Per-operation cancellation, an empty buffer, a socket that fails to go non-blocking (as
+    // Asio's start_op makes it): Asio's way.
+    error_code ec;
+    if (asio::get_associated_cancellation_slot(handler).is_connected() || Adapter::all_empty(buffers) ||
+        (!(data.state_ & ad::socket_ops::non_blocking) &&
+         !ad::socket_ops::set_internal_non_blocking(data.socket_, data.state_, true, ec))) {
+      socket->async_read_some(buffers, std::forward<Handler>(handler));
+      return;
+    }
+    rearm_speculative_reads(data.reactor_data_);
+    auto h = std::forward<Handler>(handler);
+    using Op = RecvOp<Buffers, std::decay_t<Handler>, Executor>;
+    const bool is_continuation = boost_asio_handler_cont_helpers::is_continuation(h);
+    typename Op::ptr p = {std::addressof(h), Op::ptr::allocate(h), nullptr};
+    p.p = new (p.v) Op(data.socket_, buffers, h, impl.get_executor());
+    reactor->start_op(Reactor::read_op, data.socket_, data.reactor_data_, p.p, is_continuation, true);
+    p.v = p.p = nullptr;
+  }
+};
+
+}  // namespace draining
+
+// The reactor of `ioc`, for draining_read_some.
+inline draining::Reactor* reactor_of(asio::io_context& ioc) { return &asio::use_service<draining::Reactor>(ioc); }
+
+// Reads some bytes from `s` (an open socket of `reactor`'s io_context) like async_read_some.
+template <class Buffers, class Token>
+auto draining_read_some(Socket& s, draining::Reactor* reactor, const Buffers& buffers, Token&& token) {
+  return asio::async_initiate<Token, void(error_code, std::size_t)>(draining::Initiate{&s, reactor}, token,
+                                                                      buffers);
+}
+
+#else
+
+struct NoReactor {};
+inline NoReactor* reactor_of(asio::io_context&) { return nullptr; }
+template <class Buffers, class Token>
+auto draining_read_some(Socket& s, NoReactor*, const Buffers& buffers, Token&& token) {
+  return s.async_read_some(buffers, std::forward<Token>(token));
+}
+
+#endif
+
+// False only when nothing has happened on `s` (no byte, no close, no error) since a read of
+// draining_read_some emptied it, as of its io_context's last epoll_wait, except a close that
+// came with that read's bytes. Called on the socket's own thread (each worker runs
+// its io_context on one thread).
+bool bytes_may_have_arrived(Socket& s);
+
+}  // namespace smartlb::io
