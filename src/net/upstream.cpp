@@ -61,8 +61,12 @@ bool UpstreamPool::still_alive(UpstreamConnection& c) const {
     if (SSL_has_pending(ssl) || BIO_ctrl_pending(SSL_get_rbio(ssl)) > 0) return false;
   }
   // Nothing has reached the socket since the response's last read emptied it (the worker has
-  // seen no epoll event for it): a look would find EAGAIN, so spare the recv().
-  if (!c.tcp().bytes_may_have_arrived()) return true;
+  // seen no epoll event for it): a look would find EAGAIN, so spare the recv(); and the next
+  // response's read, which would find EAGAIN too, waits for its event at once.
+  if (!c.tcp().bytes_may_have_arrived()) {
+    c.tcp().next_read_awaits_answer();
+    return true;
+  }
   char byte;
   const ssize_t n = ::recv(sock.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
   return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);

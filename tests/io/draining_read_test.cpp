@@ -120,6 +120,31 @@ TEST_F(DrainingRead, AnEventFetchedButNotYetProcessedCounts) {
   EXPECT_TRUE(seen) << "the stray came before the look, though its event was not handled yet";
 }
 
+TEST_F(DrainingRead, AnAnswerReadWithoutTryingFirstLeavesNoStaleMaybe) {
+  // The pool's case: the connection was quiet, a request went out, and epoll reported its answer
+  // before the read started. A read that tried first would take the answer and leave that event
+  // to be handled afterwards, which makes the idle connection look touched at its next reuse.
+  peer_writes("abc");
+  error_code ec;
+  ASSERT_EQ(read_once(ec), 3u);
+  ASSERT_FALSE(s.bytes_may_have_arrived());
+  Pair other(ioc);  // whatever the worker handles in the same batch of events, ahead of the answer
+  char byte;
+  std::size_t got = 0;
+  other.a.async_read_some(asio::buffer(&byte, 1), [&](error_code, std::size_t) {
+    s.next_read_awaits_answer();
+    s.async_read_some(asio::buffer(buffer), [&](error_code, std::size_t n) { got = n; });
+  });
+  asio::write(other.b, asio::buffer("r", 1));
+  peer_writes("answer");
+  ioc.restart();
+  while (got == 0 && ioc.run_one_for(5s) > 0) {
+  }
+  ASSERT_EQ(got, 6u);
+  process_events();
+  EXPECT_FALSE(s.bytes_may_have_arrived());
+}
+
 TEST_F(DrainingRead, TheNextReadStillTriesAtOnce) {
   // The close came with the bytes: the short read left the mark, and no later epoll event will
   // come. A read that waited for one would wait for ever; this one finds the end at once.

@@ -17,8 +17,10 @@
 // processed counts: the descriptor then waits in Asio's queue of operations).
 //
 // A short read does not prove that no close is pending (a FIN that came with the last bytes
-// raises no later event), so the mark is only ever a reason to skip a look, never to wait: every
-// read puts the flag back on first, and tries at once, as Asio's own reads do.
+// raises no later event), so a read puts the flag back on first and tries at once, as Asio's
+// own reads do, unless its caller knows better: the answer to a request just written to a
+// pooled connection that the mark said was quiet is waited for without a recv() that would find
+// EAGAIN, and its own event leaves no stale "maybe" for the connection's next reuse.
 //
 // Both reach into Asio's internals, so they are compiled only for the version they were
 // written against, on its epoll reactor; anywhere else the read is Asio's ordinary one and
@@ -27,7 +29,8 @@
 
 #include "smartlb/io/beast.hpp"
 
-#if BOOST_ASIO_VERSION == 102600 && defined(BOOST_ASIO_HAS_EPOLL) && !defined(BOOST_ASIO_HAS_IO_URING_AS_DEFAULT)
+#if BOOST_ASIO_VERSION == 102600 && defined(BOOST_ASIO_HAS_EPOLL) && \
+    !defined(BOOST_ASIO_HAS_IO_URING_AS_DEFAULT)
 #define SMARTLB_DRAINING_READS 1
 #include <boost/asio/detail/bind_handler.hpp>
 #include <boost/asio/detail/buffer_sequence_adapter.hpp>
@@ -86,8 +89,7 @@ class RecvOp : public ad::reactor_op {
     }
     if (!finished) return not_done;  // EAGAIN: wait for the next event
     // 0 bytes is the end of the stream (Asio's own "exhausted"); fewer than asked, an empty queue.
-    if (o->bytes_transferred_ == 0 || (!o->ec_ && o->bytes_transferred_ < asked))
-      return done_and_exhausted;
+    if (o->bytes_transferred_ == 0 || (!o->ec_ && o->bytes_transferred_ < asked)) return done_and_exhausted;
     return done;
   }
 
@@ -118,6 +120,7 @@ void rearm_speculative_reads(Reactor::per_descriptor_data state);
 struct Initiate {
   Socket* socket;
   Reactor* reactor;
+  bool try_first;
 
   template <class Handler, class Buffers>
   void operator()(Handler&& handler, const Buffers& buffers) const {
@@ -133,7 +136,7 @@ struct Initiate {
       socket->async_read_some(buffers, std::forward<Handler>(handler));
       return;
     }
-    rearm_speculative_reads(data.reactor_data_);
+    if (try_first) rearm_speculative_reads(data.reactor_data_);
     auto h = std::forward<Handler>(handler);
     using Op = RecvOp<Buffers, std::decay_t<Handler>, Executor>;
     const bool is_continuation = boost_asio_handler_cont_helpers::is_continuation(h);
@@ -147,13 +150,19 @@ struct Initiate {
 }  // namespace draining
 
 // The reactor of `ioc`, for draining_read_some.
-inline draining::Reactor* reactor_of(asio::io_context& ioc) { return &asio::use_service<draining::Reactor>(ioc); }
+inline draining::Reactor* reactor_of(asio::io_context& ioc) {
+  return &asio::use_service<draining::Reactor>(ioc);
+}
 
 // Reads some bytes from `s` (an open socket of `reactor`'s io_context) like async_read_some.
+// With `try_first` false, a read on a socket that the mark says is empty waits for epoll's next
+// event without a recv() first: only for a read whose bytes the peer sends after it starts
+// (an answer to what was just written), since a close already pending would never wake it.
 template <class Buffers, class Token>
-auto draining_read_some(Socket& s, draining::Reactor* reactor, const Buffers& buffers, Token&& token) {
-  return asio::async_initiate<Token, void(error_code, std::size_t)>(draining::Initiate{&s, reactor}, token,
-                                                                      buffers);
+auto draining_read_some(Socket& s, draining::Reactor* reactor, const Buffers& buffers, Token&& token,
+                        bool try_first = true) {
+  return asio::async_initiate<Token, void(error_code, std::size_t)>(
+      draining::Initiate{&s, reactor, try_first}, token, buffers);
 }
 
 #else
@@ -161,7 +170,7 @@ auto draining_read_some(Socket& s, draining::Reactor* reactor, const Buffers& bu
 struct NoReactor {};
 inline NoReactor* reactor_of(asio::io_context&) { return nullptr; }
 template <class Buffers, class Token>
-auto draining_read_some(Socket& s, NoReactor*, const Buffers& buffers, Token&& token) {
+auto draining_read_some(Socket& s, NoReactor*, const Buffers& buffers, Token&& token, bool = true) {
   return s.async_read_some(buffers, std::forward<Token>(token));
 }
 

@@ -13,6 +13,7 @@
 // reopen it for the next address, and the next sweep closes that too), so an `expires_after`
 // must always be followed by an operation and its `done`.
 #include <chrono>
+#include <utility>
 #include <vector>
 
 #include "smartlb/base/clock.hpp"
@@ -67,6 +68,9 @@ class TimedSocket {
   // False when nothing (no byte, no close) has reached the socket since a read emptied it, as of
   // the worker's last epoll_wait (but for a close that came with that read's bytes).
   bool bytes_may_have_arrived() { return io::bytes_may_have_arrived(socket_); }
+  // The next read waits for epoll's event without trying first if the socket is known empty:
+  // for the answer to what is about to be written (io/draining_read.hpp).
+  void next_read_awaits_answer() { next_read_awaits_answer_ = true; }
   template <class ConstBufferSequence, class Token>
   auto async_write_some(const ConstBufferSequence& buffers, Token&& token) {
     return socket_.async_write_some(buffers, std::forward<Token>(token));
@@ -81,6 +85,7 @@ class TimedSocket {
   Socket socket_;
   std::size_t slot_ = 0;  // this socket's entry in the sweeper's table
   bool timed_out_ = false;
+  bool next_read_awaits_answer_ = false;
 };
 
 // Closes the sockets of one worker whose deadline has passed. Runs a 250 ms timer only while
@@ -127,7 +132,8 @@ class DeadlineSweeper {
 
 template <class MutableBufferSequence, class Token>
 auto TimedSocket::async_read_some(const MutableBufferSequence& buffers, Token&& token) {
-  return draining_read_some(socket_, sweeper_.reactor(), buffers, std::forward<Token>(token));
+  return draining_read_some(socket_, sweeper_.reactor(), buffers, std::forward<Token>(token),
+                            !std::exchange(next_read_awaits_answer_, false));
 }
 
 inline TimedSocket::Clock::time_point& TimedSocket::deadline() { return sweeper_.table_[slot_].deadline; }
