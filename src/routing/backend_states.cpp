@@ -291,6 +291,27 @@ bool BackendStates::reserve(const PoolMember& m, std::string_view deployment, st
   return ok;
 }
 
+void BackendStates::charge_used(const PoolMember& m, std::string_view deployment, std::int64_t tokens) {
+  if (!m.has_quota() || tokens <= 0) return;
+  Quota& q = quota_of(m, deployment, deployment_state(m, m.effective_deployment(deployment)));
+  PendingAsk ask;
+  {
+    std::lock_guard lock(q.quota_mutex);
+    q.sync(m);
+    if (q.tokens) q.tokens->consume(tokens, clock_.now());
+    if (q.tokens_lease) {
+      // The replica's own count moves now; its next ask tells the store what it took beyond
+      // its grant.
+      const auto wall = clock_.wall_now();
+      LeasedQuota& lease = q.tokens_lease->quota;
+      lease.adjust(lease.subwindow_of(wall), tokens);
+      q.tokens_lease->active.store(true, std::memory_order_relaxed);
+      if (auto a = lease.ask(wall, 0)) ask = {q.tokens_lease.get(), *a};
+    }
+  }
+  send_pending(broker_, ask);
+}
+
 BackendStates::QuotaUsage BackendStates::quota_usage(const PoolMember& m, std::string_view deployment) const {
   QuotaUsage u;
   u.tokens_limit = m.tokens_per_window;
