@@ -108,9 +108,14 @@ void BackendStates::make_missing_leases(Quota& q, const PoolMember& m, std::stri
 }
 
 std::string BackendStates::quota_name(const PoolMember& m, std::string_view deployment) {
-  if (m.quota_group.empty()) return m.name + "/" + std::string(m.effective_deployment(deployment));
-  std::string name = "group:" + m.quota_group;
-  if (m.deployment_override.empty()) name += "/" + std::string(deployment);
+  // Appends, not operator+ chains: GCC 12 warns falsely (-Wrestrict) on `"/" + std::string(...)`.
+  std::string name;
+  if (m.quota_group.empty()) {
+    name.append(m.name).append("/").append(m.effective_deployment(deployment));
+    return name;
+  }
+  name.append("group:").append(m.quota_group);
+  if (m.deployment_override.empty()) name.append("/").append(deployment);
   return name;
 }
 
