@@ -387,6 +387,8 @@ Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions option
   const BodyPlan plan = start_readers(*scratch.get(), res, options, tag_events);
   const bool chunked = plan.chunked, keep = plan.keep;
   bool buffer_fitted = !plan.event_stream;  // only an event stream's buffer is cut
+  if (plan.event_stream && buffers_.client_input && buffers_.client_input->size() == 0)
+    buffers_.client_input->shrink_to_fit();  // frees it: empty
   std::optional<stateful::EventStreamTagger>& tagger = scratch->tagger;
   UsageSniffer& usage = *scratch->usage;
 

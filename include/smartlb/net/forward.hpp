@@ -61,7 +61,11 @@ struct ForwardBuffers {
   std::vector<MetadataPair> metadata;     // x-smartlb-metadata's members
   std::string budget_fields;              // x-ratelimit-* of the caller's budgets
   std::optional<BudgetAdmission> budget;  // the request's charges to them
-  ForwardJobSlot job;                     // last: its job refers to the rest
+  // The client connection's read buffer: nothing reads it while an event stream is relayed, so
+  // the relay frees its room when it is empty, and the connection takes it back before it
+  // reads its next request.
+  beast::flat_buffer* client_input = nullptr;
+  ForwardJobSlot job;  // last: its job refers to the rest
 };
 
 // Forwards one request and writes the response. Returns whether the client connection may
