@@ -67,11 +67,13 @@ std::string client_101(const ResponseHead& backend, const WebSocketSession& s) {
 
 class Relay final : public DrainListener {
  public:
-  Relay(Worker& w, TimedSocket& client, UpstreamConnection& upstream, RequestRecord& rec)
+  Relay(Worker& w, TimedSocket& client, UpstreamConnection& upstream, RequestRecord& rec,
+        SessionResponses* responses)
       : w_(w),
         client_(client),
         upstream_(upstream),
         rec_(rec),
+        responses_(responses),
         timer_(client.get_executor()),
         idle_(w.shared.cfg.realtime_idle_timeout),
         ends_at_(std::chrono::steady_clock::now() + w.shared.cfg.realtime_max_session) {
@@ -113,7 +115,11 @@ class Relay final : public DrainListener {
     bool reads_usage = false;
     bool inspecting = false;
     std::string text;
-    std::vector<websocket::RealtimeUsage> found;
+    struct Event {
+      bool created = false;  // response.created; else response.done with `usage`
+      websocket::RealtimeUsage usage;
+    };
+    std::vector<Event> found;  // in the piece being fed, in order
 
     void on_header(const websocket::FrameHeader& h) override {
       inspecting = reads_usage && h.fin && h.opcode == websocket::Opcode::Text &&
@@ -128,7 +134,10 @@ class Relay final : public DrainListener {
       ended_here = true;
       if (!inspecting) return;
       inspecting = false;
-      if (auto u = websocket::response_done_usage(text)) found.push_back(*u);
+      if (auto u = websocket::response_done_usage(text))
+        found.push_back({false, *u});
+      else if (websocket::is_response_created(text))
+        found.push_back({true, {}});
     }
   };
 
@@ -199,7 +208,7 @@ class Relay final : public DrainListener {
                       to_client ? "the backend" : "the client", websocket::to_string(d.parser.error()));
         break;
       }
-      for (const websocket::RealtimeUsage& u : d.found) add_usage(u);
+      for (const Direction::Event& e : d.found) learn(e);
       d.found.clear();
       std::string_view out = piece, close;
       std::string close_frame;
@@ -230,10 +239,20 @@ class Relay final : public DrainListener {
   Task<void> pump_down() { return pump(down_, true); }
   Task<void> pump_up() { return pump(up_, false); }
 
-  void add_usage(const websocket::RealtimeUsage& u) {
+  void learn(const Direction::Event& e) {
+    const auto now = std::chrono::steady_clock::now();
+    if (e.created) {
+      response_began_ = now;
+      return;
+    }
     usage_seen_ = true;
-    input_tokens_ += u.input_tokens;
-    output_tokens_ += u.output_tokens;
+    input_tokens_ += e.usage.input_tokens;
+    output_tokens_ += e.usage.output_tokens;
+    if (!responses_) return;
+    std::optional<Nanos> took;
+    if (response_began_) took = std::chrono::duration_cast<Nanos>(now - *response_began_);
+    response_began_.reset();
+    responses_->response_done(e.usage, took);
   }
 
   // smartlb's close goes both ways: at once where a direction is between frames and idle,
@@ -293,6 +312,7 @@ class Relay final : public DrainListener {
   TimedSocket& client_;
   UpstreamConnection& upstream_;
   RequestRecord& rec_;
+  SessionResponses* responses_;
   SteadyTimer timer_;
   std::chrono::steady_clock::duration idle_;
   std::chrono::steady_clock::time_point ends_at_;
@@ -304,6 +324,7 @@ class Relay final : public DrainListener {
   Direction up_{websocket::Sender::Client};    // client -> backend
   bool usage_seen_ = false;
   std::int64_t input_tokens_ = 0, output_tokens_ = 0;
+  std::optional<std::chrono::steady_clock::time_point> response_began_;  // the last response.created
 };
 
 }  // namespace
@@ -322,7 +343,7 @@ Task<void> relay_websocket(Worker& w, TimedSocket& client, UpstreamPtr upstream,
   const auto pending = upstream->buffer.data();
   std::string first(static_cast<const char*>(pending.data()), pending.size());
   upstream->buffer.consume(pending.size());
-  Relay relay(w, client, *upstream, rec);
+  Relay relay(w, client, *upstream, rec, session.responses);
   co_await relay.run(std::move(first));
   upstream->close();
 }

@@ -6,25 +6,41 @@
 // bytes pass (websocket/frame_parser) to count frames, to put a close between two frames when
 // the session is closed by smartlb (idle, too long, a drain), and to read the usage of the
 // backend's small unfragmented `response.done` text frames.
+#include <optional>
 #include <string_view>
 
+#include "smartlb/base/clock.hpp"
 #include "smartlb/io/timed_socket.hpp"
 #include "smartlb/net/upstream.hpp"
 #include "smartlb/telemetry/request_record.hpp"
+#include "smartlb/websocket/realtime_usage.hpp"
 
 namespace smartlb::net {
 
 struct Worker;
 
+// Told as each response of a session ends (a `response.done` with its usage), so that routing
+// learns from a session while it lasts, not once at its end (it may last an hour).
+class SessionResponses {
+ public:
+  // `took`: since its `response.created`, when the relay saw one.
+  virtual void response_done(const websocket::RealtimeUsage& usage, std::optional<Nanos> took) = 0;
+
+ protected:
+  ~SessionResponses() = default;
+};
+
 struct WebSocketSession {
   std::string_view client_key;    // the client's Sec-WebSocket-Key, which its 101 answers
   std::string_view backend_name;  // x-smartlb-backend
   std::string_view request_id;
+  SessionResponses* responses = nullptr;
 };
 
 // Writes the client's 101 (the backend's fields but those of the handshake itself, which are
 // smartlb's to answer), then relays until both sides are done. What the session used (its
-// response.done usage, summed) goes into `rec`, with status 101.
+// response.done usage, summed) goes into `rec`, with status 101; each response is told to
+// `session.responses` as it ends.
 Task<void> relay_websocket(Worker& w, TimedSocket& client, UpstreamPtr upstream,
                            const WebSocketSession& session, RequestRecord& rec);
 
