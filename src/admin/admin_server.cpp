@@ -143,6 +143,7 @@ struct AdminServer::Impl {
     p.config_hash = snapshot->config_hash;
     p.rules = rule_status(*snapshot);
     p.budgets = budget_status();
+    p.currency = snapshot->prices.currency;
     p.started = started;
     p.ready = server.port() != 0;
     p.draining = server.draining();

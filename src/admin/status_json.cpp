@@ -251,7 +251,7 @@ json rule_json(const RuleStatus& r) {
   return jr;
 }
 
-json budget_json(const BudgetStatus& b) {
+json budget_json(const BudgetStatus& b, const std::string& currency) {
   json limits = json::object(), used = json::object();
   const auto dimension = [&](const char* name, std::int64_t limit, std::int64_t value) {
     if (limit) limits[name] = limit;
@@ -269,6 +269,7 @@ json budget_json(const BudgetStatus& b) {
       used[name] = money_as_units(value);
     }
   json jb = {{"owner", b.owner}, {"name", b.name}, {"limits", limits}, {"used", used}};
+  if (b.limits.cost_per_day || b.limits.cost_per_month) jb["currency"] = currency;
   if (!b.principal.empty()) jb["caller"] = b.principal;
   return jb;
 }
@@ -320,7 +321,7 @@ nlohmann::json build_status(const MetricsSnapshot& m, const PoolSnapshot& p) {
   for (const RuleStatus& r : p.rules) rules.push_back(rule_json(r));
   doc["config"] = {{"hash", string_or_null(p.config_hash)}, {"rules", std::move(rules)}};
   json budgets = json::array();
-  for (const BudgetStatus& b : p.budgets) budgets.push_back(budget_json(b));
+  for (const BudgetStatus& b : p.budgets) budgets.push_back(budget_json(b, p.currency));
   doc["budgets"] = std::move(budgets);
   if (p.redis) doc["redis"] = redis_json(*p.redis);
   return doc;

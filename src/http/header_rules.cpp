@@ -53,7 +53,8 @@ bool is_backend_quota_header(std::string_view name) {
 bool is_replaced_answer_field(std::string_view name) {
   // No fixed hop-by-hop name begins with "x-"; every name of the other kinds does.
   if (name.size() >= 12 && (name[0] == 'x' || name[0] == 'X') && name[1] == '-')
-    return is_backend_quota_header(name) || iequals(name, "x-request-id") || iequals(name, "x-smartlb-backend");
+    return is_backend_quota_header(name) || iequals(name, "x-request-id") ||
+           iequals(name, "x-smartlb-backend");
   return is_hop_by_hop(name);
 }
 

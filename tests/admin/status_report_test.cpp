@@ -291,9 +291,15 @@ TEST_F(StatusFixture, ACostBudgetShowsInStatusInCurrencyUnits) {
   b.limits.cost_per_day = 5 * kPicoPerUnit;
   b.cost_day = 5'615'000'000;
   p.budgets.push_back(b);
+  b.name = "tokens-only";
+  b.limits.cost_per_day = 0;
+  p.budgets.push_back(b);
+  p.currency = "USD";
   const auto doc = build_status(metrics->snapshot(), p);
-  ASSERT_EQ(doc["budgets"].size(), 1u);
+  ASSERT_EQ(doc["budgets"].size(), 2u);
   EXPECT_EQ(doc["budgets"][0]["limits"], nlohmann::json({{"tokens_per_day", 1000}, {"cost_per_day", 5.0}}));
+  EXPECT_EQ(doc["budgets"][0]["currency"], "USD") << "what its cost limits are counted in";
+  EXPECT_FALSE(doc["budgets"][1].contains("currency")) << "a budget of tokens says nothing of money";
   EXPECT_DOUBLE_EQ(doc["budgets"][0]["used"]["cost_per_day"].get<double>(), 0.005615);
   EXPECT_FALSE(doc["budgets"][0]["used"].contains("cost_per_month")) << "only the cost limits set";
 }

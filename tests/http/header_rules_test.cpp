@@ -32,8 +32,9 @@ TEST(HeaderRules, CredentialsAndQuotaHeaders) {
 }
 
 TEST(HeaderRules, ReplacedAnswerFields) {
-  for (auto n : {"Connection", "keep-alive", "Transfer-Encoding", "TE", "upgrade", "x-ratelimit-remaining-tokens",
-                 "X-Rate-Limit-Reset-Tokens", "X-Request-ID", "x-smartlb-backend"})
+  for (auto n :
+       {"Connection", "keep-alive", "Transfer-Encoding", "TE", "upgrade", "x-ratelimit-remaining-tokens",
+        "X-Rate-Limit-Reset-Tokens", "X-Request-ID", "x-smartlb-backend"})
     EXPECT_TRUE(is_replaced_answer_field(n)) << n;
   for (auto n : {"content-type", "Content-Length", "retry-after", "x-ms-region", "x-request-ids", "x-",
                  "apim-request-id", "x-smartlb-backends", ""})

@@ -92,6 +92,7 @@ struct PoolSnapshot {
   std::string config_hash;  // SHA-256 of the config file ("" with the environment only)
   std::vector<RuleStatus> rules;
   std::vector<BudgetStatus> budgets;
+  std::string currency;                     // the prices' (budgets' cost limits are in it); "" without prices
   std::optional<redis::RedisStatus> redis;  // with REDIS_URL: the connection and the live replicas
 };
 

@@ -23,6 +23,11 @@ function fmtInt(n) {
   if (n >= 1e4) return (n / 1e3).toFixed(1) + "k";
   return String(Math.round(n));
 }
+// An amount in currency units: cents shown, fractions of a cent where that is all there is.
+function fmtMoney(x, currency) {
+  x = Number(x) || 0;
+  return (x > 0 && x < 0.01 ? x.toPrecision(2) : x.toFixed(2)) + (currency ? " " + currency : "");
+}
 function fmtPct(x) { return isFinite(x) ? (x * 100).toFixed(x < 0.1 ? 1 : 0) + "%" : "–"; }
 function fmtMs(ms) {
   if (!isFinite(ms) || ms <= 0) return "–";
@@ -101,7 +106,7 @@ function render() {
     const head = el("tr");
     for (const [c, width] of COLUMNS) {
       const th = el("th", null, c);
-      th.style.width = width;
+      th.style.width = w;
       head.appendChild(th);
     }
     t.appendChild(head);
@@ -204,7 +209,12 @@ function budgetsSection(budgets) {
   const head = el("tr");
   const dims = [["tokens_per_minute", "Tokens / min"], ["requests_per_minute", "Requests / min"],
                 ["tokens_per_day", "Tokens / day (UTC)"], ["tokens_per_month", "Tokens / month (UTC)"]];
-  for (const [c, width] of [["Budget", "28%"], ...dims.map(([, label]) => [label, "18%"])]) {
+  // Cost limits (config file only) get their columns where some budget has one.
+  const currency = (budgets.find((b) => b.currency) || {}).currency;
+  if (currency !== undefined)
+    dims.push(["cost_per_day", "Cost / day (UTC)"], ["cost_per_month", "Cost / month (UTC)"]);
+  const width = Math.floor(72 / dims.length) + "%";
+  for (const [c, w] of [["Budget", "28%"], ...dims.map(([, label]) => [label, width])]) {
     const th = el("th", null, c);
     th.style.width = width;
     head.appendChild(th);
@@ -225,7 +235,8 @@ function budgetsSection(budgets) {
         continue;
       }
       const used = b.used[key] || 0;
-      const cell = shareCell(Math.min(used / limit, 1), fmtInt(used) + " of " + fmtInt(limit), key.startsWith("tokens"));
+      const fmt = key.startsWith("cost") ? (x) => fmtMoney(x, b.currency) : fmtInt;
+      const cell = shareCell(Math.min(used / limit, 1), fmt(used) + " of " + fmt(limit), key.startsWith("tokens"));
       if (used >= limit) cell.classList.add("r-hi");
       tr.appendChild(cell);
     }
