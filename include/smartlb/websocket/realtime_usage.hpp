@@ -1,5 +1,6 @@
 #pragma once
-// Token usage of the Realtime API: each `response.done` event carries its response's usage
+// Token usage of the WebSocket APIs: each Realtime `response.done` event, and each Responses
+// `response.completed` event of the Responses API's WebSocket mode, carries its response's usage
 // (`response.usage.input_tokens`, `output_tokens`). Read from one whole text message.
 #include <cstddef>
 #include <cstdint>
@@ -16,6 +17,8 @@ struct RealtimeUsage {
 // The usage of a `response.done` event; nullopt for any other text (another event, not JSON,
 // no usage).
 std::optional<RealtimeUsage> response_done_usage(std::string_view text);
+// The usage of a Responses `response.completed` event; nullopt for any other text.
+std::optional<RealtimeUsage> response_completed_usage(std::string_view text);
 
 // Server text frames up to this size are read for usage; larger ones (audio) are not.
 inline constexpr std::size_t kInspectedFrameBytes = 64 * 1024;
