@@ -32,6 +32,8 @@ std::optional<RealtimeUsage> event_usage(std::string_view text, std::string_view
     }
   }
   if (!any) return std::nullopt;
+  if (const auto model = response->find("model"); model != response->end() && model->is_string())
+    u.model = model->get<std::string>();
   return u;
 }
 

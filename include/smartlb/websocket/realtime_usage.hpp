@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace smartlb::websocket {
@@ -12,6 +13,7 @@ namespace smartlb::websocket {
 struct RealtimeUsage {
   std::int64_t input_tokens = 0;
   std::int64_t output_tokens = 0;
+  std::string model;  // the response's `model`, when it names one
 };
 
 // The usage of a `response.done` event; nullopt for any other text (another event, not JSON,
