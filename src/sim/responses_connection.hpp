@@ -13,8 +13,8 @@
 
 namespace smartlb::sim {
 
-boost::asio::awaitable<void> serve_responses_socket(SimEngine& engine, boost::beast::tcp_stream stream,
-                                                    boost::beast::http::request<boost::beast::http::string_body> request,
-                                                    SimRequest handshake);
+boost::asio::awaitable<void> serve_responses_socket(
+    SimEngine& engine, boost::beast::tcp_stream stream,
+    boost::beast::http::request<boost::beast::http::string_body> request, SimRequest handshake);
 
 }  // namespace smartlb::sim

@@ -42,10 +42,11 @@ std::vector<std::string> responses_socket_turn(SimEngine& engine, const SimReque
                                                std::string_view message) {
   ordered_json body = ordered_json::parse(message, nullptr, /*allow_exceptions=*/false);
   if (!body.is_object() || body.value("type", "") != "response.create") {
-    return {error_event(400,
-                        ordered_json::parse(openai_error_body(
-                            "invalid_request_error", "Expected a JSON message of type 'response.create'."))["error"],
-                        nullptr)};
+    return {error_event(
+        400,
+        ordered_json::parse(openai_error_body("invalid_request_error",
+                                              "Expected a JSON message of type 'response.create'."))["error"],
+        nullptr)};
   }
   ordered_json stream_id = nullptr;
   if (const auto it = body.find("stream_id"); it != body.end()) {
@@ -65,9 +66,10 @@ std::vector<std::string> responses_socket_turn(SimEngine& engine, const SimReque
   const SimResponse answer = engine.handle(post);
   if (answer.status != 200 || !answer.stream) {
     const ordered_json parsed = ordered_json::parse(answer.body, nullptr, /*allow_exceptions=*/false);
-    return {error_event(answer.status,
-                        parsed.is_object() && parsed.contains("error") ? parsed["error"] : ordered_json::object(),
-                        stream_id)};
+    return {
+        error_event(answer.status,
+                    parsed.is_object() && parsed.contains("error") ? parsed["error"] : ordered_json::object(),
+                    stream_id)};
   }
   std::vector<std::string> messages;
   for (const StreamEvent& event : answer.events) {
