@@ -5,17 +5,6 @@
 
 namespace smartlb {
 
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
-
 namespace {
 bool istarts_with(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() && iequals(s.substr(0, prefix.size()), prefix);
@@ -59,6 +48,14 @@ bool is_client_credential(std::string_view name) {
 
 bool is_backend_quota_header(std::string_view name) {
   return istarts_with(name, "x-ratelimit-") || istarts_with(name, "x-rate-limit-");
+}
+
+bool is_replaced_answer_field(std::string_view name) {
+  // No fixed hop-by-hop name begins with "x-"; every name of the other kinds does.
+  if (name.size() >= 12 && (name[0] == 'x' || name[0] == 'X') && name[1] == '-')
+    return is_backend_quota_header(name) || iequals(name, "x-request-id") ||
+           iequals(name, "x-smartlb-backend");
+  return is_hop_by_hop(name);
 }
 
 std::vector<std::string_view> list_tokens(std::string_view value) {

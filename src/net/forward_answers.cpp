@@ -48,13 +48,44 @@ websocket::UpgradeAnswer ForwardJob::judge_upgrade(const ResponseHead& h) const 
       websocket_key_);
 }
 
+namespace {
+
+// A session's responses reach the routing as each ends, as an HTTP answer's do: their tokens
+// count against the backend's declared quota (its limiter counts them there, and the next
+// requests must see it), and their speed (response.created to response.done, per output token)
+// feeds latency routing.
+class SessionLearning final : public SessionResponses {
+ public:
+  SessionLearning(BackendStates& states, const Selector& selector, const PoolMember& member,
+                  std::string_view model, const Clock& clock)
+      : states_(states), selector_(selector), member_(member), model_(model), clock_(clock) {}
+
+  void response_done(const websocket::RealtimeUsage& usage, std::optional<Nanos> took) override {
+    states_.charge_used(member_, model_, usage.input_tokens + usage.output_tokens);
+    if (took)
+      selector_.observe(Answered{member_.id, member_.effective_deployment(model_), 200, true, clock_.now(),
+                                 *took, usage.output_tokens});
+  }
+
+ private:
+  BackendStates& states_;
+  const Selector& selector_;
+  const PoolMember& member_;
+  std::string_view model_;
+  const Clock& clock_;
+};
+
+}  // namespace
+
 Task<void> ForwardJob::open_websocket(const ChosenTarget& t, UpstreamPtr conn) {
   rec_.served_by = static_cast<int>(t.member.id.value);
   const InFlight session = states_.begin_websocket_session(t.member.id);
+  SessionLearning learning(states_, *rule_->selector, t.member, model_, s_.clock);
   WebSocketSession s;
   s.client_key = req_.fields.get("sec-websocket-key");
   s.backend_name = t.config.name;
   s.request_id = rec_.request_id;
+  s.responses = &learning;
   if (websocket::is_responses_path(request_target_.path)) {
     s.responses_tag = &snap_.resources[snap_.resource_of[t.route.backend]].tag;
     s.configured_tag = [this](std::uint64_t bits) { return snap_.resource_tagged(bits) != nullptr; };

@@ -247,8 +247,7 @@ void UpstreamExchange::write_response_head(const ResponseHead& res, const RelayO
   const ConnectionNames named(res.fields);
   for (std::size_t i = 0; i < res.fields.size(); ++i) {
     const auto field = res.fields[i];
-    if (named.is_hop(field.name) || is_backend_quota_header(field.name) ||
-        iequals(field.name, "x-smartlb-backend") || iequals(field.name, "x-request-id") ||
+    if (is_replaced_answer_field(field.name) || named.contains(field.name) ||
         (own_length && field.id == http::field::content_length))
       continue;
     append_field(head, field.name, field.value);

@@ -74,6 +74,7 @@ class Relay final : public DrainListener {
         client_(client),
         upstream_(upstream),
         rec_(rec),
+        responses_(session.responses),
         timer_(client.get_executor()),
         client_turn_(client.get_executor()),
         idle_(w.shared.cfg.realtime_idle_timeout),
@@ -125,7 +126,11 @@ class Relay final : public DrainListener {
     bool reads_usage = false;
     bool inspecting = false;
     std::string text;
-    std::vector<websocket::RealtimeUsage> found;
+    struct Event {
+      bool created = false;  // response.created; else response.done with `usage`
+      websocket::RealtimeUsage usage;
+    };
+    std::vector<Event> found;  // in the piece being fed, in order
     // A Responses socket: its frames go through this instead (held whole where edited).
     std::optional<websocket::FrameRewriter> rewriter;
     std::string rewritten;  // what the rewriter made of the last piece
@@ -147,7 +152,10 @@ class Relay final : public DrainListener {
       ended_here = true;
       if (!inspecting) return;
       inspecting = false;
-      if (auto u = websocket::response_done_usage(text)) found.push_back(*u);
+      if (auto u = websocket::response_done_usage(text))
+        found.push_back({false, *u});
+      else if (websocket::is_response_created(text))
+        found.push_back({true, {}});
     }
   };
 
@@ -233,8 +241,12 @@ class Relay final : public DrainListener {
                       to_client ? "the backend" : "the client", websocket::to_string(d.error()));
         break;
       }
-      take_usage(d.found);
-      if (server_events_) take_usage(server_events_->found);
+      for (const Direction::Event& e : d.found) learn(e);
+      d.found.clear();
+      if (server_events_) {
+        for (const websocket::ResponseEvent& e : server_events_->found) learn({e.created, e.usage});
+        server_events_->found.clear();
+      }
       if (client_requests_ && !client_requests_->refusals.empty()) co_await answer_client();
       std::string close_frame;
       if (d.close_pending && d.ended_here) {  // what ends at the boundary, then the close
@@ -270,14 +282,21 @@ class Relay final : public DrainListener {
   Task<void> pump_down() { return pump(down_, true); }
   Task<void> pump_up() { return pump(up_, false); }
 
-  void take_usage(std::vector<websocket::RealtimeUsage>& found) {
-    for (const websocket::RealtimeUsage& u : found) {
-      usage_seen_ = true;
-      input_tokens_ += u.input_tokens;
-      output_tokens_ += u.output_tokens;
-      if (model_seen_.empty()) model_seen_ = u.model;
+  void learn(const Direction::Event& e) {
+    const auto now = std::chrono::steady_clock::now();
+    if (e.created) {
+      response_began_ = now;
+      return;
     }
-    found.clear();
+    usage_seen_ = true;
+    input_tokens_ += e.usage.input_tokens;
+    output_tokens_ += e.usage.output_tokens;
+    if (model_seen_.empty()) model_seen_ = e.usage.model;
+    if (!responses_) return;
+    std::optional<Nanos> took;
+    if (response_began_) took = std::chrono::duration_cast<Nanos>(now - *response_began_);
+    response_began_.reset();
+    responses_->response_done(e.usage, took);
   }
 
   // smartlb writes to the client from elsewhere than the backend's pump too (answer_client,
@@ -381,6 +400,7 @@ class Relay final : public DrainListener {
   TimedSocket& client_;
   UpstreamConnection& upstream_;
   RequestRecord& rec_;
+  SessionResponses* responses_;
   SteadyTimer timer_;
   SteadyTimer client_turn_;  // wakes the backend's pump once smartlb's own write to the client ended
   std::chrono::steady_clock::duration idle_;
@@ -396,6 +416,7 @@ class Relay final : public DrainListener {
   std::string model_seen_;  // the first model a response.completed named
   bool usage_seen_ = false;
   std::int64_t input_tokens_ = 0, output_tokens_ = 0;
+  std::optional<std::chrono::steady_clock::time_point> response_began_;  // the last response.created
 };
 
 }  // namespace

@@ -108,9 +108,14 @@ void BackendStates::make_missing_leases(Quota& q, const PoolMember& m, std::stri
 }
 
 std::string BackendStates::quota_name(const PoolMember& m, std::string_view deployment) {
-  if (m.quota_group.empty()) return m.name + "/" + std::string(m.effective_deployment(deployment));
-  std::string name = "group:" + m.quota_group;
-  if (m.deployment_override.empty()) name += "/" + std::string(deployment);
+  // Appends, not operator+ chains: GCC 12 warns falsely (-Wrestrict) on `"/" + std::string(...)`.
+  std::string name;
+  if (m.quota_group.empty()) {
+    name.append(m.name).append("/").append(m.effective_deployment(deployment));
+    return name;
+  }
+  name.append("group:").append(m.quota_group);
+  if (m.deployment_override.empty()) name.append("/").append(deployment);
   return name;
 }
 
@@ -289,6 +294,27 @@ bool BackendStates::reserve(const PoolMember& m, std::string_view deployment, st
   // requests (this one was counted locally).
   if (leases_missing) make_missing_leases(q, m, deployment);
   return ok;
+}
+
+void BackendStates::charge_used(const PoolMember& m, std::string_view deployment, std::int64_t tokens) {
+  if (!m.has_quota() || tokens <= 0) return;
+  Quota& q = quota_of(m, deployment, deployment_state(m, m.effective_deployment(deployment)));
+  PendingAsk ask;
+  {
+    std::lock_guard lock(q.quota_mutex);
+    q.sync(m);
+    if (q.tokens) q.tokens->consume(tokens, clock_.now());
+    if (q.tokens_lease) {
+      // The replica's own count moves now; its next ask tells the store what it took beyond
+      // its grant.
+      const auto wall = clock_.wall_now();
+      LeasedQuota& lease = q.tokens_lease->quota;
+      lease.adjust(lease.subwindow_of(wall), tokens);
+      q.tokens_lease->active.store(true, std::memory_order_relaxed);
+      if (auto a = lease.ask(wall, 0)) ask = {q.tokens_lease.get(), *a};
+    }
+  }
+  send_pending(broker_, ask);
 }
 
 BackendStates::QuotaUsage BackendStates::quota_usage(const PoolMember& m, std::string_view deployment) const {

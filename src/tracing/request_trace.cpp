@@ -1,20 +1,9 @@
 #include "smartlb/tracing/request_trace.hpp"
 
+#include "smartlb/base/text.hpp"
 #include "smartlb/tracing/trace_context.hpp"
 
 namespace smartlb::tracing {
-namespace {
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const char x = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] + 32) : a[i];
-    if (x != b[i]) return false;
-  }
-  return true;
-}
-
-}  // namespace
 
 void begin_request_trace(RequestTrace& t, const Sampler& sampler,
                          std::span<const std::string_view> traceparents,

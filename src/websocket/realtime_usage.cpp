@@ -47,4 +47,12 @@ std::optional<RealtimeUsage> response_completed_usage(std::string_view text) {
   return event_usage(text, "\"response.completed\"");
 }
 
+bool is_response_created(std::string_view text) {
+  if (text.find("\"response.created\"") == std::string_view::npos) return false;
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return false;
+  const auto type = j.find("type");
+  return type != j.end() && *type == "response.created";
+}
+
 }  // namespace smartlb::websocket

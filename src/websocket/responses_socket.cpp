@@ -31,7 +31,10 @@ std::string stream_id_of(std::string_view text) {
 }  // namespace
 
 Edit ServerEventEditor::edit(std::string_view text, std::string& out) {
-  if (auto u = response_completed_usage(text)) found.push_back(*u);
+  if (auto u = response_completed_usage(text))
+    found.push_back({false, std::move(*u)});
+  else if (is_response_created(text))
+    found.push_back({true, {}});
   // Not JSON, or nothing in it to tag: the frame goes as it came.
   if (!stateful::tag_json_ids(text, tag_, out) || out.size() == text.size()) return Edit::Keep;
   return Edit::Replace;

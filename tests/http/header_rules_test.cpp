@@ -31,6 +31,16 @@ TEST(HeaderRules, CredentialsAndQuotaHeaders) {
   EXPECT_FALSE(is_backend_quota_header("retry-after"));
 }
 
+TEST(HeaderRules, ReplacedAnswerFields) {
+  for (auto n :
+       {"Connection", "keep-alive", "Transfer-Encoding", "TE", "upgrade", "x-ratelimit-remaining-tokens",
+        "X-Rate-Limit-Reset-Tokens", "X-Request-ID", "x-smartlb-backend"})
+    EXPECT_TRUE(is_replaced_answer_field(n)) << n;
+  for (auto n : {"content-type", "Content-Length", "retry-after", "x-ms-region", "x-request-ids", "x-",
+                 "apim-request-id", "x-smartlb-backends", ""})
+    EXPECT_FALSE(is_replaced_answer_field(n)) << n;
+}
+
 TEST(HeaderRules, ConnectionTokens) {
   auto t = list_tokens(" keep-alive , X-Secret ,,close");
   ASSERT_EQ(t.size(), 3u);

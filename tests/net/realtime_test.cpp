@@ -87,6 +87,46 @@ TEST_F(RealtimeTest, ASessionRelaysFramesBothWaysWithTheBackendsKeyAndCountsItsU
   EXPECT_GT(rec->completion_tokens, 0);
 }
 
+TEST_F(RealtimeTest, EachResponseCountsAgainstTheDeclaredQuotaAndTeachesLatencyRoutingAsItEnds) {
+  // The session stays open: what its responses used is learnt as each ends, not at its end.
+  Sim sim("sim-a", "key-a");
+  ASSERT_EQ(proxy_.use_config_text({{"A_URL", sim.url()}}, R"(
+backends:
+  - {name: a, url: "${A_URL}", api_key: key-a, tpm: 1000000}
+targets: [{id: a/gpt-4o, backend: a}]
+rules:
+  - {id: fast, type: latency-based-routing, load_balance_targets: [{target: a/gpt-4o}]}
+)"),
+            "");
+  start();
+  WsClient client(proxy_.port());
+  beast::error_code ec;
+  client.handshake("/openai/v1/realtime?model=gpt-4o", {}, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_EQ(client.read_event()["type"], "session.created");
+  const PoolMember& a = proxy_.server->snapshot()->table.member(0);
+  const auto used = [&] { return proxy_.server->states().quota_usage(a, "gpt-4o").tokens_used; };
+  const auto samples = [&] {
+    return proxy_.server->latency()
+        .read(a.id, "gpt-4o", proxy_.server->states().clock().now(), std::chrono::minutes(10))
+        .samples;
+  };
+  const std::int64_t before = used();  // the handshake's own estimate
+  EXPECT_EQ(samples(), 0u);
+
+  client.send(kItem);
+  client.read_until("conversation.item.created");
+  client.send(R"({"type":"response.create"})");
+  const json usage = client.read_until("response.done").back()["response"]["usage"];
+  const std::int64_t spent =
+      usage["input_tokens"].get<std::int64_t>() + usage["output_tokens"].get<std::int64_t>();
+  ASSERT_GT(usage["output_tokens"].get<int>(), 0);
+  // The relay learns an event before it passes it on: no wait needed.
+  EXPECT_EQ(used() - before, spent);
+  EXPECT_EQ(samples(), 1u) << "response.created to response.done, per output token";
+  client.ws().close(websocket::close_code::normal);
+}
+
 TEST_F(RealtimeTest, AThrottledHandshakeFailsOverBeforeTheClientSeesIt) {
   Sim busy("sim-busy", "key-a", 429), free("sim-free", "key-b");
   proxy_.add_backend("busy", busy.url(), 1, 1, "key-a");

@@ -107,6 +107,26 @@ TEST_F(QuotaPool, Unavailability_AtQuotaIsThrottlingWithTheTimeUntilItFits) {
   EXPECT_EQ(pick(10), 0u) << "the promised time is when it fits again";
 }
 
+TEST_F(QuotaPool, UsedTokensCountAgainstTheQuotaEvenPastItsLimit) {
+  // A Realtime session's responses: spent at the backend, whatever the window had left.
+  make({{"a", 1, 1, "", 100, 0}, {"b", 2, 1, "", 100, 0}});
+  states->charge_used(member(0), "gpt", 60);
+  EXPECT_EQ(pick(40), 0u);
+  EXPECT_EQ(pick(41), 1u) << "60 of a's 100 are used: 41 fit only on b";
+  states->charge_used(member(0), "gpt", 500);
+  EXPECT_EQ(states->quota_usage(member(0), "gpt").tokens_used, 560);
+  EXPECT_EQ(pick(1), 1u);
+  clock.advance(3s);  // the fixture's window is 1 s
+  EXPECT_EQ(pick(100), 0u) << "forgotten with the window";
+}
+
+TEST_F(QuotaPool, UsedTokensWithoutADeclaredQuotaCountNothing) {
+  make({{"a", 1, 1, "", 0, 0}});
+  states->charge_used(member(0), "gpt", 1'000'000);
+  EXPECT_EQ(states->quota_usage(member(0), "gpt").tokens_used, 0);
+  EXPECT_EQ(pick(1'000'000), 0u);
+}
+
 TEST_F(QuotaPool, BackendsWithoutQuotaAreUnaffected) {
   make({{"a", 1, 1, "", 0, 0}});
   EXPECT_FALSE(table->any_quota());

@@ -34,5 +34,13 @@ TEST(RealtimeUsage, ResponseCompletedGivesItsResponsesUsage) {
       R"({"type":"response.completed","response":{"id":"r","usage":{"input_tokens":5,"output_tokens":9}}})"));
 }
 
+TEST(RealtimeUsage, ResponseCreatedIsTheTypeNotTheWords) {
+  EXPECT_TRUE(is_response_created(R"({"event_id":"e2","type":"response.created","response":{"id":"r"}})"));
+  EXPECT_FALSE(
+      is_response_created(R"({"type":"response.output_text.delta","delta":"\"response.created\""})"));
+  EXPECT_FALSE(is_response_created(R"({"type":"response.done","response":{"usage":{}}})"));
+  EXPECT_FALSE(is_response_created(R"({"type":"response.created")"));
+}
+
 }  // namespace
 }  // namespace smartlb::websocket

@@ -23,7 +23,8 @@ TEST(ServerEventEditor, TagsTheIdsOfAnEvent) {
   EXPECT_EQ(
       out,
       R"({"type":"response.created","response":{"id":"resp_2-slbaaaaaaab","previous_response_id":"resp_1-slbaaaaaaab"}})");
-  EXPECT_TRUE(editor.found.empty());
+  ASSERT_EQ(editor.found.size(), 1u);
+  EXPECT_TRUE(editor.found[0].created);
 }
 
 TEST(ServerEventEditor, KeepsAnEventWithoutIdsAndWhatIsNotJson) {
@@ -43,8 +44,9 @@ TEST(ServerEventEditor, ReadsTheUsageOfResponseCompleted) {
           out),
       Edit::Replace);
   ASSERT_EQ(editor.found.size(), 1u);
-  EXPECT_EQ(editor.found[0].input_tokens, 12);
-  EXPECT_EQ(editor.found[0].output_tokens, 7);
+  EXPECT_FALSE(editor.found[0].created);
+  EXPECT_EQ(editor.found[0].usage.input_tokens, 12);
+  EXPECT_EQ(editor.found[0].usage.output_tokens, 7);
 }
 
 TEST(ClientRequestEditor, TakesTheSocketsOwnTagOff) {

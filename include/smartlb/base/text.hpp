@@ -1,7 +1,9 @@
 #pragma once
-// Small text helpers that several modules need: hexadecimal digits both ways.
+// Small text helpers that several modules need: hexadecimal digits both ways, names compared
+// in any case.
 #include <span>
 #include <string>
+#include <string_view>
 
 namespace smartlb {
 
@@ -24,6 +26,16 @@ inline void append_hex(std::string& out, std::span<const unsigned char> bytes) {
     out += hex_digit(b >> 4);
     out += hex_digit(b & 15);
   }
+}
+
+// ASCII case-insensitive equality (header names, tokens). Inline: every field of every message
+// is compared with it.
+constexpr char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+constexpr bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
+  return true;
 }
 
 }  // namespace smartlb

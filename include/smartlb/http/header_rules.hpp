@@ -5,9 +5,9 @@
 #include <string_view>
 #include <vector>
 
-namespace smartlb {
+#include "smartlb/base/text.hpp"  // iequals
 
-bool iequals(std::string_view a, std::string_view b);
+namespace smartlb {
 
 // RFC 9110 hop-by-hop headers (plus the legacy Keep-Alive / Proxy-Connection).
 bool is_hop_by_hop(std::string_view name);
@@ -23,6 +23,11 @@ inline bool is_proxy_header(std::string_view name) {
 bool is_client_credential(std::string_view name);
 // Per-backend quota headers: they describe one backend, not the pool.
 bool is_backend_quota_header(std::string_view name);
+// A backend's answer field that never reaches the client as the backend wrote it: a fixed
+// hop-by-hop one, a per-backend quota header, or one smartlb writes itself (x-smartlb-backend,
+// x-request-id). One dispatch for every field of every answer (not the names a Connection
+// field lists: see ConnectionNames).
+bool is_replaced_answer_field(std::string_view name);
 // Calls `on(token)` for each element of a comma-separated header value (Connection,
 // Transfer-Encoding), trimmed of spaces and tabs, empty elements skipped. Allocates nothing:
 // the request path splits every message's Connection value.

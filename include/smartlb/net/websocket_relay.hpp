@@ -13,16 +13,30 @@
 // an `error` event instead of forwarded.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string_view>
 
+#include "smartlb/base/clock.hpp"
 #include "smartlb/io/timed_socket.hpp"
 #include "smartlb/net/upstream.hpp"
 #include "smartlb/stateful/resource_tag.hpp"
 #include "smartlb/telemetry/request_record.hpp"
+#include "smartlb/websocket/realtime_usage.hpp"
 
 namespace smartlb::net {
 
 struct Worker;
+
+// Told as each response of a session ends (a `response.done` with its usage), so that routing
+// learns from a session while it lasts, not once at its end (it may last an hour).
+class SessionResponses {
+ public:
+  // `took`: since its `response.created`, when the relay saw one.
+  virtual void response_done(const websocket::RealtimeUsage& usage, std::optional<Nanos> took) = 0;
+
+ protected:
+  ~SessionResponses() = default;
+};
 
 struct WebSocketSession {
   std::string_view client_key;    // the client's Sec-WebSocket-Key, which its 101 answers
@@ -32,11 +46,13 @@ struct WebSocketSession {
   // unedited), and whether a tag's bits name a configured resource.
   const stateful::ResourceTag* responses_tag = nullptr;
   std::function<bool(std::uint64_t)> configured_tag;
+  SessionResponses* responses = nullptr;
 };
 
 // Writes the client's 101 (the backend's fields but those of the handshake itself, which are
 // smartlb's to answer), then relays until both sides are done. What the session used (its
-// response.done usage, summed) goes into `rec`, with status 101.
+// response.done usage, summed) goes into `rec`, with status 101; each response is told to
+// `session.responses` as it ends.
 Task<void> relay_websocket(Worker& w, TimedSocket& client, UpstreamPtr upstream,
                            const WebSocketSession& session, RequestRecord& rec);
 

@@ -148,6 +148,10 @@ class BackendStates {
   // Counts a request of `cost` tokens against the member's quota. False when it no longer fits
   // (another thread took the room since the pick). Always true without a declared quota.
   bool reserve(const PoolMember& m, std::string_view deployment, std::int64_t cost);
+  // Counts `tokens` the member used beyond any request's reservation (a Realtime session's
+  // responses, told as they end), whether they fit or not: they were spent at the backend, and
+  // the next requests must see it. Nothing without a declared token quota.
+  void charge_used(const PoolMember& m, std::string_view deployment, std::int64_t tokens);
 
   // The backends' own rate-limit reports (x-ratelimit-remaining-*), fed from every answer
   // (ReportedBudget: a short report moves requests elsewhere, and refuses only while fresh).

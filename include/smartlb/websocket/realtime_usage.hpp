@@ -22,6 +22,10 @@ std::optional<RealtimeUsage> response_done_usage(std::string_view text);
 // The usage of a Responses `response.completed` event; nullopt for any other text.
 std::optional<RealtimeUsage> response_completed_usage(std::string_view text);
 
+// Whether `text` is a `response.created` event: a response begins (its end, response.done, tells
+// how long it took).
+bool is_response_created(std::string_view text);
+
 // Server text frames up to this size are read for usage; larger ones (audio) are not.
 inline constexpr std::size_t kInspectedFrameBytes = 64 * 1024;
 

@@ -23,12 +23,18 @@ inline constexpr std::size_t kEditedEventBytes = 1024 * 1024;
 // A client's `response.create` is small unless its input is: larger ones keep their tags.
 inline constexpr std::size_t kEditedRequestBytes = 1024 * 1024;
 
+// A response's start or end, as the relay tells routing (latency, declared quotas).
+struct ResponseEvent {
+  bool created = false;  // response.created; else response.completed with `usage`
+  RealtimeUsage usage;
+};
+
 class ServerEventEditor final : public TextEditor {
  public:
   explicit ServerEventEditor(const stateful::ResourceTag& tag) : tag_(tag) {}
   Edit edit(std::string_view text, std::string& out) override;
-  // The usage of each `response.completed` edited since the last clear.
-  std::vector<RealtimeUsage> found;
+  // Each `response.created` and `response.completed` edited since the last clear, in order.
+  std::vector<ResponseEvent> found;
 
  private:
   stateful::ResourceTag tag_;
