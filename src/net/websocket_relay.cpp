@@ -250,7 +250,7 @@ class Relay final : public DrainListener {
       if (client_requests_ && !client_requests_->refusals.empty()) co_await answer_client();
       std::string close_frame;
       if (d.close_pending && d.ended_here) {  // what ends at the boundary, then the close
-        out = piece.substr(0, d.last_end);
+        out = out.substr(0, d.last_end);
         close_frame = close_for(to_client);
         close = close_frame;
         d.close_sent = true;

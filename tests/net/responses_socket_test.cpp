@@ -106,6 +106,39 @@ TEST_F(ResponsesSocketTest, AChainOverTheSocketStaysOnItsResourceAndContinuesOve
   EXPECT_EQ(json::parse(next.body)["previous_response_id"], previous);
 }
 
+TEST_F(ResponsesSocketTest, EachCompletedResponseCountsAgainstTheDeclaredQuotaAndTeachesLatencyRouting) {
+  Sim sim("sim-a", "key-a");
+  ASSERT_EQ(proxy_.use_config_text({{"A_URL", sim.url()}}, R"(
+backends:
+  - {name: a, url: "${A_URL}", api_key: key-a, tpm: 1000000}
+targets: [{id: a/gpt-4o, backend: a}]
+rules:
+  - {id: fast, type: latency-based-routing, load_balance_targets: [{target: a/gpt-4o}]}
+)"),
+            "");
+  start();
+  WsClient client(proxy_.port());
+  beast::error_code ec;
+  client.handshake("/v1/responses?model=gpt-4o", {}, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  const PoolMember& a = proxy_.server->snapshot()->table.member(0);
+  const auto used = [&] { return proxy_.server->states().quota_usage(a, "gpt-4o").tokens_used; };
+  const auto samples = [&] {
+    return proxy_.server->latency()
+        .read(a.id, "gpt-4o", proxy_.server->states().clock().now(), std::chrono::minutes(10))
+        .samples;
+  };
+  const std::int64_t before = used();  // the handshake's own estimate
+  EXPECT_EQ(samples(), 0u);
+  const json usage = turn(client, create("hello")).back()["response"]["usage"];
+  ASSERT_GT(usage["output_tokens"].get<int>(), 0);
+  // The relay learns an event before it passes it on: no wait needed.
+  EXPECT_EQ(used() - before,
+            usage["input_tokens"].get<std::int64_t>() + usage["output_tokens"].get<std::int64_t>());
+  EXPECT_EQ(samples(), 1u) << "response.created to response.completed, per output token";
+  client.ws().close(websocket::close_code::normal, ec);
+}
+
 TEST_F(ResponsesSocketTest, AnIdOfAnotherResourceGetsAnErrorEventAndIsNotForwarded) {
   Sim a("sim-a", "key-a"), b("sim-b", "key-b");
   proxy_.add_backend("a", a.url(), 1, 1, "key-a");
