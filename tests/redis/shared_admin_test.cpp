@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "await_condition.hpp"
+#include "cooldown_replica.hpp"
 #include "http_client.hpp"
 #include "mock_backend.hpp"
 #include "proxy_harness.hpp"
@@ -18,38 +19,15 @@ namespace smartlb::testing {
 namespace {
 
 using namespace std::chrono_literals;
-using redis::RedisService;
 using redis::SharedAdmin;
-using redis::SharedCooldowns;
-
-const std::string kChat = "/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21";
-const std::string kBody = R"({"messages":[{"role":"user","content":"hi"}]})";
 
 MockReply ok(const std::string& who) { return {200, {{"content-type", "application/json"}}, who}; }
 
-struct Replica {
-  Replica(const std::string& id, const std::string& primary_url, const std::string& secondary_url) : id(id) {
-    proxy.clock.set_wall_epoch(std::chrono::system_clock::now() - Nanos(proxy.clock.now()));
-    proxy.add_backend("primary", primary_url, 1);
-    proxy.add_backend("secondary", secondary_url, 2);
-    proxy.start();
-  }
-  ~Replica() { disconnect(); }
+// A replica that shares the admin API's settings too.
+struct Replica : CooldownReplica {
+  using CooldownReplica::CooldownReplica;
+  ~Replica() override { disconnect(); }
 
-  void connect(const RedisServer& server) {
-    service = std::make_unique<RedisService>(proxy.clock, test_redis_options(server.url(), id));
-    cooldowns = std::make_unique<SharedCooldowns>(*service, states());
-    admin = std::make_unique<SharedAdmin>(*service, states());
-    service->start();
-  }
-  void disconnect() {
-    if (service) service->stop();
-    admin.reset();
-    cooldowns.reset();
-    service.reset();
-  }
-
-  BackendStates& states() { return proxy.server->states(); }
   bool change(AdminChange::Kind kind, AdminMode mode = AdminMode::Enabled,
               std::optional<std::string> deployment = std::nullopt) {
     AdminChange c;
@@ -64,16 +42,15 @@ struct Replica {
     const auto v = states().admin_view("primary", std::nullopt);
     return v ? std::string(to_string(v->settings.mode)) : "none";
   }
-  HttpResponse post() {
-    return http_call(proxy.port(), "POST", kChat, {{"content-type", "application/json"}}, kBody);
-  }
-  bool primary_available() const { return proxy.available(0, "gpt-4o"); }
 
-  std::string id;
-  ProxyHarness proxy;
-  std::unique_ptr<RedisService> service;
-  std::unique_ptr<SharedCooldowns> cooldowns;
   std::unique_ptr<SharedAdmin> admin;
+
+ protected:
+  void open(const RedisServer& server) override {
+    CooldownReplica::open(server);
+    admin = std::make_unique<SharedAdmin>(*service, states());
+  }
+  void close() override { admin.reset(); }
 };
 
 // The integer Redis answers `args` with, through `r`'s connection (-1: no answer).

@@ -8,6 +8,7 @@
 
 #include "await_condition.hpp"
 #include "continuous_traffic.hpp"
+#include "cooldown_replica.hpp"
 #include "http_client.hpp"
 #include "mock_backend.hpp"
 #include "proxy_harness.hpp"
@@ -19,46 +20,10 @@ namespace smartlb::testing {
 namespace {
 
 using namespace std::chrono_literals;
-using redis::RedisService;
-using redis::SharedCooldowns;
-
-const std::string kChat = "/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21";
-const std::string kBody = R"({"messages":[{"role":"user","content":"hi"}]})";
 
 MockReply ok(const std::string& who) { return {200, {{"content-type", "application/json"}}, who}; }
 
-// One smartlb replica: the proxy (manual clock, its wall clock set to now, as Redis's key
-// expiry reads real time) and its Redis side.
-struct Replica {
-  Replica(const std::string& id, const std::string& primary_url, const std::string& secondary_url) : id(id) {
-    proxy.clock.set_wall_epoch(std::chrono::system_clock::now() - Nanos(proxy.clock.now()));
-    proxy.add_backend("primary", primary_url, 1);
-    proxy.add_backend("secondary", secondary_url, 2);
-    proxy.start();
-  }
-  ~Replica() { disconnect(); }
-
-  void connect(const RedisServer& server) {
-    service = std::make_unique<RedisService>(proxy.clock, test_redis_options(server.url(), id));
-    cooldowns = std::make_unique<SharedCooldowns>(*service, proxy.server->states());
-    service->start();
-  }
-  void disconnect() {
-    if (service) service->stop();
-    cooldowns.reset();
-    service.reset();
-  }
-
-  HttpResponse post() {
-    return http_call(proxy.port(), "POST", kChat, {{"content-type", "application/json"}}, kBody);
-  }
-  bool primary_available() const { return proxy.available(0, "gpt-4o"); }
-
-  std::string id;
-  ProxyHarness proxy;
-  std::unique_ptr<RedisService> service;
-  std::unique_ptr<SharedCooldowns> cooldowns;
-};
+using Replica = CooldownReplica;
 
 struct SharedCooldownsTest : ::testing::Test {
   MockBackend primary{[this](const SeenRequest&) {
@@ -124,7 +89,7 @@ TEST_F(SharedCooldownsTest,
   b.connect(server);
 
   // Traffic through both replicas while Redis dies, and on after it.
-  ContinuousTraffic traffic_a(a.proxy.port(), kChat), traffic_b(b.proxy.port(), kChat);
+  ContinuousTraffic traffic_a(a.proxy.port(), kReplicaChat), traffic_b(b.proxy.port(), kReplicaChat);
   ASSERT_TRUE(traffic_a.await_sent(20) && traffic_b.await_sent(20));
   server.kill();
   ASSERT_TRUE(await_condition([&] { return !a.service->up() && !b.service->up(); }));
