@@ -57,6 +57,12 @@ bool is_realtime_path(std::string_view path) {
   return path == "/openai/realtime" || path == "/openai/v1/realtime" || path == "/v1/realtime";
 }
 
+bool is_responses_path(std::string_view path) {
+  return path == "/openai/responses" || path == "/openai/v1/responses" || path == "/v1/responses";
+}
+
+bool is_websocket_path(std::string_view path) { return is_realtime_path(path) || is_responses_path(path); }
+
 bool asks_for_websocket(std::string_view method, std::string_view upgrade, std::string_view connection) {
   return method == "GET" && has_token(upgrade, "websocket") && has_token(connection, "upgrade");
 }
