@@ -260,8 +260,8 @@ Authentication authenticate_caller(Worker& w, const Snapshot& snapshot, const Re
   }
   std::string_view api_key = head.fields.get("api-key");
   const std::string_view authorization = head.fields.get(http::field::authorization);
-  // A browser's Realtime WebSocket cannot send headers: its key comes another way.
-  if (api_key.empty() && authorization.empty() && websocket::is_realtime_path(target.path))
+  // A browser's WebSocket cannot send headers: its key comes another way.
+  if (api_key.empty() && authorization.empty() && websocket::is_websocket_path(target.path))
     api_key = websocket::browser_key(head.fields.get("sec-websocket-protocol"), target.query);
   return snapshot.client_auth.authenticate(api_key, authorization, w.verified_tokens, w.shared.clock);
 }
