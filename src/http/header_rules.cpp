@@ -3,16 +3,13 @@
 #include <array>
 #include <charconv>
 
+#include "smartlb/base/text.hpp"
+
 namespace smartlb {
 
 namespace {
 bool istarts_with(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() && iequals(s.substr(0, prefix.size()), prefix);
-}
-std::string_view trim(std::string_view v) {
-  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
-  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
-  return v;
 }
 }  // namespace
 
@@ -90,7 +87,7 @@ std::string check_request_framing(const FramingInput& in) {
   }
   if (in.content_length.size() > 1) return "more than one Content-Length header";
   if (in.content_length.size() == 1) {
-    const auto v = trim(in.content_length.front());
+    const auto v = trim_ows(in.content_length.front());
     std::uint64_t n = 0;
     auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
     if (v.empty() || ec != std::errc{} || p != v.data() + v.size()) return "invalid Content-Length";

@@ -260,8 +260,8 @@ Authentication authenticate_caller(Worker& w, const Snapshot& snapshot, const Re
   }
   std::string_view api_key = head.fields.get("api-key");
   const std::string_view authorization = head.fields.get(http::field::authorization);
-  // A browser's Realtime WebSocket cannot send headers: its key comes another way.
-  if (api_key.empty() && authorization.empty() && websocket::is_realtime_path(target.path))
+  // A browser's WebSocket cannot send headers: its key comes another way.
+  if (api_key.empty() && authorization.empty() && websocket::is_websocket_path(target.path))
     api_key = websocket::browser_key(head.fields.get("sec-websocket-protocol"), target.query);
   return snapshot.client_auth.authenticate(api_key, authorization, w.verified_tokens, w.shared.clock);
 }
@@ -347,14 +347,16 @@ Task<> run_client_session(Worker& w, Socket socket) {
   SessionRegistration registration(w, stream);
   // Reused for every request on this connection, so that steady state allocates little.
   beast::flat_buffer buffer;
-  buffer.reserve(2048);  // most requests in one read (Beast would start at 512 bytes)
+  constexpr std::size_t kInputBufferBytes = 2048;  // most requests in one read (Beast starts at 512)
   RequestHead head;
   RequestRecord rec;
   ForwardBuffers forward_buffers;
+  forward_buffers.client_input = &buffer;  // an event stream's relay frees its room
   FramingInput framing;
 
   for (;;) {
     if (w.draining) break;
+    if (buffer.capacity() < kInputBufferBytes) buffer.reserve(kInputBufferBytes);
     RequestReader parser(head);
     parser.header_limit(16 * 1024);
     parser.body_limit(std::nullopt);  // the body's intake is planned once the caller is known

@@ -81,9 +81,16 @@ Task<void> ForwardJob::open_websocket(const ChosenTarget& t, UpstreamPtr conn) {
   rec_.served_by = static_cast<int>(t.member.id.value);
   const InFlight session = states_.begin_websocket_session(t.member.id);
   SessionLearning learning(states_, *rule_->selector, t.member, model_, s_.clock);
-  co_await relay_websocket(w_, client_, std::move(conn),
-                           {req_.fields.get("sec-websocket-key"), t.config.name, rec_.request_id, &learning},
-                           rec_);
+  WebSocketSession s;
+  s.client_key = req_.fields.get("sec-websocket-key");
+  s.backend_name = t.config.name;
+  s.request_id = rec_.request_id;
+  s.responses = &learning;
+  if (websocket::is_responses_path(request_target_.path)) {
+    s.responses_tag = &snap_.resources[snap_.resource_of[t.route.backend]].tag;
+    s.configured_tag = [this](std::uint64_t bits) { return snap_.resource_tagged(bits) != nullptr; };
+  }
+  co_await relay_websocket(w_, client_, std::move(conn), s, rec_);
 }
 
 Task<bool> ForwardJob::relay_held() {

@@ -36,7 +36,7 @@ std::chrono::seconds ForwardJob::header_timeout() const {
 
 void ForwardJob::prepare_request() {
   azure_path_ = request_target_.path.substr(0, 8) == "/openai/";
-  websocket_ = websocket::is_realtime_path(request_target_.path) &&
+  websocket_ = websocket::is_websocket_path(request_target_.path) &&
                websocket::asks_for_websocket(req_.method_text, req_.fields.get("upgrade"),
                                              req_.fields.get("connection"));
 

@@ -33,7 +33,11 @@ std::optional<BudgetRefused> ForwardJob::admit_to_budgets() {
   BudgetPlan::Budgets refs;
   const std::size_t n = snap_.budgets.budgets_for(caller_, refs);
   if (n == 0) return std::nullopt;
-  budget_ = &buffers_.budget.emplace(refs, n);
+  if (buffers_.budget)
+    *buffers_.budget = BudgetAdmission(refs, n);
+  else
+    buffers_.budget = std::make_unique<BudgetAdmission>(refs, n);
+  budget_ = buffers_.budget.get();
   // The estimate needs the body read: only when a budget counts tokens.
   if (!cost_known_ && budget_->counts_tokens()) {
     cost_ = estimate_request_tokens(body_facts());

@@ -6,18 +6,14 @@
 
 namespace smartlb::net {
 
-// Beast reads into what the buffer has room for, starting at 512 bytes: a typical response
-// head plus JSON body would take several reads (and, relayed, several writes).
-constexpr std::size_t kUpstreamBufferBytes = 16 * 1024;
-
 UpstreamConnection::UpstreamConnection(DeadlineSweeper& sweeper, BackendId id)
     : backend(id), stream_(std::in_place_type<Plain>, sweeper) {
-  buffer.reserve(kUpstreamBufferBytes);
+  buffer.reserve(kBufferBytes);
 }
 
 UpstreamConnection::UpstreamConnection(DeadlineSweeper& sweeper, ssl::context& ctx, BackendId id)
     : backend(id), stream_(std::in_place_type<Tls>, sweeper, ctx) {
-  buffer.reserve(kUpstreamBufferBytes);
+  buffer.reserve(kBufferBytes);
 }
 
 TimedSocket& UpstreamConnection::tcp() {

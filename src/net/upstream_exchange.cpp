@@ -9,6 +9,7 @@
 #include "smartlb/http/stream_start.hpp"
 #include "smartlb/http1/http_io.hpp"
 #include "smartlb/http1/wire_format.hpp"
+#include "smartlb/net/event_stream_buffer.hpp"
 #include "smartlb/net/relay_scratch.hpp"
 #include "smartlb/net/worker.hpp"
 #include "smartlb/stateful/event_stream_tagger.hpp"
@@ -268,11 +269,9 @@ void UpstreamExchange::write_response_head(const ResponseHead& res, const RelayO
 // On Release, `released` is what was held: the first run of body bytes itself when it decided
 // (no copy: a view into the connection's buffer, valid until its next read), else `held`, where
 // a start spread over several reads is gathered.
-Task<UpstreamExchange::HoldEnd> UpstreamExchange::hold_stream_start(UpstreamConnection& conn,
-                                                                    ResponseReader& p, std::string& held,
-                                                                    std::string_view& released,
-                                                                    ClientWatch& watch, FailureCause& failed,
-                                                                    std::chrono::seconds timeout) {
+Task<UpstreamExchange::HoldEnd> UpstreamExchange::hold_stream_start(
+    UpstreamConnection& conn, ResponseReader& p, std::string& held, std::string_view& released,
+    ClientWatch& watch, FailureCause& failed, std::chrono::seconds timeout, bool& buffer_fitted) {
   const Config& cfg = w_.shared.cfg;
   held.clear();
   StreamStart start(cfg.stream_holdback_bytes);
@@ -288,6 +287,7 @@ Task<UpstreamExchange::HoldEnd> UpstreamExchange::hold_stream_start(UpstreamConn
       // The hold's deadline (at most HTTP_TIMEOUT_SECONDS after its first wait) ends a read first;
       // the socket's own, which would close the connection, is only a safety net behind it.
       conn.tcp().expires_after(cfg.http_timeout + std::chrono::seconds(1));
+      fit_to_events(conn.buffer, buffer_fitted);
       ec = conn.tcp().done(
           co_await conn.visit([&](auto& s) { return read_http(s, conn.buffer, p, ReadGoal::some); }));
     }
@@ -333,8 +333,8 @@ UpstreamExchange::BodyPlan UpstreamExchange::plan_body(const ResponseHead& res, 
     else
       b.keep = false;  // HTTP/1.0 client: the end of the body is the end of the connection
   }
-  b.hold = has_body && status / 100 == 2 && w_.shared.cfg.stream_holdback_bytes > 0 &&
-           is_plain_event_stream(type, coding);
+  b.event_stream = has_body && is_plain_event_stream(type, coding);
+  b.hold = b.event_stream && status / 100 == 2 && w_.shared.cfg.stream_holdback_bytes > 0;
   return b;
 }
 
@@ -385,6 +385,9 @@ Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions option
   RelayScratchLease scratch(w_.spare_scratch);
   const BodyPlan plan = start_readers(*scratch.get(), res, options, tag_events);
   const bool chunked = plan.chunked, keep = plan.keep;
+  bool buffer_fitted = !plan.event_stream;  // only an event stream's buffer is cut
+  if (plan.event_stream && buffers_.client_input && buffers_.client_input->size() == 0)
+    buffers_.client_input->shrink_to_fit();  // frees it: empty
   std::optional<stateful::EventStreamTagger>& tagger = scratch->tagger;
   UsageSniffer& usage = *scratch->usage;
 
@@ -394,8 +397,8 @@ Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions option
   std::string tagged;                         // this round's events, their ids tagged
   if (plan.hold) {
     FailureCause failed = FailureCause::None;
-    switch (
-        co_await hold_stream_start(*conn, p, scratch->held, pending, watch, failed, options.hold_timeout)) {
+    switch (co_await hold_stream_start(*conn, p, scratch->held, pending, watch, failed, options.hold_timeout,
+                                       buffer_fitted)) {
       case HoldEnd::Release:
         break;
       case HoldEnd::ClientLeft:
@@ -438,6 +441,7 @@ Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions option
                !feed_buffered(conn->buffer, p, ReadGoal::some, progressed, ec)) {  // else no read needed
       if (head_sent) watch.arm(client_.socket(), *conn);
       conn->tcp().expires_after(cfg.http_timeout);  // idle timeout, renewed on every read
+      fit_to_events(conn->buffer, buffer_fitted);
       ec = conn->tcp().done(
           co_await conn->visit([&](auto& s) { return read_http(s, conn->buffer, p, ReadGoal::some); }));
     }
@@ -491,10 +495,13 @@ Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions option
     }
     usage.feed(final_run.data(), final_run.size());
   }
-  if (p.keep_alive() && conn->buffer.size() == 0)
+  if (p.keep_alive() && conn->buffer.size() == 0) {
+    // A stream's buffer was cut to its events: pooled, it gets back the room a response needs.
+    if (plan.event_stream) conn->buffer.reserve(UpstreamConnection::kBufferBytes);
     w_.upstreams.release(std::move(conn));
-  else
+  } else {
     conn->close();  // bytes after the body, or the server said close: never reuse
+  }
   watch.disarm(client_.socket());
   co_return Relayed{keep ? RelayEnd::Keep : RelayEnd::Close};
 }

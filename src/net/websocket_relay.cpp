@@ -20,6 +20,7 @@
 #include "smartlb/websocket/frame_parser.hpp"
 #include "smartlb/websocket/handshake.hpp"
 #include "smartlb/websocket/realtime_usage.hpp"
+#include "smartlb/websocket/responses_socket.hpp"
 
 namespace smartlb::net {
 namespace {
@@ -67,18 +68,26 @@ std::string client_101(const ResponseHead& backend, const WebSocketSession& s) {
 
 class Relay final : public DrainListener {
  public:
-  Relay(Worker& w, TimedSocket& client, UpstreamConnection& upstream, RequestRecord& rec,
-        SessionResponses* responses)
+  Relay(Worker& w, TimedSocket& client, UpstreamConnection& upstream, const WebSocketSession& session,
+        RequestRecord& rec)
       : w_(w),
         client_(client),
         upstream_(upstream),
         rec_(rec),
-        responses_(responses),
+        responses_(session.responses),
         timer_(client.get_executor()),
+        client_turn_(client.get_executor()),
         idle_(w.shared.cfg.realtime_idle_timeout),
         ends_at_(std::chrono::steady_clock::now() + w.shared.cfg.realtime_max_session) {
     last_activity_ = std::chrono::steady_clock::now();
-    down_.reads_usage = true;
+    if (session.responses_tag) {
+      server_events_.emplace(*session.responses_tag);
+      client_requests_.emplace(session.responses_tag->bits, session.configured_tag);
+      down_.rewriter.emplace(websocket::Sender::Server, websocket::kEditedEventBytes, *server_events_);
+      up_.rewriter.emplace(websocket::Sender::Client, websocket::kEditedRequestBytes, *client_requests_);
+    } else {
+      down_.reads_usage = true;
+    }
     listed_ = w_.drain_listeners.insert(w_.drain_listeners.end(), this);
   }
   ~Relay() { w_.drain_listeners.erase(listed_); }
@@ -98,6 +107,8 @@ class Relay final : public DrainListener {
       rec_.prompt_tokens = input_tokens_;
       rec_.completion_tokens = output_tokens_;
     }
+    // A Responses socket's handshake may name no model: its events do (metrics, prices).
+    if (rec_.deployment.empty()) rec_.deployment = model_seen_;
   }
 
  private:
@@ -120,6 +131,13 @@ class Relay final : public DrainListener {
       websocket::RealtimeUsage usage;
     };
     std::vector<Event> found;  // in the piece being fed, in order
+    // A Responses socket: its frames go through this instead (held whole where edited).
+    std::optional<websocket::FrameRewriter> rewriter;
+    std::string rewritten;  // what the rewriter made of the last piece
+    std::string injected;   // smartlb's own frames for this destination, at its next boundary
+
+    bool at_boundary() const { return rewriter ? rewriter->at_boundary() : parser.at_boundary(); }
+    websocket::FrameError error() const { return rewriter ? rewriter->error() : parser.error(); }
 
     void on_header(const websocket::FrameHeader& h) override {
       inspecting = reads_usage && h.fin && h.opcode == websocket::Opcode::Text &&
@@ -182,9 +200,13 @@ class Relay final : public DrainListener {
     std::string_view piece;
     if (to_client && !first_.empty()) piece = first_;
     for (;;) {
-      if (d.close_pending && !d.close_sent && d.parser.at_boundary()) {  // asked for while writing
+      if (to_client) co_await wait_turn(d);
+      if (d.close_pending && !d.close_sent && d.at_boundary()) {  // asked for while writing
         d.close_sent = true;
-        if (co_await write_to(to_client, close_for(to_client))) break;
+        d.writing = true;
+        const error_code wec = co_await write_to(to_client, close_for(to_client));
+        d.writing = false;
+        if (wec) break;
       }
       if (piece.empty()) {
         // Not a conditional expression around co_await: GCC 12 miscompiles one.
@@ -203,26 +225,47 @@ class Relay final : public DrainListener {
         continue;
       }
       d.ended_here = false;
-      if (!d.parser.feed(piece, d)) {
+      std::string_view out = piece, close;
+      bool framed = true;
+      if (d.rewriter) {
+        d.rewritten.clear();
+        framed = d.rewriter->feed(piece, d.rewritten);
+        out = d.rewritten;
+        d.ended_here = d.rewriter->ended_here();
+        d.last_end = d.rewriter->last_end();
+      } else {
+        framed = d.parser.feed(piece, d);
+      }
+      if (!framed) {
         spdlog::debug("websocket {}: {} sent what is not WebSocket framing ({}); closing", rec_.request_id,
-                      to_client ? "the backend" : "the client", websocket::to_string(d.parser.error()));
+                      to_client ? "the backend" : "the client", websocket::to_string(d.error()));
         break;
       }
       for (const Direction::Event& e : d.found) learn(e);
       d.found.clear();
-      std::string_view out = piece, close;
+      if (server_events_) {
+        for (const websocket::ResponseEvent& e : server_events_->found) learn({e.created, e.usage});
+        server_events_->found.clear();
+      }
+      if (client_requests_ && !client_requests_->refusals.empty()) co_await answer_client();
       std::string close_frame;
       if (d.close_pending && d.ended_here) {  // what ends at the boundary, then the close
-        out = piece.substr(0, d.last_end);
+        out = out.substr(0, d.last_end);
         close_frame = close_for(to_client);
         close = close_frame;
         d.close_sent = true;
+      }
+      if (to_client) co_await wait_turn(d);
+      if (d.close_sent && close.empty()) {  // smartlb's own close went meanwhile
+        piece = {};
+        continue;
       }
       d.writing = true;
       const error_code wec = co_await write_to(to_client, out, close);
       d.writing = false;
       piece = {};
       if (wec) break;
+      if (to_client) co_await flush_injected();
     }
     first_.clear();
     d.ended = true;
@@ -248,11 +291,55 @@ class Relay final : public DrainListener {
     usage_seen_ = true;
     input_tokens_ += e.usage.input_tokens;
     output_tokens_ += e.usage.output_tokens;
+    if (model_seen_.empty()) model_seen_ = e.usage.model;
     if (!responses_) return;
     std::optional<Nanos> took;
     if (response_began_) took = std::chrono::duration_cast<Nanos>(now - *response_began_);
     response_began_.reset();
     responses_->response_done(e.usage, took);
+  }
+
+  // smartlb writes to the client from elsewhere than the backend's pump too (answer_client,
+  // send_closes): that pump waits for such a write to end before its own.
+  Task<void> wait_turn(Direction& d) {
+    while (d.writing) {
+      client_turn_.expires_at(std::chrono::steady_clock::time_point::max());
+      co_await client_turn_.async_wait(use_tuple);
+    }
+  }
+
+  // The client's requests that were not forwarded get their error events, as text frames
+  // between two of the backend's.
+  Task<void> answer_client() {
+    for (const std::string& event : client_requests_->refusals) {
+      websocket::FrameHeader h;
+      h.fin = true;
+      h.opcode = websocket::Opcode::Text;
+      websocket::append_frame_header(h, event.size(), down_.injected);
+      down_.injected.append(event);
+    }
+    client_requests_->refusals.clear();
+    co_await flush_injected();
+  }
+
+  // Writes smartlb's own frames to the client now if the backend's direction is between frames
+  // and idle; else its pump does, after the write that brings it to a boundary.
+  Task<void> flush_injected() {
+    Direction& d = down_;
+    if (d.injected.empty() || d.writing || !d.at_boundary() || d.close_sent || d.ended) co_return;
+    const std::string frames = std::move(d.injected);
+    d.injected.clear();
+    d.writing = true;
+    co_await write_client(frames);  // a failure shows in the next write of the backend's pump
+    d.writing = false;
+    client_turn_.cancel();
+    if (d.close_pending && !d.close_sent) {  // asked for during this write
+      d.close_sent = true;
+      d.writing = true;
+      co_await write_client(close_for(true));
+      d.writing = false;
+      client_turn_.cancel();
+    }
   }
 
   // smartlb's close goes both ways: at once where a direction is between frames and idle,
@@ -261,7 +348,7 @@ class Relay final : public DrainListener {
     for (const bool to_client : {true, false}) {
       Direction& d = to_client ? down_ : up_;
       if (d.ended || d.close_sent) continue;
-      if (d.writing || !d.parser.at_boundary()) {
+      if (d.writing || !d.at_boundary()) {
         d.close_pending = true;
         continue;
       }
@@ -270,6 +357,7 @@ class Relay final : public DrainListener {
       const std::string frame = close_for(to_client);
       co_await write_to(to_client, frame);
       d.writing = false;
+      if (to_client) client_turn_.cancel();
     }
   }
 
@@ -314,14 +402,18 @@ class Relay final : public DrainListener {
   RequestRecord& rec_;
   SessionResponses* responses_;
   SteadyTimer timer_;
+  SteadyTimer client_turn_;  // wakes the backend's pump once smartlb's own write to the client ended
   std::chrono::steady_clock::duration idle_;
   std::chrono::steady_clock::time_point ends_at_;
   std::chrono::steady_clock::time_point last_activity_;
   std::list<DrainListener*>::iterator listed_;
   bool draining_ = false;
   std::string first_;
-  Direction down_{websocket::Sender::Server};  // backend -> client
-  Direction up_{websocket::Sender::Client};    // client -> backend
+  Direction down_{websocket::Sender::Server};                  // backend -> client
+  Direction up_{websocket::Sender::Client};                    // client -> backend
+  std::optional<websocket::ServerEventEditor> server_events_;  // a Responses socket's
+  std::optional<websocket::ClientRequestEditor> client_requests_;
+  std::string model_seen_;  // the first model a response.completed named
   bool usage_seen_ = false;
   std::int64_t input_tokens_ = 0, output_tokens_ = 0;
   std::optional<std::chrono::steady_clock::time_point> response_began_;  // the last response.created
@@ -343,7 +435,7 @@ Task<void> relay_websocket(Worker& w, TimedSocket& client, UpstreamPtr upstream,
   const auto pending = upstream->buffer.data();
   std::string first(static_cast<const char*>(pending.data()), pending.size());
   upstream->buffer.consume(pending.size());
-  Relay relay(w, client, *upstream, rec, session.responses);
+  Relay relay(w, client, *upstream, session, rec);
   co_await relay.run(std::move(first));
   upstream->close();
 }

@@ -7,16 +7,12 @@
 #include <ctime>
 #include <vector>
 
+#include "smartlb/base/text.hpp"
+
 namespace smartlb {
 namespace {
 
 using std::chrono::milliseconds;
-
-std::string_view trim(std::string_view v) {
-  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
-  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
-  return v;
-}
 
 // A non-negative decimal ("12", "1.5", ".5"); nullopt for anything else.
 std::optional<double> parse_decimal(std::string_view v) {
@@ -74,13 +70,13 @@ std::vector<std::string_view> split_spaces(std::string_view v) {
 }  // namespace
 
 std::optional<milliseconds> parse_number_delay(std::string_view v, bool unit_ms) {
-  const auto d = parse_decimal(trim(v));
+  const auto d = parse_decimal(trim_ows(v));
   if (!d) return std::nullopt;
   return to_ms(unit_ms ? *d : *d * 1000.0);
 }
 
 std::optional<std::int64_t> parse_remaining(std::string_view v) {
-  v = trim(v);
+  v = trim_ows(v);
   // The usual form, digits, without the cost of a floating-point parse (read on every answer).
   if (!v.empty() && v.size() <= 15) {
     std::int64_t n = 0;
@@ -105,7 +101,7 @@ RateLimitReport parse_rate_limit_report(const ThrottleHeaders& h) {
 }
 
 std::optional<milliseconds> parse_duration_string(std::string_view v) {
-  v = trim(v);
+  v = trim_ows(v);
   if (v.empty()) return std::nullopt;
   if (auto plain = parse_decimal(v)) return to_ms(*plain * 1000.0);
   double total_ms = 0;
@@ -144,7 +140,7 @@ std::optional<milliseconds> parse_duration_string(std::string_view v) {
 }
 
 std::optional<std::chrono::system_clock::time_point> parse_http_date(std::string_view v) {
-  const auto parts = split_spaces(trim(v));
+  const auto parts = split_spaces(trim_ows(v));
   std::tm tm{};
   if (parts.size() == 6 && parts[0].size() == 4 && parts[0].back() == ',' && parts[5] == "GMT") {
     // IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT
@@ -198,8 +194,8 @@ std::optional<milliseconds> parse_retry_hint(const ThrottleHeaders& h,
   // longer of the two is the safe answer.
   const auto requests = parse_duration_string(h.reset_requests);
   const auto tokens = parse_duration_string(h.reset_tokens);
-  const bool requests_out = trim(h.remaining_requests) == "0";
-  const bool tokens_out = trim(h.remaining_tokens) == "0";
+  const bool requests_out = trim_ows(h.remaining_requests) == "0";
+  const bool tokens_out = trim_ows(h.remaining_tokens) == "0";
   if (requests_out && tokens_out && requests && tokens) return std::max(*requests, *tokens);
   if (requests_out && requests) return requests;
   if (tokens_out && tokens) return tokens;

@@ -176,6 +176,11 @@ Route parse_route(std::string_view target) {
   return route;
 }
 
+bool is_responses_socket_route(const Route& route) {
+  return route.endpoint == Endpoint::Stateful && route.collection == Collection::Responses &&
+         route.object_id.empty() && route.action.empty();
+}
+
 std::string_view collection_name(Collection collection) {
   for (const auto& [name, value] : kCollections) {
     if (value == collection) return name;

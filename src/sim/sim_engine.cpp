@@ -322,17 +322,7 @@ RealtimeAdmission SimEngine::admit_realtime_locked(const Route& route, const Sim
     return refuse(json_response(
         400, openai_error_body("BadRequest", "Missing required query parameter 'api-version'.")));
   }
-  bool key_ok = authorized(request);
-  if (!key_ok && !settings_.api_key.empty()) {
-    key_ok = query_parameter(route.query, "api-key") == settings_.api_key;
-    if (const auto offered = find_header(request.headers, "sec-websocket-protocol"); offered && !key_ok) {
-      for (const auto entry : list_entries(*offered)) {
-        key_ok = key_ok || (entry.starts_with(kKeySubprotocol) &&
-                            entry.substr(kKeySubprotocol.size()) == settings_.api_key);
-      }
-    }
-  }
-  if (!key_ok) return refuse(json_response(401, unauthorized_body()));
+  if (!websocket_authorized(route, request)) return refuse(json_response(401, unauthorized_body()));
   if (route.deployment.empty()) {
     return refuse(json_response(
         400, openai_error_body("BadRequest", route.style == ApiStyle::Azure
@@ -352,6 +342,39 @@ RealtimeAdmission SimEngine::admit_realtime_locked(const Route& route, const Sim
   admission.subprotocol = chosen_subprotocol(request.headers);
   stats_.record_status(101, admission.deployment);
   return admission;
+}
+
+bool SimEngine::websocket_authorized(const Route& route, const SimRequest& request) const {
+  bool key_ok = authorized(request);
+  if (!key_ok && !settings_.api_key.empty()) {
+    key_ok = query_parameter(route.query, "api-key") == settings_.api_key;
+    if (const auto offered = find_header(request.headers, "sec-websocket-protocol"); offered && !key_ok) {
+      for (const auto entry : list_entries(*offered)) {
+        key_ok = key_ok || (entry.starts_with(kKeySubprotocol) &&
+                            entry.substr(kKeySubprotocol.size()) == settings_.api_key);
+      }
+    }
+  }
+  return key_ok;
+}
+
+std::optional<SimResponse> SimEngine::admit_responses_socket(const SimRequest& request) {
+  const Route route = parse_route(request.target);
+  std::lock_guard lock(mutex_);
+  stats_.record_request(request);
+  const auto refuse = [&](SimResponse response) {
+    response.latency = milliseconds(faults_.latency_ms);
+    response.headers.emplace_back("x-sim-name", settings_.name);
+    stats_.record_status(response.status, "");
+    return std::optional<SimResponse>(std::move(response));
+  };
+  if (!is_responses_socket_route(route) || request.method != "GET")
+    return refuse(json_response(404, openai_error_body("404", "Resource not found")));
+  if (!websocket_authorized(route, request)) return refuse(json_response(401, unauthorized_body()));
+  if (auto fault = injected_fault("Responses_Connect", route.api_version.value_or(""), nullptr))
+    return refuse(std::move(*fault));
+  stats_.record_status(101, "");
+  return std::nullopt;
 }
 
 RealtimeSession SimEngine::open_realtime(const RealtimeAdmission& admission) {

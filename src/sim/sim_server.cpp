@@ -1,6 +1,7 @@
 #include "smartlb/sim/sim_server.hpp"
 
 #include "realtime_connection.hpp"
+#include "responses_connection.hpp"
 #include "smartlb/sim/error_bodies.hpp"
 #include "smartlb/sim/route.hpp"
 
@@ -16,6 +17,7 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/websocket/rfc6455.hpp>
 
 #include <csignal>
 #include <exception>
@@ -183,6 +185,20 @@ net::awaitable<void> serve_connection(SimEngine& engine, tcp::socket socket, std
       spdlog::debug("sim {}: {} {} -> {}", engine.settings().name, method, target, admission.refusal->status);
       const bool keep_alive = request.keep_alive();
       if (!co_await write_response(stream, *admission.refusal, request.version(), keep_alive)) co_return;
+      if (!keep_alive) break;
+      continue;
+    }
+    if (const Route route = parse_route(target);
+        is_responses_socket_route(route) && beast::websocket::is_upgrade(request)) {
+      SimRequest handshake = to_sim_request(request);
+      std::optional<SimResponse> refusal = engine.admit_responses_socket(handshake);
+      if (!refusal) {
+        co_await serve_responses_socket(engine, std::move(stream), parser.release(), std::move(handshake));
+        co_return;
+      }
+      spdlog::debug("sim {}: {} {} -> {}", engine.settings().name, method, target, refusal->status);
+      const bool keep_alive = request.keep_alive();
+      if (!co_await write_response(stream, *refusal, request.version(), keep_alive)) co_return;
       if (!keep_alive) break;
       continue;
     }

@@ -4,23 +4,10 @@
 
 #include <charconv>
 
+#include "smartlb/base/text.hpp"
+
 namespace smartlb {
 namespace {
-
-char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-bool iequal(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (lower(a[i]) != lower(b[i])) return false;
-  return true;
-}
 
 // True when `s` has a `"usage"` key whose value is an object (not `null`): a cheap test
 // that spares a JSON parse for every streamed chunk ("usage":null is common).
@@ -260,11 +247,11 @@ UsageSniffer::Mode UsageSniffer::mode_for(std::string_view content_type, std::st
     if (content_type == "text/event-stream" || content_type == "text/event-stream; charset=utf-8")
       return Mode::EventStream;
   }
-  const std::string_view enc = trim(content_encoding);
-  if (!enc.empty() && !iequal(enc, "identity")) return Mode::Off;
-  const std::string_view type = trim(content_type.substr(0, content_type.find(';')));
-  if (iequal(type, "application/json")) return Mode::Json;
-  if (iequal(type, "text/event-stream")) return Mode::EventStream;
+  const std::string_view enc = trim_ows(content_encoding);
+  if (!enc.empty() && !iequals(enc, "identity")) return Mode::Off;
+  const std::string_view type = trim_ows(content_type.substr(0, content_type.find(';')));
+  if (iequals(type, "application/json")) return Mode::Json;
+  if (iequals(type, "text/event-stream")) return Mode::EventStream;
   return Mode::Off;
 }
 

@@ -4,17 +4,12 @@
 #include <charconv>
 #include <fstream>
 
+#include "smartlb/base/text.hpp"
 #include "smartlb/base/version.hpp"
 #include "smartlb/config/url.hpp"
 
 namespace smartlb::tracing {
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -175,7 +170,7 @@ void load_sampler(const EnvMap& env, TraceConfig& c, std::vector<std::string>& e
                   std::vector<std::string>& warnings) {
   const std::string name = get(env, "OTEL_TRACES_SAMPLER"), arg = get(env, "OTEL_TRACES_SAMPLER_ARG");
   if (!name.empty()) {
-    const auto kind = parse_sampler_kind(trim(name));
+    const auto kind = parse_sampler_kind(trim_ows(name));
     if (!kind) {
       errors.push_back("OTEL_TRACES_SAMPLER: unknown sampler \"" + name.substr(0, 40) +
                        "\"; one of always_on, always_off, traceidratio, parentbased_always_on (the default), "
@@ -191,7 +186,7 @@ void load_sampler(const EnvMap& env, TraceConfig& c, std::vector<std::string>& e
     return;
   }
   double ratio = -1;
-  const std::string_view t = trim(arg);
+  const std::string_view t = trim_ows(arg);
   const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), ratio);
   if (ec != std::errc() || end != t.data() + t.size() || !(ratio >= 0.0 && ratio <= 1.0)) {
     errors.push_back("OTEL_TRACES_SAMPLER_ARG: must be a ratio from 0 to 1, such as 0.01 (got \"" +
@@ -243,19 +238,19 @@ std::optional<std::string> parse_key_value_list(std::string_view text,
   std::size_t begin = 0, entry = 0;
   for (;;) {
     const std::size_t comma = std::min(text.find(',', begin), text.size());
-    const std::string_view item = trim(text.substr(begin, comma - begin));
+    const std::string_view item = trim_ows(text.substr(begin, comma - begin));
     ++entry;
     if (!item.empty()) {
       const std::size_t eq = item.find('=');
       const std::string where = "entry " + std::to_string(entry);
       if (eq == std::string_view::npos) return where + " is not key=value";
-      const std::string_view key = trim(item.substr(0, eq));
+      const std::string_view key = trim_ows(item.substr(0, eq));
       if (key.empty()) return where + " has an empty key";
       if (std::any_of(key.begin(), key.end(),
                       [](char c) { return static_cast<unsigned char>(c) <= ' ' || c == 0x7f; }))
         return where + " has a space or control character in its key";
       std::string value;
-      if (!percent_decode(trim(item.substr(eq + 1)), value))
+      if (!percent_decode(trim_ows(item.substr(eq + 1)), value))
         return where + " (" + std::string(key.substr(0, 40)) + ") has a bad percent-encoding in its value";
       out.emplace_back(std::string(key), std::move(value));
     }
@@ -267,8 +262,8 @@ std::optional<std::string> parse_key_value_list(std::string_view text,
 TraceConfigResult load_trace_config(const EnvMap& env) {
   TraceConfigResult r;
   TraceConfig c;
-  const std::string disabled = lower(trim(get(env, "OTEL_SDK_DISABLED")));
-  const std::string exporter = lower(trim(get(env, "OTEL_TRACES_EXPORTER")));
+  const std::string disabled = lower(trim_ows(get(env, "OTEL_SDK_DISABLED")));
+  const std::string exporter = lower(trim_ows(get(env, "OTEL_TRACES_EXPORTER")));
   const bool endpoint_set =
       either(env, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT").set;
   if (!disabled.empty() && disabled != "true" && disabled != "false")

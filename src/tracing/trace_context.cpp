@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "smartlb/base/text.hpp"
+
 namespace smartlb::tracing {
 namespace {
 
@@ -33,12 +35,6 @@ void put_u64(std::uint8_t* out, std::uint64_t v) {
 }
 
 std::uint64_t random_u64(RandomSource& rng) { return rng.below(~std::uint64_t{0}); }
-
-std::string_view trim_ows(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 bool lcalpha(char c) { return c >= 'a' && c <= 'z'; }
 bool digit(char c) { return c >= '0' && c <= '9'; }

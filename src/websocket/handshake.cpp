@@ -13,18 +13,12 @@ namespace {
 
 constexpr std::string_view kGuid = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";  // RFC 6455 section 1.3
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 // Calls fn(entry) for each trimmed, non-empty entry of a comma-separated list.
 template <class Fn>
 void each_entry(std::string_view list, Fn&& fn) {
   while (!list.empty()) {
     const std::size_t comma = list.find(',');
-    const std::string_view entry = trim(list.substr(0, comma));
+    const std::string_view entry = trim_ows(list.substr(0, comma));
     if (!entry.empty()) fn(entry);
     if (comma == std::string_view::npos) break;
     list.remove_prefix(comma + 1);
@@ -62,6 +56,12 @@ void each_parameter(std::string_view query, Fn&& fn) {
 bool is_realtime_path(std::string_view path) {
   return path == "/openai/realtime" || path == "/openai/v1/realtime" || path == "/v1/realtime";
 }
+
+bool is_responses_path(std::string_view path) {
+  return path == "/openai/responses" || path == "/openai/v1/responses" || path == "/v1/responses";
+}
+
+bool is_websocket_path(std::string_view path) { return is_realtime_path(path) || is_responses_path(path); }
 
 bool asks_for_websocket(std::string_view method, std::string_view upgrade, std::string_view connection) {
   return method == "GET" && has_token(upgrade, "websocket") && has_token(connection, "upgrade");
@@ -141,8 +141,8 @@ UpgradeAnswer judge_upgrade(const UpgradeFields& a, std::string_view sent_key) {
   if (a.status != 101) return UpgradeAnswer::NotUpgraded;
   if (!has_token(a.upgrade, "websocket") || !has_token(a.connection, "upgrade"))
     return UpgradeAnswer::NotWebSocket;
-  if (trim(a.accept) != accept_for(sent_key)) return UpgradeAnswer::BadAccept;
-  if (!trim(a.extensions).empty()) return UpgradeAnswer::WithExtension;
+  if (trim_ows(a.accept) != accept_for(sent_key)) return UpgradeAnswer::BadAccept;
+  if (!trim_ows(a.extensions).empty()) return UpgradeAnswer::WithExtension;
   return UpgradeAnswer::Accepted;
 }
 

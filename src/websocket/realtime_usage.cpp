@@ -1,17 +1,22 @@
-// Usage of Realtime's response.done (include/smartlb/websocket/realtime_usage.hpp).
+// Usage of Realtime's response.done and Responses' response.completed
+// (include/smartlb/websocket/realtime_usage.hpp).
 #include "smartlb/websocket/realtime_usage.hpp"
 
 #include <nlohmann/json.hpp>
 
 namespace smartlb::websocket {
+namespace {
 
-std::optional<RealtimeUsage> response_done_usage(std::string_view text) {
+// `quoted_type`: the event's type with its quotes, as it stands in the JSON text.
+std::optional<RealtimeUsage> event_usage(std::string_view text, std::string_view quoted_type) {
   // Most events are deltas: a cheap look for the type before any parse.
-  if (text.find("\"response.done\"") == std::string_view::npos) return std::nullopt;
+  if (text.find(quoted_type) == std::string_view::npos) return std::nullopt;
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return std::nullopt;
   const auto type = j.find("type");
-  if (type == j.end() || *type != "response.done") return std::nullopt;
+  if (type == j.end() || !type->is_string() ||
+      type->get_ref<const std::string&>() != quoted_type.substr(1, quoted_type.size() - 2))
+    return std::nullopt;
   const auto response = j.find("response");
   if (response == j.end() || !response->is_object()) return std::nullopt;
   const auto usage = response->find("usage");
@@ -27,7 +32,19 @@ std::optional<RealtimeUsage> response_done_usage(std::string_view text) {
     }
   }
   if (!any) return std::nullopt;
+  if (const auto model = response->find("model"); model != response->end() && model->is_string())
+    u.model = model->get<std::string>();
   return u;
+}
+
+}  // namespace
+
+std::optional<RealtimeUsage> response_done_usage(std::string_view text) {
+  return event_usage(text, "\"response.done\"");
+}
+
+std::optional<RealtimeUsage> response_completed_usage(std::string_view text) {
+  return event_usage(text, "\"response.completed\"");
 }
 
 bool is_response_created(std::string_view text) {

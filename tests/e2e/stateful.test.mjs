@@ -1,6 +1,7 @@
 // End-to-end test of the stateful APIs (issue 25) with the official OpenAI Node SDK: Responses
 // chains (plain and streamed), retrieve/delete, background responses, Files then Batches, a
-// list followed page by page, a Realtime session over WebSocket (all on /openai/v1/...), and the same APIs on Azure-style
+// list followed page by page, a Realtime session over WebSocket, a Responses chain over the Responses API's WebSocket
+// mode continued over HTTP (all on /openai/v1/...), and the same APIs on Azure-style
 // paths (/openai/...?api-version=, the AzureOpenAI client). Each smartlb-sim is one resource that knows only the ids
 // it created, as Azure resources do. Four scenarios, each with its own processes:
 //   control        straight to ONE sim: every case must succeed whole;
@@ -10,7 +11,8 @@
 //                  its ids get an honest 429/503 with Retry-After, everything else succeeds;
 //   two replicas   two smartlb processes (no Redis) in front of the three sims, the steps of
 //                  every case alternating between them.
-// The client uses maxRetries: 0: every retry or failover seen here is smartlb's.
+// The client uses maxRetries: 0: every retry or failover seen here is smartlb's. The Responses
+// WebSocket mode needs openai 7 (ResponsesWS), installed beside openai 5 under the alias openai7.
 //
 // Run:  npm ci --prefix tests/e2e
 //       SMARTLB_BIN=build/src/smartlb SMARTLB_SIM_BIN=build/src/sim/smartlb-sim \
@@ -54,7 +56,7 @@ const TEST_TIMEOUT_MS = 8_000; // node:test timeout per case (36 of them: under 
 // The SDK, and stopping a scenario's processes (child processes: processes.mjs).
 
 async function loadSdk() {
-  for (const pkg of ['openai', 'ws']) {
+  for (const pkg of ['openai', 'openai7', 'ws']) {
     if (!existsSync(join(HERE, 'node_modules', pkg, 'package.json'))) {
       throw new Error(
         `the ${pkg} package is not installed in ${join(HERE, 'node_modules')}: ` +
@@ -63,7 +65,9 @@ async function loadSdk() {
   }
   const { OpenAI, AzureOpenAI, toFile } = await import('openai');
   const { OpenAIRealtimeWS } = await import('openai/realtime/ws');
-  return { OpenAI, AzureOpenAI, toFile, OpenAIRealtimeWS };
+  const { OpenAI: OpenAI7 } = await import('openai7');
+  const { ResponsesWS } = await import('openai7/resources/responses/ws');
+  return { OpenAI, AzureOpenAI, toFile, OpenAIRealtimeWS, OpenAI7, ResponsesWS };
 }
 
 /** Stops the processes, then fails if any printed a sanitizer report (ASan/UBSan builds). */
@@ -413,8 +417,8 @@ async function filesListedPageByPage(sdk, clients) {
 }
 
 /** Waits for the realtime event of `type`, failing on an error event, a closed socket or
- *  REQUEST_TIMEOUT_MS. */
-function realtimeEvents(rt) {
+ *  REQUEST_TIMEOUT_MS. `onClose` registers a callback for the socket's close. */
+function realtimeEvents(rt, onClose = (callback) => rt.socket.on('close', callback)) {
   const seen = [];
   const waiters = [];
   let failure = null;
@@ -438,7 +442,7 @@ function realtimeEvents(rt) {
     failure ??= e.message;
     settle();
   });
-  rt.socket.on('close', (code, reason) => {
+  onClose((code, reason) => {
     failure ??= `the WebSocket closed (${code} ${reason})`;
     settle();
   });
@@ -490,6 +494,57 @@ async function realtimeSession(sdk, clients) {
   return tally;
 }
 
+/** A 3-turn chain over the Responses API's WebSocket mode (one socket), then the last id
+ *  retrieved over HTTP and one HTTP turn chained on it (the next clients: another replica). */
+async function responsesOverWebSocket(sdk, clients) {
+  const tally = new Tally('Responses WebSocket mode: 3 turns, then retrieve and a turn over HTTP');
+  const first = pick(clients, 0);
+  const socketClient = new sdk.OpenAI7({
+    baseURL: first.baseURL, apiKey: first.apiKey, maxRetries: 0, timeout: REQUEST_TIMEOUT_MS,
+  });
+  const rws = new sdk.ResponsesWS(socketClient);
+  const next = realtimeEvents(rws, (callback) => rws.on('close', callback));
+  let previous;
+  let previousInput = 0;
+  try {
+    for (let i = 0; i < 3; i++) {
+      await tally.step(`socket turn ${i + 1}`, async () => {
+        rws.send({
+          type: 'response.create',
+          model: MODEL,
+          input: `Socket turn ${i + 1}: one more thing.`,
+          ...(previous ? { previous_response_id: previous } : {}),
+        });
+        const { event, before } = await next('response.completed');
+        const r = event.response;
+        assert.equal(r.status, 'completed');
+        assert.match(r.id, /^resp_/);
+        assert.equal(before.find((e) => e.type === 'response.created')?.response.id, r.id,
+          'response.created and response.completed name the same id');
+        assert.equal(r.previous_response_id ?? undefined, previous);
+        assert.ok(r.usage.input_tokens > previousInput,
+          `usage.input_tokens ${r.usage.input_tokens} did not grow past ${previousInput}: the previous turns were not in context`);
+        previous = r.id;
+        previousInput = r.usage.input_tokens;
+      });
+    }
+  } finally {
+    rws.close();
+  }
+  if (!previous) return tally;
+  await tally.step(`retrieve ${previous} over HTTP`, async () => {
+    assert.equal((await pick(clients, 1).responses.retrieve(previous)).id, previous);
+  });
+  await tally.step('an HTTP turn chained on it', async () => {
+    const r = await pick(clients, 2).responses.create({
+      model: MODEL, input: 'And over HTTP?', previous_response_id: previous,
+    });
+    assert.equal(r.status, 'completed');
+    assert.ok(r.usage.input_tokens > previousInput, 'the socket turns were not in context');
+  });
+  return tally;
+}
+
 async function azureStyle(sdk, clients) {
   const tally = new Tally('Azure-style paths (/openai/...?api-version=): chain, file, realtime');
   let n = 0;
@@ -535,6 +590,7 @@ const CASES = [
   { name: 'files then batch', run: (sdk, clients) => filesThenBatch(sdk, clients) },
   { name: 'files listed page by page', run: (sdk, clients) => filesListedPageByPage(sdk, clients) },
   { name: 'realtime session', run: (sdk, clients) => realtimeSession(sdk, clients) },
+  { name: 'Responses over WebSocket, then HTTP', run: (sdk, clients) => responsesOverWebSocket(sdk, clients) },
   {
     name: 'Azure-style paths',
     run: (sdk, clients, azureClients) => azureStyle(sdk, azureClients),

@@ -21,7 +21,8 @@ seconds="${FUZZ_SECONDS:-30}"
 jobs="${JOBS:-2}"
 targets=(fuzz_http1_request fuzz_http1_response fuzz_throttle_headers fuzz_token_estimate fuzz_config_env
          fuzz_json_body fuzz_config_file fuzz_token_answer fuzz_redis_input fuzz_stream_start fuzz_id_tagger
-         fuzz_event_stream_tagger fuzz_request_target_ids fuzz_trace_context fuzz_websocket_frames)
+         fuzz_event_stream_tagger fuzz_request_target_ids fuzz_trace_context fuzz_websocket_frames
+         fuzz_websocket_rewrite)
 if (($# > 0)); then targets=("$@"); fi
 read -r -a extra <<< "${FUZZ_ARGS:-}"
 

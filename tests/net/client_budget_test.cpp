@@ -9,6 +9,7 @@
 #include "proxy_harness.hpp"
 #include "record_observer.hpp"
 #include "smartlb/http/error_body.hpp"
+#include "smartlb/net/forward.hpp"
 
 namespace smartlb::testing {
 namespace {
@@ -65,6 +66,35 @@ TEST_F(ClientBudgets, OverItsBudgetAClientGets429AndNoBackendIsCalled) {
 
   proxy.clock.advance(61s);
   EXPECT_EQ(call("search-key-1").status, 200u) << "admitted again when promised";
+}
+
+TEST_F(ClientBudgets, RequestsOnOneConnectionAreChargedEachInTurn) {
+  // A connection keeps its budget charges' storage for its next request (forward.hpp).
+  MockBackend backend([](const SeenRequest&) { return MockReply{200, {}, "ok"}; });
+  proxy.add_backend("only", backend.url());
+  proxy.cfg.policy.clients.push_back(client("search", "search-key-1", {.tokens_per_minute = 500}));
+  proxy.start(&records);
+  RawConnection c(proxy.port());
+  const std::string request = "POST " + kChat + " HTTP/1.1\r\nHost: proxy\r\napi-key: search-key-1\r\n" +
+                              "Content-Length: " + std::to_string(kBody.size()) + "\r\n\r\n" + kBody;
+  for (std::size_t i = 1; i <= 2; ++i) {
+    c.send(request);
+    c.read_until("\r\n\r\nok", i);
+    ASSERT_TRUE(records.await(++sent));
+  }
+  c.send(request);
+  const std::string got = c.read_until("rate_limit_exceeded");
+  const std::size_t third = got.rfind("HTTP/1.1 ");
+  EXPECT_EQ(got.find("HTTP/1.1 429", third), third) << got.substr(third);
+  EXPECT_NE(got.find("x-ratelimit-remaining-tokens: 300"), std::string::npos) << got;
+  EXPECT_NE(got.find("x-ratelimit-remaining-tokens: 100"), std::string::npos) << got;
+  EXPECT_EQ(backend.request_count(), 2u);
+}
+
+TEST(ForwardBuffers, HoldNoBudgetChargesUnlessACallerHasBudgets) {
+  // They live as long as the client connection, idle or streaming: the charges, most of their
+  // size, are made only for a caller with budgets.
+  EXPECT_LT(sizeof(net::ForwardBuffers), sizeof(BudgetAdmission));
 }
 
 TEST_F(ClientBudgets, TheChargeIsCorrectedToTheUsageTheAnswerReports) {

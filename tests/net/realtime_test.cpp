@@ -6,17 +6,12 @@
 // idle or draining.
 #include <gtest/gtest.h>
 
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core/buffers_to_string.hpp>
-#include <boost/beast/websocket.hpp>
-#include <memory>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "await_condition.hpp"
 #include "proxy_harness.hpp"
 #include "record_observer.hpp"
-#include "smartlb/sim/sim_server.hpp"
+#include "websocket_sim.hpp"
 
 namespace smartlb::testing {
 namespace {
@@ -25,77 +20,6 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace websocket = beast::websocket;
 using nlohmann::json;
-
-// One simulated resource, served on its own thread.
-class Sim {
- public:
-  Sim(const std::string& name, const std::string& key, int force_status = 0) {
-    settings_.name = name;
-    settings_.api_key = key;
-    settings_.stream_chunks = 2;
-    settings_.faults.force_status = force_status;
-    settings_.faults.force_retry_after_ms = 30'000;
-    engine_ = std::make_unique<sim::SimEngine>(settings_, clock_);
-    server_ = std::make_unique<sim::SimServer>(*engine_, sim::ServerOptions{"127.0.0.1", 0, 1, false});
-    thread_ = std::thread([this] { server_->run(); });
-  }
-  ~Sim() {
-    server_->stop();
-    thread_.join();
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(server_->port()); }
-  json stats() const { return engine_->stats_json(); }
-  bool sessions_closed() const {
-    return await_condition([&] { return engine_->stats_json()["realtime"]["open"] == 0; });
-  }
-
- private:
-  sim::SimSettings settings_;
-  sim::SystemClock clock_;
-  std::unique_ptr<sim::SimEngine> engine_;
-  std::unique_ptr<sim::SimServer> server_;
-  std::thread thread_;
-};
-
-class WsClient {
- public:
-  explicit WsClient(std::uint16_t port) : ws_(io_) {
-    ws_.next_layer().connect({asio::ip::make_address("127.0.0.1"), port});
-  }
-  websocket::response_type handshake(const std::string& target,
-                                     const std::vector<std::pair<std::string, std::string>>& headers,
-                                     beast::error_code& ec) {
-    ws_.set_option(websocket::stream_base::decorator([headers](websocket::request_type& request) {
-      for (const auto& [name, value] : headers) request.set(name, value);
-    }));
-    websocket::response_type response;
-    ws_.handshake(response, "127.0.0.1", target, ec);
-    return response;
-  }
-  json read_event() {
-    beast::flat_buffer buffer;
-    ws_.read(buffer);
-    return json::parse(beast::buffers_to_string(buffer.data()));
-  }
-  // Reads until the event of `type` (at most 20 events); its events, that one last.
-  std::vector<json> read_until(const std::string& type) {
-    std::vector<json> seen;
-    while (seen.size() < 20) {
-      seen.push_back(read_event());
-      if (seen.back()["type"] == type) break;
-    }
-    return seen;
-  }
-  void send(const std::string& text) {
-    ws_.text(true);
-    ws_.write(asio::buffer(text));
-  }
-  websocket::stream<asio::ip::tcp::socket>& ws() { return ws_; }
-
- private:
-  asio::io_context io_;
-  websocket::stream<asio::ip::tcp::socket> ws_;
-};
 
 constexpr const char* kItem =
     R"({"type":"conversation.item.create","item":{"type":"message","role":"user","content":[{"type":"input_text","text":"hello"}]}})";

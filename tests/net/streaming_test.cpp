@@ -241,5 +241,43 @@ TEST(Streaming, AWatchedClientThatStaysKeepsItsConnection) {
   EXPECT_FALSE(c.peer_closed());
 }
 
+// The body of a chunked response, its framing taken off (the response must be whole).
+std::string dechunked_body(const std::string& response) {
+  std::string body;
+  std::size_t at = response.find("\r\n\r\n") + 4;
+  for (;;) {
+    const std::size_t line_end = response.find("\r\n", at);
+    const std::size_t size = std::stoul(response.substr(at, line_end - at), nullptr, 16);
+    if (size == 0) return body;
+    body.append(response, line_end + 2, size);
+    at = line_end + 2 + size + 2;
+  }
+}
+
+TEST(Streaming, EventsLargerThanAWaitingStreamsBufferArriveWhole) {
+  // While a stream waits between events its read buffer is cut to kEventStreamBufferBytes
+  // (1 KiB); events of 3 and 40 KB after the wait grow it again, and pass byte for byte.
+  const std::string small = "data: {\"n\":1}\n\n";
+  const std::string large = "data: {\"x\":\"" + std::string(3000, 'a') + "\"}\n\n";
+  const std::string huge = "data: {\"y\":\"" + std::string(40000, 'b') + "\"}\n\n";
+  MockBackend backend([](const SeenRequest&) { return MockReply{}; });
+  auto gate = backend.make_gate();
+  backend.set_handler([small, large, huge, gate](const SeenRequest&) {
+    MockReply r = sse({small, large, huge, small, large, "data: [DONE]\n\n"});
+    r.wait_before[1] = gate;
+    return r;
+  });
+  ProxyHarness p;
+  p.cfg.threads = 1;
+  p.add_backend("backend", backend.url());
+  p.start();
+  RawConnection c(p.port());
+  c.send(kStreamRequest);
+  c.read_until(small);  // the proxy now waits on the backend, its buffer cut
+  backend.open(gate);
+  const std::string all = c.read_until("\r\n0\r\n\r\n");
+  EXPECT_EQ(dechunked_body(all), small + large + huge + small + large + "data: [DONE]\n\n");
+}
+
 }  // namespace
 }  // namespace smartlb::testing

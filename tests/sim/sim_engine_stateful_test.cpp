@@ -3,6 +3,8 @@
 
 #include "smartlb/sim/sim_engine.hpp"
 
+#include "smartlb/sim/responses_socket.hpp"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -234,6 +236,55 @@ TEST_F(SimEngineStatefulTest, RealtimeSessionsAreCounted) {
   EXPECT_EQ(counted["deployments"]["gpt-4o"]["tokens_served"], reply.tokens_served);
   engine().realtime_closed();
   EXPECT_EQ(stats()["realtime"]["open"], 0);
+}
+
+TEST_F(SimEngineStatefulTest, ResponsesSocketHandshakeAdmittedWithTheKeyRefusedWithoutOrByFaults) {
+  EXPECT_FALSE(engine().admit_responses_socket(handshake(kResponses)));
+  EXPECT_FALSE(engine().admit_responses_socket(handshake("/v1/responses?api-key=k1", {})));
+  const auto no_key = engine().admit_responses_socket(handshake(kResponses, {}));
+  ASSERT_TRUE(no_key);
+  EXPECT_EQ(no_key->status, 401);
+  const auto not_there = engine().admit_responses_socket(handshake("/v1/responses/resp_1"));
+  ASSERT_TRUE(not_there);
+  EXPECT_EQ(not_there->status, 404);
+  set_faults(R"({"force_status":429,"force_retry_after_ms":45000,"force_count":1})");
+  const auto refused = engine().admit_responses_socket(handshake(kResponses));
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 429);
+  EXPECT_EQ(header(*refused, "retry-after-ms"), "45000");
+}
+
+TEST_F(SimEngineStatefulTest, ResponsesSocketTurnsChainInTheEnginesStoreLikeHttp) {
+  const SimRequest socket = handshake(kResponses);
+  const auto first = responses_socket_turn(
+      engine(), socket, R"({"type":"response.create","model":"gpt-4o","input":"hello","stream_id":"s1"})");
+  ASSERT_GE(first.size(), 3u);
+  EXPECT_EQ(json::parse(first.front())["type"], "response.created");
+  const json completed = json::parse(first.back());
+  EXPECT_EQ(completed["type"], "response.completed");
+  EXPECT_EQ(completed["stream_id"], "s1");
+  EXPECT_GT(completed["response"]["usage"]["output_tokens"].get<int>(), 0);
+  const std::string id = completed["response"]["id"];
+
+  const auto second = responses_socket_turn(
+      engine(), socket,
+      json{{"type", "response.create"}, {"model", "gpt-4o"}, {"input", "again"}, {"previous_response_id", id}}
+          .dump());
+  const json chained = json::parse(second.back());
+  EXPECT_EQ(chained["response"]["previous_response_id"], id);
+  // The same store over HTTP.
+  EXPECT_EQ(send("GET", std::string(kResponses) + "/" + chained["response"]["id"].get<std::string>()).status,
+            200);
+
+  const auto unknown = responses_socket_turn(
+      engine(), socket,
+      R"({"type":"response.create","model":"gpt-4o","input":"x","previous_response_id":"resp_nope"})");
+  ASSERT_EQ(unknown.size(), 1u);
+  EXPECT_EQ(json::parse(unknown[0])["type"], "error");
+  EXPECT_EQ(json::parse(unknown[0])["status"], 400);
+  const auto other = responses_socket_turn(engine(), socket, R"({"type":"session.update"})");
+  ASSERT_EQ(other.size(), 1u);
+  EXPECT_EQ(json::parse(other[0])["type"], "error");
 }
 
 }  // namespace

@@ -16,6 +16,19 @@ TEST(Handshake, RealtimePathsAreTheThreeStyles) {
   EXPECT_EQ(model_parameter("/v1/realtime"), "model");
 }
 
+TEST(Handshake, ResponsesPathsAreTheThreeStylesAndNameTheirModelByModel) {
+  EXPECT_TRUE(is_responses_path("/openai/v1/responses"));
+  EXPECT_TRUE(is_responses_path("/v1/responses"));
+  EXPECT_TRUE(is_responses_path("/openai/responses"));
+  EXPECT_FALSE(is_responses_path("/v1/responses/resp_1"));
+  EXPECT_FALSE(is_realtime_path("/v1/responses"));
+  EXPECT_TRUE(is_websocket_path("/v1/responses"));
+  EXPECT_TRUE(is_websocket_path("/openai/realtime"));
+  EXPECT_FALSE(is_websocket_path("/v1/chat/completions"));
+  EXPECT_EQ(model_parameter("/openai/responses"), "model");
+  EXPECT_EQ(model_parameter("/v1/responses"), "model");
+}
+
 TEST(Handshake, AnUpgradeIsAGetNamingWebsocketAndUpgradeInTheirLists) {
   EXPECT_TRUE(asks_for_websocket("GET", "websocket", "Upgrade"));
   EXPECT_TRUE(asks_for_websocket("GET", "WebSocket", "keep-alive, upgrade"));

@@ -22,6 +22,18 @@ TEST(RealtimeUsage, OtherTextGivesNone) {
   EXPECT_FALSE(response_done_usage(""));
 }
 
+TEST(RealtimeUsage, ResponseCompletedGivesItsResponsesUsage) {
+  const auto u = response_completed_usage(
+      R"({"type":"response.completed","response":{"id":"r","usage":{"input_tokens":5,"output_tokens":9}}})");
+  ASSERT_TRUE(u);
+  EXPECT_EQ(u->input_tokens, 5);
+  EXPECT_EQ(u->output_tokens, 9);
+  EXPECT_FALSE(response_completed_usage(
+      R"({"type":"response.done","response":{"id":"r","usage":{"input_tokens":5,"output_tokens":9}}})"));
+  EXPECT_FALSE(response_done_usage(
+      R"({"type":"response.completed","response":{"id":"r","usage":{"input_tokens":5,"output_tokens":9}}})"));
+}
+
 TEST(RealtimeUsage, ResponseCreatedIsTheTypeNotTheWords) {
   EXPECT_TRUE(is_response_created(R"({"event_id":"e2","type":"response.created","response":{"id":"r"}})"));
   EXPECT_FALSE(

@@ -1,6 +1,6 @@
 #pragma once
 // Small text helpers that several modules need: hexadecimal digits both ways, names compared
-// in any case.
+// in any case, optional whitespace trimmed.
 #include <span>
 #include <string>
 #include <string_view>
@@ -26,6 +26,13 @@ inline void append_hex(std::string& out, std::span<const unsigned char> bytes) {
     out += hex_digit(b >> 4);
     out += hex_digit(b & 15);
   }
+}
+
+// `s` without the spaces and tabs around it (HTTP's optional whitespace).
+constexpr std::string_view trim_ows(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
 }
 
 // ASCII case-insensitive equality (header names, tokens). Inline: every field of every message

@@ -57,11 +57,18 @@ struct ForwardBuffers {
   std::string passed_fields;  // the client's fields that go upstream unchanged
   std::string request_head;   // rebuilt for each attempt
   std::string response_head;
-  std::string edited_body;                // the body with a target's overrides, when it has some
-  std::vector<MetadataPair> metadata;     // x-smartlb-metadata's members
-  std::string budget_fields;              // x-ratelimit-* of the caller's budgets
-  std::optional<BudgetAdmission> budget;  // the request's charges to them
-  ForwardJobSlot job;                     // last: its job refers to the rest
+  std::string edited_body;             // the body with a target's overrides, when it has some
+  std::vector<MetadataPair> metadata;  // x-smartlb-metadata's members
+  std::string budget_fields;           // x-ratelimit-* of the caller's budgets
+  // The request's charges to them: made by the connection's first request that has budgets and
+  // reused by its later ones, so a connection whose callers have none holds none (it is most of
+  // these buffers' size, and they live as long as the connection).
+  std::unique_ptr<BudgetAdmission> budget;
+  // The client connection's read buffer: nothing reads it while an event stream is relayed, so
+  // the relay frees its room when it is empty, and the connection takes it back before it
+  // reads its next request.
+  beast::flat_buffer* client_input = nullptr;
+  ForwardJobSlot job;  // last: its job refers to the rest
 };
 
 // Forwards one request and writes the response. Returns whether the client connection may

@@ -40,6 +40,11 @@ class UpstreamConnection {
   // Closes the socket at once (no TLS close_notify round trip: we are discarding it).
   void close();
 
+  // What `buffer` holds room for when made or pooled: Beast reads into what the buffer has room
+  // for, starting at 512 bytes, so a typical response head plus JSON body would take several
+  // reads (and, relayed, several writes).
+  static constexpr std::size_t kBufferBytes = 16 * 1024;
+
   BackendId backend;
   beast::flat_buffer buffer;  // bytes read past one response belong to the connection
   ResponseHead head;          // the response being read, refilled for each

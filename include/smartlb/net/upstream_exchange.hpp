@@ -108,7 +108,7 @@ class UpstreamExchange {
   Task<error_code> read_response_head(UpstreamConnection& c, std::chrono::seconds timeout, bool& got_bytes);
   Task<HoldEnd> hold_stream_start(UpstreamConnection& conn, http1::ResponseReader& p, std::string& held,
                                   std::string_view& released, ClientWatch& watch, FailureCause& failed,
-                                  std::chrono::seconds timeout);
+                                  std::chrono::seconds timeout, bool& buffer_fitted);
   // `own_length`: the body's length changes, so the backend's Content-Length is not passed on.
   void write_response_head(const ResponseHead& res, const RelayOptions& o, bool chunked, bool keep,
                            bool own_length = false);
@@ -122,6 +122,9 @@ class UpstreamExchange {
     bool chunked = false;  // framed by us: the backend's length is unknown
     bool keep = false;     // the client's connection may carry another request
     bool hold = false;     // a 2xx event stream: its start is held back
+    // An event stream (plainly encoded): it waits long between events, holding a read buffer
+    // cut to what its events need (event_stream_buffer.hpp).
+    bool event_stream = false;
     UsageSniffer::Mode usage = UsageSniffer::Mode::Off;
   };
   BodyPlan plan_body(const ResponseHead& res, bool rewrites = false) const;

@@ -1,17 +1,25 @@
 #pragma once
-// A Realtime WebSocket session after the backend's verified 101 (docs/stateful-apis.md,
-// Realtime): the client's 101, then a frame-aware byte relay both ways. Bytes go on as they
-// arrive, as they are (never unmasked, re-masked or gathered into messages): one bounded buffer
-// per direction, the next read only once the last write is done. Frame headers are read as the
-// bytes pass (websocket/frame_parser) to count frames, to put a close between two frames when
-// the session is closed by smartlb (idle, too long, a drain), and to read the usage of the
-// backend's small unfragmented `response.done` text frames.
+// A WebSocket session after the backend's verified 101 (docs/stateful-apis.md, Realtime): the
+// client's 101, then a frame-aware byte relay both ways. Bytes go on as they arrive, as they are
+// (never unmasked, re-masked or gathered into messages): one bounded buffer per direction, the
+// next read only once the last write is done. Frame headers are read as the bytes pass
+// (websocket/frame_parser) to count frames, to put a close between two frames when the session
+// is closed by smartlb (idle, too long, a drain), and to read the usage of the backend's small
+// unfragmented `response.done` text frames.
+//
+// The Responses API's WebSocket mode is the exception: its small unfragmented text messages
+// are held whole and edited (websocket/responses_socket): ids tagged in the backend's events,
+// untagged in the client's requests, and a request naming another resource's id answered with
+// an `error` event instead of forwarded.
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <string_view>
 
 #include "smartlb/base/clock.hpp"
 #include "smartlb/io/timed_socket.hpp"
 #include "smartlb/net/upstream.hpp"
+#include "smartlb/stateful/resource_tag.hpp"
 #include "smartlb/telemetry/request_record.hpp"
 #include "smartlb/websocket/realtime_usage.hpp"
 
@@ -34,6 +42,10 @@ struct WebSocketSession {
   std::string_view client_key;    // the client's Sec-WebSocket-Key, which its 101 answers
   std::string_view backend_name;  // x-smartlb-backend
   std::string_view request_id;
+  // A Responses socket: the serving backend's resource's tag (null: a Realtime session, relayed
+  // unedited), and whether a tag's bits name a configured resource.
+  const stateful::ResourceTag* responses_tag = nullptr;
+  std::function<bool(std::uint64_t)> configured_tag;
   SessionResponses* responses = nullptr;
 };
 

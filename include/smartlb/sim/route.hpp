@@ -42,6 +42,9 @@ struct Route {
 Route parse_route(std::string_view target);
 
 /// The collection's name in paths and messages: "responses", "files", "batches".
+/// The Responses collection itself (/v1/responses, /openai/v1/responses, /openai/responses):
+/// where the Responses API's WebSocket mode opens.
+bool is_responses_socket_route(const Route& route);
 std::string_view collection_name(Collection collection);
 
 /// Value of `key` in a query string ("a=1&b=2"), percent-decoded; nullopt if absent.

@@ -52,6 +52,11 @@ class SimEngine {
                        std::int64_t tokens_served);
   void realtime_closed();
 
+  /// A GET upgrade of /v1/responses (the Responses API's WebSocket mode): nullopt to accept,
+  /// else the answer that refuses it (the key as for realtime, faults; no quota: each
+  /// response.create is charged as the POST it stands for).
+  std::optional<SimResponse> admit_responses_socket(const SimRequest& request);
+
   nlohmann::json stats_json() const;
   FaultConfig faults() const;
   const SimSettings& settings() const { return settings_; }
@@ -64,6 +69,8 @@ class SimEngine {
   SimResponse handle_api(const Route& route, const SimRequest& request, std::string& deployment);
   SimResponse handle_stateful(const Route& route, const SimRequest& request, std::string& deployment);
   RealtimeAdmission admit_realtime_locked(const Route& route, const SimRequest& request);
+  /// The key of a WebSocket handshake: a header, or the browser's query parameter or subprotocol.
+  bool websocket_authorized(const Route& route, const SimRequest& request) const;
   /// An injected fault for this request (force_status, error_rate), or nullopt.
   std::optional<SimResponse> injected_fault(std::string_view operation, const std::string& api_version,
                                             Deployment* state);

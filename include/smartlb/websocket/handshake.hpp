@@ -13,13 +13,18 @@ namespace smartlb::websocket {
 
 // /openai/realtime, /openai/v1/realtime, /v1/realtime (the path without its query).
 bool is_realtime_path(std::string_view path);
+// The Responses API's WebSocket mode: /openai/v1/responses, /v1/responses, and Azure's
+// /openai/responses (with its api-version).
+bool is_responses_path(std::string_view path);
+// Either: a path whose upgrade smartlb relays.
+bool is_websocket_path(std::string_view path);
 
 // A GET whose Upgrade names websocket and whose Connection names upgrade (case-insensitive
 // tokens of comma-separated lists).
 bool asks_for_websocket(std::string_view method, std::string_view upgrade, std::string_view connection);
 
-// The query parameter that names the model of a Realtime path: `deployment` on the Azure path
-// (/openai/realtime), `model` on the v1 ones.
+// The query parameter that names the model of a WebSocket path: `deployment` on Azure's Realtime
+// path (/openai/realtime), `model` on the others (a Responses socket's is optional).
 std::string_view model_parameter(std::string_view path);
 
 // The raw (still percent-encoded) value of the first `name` parameter of `query`; empty when

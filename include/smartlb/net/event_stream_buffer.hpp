@@ -1,0 +1,25 @@
+#pragma once
+// The read buffer of an upstream connection while it carries an event stream. A pending read
+// holds the whole buffer, and a stream waits long between events (seconds, for thousands of
+// open streams), so the 16 KiB a response head and JSON body want would be most of what an
+// open stream costs. Private to src/net.
+#include "smartlb/io/beast.hpp"
+
+namespace smartlb::net {
+
+// What an event stream's buffer is cut to: room for a usual event (a chat completion chunk is
+// 200-400 bytes; Azure's, with content filter results, up to ~800).
+inline constexpr std::size_t kEventStreamBufferBytes = 1024;
+
+// Called before each read of an event stream's body: the first time its buffer is empty, the
+// buffer is cut to kEventStreamBufferBytes (`fitted` records that). A larger event fills it, and
+// Beast's next read then doubles it; the room so grown stays for the events after, which are
+// likely as large, so a stream of large events costs no allocation per event.
+inline void fit_to_events(io::beast::flat_buffer& buffer, bool& fitted) {
+  if (fitted || buffer.size() != 0) return;
+  buffer.shrink_to_fit();  // empty: its storage is freed
+  buffer.reserve(kEventStreamBufferBytes);
+  fitted = true;
+}
+
+}  // namespace smartlb::net
