@@ -77,6 +77,29 @@ TEST(StrayResponse, BytesOnAnIdlePooledTlsConnectionRetireIt) {
   std::remove(ca_file.c_str());
 }
 
+TEST(StrayResponse, APooledConnectionWhoseBackendClosedWithItsAnswerIsNotWaitedOn) {
+  // The FIN came with the response's last bytes: no later event tells the pool, so the next
+  // request may go out on it; its answer's read must find the end at once (and the request go
+  // on a new connection), not wait for an event that never comes (HTTP_TIMEOUT_SECONDS).
+  MockBackend backend([](const SeenRequest& s) {
+    MockReply r{200, {}, R"({"for":")" + s.header("x-marker") + R"("})"};
+    r.half_close_after = true;
+    return r;
+  });
+  ProxyHarness p;
+  p.cfg.threads = 1;
+  p.cfg.http_timeout = 2s;  // a wait that never ends would end here, as a 504
+  p.cfg.request_timeout = 2s;
+  p.add_backend("backend", backend.url(), 1);
+  p.start();
+  for (int i = 1; i <= 3; ++i) {
+    const HttpResponse r = ask(p, std::to_string(i));
+    EXPECT_EQ(r.status, 200u) << i;
+    EXPECT_EQ(r.body, R"({"for":")" + std::to_string(i) + R"("})");
+  }
+  EXPECT_TRUE(p.available(0, "gpt-4o")) << "a connection the backend ended is not the backend's failure";
+}
+
 TEST(StrayResponse, QuietPooledConnectionIsStillReused) {
   // The check must not cost the pool its point: without strays, one connection serves all.
   MockBackend backend([](const SeenRequest& s) {

@@ -4,6 +4,9 @@
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <algorithm>
 #include <chrono>
@@ -113,8 +116,15 @@ struct MockBackend::Impl {
         for (auto& [k, v] : reply.headers) res.set(k, v);
         res.body() = reply.body;
         res.prepare_payload();
+        // Half-closing: corked, so that the FIN leaves in the same segment as the last bytes.
+        if (reply.half_close_after) set_cork(stream, true);
         auto [wec, wn] = co_await http::async_write(stream, res, use_tuple);
         if (wec || !co_await send_stray(stream, reply)) co_return;
+        if (reply.half_close_after) {
+          beast::error_code ignored;
+          beast::get_lowest_layer(stream).socket().shutdown(tcp::socket::shutdown_send, ignored);
+          set_cork(stream, false);
+        }
         continue;
       }
       http::response<http::empty_body> res{static_cast<http::status>(reply.status), 11};
@@ -133,6 +143,12 @@ struct MockBackend::Impl {
       auto [lec, ln] = co_await asio::async_write(stream, http::make_chunk_last(), use_tuple);
       if (lec) co_return;
     }
+  }
+
+  template <class Stream>
+  static void set_cork(Stream& stream, bool on) {
+    const int v = on ? 1 : 0;
+    ::setsockopt(beast::get_lowest_layer(stream).socket().native_handle(), IPPROTO_TCP, TCP_CORK, &v, sizeof v);
   }
 
   asio::awaitable<void> session(tcp::socket socket, int conn_index) {

@@ -56,6 +56,9 @@ struct MockReply {
   // bytes (say, a second response nobody asked for) before reading the next request.
   std::string stray;
   std::chrono::milliseconds stray_after{0};
+  // A backend that ends its side with the response (its FIN right behind the last byte) but
+  // keeps reading: it never answers on this connection again.
+  bool half_close_after = false;
 };
 
 class MockBackend {
