@@ -1,5 +1,9 @@
 #include "smartlb/io/draining_read.hpp"
 
+#include <sys/epoll.h>
+
+#include <cstdint>
+
 #include <boost/asio/detail/op_queue.hpp>
 
 namespace smartlb::io {
@@ -18,6 +22,28 @@ struct Expose {
   friend constexpr auto member(Tag) { return Member; }
 };
 template struct Expose<&Reactor::descriptor_state::try_speculative_, SpeculativeFlags>;
+struct RegisteredEvents {
+  friend constexpr auto member(RegisteredEvents);
+};
+template struct Expose<&Reactor::descriptor_state::registered_events_, RegisteredEvents>;
+struct ReactorOfDescriptor {
+  friend constexpr auto member(ReactorOfDescriptor);
+};
+template struct Expose<&Reactor::descriptor_state::reactor_, ReactorOfDescriptor>;
+struct EpollFd {
+  friend constexpr auto member(EpollFd);
+};
+template struct Expose<&Reactor::epoll_fd_, EpollFd>;
+// The events of the descriptor's last epoll report (Asio keeps them until the next one).
+struct ReadyEvents {
+  friend constexpr auto member(ReadyEvents);
+};
+template struct Expose<&asio::detail::scheduler_operation::task_result_, ReadyEvents>;
+
+// The descriptor as the scheduler's operation (a private base: a C-style cast may name it).
+asio::detail::operation* as_operation(Reactor::per_descriptor_data state) {
+  return (asio::detail::operation*)state;  // NOLINT(google-readability-casting)
+}
 }  // namespace
 
 namespace draining {
@@ -26,16 +52,34 @@ void rearm_speculative_reads(Reactor::per_descriptor_data state) {
 }
 }  // namespace draining
 
+void report_peer_close(Socket& s) {
+  auto& impl = draining::SocketImpl::of(s).get_implementation();
+  const Reactor::per_descriptor_data state = impl.reactor_data_;
+  if (!state) return;
+  std::uint32_t& registered = state->*member(RegisteredEvents{});
+  if (registered == 0 || (registered & EPOLLRDHUP)) return;
+  epoll_event ev{};
+  ev.events = registered | EPOLLRDHUP;
+  ev.data.ptr = state;
+  // Asio's own later changes (EPOLLOUT) start from `registered`, so they keep it.
+  if (::epoll_ctl((state->*member(ReactorOfDescriptor{}))->*member(EpollFd{}), EPOLL_CTL_MOD, impl.socket_,
+                  &ev) == 0)
+    registered = ev.events;
+}
+
 bool bytes_may_have_arrived(Socket& s) {
   const Reactor::per_descriptor_data state = draining::SocketImpl::of(s).get_implementation().reactor_data_;
   if (!state || (state->*member(SpeculativeFlags{}))[Reactor::read_op]) return true;
+  // The peer's close, reported with the last bytes read (one event for both, which the read's
+  // mark cannot tell from the bytes alone).
+  if (as_operation(state)->*member(ReadyEvents{}) & EPOLLRDHUP) return true;
   // An event epoll has reported that the worker has not processed yet: the descriptor then waits
   // in the scheduler's queue, ahead of at least the reactor's own task, so it has a successor.
   // (A C-style cast may name a private base; op_queue_access is Asio's public door to `next_`.)
-  auto* queued = (asio::detail::operation*)state;  // NOLINT(google-readability-casting)
-  return asio::detail::op_queue_access::next(queued) != nullptr;
+  return asio::detail::op_queue_access::next(as_operation(state)) != nullptr;
 }
 #else
+void report_peer_close(Socket&) {}
 bool bytes_may_have_arrived(Socket&) { return true; }
 #endif
 

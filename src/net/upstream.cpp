@@ -258,6 +258,9 @@ Task<ConnectResult> UpstreamPool::connect(BackendId backend, const BackendUrl& u
   }
   error_code ignored;
   conn->tcp().socket().set_option(tcp::no_delay(true), ignored);
+  // A close that comes with a response's last bytes must retire the connection: the pool's look
+  // at it (still_alive) learns it from epoll, and the next answer's read does not wait on it.
+  conn->tcp().report_peer_close();
   if (auto* tls = conn->tls()) {
     // SNI (not for IP literals) and certificate name verification, both from the URL host.
     boost::system::error_code parse_ec;

@@ -157,5 +157,18 @@ TEST_F(DrainingRead, TheNextReadStillTriesAtOnce) {
   EXPECT_EQ(ec, asio::error::eof);
 }
 
+TEST_F(DrainingRead, AReportedCloseThatCameWithTheBytesLeavesTheSocketMaybeTouched) {
+  // The pool's connections ask for it: one epoll event for the last bytes and the close, and
+  // the look before reuse must not call that socket quiet (its answer's read would wait for
+  // an event that never comes).
+  s.report_peer_close();
+  peer_writes("abc");
+  pair.b.shutdown(tcp::socket::shutdown_send);
+  process_events();
+  error_code ec;
+  ASSERT_EQ(read_once(ec), 3u);
+  EXPECT_TRUE(s.bytes_may_have_arrived());
+}
+
 }  // namespace
 }  // namespace smartlb::io

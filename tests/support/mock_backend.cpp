@@ -148,7 +148,8 @@ struct MockBackend::Impl {
   template <class Stream>
   static void set_cork(Stream& stream, bool on) {
     const int v = on ? 1 : 0;
-    ::setsockopt(beast::get_lowest_layer(stream).socket().native_handle(), IPPROTO_TCP, TCP_CORK, &v, sizeof v);
+    ::setsockopt(beast::get_lowest_layer(stream).socket().native_handle(), IPPROTO_TCP, TCP_CORK, &v,
+                 sizeof v);
   }
 
   asio::awaitable<void> session(tcp::socket socket, int conn_index) {

@@ -176,10 +176,15 @@ auto draining_read_some(Socket& s, NoReactor*, const Buffers& buffers, Token&& t
 
 #endif
 
+// Asks epoll to report the peer's close as such (EPOLLRDHUP) in `s`'s events: a close that
+// comes with the last bytes is then known without a read (bytes_may_have_arrived says "maybe").
+// One epoll_ctl; for connections that are reused (upstream ones).
+void report_peer_close(Socket& s);
+
 // False only when nothing has happened on `s` (no byte, no close, no error) since a read of
-// draining_read_some emptied it, as of its io_context's last epoll_wait, except a close that
-// came with that read's bytes. Called on the socket's own thread (each worker runs
-// its io_context on one thread).
+// draining_read_some emptied it, as of its io_context's last epoll_wait (and, without
+// report_peer_close, but for a close that came with that read's bytes). Called on the socket's
+// own thread (each worker runs its io_context on one thread).
 bool bytes_may_have_arrived(Socket& s);
 
 }  // namespace smartlb::io

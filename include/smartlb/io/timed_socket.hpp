@@ -66,8 +66,10 @@ class TimedSocket {
   template <class MutableBufferSequence, class Token>
   auto async_read_some(const MutableBufferSequence& buffers, Token&& token);
   // False when nothing (no byte, no close) has reached the socket since a read emptied it, as of
-  // the worker's last epoll_wait (but for a close that came with that read's bytes).
+  // the worker's last epoll_wait (a close that came with that read's bytes counts only after
+  // report_peer_close).
   bool bytes_may_have_arrived() { return io::bytes_may_have_arrived(socket_); }
+  void report_peer_close() { io::report_peer_close(socket_); }
   // The next read waits for epoll's event without trying first if the socket is known empty:
   // for the answer to what is about to be written (io/draining_read.hpp).
   void next_read_awaits_answer() { next_read_awaits_answer_ = true; }
