@@ -7,33 +7,15 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
-import net from "node:net";
-import os from "node:os";
-import path from "node:path";
 
-let chromium;
-try {
-  ({ chromium } = await import("playwright-core"));
-} catch {
-  throw new Error("playwright-core is missing: run `npm ci` in tests/admin/page");
-}
+import { freePort, launchChromium } from "./page_support.mjs";
+
 
 const SMARTLB_BIN = process.env.SMARTLB_BIN;
-const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const READ_TOKEN = "read-pagecanary-0123456789abcdef";
 const WRITE_TOKEN = "write-pagecanary-fedcba9876543210";
 
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 test("the page asks for a token, shows actions to a write token only, and drains and enables", { timeout: 120_000 }, async (t) => {
   assert.ok(SMARTLB_BIN, "set SMARTLB_BIN to the smartlb binary");
@@ -62,17 +44,7 @@ test("the page asks for a token, shows actions to a write token only, and drains
     child.on("exit", (code) => reject(new Error(`smartlb exited (${code}):\n${out}`)));
   });
 
-  const userDataDir = mkdtempSync(path.join(os.tmpdir(), "smartlb-chromium-"));
-  const context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
-  t.after(async () => {  // the browser first: it writes to its profile until it is closed
-    await context.close();
-    rmSync(userDataDir, { recursive: true, force: true, maxRetries: 5 });
-  });
+  const context = await launchChromium(t);
   const page = context.pages()[0] || (await context.newPage());
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));

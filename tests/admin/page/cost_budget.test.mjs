@@ -8,30 +8,15 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 
-let chromium;
-try {
-  ({ chromium } = await import("playwright-core"));
-} catch {
-  throw new Error("playwright-core is missing: run `npm ci` in tests/admin/page");
-}
+import { freePort, launchChromium } from "./page_support.mjs";
+
 
 const SMARTLB_BIN = process.env.SMARTLB_BIN;
-const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const CLIENT_KEY = "search-costcanary-1a2b3c";
 
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 test("status page shows a cost budget in the prices' currency", { timeout: 120_000 }, async (t) => {
   assert.ok(SMARTLB_BIN, "set SMARTLB_BIN to the smartlb binary");
@@ -89,15 +74,7 @@ clients:
   });
   assert.equal(res.status, 200, await res.text());
 
-  const userDataDir = mkdtempSync(path.join(os.tmpdir(), "smartlb-chromium-"));
-  t.after(() => rmSync(userDataDir, { recursive: true, force: true }));
-  const context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
-  t.after(() => context.close());
+  const context = await launchChromium(t);
   const page = context.pages()[0] || (await context.newPage());
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));

@@ -7,33 +7,15 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
-import net from "node:net";
-import os from "node:os";
-import path from "node:path";
 
-let chromium;
-try {
-  ({ chromium } = await import("playwright-core"));
-} catch {
-  throw new Error("playwright-core is missing: run `npm ci` in tests/admin/page");
-}
+import { freePort, launchChromium } from "./page_support.mjs";
+
 
 const SMARTLB_BIN = process.env.SMARTLB_BIN;
-const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const REDIS_SERVER = process.env.REDIS_SERVER || "/usr/bin/redis-server";
 const PASSWORD = "redis-pagecanary-5e6f7a8b";
 
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 // Spawns `bin` and resolves with the first match of `re` in its output.
 function startAndAwait(bin, args, env, re) {
@@ -78,15 +60,7 @@ test("status page lists the live replicas and hides the Redis password", { timeo
   const a = await replica("replica-a");
   const b = await replica("replica-b");
 
-  const userDataDir = mkdtempSync(path.join(os.tmpdir(), "smartlb-chromium-"));
-  t.after(() => rmSync(userDataDir, { recursive: true, force: true }));
-  const context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
-  t.after(() => context.close());
+  const context = await launchChromium(t);
   const page = context.pages()[0] || (await context.newPage());
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));

@@ -9,21 +9,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
-import net from "node:net";
-import os from "node:os";
-import path from "node:path";
 
-let chromium;
-try {
-  ({ chromium } = await import("playwright-core"));
-} catch {
-  throw new Error("playwright-core is missing: run `npm ci` in tests/admin/page");
-}
+import { freePort, launchChromium } from "./page_support.mjs";
+
 
 const SMARTLB_BIN = process.env.SMARTLB_BIN;
-const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const KEYS = {
   eastus: "sk-pagecanary-east-0a9b8c7d6e5f",
   westeurope: "sk-pagecanary-west-1b2c3d4e5f6a",
@@ -75,15 +66,6 @@ function mockBackend(name, key, behave) {
   return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
 }
 
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 // Starts smartlb and resolves once both listeners are up.
 function startSmartlb(env) {
@@ -159,16 +141,7 @@ test("status page shows groups, states, countdowns, shares and no key", { timeou
   // o1: 404 on priority 1, 401 on priority 2, served by priority 3.
   statuses.push(await chat(apiPort, "o1", false, 1), await chat(apiPort, "o1", true, 2));
   assert.ok(statuses.every((s) => s === 200), `every request served: ${statuses}`);
-  const userDataDir = mkdtempSync(path.join(os.tmpdir(), "smartlb-chromium-"));
-  t.after(() => rmSync(userDataDir, { recursive: true, force: true }));
-  const context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1440, height: 860 },
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
-  t.after(() => context.close());
+  const context = await launchChromium(t, { viewport: { width: 1440, height: 860 } });
   const page = context.pages()[0] || (await context.newPage());
   const external = [];
   page.on("request", (r) => { if (!r.url().startsWith(`http://127.0.0.1:${adminPort}/`)) external.push(r.url()); });
