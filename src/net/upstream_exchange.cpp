@@ -386,8 +386,7 @@ Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions option
   const BodyPlan plan = start_readers(*scratch.get(), res, options, tag_events);
   const bool chunked = plan.chunked, keep = plan.keep;
   bool buffer_fitted = !plan.event_stream;  // only an event stream's buffer is cut
-  if (plan.event_stream && buffers_.client_input && buffers_.client_input->size() == 0)
-    buffers_.client_input->shrink_to_fit();  // frees it: empty
+  if (plan.event_stream) free_client_input();
   std::optional<stateful::EventStreamTagger>& tagger = scratch->tagger;
   UsageSniffer& usage = *scratch->usage;
 
@@ -495,15 +494,27 @@ Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions option
     }
     usage.feed(final_run.data(), final_run.size());
   }
-  if (p.keep_alive() && conn->buffer.size() == 0) {
-    // A stream's buffer was cut to its events: pooled, it gets back the room a response needs.
-    if (plan.event_stream) conn->buffer.reserve(UpstreamConnection::kBufferBytes);
-    w_.upstreams.release(std::move(conn));
-  } else {
-    conn->close();  // bytes after the body, or the server said close: never reuse
-  }
+  pool_or_close(std::move(conn), p.keep_alive(), plan.event_stream);
   watch.disarm(client_.socket());
   co_return Relayed{keep ? RelayEnd::Keep : RelayEnd::Close};
+}
+
+// Nothing reads the client's connection while an event stream is relayed: its empty read
+// buffer's room is freed (the session takes it back before the next request).
+void UpstreamExchange::free_client_input() {
+  if (buffers_.client_input && buffers_.client_input->size() == 0) buffers_.client_input->shrink_to_fit();
+}
+
+// After a whole body: back to the pool when the backend keeps the connection and nothing
+// follows the body, else closed (bytes after the body, or the server said close: never reuse).
+void UpstreamExchange::pool_or_close(UpstreamPtr conn, bool keep_alive, bool event_stream) {
+  if (!keep_alive || conn->buffer.size() != 0) {
+    conn->close();
+    return;
+  }
+  // A stream's buffer was cut to its events: pooled, it gets back the room a response needs.
+  if (event_stream) conn->buffer.reserve(UpstreamConnection::kBufferBytes);
+  w_.upstreams.release(std::move(conn));
 }
 
 }  // namespace smartlb::net

@@ -132,6 +132,8 @@ class UpstreamExchange {
                          bool tag_events);
   Relayed client_left(UpstreamConnection& conn);
   void record_usage(const TokenUsage& u);
+  void free_client_input();
+  void pool_or_close(UpstreamPtr conn, bool keep_alive, bool event_stream);
 
   Worker& w_;
   TimedSocket& client_;
