@@ -90,27 +90,12 @@ TEST_F(RealtimeTest, ASessionRelaysFramesBothWaysWithTheBackendsKeyAndCountsItsU
 TEST_F(RealtimeTest, EachResponseCountsAgainstTheDeclaredQuotaAndTeachesLatencyRoutingAsItEnds) {
   // The session stays open: what its responses used is learnt as each ends, not at its end.
   Sim sim("sim-a", "key-a");
-  ASSERT_EQ(proxy_.use_config_text({{"A_URL", sim.url()}}, R"(
-backends:
-  - {name: a, url: "${A_URL}", api_key: key-a, tpm: 1000000}
-targets: [{id: a/gpt-4o, backend: a}]
-rules:
-  - {id: fast, type: latency-based-routing, load_balance_targets: [{target: a/gpt-4o}]}
-)"),
-            "");
+  ASSERT_EQ(use_learning_policy(proxy_, sim), "");
   start();
   WsClient client(proxy_.port());
-  beast::error_code ec;
-  client.handshake("/openai/v1/realtime?model=gpt-4o", {}, ec);
-  ASSERT_FALSE(ec) << ec.message();
-  EXPECT_EQ(client.read_event()["type"], "session.created");
-  const PoolMember& a = proxy_.server->snapshot()->table.member(0);
-  const auto used = [&] { return proxy_.server->states().quota_usage(a, "gpt-4o").tokens_used; };
-  const auto samples = [&] {
-    return proxy_.server->latency()
-        .read(a.id, "gpt-4o", proxy_.server->states().clock().now(), std::chrono::minutes(10))
-        .samples;
-  };
+  ASSERT_TRUE(client.open_realtime());
+  const auto used = [&] { return quota_tokens_used(proxy_); };
+  const auto samples = [&] { return latency_samples(proxy_); };
   const std::int64_t before = used();  // the handshake's own estimate
   EXPECT_EQ(samples(), 0u);
 
@@ -181,10 +166,8 @@ TEST_F(RealtimeTest, AnIdleSessionIsClosedWithGoingAwayBothWays) {
   proxy_.cfg.realtime_idle_timeout = std::chrono::seconds(1);
   start();
   WsClient client(proxy_.port());
+  ASSERT_TRUE(client.open_realtime());
   beast::error_code ec;
-  client.handshake("/openai/v1/realtime?model=gpt-4o", {}, ec);
-  ASSERT_FALSE(ec) << ec.message();
-  EXPECT_EQ(client.read_event()["type"], "session.created");
   beast::flat_buffer rest;
   client.ws().read(rest, ec);  // nothing more is sent: smartlb's close comes
   EXPECT_EQ(ec, websocket::error::closed) << ec.message();
@@ -198,10 +181,8 @@ TEST_F(RealtimeTest, ASessionIsClosedWhenItsMaximumLengthPassesEvenWhileBusy) {
   proxy_.cfg.realtime_max_session = std::chrono::seconds(1);
   start();
   WsClient client(proxy_.port());
+  ASSERT_TRUE(client.open_realtime());
   beast::error_code ec;
-  client.handshake("/openai/v1/realtime?model=gpt-4o", {}, ec);
-  ASSERT_FALSE(ec) << ec.message();
-  EXPECT_EQ(client.read_event()["type"], "session.created");
   // Busy (never idle) until smartlb's close arrives instead of an answer; bounded in count and
   // time (the limit is 1 s).
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
@@ -237,10 +218,8 @@ TEST_F(RealtimeTest, ADrainClosesOpenSessionsWithGoingAway) {
   proxy_.add_backend("a", sim.url(), 1, 1, "key-a");
   start();
   WsClient client(proxy_.port());
+  ASSERT_TRUE(client.open_realtime());
   beast::error_code ec;
-  client.handshake("/openai/v1/realtime?model=gpt-4o", {}, ec);
-  ASSERT_FALSE(ec) << ec.message();
-  EXPECT_EQ(client.read_event()["type"], "session.created");
   proxy_.server->request_stop();
   beast::flat_buffer rest;
   client.ws().read(rest, ec);

@@ -108,26 +108,12 @@ TEST_F(ResponsesSocketTest, AChainOverTheSocketStaysOnItsResourceAndContinuesOve
 
 TEST_F(ResponsesSocketTest, EachCompletedResponseCountsAgainstTheDeclaredQuotaAndTeachesLatencyRouting) {
   Sim sim("sim-a", "key-a");
-  ASSERT_EQ(proxy_.use_config_text({{"A_URL", sim.url()}}, R"(
-backends:
-  - {name: a, url: "${A_URL}", api_key: key-a, tpm: 1000000}
-targets: [{id: a/gpt-4o, backend: a}]
-rules:
-  - {id: fast, type: latency-based-routing, load_balance_targets: [{target: a/gpt-4o}]}
-)"),
-            "");
+  ASSERT_EQ(use_learning_policy(proxy_, sim), "");
   start();
   WsClient client(proxy_.port());
-  beast::error_code ec;
-  client.handshake("/v1/responses?model=gpt-4o", {}, ec);
-  ASSERT_FALSE(ec) << ec.message();
-  const PoolMember& a = proxy_.server->snapshot()->table.member(0);
-  const auto used = [&] { return proxy_.server->states().quota_usage(a, "gpt-4o").tokens_used; };
-  const auto samples = [&] {
-    return proxy_.server->latency()
-        .read(a.id, "gpt-4o", proxy_.server->states().clock().now(), std::chrono::minutes(10))
-        .samples;
-  };
+  ASSERT_TRUE(client.open("/v1/responses?model=gpt-4o"));
+  const auto used = [&] { return quota_tokens_used(proxy_); };
+  const auto samples = [&] { return latency_samples(proxy_); };
   const std::int64_t before = used();  // the handshake's own estimate
   EXPECT_EQ(samples(), 0u);
   const json usage = turn(client, create("hello")).back()["response"]["usage"];
@@ -136,6 +122,7 @@ rules:
   EXPECT_EQ(used() - before,
             usage["input_tokens"].get<std::int64_t>() + usage["output_tokens"].get<std::int64_t>());
   EXPECT_EQ(samples(), 1u) << "response.created to response.completed, per output token";
+  beast::error_code ec;
   client.ws().close(websocket::close_code::normal, ec);
 }
 

@@ -1,6 +1,9 @@
 #pragma once
 // For WebSocket integration tests: smartlb-sim's server in this process as a backend (one
-// resource, its own thread), and a blocking Beast WebSocket client.
+// resource, its own thread), a blocking Beast WebSocket client, and what routing learns from a
+// session (a declared quota's count, latency samples).
+#include <gtest/gtest.h>
+
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/buffers_to_string.hpp>
 #include <boost/beast/websocket.hpp>
@@ -12,6 +15,7 @@
 #include <vector>
 
 #include "await_condition.hpp"
+#include "proxy_harness.hpp"
 #include "smartlb/sim/sim_server.hpp"
 
 namespace smartlb::testing {
@@ -67,6 +71,22 @@ class WsClient {
     ws_.handshake(response, "127.0.0.1", target, ec);
     return response;
   }
+  // The handshake, which must succeed.
+  ::testing::AssertionResult open(const std::string& target,
+                                  const std::vector<std::pair<std::string, std::string>>& headers = {}) {
+    beast::error_code ec;
+    handshake(target, headers, ec);
+    if (ec) return ::testing::AssertionFailure() << "handshake to " << target << ": " << ec.message();
+    return ::testing::AssertionSuccess();
+  }
+  // A Realtime session: the handshake, then the session.created the backend opens with.
+  ::testing::AssertionResult open_realtime(const std::string& target = "/openai/v1/realtime?model=gpt-4o") {
+    if (auto opened = open(target); !opened) return opened;
+    const json first = read_event();
+    if (first["type"] != "session.created")
+      return ::testing::AssertionFailure() << "first event " << first.dump();
+    return ::testing::AssertionSuccess();
+  }
   json read_event() {
     beast::flat_buffer buffer;
     ws_.read(buffer);
@@ -96,5 +116,27 @@ class WsClient {
 
 using ws_sim_detail::Sim;
 using ws_sim_detail::WsClient;
+
+// `p` in front of `sim` as backend `a` with a declared TPM and a latency-based rule, so that
+// what a session teaches routing shows: "" or the configuration's error.
+inline std::string use_learning_policy(ProxyHarness& p, const Sim& sim) {
+  return p.use_config_text({{"A_URL", sim.url()}}, R"(
+backends:
+  - {name: a, url: "${A_URL}", api_key: key-a, tpm: 1000000}
+targets: [{id: a/gpt-4o, backend: a}]
+rules:
+  - {id: fast, type: latency-based-routing, load_balance_targets: [{target: a/gpt-4o}]}
+)");
+}
+// What routing has learnt of that backend for gpt-4o: the tokens its quota counts, its latency samples.
+inline std::int64_t quota_tokens_used(ProxyHarness& p) {
+  return p.server->states().quota_usage(p.server->snapshot()->table.member(0), "gpt-4o").tokens_used;
+}
+inline std::uint32_t latency_samples(ProxyHarness& p) {
+  const PoolMember& a = p.server->snapshot()->table.member(0);
+  return p.server->latency()
+      .read(a.id, "gpt-4o", p.server->states().clock().now(), std::chrono::minutes(10))
+      .samples;
+}
 
 }  // namespace smartlb::testing
