@@ -36,13 +36,11 @@ constexpr std::chrono::seconds kCloseGrace{5};
 // Going Away: the session ends because smartlb stops (a drain) or its limits passed.
 constexpr std::uint16_t kGoingAway = 1001;
 
-// The fields of the backend's 101 that reach the client: not hop-by-hop ones, not the
-// handshake's own (smartlb answers the client's key; no extension was offered upstream), no
-// framing.
+// The fields of the backend's 101 that reach the client: those of any answer (not hop-by-hop
+// ones, not its per-backend quota headers, not the two smartlb writes), not the handshake's own
+// (smartlb answers the client's key; no extension was offered upstream), no framing.
 bool passes_to_client(std::string_view name, const ConnectionNames& named) {
-  if (named.is_hop(name) || iequals(name, "upgrade") || iequals(name, "content-length") ||
-      iequals(name, "x-request-id"))
-    return false;
+  if (is_replaced_answer_field(name) || named.contains(name) || iequals(name, "content-length")) return false;
   constexpr std::string_view kHandshake = "sec-websocket-";
   if (name.size() >= kHandshake.size() && iequals(name.substr(0, kHandshake.size()), kHandshake))
     return iequals(name, "sec-websocket-protocol");

@@ -9,8 +9,10 @@
 #include <nlohmann/json.hpp>
 
 #include "await_condition.hpp"
+#include "mock_backend.hpp"
 #include "proxy_harness.hpp"
 #include "record_observer.hpp"
+#include "smartlb/websocket/handshake.hpp"
 #include "websocket_sim.hpp"
 
 namespace smartlb::testing {
@@ -110,6 +112,34 @@ TEST_F(RealtimeTest, EachResponseCountsAgainstTheDeclaredQuotaAndTeachesLatencyR
   EXPECT_EQ(used() - before, spent);
   EXPECT_EQ(samples(), 1u) << "response.created to response.done, per output token";
   client.ws().close(websocket::close_code::normal);
+}
+
+TEST_F(RealtimeTest, TheClients101KeepsTheBackendsFieldsButThoseOfOneBackendAndSmartlbsOwn) {
+  // As for any answer: the backend's per-backend quota headers stay here, and x-smartlb-backend
+  // and x-request-id are smartlb's (once each), whatever the backend wrote.
+  MockBackend backend([](const SeenRequest& s) {
+    MockReply r;
+    r.raw =
+        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        "Sec-WebSocket-Accept: " +
+        smartlb::websocket::accept_for(s.header("sec-websocket-key")) +
+        "\r\nx-ratelimit-remaining-tokens: 5\r\nx-smartlb-backend: spoofed\r\n"
+        "x-request-id: theirs\r\nx-ms-region: eastus\r\n\r\n";
+    return r;
+  });
+  proxy_.add_backend("a", backend.url(), 1, 1, "key-a");
+  start();
+  WsClient client(proxy_.port());
+  beast::error_code ec;
+  const auto response = client.handshake("/openai/v1/realtime?model=gpt-4o", {}, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_EQ(response.count("x-ratelimit-remaining-tokens"), 0u);
+  EXPECT_EQ(response.count("x-smartlb-backend"), 1u);
+  EXPECT_EQ(response["x-smartlb-backend"], "a");
+  EXPECT_EQ(response.count("x-request-id"), 1u);
+  EXPECT_NE(response["x-request-id"], "theirs");
+  EXPECT_EQ(response["x-ms-region"], "eastus") << "other fields pass";
+  client.ws().next_layer().close();
 }
 
 TEST_F(RealtimeTest, AThrottledHandshakeFailsOverBeforeTheClientSeesIt) {
