@@ -158,6 +158,9 @@ BackendStates::BackendState& BackendStates::state(BackendId id) const {
 BackendStates::DeploymentState* BackendStates::find_deployment(BackendId id,
                                                                std::string_view deployment) const {
   const BackendState& s = state(id);
+  if (DeploymentState* first = s.first_deployment.load(std::memory_order_acquire);
+      first != nullptr && first->name == deployment)
+    return first;
   std::shared_lock lock(s.mutex);
   auto it = s.deployments.find(deployment);
   if (it == s.deployments.end() && s.deployments.size() >= kMaxDeploymentsPerBackend)
@@ -182,8 +185,11 @@ BackendStates::DeploymentState& BackendStates::counted_state(const PoolMember& m
   auto [it, inserted] = s.deployments.try_emplace(std::string(deployment));
   if (inserted) {
     it->second = std::make_unique<DeploymentState>();  // its budgets: Quota::sync
+    it->second->name = it->first;
     // Shared from its first request: the leases exist before anything is taken.
     if (m.quota_group.empty() && m.has_quota()) make_missing_leases(*it->second, m, deployment);
+    if (s.first_deployment.load(std::memory_order_relaxed) == nullptr)
+      s.first_deployment.store(it->second.get(), std::memory_order_release);
   }
   return *it->second;
 }

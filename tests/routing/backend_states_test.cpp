@@ -23,6 +23,21 @@ TEST_F(PoolFixture, Cooldown_IsPerDeployment) {
   EXPECT_EQ(pick("embeddings"), 0u) << "another deployment on the same backend is unaffected";
 }
 
+// A backend's first deployment is found without its map (a fast path): every other name still
+// finds its own state, names that extend the first one or that it extends included.
+TEST_F(PoolFixture, Cooldown_EachDeploymentKeepsItsOwnStateBesideTheFirstOneKept) {
+  make({{"a", 1, 1, ""}, {"b", 2, 1, ""}});
+  fail(0, "gpt-4o", throttled(), 30s);  // the first state backend 0 keeps
+  EXPECT_EQ(pick("gpt-4o"), 1u);
+  EXPECT_EQ(pick("gpt-4o-mini"), 0u);
+  EXPECT_EQ(pick("gpt"), 0u);
+  fail(0, "gpt-4o-mini", throttled(), 30s);
+  EXPECT_EQ(pick("gpt-4o-mini"), 1u);
+  EXPECT_EQ(pick("gpt"), 0u);
+  EXPECT_EQ(states->deployment_cooldown(member(0), "gpt").cause, FailureCause::None);
+  EXPECT_EQ(states->deployment_cooldown(member(0), "gpt-4o").cause, FailureCause::Throttled);
+}
+
 TEST_F(PoolFixture, Cooldown_TransportFailureBlocksWholeBackend) {
   make({{"a", 1, 1, ""}, {"b", 2, 1, ""}});
   fail(0, "gpt-4o", refused(), std::nullopt);

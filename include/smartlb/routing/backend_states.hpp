@@ -315,6 +315,7 @@ class BackendStates {
   void make_missing_leases(Quota& q, const PoolMember& m, std::string_view deployment) const;
   // A (backend, deployment): its cooldown and, when declared, its quota budgets.
   struct DeploymentState : Deadline, Quota {
+    std::string_view name;  // its key in the backend's map (entries are never erased)
     ReportedBudget reported;
     AdminSlot admin;
     // False while only attempts were counted here: /status lists it once anything else is kept.
@@ -334,6 +335,9 @@ class BackendStates {
     mutable std::shared_mutex mutex;  // guards the map's shape only; entries are atomics
     std::unordered_map<std::string, std::unique_ptr<DeploymentState>, StringHash, std::equal_to<>>
         deployments;
+    // The deployment this backend was first asked for, found without the map's hash and lock:
+    // most backends serve one (an Azure deployment each), looked up twice per request.
+    std::atomic<DeploymentState*> first_deployment{nullptr};
     // The admin settings themselves (the slots above are what requests read): the backend's and
     // its deployments' (those with any). Changed one at a time, on the admin or Redis thread.
     mutable std::mutex admin_mutex;
