@@ -512,12 +512,12 @@ Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions option
   co_return Relayed{keep ? RelayEnd::Keep : RelayEnd::Close};
 }
 
-// Nothing reads the client's connection while an event stream is relayed: its empty read
-// buffer's room is freed (the session takes it back before the next request).
 bool UpstreamExchange::client_may_go_on() const {
   return req_.keep_alive && !w_.draining && !answered_mid_body_;
 }
 
+// Nothing reads the client's connection while an event stream is relayed: its empty read
+// buffer's room is freed (the session takes it back before the next request).
 void UpstreamExchange::free_client_input() {
   if (buffers_.client_input && buffers_.client_input->size() == 0) buffers_.client_input->shrink_to_fit();
 }
