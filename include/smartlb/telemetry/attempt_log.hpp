@@ -68,7 +68,9 @@ class AttemptLog {
     return r;
   }
   // Record i, which start(j) for some j >= i made room for (always so for i < kInlineRecords).
-  AttemptRecord& operator[](std::size_t i) { return i < kInlineRecords ? in_place_[i] : (*overflow_)[i - kInlineRecords]; }
+  AttemptRecord& operator[](std::size_t i) {
+    return i < kInlineRecords ? in_place_[i] : (*overflow_)[i - kInlineRecords];
+  }
   const AttemptRecord& operator[](std::size_t i) const {
     return i < kInlineRecords ? in_place_[i] : (*overflow_)[i - kInlineRecords];
   }
