@@ -368,6 +368,8 @@ Task<> run_client_session(Worker& w, Socket socket) {
   TimedSocket stream(w.sweeper, std::move(socket));
   error_code ignored;
   stream.socket().set_option(tcp::no_delay(true), ignored);
+  // A close that comes with a request's bytes must show in the look below (io/draining_read).
+  stream.report_peer_close();
   SessionRegistration registration(w, stream);
   // Reused for every request on this connection, so that steady state allocates little.
   beast::flat_buffer buffer;
@@ -386,6 +388,10 @@ Task<> run_client_session(Worker& w, Socket socket) {
     parser.body_limit(std::nullopt);  // the body's intake is planned once the caller is known
 
     registration.entry().idle = buffer.size() == 0;  // a drain may cut an idle wait short
+    // Nothing has reached the socket since the last request's read emptied it (the worker has
+    // seen no event for it, not even a close): a recv() would find EAGAIN, so the read waits for
+    // the next request's event at once. A client sends its next request after our answer.
+    if (buffer.size() == 0 && !stream.bytes_may_have_arrived()) stream.next_read_awaits_answer();
     stream.expires_after(cfg.client_idle_timeout);
     error_code hec = stream.done(co_await read_http(stream, buffer, parser, ReadGoal::header));
     registration.entry().idle = false;

@@ -244,22 +244,23 @@ void UpstreamExchange::write_response_head(const ResponseHead& res, const RelayO
                                            bool keep, bool own_length) {
   std::string& head = buffers_.response_head;
   head.clear();
-  append_status_line(head, req_.version, res.status, res.reason);
+  HeadWriter w(head);
+  w.status_line(req_.version, res.status, res.reason);
   const ConnectionNames named(res.fields);
   for (std::size_t i = 0; i < res.fields.size(); ++i) {
     const auto field = res.fields[i];
     if (is_replaced_answer_field(field.name) || named.contains(field.name) ||
         (own_length && field.id == http::field::content_length))
       continue;
-    append_field(head, field.name, field.value);
+    w.field(field.name, field.value);
   }
-  append_field(head, "x-smartlb-backend", o.backend_name);
-  head.append(o.extra_fields);  // the caller's budget, in the place of the backend's
-  if (!o.request_id.empty()) append_field(head, "x-request-id", o.request_id);
-  if (chunked) head.append("Transfer-Encoding: chunked\r\n");
-  if (req_.version >= 11 && !keep) head.append("Connection: close\r\n");
-  if (req_.version == 10 && keep) head.append("Connection: keep-alive\r\n");
-  head.append("\r\n", 2);
+  w.field("x-smartlb-backend", o.backend_name);
+  w.text(o.extra_fields);  // the caller's budget, in the place of the backend's
+  if (!o.request_id.empty()) w.field("x-request-id", o.request_id);
+  if (chunked) w.text("Transfer-Encoding: chunked\r\n");
+  if (req_.version >= 11 && !keep) w.text("Connection: close\r\n");
+  if (req_.version == 10 && keep) w.text("Connection: keep-alive\r\n");
+  w.text("\r\n");
 }
 
 // A 2xx event stream's start, held back until it shows content, so a stream that begins with an

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 
 #include "smartlb/base/text.hpp"
@@ -122,6 +124,61 @@ std::size_t end_of_container(std::string_view s, std::size_t open) {
   return std::string_view::npos;
 }
 
+// The counts a usage object may hold, each by its slot in UsageObject::value_at.
+enum UsageCount : std::uint8_t { kPrompt, kInput, kCompletion, kOutput, kUsageCounts };
+
+int usage_count_slot(std::string_view key) {
+  switch (key.size()) {
+    case 12:
+      return key == "input_tokens" ? kInput : -1;
+    case 13:
+      return key == "prompt_tokens" ? kPrompt : key == "output_tokens" ? kOutput : -1;
+    case 17:
+      return key == "completion_tokens" ? kCompletion : -1;
+    default:
+      return -1;
+  }
+}
+
+// A usage object's text and where the value of each count's first member starts in it (npos:
+// absent). Read in the same pass that finds the object's end: one scan instead of one per key.
+struct UsageObject {
+  std::string_view text;
+  std::array<std::size_t, kUsageCounts> value_at{};
+};
+
+// The object that opens at `open` in `s`, with its counts' positions; empty text when it does
+// not close.
+UsageObject read_usage_object(std::string_view s, std::size_t open) {
+  constexpr std::size_t npos = std::string_view::npos;
+  UsageObject u;
+  u.value_at.fill(npos);
+  int depth = 0;
+  for (std::size_t k = open; k < s.size(); ++k) {
+    const char c = s[k];
+    if (c == '"') {
+      const std::size_t begin = k + 1;
+      k = closing_quote(s, begin);
+      if (k == npos) return {};
+      if (depth != 1) continue;
+      const int slot = usage_count_slot(s.substr(begin, k - begin));
+      if (slot < 0 || u.value_at[slot] != npos) continue;
+      std::size_t j = k + 1;
+      while (j < s.size() && is_json_space(s[j])) ++j;
+      if (j >= s.size() || s[j] != ':') continue;  // a string value, not a key
+      ++j;
+      while (j < s.size() && is_json_space(s[j])) ++j;
+      u.value_at[slot] = j - open;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if ((c == '}' || c == ']') && --depth == 0) {
+      u.text = s.substr(open, k + 1 - open);
+      return u;
+    }
+  }
+  return {};
+}
+
 // The common case in a few hundred instructions: OpenAI writes `usage` last, so take the
 // last `"usage"` in the text (at `at`), and accept it only if it is a key whose object is followed by
 // nothing but the rest of the top-level object. (In valid JSON those bytes cannot sit inside
@@ -129,7 +186,7 @@ std::size_t end_of_container(std::string_view s, std::size_t open) {
 // decides then.
 constexpr std::string_view kUsageKey = "\"usage\"";
 
-std::string_view find_last_top_level_usage(std::string_view s, std::size_t at) {
+UsageObject find_last_top_level_usage(std::string_view s, std::size_t at) {
   std::size_t before = at;
   while (before > 0 && is_json_space(s[before - 1])) --before;
   if (before == 0 || (s[before - 1] != ',' && s[before - 1] != '{')) return {};
@@ -139,11 +196,11 @@ std::string_view find_last_top_level_usage(std::string_view s, std::size_t at) {
   ++i;
   while (i < s.size() && is_json_space(s[i])) ++i;
   if (i >= s.size() || s[i] != '{') return {};
-  const std::size_t end = end_of_container(s, i);
-  if (end == std::string_view::npos) return {};
+  const UsageObject usage = read_usage_object(s, i);
+  if (usage.text.empty()) return {};
   // What follows must close exactly one level (the top-level object), then only spaces.
   int depth = 1;
-  for (std::size_t j = end; j < s.size(); ++j) {
+  for (std::size_t j = i + usage.text.size(); j < s.size(); ++j) {
     const char c = s[j];
     if (c == '"') {
       j = closing_quote(s, j + 1);
@@ -153,7 +210,7 @@ std::string_view find_last_top_level_usage(std::string_view s, std::size_t at) {
     } else if ((c == '}' || c == ']') && --depth == 0) {
       for (++j; j < s.size(); ++j)
         if (!is_json_space(s[j])) return {};
-      return s.substr(i, end - i);
+      return usage;
     }
   }
   return {};
@@ -188,10 +245,9 @@ std::size_t member_value_at(std::string_view object, std::string_view key) {
   return std::string_view::npos;
 }
 
-// The non-negative integer value of `key` directly inside `object`, or -1 when absent, null or
-// not such an integer.
-std::int64_t integer_member(std::string_view object, std::string_view key) {
-  const std::size_t j = member_value_at(object, key);
+// The non-negative integer value that starts at `j` in `object`, or -1 when `j` is npos, or the
+// value is null or not such an integer.
+std::int64_t integer_at(std::string_view object, std::size_t j) {
   if (j == std::string_view::npos) return -1;
   std::int64_t v = -1;
   const auto [p, ec] = std::from_chars(object.data() + j, object.data() + object.size(), v);
@@ -200,9 +256,10 @@ std::int64_t integer_member(std::string_view object, std::string_view key) {
   return after == ',' || after == '}' || is_json_space(after) ? v : -1;
 }
 
-std::int64_t first_count(std::string_view object, std::string_view a, std::string_view b) {
-  const std::int64_t v = integer_member(object, a);
-  return v >= 0 ? v : integer_member(object, b);
+// The count of the first of two names that has one (chat's name, then the Responses API's).
+std::int64_t first_count(const UsageObject& u, UsageCount a, UsageCount b) {
+  const std::int64_t v = integer_at(u.text, u.value_at[a]);
+  return v >= 0 ? v : integer_at(u.text, u.value_at[b]);
 }
 
 // The object that is the value of `key` directly inside `object`, or empty.
@@ -221,22 +278,41 @@ std::int64_t cached_count(std::string_view usage) {
   if (usage.find("details") == std::string_view::npos) return -1;
   for (const std::string_view details : {"prompt_tokens_details", "input_tokens_details"})
     if (const std::string_view d = object_member(usage, details); !d.empty())
-      if (const std::int64_t v = integer_member(d, "cached_tokens"); v >= 0) return v;
+      if (const std::int64_t v = integer_at(d, member_value_at(d, "cached_tokens")); v >= 0) return v;
   return -1;
+}
+
+// Where the last `"usage"` in `s` starts, or npos. Found by its 'g', a letter no other key
+// near the end of an answer has (its usage counts, "service_tier" and "system_fingerprint" at
+// most): one memrchr where rfind would compare at every byte from the end.
+std::size_t last_usage_key(std::string_view s) {
+  constexpr std::size_t g_at = 4;  // the 'g' of "usage", counting its opening quote
+  std::size_t end = s.size();
+  while (end > 0) {
+    const void* g = memrchr(s.data(), 'g', end);
+    if (!g) break;
+    const std::size_t at = static_cast<std::size_t>(static_cast<const char*>(g) - s.data());
+    if (at >= g_at && s.substr(at - g_at, kUsageKey.size()) == kUsageKey) return at - g_at;
+    end = at;
+  }
+  return std::string_view::npos;
 }
 
 }  // namespace
 
 TokenUsage parse_usage_json(std::string_view json) {
   TokenUsage u;
-  const std::size_t last = json.rfind(kUsageKey);
+  const std::size_t last = last_usage_key(json);
   if (last == std::string_view::npos) return u;  // no key at all: nothing to scan for
-  std::string_view object = find_last_top_level_usage(json, last);
-  if (object.empty()) object = find_usage_object(json);
-  if (object.empty()) return u;
-  u.prompt_tokens = first_count(object, "prompt_tokens", "input_tokens");
-  u.completion_tokens = first_count(object, "completion_tokens", "output_tokens");
-  u.cached_tokens = cached_count(object);
+  UsageObject object = find_last_top_level_usage(json, last);
+  if (object.text.empty()) {
+    const std::string_view found = find_usage_object(json);
+    if (found.empty()) return u;
+    object = read_usage_object(found, 0);
+  }
+  u.prompt_tokens = first_count(object, kPrompt, kInput);
+  u.completion_tokens = first_count(object, kCompletion, kOutput);
+  u.cached_tokens = cached_count(object.text);
   return u;
 }
 

@@ -1,15 +1,21 @@
 // estimate_request_tokens (routing/token_estimate) over read_request_body (http/request_body),
 // and UsageSniffer / parse_usage_json (telemetry/usage_sniffer). Input: one byte choosing the
 // path and the piece size, then a body. Invariants: an estimate is never negative; the body's
-// facts agree with top_level_strings (http/json_body) on the members both read; the sniffer
+// facts agree with top_level_strings (http/json_body) on the members both read; parse_usage_json
+// reads what a DOM (nlohmann) reads where the document is unambiguous; the sniffer
 // gives the same usage and the same response facts (telemetry/response_facts, for spans) fed in
 // pieces as fed at once (and as finish_with), holds no more than its limits allow, and keeps
 // facts within theirs.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "smartlb/http/json_body.hpp"
 #include "smartlb/http/request_body.hpp"
@@ -67,6 +73,59 @@ Sniffed sniff(UsageSniffer::Mode mode, std::string_view body, std::size_t piece,
   return out;
 }
 
+using Json = nlohmann::ordered_json;
+
+// A count as the scanner reads it: a non-negative integer that fits int64, else -1.
+std::int64_t dom_count(const Json& usage, const char* name) {
+  const auto it = usage.find(name);
+  if (it == usage.end()) return -1;
+  if (it->is_number_unsigned())
+    return it->get<std::uint64_t>() <= INT64_MAX ? static_cast<std::int64_t>(it->get<std::uint64_t>()) : -1;
+  if (it->is_number_integer()) return it->get<std::int64_t>() >= 0 ? it->get<std::int64_t>() : -1;
+  return -1;
+}
+
+std::int64_t dom_count(const Json& usage, const char* a, const char* b) {
+  const std::int64_t v = dom_count(usage, a);
+  return v >= 0 ? v : dom_count(usage, b);
+}
+
+// The usage a DOM reads (the oracle of parse_usage_json), for documents whose reading is
+// unambiguous: valid JSON, no escape (the scanner compares keys as written), no key twice in one
+// object. The object is the first in document order of the top-level "usage" and
+// "response" -> "usage" whose value is an object.
+std::optional<TokenUsage> dom_usage(std::string_view body) {
+  if (body.find('\\') != std::string_view::npos) return std::nullopt;
+  std::vector<std::set<std::string>> keys;
+  bool duplicate = false;
+  const Json::parser_callback_t note_keys = [&](int, Json::parse_event_t event, Json& parsed) {
+    if (event == Json::parse_event_t::object_start) keys.emplace_back();
+    if (event == Json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
+    if (event == Json::parse_event_t::key && !keys.empty() &&
+        !keys.back().insert(parsed.get<std::string>()).second)
+      duplicate = true;
+    return true;
+  };
+  const Json doc = Json::parse(body.begin(), body.end(), note_keys, false);
+  if (doc.is_discarded() || duplicate || !doc.is_object()) return std::nullopt;
+  const Json* usage = nullptr;
+  for (const auto& [key, value] : doc.items()) {
+    if (key == "usage" && value.is_object()) usage = &value;
+    if (key == "response" && value.is_object() && value.contains("usage") && value["usage"].is_object())
+      usage = &value["usage"];
+    if (usage) break;
+  }
+  TokenUsage u;
+  if (!usage) return u;
+  u.prompt_tokens = dom_count(*usage, "prompt_tokens", "input_tokens");
+  u.completion_tokens = dom_count(*usage, "completion_tokens", "output_tokens");
+  for (const char* details : {"prompt_tokens_details", "input_tokens_details"}) {
+    const auto d = usage->find(details);
+    if (d != usage->end() && d->is_object() && (u.cached_tokens = dom_count(*d, "cached_tokens")) >= 0) break;
+  }
+  return u;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -90,7 +149,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       strings[1] != facts.user || strings[2] != facts.prompt_cache_key)
     __builtin_trap();
 
-  (void)parse_usage_json(body);
+  const TokenUsage scanned = parse_usage_json(body);
+  if (const std::optional<TokenUsage> dom = dom_usage(body))
+    if (!same(scanned, *dom) || scanned.cached_tokens != dom->cached_tokens) __builtin_trap();
   const std::size_t piece = 1 + (opt >> 3);  // 1..32 bytes
   for (const auto mode : {UsageSniffer::Mode::Json, UsageSniffer::Mode::EventStream}) {
     const Sniffed whole = sniff(mode, body, body.size() + 1, false);

@@ -32,6 +32,30 @@ TEST(WireFormat, StatusLineKeepsTheBackendsReasonOrUsesTheStandardOne) {
   EXPECT_EQ(out, "HTTP/1.1 297 \r\n");
 }
 
+// The writer appends after what the string holds, grows it as the head needs (here past its
+// first capacity many times) and leaves exactly what was written.
+TEST(WireFormat, HeadWriterAppendsGrowsAndCutsToWhatItWrote) {
+  std::string out = "kept";
+  std::string expected = "keptHTTP/1.1 200 OK\r\n";
+  {
+    HeadWriter w(out);
+    w.status_line(11, 200, "");
+    for (int i = 0; i < 200; ++i) {
+      const std::string name = "x-field-" + std::to_string(i);
+      const std::string value(static_cast<std::size_t>(i), 'v');
+      w.field(name, value);
+      expected += name + ": " + value + "\r\n";
+    }
+    w.text("\r\n");
+  }
+  EXPECT_EQ(out, expected + "\r\n");
+  std::string small;
+  HeadWriter w(small);
+  w.field("a", "");
+  w.finish();
+  EXPECT_EQ(small, "a: \r\n");
+}
+
 TEST(WireFormat, ChunkSizeLine) {
   char line[20];
   EXPECT_EQ(std::string(line, chunk_size_line(26, line)), "1a\r\n");

@@ -55,6 +55,15 @@ void RawConnection::send(const std::string& bytes) {
   }
 }
 
+void RawConnection::send_and_close_sending(const std::string& bytes) {
+  int on = 1;
+  setsockopt(fd_, IPPROTO_TCP, TCP_CORK, &on, sizeof on);
+  send(bytes);
+  ::shutdown(fd_, SHUT_WR);
+  on = 0;
+  setsockopt(fd_, IPPROTO_TCP, TCP_CORK, &on, sizeof on);
+}
+
 namespace {
 std::size_t count_of(const std::string& hay, const std::string& needle) {
   std::size_t n = 0;

@@ -35,6 +35,9 @@ class RawConnection {
   RawConnection& operator=(const RawConnection&) = delete;
 
   void send(const std::string& bytes);
+  // Sends `bytes` and ends the sending side, corked so that the FIN leaves in the same segment as
+  // the last bytes (one event for both at the peer).
+  void send_and_close_sending(const std::string& bytes);
   // Reads until `needle` is in what was received so far (returns all of it), or the peer
   // closes / 30 s pass (returns what came; the caller's expectation then fails).
   std::string read_until(const std::string& needle, std::size_t occurrences = 1);

@@ -273,6 +273,26 @@ TEST(UsageJsonScan, NullNegativeOrNonIntegerCountsAreUnknown) {
   EXPECT_EQ(f.completion_tokens, -1);
 }
 
+// Each count is read from the first member of its name; when chat's name has no usable count
+// the Responses API's name is read, in the fast path and in the full scan alike.
+TEST(UsageJsonScan, TheFirstMemberOfANameCountsAndAnUnusableOneFallsBackToTheOtherName) {
+  for (const std::string_view tail : {"}", R"(,"x":{"usage":1}})"}) {  // the second takes the full scan
+    const std::string json = std::string(R"({"usage":{"prompt_tokens":4,"prompt_tokens":9,)") +
+                             R"("completion_tokens":null,"output_tokens":"x\"\\","output_tokens":6,)" +
+                             R"("input_tokens":5,"completion_tokens":8})" + std::string(tail);
+    const TokenUsage u = parse_usage_json(json);
+    EXPECT_EQ(u.prompt_tokens, 4) << json;
+    EXPECT_EQ(u.completion_tokens, -1) << json;  // null, then a string: both names unusable
+  }
+  const TokenUsage r =
+      parse_usage_json(R"({"usage":{"prompt_tokens":null,"input_tokens":12,"output_tokens":3}})");
+  EXPECT_EQ(r.prompt_tokens, 12);
+  EXPECT_EQ(r.completion_tokens, 3);
+  // A string value that spells a count's name is not a key.
+  const TokenUsage v = parse_usage_json(R"({"usage":{"note":"prompt_tokens","prompt_tokens":2}})");
+  EXPECT_EQ(v.prompt_tokens, 2);
+}
+
 }  // namespace
 }  // namespace smartlb
 
