@@ -187,7 +187,7 @@ void log_started(const smartlb::Config& cfg, const smartlb::Server& server,
 std::string describe_tracing(const smartlb::tracing::TraceConfig& t) {
   std::string s = "traces: OTLP/JSON to " + t.endpoint + ", sampler " +
                   std::string(smartlb::tracing::to_string(t.sampler.kind));
-  if (smartlb::tracing::takes_ratio(t.sampler.kind)) s += " " + std::to_string(t.sampler.ratio);
+  if (smartlb::tracing::takes_ratio(t.sampler.kind)) s.append(" ").append(std::to_string(t.sampler.ratio));
   for (std::size_t i = 0; i < t.headers.size(); ++i) s += (i ? ", " : "; headers ") + t.headers[i].first;
   return s;
 }

@@ -17,7 +17,7 @@ std::string join_places(const std::vector<YAML::Mark>& at) {
   for (std::size_t i = 0; i < at.size(); ++i) {
     if (i > 0) out += i + 1 == at.size() ? " and " : ", ";
     out += std::to_string(at[i].line + 1);
-    if (lines.size() < at.size()) out += ":" + std::to_string(at[i].column + 1);
+    if (lines.size() < at.size()) out.append(":").append(std::to_string(at[i].column + 1));
   }
   return out;
 }

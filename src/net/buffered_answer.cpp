@@ -43,7 +43,7 @@ Task<BodyRead> UpstreamExchange::read_body(UpstreamConnection& conn, std::string
 
 Task<Relayed> UpstreamExchange::write_answer(const ResponseHead& res, std::string_view body,
                                              const RelayOptions& options) {
-  const bool keep = req_.keep_alive && !w_.draining;
+  const bool keep = client_may_go_on();
   const bool has_body = req_.method != http::verb::head && res.status != 204 && res.status != 304;
   write_response_head(res, options, false, keep, true);
   std::string& head = buffers_.response_head;

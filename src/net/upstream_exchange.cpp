@@ -195,6 +195,18 @@ Task<Exchanged> UpstreamExchange::send_streamed(const UpstreamCall& call, Stream
   error_code ec = co_await write_upstream(c, head, call.timeout);
   if (!ec) {
     r.body_end = co_await stream_body(body, c, call.timeout);
+    if (r.body_end == StreamEnd::UpstreamFailed) {
+      // A backend may answer on the head alone (a 401, 413 or 429) and close before the body is
+      // whole, so that the next write fails: that answer, waiting in the socket, is the client's
+      // rather than a 502. A connection that broke without one fails the read at once.
+      bool got_bytes = false;
+      if (!co_await read_response_head(c, call.timeout, got_bytes)) {
+        answered_mid_body_ = true;
+        r.conn = std::move(cr.conn);
+        co_return r;
+      }
+      parser_.reset();
+    }
     if (r.body_end != StreamEnd::Sent) {
       c.close();
       r.detail = "the request body was cut short";
@@ -327,7 +339,7 @@ UpstreamExchange::BodyPlan UpstreamExchange::plan_body(const ResponseHead& res, 
   const std::string_view type = res.fields.get(http::field::content_type);
   const std::string_view coding = res.fields.get(http::field::content_encoding);
   b.usage = has_body ? UsageSniffer::mode_for(type, coding) : UsageSniffer::Mode::Off;
-  b.keep = req_.keep_alive && !w_.draining;
+  b.keep = client_may_go_on();
   if (has_body && (rewrites || !res.fields.contains(http::field::content_length))) {
     if (req_.version >= 11)
       b.chunked = true;
@@ -502,6 +514,10 @@ Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions option
 
 // Nothing reads the client's connection while an event stream is relayed: its empty read
 // buffer's room is freed (the session takes it back before the next request).
+bool UpstreamExchange::client_may_go_on() const {
+  return req_.keep_alive && !w_.draining && !answered_mid_body_;
+}
+
 void UpstreamExchange::free_client_input() {
   if (buffers_.client_input && buffers_.client_input->size() == 0) buffers_.client_input->shrink_to_fit();
 }
@@ -509,7 +525,7 @@ void UpstreamExchange::free_client_input() {
 // After a whole body: back to the pool when the backend keeps the connection and nothing
 // follows the body, else closed (bytes after the body, or the server said close: never reuse).
 void UpstreamExchange::pool_or_close(UpstreamPtr conn, bool keep_alive, bool event_stream) {
-  if (!keep_alive || conn->buffer.size() != 0) {
+  if (!keep_alive || conn->buffer.size() != 0 || answered_mid_body_) {
     conn->close();
     return;
   }

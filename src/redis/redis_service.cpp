@@ -193,7 +193,7 @@ struct RedisService::Impl {
       issue(std::move(zrem), {});
       issue(std::move(hdel), {});
     });
-    issue({"ZRANGEBYSCORE", rkey, "(" + std::to_string(now), "+inf", "WITHSCORES"},
+    issue({"ZRANGEBYSCORE", rkey, std::string("(").append(std::to_string(now)), "+inf", "WITHSCORES"},
           [this, ikey](RedisResult r) {
             if (!r.ok() || !r.value->is_array()) return;
             auto replicas = std::make_shared<std::vector<ReplicaInfo>>();

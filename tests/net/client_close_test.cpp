@@ -24,7 +24,8 @@ std::string chat_request(const std::string& marker) {
 
 struct ClientCloseTest : ::testing::Test {
   MockBackend backend{[](const SeenRequest& s) {
-    return MockReply{200, {{"content-type", "application/json"}}, R"({"for":")" + s.header("x-marker") + R"("})"};
+    return MockReply{
+        200, {{"content-type", "application/json"}}, R"({"for":")" + s.header("x-marker") + R"("})"};
   }};
   ProxyHarness p;
   void SetUp() override {

@@ -2,9 +2,16 @@
 // is routed on its head and streamed to one backend, over real sockets on 127.0.0.1.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdio>
+#include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "http_client.hpp"
 #include "mock_backend.hpp"
@@ -219,6 +226,84 @@ TEST_F(LargeUpload, AClientThatLeavesMidBodyClosesTheBackendConnectionAndBlamesN
   EXPECT_EQ(http_call(p.port(), "POST", kUpload, {}, "{}").status, 200u);
   ASSERT_EQ(backend.request_count(), 1u) << "only the whole request reached the backend";
   EXPECT_EQ(backend.last_request().connection_index, 2);
+}
+
+// A backend that answers on the head alone and closes without reading the body (an auth or size
+// refusal): one connection, its answer written at once, the rest of the upload left unread (so
+// the close resets the connection).
+class AnswersOnTheHead {
+ public:
+  explicit AnswersOnTheHead(std::string answer) : answer_(std::move(answer)) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd_, 4) != 0 ||
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0)
+      throw std::runtime_error("listen failed");
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~AnswersOnTheHead() {
+    ::shutdown(fd_, SHUT_RDWR);  // ends a pending accept
+    thread_.join();
+    ::close(fd_);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  void serve() {
+    const int c = ::accept(fd_, nullptr, nullptr);
+    if (c < 0) return;
+    std::string head;
+    char buf[4096];
+    while (head.find("\r\n\r\n") == std::string::npos) {
+      const ssize_t n = ::recv(c, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      head.append(buf, static_cast<std::size_t>(n));
+    }
+    (void)::send(c, answer_.data(), answer_.size(), MSG_NOSIGNAL);
+    ::close(c);
+  }
+
+  std::string answer_;
+  int fd_ = -1;
+  std::uint16_t port_ = 0;
+  std::thread thread_;
+};
+
+// The backend refuses the upload on its head and closes mid-body: its answer reaches the client
+// (not a 502), and the client's connection ends, the rest of its body unread.
+TEST_F(LargeUpload, AnAnswerTheBackendSentBeforeTheBodyWasWholeIsRelayed) {
+  p.cfg.max_streamed_body_bytes = 64 * 1024 * 1024;
+  const std::string refusal =
+      R"({"error":{"code":"401","message":"Access denied due to invalid subscription key."}})";
+  AnswersOnTheHead backend("HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: " +
+                           std::to_string(refusal.size()) + "\r\nConnection: close\r\n\r\n" + refusal);
+  p.add_backend("b", backend.url());
+  p.start(&records);
+  RawConnection c(p.port());
+  // Far more than the sockets between here and the backend hold: writes go on after its close.
+  const std::size_t total = 32 * 1024 * 1024;
+  c.send("POST " + kUpload + " HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(total) + "\r\n\r\n");
+  std::thread uploader([&c, total] {
+    const std::string piece = upload_body(1024 * 1024);
+    try {
+      for (std::size_t sent = 0; sent < total; sent += piece.size()) c.send(piece);
+    } catch (const std::runtime_error&) {
+      // smartlb closed the connection after the answer: the rest is not wanted
+    }
+  });
+  const std::string got = c.read_until_close();
+  uploader.join();
+  EXPECT_EQ(got.rfind("HTTP/1.1 401", 0), 0u) << got.substr(0, 300);
+  EXPECT_NE(got.find(refusal), std::string::npos) << got.substr(0, 300);
+  EXPECT_NE(got.find("Connection: close"), std::string::npos) << got.substr(0, 300);
+  EXPECT_TRUE(c.peer_closed());
+  const auto rec = records.await();
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(rec->status, 401u);
 }
 
 }  // namespace

@@ -134,6 +134,8 @@ class UpstreamExchange {
   void record_usage(const TokenUsage& u);
   void free_client_input();
   void pool_or_close(UpstreamPtr conn, bool keep_alive, bool event_stream);
+  // Whether the client's connection may carry another request after this answer.
+  bool client_may_go_on() const;
 
   Worker& w_;
   TimedSocket& client_;
@@ -141,6 +143,9 @@ class UpstreamExchange {
   RequestRecord& rec_;
   ForwardBuffers& buffers_;
   std::optional<http1::ResponseReader> parser_;  // the current attempt's response
+  // The backend answered before a streamed body was whole: neither connection can carry another
+  // request (the client's rest of the body is unread, the backend's request is cut short).
+  bool answered_mid_body_ = false;
 };
 
 }  // namespace smartlb::net
