@@ -1,6 +1,7 @@
 // One client connection: read and validate requests, hand each to the forwarder, keep the
 // connection alive between them, and leave promptly when the server drains.
 #include <limits>
+#include <memory>
 
 #include <spdlog/spdlog.h>
 
@@ -170,6 +171,22 @@ void begin_request(Worker& w, const RequestHead& head, RequestRecord& rec) {
   if (w.shared.tracer) begin_request_trace(w, head, rec);
 }
 
+// smartlb's own answer to a request it refuses before forwarding it, and the text its message
+// views. Made only when a request is refused: the session's frame, which an open stream holds
+// as long as it lasts, keeps just the pointer.
+struct Refused {
+  ErrorReply reply;
+  std::string why;
+};
+using RefusedPtr = std::unique_ptr<Refused>;
+
+Refused& refuse(RefusedPtr& refused, unsigned version, const RequestRecord& rec) {
+  refused = std::make_unique<Refused>();
+  refused->reply.version = version;
+  refused->reply.request_id = rec.request_id;
+  return *refused;
+}
+
 // What a client is told when its head could not be read (too large, malformed).
 void refuse_head_read(const error_code& hec, ErrorReply& r, std::string& message) {
   if (hec == http::error::header_limit) {
@@ -185,23 +202,26 @@ void refuse_head_read(const error_code& hec, ErrorReply& r, std::string& message
 }
 
 // A head that fails the framing checks, a target that is not a path, or a method the API does
-// not have (only the API's methods are forwarded): `bad` filled, true.
+// not have (only the API's methods are forwarded): `refused` made, true.
 bool refuse_head(const RequestHead& head, const Config& cfg, FramingInput& framing, bool target_ok,
-                 ErrorReply& bad, std::string& why, RequestRecord& rec) {
-  why = validate_head(head, cfg, framing);
+                 RefusedPtr& refused, RequestRecord& rec) {
+  std::string why = validate_head(head, cfg, framing);
   if (why.empty() && !target_ok) why = "the request target must be a path (origin-form)";
   if (!why.empty()) {
-    bad.message = why;
+    Refused& r = refuse(refused, head.version, rec);
+    r.why = std::move(why);
+    r.reply.message = r.why;
     rec.status = 400;
     return true;
   }
   if (is_api_method(head.method_text)) return false;
-  why = "Method '" + head.method_text.substr(0, 32) + "' is not allowed; the API's methods are " +
-        std::string(kApiMethodsAllow) + " (case-sensitive).";
-  bad.status = http::status::method_not_allowed;
-  bad.message = why;
-  bad.code = "method_not_allowed";
-  bad.allow = kApiMethodsAllow;
+  Refused& r = refuse(refused, head.version, rec);
+  r.why = "Method '" + head.method_text.substr(0, 32) + "' is not allowed; the API's methods are " +
+          std::string(kApiMethodsAllow) + " (case-sensitive).";
+  r.reply.status = http::status::method_not_allowed;
+  r.reply.message = r.why;
+  r.reply.code = "method_not_allowed";
+  r.reply.allow = kApiMethodsAllow;
   rec.status = 405;
   return true;
 }
@@ -224,10 +244,16 @@ void refuse_caller(const Authentication& auth, ErrorReply& bad, RequestRecord& r
   rec.status = 401;
 }
 
-// A body that did not come whole: true with `bad` filled when the client is still there to be
+// A body that did not come whole: true with `refused` made when the client is still there to be
 // told (a timeout, too large for the setting `limit`, bad framing); false when it left.
-bool refuse_body_read(const error_code& bec, std::string_view limit, ErrorReply& bad, std::string& why,
+bool refuse_body_read(const error_code& bec, std::string_view limit, RefusedPtr& refused, unsigned version,
                       RequestRecord& rec) {
+  if (bec != beast::error::timeout && bec != http::error::body_limit && !is_parse_error(bec)) {
+    rec.client_aborted = true;
+    return false;
+  }
+  Refused& r = refuse(refused, version, rec);
+  ErrorReply& bad = r.reply;
   if (bec == beast::error::timeout) {
     bad.status = http::status::request_timeout;
     bad.message = "The request body did not arrive within HTTP_TIMEOUT_SECONDS.";
@@ -237,13 +263,10 @@ bool refuse_body_read(const error_code& bec, std::string_view limit, ErrorReply&
     bad.status = http::status::payload_too_large;
     bad.message = too_large_message(limit);
     rec.status = 413;
-  } else if (is_parse_error(bec)) {
-    why = "Malformed request body framing (" + bec.message() + ").";
-    bad.message = why;
-    rec.status = 400;
   } else {
-    rec.client_aborted = true;
-    return false;
+    r.why = "Malformed request body framing (" + bec.message() + ").";
+    bad.message = r.why;
+    rec.status = 400;
   }
   return true;
 }
@@ -294,8 +317,9 @@ IntakeStart start_intake(const BodyLimits& limits, std::optional<std::uint64_t> 
 }
 
 // An Expect other than 100-continue: 417.
-bool refuse_expectation(const RequestHead& head, ErrorReply& bad, RequestRecord& rec) {
+bool refuse_expectation(const RequestHead& head, RefusedPtr& refused, RequestRecord& rec) {
   if (iequals(head.fields.get(http::field::expect), "100-continue")) return false;
+  ErrorReply& bad = refuse(refused, head.version, rec).reply;
   bad.status = http::status::expectation_failed;
   bad.message = "Only Expect: 100-continue is supported.";
   rec.status = 417;
@@ -387,15 +411,14 @@ Task<> run_client_session(Worker& w, Socket socket) {
       ~FinishOnExit() { finish_request(w, rec); }
     } finish_on_exit{w, rec};
 
-    std::optional<StreamedBody> streamed;  // a large upload's body, left unread for the forwarder
-    ErrorReply bad;
-    bad.version = head.version;
-    bad.request_id = rec.request_id;
-    std::string why;  // bad.message is a view: the text must outlive the write
+    // A large upload's body, left unread for the forwarder (made only for one: the frame of an
+    // open stream's session holds just the pointer).
+    std::unique_ptr<StreamedBody> streamed;
+    RefusedPtr refused;  // smartlb's answer, when it refuses the request
     const std::optional<RequestTarget> target = parse_request_target(head.target);
     // A bad head or method: answered before the body is read, so the connection closes after.
-    if (refuse_head(head, cfg, framing, target.has_value(), bad, why, rec)) {
-      co_await write_error_reply(stream, bad, std::chrono::seconds(5));
+    if (refuse_head(head, cfg, framing, target.has_value(), refused, rec)) {
+      co_await write_error_reply(stream, refused->reply, std::chrono::seconds(5));
       break;
     }
     const SnapshotCache::Lease& snapshot = leased.emplace(w.snapshots.acquire());
@@ -409,9 +432,9 @@ Task<> run_client_session(Worker& w, Socket socket) {
     }
     const std::optional<ClientIdentity>& client = auth.identity;
     if (!client) {
-      refuse_caller(auth, bad, rec);
+      refuse_caller(auth, refuse(refused, head.version, rec).reply, rec);
       // The body is unread, so the connection cannot carry another request.
-      co_await write_error_reply(stream, bad, std::chrono::seconds(5));
+      co_await write_error_reply(stream, refused->reply, std::chrono::seconds(5));
       break;
     }
     rec.client.assign(client->name);
@@ -425,13 +448,13 @@ Task<> run_client_session(Worker& w, Socket socket) {
       const IntakeStart intake = start_intake(limits, length, parser);
       bool stream_it = intake.stream;
       if (intake.too_large) {
-        if (refuse_body_read(http::error::body_limit, intake.limit, bad, why, rec))
-          co_await write_error_reply(stream, bad, std::chrono::seconds(5));
+        if (refuse_body_read(http::error::body_limit, intake.limit, refused, head.version, rec))
+          co_await write_error_reply(stream, refused->reply, std::chrono::seconds(5));
         break;
       }
       if (head.fields.contains(http::field::expect)) {
-        if (refuse_expectation(head, bad, rec)) {
-          co_await write_error_reply(stream, bad, std::chrono::seconds(5));
+        if (refuse_expectation(head, refused, rec)) {
+          co_await write_error_reply(stream, refused->reply, std::chrono::seconds(5));
           break;
         }
         if (stream.done(co_await send_continue(stream, head, cfg.http_timeout))) {
@@ -447,17 +470,19 @@ Task<> run_client_session(Worker& w, Socket socket) {
             head.body.size() <= intake.stop_past)
           bec = co_await read_body(stream, buffer, parser, cfg.http_timeout, head.body, intake.stop_past);
         if (bec) {
-          if (refuse_body_read(bec, intake.limit, bad, why, rec))
-            co_await write_error_reply(stream, bad, std::chrono::seconds(5));
+          if (refuse_body_read(bec, intake.limit, refused, head.version, rec))
+            co_await write_error_reply(stream, refused->reply, std::chrono::seconds(5));
           break;
         }
         stream_it = !length && stream_chunked(limits, head.body.size(), parser.is_done());
       }
-      if (stream_it) begin_streamed(streamed.emplace(stream, buffer, parser), head, length, cfg, parser);
+      if (stream_it)
+        begin_streamed(*(streamed = std::make_unique<StreamedBody>(stream, buffer, parser)), head, length,
+                       cfg, parser);
     }
 
     bool keep = co_await forward_request(w, *snapshot, stream, head, *target, *client, rec, forward_buffers,
-                                         streamed ? &*streamed : nullptr);
+                                         streamed.get());
     forward_buffers.job.end();  // its memory back to the worker while the connection idles
     // A body not read to its end leaves the connection unable to carry another request.
     if (streamed && streamed->unread()) keep = false;

@@ -107,6 +107,14 @@ class ForwardJob {
   // A streamed body's attempt that can neither fail over (its first byte left) nor relay an
   // answer (none came whole): the client is told how it ended, or is gone.
   Task<Attempted> end_streamed(StreamEnd end);
+  // An answer's head judged (fail over or relay; the backend's retry hint), its rate-limit
+  // report kept for the target.
+  struct AnswerVerdict {
+    Verdict verdict;
+    std::optional<std::chrono::milliseconds> hint;
+  };
+  AnswerVerdict judge_and_observe(const ChosenTarget& t, const ResponseHead& head, MonoNanos sent,
+                                  const ReportedBudget::Mark& mark);
   void account_stream_failure(const ChosenTarget& t, AttemptRecord& a, unsigned status, MonoNanos sent,
                               const Relayed& relayed);
   void answered(const ChosenTarget& t, unsigned status, MonoNanos sent, const Relayed& relayed);

@@ -221,9 +221,7 @@ Task<Attempted> ForwardJob::attempt(const ChosenTarget& t, TriedSet& tried) {
   }
   const unsigned status = r.conn->head.status;
   a.status = status;
-  const Judged judged = judge_answer(status, throttle_fields(r.conn->head.fields), !model_.empty(),
-                                     t.member.quota_window, s_.clock.wall_now());
-  states_.observe_report(t.member, model_, judged.report, sent, mark, status != 429);
+  const AnswerVerdict judged = judge_and_observe(t, r.conn->head, sent, mark);
   if (websocket_) {
     const websocket::UpgradeAnswer upgrade = judge_upgrade(r.conn->head);
     if (upgrade == websocket::UpgradeAnswer::Accepted) {
@@ -267,6 +265,16 @@ Task<Attempted> ForwardJob::attempt(const ChosenTarget& t, TriedSet& tried) {
   }
   answered(t, status, sent, relayed);
   co_return relayed.end == RelayEnd::Keep ? Attempted::Keep : Attempted::Close;
+}
+
+// Not part of attempt(): a coroutine's locals all live in its frame, which a stream holds for
+// as long as it lasts, and the whole Judged is needed only here.
+ForwardJob::AnswerVerdict ForwardJob::judge_and_observe(const ChosenTarget& t, const ResponseHead& head,
+                                                        MonoNanos sent, const ReportedBudget::Mark& mark) {
+  const Judged judged = judge_answer(head.status, throttle_fields(head.fields), !model_.empty(),
+                                     t.member.quota_window, s_.clock.wall_now());
+  states_.observe_report(t.member, model_, judged.report, sent, mark, head.status != 429);
+  return {judged.verdict, judged.hint};
 }
 
 Task<Attempted> ForwardJob::end_streamed(StreamEnd end) {

@@ -1,45 +1,21 @@
 #pragma once
 // What happened to one client request, filled by the forwarder and handed to the access log
 // and metrics when it ends. Plain data.
-#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "smartlb/base/clock.hpp"
 #include "smartlb/cost/money.hpp"
-#include "smartlb/routing/outcome.hpp"
+#include "smartlb/telemetry/attempt_log.hpp"
 #include "smartlb/telemetry/response_facts.hpp"
 #include "smartlb/telemetry/trace_ids.hpp"
 
 namespace smartlb {
 
-// Backends are named by their identity (BackendId::value), which outlives configurations.
-struct AttemptRecord {
-  std::size_t backend = 0;                  // BackendId::value
-  unsigned status = 0;                      // 0 when no response header arrived
-  FailureCause cause = FailureCause::None;  // None: the attempt served the client
-  std::int64_t cooldown_ms = 0;
-  std::int64_t ttfb_us = 0;      // request sent -> response header read
-  bool breaker_tripped = false;  // this failure tripped the target's failure_tolerance breaker
-  bool probe = false;            // sent to test a target its rate-limit reports held back
-  // The deployment (or model) its backend was asked for: the name its cooldowns and quotas are
-  // kept under (after a target's or BACKEND_X_DEPLOYMENT_NAME's rename). A view into the
-  // request or its configuration, both held until the request is accounted.
-  std::string_view deployment{};
-  MonoNanos sent = 0;   // when the request left (0: it never did, no credential)
-  MonoNanos ended = 0;  // when a failed attempt's outcome was known (the served one ends with the request)
-  // Tracing only (RequestRecord::trace.on): its CLIENT span, and where it went. Views into
-  // the request's configuration, like `deployment`.
-  SpanId span_id{};
-  std::string_view backend_name{};
-  std::string_view server_address{};
-  std::uint16_t server_port = 0;
-  bool azure = false;  // Azure OpenAI (an Azure host, or an /openai/ path), else OpenAI
-};
-
 struct RequestRecord {
-  static constexpr std::size_t kMaxAttempts = 16;
+  // Attempts beyond this many are counted, and the last one recorded in the last place.
+  static constexpr std::size_t kMaxAttempts = AttemptLog::kMaxRecords;
 
   std::string method;
   std::string path;        // without the query string (it may carry secrets)
@@ -51,7 +27,7 @@ struct RequestRecord {
   unsigned status = 0;  // what the client got
   int served_by = -1;   // BackendId::value that produced the response, -1 for our own answer
   std::size_t attempt_count = 0;
-  std::array<AttemptRecord, kMaxAttempts> attempts{};
+  AttemptLog attempts;  // attempts[0 .. min(attempt_count, kMaxAttempts))
   std::uint64_t response_bytes = 0;
   bool client_aborted = false;      // the client went away mid-response
   bool upstream_aborted = false;    // the backend failed after headers were relayed
@@ -85,6 +61,7 @@ struct RequestRecord {
     status = 0;
     served_by = -1;
     attempt_count = 0;
+    attempts.release_overflow();
     response_bytes = 0;
     client_aborted = upstream_aborted = client_limited = false;
     auth_failure = {};
@@ -103,8 +80,7 @@ struct RequestRecord {
   AttemptRecord& add_attempt() {
     const std::size_t i = attempt_count < kMaxAttempts ? attempt_count : kMaxAttempts - 1;
     ++attempt_count;
-    attempts[i] = AttemptRecord{};
-    return attempts[i];
+    return attempts.start(i);
   }
 };
 
