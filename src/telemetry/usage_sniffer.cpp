@@ -2,7 +2,6 @@
 
 #include <cstring>
 
-#include <algorithm>
 #include <array>
 #include <charconv>
 
@@ -107,52 +106,37 @@ std::string_view find_usage_object(std::string_view s) {
 
 bool is_json_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
-// The index just past the value that opens at `open` ('{' or '['), or npos.
-std::size_t end_of_container(std::string_view s, std::size_t open) {
-  int depth = 0;
-  for (std::size_t k = open; k < s.size(); ++k) {
-    const char c = s[k];
-    if (c == '"') {
-      k = closing_quote(s, k + 1);
-      if (k == std::string_view::npos) return k;
-    } else if (c == '{' || c == '[') {
-      ++depth;
-    } else if ((c == '}' || c == ']') && --depth == 0) {
-      return k + 1;
-    }
-  }
-  return std::string_view::npos;
-}
+// The members a usage object's reading needs, each by its slot in ObjectMembers::value_at.
+enum UsageMember : std::uint8_t {
+  kPrompt,
+  kInput,
+  kCompletion,
+  kOutput,
+  kPromptDetails,
+  kInputDetails,
+  kUsageMembers
+};
+constexpr std::array<std::string_view, kUsageMembers> kUsageKeys = {
+    "prompt_tokens", "input_tokens",          "completion_tokens",
+    "output_tokens", "prompt_tokens_details", "input_tokens_details"};
+constexpr std::array<std::string_view, 1> kDetailsKeys = {"cached_tokens"};
 
-// The counts a usage object may hold, each by its slot in UsageObject::value_at.
-enum UsageCount : std::uint8_t { kPrompt, kInput, kCompletion, kOutput, kUsageCounts };
-
-int usage_count_slot(std::string_view key) {
-  switch (key.size()) {
-    case 12:
-      return key == "input_tokens" ? kInput : -1;
-    case 13:
-      return key == "prompt_tokens" ? kPrompt : key == "output_tokens" ? kOutput : -1;
-    case 17:
-      return key == "completion_tokens" ? kCompletion : -1;
-    default:
-      return -1;
-  }
-}
-
-// A usage object's text and where the value of each count's first member starts in it (npos:
-// absent). Read in the same pass that finds the object's end: one scan instead of one per key.
-struct UsageObject {
+// An object's text and where the value of the first member of each of some keys starts in it
+// (npos: absent). Read in the pass that finds the object's end: one scan, not one per key.
+template <std::size_t N>
+struct ObjectMembers {
   std::string_view text;
-  std::array<std::size_t, kUsageCounts> value_at{};
+  std::array<std::size_t, N> value_at{};
 };
 
-// The object that opens at `open` in `s`, with its counts' positions; empty text when it does
-// not close.
-UsageObject read_usage_object(std::string_view s, std::size_t open) {
+// The object that opens at `open` in `s`, with the positions of `keys`' members directly inside
+// it (not in a nested value); empty text when it does not close. Keys are compared as written.
+template <std::size_t N>
+ObjectMembers<N> read_members(std::string_view s, std::size_t open,
+                              const std::array<std::string_view, N>& keys) {
   constexpr std::size_t npos = std::string_view::npos;
-  UsageObject u;
-  u.value_at.fill(npos);
+  ObjectMembers<N> m;
+  m.value_at.fill(npos);
   int depth = 0;
   for (std::size_t k = open; k < s.size(); ++k) {
     const char c = s[k];
@@ -161,23 +145,26 @@ UsageObject read_usage_object(std::string_view s, std::size_t open) {
       k = closing_quote(s, begin);
       if (k == npos) return {};
       if (depth != 1) continue;
-      const int slot = usage_count_slot(s.substr(begin, k - begin));
-      if (slot < 0 || u.value_at[slot] != npos) continue;
+      const std::string_view name = s.substr(begin, k - begin);
+      std::size_t slot = 0;
+      while (slot < N && keys[slot] != name) ++slot;
+      if (slot == N || m.value_at[slot] != npos) continue;
       std::size_t j = k + 1;
       while (j < s.size() && is_json_space(s[j])) ++j;
       if (j >= s.size() || s[j] != ':') continue;  // a string value, not a key
       ++j;
       while (j < s.size() && is_json_space(s[j])) ++j;
-      u.value_at[slot] = j - open;
+      m.value_at[slot] = j - open;
     } else if (c == '{' || c == '[') {
       ++depth;
     } else if ((c == '}' || c == ']') && --depth == 0) {
-      u.text = s.substr(open, k + 1 - open);
-      return u;
+      m.text = s.substr(open, k + 1 - open);
+      return m;
     }
   }
   return {};
 }
+using UsageObject = ObjectMembers<kUsageMembers>;
 
 // The common case in a few hundred instructions: OpenAI writes `usage` last, so take the
 // last `"usage"` in the text (at `at`), and accept it only if it is a key whose object is followed by
@@ -196,7 +183,7 @@ UsageObject find_last_top_level_usage(std::string_view s, std::size_t at) {
   ++i;
   while (i < s.size() && is_json_space(s[i])) ++i;
   if (i >= s.size() || s[i] != '{') return {};
-  const UsageObject usage = read_usage_object(s, i);
+  const UsageObject usage = read_members(s, i, kUsageKeys);
   if (usage.text.empty()) return {};
   // What follows must close exactly one level (the top-level object), then only spaces.
   int depth = 1;
@@ -220,31 +207,6 @@ UsageObject find_last_top_level_usage(std::string_view s, std::size_t at) {
 
 namespace {
 
-// Where the value of `key` directly inside `object` (not in a nested object) starts, or npos.
-std::size_t member_value_at(std::string_view object, std::string_view key) {
-  int depth = 0;
-  for (std::size_t i = 0; i < object.size(); ++i) {
-    const char c = object[i];
-    if (c == '"') {
-      const std::size_t begin = i + 1;
-      i = closing_quote(object, begin);
-      if (i == std::string_view::npos) return std::string_view::npos;
-      if (depth != 1 || object.substr(begin, i - begin) != key) continue;
-      std::size_t j = i + 1;
-      while (j < object.size() && is_json_space(object[j])) ++j;
-      if (j >= object.size() || object[j] != ':') continue;  // a string value, not a key
-      ++j;
-      while (j < object.size() && is_json_space(object[j])) ++j;
-      return j;
-    }
-    if (c == '{' || c == '[')
-      ++depth;
-    else if (c == '}' || c == ']')
-      --depth;
-  }
-  return std::string_view::npos;
-}
-
 // The non-negative integer value that starts at `j` in `object`, or -1 when `j` is npos, or the
 // value is null or not such an integer.
 std::int64_t integer_at(std::string_view object, std::size_t j) {
@@ -257,28 +219,21 @@ std::int64_t integer_at(std::string_view object, std::size_t j) {
 }
 
 // The count of the first of two names that has one (chat's name, then the Responses API's).
-std::int64_t first_count(const UsageObject& u, UsageCount a, UsageCount b) {
+std::int64_t first_count(const UsageObject& u, UsageMember a, UsageMember b) {
   const std::int64_t v = integer_at(u.text, u.value_at[a]);
   return v >= 0 ? v : integer_at(u.text, u.value_at[b]);
 }
 
-// The object that is the value of `key` directly inside `object`, or empty.
-std::string_view object_member(std::string_view object, std::string_view key) {
-  const std::size_t j = member_value_at(object, key);
-  if (j == std::string_view::npos || j >= object.size() || object[j] != '{') return {};
-  const std::size_t end = end_of_container(object, j);
-  return end == std::string_view::npos ? std::string_view() : object.substr(j, end - j);
-}
-
 // The prompt tokens served from the prompt cache: chat's prompt_tokens_details.cached_tokens,
-// the Responses API's input_tokens_details.cached_tokens.
-std::int64_t cached_count(std::string_view usage) {
-  // Most usage objects have no details: one memchr says so ('d' is in no other key of theirs),
-  // where the two object scans below cost 800 instructions per answer.
-  if (usage.find("details") == std::string_view::npos) return -1;
-  for (const std::string_view details : {"prompt_tokens_details", "input_tokens_details"})
-    if (const std::string_view d = object_member(usage, details); !d.empty())
-      if (const std::int64_t v = integer_at(d, member_value_at(d, "cached_tokens")); v >= 0) return v;
+// else the Responses API's input_tokens_details.cached_tokens.
+std::int64_t cached_count(const UsageObject& u) {
+  for (const UsageMember details : {kPromptDetails, kInputDetails}) {
+    const std::size_t at = u.value_at[details];
+    if (at == std::string_view::npos || u.text[at] != '{') continue;
+    const ObjectMembers<1> d = read_members(u.text, at, kDetailsKeys);
+    if (d.text.empty()) continue;
+    if (const std::int64_t v = integer_at(d.text, d.value_at[0]); v >= 0) return v;
+  }
   return -1;
 }
 
@@ -308,11 +263,11 @@ TokenUsage parse_usage_json(std::string_view json) {
   if (object.text.empty()) {
     const std::string_view found = find_usage_object(json);
     if (found.empty()) return u;
-    object = read_usage_object(found, 0);
+    object = read_members(found, 0, kUsageKeys);
   }
   u.prompt_tokens = first_count(object, kPrompt, kInput);
   u.completion_tokens = first_count(object, kCompletion, kOutput);
-  u.cached_tokens = cached_count(object.text);
+  u.cached_tokens = cached_count(object);
   return u;
 }
 
