@@ -10,20 +10,24 @@
 
 namespace smartlb::http1 {
 
+// "name: value\r\n" at `p`, which has room for name.size() + value.size() + 4 bytes.
+inline void write_field(char* p, std::string_view name, std::string_view value) {
+  std::memcpy(p, name.data(), name.size());
+  p += name.size();
+  *p++ = ':';
+  *p++ = ' ';
+  if (!value.empty()) std::memcpy(p, value.data(), value.size());  // (an empty view's data may be null)
+  p += value.size();
+  *p++ = '\r';
+  *p = '\n';
+}
+
 // "name: value\r\n"
 inline void append_field(std::string& out, std::string_view name, std::string_view value) {
   // One resize and two copies instead of four appends (this runs for every field passed on).
   const std::size_t at = out.size();
   out.resize(at + name.size() + value.size() + 4);
-  char* p = out.data() + at;
-  std::memcpy(p, name.data(), name.size());
-  p += name.size();
-  *p++ = ':';
-  *p++ = ' ';
-  std::memcpy(p, value.data(), value.size());
-  p += value.size();
-  *p++ = '\r';
-  *p = '\n';
+  write_field(out.data() + at, name, value);
 }
 
 // Writes a head's pieces into `out` after what it holds, making room in large steps and cutting
@@ -41,16 +45,9 @@ class HeadWriter {
   void status_line(unsigned version, unsigned status, std::string_view reason);
   // "name: value\r\n"
   void field(std::string_view name, std::string_view value) {
-    char* p = room(name.size() + value.size() + 4);
-    std::memcpy(p, name.data(), name.size());
-    p += name.size();
-    *p++ = ':';
-    *p++ = ' ';
-    if (!value.empty()) std::memcpy(p, value.data(), value.size());  // (an empty view's data may be null)
-    p += value.size();
-    *p++ = '\r';
-    *p = '\n';
-    at_ += name.size() + value.size() + 4;
+    const std::size_t n = name.size() + value.size() + 4;
+    write_field(room(n), name, value);
+    at_ += n;
   }
   void text(std::string_view s) {
     if (s.empty()) return;
