@@ -22,6 +22,14 @@ std::string chat_request(const std::string& marker) {
          marker + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
+// Sends a request with the close in its last segment: its answer comes, then smartlb's close.
+void send_with_close_and_expect_answer(RawConnection& c, const std::string& marker) {
+  c.send_and_close_sending(chat_request(marker));
+  const std::string got = c.read_until_close();
+  EXPECT_NE(got.find(R"({"for":")" + marker + R"("})"), std::string::npos) << got;
+  EXPECT_TRUE(c.peer_closed()) << "smartlb did not close the connection within 30 s";
+}
+
 struct ClientCloseTest : ::testing::Test {
   MockBackend backend{[](const SeenRequest& s) {
     return MockReply{
@@ -39,10 +47,7 @@ struct ClientCloseTest : ::testing::Test {
 
 TEST_F(ClientCloseTest, AFirstRequestThatCameWithTheCloseIsAnsweredAndTheConnectionEnds) {
   RawConnection c(p.port());
-  c.send_and_close_sending(chat_request("only"));
-  const std::string got = c.read_until_close();
-  EXPECT_NE(got.find(R"({"for":"only"})"), std::string::npos) << got;
-  EXPECT_TRUE(c.peer_closed());
+  send_with_close_and_expect_answer(c, "only");
 }
 
 TEST_F(ClientCloseTest, ALaterRequestThatCameWithTheCloseIsAnsweredAndTheConnectionEnds) {
@@ -51,10 +56,7 @@ TEST_F(ClientCloseTest, ALaterRequestThatCameWithTheCloseIsAnsweredAndTheConnect
   EXPECT_NE(c.read_until(R"({"for":"first"})").find("200 OK"), std::string::npos);
   // The session now waits for the next request without a recv(): the event of this segment
   // brings the request and the close at once.
-  c.send_and_close_sending(chat_request("second"));
-  const std::string got = c.read_until_close();
-  EXPECT_NE(got.find(R"({"for":"second"})"), std::string::npos) << got;
-  EXPECT_TRUE(c.peer_closed());
+  send_with_close_and_expect_answer(c, "second");
 }
 
 TEST_F(ClientCloseTest, AKeptAliveConnectionServesRequestsThatComeAfterEachAnswer) {
