@@ -91,11 +91,14 @@ std::int64_t dom_count(const Json& usage, const char* a, const char* b) {
 }
 
 // The usage a DOM reads (the oracle of parse_usage_json), for documents whose reading is
-// unambiguous: valid JSON, no escape (the scanner compares keys as written), no key twice in one
-// object. The object is the first in document order of the top-level "usage" and
+// unambiguous: valid JSON, no escape (the scanner compares keys as written), no NUL byte, no key
+// twice in one object. The object is the first in document order of the top-level "usage" and
 // "response" -> "usage" whose value is an object.
 std::optional<TokenUsage> dom_usage(std::string_view body) {
-  if (body.find('\\') != std::string_view::npos) return std::nullopt;
+  // nlohmann's lexer takes a NUL byte for the end of input (a C string's end), so a document
+  // followed by NUL and more text would parse: the scanner reads the whole text.
+  if (body.find('\\') != std::string_view::npos || body.find('\0') != std::string_view::npos)
+    return std::nullopt;
   std::vector<std::set<std::string>> keys;
   bool duplicate = false;
   const Json::parser_callback_t note_keys = [&](int, Json::parse_event_t event, Json& parsed) {
