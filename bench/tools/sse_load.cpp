@@ -15,7 +15,7 @@
 //     event apart (first_event_delay_ms: the one a proxy's hold-back of a stream's start could
 //     delay), samples PID's RSS once all streams are open and 3 s later, and prints one JSON line
 //     shaped like sse_client.js's.
-//     --dump FILE also writes "send_ns seq delay_ms" for every recorded event.
+//     --dump FILE also writes "send_ns seq delay_ms" for every recorded event (the first included).
 //
 // Single-threaded, plain Asio, no Beast: a benchmark tool, not part of smartlb.
 #include <boost/asio/as_tuple.hpp>
@@ -209,11 +209,11 @@ class EventScanner {
         std::from_chars(event.data() + p + 4, event.data() + event.size(), t);
       if (auto p = event.find("\"seq\":"); p != std::string_view::npos)
         std::from_chars(event.data() + p + 6, event.data() + event.size(), seq);
-      if (t > 0 && seq == 0) first_delays.push_back(static_cast<double>(now_ns - t) / 1e6);
-      if (t > 0 && seq >= 2) {
-        delays.push_back(static_cast<double>(now_ns - t) / 1e6);
-        if (dump_) std::fprintf(dump_, "%lld %ld %.3f\n", static_cast<long long>(t), seq, delays.back());
-      }
+      double delay_ms = static_cast<double>(now_ns - t) / 1e6;
+      if (t > 0 && seq == 0) first_delays.push_back(delay_ms);
+      if (t > 0 && seq >= 2) delays.push_back(delay_ms);
+      if (t > 0 && dump_ && (seq == 0 || seq >= 2))
+        std::fprintf(dump_, "%lld %ld %.3f\n", static_cast<long long>(t), seq, delay_ms);
       start = end + 2;
     }
     pending_.erase(0, start);
