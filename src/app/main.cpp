@@ -1,20 +1,19 @@
 // smartlb: a load-balancing reverse proxy for OpenAI and Azure OpenAI endpoints.
-#include <sys/resource.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
-
 #include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <mutex>
 #include <optional>
 #include <thread>
+#ifdef __GLIBC__  // defined by the headers above
+#include <malloc.h>
+#endif
 
 #include <spdlog/spdlog.h>
 
 #include "smartlb/admin/admin_server.hpp"
 #include "smartlb/app/command_line.hpp"
+#include "smartlb/app/descriptor_table.hpp"
 #include "smartlb/app/file_watch.hpp"
 #include "smartlb/app/periodic_thread.hpp"
 #include "smartlb/app/reload_notes.hpp"
@@ -46,14 +45,6 @@ Usage: smartlb [--config FILE] [--check-config] [--help] [--version]
 
 Configured by environment variables (all errors are reported at once):
 )";
-
-void raise_fd_limit() {
-  rlimit rl{};
-  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-    rl.rlim_cur = rl.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &rl);
-  }
-}
 
 smartlb::redis::RedisServiceOptions redis_options(const smartlb::Config& cfg, smartlb::Metrics& metrics) {
   metrics.enable_redis();
@@ -286,7 +277,12 @@ int main(int argc, char** argv) {
   smartlb::Config cfg = std::move(*loaded.load->config);
   smartlb::setup_logging(cfg.log_level, cfg.log_format);
   for (const auto& w : loaded.load->warnings) spdlog::warn("{}", w);
-  raise_fd_limit();
+  // While this is the only thread: a table grown later stalls a worker (descriptor_table.hpp).
+  const std::size_t descriptors =
+      smartlb::descriptors_to_reserve(cfg.max_connections, smartlb::raise_descriptor_limit());
+  if (!smartlb::reserve_descriptor_table(descriptors))
+    spdlog::warn("could not make room for {} file descriptors at start: the table grows as connections come",
+                 descriptors);
   const sigset_t signals = block_signals();
 
   std::vector<smartlb::Metrics::BackendInfo> metric_backends;

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -74,6 +76,29 @@ TEST(Binary, ServesThenDrainsAndExitsZeroOnSigterm) {
   EXPECT_NE(c.output().find("draining"), std::string::npos);
   EXPECT_EQ(c.output().find("sk-secret-in-config"), std::string::npos) << "no key in the log:\n"
                                                                        << c.output();
+}
+
+// The process's FDSize (descriptor slots in its table), 0 when unknown.
+std::size_t descriptor_table_size_of(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("FDSize:", 0) == 0) return std::stoul(line.substr(7));
+  return 0;
+}
+
+// A table grown while connections arrive stalls the worker for an RCU grace period at each
+// doubling (src/app/descriptor_table.cpp): it is grown at start, for two descriptors per
+// allowed connection.
+TEST(Binary, StartsWithADescriptorTableForEveryAllowedConnection) {
+  MockBackend backend([](const SeenRequest&) { return MockReply{200, {}, "ok"}; });
+  Child c({}, {"BACKEND_1_URL=" + backend.url(), "PORT=0", "ADMIN_PORT=0", "LISTEN_ADDRESS=127.0.0.1",
+               "THREADS=1", "MAX_CONNECTIONS=3000"});
+  ASSERT_NE(api_port(c), 0) << c.output();
+  rlimit rl{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &rl), 0);
+  const std::size_t wanted = std::min<std::size_t>(rl.rlim_max, 2 * 3000 + 1024);
+  EXPECT_GE(descriptor_table_size_of(c.pid()), wanted);
 }
 
 // Replaces `path` atomically (a new file renamed over it), as editors and kubelet do.

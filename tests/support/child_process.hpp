@@ -90,6 +90,7 @@ class ChildProcess {
     return m.size() > 1 ? m[1].str() : m[0].str();
   }
   void signal(int sig) { ::kill(pid_, sig); }
+  pid_t pid() const { return pid_; }
   // Waits for the process to exit and for all of its output; its exit code, or 128 + the
   // signal that ended it.
   int wait_exit() {
