@@ -60,10 +60,14 @@ class SessionLearning final : public SessionResponses {
                   std::string_view model, const Clock& clock)
       : states_(states), selector_(selector), member_(member), model_(model), clock_(clock) {}
 
-  void response_done(const websocket::RealtimeUsage& usage, std::optional<Nanos> took) override {
-    states_.charge_used(member_, model_, usage.input_tokens + usage.output_tokens);
+  // A handshake that named no model (a Responses socket's `model` parameter is optional): each
+  // response under the model its `response.create` asked for, as the same request over HTTP.
+  void response_done(const websocket::RealtimeUsage& usage, std::optional<Nanos> took,
+                     std::string_view asked_model) override {
+    const std::string_view model = model_.empty() ? asked_model : model_;
+    states_.charge_used(member_, model, usage.input_tokens + usage.output_tokens);
     if (took)
-      selector_.observe(Answered{member_.id, member_.effective_deployment(model_), 200, true, clock_.now(),
+      selector_.observe(Answered{member_.id, member_.effective_deployment(model), 200, true, clock_.now(),
                                  *took, usage.output_tokens});
   }
 

@@ -294,7 +294,7 @@ class Relay final : public DrainListener {
     std::optional<Nanos> took;
     if (response_began_) took = std::chrono::duration_cast<Nanos>(now - *response_began_);
     response_began_.reset();
-    responses_->response_done(e.usage, took);
+    responses_->response_done(e.usage, took, client_requests_ ? client_requests_->model : std::string_view{});
   }
 
   // smartlb writes to the client from elsewhere than the backend's pump too (answer_client,

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "smartlb/http/request_body.hpp"
 #include "smartlb/stateful/id_tagger.hpp"
 #include "smartlb/stateful/request_ids.hpp"
 
@@ -41,6 +42,7 @@ Edit ServerEventEditor::edit(std::string_view text, std::string& out) {
 }
 
 Edit ClientRequestEditor::edit(std::string_view text, std::string& out) {
+  if (const auto named = read_request_body("/v1/responses", text).model) model.assign(*named);
   if (!stateful::may_hold_tag(text)) return Edit::Keep;
   stateful::RequestIds ids;
   if (!stateful::strip_json_body(text, out, ids) || ids.tagged().empty()) return Edit::Keep;

@@ -126,6 +126,24 @@ TEST_F(ResponsesSocketTest, EachCompletedResponseCountsAgainstTheDeclaredQuotaAn
   client.ws().close(websocket::close_code::normal, ec);
 }
 
+// The handshake's `model` parameter is optional: each response then counts under the model
+// its response.create asked for, as the same request over HTTP would (not under no model).
+TEST_F(ResponsesSocketTest, WithoutAModelInTheHandshakeEachResponseCountsUnderTheModelItAskedFor) {
+  Sim sim("sim-a", "key-a");
+  ASSERT_EQ(use_learning_policy(proxy_, sim), "");
+  start();
+  WsClient client(proxy_.port());
+  ASSERT_TRUE(client.open("/v1/responses"));
+  const std::int64_t before = quota_tokens_used(proxy_);
+  const json usage = turn(client, create("hello")).back()["response"]["usage"];
+  ASSERT_GT(usage["output_tokens"].get<int>(), 0);
+  EXPECT_EQ(quota_tokens_used(proxy_) - before,
+            usage["input_tokens"].get<std::int64_t>() + usage["output_tokens"].get<std::int64_t>());
+  EXPECT_EQ(latency_samples(proxy_), 1u);
+  beast::error_code ec;
+  client.ws().close(websocket::close_code::normal, ec);
+}
+
 TEST_F(ResponsesSocketTest, AnIdOfAnotherResourceGetsAnErrorEventAndIsNotForwarded) {
   Sim a("sim-a", "key-a"), b("sim-b", "key-b");
   proxy_.add_backend("a", a.url(), 1, 1, "key-a");

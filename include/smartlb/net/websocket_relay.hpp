@@ -31,8 +31,10 @@ struct Worker;
 // learns from a session while it lasts, not once at its end (it may last an hour).
 class SessionResponses {
  public:
-  // `took`: since its `response.created`, when the relay saw one.
-  virtual void response_done(const websocket::RealtimeUsage& usage, std::optional<Nanos> took) = 0;
+  // `took`: since its `response.created`, when the relay saw one. `asked_model`: what the
+  // client's last `response.create` named (a Responses socket; empty when none did).
+  virtual void response_done(const websocket::RealtimeUsage& usage, std::optional<Nanos> took,
+                             std::string_view asked_model) = 0;
 
  protected:
   ~SessionResponses() = default;

@@ -50,6 +50,9 @@ class ClientRequestEditor final : public TextEditor {
   // The `error` events for the messages dropped since the last clear: each is the payload of
   // one text frame for the client.
   std::vector<std::string> refusals;
+  // The model the last edited message named (its JSON text, escapes as written): a socket whose
+  // handshake named none has each response charged under the model its `response.create` asked for.
+  std::string model;
 
  private:
   std::uint64_t own_;
