@@ -438,24 +438,28 @@ Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions option
   }
 
   char size_line[20];
-  // Body bytes this round: views into the connection's buffer, valid until its next read (so:
-  // written, and fed to the usage scan, before the loop reads again). Every run of body bytes
-  // one read brought (several chunks of a stream, often) goes out in one write.
-  auto& runs = scratch->runs;
   for (;;) {
     std::size_t run_count = 0, chunk = 0;
     bool progressed = false;
     error_code ec;
-    if (!pending.empty()) {  // the held start goes first, with what else is buffered, before a read
-      runs[run_count++] = std::exchange(pending, {});
-      chunk = runs[0].size();
-    } else if (!p.is_done() &&
-               !feed_buffered(conn->buffer, p, ReadGoal::some, progressed, ec)) {  // else no read needed
+    const std::string_view held_start = std::exchange(pending, {});
+    // The held start goes first, with what else is buffered, before a read.
+    if (held_start.empty() && !p.is_done() &&
+        !feed_buffered(conn->buffer, p, ReadGoal::some, progressed, ec)) {  // else no read needed
       if (head_sent) watch.arm(client_.socket(), *conn);
       conn->tcp().expires_after(cfg.http_timeout);  // idle timeout, renewed on every read
       fit_to_events(conn->buffer, buffer_fitted);
       ec = conn->tcp().done(
           co_await conn->visit([&](auto& s) { return read_http(s, conn->buffer, p, ReadGoal::some); }));
+    }
+    // Body bytes this round: views into the connection's buffer, valid until its next read (so:
+    // written, and fed to the usage scan, before the loop reads again). Every run of body bytes
+    // one read brought (several chunks of a stream, often) goes out in one write.
+    RelayRoundLease round(w_.spare_rounds);
+    auto& runs = round->runs;
+    if (!held_start.empty()) {
+      runs[run_count++] = held_start;
+      chunk = held_start.size();
     }
     for (;;) {  // the runs of this read, then of what else is buffered already
       if (ec && watch.client_left())
@@ -479,7 +483,7 @@ Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions option
     const bool last = p.is_done();
     if (tagger) chunk = tag_events_of(*tagger, runs.data(), run_count, last, tagged);
     rec_.response_bytes += chunk;
-    auto& out = scratch->out;
+    auto& out = round->out;
     const std::size_t k = gather_write(out, head, head_sent, chunked, std::span(runs.data(), run_count),
                                        chunk, last, size_line);
     if (k > 0) {

@@ -1,5 +1,5 @@
-// The relay's per-write arrays are lent by the worker: reused after a relay, never shared by
-// two relays at once, and only a bounded number kept after a burst.
+// The relay's readers and per-write arrays are lent by the worker: reused after a relay (or a
+// write), never shared by two at once, and only a bounded number kept after a burst.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -39,6 +39,31 @@ TEST(RelayScratchLease, AtMostKMaxSpareAreKeptAfterABurst) {
       burst.push_back(std::make_unique<RelayScratchLease>(spares));
   }
   EXPECT_EQ(spares.size(), RelayScratchLease::kMaxSpare);
+}
+
+TEST(RelayScratchLease, AReturnedScratchKeepsNoResponsesReaders) {
+  RelayScratchLease::Spares spares;
+  {
+    RelayScratchLease lease(spares);
+    lease->usage.emplace(UsageSniffer::Mode::EventStream);
+    lease->held = "data: {}\n\n";
+  }
+  ASSERT_EQ(spares.size(), 1u);
+  EXPECT_FALSE(spares.back()->usage.has_value());
+}
+
+TEST(RelayRoundLease, ARoundIsLentAgainAndTwoAtOnceAreTheirOwn) {
+  RelayRoundLease::Spares spares;
+  RelayRound* first = nullptr;
+  {
+    RelayRoundLease a(spares);
+    RelayRoundLease b(spares);
+    EXPECT_NE(a.get(), b.get());
+    first = a.get();
+  }
+  ASSERT_EQ(spares.size(), 2u);
+  RelayRoundLease again(spares);
+  EXPECT_TRUE(again.get() == first || spares.back().get() == first);
 }
 
 }  // namespace

@@ -1,9 +1,9 @@
 #pragma once
 // The relay's per-write arrays and its readers of the body (usage, stateful ids). Not in its
-// coroutine frame: Asio recycles frames of up to 1020
-// bytes only, and a larger one costs an aligned_alloc and a free per response. Not on the
-// connection either: only a response being relayed needs them, so the worker lends them out
-// (RelayScratchLease) and an idle keep-alive connection holds none.
+// coroutine frame: Asio recycles frames of up to 1020 bytes only, and a larger one costs an
+// aligned_alloc and a free per response. Not on the connection either: only a response being
+// relayed needs them, so the worker lends them out (SpareLease) and an idle keep-alive
+// connection holds none; the per-write arrays only for one write.
 #include <array>
 #include <memory>
 #include <optional>
@@ -17,48 +17,63 @@
 
 namespace smartlb::net {
 
-struct RelayScratch {
-  // At most this many runs of body bytes (chunks, mostly) already buffered go out in one write.
+// The arrays of one write: the runs of body bytes one read brought (chunks, mostly) and the
+// buffers that go out with them. Lent for one round only, from the read's end to the write's:
+// a stream waiting for its next event holds none.
+struct RelayRound {
+  // At most this many runs of body bytes already buffered go out in one write.
   static constexpr std::size_t kMaxRunsPerWrite = 16;
   std::array<std::string_view, kMaxRunsPerWrite> runs;           // body bytes of one write
   std::array<io::asio::const_buffer, kMaxRunsPerWrite + 4> out;  // [head] [size line] runs [CRLF] [last]
+};
+
+// The relay's readers of the body, kept for the whole relay.
+struct RelayScratch {
   std::string held;                   // an event stream's start, held back until its first content
   std::optional<UsageSniffer> usage;  // this response's token usage
   std::optional<stateful::EventStreamTagger> tagger;  // an event stream's ids, tagged
+  // A spare holds no response's state (nor its buffered body).
+  void forget() {
+    usage.reset();
+    tagger.reset();
+  }
 };
 
-// A RelayScratch borrowed from a worker's spares (Worker::spare_scratch) for as long as this
-// lives (a relay). At most kMaxSpare are kept after a burst of concurrent relays (streams).
-class RelayScratchLease {
+// A T borrowed from a worker's spares (Worker::spare_scratch, spare_rounds) for as long as this
+// lives. At most kMaxSpare are kept after a burst of concurrent relays (streams).
+template <class T>
+class SpareLease {
  public:
-  using Spares = std::vector<std::unique_ptr<RelayScratch>>;
+  using Spares = std::vector<std::unique_ptr<T>>;
   static constexpr std::size_t kMaxSpare = 256;
 
-  explicit RelayScratchLease(Spares& spares) : spares_(spares) {
+  explicit SpareLease(Spares& spares) : spares_(spares) {
     if (spares_.empty()) {
-      scratch_ = std::make_unique<RelayScratch>();
+      lent_ = std::make_unique<T>();
     } else {
-      scratch_ = std::move(spares_.back());
+      lent_ = std::move(spares_.back());
       spares_.pop_back();
     }
   }
-  ~RelayScratchLease() {
+  ~SpareLease() {
     if (spares_.size() >= kMaxSpare) return;
-    scratch_->usage.reset();  // a spare holds no response's state (nor its buffered body)
-    scratch_->tagger.reset();
+    if constexpr (requires(T & t) { t.forget(); }) lent_->forget();
     try {
-      spares_.push_back(std::move(scratch_));
+      spares_.push_back(std::move(lent_));
     } catch (...) {  // no room to keep it: it is freed instead
     }
   }
-  RelayScratchLease(const RelayScratchLease&) = delete;
-  RelayScratchLease& operator=(const RelayScratchLease&) = delete;
-  RelayScratch* operator->() { return scratch_.get(); }
-  RelayScratch* get() { return scratch_.get(); }
+  SpareLease(const SpareLease&) = delete;
+  SpareLease& operator=(const SpareLease&) = delete;
+  T* operator->() { return lent_.get(); }
+  T* get() { return lent_.get(); }
 
  private:
   Spares& spares_;
-  std::unique_ptr<RelayScratch> scratch_;
+  std::unique_ptr<T> lent_;
 };
+
+using RelayScratchLease = SpareLease<RelayScratch>;
+using RelayRoundLease = SpareLease<RelayRound>;
 
 }  // namespace smartlb::net

@@ -65,6 +65,7 @@ struct Worker {
   std::list<SessionEntry*> sessions;
   std::list<DrainListener*> drain_listeners;
   std::vector<std::unique_ptr<RelayScratch>> spare_scratch;   // lent out by RelayScratchLease
+  std::vector<std::unique_ptr<RelayRound>> spare_rounds;      // lent out by RelayRoundLease
   std::vector<std::unique_ptr<std::byte[]>> spare_job_rooms;  // lent out by ForwardJobSlot
   bool draining = false;
 
