@@ -4,14 +4,15 @@
 // one), then holds them open. Prints "READY <open> <ok>" once all are in place, then waits for
 // SIGTERM (or --hold-s). Raw sockets, no HTTP agent: exactly one connection per socket.
 //
-// node hold_conns.js --port P --conns N [--request 1] [--path /...] [--hold-s 120] [--batch 200]
+// node hold_conns.js --port P --conns N [--request 1] [--prompt-bytes B] [--path /...] [--hold-s 120] [--batch 200]
 'use strict';
 const net = require('net');
 const args = {};
 for (let i = 2; i < process.argv.length; i += 2) args[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
 const port = Number(args.port), n = Number(args.conns || 1000), withRequest = args.request === '1';
 const path = args.path || '/openai/deployments/gpt-4o/chat/completions?api-version=2024-02-01';
-const body = JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 10 });
+const content = args['prompt-bytes'] ? 'x'.repeat(Number(args['prompt-bytes'])) : 'hi';  // a long prompt's request
+const body = JSON.stringify({ messages: [{ role: 'user', content }], max_tokens: 10 });
 const req = `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 const batch = Number(args.batch || 200);
 const socks = [];

@@ -354,6 +354,17 @@ void begin_streamed(StreamedBody& body, RequestHead& head, std::optional<std::ui
   parser.body_limit(cfg.max_streamed_body_bytes);
 }
 
+// What a connection keeps of its buffers between requests, each: the room typical requests need
+// (their reuse is what spares steady state its allocations), not a long prompt's. Kept, a
+// 64 KiB prompt's room made an idle keep-alive connection 72.5 KiB instead of 8.6.
+constexpr std::size_t kKeptRoomBytes = 8 * 1024;
+
+void release_large_rooms(RequestHead& head, beast::flat_buffer& input, ForwardBuffers& buffers) {
+  if (head.body.capacity() > kKeptRoomBytes) std::string().swap(head.body);
+  if (input.capacity() > kKeptRoomBytes && input.size() <= kKeptRoomBytes) input.shrink_to_fit();
+  buffers.release_large(kKeptRoomBytes);
+}
+
 void sync_origins(Worker& w, const Snapshot& snapshot) {
   if (snapshot.generation == w.origins_generation) return;
   for (std::size_t i = 0; i < snapshot.backends.size(); ++i)
@@ -382,6 +393,7 @@ Task<> run_client_session(Worker& w, Socket socket) {
 
   for (;;) {
     if (w.draining) break;
+    release_large_rooms(head, buffer, forward_buffers);
     if (buffer.capacity() < kInputBufferBytes) buffer.reserve(kInputBufferBytes);
     RequestReader parser(head);
     parser.header_limit(16 * 1024);

@@ -325,6 +325,11 @@ void ForwardJob::answered(const ChosenTarget& t, unsigned status, MonoNanos sent
                                     rec_.completion_tokens});
 }
 
+void ForwardBuffers::release_large(std::size_t keep) {
+  for (std::string* text : {&passed_fields, &request_head, &response_head, &edited_body, &budget_fields})
+    if (text->capacity() > keep) std::string().swap(*text);
+}
+
 void ForwardJobSlot::end() {
   if (!job_) return;
   std::exchange(job_, nullptr)->~ForwardJob();

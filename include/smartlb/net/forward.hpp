@@ -69,6 +69,11 @@ struct ForwardBuffers {
   // reads its next request.
   beast::flat_buffer* client_input = nullptr;
   ForwardJobSlot job;  // last: its job refers to the rest
+
+  // Between requests: frees the room of each text holding more than `keep` bytes of it (a large
+  // request's, or its answer's), so a connection keeps what typical requests need, not what its
+  // largest one did.
+  void release_large(std::size_t keep);
 };
 
 // Forwards one request and writes the response. Returns whether the client connection may

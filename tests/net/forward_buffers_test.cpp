@@ -1,0 +1,30 @@
+// Between requests a connection keeps the room typical requests need in its buffers, not a
+// long prompt's: each text larger than the kept size is freed, a smaller one keeps its room.
+#include <gtest/gtest.h>
+
+#include "smartlb/net/forward.hpp"
+
+namespace smartlb::net {
+namespace {
+
+TEST(ForwardBuffers, ALargeRequestsRoomIsFreedAndATypicalOneIsKept) {
+  ForwardBuffers b;
+  b.request_head.assign(64 * 1024, 'x');  // a long prompt's body went inline
+  b.edited_body.assign(64 * 1024, 'x');
+  b.passed_fields.assign(500, 'x');
+  b.response_head.assign(300, 'x');
+  b.request_head.clear();
+  b.edited_body.clear();
+  b.passed_fields.clear();
+  b.response_head.clear();
+
+  b.release_large(8 * 1024);
+
+  EXPECT_LE(b.request_head.capacity(), 8u * 1024);
+  EXPECT_LE(b.edited_body.capacity(), 8u * 1024);
+  EXPECT_GE(b.passed_fields.capacity(), 500u) << "reused by the next request";
+  EXPECT_GE(b.response_head.capacity(), 300u);
+}
+
+}  // namespace
+}  // namespace smartlb::net
