@@ -399,7 +399,7 @@ Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions option
   const BodyPlan plan = start_readers(*scratch.get(), res, options, tag_events);
   const bool chunked = plan.chunked, keep = plan.keep;
   bool buffer_fitted = !plan.event_stream;  // only an event stream's buffer is cut
-  if (plan.event_stream) free_client_input();
+  if (plan.event_stream) free_stream_idle_room();
   std::optional<stateful::EventStreamTagger>& tagger = scratch->tagger;
   UsageSniffer& usage = *scratch->usage;
 
@@ -434,6 +434,7 @@ Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions option
     client_.expires_after(cfg.http_timeout);
     auto [hec, hn] = co_await asio::async_write(client_, asio::buffer(head), use_tuple);
     if (client_.done(hec)) co_return client_left(*conn);
+    if (plan.event_stream) free_sent_texts();
     head_sent = true;
   }
 
@@ -500,6 +501,7 @@ Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions option
         // The client left: stop reading, discard the upstream connection, blame no one.
         co_return client_left(*conn);
       }
+      if (!head_sent && plan.event_stream) free_sent_texts();
       head_sent = true;
       if (chunk > 0 && rec_.trace.sampled && rec_.first_byte == 0) rec_.first_byte = w_.shared.clock.now();
     }
@@ -520,10 +522,20 @@ bool UpstreamExchange::client_may_go_on() const {
   return req_.keep_alive && !w_.draining && !answered_mid_body_;
 }
 
-// Nothing reads the client's connection while an event stream is relayed: its empty read
-// buffer's room is freed (the session takes it back before the next request).
-void UpstreamExchange::free_client_input() {
+// An event stream may last minutes: what it will not need while it waits for its events is
+// freed (each is made again by the request that needs it next). Nothing reads the client's
+// connection meanwhile, so its empty read buffer's room goes (the session takes it back before
+// the next request), and the request head was sent (a failover attempt writes its own).
+void UpstreamExchange::free_stream_idle_room() {
   if (buffers_.client_input && buffers_.client_input->size() == 0) buffers_.client_input->shrink_to_fit();
+  std::string().swap(buffers_.request_head);
+}
+
+// Once the client has a stream's head, no attempt follows: neither that head nor the client's
+// fields for the backend are needed again by this request.
+void UpstreamExchange::free_sent_texts() {
+  std::string().swap(buffers_.response_head);
+  std::string().swap(buffers_.passed_fields);
 }
 
 // After a whole body: back to the pool when the backend keeps the connection and nothing
