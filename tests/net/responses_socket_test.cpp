@@ -106,42 +106,38 @@ TEST_F(ResponsesSocketTest, AChainOverTheSocketStaysOnItsResourceAndContinuesOve
   EXPECT_EQ(json::parse(next.body)["previous_response_id"], previous);
 }
 
-TEST_F(ResponsesSocketTest, EachCompletedResponseCountsAgainstTheDeclaredQuotaAndTeachesLatencyRouting) {
+// One turn over a socket opened at `path` (the learning policy's one backend): its response's
+// tokens count against gpt-4o's declared quota, and its speed is one latency sample.
+void expect_the_turn_counted_under_gpt_4o(ProxyHarness& proxy, LastRecord& records, const std::string& path) {
   Sim sim("sim-a", "key-a");
-  ASSERT_EQ(use_learning_policy(proxy_, sim), "");
-  start();
-  WsClient client(proxy_.port());
-  ASSERT_TRUE(client.open("/v1/responses?model=gpt-4o"));
-  const auto used = [&] { return quota_tokens_used(proxy_); };
-  const auto samples = [&] { return latency_samples(proxy_); };
-  const std::int64_t before = used();  // the handshake's own estimate
-  EXPECT_EQ(samples(), 0u);
-  const json usage = turn(client, create("hello")).back()["response"]["usage"];
+  ASSERT_EQ(use_learning_policy(proxy, sim), "");
+  proxy.start(&records);
+  WsClient client(proxy.port());
+  ASSERT_TRUE(client.open(path));
+  const std::int64_t before = quota_tokens_used(proxy);  // the handshake's own estimate
+  EXPECT_EQ(latency_samples(proxy), 0u);
+  client.send(create("hello"));
+  json event;
+  while ((event = client.read_event())["type"] != "response.completed")
+    ASSERT_NE(event["type"], "error") << event.dump();
+  const json usage = event["response"]["usage"];
   ASSERT_GT(usage["output_tokens"].get<int>(), 0);
   // The relay learns an event before it passes it on: no wait needed.
-  EXPECT_EQ(used() - before,
+  EXPECT_EQ(quota_tokens_used(proxy) - before,
             usage["input_tokens"].get<std::int64_t>() + usage["output_tokens"].get<std::int64_t>());
-  EXPECT_EQ(samples(), 1u) << "response.created to response.completed, per output token";
+  EXPECT_EQ(latency_samples(proxy), 1u) << "response.created to response.completed, per output token";
   beast::error_code ec;
   client.ws().close(websocket::close_code::normal, ec);
+}
+
+TEST_F(ResponsesSocketTest, EachCompletedResponseCountsAgainstTheDeclaredQuotaAndTeachesLatencyRouting) {
+  expect_the_turn_counted_under_gpt_4o(proxy_, records_, "/v1/responses?model=gpt-4o");
 }
 
 // The handshake's `model` parameter is optional: each response then counts under the model
 // its response.create asked for, as the same request over HTTP would (not under no model).
 TEST_F(ResponsesSocketTest, WithoutAModelInTheHandshakeEachResponseCountsUnderTheModelItAskedFor) {
-  Sim sim("sim-a", "key-a");
-  ASSERT_EQ(use_learning_policy(proxy_, sim), "");
-  start();
-  WsClient client(proxy_.port());
-  ASSERT_TRUE(client.open("/v1/responses"));
-  const std::int64_t before = quota_tokens_used(proxy_);
-  const json usage = turn(client, create("hello")).back()["response"]["usage"];
-  ASSERT_GT(usage["output_tokens"].get<int>(), 0);
-  EXPECT_EQ(quota_tokens_used(proxy_) - before,
-            usage["input_tokens"].get<std::int64_t>() + usage["output_tokens"].get<std::int64_t>());
-  EXPECT_EQ(latency_samples(proxy_), 1u);
-  beast::error_code ec;
-  client.ws().close(websocket::close_code::normal, ec);
+  expect_the_turn_counted_under_gpt_4o(proxy_, records_, "/v1/responses");
 }
 
 TEST_F(ResponsesSocketTest, AnIdOfAnotherResourceGetsAnErrorEventAndIsNotForwarded) {
