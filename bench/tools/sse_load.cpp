@@ -10,6 +10,7 @@
 //     each stamped with its send time ("t": CLOCK_MONOTONIC ns, as Node's process.hrtime),
 //     then `data: [DONE]`; chunked, keep-alive. Prints "sse-backend listening on 127.0.0.1:P".
 //   sse_load client --url http://127.0.0.1:P/path [--streams 1000] [--watch-pid PID] [--timeout-s 120]
+//                   [--prompt-bytes B]
 //     Opens N streams (50 every 5 ms), records arrival - send for every event after a stream's
 //     first two (those overlap the opening of the others), and the delay of each stream's first
 //     event apart (first_event_delay_ms: the one a proxy's hold-back of a stream's start could
@@ -378,8 +379,12 @@ int run_client(const Args& args) {
   }
   tcp::endpoint endpoint(asio::ip::make_address(hostport.substr(0, colon)),
                          static_cast<unsigned short>(std::stoi(hostport.substr(colon + 1))));
+  // --prompt-bytes B: a prompt of B bytes (a long one's memory per stream); else a short one.
+  const long prompt_bytes = args.num("prompt-bytes", 0);
+  const std::string prompt =
+      prompt_bytes > 0 ? std::string(static_cast<std::size_t>(prompt_bytes), 'x') : "stream please";
   const std::string body =
-      R"({"messages":[{"role":"user","content":"stream please"}],"max_tokens":100,"stream":true})";
+      R"({"messages":[{"role":"user","content":")" + prompt + R"("}],"max_tokens":100,"stream":true})";
   const std::string request = "POST " + path + " HTTP/1.1\r\nhost: " + hostport +
                               "\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: " +
                               std::to_string(body.size()) + "\r\n\r\n" + body;
