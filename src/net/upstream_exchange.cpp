@@ -531,11 +531,13 @@ void UpstreamExchange::free_stream_idle_room() {
   std::string().swap(buffers_.request_head);
 }
 
-// Once the client has a stream's head, no attempt follows: neither that head nor the client's
-// fields for the backend are needed again by this request.
+// Once the client has a stream's head, no attempt follows: neither that head, nor the client's
+// fields for the backend, nor the body a target's overrides edited (a copy of the prompt) are
+// needed again by this request. (The request was sent whole before its answer was read.)
 void UpstreamExchange::free_sent_texts() {
   std::string().swap(buffers_.response_head);
   std::string().swap(buffers_.passed_fields);
+  std::string().swap(buffers_.edited_body);
 }
 
 // After a whole body: back to the pool when the backend keeps the connection and nothing

@@ -155,6 +155,43 @@ rules:
   EXPECT_FALSE(p.server->states().available(p.server->snapshot()->rules[0].table.member(0), "m"));
 }
 
+// An event stream frees its request's texts once the client has the head (the edited body among
+// them): the connection's next request is edited and sent whole again.
+TEST(Rules, EachStreamOnAConnectionGetsItsOwnEditedBody) {
+  const auto stream = [](const SeenRequest&) {
+    return MockReply{200,
+                     {{"content-type", "text/event-stream"}},
+                     "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\ndata: [DONE]\n\n"};
+  };
+  MockBackend a(stream), b(stream);
+  ProxyHarness p;
+  load(p, std::string(kBackends) + R"(
+targets: [{id: a/m, backend: a, model: model-a}]
+rules:
+  - {id: r, type: priority-based-routing, load_balance_targets: [{target: a/m, override_params: {temperature: 0.5}}]}
+)",
+       a, b);
+  p.start();
+  RawConnection c(p.port());
+  std::size_t answered = 0;
+  std::string received;
+  for (const std::string user : {"first", "second"}) {
+    const std::string body = R"({"model":"m","stream":true,"user":")" + user + R"(","messages":[]})";
+    c.send(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\ncontent-type: "
+        "application/json\r\ncontent-length: " +
+        std::to_string(body.size()) + "\r\n\r\n" + body);
+    received = c.read_until("data: [DONE]", ++answered);
+    const auto sent = nlohmann::json::parse(a.last_request().body);
+    EXPECT_EQ(sent["model"], "model-a") << user;
+    EXPECT_EQ(sent["temperature"], 0.5) << user;
+    EXPECT_EQ(sent["user"], user);
+  }
+  EXPECT_EQ(received.find("HTTP/1.1 200"), 0u) << received;
+  EXPECT_NE(received.find("HTTP/1.1 200", 1), std::string::npos) << "the second stream's head:\n" << received;
+  EXPECT_EQ(a.request_count(), 2u);
+}
+
 TEST(Rules, FailureToleranceTakesATargetOutForItsCooldownPeriod) {
   MockBackend a([](const SeenRequest&) { return MockReply{500, {}, "{}"}; });
   MockBackend b([](const SeenRequest&) { return ok("b"); });
