@@ -138,6 +138,9 @@ std::optional<Refusal> ForwardJob::admit() {
   }
   prepare_request();
   rec_.deployment = model_;
+  // The model the body named, viewed where it outlives the body: an event stream frees the body
+  // once it is committed, and the attempts' records view the model until the request is accounted.
+  if (model_in_body_) model_ = rec_.deployment;
   if (websocket_ &&
       (req_.fields.get("sec-websocket-key").size() != 24 || req_.fields.get("sec-websocket-version") != "13"))
     return Refusal{http::status::bad_request,

@@ -3,7 +3,10 @@
 // over like a 5xx; a normal stream's first content goes out as soon as it came.
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <mutex>
 #include <string>
+#include <utility>
 
 #include "http_client.hpp"
 #include "mock_backend.hpp"
@@ -56,6 +59,49 @@ std::string joined(const std::vector<std::string>& events) {
 
 HttpResponse post_stream(ProxyHarness& p) {
   return http_call(p.port(), "POST", kChat, {{"content-type", "application/json"}}, R"({"stream":true})");
+}
+
+// What the request's accounting read of its model, copied while the record was valid.
+class ModelsSeen final : public RequestObserver {
+ public:
+  void on_request(const RequestRecord& rec) override {
+    std::lock_guard lock(mutex_);
+    deployment_ = rec.deployment;
+    attempt_deployment_ = rec.attempt_count > 0 ? std::string(rec.attempts[0].deployment) : "";
+    done_ = true;
+    cv_.notify_all();
+  }
+  // {the record's model, its first attempt's}, once a request finished.
+  std::pair<std::string, std::string> await() {
+    std::unique_lock lock(mutex_);
+    cv_.wait_for(lock, std::chrono::seconds(60), [&] { return done_; });
+    return {deployment_, attempt_deployment_};
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::string deployment_, attempt_deployment_;
+};
+
+// A committed stream frees its request's body (a long prompt is not held while it lasts): the
+// model the body named is still what the request is accounted under (under ASan, a view left in
+// the freed body is a heap-use-after-free).
+TEST(StreamHoldback, AStreamWhoseBodyNamedTheModelIsAccountedUnderItOnceTheBodyIsFreed) {
+  MockBackend a([](const SeenRequest&) { return sse(good_events()); });
+  ModelsSeen seen;  // outlives the proxy
+  ProxyHarness p;
+  p.add_backend("a", a.url(), 1);
+  p.start(&seen);
+  const std::string body = R"({"model":"model-named-in-the-body","stream":true,"messages":[]})";
+  const auto r =
+      http_call(p.port(), "POST", "/v1/chat/completions", {{"content-type", "application/json"}}, body);
+  EXPECT_EQ(r.body, joined(good_events()));
+  EXPECT_EQ(a.last_request().body, body);
+  const auto [deployment, attempt_deployment] = seen.await();
+  EXPECT_EQ(deployment, "model-named-in-the-body");
+  EXPECT_EQ(attempt_deployment, "model-named-in-the-body");
 }
 
 TEST(StreamHoldback, ErrorEventFirst_FailsOverToTheNextBackendWhoseStreamArrivesIntact) {

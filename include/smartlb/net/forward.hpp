@@ -68,6 +68,9 @@ struct ForwardBuffers {
   // the relay frees its room when it is empty, and the connection takes it back before it
   // reads its next request.
   beast::flat_buffer* client_input = nullptr;
+  // The request's body (the session's): an event stream frees it once no attempt can follow,
+  // so a long prompt is not held for the minutes the stream lasts.
+  std::string* client_body = nullptr;
   ForwardJobSlot job;  // last: its job refers to the rest
 
   // Between requests: frees the room of each text holding more than `keep` bytes of it (a large
