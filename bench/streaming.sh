@@ -9,7 +9,9 @@
 # The first event of each stream is also measured apart (first_p50_ms, first_p99_ms; TOOLS=cpp
 # only): smartlb holds a stream's start back until its first event (STREAM_HOLDBACK_BYTES).
 # Memory per stream = (smartlb RSS with all N streams open - RSS before) / N. PROMPT_BYTES=32768
-# sends each stream's request with a prompt that long (TOOLS=cpp; default a short one).
+# sends each stream's request with a prompt that long (TOOLS=cpp; default a short one). RSS is
+# sampled again RSS_LATER_S (3) s after all are open: rss_later_per_stream_kb (past smartlb's
+# periodic malloc_trim with RSS_LATER_S=12, what its streams hold once their memory is reused).
 #
 # PROXIES="smartlb haproxy nginx" adds the peers on the same path (haproxy one thread with
 # http-no-delay, else it corks SSE events for up to 200 ms; nginx one worker with proxy_buffering
@@ -77,14 +79,15 @@ case " $PROXIES " in *" nginx "*)
 esac
 
 echo "# streaming $STAMP streams=$STREAMS prompt_bytes=${PROMPT_BYTES:-short} events=$EVENTS interval=${INTERVAL_MS}ms smartlb THREADS=$SL_THREADS pin=${PIN:-0} tools=$TOOLS load $(loadavg)" | tee "$TSV"
-printf 'rep\tpath\tok_streams\tevents\tp50_ms\tp90_ms\tp99_ms\tp999_ms\tmax_ms\trss_before_kb\trss_all_open_kb\trss_per_stream_kb\tproxy_cpu_s\tload1\tsteal_ms\tfirst_p50_ms\tfirst_p99_ms\tproxy_user_s\n' | tee -a "$TSV"
+printf 'rep\tpath\tok_streams\tevents\tp50_ms\tp90_ms\tp99_ms\tp999_ms\tmax_ms\trss_before_kb\trss_all_open_kb\trss_per_stream_kb\tproxy_cpu_s\tload1\tsteal_ms\tfirst_p50_ms\tfirst_p99_ms\tproxy_user_s\trss_later_per_stream_kb\n' | tee -a "$TSV"
 for rep in $(seq 1 "$REPS"); do
   for path in direct $PROXIES; do
     port=${PORT[$path]}; procs=${PROCS[$path]}; watch=""
     [ "$path" = direct ] || watch="--watch-pid ${RSS_PID[$path]}"
     c0=0; u0=0; [ -n "$procs" ] && c0=$(cpu_ticks $procs) && u0=$(utime_ticks $procs); s0=$(steal_ticks)
     "${LOAD_PIN[@]}" "${SSE_CLIENT[@]}" --url "http://127.0.0.1:$port$PATH_Q" --streams "$STREAMS" $watch \
-      --timeout-s $((EVENTS * INTERVAL_MS / 1000 + 60)) ${PROMPT_BYTES:+--prompt-bytes "$PROMPT_BYTES"} >"$TMP/client.json"
+      --timeout-s $((EVENTS * INTERVAL_MS / 1000 + 60)) ${PROMPT_BYTES:+--prompt-bytes "$PROMPT_BYTES"} \
+      ${RSS_LATER_S:+--rss-later-s "$RSS_LATER_S"} >"$TMP/client.json"
     c1=0; u1=0; [ -n "$procs" ] && c1=$(cpu_ticks $procs) && u1=$(utime_ticks $procs); s1=$(steal_ticks)
     # "?" when a process changed meanwhile (lib.sh's stat_ticks)
     seconds() { awk -v a="$1" -v b="$2" -v t="$CLK_TCK" 'BEGIN{ if (a == "?" || b == "?") print "?"; else printf "%.2f", (b - a) / t }'; }
@@ -96,7 +99,8 @@ for rep in $(seq 1 "$REPS"); do
         (if .rss_kb.all_open then ((.rss_kb.all_open - .rss_kb.before) / ($n|tonumber) * 10 | round / 10) else "-" end),
         (if $path != "direct" then $cpu else "-" end), $load, $steal,
         (.first_event_delay_ms.p50 // "-"), (.first_event_delay_ms.p99 // "-"),
-        (if $path != "direct" then $ucpu else "-" end)] | @tsv' "$TMP/client.json" | tee -a "$TSV"
+        (if $path != "direct" then $ucpu else "-" end),
+        (if .rss_kb.mid then ((.rss_kb.mid - .rss_kb.before) / ($n|tonumber) * 10 | round / 10) else "-" end)] | @tsv' "$TMP/client.json" | tee -a "$TSV"
     sleep 2
   done
 done

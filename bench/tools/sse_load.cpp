@@ -10,7 +10,7 @@
 //     each stamped with its send time ("t": CLOCK_MONOTONIC ns, as Node's process.hrtime),
 //     then `data: [DONE]`; chunked, keep-alive. Prints "sse-backend listening on 127.0.0.1:P".
 //   sse_load client --url http://127.0.0.1:P/path [--streams 1000] [--watch-pid PID] [--timeout-s 120]
-//                   [--prompt-bytes B]
+//                   [--prompt-bytes B] [--rss-later-s 3]
 //     Opens N streams (50 every 5 ms), records arrival - send for every event after a stream's
 //     first two (those overlap the opening of the others), and the delay of each stream's first
 //     event apart (first_event_delay_ms: the one a proxy's hold-back of a stream's start could
@@ -190,6 +190,7 @@ struct ClientState {
   std::vector<double> first_delays_ms;  // each stream's first event (seq 0) alone
   std::string watch_pid;
   long rss_before = -1, rss_all_open = -1, rss_mid = -1;
+  std::chrono::seconds rss_later{3};  // when rss_mid is sampled, after all streams are open
   std::FILE* dump =
       nullptr;  // --dump FILE: "send_ns seq delay_ms" per event, for finding where a tail comes from
 };
@@ -312,7 +313,7 @@ asio::awaitable<void> run_stream(tcp::endpoint endpoint, const std::string& requ
     st.statuses[status]++;
     if (++st.open == st.streams && !st.watch_pid.empty()) {
       st.rss_all_open = rss_kb(st.watch_pid);
-      auto t = std::make_shared<asio::steady_timer>(executor, 3s);
+      auto t = std::make_shared<asio::steady_timer>(executor, st.rss_later);
       t->async_wait([t, &st](boost::system::error_code) { st.rss_mid = rss_kb(st.watch_pid); });
     }
     bool chunked = header_value(head, "transfer-encoding").find("chunked") != std::string_view::npos;
@@ -392,6 +393,7 @@ int run_client(const Args& args) {
   ClientState st;
   st.streams = args.num("streams", 1000);
   st.watch_pid = args.get("watch-pid", "");
+  st.rss_later = std::chrono::seconds(args.num("rss-later-s", 3));
   if (!st.watch_pid.empty()) st.rss_before = rss_kb(st.watch_pid);
   if (auto dump = args.get("dump", ""); !dump.empty() && !(st.dump = std::fopen(dump.c_str(), "w"))) {
     std::fprintf(stderr, "cannot write %s\n", dump.c_str());
