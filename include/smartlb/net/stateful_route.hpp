@@ -77,7 +77,9 @@ class StatefulRoute {
   std::vector<std::uint32_t> resources_;  // resources to try, in order; empty: the usual routing
   std::size_t at_ = 0;
   bool pinned_ = false;
-  std::string_view learn_key_;  // the untagged id an answer places
+  // The untagged id an answer places: a copy, since an event stream frees the body it may come
+  // from before its answer is accounted.
+  std::string learn_key_;
 };
 
 }  // namespace smartlb::net
