@@ -9,6 +9,7 @@
 #include "http_client.hpp"
 #include "mock_backend.hpp"
 #include "proxy_harness.hpp"
+#include "refusing_port.hpp"
 
 namespace smartlb::testing {
 namespace {
@@ -26,14 +27,6 @@ MockReply status(unsigned s, Headers h = {}) { return {s, h, R"({"error":{"messa
 HttpResponse post(ProxyHarness& p, const std::string& target = kChat) {
   return http_call(p.port(), "POST", target, {{"content-type", "application/json"}, {"api-key", "client"}},
                    kBody);
-}
-
-// A port with nothing listening: bind, read the port, close.
-std::uint16_t closed_port() {
-  MockBackend* tmp = new MockBackend([](const SeenRequest&) { return MockReply{}; });
-  const auto port = tmp->port();
-  delete tmp;
-  return port;
 }
 
 TEST(Failover, Throttled429FailsOverAtOnceAndIsSkippedUntilItsDeadline) {
@@ -94,10 +87,11 @@ class LookupCounter final : public RequestObserver {
 // A priority-1 backend at `host` that refuses connections, a priority-2 one that answers;
 // backend 0's host name is looked up `expected_lookups` times for the one request.
 void expect_refusing_backend_fails_over(const std::string& host, int expected_lookups) {
+  const RefusingPort down;
   MockBackend good([](const SeenRequest&) { return ok("good"); });
   ProxyHarness p;
   LookupCounter counter;
-  p.add_backend("down", "http://" + host + ":" + std::to_string(closed_port()), 1);
+  p.add_backend("down", "http://" + host + ":" + std::to_string(down.port()), 1);
   p.add_backend("good", good.url(), 2);
   p.start(&counter);
   auto r = post(p);
@@ -231,7 +225,8 @@ TEST(Failover, AllFailingWithServerErrorsAnswers502) {
   MockBackend a([](const SeenRequest&) { return status(503, {{"retry-after", "4"}}); });
   ProxyHarness p;
   p.add_backend("a", a.url(), 1);
-  p.add_backend("down", "http://127.0.0.1:" + std::to_string(closed_port()), 1);
+  const RefusingPort down;
+  p.add_backend("down", down.url(), 1);
   p.start();
   auto r = post(p);
   EXPECT_EQ(r.status, 502u);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "refusing_port.hpp"
 #include "trace_receiver.hpp"
 
 namespace smartlb::testing {
@@ -15,15 +16,11 @@ using tracing::DropReason;
 using tracing::Tracer;
 
 TEST(Tracing, ACollectorThatIsDownCostsSpansNotRequests) {
-  std::uint16_t closed = 0;
-  {
-    MockBackend tmp([](const SeenRequest&) { return MockReply{}; });
-    closed = tmp.port();
-  }
+  const RefusingPort down;
   MockBackend backend([](const SeenRequest&) { return ok(); });
   Traced t;
   t.proxy.add_backend("east", backend.url());
-  t.start(trace_config("http://127.0.0.1:" + std::to_string(closed) + "/v1/traces"));
+  t.start(trace_config(down.url() + "/v1/traces"));
   for (int i = 0; i < 3; ++i) ASSERT_EQ(t.post().status, 200u);
   ASSERT_TRUE(t.records.await(3));
   t.tracer->flush();
