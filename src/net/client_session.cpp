@@ -359,10 +359,9 @@ void begin_streamed(StreamedBody& body, RequestHead& head, std::optional<std::ui
 // 64 KiB prompt's room made an idle keep-alive connection 72.5 KiB instead of 8.6.
 constexpr std::size_t kKeptRoomBytes = 8 * 1024;
 
-void release_large_rooms(RequestHead& head, beast::flat_buffer& input, ForwardBuffers& buffers) {
-  if (head.body.capacity() > kKeptRoomBytes) std::string().swap(head.body);
+void release_large_rooms(beast::flat_buffer& input, ForwardBuffers& buffers) {
   if (input.capacity() > kKeptRoomBytes && input.size() <= kKeptRoomBytes) input.shrink_to_fit();
-  buffers.release_large(kKeptRoomBytes);
+  buffers.release_large(kKeptRoomBytes);  // the request's body (client_body) among them
 }
 
 void sync_origins(Worker& w, const Snapshot& snapshot) {
@@ -394,7 +393,7 @@ Task<> run_client_session(Worker& w, Socket socket) {
 
   for (;;) {
     if (w.draining) break;
-    release_large_rooms(head, buffer, forward_buffers);
+    release_large_rooms(buffer, forward_buffers);
     if (buffer.capacity() < kInputBufferBytes) buffer.reserve(kInputBufferBytes);
     RequestReader parser(head);
     parser.header_limit(16 * 1024);

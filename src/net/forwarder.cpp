@@ -329,8 +329,9 @@ void ForwardJob::answered(const ChosenTarget& t, unsigned status, MonoNanos sent
 }
 
 void ForwardBuffers::release_large(std::size_t keep) {
-  for (std::string* text : {&passed_fields, &request_head, &response_head, &edited_body, &budget_fields})
-    if (text->capacity() > keep) std::string().swap(*text);
+  for (std::string* text :
+       {&passed_fields, &request_head, &response_head, &edited_body, &budget_fields, client_body})
+    if (text && text->capacity() > keep) std::string().swap(*text);
 }
 
 void ForwardJobSlot::end() {

@@ -531,16 +531,11 @@ void UpstreamExchange::free_stream_idle_room() {
   std::string().swap(buffers_.request_head);
 }
 
-// Once the client has a stream's head, no attempt follows: neither that head, nor the client's
-// fields for the backend, nor the request's body (the prompt) and its copy a target's overrides
-// edited are needed again by this request. (The request was sent whole before its answer was
-// read; what routing keeps of the body, the model, is viewed in the request's record.)
-void UpstreamExchange::free_sent_texts() {
-  std::string().swap(buffers_.response_head);
-  std::string().swap(buffers_.passed_fields);
-  std::string().swap(buffers_.edited_body);
-  if (buffers_.client_body) std::string().swap(*buffers_.client_body);
-}
+// Once the client has a stream's head, no attempt follows: none of the request's texts (that
+// head, the client's fields for the backend, the body, the prompt, and its copy a target's
+// overrides edited) is needed again by this request. (The request was sent whole before its
+// answer was read; what routing keeps of the body, the model, is viewed in the request's record.)
+void UpstreamExchange::free_sent_texts() { buffers_.release_large(0); }
 
 // After a whole body: back to the pool when the backend keeps the connection and nothing
 // follows the body, else closed (bytes after the body, or the server said close: never reuse).

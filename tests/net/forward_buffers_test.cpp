@@ -1,6 +1,9 @@
 // Between requests a connection keeps the room typical requests need in its buffers, not a
-// long prompt's: each text larger than the kept size is freed, a smaller one keeps its room.
+// long prompt's: each text larger than the kept size is freed, a smaller one keeps its room;
+// with nothing kept (a committed event stream), every one is freed.
 #include <gtest/gtest.h>
+
+#include <string>
 
 #include "smartlb/net/forward.hpp"
 
@@ -8,7 +11,9 @@ namespace smartlb::net {
 namespace {
 
 TEST(ForwardBuffers, ALargeRequestsRoomIsFreedAndATypicalOneIsKept) {
+  std::string client_body(64 * 1024, 'x');  // the session's: a long prompt
   ForwardBuffers b;
+  b.client_body = &client_body;
   b.request_head.assign(64 * 1024, 'x');  // a long prompt's body went inline
   b.edited_body.assign(64 * 1024, 'x');
   b.passed_fields.assign(500, 'x');
@@ -22,8 +27,13 @@ TEST(ForwardBuffers, ALargeRequestsRoomIsFreedAndATypicalOneIsKept) {
 
   EXPECT_LE(b.request_head.capacity(), 8u * 1024);
   EXPECT_LE(b.edited_body.capacity(), 8u * 1024);
+  EXPECT_LE(client_body.capacity(), 8u * 1024);
   EXPECT_GE(b.passed_fields.capacity(), 500u) << "reused by the next request";
   EXPECT_GE(b.response_head.capacity(), 300u);
+
+  b.release_large(0);  // an event stream whose client has its head: nothing is needed again
+  EXPECT_LT(b.passed_fields.capacity(), 500u);
+  EXPECT_LT(b.response_head.capacity(), 300u);
 }
 
 }  // namespace

@@ -73,9 +73,10 @@ struct ForwardBuffers {
   std::string* client_body = nullptr;
   ForwardJobSlot job;  // last: its job refers to the rest
 
-  // Between requests: frees the room of each text holding more than `keep` bytes of it (a large
-  // request's, or its answer's), so a connection keeps what typical requests need, not what its
-  // largest one did.
+  // Frees the room of each text (the client's body among them) holding more than `keep` bytes
+  // of it. Between requests, so that a connection keeps what typical requests need, not what its
+  // largest one did; with 0 once an event stream's client has its head, when nothing of its
+  // request is needed again.
   void release_large(std::size_t keep);
 };
 
