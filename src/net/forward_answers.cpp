@@ -93,6 +93,7 @@ Task<void> ForwardJob::open_websocket(const ChosenTarget& t, UpstreamPtr conn) {
   if (websocket::is_responses_path(request_target_.path)) {
     s.responses_tag = &snap_.resources[snap_.resource_of[t.route.backend]].tag;
     s.configured_tag = [this](std::uint64_t bits) { return snap_.resource_tagged(bits) != nullptr; };
+    s.reads_model = model_.empty();
   }
   co_await relay_websocket(w_, client_, std::move(conn), s, rec_);
 }

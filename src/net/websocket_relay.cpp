@@ -80,7 +80,7 @@ class Relay final : public DrainListener {
     last_activity_ = std::chrono::steady_clock::now();
     if (session.responses_tag) {
       server_events_.emplace(*session.responses_tag);
-      client_requests_.emplace(session.responses_tag->bits, session.configured_tag);
+      client_requests_.emplace(session.responses_tag->bits, session.configured_tag, session.reads_model);
       down_.rewriter.emplace(websocket::Sender::Server, websocket::kEditedEventBytes, *server_events_);
       up_.rewriter.emplace(websocket::Sender::Client, websocket::kEditedRequestBytes, *client_requests_);
     } else {

@@ -60,6 +60,20 @@ TEST(ClientRequestEditor, TakesTheSocketsOwnTagOff) {
   EXPECT_TRUE(editor.refusals.empty());
 }
 
+// The model each response.create names is read only for a socket whose handshake named none.
+TEST(ClientRequestEditor, ReadsTheModelAMessageNamesOnlyWhenAsked) {
+  const std::string create = R"({"type":"response.create","model":"gpt-4o-mini","input":"hi"})";
+  std::string out;
+  ClientRequestEditor reading(kOwn.bits, configured, true);
+  EXPECT_EQ(reading.edit(create, out), Edit::Keep);
+  EXPECT_EQ(reading.model, "gpt-4o-mini");
+  EXPECT_EQ(reading.edit(R"({"type":"response.cancel"})", out), Edit::Keep);
+  EXPECT_EQ(reading.model, "gpt-4o-mini") << "kept until a message names another";
+  ClientRequestEditor not_reading(kOwn.bits, configured);
+  EXPECT_EQ(not_reading.edit(create, out), Edit::Keep);
+  EXPECT_EQ(not_reading.model, "");
+}
+
 TEST(ClientRequestEditor, TakesOffATagNoResourceHas) {
   ClientRequestEditor editor(kOwn.bits, configured);
   std::string out;

@@ -48,6 +48,7 @@ struct WebSocketSession {
   // unedited), and whether a tag's bits name a configured resource.
   const stateful::ResourceTag* responses_tag = nullptr;
   std::function<bool(std::uint64_t)> configured_tag;
+  bool reads_model = false;  // the handshake named no model: each response.create's is read
   SessionResponses* responses = nullptr;
 };
 

@@ -44,19 +44,23 @@ class ClientRequestEditor final : public TextEditor {
  public:
   // `own`: the socket's resource's tag bits; `configured(bits)`: whether a configured resource
   // has that tag (a tag of none is taken off and the id goes on untagged, as over HTTP).
-  ClientRequestEditor(std::uint64_t own, std::function<bool(std::uint64_t)> configured)
-      : own_(own), configured_(std::move(configured)) {}
+  // `reads_model`: the handshake named no model, so each message's is read (`model`).
+  ClientRequestEditor(std::uint64_t own, std::function<bool(std::uint64_t)> configured,
+                      bool reads_model = false)
+      : own_(own), configured_(std::move(configured)), reads_model_(reads_model) {}
   Edit edit(std::string_view text, std::string& out) override;
   // The `error` events for the messages dropped since the last clear: each is the payload of
   // one text frame for the client.
   std::vector<std::string> refusals;
-  // The model the last edited message named (its JSON text, escapes as written): a socket whose
-  // handshake named none has each response charged under the model its `response.create` asked for.
+  // The model the last edited message named (its JSON text, escapes as written), when
+  // `reads_model`: a socket whose handshake named none has each response charged under the model
+  // its `response.create` asked for.
   std::string model;
 
  private:
   std::uint64_t own_;
   std::function<bool(std::uint64_t)> configured_;
+  bool reads_model_;
 };
 
 // The `error` event that answers a message naming `id` (as the client wrote it, tag included)
