@@ -5,7 +5,7 @@
 # makes that request a long prompt's (what a connection keeps of a large request between requests).
 # RSS from /proc/PID/status VmRSS. Run for THREADS=1 and THREADS=2 (one worker per core here).
 #
-# Usage: bench/memory.sh   (THREAD_COUNTS="1 2"  SMALL=1000  LARGE=10000  REQUEST=1  PROMPT_BYTES=2)
+# Usage: bench/memory.sh   (THREAD_COUNTS="1 2"  SMALL=1000  LARGE=10000  REQUEST=1  PROMPT_BYTES=)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 need node
@@ -13,18 +13,18 @@ THREAD_COUNTS=${THREAD_COUNTS:-1 2}
 SMALL=${SMALL:-1000}
 LARGE=${LARGE:-10000}
 REQUEST=${REQUEST:-1}
-PROMPT_BYTES=${PROMPT_BYTES:-2}
+PROMPT_BYTES=${PROMPT_BYTES:-}  # empty: hold_conns.js's short request
 STAMP=$(date +%Y%m%d-%H%M%S)
 TSV="$RESULTS/memory-$STAMP.tsv"
 [ "$(ulimit -n)" -ge $((LARGE + 1000)) ] || { echo "ulimit -n $(ulimit -n) is too low for $LARGE connections" >&2; exit 2; }
 
 start_sim --name mem --threads 1
-echo "# memory $STAMP prompt_bytes=$PROMPT_BYTES load $(loadavg)" | tee "$TSV"
+echo "# memory $STAMP prompt_bytes=${PROMPT_BYTES:-short} load $(loadavg)" | tee "$TSV"
 printf 'threads\tidle_kb\tafter_1_request_kb\tconns_small\trss_small_kb\tper_conn_small_kb\tconns_large\trss_large_kb\tper_conn_large_kb\topen_ok\n' | tee -a "$TSV"
 
 hold() {  # hold PORT N -> prints the RSS (KiB) of $SL_PID while N connections are held
   local port=$1 n=$2 out="$TMP/hold.$RANDOM"
-  node "$BENCH_DIR/tools/hold_conns.js" --port "$port" --conns "$n" --request "$REQUEST" --prompt-bytes "$PROMPT_BYTES" --hold-s 120 >"$out" &
+  node "$BENCH_DIR/tools/hold_conns.js" --port "$port" --conns "$n" --request "$REQUEST" ${PROMPT_BYTES:+--prompt-bytes "$PROMPT_BYTES"} --hold-s 120 >"$out" &
   local hp=$!; PIDS+=("$hp")
   local deadline=$((SECONDS + 90))
   until grep -q READY "$out" 2>/dev/null; do
