@@ -24,7 +24,8 @@ struct AttemptRecord {
   bool probe = false;            // sent to test a target its rate-limit reports held back
   // The deployment (or model) its backend was asked for: the name its cooldowns and quotas are
   // kept under (after a target's or BACKEND_X_DEPLOYMENT_NAME's rename). A view into the
-  // request or its configuration, both held until the request is accounted.
+  // request's path, its record (the model its body named: the body may be freed first) or its
+  // configuration, all held until the request is accounted.
   std::string_view deployment{};
   MonoNanos sent = 0;   // when the request left (0: it never did, no credential)
   MonoNanos ended = 0;  // when a failed attempt's outcome was known (the served one ends with the request)
