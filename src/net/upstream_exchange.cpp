@@ -66,6 +66,27 @@ class HoldDeadline {
   std::shared_ptr<State> s_;
 };
 
+// The next bytes of a response body (ReadGoal::some), within `timeout`. An event stream
+// (`event_stream`) waits long between events, and a pending read holds its buffer: on a plain
+// connection known to be quiet (nothing reached it since its last read emptied it, its close
+// included: io/draining_read), it waits for its next bytes with the buffer's storage given back
+// and without the recv() that would find EAGAIN, then reads them into the room the buffer had.
+// A TLS connection reads at once: its layer may hold bytes the socket no longer shows.
+Task<error_code> read_body_bytes(UpstreamConnection& c, ResponseReader& p, std::chrono::seconds timeout,
+                                 bool event_stream, bool& fitted) {
+  c.tcp().expires_after(timeout);
+  fit_to_events(c.buffer, fitted);
+  error_code ec;
+  if (event_stream && !c.tls() && c.buffer.size() == 0 && !c.tcp().bytes_may_have_arrived()) {
+    const std::size_t room = c.buffer.capacity();
+    c.buffer.shrink_to_fit();  // empty: its storage is freed
+    ec = std::get<0>(co_await c.tcp().socket().async_wait(Socket::wait_read, use_tuple));
+    c.buffer.reserve(room);
+  }
+  if (!ec) ec = co_await c.visit([&](auto& s) { return read_http(s, c.buffer, p, ReadGoal::some); });
+  co_return c.tcp().done(ec);
+}
+
 // A held-back start larger than this is not kept in the worker's spare scratch.
 constexpr std::size_t kKeepHeldBytes = 4 * 1024;
 struct TrimHeld {
@@ -299,10 +320,7 @@ Task<UpstreamExchange::HoldEnd> UpstreamExchange::hold_stream_start(
       watch.arm(client_.socket(), conn);  // a client that leaves meanwhile closes `conn`
       // The hold's deadline (at most HTTP_TIMEOUT_SECONDS after its first wait) ends a read first;
       // the socket's own, which would close the connection, is only a safety net behind it.
-      conn.tcp().expires_after(cfg.http_timeout + std::chrono::seconds(1));
-      fit_to_events(conn.buffer, buffer_fitted);
-      ec = conn.tcp().done(
-          co_await conn.visit([&](auto& s) { return read_http(s, conn.buffer, p, ReadGoal::some); }));
+      ec = co_await read_body_bytes(conn, p, cfg.http_timeout + std::chrono::seconds(1), true, buffer_fitted);
     }
     if (ec && watch.client_left()) co_return HoldEnd::ClientLeft;
     const bool expired = deadline && deadline->expired();
@@ -448,10 +466,8 @@ Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions option
     if (held_start.empty() && !p.is_done() &&
         !feed_buffered(conn->buffer, p, ReadGoal::some, progressed, ec)) {  // else no read needed
       if (head_sent) watch.arm(client_.socket(), *conn);
-      conn->tcp().expires_after(cfg.http_timeout);  // idle timeout, renewed on every read
-      fit_to_events(conn->buffer, buffer_fitted);
-      ec = conn->tcp().done(
-          co_await conn->visit([&](auto& s) { return read_http(s, conn->buffer, p, ReadGoal::some); }));
+      // The idle timeout, renewed on every read.
+      ec = co_await read_body_bytes(*conn, p, cfg.http_timeout, plan.event_stream, buffer_fitted);
     }
     // Body bytes this round: views into the connection's buffer, valid until its next read (so:
     // written, and fed to the usage scan, before the loop reads again). Every run of body bytes

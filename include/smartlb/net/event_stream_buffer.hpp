@@ -1,8 +1,9 @@
 #pragma once
-// The read buffer of an upstream connection while it carries an event stream. A pending read
-// holds the whole buffer, and a stream waits long between events (seconds, for thousands of
-// open streams), so the 16 KiB a response head and JSON body want would be most of what an
-// open stream costs. Private to src/net.
+// The read buffer of an upstream connection while it carries an event stream. A stream waits
+// long between events (seconds, for thousands of open streams), so the 16 KiB a response head
+// and JSON body want would be most of what an open stream costs. A plain connection waits
+// without its buffer's storage (net/upstream_exchange: read_body_bytes); the room it reads into
+// is still what is set here, and a TLS connection's pending read holds it. Private to src/net.
 #include "smartlb/io/beast.hpp"
 
 namespace smartlb::net {
