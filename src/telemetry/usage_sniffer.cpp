@@ -309,6 +309,8 @@ void UsageSniffer::feed(const char* data, std::size_t size) {
   }
 }
 
+// A line or an event's data that lies whole in the chunk is read where it is; only what spans
+// chunks is copied (a stream that waits between its events then keeps no copy of the last one).
 void UsageSniffer::feed_event_stream(const char* p, std::size_t n) {
   const char* end = p + n;
   if (after_cr_) {
@@ -320,7 +322,10 @@ void UsageSniffer::feed_event_stream(const char* p, std::size_t n) {
     const char* stop = p;
     while (stop < end && *stop != '\n' && *stop != '\r') ++stop;
     const std::size_t len = static_cast<std::size_t>(stop - p);
-    if (!line_overflow_) {
+    const bool whole = stop != end && line_.empty() && !line_overflow_;
+    if (whole) {
+      if (len > event_limit_) line_overflow_ = true;
+    } else if (!line_overflow_) {
       if (line_.size() + len > event_limit_) {
         line_overflow_ = true;
         line_.clear();
@@ -328,7 +333,8 @@ void UsageSniffer::feed_event_stream(const char* p, std::size_t n) {
         line_.append(p, len);
       }
     }
-    if (stop == end) return;  // the line continues in the next chunk
+    if (stop == end) break;  // the line continues in the next chunk
+    const std::string_view line = whole ? std::string_view(p, len) : std::string_view(line_);
     const bool cr = *stop == '\r';
     p = stop + 1;
     if (cr) {
@@ -337,32 +343,45 @@ void UsageSniffer::feed_event_stream(const char* p, std::size_t n) {
       else if (*p == '\n')
         ++p;
     }
-    end_line();
+    end_line(line, whole);
+    line_.clear();
+  }
+  // The chunk's memory is the caller's: an event still open keeps a copy of its data.
+  if (data_viewed_) {
+    data_.assign(data_view_);
+    data_viewed_ = false;
   }
 }
 
-void UsageSniffer::end_line() {
+void UsageSniffer::end_line(std::string_view line, bool in_chunk) {
   if (line_overflow_) {
     // A line too long to keep: if it was data, this event cannot be parsed.
     line_overflow_ = false;
     data_overflow_ = true;
+    data_viewed_ = false;
     has_data_ = true;
-    line_.clear();
     return;
   }
-  if (line_.empty()) {
+  if (line.empty()) {
     end_event();
     return;
   }
-  const std::string_view line(line_);
   if (line.substr(0, 5) == "data:") {
     std::string_view value = line.substr(5);
     if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
     if (!data_overflow_) {
-      if (data_.size() + value.size() + 1 > event_limit_) {
+      if (event_data().size() + value.size() + 1 > event_limit_) {
         data_overflow_ = true;
+        data_viewed_ = false;
         data_.clear();
+      } else if (!has_data_ && in_chunk) {  // the usual event: one data line, read in place
+        data_view_ = value;
+        data_viewed_ = true;
       } else {
+        if (data_viewed_) {
+          data_.assign(data_view_);
+          data_viewed_ = false;
+        }
         if (has_data_) data_.push_back('\n');
         data_.append(value);
       }
@@ -370,15 +389,21 @@ void UsageSniffer::end_line() {
     has_data_ = true;
   }
   // event:, id:, retry: and comments (":...") carry no usage.
-  line_.clear();
 }
 
 void UsageSniffer::end_event() {
-  if (has_data_ && !data_overflow_ && data_ != "[DONE]") {
-    if (facts_) read_response_facts(data_, *facts_);
-    if (has_usage_object(data_)) last_.swap(data_);
+  const std::string_view data = event_data();
+  if (has_data_ && !data_overflow_ && data != "[DONE]") {
+    if (facts_) read_response_facts(data, *facts_);
+    if (has_usage_object(data)) {
+      if (data_viewed_)
+        last_.assign(data);
+      else
+        last_.swap(data_);
+    }
   }
   data_.clear();
+  data_viewed_ = false;
   has_data_ = false;
   data_overflow_ = false;
 }
@@ -408,7 +433,8 @@ TokenUsage UsageSniffer::finish() {
       break;
     case Mode::EventStream:
       // A last event without its blank line still counts (the stream ended right after it).
-      if (!line_.empty() || line_overflow_) end_line();
+      if (!line_.empty() || line_overflow_) end_line(line_, false);
+      line_.clear();
       if (has_data_) end_event();
       if (!last_.empty()) u = parse_usage_json(last_);
       last_.clear();

@@ -192,6 +192,21 @@ TEST(UsageSnifferStream, MemoryStaysBoundedOnALongStream) {
   EXPECT_EQ(s.finish().completion_tokens, 50000);
 }
 
+TEST(UsageSnifferStream, EventsThatComeWholeAreReadInPlaceAndOnlyASplitOneIsCopied) {
+  UsageSniffer s(Mode::EventStream);
+  const std::string event =
+      "data: {\"choices\":[{\"delta\":{\"content\":\"" + std::string(200, 'a') + "\"}}],\"usage\":null}\n\n";
+  for (int i = 0; i < 3; ++i) s.feed(event);  // one event per read, as a stream's events come
+  EXPECT_EQ(s.allocated_bytes(), 0u) << "a stream waiting for its next event keeps no copy of the last";
+  const std::string usage = "data: {\"usage\":{\"prompt_tokens\":7,\"completion_tokens\":9}}\n\n";
+  s.feed(usage.substr(0, usage.size() - 1));  // its data line whole, its end in the next read
+  EXPECT_GT(s.allocated_bytes(), 0u);
+  s.feed(usage.substr(usage.size() - 1));
+  const TokenUsage u = s.finish();
+  EXPECT_EQ(u.prompt_tokens, 7);
+  EXPECT_EQ(u.completion_tokens, 9);
+}
+
 TEST(UsageSnifferStream, OversizedEventIsSkippedButLaterOnesAreRead) {
   UsageSniffer s(Mode::EventStream, UsageSniffer::kDefaultJsonLimit, 64);
   s.feed("data: {\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":1},\"pad\":\"" + std::string(200, 'p') +

@@ -56,11 +56,20 @@ class UsageSniffer {
 
   // Bytes currently held (for tests of the bound).
   std::size_t buffered_bytes() const { return body_.size() + line_.size() + data_.size() + last_.size(); }
+  // Heap bytes its texts reserve, held or not (for tests: a stream's events read in place).
+  std::size_t allocated_bytes() const {
+    std::size_t n = 0;
+    for (const std::string* t : {&body_, &line_, &data_, &last_})
+      if (t->capacity() > std::string().capacity()) n += t->capacity();
+    return n;
+  }
 
  private:
   void feed_event_stream(const char* p, std::size_t n);
-  void end_line();
+  // `in_chunk`: the line is a view into the chunk being fed, not into line_.
+  void end_line(std::string_view line, bool in_chunk);
   void end_event();
+  std::string_view event_data() const { return data_viewed_ ? data_view_ : std::string_view(data_); }
 
   Mode mode_;
   ResponseFacts* facts_ = nullptr;
@@ -74,6 +83,9 @@ class UsageSniffer {
   bool line_overflow_ = false;
   bool after_cr_ = false;  // the previous chunk ended in '\r' (a "\r\n" may be split)
   std::string data_;       // the current event's data lines, joined by '\n' (bounded)
+  // ... or, while its one data line lies in the chunk being fed, a view of it there
+  std::string_view data_view_;
+  bool data_viewed_ = false;
   bool data_overflow_ = false;
   bool has_data_ = false;
   std::string last_;  // data of the last event that carried a usage object
