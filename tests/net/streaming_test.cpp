@@ -130,6 +130,32 @@ TEST(Streaming, ChunksThatArriveTogetherLeaveTogether) {
   EXPECT_EQ(observer.await_usage(), (std::pair<std::int64_t, std::int64_t>{9, 2}));
 }
 
+// A stream waits for its next event without a read pending (net/upstream_exchange:
+// read_body_bytes), which only a socket known to be quiet may do: the backend's close that came
+// with its last event must end the stream, not leave it waiting for an event that never comes.
+// (Whether the kernel reports that close once or twice is a race; the look that makes the wait
+// safe either way is DrainingRead.AReportedCloseThatCameWithTheBytes....)
+TEST(Streaming, AStreamThatEndsWithTheBackendsCloseEndsAfterItsLastEvent) {
+  MockBackend backend([](const SeenRequest&) { return MockReply{}; });
+  auto gate = backend.make_gate();
+  backend.set_handler([gate](const SeenRequest&) {
+    MockReply r = sse({"data: 1\n\n", "data: 2\n\n"});
+    r.close_delimited = true;
+    r.wait_before[1] = gate;  // the relay waits for event 2, which comes with the backend's FIN
+    return r;
+  });
+  ProxyHarness p;
+  p.add_backend("backend", backend.url());
+  p.start();
+  RawConnection c(p.port());
+  c.send(kStreamRequest);
+  ASSERT_NE(c.read_until("data: 1\n\n").find("data: 1"), std::string::npos);
+  backend.open(gate);
+  const std::string rest = c.read_until("0\r\n\r\n");
+  EXPECT_NE(rest.find("data: 2\n\n"), std::string::npos);
+  EXPECT_NE(rest.find("\r\n0\r\n\r\n"), std::string::npos) << "a clean end: the body ended with the close";
+}
+
 TEST(Streaming, UpstreamFailureMidStreamTruncatesTheClientStream) {
   MockBackend backend([](const SeenRequest&) {
     MockReply r = sse({"data: {\"n\":1}\n\n"});

@@ -127,6 +127,10 @@ struct MockBackend::Impl {
         }
         continue;
       }
+      if (reply.close_delimited) {
+        co_await write_close_delimited(stream, reply);
+        co_return;
+      }
       http::response<http::empty_body> res{static_cast<http::status>(reply.status), 11};
       for (auto& [k, v] : reply.headers) res.set(k, v);
       res.chunked(true);
@@ -143,6 +147,25 @@ struct MockBackend::Impl {
       auto [lec, ln] = co_await asio::async_write(stream, http::make_chunk_last(), use_tuple);
       if (lec) co_return;
     }
+  }
+
+  template <class Stream>
+  static asio::awaitable<void> write_close_delimited(Stream& stream, const MockReply& reply) {
+    std::string head = "HTTP/1.1 " + std::to_string(reply.status) + " OK\r\n";
+    for (auto& [k, v] : reply.headers) head += k + ": " + v + "\r\n";
+    head += "Connection: close\r\n\r\n";
+    auto [hec, hn] = co_await asio::async_write(stream, asio::buffer(head), use_tuple);
+    if (hec) co_return;
+    for (std::size_t i = 0; i < reply.events.size(); ++i) {
+      if (auto it = reply.wait_before.find(i); it != reply.wait_before.end()) co_await it->second->wait();
+      const bool last = i + 1 == reply.events.size();
+      if (last) set_cork(stream, true);  // the FIN goes with the last event
+      auto [eec, en] = co_await asio::async_write(stream, asio::buffer(reply.events[i]), use_tuple);
+      if (eec) co_return;
+    }
+    beast::error_code ignored;
+    beast::get_lowest_layer(stream).socket().shutdown(tcp::socket::shutdown_send, ignored);
+    set_cork(stream, false);
   }
 
   template <class Stream>

@@ -46,6 +46,9 @@ struct MockReply {
   std::vector<std::string> events;
   std::map<std::size_t, GatePtr> wait_before;
   bool reset_after_events = false;  // abort the connection after the events (no final chunk)
+  // The events as they are, without chunks: the body ends with the connection, whose FIN leaves
+  // in the same segment as the last event.
+  bool close_delimited = false;
 
   GatePtr hold_headers;              // wait before sending anything
   std::string interim;               // raw bytes sent before the response (e.g. a 100 Continue)
