@@ -388,7 +388,8 @@ Task<> run_client_session(Worker& w, Socket socket) {
   RequestRecord rec;
   ForwardBuffers forward_buffers;
   forward_buffers.client_input = &buffer;    // an event stream's relay frees its room
-  forward_buffers.client_body = &head.body;  // ... and its body
+  forward_buffers.client_body = &head.body;  // ... and its body and fields
+  forward_buffers.client_fields = &head.fields;
   FramingInput framing;
 
   for (;;) {

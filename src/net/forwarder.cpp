@@ -332,6 +332,7 @@ void ForwardBuffers::release_large(std::size_t keep) {
   for (std::string* text :
        {&passed_fields, &request_head, &response_head, &edited_body, &budget_fields, client_body})
     if (text && text->capacity() > keep) std::string().swap(*text);
+  if (client_fields && client_fields->capacity() > keep) client_fields->release();
 }
 
 void ForwardJobSlot::end() {

@@ -452,7 +452,7 @@ Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions option
     client_.expires_after(cfg.http_timeout);
     auto [hec, hn] = co_await asio::async_write(client_, asio::buffer(head), use_tuple);
     if (client_.done(hec)) co_return client_left(*conn);
-    if (plan.event_stream) free_sent_texts();
+    if (plan.event_stream) free_sent_texts(*conn);
     head_sent = true;
   }
 
@@ -517,7 +517,7 @@ Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions option
         // The client left: stop reading, discard the upstream connection, blame no one.
         co_return client_left(*conn);
       }
-      if (!head_sent && plan.event_stream) free_sent_texts();
+      if (!head_sent && plan.event_stream) free_sent_texts(*conn);
       head_sent = true;
       if (chunk > 0 && rec_.trace.sampled && rec_.first_byte == 0) rec_.first_byte = w_.shared.clock.now();
     }
@@ -548,10 +548,15 @@ void UpstreamExchange::free_stream_idle_room() {
 }
 
 // Once the client has a stream's head, no attempt follows: none of the request's texts (that
-// head, the client's fields for the backend, the body, the prompt, and its copy a target's
-// overrides edited) is needed again by this request. (The request was sent whole before its
-// answer was read; what routing keeps of the body, the model, is viewed in the request's record.)
-void UpstreamExchange::free_sent_texts() { buffers_.release_large(0); }
+// head, the client's head and fields for the backend, the body, the prompt, and its copy a
+// target's overrides edited) is needed again by this request, nor the backend's head, which was
+// rewritten for the client. (The request was sent whole before its answer was read; what routing
+// keeps of the body, the model, is viewed in the request's record; the answer's status was
+// copied.) Each is made again by the next message that needs it.
+void UpstreamExchange::free_sent_texts(UpstreamConnection& conn) {
+  buffers_.release_large(0);
+  conn.head.fields.release();
+}
 
 // After a whole body: back to the pool when the backend keeps the connection and nothing
 // follows the body, else closed (bytes after the body, or the server said close: never reuse).

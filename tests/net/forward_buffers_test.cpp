@@ -12,8 +12,12 @@ namespace {
 
 TEST(ForwardBuffers, ALargeRequestsRoomIsFreedAndATypicalOneIsKept) {
   std::string client_body(64 * 1024, 'x');  // the session's: a long prompt
+  http1::HeaderList client_fields;          // ... and its head's fields
+  const std::string_view text = client_fields.take_text(std::string(300, 'x'));
+  client_fields.add_in_text(http::field::unknown, text.substr(0, 1), text.substr(1, 1));
   ForwardBuffers b;
   b.client_body = &client_body;
+  b.client_fields = &client_fields;
   b.request_head.assign(64 * 1024, 'x');  // a long prompt's body went inline
   b.edited_body.assign(64 * 1024, 'x');
   b.passed_fields.assign(500, 'x');
@@ -30,10 +34,13 @@ TEST(ForwardBuffers, ALargeRequestsRoomIsFreedAndATypicalOneIsKept) {
   EXPECT_LE(client_body.capacity(), 8u * 1024);
   EXPECT_GE(b.passed_fields.capacity(), 500u) << "reused by the next request";
   EXPECT_GE(b.response_head.capacity(), 300u);
+  EXPECT_GE(client_fields.capacity(), 300u);
 
   b.release_large(0);  // an event stream whose client has its head: nothing is needed again
   EXPECT_LT(b.passed_fields.capacity(), 500u);
   EXPECT_LT(b.response_head.capacity(), 300u);
+  EXPECT_EQ(client_fields.capacity(), 0u);
+  EXPECT_EQ(client_fields.size(), 0u);
 }
 
 }  // namespace

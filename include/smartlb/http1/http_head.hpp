@@ -44,6 +44,12 @@ class HeaderList {
   std::string_view get(http::field id) const;
   std::string_view get(std::string_view name) const;  // case-insensitive
   bool contains(http::field id) const;
+  // The heap room its texts and entries hold, and that room given back (the list then empty).
+  std::size_t capacity() const { return text_.capacity() + entries_.capacity() * sizeof(Entry); }
+  void release() {
+    std::string().swap(text_);
+    std::vector<Entry>().swap(entries_);
+  }
 
  private:
   struct Entry {

@@ -71,9 +71,10 @@ struct ForwardBuffers {
   // The request's body (the session's): an event stream frees it once no attempt can follow,
   // so a long prompt is not held for the minutes the stream lasts.
   std::string* client_body = nullptr;
-  ForwardJobSlot job;  // last: its job refers to the rest
+  http1::HeaderList* client_fields = nullptr;  // ... and its head's fields, likewise
+  ForwardJobSlot job;                          // last: its job refers to the rest
 
-  // Frees the room of each text (the client's body among them) holding more than `keep` bytes
+  // Frees the room of each text (the client's body and fields among them) holding more than `keep` bytes
   // of it. Between requests, so that a connection keeps what typical requests need, not what its
   // largest one did; with 0 once an event stream's client has its head, when nothing of its
   // request is needed again.

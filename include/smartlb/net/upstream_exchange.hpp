@@ -133,7 +133,7 @@ class UpstreamExchange {
   Relayed client_left(UpstreamConnection& conn);
   void record_usage(const TokenUsage& u);
   void free_stream_idle_room();
-  void free_sent_texts();
+  void free_sent_texts(UpstreamConnection& conn);
   void pool_or_close(UpstreamPtr conn, bool keep_alive, bool event_stream);
   // Whether the client's connection may carry another request after this answer.
   bool client_may_go_on() const;
