@@ -244,13 +244,13 @@ void refuse_caller(const Authentication& auth, ErrorReply& bad, RequestRecord& r
   rec.status = 401;
 }
 
-// A body that did not come whole: true with `refused` made when the client is still there to be
-// told (a timeout, too large for the setting `limit`, bad framing); false when it left.
-bool refuse_body_read(const error_code& bec, std::string_view limit, RefusedPtr& refused, unsigned version,
+// A body that did not come whole: `refused` made when the client is still there to be told (a
+// timeout, too large for the setting `limit`, bad framing); none when it left.
+void refuse_body_read(const error_code& bec, std::string_view limit, RefusedPtr& refused, unsigned version,
                       RequestRecord& rec) {
   if (bec != beast::error::timeout && bec != http::error::body_limit && !is_parse_error(bec)) {
     rec.client_aborted = true;
-    return false;
+    return;
   }
   Refused& r = refuse(refused, version, rec);
   ErrorReply& bad = r.reply;
@@ -268,10 +268,8 @@ bool refuse_body_read(const error_code& bec, std::string_view limit, RefusedPtr&
     bad.message = r.why;
     rec.status = 400;
   }
-  return true;
 }
 
-// A new configuration's backend URLs, told to this worker's pool once.
 // Who sent the request: its key or token checked against the snapshot's clients (without client
 // keys or token issuers everyone is the anonymous client: no field lookups).
 Authentication authenticate_caller(Worker& w, const Snapshot& snapshot, const RequestHead& head,
@@ -364,6 +362,7 @@ void release_large_rooms(beast::flat_buffer& input, ForwardBuffers& buffers) {
   buffers.release_large(kKeptRoomBytes);  // the request's body (client_body) among them
 }
 
+// A new configuration's backend URLs, told to this worker's pool once.
 void sync_origins(Worker& w, const Snapshot& snapshot) {
   if (snapshot.generation == w.origins_generation) return;
   for (std::size_t i = 0; i < snapshot.backends.size(); ++i)
@@ -429,73 +428,76 @@ Task<> run_client_session(Worker& w, Socket socket) {
     std::unique_ptr<StreamedBody> streamed;
     RefusedPtr refused;  // smartlb's answer, when it refuses the request
     const std::optional<RequestTarget> target = parse_request_target(head.target);
-    // A bad head or method: answered before the body is read, so the connection closes after.
-    if (refuse_head(head, cfg, framing, target.has_value(), refused, rec)) {
-      co_await write_error_reply(stream, refused->reply, std::chrono::seconds(5));
-      break;
-    }
-    const SnapshotCache::Lease& snapshot = leased.emplace(w.snapshots.acquire());
-    sync_origins(w, *snapshot);
-    // `client`'s views stay valid to the end of the request: the snapshot lease keeps a key's
-    // name, and client->hold a token's VerifiedToken.
-    Authentication auth = authenticate_caller(w, *snapshot, head, *target);
-    if (auth.wait_for) {  // the issuer's keys are being fetched (first fetch, or an unknown kid)
-      co_await jwt::wait_for_keys(std::move(auth.wait_for), kTokenKeyWait);
+    Authentication auth;
+    // The request's intake, its head and caller checked, its body read (or left to stream). Each
+    // way out but the last closes the connection, after the answer `refused` holds, if any (one
+    // place writes it: each awaited call has its own room in the session's frame, which every
+    // open stream and idle connection holds).
+    bool taken = false;
+    do {
+      // A bad head or method: answered before the body is read, so the connection closes after.
+      if (refuse_head(head, cfg, framing, target.has_value(), refused, rec)) break;
+      const SnapshotCache::Lease& snapshot = leased.emplace(w.snapshots.acquire());
+      sync_origins(w, *snapshot);
+      // The identity's views stay valid to the end of the request: the snapshot lease keeps a
+      // key's name, and identity->hold a token's VerifiedToken.
       auth = authenticate_caller(w, *snapshot, head, *target);
-    }
-    const std::optional<ClientIdentity>& client = auth.identity;
-    if (!client) {
-      refuse_caller(auth, refuse(refused, head.version, rec).reply, rec);
-      // The body is unread, so the connection cannot carry another request.
-      co_await write_error_reply(stream, refused->reply, std::chrono::seconds(5));
-      break;
-    }
-    rec.client.assign(client->name);
-
-    if (!parser.is_done()) {
-      // Buffered, or (a large upload) left to stream to the backend chosen: docs/stateful-apis.md.
-      // A length over the limits is refused before the client is asked to send the body.
-      const BodyLimits limits{cfg.stream_request_body_bytes, cfg.max_request_body_bytes,
-                              cfg.max_streamed_body_bytes};
-      const std::optional<std::uint64_t> length = parser.chunked() ? std::nullopt : parser.content_length();
-      const IntakeStart intake = start_intake(limits, length, parser);
-      bool stream_it = intake.stream;
-      if (intake.too_large) {
-        if (refuse_body_read(http::error::body_limit, intake.limit, refused, head.version, rec))
-          co_await write_error_reply(stream, refused->reply, std::chrono::seconds(5));
+      if (auth.wait_for) {  // the issuer's keys are being fetched (first fetch, or an unknown kid)
+        co_await jwt::wait_for_keys(std::move(auth.wait_for), kTokenKeyWait);
+        auth = authenticate_caller(w, *snapshot, head, *target);
+      }
+      if (!auth.identity) {
+        // The body is unread, so the connection cannot carry another request.
+        refuse_caller(auth, refuse(refused, head.version, rec).reply, rec);
         break;
       }
-      if (head.fields.contains(http::field::expect)) {
-        if (refuse_expectation(head, refused, rec)) {
-          co_await write_error_reply(stream, refused->reply, std::chrono::seconds(5));
+      rec.client.assign(auth.identity->name);
+      if (!parser.is_done()) {
+        // Buffered, or (a large upload) left to stream to the backend chosen:
+        // docs/stateful-apis.md. A length over the limits is refused before the client is asked
+        // to send the body.
+        const BodyLimits limits{cfg.stream_request_body_bytes, cfg.max_request_body_bytes,
+                                cfg.max_streamed_body_bytes};
+        const std::optional<std::uint64_t> length = parser.chunked() ? std::nullopt : parser.content_length();
+        const IntakeStart intake = start_intake(limits, length, parser);
+        bool stream_it = intake.stream;
+        if (intake.too_large) {
+          refuse_body_read(http::error::body_limit, intake.limit, refused, head.version, rec);
           break;
         }
-        if (stream.done(co_await send_continue(stream, head, cfg.http_timeout))) {
-          rec.client_aborted = true;
-          break;
+        if (head.fields.contains(http::field::expect)) {
+          if (refuse_expectation(head, refused, rec)) break;
+          if (stream.done(co_await send_continue(stream, head, cfg.http_timeout))) {
+            rec.client_aborted = true;
+            break;
+          }
         }
+        if (!stream_it) {
+          // Usually the body came with the head: then no read, and no coroutine, is needed.
+          bool progressed = false;
+          error_code bec;
+          if (!feed_buffered(buffer, parser, ReadGoal::message, progressed, bec) &&
+              head.body.size() <= intake.stop_past)
+            bec = co_await read_body(stream, buffer, parser, cfg.http_timeout, head.body, intake.stop_past);
+          if (bec) {
+            refuse_body_read(bec, intake.limit, refused, head.version, rec);
+            break;
+          }
+          stream_it = !length && stream_chunked(limits, head.body.size(), parser.is_done());
+        }
+        if (stream_it)
+          begin_streamed(*(streamed = std::make_unique<StreamedBody>(stream, buffer, parser)), head, length,
+                         cfg, parser);
       }
-      if (!stream_it) {
-        // Usually the body came with the head: then no read, and no coroutine, is needed.
-        bool progressed = false;
-        error_code bec;
-        if (!feed_buffered(buffer, parser, ReadGoal::message, progressed, bec) &&
-            head.body.size() <= intake.stop_past)
-          bec = co_await read_body(stream, buffer, parser, cfg.http_timeout, head.body, intake.stop_past);
-        if (bec) {
-          if (refuse_body_read(bec, intake.limit, refused, head.version, rec))
-            co_await write_error_reply(stream, refused->reply, std::chrono::seconds(5));
-          break;
-        }
-        stream_it = !length && stream_chunked(limits, head.body.size(), parser.is_done());
-      }
-      if (stream_it)
-        begin_streamed(*(streamed = std::make_unique<StreamedBody>(stream, buffer, parser)), head, length,
-                       cfg, parser);
+      taken = true;
+    } while (false);
+    if (!taken) {
+      if (refused) co_await write_error_reply(stream, refused->reply, std::chrono::seconds(5));
+      break;
     }
 
-    bool keep = co_await forward_request(w, *snapshot, stream, head, *target, *client, rec, forward_buffers,
-                                         streamed.get());
+    bool keep = co_await forward_request(w, **leased, stream, head, *target, *auth.identity, rec,
+                                         forward_buffers, streamed.get());
     forward_buffers.job.end();  // its memory back to the worker while the connection idles
     // A body not read to its end leaves the connection unable to carry another request.
     if (streamed && streamed->unread()) keep = false;
