@@ -1,6 +1,9 @@
 #include "smartlb/io/draining_read.hpp"
 
 #include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include <cerrno>
 
 #include <cstdint>
 
@@ -67,6 +70,29 @@ void report_peer_close(Socket& s) {
     registered = ev.events;
 }
 
+std::size_t read_now(Socket& s, asio::mutable_buffer b, error_code& ec) {
+  auto& impl = draining::SocketImpl::of(s).get_implementation();
+  ssize_t n;
+  do {
+    n = ::recv(impl.socket_, b.data(), b.size(), MSG_DONTWAIT);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) {
+    ec = (errno == EAGAIN || errno == EWOULDBLOCK) ? error_code(asio::error::would_block)
+                                                   : error_code(errno, asio::error::get_system_category());
+    return 0;
+  }
+  if (n == 0) {
+    ec = asio::error::eof;
+    return 0;
+  }
+  ec = {};
+  // A short read emptied the socket: the mark says so, as a draining read's would (the worker's
+  // one thread runs both this and the reactor, so no event falls between the recv and the mark).
+  if (static_cast<std::size_t>(n) < b.size() && impl.reactor_data_)
+    (impl.reactor_data_->*member(SpeculativeFlags{}))[Reactor::read_op] = false;
+  return static_cast<std::size_t>(n);
+}
+
 bool bytes_may_have_arrived(Socket& s) {
   const Reactor::per_descriptor_data state = draining::SocketImpl::of(s).get_implementation().reactor_data_;
   if (!state || (state->*member(SpeculativeFlags{}))[Reactor::read_op]) return true;
@@ -81,6 +107,10 @@ bool bytes_may_have_arrived(Socket& s) {
 #else
 void report_peer_close(Socket&) {}
 bool bytes_may_have_arrived(Socket&) { return true; }
+std::size_t read_now(Socket&, asio::mutable_buffer, error_code& ec) {
+  ec = asio::error::would_block;
+  return 0;
+}
 #endif
 
 }  // namespace smartlb::io

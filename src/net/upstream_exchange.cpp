@@ -70,20 +70,32 @@ class HoldDeadline {
 // (`event_stream`) waits long between events, and a pending read holds its buffer: on a plain
 // connection known to be quiet (nothing reached it since its last read emptied it, its close
 // included: io/draining_read), it waits for its next bytes with the buffer's storage given back
-// and without the recv() that would find EAGAIN, then reads them into the room the buffer had.
-// A TLS connection reads at once: its layer may hold bytes the socket no longer shows.
+// and without the recv() that would find EAGAIN, then reads them with one recv() (no second
+// operation) into a room as large as the buffer had (`rooms`: the worker's). A TLS connection
+// reads at once: its layer may hold bytes the socket no longer shows.
 Task<error_code> read_body_bytes(UpstreamConnection& c, ResponseReader& p, std::chrono::seconds timeout,
-                                 bool event_stream, bool& fitted) {
+                                 bool event_stream, bool& fitted, EventRooms& rooms) {
   c.tcp().expires_after(timeout);
   fit_to_events(c.buffer, fitted);
   error_code ec;
   if (event_stream && !c.tls() && c.buffer.size() == 0 && !c.tcp().bytes_may_have_arrived()) {
-    const std::size_t room = c.buffer.capacity();
-    c.buffer.shrink_to_fit();  // empty: its storage is freed
-    ec = std::get<0>(co_await c.tcp().socket().async_wait(Socket::wait_read, use_tuple));
-    c.buffer.reserve(room);
+    const std::size_t room = rooms.give(c.buffer);
+    ec = std::get<0>(co_await c.tcp().async_wait_readable(use_tuple));
+    rooms.take(c.buffer, room);
+    if (!ec) {
+      // The socket has bytes, or its close: read at once, not by a second operation.
+      c.buffer.commit(io::read_now(c.tcp().socket(), c.buffer.prepare(c.buffer.capacity()), ec));
+      if (ec == asio::error::eof) {
+        p.put_eof(ec);  // the parser says whether the body was whole
+        co_return c.tcp().done(ec);
+      }
+      if (ec && ec != asio::error::would_block) co_return c.tcp().done(ec);
+      ec = {};  // bytes for the parser, or none after all: then the usual read below
+    }
   }
-  if (!ec) ec = co_await c.visit([&](auto& s) { return read_http(s, c.buffer, p, ReadGoal::some); });
+  bool progressed = false;
+  if (!ec && !feed_buffered(c.buffer, p, ReadGoal::some, progressed, ec))
+    ec = co_await c.visit([&](auto& s) { return read_http(s, c.buffer, p, ReadGoal::some); });
   co_return c.tcp().done(ec);
 }
 
@@ -320,7 +332,8 @@ Task<UpstreamExchange::HoldEnd> UpstreamExchange::hold_stream_start(
       watch.arm(client_.socket(), conn);  // a client that leaves meanwhile closes `conn`
       // The hold's deadline (at most HTTP_TIMEOUT_SECONDS after its first wait) ends a read first;
       // the socket's own, which would close the connection, is only a safety net behind it.
-      ec = co_await read_body_bytes(conn, p, cfg.http_timeout + std::chrono::seconds(1), true, buffer_fitted);
+      ec = co_await read_body_bytes(conn, p, cfg.http_timeout + std::chrono::seconds(1), true, buffer_fitted,
+                                    w_.spare_event_rooms);
     }
     if (ec && watch.client_left()) co_return HoldEnd::ClientLeft;
     const bool expired = deadline && deadline->expired();
@@ -467,7 +480,8 @@ Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions option
         !feed_buffered(conn->buffer, p, ReadGoal::some, progressed, ec)) {  // else no read needed
       if (head_sent) watch.arm(client_.socket(), *conn);
       // The idle timeout, renewed on every read.
-      ec = co_await read_body_bytes(*conn, p, cfg.http_timeout, plan.event_stream, buffer_fitted);
+      ec = co_await read_body_bytes(*conn, p, cfg.http_timeout, plan.event_stream, buffer_fitted,
+                                    w_.spare_event_rooms);
     }
     // Body bytes this round: views into the connection's buffer, valid until its next read (so:
     // written, and fed to the usage scan, before the loop reads again). Every run of body bytes

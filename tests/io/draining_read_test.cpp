@@ -170,5 +170,48 @@ TEST_F(DrainingRead, AReportedCloseThatCameWithTheBytesLeavesTheSocketMaybeTouch
   EXPECT_TRUE(s.bytes_may_have_arrived());
 }
 
+// A waiting event stream holds no buffer: it waits for readability, then reads at once.
+TEST_F(DrainingRead, AWaitOnAQuietSocketEndsWithItsNextBytesWhichReadNowTakesWholeLeavingItKnownEmpty) {
+  peer_writes("abc");
+  error_code ec;
+  ASSERT_EQ(read_once(ec), 3u);
+  ASSERT_FALSE(s.bytes_may_have_arrived());
+  bool woke = false;
+  s.async_wait_readable([&](error_code e) {
+    ec = e;
+    woke = true;
+  });
+  process_events();
+  EXPECT_FALSE(woke) << "nothing has arrived: the wait goes on";
+  peer_writes("de");
+  auto busy = asio::make_work_guard(ioc);
+  ioc.restart();
+  while (!woke && ioc.run_one_for(5s) > 0) {
+  }
+  ASSERT_TRUE(woke);
+  ASSERT_FALSE(ec);
+  EXPECT_EQ(read_now(s.socket(), asio::buffer(buffer), ec), 2u);
+  EXPECT_FALSE(ec);
+  EXPECT_EQ(std::string_view(buffer, 2), "de");
+  EXPECT_FALSE(s.bytes_may_have_arrived()) << "a short read emptied it, as a draining read's would";
+}
+
+TEST_F(DrainingRead, AWaitOnASocketThatMayHaveBytesEndsAtOnce) {
+  // A fresh socket may: the wait does not hang on an event that may have come already.
+  bool woke = false;
+  s.async_wait_readable([&](error_code) { woke = true; });
+  process_events();
+  EXPECT_TRUE(woke);
+}
+
+TEST_F(DrainingRead, ReadNowSaysWouldBlockOnAnEmptySocketAndEofAtItsEnd) {
+  error_code ec;
+  EXPECT_EQ(read_now(s.socket(), asio::buffer(buffer), ec), 0u);
+  EXPECT_EQ(ec, asio::error::would_block);
+  pair.b.shutdown(tcp::socket::shutdown_send);
+  EXPECT_EQ(read_now(s.socket(), asio::buffer(buffer), ec), 0u);
+  EXPECT_EQ(ec, asio::error::eof);
+}
+
 }  // namespace
 }  // namespace smartlb::io

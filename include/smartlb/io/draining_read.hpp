@@ -38,6 +38,7 @@
 #include <boost/asio/detail/handler_alloc_helpers.hpp>
 #include <boost/asio/detail/handler_cont_helpers.hpp>
 #include <boost/asio/detail/handler_work.hpp>
+#include <boost/asio/detail/reactive_wait_op.hpp>
 #include <boost/asio/detail/reactor.hpp>
 #include <boost/asio/detail/reactor_op.hpp>
 #include <boost/asio/detail/socket_ops.hpp>
@@ -147,7 +148,46 @@ struct Initiate {
   }
 };
 
+// Asio's wait for readability, started as a read that found the socket empty: queued for the
+// descriptor's next event. (Asio's own async_wait re-registers the descriptor with epoll_ctl()
+// each time, so that an event already consumed is reported again: one syscall per wait that a
+// socket known to be quiet does not need.)
+struct InitiateWait {
+  Socket* socket;
+  Reactor* reactor;
+
+  template <class Handler>
+  void operator()(Handler&& handler) const {
+    auto& impl = SocketImpl::of(*socket);
+    auto& data = impl.get_implementation();
+    error_code ec;
+    if (asio::get_associated_cancellation_slot(handler).is_connected() || !data.reactor_data_ ||
+        (!(data.state_ & ad::socket_ops::non_blocking) &&
+         !ad::socket_ops::set_internal_non_blocking(data.socket_, data.state_, true, ec))) {
+      socket->async_wait(Socket::wait_read, std::forward<Handler>(handler));
+      return;
+    }
+    auto h = std::forward<Handler>(handler);
+    using Op = ad::reactive_wait_op<std::decay_t<Handler>, Executor>;
+    const bool is_continuation = boost_asio_handler_cont_helpers::is_continuation(h);
+    typename Op::ptr p = {std::addressof(h), Op::ptr::allocate(h), nullptr};
+    p.p = new (p.v) Op(error_code(), h, impl.get_executor());
+    // Speculation allowed, as for a read: a socket the mark says may have bytes completes the
+    // wait at once (and the read after it tries); a quiet one waits without a syscall.
+    reactor->start_op(Reactor::read_op, data.socket_, data.reactor_data_, p.p, is_continuation, true);
+    p.v = p.p = nullptr;
+  }
+};
+
 }  // namespace draining
+
+// Waits until `s` is readable (bytes, its close, an error), for a caller that then reads at once
+// (read_now): no buffer is held meanwhile. Meant for a socket bytes_may_have_arrived says is
+// quiet; on one that may have bytes it completes at once.
+template <class Token>
+auto draining_wait(Socket& s, draining::Reactor* reactor, Token&& token) {
+  return asio::async_initiate<Token, void(error_code)>(draining::InitiateWait{&s, reactor}, token);
+}
 
 // The reactor of `ioc`, for draining_read_some.
 inline draining::Reactor* reactor_of(asio::io_context& ioc) {
@@ -169,6 +209,10 @@ auto draining_read_some(Socket& s, draining::Reactor* reactor, const Buffers& bu
 
 struct NoReactor {};
 inline NoReactor* reactor_of(asio::io_context&) { return nullptr; }
+template <class Token>
+auto draining_wait(Socket& s, NoReactor*, Token&& token) {
+  return s.async_wait(Socket::wait_read, std::forward<Token>(token));
+}
 template <class Buffers, class Token>
 auto draining_read_some(Socket& s, NoReactor*, const Buffers& buffers, Token&& token, bool = true) {
   return s.async_read_some(buffers, std::forward<Token>(token));
@@ -180,6 +224,13 @@ auto draining_read_some(Socket& s, NoReactor*, const Buffers& buffers, Token&& t
 // comes with the last bytes is then known without a read (bytes_may_have_arrived says "maybe").
 // One epoll_ctl; for connections that are reused (upstream ones).
 void report_peer_close(Socket& s);
+
+// What `s` holds now, read into `b` without waiting: for a socket a wait has just found
+// readable, whose bytes then need no second operation (net/upstream_exchange, read_body_bytes).
+// Leaves the mark a draining read leaves (a short read: known empty). Returns the bytes read;
+// `ec`: eof at the end of the stream, would_block when nothing was there after all (or where
+// draining reads are not compiled: then read it the usual way), else the socket's error.
+std::size_t read_now(Socket& s, asio::mutable_buffer b, error_code& ec);
 
 // False only when nothing has happened on `s` (no byte, no close, no error) since a read of
 // draining_read_some emptied it, as of its io_context's last epoll_wait (and, without

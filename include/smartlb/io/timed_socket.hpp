@@ -70,6 +70,10 @@ class TimedSocket {
   // report_peer_close).
   bool bytes_may_have_arrived() { return io::bytes_may_have_arrived(socket_); }
   void report_peer_close() { io::report_peer_close(socket_); }
+  // Waits until the socket is readable, holding no buffer (io/draining_read.hpp: draining_wait),
+  // for a read at once after it (read_now).
+  template <class Token>
+  auto async_wait_readable(Token&& token);
   // The next read waits for epoll's event without trying first if the socket is known empty:
   // for the answer to what is about to be written (io/draining_read.hpp).
   void next_read_awaits_answer() { next_read_awaits_answer_ = true; }
@@ -131,6 +135,11 @@ class DeadlineSweeper {
   std::size_t armed_ = 0;     // sockets with a deadline
   bool scheduled_ = false;
 };
+
+template <class Token>
+auto TimedSocket::async_wait_readable(Token&& token) {
+  return draining_wait(socket_, sweeper_.reactor(), std::forward<Token>(token));
+}
 
 template <class MutableBufferSequence, class Token>
 auto TimedSocket::async_read_some(const MutableBufferSequence& buffers, Token&& token) {

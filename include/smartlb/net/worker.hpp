@@ -13,6 +13,7 @@
 #include "smartlb/clients/jwt/verified_token_cache.hpp"
 #include "smartlb/io/beast.hpp"
 #include "smartlb/io/timed_socket.hpp"
+#include "smartlb/net/event_stream_buffer.hpp"
 #include "smartlb/net/relay_scratch.hpp"
 #include "smartlb/net/shared.hpp"
 #include "smartlb/net/snapshot.hpp"
@@ -67,6 +68,7 @@ struct Worker {
   std::vector<std::unique_ptr<RelayScratch>> spare_scratch;   // lent out by RelayScratchLease
   std::vector<std::unique_ptr<RelayRound>> spare_rounds;      // lent out by RelayRoundLease
   std::vector<std::unique_ptr<std::byte[]>> spare_job_rooms;  // lent out by ForwardJobSlot
+  EventRooms spare_event_rooms;                               // lent to streams as they read
   bool draining = false;
 
   // Called on this worker's thread when a drain begins.
