@@ -63,5 +63,44 @@ TEST(FitToEvents, AFittedFlagLeavesABufferAlone) {
   EXPECT_EQ(b.capacity(), UpstreamConnection::kBufferBytes);
 }
 
+TEST(EventRooms, AWaitingStreamsRoomIsKeptForTheNextReaderWhichGetsOneLargeEnough) {
+  EventRooms rooms;
+  beast::flat_buffer waiting;
+  waiting.reserve(kEventStreamBufferBytes);
+  const void* storage = waiting.data().data();
+  EXPECT_EQ(rooms.give(waiting), kEventStreamBufferBytes);
+  EXPECT_EQ(waiting.capacity(), 0u) << "a waiting stream holds no room";
+  EXPECT_EQ(rooms.kept(), 1u);
+
+  beast::flat_buffer reader;
+  rooms.take(reader, kEventStreamBufferBytes);
+  EXPECT_EQ(reader.data().data(), storage) << "the kept room, not a new one";
+  EXPECT_EQ(rooms.kept(), 0u);
+
+  beast::flat_buffer small;
+  small.reserve(kEventStreamBufferBytes);
+  rooms.give(small);
+  beast::flat_buffer large_reader;  // a stream of large events
+  rooms.take(large_reader, 2 * kEventStreamBufferBytes);
+  EXPECT_GE(large_reader.capacity(), 2 * kEventStreamBufferBytes);
+  EXPECT_EQ(rooms.kept(), 1u) << "too small for it: left for another";
+}
+
+TEST(EventRooms, WhatIsKeptIsBounded) {
+  EventRooms rooms;
+  beast::flat_buffer huge;
+  huge.reserve(EventRooms::kMaxKeptBytes + 1);
+  rooms.give(huge);
+  EXPECT_EQ(rooms.kept(), 0u) << "a room above the bound is freed";
+  EXPECT_EQ(huge.capacity(), 0u);
+  for (std::size_t i = 0; i < EventRooms::kMaxKept + 10; ++i) {
+    beast::flat_buffer b;
+    b.reserve(kEventStreamBufferBytes);
+    rooms.give(b);
+    EXPECT_EQ(b.capacity(), 0u);
+  }
+  EXPECT_EQ(rooms.kept(), EventRooms::kMaxKept);
+}
+
 }  // namespace
 }  // namespace smartlb::net
