@@ -6,7 +6,8 @@
 # excluded; the totals are divided by the requests wrk completed.
 #
 # MODE=sse profiles the streaming relay instead: tools/sse_backend.js (200 events 10 ms apart),
-# 50 streams from tools/sse_client.js; instructions are divided by the events relayed.
+# 50 streams from tools/sse_client.js; instructions (and then syscalls, the same streams under
+# strace) are divided by the events relayed.
 #
 # Usage: bench/profile.sh   (MODE=http|sse  DURATION=20 CONNS=16 ; BACKEND_CT=text/plain makes the backend answer
 #                            a non-JSON type, which turns the usage sniffer off (A/B of its cost); EXTRA_ENV="ACCESS_LOG=on" to profile with
@@ -41,6 +42,19 @@ if [ "${MODE:-http}" = sse ]; then
   callgrind_annotate --threshold=100 --inclusive=no "$DUMP" >"$OUT/self.txt" 2>/dev/null
   echo "SSE relay: $EVENTS events (50 streams); self instructions per event by category:"
   awk -v reqs="$EVENTS" -f "$BENCH_DIR/tools/callgrind_categories.awk" "$OUT/self.txt" | sed 's/per request/per event/'
+  kill -INT "$SL_PID" 2>/dev/null; wait "$SL_PID" 2>/dev/null || true
+  # The same 50 streams through smartlb under strace -c: syscalls per relayed event.
+  SL_PORT=$(free_port)
+  env -i PATH="$PATH" PORT="$SL_PORT" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREADS=1 ACCESS_LOG=off LOG_LEVEL=warn \
+    BACKEND_1_URL="http://127.0.0.1:$SSE_PORT" strace -c -f -o "$OUT/strace.txt" "$SMARTLB" 2>>"$OUT/smartlb.log" >/dev/null &
+  SL_PID=$!; PIDS+=("$SL_PID")
+  wait_port "$SL_PORT" 60
+  U="http://127.0.0.1:$SL_PORT/openai/deployments/gpt-4o/chat/completions?api-version=2024-02-01"
+  node "$BENCH_DIR/tools/sse_client.js" --url "$U" --streams 50 --timeout-s 90 >"$OUT/sse-strace.json"
+  kill -INT $(pgrep -P "$SL_PID") 2>/dev/null || kill -INT "$SL_PID"; wait "$SL_PID" 2>/dev/null || true; sleep 0.5
+  SEVENTS=$(jq '.events + 2 * .streams' "$OUT/sse-strace.json")
+  echo "syscalls per relayed event (strace -c, $SEVENTS events, 50 streams):"
+  awk -v n="$SEVENTS" '$1 ~ /^[0-9.]+$/ && NF>=5 {name=$NF; calls=$4; printf "  %-16s %6.2f\n", name, calls/n}' "$OUT/strace.txt" | sort -k2 -nr | head -8 || true
   echo "raw: $OUT"
   exit 0
 fi
