@@ -44,8 +44,12 @@ class HeaderList {
   std::string_view get(http::field id) const;
   std::string_view get(std::string_view name) const;  // case-insensitive
   bool contains(http::field id) const;
-  // The heap room its texts and entries hold, and that room given back (the list then empty).
-  std::size_t capacity() const { return text_.capacity() + entries_.capacity() * sizeof(Entry); }
+  // The heap room its text and entries hold (a short text lives inside the string), and that
+  // room given back (the list then empty).
+  std::size_t capacity() const {
+    const std::size_t text = text_.capacity() > std::string().capacity() ? text_.capacity() : 0;
+    return text + entries_.capacity() * sizeof(Entry);
+  }
   void release() {
     std::string().swap(text_);
     std::vector<Entry>().swap(entries_);
