@@ -91,11 +91,12 @@ Task<error_code> read_body_bytes(UpstreamConnection& c, ResponseReader& p, std::
       }
       if (ec && ec != asio::error::would_block) co_return c.tcp().done(ec);
       ec = {};  // bytes for the parser, or none after all: then the usual read below
+      bool progressed = false;
+      if (c.buffer.size() != 0 && feed_buffered(c.buffer, p, ReadGoal::some, progressed, ec))
+        co_return c.tcp().done(ec);
     }
   }
-  bool progressed = false;
-  if (!ec && !feed_buffered(c.buffer, p, ReadGoal::some, progressed, ec))
-    ec = co_await c.visit([&](auto& s) { return read_http(s, c.buffer, p, ReadGoal::some); });
+  if (!ec) ec = co_await c.visit([&](auto& s) { return read_http(s, c.buffer, p, ReadGoal::some); });
   co_return c.tcp().done(ec);
 }
 
