@@ -158,11 +158,14 @@ struct MockBackend::Impl {
     if (hec) co_return;
     for (std::size_t i = 0; i < reply.events.size(); ++i) {
       if (auto it = reply.wait_before.find(i); it != reply.wait_before.end()) co_await it->second->wait();
+      const auto fin_gate = reply.wait_before.find(reply.events.size());
       const bool last = i + 1 == reply.events.size();
-      if (last) set_cork(stream, true);  // the FIN goes with the last event
+      if (last && fin_gate == reply.wait_before.end()) set_cork(stream, true);  // the FIN goes with it
       auto [eec, en] = co_await asio::async_write(stream, asio::buffer(reply.events[i]), use_tuple);
       if (eec) co_return;
     }
+    if (auto it = reply.wait_before.find(reply.events.size()); it != reply.wait_before.end())
+      co_await it->second->wait();  // the FIN alone, later
     beast::error_code ignored;
     beast::get_lowest_layer(stream).socket().shutdown(tcp::socket::shutdown_send, ignored);
     set_cork(stream, false);

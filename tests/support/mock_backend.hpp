@@ -47,7 +47,7 @@ struct MockReply {
   std::map<std::size_t, GatePtr> wait_before;
   bool reset_after_events = false;  // abort the connection after the events (no final chunk)
   // The events as they are, without chunks: the body ends with the connection, whose FIN leaves
-  // in the same segment as the last event.
+  // in the same segment as the last event, or alone after `wait_before[events.size()]` if set.
   bool close_delimited = false;
 
   GatePtr hold_headers;              // wait before sending anything
