@@ -53,18 +53,20 @@ const ClientAuthenticator::Client* ClientAuthenticator::match(std::string_view k
   return found;
 }
 
-std::optional<ClientIdentity> ClientAuthenticator::identify(std::string_view api_key,
-                                                            std::string_view authorization) const {
+std::optional<ClientIdentity> ClientAuthenticator::identify(const PresentedCredentials& in) const {
   if (!enabled()) return anonymous();
-  const Client* c = match(api_key);
+  std::string_view field = "api-key";
+  const Client* c = match(in.api_key);
+  if (!c && (c = match(in.x_api_key))) field = "x-api-key";
   constexpr std::string_view bearer = "Bearer ";
-  if (!c && authorization.size() > bearer.size() && authorization.substr(0, bearer.size()) == bearer)
-    c = match(authorization.substr(bearer.size()));
+  if (!c && in.authorization.size() > bearer.size() && in.authorization.substr(0, bearer.size()) == bearer &&
+      (c = match(in.authorization.substr(bearer.size()))))
+    field = "authorization";
   if (!c) return std::nullopt;
-  return ClientIdentity{c->name, c->subjects, c->name};
+  return ClientIdentity{c->name, c->subjects, c->name, nullptr, field};
 }
 
-Authentication ClientAuthenticator::authenticate(std::string_view api_key, std::string_view authorization,
+Authentication ClientAuthenticator::authenticate(const PresentedCredentials& in,
                                                  jwt::VerifiedTokenCache& cache, const Clock& clock) const {
   Authentication a;
   if (!enabled()) {
@@ -73,25 +75,25 @@ Authentication ClientAuthenticator::authenticate(std::string_view api_key, std::
   }
   constexpr std::string_view bearer = "Bearer ";
   const bool has_bearer =
-      authorization.size() > bearer.size() && authorization.substr(0, bearer.size()) == bearer;
-  const std::string_view value = has_bearer ? authorization.substr(bearer.size()) : std::string_view();
+      in.authorization.size() > bearer.size() && in.authorization.substr(0, bearer.size()) == bearer;
+  const std::string_view value = has_bearer ? in.authorization.substr(bearer.size()) : std::string_view();
   if (tokens_ && has_bearer && jwt::looks_like_jwt(value)) {
-    if (const Client* c = api_key.empty() ? nullptr : match(api_key)) {
-      a.identity = ClientIdentity{c->name, c->subjects, c->name};
+    if (std::optional<ClientIdentity> keyed = identify(PresentedCredentials{in.api_key, {}, in.x_api_key})) {
+      a.identity = std::move(keyed);
       return a;
     }
     a.token = true;
     jwt::TokenVerdict v = tokens_->verify(value, cache, clock);
     if (v.token) {
       const jwt::VerifiedToken& t = *v.token;
-      a.identity = ClientIdentity{t.name, t.subjects, t.principal, std::move(v.token)};
+      a.identity = ClientIdentity{t.name, t.subjects, t.principal, std::move(v.token), "authorization"};
     } else {
       a.refusal = v.refusal;
       a.wait_for = std::move(v.wait_for);
     }
     return a;
   }
-  a.identity = identify(api_key, authorization);
+  a.identity = identify(in);
   return a;
 }
 

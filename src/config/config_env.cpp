@@ -185,16 +185,10 @@ void load_backend(const EnvMap& env, Problems& p, int id, Config& cfg) {
       b.resource = *resource;
   }
   if (const std::string* auth = lookup(env, prefix + "AUTH")) {
-    if (*auth == "auto")
-      b.auth = AuthStyle::Auto;
-    else if (*auth == "api-key")
-      b.auth = AuthStyle::ApiKey;
-    else if (*auth == "bearer")
-      b.auth = AuthStyle::Bearer;
-    else if (*auth == "entra")
-      b.auth = AuthStyle::Entra;
+    if (const std::optional<AuthStyle> style = auth_style_named(*auth))
+      b.auth = *style;
     else
-      p.error(prefix + "AUTH", "must be auto, api-key, bearer or entra, got " + quoted(*auth));
+      p.error(prefix + "AUTH", "must be " + std::string(kAuthStyleNames) + ", got " + quoted(*auth));
   }
   if (b.auth == AuthStyle::Entra) {
     b.key_setting = "the role assignment of its Entra ID identity (Cognitive Services OpenAI User)";

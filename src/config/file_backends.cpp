@@ -13,11 +13,9 @@ namespace {
 AuthStyle parse_auth(Reader& r, const std::string& path, const YAML::Node& n, bool& ok) {
   const auto s = r.string(path, n);
   ok = true;
-  if (s == "auto") return AuthStyle::Auto;
-  if (s == "api-key") return AuthStyle::ApiKey;
-  if (s == "bearer") return AuthStyle::Bearer;
-  if (s == "entra") return AuthStyle::Entra;
-  if (s) r.error(path, n, "must be auto, api-key, bearer or entra, got " + smartlb::quoted(*s));
+  if (s)
+    if (const std::optional<AuthStyle> style = auth_style_named(*s)) return *style;
+  if (s) r.error(path, n, "must be " + std::string(kAuthStyleNames) + ", got " + smartlb::quoted(*s));
   ok = false;
   return AuthStyle::Auto;
 }

@@ -2,20 +2,31 @@
 
 namespace smartlb {
 
-CredentialFields static_key_fields(const BackendConfig& b, std::string_view bearer, bool azure_path,
-                                   const ClientCredential& client) {
+AuthStyle effective_auth(const BackendConfig& b, ApiFamily family) {
+  if (b.auth != AuthStyle::Auto) return b.auth;
+  if (family == ApiFamily::Anthropic) return AuthStyle::XApiKey;
+  if (b.azure_host || family == ApiFamily::Azure) return AuthStyle::ApiKey;
+  return AuthStyle::Bearer;
+}
+
+CredentialFields static_key_fields(const BackendConfig& b, std::string_view bearer, ApiFamily family,
+                                   const CredentialFields& client) {
+  if (b.api_key.empty()) return client;
   CredentialFields out;
-  if (b.api_key.empty()) {
-    if (!client.api_key.empty()) out.fields[out.count++] = {"api-key", client.api_key};
-    if (!client.authorization.empty()) out.fields[out.count++] = {"Authorization", client.authorization};
-    return out;
+  switch (effective_auth(b, family)) {
+    case AuthStyle::ApiKey:
+      out.add("api-key", b.api_key);
+      break;
+    case AuthStyle::XApiKey:
+      out.add("x-api-key", b.api_key);
+      break;
+    case AuthStyle::Apim:
+      out.add("Ocp-Apim-Subscription-Key", b.api_key);
+      break;
+    default:  // Bearer (an Entra ID backend's token is written by its TokenCell)
+      out.add("Authorization", bearer);
+      break;
   }
-  const bool api_key_style =
-      b.auth == AuthStyle::ApiKey || (b.auth == AuthStyle::Auto && (b.azure_host || azure_path));
-  if (api_key_style)
-    out.fields[out.count++] = {"api-key", b.api_key};
-  else
-    out.fields[out.count++] = {"Authorization", bearer};
   return out;
 }
 

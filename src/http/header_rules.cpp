@@ -40,7 +40,21 @@ bool is_proxy_header_tail(std::string_view name) {
 }
 
 bool is_client_credential(std::string_view name) {
-  return iequals(name, "api-key") || iequals(name, "authorization");
+  // Called for every field of every request: dispatch on the length before comparing.
+  switch (name.size()) {
+    case 7:
+      return iequals(name, "api-key");
+    case 9:
+      return iequals(name, "x-api-key");
+    case 13:
+      return iequals(name, "authorization");
+    case 14:
+      return iequals(name, "x-goog-api-key");
+    case 25:
+      return iequals(name, "ocp-apim-subscription-key");
+    default:
+      return false;
+  }
 }
 
 bool is_backend_quota_header(std::string_view name) {

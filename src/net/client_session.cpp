@@ -236,7 +236,7 @@ void refuse_caller(const Authentication& auth, ErrorReply& bad, RequestRecord& r
     rec.auth_failure = jwt::label(auth.refusal);
   } else {
     bad.message =
-        "Access denied: the api-key (or Bearer token) is not one of the configured client keys "
+        "Access denied: the api-key (or x-api-key, or Bearer token) is not one of the configured client keys "
         "(CLIENT_API_KEYS, or the config file's clients).";
     bad.code = "invalid_api_key";
     rec.auth_failure = "invalid_api_key";
@@ -279,12 +279,13 @@ Authentication authenticate_caller(Worker& w, const Snapshot& snapshot, const Re
     auth.identity = ClientAuthenticator::anonymous();
     return auth;
   }
-  std::string_view api_key = head.fields.get("api-key");
-  const std::string_view authorization = head.fields.get(http::field::authorization);
+  PresentedCredentials presented{head.fields.get("api-key"), head.fields.get(http::field::authorization),
+                                 head.fields.get("x-api-key")};
   // A browser's WebSocket cannot send headers: its key comes another way.
-  if (api_key.empty() && authorization.empty() && websocket::is_websocket_path(target.path))
-    api_key = websocket::browser_key(head.fields.get("sec-websocket-protocol"), target.query);
-  return snapshot.client_auth.authenticate(api_key, authorization, w.verified_tokens, w.shared.clock);
+  if (presented.api_key.empty() && presented.authorization.empty() &&
+      websocket::is_websocket_path(target.path))
+    presented.api_key = websocket::browser_key(head.fields.get("sec-websocket-protocol"), target.query);
+  return snapshot.client_auth.authenticate(presented, w.verified_tokens, w.shared.clock);
 }
 
 // How a request's body is taken in, decided from its head: refused (too large by its length),

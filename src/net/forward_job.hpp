@@ -149,6 +149,7 @@ class ForwardJob {
   // A Realtime WebSocket handshake (docs/stateful-apis.md, Realtime): the model from the query,
   // and the browser's credential (subprotocol or query) when it sent no header.
   void prepare_websocket();
+  CredentialFields client_credentials() const;
   void write_websocket_fields(std::string& out);
 
   Worker& w_;
@@ -184,10 +185,9 @@ class ForwardJob {
   std::string_view body_;  // what goes upstream on this attempt: the client's, or edited
   std::string_view affinity_key_;
 
-  std::string_view client_api_key_, client_authorization_;
   std::int64_t cost_ = 0;  // estimated tokens, only when a quota, a low report or a budget needs them
   bool model_in_body_ = false;
-  bool azure_path_ = false;
+  ApiFamily family_ = ApiFamily::OpenAI;
   bool websocket_ = false;     // a Realtime handshake: a verified 101 opens a relayed session
   std::string websocket_key_;  // the Sec-WebSocket-Key of this attempt, smartlb's own
   std::string websocket_query_;

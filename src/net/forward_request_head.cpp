@@ -35,7 +35,7 @@ std::chrono::seconds ForwardJob::header_timeout() const {
 }
 
 void ForwardJob::prepare_request() {
-  azure_path_ = request_target_.path.substr(0, 8) == "/openai/";
+  family_ = api_family(request_target_.path);
   websocket_ = websocket::is_websocket_path(request_target_.path) &&
                websocket::asks_for_websocket(req_.method_text, req_.fields.get("upgrade"),
                                              req_.fields.get("connection"));
@@ -70,8 +70,6 @@ void ForwardJob::prepare_request() {
     }
     append_field(passed, field.name, field.value);
   }
-  if (!named.contains("api-key")) client_api_key_ = f.get("api-key");
-  if (!named.contains("authorization")) client_authorization_ = f.get(http::field::authorization);
   const auto m = req_.method;
   send_length_ = !req_.body.empty() || m == http::verb::post || m == http::verb::put ||
                  m == http::verb::patch || m == http::verb::options;
@@ -91,11 +89,32 @@ void ForwardJob::prepare_request() {
   }
 }
 
+// The client's credential fields that pass through to a backend without a credential of its own:
+// one of each name, not one the client's Connection field names, and never the one that
+// identified the client to smartlb. A browser's WebSocket key (subprotocol or query) passes as
+// `api-key` when it sent no credential field. Read again for each such attempt (they are rare)
+// rather than kept in every request's job.
+CredentialFields ForwardJob::client_credentials() const {
+  CredentialFields out;
+  const HeaderList& f = req_.fields;
+  const ConnectionNames named(f);
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    const auto field = f[i];
+    if (!is_client_credential(field.name) || named.is_hop(field.name) ||
+        iequals(field.name, caller_.credential_field))
+      continue;
+    if (std::none_of(out.begin(), out.end(),
+                     [&](const CredentialField& c) { return iequals(c.name, field.name); }))
+      out.add(field.name, field.value);
+  }
+  if (websocket_ && out.empty() && caller_.credential_field != "api-key")
+    out.add("api-key",
+            websocket::browser_key(req_.fields.get("sec-websocket-protocol"), request_target_.query));
+  return out;
+}
+
 void ForwardJob::prepare_websocket() {
   model_ = websocket::query_value(request_target_.query, websocket::model_parameter(request_target_.path));
-  if (client_api_key_.empty() && client_authorization_.empty())
-    client_api_key_ =
-        websocket::browser_key(req_.fields.get("sec-websocket-protocol"), request_target_.query);
 }
 
 // The handshake as the backend gets it: smartlb's own key (the client's 101 answers the
@@ -195,12 +214,14 @@ void ForwardJob::write_request_head(const ChosenTarget& t, AttemptRecord& a) {
   if (const entra::TokenCell* cell = snap_.prepared[t.route.backend].entra.get())
     cell->append_authorization(out);  // "Authorization: Bearer <Entra ID token>"
   else
-    for (const CredentialField& f : static_key_fields(b, snap_.prepared[t.route.backend].bearer, azure_path_,
-                                                      {client_api_key_, client_authorization_}))
+    for (const CredentialField& f :
+         static_key_fields(b, snap_.prepared[t.route.backend].bearer, family_,
+                           b.api_key.empty() ? client_credentials() : CredentialFields{}))
       append_field(out, f.name, f.value);
   out.append(buffers_.passed_fields);
   append_field(out, "x-request-id", rec_.request_id);  // one id from client to backend and back
-  if (rec_.trace.on) begin_attempt_trace(w_, rec_, a, b, azure_path_, out);  // traceparent: its CLIENT span
+  if (rec_.trace.on)
+    begin_attempt_trace(w_, rec_, a, b, family_ == ApiFamily::Azure, out);  // traceparent: its CLIENT span
   if (streamed_) {
     streamed_->append_framing(out);
   } else if (send_length_) {

@@ -22,36 +22,50 @@ BackendConfig with_key(AuthStyle auth, bool azure_host) {
   return b;
 }
 
-const ClientCredential kClient{"client-key", "Bearer client-token"};
+CredentialFields client() {
+  CredentialFields c;
+  c.add("api-key", "client-key");
+  c.add("Authorization", "Bearer client-token");
+  c.add("x-api-key", "client-x-key");
+  return c;
+}
+
+std::vector<std::string> sent(AuthStyle auth, bool azure_host, ApiFamily family) {
+  return fields(static_key_fields(with_key(auth, azure_host), "Bearer backend-key", family, client()));
+}
+
+using V = std::vector<std::string>;
 
 TEST(StaticKey, AzureHostGetsItsKeyAsApiKeyAndNothingOfTheClients) {
-  EXPECT_EQ(fields(static_key_fields(with_key(AuthStyle::Auto, true), "Bearer backend-key", false, kClient)),
-            std::vector<std::string>{"api-key: backend-key"});
+  EXPECT_EQ(sent(AuthStyle::Auto, true, ApiFamily::OpenAI), V{"api-key: backend-key"});
 }
 
 TEST(StaticKey, AzurePathOnAnyHostGetsApiKey) {
-  EXPECT_EQ(fields(static_key_fields(with_key(AuthStyle::Auto, false), "Bearer backend-key", true, kClient)),
-            std::vector<std::string>{"api-key: backend-key"});
+  EXPECT_EQ(sent(AuthStyle::Auto, false, ApiFamily::Azure), V{"api-key: backend-key"});
 }
 
 TEST(StaticKey, OpenAiStyleGetsBearer) {
-  EXPECT_EQ(fields(static_key_fields(with_key(AuthStyle::Auto, false), "Bearer backend-key", false, kClient)),
-            std::vector<std::string>{"Authorization: Bearer backend-key"});
+  EXPECT_EQ(sent(AuthStyle::Auto, false, ApiFamily::OpenAI), V{"Authorization: Bearer backend-key"});
+}
+
+TEST(StaticKey, MessagesApiGetsXApiKeyOnAnyHost) {
+  EXPECT_EQ(sent(AuthStyle::Auto, false, ApiFamily::Anthropic), V{"x-api-key: backend-key"});
+  EXPECT_EQ(sent(AuthStyle::Auto, true, ApiFamily::Anthropic), V{"x-api-key: backend-key"})
+      << "Foundry's /anthropic/ endpoint reads x-api-key too";
 }
 
 TEST(StaticKey, ExplicitStyleWins) {
-  EXPECT_EQ(fields(static_key_fields(with_key(AuthStyle::Bearer, true), "Bearer backend-key", true, kClient)),
-            std::vector<std::string>{"Authorization: Bearer backend-key"});
-  EXPECT_EQ(
-      fields(static_key_fields(with_key(AuthStyle::ApiKey, false), "Bearer backend-key", false, kClient)),
-      std::vector<std::string>{"api-key: backend-key"});
+  EXPECT_EQ(sent(AuthStyle::Bearer, true, ApiFamily::Azure), V{"Authorization: Bearer backend-key"});
+  EXPECT_EQ(sent(AuthStyle::ApiKey, false, ApiFamily::Anthropic), V{"api-key: backend-key"});
+  EXPECT_EQ(sent(AuthStyle::XApiKey, true, ApiFamily::Azure), V{"x-api-key: backend-key"});
+  EXPECT_EQ(sent(AuthStyle::Apim, true, ApiFamily::Azure), V{"Ocp-Apim-Subscription-Key: backend-key"});
 }
 
 TEST(StaticKey, NoKeyPassesTheClientsCredentialsThrough) {
   const BackendConfig b;
-  EXPECT_EQ(fields(static_key_fields(b, "Bearer ", true, kClient)),
-            (std::vector<std::string>{"api-key: client-key", "Authorization: Bearer client-token"}));
-  EXPECT_TRUE(fields(static_key_fields(b, "Bearer ", true, ClientCredential{})).empty());
+  EXPECT_EQ(fields(static_key_fields(b, "Bearer ", ApiFamily::Azure, client())),
+            (V{"api-key: client-key", "Authorization: Bearer client-token", "x-api-key: client-x-key"}));
+  EXPECT_TRUE(fields(static_key_fields(b, "Bearer ", ApiFamily::Azure, CredentialFields{})).empty());
 }
 
 }  // namespace

@@ -24,7 +24,12 @@ TEST(HeaderRules, ProxyHeaders) {
 TEST(HeaderRules, CredentialsAndQuotaHeaders) {
   EXPECT_TRUE(is_client_credential("API-Key"));
   EXPECT_TRUE(is_client_credential("authorization"));
+  EXPECT_TRUE(is_client_credential("X-Api-Key"));
+  EXPECT_TRUE(is_client_credential("Ocp-Apim-Subscription-Key"));
+  EXPECT_TRUE(is_client_credential("x-goog-api-key"));
   EXPECT_FALSE(is_client_credential("x-api-key-id"));
+  EXPECT_FALSE(is_client_credential("api-keys"));
+  EXPECT_FALSE(is_client_credential("ocp-apim-trace"));
   EXPECT_TRUE(is_backend_quota_header("x-ratelimit-remaining-tokens"));
   EXPECT_TRUE(is_backend_quota_header("X-RateLimit-Reset-Requests"));
   EXPECT_TRUE(is_backend_quota_header("x-rate-limit-reset-tokens"));

@@ -1,5 +1,7 @@
 #include "smartlb/http/request_target.hpp"
 
+#include "smartlb/http/api_family.hpp"
+
 #include <gtest/gtest.h>
 
 namespace smartlb {
@@ -52,6 +54,18 @@ TEST(RequestTarget, RejectsNonOriginForms) {
   EXPECT_FALSE(parse_request_target("*"));
   EXPECT_FALSE(parse_request_target(""));
   EXPECT_FALSE(parse_request_target("/a b"));
+}
+
+TEST(ApiFamily, FromThePathAlone) {
+  EXPECT_EQ(api_family("/openai/deployments/gpt/chat/completions"), ApiFamily::Azure);
+  EXPECT_EQ(api_family("/openai/v1/responses"), ApiFamily::Azure);
+  EXPECT_EQ(api_family("/openai"), ApiFamily::Azure);
+  EXPECT_EQ(api_family("/anthropic/v1/messages"), ApiFamily::Anthropic);
+  EXPECT_EQ(api_family("/v1/messages"), ApiFamily::Anthropic);
+  EXPECT_EQ(api_family("/v1/messages/count_tokens"), ApiFamily::Anthropic);
+  EXPECT_EQ(api_family("/v1/chat/completions"), ApiFamily::OpenAI);
+  EXPECT_EQ(api_family("/v1/messagesx"), ApiFamily::OpenAI);
+  EXPECT_EQ(api_family("/openaix/v1"), ApiFamily::OpenAI);
 }
 
 }  // namespace

@@ -34,6 +34,17 @@ struct ClientIdentity {
   std::string_view
       principal;  // the one caller: a key's client name; "user:<oid>" / "app:<appid>" for a token
   std::shared_ptr<const void> hold = nullptr;  // a token's VerifiedToken; null for keys and anonymous
+  // The request header whose credential identified the client ("api-key", "authorization",
+  // "x-api-key"; empty for the anonymous client). That credential is smartlb's: it never passes
+  // through to a backend.
+  std::string_view credential_field{};
+};
+
+// A client's credentials as it presented them (views into the request head).
+struct PresentedCredentials {
+  std::string_view api_key;        // api-key (or a browser WebSocket's key: subprotocol, query)
+  std::string_view authorization;  // Authorization
+  std::string_view x_api_key;      // x-api-key (Anthropic's SDKs)
 };
 
 // The result of authenticate(): an identity, or why not.
@@ -59,13 +70,20 @@ class ClientAuthenticator {
   const jwt::TokenAuthenticator* tokens() const { return tokens_.get(); }
   // Everyone, when authentication is off.
   static ClientIdentity anonymous() { return {"anonymous", {}, "anonymous"}; }
-  // `api_key` is the api-key header; `authorization` the Authorization header (Bearer).
-  // nullopt: authentication is on and neither carries a known key.
-  std::optional<ClientIdentity> identify(std::string_view api_key, std::string_view authorization) const;
-  // Keys and tokens: the api-key header is a key; a Bearer value that looks like a JWT is
+  // A key in api-key, x-api-key or Authorization (Bearer), in that order. nullopt:
+  // authentication is on and none carries a known key.
+  std::optional<ClientIdentity> identify(const PresentedCredentials& c) const;
+  std::optional<ClientIdentity> identify(std::string_view api_key, std::string_view authorization) const {
+    return identify(PresentedCredentials{api_key, authorization, {}});
+  }
+  // Keys and tokens: api-key and x-api-key carry keys; a Bearer value that looks like a JWT is
   // verified as a token (when issuers are configured), any other is a key.
+  Authentication authenticate(const PresentedCredentials& c, jwt::VerifiedTokenCache& cache,
+                              const Clock& clock) const;
   Authentication authenticate(std::string_view api_key, std::string_view authorization,
-                              jwt::VerifiedTokenCache& cache, const Clock& clock) const;
+                              jwt::VerifiedTokenCache& cache, const Clock& clock) const {
+    return authenticate(PresentedCredentials{api_key, authorization, {}}, cache, clock);
+  }
 
  private:
   using Digest = std::array<unsigned char, 32>;

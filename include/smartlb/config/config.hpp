@@ -18,11 +18,20 @@ namespace smartlb {
 
 // Which credential header a backend expects.
 enum class AuthStyle {
-  Auto,    // `api-key` for Azure hosts and Azure-style paths, else `Authorization: Bearer`
-  ApiKey,  // always `api-key`
-  Bearer,  // always `Authorization: Bearer`
-  Entra,   // `Authorization: Bearer <Entra ID token>`, fetched by smartlb (BackendConfig::entra)
+  Auto,     // `x-api-key` for Claude's Messages API, `api-key` for Azure hosts and Azure-style
+            // paths, else `Authorization: Bearer`
+  ApiKey,   // always `api-key`
+  Bearer,   // always `Authorization: Bearer`
+  XApiKey,  // always `x-api-key` (Anthropic's API)
+  Apim,     // always `Ocp-Apim-Subscription-Key` (an API Management gateway's subscription key)
+  Entra,    // `Authorization: Bearer <Entra ID token>`, fetched by smartlb (BackendConfig::entra)
 };
+// The name BACKEND_X_AUTH and `auth:` give a style ("api-key", "x-api-key", "apim", ...), and
+// the style a name gives (nullopt: none).
+std::string_view to_string(AuthStyle a);
+std::optional<AuthStyle> auth_style_named(std::string_view name);
+// For messages: the names, as a list ("auto, api-key, bearer, x-api-key, apim or entra").
+inline constexpr std::string_view kAuthStyleNames = "auto, api-key, bearer, x-api-key, apim or entra";
 
 // Where an Entra ID token comes from. Auto picks the first source whose variables are set, in
 // DefaultAzureCredential's order: ClientSecret, WorkloadIdentity, AppService, Imds.

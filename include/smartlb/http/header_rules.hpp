@@ -19,7 +19,10 @@ bool is_proxy_header_tail(std::string_view name);  // the rest, for names that m
 inline bool is_proxy_header(std::string_view name) {
   return name.size() >= 5 && (name[0] == 'p' || name[0] == 'P') && is_proxy_header_tail(name);
 }
-// Client credentials the backend's own credential replaces.
+// A header that carries a credential in this field, any case: `api-key` (Azure),
+// `Authorization`, `x-api-key` (Anthropic), `Ocp-Apim-Subscription-Key` (API Management),
+// `x-goog-api-key` (Gemini). A client's never goes upstream as it came: the backend's own
+// credential replaces it (or, for a backend without one, it passes by the pass-through rule).
 bool is_client_credential(std::string_view name);
 // Per-backend quota headers: they describe one backend, not the pool.
 bool is_backend_quota_header(std::string_view name);
