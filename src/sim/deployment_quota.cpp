@@ -48,6 +48,12 @@ QuotaState DeploymentQuota::peek(SteadyTime now) {
   return state;
 }
 
+QuotaRefill DeploymentQuota::until_full(SteadyTime now) {
+  // A limiter is full once its whole capacity fits again.
+  return {tokens_->wait_until_fits(tokens_->capacity(), now),
+          requests_->wait_until_fits(requests_->capacity(), now)};
+}
+
 void DeploymentQuota::reset(SteadyTime now) {
   tokens_->reset(now);
   requests_->reset(now);

@@ -1,6 +1,9 @@
 #include "smartlb/sim/deployment_spec.hpp"
 
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 namespace smartlb::sim {
@@ -52,8 +55,26 @@ std::optional<DeploymentSpec> parse_deployment_spec(std::string_view text, std::
   return spec;
 }
 
+std::optional<ReasoningSpec> parse_reasoning_spec(std::string_view text, std::string& error) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) {
+    error = "expected NAME:SECONDS";
+    return std::nullopt;
+  }
+  const std::string seconds_text(text.substr(colon + 1));
+  char* end = nullptr;
+  const double seconds = seconds_text.empty() ? -1.0 : std::strtod(seconds_text.c_str(), &end);
+  if (seconds_text.empty() || end != seconds_text.c_str() + seconds_text.size() || !(seconds >= 0.0) ||
+      seconds > 86400.0) {
+    error = "SECONDS must be a number between 0 and 86400";
+    return std::nullopt;
+  }
+  return ReasoningSpec{std::string(text.substr(0, colon)),
+                       std::chrono::milliseconds(std::llround(seconds * 1000.0))};
+}
+
 DeploymentSpec default_deployment() {
-  return DeploymentSpec{"gpt-4o", QuotaLimits{1'000'000'000, 1'000'000}};
+  return DeploymentSpec{"gpt-4o", QuotaLimits{1'000'000'000, 1'000'000}, {}};
 }
 
 }  // namespace smartlb::sim

@@ -1,5 +1,7 @@
 #include "smartlb/sim/faults.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <functional>
 #include <limits>
 
@@ -31,6 +33,14 @@ std::string read_rate(const nlohmann::json& value, const std::string& name, doub
   return {};
 }
 
+std::string read_milliseconds(const nlohmann::json& value, const std::string& name, double& out) {
+  if (!value.is_number() || value.get<double>() < 0.0 || value.get<double>() > kMaxDelayMs) {
+    return "'" + name + "' must be a number of milliseconds between 0 and " + std::to_string(kMaxDelayMs);
+  }
+  out = value.get<double>();
+  return {};
+}
+
 std::string read_status(const nlohmann::json& value, const std::string& name, bool allow_zero, int& out) {
   int status = 0;
   if (auto error = read_int(value, name, 0, 599, status); !error.empty()) return error;
@@ -56,6 +66,8 @@ nlohmann::json faults_to_json(const FaultConfig& faults) {
       {"force_retry_after_ms", faults.force_retry_after_ms},
       {"force_count", faults.force_count},
       {"reset_rate", faults.reset_rate},
+      {"first_token_ms", faults.first_token_ms},
+      {"first_token_ms_per_1k_prompt_tokens", faults.first_token_ms_per_1k_prompt_tokens},
   };
 }
 
@@ -90,6 +102,10 @@ std::string merge_faults(FaultConfig& faults, const nlohmann::json& patch) {
       error = read_int(value, name, -1, std::numeric_limits<int>::max(), updated.force_count);
     } else if (name == "reset_rate") {
       error = read_rate(value, name, updated.reset_rate);
+    } else if (name == "first_token_ms") {
+      error = read_int(value, name, 0, kMaxDelayMs, updated.first_token_ms);
+    } else if (name == "first_token_ms_per_1k_prompt_tokens") {
+      error = read_milliseconds(value, name, updated.first_token_ms_per_1k_prompt_tokens);
     } else {
       error = "unknown fault '" + name + "'";
     }
@@ -97,6 +113,12 @@ std::string merge_faults(FaultConfig& faults, const nlohmann::json& patch) {
   }
   faults = updated;
   return {};
+}
+
+std::chrono::milliseconds first_token_delay(const FaultConfig& faults, std::int64_t prompt_tokens) {
+  const double ms = faults.first_token_ms +
+                    faults.first_token_ms_per_1k_prompt_tokens * static_cast<double>(prompt_tokens) / 1000.0;
+  return std::chrono::milliseconds(std::llround(std::min(ms, static_cast<double>(kMaxDelayMs))));
 }
 
 FaultDecision decide_fault(FaultConfig& faults, double uniform_draw) {

@@ -136,6 +136,14 @@ std::string embeddings_body(const std::string& model, std::int64_t input_count, 
   return body.dump();
 }
 
+std::string models_list_body(const std::vector<std::string>& deployments, std::int64_t created) {
+  ordered_json data = ordered_json::array();
+  for (const auto& name : deployments) {
+    data.push_back({{"id", name}, {"object", "model"}, {"created", created}, {"owned_by", "smartlb-sim"}});
+  }
+  return ordered_json{{"object", "list"}, {"data", std::move(data)}}.dump();
+}
+
 std::vector<StreamEvent> completion_stream_events(Operation operation, const CompletionSpec& spec,
                                                   bool include_usage) {
   std::vector<StreamEvent> events;

@@ -110,6 +110,15 @@ bool match_stateful(std::string_view rest, Route& route) {
   return false;
 }
 
+// Anthropic's Messages API: `rest` follows /v1/ or /anthropic/v1/.
+bool match_messages(std::string_view rest, Route& route) {
+  if (rest != "messages" && rest != "messages/count_tokens") return false;
+  route.endpoint = Endpoint::Messages;
+  route.style = ApiStyle::OpenAI;
+  route.action = rest == "messages" ? "" : "count_tokens";
+  return true;
+}
+
 }  // namespace
 
 Route parse_route(std::string_view target) {
@@ -136,8 +145,20 @@ Route parse_route(std::string_view target) {
   constexpr std::string_view kAzureV1Prefix = "/openai/v1/";
   constexpr std::string_view kOpenAIPrefix = "/v1/";
   constexpr std::string_view kAzurePrefix = "/openai/";
+  constexpr std::string_view kAnthropicPrefix = "/anthropic/v1/";
   route.query = std::string(query);
   route.api_version = query_parameter(query, "api-version");
+  if (path.starts_with(kAnthropicPrefix)) {
+    // Microsoft Foundry serves Claude here: the Messages API and the models list only.
+    const std::string_view rest = path.substr(kAnthropicPrefix.size());
+    if (rest == "models") {
+      route.endpoint = Endpoint::Models;
+      route.style = ApiStyle::OpenAI;
+    } else {
+      match_messages(rest, route);
+    }
+    return route;
+  }
   if (path.starts_with(kAzureDeploymentPrefix)) {
     std::string_view rest = path.substr(kAzureDeploymentPrefix.size());
     const auto slash = rest.find('/');
@@ -164,7 +185,11 @@ Route parse_route(std::string_view target) {
     return route;
   }
 
-  if (rest == "realtime") {
+  if (rest == "models") {
+    route.endpoint = Endpoint::Models;
+  } else if (path.starts_with(kOpenAIPrefix) && match_messages(rest, route)) {
+    // Anthropic's API shares OpenAI's /v1/ prefix.
+  } else if (rest == "realtime") {
     route.endpoint = Endpoint::Realtime;
     route.deployment =
         query_parameter(query, route.style == ApiStyle::Azure ? "deployment" : "model").value_or("");

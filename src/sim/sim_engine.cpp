@@ -114,8 +114,8 @@ SimEngine::SimEngine(SimSettings settings, const Clock& clock, std::function<dou
   if (settings_.deployments.empty()) settings_.deployments.push_back(default_deployment());
   const auto now = clock_.now();
   for (const auto& spec : settings_.deployments) {
-    deployments_.insert_or_assign(spec.name,
-                                  Deployment{DeploymentQuota(spec.limits, settings_.limiter, now)});
+    deployments_.insert_or_assign(
+        spec.name, Deployment{DeploymentQuota(spec.limits, settings_.limiter, now), spec.reasoning_wait});
   }
   faults_ = settings_.faults;
 }
@@ -144,13 +144,27 @@ SimResponse SimEngine::handle(const SimRequest& request) {
                        : json_response(426, openai_error_body("426", "Upgrade to a WebSocket."));
         break;
       }
+      case Endpoint::Models:
+        response = handle_probe(route, request);
+        break;
       case Endpoint::Api:
       case Endpoint::Stateful:
+      case Endpoint::Messages:
       case Endpoint::NotFound: {
         stats_.record_request(request);
         std::string deployment;
-        response = route.endpoint == Endpoint::Stateful ? handle_stateful(route, request, deployment)
-                                                        : handle_api(route, request, deployment);
+        switch (route.endpoint) {
+          case Endpoint::Stateful:
+            response = handle_stateful(route, request, deployment);
+            break;
+          case Endpoint::Messages:
+            response = handle_messages(route, request, deployment);
+            // Anthropic names every answer, errors included.
+            response.headers.emplace_back("request-id", ids_.next("req_", 24));
+            break;
+          default:
+            response = handle_api(route, request, deployment);
+        }
         response.latency = milliseconds(faults_.latency_ms);
         stats_.record_status(response.status, deployment);
         break;
@@ -212,7 +226,7 @@ SimResponse SimEngine::handle_api(const Route& route, const SimRequest& request,
     return *refusal;
   }
 
-  SimResponse response = serve_success(route, api, name);
+  SimResponse response = serve_success(route, api, name, state);
   add_quota_headers(response, admitted);
   return response;
 }
@@ -279,6 +293,9 @@ SimResponse SimEngine::handle_stateful(const Route& route, const SimRequest& req
   }
 
   StoreAnswer answer = stateful_.execute(route, request, plan);
+  if (plan.create && !plan.create->background && answer.response.status == 200 && state) {
+    answer.response.first_token = first_token_wait(plan.create->prompt_tokens, *state);
+  }
   if (state) {
     add_quota_headers(answer.response, admitted);
     if (answer.response.status == 200) stats_.record_tokens(deployment, answer.tokens_served, plan.cost);
@@ -400,8 +417,8 @@ void SimEngine::realtime_closed() {
   realtime_.open -= 1;
 }
 
-SimResponse SimEngine::serve_success(const Route& route, const ApiRequest& api,
-                                     const std::string& deployment) {
+SimResponse SimEngine::serve_success(const Route& route, const ApiRequest& api, const std::string& deployment,
+                                     const Deployment& state) {
   CompletionSpec spec;
   spec.id = completion_id_prefix(route.operation) + std::to_string(next_id_++);
   spec.created = clock_.unix_seconds();
@@ -415,6 +432,7 @@ SimResponse SimEngine::serve_success(const Route& route, const ApiRequest& api,
     response.body = embeddings_body(deployment, api.input_count, api.prompt_tokens, api.base64_embeddings);
   } else {
     served += spec.completion_tokens;
+    response.first_token = first_token_wait(api.prompt_tokens, state);
     if (api.stream) {
       response.stream = true;
       response.content_type = "text/event-stream";
@@ -427,7 +445,15 @@ SimResponse SimEngine::serve_success(const Route& route, const ApiRequest& api,
   }
   response.headers.emplace_back("x-request-id", spec.id);
   stats_.record_tokens(deployment, served, api.cost());
+  plan_success_faults(response);
+  return response;
+}
 
+milliseconds SimEngine::first_token_wait(std::int64_t prompt_tokens, const Deployment& state) const {
+  return first_token_delay(faults_, prompt_tokens) + state.reasoning_wait;
+}
+
+void SimEngine::plan_success_faults(SimResponse& response) {
   response.stall = milliseconds(faults_.stall_ms);
   response.stall_before_headers = faults_.stall_before_headers;
   response.stall_after_events = faults_.stall_after_chunks;
@@ -441,6 +467,33 @@ SimResponse SimEngine::serve_success(const Route& route, const ApiRequest& api,
       response.reset_before_headers = true;
     }
   }
+}
+
+SimResponse SimEngine::handle_probe(const Route& route, const SimRequest& request) {
+  SimResponse response;
+  if (request.method != "GET") {
+    response = method_not_allowed("GET");
+  } else if (route.style == ApiStyle::Azure && !route.api_version) {
+    response = json_response(
+        400, openai_error_body("BadRequest", "Missing required query parameter 'api-version'."));
+  } else if (faults_.force_status >= 500 && faults_.force_count != 0) {
+    // A dead backend looks dead to a probe too; peeked, not counted down: force_count counts
+    // the API requests a test scripted.
+    response = json_response(
+        faults_.force_status,
+        openai_error_body(std::to_string(faults_.force_status),
+                          "smartlb-sim injected fault (status " + std::to_string(faults_.force_status) + ").",
+                          "server_error"));
+    if (faults_.force_retry_after_ms > 0)
+      add_retry_after(response, milliseconds(faults_.force_retry_after_ms));
+  } else {
+    std::vector<std::string> names;
+    for (const auto& [name, deployment] : deployments_) names.push_back(name);
+    response = json_response(200, models_list_body(names, clock_.unix_seconds()));
+    if (faults_.stall_before_headers) response.stall = milliseconds(faults_.stall_ms);
+    response.stall_before_headers = faults_.stall_before_headers;
+  }
+  stats_.record_probe(response.status);
   return response;
 }
 

@@ -1,5 +1,6 @@
 #include "smartlb/sim/sim_options.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <functional>
@@ -57,12 +58,17 @@ Behaviour:
                               [1-F, 1+F], rounded, at least 0 (default 0)
   --report-unknown-rate P     probability 0..1 that an answer reports -1 for remaining
                               and limit (default 0)
-  --api-key KEY               expected key (api-key header or Authorization: Bearer);
-                              mismatch = 401. Default: no check
+  --api-key KEY               expected key (api-key header or Authorization: Bearer; the
+                              Messages API also takes x-api-key); mismatch = 401. Health
+                              probes (GET .../models) are not checked. Default: no check
   --stream-chunks N           content chunks per answer, capped by max_tokens; 0 = derive
                               from max_tokens, at most 256 (default 5)
   --chunk-interval-ms N       pause before each streamed content chunk (default 0)
   --default-max-tokens N      max_tokens charged when the request has none (default 16)
+  --reasoning-deployment NAME:SECONDS
+                              make deployment NAME think like a reasoning model: SECONDS
+                              (fractional allowed) before its first content (a stream sends
+                              its head and opening events at once); repeatable
 
 Stateful APIs (Responses, Files, Batches; each sim knows only the ids it created):
   --store-max-objects N       objects each store keeps: responses, files, batches
@@ -87,10 +93,15 @@ Faults (also settable at runtime with POST /_sim/faults):
   --force-status N            answer every API request with status N (e.g. 429)
   --force-retry-after-ms N    Retry-After of forced answers (429 default: 1000)
   --force-count N             only force the next N requests (default -1 = all)
+  --first-token-ms N          wait before the first content of generated answers (streams:
+                              before the first content event; others: before the head)
+  --first-token-ms-per-1k-prompt-tokens N
+                              add N ms (fractional allowed) per 1000 estimated prompt tokens
 
 API: chat/completions, completions, embeddings; responses, files, batches; realtime
 (WebSocket). Paths /openai/deployments/{d}/..., /openai/...?api-version=V, /openai/v1/...,
-/v1/... (see docs/simulator.md).
+/v1/... Anthropic's Messages API: /v1/messages, /anthropic/v1/messages (and .../count_tokens).
+Health probes: GET .../models, answered without a key check (see docs/simulator.md).
 Control endpoints: GET|POST /_sim/faults, GET /_sim/stats, POST /_sim/reset.
 On start prints "smartlb-sim listening on ADDR:PORT" to stdout. Exits 0 on SIGINT/SIGTERM.
   -h, --help                  this text
@@ -136,6 +147,15 @@ Handler seconds_flag(std::chrono::milliseconds& slot) {
   };
 }
 
+Handler milliseconds_flag(double& slot) {
+  return [&slot](const std::string& value) -> std::string {
+    if (!parse_double(value, 0.0, static_cast<double>(kMaxMs), slot)) {
+      return "expects milliseconds between 0 and " + std::to_string(kMaxMs);
+    }
+    return {};
+  };
+}
+
 Handler fraction_flag(double& slot) {
   return [&slot](const std::string& value) -> std::string {
     if (!parse_double(value, 0.0, 1.0, slot)) return "expects a number between 0 and 1";
@@ -143,8 +163,9 @@ Handler fraction_flag(double& slot) {
   };
 }
 
-// Every flag that takes a value, writing into `options`.
-FlagTable value_flags(SimOptions& options) {
+// Every flag that takes a value, writing into `options` (and `reasoning`: applied to the
+// deployments once all are known).
+FlagTable value_flags(SimOptions& options, std::vector<ReasoningSpec>& reasoning) {
   SimSettings& settings = options.settings;
   FaultConfig& faults = settings.faults;
   LimiterSettings& limiter = settings.limiter;
@@ -187,6 +208,14 @@ FlagTable value_flags(SimOptions& options) {
          auto spec = parse_deployment_spec(v, error);
          if (!spec) return error;
          settings.deployments.push_back(std::move(*spec));
+         return {};
+       }},
+      {"--reasoning-deployment",
+       [&](const std::string& v) -> std::string {
+         std::string error;
+         auto spec = parse_reasoning_spec(v, error);
+         if (!spec) return error;
+         reasoning.push_back(std::move(*spec));
          return {};
        }},
       {"--window-seconds", seconds_flag(limiter.window)},
@@ -235,6 +264,10 @@ FlagTable value_flags(SimOptions& options) {
        int_flag(0, kMaxMs, [&](long long n) { faults.force_retry_after_ms = static_cast<int>(n); })},
       {"--force-count",
        int_flag(-1, 1'000'000'000, [&](long long n) { faults.force_count = static_cast<int>(n); })},
+      {"--first-token-ms",
+       int_flag(0, kMaxMs, [&](long long n) { faults.first_token_ms = static_cast<int>(n); })},
+      {"--first-token-ms-per-1k-prompt-tokens",
+       milliseconds_flag(faults.first_token_ms_per_1k_prompt_tokens)},
   };
 }
 
@@ -245,7 +278,8 @@ SimOptionsParse parse_sim_options(const std::vector<std::string>& args) {
   SimOptions& options = result.options;
   SimSettings& settings = options.settings;
   FaultConfig& faults = settings.faults;
-  const FlagTable with_value = value_flags(options);
+  std::vector<ReasoningSpec> reasoning;
+  const FlagTable with_value = value_flags(options, reasoning);
 
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string flag = args[i];
@@ -286,6 +320,15 @@ SimOptionsParse parse_sim_options(const std::vector<std::string>& args) {
     }
   }
   if (settings.deployments.empty()) settings.deployments.push_back(default_deployment());
+  for (const ReasoningSpec& spec : reasoning) {
+    const auto named = std::find_if(settings.deployments.begin(), settings.deployments.end(),
+                                    [&](const DeploymentSpec& d) { return d.name == spec.deployment; });
+    if (named == settings.deployments.end()) {
+      result.error = "--reasoning-deployment: no deployment '" + spec.deployment + "' (see --deployment)";
+      return result;
+    }
+    named->reasoning_wait = spec.wait;
+  }
   return result;
 }
 

@@ -88,6 +88,7 @@ net::awaitable<bool> write_stream(beast::tcp_stream& stream, const SimResponse& 
 
   const bool stall_in_stream = plan.stall.count() > 0 && !plan.stall_before_headers;
   const int event_count = static_cast<int>(plan.events.size());
+  bool content_started = false;
   for (int i = 0; i <= event_count; ++i) {
     if (plan.reset_after_events && *plan.reset_after_events == i) {
       reset_connection(stream);
@@ -96,7 +97,13 @@ net::awaitable<bool> write_stream(beast::tcp_stream& stream, const SimResponse& 
     if (stall_in_stream && plan.stall_after_events == i) co_await pause(plan.stall);
     if (i == event_count) break;
     const auto& event = plan.events[static_cast<std::size_t>(i)];
-    if (event.is_content) co_await pause(plan.chunk_interval);
+    if (event.is_content) {
+      // The head and opening events went out at once; the first content waits like a model
+      // reading its prompt (or reasoning). A timer: other connections carry on meanwhile.
+      if (!content_started) co_await pause(plan.first_token);
+      content_started = true;
+      co_await pause(plan.chunk_interval);
+    }
     stream.expires_after(kWriteTimeout);
     // One write per SSE event (TCP_NODELAY is set): a proxy sees events one at a time.
     if (auto [ec, n] = co_await net::async_write(stream, http::make_chunk(net::buffer(event.data)), kNoThrow);
@@ -142,6 +149,7 @@ net::awaitable<bool> write_response(beast::tcp_stream& stream, const SimResponse
                                     bool keep_alive) {
   co_await pause(plan.latency);
   if (plan.stall_before_headers) co_await pause(plan.stall);
+  if (!plan.stream) co_await pause(plan.first_token);  // the whole answer waits for its first token
   if (plan.reset_before_headers) {
     reset_connection(stream);
     co_return false;

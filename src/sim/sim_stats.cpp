@@ -31,6 +31,11 @@ void SimStats::record_status(int status, const std::string& deployment) {
   }
 }
 
+void SimStats::record_probe(int status) {
+  probes_ += 1;
+  probes_by_status_[status] += 1;
+}
+
 void SimStats::record_tokens(const std::string& deployment, std::int64_t served, std::int64_t charged) {
   totals_.tokens_served += served;
   totals_.tokens_charged += charged;
@@ -41,11 +46,19 @@ void SimStats::record_tokens(const std::string& deployment, std::int64_t served,
 
 void SimStats::clear() { *this = SimStats{}; }
 
+namespace {
+
+nlohmann::json by_status_json(const std::map<int, std::int64_t>& by_status) {
+  nlohmann::json json = nlohmann::json::object();
+  for (const auto& [status, count] : by_status) json[std::to_string(status)] = count;
+  return json;
+}
+
+}  // namespace
+
 nlohmann::json SimStats::counters_json(const Counters& counters) {
-  nlohmann::json by_status = nlohmann::json::object();
-  for (const auto& [status, count] : counters.by_status) by_status[std::to_string(status)] = count;
   return {{"requests", counters.requests},
-          {"by_status", std::move(by_status)},
+          {"by_status", by_status_json(counters.by_status)},
           {"tokens_served", counters.tokens_served},
           {"tokens_charged", counters.tokens_charged}};
 }
@@ -60,6 +73,8 @@ nlohmann::json SimStats::to_json() const {
   json["last_request_headers"] = last_headers_;
   json["last_request_body"] = last_body_;
   json["last_request_body_bytes"] = last_body_bytes_;
+  json["probes"] = probes_;
+  json["probes_by_status"] = by_status_json(probes_by_status_);
   return json;
 }
 

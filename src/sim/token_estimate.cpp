@@ -20,6 +20,24 @@ std::size_t content_characters(const nlohmann::json& content) {
   return total;
 }
 
+// Bytes of Anthropic content: a string, or blocks with "text" (text blocks) or "content"
+// (tool_result blocks, whose content is itself a string or blocks).
+std::size_t block_characters(const nlohmann::json& content) {
+  if (content.is_string()) return content.get_ref<const std::string&>().size();
+  std::size_t total = 0;
+  if (content.is_array()) {
+    for (const auto& block : content) {
+      if (!block.is_object()) continue;
+      if (const auto text = block.find("text"); text != block.end() && text->is_string()) {
+        total += text->get_ref<const std::string&>().size();
+      } else if (const auto nested = block.find("content"); nested != block.end()) {
+        total += block_characters(*nested);
+      }
+    }
+  }
+  return total;
+}
+
 // A prompt / input: string, array of strings, token array (4 bytes per token), or array of
 // token arrays.
 std::size_t text_or_tokens_characters(const nlohmann::json& value) {
@@ -59,6 +77,22 @@ std::size_t prompt_characters(Operation operation, const nlohmann::json& body) {
     }
   }
   return 0;
+}
+
+std::size_t messages_prompt_characters(const nlohmann::json& body) {
+  if (!body.is_object()) return 0;
+  std::size_t total = 0;
+  if (const auto system = body.find("system"); system != body.end()) total += block_characters(*system);
+  if (const auto messages = body.find("messages"); messages != body.end() && messages->is_array()) {
+    for (const auto& message : *messages) {
+      if (!message.is_object()) continue;
+      if (const auto content = message.find("content"); content != message.end())
+        total += block_characters(*content);
+    }
+  }
+  if (const auto tools = body.find("tools"); tools != body.end() && !tools->is_null())
+    total += tools->dump().size();
+  return total;
 }
 
 std::int64_t tokens_from_characters(std::size_t characters) {

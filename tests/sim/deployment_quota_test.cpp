@@ -215,5 +215,37 @@ TEST_F(DeploymentQuotaTest, RetryAfterWaitsForBothLimits) {
   EXPECT_EQ(rejected.retry_after, 59'400ms);
 }
 
+TEST_F(DeploymentQuotaTest, UntilFullIsZeroWhenNothingIsUsed) {
+  DeploymentQuota quota({.tokens_per_minute = 100, .requests_per_minute = 10}, fixed(60s), t0);
+  EXPECT_EQ(quota.until_full(t0 + 5s).tokens, 0ns);
+  EXPECT_EQ(quota.until_full(t0 + 5s).requests, 0ns);
+}
+
+TEST_F(DeploymentQuotaTest, UntilFullOfFixedWindowsIsTheWindowsEnd) {
+  DeploymentQuota quota({.tokens_per_minute = 100, .requests_per_minute = 10}, fixed(60s), t0);
+  ASSERT_TRUE(quota.try_consume(30, t0 + 12s).admitted());
+  const auto refill = quota.until_full(t0 + 12'300ms);
+  EXPECT_EQ(refill.tokens, 47'700ms);
+  EXPECT_EQ(refill.requests, 47'700ms);
+}
+
+TEST_F(DeploymentQuotaTest, UntilFullOfASlidingWindowIsWhenTheNewestCostLeaves) {
+  DeploymentQuota quota({.tokens_per_minute = 600, .requests_per_minute = 60},
+                        model(LimiterKind::Sliding, 10s), t0);
+  ASSERT_TRUE(quota.try_consume(10, t0).admitted());
+  ASSERT_TRUE(quota.try_consume(10, t0 + 3s).admitted());
+  EXPECT_EQ(quota.until_full(t0 + 4s).tokens, 9s);
+}
+
+TEST_F(DeploymentQuotaTest, UntilFullOfABucketIsWhenItHasRefilled) {
+  LimiterSettings bucket = model(LimiterKind::Bucket, 1s);
+  bucket.burst = 1s;
+  DeploymentQuota quota({.tokens_per_minute = 6'000, .requests_per_minute = 600}, bucket, t0);  // 100/s
+  ASSERT_TRUE(quota.try_consume(50, t0).admitted());
+  const auto refill = quota.until_full(t0);
+  EXPECT_EQ(refill.tokens, 500ms);
+  EXPECT_EQ(refill.requests, 100ms);  // 1 of 10 per second
+}
+
 }  // namespace
 }  // namespace smartlb::sim

@@ -30,6 +30,30 @@ TEST(ParseDeploymentSpec, RejectsMalformed) {
   }
 }
 
+TEST(ParseDeploymentSpec, ThinksNotByDefault) {
+  std::string error;
+  EXPECT_EQ(parse_deployment_spec("d:1:1", error)->reasoning_wait, std::chrono::milliseconds(0));
+}
+
+TEST(ParseReasoningSpec, NameAndSecondsFractionalAllowed) {
+  using namespace std::chrono_literals;
+  std::string error;
+  const auto spec = parse_reasoning_spec("o3:2.5", error);
+  ASSERT_TRUE(spec) << error;
+  EXPECT_EQ(spec->deployment, "o3");
+  EXPECT_EQ(spec->wait, 2'500ms);
+  EXPECT_EQ(parse_reasoning_spec("o3:0", error)->wait, 0ms);
+  EXPECT_EQ(parse_reasoning_spec("o3:30", error)->wait, 30s);
+}
+
+TEST(ParseReasoningSpec, RejectsMalformed) {
+  for (const char* bad : {"", "o3", ":2", "o3:", "o3:x", "o3:-1", "o3:1s", "o3:86401", "o3:nan"}) {
+    std::string error;
+    EXPECT_FALSE(parse_reasoning_spec(bad, error)) << bad;
+    EXPECT_FALSE(error.empty()) << bad;
+  }
+}
+
 TEST(DefaultDeployment, IsGpt4oWithLargeLimits) {
   const auto spec = default_deployment();
   EXPECT_EQ(spec.name, "gpt-4o");

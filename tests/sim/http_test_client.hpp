@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -37,8 +38,11 @@ class HttpTestClient {
     socket_.connect({boost::asio::ip::make_address("127.0.0.1"), port});
   }
 
+  /// `each_chunk`, when given, sees every chunk of a chunked body as it arrives (from this
+  /// thread), e.g. to tell another thread how far a stream got.
   HttpResult request(const std::string& method, const std::string& target, const std::string& body = "",
-                     const std::vector<std::pair<std::string, std::string>>& headers = {}) {
+                     const std::vector<std::pair<std::string, std::string>>& headers = {},
+                     const std::function<void(const std::string&)>& each_chunk = {}) {
     namespace http = boost::beast::http;
     http::request<http::string_body> req{http::string_to_verb(method), target, 11};
     req.set(http::field::host, "127.0.0.1");
@@ -58,7 +62,10 @@ class HttpTestClient {
                         boost::beast::error_code&) -> std::size_t {
       current_chunk.append(data);
       result.body.append(data);
-      if (remain == data.size()) result.chunks.push_back(std::exchange(current_chunk, {}));
+      if (remain == data.size()) {
+        result.chunks.push_back(std::exchange(current_chunk, {}));
+        if (each_chunk) each_chunk(result.chunks.back());
+      }
       return data.size();
     };
     parser.on_chunk_body(on_chunk);

@@ -102,6 +102,32 @@ TEST(ParseRoute, RealtimeTakesItsDeploymentFromTheQuery) {
   EXPECT_EQ(parse_route("/openai/deployments/d/realtime?api-version=1").endpoint, Endpoint::NotFound);
 }
 
+TEST(ParseRoute, MessagesUnderV1AndFoundrysAnthropicPrefix) {
+  for (const char* target : {"/v1/messages", "/anthropic/v1/messages?beta=true"}) {
+    const auto route = parse_route(target);
+    EXPECT_EQ(route.endpoint, Endpoint::Messages) << target;
+    EXPECT_EQ(route.action, "") << target;
+    EXPECT_TRUE(route.deployment.empty()) << target;  // the body's model
+  }
+  for (const char* target : {"/v1/messages/count_tokens", "/anthropic/v1/messages/count_tokens"}) {
+    const auto route = parse_route(target);
+    EXPECT_EQ(route.endpoint, Endpoint::Messages) << target;
+    EXPECT_EQ(route.action, "count_tokens") << target;
+  }
+}
+
+TEST(ParseRoute, ModelsListsWhereHealthProbesAsk) {
+  const auto azure = parse_route("/openai/models?api-version=2024-10-21");
+  EXPECT_EQ(azure.endpoint, Endpoint::Models);
+  EXPECT_EQ(azure.style, ApiStyle::Azure);
+  EXPECT_EQ(azure.api_version, "2024-10-21");
+  for (const char* target : {"/v1/models", "/openai/v1/models", "/anthropic/v1/models"}) {
+    const auto route = parse_route(target);
+    EXPECT_EQ(route.endpoint, Endpoint::Models) << target;
+    EXPECT_EQ(route.style, ApiStyle::OpenAI) << target;
+  }
+}
+
 TEST(CollectionName, IsThePathSegment) {
   EXPECT_EQ(collection_name(Collection::Responses), "responses");
   EXPECT_EQ(collection_name(Collection::Files), "files");
@@ -116,8 +142,10 @@ TEST(ParseRoute, ControlEndpoints) {
 
 TEST(ParseRoute, UnknownPathsAreNotFound) {
   for (const char* target :
-       {"/", "/v1/models", "/openai/deployments//chat/completions", "/openai/deployments/gpt-4o",
-        "/openai/deployments/gpt-4o/audio", "/v1/chat/completions/extra", "/_sim/other"}) {
+       {"/", "/v1/models/gpt-4o", "/openai/deployments//chat/completions", "/openai/deployments/gpt-4o",
+        "/openai/deployments/gpt-4o/audio", "/v1/chat/completions/extra", "/_sim/other",
+        "/openai/v1/messages", "/openai/messages", "/v1/messages/batches", "/anthropic/v1/chat/completions",
+        "/anthropic/v1/responses", "/anthropic/messages", "/openai/deployments/gpt-4o/models"}) {
     EXPECT_EQ(parse_route(target).endpoint, Endpoint::NotFound) << target;
   }
 }

@@ -89,9 +89,12 @@ TEST(ParseSimOptions, FaultFlags) {
                                          "--force-count",
                                          "3",
                                          "--reset-rate",
-                                         "0.05"});
+                                         "0.05",
+                                         "--first-token-ms",
+                                         "250",
+                                         "--first-token-ms-per-1k-prompt-tokens=7.5"});
   ASSERT_EQ(parsed.error, "");
-  const FaultConfig expected{10, 0.5, 503, 2, 300, true, 1, 429, 2000, 3, 0.05};
+  const FaultConfig expected{10, 0.5, 503, 2, 300, true, 1, 429, 2000, 3, 0.05, 250, 7.5};
   EXPECT_EQ(parsed.options.settings.faults, expected);
 }
 
@@ -110,6 +113,27 @@ TEST(ParseSimOptions, LimiterAndReportFlags) {
   EXPECT_EQ(settings.reports.unknown_rate, 0.01);
 }
 
+TEST(ParseSimOptions, ReasoningDeploymentsWaitBeforeTheirFirstContent) {
+  const auto parsed = parse_sim_options({"--reasoning-deployment", "o3:2.5", "--deployment", "gpt-4o:1000",
+                                         "--deployment", "o3:1000", "--reasoning-deployment=o3:4"});
+  ASSERT_EQ(parsed.error, "");
+  const auto& deployments = parsed.options.settings.deployments;
+  ASSERT_EQ(deployments.size(), 2u);
+  EXPECT_EQ(deployments[0].reasoning_wait, 0ms);
+  EXPECT_EQ(deployments[1].reasoning_wait, 4s);  // the last one given wins
+}
+
+TEST(ParseSimOptions, ReasoningDeploymentMayNameTheDefaultDeployment) {
+  const auto parsed = parse_sim_options({"--reasoning-deployment", "gpt-4o:1"});
+  ASSERT_EQ(parsed.error, "");
+  EXPECT_EQ(parsed.options.settings.deployments.at(0).reasoning_wait, 1s);
+}
+
+TEST(ParseSimOptions, ReasoningDeploymentMustNameADeployment) {
+  const auto parsed = parse_sim_options({"--deployment", "gpt-4o:1000", "--reasoning-deployment", "o3:2"});
+  EXPECT_NE(parsed.error.find("no deployment 'o3'"), std::string::npos) << parsed.error;
+}
+
 TEST(ParseSimOptions, EveryLimiterModelByName) {
   EXPECT_EQ(parse_sim_options({"--limiter", "fixed"}).options.settings.limiter.kind, LimiterKind::Fixed);
   EXPECT_EQ(parse_sim_options({"--limiter", "sliding"}).options.settings.limiter.kind, LimiterKind::Sliding);
@@ -121,6 +145,8 @@ TEST(ParseSimOptions, Help) {
   EXPECT_TRUE(parse_sim_options({"-h"}).show_help);
   EXPECT_NE(sim_usage().find("--deployment NAME:TPM:RPM"), std::string::npos);
   EXPECT_NE(sim_usage().find("--limiter MODEL"), std::string::npos);
+  EXPECT_NE(sim_usage().find("--reasoning-deployment NAME:SECONDS"), std::string::npos);
+  EXPECT_NE(sim_usage().find("--first-token-ms-per-1k-prompt-tokens"), std::string::npos);
 }
 
 TEST(ParseSimOptions, Errors) {
@@ -145,6 +171,10 @@ TEST(ParseSimOptions, Errors) {
                                              {"--error-status", "42"},
                                              {"--force-status", "1000"},
                                              {"--log-level", "loud"},
+                                             {"--first-token-ms", "-1"},
+                                             {"--first-token-ms-per-1k-prompt-tokens", "x"},
+                                             {"--reasoning-deployment", "o3"},
+                                             {"--reasoning-deployment", "gpt-4o:-2"},
                                              {"--stall-before-headers=1"}}) {
     const auto parsed = parse_sim_options(bad);
     EXPECT_FALSE(parsed.error.empty()) << bad[0];

@@ -3,9 +3,12 @@
 
 #include "smartlb/sim/sim_server.hpp"
 
+#include "await_condition.hpp"
 #include "http_test_client.hpp"
 
+#include <future>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -252,6 +255,120 @@ TEST_F(SimServerTest, SeveralThreadsServeSeveralConnections) {
   EXPECT_EQ(first.request("POST", kChat, kBody, kKey).status, 200);
   EXPECT_EQ(second.request("POST", kChat, kStreamBody, kKey).chunks.back(), "data: [DONE]\n\n");
   EXPECT_EQ(first.request("POST", kChat, kBody, kKey).status, 200);
+}
+
+constexpr const char* kMessagesStreamBody =
+    R"({"model":"gpt-4o","max_tokens":10,"stream":true,"messages":[{"role":"user","content":"hi"}]})";
+const std::vector<std::pair<std::string, std::string>> kAnthropic{{"x-api-key", "k1"},
+                                                                  {"anthropic-version", "2023-06-01"}};
+
+TEST_F(SimServerTest, MessagesStreamSendsOneChunkPerEventInAnthropicsOrder) {
+  HttpTestClient client(start());
+  const auto result = client.request("POST", "/anthropic/v1/messages", kMessagesStreamBody, kAnthropic);
+  ASSERT_FALSE(result.error) << result.error.message();
+  ASSERT_EQ(result.status, 200) << result.body;
+  EXPECT_EQ(result.header("content-type"), "text/event-stream");
+  EXPECT_TRUE(result.header("request-id").starts_with("req_"));
+  EXPECT_NE(result.header("anthropic-ratelimit-tokens-reset"), "<absent>");
+  std::vector<std::string> names;
+  for (const auto& chunk : result.chunks) {
+    EXPECT_TRUE(chunk.ends_with("\n\n")) << chunk;
+    names.push_back(chunk.substr(7, chunk.find('\n') - 7));
+  }
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"message_start", "content_block_start", "ping", "content_block_delta",
+                                      "content_block_delta", "content_block_delta", "content_block_stop",
+                                      "message_delta", "message_stop"}));
+}
+
+TEST_F(SimServerTest, ProbesNeedNoKeyAndAreNotCountedAsRequests) {
+  HttpTestClient client(start());
+  const auto probe = client.request("GET", "/openai/models?api-version=2024-10-21");
+  ASSERT_EQ(probe.status, 200) << probe.body;
+  EXPECT_EQ(json::parse(probe.body)["data"][0]["id"], "gpt-4o");
+  EXPECT_EQ(client.request("GET", "/v1/models").status, 200);
+  EXPECT_EQ(client.request("POST", kChat, kBody, kKey).status, 200);
+  const auto stats = json::parse(client.request("GET", "/_sim/stats").body);
+  EXPECT_EQ(stats["requests"], 1);
+  EXPECT_EQ(stats["probes"], 2);
+}
+
+TEST_F(SimServerTest, ProbesOfADeadBackendStallBeforeTheHeaders) {
+  settings_.faults.stall_ms = 150;
+  settings_.faults.stall_before_headers = true;
+  HttpTestClient client(start());
+  const auto begin = std::chrono::steady_clock::now();
+  const auto probe = client.request("GET", "/v1/models");
+  ASSERT_EQ(probe.status, 200);
+  EXPECT_GE(probe.headers_at - begin, 150ms);
+}
+
+TEST_F(SimServerTest, FirstTokenDelaysTheHeadOfAPlainAnswer) {
+  settings_.faults.first_token_ms = 120;
+  HttpTestClient client(start());
+  const auto begin = std::chrono::steady_clock::now();
+  const auto result = client.request("POST", kChat, kBody, kKey);
+  ASSERT_EQ(result.status, 200);
+  EXPECT_GE(result.headers_at - begin, 120ms);
+}
+
+TEST_F(SimServerTest, FirstTokenDelaysTheFirstContentOfAStream) {
+  settings_.faults.first_token_ms = 120;
+  HttpTestClient client(start());
+  const auto begin = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point first_content_at{};
+  const auto result = client.request("POST", kChat, kStreamBody, kKey, [&](const std::string& chunk) {
+    if (first_content_at == std::chrono::steady_clock::time_point{} &&
+        chunk.find("\"content\":\"This\"") != std::string::npos)
+      first_content_at = std::chrono::steady_clock::now();
+  });
+  ASSERT_FALSE(result.error) << result.error.message();
+  EXPECT_EQ(result.chunks.size(), 7u);  // nothing lost: the stream goes on as usual
+  ASSERT_NE(first_content_at, std::chrono::steady_clock::time_point{});
+  EXPECT_GE(first_content_at - begin, 120ms);
+}
+
+// A reasoning deployment sends the head and opening events of its stream at once, then thinks:
+// with one I/O thread, other connections are served meanwhile (the wait is a timer).
+TEST_F(SimServerTest, AReasoningStreamSendsItsOpeningEventsThenWaitsWithoutBlockingOthers) {
+  settings_.deployments.push_back({"o3", {1'000'000'000, 1'000'000}, std::chrono::hours(1)});
+  const auto port = start(1);
+  std::mutex mutex;
+  std::vector<std::string> seen;
+  std::thread thinking([&] {
+    HttpTestClient client(port);
+    client.request(
+        "POST", "/v1/messages",
+        R"({"model":"o3","max_tokens":10,"stream":true,"messages":[{"role":"user","content":"hi"}]})",
+        kAnthropic, [&](const std::string& chunk) {
+          std::lock_guard lock(mutex);
+          seen.push_back(chunk);
+        });  // ends when the server goes
+  });
+  const auto seen_count = [&] {
+    std::lock_guard lock(mutex);
+    return seen.size();
+  };
+  std::future<int> other;
+  [&] {  // the checks; whatever they find, the server and the thread are ended below
+    ASSERT_TRUE(smartlb::testing::await_condition([&] { return seen_count() >= 3; }));
+    other = std::async(std::launch::async, [port] {
+      HttpTestClient client(port);
+      return client.request("POST", kChat, kBody, kKey).status;
+    });
+    ASSERT_TRUE(smartlb::testing::await_condition(
+        [&] { return other.wait_for(std::chrono::seconds(0)) == std::future_status::ready; }));
+    EXPECT_EQ(other.get(), 200);
+    std::lock_guard lock(mutex);
+    ASSERT_EQ(seen.size(), 3u);  // still thinking: no content yet
+    EXPECT_TRUE(seen[0].starts_with("event: message_start\n")) << seen[0];
+    EXPECT_TRUE(seen[1].starts_with("event: content_block_start\n")) << seen[1];
+    EXPECT_TRUE(seen[2].starts_with("event: ping\n")) << seen[2];
+  }();
+  server_->stop();
+  thread_.join();
+  server_.reset();  // closes the thinking stream's connection
+  thinking.join();
 }
 
 }  // namespace

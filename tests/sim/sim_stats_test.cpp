@@ -38,12 +38,28 @@ TEST(SimStats, RemembersLastRequestWithLowerCaseHeaders) {
   EXPECT_EQ(json["last_request_body"], "{}");
 }
 
+TEST(SimStats, ProbesAreCountedApartFromRequests) {
+  SimStats stats;
+  stats.record_status(200, "a");
+  stats.record_probe(200);
+  stats.record_probe(200);
+  stats.record_probe(503);
+  const auto json = stats.to_json();
+  EXPECT_EQ(json["requests"], 1);
+  EXPECT_EQ(json["by_status"], (nlohmann::json{{"200", 1}}));
+  EXPECT_EQ(json["probes"], 3);
+  EXPECT_EQ(json["probes_by_status"], (nlohmann::json{{"200", 2}, {"503", 1}}));
+}
+
 TEST(SimStats, ClearForgetsEverything) {
   SimStats stats;
   stats.record_request({"GET", "/x", {{"a", "b"}}, ""});
   stats.record_status(200, "a");
+  stats.record_probe(200);
   stats.clear();
   const auto json = stats.to_json();
+  EXPECT_EQ(json["probes"], 0);
+  EXPECT_TRUE(json["probes_by_status"].empty());
   EXPECT_EQ(json["requests"], 0);
   EXPECT_TRUE(json["by_status"].empty());
   EXPECT_TRUE(json["deployments"].empty());

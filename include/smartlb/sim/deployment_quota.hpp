@@ -28,6 +28,12 @@ struct QuotaState {
   std::int64_t remaining_requests = 0;
 };
 
+/// How long until each limiter is back to full (zero when it is): when a report's "reset" is.
+struct QuotaRefill {
+  std::chrono::nanoseconds tokens{0};
+  std::chrono::nanoseconds requests{0};
+};
+
 enum class QuotaVerdict { Admitted, TokensExceeded, RequestsExceeded };
 
 struct QuotaDecision {
@@ -48,6 +54,8 @@ class DeploymentQuota {
   QuotaDecision try_consume(std::int64_t tokens, SteadyTime now);
   /// Current remaining quota without charging anything.
   QuotaState peek(SteadyTime now);
+  /// Time from `now` until nothing is used any more (nothing more being charged).
+  QuotaRefill until_full(SteadyTime now);
   /// Forgets everything used and restarts the limiters at `now`.
   void reset(SteadyTime now);
 

@@ -2,6 +2,7 @@
 // Fault injection settings and the per-request fault decision. Pure: randomness is passed in
 // as a uniform draw in [0, 1).
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -23,6 +24,10 @@ struct FaultConfig {
   int force_count = -1;               // forced answers left; -1 = unlimited. Counts down to 0 (= off).
   double reset_rate = 0.0;            // probability [0,1] that a successful answer is cut by a TCP reset
                                       // (streams: mid-stream; non-stream: before the headers)
+  // Time to first token of generated answers, growing with the prompt like a model's prefill:
+  // before the first content event of a stream, before the head of any other answer.
+  int first_token_ms = 0;
+  double first_token_ms_per_1k_prompt_tokens = 0.0;
 
   bool operator==(const FaultConfig&) const = default;
 };
@@ -53,6 +58,11 @@ inline bool fault_needs_draw(const FaultConfig& faults) { return faults.error_ra
 inline bool decide_reset(const FaultConfig& faults, double uniform_draw) {
   return faults.reset_rate > 0.0 && uniform_draw < faults.reset_rate;
 }
+
+/// The wait before the first content of a generated answer with `prompt_tokens` estimated
+/// prompt tokens: first_token_ms + first_token_ms_per_1k_prompt_tokens per 1000 of them,
+/// rounded, at most a day.
+std::chrono::milliseconds first_token_delay(const FaultConfig& faults, std::int64_t prompt_tokens);
 
 /// The number of SSE events written before a drawn reset cuts a stream of `event_count`
 /// events: half of them, but at least one when there is one (so the client saw the stream start).

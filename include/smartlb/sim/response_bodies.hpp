@@ -37,6 +37,10 @@ inline constexpr int kEmbeddingDimensions = 8;
 std::string embeddings_body(const std::string& model, std::int64_t input_count, std::int64_t prompt_tokens,
                             bool base64 = false);
 
+/// The models list health probes ask for: {"object":"list","data":[{"id":<deployment>,
+/// "object":"model","created","owned_by":"smartlb-sim"}, ...]}.
+std::string models_list_body(const std::vector<std::string>& deployments, std::int64_t created);
+
 struct StreamEvent {
   std::string data;         // a full SSE event: "data: ...\n\n"
   bool is_content = false;  // a content chunk (paced by --chunk-interval-ms)

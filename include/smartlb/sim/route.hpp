@@ -7,7 +7,7 @@
 
 namespace smartlb::sim {
 
-enum class Endpoint { Api, Stateful, Realtime, SimFaults, SimStats, SimReset, NotFound };
+enum class Endpoint { Api, Stateful, Realtime, Messages, Models, SimFaults, SimStats, SimReset, NotFound };
 enum class ApiStyle { Azure, OpenAI };
 enum class Operation { ChatCompletions, Completions, Embeddings };
 /// The collections of objects a sim keeps (Endpoint::Stateful).
@@ -25,6 +25,7 @@ struct Route {
 
   /// Stateful routes: which collection, the object's id segment (empty for the collection
   /// itself) and the action segment after it ("cancel", "input_items", "content"; may be empty).
+  /// Messages routes: action "count_tokens" for .../messages/count_tokens, else empty.
   Collection collection = Collection::Responses;
   std::string object_id;
   std::string action;
@@ -38,6 +39,10 @@ struct Route {
 ///   responses[/{id}[/cancel|/input_items]]        Stateful (not under deployments/{d})
 ///   files[/{id}[/content]], batches[/{id}[/cancel]]
 ///   realtime                                      Realtime (not under deployments/{d})
+///   models                                        Models: what health probes ask for (not
+///                                                 under deployments/{d}; also /anthropic/v1/models)
+/// Anthropic's Messages API, under /v1/ and /anthropic/v1/ (Microsoft Foundry's prefix) only:
+///   messages[/count_tokens]                       Messages (the deployment is the body's model)
 /// Control: /_sim/faults, /_sim/stats, /_sim/reset
 Route parse_route(std::string_view target);
 

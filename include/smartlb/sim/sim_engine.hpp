@@ -1,7 +1,8 @@
 #pragma once
 // The simulator's behaviour, without sockets: routes a SimRequest, applies auth, faults and
 // quotas, counts it, and returns a SimResponse plan (status, headers, body or SSE events,
-// delays, reset) for the server to carry out. Thread-safe.
+// delays, reset) for the server to carry out. Serves the OpenAI / Azure OpenAI APIs, Anthropic's
+// Messages API (sim_engine_messages.cpp) and health probes' models lists. Thread-safe.
 
 #include "smartlb/sim/api_request.hpp"
 #include "smartlb/sim/clock.hpp"
@@ -13,6 +14,7 @@
 #include "smartlb/sim/sim_stats.hpp"
 #include "smartlb/sim/stateful_api.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -64,9 +66,19 @@ class SimEngine {
  private:
   struct Deployment {
     DeploymentQuota quota;
+    std::chrono::milliseconds reasoning_wait{0};  // --reasoning-deployment
   };
 
   SimResponse handle_api(const Route& route, const SimRequest& request, std::string& deployment);
+  /// Anthropic's Messages API (create, count_tokens): its checks, errors and headers.
+  SimResponse handle_messages(const Route& route, const SimRequest& request, std::string& deployment);
+  /// An injected fault of a Messages request, in Anthropic's shape, or nullopt.
+  std::optional<SimResponse> injected_messages_fault(Deployment& state);
+  /// anthropic-ratelimit-* of `state` (through the report noise) and the deployment's resets.
+  void add_anthropic_quota_headers(SimResponse& response, Deployment& deployment, const QuotaState& state);
+  /// GET .../models from a health probe: no key check, counted apart; sees a dead backend's
+  /// faults (a forced 5xx, a stall before the headers), not a forced 429.
+  SimResponse handle_probe(const Route& route, const SimRequest& request);
   SimResponse handle_stateful(const Route& route, const SimRequest& request, std::string& deployment);
   RealtimeAdmission admit_realtime_locked(const Route& route, const SimRequest& request);
   /// The key of a WebSocket handshake: a header, or the browser's query parameter or subprotocol.
@@ -81,7 +93,12 @@ class SimEngine {
   SimResponse handle_stats(const SimRequest& request);
   nlohmann::json stats_json_locked() const;
   SimResponse handle_reset(const SimRequest& request);
-  SimResponse serve_success(const Route& route, const ApiRequest& api, const std::string& deployment);
+  SimResponse serve_success(const Route& route, const ApiRequest& api, const std::string& deployment,
+                            const Deployment& state);
+  /// The stall and reset faults of a successful answer (draws from random01_ for reset_rate).
+  void plan_success_faults(SimResponse& response);
+  /// The wait before a generated answer's first content (first-token faults and reasoning).
+  std::chrono::milliseconds first_token_wait(std::int64_t prompt_tokens, const Deployment& state) const;
   bool authorized(const SimRequest& request) const;
   /// x-ratelimit-* of `state`, through the configured report noise (draws from random01_).
   void add_quota_headers(SimResponse& response, const QuotaState& state);

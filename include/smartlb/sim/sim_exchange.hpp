@@ -36,6 +36,8 @@ struct SimResponse {
 
   std::chrono::milliseconds latency{0};         // before the headers
   std::chrono::milliseconds chunk_interval{0};  // before each content event
+  std::chrono::milliseconds first_token{0};     // stream: before the first content event (and its
+                                                // chunk_interval); else before the headers
   std::chrono::milliseconds stall{0};
   bool stall_before_headers = false;
   int stall_after_events = 0;             // stream: stall once this many events were written

@@ -20,6 +20,8 @@ class SimStats {
   void record_request(const SimRequest& request);
   /// Counts one answer; `deployment` is empty when the request matched no deployment.
   void record_status(int status, const std::string& deployment);
+  /// Counts one health probe's answer (GET .../models): apart from the API requests.
+  void record_probe(int status);
   /// Tokens of a successful answer: `served` = usage.total_tokens, `charged` = quota cost.
   void record_tokens(const std::string& deployment, std::int64_t served, std::int64_t charged);
   void clear();
@@ -27,7 +29,7 @@ class SimStats {
   /// {"requests", "by_status", "tokens_served", "tokens_charged", "deployments": {name:
   ///  {"requests","by_status","tokens_served","tokens_charged"}}, "last_request_method",
   ///  "last_request_path", "last_request_headers" (lower-case names), "last_request_body",
-  ///  "last_request_body_bytes" (its whole size)}
+  ///  "last_request_body_bytes" (its whole size), "probes", "probes_by_status"}
   nlohmann::json to_json() const;
 
   std::int64_t requests() const { return totals_.requests; }
@@ -42,6 +44,8 @@ class SimStats {
   static nlohmann::json counters_json(const Counters& counters);
 
   Counters totals_;
+  std::int64_t probes_ = 0;
+  std::map<int, std::int64_t> probes_by_status_;
   std::map<std::string, Counters> per_deployment_;
   std::string last_method_;
   std::string last_path_;

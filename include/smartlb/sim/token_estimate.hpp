@@ -16,6 +16,11 @@ namespace smartlb::sim {
 /// embeddings = `input` (string, array of strings, or token arrays counted as 4 bytes/token).
 std::size_t prompt_characters(Operation operation, const nlohmann::json& body);
 
+/// Bytes of prompt text in a body of Anthropic's Messages API: `system` (a string or text
+/// blocks), every message's content (a string, or blocks: a block's `text`, a tool_result's
+/// `content`) and the JSON text of `tools`.
+std::size_t messages_prompt_characters(const nlohmann::json& body);
+
 /// max(1, characters / 4).
 std::int64_t tokens_from_characters(std::size_t characters);
 
