@@ -140,6 +140,10 @@ struct AdminServer::Impl {
                   ? std::chrono::duration_cast<std::chrono::seconds>(c.expires_at->time_since_epoch()).count()
                   : 0,
               c.last_error};
+    for (const net::ProbeReport& r : server.health())
+      for (auto& b : p.backends)
+        if (b.present && b.name == r.backend)
+          b.health = {std::string(net::to_string(r.state)), r.status, r.detail, r.last_unix_ms};
     p.config_hash = snapshot->config_hash;
     p.rules = rule_status(*snapshot);
     p.budgets = budget_status();

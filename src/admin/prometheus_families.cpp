@@ -273,6 +273,18 @@ constexpr PrometheusFamily kFamilies[] = {
        }
      }},
 
+    {{"smartlb_backend_health_up",
+      Type::Gauge,
+      "Each backend's last health probe: 1 up (any answer under 500), 0 down. Absent while probes are off "
+      "or none has ended.",
+      {"backend"}},
+     [](const Scrape& s, Samples& out) {
+       for (std::uint32_t b = 0; b < s.p.backends.size(); ++b) {
+         const auto& health = s.p.backends[b].health;
+         if (!s.p.backends[b].present || (health.state != "up" && health.state != "down")) continue;
+         out.add({s.backend(b)}, health.state == "up" ? 1 : 0);
+       }
+     }},
     {{"smartlb_backend_priority",
       Type::Gauge,
       "Configured priority group of each backend (lower is preferred).",

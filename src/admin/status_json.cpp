@@ -205,6 +205,10 @@ json backend_json(const MetricsSnapshot& m, const PoolSnapshot& p, std::uint32_t
   jb["dns_lookups"] = bm.dns_lookups;
   jb["dns_failures"] = bm.dns_failures;
   if (pb.credential) jb["credential"] = credential_json(*pb.credential, bm);
+  jb["health"] = {{"state", pb.health.state},
+                  {"status", pb.health.status ? json(pb.health.status) : json(nullptr)},
+                  {"detail", string_or_null(pb.health.detail)},
+                  {"last_at", pb.health.last_unix_ms ? json(pb.health.last_unix_ms) : json(nullptr)}};
   json jr = json::object();
   if (auto it = totals.responses.find(b); it != totals.responses.end())
     for (const auto& [code, n] : it->second) jr[code] = n;

@@ -184,6 +184,18 @@ void load_backend(const EnvMap& env, Problems& p, int id, Config& cfg) {
     else
       b.resource = *resource;
   }
+  if (lookup(env, prefix + "HEALTH_PROBE_SECONDS")) {
+    std::chrono::seconds interval{0};
+    read_seconds(env, p, prefix + "HEALTH_PROBE_SECONDS", 0, 3'600, interval);
+    b.health_probe_interval = interval;
+  }
+  if (const std::string* path = lookup(env, prefix + "HEALTH_PROBE_PATH")) {
+    if (!is_probe_path(*path))
+      p.error(prefix + "HEALTH_PROBE_PATH",
+              "must be a path starting with /, without spaces, got " + quoted(*path));
+    else
+      b.health_probe_path = *path;
+  }
   if (const std::string* auth = lookup(env, prefix + "AUTH")) {
     if (const std::optional<AuthStyle> style = auth_style_named(*auth))
       b.auth = *style;
@@ -291,6 +303,13 @@ void read_process_settings(const EnvMap& env, Problems& p, Config& cfg) {
     p.error("ADMIN_PORT", "must differ from PORT (" + std::to_string(cfg.port) + ")");
   read_int(env, p, "THREADS", 0, 256, cfg.threads);
   read_seconds(env, p, "HTTP_TIMEOUT_SECONDS", 1, 86'400, cfg.http_timeout);
+  read_seconds(env, p, "HEALTH_PROBE_SECONDS", 0, 3'600, cfg.health_probe_interval);
+  read_seconds(env, p, "HEALTH_PROBE_TIMEOUT_SECONDS", 1, 60, cfg.health_probe_timeout);
+  if (const std::string* v = lookup(env, "FIRST_TOKEN_TIMEOUT_SECONDS"); v && !v->empty()) {
+    std::chrono::milliseconds ms{0};
+    read_fractional_seconds(env, p, "FIRST_TOKEN_TIMEOUT_SECONDS", 0, 86'400, ms);
+    cfg.first_token_timeout = ms;
+  }
   read_seconds(env, p, "CONNECT_TIMEOUT_SECONDS", 1, 600, cfg.connect_timeout);
   read_seconds(env, p, "REQUEST_TIMEOUT_SECONDS", 1, 86'400, cfg.request_timeout);
   read_seconds(env, p, "CLIENT_IDLE_TIMEOUT_SECONDS", 1, 3'600, cfg.client_idle_timeout);
@@ -305,6 +324,10 @@ void read_process_settings(const EnvMap& env, Problems& p, Config& cfg) {
   read_int(env, p, "MAX_REQUEST_BODY_BYTES", 1, 1ll << 32, cfg.max_request_body_bytes);
   read_int(env, p, "STREAM_REQUEST_BODY_BYTES", 1, 1ll << 32, cfg.stream_request_body_bytes);
   read_int(env, p, "MAX_STREAMED_BODY_BYTES", 1, 1ll << 40, cfg.max_streamed_body_bytes);
+  read_int(env, p, "MAX_BUFFERED_BODIES_BYTES", 1ll << 20, 1ll << 40, cfg.max_buffered_bodies_bytes);
+  if (cfg.max_buffered_bodies_bytes < cfg.max_request_body_bytes)
+    p.error("MAX_BUFFERED_BODIES_BYTES",
+            "must not be below MAX_REQUEST_BODY_BYTES (" + std::to_string(cfg.max_request_body_bytes) + ")");
   if (cfg.max_streamed_body_bytes < cfg.stream_request_body_bytes)
     p.error("MAX_STREAMED_BODY_BYTES", "must not be below STREAM_REQUEST_BODY_BYTES (" +
                                            std::to_string(cfg.stream_request_body_bytes) + ")");
@@ -339,6 +362,7 @@ void read_process_settings(const EnvMap& env, Problems& p, Config& cfg) {
   }
   cfg.access_log = read_bool(env, p, "ACCESS_LOG", true);
   cfg.route_on_remaining = read_bool(env, p, "ROUTE_ON_REMAINING", true);
+  cfg.model_catalog = read_bool(env, p, "MODEL_CATALOG", true);
 }
 
 // Who may call and what each may spend: client keys, every caller's budget, a tenant's tokens.

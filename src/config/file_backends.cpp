@@ -119,6 +119,17 @@ void read_backends(Reader& r, const YAML::Node& list, bool azure_clients, Config
         else
           b.resource = *s;
       }
+    if (const auto v = n["health_probe_seconds"])
+      if (auto x = r.integer(key_path(path, "health_probe_seconds"), v, 0, 3'600, "0 (off) to 3600 seconds"))
+        b.health_probe_interval = std::chrono::seconds(*x);
+    if (const auto v = n["health_probe_path"])
+      if (auto s = r.string(key_path(path, "health_probe_path"), v)) {
+        if (!is_probe_path(*s))
+          r.error(key_path(path, "health_probe_path"), v,
+                  "must be a path starting with /, without spaces, got " + smartlb::quoted(*s));
+        else
+          b.health_probe_path = *s;
+      }
     if (b.name.empty()) continue;
     const auto clash = std::find_if(cfg.backends.begin(), cfg.backends.end(),
                                     [&](const BackendConfig& o) { return o.name == b.name; });

@@ -14,9 +14,20 @@ inline constexpr std::string_view kModelPriceKeys[] = {"model", "aliases", "inpu
 inline constexpr std::string_view kRedisKeys[] = {"url", "key_prefix", "ca_file", "timeout_ms", "replica_id"};
 inline constexpr std::string_view kAdminKeys[] = {"tokens", "metrics_open"};
 inline constexpr std::string_view kAdminTokenKeys[] = {"name", "role", "token"};
-inline constexpr std::string_view kBackendKeys[] = {
-    "name", "url", "api_key",         "auth",  "priority",    "weight",
-    "tpm",  "rpm", "deployment_name", "entra", "quota_group", "resource"};
+inline constexpr std::string_view kBackendKeys[] = {"name",
+                                                    "url",
+                                                    "api_key",
+                                                    "auth",
+                                                    "priority",
+                                                    "weight",
+                                                    "tpm",
+                                                    "rpm",
+                                                    "deployment_name",
+                                                    "entra",
+                                                    "quota_group",
+                                                    "resource",
+                                                    "health_probe_seconds",
+                                                    "health_probe_path"};
 inline constexpr std::string_view kEntraKeys[] = {"source", "scope", "client_id"};
 inline constexpr std::string_view kTargetKeys[] = {"id",    "backend", "deployment",
                                                    "model", "aliases", "quota_group"};
@@ -34,7 +45,8 @@ inline constexpr std::string_view kWhenKeys[] = {"subjects", "models", "metadata
 inline constexpr std::string_view kRuleTargetKeys[] = {"target", "weight", "priority", "override_params"};
 inline constexpr std::string_view kLatencyConfigKeys[] = {"lookback_window_minutes",
                                                           "allowed_latency_overhead_percentage"};
-inline constexpr std::string_view kModelConfigKeys[] = {"model", "usage_limits", "failure_tolerance"};
+inline constexpr std::string_view kModelConfigKeys[] = {"model", "usage_limits", "failure_tolerance",
+                                                        "first_token_timeout_seconds"};
 inline constexpr std::string_view kUsageLimitKeys[] = {"tokens_per_minute", "requests_per_minute"};
 inline constexpr std::string_view kToleranceKeys[] = {"allowed_failures_per_minute",
                                                       "cooldown_period_minutes"};

@@ -1,5 +1,6 @@
 // The config file's `model_configs`, TrueFoundry's schema: a target's (or a model's targets')
-// declared quota (`usage_limits`) and breaker (`failure_tolerance`).
+// declared quota (`usage_limits`) and breaker (`failure_tolerance`), and smartlb's own
+// `first_token_timeout_seconds`.
 #include <algorithm>
 #include <cmath>
 
@@ -63,6 +64,11 @@ void read_model_configs(Reader& r, const YAML::Node& list, Config& cfg) {
         if (!a || !c) allowed.reset();
       }
     }
+    std::optional<std::chrono::milliseconds> first_token;
+    if (const auto v = n["first_token_timeout_seconds"])
+      if (auto x = r.number(key_path(path, "first_token_timeout_seconds"), v, 0, 86'400,
+                            "a number of seconds from 0 (off) to 86400"))
+        first_token = std::chrono::milliseconds(std::llround(*x * 1000));
     bool any = false;
     for (std::size_t k = 0; k < cfg.policy.targets.size(); ++k) {
       TargetConfig& t = cfg.policy.targets[k];
@@ -77,6 +83,7 @@ void read_model_configs(Reader& r, const YAML::Node& list, Config& cfg) {
         t.allowed_failures_per_minute = allowed;
         t.breaker_cooldown = cooldown;
       }
+      if (first_token) t.first_token_timeout = first_token;
     }
     if (!any) {
       std::vector<std::string> ids;

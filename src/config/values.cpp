@@ -42,6 +42,11 @@ bool is_valid_resource_name(std::string_view name) {
          std::all_of(name.begin(), name.end(), [](char c) { return c > 0x20 && c < 0x7f; });
 }
 
+bool is_probe_path(std::string_view path) {
+  return !path.empty() && path.front() == '/' && path.size() <= 512 &&
+         std::all_of(path.begin(), path.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+}
+
 bool is_azure_host(std::string host) {
   std::transform(host.begin(), host.end(), host.begin(), [](unsigned char c) { return std::tolower(c); });
   for (std::string_view suffix :

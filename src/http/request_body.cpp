@@ -17,7 +17,12 @@ enum class TopKey : std::uint8_t {
   Prompt,
   MaxTokens,
   MaxCompletionTokens,
-  MaxOutputTokens
+  MaxOutputTokens,
+  Stream,
+  ReasoningEffort,
+  Reasoning,  // an object whose `effort` is read
+  Thinking,   // Claude's extended thinking (an object)
+  Tools,      // Claude's tool definitions: every string in them counts
 };
 
 // The longest name compared ("max_completion_tokens"): a longer key is none of them.
@@ -42,16 +47,25 @@ TopKey top_key(std::string_view raw, bool escaped, ApiOperation op) {
       return is(k, "user") ? TopKey::User : TopKey::Other;
     case 5:
       if (is(k, "model")) return TopKey::Model;
+      if (is(k, "tools") && op == ApiOperation::Messages) return TopKey::Tools;
       return is(k, "input") && (op == ApiOperation::Embeddings || op == ApiOperation::Responses)
                  ? TopKey::Prompt
                  : TopKey::Other;
     case 6:
+      if (is(k, "stream")) return TopKey::Stream;
+      if (is(k, "system") && op == ApiOperation::Messages) return TopKey::Prompt;
       return is(k, "prompt") && op == ApiOperation::Completions ? TopKey::Prompt : TopKey::Other;
     case 8:
-      return is(k, "messages") && op == ApiOperation::ChatCompletions ? TopKey::Prompt : TopKey::Other;
+      if (is(k, "thinking")) return TopKey::Thinking;
+      return is(k, "messages") && (op == ApiOperation::ChatCompletions || op == ApiOperation::Messages)
+                 ? TopKey::Prompt
+                 : TopKey::Other;
+    case 9:
+      return is(k, "reasoning") ? TopKey::Reasoning : TopKey::Other;
     case 10:
       return is(k, "max_tokens") ? TopKey::MaxTokens : TopKey::Other;
     case 16:
+      if (is(k, "reasoning_effort")) return TopKey::ReasoningEffort;
       return is(k, "prompt_cache_key") ? TopKey::PromptCacheKey : TopKey::Other;
     case 17:
       return is(k, "max_output_tokens") ? TopKey::MaxOutputTokens : TopKey::Other;
@@ -100,6 +114,15 @@ void note_top_level(RequestBodyFacts& f, TopKey which, JsonToken t, std::string_
     case TopKey::User:
       f.user = text;
       return;
+    case TopKey::Stream:
+      f.stream = t == JsonToken::True;
+      return;
+    case TopKey::ReasoningEffort:
+      f.reasoning_effort = text;
+      return;
+    case TopKey::Thinking:
+      if (t == JsonToken::BeginObject) f.reasoning_effort = "thinking";
+      return;
     case TopKey::MaxTokens:
       budget = &f.max_tokens;
       break;
@@ -123,8 +146,9 @@ bool read_object(std::string_view body, RequestBodyFacts& f) {
   // The prompt's containers are the depths 2 to `counted` (a container is counted only inside a
   // counted one, or as the prompt member's value); 0: none is open.
   std::size_t counted = 0;
-  bool after_key = false;   // the next token is a member's value
-  bool key_counts = false;  // ... and it counts as prompt text
+  bool after_key = false;    // the next token is a member's value
+  bool key_counts = false;   // ... and it counts as prompt text
+  bool effort_next = false;  // ... and it is `reasoning.effort`
   TopKey which = TopKey::Other;
   // Forced inline, so the lexer's state and these stay in registers: with a quota, this loop is
   // on the request path.
@@ -136,10 +160,12 @@ bool read_object(std::string_view body, RequestBodyFacts& f) {
             after_key = true;
             if (depth == 1) {
               which = top_key(lexer.raw(), lexer.escaped(), f.operation);
-              key_counts = which == TopKey::Prompt;
+              key_counts = which == TopKey::Prompt || which == TopKey::Tools;
             } else {
               key_counts =
-                  counted == depth && is_text_member(lexer.raw(), lexer.escaped(), lexer.decoded_size());
+                  counted == depth && (which == TopKey::Tools ||
+                                       is_text_member(lexer.raw(), lexer.escaped(), lexer.decoded_size()));
+              effort_next = depth == 2 && which == TopKey::Reasoning && is(lexer.raw(), "effort");
             }
             return;
           case JsonToken::EndObject:
@@ -164,7 +190,8 @@ bool read_object(std::string_view body, RequestBodyFacts& f) {
           }
         }
         if (after_key && holder == 1) note_top_level(f, which, t, lexer.raw(), lexer.integer());
-        after_key = false;
+        if (effort_next && t == JsonToken::String) f.reasoning_effort = lexer.raw();
+        after_key = effort_next = false;
       });
 }
 
@@ -175,6 +202,7 @@ ApiOperation api_operation(std::string_view path) {
   if (path.ends_with("/completions")) return ApiOperation::Completions;
   if (path.ends_with("/embeddings")) return ApiOperation::Embeddings;
   if (path.ends_with("/responses")) return ApiOperation::Responses;
+  if (path.ends_with("/messages") || path.ends_with("/messages/count_tokens")) return ApiOperation::Messages;
   return ApiOperation::Other;
 }
 

@@ -57,17 +57,19 @@ std::optional<StartReason> reported_error(std::string_view data) {
   return std::nullopt;
 }
 
-// What a Responses API event's `type` says about the stream's start.
+// What a Responses API (or Anthropic Messages API) event's `type` says about the stream's start.
 enum class EventType : std::uint8_t {
   None,       // no top-level string `type` (chat and completions chunks)
-  Lifecycle,  // response.created / in_progress / queued: no content yet
+  Lifecycle,  // response.created / in_progress / queued, message_start, content_block_start, ping:
+              // no content yet
   Error,      // `error` or `response.failed`
   Other,      // output items, deltas, response.completed, ...: the stream has begun
 };
 
 EventType event_type(std::string_view type) {
   if (type == "error" || type == "response.failed") return EventType::Error;
-  if (is_one_of(type, {"response.created", "response.in_progress", "response.queued"}))
+  if (is_one_of(type, {"response.created", "response.in_progress", "response.queued", "message_start",
+                       "content_block_start", "ping"}))
     return EventType::Lifecycle;
   return EventType::Other;
 }

@@ -9,7 +9,6 @@
 #include "smartlb/http1/http_io.hpp"
 #include "smartlb/http1/wire_format.hpp"
 #include "smartlb/net/upstream_exchange.hpp"
-#include "smartlb/net/worker.hpp"
 #include "smartlb/stateful/id_tagger.hpp"
 #include "smartlb/telemetry/response_facts.hpp"
 
@@ -23,6 +22,10 @@ std::atomic<bool> said_over_limit{false};
 
 }  // namespace
 
+Task<BodyRead> UpstreamExchange::read_body(std::string& out, std::size_t limit) {
+  return read_body(*conn_, out, limit);
+}
+
 Task<BodyRead> UpstreamExchange::read_body(UpstreamConnection& conn, std::string& out, std::size_t limit) {
   ResponseReader& p = *parser_;
   for (;;) {
@@ -33,7 +36,7 @@ Task<BodyRead> UpstreamExchange::read_body(UpstreamConnection& conn, std::string
     bool progressed = false;
     error_code ec;
     if (!feed_buffered(conn.buffer, p, ReadGoal::some, progressed, ec)) {
-      conn.tcp().expires_after(w_.shared.cfg.http_timeout);
+      conn.tcp().expires_after(ctx_.cfg.http_timeout);
       ec = conn.tcp().done(
           co_await conn.visit([&](auto& s) { return read_http(s, conn.buffer, p, ReadGoal::some); }));
     }
@@ -51,9 +54,8 @@ Task<Relayed> UpstreamExchange::write_answer(const ResponseHead& res, std::strin
   head.append("Content-Length: ");
   append_decimal(head, has_body ? body.size() : 0);
   head.append("\r\n\r\n");
-  rec_.status = res.status;
   const std::array<asio::const_buffer, 2> out{asio::buffer(head), asio::buffer(body.data(), body.size())};
-  client_.expires_after(w_.shared.cfg.http_timeout);
+  client_.expires_after(ctx_.cfg.http_timeout);
   error_code ec;  // (not a conditional expression: GCC 12 miscompiles co_await inside one)
   if (has_body)
     ec = std::get<0>(co_await asio::async_write(client_, out, use_tuple));
@@ -76,7 +78,8 @@ Task<Relayed> UpstreamExchange::relay_tagged_json(UpstreamPtr conn, const RelayO
   const BodyRead read = co_await read_body(*conn, body, kTaggedJsonLimitBytes);
   if (read == BodyRead::Failed) {  // nothing went to the client yet
     conn->close();
-    co_return Relayed{RelayEnd::FailOver, FailureCause::ConnectionLost, "its body was cut off"};
+    co_return Relayed{RelayEnd::FailOver, RelayFault::Transport, TransportFailure::Lost,
+                      "its body was cut off"};
   }
   if (read == BodyRead::OverLimit) {
     if (!said_over_limit.exchange(true))

@@ -104,7 +104,8 @@ std::string validate_head(const RequestHead& req, const Config& cfg, FramingInpu
 // leaves the socket open for the answer. Only a body that did not come with its head gets
 // here, and it pays for one timer however many reads it takes.
 Task<error_code> read_body(TimedSocket& stream, beast::flat_buffer& buffer, RequestReader& parser,
-                           std::chrono::seconds timeout, const std::string& body, std::uint64_t stop_past) {
+                           std::chrono::seconds timeout, const std::string& body, std::uint64_t stop_past,
+                           BodyShare& share) {
   // The timer's handler may already be queued when the read ends, and run after this frame is
   // gone: what it shares with the read lives as long as the handler.
   struct Deadline {
@@ -125,7 +126,12 @@ Task<error_code> read_body(TimedSocket& stream, beast::flat_buffer& buffer, Requ
   bool progressed = false;
   error_code ec;
   for (;;) {
-    if (feed_buffered(buffer, parser, ReadGoal::message, progressed, ec) || body.size() > stop_past) break;
+    const bool settled = feed_buffered(buffer, parser, ReadGoal::message, progressed, ec);
+    if (!share.grow_to(body.size())) {  // a chunked body past what may be buffered at once
+      ec = asio::error::no_buffer_space;
+      break;
+    }
+    if (settled || body.size() > stop_past) break;
     // Checked before every read too: the handler may have run between a read's completion and
     // this frame's resumption, when there was no read to cancel.
     if (deadline->passed) {
@@ -248,13 +254,23 @@ void refuse_caller(const Authentication& auth, ErrorReply& bad, RequestRecord& r
 // timeout, too large for the setting `limit`, bad framing); none when it left.
 void refuse_body_read(const error_code& bec, std::string_view limit, RefusedPtr& refused, unsigned version,
                       RequestRecord& rec) {
-  if (bec != beast::error::timeout && bec != http::error::body_limit && !is_parse_error(bec)) {
+  if (bec != beast::error::timeout && bec != http::error::body_limit && bec != asio::error::no_buffer_space &&
+      !is_parse_error(bec)) {
     rec.client_aborted = true;
     return;
   }
   Refused& r = refuse(refused, version, rec);
   ErrorReply& bad = r.reply;
-  if (bec == beast::error::timeout) {
+  if (bec == asio::error::no_buffer_space) {
+    bad.status = http::status::service_unavailable;
+    bad.type = "server_error";
+    bad.code = "server_busy";
+    bad.message =
+        "smartlb is buffering as many request bodies as it may at once (MAX_BUFFERED_BODIES_BYTES); try "
+        "again.";
+    bad.retry_after = std::chrono::seconds(1);
+    rec.status = 503;
+  } else if (bec == beast::error::timeout) {
     bad.status = http::status::request_timeout;
     bad.message = "The request body did not arrive within HTTP_TIMEOUT_SECONDS.";
     bad.code = "request_timeout";
@@ -296,23 +312,69 @@ struct IntakeStart {
   bool stream = false;
   std::string_view limit;
   std::uint64_t stop_past = std::numeric_limits<std::uint64_t>::max();
+  BodyLimits limits;
+  BodyKind kind = BodyKind::Request;
+  std::optional<std::uint64_t> length;  // none: chunked
 };
 
-IntakeStart start_intake(const BodyLimits& limits, std::optional<std::uint64_t> length,
+IntakeStart start_intake(const BodyLimits& limits, BodyKind kind, std::optional<std::uint64_t> length,
                          RequestReader& parser) {
   IntakeStart in;
+  in.limits = limits;
+  in.kind = kind;
+  in.length = length;
   if (length) {
-    const BodyPlan plan = plan_known_length(limits, *length);
+    const BodyPlan plan = plan_known_length(limits, kind, *length);
     in.too_large = plan.intake == BodyIntake::TooLarge;
     in.stream = plan.intake == BodyIntake::Stream;
     in.limit = plan.limit;
-  } else {  // chunked: buffered until it ends or grows past the threshold
-    const ChunkedLimit held = chunked_buffering_limit(limits);
+  } else {  // chunked: buffered until it ends, or (an upload) grows past the threshold
+    const ChunkedLimit held = chunked_buffering_limit(limits, kind);
     parser.body_limit(held.bytes);
     in.limit = held.limit;
-    in.stop_past = limits.stream_above;
+    in.stop_past = held.stream_past;
   }
   return in;
+}
+
+// A request's body intake planned from its head (docs/stateful-apis.md): buffered, or (a large
+// upload) left to stream to the backend chosen. A length over the limits, or one that would pass
+// what may be buffered at once, is refused (`refused`) before the client is asked for the body:
+// nullopt then.
+std::optional<IntakeStart> plan_intake(const Config& cfg, const RequestHead& head, RequestReader& parser,
+                                       BodyShare& share, RefusedPtr& refused, RequestRecord& rec) {
+  const BodyLimits limits{cfg.stream_request_body_bytes, cfg.max_request_body_bytes,
+                          cfg.max_streamed_body_bytes};
+  const std::optional<std::uint64_t> length = parser.chunked() ? std::nullopt : parser.content_length();
+  const IntakeStart intake =
+      start_intake(limits, body_kind(head.fields.get(http::field::content_type)), length, parser);
+  if (intake.too_large || (length && !intake.stream && !share.grow_to(*length))) {
+    refuse_body_read(intake.too_large ? error_code(http::error::body_limit) : asio::error::no_buffer_space,
+                     intake.limit, refused, head.version, rec);
+    return std::nullopt;
+  }
+  return intake;
+}
+
+// Ends a request (its access line, metrics, spans) when the session's iteration ends, however.
+struct RequestEnd {
+  Worker& w;
+  RequestRecord& rec;
+  ~RequestEnd() { finish_request(w, rec); }
+};
+
+void close_client_socket(TimedSocket& stream) {
+  error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  stream.socket().close(ignored);
+}
+
+// A client connection's socket as a session uses it.
+void prepare_client_socket(TimedSocket& stream) {
+  error_code ignored;
+  stream.socket().set_option(tcp::no_delay(true), ignored);
+  // A close that comes with a request's bytes must show in the look below (io/draining_read).
+  stream.report_peer_close();
 }
 
 // An Expect other than 100-continue: 417.
@@ -363,6 +425,32 @@ void release_large_rooms(beast::flat_buffer& input, ForwardBuffers& buffers) {
   buffers.release_large(kKeptRoomBytes);  // the request's body (client_body) among them
 }
 
+// What a connection lends each request it forwards: its read buffer, its request's body and fields,
+// which an event stream's relay frees while it waits.
+void lend_buffers(ForwardBuffers& lent, beast::flat_buffer& input, RequestHead& head) {
+  lent.client_input = &input;
+  lent.client_body = &head.body;
+  lent.client_fields = &head.fields;
+}
+
+// Between two requests: the rooms a large one left given back, the read buffer ready, the parser
+// limited to a head (the body's intake is planned once the caller is known), the socket's deadline
+// the idle timeout's.
+void await_next_request(const Config& cfg, TimedSocket& stream, beast::flat_buffer& buffer,
+                        ForwardBuffers& lent, RequestReader& parser, SessionRegistration& registration) {
+  constexpr std::size_t kInputBufferBytes = 2048;  // most requests in one read (Beast starts at 512)
+  release_large_rooms(buffer, lent);
+  if (buffer.capacity() < kInputBufferBytes) buffer.reserve(kInputBufferBytes);
+  parser.header_limit(16 * 1024);
+  parser.body_limit(std::nullopt);
+  registration.entry().idle = buffer.size() == 0;  // a drain may cut an idle wait short
+  // Nothing has reached the socket since the last request's read emptied it (the worker has seen
+  // no event for it, not even a close): a recv() would find EAGAIN, so the read waits for the next
+  // request's event at once. A client sends its next request after our answer.
+  if (buffer.size() == 0 && !stream.bytes_may_have_arrived()) stream.next_read_awaits_answer();
+  stream.expires_after(cfg.client_idle_timeout);
+}
+
 // A new configuration's backend URLs, told to this worker's pool once.
 void sync_origins(Worker& w, const Snapshot& snapshot) {
   if (snapshot.generation == w.origins_generation) return;
@@ -373,39 +461,28 @@ void sync_origins(Worker& w, const Snapshot& snapshot) {
 
 }  // namespace
 
+// One client connection, request after request. Each request's intake (its head and caller
+// checked, its body read or left to stream) is a do/while(false) that every refusal leaves: each
+// way out but the last closes the connection after the answer `refused` holds, written at one
+// place (each awaited call has its own room in the session's frame, which every open stream and
+// idle connection holds).
 Task<> run_client_session(Worker& w, Socket socket) {
   const Config& cfg = w.shared.cfg;
   TimedSocket stream(w.sweeper, std::move(socket));
-  error_code ignored;
-  stream.socket().set_option(tcp::no_delay(true), ignored);
-  // A close that comes with a request's bytes must show in the look below (io/draining_read).
-  stream.report_peer_close();
+  prepare_client_socket(stream);
   SessionRegistration registration(w, stream);
   // Reused for every request on this connection, so that steady state allocates little.
   beast::flat_buffer buffer;
-  constexpr std::size_t kInputBufferBytes = 2048;  // most requests in one read (Beast starts at 512)
   RequestHead head;
   RequestRecord rec;
   ForwardBuffers forward_buffers;
-  forward_buffers.client_input = &buffer;    // an event stream's relay frees its room
-  forward_buffers.client_body = &head.body;  // ... and its body and fields
-  forward_buffers.client_fields = &head.fields;
+  lend_buffers(forward_buffers, buffer, head);
   FramingInput framing;
 
   for (;;) {
     if (w.draining) break;
-    release_large_rooms(buffer, forward_buffers);
-    if (buffer.capacity() < kInputBufferBytes) buffer.reserve(kInputBufferBytes);
     RequestReader parser(head);
-    parser.header_limit(16 * 1024);
-    parser.body_limit(std::nullopt);  // the body's intake is planned once the caller is known
-
-    registration.entry().idle = buffer.size() == 0;  // a drain may cut an idle wait short
-    // Nothing has reached the socket since the last request's read emptied it (the worker has
-    // seen no event for it, not even a close): a recv() would find EAGAIN, so the read waits for
-    // the next request's event at once. A client sends its next request after our answer.
-    if (buffer.size() == 0 && !stream.bytes_may_have_arrived()) stream.next_read_awaits_answer();
-    stream.expires_after(cfg.client_idle_timeout);
+    await_next_request(cfg, stream, buffer, forward_buffers, parser, registration);
     error_code hec = stream.done(co_await read_http(stream, buffer, parser, ReadGoal::header));
     registration.entry().idle = false;
     if (hec) {
@@ -414,27 +491,15 @@ Task<> run_client_session(Worker& w, Socket socket) {
     }
 
     begin_request(w, head, rec);
-    // The configuration this request routes with (leased below), held until the request is
-    // accounted: the record's attempts name deployments the snapshot holds.
-    std::optional<SnapshotCache::Lease> leased;
-    // Every way out of this iteration (answered, refused, client gone) ends the request once.
-    struct FinishOnExit {
-      Worker& w;
-      RequestRecord& rec;
-      ~FinishOnExit() { finish_request(w, rec); }
-    } finish_on_exit{w, rec};
+    std::optional<SnapshotCache::Lease> leased;  // held until the request is accounted (its record views it)
+    const RequestEnd request_end{w, rec};        // every way out of this iteration ends the request once
 
-    // A large upload's body, left unread for the forwarder (made only for one: the frame of an
-    // open stream's session holds just the pointer).
-    std::unique_ptr<StreamedBody> streamed;
-    RefusedPtr refused;  // smartlb's answer, when it refuses the request
+    std::unique_ptr<StreamedBody> streamed;          // a large upload's body, left unread for the forwarder
+    BodyShare body_share(w.shared.buffered_bodies);  // its part of MAX_BUFFERED_BODIES_BYTES
+    RefusedPtr refused;                              // smartlb's answer, when it refuses the request
     const std::optional<RequestTarget> target = parse_request_target(head.target);
     Authentication auth;
-    // The request's intake, its head and caller checked, its body read (or left to stream). Each
-    // way out but the last closes the connection, after the answer `refused` holds, if any (one
-    // place writes it: each awaited call has its own room in the session's frame, which every
-    // open stream and idle connection holds).
-    bool taken = false;
+    bool taken = false;  // the request's intake (see above) went through
     do {
       // A bad head or method: answered before the body is read, so the connection closes after.
       if (refuse_head(head, cfg, framing, target.has_value(), refused, rec)) break;
@@ -454,18 +519,9 @@ Task<> run_client_session(Worker& w, Socket socket) {
       }
       rec.client.assign(auth.identity->name);
       if (!parser.is_done()) {
-        // Buffered, or (a large upload) left to stream to the backend chosen:
-        // docs/stateful-apis.md. A length over the limits is refused before the client is asked
-        // to send the body.
-        const BodyLimits limits{cfg.stream_request_body_bytes, cfg.max_request_body_bytes,
-                                cfg.max_streamed_body_bytes};
-        const std::optional<std::uint64_t> length = parser.chunked() ? std::nullopt : parser.content_length();
-        const IntakeStart intake = start_intake(limits, length, parser);
-        bool stream_it = intake.stream;
-        if (intake.too_large) {
-          refuse_body_read(http::error::body_limit, intake.limit, refused, head.version, rec);
-          break;
-        }
+        const std::optional<IntakeStart> intake = plan_intake(cfg, head, parser, body_share, refused, rec);
+        if (!intake) break;
+        bool stream_it = intake->stream;
         if (head.fields.contains(http::field::expect)) {
           if (refuse_expectation(head, refused, rec)) break;
           if (stream.done(co_await send_continue(stream, head, cfg.http_timeout))) {
@@ -478,17 +534,19 @@ Task<> run_client_session(Worker& w, Socket socket) {
           bool progressed = false;
           error_code bec;
           if (!feed_buffered(buffer, parser, ReadGoal::message, progressed, bec) &&
-              head.body.size() <= intake.stop_past)
-            bec = co_await read_body(stream, buffer, parser, cfg.http_timeout, head.body, intake.stop_past);
+              head.body.size() <= intake->stop_past)
+            bec = co_await read_body(stream, buffer, parser, cfg.http_timeout, head.body, intake->stop_past,
+                                     body_share);
           if (bec) {
-            refuse_body_read(bec, intake.limit, refused, head.version, rec);
+            refuse_body_read(bec, intake->limit, refused, head.version, rec);
             break;
           }
-          stream_it = !length && stream_chunked(limits, head.body.size(), parser.is_done());
+          stream_it = !intake->length &&
+                      stream_chunked(intake->limits, intake->kind, head.body.size(), parser.is_done());
         }
         if (stream_it)
-          begin_streamed(*(streamed = std::make_unique<StreamedBody>(stream, buffer, parser)), head, length,
-                         cfg, parser);
+          begin_streamed(*(streamed = std::make_unique<StreamedBody>(stream, buffer, parser)), head,
+                         intake->length, cfg, parser);
       }
       taken = true;
     } while (false);
@@ -504,8 +562,7 @@ Task<> run_client_session(Worker& w, Socket socket) {
     if (streamed && streamed->unread()) keep = false;
     if (!keep) break;
   }
-  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
-  stream.socket().close(ignored);
+  close_client_socket(stream);
 }
 
 }  // namespace smartlb::net

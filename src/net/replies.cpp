@@ -23,7 +23,7 @@ Task<error_code> write_error_reply(TimedSocket& stream, const ErrorReply& r, std
       res.set(line.substr(0, colon), line.substr(colon + 2));
   }
   if (!r.www_authenticate.empty()) res.set(http::field::www_authenticate, r.www_authenticate);
-  res.body() = openai_error_json(r.message, r.type, r.code);
+  res.body() = r.body.empty() ? openai_error_json(r.message, r.type, r.code) : std::string(r.body);
   res.keep_alive(r.keep_alive);
   res.prepare_payload();
   stream.expires_after(timeout);

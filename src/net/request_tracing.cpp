@@ -40,13 +40,15 @@ void begin_request_trace(Worker& w, const http1::RequestHead& head, RequestRecor
   begin(std::span(states.data(), k));
 }
 
-void begin_attempt_trace(Worker& w, const RequestRecord& rec, AttemptRecord& a, const BackendConfig& b,
-                         bool azure_path, std::string& head) {
+void begin_attempt_trace(RandomSource& rng, const RequestRecord& rec, AttemptRecord& a,
+                         const BackendConfig& b, ApiFamily family, std::string& head) {
   a.backend_name = b.name;
   a.server_address = b.url.host;
   a.server_port = b.url.port;
-  a.azure = b.azure_host || azure_path;
-  tracing::begin_attempt_trace(rec.trace, a, w.rng, head);
+  a.provider = family == ApiFamily::Anthropic               ? AttemptRecord::Provider::Anthropic
+               : b.azure_host || family == ApiFamily::Azure ? AttemptRecord::Provider::AzureOpenAI
+                                                            : AttemptRecord::Provider::OpenAI;
+  tracing::begin_attempt_trace(rec.trace, a, rng, head);
 }
 
 }  // namespace smartlb::net

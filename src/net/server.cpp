@@ -93,7 +93,8 @@ struct Server::Impl {
         credentials(*clock, *tls, credential_options(o.observer)),
         key_sets(*tls),
         published(make_snapshot(cfg, ids, &latency, &credentials, &budgets, &key_sets)),
-        shared(cfg, published, states, latency, *clock, *tls, o.observer) {
+        shared(cfg, published, states, latency, *clock, *tls, o.observer),
+        prober(cfg, published, states, *clock, *tls) {
     shared.tracer = o.tracer;
     states.set_route_on_remaining(cfg.route_on_remaining);
     states.track(published.current()->table);
@@ -112,6 +113,7 @@ struct Server::Impl {
   jwt::KeySetService key_sets;           // the signing keys of the clients' token issuers, likewise
   Published<Snapshot> published;
   Shared shared;
+  HealthProber prober;  // each backend's health probe, on a thread of its own
   std::vector<std::unique_ptr<Worker>> workers;
   std::vector<std::thread> threads;
   std::uint16_t port = 0;
@@ -177,6 +179,7 @@ void Server::start() {
   I.port = port;
   I.credentials.start();  // first tokens fetched at once; requests wait for them, not for this
   I.key_sets.start();     // likewise the keys that clients' tokens are verified with
+  I.prober.start();
   I.shared.on_drained = [this] {
     auto& W0 = *impl_->workers.front();
     asio::post(W0.ioc, [this] {
@@ -217,7 +220,10 @@ void Server::wait() {
   impl_->threads.clear();
   impl_->credentials.stop();
   impl_->key_sets.stop();
+  impl_->prober.stop();
 }
+
+std::vector<net::ProbeReport> Server::health() const { return impl_->prober.reports(); }
 
 const Config& Server::config() const { return impl_->cfg; }
 std::shared_ptr<const net::Snapshot> Server::snapshot() const { return impl_->published.current(); }

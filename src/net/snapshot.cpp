@@ -97,6 +97,28 @@ std::vector<RuleConfig> rules_of(const Config& cfg, std::vector<TargetConfig>& t
   return {backend_rule(cfg, "default", [](std::size_t) { return true; })};
 }
 
+// FIRST_TOKEN_TIMEOUT_SECONDS (or a target's): unset learned, 0 off, else fixed.
+FirstTokenSetting first_token_setting(const std::optional<std::chrono::milliseconds>& configured) {
+  if (!configured) return {};
+  if (configured->count() == 0) return {FirstTokenSetting::Mode::Off};
+  return {FirstTokenSetting::Mode::Fixed, std::chrono::duration_cast<Nanos>(*configured)};
+}
+
+// The names a rule's target adds to the model catalog (net/model_catalog.hpp): what the rule lists
+// in `when.models`, or else what the target serves: its deployment or model, its aliases and the
+// last part of its id (a backend's own target, named after the backend, only its deployment name).
+void add_catalog_names(Rule& rule, const RuleConfig& rc, const TargetConfig& t) {
+  if (!rc.models.empty()) {
+    if (rule.catalog.empty()) rule.catalog = rc.models;
+    return;
+  }
+  if (!t.upstream_name.empty()) rule.catalog.push_back(t.upstream_name);
+  if (rc.implicit) return;
+  for (const std::string& a : t.aliases) rule.catalog.push_back(a);
+  const auto slash = t.id.rfind('/');
+  rule.catalog.push_back(slash == std::string::npos ? t.id : t.id.substr(slash + 1));
+}
+
 // What a rule is built from: the targets it may name and where their backends are.
 struct RuleInputs {
   const Config& cfg;
@@ -143,7 +165,10 @@ Rule make_rule(const RuleConfig& rc, RuleInputs& in, const std::function<bool(st
       route.renamed.push_back(BodyEdit{"model", json_string(route.upstream_name)});
     route.allowed_failures_per_minute = t->second->allowed_failures_per_minute;
     route.breaker_cooldown = std::chrono::duration_cast<Nanos>(t->second->breaker_cooldown);
+    route.first_token = first_token_setting(t->second->first_token_timeout ? t->second->first_token_timeout
+                                                                           : cfg.first_token_timeout);
     rule.route.push_back(std::move(route));
+    add_catalog_names(rule, rc, *t->second);
   }
   rule.table = RoutingTable(std::move(rule_members), in.ids);
   rule.selector = make_selector(rc, in.latency);

@@ -11,7 +11,8 @@
 #include "smartlb/http1/wire_format.hpp"
 #include "smartlb/net/event_stream_buffer.hpp"
 #include "smartlb/net/relay_scratch.hpp"
-#include "smartlb/net/worker.hpp"
+#include "smartlb/net/replies.hpp"
+#include "smartlb/net/websocket_relay.hpp"
 #include "smartlb/stateful/event_stream_tagger.hpp"
 #include "smartlb/telemetry/usage_sniffer.hpp"
 
@@ -121,6 +122,23 @@ std::size_t tag_events_of(stateful::EventStreamTagger& tagger, std::string_view*
   return tagged.size();
 }
 
+// The runs of body bytes of the read just done, then of what else the connection's buffer holds
+// already, up to the round's room (views, valid until the connection's next read), their total
+// added to `chunk`. Stops at the message's end, a full round, an empty buffer, or an error.
+void take_runs(ResponseReader& p, beast::flat_buffer& buffer, std::span<std::string_view> runs,
+               std::size_t& run_count, std::size_t& chunk, error_code& ec) {
+  while (!ec) {
+    if (const std::string_view run = p.take_body_view(); !run.empty()) {
+      runs[run_count++] = run;
+      chunk += run.size();
+    }
+    bool progressed = false;
+    if (p.is_done() || run_count == runs.size() || buffer.size() == 0 ||
+        !feed_buffered(buffer, p, ReadGoal::some, progressed, ec))
+      break;
+  }
+}
+
 // One gather write, into `out`: [head] [size line, runs..., CRLF | runs...] [last chunk]. A
 // small body that goes with the head is appended to it instead (one send(), not sendmsg()). A
 // read that parsed only framing (a chunk header) adds no data, and nothing is written for it.
@@ -168,13 +186,14 @@ Task<error_code> UpstreamExchange::read_response_head(UpstreamConnection& c, std
 }
 
 Task<Exchanged> UpstreamExchange::send(const UpstreamCall& call) {
+  discard();  // a previous attempt's answer the policy let go of without reading on
   if (call.streamed) co_return co_await send_streamed(call, *call.streamed);
   Exchanged r;
   for (int round = 0; round < 2; ++round) {
     // The pool first (on the retry, a new connection: the pooled one just failed).
     ConnectResult cr;
-    if (round == 0) cr.conn = w_.upstreams.take_pooled(call.backend);
-    if (!cr.conn) cr = co_await w_.upstreams.connect(call.backend, call.url);
+    if (round == 0) cr.conn = ctx_.pool.take_pooled(call.backend);
+    if (!cr.conn) cr = co_await ctx_.pool.connect(call.backend, call.url);
     if (!cr.conn) {
       r.failure = cr.failure;
       r.detail = std::move(cr.detail);
@@ -200,7 +219,8 @@ Task<Exchanged> UpstreamExchange::send(const UpstreamCall& call) {
     bool got_bytes = false;
     if (!ec) ec = co_await read_response_head(c, call.timeout, got_bytes);
     if (!ec) {
-      r.conn = std::move(cr.conn);
+      conn_ = std::move(cr.conn);
+      r.answered = true;
       co_return r;
     }
     c.close();
@@ -217,7 +237,7 @@ Task<Exchanged> UpstreamExchange::send(const UpstreamCall& call) {
 
 Task<Exchanged> UpstreamExchange::send_streamed(const UpstreamCall& call, StreamedBody& body) {
   Exchanged r;
-  ConnectResult cr = co_await w_.upstreams.connect(call.backend, call.url);
+  ConnectResult cr = co_await ctx_.pool.connect(call.backend, call.url);
   if (!cr.conn) {
     r.failure = cr.failure;
     r.detail = std::move(cr.detail);
@@ -236,7 +256,8 @@ Task<Exchanged> UpstreamExchange::send_streamed(const UpstreamCall& call, Stream
       bool got_bytes = false;
       if (!co_await read_response_head(c, call.timeout, got_bytes)) {
         answered_mid_body_ = true;
-        r.conn = std::move(cr.conn);
+        conn_ = std::move(cr.conn);
+        r.answered = true;
         co_return r;
       }
       parser_.reset();
@@ -250,7 +271,8 @@ Task<Exchanged> UpstreamExchange::send_streamed(const UpstreamCall& call, Stream
     ec = co_await read_response_head(c, call.timeout, got_bytes);
   }
   if (!ec) {
-    r.conn = std::move(cr.conn);
+    conn_ = std::move(cr.conn);
+    r.answered = true;
     co_return r;
   }
   c.close();
@@ -258,6 +280,22 @@ Task<Exchanged> UpstreamExchange::send_streamed(const UpstreamCall& call, Stream
   r.failure = classify_transport_error(ec);
   r.detail = ec.message();
   co_return r;
+}
+
+Task<void> UpstreamExchange::drain_or_close() { return drain_or_close(std::move(conn_)); }
+
+void UpstreamExchange::discard() {
+  if (conn_) conn_->close();
+  conn_.reset();
+}
+
+Task<bool> UpstreamExchange::refuse(const ErrorReply& reply) {
+  const error_code ec = co_await write_error_reply(client_, reply, ctx_.cfg.http_timeout);
+  co_return !ec && reply.keep_alive;
+}
+
+Task<void> UpstreamExchange::open_session(const WebSocketSession& session) {
+  return relay_websocket(ctx_, client_, std::move(conn_), session, rec_);
 }
 
 Task<void> UpstreamExchange::drain_or_close(UpstreamPtr conn) {
@@ -278,7 +316,7 @@ Task<void> UpstreamExchange::drain_or_close(UpstreamPtr conn) {
     }
   }
   if (conn->buffer.size() == 0)
-    w_.upstreams.release(std::move(conn));
+    ctx_.pool.release(std::move(conn));
   else
     conn->close();
 }
@@ -288,6 +326,7 @@ Task<void> UpstreamExchange::drain_or_close(UpstreamPtr conn) {
 // its locals stay out of the coroutine's frame.
 void UpstreamExchange::write_response_head(const ResponseHead& res, const RelayOptions& o, bool chunked,
                                            bool keep, bool own_length) {
+  rec_.status = res.status;
   std::string& head = buffers_.response_head;
   head.clear();
   HeadWriter w(head);
@@ -318,8 +357,8 @@ void UpstreamExchange::write_response_head(const ResponseHead& res, const RelayO
 // a start spread over several reads is gathered.
 Task<UpstreamExchange::HoldEnd> UpstreamExchange::hold_stream_start(
     UpstreamConnection& conn, ResponseReader& p, std::string& held, std::string_view& released,
-    ClientWatch& watch, FailureCause& failed, std::chrono::seconds timeout, bool& buffer_fitted) {
-  const Config& cfg = w_.shared.cfg;
+    ClientWatch& watch, Relayed& outcome, const RelayOptions& o, bool& buffer_fitted) {
+  const Config& cfg = ctx_.cfg;
   held.clear();
   StreamStart start(cfg.stream_holdback_bytes);
   // Started when the hold first waits on the backend: a first event that came with the head
@@ -329,19 +368,25 @@ Task<UpstreamExchange::HoldEnd> UpstreamExchange::hold_stream_start(
     bool progressed = false;
     error_code ec;
     if (!p.is_done() && !feed_buffered(conn.buffer, p, ReadGoal::some, progressed, ec)) {
-      if (!deadline) deadline.emplace(conn, timeout);
+      if (!deadline) deadline.emplace(conn, o.hold_timeout);
       watch.arm(client_.socket(), conn);  // a client that leaves meanwhile closes `conn`
       // The hold's deadline (at most HTTP_TIMEOUT_SECONDS after its first wait) ends a read first;
       // the socket's own, which would close the connection, is only a safety net behind it.
       ec = co_await read_body_bytes(conn, p, cfg.http_timeout + std::chrono::seconds(1), true, buffer_fitted,
-                                    w_.spare_event_rooms);
+                                    ctx_.spare_event_rooms);
     }
     if (ec && watch.client_left()) co_return HoldEnd::ClientLeft;
     const bool expired = deadline && deadline->expired();
     released = held;
+    // Past a first-token deadline without content: stalled (nothing went to the client yet).
+    if (expired && o.fail_over_stall && !p.is_done()) {
+      outcome.fault = RelayFault::Stalled;
+      co_return HoldEnd::FailOver;
+    }
     if (ec == asio::error::operation_aborted && expired) co_return HoldEnd::Release;
     if (ec) {
-      failed = judge_transport(classify_transport_error(ec)).cause;
+      outcome.fault = RelayFault::Transport;
+      outcome.failure = classify_transport_error(ec);
       co_return HoldEnd::FailOver;
     }
     if (const std::string_view run = p.take_body_view(); !run.empty()) {
@@ -354,9 +399,10 @@ Task<UpstreamExchange::HoldEnd> UpstreamExchange::hold_stream_start(
           released = held;
           break;
         case StartVerdict::Release:
+          if (start.reason() == StartReason::Content) outcome.content_at = ctx_.clock.now();
           co_return HoldEnd::Release;
         case StartVerdict::FailOver:
-          failed = FailureCause::StreamError;
+          outcome.fault = RelayFault::ErrorEvent;
           co_return HoldEnd::FailOver;
       }
     }
@@ -379,8 +425,40 @@ UpstreamExchange::BodyPlan UpstreamExchange::plan_body(const ResponseHead& res, 
       b.keep = false;  // HTTP/1.0 client: the end of the body is the end of the connection
   }
   b.event_stream = has_body && is_plain_event_stream(type, coding);
-  b.hold = b.event_stream && status / 100 == 2 && w_.shared.cfg.stream_holdback_bytes > 0;
+  b.hold = b.event_stream && status / 100 == 2 && ctx_.cfg.stream_holdback_bytes > 0;
   return b;
+}
+
+// A held stream's start failed: nothing went to the client; its connection, not read to the
+// end, is never pooled.
+Relayed UpstreamExchange::held_start_failed(UpstreamConnection& conn, Relayed failed) {
+  conn.close();
+  failed.why = failed.fault == RelayFault::ErrorEvent ? "an error event"
+               : failed.fault == RelayFault::Stalled  ? "no content within its first-token deadline"
+                                                      : "its connection failed";
+  return failed;
+}
+
+// The backend failed after the answer's head went out: too late to fail over, so the client is
+// cut off without a clean end (it sees a truncated response, not a complete one); the policy
+// accounts the backend's failure.
+Relayed UpstreamExchange::cut_short(UpstreamConnection& conn, const error_code& ec) {
+  rec_.upstream_aborted = true;
+  conn.close();
+  return Relayed{RelayEnd::Close, RelayFault::Transport, classify_transport_error(ec)};
+}
+
+// This round's runs to the usage reader, after they were written (it never delays one); the last
+// one's usage recorded at the body's end. True at the end.
+bool UpstreamExchange::read_usage(UsageSniffer& usage, std::span<const std::string_view> runs, bool last) {
+  for (std::size_t i = 0; i + 1 < runs.size(); ++i) usage.feed(runs[i].data(), runs[i].size());
+  const std::string_view final_run = runs.empty() ? std::string_view{} : runs.back();
+  if (last) {
+    record_usage(usage.finish_with(final_run.data(), final_run.size()));
+    return true;
+  }
+  usage.feed(final_run.data(), final_run.size());
+  return false;
 }
 
 // The client left (a write failed, or its watch saw it go): stop reading, discard the upstream
@@ -396,6 +474,10 @@ void UpstreamExchange::record_usage(const TokenUsage& u) {
   rec_.prompt_tokens = u.prompt_tokens;
   rec_.completion_tokens = u.completion_tokens;
   rec_.cached_tokens = u.cached_tokens;
+}
+
+Task<Relayed> UpstreamExchange::relay(const RelayOptions& options) {
+  return relay(std::move(conn_), options);
 }
 
 // Not a coroutine: it hands the caller the coroutine that relays, at no frame of its own.
@@ -424,10 +506,9 @@ UpstreamExchange::BodyPlan UpstreamExchange::start_readers(RelayScratch& scratch
 }
 
 Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions options, bool tag_events) {
-  const Config& cfg = w_.shared.cfg;
   ResponseReader& p = *parser_;
   const ResponseHead& res = conn->head;
-  RelayScratchLease scratch(w_.spare_scratch);
+  RelayScratchLease scratch(ctx_.spare_scratch);
   const BodyPlan plan = start_readers(*scratch.get(), res, options, tag_events);
   const bool chunked = plan.chunked, keep = plan.keep;
   bool buffer_fitted = !plan.event_stream;  // only an event stream's buffer is cut
@@ -439,31 +520,28 @@ Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions option
   ClientWatch watch;                          // armed once the client waits on the backend
   std::string_view pending = options.prefix;  // a stream's held-back start: the first bytes written
   std::string tagged;                         // this round's events, their ids tagged
+  Relayed held{RelayEnd::FailOver};           // what the hold saw
   if (plan.hold) {
-    FailureCause failed = FailureCause::None;
-    switch (co_await hold_stream_start(*conn, p, scratch->held, pending, watch, failed, options.hold_timeout,
-                                       buffer_fitted)) {
+    switch (
+        co_await hold_stream_start(*conn, p, scratch->held, pending, watch, held, options, buffer_fitted)) {
       case HoldEnd::Release:
         break;
       case HoldEnd::ClientLeft:
         co_return client_left(*conn);
       case HoldEnd::FailOver:
         watch.disarm(client_.socket());  // the client's connection gets the next attempt's answer
-        conn->close();                   // its stream was not read to the end: never pooled
-        co_return Relayed{RelayEnd::FailOver, failed,
-                          failed == FailureCause::StreamError ? "an error event" : to_string(failed)};
+        co_return held_start_failed(*conn, held);
     }
   }
 
   write_response_head(res, options, chunked, keep, tagger.has_value());
   std::string& head = buffers_.response_head;
-  rec_.status = res.status;
 
   // Send the head at once only when the body must be waited for (a stream): otherwise the
   // first write below carries head and body together, one syscall instead of two.
   bool head_sent = false;
   if (pending.empty() && !p.is_done() && conn->buffer.size() == 0) {
-    client_.expires_after(cfg.http_timeout);
+    client_.expires_after(ctx_.cfg.http_timeout);
     auto [hec, hn] = co_await asio::async_write(client_, asio::buffer(head), use_tuple);
     if (client_.done(hec)) co_return client_left(*conn);
     if (plan.event_stream) free_sent_texts(*conn);
@@ -481,37 +559,22 @@ Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions option
         !feed_buffered(conn->buffer, p, ReadGoal::some, progressed, ec)) {  // else no read needed
       if (head_sent) watch.arm(client_.socket(), *conn);
       // The idle timeout, renewed on every read.
-      ec = co_await read_body_bytes(*conn, p, cfg.http_timeout, plan.event_stream, buffer_fitted,
-                                    w_.spare_event_rooms);
+      ec = co_await read_body_bytes(*conn, p, ctx_.cfg.http_timeout, plan.event_stream, buffer_fitted,
+                                    ctx_.spare_event_rooms);
     }
     // Body bytes this round: views into the connection's buffer, valid until its next read (so:
     // written, and fed to the usage scan, before the loop reads again). Every run of body bytes
     // one read brought (several chunks of a stream, often) goes out in one write.
-    RelayRoundLease round(w_.spare_rounds);
+    RelayRoundLease round(ctx_.spare_rounds);
     auto& runs = round->runs;
     if (!held_start.empty()) {
       runs[run_count++] = held_start;
       chunk = held_start.size();
     }
-    for (;;) {  // the runs of this read, then of what else is buffered already
-      if (ec && watch.client_left())
-        co_return client_left(*conn);  // while the backend was silent: blame no one
-      if (ec) {
-        // Too late to fail over: cut the client off without a clean end so it sees a
-        // truncated response, not a complete one; the policy accounts the backend's failure.
-        rec_.upstream_aborted = true;
-        conn->close();
-        co_return Relayed{RelayEnd::Close, judge_transport(classify_transport_error(ec)).cause};
-      }
-      if (const std::string_view run = p.take_body_view(); !run.empty()) {
-        runs[run_count++] = run;
-        chunk += run.size();
-      }
-      progressed = false;
-      if (p.is_done() || run_count == runs.size() || conn->buffer.size() == 0 ||
-          !feed_buffered(conn->buffer, p, ReadGoal::some, progressed, ec))
-        break;
-    }
+    take_runs(p, conn->buffer, runs, run_count, chunk, ec);
+    if (ec && watch.client_left())
+      co_return client_left(*conn);  // while the backend was silent: blame no one
+    if (ec) co_return cut_short(*conn, ec);
     const bool last = p.is_done();
     if (tagger) chunk = tag_events_of(*tagger, runs.data(), run_count, last, tagged);
     rec_.response_bytes += chunk;
@@ -519,7 +582,7 @@ Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions option
     const std::size_t k = gather_write(out, head, head_sent, chunked, std::span(runs.data(), run_count),
                                        chunk, last, size_line);
     if (k > 0) {
-      client_.expires_after(cfg.http_timeout);
+      client_.expires_after(ctx_.cfg.http_timeout);
       // One buffer goes as send(); Asio uses sendmsg() for any sequence type. (Not a conditional
       // expression: GCC 12 miscompiles co_await inside one.)
       error_code wec;
@@ -534,23 +597,17 @@ Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions option
       }
       if (!head_sent && plan.event_stream) free_sent_texts(*conn);
       head_sent = true;
-      if (chunk > 0 && rec_.trace.sampled && rec_.first_byte == 0) rec_.first_byte = w_.shared.clock.now();
+      if (chunk > 0 && rec_.trace.sampled && rec_.first_byte == 0) rec_.first_byte = ctx_.clock.now();
     }
-    for (std::size_t i = 0; i + 1 < run_count; ++i) usage.feed(runs[i].data(), runs[i].size());
-    const std::string_view final_run = run_count > 0 ? runs[run_count - 1] : std::string_view{};
-    if (last) {
-      record_usage(usage.finish_with(final_run.data(), final_run.size()));
-      break;
-    }
-    usage.feed(final_run.data(), final_run.size());
+    if (read_usage(usage, std::span(runs.data(), run_count), last)) break;
   }
   pool_or_close(std::move(conn), p.keep_alive(), plan.event_stream);
   watch.disarm(client_.socket());
-  co_return Relayed{keep ? RelayEnd::Keep : RelayEnd::Close};
+  co_return Relayed{keep ? RelayEnd::Keep : RelayEnd::Close, {}, {}, {}, held.content_at};
 }
 
 bool UpstreamExchange::client_may_go_on() const {
-  return req_.keep_alive && !w_.draining && !answered_mid_body_;
+  return req_.keep_alive && !ctx_.draining && !answered_mid_body_;
 }
 
 // An event stream may last minutes: what it will not need while it waits for its events is
@@ -582,7 +639,7 @@ void UpstreamExchange::pool_or_close(UpstreamPtr conn, bool keep_alive, bool eve
   }
   // A stream's buffer was cut to its events: pooled, it gets back the room a response needs.
   if (event_stream) conn->buffer.reserve(UpstreamConnection::kBufferBytes);
-  w_.upstreams.release(std::move(conn));
+  ctx_.pool.release(std::move(conn));
 }
 
 }  // namespace smartlb::net

@@ -16,7 +16,8 @@
 
 #include "smartlb/http/response_fields.hpp"
 #include "smartlb/http1/wire_format.hpp"
-#include "smartlb/net/worker.hpp"
+#include "smartlb/net/exchange_context.hpp"
+#include "smartlb/net/worker.hpp"  // DrainListener
 #include "smartlb/websocket/frame_parser.hpp"
 #include "smartlb/websocket/handshake.hpp"
 #include "smartlb/websocket/realtime_usage.hpp"
@@ -35,6 +36,10 @@ constexpr std::size_t kRelayBufferBytes = 16 * 1024;
 constexpr std::chrono::seconds kCloseGrace{5};
 // Going Away: the session ends because smartlb stops (a drain) or its limits passed.
 constexpr std::uint16_t kGoingAway = 1001;
+constexpr std::uint16_t kProtocolError = 1002;
+// Once one side's source has ended (a FIN, a reset, bad framing), the other has this long to end
+// too before both connections close: a plain-HTTP backend may ignore a half-close.
+constexpr std::chrono::seconds kOtherSideGrace{1};
 
 // The fields of the backend's 101 that reach the client: those of any answer (not hop-by-hop
 // ones, not its per-backend quota headers, not the two smartlb writes), not the handshake's own
@@ -66,8 +71,8 @@ std::string client_101(const ResponseHead& backend, const WebSocketSession& s) {
 
 class Relay final : public DrainListener {
  public:
-  Relay(Worker& w, TimedSocket& client, UpstreamConnection& upstream, const WebSocketSession& session,
-        RequestRecord& rec)
+  Relay(const ExchangeContext& w, TimedSocket& client, UpstreamConnection& upstream,
+        const WebSocketSession& session, RequestRecord& rec)
       : w_(w),
         client_(client),
         upstream_(upstream),
@@ -75,8 +80,8 @@ class Relay final : public DrainListener {
         responses_(session.responses),
         timer_(client.get_executor()),
         client_turn_(client.get_executor()),
-        idle_(w.shared.cfg.realtime_idle_timeout),
-        ends_at_(std::chrono::steady_clock::now() + w.shared.cfg.realtime_max_session) {
+        idle_(w.cfg.realtime_idle_timeout),
+        ends_at_(std::chrono::steady_clock::now() + w.cfg.realtime_max_session) {
     last_activity_ = std::chrono::steady_clock::now();
     if (session.responses_tag) {
       server_events_.emplace(*session.responses_tag);
@@ -118,6 +123,7 @@ class Relay final : public DrainListener {
     bool close_pending = false;  // smartlb's close goes at the next frame boundary
     bool close_sent = false;     // it went: nothing more goes this way
     bool ended = false;          // its source is done
+    bool clean_end = false;      // ... by a protocol error, with its destination between frames
     std::size_t last_end = 0;    // in the piece being fed: after the last frame that ended
     bool ended_here = false;     // ... when one did
     // Usage: a small unfragmented text frame from the backend, gathered while it passes.
@@ -183,13 +189,15 @@ class Relay final : public DrainListener {
     return to_client ? write_client(a, b) : write_upstream(a, b);
   }
 
-  // smartlb's close for the direction's destination: a client's frames are masked.
+  // smartlb's close for the direction's destination: a client's frames are masked. 1001 (going
+  // away), or 1002 once either side broke the protocol.
   std::string close_for(bool to_client) {
-    if (to_client) return websocket::close_frame(kGoingAway);
+    const std::uint16_t code = protocol_error_ ? kProtocolError : kGoingAway;
+    if (to_client) return websocket::close_frame(code);
     std::array<std::uint8_t, 4> mask{};
     const std::uint64_t r = w_.rng.next();
     for (std::size_t i = 0; i < 4; ++i) mask[i] = static_cast<std::uint8_t>(r >> (8 * i));
-    return websocket::close_frame(kGoingAway, &mask);
+    return websocket::close_frame(code, &mask);
   }
 
   // Moves one direction's bytes until its source ends or a write fails.
@@ -223,6 +231,7 @@ class Relay final : public DrainListener {
         continue;
       }
       d.ended_here = false;
+      const bool boundary_before = d.at_boundary();
       std::string_view out = piece, close;
       bool framed = true;
       if (d.rewriter) {
@@ -235,8 +244,20 @@ class Relay final : public DrainListener {
         framed = d.parser.feed(piece, d);
       }
       if (!framed) {
-        spdlog::debug("websocket {}: {} sent what is not WebSocket framing ({}); closing", rec_.request_id,
-                      to_client ? "the backend" : "the client", websocket::to_string(d.error()));
+        spdlog::debug("websocket {}: {} sent what is not WebSocket framing ({}); closing (1002)",
+                      rec_.request_id, to_client ? "the backend" : "the client",
+                      websocket::to_string(d.error()));
+        protocol_error_ = true;  // the supervisor closes both sides with 1002, where between frames
+        // The whole frames before the bad one still go; then the destination is between frames
+        // and its close can follow. (A rewritten direction's are dropped: it stays where it was.)
+        d.clean_end = boundary_before || (d.ended_here && !d.rewriter);
+        if (d.ended_here && !d.rewriter && d.last_end > 0) {
+          if (to_client) co_await wait_turn(d);
+          d.writing = true;
+          const error_code wec = co_await write_to(to_client, piece.substr(0, d.last_end));
+          d.writing = false;
+          if (wec) d.clean_end = false;
+        }
         break;
       }
       for (const Direction::Event& e : d.found) learn(e);
@@ -269,13 +290,15 @@ class Relay final : public DrainListener {
     d.ended = true;
     // The other side learns the end the way TCP says it; both done, the supervisor returns.
     error_code ignored;
-    if (to_client)
-      client_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    else if (upstream_.tls())
-      upstream_.close();  // no half-close under TLS
-    else
-      upstream_.tcp().socket().shutdown(tcp::socket::shutdown_send, ignored);
-    timer_.cancel();
+    if (!protocol_error_) {  // a protocol error's closes go first (the supervisor's)
+      if (to_client)
+        client_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      else if (upstream_.tls())
+        upstream_.close();  // no half-close under TLS
+      else
+        upstream_.tcp().socket().shutdown(tcp::socket::shutdown_send, ignored);
+    }
+    timer_.cancel();  // the supervisor gives the other side kOtherSideGrace to end too
   }
   Task<void> pump_down() { return pump(down_, true); }
   Task<void> pump_up() { return pump(up_, false); }
@@ -345,8 +368,9 @@ class Relay final : public DrainListener {
   Task<void> send_closes() {
     for (const bool to_client : {true, false}) {
       Direction& d = to_client ? down_ : up_;
-      if (d.ended || d.close_sent) continue;
-      if (d.writing || !d.at_boundary()) {
+      // A direction whose source ended gets no close, unless a protocol error ended it between frames.
+      if (d.close_sent || (d.ended && !(protocol_error_ && d.clean_end))) continue;
+      if (d.writing || (!d.ended && !d.at_boundary())) {
         d.close_pending = true;
         continue;
       }
@@ -378,14 +402,22 @@ class Relay final : public DrainListener {
         hang_up_at = steady_clock::time_point::max();
       }
       if (!hang_up_at) {
-        const char* why = draining_                       ? "the server drains"
+        const char* why = protocol_error_                 ? "a protocol error"
+                          : draining_                     ? "the server drains"
                           : now >= ends_at_               ? "REALTIME_MAX_SESSION_SECONDS passed"
                           : now >= last_activity_ + idle_ ? "REALTIME_IDLE_TIMEOUT_SECONDS passed"
                                                           : nullptr;
         if (why) {
-          spdlog::debug("websocket {}: closing (1001): {}", rec_.request_id, why);
-          hang_up_at = now + kCloseGrace;
+          spdlog::debug("websocket {}: closing ({}): {}", rec_.request_id, protocol_error_ ? 1002 : 1001,
+                        why);
+          hang_up_at = now + (protocol_error_ ? kOtherSideGrace : kCloseGrace);
           co_await send_closes();
+          continue;
+        }
+        // One side is done (its close, FIN or reset): the other has a moment to end too, then both
+        // connections close, whatever a backend does with a half-close.
+        if (down_.ended || up_.ended) {
+          hang_up_at = now + kOtherSideGrace;
           continue;
         }
       }
@@ -394,7 +426,7 @@ class Relay final : public DrainListener {
     }
   }
 
-  Worker& w_;
+  const ExchangeContext& w_;
   TimedSocket& client_;
   UpstreamConnection& upstream_;
   RequestRecord& rec_;
@@ -415,15 +447,16 @@ class Relay final : public DrainListener {
   bool usage_seen_ = false;
   std::int64_t input_tokens_ = 0, output_tokens_ = 0;
   std::optional<std::chrono::steady_clock::time_point> response_began_;  // the last response.created
+  bool protocol_error_ = false;  // either side sent what is not WebSocket framing
 };
 
 }  // namespace
 
-Task<void> relay_websocket(Worker& w, TimedSocket& client, UpstreamPtr upstream,
+Task<void> relay_websocket(const ExchangeContext& w, TimedSocket& client, UpstreamPtr upstream,
                            const WebSocketSession& session, RequestRecord& rec) {
   rec.status = 101;
   const std::string head = client_101(upstream->head, session);
-  client.expires_after(w.shared.cfg.http_timeout);
+  client.expires_after(w.cfg.http_timeout);
   auto [ec, n] = co_await asio::async_write(client, asio::buffer(head), use_tuple);
   if (client.done(ec)) {
     rec.client_aborted = true;

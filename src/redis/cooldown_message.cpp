@@ -39,7 +39,7 @@ std::optional<CooldownMessage> decode_cooldown(std::string_view text) {
 }
 
 FailureCause failure_cause_named(std::string_view name) {
-  for (int c = 0; c <= static_cast<int>(FailureCause::Credential); ++c)
+  for (int c = 0; c <= static_cast<int>(kLastFailureCause); ++c)
     if (to_string(static_cast<FailureCause>(c)) == name) return static_cast<FailureCause>(c);
   return FailureCause::None;
 }

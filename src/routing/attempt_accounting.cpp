@@ -7,7 +7,7 @@ namespace smartlb {
 Judged judge_answer(unsigned status, const ThrottleHeaders& h, bool names_model, Nanos quota_window,
                     std::chrono::system_clock::time_point wall_now) {
   Judged j;
-  j.report = parse_rate_limit_report(h);
+  j.report = parse_rate_limit_report(h, wall_now);
   j.verdict = judge_status(status, names_model);
   if (!j.verdict.fail_over) return j;
   j.hint = parse_retry_hint(h, wall_now);

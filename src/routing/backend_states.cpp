@@ -231,6 +231,14 @@ BackendStates::Standing BackendStates::standing(const PoolMember& m, std::string
   if (s.backend.until.load(std::memory_order_relaxed) > now ||
       s.admin.out_until.load(std::memory_order_relaxed) > now)
     return Standing::Out;
+  const Standing st = deployment_standing(m, deployment, now, cost);
+  if (st != Standing::Out && s.unhealthy_until.load(std::memory_order_relaxed) > now)
+    return Standing::Unhealthy;
+  return st;
+}
+
+BackendStates::Standing BackendStates::deployment_standing(const PoolMember& m, std::string_view deployment,
+                                                           MonoNanos now, std::int64_t cost) const {
   DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment));
   if (d != nullptr && d->admin.out_until.load(std::memory_order_relaxed) > now) return Standing::Out;
   const bool fits_limit = cost <= m.tokens_per_window || m.tokens_per_window == 0;
@@ -251,6 +259,32 @@ BackendStates::Standing BackendStates::standing(const PoolMember& m, std::string
     if (!(q ? q->fits(m, cost, now, clock_) : fits_limit)) return Standing::Out;
   }
   return d->reported.fits(cost, now) ? Standing::Available : Standing::ReportedShort;
+}
+
+void BackendStates::health_failed(BackendId id, MonoNanos until) {
+  state(id).unhealthy_until.store(until, std::memory_order_relaxed);
+}
+
+void BackendStates::health_passed(BackendId id) {
+  BackendState& s = state(id);
+  s.unhealthy_until.store(0, std::memory_order_relaxed);
+  // A cooldown its network failures started ends: a probe just reached it.
+  const MonoNanos now = clock_.now();
+  switch (s.backend.cause.load(std::memory_order_relaxed)) {
+    case FailureCause::ConnectFailed:
+    case FailureCause::TlsFailed:
+    case FailureCause::Timeout:
+    case FailureCause::ConnectionLost:
+      if (s.backend.until.load(std::memory_order_relaxed) > now)
+        s.backend.until.store(now, std::memory_order_relaxed);
+      break;
+    default:
+      break;
+  }
+}
+
+bool BackendStates::unhealthy(BackendId id, MonoNanos now) const {
+  return state(id).unhealthy_until.load(std::memory_order_relaxed) > now;
 }
 
 std::optional<MonoNanos> BackendStates::probe_rank(const PoolMember& m, std::string_view deployment,

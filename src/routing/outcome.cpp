@@ -34,6 +34,8 @@ std::string_view to_string(FailureCause c) {
       return "credential";
     case FailureCause::StreamError:
       return "stream_error";
+    case FailureCause::Stalled:
+      return "stalled";
   }
   return "unknown";
 }
@@ -46,6 +48,7 @@ Verdict judge_status(unsigned status, bool deployment_path) {
     case 502:
     case 503:
     case 504:
+    case 529:  // Anthropic's overloaded_error
       return {true, FailureCause::ServerError, CooldownScope::Deployment};
     case 401:
     case 403:
@@ -77,6 +80,8 @@ Verdict judge_throttle_hint(const Verdict& v, std::optional<std::chrono::millise
 }
 
 Verdict judge_stream_error() { return {true, FailureCause::StreamError, CooldownScope::Deployment}; }
+
+Verdict judge_stall() { return {true, FailureCause::Stalled, CooldownScope::Deployment}; }
 
 Verdict judge_transport(TransportFailure f) {
   switch (f) {

@@ -36,7 +36,48 @@ std::optional<TargetChoice> choose_target(const Selector& selector, const Routin
       return TargetChoice{*probe, true};
   }
   if (picked) return TargetChoice{*picked, false};
+  // Every member that may serve failed its health probe: one is used rather than refuse (a probe
+  // can be wrong; the request's own attempt says for sure).
+  if (const auto unhealthy = pick_unhealthy(table, states, request)) return TargetChoice{*unhealthy, false};
   return std::nullopt;
+}
+
+std::optional<std::size_t> pick_unhealthy(const RoutingTable& table, const BackendStates& states,
+                                          const PickRequest& request) {
+  const MonoNanos now = states.clock().now();
+  for (const PriorityGroup& g : table.groups()) {
+    std::optional<std::size_t> best;
+    for (std::size_t i : g.members)
+      if (!request.tried.contains(i) &&
+          states.standing(table.member(i), request.deployment, now, request.cost) ==
+              BackendStates::Standing::Unhealthy &&
+          (!best || table.member(i).weight > table.member(*best).weight))
+        best = i;
+    if (best) return best;
+  }
+  return std::nullopt;
+}
+
+std::optional<TargetChoice> choose_and_reserve(const Selector& selector, const RoutingTable& table,
+                                               BackendStates& states, const PickRequest& request,
+                                               TriedSet& tried, RandomSource& rng) {
+  for (;;) {
+    const std::optional<TargetChoice> choice = choose_target(selector, table, states, request, rng);
+    if (!choice) return std::nullopt;
+    tried.add(choice->position);
+    if (states.reserve(table.member(choice->position), request.deployment, request.cost)) return choice;
+  }
+}
+
+bool another_candidate(const RoutingTable& table, const BackendStates& states, const PickRequest& request) {
+  const MonoNanos now = states.clock().now();
+  using Standing = BackendStates::Standing;
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    if (request.tried.contains(i)) continue;
+    const Standing st = states.standing(table.member(i), request.deployment, now, request.cost);
+    if (st == Standing::Available || st == Standing::Unhealthy) return true;
+  }
+  return states.reported_budget_low() && pick_probe(table, states, request, now).has_value();
 }
 
 }  // namespace smartlb

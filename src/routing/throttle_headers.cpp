@@ -90,14 +90,84 @@ std::optional<std::int64_t> parse_remaining(std::string_view v) {
   return static_cast<std::int64_t>(*d);
 }
 
-RateLimitReport parse_rate_limit_report(const ThrottleHeaders& h) {
+namespace {
+
+// How long until an RFC 3339 time, from `wall_now` (unknown when either is).
+std::optional<milliseconds> until_time(std::string_view v, std::chrono::system_clock::time_point wall_now) {
+  if (v.empty() || wall_now.time_since_epoch().count() == 0) return std::nullopt;
+  const auto at = parse_rfc3339(v);
+  if (!at) return std::nullopt;
+  const auto ms = std::chrono::ceil<milliseconds>(*at - wall_now);
+  return ms.count() < 0 ? milliseconds(0) : to_ms(static_cast<double>(ms.count()));
+}
+
+RateLimitReport anthropic_report(const ThrottleHeaders& h, std::chrono::system_clock::time_point wall_now) {
+  RateLimitReport r;
+  const bool combined = !h.anthropic_tokens_remaining.empty();
+  r.remaining_tokens =
+      parse_remaining(combined ? h.anthropic_tokens_remaining : h.anthropic_input_tokens_remaining);
+  r.remaining_requests = parse_remaining(h.anthropic_requests_remaining);
+  if (r.empty()) return r;
+  r.reset_tokens = until_time(combined ? h.anthropic_tokens_reset : h.anthropic_input_tokens_reset, wall_now);
+  r.reset_requests = until_time(h.anthropic_requests_reset, wall_now);
+  return r;
+}
+
+}  // namespace
+
+RateLimitReport parse_rate_limit_report(const ThrottleHeaders& h,
+                                        std::chrono::system_clock::time_point wall_now) {
   RateLimitReport r;
   r.remaining_tokens = parse_remaining(h.remaining_tokens);
   r.remaining_requests = parse_remaining(h.remaining_requests);
-  if (r.empty()) return r;
+  if (r.empty()) {
+    if (!h.anthropic_tokens_remaining.empty() || !h.anthropic_input_tokens_remaining.empty() ||
+        !h.anthropic_requests_remaining.empty())
+      return anthropic_report(h, wall_now);
+    return r;
+  }
   if (!h.reset_tokens.empty()) r.reset_tokens = parse_duration_string(h.reset_tokens);
   if (!h.reset_requests.empty()) r.reset_requests = parse_duration_string(h.reset_requests);
   return r;
+}
+
+std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view v) {
+  v = trim_ows(v);
+  // YYYY-MM-DDTHH:MM:SS, then fractional seconds, then Z or +HH:MM / -HH:MM.
+  if (v.size() < 20 || v[4] != '-' || v[7] != '-' || (v[10] != 'T' && v[10] != 't' && v[10] != ' '))
+    return std::nullopt;
+  std::tm tm{};
+  int year = 0, month = 0;
+  if (!parse_int(v.substr(0, 4), year) || !parse_int(v.substr(5, 2), month) ||
+      !parse_int(v.substr(8, 2), tm.tm_mday) || !parse_hms(v.substr(11, 8), tm) || month < 1 || month > 12 ||
+      tm.tm_mday < 1 || tm.tm_mday > 31)
+    return std::nullopt;
+  tm.tm_year = year - 1900;
+  tm.tm_mon = month - 1;
+  std::string_view rest = v.substr(19);
+  double fraction = 0;
+  if (!rest.empty() && rest.front() == '.') {
+    std::size_t i = 1;
+    while (i < rest.size() && rest[i] >= '0' && rest[i] <= '9') ++i;
+    if (i == 1) return std::nullopt;
+    fraction = parse_decimal(std::string("0").append(rest.substr(0, i))).value_or(0);
+    rest.remove_prefix(i);
+  }
+  int offset_minutes = 0;
+  if (rest == "Z" || rest == "z") {
+  } else if (rest.size() == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':') {
+    int hh = 0, mm = 0;
+    if (!parse_int(rest.substr(1, 2), hh) || !parse_int(rest.substr(4, 2), mm) || hh > 23 || mm > 59)
+      return std::nullopt;
+    offset_minutes = (hh * 60 + mm) * (rest[0] == '+' ? 1 : -1);
+  } else {
+    return std::nullopt;
+  }
+  const std::time_t t = timegm(&tm);
+  if (t == static_cast<std::time_t>(-1)) return std::nullopt;
+  return std::chrono::system_clock::from_time_t(t) - std::chrono::minutes(offset_minutes) +
+         std::chrono::duration_cast<std::chrono::system_clock::duration>(
+             std::chrono::duration<double>(fraction));
 }
 
 std::optional<milliseconds> parse_duration_string(std::string_view v) {

@@ -1,5 +1,7 @@
 #include "smartlb/telemetry/usage_sniffer.hpp"
 
+#include <algorithm>
+
 #include <cstring>
 
 #include <array>
@@ -48,7 +50,8 @@ namespace {
 // Finds the `usage` object of an OpenAI response without building a DOM of the whole body:
 // one pass that follows nesting (and skips strings, escapes included), returning the text of
 // the object under the top-level key "usage", or under "response" -> "usage" (Responses API
-// events). Parsing only that small object costs a fraction of parsing the body.
+// events), or "message" -> "usage" (Anthropic's message_start). Parsing only that small object
+// costs a fraction of parsing the body.
 std::string_view find_usage_object(std::string_view s) {
   int depth = 0;
   bool in_response = false;   // inside the top-level "response" object
@@ -88,7 +91,8 @@ std::string_view find_usage_object(std::string_view s) {
         }
         return {};
       }
-      if (object && expect_value && depth == 1 && last_key == "response") in_response = true;
+      if (object && expect_value && depth == 1 && (last_key == "response" || last_key == "message"))
+        in_response = true;
       ++depth;
       expect_value = false;
       continue;
@@ -114,11 +118,15 @@ enum UsageMember : std::uint8_t {
   kOutput,
   kPromptDetails,
   kInputDetails,
+  kCacheRead,      // Anthropic's: prompt tokens read from its cache, not in input_tokens
+  kCacheCreation,  // ... and written to it, not in input_tokens either
   kUsageMembers
 };
 constexpr std::array<std::string_view, kUsageMembers> kUsageKeys = {
-    "prompt_tokens", "input_tokens",          "completion_tokens",
-    "output_tokens", "prompt_tokens_details", "input_tokens_details"};
+    "prompt_tokens",           "input_tokens",
+    "completion_tokens",       "output_tokens",
+    "prompt_tokens_details",   "input_tokens_details",
+    "cache_read_input_tokens", "cache_creation_input_tokens"};
 constexpr std::array<std::string_view, 1> kDetailsKeys = {"cached_tokens"};
 
 // An object's text and where the value of the first member of each of some keys starts in it
@@ -268,6 +276,14 @@ TokenUsage parse_usage_json(std::string_view json) {
   u.prompt_tokens = first_count(object, kPrompt, kInput);
   u.completion_tokens = first_count(object, kCompletion, kOutput);
   u.cached_tokens = cached_count(object);
+  // Anthropic counts the cache's tokens apart from input_tokens: the prompt is all of them, and
+  // those read from the cache are its cached part (as OpenAI's prompt_tokens and cached_tokens).
+  const std::int64_t read = integer_at(object.text, object.value_at[kCacheRead]);
+  const std::int64_t created = integer_at(object.text, object.value_at[kCacheCreation]);
+  if (u.prompt_tokens >= 0 && (read >= 0 || created >= 0)) {
+    u.prompt_tokens += std::max<std::int64_t>(read, 0) + std::max<std::int64_t>(created, 0);
+    u.cached_tokens = std::max<std::int64_t>(read, 0);
+  }
   return u;
 }
 
@@ -396,10 +412,15 @@ void UsageSniffer::end_event() {
   if (has_data_ && !data_overflow_ && data != "[DONE]") {
     if (facts_) read_response_facts(data, *facts_);
     if (has_usage_object(data)) {
-      if (data_viewed_)
+      // Anthropic's stream says its prompt's usage in message_start and its output's in
+      // message_delta: the first is kept apart for finish() to join.
+      if (first_.empty() && data.find("\"message_start\"") != std::string_view::npos) {
+        first_.assign(data);
+      } else if (data_viewed_) {
         last_.assign(data);
-      else
+      } else {
         last_.swap(data_);
+      }
     }
   }
   data_.clear();
@@ -437,7 +458,16 @@ TokenUsage UsageSniffer::finish() {
       line_.clear();
       if (has_data_) end_event();
       if (!last_.empty()) u = parse_usage_json(last_);
+      if (!first_.empty()) {  // Anthropic: the prompt's part from message_start
+        const TokenUsage start = parse_usage_json(first_);
+        if (u.prompt_tokens < 0) {
+          u.prompt_tokens = start.prompt_tokens;
+          u.cached_tokens = start.cached_tokens;
+        }
+        if (u.completion_tokens < 0) u.completion_tokens = start.completion_tokens;
+      }
       last_.clear();
+      first_.clear();
       break;
   }
   return u;

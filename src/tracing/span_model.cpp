@@ -5,10 +5,6 @@
 namespace smartlb::tracing {
 namespace {
 
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 // GenAI's span name: "{operation} {model}"; HTTP's "{method}" for what is no GenAI operation.
 std::string span_name(std::string_view operation, std::string_view model, std::string_view method) {
   if (operation.empty()) return std::string(method);
@@ -39,7 +35,16 @@ class Attributes {
   std::vector<Attribute>& out_;
 };
 
-std::string_view provider(const AttemptRecord& a) { return a.azure ? "azure.ai.openai" : "openai"; }
+std::string_view provider(const AttemptRecord& a) {
+  switch (a.provider) {
+    case AttemptRecord::Provider::AzureOpenAI:
+      return "azure.ai.openai";
+    case AttemptRecord::Provider::Anthropic:
+      return "anthropic";
+    default:
+      return "openai";
+  }
+}
 
 // The attempt that produced the client's answer, or none.
 const AttemptRecord* served_attempt(const RequestRecord& rec, std::size_t shown) {
@@ -161,10 +166,10 @@ const AttributeValue* Span::attribute(std::string_view key) const {
 }
 
 std::string_view genai_operation(std::string_view path) {
-  if (ends_with(path, "/chat/completions")) return "chat";
-  if (ends_with(path, "/completions")) return "text_completion";
-  if (ends_with(path, "/embeddings")) return "embeddings";
-  if (ends_with(path, "/responses")) return "chat";  // the Responses API
+  if (path.ends_with("/chat/completions")) return "chat";
+  if (path.ends_with("/completions")) return "text_completion";
+  if (path.ends_with("/embeddings")) return "embeddings";
+  if (path.ends_with("/responses")) return "chat";  // the Responses API
   return {};
 }
 

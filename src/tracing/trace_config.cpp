@@ -18,13 +18,6 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 bool percent_decode(std::string_view in, std::string& out) {
   out.clear();
   for (std::size_t i = 0; i < in.size(); ++i) {
@@ -33,7 +26,7 @@ bool percent_decode(std::string_view in, std::string& out) {
       continue;
     }
     if (i + 2 >= in.size()) return false;
-    const int hi = hex_digit(in[i + 1]), lo = hex_digit(in[i + 2]);
+    const int hi = hex_digit_value(in[i + 1]), lo = hex_digit_value(in[i + 2]);
     if (hi < 0 || lo < 0) return false;
     out.push_back(static_cast<char>(hi * 16 + lo));
     i += 2;

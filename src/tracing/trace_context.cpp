@@ -8,17 +8,11 @@
 namespace smartlb::tracing {
 namespace {
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1;  // upper-case hex is invalid too
-}
-
 // `text` (2 * N lower-case hex digits) into `out`; false when it is not hex.
 template <std::size_t N>
 bool read_hex(std::string_view text, std::array<std::uint8_t, N>& out) {
   for (std::size_t i = 0; i < N; ++i) {
-    const int hi = hex_value(text[2 * i]), lo = hex_value(text[2 * i + 1]);
+    const int hi = lower_hex_digit_value(text[2 * i]), lo = lower_hex_digit_value(text[2 * i + 1]);
     if (hi < 0 || lo < 0) return false;
     out[i] = static_cast<std::uint8_t>(hi * 16 + lo);
   }

@@ -127,6 +127,7 @@ class BusyState : public ::testing::Test {
     states_.record_failure(table_.member(0), "gpt-4o", judge_status(429, true), 30s);
     PoolSnapshot pool = snapshot_pool(table_, states_, {});
     pool.backends[0].credential = PoolSnapshot::Backend::Credential{"imds", "imds", "valid", 0, ""};
+    pool.backends[0].health = {"up", 200, "", 1'700'000'000'000};
     text_ = render_prometheus(metrics_.snapshot(), pool);
   }
 

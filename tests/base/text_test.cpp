@@ -16,6 +16,14 @@ TEST(HexDigitValue, EitherCaseAndNothingElse) {
     EXPECT_EQ(hex_digit_value(c), -1) << static_cast<int>(c);
 }
 
+TEST(LowerHexDigitValue, LowerCaseOnly) {
+  EXPECT_EQ(lower_hex_digit_value('7'), 7);
+  EXPECT_EQ(lower_hex_digit_value('f'), 15);
+  EXPECT_EQ(lower_hex_digit_value('F'), -1);
+  EXPECT_EQ(lower_hex_digit_value('A'), -1);
+  EXPECT_EQ(lower_hex_digit_value('g'), -1);
+}
+
 TEST(HexDigit, LowerUnlessUpper) {
   EXPECT_EQ(hex_digit(0), '0');
   EXPECT_EQ(hex_digit(10), 'a');

@@ -110,9 +110,9 @@ TEST(EnvSettings, ABackendsSettingsAreOneFamily) {
 TEST(EnvSettings, HelpPrintsEverySettingInColumns) {
   const std::string help = env_settings_help();
   EXPECT_NE(help.find("\n  PORT (8080)                the API port\n"), std::string::npos) << help;
-  EXPECT_NE(help.find("\n  BACKEND_X_APIKEY           the backend's key (sent as api-key or Authorization: "
-                      "Bearer)\n"),
-            std::string::npos)
+  EXPECT_NE(
+      help.find("\n  BACKEND_X_APIKEY           the backend's key (in the header BACKEND_X_AUTH names)\n"),
+      std::string::npos)
       << help;
   EXPECT_NE(help.find("\n  CONFIG_WATCH_INTERVAL_MS (1000)  how often the file is checked for a change\n"),
             std::string::npos)

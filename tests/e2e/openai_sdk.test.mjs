@@ -360,6 +360,18 @@ describe('smartlb with the OpenAI Node SDK through a rule of the config file', (
       assert.equal((await simStats(ports.sim)).requests, before + 1, 'the refused request never reached the backend');
     }));
 
+  test('models.list() shows the names the client may ask for, from smartlb, not a backend',
+    { timeout: TEST_TIMEOUT_MS }, withLogs(async () => {
+      const before = (await simStats(ports.sim)).requests;
+      const ids = [];
+      for await (const m of clientWith({}).models.list()) ids.push(m.id);
+      assert.deepEqual(ids, ['gpt-4o'], 'the rules\' model name, not the deployment the backend calls it');
+      const limited = [];
+      for await (const m of clientWith({}, LIMITED_KEY).models.list()) limited.push(m.id);
+      assert.deepEqual(limited, ['gpt-4o']);
+      assert.equal((await simStats(ports.sim)).requests, before, 'no backend was asked');
+    }));
+
   test('a request no rule matches gets a 404 model_not_found the SDK understands',
     { timeout: TEST_TIMEOUT_MS }, withLogs(async () => {
       const client = clientWith({});

@@ -7,46 +7,80 @@ namespace {
 
 // Threshold 100, buffered bodies up to 1000, streamed ones up to 5000.
 constexpr BodyLimits kLimits{100, 1000, 5000};
+constexpr BodyKind kRequest = BodyKind::Request, kUpload = BodyKind::Upload;
 
-TEST(BodyIntake, AKnownLengthUpToTheThresholdIsBuffered) {
-  EXPECT_EQ(plan_known_length(kLimits, 0).intake, BodyIntake::Buffer);
-  EXPECT_EQ(plan_known_length(kLimits, 100).intake, BodyIntake::Buffer);
+TEST(BodyKind, UploadsAreMultipartAndRawBytesEverythingElseIsARequest) {
+  EXPECT_EQ(body_kind("multipart/form-data; boundary=x"), kUpload);
+  EXPECT_EQ(body_kind("Multipart/Form-Data"), kUpload);
+  EXPECT_EQ(body_kind("application/octet-stream"), kUpload);
+  EXPECT_EQ(body_kind("audio/wav"), kUpload);
+  EXPECT_EQ(body_kind("application/json"), kRequest);
+  EXPECT_EQ(body_kind("application/json; charset=utf-8"), kRequest);
+  EXPECT_EQ(body_kind("application/x-www-form-urlencoded"), kRequest) << "curl -d sends JSON so";
+  EXPECT_EQ(body_kind(""), kRequest);
 }
 
-TEST(BodyIntake, AKnownLengthAboveTheThresholdIsStreamedUpToTheStreamedLimit) {
-  EXPECT_EQ(plan_known_length(kLimits, 101).intake, BodyIntake::Stream);
-  EXPECT_EQ(plan_known_length(kLimits, 5000).intake, BodyIntake::Stream);
-  const BodyPlan over = plan_known_length(kLimits, 5001);
+TEST(BodyIntake, ARequestIsBufferedUpToTheBufferedLimitWhateverTheThreshold) {
+  EXPECT_EQ(plan_known_length(kLimits, kRequest, 0).intake, BodyIntake::Buffer);
+  EXPECT_EQ(plan_known_length(kLimits, kRequest, 101).intake, BodyIntake::Buffer) << "a chat with images";
+  EXPECT_EQ(plan_known_length(kLimits, kRequest, 1000).intake, BodyIntake::Buffer);
+  const BodyPlan over = plan_known_length(kLimits, kRequest, 1001);
+  EXPECT_EQ(over.intake, BodyIntake::TooLarge);
+  EXPECT_EQ(over.limit, "MAX_REQUEST_BODY_BYTES");
+}
+
+TEST(BodyIntake, AnUploadAboveTheThresholdIsStreamedUpToTheStreamedLimit) {
+  EXPECT_EQ(plan_known_length(kLimits, kUpload, 100).intake, BodyIntake::Buffer);
+  EXPECT_EQ(plan_known_length(kLimits, kUpload, 101).intake, BodyIntake::Stream);
+  EXPECT_EQ(plan_known_length(kLimits, kUpload, 5000).intake, BodyIntake::Stream);
+  const BodyPlan over = plan_known_length(kLimits, kUpload, 5001);
   EXPECT_EQ(over.intake, BodyIntake::TooLarge);
   EXPECT_EQ(over.limit, "MAX_STREAMED_BODY_BYTES");
 }
 
-// MAX_REQUEST_BODY_BYTES bounds buffered bodies only: below the threshold it still refuses.
-TEST(BodyIntake, ABufferedLimitBelowTheThresholdRefusesWhatWouldBeBuffered) {
-  const BodyLimits small_buffer{100, 50, 5000};
-  EXPECT_EQ(plan_known_length(small_buffer, 50).intake, BodyIntake::Buffer);
-  const BodyPlan over = plan_known_length(small_buffer, 51);
-  EXPECT_EQ(over.intake, BodyIntake::TooLarge);
-  EXPECT_EQ(over.limit, "MAX_REQUEST_BODY_BYTES");
-  EXPECT_EQ(plan_known_length(small_buffer, 101).intake, BodyIntake::Stream);
+// For every kind, size and framing: once a size is refused, every larger one is too.
+TEST(BodyIntake, LimitsNeverInvert) {
+  for (const BodyLimits limits : {kLimits, BodyLimits{100, 50, 5000}, BodyLimits{100, 100, 100}})
+    for (const BodyKind kind : {kRequest, kUpload}) {
+      bool refused = false;
+      for (std::uint64_t n = 0; n <= 6000; ++n) {
+        const bool now = plan_known_length(limits, kind, n).intake == BodyIntake::TooLarge;
+        EXPECT_TRUE(now || !refused) << n << " bytes accepted after a smaller body was refused";
+        refused = refused || now;
+        // Chunked: held to the parser's limit; past it, refused.
+        const ChunkedLimit held = chunked_buffering_limit(limits, kind);
+        EXPECT_EQ(n > held.bytes, now) << n << " bytes: chunked and with a length disagree";
+      }
+    }
 }
 
-TEST(BodyIntake, AChunkedBodyIsHeldToTheBufferedLimitOnlyWhenItComesFirst) {
-  const ChunkedLimit usual = chunked_buffering_limit(kLimits);
-  EXPECT_EQ(usual.bytes, 5000u);
-  EXPECT_EQ(usual.limit, "MAX_STREAMED_BODY_BYTES");
-  const ChunkedLimit small = chunked_buffering_limit({100, 50, 5000});
-  EXPECT_EQ(small.bytes, 50u);
-  EXPECT_EQ(small.limit, "MAX_REQUEST_BODY_BYTES");
+TEST(BodyIntake, ABufferedLimitBelowTheThresholdMakesUploadsStreamSoonerAndRefusesLargerRequests) {
+  const BodyLimits small_buffer{100, 50, 5000};  // MAX_REQUEST_BODY_BYTES below the threshold
+  EXPECT_EQ(plan_known_length(small_buffer, kUpload, 50).intake, BodyIntake::Buffer);
+  EXPECT_EQ(plan_known_length(small_buffer, kUpload, 51).intake, BodyIntake::Stream);
+  EXPECT_EQ(plan_known_length(small_buffer, kRequest, 51).intake, BodyIntake::TooLarge);
+  EXPECT_EQ(plan_known_length(small_buffer, kRequest, 5000).intake, BodyIntake::TooLarge);
 }
 
-TEST(BodyIntake, AChunkedBodyIsStreamedWhenItGrowsPastTheThresholdUnfinished) {
-  EXPECT_FALSE(stream_chunked(kLimits, 100, false));
-  EXPECT_TRUE(stream_chunked(kLimits, 101, false));
+TEST(BodyIntake, AChunkedRequestIsHeldToTheBufferedLimitAndNeverStreamed) {
+  const ChunkedLimit held = chunked_buffering_limit(kLimits, kRequest);
+  EXPECT_EQ(held.bytes, 1000u);
+  EXPECT_EQ(held.limit, "MAX_REQUEST_BODY_BYTES");
+  EXPECT_EQ(held.stream_past, UINT64_MAX);
+  EXPECT_FALSE(stream_chunked(kLimits, kRequest, 900, false));
+}
+
+TEST(BodyIntake, AChunkedUploadIsStreamedWhenItGrowsPastTheThresholdUnfinished) {
+  const ChunkedLimit held = chunked_buffering_limit(kLimits, kUpload);
+  EXPECT_EQ(held.bytes, 5000u);
+  EXPECT_EQ(held.limit, "MAX_STREAMED_BODY_BYTES");
+  EXPECT_EQ(held.stream_past, 100u);
+  EXPECT_FALSE(stream_chunked(kLimits, kUpload, 100, false));
+  EXPECT_TRUE(stream_chunked(kLimits, kUpload, 101, false));
   // Whole in memory: buffered (it can be sent again), unless over the buffered limit.
-  EXPECT_FALSE(stream_chunked(kLimits, 150, true));
-  EXPECT_FALSE(stream_chunked(kLimits, 1000, true));
-  EXPECT_TRUE(stream_chunked(kLimits, 1001, true));
+  EXPECT_FALSE(stream_chunked(kLimits, kUpload, 150, true));
+  EXPECT_FALSE(stream_chunked(kLimits, kUpload, 1000, true));
+  EXPECT_TRUE(stream_chunked(kLimits, kUpload, 1001, true));
 }
 
 TEST(BodyIntake, The413NamesTheLimit) {

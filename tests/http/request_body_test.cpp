@@ -33,6 +33,36 @@ TEST(RequestBody, ReadsTheModelAndTheAffinityKeysRaw) {
   EXPECT_EQ(f.operation, ApiOperation::ChatCompletions);
 }
 
+TEST(RequestBody, ReadsWhetherTheAnswerStreamsAndTheReasoningEffort) {
+  auto f = read_request_body(kChat, R"({"messages":[],"stream":true,"reasoning_effort":"high"})");
+  EXPECT_TRUE(f.stream);
+  EXPECT_EQ(f.reasoning_effort, "high");
+  f = read_request_body("/v1/responses",
+                        R"({"input":"x","reasoning":{"summary":"auto","effort":"low"},"stream":false})");
+  EXPECT_FALSE(f.stream);
+  EXPECT_EQ(f.reasoning_effort, "low");
+  f = read_request_body(kChat,
+                        R"({"messages":[{"role":"user","content":"x","effort":"no"}],"stream":"yes"})");
+  EXPECT_FALSE(f.stream) << "only the literal true";
+  EXPECT_EQ(f.reasoning_effort, std::nullopt) << "an effort elsewhere is not the request's";
+}
+
+TEST(RequestBody, ClaudesMessagesCountTheSystemTheMessagesAndTheTools) {
+  EXPECT_EQ(api_operation("/anthropic/v1/messages"), ApiOperation::Messages);
+  EXPECT_EQ(api_operation("/v1/messages/count_tokens"), ApiOperation::Messages);
+  const auto f = read_request_body(
+      "/v1/messages",
+      R"({"model":"claude-sonnet-4-5","max_tokens":1024,"system":"Be brief.","messages":[{"role":"user","content":[{"type":"text","text":"Hello"}]}],)"
+      R"("tools":[{"name":"get","description":"Get it"}],"thinking":{"type":"enabled","budget_tokens":2000},"stream":true})");
+  EXPECT_EQ(f.model, "claude-sonnet-4-5");
+  EXPECT_EQ(f.max_tokens, 1024);
+  EXPECT_TRUE(f.stream);
+  EXPECT_EQ(f.reasoning_effort, "thinking");
+  // "Be brief." (9) + "Hello" (5, a message's text) + "get" (3) + "Get it" (6): every string of
+  // the tools, a message's text and content.
+  EXPECT_EQ(f.prompt_characters, 23u);
+}
+
 TEST(RequestBody, TheLastDuplicateCountsAndOnlyAStringIsText) {
   const auto f =
       read_request_body(kChat, R"({"model":"a","user":"u","model":"b","user":1,"prompt_cache_key":null})");

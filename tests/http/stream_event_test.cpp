@@ -33,6 +33,30 @@ TEST(StreamEvent, ResponsesEvents) {
   EXPECT_EQ(judge_stream_event(R"({"type":"error","code":"content_filter"})"), StartReason::ClientError);
 }
 
+TEST(StreamEvent, AnthropicMessagesEvents) {
+  EXPECT_EQ(
+      judge_stream_event(
+          R"({"type":"message_start","message":{"id":"msg_1","content":[],"usage":{"input_tokens":9}}})"),
+      StartReason::None);
+  EXPECT_EQ(judge_stream_event(
+                R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})"),
+            StartReason::None);
+  EXPECT_EQ(judge_stream_event(R"({"type": "ping"})"), StartReason::None);
+  EXPECT_EQ(judge_stream_event(
+                R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}})"),
+            StartReason::Content);
+  EXPECT_EQ(judge_stream_event(
+                R"({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":1}})"),
+            StartReason::Content);
+  EXPECT_EQ(
+      judge_stream_event(R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})"),
+      StartReason::ServerError)
+      << "529's event: another backend may serve";
+  EXPECT_EQ(
+      judge_stream_event(R"({"type":"error","error":{"type":"invalid_request_error","message":"bad"}})"),
+      StartReason::ClientError);
+}
+
 TEST(StreamEvent, ErrorsAreClassified) {
   EXPECT_EQ(judge_stream_event(R"({"error":{"code":"server_error"}})"), StartReason::ServerError);
   EXPECT_EQ(judge_stream_event(R"({"error":{"code":"content_filter"}})"), StartReason::ClientError);

@@ -21,11 +21,18 @@
 namespace smartlb::testing {
 namespace {
 
-// The smartlb executable with `args` and only the environment `env`.
+// The smartlb executable with `args` and only the environment `env` (health probes off: they
+// would add requests to the mock backends the tests count).
 class Child : public ChildProcess {
  public:
   Child(std::vector<std::string> args, std::vector<std::string> env)
-      : ChildProcess(SMARTLB_BINARY, std::move(args), std::move(env)) {}
+      : ChildProcess(SMARTLB_BINARY, std::move(args), with_probes_off(std::move(env))) {}
+
+ private:
+  static std::vector<std::string> with_probes_off(std::vector<std::string> env) {
+    env.push_back("HEALTH_PROBE_SECONDS=0");
+    return env;
+  }
 };
 
 // Waits for the child's "listening on" line and returns its API port (0 when it never came).

@@ -89,15 +89,18 @@ TEST_F(LargeUpload, AChunkedBodyThatGrowsPastTheThresholdArrivesWholeAndTheConne
   p.start();
   const std::string body = upload_body();
   RawConnection c(p.port());
-  c.send("POST " + kUpload + " HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" +
-         chunked(body, 10'000));
+  c.send(
+      "POST " + kUpload +
+      " HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n" +
+      chunked(body, 10'000));
   const std::string first = c.read_until("\"by\":\"b\"}");
   EXPECT_EQ(first.rfind("HTTP/1.1 200", 0), 0u) << first.substr(0, 200);
   ASSERT_EQ(backend.request_count(), 1u);
   const SeenRequest seen = backend.last_request();
   EXPECT_EQ(seen.header("transfer-encoding"), "chunked");
   EXPECT_TRUE(seen.body == body) << "the bytes differ (" << seen.body.size() << " of " << body.size() << ")";
-  c.send("POST " + kUpload + " HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}");
+  c.send("POST " + kUpload +
+         " HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: 2\r\n\r\n{}");
   EXPECT_NE(c.read_until("\"by\":\"b\"}", 2).find("HTTP/1.1 200", 10), std::string::npos);
   EXPECT_EQ(backend.request_count(), 2u);
 }
@@ -132,8 +135,10 @@ TEST_F(LargeUpload, AChunkedBodyGoesWholeToAnHttpsBackend) {
   p.start();
   const std::string body = upload_body();
   RawConnection c(p.port());
-  c.send("POST " + kUpload + " HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" +
-         chunked(body, 30'000));
+  c.send(
+      "POST " + kUpload +
+      " HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n" +
+      chunked(body, 30'000));
   const std::string got = c.read_until("\"by\":\"tls\"}");
   EXPECT_EQ(got.rfind("HTTP/1.1 200", 0), 0u) << got.substr(0, 200);
   ASSERT_EQ(backend.request_count(), 1u);
@@ -171,7 +176,8 @@ TEST_F(LargeUpload, AContentLengthOverTheStreamedLimitIs413BeforeAnythingIsSent)
   p.start();
   RawConnection c(p.port());
   c.send("POST " + kUpload +
-         " HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\nExpect: 100-continue\r\n\r\n");
+         " HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: "
+         "2000000\r\nExpect: 100-continue\r\n\r\n");
   const std::string got = c.read_until_close();
   EXPECT_EQ(got.rfind("HTTP/1.1 413", 0), 0u) << got;
   EXPECT_NE(got.find("\"error\""), std::string::npos) << got;
@@ -192,8 +198,10 @@ TEST_F(LargeUpload, AChunkedBodyPastTheStreamedLimitIs413AndTheBackendNeverGetsA
   const std::string body = upload_body(4 * 65536);
   std::string raw = chunked(body, 65536);
   raw.resize(raw.size() - 5);  // less the last chunk
-  c.send("POST " + kUpload + " HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + raw +
-         "10000\r\n");
+  c.send(
+      "POST " + kUpload +
+      " HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n" +
+      raw + "10000\r\n");
   const std::string got = c.read_until_close();
   EXPECT_EQ(got.rfind("HTTP/1.1 413", 0), 0u) << got.substr(0, 300);
   EXPECT_NE(got.find("MAX_STREAMED_BODY_BYTES"), std::string::npos) << got;
@@ -212,8 +220,9 @@ TEST_F(LargeUpload, AClientThatLeavesMidBodyClosesTheBackendConnectionAndBlamesN
   p.start(&records);
   {
     RawConnection c(p.port());
-    c.send("POST " + kUpload + " HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(kBodyBytes) +
-           "\r\n\r\n" + upload_body(200'000));
+    c.send("POST " + kUpload +
+           " HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: " +
+           std::to_string(kBodyBytes) + "\r\n\r\n" + upload_body(200'000));
     c.close();
   }
   const auto rec = records.await();
@@ -286,7 +295,9 @@ TEST_F(LargeUpload, AnAnswerTheBackendSentBeforeTheBodyWasWholeIsRelayed) {
   RawConnection c(p.port());
   // Far more than the sockets between here and the backend hold: writes go on after its close.
   const std::size_t total = 32 * 1024 * 1024;
-  c.send("POST " + kUpload + " HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(total) + "\r\n\r\n");
+  c.send("POST " + kUpload +
+         " HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: " +
+         std::to_string(total) + "\r\n\r\n");
   std::thread uploader([&c, total] {
     const std::string piece = upload_body(1024 * 1024);
     try {

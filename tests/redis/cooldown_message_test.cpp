@@ -43,6 +43,9 @@ TEST(CooldownMessage, UnreadableMessagesAreRefused) {
 TEST(CooldownMessage, AnUnknownCauseIsNone) {
   EXPECT_EQ(failure_cause_named("server_error"), FailureCause::ServerError);
   EXPECT_EQ(failure_cause_named("credential"), FailureCause::Credential);
+  // Every cause, the last included: a replica tells the others of a stalled deployment too.
+  for (int c = 0; c <= static_cast<int>(kLastFailureCause); ++c)
+    EXPECT_EQ(failure_cause_named(to_string(static_cast<FailureCause>(c))), static_cast<FailureCause>(c));
   EXPECT_EQ(failure_cause_named("from-a-newer-version"), FailureCause::None);
 }
 

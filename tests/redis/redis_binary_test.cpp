@@ -19,9 +19,14 @@ namespace {
 
 std::vector<std::string> environment(const MockBackend& backend, const std::string& redis_url,
                                      const std::string& replica) {
-  return {"BACKEND_1_URL=" + backend.url(), "PORT=0",    "ADMIN_PORT=0",
-          "LISTEN_ADDRESS=127.0.0.1",       "THREADS=1", "REDIS_URL=" + redis_url,
-          "REPLICA_ID=" + replica};
+  return {"BACKEND_1_URL=" + backend.url(),
+          "PORT=0",
+          "ADMIN_PORT=0",
+          "LISTEN_ADDRESS=127.0.0.1",
+          "THREADS=1",
+          "REDIS_URL=" + redis_url,
+          "REPLICA_ID=" + replica,
+          "HEALTH_PROBE_SECONDS=0"};
 }
 
 TEST(RedisBinary, AMalformedRedisUrlIsAStartErrorWithoutThePassword) {

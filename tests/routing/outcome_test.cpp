@@ -8,7 +8,7 @@ namespace smartlb {
 namespace {
 
 TEST(Outcome, ThrottlingAndServerErrorsFailOverPerDeployment) {
-  for (unsigned s : {429u, 500u, 502u, 503u, 504u}) {
+  for (unsigned s : {429u, 500u, 502u, 503u, 504u, 529u}) {  // 529: Anthropic's overloaded_error
     const auto v = judge_status(s, true);
     EXPECT_TRUE(v.fail_over) << s;
     EXPECT_EQ(v.scope, CooldownScope::Deployment) << s;
@@ -96,6 +96,7 @@ TEST(Outcome, StreamError_FailsOverLikeA5xxOnTheDeployment) {
   EXPECT_EQ(v.scope, CooldownScope::Deployment);
   EXPECT_FALSE(is_rate_limit(v.cause));
   EXPECT_EQ(to_string(FailureCause::StreamError), "stream_error");
+  EXPECT_EQ(to_string(FailureCause::Stalled), "stalled");
 }
 
 }  // namespace

@@ -145,6 +145,39 @@ TEST(ThrottleHeaders, RateLimitReport_ReadsRemainingAndResets) {
   EXPECT_EQ(r.reset_requests, 20ms);
 }
 
+TEST(ThrottleHeaders, AnthropicsReportIsReadWhenThereIsNoOther) {
+  const auto wall = std::chrono::sys_days{std::chrono::year{2026} / 11 / 29} + 5h + 41min;
+  ThrottleHeaders h;
+  h.anthropic_tokens_remaining = "79000";
+  h.anthropic_input_tokens_remaining = "50000";
+  h.anthropic_requests_remaining = "49";
+  h.anthropic_tokens_reset = "2026-11-29T05:41:30Z";
+  h.anthropic_requests_reset = "2026-11-29T05:41:00.250Z";
+  RateLimitReport r = parse_rate_limit_report(h, wall);
+  EXPECT_EQ(r.remaining_tokens, 79000) << "the combined limit's, when sent";
+  EXPECT_EQ(r.remaining_requests, 49);
+  EXPECT_EQ(r.reset_tokens, 30s);
+  EXPECT_EQ(r.reset_requests, 250ms);
+  h.anthropic_tokens_remaining = {};
+  h.anthropic_input_tokens_reset = "2026-11-29T06:41:10+01:00";
+  r = parse_rate_limit_report(h, wall);
+  EXPECT_EQ(r.remaining_tokens, 50000) << "else the input tokens'";
+  EXPECT_EQ(r.reset_tokens, 10s) << "an offset counts";
+  h.remaining_tokens = "7";
+  EXPECT_EQ(parse_rate_limit_report(h, wall).remaining_tokens, 7) << "x-ratelimit-* first";
+}
+
+TEST(ThrottleHeaders, Rfc3339Times) {
+  using std::chrono::sys_days;
+  const auto day = sys_days{std::chrono::year{2026} / 11 / 29};
+  EXPECT_EQ(parse_rfc3339("2026-11-29T05:41:00Z"), day + 5h + 41min);
+  EXPECT_EQ(parse_rfc3339("2026-11-29t05:41:00.5z"), day + 5h + 41min + 500ms);
+  EXPECT_EQ(parse_rfc3339("2026-11-29T05:41:00-02:30"), day + 8h + 11min);
+  for (const char* bad : {"", "2026-11-29", "2026-13-01T00:00:00Z", "2026-11-29T25:00:00Z",
+                          "2026-11-29T05:41:00", "2026-11-29T05:41:00+1", "yesterday"})
+    EXPECT_EQ(parse_rfc3339(bad), std::nullopt) << bad;
+}
+
 TEST(ThrottleHeaders, RateLimitReport_EmptyWithoutARemainingCount) {
   ThrottleHeaders h;
   h.reset_tokens = "1s";

@@ -55,6 +55,8 @@ class ProxyHarness {
   }
 
   void start(RequestObserver* observer = nullptr, tracing::Tracer* tracer = nullptr) {
+    // Health probes would add requests to every backend a test counts: off unless asked for.
+    if (!probe_health) cfg.health_probe_interval = std::chrono::seconds(0);
     ServerOptions opts;
     opts.clock = &clock;
     opts.seed = 42;
@@ -77,11 +79,15 @@ class ProxyHarness {
     const auto snapshot = server->snapshot();
     return server->states().available(snapshot->table.member(position), deployment);
   }
+  bool unhealthy(std::size_t position) const {
+    return server->states().unhealthy(server->snapshot()->table.member(position).id, clock.now());
+  }
   CooldownView backend_cooldown(std::size_t position) const {
     return server->states().backend_cooldown(server->snapshot()->table.member(position).id);
   }
 
   Config cfg;
+  bool probe_health = false;  // keep cfg.health_probe_interval (tests of the probes)
   ManualClock clock;
   std::unique_ptr<Server> server;
 };

@@ -359,5 +359,48 @@ TEST(UsageSnifferEventStream, CachedTokensFromTheLastChunk) {
   }
 }
 
+// Claude's Messages API: the cache's tokens are apart from input_tokens; the prompt is all of
+// them, the cache's reads its cached part.
+TEST(UsageJsonScan, AnthropicUsageCountsTheCacheInThePrompt) {
+  const TokenUsage u = parse_usage_json(
+      R"({"id":"msg_1","type":"message","content":[{"type":"text","text":"hi"}],"usage":{"input_tokens":12,)"
+      R"("cache_creation_input_tokens":100,"cache_read_input_tokens":900,"output_tokens":5}})");
+  EXPECT_EQ(u.prompt_tokens, 1012);
+  EXPECT_EQ(u.cached_tokens, 900);
+  EXPECT_EQ(u.completion_tokens, 5);
+  const TokenUsage plain = parse_usage_json(R"({"usage":{"input_tokens":12,"output_tokens":5}})");
+  EXPECT_EQ(plain.prompt_tokens, 12);
+  EXPECT_EQ(plain.cached_tokens, -1);
+}
+
+// Its stream says the prompt's usage in message_start and the output's in message_delta.
+TEST(UsageSnifferStream, AnthropicStreamJoinsMessageStartAndMessageDelta) {
+  const std::string stream =
+      "event: message_start\n"
+      "data: "
+      "{\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"content\":[],\"usage\":{\"input_tokens\":"
+      "25,"
+      "\"cache_read_input_tokens\":1000,\"cache_creation_input_tokens\":0,\"output_tokens\":1}}}\n\n"
+      "event: content_block_start\n"
+      "data: "
+      "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+      "event: ping\ndata: {\"type\": \"ping\"}\n\n"
+      "event: content_block_delta\n"
+      "data: "
+      "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}\n\n"
+      "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+      "event: message_delta\n"
+      "data: "
+      "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":15}}"
+      "\n\n"
+      "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+  for (const std::size_t piece : {stream.size(), std::size_t{7}, std::size_t{1}}) {
+    const TokenUsage u = sniff(Mode::EventStream, stream, piece);
+    EXPECT_EQ(u.prompt_tokens, 1025) << piece;
+    EXPECT_EQ(u.cached_tokens, 1000) << piece;
+    EXPECT_EQ(u.completion_tokens, 15) << piece;
+  }
+}
+
 }  // namespace
 }  // namespace smartlb

@@ -108,7 +108,7 @@ RequestRecord failed_over_stream() {
   east.backend_name = "east";
   east.server_address = "east.openai.azure.com";
   east.server_port = 443;
-  east.azure = true;
+  east.provider = AttemptRecord::Provider::AzureOpenAI;
   begin_attempt_trace(r.trace, east, rng, head);
   AttemptRecord& west = r.add_attempt();
   west.backend = 1;

@@ -78,6 +78,14 @@ struct PoolSnapshot {
       std::string last_error;            // of the last failed refresh, while failures last
     };
     std::optional<Credential> credential;
+    // Its health probe (HEALTH_PROBE_SECONDS), as the prober last found it.
+    struct Health {
+      std::string state;    // off, pending, up, down
+      unsigned status = 0;  // the last answer's (0: none)
+      std::string detail;   // why it is down
+      std::int64_t last_unix_ms = 0;
+    };
+    Health health{"off"};
     bool present = true;  // false: an id no longer in the configuration (removed by a reload)
     // What operators set on it (the admin API): the scopes out of rotation or held now, the
     // backend's first, then its deployments'.

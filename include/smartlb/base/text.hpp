@@ -15,6 +15,9 @@ constexpr int hex_digit_value(char c) {
   return -1;
 }
 
+// The value of a lower-case hexadecimal digit, or -1 (W3C trace context allows no other).
+constexpr int lower_hex_digit_value(char c) { return c >= 'A' && c <= 'F' ? -1 : hex_digit_value(c); }
+
 // The hexadecimal digit of `v` (0 to 15), lower case unless `upper`.
 constexpr char hex_digit(unsigned v, bool upper = false) {
   return (upper ? "0123456789ABCDEF" : "0123456789abcdef")[v & 15];

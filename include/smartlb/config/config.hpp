@@ -70,6 +70,10 @@ struct BackendConfig {
   // base path; backends naming the same resource share their objects' ids.
   std::string resource;
   EntraCredentialConfig entra;  // used when auth == AuthStyle::Entra
+  // Its health probe (HEALTH_PROBE_SECONDS): how often (nullopt: the process's; 0: never), and
+  // what is asked ("": its models list, /openai/models or /v1/models after its base path).
+  std::optional<std::chrono::seconds> health_probe_interval;
+  std::string health_probe_path;
 };
 
 // A deployment (Azure) or model (OpenAI-style) on a backend: what a rule routes to.
@@ -87,6 +91,8 @@ struct TargetConfig {
   // take the target out for `breaker_cooldown` (0 failures allowed and no cooldown: off).
   std::optional<std::uint32_t> allowed_failures_per_minute;
   std::chrono::seconds breaker_cooldown{0};
+  // model_configs[].first_token_timeout_seconds (0: off); nullopt: the process's setting.
+  std::optional<std::chrono::milliseconds> first_token_timeout;
   // Client-facing names this target answers to: its id, the part of the id after its last
   // '/', its upstream name and its aliases.
   bool serves(std::string_view model) const;
@@ -219,6 +225,12 @@ struct Config {
   std::chrono::seconds http_timeout{100};     // idle time waiting on a backend
   std::chrono::seconds connect_timeout{10};   // TCP connect + TLS handshake
   std::chrono::seconds request_timeout{300};  // all attempts of one request, before headers
+  // A streamed request's wait for its first content, per attempt, before it fails over as stalled
+  // (FIRST_TOKEN_TIMEOUT_SECONDS): nullopt learned per deployment (routing/first_token.hpp), 0 off.
+  std::optional<std::chrono::milliseconds> first_token_timeout;
+  // Each backend's health probe: every this long (0: off), each answered within the timeout.
+  std::chrono::seconds health_probe_interval{10};
+  std::chrono::seconds health_probe_timeout{3};
   std::chrono::seconds client_idle_timeout{75};
   std::chrono::seconds shutdown_timeout{30};  // drain deadline on SIGTERM
   // A Realtime WebSocket session: closed after this long without a frame either way, and after
@@ -234,15 +246,19 @@ struct Config {
   // Route ahead of the 429 on the backends' x-ratelimit-remaining-* reports (ROUTE_ON_REMAINING).
   bool route_on_remaining = true;
 
-  // A request body up to stream_request_body_bytes is buffered whole (so that it can be sent
-  // again on failover), within max_request_body_bytes; a larger one is streamed to one backend,
-  // within max_streamed_body_bytes (docs/stateful-apis.md, "Large uploads").
+  // A request body (JSON) is buffered whole (so that it can be sent again on failover) within
+  // max_request_body_bytes; an upload (multipart, raw bytes) over stream_request_body_bytes is
+  // streamed to one backend, within max_streamed_body_bytes (http/body_intake.hpp). The bodies
+  // buffered at once, all connections together, stay within max_buffered_bodies_bytes.
   std::uint64_t max_request_body_bytes = 32ull * 1024 * 1024;
   std::uint64_t stream_request_body_bytes = 4ull * 1024 * 1024;
   std::uint64_t max_streamed_body_bytes = 512ull * 1024 * 1024;
+  std::uint64_t max_buffered_bodies_bytes = 1ull << 30;
   // A 2xx event stream is held back until its first event (at most this many bytes, and the
   // header timeout), so one that starts with an error can fail over. 0: off.
   std::size_t stream_holdback_bytes = 64 * 1024;
+  // GET /v1/models (and Azure's and Anthropic's) answered from the configuration (MODEL_CATALOG).
+  bool model_catalog = true;
   unsigned max_header_count = 100;
   unsigned max_connections = 16384;
 

@@ -16,6 +16,8 @@ bool is_valid_name(std::string_view name);
 bool is_valid_deployment_name(std::string_view name);
 // 1-256 visible ASCII characters, no spaces (a backend's resource: a name or a URL).
 bool is_valid_resource_name(std::string_view name);
+// A health probe's path: starts with '/', at most 512 visible ASCII characters (a query allowed).
+bool is_probe_path(std::string_view path);
 // *.openai.azure.com and Azure's other OpenAI hosts.
 bool is_azure_host(std::string host);
 // An Entra ID tenant id as tokens carry it: a GUID (8-4-4-4-12 hex digits).

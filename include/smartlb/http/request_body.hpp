@@ -15,6 +15,7 @@ enum class ApiOperation : std::uint8_t {
   Completions,      // .../completions: `prompt`
   Embeddings,       // .../embeddings: `input`
   Responses,        // .../responses: `input`
+  Messages,         // Claude's .../messages (and .../messages/count_tokens): `system`, `messages`, `tools`
   Other,
 };
 
@@ -35,6 +36,12 @@ struct RequestBodyFacts {
   // The first positive integer of each top-level completion budget, saturated at INT64_MAX;
   // 0 when there is none.
   std::int64_t max_tokens = 0, max_completion_tokens = 0, max_output_tokens = 0;
+  // `"stream": true`: the answer is an event stream, whose first token can be waited for.
+  bool stream = false;
+  // How hard a reasoning model is asked to think: the top-level `reasoning_effort` (Chat
+  // Completions) or `reasoning.effort` (Responses), raw; "thinking" for a Messages request with
+  // extended thinking (a `thinking` object); nullopt: not said.
+  std::optional<std::string_view> reasoning_effort;
 };
 
 // Reads `body` of a request to `path`. Keys are matched by what they mean (`"mod\u0065l"` is

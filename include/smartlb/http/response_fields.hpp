@@ -96,6 +96,27 @@ ThrottleHeaders throttle_fields(const Fields& f) {
       case 30:
         if (is_lower_name(field.name, "x-ratelimit-remaining-requests")) h.remaining_requests = field.value;
         break;
+      case 32:
+        if (iequals(field.name, "anthropic-ratelimit-tokens-reset")) h.anthropic_tokens_reset = field.value;
+        break;
+      case 34:
+        if (iequals(field.name, "anthropic-ratelimit-requests-reset"))
+          h.anthropic_requests_reset = field.value;
+        break;
+      case 36:
+        if (iequals(field.name, "anthropic-ratelimit-tokens-remaining"))
+          h.anthropic_tokens_remaining = field.value;
+        break;
+      case 38:
+        if (iequals(field.name, "anthropic-ratelimit-requests-remaining"))
+          h.anthropic_requests_remaining = field.value;
+        else if (iequals(field.name, "anthropic-ratelimit-input-tokens-reset"))
+          h.anthropic_input_tokens_reset = field.value;
+        break;
+      case 42:
+        if (iequals(field.name, "anthropic-ratelimit-input-tokens-remaining"))
+          h.anthropic_input_tokens_remaining = field.value;
+        break;
       default:
         break;
     }

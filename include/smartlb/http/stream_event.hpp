@@ -30,7 +30,9 @@ std::string_view to_string(StartReason r);
 //     or one of neither shape (a stream we cannot judge goes as it is): Content;
 //   * nothing yet: a chunk without content (Azure's prompt-filter-results event with empty
 //     `choices`, a delta with only its role), `response.created` / `response.in_progress` /
-//     `response.queued`: None.
+//     `response.queued`, Anthropic's `message_start` / `content_block_start` / `ping`: None.
+//     (Anthropic's `content_block_delta` and what follows it is content; its `error` event,
+//     `{"type":"error","error":{"type":"overloaded_error",...}}`, an error like any other.)
 // Of a duplicated member, any occurrence counts.
 StartReason judge_stream_event(std::string_view data);
 

@@ -13,6 +13,10 @@ struct ThrottleHeaders {
   std::string_view reset_tokens;         // x-ratelimit-reset-tokens / x-rate-limit-reset-tokens
   std::string_view remaining_requests;   // x-ratelimit-remaining-requests
   std::string_view remaining_tokens;     // x-ratelimit-remaining-tokens
+  // Anthropic's (Claude's Messages API, Microsoft Foundry's too): what remains of each limit, and
+  // when it is whole again, an RFC 3339 time. anthropic-ratelimit-{requests,tokens,input-tokens}-*
+  std::string_view anthropic_requests_remaining, anthropic_tokens_remaining, anthropic_input_tokens_remaining;
+  std::string_view anthropic_requests_reset, anthropic_tokens_reset, anthropic_input_tokens_reset;
 };
 
 }  // namespace smartlb

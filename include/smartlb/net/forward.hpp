@@ -1,5 +1,5 @@
 #pragma once
-// Forwarding one client request: the policy's entry point (src/net/forwarder.cpp), and the
+// Forwarding one client request: the entry point (src/net/forward_request.cpp), and the
 // buffers a client connection lends to each request it forwards.
 #include <cstddef>
 #include <memory>
@@ -22,10 +22,10 @@ using namespace smartlb::http1;  // messages as the proxied path parses them
 
 struct Worker;
 struct ForwardBuffers;
-struct StreamedBody;  // a large upload's body (net/streamed_body.hpp)
-class ForwardJob;     // the policy of one request (forwarder.cpp)
+struct StreamedBody;    // a large upload's body (net/streamed_body.hpp)
+struct ForwardRequest;  // one request's policy and mechanism (forward_request.cpp)
 
-// Where a connection's current request keeps its ForwardJob: memory borrowed from the worker's
+// Where a connection's current request keeps its policy and mechanism: memory borrowed from the worker's
 // spares (Worker::spare_job_rooms) when the request starts and given back when it ends, so a
 // request allocates no frame for it and an idle connection holds none.
 class ForwardJobSlot {
@@ -48,7 +48,7 @@ class ForwardJobSlot {
                                     ForwardBuffers&, StreamedBody*);
   Spares* spares_ = nullptr;
   Room room_;
-  ForwardJob* job_ = nullptr;
+  ForwardRequest* job_ = nullptr;
 };
 
 // What a client connection lends to each request it forwards, so that message heads allocate

@@ -22,6 +22,7 @@ struct ErrorReply {
   std::string_view www_authenticate;                     // sets WWW-Authenticate (a 401 for a token)
   std::string_view request_id;
   std::string_view extra_fields;  // "Name: value\r\n" lines (the caller's x-ratelimit-* budget)
+  std::string_view body;          // a JSON body of smartlb's own that is no error (a model list)
 };
 
 // Writes the reply; returns the write's error (the caller closes on error).

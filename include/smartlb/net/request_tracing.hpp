@@ -4,7 +4,9 @@
 // goes to the Tracer. Called only when the server has a Tracer (tracing on).
 #include <string>
 
+#include "smartlb/base/random.hpp"
 #include "smartlb/config/config.hpp"
+#include "smartlb/http/api_family.hpp"
 #include "smartlb/http1/http_head.hpp"
 #include "smartlb/telemetry/request_record.hpp"
 
@@ -16,7 +18,7 @@ struct Worker;
 void begin_request_trace(Worker& w, const http1::RequestHead& head, RequestRecord& rec);
 // Attempt `a` to backend `b`: its CLIENT span's id and where it goes, and the upstream request's
 // traceparent (and tracestate) appended to `head`.
-void begin_attempt_trace(Worker& w, const RequestRecord& rec, AttemptRecord& a, const BackendConfig& b,
-                         bool azure_path, std::string& head);
+void begin_attempt_trace(RandomSource& rng, const RequestRecord& rec, AttemptRecord& a,
+                         const BackendConfig& b, ApiFamily family, std::string& head);
 
 }  // namespace smartlb::net

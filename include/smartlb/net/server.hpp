@@ -6,6 +6,7 @@
 
 #include "smartlb/base/clock.hpp"
 #include "smartlb/config/config.hpp"
+#include "smartlb/net/health_prober.hpp"
 #include "smartlb/net/snapshot.hpp"
 #include "smartlb/routing/backend_states.hpp"
 #include "smartlb/routing/latency_stats.hpp"
@@ -69,6 +70,8 @@ class Server {
   std::size_t open_connections() const;
   // The Entra ID credentials of the backends: source, state, expiry (never a token).
   std::vector<entra::CredentialStatus> credentials() const;
+  // Each backend's health probe: its state and last answer (HEALTH_PROBE_SECONDS).
+  std::vector<net::ProbeReport> health() const;
 
  private:
   struct Impl;

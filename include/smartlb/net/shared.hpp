@@ -9,8 +9,11 @@
 #include "smartlb/base/published.hpp"
 #include "smartlb/config/config.hpp"
 #include "smartlb/io/beast.hpp"
+#include "smartlb/net/buffered_bodies.hpp"
+#include "smartlb/net/failure_log_lines.hpp"
 #include "smartlb/net/snapshot.hpp"
 #include "smartlb/net/stateful_route.hpp"
+#include "smartlb/routing/attempt_ticket.hpp"
 #include "smartlb/routing/backend_states.hpp"
 #include "smartlb/routing/failure_breakers.hpp"
 #include "smartlb/routing/latency_stats.hpp"
@@ -38,8 +41,13 @@ struct Shared {
   RequestObserver* observer = nullptr;  // metrics; may be null
   tracing::Tracer* tracer = nullptr;    // null: tracing is off, and the request path never asks
   std::atomic<std::size_t> connections{0};
+  BufferedBodies buffered_bodies{cfg.max_buffered_bodies_bytes};  // MAX_BUFFERED_BODIES_BYTES
   std::atomic<bool> draining{false};
   std::function<void()> on_drained;  // called (from any worker) when the last connection ends
+  // Where each attempt's outcome goes (its AttemptTicket): the states, the breakers, the log.
+  FailureLogLines failure_log;
+  FirstTokenStats first_tokens;  // streams' first-token times (survive reloads, like `states`)
+  RoutingState routing{states, breakers, clock, &failure_log, &first_tokens};
 };
 
 }  // namespace smartlb::net

@@ -21,6 +21,7 @@
 #include "smartlb/credentials/entra/token_cell.hpp"
 #include "smartlb/http/json_body.hpp"
 #include "smartlb/routing/backend_id.hpp"
+#include "smartlb/routing/first_token.hpp"
 #include "smartlb/routing/routing_table.hpp"
 #include "smartlb/routing/rule_match.hpp"
 #include "smartlb/routing/selector.hpp"
@@ -49,6 +50,7 @@ struct RouteTarget {
   std::vector<BodyEdit> overrides, renamed;
   std::optional<std::uint32_t> allowed_failures_per_minute;  // failure_tolerance
   Nanos breaker_cooldown{0};
+  FirstTokenSetting first_token;  // a streamed request's wait for its first content
 };
 
 struct Rule {
@@ -62,6 +64,7 @@ struct Rule {
   Nanos slow_start{0};
   Nanos lookback{std::chrono::minutes(10)};  // latency rules
   bool implicit = false;
+  std::vector<std::string> catalog;  // the model names it answers, for the model catalog
   // Requests pinned to a resource (docs/stateful-apis.md): the resource of each table position
   // (an index into Snapshot::resources), and this rule restricted to each resource it has
   // members on (null where it has none), by resource index.

@@ -11,6 +11,7 @@
 
 #include "smartlb/http1/http1_parser.hpp"
 #include "smartlb/io/timed_socket.hpp"
+#include "smartlb/net/exchange.hpp"  // StreamEnd
 #include "smartlb/net/upstream.hpp"
 
 namespace smartlb::net {
@@ -31,14 +32,6 @@ struct StreamedBody {
   bool unread() const { return !parser.is_done(); }
   // The request head's field that frames the body upstream, appended to `head`.
   void append_framing(std::string& head) const;
-};
-
-enum class StreamEnd : std::uint8_t {
-  Sent,            // the whole body went to the backend
-  ClientLeft,      // the client closed, stalled past the timeout, or its connection failed
-  TooLarge,        // the body passed MAX_STREAMED_BODY_BYTES (chunked: found mid-body)
-  Malformed,       // the client's chunked framing was bad
-  UpstreamFailed,  // the backend's connection failed or stalled while the body was sent
 };
 
 // Writes `buffers` (empty ones add nothing) to a backend, within `timeout`.

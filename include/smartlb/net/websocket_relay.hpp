@@ -11,52 +11,20 @@
 // are held whole and edited (websocket/responses_socket): ids tagged in the backend's events,
 // untagged in the client's requests, and a request naming another resource's id answered with
 // an `error` event instead of forwarded.
-#include <cstdint>
-#include <functional>
-#include <optional>
-#include <string_view>
-
-#include "smartlb/base/clock.hpp"
 #include "smartlb/io/timed_socket.hpp"
 #include "smartlb/net/upstream.hpp"
-#include "smartlb/stateful/resource_tag.hpp"
+#include "smartlb/net/websocket_session.hpp"
 #include "smartlb/telemetry/request_record.hpp"
-#include "smartlb/websocket/realtime_usage.hpp"
 
 namespace smartlb::net {
 
-struct Worker;
-
-// Told as each response of a session ends (a `response.done` with its usage), so that routing
-// learns from a session while it lasts, not once at its end (it may last an hour).
-class SessionResponses {
- public:
-  // `took`: since its `response.created`, when the relay saw one. `asked_model`: what the
-  // client's last `response.create` named (a Responses socket; empty when none did).
-  virtual void response_done(const websocket::RealtimeUsage& usage, std::optional<Nanos> took,
-                             std::string_view asked_model) = 0;
-
- protected:
-  ~SessionResponses() = default;
-};
-
-struct WebSocketSession {
-  std::string_view client_key;    // the client's Sec-WebSocket-Key, which its 101 answers
-  std::string_view backend_name;  // x-smartlb-backend
-  std::string_view request_id;
-  // A Responses socket: the serving backend's resource's tag (null: a Realtime session, relayed
-  // unedited), and whether a tag's bits name a configured resource.
-  const stateful::ResourceTag* responses_tag = nullptr;
-  std::function<bool(std::uint64_t)> configured_tag;
-  bool reads_model = false;  // the handshake named no model: each response.create's is read
-  SessionResponses* responses = nullptr;
-};
+struct ExchangeContext;
 
 // Writes the client's 101 (the backend's fields but those of the handshake itself, which are
 // smartlb's to answer), then relays until both sides are done. What the session used (its
 // response.done usage, summed) goes into `rec`, with status 101; each response is told to
 // `session.responses` as it ends.
-Task<void> relay_websocket(Worker& w, TimedSocket& client, UpstreamPtr upstream,
+Task<void> relay_websocket(const ExchangeContext& ctx, TimedSocket& client, UpstreamPtr upstream,
                            const WebSocketSession& session, RequestRecord& rec);
 
 }  // namespace smartlb::net

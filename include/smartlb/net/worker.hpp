@@ -14,6 +14,7 @@
 #include "smartlb/io/beast.hpp"
 #include "smartlb/io/timed_socket.hpp"
 #include "smartlb/net/event_stream_buffer.hpp"
+#include "smartlb/net/exchange_context.hpp"
 #include "smartlb/net/relay_scratch.hpp"
 #include "smartlb/net/shared.hpp"
 #include "smartlb/net/snapshot.hpp"
@@ -70,6 +71,10 @@ struct Worker {
   std::vector<std::unique_ptr<std::byte[]>> spare_job_rooms;  // lent out by ForwardJobSlot
   EventRooms spare_event_rooms;                               // lent to streams as they read
   bool draining = false;
+  // What the mechanism of forwarding may use of all this.
+  ExchangeContext exchange_context{upstreams,     shared.cfg,      shared.clock,
+                                   spare_scratch, spare_rounds,    spare_event_rooms,
+                                   draining,      drain_listeners, rng};
 
   // Called on this worker's thread when a drain begins.
   void begin_drain();

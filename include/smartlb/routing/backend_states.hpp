@@ -136,9 +136,10 @@ class BackendStates {
                  std::int64_t cost = 0) const {
     return standing(m, deployment, now, cost) == Standing::Available;
   }
-  // The same, telling a hard limit (a cooldown, a declared quota) from the soft one of the
-  // backend's reports, which may only reorder.
-  enum class Standing : std::uint8_t { Available, Out, ReportedShort };
+  // The same, telling a hard limit (a cooldown, a declared quota) from the soft ones, which may
+  // only reorder: the backend's reports, and a failed health probe (Unhealthy: passed over while
+  // anything else may serve, used rather than refuse the request).
+  enum class Standing : std::uint8_t { Available, Out, ReportedShort, Unhealthy };
   Standing standing(const PoolMember& m, std::string_view deployment, MonoNanos now,
                     std::int64_t cost = 0) const;
   bool available(const PoolMember& m, std::string_view deployment) const {
@@ -184,6 +185,13 @@ class BackendStates {
   std::chrono::milliseconds record_failure(const PoolMember& m, std::string_view deployment,
                                            const Verdict& verdict,
                                            std::optional<std::chrono::milliseconds> hint, MonoNanos sent = 0);
+
+  // Active health (net/health_prober): a failed probe marks the backend unhealthy until `until`
+  // (a result not renewed goes stale); a passed one ends that, and ends a cooldown that the
+  // backend's network failures started (it is back: slow start applies as after any cooldown).
+  void health_failed(BackendId id, MonoNanos until);
+  void health_passed(BackendId id);
+  bool unhealthy(BackendId id, MonoNanos now) const;
 
   // Takes the member's deployment out for exactly `duration` (a breaker's cooldown period, not
   // clamped like a backend's hint). Deadlines only grow.
@@ -330,6 +338,7 @@ class BackendStates {
   };
   struct BackendState {
     Deadline backend;
+    std::atomic<MonoNanos> unhealthy_until{0};  // a failed health probe's, until renewed
     std::atomic<std::int64_t> websocket_sessions{0};
     AdminSlot admin;
     mutable std::shared_mutex mutex;  // guards the map's shape only; entries are atomics
@@ -347,6 +356,8 @@ class BackendStates {
   static constexpr std::size_t kChunk = 64;
 
   BackendState& state(BackendId id) const;
+  Standing deployment_standing(const PoolMember& m, std::string_view deployment, MonoNanos now,
+                               std::int64_t cost) const;
   // The budgets `m`'s requests for `deployment` count against: its quota group's when it names
   // one (created on first use with `m`'s limits), else the deployment's own. A member that
   // passes the client's deployment through (a backend's group) shares per deployment, since

@@ -23,7 +23,10 @@ enum class FailureCause : std::uint8_t {
   QuotaExhausted,    // 429 whose hint is far past any rate-limit window (a daily or monthly quota)
   Credential,        // no valid Entra ID token could be had for this backend (not sent at all)
   StreamError,       // a 2xx event stream whose first event is a (server) error, before any content
+  Stalled,           // no answer head, or no content of a stream, within its first-token deadline
 };
+
+inline constexpr FailureCause kLastFailureCause = FailureCause::Stalled;
 
 // The causes that are the backend limiting its rate (smartlb answers 429 when all are out).
 constexpr bool is_rate_limit(FailureCause c) {
@@ -57,6 +60,10 @@ Verdict judge_throttle_hint(const Verdict& v, std::optional<std::chrono::millise
 // A 2xx event stream whose first event is an error another backend might not make (held back
 // before anything went to the client, so it can still fail over): judged like a 5xx.
 Verdict judge_stream_error();
+
+// An attempt that sent nothing within its first-token deadline (docs/configuration.md, Timeouts):
+// that deployment on that backend is slow or hung, and the request goes to another at once.
+Verdict judge_stall();
 
 enum class TransportFailure : std::uint8_t { Connect, Tls, Timeout, Lost, Protocol };
 Verdict judge_transport(TransportFailure f);

@@ -35,7 +35,8 @@ struct AttemptRecord {
   std::string_view backend_name{};
   std::string_view server_address{};
   std::uint16_t server_port = 0;
-  bool azure = false;  // Azure OpenAI (an Azure host, or an /openai/ path), else OpenAI
+  // Whose API it spoke: gen_ai.provider.name.
+  enum class Provider : std::uint8_t { OpenAI, AzureOpenAI, Anthropic } provider = Provider::OpenAI;
 };
 
 // A request's attempts, in order, at most kMaxRecords of them. A request almost always makes

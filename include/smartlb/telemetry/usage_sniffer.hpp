@@ -25,7 +25,9 @@ struct TokenUsage {
 
 // Parses the `usage` object of one JSON document (chat/completions/embeddings use
 // prompt_tokens/completion_tokens and prompt_tokens_details.cached_tokens; the Responses API
-// uses input_tokens/output_tokens and input_tokens_details.cached_tokens).
+// uses input_tokens/output_tokens and input_tokens_details.cached_tokens; Anthropic's Messages
+// API input_tokens/output_tokens, with its cache's tokens apart: cache_read_input_tokens and
+// cache_creation_input_tokens count in the prompt, the first as its cached part).
 TokenUsage parse_usage_json(std::string_view json);
 
 class UsageSniffer {
@@ -55,11 +57,13 @@ class UsageSniffer {
   TokenUsage finish_with(const char* data, std::size_t size);
 
   // Bytes currently held (for tests of the bound).
-  std::size_t buffered_bytes() const { return body_.size() + line_.size() + data_.size() + last_.size(); }
+  std::size_t buffered_bytes() const {
+    return body_.size() + line_.size() + data_.size() + last_.size() + first_.size();
+  }
   // Heap bytes its texts reserve, held or not (for tests: a stream's events read in place).
   std::size_t allocated_bytes() const {
     std::size_t n = 0;
-    for (const std::string* t : {&body_, &line_, &data_, &last_})
+    for (const std::string* t : {&body_, &line_, &data_, &last_, &first_})
       if (t->capacity() > std::string().capacity()) n += t->capacity();
     return n;
   }
@@ -88,7 +92,8 @@ class UsageSniffer {
   bool data_viewed_ = false;
   bool data_overflow_ = false;
   bool has_data_ = false;
-  std::string last_;  // data of the last event that carried a usage object
+  std::string last_;   // data of the last event that carried a usage object
+  std::string first_;  // an Anthropic stream's message_start (its prompt's usage)
 };
 
 }  // namespace smartlb

@@ -37,7 +37,7 @@ std::optional<SplitUrl> split(const std::string& url, std::string& error) {
 
 template <class S>
 Task<FetchedAnswer> exchange(S& stream, Stream& tcp_layer, const http::request<http::string_body>& req,
-                             std::chrono::nanoseconds timeout) {
+                             std::chrono::nanoseconds timeout, bool status_only) {
   FetchedAnswer a;
   tcp_layer.expires_after(timeout);
   auto [wec, wn] = co_await http::async_write(stream, req, use_tuple);
@@ -48,7 +48,11 @@ Task<FetchedAnswer> exchange(S& stream, Stream& tcp_layer, const http::request<h
   beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
   parser.body_limit(1024 * 1024);
-  auto [rec, rn] = co_await http::async_read(stream, buffer, parser, use_tuple);
+  error_code rec;
+  if (status_only)
+    rec = std::get<0>(co_await http::async_read_header(stream, buffer, parser, use_tuple));
+  else
+    rec = std::get<0>(co_await http::async_read(stream, buffer, parser, use_tuple));
   if (rec) {
     a.error = "reading the token answer: " + rec.message();
     co_return a;
@@ -102,7 +106,7 @@ Task<FetchedAnswer> fetch_token_answer(const TokenRequest& request, ssl::context
     co_return a;
   }
   if (!u.tls) {
-    a = co_await exchange(tcp_stream, tcp_stream, req, timeout);
+    a = co_await exchange(tcp_stream, tcp_stream, req, timeout, request.status_only);
     error_code ignored;
     tcp_stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
     co_return a;
@@ -119,7 +123,7 @@ Task<FetchedAnswer> fetch_token_answer(const TokenRequest& request, ssl::context
     a.error = "TLS handshake with " + u.host_header + ": " + hec.message();
     co_return a;
   }
-  a = co_await exchange(tls_stream, tcp_stream, req, timeout);
+  a = co_await exchange(tls_stream, tcp_stream, req, timeout, request.status_only);
   // No TLS shutdown: the connection is discarded, and the peer's close_notify may never come.
   co_return a;
 }

@@ -17,6 +17,9 @@ struct TokenRequest {
   std::string url;     // scheme://host[:port]/path?query
   std::vector<std::pair<std::string, std::string>> headers;
   std::string form_body;  // application/x-www-form-urlencoded (POST only)
+  // Only the answer's status is wanted (a backend's health probe, net/health_prober, sends its
+  // requests through the same one-shot client): the body is not read.
+  bool status_only = false;
 };
 
 // A request, or why none could be built (an unreadable federated token file, say).

@@ -1,15 +1,17 @@
 // What goes upstream for one attempt of a request (ForwardJob's prepare and address phases):
 // the client's fields that pass, the rule match's inputs, the target's credential and body, the
 // request head.
-#include "forward_job.hpp"
+#include "smartlb/net/forward_job.hpp"
+#include "smartlb/tracing/request_trace.hpp"
 
 namespace smartlb::net {
 namespace {
 
 // Requests of the OpenAI style name their model in the body, not the path (/v1/..., and
-// Azure's v1 API /openai/v1/...).
+// Azure's v1 API /openai/v1/...), and so do Claude's Messages API's (/anthropic/v1/messages).
 bool body_names_model(std::string_view path) {
-  return path.substr(0, 4) == "/v1/" || path.substr(0, 11) == "/openai/v1/";
+  return path.substr(0, 4) == "/v1/" || path.substr(0, 11) == "/openai/v1/" ||
+         path.substr(0, 11) == "/anthropic/";
 }
 
 // x-smartlb-metadata: a JSON object of strings. False when it is not one.
@@ -80,6 +82,13 @@ void ForwardJob::prepare_request() {
     if (const auto m = body_facts().model) model_ = *m;
   }
   if (websocket_) prepare_websocket();
+  // A streamed answer's first content is waited for (FIRST_TOKEN_TIMEOUT_SECONDS): the body is
+  // read for it only when it may say so.
+  if (!websocket_ && m == http::verb::post &&
+      (model_in_body_ || req_.body.find("\"stream\"") != std::string::npos) && body_facts().stream) {
+    streams_ = true;
+    prompt_tokens_ = estimate_request_token_parts(body_facts()).prompt;
+  }
   body_ = req_.body;
   // The estimate needs the body read: only when a declared quota or a backend's low report
   // can turn on it.
@@ -120,7 +129,7 @@ void ForwardJob::prepare_websocket() {
 // The handshake as the backend gets it: smartlb's own key (the client's 101 answers the
 // client's), no extension offered (frames stay readable), the subprotocols less the key entry.
 void ForwardJob::write_websocket_fields(std::string& out) {
-  websocket_key_ = websocket::new_key(w_.rng);
+  websocket_key_ = websocket::new_key(rng_);
   append_field(out, "Upgrade", "websocket");
   append_field(out, "Connection", "Upgrade");
   append_field(out, "Sec-WebSocket-Version", "13");
@@ -172,11 +181,14 @@ Task<bool> ForwardJob::await_credential(const ChosenTarget& t) {
   std::optional<std::chrono::milliseconds> hint;
   if (l.availability == TokenCell::Availability::Unavailable && l.retry_at > now)
     hint = std::chrono::ceil<std::chrono::milliseconds>(Nanos(l.retry_at - now));
+  AttemptTicket ticket(s_.routing, t.ticket(), model_, cost_);
   AttemptRecord& a = rec_.add_attempt();
   a.backend = t.member.id.value;
   a.deployment = t.member.effective_deployment(model_);
-  account_failure(t, a, {true, FailureCause::Credential, CooldownScope::Backend}, hint, 0,
-                  "no valid Entra ID token (see the credential's log lines)");
+  AttemptOutcome o{AttemptEnd::NoCredential};
+  o.retry_hint = hint;
+  o.why = "no valid Entra ID token (see the credential's log lines)";
+  close_failed(t, ticket, a, o);
   co_return false;
 }
 
@@ -220,8 +232,7 @@ void ForwardJob::write_request_head(const ChosenTarget& t, AttemptRecord& a) {
       append_field(out, f.name, f.value);
   out.append(buffers_.passed_fields);
   append_field(out, "x-request-id", rec_.request_id);  // one id from client to backend and back
-  if (rec_.trace.on)
-    begin_attempt_trace(w_, rec_, a, b, family_ == ApiFamily::Azure, out);  // traceparent: its CLIENT span
+  if (rec_.trace.on) begin_attempt_trace(rng_, rec_, a, b, family_, out);  // traceparent: its CLIENT span
   if (streamed_) {
     streamed_->append_framing(out);
   } else if (send_length_) {

@@ -1,7 +1,7 @@
 // smartlb's own answers for a request (ForwardJob's refusals), the held "not found" of a stateful
 // request, a Realtime session once its 101 is verified, and the end of the request: its price
 // and the caller's budgets settled.
-#include "forward_job.hpp"
+#include "smartlb/net/forward_job.hpp"
 
 namespace smartlb::net {
 
@@ -10,7 +10,7 @@ Task<bool> ForwardJob::refuse(const Refusal& refusal) {
   ErrorReply r;
   r.version = req_.version;
   // A body still unread on the client's connection leaves it unable to carry another request.
-  r.keep_alive = req_.keep_alive && !w_.draining && !(streamed_ && streamed_->unread());
+  r.keep_alive = exchange_.client_may_go_on() && !(streamed_ && streamed_->unread());
   r.request_id = rec_.request_id;
   r.extra_fields = buffers_.budget_fields;
   r.status = refusal.status;
@@ -18,26 +18,26 @@ Task<bool> ForwardJob::refuse(const Refusal& refusal) {
   r.code = refusal.code;
   r.message = refusal.message;
   r.retry_after = refusal.retry_after;
+  r.body = refusal.body;
   rec_.status = static_cast<unsigned>(refusal.status);
-  const auto ec = co_await write_error_reply(client_, r, cfg_.http_timeout);
-  co_return !ec && r.keep_alive;
+  co_return co_await exchange_.refuse(r);
 }
 
 // Not a failure of the backend (nothing cools down): the object is elsewhere, or nowhere.
-Task<bool> ForwardJob::hold_not_found(const ChosenTarget& t, UpstreamPtr conn) {
+Task<bool> ForwardJob::hold_not_found(const ChosenTarget& t) {
   if (!held_) held_ = std::make_unique<HeldAnswer>();
   HeldAnswer& held = *held_;
   held.body.clear();
-  const BodyRead read = co_await exchange_.read_body(*conn, held.body, kHeldAnswerBytes);
-  held.head = conn->head;
+  const BodyRead read = co_await exchange_.read_body(held.body, kHeldAnswerBytes);
+  held.head = exchange_.answer_head();
   held.backend = t.config.name;
   held.by = static_cast<int>(t.member.id.value);
   if (read != BodyRead::Done) {
-    conn->close();
+    exchange_.discard();
     held.by = -1;  // not whole: never relayed
     co_return true;
   }
-  co_await exchange_.drain_or_close(std::move(conn));
+  co_await exchange_.drain_or_close();
   co_return stateful::says_not_found(held.head.status, held.body);
 }
 
@@ -56,35 +56,29 @@ namespace {
 // feeds latency routing.
 class SessionLearning final : public SessionResponses {
  public:
-  SessionLearning(BackendStates& states, const Selector& selector, const PoolMember& member,
-                  std::string_view model, const Clock& clock)
-      : states_(states), selector_(selector), member_(member), model_(model), clock_(clock) {}
+  SessionLearning(RoutingState& routing, const TicketTarget& target, std::string_view model)
+      : routing_(routing), target_(target), model_(model) {}
 
   // A handshake that named no model (a Responses socket's `model` parameter is optional): each
   // response under the model its `response.create` asked for, as the same request over HTTP.
   void response_done(const websocket::RealtimeUsage& usage, std::optional<Nanos> took,
                      std::string_view asked_model) override {
-    const std::string_view model = model_.empty() ? asked_model : model_;
-    states_.charge_used(member_, model, usage.input_tokens + usage.output_tokens);
-    if (took)
-      selector_.observe(Answered{member_.id, member_.effective_deployment(model), 200, true, clock_.now(),
-                                 *took, usage.output_tokens});
+    AttemptTicket::session_response(routing_, target_, model_.empty() ? asked_model : model_,
+                                    usage.input_tokens + usage.output_tokens, took, usage.output_tokens);
   }
 
  private:
-  BackendStates& states_;
-  const Selector& selector_;
-  const PoolMember& member_;
+  RoutingState& routing_;
+  TicketTarget target_;
   std::string_view model_;
-  const Clock& clock_;
 };
 
 }  // namespace
 
-Task<void> ForwardJob::open_websocket(const ChosenTarget& t, UpstreamPtr conn) {
+Task<void> ForwardJob::open_websocket(const ChosenTarget& t) {
   rec_.served_by = static_cast<int>(t.member.id.value);
   const InFlight session = states_.begin_websocket_session(t.member.id);
-  SessionLearning learning(states_, *rule_->selector, t.member, model_, s_.clock);
+  SessionLearning learning(s_.routing, t.ticket(), model_);
   WebSocketSession s;
   s.client_key = req_.fields.get("sec-websocket-key");
   s.backend_name = t.config.name;
@@ -95,7 +89,7 @@ Task<void> ForwardJob::open_websocket(const ChosenTarget& t, UpstreamPtr conn) {
     s.configured_tag = [this](std::uint64_t bits) { return snap_.resource_tagged(bits) != nullptr; };
     s.reads_model = model_.empty();
   }
-  co_await relay_websocket(w_, client_, std::move(conn), s, rec_);
+  co_await exchange_.open_session(s);
 }
 
 Task<bool> ForwardJob::relay_held() {
@@ -113,6 +107,28 @@ Task<bool> ForwardJob::answer_nothing_left() {
   else if (held_ && held_->by >= 0)
     co_return co_await relay_held();
   co_return co_await refuse_unavailable();
+}
+
+std::optional<CatalogRequest> ForwardJob::catalog_asked() const {
+  if (!cfg_.model_catalog || req_.method != http::verb::get) return std::nullopt;
+  return catalog_request(req_.method_text, request_target_.path,
+                         !req_.fields.get("anthropic-version").empty());
+}
+
+// The list of the names this caller may ask for, or one of them; a name not in it is a 404 the
+// SDKs understand. A configuration that names no model has no catalog: the list goes to a backend.
+Task<bool> ForwardJob::answer_catalog(const CatalogRequest& c) {
+  const std::vector<std::string_view> names = catalog_names(snap_, caller_.subjects);
+  const auto created =
+      std::chrono::duration_cast<std::chrono::seconds>(s_.clock.wall_now().time_since_epoch()).count();
+  if (!c.model.empty() && !std::binary_search(names.begin(), names.end(), c.model)) {
+    refusal_text_ = "The model '" + std::string(c.model.substr(0, 128)) + "' does not exist here.";
+    co_return co_await refuse(
+        {http::status::not_found, "invalid_request_error", "model_not_found", refusal_text_});
+  }
+  refusal_text_ = c.model.empty() ? catalog_json(names, c.anthropic, created)
+                                  : catalog_entry_json(c.model, c.anthropic, created);
+  co_return co_await refuse({http::status::ok, {}, {}, {}, {}, refusal_text_});
 }
 
 Task<bool> ForwardJob::refuse_unavailable() {

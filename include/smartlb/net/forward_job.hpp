@@ -1,9 +1,11 @@
 #pragma once
-// The policy of one request (ForwardJob), shared by the files that define its phases:
-// forwarder.cpp (the phases themselves: admit, choose, attempt, judge, account),
-// forward_request_head.cpp (what goes upstream: fields, credentials, body, the head),
-// forward_answers.cpp (smartlb's own answers, held answers, a Realtime session, price, settle).
-// Private to src/net.
+// The policy of one request (ForwardJob): which rule and target, what to do with each attempt's
+// outcome, what the client is told. It moves no bytes: it asks an Exchange (net/exchange.hpp)
+// for each attempt and is told what happened, and each attempt's outcome reaches routing
+// through its AttemptTicket. Its phases are defined in forward_job.cpp (admit, choose, attempt),
+// forward_job_request_head.cpp (what goes upstream: fields, credentials, body, the head) and
+// forward_job_answers.cpp (smartlb's own answers, held answers, a Realtime session, price,
+// settle); net/forward_request.cpp runs it for a client connection.
 #include <algorithm>
 
 #include <spdlog/spdlog.h>
@@ -21,21 +23,20 @@
 #include "smartlb/http/request_target.hpp"
 #include "smartlb/http/response_fields.hpp"
 #include "smartlb/http1/wire_format.hpp"
+#include "smartlb/net/exchange.hpp"
 #include "smartlb/net/forward.hpp"
+#include "smartlb/net/model_catalog.hpp"
 #include "smartlb/net/replies.hpp"
 #include "smartlb/net/request_tracing.hpp"
+#include "smartlb/net/shared.hpp"
 #include "smartlb/net/stateful_route.hpp"
 #include "smartlb/net/streamed_body.hpp"
-#include "smartlb/net/upstream_exchange.hpp"
-#include "smartlb/net/websocket_relay.hpp"
-#include "smartlb/net/worker.hpp"
-#include "smartlb/routing/attempt_accounting.hpp"
+#include "smartlb/routing/attempt_ticket.hpp"
 #include "smartlb/routing/target_choice.hpp"
 #include "smartlb/routing/throttle_headers.hpp"
 #include "smartlb/routing/token_estimate.hpp"
 #include "smartlb/routing/unavailable_answer.hpp"
 #include "smartlb/stateful/not_found.hpp"
-#include "smartlb/tracing/request_trace.hpp"
 #include "smartlb/websocket/handshake.hpp"
 
 namespace smartlb::net {
@@ -52,7 +53,17 @@ struct ChosenTarget {
   const PoolMember& member;     // routing: id, weight, quota
   const RouteTarget& route;     // the model rename and body overrides
   const BackendConfig& config;  // transport: URL, credentials
+  const Selector& selector;     // its rule's: learns from answers
   bool probe = false;           // sent to test a target its reports held back
+  // As routing's ticket knows it.
+  TicketTarget ticket() const {
+    return {&member,
+            &selector,
+            {route.allowed_failures_per_minute, route.breaker_cooldown, route.target_id},
+            config.name,
+            config.key_setting,
+            probe};
+  }
 };
 
 // One of smartlb's own answers: status, OpenAI's error type and code, the message, and when to
@@ -63,6 +74,7 @@ struct Refusal {
   std::string_view code;
   std::string_view message;
   std::optional<std::chrono::milliseconds> retry_after{};
+  std::string_view body{};  // an answer of smartlb's own that is no error (status 200)
 };
 
 // How one attempt ended: failed over (try the next), nothing left to try, or answered (and
@@ -71,21 +83,21 @@ enum class Attempted : std::uint8_t { Next, NothingLeft, Keep, Close };
 
 class ForwardJob {
  public:
-  ForwardJob(Worker& w, const Snapshot& snapshot, TimedSocket& client, RequestHead& req,
+  // `shared`: the process's settings and the state all requests share; `rng`: the worker's.
+  ForwardJob(Shared& shared, FastRandom& rng, Exchange& exchange, const Snapshot& snapshot, RequestHead& req,
              const RequestTarget& target, const ClientIdentity& caller, RequestRecord& rec,
              ForwardBuffers& buffers, StreamedBody* streamed)
-      : w_(w),
-        s_(w.shared),
-        cfg_(w.shared.cfg),
+      : s_(shared),
+        cfg_(shared.cfg),
         snap_(snapshot),
-        states_(w.shared.states),
+        states_(shared.states),
+        rng_(rng),
         req_(req),
         request_target_(target),
         caller_(caller),
         rec_(rec),
         buffers_(buffers),
-        client_(client),
-        exchange_(w, client, req, rec, buffers),
+        exchange_(exchange),
         streamed_(streamed) {}
 
   Task<bool> run();  // prices the answer and settles the budgets when it ends
@@ -107,40 +119,37 @@ class ForwardJob {
   // A streamed body's attempt that can neither fail over (its first byte left) nor relay an
   // answer (none came whole): the client is told how it ended, or is gone.
   Task<Attempted> end_streamed(StreamEnd end);
-  // An answer's head judged (fail over or relay; the backend's retry hint), its rate-limit
-  // report kept for the target.
-  struct AnswerVerdict {
-    Verdict verdict;
-    std::optional<std::chrono::milliseconds> hint;
-  };
-  AnswerVerdict judge_and_observe(const ChosenTarget& t, const ResponseHead& head, MonoNanos sent,
-                                  const ReportedBudget::Mark& mark);
-  void account_stream_failure(const ChosenTarget& t, AttemptRecord& a, unsigned status, MonoNanos sent,
-                              const Relayed& relayed);
-  void answered(const ChosenTarget& t, unsigned status, MonoNanos sent, const Relayed& relayed);
+  // What the relay of an answer (or its held start) ended with, to the attempt's ticket.
+  Attempted relayed(const ChosenTarget& t, AttemptTicket& ticket, AttemptRecord& a, const Relayed& r);
   std::optional<std::string_view> match_rule();
   std::optional<BudgetRefused> admit_to_budgets();
   std::optional<ChosenTarget> choose_target(TriedSet& tried);
+  // How long attempt `t` of a streamed request may wait for its first content before it fails
+  // over as stalled: none for other requests, when off, or for the last candidate.
+  std::optional<Nanos> first_token_deadline(const ChosenTarget& t, const TriedSet& tried) const;
   bool credential_ready(const ChosenTarget& t) const;
   Task<bool> await_credential(const ChosenTarget& t);
   void prepare_body(const ChosenTarget& t);
   void write_request_head(const ChosenTarget& t, AttemptRecord& a);
-  // A failover outcome of attempt `a` to `t`: the target cools down (for `hint`, or the
-  // default), its failure_tolerance counts it, and the log says why. `sent`: when it left.
-  void account_failure(const ChosenTarget& t, AttemptRecord& a, const Verdict& v,
-                       std::optional<std::chrono::milliseconds> hint, MonoNanos sent, std::string_view why);
+  // Closes attempt `a`'s ticket with a failure (routing cools the target down, counts it for its
+  // breaker and logs it), and records what it did; a rejected Entra ID token is refreshed.
+  Closed close_failed(const ChosenTarget& t, AttemptTicket& ticket, AttemptRecord& a,
+                      const AttemptOutcome& o);
   // smartlb's own answer, in OpenAI's error shape, its status recorded. Whether the client's
   // connection may carry another request.
   Task<bool> refuse(const Refusal& r);
   Task<bool> refuse_unavailable();
+  // GET .../models: smartlb's own model catalog (net/model_catalog.hpp), when it has one.
+  std::optional<CatalogRequest> catalog_asked() const;
+  Task<bool> answer_catalog(const CatalogRequest& c);
   // Stateful requests (docs/stateful-apis.md): an untagged try moves to the next resource
   // (`unavailable`: this one could not answer); a 404 or 400 read whole and held, true when it
   // says "not found"; the held answer relayed; what is answered when nothing is left to try.
   bool next_resource(TriedSet& tried, bool unavailable);
-  Task<bool> hold_not_found(const ChosenTarget& t, UpstreamPtr conn);
+  Task<bool> hold_not_found(const ChosenTarget& t);
   // After a verified 101: the client's 101 and the session, counted on its backend. Not a
   // failure of the backend however it ends.
-  Task<void> open_websocket(const ChosenTarget& t, UpstreamPtr conn);
+  Task<void> open_websocket(const ChosenTarget& t);
   // What the backend's answer to a handshake is, against the key this attempt sent.
   websocket::UpgradeAnswer judge_upgrade(const ResponseHead& h) const;
   Task<bool> relay_held();
@@ -152,18 +161,17 @@ class ForwardJob {
   CredentialFields client_credentials() const;
   void write_websocket_fields(std::string& out);
 
-  Worker& w_;
   Shared& s_;
   const Config& cfg_;  // process settings: timeouts
   const Snapshot& snap_;
-  BackendStates& states_;
+  BackendStates& states_;  // read only: what changes goes through an attempt's ticket
+  FastRandom& rng_;
   RequestHead& req_;
   RequestTarget request_target_;  // the client's, less its tags
   const ClientIdentity& caller_;
   RequestRecord& rec_;
   ForwardBuffers& buffers_;
-  TimedSocket& client_;
-  UpstreamExchange exchange_;
+  Exchange& exchange_;
   StreamedBody* streamed_;  // a large upload's body, streamed to one backend; null: buffered
 
   const Rule* rule_ = nullptr;  // this try's: the matched rule, or its part on a resource
@@ -192,6 +200,10 @@ class ForwardJob {
   std::string websocket_key_;  // the Sec-WebSocket-Key of this attempt, smartlb's own
   std::string websocket_query_;
   bool send_length_ = false;  // Content-Length goes upstream (the body is always buffered)
+  // `"stream": true`: its first content is waited for, within a first-token deadline; its
+  // prompt's estimated tokens scale a learned one.
+  bool streams_ = false;
+  std::int64_t prompt_tokens_ = 0;
   bool cost_known_ = false;
   // What the body says (model, affinity keys, estimate), read once when first needed.
   std::optional<RequestBodyFacts> body_facts_;

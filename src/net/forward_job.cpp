@@ -1,0 +1,369 @@
+// The request path as policy (pingora's proxy_trait.rs beside proxy_h1.rs; YARP's load balancing
+// and passive health beside its HttpForwarder): what happens at each phase of ForwardJob::run,
+// while net/upstream_exchange moves the bytes.
+//   place     a stateful request's tags come off, and pin it to their resource or try the
+//             resources in turn (net/stateful_route; docs/stateful-apis.md)
+//   prepare   what goes upstream of the client's request, once (fields, body framing, cost)
+//   match     the first rule whose conditions the request meets (none: 404)
+//   admit     the caller's budgets take the request's estimated tokens (over one: 429)
+//   choose    a target from the rule's routing table (its selector, or a probe), its quota reserved
+//   credential  an Entra ID backend's token (waited for, or the target cools down)
+//   address   the upstream request head for that target, with its credential, and its body
+//             (the target's override_params and model rename, when it has them)
+//   attempt   send it, read the response head (Exchange::send); the attempt's AttemptTicket is
+//             how its outcome reaches routing, whatever it is
+//   judge     fail over at once (its ticket closed with the failure: routing cools the target
+//             down, counts it for its breaker and logs it), or
+//   relay     the response as it arrives, a 2xx event stream's start held back until it shows
+//             content (an error first: fail over) (Exchange::relay); a stateful API's ids
+//             tagged with the resource that answered; a Realtime WebSocket's verified 101 opens
+//             its session (net/websocket_relay), any other answer to its handshake is judged
+//             like an HTTP answer
+//   unavailable  nothing left: smartlb's own answer (refuse)
+//   price     what the answer cost, by the price table (docs/operations.md#cost)
+//   settle    the caller's budgets are charged the tokens (and the cost) the answer used
+// Accounting (metrics, access log) reads the RequestRecord these phases fill.
+#include "smartlb/net/forward_job.hpp"
+
+namespace smartlb::net {
+
+// The caller's budgets admit the request with its estimated cost (prompt + max_tokens, and for a
+// cost budget the same priced at the input and output prices of the model the client named), or
+// it gets OpenAI's 429 with when to try again, and no backend is called.
+// Not a coroutine: an admitted request costs no frame.
+std::optional<BudgetRefused> ForwardJob::admit_to_budgets() {
+  BudgetPlan::Budgets refs;
+  const std::size_t n = snap_.budgets.budgets_for(caller_, refs);
+  if (n == 0) return std::nullopt;
+  if (buffers_.budget)
+    *buffers_.budget = BudgetAdmission(refs, n);
+  else
+    buffers_.budget = std::make_unique<BudgetAdmission>(refs, n);
+  budget_ = buffers_.budget.get();
+  // The estimate needs the body read: only when a budget counts tokens.
+  if (!cost_known_ && budget_->counts_tokens()) {
+    cost_ = estimate_request_tokens(body_facts());
+    cost_known_ = true;
+  }
+  // A model without a price is estimated at nothing: it is admitted while the quota is not spent
+  // (and charged what it cost, if its answer's model has a price).
+  PicoUnits price = 0;
+  if (budget_->counts_cost())
+    if (const ModelPrice* p = snap_.prices.find(model_)) {
+      const TokenEstimate e = estimate_request_token_parts(body_facts());
+      price = cost_estimate(e.prompt, e.completion, *p);
+    }
+  const BudgetTime t{s_.clock.coarse_now(), s_.clock.wall_now()};
+  std::optional<BudgetRefused> refused = budget_->admit(cost_, price, t);
+  budget_->append_fields(buffers_.budget_fields);
+  return refused;
+}
+
+std::optional<ChosenTarget> ForwardJob::choose_target(TriedSet& tried) {
+  if (Nanos(s_.clock.coarse_now() - rec_.start) >= cfg_.request_timeout) return std::nullopt;
+  const auto choice =
+      choose_and_reserve(*rule_->selector, rule_->table, states_,
+                         {model_, tried, cost_, affinity_key_, rule_->slow_start}, tried, rng_);
+  if (!choice) return std::nullopt;
+  const RouteTarget& route = rule_->route[choice->position];
+  return ChosenTarget{choice->position,
+                      rule_->table.member(choice->position),
+                      route,
+                      snap_.backends[route.backend],
+                      *rule_->selector,
+                      choice->probe};
+}
+
+std::optional<Nanos> ForwardJob::first_token_deadline(const ChosenTarget& t, const TriedSet& tried) const {
+  if (!streams_ || streamed_ || t.route.first_token.mode == FirstTokenSetting::Mode::Off) return std::nullopt;
+  const bool last =
+      !another_candidate(rule_->table, states_, {model_, tried, cost_}) && !stateful_.untagged_try();
+  return smartlb::first_token_deadline(
+      t.route.first_token, s_.first_tokens, t.member.id, t.member.effective_deployment(model_),
+      body_facts_->reasoning_effort.value_or(""), prompt_tokens_, header_timeout(), last, s_.clock.now());
+}
+
+// Every failed attempt's one way to routing (its ticket: the cooldown, the breaker, the log line);
+// what it did is recorded for the access log and metrics, and a revoked Entra ID token refreshed.
+Closed ForwardJob::close_failed(const ChosenTarget& t, AttemptTicket& ticket, AttemptRecord& a,
+                                const AttemptOutcome& o) {
+  const Closed c = ticket.close(o);
+  a.cause = c.verdict.cause;
+  a.ended = s_.clock.now();
+  a.cooldown_ms = c.cooldown.count();
+  a.breaker_tripped = c.breaker_tripped;
+  if (c.verdict.cause == FailureCause::AuthRejected && snap_.prepared[t.route.backend].entra)
+    snap_.prepared[t.route.backend].entra->request_refresh();  // a revoked token: get a new one
+  return c;
+}
+
+bool ForwardJob::next_resource(TriedSet& tried, bool unavailable) {
+  if (unavailable && !unavailable_rule_) unavailable_rule_ = rule_;
+  if (!stateful_.next_resource()) return false;
+  rule_ = stateful_.rule(snap_, matched_, !model_.empty());
+  tried = TriedSet{};
+  return true;
+}
+
+// Whether the request may be routed at all: its ids agree, a rule serves it, the caller's budgets
+// admit it. The refusal's message, when built, is kept in refusal_text_.
+std::optional<Refusal> ForwardJob::admit() {
+  if (std::optional<std::string> conflict = stateful_.prepare(snap_, req_, request_target_, s_.placements)) {
+    refusal_text_ = std::move(*conflict);
+    return Refusal{http::status::bad_request, "invalid_request_error", "resource_conflict", refusal_text_};
+  }
+  prepare_request();
+  rec_.deployment = model_;
+  // The model the body named, viewed where it outlives the body: an event stream frees the body
+  // once it is committed, and the attempts' records view the model until the request is accounted.
+  if (model_in_body_) model_ = rec_.deployment;
+  if (websocket_ &&
+      (req_.fields.get("sec-websocket-key").size() != 24 || req_.fields.get("sec-websocket-version") != "13"))
+    return Refusal{http::status::bad_request,
+                   "invalid_request_error",
+                   {},
+                   "A WebSocket handshake needs a Sec-WebSocket-Key and Sec-WebSocket-Version: 13."};
+  if (const auto bad = match_rule())
+    return Refusal{http::status::bad_request, "invalid_request_error", {}, *bad};
+  if (!rule_) {
+    refusal_text_ = model_.empty()
+                        ? std::string("No routing rule matches this request (it names no model).")
+                        : "No routing rule serves the model '" + std::string(model_.substr(0, 128)) + "'.";
+    return Refusal{http::status::not_found, "invalid_request_error", "model_not_found", refusal_text_};
+  }
+  rec_.rule = rule_->id;
+  if (!snap_.budgets.empty())
+    if (const std::optional<BudgetRefused> refused = admit_to_budgets()) {
+      rec_.client_limited = true;
+      refusal_text_ = refusal_message(*refused, snap_.prices.currency);
+      return Refusal{http::status::too_many_requests,
+                     counts_cost(refused->refusal.limit)     ? "cost"
+                     : counts_tokens(refused->refusal.limit) ? "tokens"
+                                                             : "requests",
+                     "rate_limit_exceeded", refusal_text_,
+                     std::chrono::ceil<std::chrono::milliseconds>(refused->refusal.retry_after)};
+    }
+  return std::nullopt;
+}
+
+Task<bool> ForwardJob::run() {
+  buffers_.budget_fields.clear();
+  if (const std::optional<CatalogRequest> c = catalog_asked();
+      c && !catalog_names(snap_, caller_.subjects).empty())
+    co_return finish(co_await answer_catalog(*c));
+  if (const std::optional<Refusal> refusal = admit()) co_return finish(co_await refuse(*refusal));
+  TriedSet tried;
+  for (;;) {
+    const std::optional<ChosenTarget> t = choose_target(tried);
+    if (!t) {
+      if (stateful_.untagged_try() && next_resource(tried, true)) continue;
+      break;
+    }
+    if (!credential_ready(*t) && !co_await await_credential(*t)) continue;
+    const Attempted a = co_await attempt(*t, tried);
+    if (a == Attempted::NothingLeft) break;
+    if (a != Attempted::Next) co_return finish(a == Attempted::Keep);
+  }
+  co_return finish(co_await answer_nothing_left());
+}
+
+// One try of one target. A coroutine of its own, not part of run(): GCC gives every awaited
+// expression its own slot in the frame, and both frames stay under Asio's 1020-byte recycling
+// limit only when apart (a larger frame costs an aligned_alloc and a free per request).
+Task<Attempted> ForwardJob::attempt(const ChosenTarget& t, TriedSet& tried) {
+  // In flight on its (backend, deployment) until this attempt's answer ends, stream included.
+  AttemptTicket ticket(s_.routing, t.ticket(), model_, cost_);
+  prepare_body(t);
+  AttemptRecord& a = rec_.add_attempt();
+  a.backend = t.member.id.value;
+  a.deployment = t.member.effective_deployment(model_);
+  a.probe = t.probe;
+  write_request_head(t, a);
+  const std::optional<Nanos> first_token = first_token_deadline(t, tried);
+  if (streams_) ticket.expect_stream(body_facts_->reasoning_effort.value_or(""), prompt_tokens_);
+  const MonoNanos sent = a.sent = ticket.sent();
+  const bool inline_body = body_.size() <= kInlineRequestBodyBytes;
+  // A streamed body's pauses are bound by HTTP_TIMEOUT_SECONDS, not by what is left of
+  // REQUEST_TIMEOUT_SECONDS: an upload takes the time it takes.
+  // A first-token deadline bounds the wait for the head too (rounded up: sockets time whole seconds).
+  const std::chrono::seconds head_wait = streamed_     ? cfg_.http_timeout
+                                         : first_token ? std::chrono::ceil<std::chrono::seconds>(*first_token)
+                                                       : header_timeout();
+  const Exchanged r =
+      co_await exchange_.send({t.member.id, t.config.url, buffers_.request_head,
+                               inline_body ? std::string_view() : body_, head_wait, streamed_});
+  a.ttfb_us = (s_.clock.now() - sent) / 1000;
+  // Once a streamed body's first byte has left, the answer is relayed whatever it is.
+  const bool committed = streamed_ && streamed_->started;
+
+  if (!r.answered) {
+    if (committed) {  // no failover: the body cannot be sent again
+      if (r.body_end == StreamEnd::Sent || r.body_end == StreamEnd::UpstreamFailed) {
+        close_failed(t, ticket, a,
+                     {AttemptEnd::TransportFailed, r.failure, false, false, true, -1, {}, r.detail});
+      } else {
+        ticket.close({AttemptEnd::ClientLeft});  // the client's doing: not the backend's failure
+        a.ended = s_.clock.now();
+      }
+      co_return co_await end_streamed(r.body_end);
+    }
+    if (first_token && r.failure == TransportFailure::Timeout)
+      close_failed(t, ticket, a,
+                   {AttemptEnd::Stalled,
+                    r.failure,
+                    false,
+                    false,
+                    false,
+                    -1,
+                    {},
+                    "no answer within its first-token deadline"});
+    else
+      close_failed(t, ticket, a,
+                   {AttemptEnd::TransportFailed, r.failure, false, false, false, -1, {}, r.detail});
+    co_return Attempted::Next;
+  }
+  const ResponseHead& head = exchange_.answer_head();
+  const unsigned status = a.status = head.status;
+  const Verdict verdict = ticket.answer(status, throttle_fields(head.fields), !model_.empty());
+  if (status == 101 && !websocket_) {  // an upgrade nobody asked for: never relayed as it is
+    close_failed(t, ticket, a,
+                 {AttemptEnd::TransportFailed,
+                  TransportFailure::Protocol,
+                  false,
+                  false,
+                  false,
+                  -1,
+                  {},
+                  "HTTP 101 to a request that asked for no upgrade"});
+    exchange_.discard();
+    co_return Attempted::Next;
+  }
+  if (websocket_) {
+    const websocket::UpgradeAnswer upgrade = judge_upgrade(head);
+    if (upgrade == websocket::UpgradeAnswer::Accepted) {
+      ticket.close({AttemptEnd::Upgraded});
+      co_await open_websocket(t);
+      co_return Attempted::Close;  // the connection was the session's
+    }
+    if (upgrade != websocket::UpgradeAnswer::NotUpgraded) {  // a 101 that is not our WebSocket
+      close_failed(t, ticket, a,
+                   {AttemptEnd::TransportFailed,
+                    TransportFailure::Protocol,
+                    false,
+                    false,
+                    false,
+                    -1,
+                    {},
+                    websocket::to_string(upgrade)});
+      exchange_.discard();
+      co_return Attempted::Next;
+    }
+  }
+  // After a streamed body, whatever the backend answers is relayed (its cooldown recorded).
+  if (!streamed_ && stateful_.looks_for_object() && (status == 404 || status == 400)) {
+    ticket.close({AttemptEnd::Declined});  // not a failure of the backend: the object is elsewhere
+    if (!co_await hold_not_found(t)) {
+      const bool keep = co_await relay_held();
+      co_return keep ? Attempted::Keep : Attempted::Close;
+    }
+    if (stateful_.untagged_try() && !next_resource(tried, false)) co_return Attempted::NothingLeft;
+    co_return Attempted::Next;
+  }
+  if (verdict.fail_over) {
+    close_failed(t, ticket, a,
+                 {AttemptEnd::Refused,
+                  {},
+                  false,
+                  false,
+                  streamed_ != nullptr,
+                  -1,
+                  {},
+                  "HTTP " + std::to_string(status)});
+    if (!streamed_) {
+      co_await exchange_.drain_or_close();
+      co_return Attempted::Next;
+    }
+  }
+  rec_.served_by = static_cast<int>(t.member.id.value);
+  const stateful::ResourceTag* tag =
+      stateful_.tags_answers() ? &snap_.resources[snap_.resource_of[t.route.backend]].tag : nullptr;
+  // What is left of a first-token deadline bounds the hold of a stream's start, and fails it over.
+  const Nanos hold = first_token ? std::max<Nanos>(*first_token - Nanos(s_.clock.now() - sent), Nanos(1))
+                                 : Nanos(header_timeout());
+  const Relayed rl = co_await exchange_.relay(
+      {t.config.name, buffers_.budget_fields, rec_.request_id, hold, first_token.has_value(), tag});
+  const Attempted next = relayed(t, ticket, a, rl);
+  if (rl.end == RelayEnd::FailOver && streamed_) co_return co_await end_streamed(StreamEnd::UpstreamFailed);
+  co_return next;
+}
+
+// Not part of attempt(): a coroutine's locals all live in its frame, which a stream holds for
+// as long as it lasts.
+Attempted ForwardJob::relayed(const ChosenTarget& t, AttemptTicket& ticket, AttemptRecord& a,
+                              const Relayed& r) {
+  if (r.end == RelayEnd::FailOver) {  // its stream's start failed: nothing went to the client
+    rec_.served_by = -1;
+    const std::string why = "HTTP " + std::to_string(a.status) +
+                            " but its stream failed before any content (" + std::string(r.why) + ")";
+    close_failed(t, ticket, a,
+                 {r.fault == RelayFault::Stalled ? AttemptEnd::Stalled : AttemptEnd::StreamFailed,
+                  r.failure,
+                  r.fault == RelayFault::ErrorEvent,
+                  false,
+                  streamed_ != nullptr,
+                  -1,
+                  {},
+                  why});
+    return Attempted::Next;
+  }
+  // The answer went to the client: its resource knows the request's objects now.
+  stateful_.answered(snap_, t.route.backend, s_.placements);
+  if (r.fault != RelayFault::None)  // cut off after the head went out: a failure like any other
+    close_failed(t, ticket, a,
+                 {AttemptEnd::CutAfterHead,
+                  r.failure,
+                  false,
+                  false,
+                  false,
+                  rec_.completion_tokens,
+                  {},
+                  "its stream broke after the answer began"});
+  else
+    ticket.close({AttemptEnd::Relayed,
+                  {},
+                  false,
+                  !rec_.client_aborted && !rec_.upstream_aborted,
+                  false,
+                  rec_.completion_tokens,
+                  {},
+                  {},
+                  r.content_at});
+  return r.end == RelayEnd::Keep ? Attempted::Keep : Attempted::Close;
+}
+
+Task<Attempted> ForwardJob::end_streamed(StreamEnd end) {
+  Refusal r{http::status::bad_gateway, "server_error", "upstream_error",
+            "The backend failed after the request body began to stream; a streamed body (larger than "
+            "STREAM_REQUEST_BODY_BYTES) is not sent again."};
+  switch (end) {
+    case StreamEnd::ClientLeft:  // nobody to tell; the backend's connection is closed already
+      rec_.client_aborted = true;
+      co_return Attempted::Close;
+    case StreamEnd::TooLarge:
+      r = {http::status::payload_too_large,
+           "invalid_request_error",
+           {},
+           too_large_message("MAX_STREAMED_BODY_BYTES")};
+      break;
+    case StreamEnd::Malformed:
+      r = {http::status::bad_request, "invalid_request_error", {}, "Malformed request body framing."};
+      break;
+    case StreamEnd::Sent:  // the whole body went, its answer did not come
+    case StreamEnd::UpstreamFailed:
+      break;
+  }
+  const bool keep = co_await refuse(r);  // (not inside a conditional expression: GCC 12)
+  co_return keep ? Attempted::Keep : Attempted::Close;
+}
+
+}  // namespace smartlb::net

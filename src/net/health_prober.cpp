@@ -1,0 +1,174 @@
+#include "smartlb/net/health_prober.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "smartlb/credentials/entra/token_fetcher.hpp"
+#include "smartlb/io/beast.hpp"
+
+namespace smartlb::net {
+
+using namespace smartlb::io;
+
+std::string_view to_string(ProbeReport::State s) {
+  switch (s) {
+    case ProbeReport::State::Off:
+      return "off";
+    case ProbeReport::State::Pending:
+      return "pending";
+    case ProbeReport::State::Up:
+      return "up";
+    case ProbeReport::State::Down:
+      return "down";
+  }
+  return "pending";
+}
+
+std::string probe_target(const BackendConfig& b) {
+  if (!b.health_probe_path.empty()) return b.url.base_path + b.health_probe_path;
+  // The models list costs no tokens: Azure's needs an api-version.
+  return b.url.base_path + (b.azure_host ? "/openai/models?api-version=2024-10-21" : "/v1/models");
+}
+
+namespace {
+
+// The URL a probe asks for: the backend's origin and base path, then its probe's path.
+std::string probe_url(const BackendConfig& b) {
+  return std::string(b.url.tls ? "https://" : "http://") + b.url.host_header + probe_target(b);
+}
+
+}  // namespace
+
+struct HealthProber::Impl {
+  Impl(const Config& c, const Published<Snapshot>& p, BackendStates& s, const Clock& k, ssl::context& t)
+      : cfg(c), published(p), states(s), clock(k), tls(t) {}
+
+  const Config& cfg;
+  const Published<Snapshot>& published;
+  BackendStates& states;
+  const Clock& clock;
+  ssl::context& tls;
+
+  struct Entry {
+    ProbeReport report;
+    MonoNanos due = 0;  // the next probe's time
+    bool probing = false;
+  };
+  mutable std::mutex mutex;  // the entries: this thread writes, /status reads
+  std::map<std::string, Entry> entries;
+
+  asio::io_context ioc;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+  std::thread thread;
+
+  Nanos interval_of(const BackendConfig& b) const {
+    return std::chrono::duration_cast<Nanos>(b.health_probe_interval.value_or(cfg.health_probe_interval));
+  }
+
+  bool any_probing() const {
+    const auto snap = published.current();
+    for (const BackendConfig& b : snap->backends)
+      if (interval_of(b).count() > 0) return true;
+    return cfg.health_probe_interval.count() > 0;  // a reload may add backends that probe
+  }
+
+  // Each second: the backends of the current configuration whose probe is due get one.
+  Task<void> loop() {
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    for (;;) {
+      const auto snap = published.current();
+      const MonoNanos now = clock.now();
+      for (std::size_t i = 0; i < snap->backends.size(); ++i) {
+        const BackendConfig& b = snap->backends[i];
+        const Nanos interval = interval_of(b);
+        std::lock_guard lock(mutex);
+        Entry& e = entries[b.name];
+        e.report.backend = b.name;
+        if (interval.count() == 0) {
+          e.report.state = ProbeReport::State::Off;
+          continue;
+        }
+        if (e.report.state == ProbeReport::State::Off) e.report.state = ProbeReport::State::Pending;
+        if (e.probing || e.due > now) continue;
+        e.probing = true;
+        e.due = now + interval.count();
+        asio::co_spawn(ioc, probe(b, snap->table.member(i).id, interval), asio::detached);
+      }
+      timer.expires_after(std::chrono::seconds(1));
+      auto [ec] = co_await timer.async_wait(use_tuple);
+      if (ec) co_return;
+    }
+  }
+
+  // `b` by value: a reload may replace the snapshot while the probe waits.
+  Task<void> probe(BackendConfig b, BackendId id, Nanos interval) {
+    entra::TokenRequest request{"GET", probe_url(b), {{"User-Agent", "smartlb-health-probe"}}, {}, true};
+    const entra::FetchedAnswer a = co_await entra::fetch_token_answer(request, tls, cfg.health_probe_timeout);
+    const bool up = probe_says_up(a.status);
+    const MonoNanos now = clock.now();
+    if (up)
+      states.health_passed(id);
+    else  // a result not renewed goes stale: two intervals and a timeout
+      states.health_failed(id, now + 2 * interval.count() + Nanos(cfg.health_probe_timeout).count());
+    std::lock_guard lock(mutex);
+    Entry& e = entries[b.name];
+    const ProbeReport::State was = e.report.state;
+    e.probing = false;
+    e.report.state = up ? ProbeReport::State::Up : ProbeReport::State::Down;
+    e.report.status = a.status;
+    e.report.detail = up ? std::string() : a.status != 0 ? "HTTP " + std::to_string(a.status) : a.error;
+    e.report.last_unix_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(clock.wall_now().time_since_epoch()).count();
+    if (!up && was != ProbeReport::State::Down)
+      spdlog::warn("backend {} failed its health probe ({}): passed over while others can serve", b.name,
+                   e.report.detail);
+    else if (up && was == ProbeReport::State::Down)
+      spdlog::info("backend {} passed its health probe again (HTTP {})", b.name, a.status);
+  }
+};
+
+HealthProber::HealthProber(const Config& cfg, const Published<Snapshot>& published, BackendStates& states,
+                           const Clock& clock, ssl::context& tls)
+    : impl_(std::make_unique<Impl>(cfg, published, states, clock, tls)) {}
+
+HealthProber::~HealthProber() { stop(); }
+
+void HealthProber::start() {
+  Impl& I = *impl_;
+  if (I.thread.joinable() || !I.any_probing()) return;
+  I.work.emplace(I.ioc.get_executor());
+  asio::co_spawn(I.ioc, I.loop(), asio::detached);
+  I.thread = std::thread([&I] { I.ioc.run(); });
+}
+
+void HealthProber::stop() {
+  Impl& I = *impl_;
+  I.work.reset();
+  I.ioc.stop();
+  if (I.thread.joinable()) I.thread.join();
+}
+
+std::vector<ProbeReport> HealthProber::reports() const {
+  const auto snap = impl_->published.current();
+  std::vector<ProbeReport> out;
+  std::lock_guard lock(impl_->mutex);
+  for (const BackendConfig& b : snap->backends) {
+    const auto it = impl_->entries.find(b.name);
+    if (it != impl_->entries.end()) {
+      out.push_back(it->second.report);
+    } else {
+      ProbeReport r;
+      r.backend = b.name;
+      r.state = impl_->interval_of(b).count() > 0 && impl_->thread.joinable() ? ProbeReport::State::Pending
+                                                                              : ProbeReport::State::Off;
+      out.push_back(std::move(r));
+    }
+  }
+  return out;
+}
+
+}  // namespace smartlb::net

@@ -1,0 +1,419 @@
+// The policy of one request (ForwardJob) without sockets: a fake Exchange plays each backend's
+// part and a manual clock keeps time, so the order of failover, the hold-back's verdicts, the
+// answer when nothing is left, the stateful pin and each outcome of an attempt's ticket are
+// shown exactly.
+#include "smartlb/net/forward_job.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "smartlb/config/config_file.hpp"
+#include "smartlb/config/url.hpp"
+#include "smartlb/routing/latency_stats.hpp"
+
+namespace smartlb::net {
+namespace {
+
+using namespace std::chrono_literals;
+
+// What one backend does with each request it gets.
+struct Plays {
+  bool answers = true;  // else a transport failure
+  TransportFailure failure = TransportFailure::Connect;
+  unsigned status = 200;
+  std::vector<std::pair<std::string, std::string>> fields;
+  Relayed relay{RelayEnd::Keep};   // how relaying its answer ends
+  std::string body = "not found";  // what read_body gives (a held answer)
+  Nanos first_content{0};          // a held stream's first content comes this long after the head
+};
+
+// The mechanism, played: each send() goes to the backend its call names, and that backend's
+// Plays say what happens; what the policy asked for is recorded.
+class FakeExchange final : public Exchange {
+ public:
+  std::map<std::size_t, Plays> backends;         // by BackendId::value
+  std::vector<std::size_t> sent_to;              // in order
+  std::vector<std::string> heads;                // the request heads sent, in order
+  std::vector<std::string> events;               // what else the policy asked for
+  std::vector<std::chrono::seconds> head_waits;  // each send's wait for the answer's head
+  std::vector<RelayOptions> relays;              // each relay's options
+  ErrorReply refused;                            // smartlb's own answer, when it gave one
+  bool refused_once = false;
+  ManualClock* clock = nullptr;
+
+  Task<Exchanged> send(const UpstreamCall& call) override {
+    sent_to.push_back(call.backend.value);
+    heads.emplace_back(call.head);
+    head_waits.push_back(call.timeout);
+    const Plays& p = backends[call.backend.value];
+    Exchanged r;
+    if (!p.answers) {
+      r.failure = p.failure;
+      r.detail = "played failure";
+      co_return r;
+    }
+    head_ = http1::ResponseHead{};
+    head_.status = p.status;
+    for (const auto& [name, value] : p.fields) head_.fields.add(http1::field_id(name), name, value);
+    current_ = &p;
+    r.answered = true;
+    co_return r;
+  }
+  const http1::ResponseHead& answer_head() const override { return head_; }
+  Task<void> drain_or_close() override {
+    events.push_back("drained");
+    co_return;
+  }
+  void discard() override { events.push_back("discarded"); }
+  Task<Relayed> relay(const RelayOptions& o) override {
+    events.push_back("relayed from " + std::string(o.backend_name));
+    relays.push_back(o);
+    Relayed r = current_->relay;
+    if (current_->first_content.count() > 0 && clock) {
+      clock->advance(current_->first_content);
+      r.content_at = clock->now();
+    }
+    co_return r;
+  }
+  Task<BodyRead> read_body(std::string& out, std::size_t) override {
+    out += current_->body;
+    co_return BodyRead::Done;
+  }
+  Task<Relayed> write_answer(const http1::ResponseHead& res, std::string_view,
+                             const RelayOptions& o) override {
+    events.push_back("wrote held " + std::to_string(res.status) + " from " + std::string(o.backend_name));
+    co_return Relayed{RelayEnd::Keep};
+  }
+  Task<bool> refuse(const ErrorReply& r) override {
+    refused = r;
+    refused_once = true;
+    events.push_back("refused " + std::to_string(static_cast<unsigned>(r.status)));
+    co_return r.keep_alive;
+  }
+  Task<void> open_session(const WebSocketSession&) override {
+    events.push_back("session");
+    co_return;
+  }
+  bool client_may_go_on() const override { return true; }
+
+ private:
+  http1::ResponseHead head_;
+  const Plays* current_ = nullptr;
+};
+
+// A configuration, its snapshot and the shared state, on a manual clock.
+struct Policy : ::testing::Test {
+  ManualClock clock;
+  Config cfg;
+  BackendIds ids;
+  std::unique_ptr<Published<Snapshot>> published;
+  std::unique_ptr<BackendStates> states;
+  LatencyStats latency;
+  io::ssl::context tls{io::ssl::context::tls_client};
+  std::unique_ptr<Shared> shared;
+  FastRandom rng{7};
+  FakeExchange exchange;
+  ForwardBuffers buffers;
+  RequestRecord rec;
+
+  void add_backend(const std::string& name, int priority = 1, const std::string& resource = "") {
+    BackendConfig b;
+    b.id = static_cast<int>(cfg.backends.size()) + 1;
+    b.name = name;
+    b.url = *parse_backend_url("http://" + name + ".example:80").url;
+    b.priority = priority;
+    b.api_key = "key-" + name;
+    b.resource = resource;
+    cfg.backends.push_back(b);
+  }
+  void start() {
+    exchange.clock = &clock;
+    published = std::make_unique<Published<Snapshot>>(make_snapshot(cfg, ids));
+    states = std::make_unique<BackendStates>(
+        clock, CooldownPolicy{cfg.default_cooldown, cfg.min_cooldown, cfg.max_cooldown});
+    states->track(published->current()->table);
+    shared = std::make_unique<Shared>(cfg, *published, *states, latency, clock, tls, nullptr);
+  }
+  std::size_t id_of(const std::string& name) const {
+    const Snapshot& s = *published->current();
+    for (std::size_t i = 0; i < s.backends.size(); ++i)
+      if (s.backends[i].name == name) return s.table.member(i).id.value;
+    ADD_FAILURE() << name;
+    return 0;
+  }
+  Plays& backend(const std::string& name) { return exchange.backends[id_of(name)]; }
+  std::vector<std::string> tried() const {
+    std::vector<std::string> out;
+    const Snapshot& s = *published->current();
+    for (std::size_t id : exchange.sent_to)
+      for (std::size_t i = 0; i < s.backends.size(); ++i)
+        if (s.table.member(i).id.value == id) out.push_back(s.backends[i].name);
+    return out;
+  }
+  // Runs one request through the policy to its end; whether the connection may go on.
+  bool forward(const std::string& method, const std::string& target, const std::string& body = "{}") {
+    RequestHead req;
+    req.method = http::string_to_verb(method);
+    req.method_text = method;
+    req.target = target;
+    req.body = body;
+    req.fields.add(http::field::host, "Host", "smartlb");
+    const RequestTarget rt = *parse_request_target(req.target);
+    rec = RequestRecord{};
+    rec.start = clock.coarse_now();
+    const std::shared_ptr<const Snapshot> snap = published->current();
+    const ClientIdentity caller = ClientAuthenticator::anonymous();
+    io::asio::io_context ioc;
+    bool keep = false;
+    io::asio::co_spawn(
+        ioc.get_executor(),
+        [&]() -> Task<void> {
+          ForwardJob job(*shared, rng, exchange, *snap, req, rt, caller, rec, buffers, nullptr);
+          keep = co_await job.run();
+        },
+        io::asio::detached);
+    ioc.run();
+    return keep;
+  }
+  static constexpr const char* kChat = "/openai/deployments/gpt/chat/completions?api-version=2024-10-21";
+};
+
+TEST_F(Policy, A429FailsOverAtOnceToTheNextPriorityAndCoolsTheFirst) {
+  add_backend("ptu", 1);
+  add_backend("paygo", 2);
+  start();
+  backend("ptu") = {true, {}, 429, {{"retry-after", "20"}}};
+  EXPECT_TRUE(forward("POST", kChat));
+  EXPECT_EQ(tried(), (std::vector<std::string>{"ptu", "paygo"}));
+  EXPECT_EQ(exchange.events, (std::vector<std::string>{"drained", "relayed from paygo"}));
+  ASSERT_EQ(rec.attempt_count, 2u);
+  EXPECT_EQ(rec.attempts[0].cause, FailureCause::Throttled);
+  EXPECT_EQ(rec.attempts[0].cooldown_ms, 20000);
+  EXPECT_EQ(rec.attempts[1].cause, FailureCause::None);
+  EXPECT_EQ(rec.served_by, static_cast<int>(id_of("paygo")));
+  // The next request goes straight to the second while the first cools down...
+  exchange.sent_to.clear();
+  forward("POST", kChat);
+  EXPECT_EQ(tried(), (std::vector<std::string>{"paygo"}));
+  // ... and to the first again once its Retry-After has passed.
+  clock.advance(20s);
+  exchange.sent_to.clear();
+  backend("ptu") = {};
+  forward("POST", kChat);
+  EXPECT_EQ(tried(), (std::vector<std::string>{"ptu"}));
+}
+
+TEST_F(Policy, EveryOutcomeThatFailsOverTriesEachBackendOnceThenAnswersWhenToComeBack) {
+  add_backend("a", 1);
+  add_backend("b", 2);
+  add_backend("c", 3);
+  start();
+  backend("a") = {false, TransportFailure::Connect};
+  backend("b") = {true, {}, 503, {{"retry-after", "3"}}};
+  backend("c") = {true, {}, 429, {{"retry-after-ms", "1500"}}};
+  EXPECT_TRUE(forward("POST", kChat));
+  EXPECT_EQ(tried(), (std::vector<std::string>{"a", "b", "c"}));
+  ASSERT_TRUE(exchange.refused_once);
+  // Throttled beside failed: a 429 that says when the soonest is back (c, in 1.5 s).
+  EXPECT_EQ(exchange.refused.status, http::status::too_many_requests);
+  EXPECT_EQ(exchange.refused.retry_after, 1500ms);
+  EXPECT_EQ(rec.attempts[0].cause, FailureCause::ConnectFailed);
+  EXPECT_EQ(rec.attempts[1].cause, FailureCause::ServerError);
+  EXPECT_EQ(rec.attempts[2].cause, FailureCause::Throttled);
+}
+
+TEST_F(Policy, A400IsRelayedAsItIsAndCoolsNothing) {
+  add_backend("a", 1);
+  add_backend("b", 2);
+  start();
+  backend("a") = {true, {}, 400};
+  forward("POST", kChat);
+  EXPECT_EQ(tried(), (std::vector<std::string>{"a"}));
+  EXPECT_EQ(exchange.events, (std::vector<std::string>{"relayed from a"}));
+  EXPECT_TRUE(states->available(published->current()->table.member(0), "gpt"));
+}
+
+TEST_F(Policy, AHeldStreamWhoseFirstEventIsAnErrorFailsOverLikeA5xx) {
+  add_backend("a", 1);
+  add_backend("b", 2);
+  start();
+  backend("a").relay = Relayed{RelayEnd::FailOver, RelayFault::ErrorEvent, {}, "an error event"};
+  forward("POST", kChat, R"({"stream":true})");
+  EXPECT_EQ(tried(), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(rec.attempts[0].cause, FailureCause::StreamError);
+  EXPECT_EQ(rec.served_by, static_cast<int>(id_of("b")));
+}
+
+TEST_F(Policy, AHeldStreamWhoseConnectionFailsFailsOverAndCoolsTheBackend) {
+  add_backend("a", 1);
+  add_backend("b", 2);
+  start();
+  backend("a").relay = Relayed{RelayEnd::FailOver, RelayFault::Transport, TransportFailure::Lost, "lost"};
+  forward("POST", kChat, R"({"stream":true})");
+  EXPECT_EQ(tried(), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(rec.attempts[0].cause, FailureCause::ConnectionLost);
+  EXPECT_FALSE(states->available(published->current()->table.member(0), "other-model"))
+      << "the whole backend";
+}
+
+TEST_F(Policy, AStreamCutAfterItsHeadIsAFailureItsBreakerCounts) {
+  cfg.backends.clear();
+  const char* yaml = R"(
+backends:
+  - {name: a, url: "http://a.example"}
+  - {name: b, url: "http://b.example"}
+targets:
+  - {id: a/gpt, backend: a}
+  - {id: b/gpt, backend: b}
+model_configs:
+  - model: a/gpt
+    failure_tolerance: {allowed_failures_per_minute: 1, cooldown_period_minutes: 5}
+rules:
+  - id: r
+    type: priority-based-routing
+    when: {models: [gpt]}
+    load_balance_targets:
+      - {target: a/gpt, priority: 1}
+      - {target: b/gpt, priority: 2}
+)";
+  auto loaded = load_config_text({}, yaml, "t.yaml");
+  ASSERT_TRUE(loaded.config) << (loaded.errors.empty() ? "" : loaded.errors[0]);
+  cfg = *loaded.config;
+  start();
+  backend("a").relay = Relayed{RelayEnd::Close, RelayFault::Transport, TransportFailure::Lost};
+  for (int i = 0; i < 2; ++i) {
+    exchange.sent_to.clear();
+    forward("POST", kChat, R"({"stream":true})");
+    EXPECT_EQ(tried(), (std::vector<std::string>{"a"})) << "the client had its head: no failover";
+    EXPECT_EQ(rec.attempts[0].cause, FailureCause::ConnectionLost);
+    EXPECT_EQ(rec.attempts[0].breaker_tripped, i == 1);
+    clock.advance(11s);  // past the cut's own cooldown
+  }
+  exchange.sent_to.clear();
+  forward("POST", kChat);
+  EXPECT_EQ(tried(), (std::vector<std::string>{"b"})) << "the breaker holds a/gpt out";
+}
+
+TEST_F(Policy, AClientThatLeftMidStreamCostsTheBackendNothing) {
+  add_backend("a", 1);
+  add_backend("b", 2);
+  start();
+  backend("a").relay = Relayed{RelayEnd::Close};
+  forward("POST", kChat, R"({"stream":true})");
+  exchange.sent_to.clear();
+  forward("POST", kChat);
+  EXPECT_EQ(tried(), (std::vector<std::string>{"a"}));
+}
+
+TEST_F(Policy, ATaggedIdPinsTheRequestToItsResourceAndNotFoundIsHeldWhileOthersAreTried) {
+  add_backend("east", 1, "east-resource");
+  add_backend("west", 1, "west-resource");
+  start();
+  // An untagged id: each resource in turn; a "not found" is held while the other is tried.
+  backend("east") = {true, {}, 404, {{"content-type", "application/json"}}};
+  backend("west") = {true, {}, 404, {{"content-type", "application/json"}}};
+  backend("east").body = backend("west").body = R"({"error":{"code":"not_found","message":"No such file"}})";
+  forward("GET", "/openai/files/file-abc?api-version=2024-10-21", "");
+  EXPECT_EQ(exchange.sent_to.size(), 2u) << "both resources were asked";
+  ASSERT_FALSE(exchange.events.empty());
+  EXPECT_EQ(exchange.events.back().substr(0, 14), "wrote held 404") << "the last 'not found' is the answer";
+  EXPECT_TRUE(states->available(published->current()->table.member(0), "")) << "nothing cools down";
+}
+
+constexpr const char* kStreamed = R"({"messages":[{"role":"user","content":"hi"}],"stream":true})";
+
+TEST_F(Policy, AStreamWithoutContentWithinItsFirstTokenDeadlineFailsOverAndTheLastIsNeverCut) {
+  cfg.first_token_timeout = 5s;  // FIRST_TOKEN_TIMEOUT_SECONDS=5
+  add_backend("a", 1);
+  add_backend("b", 2);
+  start();
+  backend("a").relay = Relayed{RelayEnd::FailOver, RelayFault::Stalled, {}, "no content"};
+  forward("POST", kChat, kStreamed);
+  EXPECT_EQ(tried(), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(rec.attempts[0].cause, FailureCause::Stalled);
+  EXPECT_EQ(rec.served_by, static_cast<int>(id_of("b")));
+  ASSERT_EQ(exchange.relays.size(), 2u);
+  EXPECT_TRUE(exchange.relays[0].fail_over_stall);
+  EXPECT_EQ(exchange.relays[0].hold_timeout, 5s) << "its head came at once: the whole deadline is left";
+  EXPECT_FALSE(exchange.relays[1].fail_over_stall) << "the last candidate gets its whole timeout";
+  EXPECT_EQ(exchange.relays[1].hold_timeout, Nanos(100s));
+  EXPECT_EQ(exchange.head_waits, (std::vector<std::chrono::seconds>{5s, 100s}));
+  EXPECT_FALSE(states->available(published->current()->table.member(0), "gpt")) << "cooled down";
+}
+
+TEST_F(Policy, AHeadThatDoesNotComeWithinTheFirstTokenDeadlineIsAStall) {
+  cfg.first_token_timeout = 5s;
+  add_backend("a", 1);
+  add_backend("b", 2);
+  start();
+  backend("a") = {false, TransportFailure::Timeout};
+  forward("POST", kChat, kStreamed);
+  EXPECT_EQ(tried(), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(rec.attempts[0].cause, FailureCause::Stalled);
+}
+
+TEST_F(Policy, ARequestThatDoesNotStreamHasNoFirstTokenDeadline) {
+  cfg.first_token_timeout = 5s;
+  add_backend("a", 1);
+  add_backend("b", 2);
+  start();
+  forward("POST", kChat, R"({"messages":[],"stream":false})");
+  EXPECT_EQ(exchange.head_waits, (std::vector<std::chrono::seconds>{100s}));
+  EXPECT_FALSE(exchange.relays[0].fail_over_stall);
+}
+
+TEST_F(Policy, ByDefaultTheFirstTokenDeadlineIsLearnedFromTheDeploymentsOwnFirstTokens) {
+  add_backend("a", 1);
+  add_backend("b", 2);
+  start();
+  backend("a").first_content = 150ms;
+  for (std::size_t i = 0; i < FirstTokenStats::kEnough; ++i) {
+    forward("POST", kChat, kStreamed);
+    EXPECT_FALSE(exchange.relays.back().fail_over_stall) << "nothing known yet: no deadline of smartlb's own";
+  }
+  forward("POST", kChat, kStreamed);
+  EXPECT_TRUE(exchange.relays.back().fail_over_stall);
+  EXPECT_EQ(exchange.relays.back().hold_timeout, FirstTokenStats::kFloor) << "a fast deployment: the floor";
+  EXPECT_EQ(exchange.head_waits.back(), 8s);
+  // A reasoning effort never seen on it is not cut.
+  forward("POST", kChat, R"({"messages":[],"stream":true,"reasoning_effort":"high"})");
+  EXPECT_FALSE(exchange.relays.back().fail_over_stall);
+}
+
+TEST_F(Policy, FirstTokenTimeoutZeroTurnsTheDeadlineOff) {
+  cfg.first_token_timeout = 0s;
+  add_backend("a", 1);
+  add_backend("b", 2);
+  start();
+  backend("a").first_content = 150ms;
+  for (std::size_t i = 0; i < FirstTokenStats::kEnough + 2; ++i) forward("POST", kChat, kStreamed);
+  EXPECT_FALSE(exchange.relays.back().fail_over_stall);
+}
+
+TEST_F(Policy, NoRuleForTheModelIsA404ModelNotFoundAndNoBackendIsAsked) {
+  const char* yaml = R"(
+backends:
+  - {name: a, url: "http://a.example"}
+targets:
+  - {id: a/gpt, backend: a}
+rules:
+  - id: r
+    type: priority-based-routing
+    when: {models: [gpt]}
+    load_balance_targets: [{target: a/gpt}]
+)";
+  auto loaded = load_config_text({}, yaml, "t.yaml");
+  ASSERT_TRUE(loaded.config) << (loaded.errors.empty() ? "" : loaded.errors[0]);
+  cfg = *loaded.config;
+  start();
+  forward("POST", "/openai/deployments/other/chat/completions?api-version=1");
+  EXPECT_TRUE(exchange.sent_to.empty());
+  EXPECT_EQ(exchange.refused.status, http::status::not_found);
+  EXPECT_EQ(exchange.refused.code, "model_not_found");
+}
+
+}  // namespace
+}  // namespace smartlb::net
