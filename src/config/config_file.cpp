@@ -45,12 +45,14 @@ void read_sections(Reader& r, const YAML::Node& root, Config& cfg) {
     for (const char* ignored : {"name", "type"})
       if (const auto n = root[ignored]; n && !n.IsScalar()) r.error(ignored, n, "must be a string");
     const YAML::Node rules = root["rules"];
-    const bool file_has_rules = rules && rules.IsSequence() && rules.size() > 0;
+    const bool file_has_rules =
+        (rules && rules.IsSequence() && rules.size() > 0) || root["virtual_models"] || root["integrations"];
     read_backends(r, root["backends"], /*azure_clients=*/!file_has_rules, cfg);
     read_targets(r, root["targets"], cfg);
     read_clients(r, root["clients"], cfg);
     read_subject_limits(r, root["subject_limits"], cfg);
     read_token_issuers(r, root["token_issuers"], cfg);
+    read_virtual_models(r, root, cfg);
     read_rules(r, root["rules"], cfg);
     read_model_configs(r, root["model_configs"], cfg);
     read_redis(r, root["redis"], cfg);
@@ -81,6 +83,13 @@ std::map<std::string, std::vector<std::string>> config_file_keys() {
           {"rules", list(kRuleKeys)},
           {"rules.when", list(kWhenKeys)},
           {"rules.load_balance_targets", list(kRuleTargetKeys)},
+          {"rules.load_balance_targets.retry_config", list(kRetryConfigKeys)},
+          {"virtual_models", list(kVirtualAccountKeys)},
+          {"virtual_models.integrations", list(kVirtualModelKeys)},
+          {"virtual_models.integrations.routing_config", list(kRoutingConfigKeys)},
+          {"virtual_models.integrations.routing_config.sticky_routing", list(kStickyKeys)},
+          {"virtual_models.integrations.routing_config.sticky_routing.session_identifiers",
+           list(kSessionIdentifierKeys)},
           {"rules.config", list(kLatencyConfigKeys)},
           {"model_configs", list(kModelConfigKeys)},
           {"model_configs.usage_limits", list(kUsageLimitKeys)},

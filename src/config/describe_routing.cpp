@@ -24,7 +24,8 @@ void describe_rule(std::ostream& out, const Config& cfg, const RuleConfig& rule)
   for (const auto& s : rule.subjects) out << ", subject " << s;
   for (const auto& m : rule.models) out << ", model " << m;
   for (const auto& [k, v] : rule.metadata) out << ", metadata " << k << "=" << v;
-  if (rule.affinity) out << ", affinity";
+  if (rule.affinity)
+    out << ", affinity" << (rule.affinity_header.empty() ? "" : " on " + rule.affinity_header);
   if (rule.slow_start.count()) out << ", slow start " << rule.slow_start.count() << " s";
   out << "\n";
   for (const auto& rt : rule.targets) {
@@ -37,6 +38,18 @@ void describe_rule(std::ostream& out, const Config& cfg, const RuleConfig& rule)
     if (t && (t->tpm || t->rpm)) out << ", quota " << t->tpm << " TPM / " << t->rpm << " RPM";
     if (t && t->allowed_failures_per_minute)
       out << ", breaker after " << *t->allowed_failures_per_minute << " failures/min";
+    const auto statuses = [&](const std::vector<unsigned>& codes) {
+      for (std::size_t i = 0; i < codes.size(); ++i) out << (i ? "," : "") << codes[i];
+    };
+    if (rt.retry) {
+      out << ", retried " << rt.retry->attempts << "x after " << rt.retry->delay.count() << " ms on ";
+      statuses(rt.retry->on_status);
+    }
+    if (rt.fallback_status) {
+      out << ", falls back on ";
+      statuses(*rt.fallback_status);
+    }
+    if (!rt.fallback_candidate) out << ", never a fallback";
     out << "\n";
   }
 }

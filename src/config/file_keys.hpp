@@ -6,9 +6,10 @@
 
 namespace smartlb::config_file {
 
-inline constexpr std::string_view kTopKeys[] = {"name",    "type",          "backends",      "targets",
-                                                "clients", "rules",         "model_configs", "subject_limits",
-                                                "redis",   "token_issuers", "admin",         "prices"};
+inline constexpr std::string_view kTopKeys[] = {
+    "name",  "type",          "backends",       "targets",      "clients",
+    "rules", "model_configs", "subject_limits", "redis",        "token_issuers",
+    "admin", "prices",        "virtual_models", "integrations", "collaborators"};
 inline constexpr std::string_view kPricesKeys[] = {"currency", "models"};
 inline constexpr std::string_view kModelPriceKeys[] = {"model", "aliases", "input", "cached_input", "output"};
 inline constexpr std::string_view kRedisKeys[] = {"url", "key_prefix", "ca_file", "timeout_ms", "replica_id"};
@@ -42,7 +43,25 @@ inline constexpr std::string_view kTokenIssuerKeys[] = {
 inline constexpr std::string_view kRuleKeys[] = {
     "id", "type", "when", "load_balance_targets", "config", "affinity", "slow_start_seconds"};
 inline constexpr std::string_view kWhenKeys[] = {"subjects", "models", "metadata"};
-inline constexpr std::string_view kRuleTargetKeys[] = {"target", "weight", "priority", "override_params"};
+inline constexpr std::string_view kRuleTargetKeys[] = {"target",
+                                                       "weight",
+                                                       "priority",
+                                                       "override_params",
+                                                       "retry_config",
+                                                       "fallback_status_codes",
+                                                       "fallback_candidate",
+                                                       "sla_cutoff",
+                                                       "headers_override",
+                                                       "timeout_ms"};
+inline constexpr std::string_view kRetryConfigKeys[] = {"attempts", "delay", "on_status_codes"};
+// TrueFoundry's virtual models: a provider account of type provider-account/virtual-model, its
+// integrations each a virtual model with its routing_config.
+inline constexpr std::string_view kVirtualAccountKeys[] = {"name", "type", "integrations", "collaborators"};
+inline constexpr std::string_view kVirtualModelKeys[] = {"name", "type", "model_types", "routing_config",
+                                                         "slug"};
+inline constexpr std::string_view kRoutingConfigKeys[] = {"type", "load_balance_targets", "sticky_routing"};
+inline constexpr std::string_view kStickyKeys[] = {"ttl_seconds", "session_identifiers"};
+inline constexpr std::string_view kSessionIdentifierKeys[] = {"key", "source"};
 inline constexpr std::string_view kLatencyConfigKeys[] = {"lookback_window_minutes",
                                                           "allowed_latency_overhead_percentage"};
 inline constexpr std::string_view kModelConfigKeys[] = {"model", "usage_limits", "failure_tolerance",

@@ -22,10 +22,12 @@ void read_clients(Reader& r, const YAML::Node& list, Config& cfg);              
 void read_subject_limits(Reader& r, const YAML::Node& list, Config& cfg);                // file_clients.cpp
 void read_token_issuers(Reader& r, const YAML::Node& list, Config& cfg);  // file_token_issuers.cpp
 void read_rules(Reader& r, const YAML::Node& list, Config& cfg);          // file_rules.cpp
-void read_model_configs(Reader& r, const YAML::Node& list, Config& cfg);  // file_model_configs.cpp
-void read_redis(Reader& r, const YAML::Node& n, Config& cfg);             // file_redis.cpp
-void read_admin(Reader& r, const YAML::Node& n, Config& cfg);             // file_admin.cpp
-void read_prices(Reader& r, const YAML::Node& n, Config& cfg);            // file_prices.cpp
+// TrueFoundry's virtual models (the file as one account, or `virtual_models`): rules, first.
+void read_virtual_models(Reader& r, const YAML::Node& root, Config& cfg);  // file_rules.cpp
+void read_model_configs(Reader& r, const YAML::Node& list, Config& cfg);   // file_model_configs.cpp
+void read_redis(Reader& r, const YAML::Node& n, Config& cfg);              // file_redis.cpp
+void read_admin(Reader& r, const YAML::Node& n, Config& cfg);              // file_admin.cpp
+void read_prices(Reader& r, const YAML::Node& n, Config& cfg);             // file_prices.cpp
 
 // Across sections (file_cross_checks.cpp).
 

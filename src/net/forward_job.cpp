@@ -74,6 +74,10 @@ std::optional<ChosenTarget> ForwardJob::choose_target(TriedSet& tried) {
                       choice->probe};
 }
 
+Nanos ForwardJob::time_left() const {
+  return std::chrono::duration_cast<Nanos>(cfg_.request_timeout) - Nanos(s_.clock.coarse_now() - rec_.start);
+}
+
 std::optional<Nanos> ForwardJob::first_token_deadline(const ChosenTarget& t, const TriedSet& tried) const {
   if (!streams_ || streamed_ || t.route.first_token.mode == FirstTokenSetting::Mode::Off) return std::nullopt;
   const bool last =
@@ -160,7 +164,15 @@ Task<bool> ForwardJob::run() {
       break;
     }
     if (!credential_ready(*t) && !co_await await_credential(*t)) continue;
-    const Attempted a = co_await attempt(*t, tried);
+    retries_ = 0;
+    Attempted a = co_await attempt(*t, tried);
+    // The same target again, as its retry_config asks, while its quota takes the request.
+    while (a == Attempted::Retry) {
+      ++retries_;
+      co_await exchange_.pause(t->route.retry->delay);
+      a = AttemptTicket::reserve_again(s_.routing, t->ticket(), model_, cost_) ? co_await attempt(*t, tried)
+                                                                               : Attempted::Next;
+    }
     if (a == Attempted::NothingLeft) break;
     if (a != Attempted::Next) co_return finish(a == Attempted::Keep);
   }
@@ -269,17 +281,26 @@ Task<Attempted> ForwardJob::attempt(const ChosenTarget& t, TriedSet& tried) {
     if (stateful_.untagged_try() && !next_resource(tried, false)) co_return Attempted::NothingLeft;
     co_return Attempted::Next;
   }
+  // Once a streamed body went, whatever the backend answers is relayed (its cooldown recorded).
+  const AnswerMove move = streamed_ ? AnswerMove::Relay
+                                    : move_for({status, verdict, ticket.head_hint()}, t.route.retry, retries_,
+                                               t.route.fallback_status, time_left());
+  if (move == AnswerMove::Retry || move == AnswerMove::MoveOn) {
+    ticket.close({move == AnswerMove::Retry ? AttemptEnd::Retried : AttemptEnd::MovedOn});
+    co_await exchange_.drain_or_close();
+    co_return move == AnswerMove::Retry ? Attempted::Retry : Attempted::Next;
+  }
   if (verdict.fail_over) {
     close_failed(t, ticket, a,
                  {AttemptEnd::Refused,
                   {},
                   false,
                   false,
-                  streamed_ != nullptr,
+                  move == AnswerMove::Relay,
                   -1,
                   {},
                   "HTTP " + std::to_string(status)});
-    if (!streamed_) {
+    if (move == AnswerMove::FailOver) {
       co_await exchange_.drain_or_close();
       co_return Attempted::Next;
     }

@@ -152,7 +152,9 @@ std::optional<std::string_view> ForwardJob::match_rule() {
   rule_ = stateful_.rule(snap_, matched_, !model_.empty());
   if (rule_ && rule_->affinity) {
     // The client's own key, or the body's prompt cache key, or its end user.
-    affinity_key_ = req_.fields.get("x-smartlb-affinity");
+    // A virtual model's sticky routing names its header; else smartlb's own.
+    if (!rule_->affinity_header.empty()) affinity_key_ = req_.fields.get(rule_->affinity_header);
+    if (affinity_key_.empty()) affinity_key_ = req_.fields.get("x-smartlb-affinity");
     if (affinity_key_.empty() && model_in_body_) {
       const RequestBodyFacts& body = body_facts();
       affinity_key_ = body.prompt_cache_key ? *body.prompt_cache_key : body.user.value_or("");

@@ -136,6 +136,7 @@ Rule make_rule(const RuleConfig& rc, RuleInputs& in, const std::function<bool(st
   rule.type = rc.type;
   rule.when = RuleConditions{rc.subjects, rc.models, rc.metadata};
   rule.affinity = rc.affinity;
+  rule.affinity_header = rc.affinity_header;
   rule.slow_start = std::chrono::duration_cast<Nanos>(rc.slow_start);
   rule.lookback = std::chrono::duration_cast<Nanos>(rc.lookback);
   rule.implicit = rc.implicit;
@@ -150,6 +151,7 @@ Rule make_rule(const RuleConfig& rc, RuleInputs& in, const std::function<bool(st
     m.priority = rt.priority;
     m.weight = rt.weight;
     m.deployment_override = t->second->upstream_name;
+    m.fallback_candidate = rt.fallback_candidate;
     if (!t->second->quota_group.empty()) m.quota_group = t->second->quota_group;
     // A target's own quota (model_configs) or else its backend's, per deployment.
     m.tokens_per_window = scale_to_window(t->second->tpm ? t->second->tpm : backend.tpm, cfg.quota_window);
@@ -165,6 +167,8 @@ Rule make_rule(const RuleConfig& rc, RuleInputs& in, const std::function<bool(st
       route.renamed.push_back(BodyEdit{"model", json_string(route.upstream_name)});
     route.allowed_failures_per_minute = t->second->allowed_failures_per_minute;
     route.breaker_cooldown = std::chrono::duration_cast<Nanos>(t->second->breaker_cooldown);
+    route.retry = rt.retry;
+    route.fallback_status = rt.fallback_status;
     route.first_token = first_token_setting(t->second->first_token_timeout ? t->second->first_token_timeout
                                                                            : cfg.first_token_timeout);
     rule.route.push_back(std::move(route));

@@ -294,6 +294,13 @@ Task<bool> UpstreamExchange::refuse(const ErrorReply& reply) {
   co_return !ec && reply.keep_alive;
 }
 
+Task<void> UpstreamExchange::pause(std::chrono::milliseconds delay) {
+  asio::basic_waitable_timer<std::chrono::steady_clock, asio::wait_traits<std::chrono::steady_clock>,
+                             Executor>
+      timer(client_.get_executor(), delay);
+  co_await timer.async_wait(use_tuple);
+}
+
 Task<void> UpstreamExchange::open_session(const WebSocketSession& session) {
   return relay_websocket(ctx_, client_, std::move(conn_), session, rec_);
 }

@@ -40,6 +40,8 @@ Closed AttemptTicket::close(const AttemptOutcome& o) {
     case AttemptEnd::ClientLeft:  // the client's doing: nothing against the backend
     case AttemptEnd::Upgraded:
     case AttemptEnd::Declined:
+    case AttemptEnd::Retried:
+    case AttemptEnd::MovedOn:
       return {};
     case AttemptEnd::Refused:
       return fail(o, head_verdict_, head_hint_);

@@ -8,8 +8,8 @@ std::optional<std::size_t> pick_probe(const RoutingTable& table, const BackendSt
     std::optional<std::size_t> best;
     MonoNanos best_refill = 0;
     for (std::size_t i : g.members) {
-      if (request.tried.contains(i)) continue;
       const PoolMember& m = table.member(i);
+      if (request.tried.contains(i) || (!m.fallback_candidate && request.tried.count() > 0)) continue;
       const std::optional<MonoNanos> refill = states.probe_rank(m, request.deployment, now, request.cost);
       if (!refill) continue;
       if (!best || *refill < best_refill ||
@@ -48,7 +48,7 @@ std::optional<std::size_t> pick_unhealthy(const RoutingTable& table, const Backe
   for (const PriorityGroup& g : table.groups()) {
     std::optional<std::size_t> best;
     for (std::size_t i : g.members)
-      if (!request.tried.contains(i) &&
+      if (!request.tried.contains(i) && (table.member(i).fallback_candidate || request.tried.count() == 0) &&
           states.standing(table.member(i), request.deployment, now, request.cost) ==
               BackendStates::Standing::Unhealthy &&
           (!best || table.member(i).weight > table.member(*best).weight))
@@ -73,7 +73,7 @@ bool another_candidate(const RoutingTable& table, const BackendStates& states, c
   const MonoNanos now = states.clock().now();
   using Standing = BackendStates::Standing;
   for (std::size_t i = 0; i < table.size(); ++i) {
-    if (request.tried.contains(i)) continue;
+    if (request.tried.contains(i) || !table.member(i).fallback_candidate) continue;
     const Standing st = states.standing(table.member(i), request.deployment, now, request.cost);
     if (st == Standing::Available || st == Standing::Unhealthy) return true;
   }

@@ -306,7 +306,16 @@ TEST(ConfigFile, TheJsonSchemaKnowsExactlyTheKeysTheLoaderTakes) {
       {"token_issuers", defs["token_issuer"]},
       {"rules", defs["rule"]},
       {"rules.when", defs["rule"]["properties"]["when"]},
-      {"rules.load_balance_targets", defs["rule"]["properties"]["load_balance_targets"]["items"]},
+      {"rules.load_balance_targets", defs["rule_target"]},
+      {"rules.load_balance_targets.retry_config", defs["rule_target"]["properties"]["retry_config"]},
+      {"virtual_models", defs["virtual_model_account"]},
+      {"virtual_models.integrations", defs["virtual_model"]},
+      {"virtual_models.integrations.routing_config", defs["virtual_model"]["properties"]["routing_config"]},
+      {"virtual_models.integrations.routing_config.sticky_routing",
+       defs["virtual_model"]["properties"]["routing_config"]["properties"]["sticky_routing"]},
+      {"virtual_models.integrations.routing_config.sticky_routing.session_identifiers",
+       defs["virtual_model"]["properties"]["routing_config"]["properties"]["sticky_routing"]["properties"]
+           ["session_identifiers"]["items"]},
       {"rules.config", defs["rule"]["properties"]["config"]},
       {"model_configs", defs["model_config"]},
       {"model_configs.usage_limits", defs["model_config"]["properties"]["usage_limits"]},
@@ -459,6 +468,95 @@ redis:
   EXPECT_NE(all.find("redis.timeout_ms"), std::string::npos) << all;
   EXPECT_NE(all.find("redis.replica: unknown key"), std::string::npos) << all;
   EXPECT_EQ(all.find("hunter22"), std::string::npos) << all;
+}
+
+// TrueFoundry's current target options, as its documentation writes them
+// (tests/config/truefoundry_targets.yaml): retry_config, fallback_status_codes,
+// fallback_candidate, and ["*"] for any subject.
+TEST(ConfigFile, TrueFoundrysTargetOptionsLoadWithTheirDocumentedDefaults) {
+  std::ifstream in(std::string(SMARTLB_SOURCE_DIR) + "/tests/config/truefoundry_targets.yaml");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto r =
+      load_config_text({{"AZURE_KEY", "k1-0123456789"}, {"OPENAI_KEY", "k2-0123456789"}}, text, "tf.yaml");
+  ASSERT_TRUE(r.config) << all_errors(r);
+  const auto& rules = r.config->policy.rules;
+  ASSERT_EQ(rules.size(), 2u);
+  EXPECT_TRUE(rules[0].subjects.empty()) << "[\"*\"]: any subject";
+  const RuleTarget& azure = rules[0].targets[0];
+  ASSERT_TRUE(azure.retry);
+  EXPECT_EQ(azure.retry->attempts, 2u);
+  EXPECT_EQ(azure.retry->delay, std::chrono::milliseconds(100));
+  EXPECT_EQ(azure.retry->on_status, (std::vector<unsigned>{429, 500, 502, 503}));
+  EXPECT_EQ(azure.fallback_status, (std::vector<unsigned>{401, 403, 404, 429, 500, 502, 503}));
+  EXPECT_TRUE(rules[0].targets[1].fallback_candidate);
+  EXPECT_FALSE(rules[0].targets[2].fallback_candidate);
+  EXPECT_FALSE(rules[0].targets[1].retry) << "no retry_config: smartlb's own behaviour";
+  EXPECT_FALSE(rules[0].targets[1].fallback_status);
+  // An empty retry_config takes TrueFoundry's defaults; a 400 may fall back where the file says so.
+  const RuleTarget& long_context = rules[1].targets[0];
+  ASSERT_TRUE(long_context.retry);
+  EXPECT_EQ(long_context.retry->attempts, 2u);
+  EXPECT_EQ(long_context.retry->on_status, (std::vector<unsigned>{429, 500, 502, 503}));
+  EXPECT_EQ(long_context.fallback_status->front(), 400u);
+  EXPECT_TRUE(std::any_of(r.warnings.begin(), r.warnings.end(), [](const std::string& w) {
+    return w.find("sla_cutoff") != std::string::npos;
+  })) << "sla_cutoff is accepted and said to have no effect";
+}
+
+TEST(ConfigFile, ABadStatusCodeIsNamed) {
+  const auto r = load_config_text({}, R"(
+backends: [{name: a, url: "http://a.example"}]
+targets: [{id: a/m, backend: a}]
+rules:
+  - id: r
+    type: priority-based-routing
+    load_balance_targets:
+      - {target: a/m, fallback_status_codes: ["429", "bad", "999"], retry_config: {attempts: 11}}
+)",
+                                  "f.yaml");
+  EXPECT_TRUE(has_error(r, "fallback_status_codes[1]: must be an HTTP status from 100 to 599"))
+      << all_errors(r);
+  EXPECT_TRUE(has_error(r, "fallback_status_codes[2]: must be an HTTP status")) << all_errors(r);
+  EXPECT_TRUE(has_error(r, "retry_config.attempts: must be an integer from 0 to 10")) << all_errors(r);
+}
+
+// TrueFoundry's virtual models (tests/config/truefoundry_virtual_model.yaml): the file is the
+// account; each integration a rule for the model clients call as {account}/{name}.
+TEST(ConfigFile, TrueFoundrysVirtualModelsLoadAsRules) {
+  std::ifstream in(std::string(SMARTLB_SOURCE_DIR) + "/tests/config/truefoundry_virtual_model.yaml");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto r =
+      load_config_text({{"AZURE_KEY", "k1-0123456789"}, {"OPENAI_KEY", "k2-0123456789"}}, text, "vm.yaml");
+  ASSERT_TRUE(r.config) << all_errors(r);
+  const auto& rules = r.config->policy.rules;
+  ASSERT_EQ(rules.size(), 2u);
+  EXPECT_EQ(rules[0].id, "chat-router/production-chat");
+  EXPECT_EQ(rules[0].models, std::vector<std::string>{"chat-router/production-chat"});
+  EXPECT_EQ(rules[0].type, RuleType::Weight);
+  EXPECT_TRUE(rules[0].affinity) << "sticky routing";
+  EXPECT_EQ(rules[0].affinity_header, "x-user-id");
+  ASSERT_EQ(rules[0].targets.size(), 2u);
+  EXPECT_EQ(rules[0].targets[0].weight, 80u);
+  EXPECT_TRUE(rules[0].targets[1].retry);
+  EXPECT_EQ(rules[1].type, RuleType::Priority);
+  // ... or listed under virtual_models beside rules, ahead of them.
+  const auto listed = load_config_text({}, R"(
+backends: [{name: a, url: "http://a.example"}]
+targets: [{id: a/m, backend: a}]
+virtual_models:
+  - name: group
+    type: provider-account/virtual-model
+    integrations:
+      - name: model
+        type: integration/model/virtual
+        routing_config: {type: weight-based-routing, load_balance_targets: [{target: a/m, weight: 100}]}
+rules:
+  - {id: rest, type: priority-based-routing, load_balance_targets: [{target: a/m}]}
+)",
+                                       "f.yaml");
+  ASSERT_TRUE(listed.config) << all_errors(listed);
+  EXPECT_EQ(listed.config->policy.rules[0].id, "group/model");
+  EXPECT_EQ(listed.config->policy.rules[1].id, "rest");
 }
 
 }  // namespace

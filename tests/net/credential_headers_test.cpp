@@ -64,8 +64,11 @@ TEST(CredentialHeaders, NoClientCredentialReachesAKeyedBackendOnAnyPath) {
     EXPECT_EQ(leaked(seen), "");
     EXPECT_EQ(seen.header(c.backend_header), c.backend_value);
     for (const char* other :
-         {"api-key", "authorization", "x-api-key", "ocp-apim-subscription-key", "x-goog-api-key"})
-      if (std::string(other) != c.backend_header) EXPECT_FALSE(seen.has_header(other)) << other;
+         {"api-key", "authorization", "x-api-key", "ocp-apim-subscription-key", "x-goog-api-key"}) {
+      if (std::string(other) != c.backend_header) {
+        EXPECT_FALSE(seen.has_header(other)) << other;
+      }
+    }
   }
 }
 

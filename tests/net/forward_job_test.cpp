@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <map>
 #include <string>
 #include <vector>
@@ -24,7 +25,7 @@ struct Plays {
   bool answers = true;  // else a transport failure
   TransportFailure failure = TransportFailure::Connect;
   unsigned status = 200;
-  std::vector<std::pair<std::string, std::string>> fields;
+  std::vector<std::pair<std::string, std::string>> fields{};
   Relayed relay{RelayEnd::Keep};   // how relaying its answer ends
   std::string body = "not found";  // what read_body gives (a held answer)
   Nanos first_content{0};          // a held stream's first content comes this long after the head
@@ -34,13 +35,14 @@ struct Plays {
 // Plays say what happens; what the policy asked for is recorded.
 class FakeExchange final : public Exchange {
  public:
-  std::map<std::size_t, Plays> backends;         // by BackendId::value
-  std::vector<std::size_t> sent_to;              // in order
-  std::vector<std::string> heads;                // the request heads sent, in order
-  std::vector<std::string> events;               // what else the policy asked for
-  std::vector<std::chrono::seconds> head_waits;  // each send's wait for the answer's head
-  std::vector<RelayOptions> relays;              // each relay's options
-  ErrorReply refused;                            // smartlb's own answer, when it gave one
+  std::map<std::size_t, Plays> backends;          // by BackendId::value
+  std::map<std::size_t, std::deque<Plays>> then;  // plays for later sends, each used once
+  std::vector<std::size_t> sent_to;               // in order
+  std::vector<std::string> heads;                 // the request heads sent, in order
+  std::vector<std::string> events;                // what else the policy asked for
+  std::vector<std::chrono::seconds> head_waits;   // each send's wait for the answer's head
+  std::vector<RelayOptions> relays;               // each relay's options
+  ErrorReply refused;                             // smartlb's own answer, when it gave one
   bool refused_once = false;
   ManualClock* clock = nullptr;
 
@@ -48,6 +50,10 @@ class FakeExchange final : public Exchange {
     sent_to.push_back(call.backend.value);
     heads.emplace_back(call.head);
     head_waits.push_back(call.timeout);
+    if (auto& later = then[call.backend.value]; sends_[call.backend.value]++ > 0 && !later.empty()) {
+      backends[call.backend.value] = later.front();
+      later.pop_front();
+    }
     const Plays& p = backends[call.backend.value];
     Exchanged r;
     if (!p.answers) {
@@ -98,10 +104,16 @@ class FakeExchange final : public Exchange {
     co_return;
   }
   bool client_may_go_on() const override { return true; }
+  Task<void> pause(std::chrono::milliseconds delay) override {
+    events.push_back("paused " + std::to_string(delay.count()) + " ms");
+    if (clock) clock->advance(delay);
+    co_return;
+  }
 
  private:
   http1::ResponseHead head_;
   const Plays* current_ = nullptr;
+  std::map<std::size_t, std::size_t> sends_;  // by backend
 };
 
 // A configuration, its snapshot and the shared state, on a manual clock.
@@ -413,6 +425,105 @@ rules:
   EXPECT_TRUE(exchange.sent_to.empty());
   EXPECT_EQ(exchange.refused.status, http::status::not_found);
   EXPECT_EQ(exchange.refused.code, "model_not_found");
+}
+
+// TrueFoundry's per-target options (docs/routing-policy.md, From TrueFoundry), from a file.
+struct TargetOptions : Policy {
+  void load(const std::string& targets) {
+    const std::string yaml = R"(
+backends:
+  - {name: a, url: "http://a.example"}
+  - {name: b, url: "http://b.example"}
+  - {name: c, url: "http://c.example"}
+targets:
+  - {id: a/gpt, backend: a}
+  - {id: b/gpt, backend: b}
+  - {id: c/gpt, backend: c}
+rules:
+  - id: r
+    type: priority-based-routing
+    when: {models: [gpt]}
+    load_balance_targets:
+)" + targets;
+    auto loaded = load_config_text({}, yaml, "t.yaml");
+    ASSERT_TRUE(loaded.config) << (loaded.errors.empty() ? "" : loaded.errors[0]);
+    cfg = *loaded.config;
+    start();
+  }
+};
+
+TEST_F(TargetOptions, RetryConfigTriesTheSameTargetAgainAfterItsDelay) {
+  load(
+      R"(      - {target: a/gpt, priority: 0, retry_config: {attempts: 2, delay: 100, on_status_codes: ["503"]}}
+      - {target: b/gpt, priority: 1}
+)");
+  backend("a") = {true, {}, 503};
+  forward("POST", kChat);
+  // Twice more on a (its two retries), then b at once.
+  EXPECT_EQ(tried(), (std::vector<std::string>{"a", "a", "a", "b"}));
+  EXPECT_EQ(exchange.events, (std::vector<std::string>{"drained", "paused 100 ms", "drained", "paused 100 ms",
+                                                       "drained", "relayed from b"}));
+  EXPECT_EQ(rec.served_by, static_cast<int>(id_of("b")));
+}
+
+TEST_F(TargetOptions, ARetryThatSucceedsIsRelayedAndCostsTheTargetNothing) {
+  load(
+      R"(      - {target: a/gpt, priority: 0, retry_config: {attempts: 2, delay: 100, on_status_codes: ["503"]}}
+      - {target: b/gpt, priority: 1}
+)");
+  backend("a") = {true, {}, 503};
+  exchange.then[id_of("a")].push_back(Plays{});  // its second answer: a 200
+  forward("POST", kChat);
+  EXPECT_EQ(tried(), (std::vector<std::string>{"a", "a"}));
+  EXPECT_EQ(exchange.events, (std::vector<std::string>{"drained", "paused 100 ms", "relayed from a"}));
+  EXPECT_EQ(rec.served_by, static_cast<int>(id_of("a")));
+  EXPECT_TRUE(states->available(published->current()->table.member(0), "gpt"));
+}
+
+TEST_F(TargetOptions, ARetryNeverWaitsLessThanTheBackendAskedItMovesOnAtOnce) {
+  load(R"(      - {target: a/gpt, priority: 0, retry_config: {attempts: 2, delay: 100}}
+      - {target: b/gpt, priority: 1}
+)");
+  backend("a") = {true, {}, 429, {{"retry-after", "30"}}};
+  forward("POST", kChat);
+  EXPECT_EQ(tried(), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(exchange.events, (std::vector<std::string>{"drained", "relayed from b"}));
+  EXPECT_EQ(rec.attempts[0].cooldown_ms, 30000);
+}
+
+TEST_F(TargetOptions, AListedStatusThatIsNoFailureMovesOnWithoutCoolingTheTarget) {
+  load(R"(      - {target: a/gpt, priority: 0, fallback_status_codes: ["400", "429"]}
+      - {target: b/gpt, priority: 1}
+)");
+  backend("a") = {true, {}, 400};
+  forward("POST", kChat);
+  EXPECT_EQ(tried(), (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(states->available(published->current()->table.member(0), "gpt"));
+}
+
+TEST_F(TargetOptions, AFailureNotListedIsRelayedAndStillCoolsTheTarget) {
+  load(R"(      - {target: a/gpt, priority: 0, fallback_status_codes: ["429"]}
+      - {target: b/gpt, priority: 1}
+)");
+  backend("a") = {true, {}, 503, {{"retry-after", "5"}}};
+  forward("POST", kChat);
+  EXPECT_EQ(tried(), (std::vector<std::string>{"a"}));
+  EXPECT_EQ(exchange.events, (std::vector<std::string>{"relayed from a"}));
+  EXPECT_FALSE(states->available(published->current()->table.member(0), "gpt"));
+}
+
+TEST_F(TargetOptions, ATargetThatIsNoFallbackCandidateIsNeverTriedAsOne) {
+  load(R"(      - {target: a/gpt, priority: 0}
+      - {target: b/gpt, priority: 1, fallback_candidate: false}
+      - {target: c/gpt, priority: 2}
+)");
+  backend("a") = {true, {}, 429, {{"retry-after", "30"}}};
+  forward("POST", kChat);
+  EXPECT_EQ(tried(), (std::vector<std::string>{"a", "c"}));
+  // It is still chosen first when its turn comes: a cools down, b is the best priority left.
+  exchange.sent_to.clear();
+  forward("POST", kChat);
+  EXPECT_EQ(tried(), (std::vector<std::string>{"b"}));
 }
 
 }  // namespace

@@ -80,9 +80,9 @@ struct PoolSnapshot {
     std::optional<Credential> credential;
     // Its health probe (HEALTH_PROBE_SECONDS), as the prober last found it.
     struct Health {
-      std::string state;    // off, pending, up, down
-      unsigned status = 0;  // the last answer's (0: none)
-      std::string detail;   // why it is down
+      std::string state;     // off, pending, up, down
+      unsigned status = 0;   // the last answer's (0: none)
+      std::string detail{};  // why it is down
       std::int64_t last_unix_ms = 0;
     };
     Health health{"off"};

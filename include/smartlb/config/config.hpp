@@ -98,6 +98,14 @@ struct TargetConfig {
   bool serves(std::string_view model) const;
 };
 
+// TrueFoundry's retry_config of a target: the same target tried again, `delay` later, up to
+// `attempts` more times, on these statuses (its documented defaults).
+struct RetryConfig {
+  std::uint32_t attempts = 2;
+  std::chrono::milliseconds delay{100};
+  std::vector<unsigned> on_status = {429, 500, 502, 503};
+};
+
 // A member of a rule's load_balance_targets.
 struct RuleTarget {
   std::string target;  // a TargetConfig id
@@ -105,6 +113,12 @@ struct RuleTarget {
   int priority = 1;
   // override_params, each top-level key with its value as JSON text (nullopt: remove the key).
   std::vector<std::pair<std::string, std::optional<std::string>>> override_params;
+  // TrueFoundry's per-target options, when the file gives them (docs/routing-policy.md, "From
+  // TrueFoundry"); without them smartlb's own behaviour: fail over at once on what judge_status
+  // says, each target once, every target a fallback candidate.
+  std::optional<RetryConfig> retry{};
+  std::optional<std::vector<unsigned>> fallback_status{};  // the statuses that move to another target
+  bool fallback_candidate = true;                          // false: never tried as a fallback
 };
 
 enum class RuleType { Priority, Weight, Latency };
@@ -122,6 +136,7 @@ struct RuleConfig {
   double allowed_latency_overhead_percentage = 0;
   // Affinity: requests with the same key keep to one target while it is available.
   bool affinity = false;
+  std::string affinity_header;  // the key's header (a virtual model's sticky routing); "": smartlb's own keys
   // Slow start: after a cooldown ends, a target's share ramps back over this long (0: off).
   std::chrono::seconds slow_start{0};
   bool implicit = false;  // the default rule made from BACKEND_X_* (or from a file without rules)

@@ -110,6 +110,8 @@ class Exchange {
   virtual Task<void> open_session(const WebSocketSession& session) = 0;
   // Whether the client's connection may carry another request after this one.
   virtual bool client_may_go_on() const = 0;
+  // Waits `delay` (a target's retry_config: the one wait smartlb makes, when a file asks for it).
+  virtual Task<void> pause(std::chrono::milliseconds delay) = 0;
 
  protected:
   ~Exchange() = default;

@@ -31,6 +31,7 @@
 #include "smartlb/net/shared.hpp"
 #include "smartlb/net/stateful_route.hpp"
 #include "smartlb/net/streamed_body.hpp"
+#include "smartlb/net/target_options.hpp"
 #include "smartlb/routing/attempt_ticket.hpp"
 #include "smartlb/routing/target_choice.hpp"
 #include "smartlb/routing/throttle_headers.hpp"
@@ -79,7 +80,10 @@ struct Refusal {
 
 // How one attempt ended: failed over (try the next), nothing left to try, or answered (and
 // whether the client connection may carry another request).
-enum class Attempted : std::uint8_t { Next, NothingLeft, Keep, Close };
+// How one attempt ended: failed over (try the next), nothing left to try, answered (and
+// whether the client connection may carry another request), or to be tried again (the
+// target's retry_config).
+enum class Attempted : std::uint8_t { Next, NothingLeft, Keep, Close, Retry };
 
 class ForwardJob {
  public:
@@ -155,6 +159,7 @@ class ForwardJob {
   Task<bool> relay_held();
   Task<bool> answer_nothing_left();
   std::chrono::seconds header_timeout() const;
+  Nanos time_left() const;  // of REQUEST_TIMEOUT_SECONDS
   // A Realtime WebSocket handshake (docs/stateful-apis.md, Realtime): the model from the query,
   // and the browser's credential (subprotocol or query) when it sent no header.
   void prepare_websocket();
@@ -204,6 +209,7 @@ class ForwardJob {
   // prompt's estimated tokens scale a learned one.
   bool streams_ = false;
   std::int64_t prompt_tokens_ = 0;
+  std::uint32_t retries_ = 0;  // of the current target (its retry_config)
   bool cost_known_ = false;
   // What the body says (model, affinity keys, estimate), read once when first needed.
   std::optional<RequestBodyFacts> body_facts_;

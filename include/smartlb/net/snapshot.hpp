@@ -51,6 +51,9 @@ struct RouteTarget {
   std::optional<std::uint32_t> allowed_failures_per_minute;  // failure_tolerance
   Nanos breaker_cooldown{0};
   FirstTokenSetting first_token;  // a streamed request's wait for its first content
+  // TrueFoundry's per-target options (config.hpp, RuleTarget), when the file gives them.
+  std::optional<RetryConfig> retry;
+  std::optional<std::vector<unsigned>> fallback_status;
 };
 
 struct Rule {
@@ -61,6 +64,7 @@ struct Rule {
   std::vector<RouteTarget> route;  // by table position
   std::unique_ptr<Selector> selector;
   bool affinity = false;
+  std::string affinity_header;  // where the affinity key is (a virtual model's sticky routing)
   Nanos slow_start{0};
   Nanos lookback{std::chrono::minutes(10)};  // latency rules
   bool implicit = false;

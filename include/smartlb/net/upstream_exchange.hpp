@@ -58,6 +58,7 @@ class UpstreamExchange final : public Exchange {
   Task<bool> refuse(const ErrorReply& reply) override;
   Task<void> open_session(const WebSocketSession& session) override;
   bool client_may_go_on() const override;
+  Task<void> pause(std::chrono::milliseconds delay) override;
 
  private:
   enum class HoldEnd : std::uint8_t { Release, FailOver, ClientLeft };

@@ -34,6 +34,8 @@ enum class AttemptEnd : std::uint8_t {
   NoCredential,     // nothing was sent: no valid credential could be had for the backend
   Upgraded,         // a WebSocket session opened (its responses are learned as each ends)
   Declined,         // a stateful request's "not found": the object is elsewhere, not a failure
+  Retried,          // its status is one the target's retry_config retries: the last try decides
+  MovedOn,          // the target's fallback_status_codes moved on a status that is no failure (a 400)
 };
 
 struct AttemptOutcome {
@@ -44,8 +46,8 @@ struct AttemptOutcome {
   bool complete = false;                // Relayed: neither side cut it short
   bool relayed_anyway = false;          // a failure whose answer is relayed all the same (a streamed body)
   std::int64_t completion_tokens = -1;  // Relayed: from its usage (-1: not told)
-  std::optional<std::chrono::milliseconds> retry_hint;  // NoCredential: when one may be had
-  std::string_view why{};                               // for the log: "HTTP 429", an error's message
+  std::optional<std::chrono::milliseconds> retry_hint{};  // NoCredential: when one may be had
+  std::string_view why{};                                 // for the log: "HTTP 429", an error's message
   MonoNanos first_content = 0;  // Relayed: a held stream's first content came then (0: not seen)
 };
 
@@ -130,6 +132,13 @@ class AttemptTicket {
   static void session_response(RoutingState& routing, const TicketTarget& target, std::string_view model,
                                std::int64_t tokens, std::optional<Nanos> took, std::int64_t output_tokens);
 
+  // The answer's own retry hint, as answer() read it.
+  std::optional<std::chrono::milliseconds> head_hint() const { return head_hint_; }
+  // The target's quota reserved again, for a retry of the same request on it.
+  static bool reserve_again(RoutingState& routing, const TicketTarget& target, std::string_view model,
+                            std::int64_t cost) {
+    return routing.states.reserve(*target.member, model, cost);
+  }
   MonoNanos sent_at() const { return sent_; }
   bool closed() const { return closed_; }
 

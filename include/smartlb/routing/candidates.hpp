@@ -49,7 +49,9 @@ class Candidates {
               const PickRequest& request, MonoNanos now) {
     for (std::size_t i : positions) {
       const PoolMember& m = table.member(i);
-      if (request.tried.contains(i) || !states.available(m, request.deployment, now, request.cost)) continue;
+      if (request.tried.contains(i) || (!m.fallback_candidate && request.tried.count() > 0) ||
+          !states.available(m, request.deployment, now, request.cost))
+        continue;
       std::uint32_t weight = m.weight;
       if (request.slow_start.count() > 0)
         weight =

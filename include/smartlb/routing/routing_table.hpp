@@ -28,6 +28,9 @@ struct PoolMember {
   // declared limits then apply to the group as a whole (empty: to this deployment alone).
   std::string quota_group{};
   BackendId id{};  // set by RoutingTable (from `name`, or by position)
+  // False: only ever a request's first choice, never tried as a fallback (TrueFoundry's
+  // fallback_candidate).
+  bool fallback_candidate = true;
 
   bool has_quota() const { return tokens_per_window > 0 || requests_per_window > 0; }
   // The deployment key this backend serves for a client asking for `requested`.
