@@ -10,13 +10,14 @@
 #   * with BACKEND_1_URL (or any BACKEND_X_URL) in the environment: runs smartlb in the
 #     foreground with that environment (see docs/configuration.md);
 #   * with neither, demo mode: starts five simulated Azure OpenAI regions (smartlb-sim) on
-#     127.0.0.1, puts smartlb in front of them, sends a burst of traffic that runs a region
-#     out of quota, shows where the requests went, and keeps smartlb running until Ctrl-C.
+#     127.0.0.1, puts smartlb in front of them, fails one region to show a failover, sends a
+#     burst of traffic that runs the regions out of quota, shows where the requests went, and
+#     keeps smartlb running until Ctrl-C.
 #     The demo's smartlb takes no config file: yours is never mixed into it.
 #
 # Environment: PORT (8080), ADMIN_PORT (9090), LISTEN_ADDRESS (demo: 127.0.0.1), JOBS (2,
 # parallel compile jobs), SKIP_DEPS=1 (do not run deploy/install-deps.sh), DEMO_BURST=0 (demo
-# without the traffic burst).
+# without the failover and the traffic burst).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -224,16 +225,13 @@ cat << EOF
 
 EOF
 
-# --- a burst of traffic ---------------------------------------------------------------------
-# Each request asks for up to 4000 tokens, so a region's window quota holds only a handful of
-# them. Waves of concurrent requests go out until the priority-2 regions have served some
-# (priority 1 ran out) and smartlb has answered at least one 429 of its own (every region
-# cooling), or 400 requests have been sent.
+# --- a failover, then a burst of traffic -------------------------------------------------------
+# First one region fails (the simulator answers 503 to every request it gets): requests go out
+# one at a time until one has landed there, and the access log shows it was answered elsewhere
+# at once. Then waves of large requests run the priority-1 regions out of quota.
 if [[ "${DEMO_BURST:-1}" != 0 ]]; then
   # shellcheck disable=SC2089,SC2090  # JSON, not shell words
   body='{"messages":[{"role":"user","content":"Write a long story about load balancers."}],"max_tokens":4000}'
-  results="$demo/results.txt"
-  : > "$results"
   one_request() {
     curl -s -o /dev/null --max-time 30 -X POST "$url" \
       -H 'api-key: anything' -H 'content-type: application/json' -d "$body" \
@@ -243,6 +241,32 @@ if [[ "${DEMO_BURST:-1}" != 0 ]]; then
   export -f one_request
   # shellcheck disable=SC2090
   export url body
+
+  failing="${names[0]}"
+  fault() { curl -s -o /dev/null --max-time 5 -X POST "http://127.0.0.1:${port_of[$failing]}/_sim/faults" -d "$1"; }
+  fault '{"error_rate":1,"error_status":503}'
+  say "  $failing now answers 503 to everything (a simulated outage). Requests, one at a time:"
+  outage_line=""
+  for ((i = 1; i <= 30; i++)); do
+    one_request > /dev/null
+    outage_line="$(grep "attempts=[2-9] ($failing:503" "$demo/smartlb.log" | head -n 1 || true)"
+    [[ -n "$outage_line" ]] && break
+  done
+  fault '{"error_rate":0}'
+  if [[ -n "$outage_line" ]]; then
+    say "  Failover: request $i went to $failing, got its 503, and was sent at once to another"
+    say "  region; the client got that region's 200 (smartlb's access log):"
+    say "    $outage_line"
+    say "  $failing cools down for 10 s (no Retry-After given): meanwhile nothing is sent there."
+  else
+    say "  (none of $((i - 1)) requests was drawn to $failing: the weighted draw avoided it)"
+  fi
+  say "  $failing is healthy again."
+
+  results="$demo/results.txt"
+  : > "$results"
+  log_from=$(wc -l < "$demo/smartlb.log")
+  say ""
   say "  Sending a burst of chat completions (max_tokens 4000 each) through smartlb..."
   sent=0
   start_ns=$(date +%s%N)
@@ -258,24 +282,38 @@ if [[ "${DEMO_BURST:-1}" != 0 ]]; then
   say ""
   say "  Burst: $sent requests in ${elapsed_ms} ms"
   printf '    %-14s %-9s %-16s %s\n' "backend" "priority" "served (200)" "turned down by the region (429)"
+  region_429=0
   for name in "${names[@]}"; do
     served=$(awk -F'|' -v n="$name" '$1 == 200 && $2 == n' "$results" | wc -l)
     stats="$(curl -s --max-time 5 "http://127.0.0.1:${port_of[$name]}/_sim/stats" || true)"
     by_status="$(grep -o '"by_status":{[^}]*}' <<< "$stats" | head -n 1 || true)"
     throttled="$(sed -nE 's/.*"429":([0-9]+).*/\1/p' <<< "$by_status")"
+    region_429=$((region_429 + ${throttled:-0}))
     printf '    %-14s %-9s %-16s %s\n' "$name" "${prio_of[$name]}" "$served" "${throttled:-0}"
   done
   ok=$(awk -F'|' '$1 == 200' "$results" | wc -l)
   proxy_429=$(awk -F'|' '$1 == 429 && $2 == ""' "$results" | wc -l)
   other=$((sent - ok - proxy_429))
-  failovers=$(grep -c 'status=200 attempts=[2-9]' "$demo/smartlb.log" || true)
+  burst_log="$(tail -n +"$((log_from + 1))" "$demo/smartlb.log")"
+  failovers=$(grep -c 'status=200 attempts=[2-9]' <<< "$burst_log" || true)
   say ""
   extra=""
   ((other > 0)) && extra=" (and $other other answers)"
   say "  The client got $ok x 200 and $proxy_429 x 429$extra."
-  say "  Failover: $failovers request(s) were turned down by a throttled region and answered by"
-  say "  another one at once, without the client noticing; for example (smartlb's access log):"
-  grep 'status=200 attempts=[2-9]' "$demo/smartlb.log" | head -n 3 | sed 's/^/    /' || true
+  say "  Steering: smartlb reads each region's x-ratelimit-remaining-* headers and keeps a request"
+  say "  away from a region whose reported tokens it would not fit;"
+  if ((p2_served > 0)); then
+    say "  so the priority-2 regions served $p2_served once priority 1 ran low."
+  else
+    say "  priority 1 had room for the whole burst."
+  fi
+  if ((failovers > 0)); then
+    say "  The regions still turned down $region_429 request(s) with 429 (their usage moved faster than"
+    say "  their reports); $failovers were answered by another region at once, for example:"
+    grep 'status=200 attempts=[2-9]' <<< "$burst_log" | head -n 3 | sed 's/^/    /' || true
+  else
+    say "  No request of the burst needed a second region: the regions turned down $region_429."
+  fi
   if ((proxy_429 > 0)); then
     IFS='|' read -r _ _ ra ra_ms <<< "$(awk -F'|' '$1 == 429 && $2 == ""' "$results" | head -n 1)"
     say "  When every region was out of quota, smartlb answered 429 itself, with"

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <ctime>
+#include <map>
 
 #include "smartlb/config/values.hpp"
 
@@ -130,12 +131,20 @@ AdminAnswer backend_answer(std::string_view backend, const BackendStates& states
                            const AdminApiContext& context) {
   AdminAnswer a = scope_answer(backend, std::nullopt, states, context);
   if (a.status != 200) return a;
-  json deployments = json::array();
-  if (const auto id = states.current_backend(backend))
+  // Its deployments an operator set, and those cooling on their own (a 429's), by name.
+  std::map<std::string, json> deployments;
+  const MonoNanos now = states.clock().now();
+  if (const auto id = states.current_backend(backend)) {
     for (const auto& v : states.admin_scopes(*id))
-      if (v.deployment)
-        deployments.push_back(admin_scope_json(backend, v, wall_ms(states), states.clock().now()));
-  a.body["deployments"] = std::move(deployments);
+      if (v.deployment) deployments[*v.deployment] = admin_scope_json(backend, v, wall_ms(states), now);
+    for (const auto& [name, cooldown] : states.deployment_cooldowns(*id))
+      if (cooldown.until > now && !deployments.contains(name))
+        if (const auto v = states.admin_view(backend, name))
+          deployments[name] = admin_scope_json(backend, *v, wall_ms(states), now);
+  }
+  json list = json::array();
+  for (auto& [name, j] : deployments) list.push_back(std::move(j));
+  a.body["deployments"] = std::move(list);
   return a;
 }
 

@@ -92,13 +92,20 @@ json new_deployment(const std::string& name) {
           {"completion_tokens", 0}};
 }
 
+// The limits declared (a limit not declared is left out, not shown as 0).
+json declared_limits(std::int64_t tokens, std::int64_t requests) {
+  json q = json::object();
+  if (tokens > 0) q["tokens_per_window"] = tokens;
+  if (requests > 0) q["requests_per_window"] = requests;
+  return q;
+}
+
 // What the pool holds of a deployment: its quota, this replica's lease, its cooldown.
 void add_pool_state(json& j, const PoolSnapshot::Deployment& d, MonoNanos now) {
   if (d.quota.tokens_limit > 0 || d.quota.requests_limit > 0) {
     j["quota_used"] = {{"tokens", d.quota.tokens_used}, {"requests", d.quota.requests_used}};
     // The limits that apply to this deployment: its target's (model_configs) or its backend's.
-    j["quota"] = {{"tokens_per_window", d.quota.tokens_limit},
-                  {"requests_per_window", d.quota.requests_limit}};
+    j["quota"] = declared_limits(d.quota.tokens_limit, d.quota.requests_limit);
   }
   // Shared quotas: this replica's lease of the current sub-window.
   for (const auto& [key, view] :
@@ -191,10 +198,10 @@ json backend_json(const MetricsSnapshot& m, const PoolSnapshot& p, std::uint32_t
     admin.push_back(std::move(scope));
   }
   jb["admin"] = std::move(admin);
-  if (pb.quota_window_ms > 0)
-    jb["quota"] = {{"tokens_per_window", pb.quota_tokens},
-                   {"requests_per_window", pb.quota_requests},
-                   {"window_ms", pb.quota_window_ms}};
+  if (pb.quota_window_ms > 0) {
+    jb["quota"] = declared_limits(pb.quota_tokens, pb.quota_requests);
+    jb["quota"]["window_ms"] = pb.quota_window_ms;
+  }
   add_deployments(jb, m, p, b, totals);
   jb["websocket_sessions"] = pb.websocket_sessions;
   jb["requests"] = bm.served;

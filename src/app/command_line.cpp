@@ -24,6 +24,8 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
       c.check_only = true;
     } else if (arg == "--help" || arg == "-h") {
       c.help = true;
+    } else if (arg == "--help-env") {
+      c.help_env = true;
     } else if (arg == "--version") {
       c.version = true;
     } else {

@@ -35,16 +35,46 @@ namespace {
 
 const char* kUsage = R"(smartlb - spreads OpenAI / Azure OpenAI traffic over many backends.
 
-Usage: smartlb [--config FILE] [--check-config] [--help] [--version]
+Usage: smartlb [--config FILE] [--check-config] [--help[-env]] [--version]
 
-  --config FILE    the routing policy file (YAML or JSON; also --config=FILE, or CONFIG_FILE):
-                   backends, targets, clients, token_issuers, rules, model_configs. SIGHUP or a
-                   change of the file reloads it.
-  --check-config   validate the environment and the file, print every error (exit 1) or a
-                   summary of the routing (exit 0), and exit
-
-Configured by environment variables (all errors are reported at once):
+  --config FILE    the routing policy file, YAML or JSON (or CONFIG_FILE);
+                   SIGHUP or a change of the file reloads it
+  --check-config   validate the environment and the file, print every error
+                   (exit 1) or a summary of the routing (exit 0), and exit
+  --help-env       every environment variable, with its default
 )";
+
+// The settings --help shows: enough to start; --help-env and docs/configuration.md have all.
+constexpr std::string_view kHelpSettings[] = {"BACKEND_X_URL",
+                                              "BACKEND_X_APIKEY",
+                                              "BACKEND_X_PRIORITY",
+                                              "BACKEND_X_WEIGHT",
+                                              "BACKEND_X_DEPLOYMENT_NAME",
+                                              "BACKEND_X_AUTH",
+                                              "BACKEND_X_TPM",
+                                              "PORT",
+                                              "ADMIN_PORT",
+                                              "ADMIN_TOKENS",
+                                              "CLIENT_API_KEYS",
+                                              "REDIS_URL",
+                                              "LOG_LEVEL"};
+
+// The file's sections, from the loader's own list, wrapped at 80 columns.
+std::string file_sections_help() {
+  std::string out = "\nThe file's sections (docs/routing-policy.md):\n ";
+  std::size_t column = 1;
+  const auto keys = smartlb::config_file_keys();  // (a range-for over a temporary's element dangles)
+  for (const std::string& key : keys.at("")) {
+    if (key == "name" || key == "type") continue;  // a TrueFoundry file's header
+    if (column + key.size() + 2 > 80) {
+      out += "\n ";
+      column = 1;
+    }
+    out += " " + key;
+    column += key.size() + 1;
+  }
+  return out + "\n";
+}
 
 smartlb::redis::RedisServiceOptions redis_options(const smartlb::Config& cfg, smartlb::Metrics& metrics) {
   metrics.enable_redis();
@@ -63,7 +93,12 @@ smartlb::redis::RedisServiceOptions redis_options(const smartlb::Config& cfg, sm
 // Loads the configuration again and, when it is valid, routes with it; an invalid one is
 // refused with its errors logged and the running one stays.
 void reload(smartlb::Server& server, smartlb::Metrics& metrics, smartlb::AdminServer* admin,
-            const std::optional<std::string>& file, const char* why) {
+            const std::optional<std::string>& file, smartlb::LoadedVersion& version, const char* why) {
+  // The stamp before reading: a change made while it is read is seen as another version.
+  if (file && !version.take(smartlb::stamp_of(*file))) {
+    spdlog::info("reload ({}): {} is unchanged since it was loaded; nothing to do", why, *file);
+    return;
+  }
   auto loaded = smartlb::load_config(smartlb::current_environment(), file);
   const double now =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -97,8 +132,14 @@ std::optional<int> answer_command_line(const smartlb::CommandLine& command) {
   }
   if (command.help) {
     std::fputs(kUsage, stdout);
+    std::fputs(file_sections_help().c_str(), stdout);
+    std::fputs("\nThe main environment variables (all errors are reported at once):\n", stdout);
+    std::fputs(smartlb::env_settings_help(kHelpSettings).c_str(), stdout);
+    std::fputs("\nEvery variable: smartlb --help-env. The reference: docs/configuration.md.\n", stdout);
+    return 0;
+  }
+  if (command.help_env) {
     std::fputs(smartlb::env_settings_help().c_str(), stdout);
-    std::fputs("\nSee docs/configuration.md for the full reference.\n", stdout);
     return 0;
   }
   if (command.version) {
@@ -205,14 +246,15 @@ std::mutex reload_mutex;
 
 // SIGHUP reloads; SIGTERM or SIGINT drains, and a second one exits at once.
 void handle_signals(sigset_t signals, smartlb::Server& server, smartlb::Metrics& metrics,
-                    smartlb::AdminServer* admin, std::optional<std::string> config_file) {
-  std::thread([&server, &metrics, admin, signals, config_file] {
+                    smartlb::AdminServer* admin, std::optional<std::string> config_file,
+                    smartlb::LoadedVersion& version) {
+  std::thread([&server, &metrics, admin, signals, config_file, &version] {
     int sig = 0;
     for (;;) {
       sigwait(&signals, &sig);
       if (sig != SIGHUP) break;
       std::lock_guard lock(reload_mutex);
-      reload(server, metrics, admin, config_file, "SIGHUP");
+      reload(server, metrics, admin, config_file, version, "SIGHUP");
     }
     spdlog::info("received {}, draining (up to {} s)", sig == SIGTERM ? "SIGTERM" : "SIGINT",
                  server.config().shutdown_timeout.count());
@@ -316,14 +358,16 @@ int main(int argc, char** argv) {
   smartlb::Server& server = *server_holder;
   log_started(cfg, server, admin.get());
   if (tracer) spdlog::info("{}", describe_tracing(loaded.traces));
-  handle_signals(signals, server, metrics, admin.get(), loaded.file);
+  // Lives as long as the process: the signal thread is detached.
+  static smartlb::LoadedVersion version(loaded.stamp);
+  handle_signals(signals, server, metrics, admin.get(), loaded.file, version);
   std::unique_ptr<smartlb::FileWatch> watch;
   if (loaded.file)
     watch =
         std::make_unique<smartlb::FileWatch>(*loaded.file, loaded.stamp, cfg.config_watch_interval,
                                              [&server, &metrics, admin = admin.get(), file = loaded.file] {
                                                std::lock_guard lock(reload_mutex);
-                                               reload(server, metrics, admin, file, "file changed");
+                                               reload(server, metrics, admin, file, version, "file changed");
                                              });
 
 #ifdef __GLIBC__

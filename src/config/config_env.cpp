@@ -405,7 +405,9 @@ ConfigLoadResult load_config_from_env(const EnvMap& env, bool require_backends) 
   const std::set<int> ids = backend_ids(env, p);
   for (int id : ids) load_backend(env, p, id, cfg);
   if (ids.empty() && require_backends)
-    p.error("BACKEND_1_URL", "no backend is configured; set BACKEND_1_URL (and BACKEND_2_URL, ...)");
+    p.error("BACKEND_1_URL",
+            "no backend is configured; set BACKEND_1_URL (and BACKEND_2_URL, ...), or give a config file "
+            "with backends: --config FILE (or CONFIG_FILE)");
 
   std::set<std::string> names;
   for (const auto& b : cfg.backends)

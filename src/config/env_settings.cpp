@@ -204,13 +204,18 @@ std::vector<std::string_view> backend_fields() {
   return fields;
 }
 
-std::string env_settings_help() {
-  constexpr std::size_t kMeaningColumn = 29, kWidth = 105;
+std::string env_settings_help(std::span<const std::string_view> only) {
+  constexpr std::size_t kMeaningColumn = 29, kWidth = 80;
   std::string out;
   for (const EnvSetting& s : kSettings) {
+    if (!only.empty() && std::find(only.begin(), only.end(), s.name) == only.end()) continue;
     std::string left = "  " + std::string(s.name);
     if (!s.default_text.empty()) left += " (" + std::string(s.default_text) + ")";
-    left.resize(std::max(left.size() + 2, kMeaningColumn), ' ');
+    if (left.size() + 2 > kMeaningColumn) {  // a long name: its meaning on the next line
+      out += left + "\n";
+      left.clear();
+    }
+    left.resize(kMeaningColumn, ' ');
     out += left;
     append_wrapped(out, left.size(), kMeaningColumn, s.meaning, kWidth);
     out += "\n";

@@ -160,7 +160,22 @@ std::optional<std::string_view> ForwardJob::match_rule() {
       affinity_key_ = body.prompt_cache_key ? *body.prompt_cache_key : body.user.value_or("");
     }
   }
+  // A list's first page or an upload (no object, no model) goes to the same backend for the same
+  // client while it is available: its lists do not jump between resources, and a file it just
+  // uploaded is in the next list (docs/stateful-apis.md, List calls).
+  if (affinity_key_.empty() && model_.empty() && stateful_.names_no_object()) affinity_key_ = client_key();
   return std::nullopt;
+}
+
+// Who the client is, for keeping its stateful calls together: an anonymous client's own
+// credential (it passes through; here it is only hashed), else the principal smartlb knows.
+std::string_view ForwardJob::client_key() const {
+  if (caller_.credential_field.empty()) {  // anonymous: its own credential passes through
+    for (const std::string_view field : {"api-key", "authorization", "x-api-key"})
+      if (const std::string_view v = req_.fields.get(field); !v.empty()) return v;
+  }
+  if (!caller_.principal.empty()) return caller_.principal;
+  return caller_.name;
 }
 
 // An Entra ID backend needs a valid token before anything is sent (one atomic load when it has

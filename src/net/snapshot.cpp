@@ -191,7 +191,9 @@ void add_resources(Snapshot& snap, const std::vector<RuleConfig>& rules, RuleInp
                            ? stateful::default_resource(b.url.tls, b.url.host, b.url.port, b.url.base_path)
                            : b.resource;
     auto [it, added] = by_name.emplace(name, static_cast<std::uint32_t>(snap.resources.size()));
-    if (added) snap.resources.push_back(Resource{std::move(name), {}, {}, nullptr});
+    if (added)
+      snap.resources.push_back(
+          Resource{std::move(name), b.resource.empty() ? b.name : b.resource, {}, {}, nullptr});
     snap.resources[it->second].backends.push_back(i);
     snap.resource_of.push_back(it->second);
   }

@@ -58,8 +58,8 @@ std::optional<std::string> StatefulRoute::place(const Snapshot& snap, LearntPlac
     }
     const auto index = static_cast<std::uint32_t>(r - snap.resources.data());
     if (pin && *pin != index)
-      return "The ids of this request were made on two different resources (" + snap.resources[*pin].name +
-             " and " + r->name + "); a request can only use objects of one.";
+      return "The ids of this request were made on two different resources (" + snap.resources[*pin].label +
+             " and " + r->label + "); a request can only use objects of one.";
     pin = pin.value_or(index);
   }
   if (pin) {

@@ -489,21 +489,22 @@ Unavailability BackendStates::unavailability(const RoutingTable& table, std::str
   const MonoNanos now = clock_.now();
   MonoNanos soonest = std::numeric_limits<MonoNanos>::max();
   bool throttled = false;
+  // 404 when each backend in service said the deployment is not there: one drained by an
+  // operator changes nothing (a typo must get the same answer whatever is drained).
   bool not_found = table.size() > 0;
+  bool said_not_found = false;
   bool out_of_service = table.size() > 0;
   for (const PoolMember& m : table.members()) {
     DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment));
     const MonoNanos admin = admin_out(m, d);
-    if (admin == kAdminForever) {  // no moment to announce: the others' recoveries decide
-      not_found = false;
-      continue;
-    }
+    if (admin == kAdminForever) continue;  // no moment to announce: the others' recoveries decide
     out_of_service = false;
     FailureCause cause = FailureCause::None;
     MonoNanos at = recovery_at(m, deployment, &cause);
     if (is_rate_limit(cause) && at > now) throttled = true;
     if (cause != FailureCause::NotFound || at <= now) not_found = false;
-    if (admin > now) {  // a cooldown held by hand: back when it ends, for no other reason
+    said_not_found = true;  // (meaningful only while not_found holds)
+    if (admin > now) {      // a cooldown held by hand: back when it ends, for no other reason
       at = std::max(at, admin);
       not_found = false;
     }
@@ -526,7 +527,7 @@ Unavailability BackendStates::unavailability(const RoutingTable& table, std::str
   }
   Unavailability u;
   u.throttled = throttled;
-  u.not_found = not_found && !throttled;
+  u.not_found = not_found && said_not_found && !throttled;
   u.out_of_service = out_of_service;
   if (table.size() == 0 || soonest <= now || out_of_service) {
     u.retry_after = std::chrono::milliseconds(0);

@@ -3,8 +3,12 @@
 namespace smartlb {
 
 UnavailableAnswer answer_unavailable(const Unavailability& u, std::size_t attempts,
-                                     std::string_view deployment) {
+                                     std::string_view deployment, std::string_view resource) {
   UnavailableAnswer a;
+  // A request pinned to its objects' resource speaks of that resource: others may well serve.
+  const std::string of =
+      resource.empty() ? std::string()
+                       : " of resource '" + std::string(resource) + "' (where this request's objects are)";
   if (u.not_found) {
     a.status = 404;
     a.type = "invalid_request_error";
@@ -22,7 +26,7 @@ UnavailableAnswer answer_unavailable(const Unavailability& u, std::size_t attemp
     a.type = "server_error";
     a.code = "no_backend_available";
     a.retry_after = std::nullopt;
-    a.message = "Every backend";
+    a.message = "Every backend" + of;
     if (!deployment.empty()) a.message += " for deployment '" + std::string(deployment.substr(0, 128)) + "'";
     a.message += " is drained or disabled by an operator.";
     return a;
@@ -33,17 +37,17 @@ UnavailableAnswer answer_unavailable(const Unavailability& u, std::size_t attemp
     a.status = 429;
     a.type = "requests";
     a.code = "rate_limit_exceeded";
-    a.message = "Every backend is rate limited";
+    a.message = "Every backend" + of + " is rate limited";
   } else if (attempts > 0) {
     a.status = 502;
     a.type = "server_error";
     a.code = "upstream_error";
-    a.message = "Every backend failed";
+    a.message = "Every backend" + of + " failed";
   } else {
     a.status = 503;
     a.type = "server_error";
     a.code = "no_backend_available";
-    a.message = "No backend is available";
+    a.message = "No backend" + of + " is available";
   }
   if (!deployment.empty()) a.message.append(" for deployment '").append(deployment).append("'");
   a.message += "; retry after " + std::to_string(a.retry_after->count()) + " ms.";

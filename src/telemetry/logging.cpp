@@ -126,6 +126,7 @@ std::string format_access_line(const RequestRecord& rec, const Config& cfg, bool
                         {"method", rec.method},
                         {"path", rec.path},
                         {"deployment", rec.deployment},
+                        {"client", rec.client},
                         {"backend", rec.served_by >= 0 ? nlohmann::json(backend_name(rec.served_by))
                                                        : nlohmann::json(nullptr)},
                         {"status", rec.status},
@@ -151,7 +152,7 @@ std::string format_access_line(const RequestRecord& rec, const Config& cfg, bool
     }
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
-  std::string line = rec.method + " " + rec.path +
+  std::string line = rec.method + " " + rec.path + " client=" + (rec.client.empty() ? "-" : rec.client) +
                      " backend=" + (rec.served_by >= 0 ? std::string(backend_name(rec.served_by)) : "-") +
                      " status=" + std::to_string(rec.status) +
                      " attempts=" + std::to_string(rec.attempt_count);

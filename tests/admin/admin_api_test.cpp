@@ -134,6 +134,19 @@ TEST_F(AdminApiTest, DeleteLiftsAHoldAndA429sCooldown) {
   EXPECT_TRUE(states.available(table.member(0), "gpt-4o"));
 }
 
+TEST_F(AdminApiTest, ABackendShowsItsDeploymentsCoolingAfterA429) {
+  states.record_failure(table.member(0), "gpt-4o", judge_status(429, true), 20'000ms);
+  const AdminAnswer a = call("GET", "/admin/backends/east");
+  EXPECT_EQ(a.body["cooldown_remaining_ms"], 0) << "the backend itself is not cooling";
+  ASSERT_EQ(a.body["deployments"].size(), 1u) << a.body;
+  EXPECT_EQ(a.body["deployments"][0]["deployment"], "gpt-4o");
+  EXPECT_EQ(a.body["deployments"][0]["cooldown_cause"], "throttled");
+  EXPECT_EQ(a.body["deployments"][0]["cooldown_remaining_ms"], 20000);
+  EXPECT_EQ(a.body["deployments"][0]["state"], "enabled");
+  clock.advance(20s);
+  EXPECT_TRUE(call("GET", "/admin/backends/east").body["deployments"].empty()) << "its cooldown over";
+}
+
 TEST_F(AdminApiTest, BadBodiesAre400) {
   for (std::string_view body :
        {"{", "[1]", "\"x\"", R"({"seconds": "60"})", R"({"seconds": 0})", R"({"seconds": -5})",

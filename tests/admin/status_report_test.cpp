@@ -488,6 +488,24 @@ TEST(StatusQuota, DeclaredQuotaUsageShowsInStatusAndMetrics) {
       std::string::npos);
 }
 
+TEST(StatusQuota, OnlyTheLimitsDeclaredAreShown) {
+  ManualClock clock;
+  Config cfg;
+  BackendConfig b;
+  b.name = "east";
+  cfg.backends.push_back(b);
+  PoolMember m{"east", 1, 1, "", 0, 10, std::chrono::seconds(60)};  // BACKEND_1_RPM only
+  const RoutingTable table({m});
+  BackendStates states(clock, CooldownPolicy{});
+  states.track(table);
+  Metrics metrics(std::vector<Metrics::BackendInfo>{{"east", ""}});
+  ASSERT_TRUE(states.reserve(table.member(0), "gpt-4o", 250));
+  const auto j = build_status(metrics.snapshot(), snapshot_pool(table, states, cfg.backends));
+  const auto& quota = j["backends"][0]["quota"];
+  EXPECT_FALSE(quota.contains("tokens_per_window")) << quota;
+  EXPECT_EQ(quota["requests_per_window"], 10);
+}
+
 }  // namespace
 }  // namespace smartlb
 

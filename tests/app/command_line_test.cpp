@@ -40,6 +40,7 @@ TEST(CommandLine, AConfigWithoutAFileNameIsAnError) {
 TEST(CommandLine, AnUnknownArgumentIsNamed) {
   EXPECT_EQ(parse({"--config-file", "x"}).error, "unknown argument '--config-file' (try --help)");
   EXPECT_TRUE(parse({"-h"}).help);
+  EXPECT_TRUE(parse({"--help-env"}).help_env);
   EXPECT_TRUE(parse({"--version"}).version);
 }
 

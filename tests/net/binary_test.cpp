@@ -2,6 +2,8 @@
 // exit on SIGTERM.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -45,10 +47,23 @@ std::uint16_t api_port(Child& c) {
              : static_cast<std::uint16_t>(std::stoi(started.substr(at + kListening.size())));
 }
 
+// --help fits one screen (at most 50 lines of 80 columns) and names every section of the file;
+// --help-env lists every variable.
 TEST(Binary, HelpAndVersion) {
   Child help({"--help"}, {});
   EXPECT_EQ(help.wait_exit(), 0);
-  EXPECT_NE(help.output().find("BACKEND_X_URL"), std::string::npos);
+  const std::string text = help.output();
+  EXPECT_NE(text.find("BACKEND_X_URL"), std::string::npos);
+  std::istringstream lines(text);
+  std::size_t count = 0;
+  for (std::string line; std::getline(lines, line); ++count) EXPECT_LE(line.size(), 80u) << line;
+  EXPECT_LE(count, 50u) << text;
+  for (const char* section :
+       {"backends", "rules", "prices", "admin", "subject_limits", "redis", "virtual_models"})
+    EXPECT_NE(text.find(std::string(" ") + section), std::string::npos) << section << " in:\n" << text;
+  Child env({"--help-env"}, {});
+  EXPECT_EQ(env.wait_exit(), 0);
+  EXPECT_NE(env.output().find("OTEL_TRACES_EXPORTER"), std::string::npos);
   Child version({"--version"}, {});
   EXPECT_EQ(version.wait_exit(), 0);
   EXPECT_EQ(version.output().rfind("smartlb ", 0), 0u);
@@ -201,8 +216,15 @@ TEST(Binary, AChangedFileIsReloadedAndAnInvalidOneKeepsTheRunningConfiguration) 
     out << rules_to("a", a.url());
   }
   c.signal(SIGHUP);
-  c.read_until("configuration reloaded (SIGHUP)");
+  // Loaded once: by SIGHUP or the watch, whichever came first; the other finds it loaded.
+  c.read_until("is unchanged since it was loaded; nothing to do");
   EXPECT_EQ(http_call(port, "POST", target, {}, "{}").body, "a");
+  const std::string out = c.output();
+  std::size_t reloads = 0;
+  for (auto p = out.find("configuration reloaded ("); p != std::string::npos;
+       p = out.find("configuration reloaded (", p + 1))
+    ++reloads;
+  EXPECT_EQ(reloads, 2u) << "b's, then a's once:\n" << out;
   c.signal(SIGTERM);
   EXPECT_EQ(c.wait_exit(), 0);
   std::remove(path.c_str());

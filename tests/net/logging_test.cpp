@@ -16,6 +16,7 @@ RequestRecord sample_record() {
   rec.path = "/openai/deployments/gpt/chat/completions";
   rec.deployment = "gpt";
   rec.request_id = "rid-1";
+  rec.client = "team-search";
   rec.status = 200;
   rec.served_by = 1;
   rec.start = 0;
@@ -44,6 +45,7 @@ TEST(AccessLog, JsonLineHasUtcTimeAndEveryAttempt) {
                                std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)")));
   EXPECT_EQ(j["request_id"], "rid-1");
   EXPECT_EQ(j["backend"], "west");
+  EXPECT_EQ(j["client"], "team-search") << "the caller's name, never its key";
   EXPECT_EQ(j["attempts"], 2);
   EXPECT_EQ(j["attempt_log"][0]["backend"], "east");
   EXPECT_EQ(j["attempt_log"][0]["outcome"], "throttled");
@@ -81,11 +83,12 @@ TEST(AccessLog, TextLineNamesTheOneAttemptOfARequestNobodyServed) {
   EXPECT_NE(line.find("status=404 attempts=1 (east:404)"), std::string::npos) << line;
 }
 
-TEST(AccessLog, TextLineNamesBackendStatusAndAttempts) {
+TEST(AccessLog, TextLineNamesClientBackendStatusAndAttempts) {
   const std::string line = format_access_line(sample_record(), two_backends(), false);
-  EXPECT_EQ(line,
-            "POST /openai/deployments/gpt/chat/completions backend=west status=200 attempts=2 "
-            "(east:429, west:200) duration_ms=12.5 id=rid-1");
+  EXPECT_EQ(
+      line,
+      "POST /openai/deployments/gpt/chat/completions client=team-search backend=west status=200 attempts=2 "
+      "(east:429, west:200) duration_ms=12.5 id=rid-1");
 }
 
 TEST(AccessLog, APricedAnswerCarriesItsCostAndCachedTokens) {

@@ -45,6 +45,11 @@ class Store {
       }
     const std::vector<std::string> seg = split(path);
     if (seg.size() == 1 && seg[0] == "responses" && r.method == "POST") return create(r);
+    if (seg.size() == 1 && seg[0] == "files" && r.method == "GET") {
+      json data = json::array();
+      for (const std::string& id : files_) data.push_back({{"id", id}, {"object", "file"}});
+      return answer({{"object", "list"}, {"data", data}, {"has_more", false}});
+    }
     if (seg.size() == 1 && seg[0] == "files") return answer({{"id", add("file-")}, {"object", "file"}});
     if (seg.size() == 1 && seg[0] == "batches") {
       const std::string file = json::parse(r.body).value("input_file_id", "");
@@ -144,12 +149,12 @@ class Store {
 // Three resources, a, b and c (each mock listens on its own port: its own origin), with
 // priorities 1, 2, 3 so that a new object lands on a.
 struct ThreeResources {
-  ThreeResources() {
+  explicit ThreeResources(bool one_priority = false) {
     for (int i = 0; i < 3; ++i) {
       stores.push_back(std::make_unique<Store>(std::string(1, char('a' + i))));
       Store* s = stores.back().get();
       mocks.push_back(std::make_unique<MockBackend>([s](const SeenRequest& r) { return s->handle(r); }));
-      p.add_backend(std::string(1, char('a' + i)), mocks.back()->url(), i + 1);
+      p.add_backend(std::string(1, char('a' + i)), mocks.back()->url(), one_priority ? 1 : i + 1);
     }
   }
   void start() { p.start(&last); }
@@ -295,6 +300,36 @@ TEST(StatefulIds, AFileUploadedOnOneResourceFeedsABatchThere) {
             file_id.substr(0, file_id.size() - r.tag(owner).size()));
 }
 
+TEST(StatefulIds, AClientsListsAndUploadsKeepToOneResourceSoItsListShowsWhatItUploaded) {
+  ThreeResources r(true);  // one priority: without a key per client, a random draw each time
+  r.start();
+  const auto list = [&](const std::string& key) {
+    return http_call(r.p.port(), "GET", "/v1/files", {{"api-key", key}});
+  };
+  std::set<std::string> served;
+  for (int i = 0; i < 8; ++i) served.insert(list("k").header("x-smartlb-backend"));
+  ASSERT_EQ(served.size(), 1u) << "eight lists, one resource";
+  const HttpResponse file =
+      http_call(r.p.port(), "POST", "/v1/files",
+                {{"content-type", "multipart/form-data; boundary=x"}, {"api-key", "k"}},
+                "--x\r\nContent-Disposition: form-data; name=\"purpose\"\r\n\r\nbatch\r\n--x--\r\n");
+  ASSERT_EQ(file.status, 200u) << file.body;
+  EXPECT_EQ(file.header("x-smartlb-backend"), *served.begin());
+  const HttpResponse after = list("k");
+  ASSERT_EQ(after.status, 200u) << after.body;
+  ASSERT_EQ(json::parse(after.body)["data"].size(), 1u) << after.body;
+  EXPECT_EQ(json::parse(after.body)["data"][0]["id"], json::parse(file.body)["id"]);
+  // Other clients are spread over the resources, each keeping to its own.
+  std::set<std::string> others;
+  for (int c = 0; c < 12; ++c) {
+    const std::string key = "client-" + std::to_string(c);
+    const std::string first = list(key).header("x-smartlb-backend");
+    EXPECT_EQ(list(key).header("x-smartlb-backend"), first) << key;
+    others.insert(first);
+  }
+  EXPECT_GT(others.size(), 1u);
+}
+
 TEST(StatefulIds, A404FromOneBackendOfTheResourceMovesToItsNextOne) {
   Store shared("s");
   MockBackend first([](const SeenRequest&) {
@@ -403,6 +438,10 @@ TEST(StatefulIds, AnOwnerThatCannotAnswerSaysWhenToComeBackAndNoOtherResourceIsC
   EXPECT_EQ(throttled.header("retry-after"), "7");
   const HttpResponse again = r.call("GET", "/v1/responses/" + id);
   EXPECT_EQ(again.status, 429u) << "the owner is cooling down: " << again.body;
+  EXPECT_EQ(json::parse(again.body)["error"]["message"].get<std::string>().rfind(
+                "Every backend of resource 'b' (where this request's objects are) is rate limited", 0),
+            0u)
+      << again.body;
   EXPECT_FALSE(again.header("retry-after").empty());
   EXPECT_EQ(r.calls(1), 1u);
   EXPECT_EQ(r.calls(0), 0u) << "never another resource's answer";

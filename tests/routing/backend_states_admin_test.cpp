@@ -139,6 +139,14 @@ TEST_F(AdminPool, AFailedBackendBesideADrainedOneSaysWhenItRecovers) {
   EXPECT_EQ(u.retry_after, 10s);
 }
 
+TEST_F(AdminPool, AMissingDeploymentIsA404WhetherOrNotABackendIsDrained) {
+  set_mode("b", AdminMode::Drain);
+  fail(0, "gpt-typo", judge_status(404, true), std::nullopt);
+  const UnavailableAnswer a = answer_unavailable(unavailable("gpt-typo"), 1, "gpt-typo");
+  EXPECT_EQ(a.status, 404u) << "the same answer as with b in service: SDKs must not retry a typo";
+  EXPECT_EQ(a.code, "model_not_found");
+}
+
 TEST_F(AdminPool, ATimedHoldIsACooldownThatEndsWhenTheOperatorSaid) {
   ASSERT_TRUE(hold("a", 30s));
   EXPECT_EQ(pick("gpt"), 1u);

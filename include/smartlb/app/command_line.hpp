@@ -9,6 +9,7 @@ struct CommandLine {
   std::optional<std::string> config_file;  // --config FILE or --config=FILE
   bool check_only = false;                 // --check-config
   bool help = false;                       // --help, -h
+  bool help_env = false;                   // --help-env: every environment variable
   bool version = false;                    // --version
   std::string error;                       // not empty: the arguments are wrong, and this says why
 };

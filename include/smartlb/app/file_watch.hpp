@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <string>
 
 #include "smartlb/app/periodic_thread.hpp"
@@ -22,6 +23,24 @@ struct FileStamp {
 };
 
 FileStamp stamp_of(const std::string& path);
+
+// The version of the file last loaded, by whichever path (SIGHUP, the watch): a version is
+// loaded once, so an edit followed by SIGHUP does not reload twice when the watch sees it too.
+class LoadedVersion {
+ public:
+  explicit LoadedVersion(FileStamp first = {}) : last_(first) {}
+  // True (and `s` becomes the loaded version) unless `s` is the version loaded last.
+  bool take(const FileStamp& s) {
+    const std::lock_guard lock(mutex_);
+    if (s.exists && s == last_) return false;
+    last_ = s;
+    return true;
+  }
+
+ private:
+  std::mutex mutex_;
+  FileStamp last_;
+};
 
 class FileWatch {
  public:

@@ -29,8 +29,9 @@ const EnvSetting* find_env_setting(std::string_view name);
 // The fields of a backend's settings, BACKEND_X_<FIELD>: "URL", "PRIORITY", ... in the table's order.
 std::vector<std::string_view> backend_fields();
 
-// --help's list of the settings, a line each ("  PORT (8080)                the API port ..."),
-// the meaning in a column and wrapped at 105 characters.
-std::string env_settings_help();
+// --help's list of the settings, a line each ("  PORT (8080)                the API port ..."):
+// the settings in columns, wrapped at 80 characters (a long name's meaning on the line below):
+// every one, or those named in `only`, in the table's order.
+std::string env_settings_help(std::span<const std::string_view> only = {});
 
 }  // namespace smartlb

@@ -160,6 +160,7 @@ class ForwardJob {
   Task<bool> answer_nothing_left();
   std::chrono::seconds header_timeout() const;
   Nanos time_left() const;  // of REQUEST_TIMEOUT_SECONDS
+  std::string_view client_key() const;
   // A Realtime WebSocket handshake (docs/stateful-apis.md, Realtime): the model from the query,
   // and the browser's credential (subprotocol or query) when it sent no header.
   void prepare_websocket();

@@ -79,7 +79,10 @@ struct Rule {
 // Where stateful objects live: the backends that share one resource name (BACKEND_X_RESOURCE,
 // or their URL's origin and base path), and the tag the ids of its objects carry.
 struct Resource {
-  std::string name;  // canonical (stateful::default_resource, or as configured)
+  std::string name;  // canonical (stateful::default_resource, or as configured): its tag's source
+  // What clients are told: the configured resource name, else its first backend's name (never a
+  // URL: error messages reach API clients).
+  std::string label;
   stateful::ResourceTag tag;
   std::vector<std::size_t> backends;  // positions in Snapshot::backends
   // Every backend of the resource, by its priority and weight, with its own credential: for a

@@ -64,6 +64,15 @@ class StatefulRoute {
   bool next_resource() { return ++at_ < resources_.size(); }
   // The backend at `backend` (a snapshot position) answered: an untagged id is remembered there.
   void answered(const Snapshot& snap, std::size_t backend, LearntPlacements& learnt) const;
+  // A stateful call that names no object (a list's first page, an upload): it goes where the
+  // client's others of its kind went (ForwardJob keys its choice on the client).
+  bool names_no_object() const { return path_.stateful() && resources_.empty() && learn_key_.empty(); }
+  // The name of the resource the request's ids pin it to; empty when not pinned.
+  std::string_view pinned_resource(const Snapshot& snap) const {
+    return pinned_ && resources_.front() < snap.resources.size()
+               ? std::string_view(snap.resources[resources_.front()].label)
+               : std::string_view();
+  }
   // Whether the answer's ids are tagged (a stateful API's, not a content download).
   bool tags_answers() const { return path_.stateful() && !path_.content; }
 

@@ -24,8 +24,9 @@ struct UnavailableAnswer {
   std::optional<std::chrono::milliseconds> retry_after{std::chrono::milliseconds(1000)};  // none for a 404
 };
 
-// `attempts`: how many backends this request was sent to; `deployment` may be empty.
+// `attempts`: how many backends this request was sent to; `deployment` may be empty;
+// `resource`: the resource a stateful request is pinned to (its objects live there), if any.
 UnavailableAnswer answer_unavailable(const Unavailability& u, std::size_t attempts,
-                                     std::string_view deployment);
+                                     std::string_view deployment, std::string_view resource = {});
 
 }  // namespace smartlb
