@@ -14,7 +14,7 @@
 #
 # Environment: JOBS (2, parallel compile and test jobs), SKIP_DEPS=1 (do not run
 # deploy/install-deps.sh), BUILD_DIR (build-test), CMAKE_ARGS (extra cmake arguments, e.g.
-# "-DSMARTLB_SANITIZE=OFF"), CTEST_ARGS (extra ctest arguments, e.g. "-R Backend"),
+# "-DSMARTLB_SANITIZE=OFF"), CTEST_ARGS (extra ctest arguments, e.g. "-L unit" or "-R e2e"),
 # SKIP_TSAN=1 (no ThreadSanitizer stage), TSAN_BUILD_DIR (build-tsan), SKIP_FUZZ=1 (no fuzz
 # stage), FUZZ_SECONDS (30, per fuzz target), FUZZ_BUILD_DIR (build-fuzz).
 set -euo pipefail

@@ -53,6 +53,8 @@ struct AdminApiServer : ::testing::Test {
                   {"PORT", "0"},
                   {"THREADS", "2"},
                   {"ACCESS_LOG", "off"},
+                  // The backends' request counts are the clients' requests: no health probes.
+                  {"HEALTH_PROBE_SECONDS", "0"},
                   {"ADMIN_TOKENS", "read:" + kRead + ",write:" + kWrite}};
     for (auto& [k, v] : extra) env[k] = v;
     std::erase_if(env, [](const auto& kv) { return kv.second == "(unset)"; });
