@@ -10,7 +10,9 @@
 #
 # Usage: bench/overhead.sh              (BACKEND=nginx|sim  DURATION=10  REPS=3  CONNS="16 128"
 #                                        TARGETS="direct smartlb nginx haproxy"  WARMUP=2
-#                                        (target smartlb_q = smartlb with a declared, never reached TPM;
+#                                        (target smartlb_log = smartlb with its access log on (the default),
+#                                         stdout a pipe emptied by a reader on the load core;
+#                                         target smartlb_q = smartlb with a declared, never reached TPM;
 #                                         target smartlb_rules = smartlb with a 20-rule config file whose
 #                                         last rule matches;
 #                                         target smartlb_budgets = smartlb where every caller has a budget
@@ -85,6 +87,17 @@ env -i PATH="$PATH" PORT="$SL_PORT" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREAD
   LOG_LEVEL=warn BACKEND_1_URL="http://127.0.0.1:$BPORT" BACKEND_1_NAME=fast \
   taskset -c "$PROXY_CORE" "$SMARTLB" 2>"$TMP/smartlb.log" &
 SL_PID=$!; PIDS+=("$SL_PID"); PORT[smartlb]=$SL_PORT; PROCS[smartlb]=$SL_PID
+
+# smartlb_log: the same with its default access log (ACCESS_LOG=on), stdout a pipe that a reader
+# on the load core empties, as a container runtime's log driver does (optional target).
+mkfifo "$TMP/access.fifo"
+taskset -c "$LOAD_CORE" cat "$TMP/access.fifo" >/dev/null &
+PIDS+=($!)
+SLOG_PORT=$(free_port)
+env -i PATH="$PATH" PORT="$SLOG_PORT" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREADS=1 ACCESS_LOG=on \
+  LOG_LEVEL=warn BACKEND_1_URL="http://127.0.0.1:$BPORT" BACKEND_1_NAME=fast \
+  taskset -c "$PROXY_CORE" "$SMARTLB" >"$TMP/access.fifo" 2>"$TMP/smartlb-log.log" &
+SLOG_PID=$!; PIDS+=("$SLOG_PID"); PORT[smartlb_log]=$SLOG_PORT; PROCS[smartlb_log]=$SLOG_PID
 
 # smartlb_q: the same with a declared (never reached) quota, so every request is token-estimated
 # and charged against a sliding window (optional target).
@@ -190,7 +203,7 @@ if [ "${TLS:-0}" = 1 ]; then
   TLS_TARGETS="smartlb_tls nginx_tls haproxy_tls"
 fi
 
-for t in smartlb smartlb_q smartlb_rules smartlb_budgets smartlb_trace100 smartlb_trace1 nginx haproxy ${SMARTLB_B:+smartlb_b} $TLS_TARGETS \
+for t in smartlb smartlb_log smartlb_q smartlb_rules smartlb_budgets smartlb_trace100 smartlb_trace1 nginx haproxy ${SMARTLB_B:+smartlb_b} $TLS_TARGETS \
          $REDIS_TARGETS; do
   wait_port "${PORT[$t]}"
 done
@@ -262,7 +275,7 @@ for rep in $(seq 1 "$REPS"); do
 done
 
 echo
-echo "Summary (median over $REPS reps; [min-max] of requests/s) — backend=$BACKEND, access logs off everywhere"
+echo "Summary (median over $REPS reps; [min-max] of requests/s) — backend=$BACKEND, access logs off everywhere but smartlb_log"
 awk -F'\t' 'NR>2 {k=$2"\t"$3; n[k]++; rps[k,n[k]]=$4; p50[k,n[k]]=$5; p99[k,n[k]]=$6; cpu[k,n[k]]=$8; err[k]+=$7; keys[k]=1}
   function med(a,k,m,   i,j,t,v){ for(i=1;i<=m;i++) v[i]=a[k,i]+0; for(i=1;i<=m;i++) for(j=i+1;j<=m;j++) if(v[j]<v[i]){t=v[i];v[i]=v[j];v[j]=t}
       return (m%2)? v[(m+1)/2] : (v[m/2]+v[m/2+1])/2 }

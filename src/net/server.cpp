@@ -1,5 +1,7 @@
 #include "smartlb/net/server.hpp"
 
+#include <unistd.h>
+
 #include <random>
 #include <stdexcept>
 #include <thread>
@@ -21,7 +23,7 @@ net::Worker::Worker(Shared& s, std::size_t idx, std::uint64_t seed)
       upstreams(sweeper, s.cfg, s.tls, s.clock, s.observer),
       snapshots(s.published),
       rng(seed),
-      access_log(s.cfg.access_log ? make_access_logger() : nullptr) {}
+      access_log(s.access_log_writer ? make_access_logger(*s.access_log_writer) : nullptr) {}
 
 net::Worker::~Worker() {
   // Destroy pending coroutine frames first: they refer to the members below.
@@ -96,6 +98,10 @@ struct Server::Impl {
         shared(cfg, published, states, latency, *clock, *tls, o.observer),
         prober(cfg, published, states, *clock, *tls) {
     shared.tracer = o.tracer;
+    if (cfg.access_log) {
+      access_log_writer = std::make_unique<AccessLogWriter>(STDOUT_FILENO);
+      shared.access_log_writer = access_log_writer.get();
+    }
     states.set_route_on_remaining(cfg.route_on_remaining);
     states.track(published.current()->table);
   }
@@ -112,6 +118,7 @@ struct Server::Impl {
   BudgetRegistry budgets;                // client budgets (survive reloads, like `states`)
   jwt::KeySetService key_sets;           // the signing keys of the clients' token issuers, likewise
   Published<Snapshot> published;
+  std::unique_ptr<AccessLogWriter> access_log_writer;  // outlives the workers (declared before)
   Shared shared;
   HealthProber prober;  // each backend's health probe, on a thread of its own
   std::vector<std::unique_ptr<Worker>> workers;
@@ -221,6 +228,8 @@ void Server::wait() {
   impl_->credentials.stop();
   impl_->key_sets.stop();
   impl_->prober.stop();
+  // Every request has ended: its line is written before wait() returns (SIGTERM's last step).
+  if (impl_->access_log_writer) impl_->access_log_writer->stop();
 }
 
 std::vector<net::ProbeReport> Server::health() const { return impl_->prober.reports(); }

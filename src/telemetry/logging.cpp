@@ -46,6 +46,23 @@ class FdSink final : public spdlog::sinks::base_sink<Mutex> {
   int fd_;
 };
 
+// Formats each line on the worker's thread and hands it to the access log's writer.
+class WriterSink final : public spdlog::sinks::base_sink<spdlog::details::null_mutex> {
+ public:
+  explicit WriterSink(AccessLogWriter& writer) : writer_(writer) {}
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    spdlog::memory_buf_t buf;
+    this->formatter_->format(msg, buf);
+    writer_.append(std::string_view(buf.data(), buf.size()));
+  }
+  void flush_() override {}
+
+ private:
+  AccessLogWriter& writer_;
+};
+
 // Escapes the message for the JSON log format.
 class JsonMessageFlag final : public spdlog::custom_flag_formatter {
  public:
@@ -85,8 +102,8 @@ void setup_logging(const std::string& level, const std::string& format) {
   spdlog::set_default_logger(logger);
 }
 
-std::shared_ptr<spdlog::logger> make_access_logger() {
-  auto sink = std::make_shared<FdSink<spdlog::details::null_mutex>>(STDOUT_FILENO);
+std::shared_ptr<spdlog::logger> make_access_logger(AccessLogWriter& writer) {
+  auto sink = std::make_shared<WriterSink>(writer);
   auto logger = std::make_shared<spdlog::logger>("access", sink);
   // JSON lines are built whole by format_access_line; text lines get the usual prefix.
   logger->set_formatter(make_formatter(false, json_format == "json"));

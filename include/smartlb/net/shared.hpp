@@ -17,6 +17,7 @@
 #include "smartlb/routing/backend_states.hpp"
 #include "smartlb/routing/failure_breakers.hpp"
 #include "smartlb/routing/latency_stats.hpp"
+#include "smartlb/telemetry/access_log_writer.hpp"
 #include "smartlb/telemetry/request_record.hpp"
 
 namespace smartlb::tracing {
@@ -38,8 +39,9 @@ struct Shared {
   LearntPlacements placements;  // where untagged ids were found (docs/stateful-apis.md)
   const Clock& clock;
   io::ssl::context& tls;
-  RequestObserver* observer = nullptr;  // metrics; may be null
-  tracing::Tracer* tracer = nullptr;    // null: tracing is off, and the request path never asks
+  RequestObserver* observer = nullptr;           // metrics; may be null
+  tracing::Tracer* tracer = nullptr;             // null: tracing is off, and the request path never asks
+  AccessLogWriter* access_log_writer = nullptr;  // null: ACCESS_LOG=off
   std::atomic<std::size_t> connections{0};
   BufferedBodies buffered_bodies{cfg.max_buffered_bodies_bytes};  // MAX_BUFFERED_BODIES_BYTES
   std::atomic<bool> draining{false};

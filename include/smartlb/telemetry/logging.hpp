@@ -1,20 +1,23 @@
 #pragma once
 // Logging set-up: the process logger (stderr-free: everything goes to stdout for containers)
-// and per-thread access loggers that write each line with one write(2) and no shared lock.
+// and per-thread access loggers that format on their thread and hand each line to the access
+// log's writer (access_log_writer.hpp), which writes to stdout off the request's path.
 #include <memory>
 #include <string>
 
 #include <spdlog/logger.h>
 
 #include "smartlb/config/config.hpp"
+#include "smartlb/telemetry/access_log_writer.hpp"
 #include "smartlb/telemetry/request_record.hpp"
 
 namespace smartlb {
 
 // Installs the default logger for LOG_LEVEL / LOG_FORMAT.
 void setup_logging(const std::string& level, const std::string& format);
-// A logger for one worker thread's access log (not registered, not shared).
-std::shared_ptr<spdlog::logger> make_access_logger();
+// A logger for one worker thread's access log (not registered, not shared); its lines go to
+// `writer`, which must outlive it.
+std::shared_ptr<spdlog::logger> make_access_logger(AccessLogWriter& writer);
 // The access-log line for a finished request, in the configured format.
 std::string format_access_line(const RequestRecord& rec, const Config& cfg, bool json);
 
