@@ -174,6 +174,7 @@ struct AdminServer::Impl {
       b.tokens_month = s.tokens_month_used;
       b.cost_day = s.cost_day_used;
       b.cost_month = s.cost_month_used;
+      b.in_flight = s.in_flight;
       out.push_back(std::move(b));
     }
     return out;

@@ -207,6 +207,25 @@ constexpr PrometheusFamily kFamilies[] = {
       "Requests a client's own budgets refused (429 rate_limit_exceeded; no backend was called).",
       {"client"}},
      per_client<&ClientMetrics::limited>},
+    // Budgets with a cap on requests in flight; a subject's budgets of single callers (up to
+    // 10,000) are left to /status.
+    {{"smartlb_budget_in_flight",
+      Type::Gauge,
+      "Requests being answered now, of a budget with max_in_flight (owner client, or subject shared).",
+      {"owner", "name"}},
+     [](const Scrape& s, Samples& out) {
+       for (const BudgetStatus& b : s.p.budgets)
+         if (b.limits.max_in_flight && b.principal.empty()) out.add({b.owner, b.name}, b.in_flight);
+     }},
+    {{"smartlb_budget_max_in_flight",
+      Type::Gauge,
+      "A budget's max_in_flight (as smartlb_budget_in_flight).",
+      {"owner", "name"}},
+     [](const Scrape& s, Samples& out) {
+       for (const BudgetStatus& b : s.p.budgets)
+         if (b.limits.max_in_flight && b.principal.empty())
+           out.add({b.owner, b.name}, b.limits.max_in_flight);
+     }},
     {{"smartlb_client_aborted_total", Type::Counter,
       "Requests the client abandoned before the end of the response."},
      [](const Scrape& s, Samples& out) { out.add({}, s.m.client_aborted); }},

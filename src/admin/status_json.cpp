@@ -272,6 +272,7 @@ json budget_json(const BudgetStatus& b, const std::string& currency) {
   dimension("requests_per_minute", b.limits.requests_per_minute, b.requests_minute);
   dimension("tokens_per_day", b.limits.tokens_per_day, b.tokens_day);
   dimension("tokens_per_month", b.limits.tokens_per_month, b.tokens_month);
+  dimension("max_in_flight", b.limits.max_in_flight, b.in_flight);
   // Cost limits in the prices' currency, only where set (a budget of tokens says nothing of money).
   for (auto [name, limit, value] : {std::tuple{"cost_per_day", b.limits.cost_per_day, b.cost_day},
                                     std::tuple{"cost_per_month", b.limits.cost_per_month, b.cost_month}})

@@ -5,6 +5,26 @@
 
 namespace smartlb {
 
+BudgetAdmission& BudgetAdmission::operator=(BudgetAdmission&& other) noexcept {
+  if (this == &other) return *this;
+  release();
+  budgets_ = other.budgets_;
+  count_ = other.count_;
+  charges_ = other.charges_;
+  charged_ = other.charged_;
+  admitted_ = other.admitted_;
+  tokens_ = other.tokens_;
+  requests_ = other.requests_;
+  cost_ = other.cost_;
+  for (BudgetCharge& c : other.charges_) c.in_flight = false;  // the slots are this one's now
+  return *this;
+}
+
+void BudgetAdmission::release() {
+  for (std::size_t i = 0; i < count_; ++i)
+    if (charges_[i].in_flight) budgets_[i].budget->release(charges_[i]);
+}
+
 void BudgetAdmission::take_tightest(const ClientBudget::State& s) {
   if (s.cost.limit && (!cost_.limit || s.cost.remaining < cost_.remaining)) cost_ = s.cost;
   if (s.tokens.limit && (!tokens_.limit || s.tokens.remaining < tokens_.remaining)) tokens_ = s.tokens;
@@ -39,6 +59,8 @@ void BudgetAdmission::describe_refusal(const BudgetRefusal& refusal, const Clien
   take_tightest(refuser);
   for (std::size_t j = 0; j < count_; ++j)
     if (j != refused_at) take_tightest(budgets_[j].budget->state(t));
+  // A cap on requests in flight has no x-ratelimit-* of its own: the headers stay the budgets'.
+  if (refusal.limit == BudgetLimit::InFlight) return;
   const LimitState refused{refusal.limit_value, std::max<std::int64_t>(refusal.limit_value - refusal.used, 0),
                            refusal.retry_after};
   (smartlb::counts_cost(refusal.limit)     ? cost_
@@ -182,6 +204,10 @@ std::string refusal_message(const BudgetRefused& r, std::string_view currency) {
     if (!cost) return std::to_string(v);
     return format_money(v) + (currency.empty() ? "" : " ") + std::string(currency);
   };
+  if (x.limit == BudgetLimit::InFlight)
+    return "Too many requests in flight for " + who + ": Limit " + std::to_string(x.limit_value) +
+           ", In flight " + std::to_string(x.used) + ". Please try again in " + again +
+           " or when one of them has ended.";
   if (x.requested > x.limit_value)
     return "Request too large for " + who + " on " + std::string(describe(x.limit)) + ": Limit " +
            amount(x.limit_value) + ", Requested " + amount(x.requested) +

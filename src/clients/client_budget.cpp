@@ -10,6 +10,9 @@ namespace {
 // (2 KiB), and a second of slack on a minute limit is what API Management allows too.
 constexpr int kMinuteBuckets = 60;
 constexpr Nanos kMinute = std::chrono::minutes(1);
+// When to ask again after a refusal of the in-flight cap: a slot frees when any of the
+// caller's requests ends, which no clock predicts; a second is short and costs no busy loop.
+constexpr Nanos kInFlightRetry = std::chrono::seconds(1);
 
 Nanos until(WallTime end, WallTime now) {
   return std::max(std::chrono::duration_cast<Nanos>(end - now), Nanos(0));
@@ -31,6 +34,8 @@ std::string_view to_string(BudgetLimit l) {
       return "cost_per_day";
     case BudgetLimit::CostPerMonth:
       return "cost_per_month";
+    case BudgetLimit::InFlight:
+      return "max_in_flight";
   }
   return "";
 }
@@ -49,6 +54,8 @@ std::string_view describe(BudgetLimit l) {
       return "cost per day (UTC)";
     case BudgetLimit::CostPerMonth:
       return "cost per month (UTC)";
+    case BudgetLimit::InFlight:
+      return "requests in flight";
   }
   return "";
 }
@@ -169,6 +176,8 @@ std::optional<BudgetRefusal> ClientBudget::admit_locked(std::int64_t tokens, Pic
   if (const PicoUnits used = month_cost_.used_in(month.index);
       limits_.cost_per_month && used + asked > limits_.cost_per_month)
     refused_by(BudgetLimit::CostPerMonth, limits_.cost_per_month, used, cost, until(month.end, t.wall));
+  if (limits_.max_in_flight && in_flight_ >= limits_.max_in_flight)
+    refused_by(BudgetLimit::InFlight, limits_.max_in_flight, in_flight_, 1, kInFlightRetry);
   if (binding)
     return refuse(binding->limit, binding->limit_value, binding->used, binding->requested,
                   binding->retry_after);
@@ -230,6 +239,8 @@ std::optional<BudgetRefusal> ClientBudget::admit_locked(std::int64_t tokens, Pic
   }
   charge.day = day.index;
   charge.month = month.index;
+  ++in_flight_;
+  charge.in_flight = true;
   if (after) *after = state_locked(t, day, month);
   return std::nullopt;
 }
@@ -256,7 +267,15 @@ void ClientBudget::settle(const BudgetCharge& charge, std::int64_t actual_tokens
     if (counter->period == index) counter->used = std::max<std::int64_t>(counter->used + delta, 0);
 }
 
-void ClientBudget::cancel(const BudgetCharge& charge, BudgetTime t) {
+void ClientBudget::release(BudgetCharge& charge) {
+  if (!charge.in_flight) return;
+  charge.in_flight = false;
+  std::lock_guard lock(mutex_);
+  --in_flight_;
+}
+
+void ClientBudget::cancel(BudgetCharge& charge, BudgetTime t) {
+  release(charge);
   settle(charge, 0, 0, t);
   std::lock_guard lock(mutex_);
   minute_requests_.adjust(charge.minute_bucket, -1, t.now);
@@ -278,6 +297,7 @@ ClientBudget::State ClientBudget::state_locked(BudgetTime t, const PeriodSpan& d
   s.tokens_month_used = month_.used_in(month.index);
   s.cost_day_used = day_cost_.used_in(day.index);
   s.cost_month_used = month_cost_.used_in(month.index);
+  s.in_flight = in_flight_;
   // The token limit that binds first: the least remaining of those set. Reset: until the whole
   // limit is free again (OpenAI's x-ratelimit-reset-*).
   const auto consider = [&](std::int64_t limit, std::int64_t used, auto reset) {

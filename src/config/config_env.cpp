@@ -383,6 +383,7 @@ void read_client_settings(const EnvMap& env, Problems& p, Config& cfg) {
   read_int(env, p, "CLIENT_REQUESTS_PER_MINUTE", 1, 1'000'000'000ll, every_client.requests_per_minute);
   read_int(env, p, "CLIENT_TOKENS_PER_DAY", 1, 1'000'000'000'000'000ll, every_client.tokens_per_day);
   read_int(env, p, "CLIENT_TOKENS_PER_MONTH", 1, 1'000'000'000'000'000ll, every_client.tokens_per_month);
+  read_int(env, p, "CLIENT_MAX_IN_FLIGHT", 1, 1'000'000ll, every_client.max_in_flight);
   if (every_client.any()) cfg.policy.subject_limits.push_back(SubjectLimit{"*", false, every_client});
   read_client_token_issuer(env, p, cfg);
 }

@@ -88,6 +88,7 @@ std::string limits_text(const ClientLimits& l, std::string_view cfg_currency) {
   add(l.requests_per_minute, "requests/min");
   add(l.tokens_per_day, "tokens/day");
   add(l.tokens_per_month, "tokens/month");
+  add(l.max_in_flight, "in flight");
   for (auto [v, what] : {std::pair{l.cost_per_day, "/day"}, std::pair{l.cost_per_month, "/month"}})
     if (v) t += (t.empty() ? "" : ", ") + format_money(v) + " " + std::string(cfg_currency) + what;
   return t;

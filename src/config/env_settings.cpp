@@ -108,6 +108,8 @@ constexpr EnvSetting kSettings[] = {
      "subject_limits (subject \"*\")"},
     {"CLIENT_TOKENS_PER_MONTH", "", "every caller's budget of tokens per month (UTC)",
      "subject_limits (subject \"*\")"},
+    {"CLIENT_MAX_IN_FLIGHT", "", "every caller's cap on requests answered at once (streams until they end)",
+     "subject_limits (subject \"*\")"},
     {"CLIENT_ENTRA_TENANT_ID", "", "clients may present this tenant's Entra ID tokens (Bearer JWT)",
      "token_issuers"},
     {"CLIENT_ENTRA_AUDIENCE", "", "comma-separated: a token's aud must be one of them", "token_issuers"},

@@ -24,6 +24,7 @@ ClientLimits read_limits(Reader& r, const std::string& path, const YAML::Node& n
   read("requests_per_minute", 1'000'000'000ll, l.requests_per_minute);
   read("tokens_per_day", 1'000'000'000'000'000ll, l.tokens_per_day);
   read("tokens_per_month", 1'000'000'000'000'000ll, l.tokens_per_month);
+  read("max_in_flight", 1'000'000ll, l.max_in_flight);
   // Amounts of the prices' currency (docs/operations.md#cost).
   for (auto [key, out] :
        {std::pair{"cost_per_day", &l.cost_per_day}, std::pair{"cost_per_month", &l.cost_per_month}})
@@ -41,7 +42,7 @@ ClientLimits read_limits(Reader& r, const std::string& path, const YAML::Node& n
   if (!l.any() && n.size() == 0)
     r.error(path, n,
             "needs at least one of tokens_per_minute, requests_per_minute, tokens_per_day, tokens_per_month, "
-            "cost_per_day, cost_per_month");
+            "cost_per_day, cost_per_month, max_in_flight");
   return l;
 }
 

@@ -33,9 +33,9 @@ inline constexpr std::string_view kEntraKeys[] = {"source", "scope", "client_id"
 inline constexpr std::string_view kTargetKeys[] = {"id",    "backend", "deployment",
                                                    "model", "aliases", "quota_group"};
 inline constexpr std::string_view kClientKeys[] = {"name", "key", "key_sha256", "subjects", "limits"};
-inline constexpr std::string_view kClientLimitKeys[] = {"tokens_per_minute", "requests_per_minute",
-                                                        "tokens_per_day",    "tokens_per_month",
-                                                        "cost_per_day",      "cost_per_month"};
+inline constexpr std::string_view kClientLimitKeys[] = {
+    "tokens_per_minute", "requests_per_minute", "tokens_per_day", "tokens_per_month",
+    "cost_per_day",      "cost_per_month",      "max_in_flight"};
 inline constexpr std::string_view kSubjectLimitKeys[] = {"subject", "shared", "limits"};
 inline constexpr std::string_view kTokenIssuerKeys[] = {
     "name",           "tenant_id",     "audiences",         "required_roles",

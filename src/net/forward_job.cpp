@@ -55,6 +55,9 @@ std::optional<BudgetRefused> ForwardJob::admit_to_budgets() {
     }
   const BudgetTime t{s_.clock.coarse_now(), s_.clock.wall_now()};
   std::optional<BudgetRefused> refused = budget_->admit(cost_, price, t);
+  // A WebSocket session may idle for minutes between responses: the in-flight cap counts
+  // requests answered over HTTP, not open sessions.
+  if (websocket_) budget_->release();
   budget_->append_fields(buffers_.budget_fields);
   return refused;
 }

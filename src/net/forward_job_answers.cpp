@@ -159,6 +159,7 @@ void ForwardJob::price_answer() {
 // say (a stream without include_usage) keeps the estimate.
 void ForwardJob::settle_budgets() {
   if (!budget_) return;
+  budget_->release();  // no longer in flight (max_in_flight)
   const BudgetTime t{s_.clock.coarse_now(), s_.clock.wall_now()};
   // (An answer whose model has no price keeps its estimated cost.)
   if (rec_.prompt_tokens >= 0 || rec_.completion_tokens >= 0)

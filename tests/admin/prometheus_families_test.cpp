@@ -128,6 +128,9 @@ class BusyState : public ::testing::Test {
     PoolSnapshot pool = snapshot_pool(table_, states_, {});
     pool.backends[0].credential = PoolSnapshot::Backend::Credential{"imds", "imds", "valid", 0, ""};
     pool.backends[0].health = {"up", 200, "", 1'700'000'000'000};
+    BudgetStatus batch{.owner = "client", .name = "batch", .limits = {.max_in_flight = 4}};
+    batch.in_flight = 3;
+    pool.budgets.push_back(batch);
     text_ = render_prometheus(metrics_.snapshot(), pool);
   }
 
@@ -283,6 +286,26 @@ TEST(PrometheusFamilies, ObservabilityDocListsEachFamilyWithItsTypeAndLabels) {
   for (const auto& [name, row] : documented)
     EXPECT_NE(find_family(name), nullptr)
         << "docs/observability.md lists " << name << ", which is not declared";
+}
+
+// A budget's in-flight count beside its cap; a subject's budgets of single callers (thousands)
+// are left to /status.
+TEST(PrometheusFamilies, BudgetsWithACapShowTheirRequestsInFlight) {
+  Metrics metrics(std::vector<Metrics::BackendInfo>{{"east", ""}});
+  PoolSnapshot pool;
+  BudgetStatus batch{.owner = "client", .name = "batch", .limits = {.max_in_flight = 4}};
+  batch.in_flight = 3;
+  BudgetStatus one_caller{
+      .owner = "subject-caller", .name = "*", .principal = "user:1", .limits = {.max_in_flight = 2}};
+  BudgetStatus uncapped{.owner = "client", .name = "search", .limits = {.tokens_per_minute = 100}};
+  pool.budgets = {batch, one_caller, uncapped};
+  const std::string text = render_prometheus(metrics.snapshot(), pool);
+  EXPECT_NE(text.find("smartlb_budget_in_flight{owner=\"client\",name=\"batch\"} 3\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("smartlb_budget_max_in_flight{owner=\"client\",name=\"batch\"} 4\n"),
+            std::string::npos);
+  EXPECT_EQ(text.find("user:1"), std::string::npos);
+  EXPECT_EQ(text.find("name=\"search\""), std::string::npos);
 }
 
 }  // namespace

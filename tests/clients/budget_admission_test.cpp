@@ -246,5 +246,40 @@ TEST_F(Admission, ARefusalOfACostBudgetShowsTheCostLimitInItsHeaders) {
             "Requested 0.005 USD. Please try again in 14h0m0s.");
 }
 
+// A request's in-flight slots are given back by release(), and by the admission's end when
+// nobody said (a connection gone): never held forever.
+TEST_F(Admission, InFlightSlotsAreGivenBackByReleaseOrByTheAdmissionsEnd) {
+  Policy p;
+  p.subject_limits.push_back(SubjectLimit{"*", false, ClientLimits{.max_in_flight = 1}});
+  const BudgetPlan plan(p, registry);
+  const std::vector<std::string> none;
+  BudgetPlan::Budgets budgets;
+  const std::size_t n = plan.budgets_for(who("carol", none), budgets);
+  ASSERT_EQ(n, 1u);
+  {
+    BudgetAdmission first(budgets, n);
+    EXPECT_FALSE(first.admit(1, at()));
+    BudgetAdmission second(budgets, n);
+    const auto refused = second.admit(1, at());
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->refusal.limit, BudgetLimit::InFlight);
+    EXPECT_EQ(refusal_message(*refused),
+              "Too many requests in flight for client 'carol': Limit 1, In flight 1. Please try again in 1s "
+              "or when "
+              "one of them has ended.");
+    std::string fields;
+    second.append_fields(fields);
+    EXPECT_EQ(fields, "");  // no x-ratelimit-* of the cap's own
+    first.release();
+    EXPECT_FALSE(second.admit(1, at()));
+    // Replaced by the next request's admission (a keep-alive connection): the slot is free.
+    second = BudgetAdmission(budgets, n);
+    EXPECT_FALSE(second.admit(1, at()));
+  }
+  // Both ended without release(): nothing is held.
+  BudgetAdmission third(budgets, n);
+  EXPECT_FALSE(third.admit(1, at()));
+}
+
 }  // namespace
 }  // namespace smartlb

@@ -387,5 +387,47 @@ TEST(SharedBudget, TheCostQuotasAreLeasedLikeTheTokenQuotas) {
   EXPECT_EQ(refused->retry_after, hours(14)) << "until midnight UTC";
 }
 
+// max_in_flight: a slot per admitted request until it is released; a refusal says so with a
+// short wait, holds nothing and charges nothing.
+TEST_F(Budget, TheInFlightCapRefusesUntilARequestEnds) {
+  ClientBudget b(ClientLimits{.tokens_per_minute = 1000, .max_in_flight = 2});
+  BudgetCharge first, second, third;
+  EXPECT_FALSE(b.admit(10, at(), first));
+  EXPECT_FALSE(b.admit(10, at(), second));
+  EXPECT_EQ(b.state(at()).in_flight, 2);
+  const auto refused = b.admit(10, at(), third);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->limit, BudgetLimit::InFlight);
+  EXPECT_EQ(refused->limit_value, 2);
+  EXPECT_EQ(refused->used, 2);
+  EXPECT_EQ(refused->retry_after, seconds(1));
+  EXPECT_FALSE(third.in_flight);
+  EXPECT_EQ(b.state(at()).tokens_minute_used, 20);  // the refused request charged nothing
+  b.release(first);
+  b.release(first);  // once only
+  EXPECT_EQ(b.state(at()).in_flight, 1);
+  EXPECT_FALSE(b.admit(10, at(), third));
+  EXPECT_EQ(b.state(at()).in_flight, 2);
+}
+
+// Refused by the cap and by the minute: the minute's longer wait is the answer.
+TEST_F(Budget, AFullMinuteOutwaitsTheInFlightCap) {
+  ClientBudget b(ClientLimits{.tokens_per_minute = 100, .max_in_flight = 1});
+  BudgetCharge c, d;
+  EXPECT_FALSE(b.admit(100, at(), c));
+  const auto refused = b.admit(10, at(), d);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->limit, BudgetLimit::TokensPerMinute);
+}
+
+TEST_F(Budget, ACancelledRequestGivesItsSlotBack) {
+  ClientBudget b(ClientLimits{.max_in_flight = 1});
+  BudgetCharge c;
+  EXPECT_FALSE(b.admit(10, at(), c));
+  b.cancel(c, at());
+  EXPECT_EQ(b.state(at()).in_flight, 0);
+  EXPECT_FALSE(b.admit(10, at(), c));
+}
+
 }  // namespace
 }  // namespace smartlb

@@ -231,16 +231,24 @@ TEST(ConfigEnv, ClientLimitsGiveEveryClientABudgetOfItsOwn) {
                                  {"CLIENT_TOKENS_PER_MINUTE", "10000"},
                                  {"CLIENT_REQUESTS_PER_MINUTE", "60"},
                                  {"CLIENT_TOKENS_PER_DAY", "1000000"},
-                                 {"CLIENT_TOKENS_PER_MONTH", "20000000"}});
+                                 {"CLIENT_TOKENS_PER_MONTH", "20000000"},
+                                 {"CLIENT_MAX_IN_FLIGHT", "8"}});
   ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
   ASSERT_EQ(r.config->policy.subject_limits.size(), 1u);
   const SubjectLimit& s = r.config->policy.subject_limits[0];
   EXPECT_EQ(s.subject, "*");
   EXPECT_FALSE(s.shared);
-  EXPECT_EQ(s.limits, (ClientLimits{10000, 60, 1000000, 20000000}));
+  EXPECT_EQ(s.limits, (ClientLimits{.tokens_per_minute = 10000,
+                                    .requests_per_minute = 60,
+                                    .tokens_per_day = 1000000,
+                                    .tokens_per_month = 20000000,
+                                    .max_in_flight = 8}));
   auto bad =
       load_config_from_env({{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"CLIENT_TOKENS_PER_MINUTE", "0"}});
   EXPECT_TRUE(has_error(bad, "CLIENT_TOKENS_PER_MINUTE"));
+  EXPECT_TRUE(has_error(
+      load_config_from_env({{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"CLIENT_MAX_IN_FLIGHT", "-1"}}),
+      "CLIENT_MAX_IN_FLIGHT"));
 }
 
 }  // namespace

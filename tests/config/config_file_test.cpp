@@ -231,7 +231,7 @@ subject_limits:
     shared: true
     limits: {tokens_per_month: 50000000}
   - subject: "*"
-    limits: {requests_per_minute: 60}
+    limits: {requests_per_minute: 60, max_in_flight: 4}
 )",
                                   "f.yaml");
   ASSERT_TRUE(r.config) << all_errors(r);
@@ -244,8 +244,10 @@ subject_limits:
   EXPECT_TRUE(p.subject_limits[0].shared);
   EXPECT_EQ(p.subject_limits[0].limits.tokens_per_month, 50000000);
   EXPECT_FALSE(p.subject_limits[1].shared);
-  EXPECT_NE(describe_routing(*r.config).find("budget of every caller (each its own): 60 requests/min"),
-            std::string::npos)
+  EXPECT_EQ(p.subject_limits[1].limits.max_in_flight, 4);
+  EXPECT_NE(
+      describe_routing(*r.config).find("budget of every caller (each its own): 60 requests/min, 4 in flight"),
+      std::string::npos)
       << describe_routing(*r.config);
 }
 

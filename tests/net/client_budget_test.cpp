@@ -3,6 +3,9 @@
 // x-ratelimit-* fields that tell a client its own budget.
 #include <gtest/gtest.h>
 
+#include <thread>
+
+#include "await_condition.hpp"
 #include "chat_request.hpp"
 #include "http_client.hpp"
 #include "mock_backend.hpp"
@@ -250,6 +253,46 @@ TEST_F(ClientBudgets, OverItsCostBudgetAClientGets429InOpenAIsShape) {
   ASSERT_TRUE(refused);
   EXPECT_TRUE(refused->client_limited);
   EXPECT_EQ(refused->cost, -1) << "a refused request cost nothing";
+}
+
+// max_in_flight: a stream holds its slot until its last event; meanwhile another request of the
+// same client gets 429 with Retry-After 1 and no backend is called; the slot freed, it is admitted.
+TEST_F(ClientBudgets, AStreamHoldsItsInFlightSlotUntilItEnds) {
+  MockBackend backend([](const SeenRequest&) { return MockReply{200, {}, "ok"}; });
+  const GatePtr last_event = backend.make_gate();
+  backend.set_handler([last_event](const SeenRequest& r) {
+    if (r.body.find("\"stream\":true") == std::string::npos) return MockReply{200, {}, "ok"};
+    MockReply reply{200, {{"content-type", "text/event-stream"}}, ""};
+    reply.events = {"data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n", "data: [DONE]\n\n"};
+    reply.wait_before[1] = last_event;
+    return reply;
+  });
+  proxy.add_backend("only", backend.url());
+  proxy.cfg.policy.clients.push_back(client("batch", "batch-key-1", {.max_in_flight = 1}));
+  proxy.cfg.policy.clients.push_back(client("search", "search-key-1", {.max_in_flight = 1}));
+  proxy.start(&records);
+  const std::string stream_body = R"({"messages":[{"role":"user","content":"hi"}],"stream":true})";
+  HttpResponse streamed;
+  std::thread holder([&] {
+    streamed = http_call(proxy.port(), "POST", kChat, {{"api-key", "batch-key-1"}}, stream_body);
+  });
+  ASSERT_TRUE(await_condition([&] { return backend.request_count() == 1; }));
+  const HttpResponse refused = http_call(proxy.port(), "POST", kChat, {{"api-key", "batch-key-1"}}, kBody);
+  EXPECT_EQ(refused.status, 429u);
+  EXPECT_EQ(refused.body,
+            openai_error_json("Too many requests in flight for client 'batch': Limit 1, In flight 1. "
+                              "Please try again in 1s or when one of them has ended.",
+                              "requests", "rate_limit_exceeded"));
+  EXPECT_EQ(refused.header("retry-after"), "1");
+  EXPECT_EQ(backend.request_count(), 1u);
+  // Another client's cap is its own.
+  EXPECT_EQ(http_call(proxy.port(), "POST", kChat, {{"api-key", "search-key-1"}}, kBody).status, 200u);
+  backend.open(last_event);
+  holder.join();
+  EXPECT_EQ(streamed.status, 200u);
+  EXPECT_NE(streamed.body.find("[DONE]"), std::string::npos);
+  EXPECT_TRUE(records.await(3));  // the stream ended: its slot is free
+  EXPECT_EQ(http_call(proxy.port(), "POST", kChat, {{"api-key", "batch-key-1"}}, kBody).status, 200u);
 }
 
 }  // namespace

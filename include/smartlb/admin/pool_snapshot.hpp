@@ -47,6 +47,7 @@ struct BudgetStatus {
   ClientLimits limits;
   std::int64_t tokens_minute = 0, requests_minute = 0, tokens_day = 0, tokens_month = 0;  // used
   PicoUnits cost_day = 0, cost_month = 0;                                                 // used
+  std::int64_t in_flight = 0;  // requests being answered now (max_in_flight)
 };
 
 struct PoolSnapshot {

@@ -21,6 +21,12 @@ class BudgetAdmission {
  public:
   // The caller's budgets (from BudgetPlan::budgets_for).
   BudgetAdmission(const BudgetPlan::Budgets& budgets, std::size_t count) : budgets_(budgets), count_(count) {}
+  // An admission still holding in-flight slots gives them back when it is replaced or destroyed
+  // (a request whose end was never told, its connection gone): no slot is held forever.
+  ~BudgetAdmission() { release(); }
+  BudgetAdmission(const BudgetAdmission&) = delete;
+  BudgetAdmission& operator=(const BudgetAdmission&) = delete;
+  BudgetAdmission& operator=(BudgetAdmission&& other) noexcept;
 
   bool empty() const { return count_ == 0; }
   // Some budget limits tokens (else a request's token estimate is not needed to admit it).
@@ -35,6 +41,9 @@ class BudgetAdmission {
   // (negative: the estimated cost stays). Once.
   void settle(std::int64_t actual_tokens, PicoUnits actual_cost, BudgetTime t);
   void settle(std::int64_t actual_tokens, BudgetTime t) { settle(actual_tokens, -1, t); }
+  // The request is no longer in flight (its answer ended, or it is a WebSocket session, which
+  // the cap does not count): every budget's slot is free. Idempotent.
+  void release();
   bool admitted() const { return admitted_; }
   std::int64_t charged_tokens() const { return charged_; }
 

@@ -31,7 +31,8 @@ enum class BudgetLimit : std::uint8_t {
   TokensPerDay,
   TokensPerMonth,
   CostPerDay,
-  CostPerMonth
+  CostPerMonth,
+  InFlight  // max_in_flight: requests being answered at once
 };
 std::string_view to_string(BudgetLimit l);  // "tokens_per_minute", ...
 // OpenAI's words for it in a 429's message: "tokens per min (TPM)", ...
@@ -46,6 +47,7 @@ struct BudgetCharge {
   std::int64_t minute_bucket = -1;  // the sliding windows' bucket
   std::int64_t day = -1, month = -1;
   std::int64_t lease_window = -1;  // the shared minute window (shared budgets only)
+  bool in_flight = false;          // holds one of the budget's in-flight slots (release())
 };
 
 struct BudgetRefusal {
@@ -75,6 +77,7 @@ class ClientBudget {
     LimitState tokens, requests, cost;
     std::int64_t tokens_minute_used = 0, requests_minute_used = 0, tokens_day_used = 0, tokens_month_used = 0;
     PicoUnits cost_day_used = 0, cost_month_used = 0;
+    std::int64_t in_flight = 0;  // requests admitted and not yet released
   };
 
   // Charges one request of `tokens` (and `cost`, its estimated price) to every limit when all
@@ -94,7 +97,9 @@ class ClientBudget {
     settle(charge, actual_tokens, -1, t);
   }
   // Takes an admitted request back entirely (another budget refused it).
-  void cancel(const BudgetCharge& charge, BudgetTime t);
+  void cancel(BudgetCharge& charge, BudgetTime t);
+  // The request ended: its in-flight slot is free (once; nothing when it holds none).
+  void release(BudgetCharge& charge);
 
   State state(BudgetTime t);
 
@@ -126,6 +131,7 @@ class ClientBudget {
   SlidingWindowBudget minute_tokens_, minute_requests_;
   PeriodCounter day_, month_;
   PeriodCounter day_cost_, month_cost_;  // pico-units
+  std::int64_t in_flight_ = 0;           // admitted, not yet released (counted with or without a cap)
   // Shared budgets only: the minute limits' and the calendar quotas' leases (guarded by mutex_).
   LeaseBroker* broker_ = nullptr;
   std::unique_ptr<SharedLease> tokens_lease_, requests_lease_, day_lease_, month_lease_;

@@ -152,9 +152,11 @@ struct ClientLimits {
   // In the prices' currency (docs/operations.md#cost), as pico-units; calendar periods too.
   PicoUnits cost_per_day = 0;
   PicoUnits cost_per_month = 0;
+  // Requests of the caller being answered at once (a stream until it ends); 0: no cap.
+  std::int64_t max_in_flight = 0;
   bool any() const {
     return tokens_per_minute || requests_per_minute || tokens_per_day || tokens_per_month || cost_per_day ||
-           cost_per_month;
+           cost_per_month || max_in_flight;
   }
   bool counts_cost() const { return cost_per_day || cost_per_month; }
   bool operator==(const ClientLimits&) const = default;

@@ -213,6 +213,8 @@ function budgetsSection(budgets) {
   const currency = (budgets.find((b) => b.currency) || {}).currency;
   if (currency !== undefined)
     dims.push(["cost_per_day", "Cost / day (UTC)"], ["cost_per_month", "Cost / month (UTC)"]);
+  // Caps on requests in flight get their column where some budget has one.
+  if (budgets.some((b) => b.limits.max_in_flight)) dims.push(["max_in_flight", "In flight"]);
   const width = Math.floor(72 / dims.length) + "%";
   for (const [c, w] of [["Budget", "28%"], ...dims.map(([, label]) => [label, width])]) {
     const th = el("th", null, c);
