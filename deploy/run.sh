@@ -258,10 +258,11 @@ if [[ "${DEMO_BURST:-1}" != 0 ]]; then
     say "  region; the client got that region's 200 (smartlb's access log):"
     say "    $outage_line"
     say "  $failing cools down for 10 s (no Retry-After given): meanwhile nothing is sent there."
+    say "  $failing answers normally again; smartlb sends it requests once that cooldown has ended."
   else
     say "  (none of $((i - 1)) requests was drawn to $failing: the weighted draw avoided it)"
+    say "  $failing answers normally again."
   fi
-  say "  $failing is healthy again."
 
   results="$demo/results.txt"
   : > "$results"

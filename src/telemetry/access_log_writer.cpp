@@ -1,10 +1,8 @@
 #include "smartlb/telemetry/access_log_writer.hpp"
 
-#include <unistd.h>
-
-#include <cerrno>
-
 #include <spdlog/spdlog.h>
+
+#include "smartlb/telemetry/logging.hpp"
 
 namespace smartlb {
 
@@ -52,7 +50,8 @@ void AccessLogWriter::run() {
       writing.swap(pending_);  // the workers go on appending while this thread writes
       last = stopping_;
     }
-    if (!writing.empty()) write_all(writing);
+    // Blocks this thread (never a worker) while stdout is full.
+    if (!writing.empty()) write_fully(fd_, writing);
     writing.clear();
     report_dropped(last);
     if (last) return;
@@ -67,21 +66,6 @@ void AccessLogWriter::report_dropped(bool last) {
   spdlog::warn("access log: {} line(s) dropped so far: stdout did not keep up", dropped);
   dropped_reported_ = dropped;
   reported_at_ = now;
-}
-
-// Blocks this thread (never a worker) while stdout is full; a closed stdout drops the bytes.
-void AccessLogWriter::write_all(const std::string& bytes) {
-  const char* p = bytes.data();
-  std::size_t left = bytes.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd_, p, left);
-    if (n <= 0) {
-      if (n < 0 && errno == EINTR) continue;
-      return;
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
 }
 
 }  // namespace smartlb

@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <ctime>
 #include <mutex>
@@ -28,17 +31,7 @@ class FdSink final : public spdlog::sinks::base_sink<Mutex> {
   void sink_it_(const spdlog::details::log_msg& msg) override {
     spdlog::memory_buf_t buf;
     this->formatter_->format(msg, buf);
-    const char* p = buf.data();
-    std::size_t left = buf.size();
-    while (left > 0) {
-      const ssize_t n = ::write(fd_, p, left);
-      if (n <= 0) {
-        if (n < 0 && errno == EINTR) continue;
-        return;  // stdout closed: drop the line rather than fail a request
-      }
-      p += n;
-      left -= static_cast<std::size_t>(n);
-    }
+    write_fully(fd_, std::string_view(buf.data(), buf.size()));
   }
   void flush_() override {}
 
@@ -111,87 +104,128 @@ std::shared_ptr<spdlog::logger> make_access_logger(AccessLogWriter& writer) {
   return logger;
 }
 
-std::string format_access_line(const RequestRecord& rec, const Config& cfg, bool json) {
-  const auto backend_name = [&](std::size_t i) -> std::string_view {
-    return i < cfg.backends.size() ? std::string_view(cfg.backends[i].name) : "?";
-  };
-  const double ms = static_cast<double>(rec.end - rec.start) / 1e6;
-  const std::size_t shown = std::min(rec.attempt_count, RequestRecord::kMaxAttempts);
-  if (json) {
-    nlohmann::json attempts = nlohmann::json::array();
-    for (std::size_t i = 0; i < shown; ++i) {
-      const auto& a = rec.attempts[i];
-      attempts.push_back({{"backend", backend_name(a.backend)},
-                          {"status", a.status},
-                          {"outcome", a.cause == FailureCause::None ? "served" : to_string(a.cause)},
-                          {"cooldown_ms", a.cooldown_ms},
-                          {"ttfb_ms", static_cast<double>(a.ttfb_us) / 1000.0}});
-      if (a.probe) attempts.back()["probe"] = true;  // sent to test a target its reports held back
+void write_fully(int fd, std::string_view bytes) {
+  const char* p = bytes.data();
+  std::size_t left = bytes.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd, p, left);
+    if (n <= 0) {
+      if (n < 0 && errno == EINTR) continue;
+      return;  // stdout closed: drop the line rather than fail a request
     }
-    char when[64];
-    const auto now = std::chrono::system_clock::now();
-    const std::time_t t = std::chrono::system_clock::to_time_t(now);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    const auto millis =
-        std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-    std::snprintf(when, sizeof when, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(millis));
-    nlohmann::json j = {{"time", when},
-                        {"type", "access"},
-                        {"request_id", rec.request_id},
-                        {"method", rec.method},
-                        {"path", rec.path},
-                        {"deployment", rec.deployment},
-                        {"client", rec.client},
-                        {"backend", rec.served_by >= 0 ? nlohmann::json(backend_name(rec.served_by))
-                                                       : nlohmann::json(nullptr)},
-                        {"status", rec.status},
-                        {"attempts", rec.attempt_count},
-                        {"attempt_log", attempts},
-                        {"duration_ms", ms},
-                        {"response_bytes", rec.response_bytes},
-                        {"client_aborted", rec.client_aborted},
-                        {"upstream_aborted", rec.upstream_aborted}};
-    if (rec.prompt_tokens >= 0) j["prompt_tokens"] = rec.prompt_tokens;
-    if (rec.completion_tokens >= 0) j["completion_tokens"] = rec.completion_tokens;
-    if (rec.cached_tokens >= 0) j["cached_tokens"] = rec.cached_tokens;
-    if (rec.cost >= 0) {  // in the price table's currency (a double: what log tools sum)
-      j["cost"] = money_as_units(rec.cost);
-      j["cost_model"] = rec.cost_model;
-    }
-    if (rec.trace.on) {  // the trace it belongs to (sampled or not: the id went upstream either way)
-      static constexpr char kHex[] = "0123456789abcdef";
-      std::string id;
-      for (const std::uint8_t b : rec.trace.trace_id) id.append({kHex[b >> 4], kHex[b & 0xf]});
-      j["trace_id"] = id;
-      j["trace_sampled"] = rec.trace.sampled;
-    }
-    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    p += n;
+    left -= static_cast<std::size_t>(n);
   }
-  std::string line = rec.method + " " + rec.path + " client=" + (rec.client.empty() ? "-" : rec.client) +
-                     " backend=" + (rec.served_by >= 0 ? std::string(backend_name(rec.served_by)) : "-") +
-                     " status=" + std::to_string(rec.status) +
-                     " attempts=" + std::to_string(rec.attempt_count);
+}
+
+namespace {
+
+std::string_view backend_label(const Config& cfg, std::size_t i) {
+  return i < cfg.backends.size() ? std::string_view(cfg.backends[i].name) : "?";
+}
+
+std::string json_access_line(const RequestRecord& rec, const Config& cfg, double ms, std::size_t shown) {
+  const auto backend_name = [&](std::size_t i) { return backend_label(cfg, i); };
+  nlohmann::json attempts = nlohmann::json::array();
+  for (std::size_t i = 0; i < shown; ++i) {
+    const auto& a = rec.attempts[i];
+    attempts.push_back({{"backend", backend_name(a.backend)},
+                        {"status", a.status},
+                        {"outcome", a.cause == FailureCause::None ? "served" : to_string(a.cause)},
+                        {"cooldown_ms", a.cooldown_ms},
+                        {"ttfb_ms", static_cast<double>(a.ttfb_us) / 1000.0}});
+    if (a.probe) attempts.back()["probe"] = true;  // sent to test a target its reports held back
+  }
+  char when[64];
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  const auto millis =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::snprintf(when, sizeof when, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(millis));
+  nlohmann::json j = {
+      {"time", when},
+      {"type", "access"},
+      {"request_id", rec.request_id},
+      {"method", rec.method},
+      {"path", rec.path},
+      {"deployment", rec.deployment},
+      {"client", rec.client},
+      {"backend", rec.served_by >= 0 ? nlohmann::json(backend_name(rec.served_by)) : nlohmann::json(nullptr)},
+      {"status", rec.status},
+      {"attempts", rec.attempt_count},
+      {"attempt_log", attempts},
+      {"duration_ms", ms},
+      {"response_bytes", rec.response_bytes},
+      {"client_aborted", rec.client_aborted},
+      {"upstream_aborted", rec.upstream_aborted}};
+  if (rec.prompt_tokens >= 0) j["prompt_tokens"] = rec.prompt_tokens;
+  if (rec.completion_tokens >= 0) j["completion_tokens"] = rec.completion_tokens;
+  if (rec.cached_tokens >= 0) j["cached_tokens"] = rec.cached_tokens;
+  if (rec.cost >= 0) {  // in the price table's currency (a double: what log tools sum)
+    j["cost"] = money_as_units(rec.cost);
+    j["cost_model"] = rec.cost_model;
+  }
+  if (rec.trace.on) {  // the trace it belongs to (sampled or not: the id went upstream either way)
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string id;
+    for (const std::uint8_t b : rec.trace.trace_id) id.append({kHex[b >> 4], kHex[b & 0xf]});
+    j["trace_id"] = id;
+    j["trace_sampled"] = rec.trace.sampled;
+  }
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string text_access_line(const RequestRecord& rec, const Config& cfg, double ms, std::size_t shown) {
+  const auto backend_name = [&](std::size_t i) { return backend_label(cfg, i); };
+  // One string, appended in place: every request writes this line, so it costs one allocation,
+  // not one per field.
+  std::string line;
+  line.reserve(160 + rec.path.size() + rec.request_id.size() + 24 * shown);
+  const auto number = [&line](std::int64_t v) {
+    char digits[24];
+    const auto end = std::to_chars(digits, digits + sizeof digits, v).ptr;
+    line.append(digits, end);
+  };
+  line.append(rec.method).append(" ").append(rec.path);
+  line.append(" client=").append(rec.client.empty() ? std::string_view("-") : std::string_view(rec.client));
+  line.append(" backend=").append(rec.served_by >= 0 ? backend_name(rec.served_by) : std::string_view("-"));
+  line.append(" status=");
+  number(rec.status);
+  line.append(" attempts=");
+  number(static_cast<std::int64_t>(rec.attempt_count));
   // Every attempt and what it got, unless the one attempt made is the answer the client got.
   if (rec.attempt_count > 1 || (rec.attempt_count == 1 && rec.served_by < 0)) {
     line += " (";
     for (std::size_t i = 0; i < shown; ++i) {
       const auto& a = rec.attempts[i];
       if (i) line += ", ";
-      line += std::string(backend_name(a.backend)) + ":" +
-              (a.status ? std::to_string(a.status) : std::string(to_string(a.cause)));
+      line.append(backend_name(a.backend)).append(":");
+      if (a.status)
+        number(a.status);
+      else
+        line.append(to_string(a.cause));
     }
     line += ")";
   }
   char dur[32];
-  std::snprintf(dur, sizeof dur, " duration_ms=%.1f", ms);
-  line += dur;
-  if (rec.cost >= 0) line += " cost=" + format_money(rec.cost);
-  line += " id=" + rec.request_id;
+  const int n = std::snprintf(dur, sizeof dur, " duration_ms=%.1f", ms);
+  line.append(dur, static_cast<std::size_t>(std::clamp(n, 0, static_cast<int>(sizeof dur) - 1)));
+  if (rec.cost >= 0) line.append(" cost=").append(format_money(rec.cost));
+  line.append(" id=").append(rec.request_id);
   if (rec.client_aborted) line += " client_aborted";
   if (rec.upstream_aborted) line += " upstream_aborted";
   return line;
+}
+
+}  // namespace
+
+std::string format_access_line(const RequestRecord& rec, const Config& cfg, bool json) {
+  const double ms = static_cast<double>(rec.end - rec.start) / 1e6;
+  const std::size_t shown = std::min(rec.attempt_count, RequestRecord::kMaxAttempts);
+  return json ? json_access_line(rec, cfg, ms, shown) : text_access_line(rec, cfg, ms, shown);
 }
 
 }  // namespace smartlb

@@ -39,7 +39,6 @@ class AccessLogWriter {
 
  private:
   void run();
-  void write_all(const std::string& bytes);
   void report_dropped(bool last);
 
   const int fd_;
