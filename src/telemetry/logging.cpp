@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cstdio>
 #include <ctime>
 #include <mutex>
 
@@ -42,18 +43,51 @@ class FdSink final : public spdlog::sinks::base_sink<Mutex> {
 // Formats each line on the worker's thread and hands it to the access log's writer.
 class WriterSink final : public spdlog::sinks::base_sink<spdlog::details::null_mutex> {
  public:
-  explicit WriterSink(AccessLogWriter& writer) : writer_(writer) {}
+  // `raw`: the line as given (JSON lines carry their own time); else the text prefix.
+  WriterSink(AccessLogWriter& writer, bool raw) : writer_(writer), raw_(raw) {}
 
  protected:
+  // The text prefix is the process log's ("%Y-%m-%dT%H:%M:%S.%eZ %l "), written here rather
+  // than by spdlog's pattern formatter: every request pays for it, and the date and time up to
+  // the second change once a second (a per-sink cache; a sink is one worker's).
   void sink_it_(const spdlog::details::log_msg& msg) override {
-    spdlog::memory_buf_t buf;
-    this->formatter_->format(msg, buf);
-    writer_.append(std::string_view(buf.data(), buf.size()));
+    line_.clear();
+    if (!raw_) {
+      const auto since_epoch = msg.time.time_since_epoch();
+      const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(since_epoch);
+      if (seconds.count() != cached_second_) {
+        const std::time_t t = seconds.count();
+        std::tm tm{};
+        gmtime_r(&t, &tm);
+        const int n =
+            std::snprintf(second_text_, sizeof second_text_, "%04d-%02d-%02dT%02d:%02d:%02d.",
+                          tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+        second_length_ =
+            static_cast<std::size_t>(std::clamp(n, 0, static_cast<int>(sizeof second_text_) - 1));
+        cached_second_ = seconds.count();
+      }
+      const auto millis =
+          std::chrono::duration_cast<std::chrono::milliseconds>(since_epoch - seconds).count();
+      line_.append(second_text_, second_length_);
+      const char digits[4] = {static_cast<char>('0' + millis / 100),
+                              static_cast<char>('0' + millis / 10 % 10), static_cast<char>('0' + millis % 10),
+                              'Z'};
+      line_.append(digits, sizeof digits).push_back(' ');
+      const spdlog::string_view_t level = spdlog::level::to_string_view(msg.level);
+      line_.append(level.data(), level.size()).push_back(' ');
+    }
+    line_.append(msg.payload.data(), msg.payload.size()).push_back('\n');
+    writer_.append(line_);
   }
   void flush_() override {}
 
  private:
   AccessLogWriter& writer_;
+  const bool raw_;
+  std::string line_;
+  std::int64_t cached_second_ = -1;
+  std::size_t second_length_ = 0;
+  char second_text_[64] = {};  // room for any int the format could print
 };
 
 // Escapes the message for the JSON log format.
@@ -69,12 +103,11 @@ class JsonMessageFlag final : public spdlog::custom_flag_formatter {
   }
 };
 
-std::unique_ptr<spdlog::formatter> make_formatter(bool json, bool raw) {
+// The process log's formatter (the access log writes the same text prefix itself: WriterSink).
+std::unique_ptr<spdlog::formatter> make_formatter(bool json) {
   // Times are UTC (the patterns say so with their trailing Z).
   auto f = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
-  if (raw) {
-    f->set_pattern("%v");
-  } else if (json) {
+  if (json) {
     f->add_flag<JsonMessageFlag>('*').set_pattern(
         R"({"time":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l","msg":%*})");
   } else {
@@ -89,17 +122,16 @@ void setup_logging(const std::string& level, const std::string& format) {
   json_format = format;
   auto sink = std::make_shared<FdSink<std::mutex>>(STDOUT_FILENO);
   auto logger = std::make_shared<spdlog::logger>("smartlb", sink);
-  logger->set_formatter(make_formatter(format == "json", false));
+  logger->set_formatter(make_formatter(format == "json"));
   logger->set_level(spdlog::level::from_str(level));
   logger->flush_on(spdlog::level::trace);
   spdlog::set_default_logger(logger);
 }
 
 std::shared_ptr<spdlog::logger> make_access_logger(AccessLogWriter& writer) {
-  auto sink = std::make_shared<WriterSink>(writer);
-  auto logger = std::make_shared<spdlog::logger>("access", sink);
   // JSON lines are built whole by format_access_line; text lines get the usual prefix.
-  logger->set_formatter(make_formatter(false, json_format == "json"));
+  auto sink = std::make_shared<WriterSink>(writer, json_format == "json");
+  auto logger = std::make_shared<spdlog::logger>("access", sink);
   logger->set_level(spdlog::level::info);
   return logger;
 }
@@ -178,8 +210,9 @@ std::string json_access_line(const RequestRecord& rec, const Config& cfg, double
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-std::string text_access_line(const RequestRecord& rec, const Config& cfg, double ms, std::size_t shown) {
+std::string text_access_line(const RequestRecord& rec, const Config& cfg, std::size_t shown) {
   const auto backend_name = [&](std::size_t i) { return backend_label(cfg, i); };
+  using namespace std::string_view_literals;  // appends of known length: no strlen
   // One string, appended in place: every request writes this line, so it costs one allocation,
   // not one per field.
   std::string line;
@@ -189,34 +222,37 @@ std::string text_access_line(const RequestRecord& rec, const Config& cfg, double
     const auto end = std::to_chars(digits, digits + sizeof digits, v).ptr;
     line.append(digits, end);
   };
-  line.append(rec.method).append(" ").append(rec.path);
-  line.append(" client=").append(rec.client.empty() ? std::string_view("-") : std::string_view(rec.client));
-  line.append(" backend=").append(rec.served_by >= 0 ? backend_name(rec.served_by) : std::string_view("-"));
-  line.append(" status=");
+  line.append(rec.method).append(" "sv).append(rec.path);
+  line.append(" client="sv).append(rec.client.empty() ? "-"sv : std::string_view(rec.client));
+  line.append(" backend="sv).append(rec.served_by >= 0 ? backend_name(rec.served_by) : "-"sv);
+  line.append(" status="sv);
   number(rec.status);
-  line.append(" attempts=");
+  line.append(" attempts="sv);
   number(static_cast<std::int64_t>(rec.attempt_count));
   // Every attempt and what it got, unless the one attempt made is the answer the client got.
   if (rec.attempt_count > 1 || (rec.attempt_count == 1 && rec.served_by < 0)) {
-    line += " (";
+    line += " ("sv;
     for (std::size_t i = 0; i < shown; ++i) {
       const auto& a = rec.attempts[i];
-      if (i) line += ", ";
-      line.append(backend_name(a.backend)).append(":");
+      if (i) line += ", "sv;
+      line.append(backend_name(a.backend)).append(":"sv);
       if (a.status)
         number(a.status);
       else
         line.append(to_string(a.cause));
     }
-    line += ")";
+    line += ")"sv;
   }
-  char dur[32];
-  const int n = std::snprintf(dur, sizeof dur, " duration_ms=%.1f", ms);
-  line.append(dur, static_cast<std::size_t>(std::clamp(n, 0, static_cast<int>(sizeof dur) - 1)));
-  if (rec.cost >= 0) line.append(" cost=").append(format_money(rec.cost));
-  line.append(" id=").append(rec.request_id);
-  if (rec.client_aborted) line += " client_aborted";
-  if (rec.upstream_aborted) line += " upstream_aborted";
+  // Milliseconds with one decimal, rounded half up (printf's %.1f costs several times this).
+  const std::int64_t tenths = (std::max<std::int64_t>(rec.end - rec.start, 0) + 50'000) / 100'000;
+  line.append(" duration_ms="sv);
+  number(tenths / 10);
+  line.push_back('.');
+  line.push_back(static_cast<char>('0' + tenths % 10));
+  if (rec.cost >= 0) line.append(" cost="sv).append(format_money(rec.cost));
+  line.append(" id="sv).append(rec.request_id);
+  if (rec.client_aborted) line += " client_aborted"sv;
+  if (rec.upstream_aborted) line += " upstream_aborted"sv;
   return line;
 }
 
@@ -225,7 +261,7 @@ std::string text_access_line(const RequestRecord& rec, const Config& cfg, double
 std::string format_access_line(const RequestRecord& rec, const Config& cfg, bool json) {
   const double ms = static_cast<double>(rec.end - rec.start) / 1e6;
   const std::size_t shown = std::min(rec.attempt_count, RequestRecord::kMaxAttempts);
-  return json ? json_access_line(rec, cfg, ms, shown) : text_access_line(rec, cfg, ms, shown);
+  return json ? json_access_line(rec, cfg, ms, shown) : text_access_line(rec, cfg, shown);
 }
 
 }  // namespace smartlb

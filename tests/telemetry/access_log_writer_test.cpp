@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "smartlb/telemetry/logging.hpp"
+
 namespace smartlb {
 namespace {
 
@@ -101,6 +103,31 @@ TEST(AccessLogWriter, ALineGoesOutWithinTheFlushIntervalWithoutWaitingForMore) {
   }
   EXPECT_EQ(got, line(7));
   EXPECT_EQ(writer.dropped_lines(), 0u);
+}
+
+// An access logger's text lines start as the process log's do ("%Y-%m-%dT%H:%M:%S.%eZ info "),
+// in UTC, the second's part recomputed when the second changes.
+TEST(AccessLogWriter, AnAccessLoggersTextLinesCarryTheProcessLogsTimePrefix) {
+  using namespace std::chrono;
+  Pipe pipe;
+  std::string got;
+  std::thread reader([&] { got = pipe.read_all(); });
+  {
+    AccessLogWriter writer(pipe.fds[1]);
+    const auto logger = make_access_logger(writer);
+    const system_clock::time_point t =
+        sys_days(year(2026) / November / 29) + hours(10) + minutes(11) + seconds(33) + milliseconds(63);
+    logger->log(t, spdlog::source_loc{}, spdlog::level::info, "POST /x status=200");
+    logger->log(t + milliseconds(900), spdlog::source_loc{}, spdlog::level::info, "same second");
+    logger->log(t + seconds(1) + milliseconds(5), spdlog::source_loc{}, spdlog::level::info, "next second");
+    writer.stop();
+  }
+  pipe.close_write();
+  reader.join();
+  EXPECT_EQ(got,
+            "2026-11-29T10:11:33.063Z info POST /x status=200\n"
+            "2026-11-29T10:11:33.963Z info same second\n"
+            "2026-11-29T10:11:34.068Z info next second\n");
 }
 
 }  // namespace
