@@ -131,6 +131,11 @@ std::optional<BudgetRefusal> ClientBudget::admit(std::int64_t tokens, PicoUnits 
   {
     std::lock_guard lock(mutex_);
     refusal = admit_locked(tokens, std::max<PicoUnits>(cost, 0), t, charge, after, day, month, asks);
+    if (!refusal) {  // admitted: it holds an in-flight slot until release()
+      ++in_flight_;
+      charge.in_flight = true;
+      if (after) after->in_flight = in_flight_;
+    }
   }
   for (const PendingAsk& a : asks) send_pending(broker_, a);
   return refusal;
@@ -140,10 +145,9 @@ std::optional<BudgetRefusal> ClientBudget::admit_locked(std::int64_t tokens, Pic
                                                         BudgetCharge& charge, State* after,
                                                         const PeriodSpan& day, const PeriodSpan& month,
                                                         PendingAsk (&asks)[6]) {
-  const auto refuse = [&](BudgetLimit limit, std::int64_t value, std::int64_t used, std::int64_t requested,
-                          Nanos retry) {
+  const auto refuse = [&](const BudgetRefusal& r) {
     if (after) *after = state_locked(t, day, month);
-    return BudgetRefusal{limit, value, used, requested, retry};
+    return r;
   };
   // Of the limits that refuse, the one that admits last is the answer: a day quota spent too
   // must not hide behind the minute's shorter wait (the client would only be refused again).
@@ -178,52 +182,49 @@ std::optional<BudgetRefusal> ClientBudget::admit_locked(std::int64_t tokens, Pic
     refused_by(BudgetLimit::CostPerMonth, limits_.cost_per_month, used, cost, until(month.end, t.wall));
   if (limits_.max_in_flight && in_flight_ >= limits_.max_in_flight)
     refused_by(BudgetLimit::InFlight, limits_.max_in_flight, in_flight_, 1, kInFlightRetry);
-  if (binding)
-    return refuse(binding->limit, binding->limit_value, binding->used, binding->requested,
-                  binding->retry_after);
+  if (binding) return refuse(*binding);
   // Shared: the minute limits' leases must admit too (all replicas together).
   const bool lease_tokens = tokens_lease_ && limits_.tokens_per_minute;
   const bool lease_requests = requests_lease_ && limits_.requests_per_minute;
   if (lease_tokens && !take_leased(*tokens_lease_, tokens, t.wall, asks[0]))
-    return refuse(BudgetLimit::TokensPerMinute, limits_.tokens_per_minute, minute_tokens_.used(t.now), tokens,
-                  tokens_lease_->quota.wait_for(tokens, t.wall));
+    return refuse({BudgetLimit::TokensPerMinute, limits_.tokens_per_minute, minute_tokens_.used(t.now),
+                   tokens, tokens_lease_->quota.wait_for(tokens, t.wall)});
   if (lease_requests && !take_leased(*requests_lease_, 1, t.wall, asks[1])) {
     if (lease_tokens) tokens_lease_->quota.adjust(tokens_lease_->quota.subwindow_of(t.wall), -tokens);
-    return refuse(BudgetLimit::RequestsPerMinute, limits_.requests_per_minute, minute_requests_.used(t.now),
-                  1, requests_lease_->quota.wait_for(1, t.wall));
+    return refuse({BudgetLimit::RequestsPerMinute, limits_.requests_per_minute, minute_requests_.used(t.now),
+                   1, requests_lease_->quota.wait_for(1, t.wall)});
   }
-  if (day_lease_ && limits_.tokens_per_day && !take_leased(*day_lease_, tokens, t.wall, asks[2])) {
+  // What the leases before a refusing one took is given back (the day's and month's tokens when
+  // they were taken too).
+  const auto give_back_leases = [&](bool day_tokens, bool month_tokens) {
     if (lease_tokens) tokens_lease_->quota.adjust(tokens_lease_->quota.subwindow_of(t.wall), -tokens);
     if (lease_requests) requests_lease_->quota.adjust(requests_lease_->quota.subwindow_of(t.wall), -1);
-    return refuse(BudgetLimit::TokensPerDay, limits_.tokens_per_day, day_.used_in(day.index), tokens,
-                  day_lease_->quota.wait_for(tokens, t.wall));
-  }
-  if (month_lease_ && limits_.tokens_per_month && !take_leased(*month_lease_, tokens, t.wall, asks[3])) {
-    if (lease_tokens) tokens_lease_->quota.adjust(tokens_lease_->quota.subwindow_of(t.wall), -tokens);
-    if (lease_requests) requests_lease_->quota.adjust(requests_lease_->quota.subwindow_of(t.wall), -1);
-    if (day_lease_ && limits_.tokens_per_day) day_lease_->quota.adjust(day.index, -tokens);
-    return refuse(BudgetLimit::TokensPerMonth, limits_.tokens_per_month, month_.used_in(month.index), tokens,
-                  month_lease_->quota.wait_for(tokens, t.wall));
-  }
-  // Shared cost quotas last: what the leases above took is given back when one refuses.
-  const auto give_back_leases = [&](bool with_month_tokens) {
-    if (lease_tokens) tokens_lease_->quota.adjust(tokens_lease_->quota.subwindow_of(t.wall), -tokens);
-    if (lease_requests) requests_lease_->quota.adjust(requests_lease_->quota.subwindow_of(t.wall), -1);
-    if (day_lease_ && limits_.tokens_per_day) day_lease_->quota.adjust(day.index, -tokens);
-    if (with_month_tokens && month_lease_ && limits_.tokens_per_month)
+    if (day_tokens && day_lease_ && limits_.tokens_per_day) day_lease_->quota.adjust(day.index, -tokens);
+    if (month_tokens && month_lease_ && limits_.tokens_per_month)
       month_lease_->quota.adjust(month.index, -tokens);
   };
+  if (day_lease_ && limits_.tokens_per_day && !take_leased(*day_lease_, tokens, t.wall, asks[2])) {
+    give_back_leases(false, false);
+    return refuse({BudgetLimit::TokensPerDay, limits_.tokens_per_day, day_.used_in(day.index), tokens,
+                   day_lease_->quota.wait_for(tokens, t.wall)});
+  }
+  if (month_lease_ && limits_.tokens_per_month && !take_leased(*month_lease_, tokens, t.wall, asks[3])) {
+    give_back_leases(true, false);
+    return refuse({BudgetLimit::TokensPerMonth, limits_.tokens_per_month, month_.used_in(month.index), tokens,
+                   month_lease_->quota.wait_for(tokens, t.wall)});
+  }
+  // Shared cost quotas last: what the leases above took is given back when one refuses.
   if (day_cost_lease_ && limits_.cost_per_day && !take_leased(*day_cost_lease_, cost, t.wall, asks[4])) {
-    give_back_leases(true);
-    return refuse(BudgetLimit::CostPerDay, limits_.cost_per_day, day_cost_.used_in(day.index), cost,
-                  day_cost_lease_->quota.wait_for(cost, t.wall));
+    give_back_leases(true, true);
+    return refuse({BudgetLimit::CostPerDay, limits_.cost_per_day, day_cost_.used_in(day.index), cost,
+                   day_cost_lease_->quota.wait_for(cost, t.wall)});
   }
   if (month_cost_lease_ && limits_.cost_per_month &&
       !take_leased(*month_cost_lease_, cost, t.wall, asks[5])) {
-    give_back_leases(true);
+    give_back_leases(true, true);
     if (day_cost_lease_ && limits_.cost_per_day) day_cost_lease_->quota.adjust(day.index, -cost);
-    return refuse(BudgetLimit::CostPerMonth, limits_.cost_per_month, month_cost_.used_in(month.index), cost,
-                  month_cost_lease_->quota.wait_for(cost, t.wall));
+    return refuse({BudgetLimit::CostPerMonth, limits_.cost_per_month, month_cost_.used_in(month.index), cost,
+                   month_cost_lease_->quota.wait_for(cost, t.wall)});
   }
   charge.lease_window = tokens_lease_ ? tokens_lease_->quota.subwindow_of(t.wall) : -1;
 
@@ -239,8 +240,6 @@ std::optional<BudgetRefusal> ClientBudget::admit_locked(std::int64_t tokens, Pic
   }
   charge.day = day.index;
   charge.month = month.index;
-  ++in_flight_;
-  charge.in_flight = true;
   if (after) *after = state_locked(t, day, month);
   return std::nullopt;
 }

@@ -185,6 +185,28 @@ Task<bool> ForwardJob::run() {
 // One try of one target. A coroutine of its own, not part of run(): GCC gives every awaited
 // expression its own slot in the frame, and both frames stay under Asio's 1020-byte recycling
 // limit only when apart (a larger frame costs an aligned_alloc and a free per request).
+namespace {
+
+// An attempt that failed before its answer could be relayed, as its ticket is told.
+AttemptOutcome transport_failure(TransportFailure failure, std::string_view why,
+                                 bool relayed_anyway = false) {
+  AttemptOutcome o;
+  o.end = AttemptEnd::TransportFailed;
+  o.failure = failure;
+  o.relayed_anyway = relayed_anyway;
+  o.why = why;
+  return o;
+}
+
+AttemptOutcome stalled() {
+  AttemptOutcome o =
+      transport_failure(TransportFailure::Timeout, "no answer within its first-token deadline");
+  o.end = AttemptEnd::Stalled;
+  return o;
+}
+
+}  // namespace
+
 Task<Attempted> ForwardJob::attempt(const ChosenTarget& t, TriedSet& tried) {
   // In flight on its (backend, deployment) until this attempt's answer ends, stream included.
   AttemptTicket ticket(s_.routing, t.ticket(), model_, cost_);
@@ -214,67 +236,37 @@ Task<Attempted> ForwardJob::attempt(const ChosenTarget& t, TriedSet& tried) {
   if (!r.answered) {
     if (committed) {  // no failover: the body cannot be sent again
       if (r.body_end == StreamEnd::Sent || r.body_end == StreamEnd::UpstreamFailed) {
-        close_failed(t, ticket, a,
-                     {AttemptEnd::TransportFailed, r.failure, false, false, true, -1, {}, r.detail});
+        close_failed(t, ticket, a, transport_failure(r.failure, r.detail, true));
       } else {
         ticket.close({AttemptEnd::ClientLeft});  // the client's doing: not the backend's failure
         a.ended = s_.clock.now();
       }
       co_return co_await end_streamed(r.body_end);
     }
-    if (first_token && r.failure == TransportFailure::Timeout)
-      close_failed(t, ticket, a,
-                   {AttemptEnd::Stalled,
-                    r.failure,
-                    false,
-                    false,
-                    false,
-                    -1,
-                    {},
-                    "no answer within its first-token deadline"});
-    else
-      close_failed(t, ticket, a,
-                   {AttemptEnd::TransportFailed, r.failure, false, false, false, -1, {}, r.detail});
+    close_failed(t, ticket, a,
+                 first_token && r.failure == TransportFailure::Timeout
+                     ? stalled()
+                     : transport_failure(r.failure, r.detail));
     co_return Attempted::Next;
   }
   const ResponseHead& head = exchange_.answer_head();
   const unsigned status = a.status = head.status;
   const Verdict verdict = ticket.answer(status, throttle_fields(head.fields), !model_.empty());
-  if (status == 101 && !websocket_) {  // an upgrade nobody asked for: never relayed as it is
-    close_failed(t, ticket, a,
-                 {AttemptEnd::TransportFailed,
-                  TransportFailure::Protocol,
-                  false,
-                  false,
-                  false,
-                  -1,
-                  {},
-                  "HTTP 101 to a request that asked for no upgrade"});
+  // An upgrade nobody asked for, or a 101 that is not our WebSocket: never relayed as it is.
+  const websocket::UpgradeAnswer upgrade =
+      websocket_ ? judge_upgrade(head) : websocket::UpgradeAnswer::NotUpgraded;
+  if (upgrade == websocket::UpgradeAnswer::Accepted) {
+    ticket.close({AttemptEnd::Upgraded});
+    co_await open_websocket(t);
+    co_return Attempted::Close;  // the connection was the session's
+  }
+  if (upgrade != websocket::UpgradeAnswer::NotUpgraded || (status == 101 && !websocket_)) {
+    const std::string_view why = websocket_ ? std::string_view(websocket::to_string(upgrade))
+                                            : "HTTP 101 to a request that asked for no upgrade";
+    close_failed(t, ticket, a, transport_failure(TransportFailure::Protocol, why));
     exchange_.discard();
     co_return Attempted::Next;
   }
-  if (websocket_) {
-    const websocket::UpgradeAnswer upgrade = judge_upgrade(head);
-    if (upgrade == websocket::UpgradeAnswer::Accepted) {
-      ticket.close({AttemptEnd::Upgraded});
-      co_await open_websocket(t);
-      co_return Attempted::Close;  // the connection was the session's
-    }
-    if (upgrade != websocket::UpgradeAnswer::NotUpgraded) {  // a 101 that is not our WebSocket
-      close_failed(t, ticket, a,
-                   {AttemptEnd::TransportFailed,
-                    TransportFailure::Protocol,
-                    false,
-                    false,
-                    false,
-                    -1,
-                    {},
-                    websocket::to_string(upgrade)});
-      exchange_.discard();
-      co_return Attempted::Next;
-    }
-  }
-  // After a streamed body, whatever the backend answers is relayed (its cooldown recorded).
   if (!streamed_ && stateful_.looks_for_object() && (status == 404 || status == 400)) {
     ticket.close({AttemptEnd::Declined});  // not a failure of the backend: the object is elsewhere
     if (!co_await hold_not_found(t)) {
@@ -295,14 +287,9 @@ Task<Attempted> ForwardJob::attempt(const ChosenTarget& t, TriedSet& tried) {
   }
   if (verdict.fail_over) {
     close_failed(t, ticket, a,
-                 {AttemptEnd::Refused,
-                  {},
-                  false,
-                  false,
-                  move == AnswerMove::Relay,
-                  -1,
-                  {},
-                  "HTTP " + std::to_string(status)});
+                 {.end = AttemptEnd::Refused,
+                  .relayed_anyway = move == AnswerMove::Relay,
+                  .why = "HTTP " + std::to_string(status)});
     if (move == AnswerMove::FailOver) {
       co_await exchange_.drain_or_close();
       co_return Attempted::Next;
