@@ -7,8 +7,8 @@
 # end-to-end test (tests/e2e, from its package-lock.json), checks the sources' format
 # (.clang-format), builds everything into build-test/ with AddressSanitizer and
 # UndefinedBehaviorSanitizer and runs every test with ctest, then builds the daemon with
-# ThreadSanitizer into build-tsan/ and runs its unit and integration tests again there, then
-# builds the libFuzzer targets of tests/fuzz with clang into build-fuzz/ and runs each for
+# ThreadSanitizer into build-tsan/ and runs its integration tests and the unit tests that run
+# threads again there, then builds the libFuzzer targets of tests/fuzz with clang into build-fuzz/ and runs each for
 # FUZZ_SECONDS (tests/fuzz/run.sh), and checks that nothing the run wrote is left in the tree
 # untracked and not ignored. Exits non-zero when anything fails.
 #
@@ -81,7 +81,7 @@ summary="$(grep -E '[0-9]+% tests passed' "$log" | tail -n 1 || true)"
 if [[ -z "$summary" ]] && ((status == 0)); then status=1; fi
 
 # ThreadSanitizer: the lock-free shared state (backend states, metrics, snapshots) and the
-# worker threads, under the unit and integration suites. -O1: TSan's own advice, and a
+# worker threads, under the integration suite and the threaded unit tests. -O1: TSan's own advice, and a
 # faster build than -O0 here.
 tsan_summary="skipped"
 if [[ "${SKIP_TSAN:-0}" != 1 ]]; then
