@@ -199,6 +199,19 @@ void read_latency_config(Reader& r, const std::string& path, const YAML::Node& n
       rule.allowed_latency_overhead_percentage = *x;
 }
 
+// A rule's (or a virtual model's routing_config's) `load_balance_targets`: at least one.
+void read_rule_targets(Reader& r, const std::string& path, const YAML::Node& n, const Config& cfg,
+                       RuleConfig& rule) {
+  const auto targets = n["load_balance_targets"];
+  const std::string tpath = key_path(path, "load_balance_targets");
+  if (!targets || (targets.IsSequence() && targets.size() == 0)) {
+    r.error(tpath, targets ? targets : n, "needs at least one target");
+  } else if (r.is_list(tpath, targets)) {
+    for (std::size_t k = 0; k < targets.size(); ++k)
+      read_rule_target(r, index_path(tpath, k), targets[k], cfg, rule);
+  }
+}
+
 }  // namespace
 
 void read_rules(Reader& r, const YAML::Node& list, Config& cfg) {
@@ -220,14 +233,7 @@ void read_rules(Reader& r, const YAML::Node& list, Config& cfg) {
       rule.id = *s;
     }
     read_rule_type(r, path, n, rule);
-    const auto targets = n["load_balance_targets"];
-    const std::string tpath = key_path(path, "load_balance_targets");
-    if (!targets || (targets.IsSequence() && targets.size() == 0)) {
-      r.error(tpath, targets ? targets : n, "needs at least one target");
-    } else if (r.is_list(tpath, targets)) {
-      for (std::size_t k = 0; k < targets.size(); ++k)
-        read_rule_target(r, index_path(tpath, k), targets[k], cfg, rule);
-    }
+    read_rule_targets(r, path, n, cfg, rule);
     read_when(r, path, n, cfg, rule);
     read_latency_config(r, path, n, rule);
     if (const auto v = n["affinity"])
@@ -250,14 +256,7 @@ void read_routing_config(Reader& r, const std::string& path, const YAML::Node& c
   }
   r.check_keys(path, c, kRoutingConfigKeys);
   read_rule_type(r, path, c, rule);
-  const auto targets = c["load_balance_targets"];
-  const std::string tpath = key_path(path, "load_balance_targets");
-  if (!targets || (targets.IsSequence() && targets.size() == 0)) {
-    r.error(tpath, targets ? targets : c, "needs at least one target");
-  } else if (r.is_list(tpath, targets)) {
-    for (std::size_t k = 0; k < targets.size(); ++k)
-      read_rule_target(r, index_path(tpath, k), targets[k], cfg, rule);
-  }
+  read_rule_targets(r, path, c, cfg, rule);
   // Sticky routing: requests with the same session key keep to one target while it is available
   // (smartlb's affinity, from the named header); its ttl is not needed: the choice is a hash.
   const auto sticky = c["sticky_routing"];

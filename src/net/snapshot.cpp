@@ -18,8 +18,9 @@ namespace {
 // (and never to zero).
 std::int64_t scale_to_window(std::int64_t per_minute, std::chrono::milliseconds window) {
   if (per_minute <= 0) return 0;
+  constexpr std::int64_t kMinuteMs = 60 * 1000;
   const std::int64_t ms = window.count();
-  return std::max<std::int64_t>(per_minute / 60'000 * ms + per_minute % 60'000 * ms / 60'000, 1);
+  return std::max<std::int64_t>(per_minute / kMinuteMs * ms + per_minute % kMinuteMs * ms / kMinuteMs, 1);
 }
 
 PoolMember backend_member(const Config& cfg, const BackendConfig& b) {
