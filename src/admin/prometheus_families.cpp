@@ -202,6 +202,23 @@ constexpr PrometheusFamily kFamilies[] = {
      [](const Scrape& s, Samples& out) {
        for (const auto& [reason, n] : s.m.auth_failures) out.add({reason}, n);
      }},
+    {{"smartlb_priority_class_requests_total",
+      Type::Counter,
+      "Requests of a priority class below the first (docs/client-budgets.md), by class; the first class's "
+      "are the rest of smartlb_requests_total.",
+      {"class"}},
+     [](const Scrape& s, Samples& out) {
+       for (const auto& [name, c] : s.m.priority_classes) out.add({name}, c.requests);
+     }},
+    {{"smartlb_priority_class_throttled_total",
+      Type::Counter,
+      "Requests of a priority class below the first answered 429 (a reserve kept for the classes above, or "
+      "every "
+      "target throttled), by class.",
+      {"class"}},
+     [](const Scrape& s, Samples& out) {
+       for (const auto& [name, c] : s.m.priority_classes) out.add({name}, c.throttled);
+     }},
     {{"smartlb_client_limited_total",
       Type::Counter,
       "Requests a client's own budgets refused (429 rate_limit_exceeded; no backend was called).",

@@ -51,6 +51,7 @@ void read_sections(Reader& r, const YAML::Node& root, Config& cfg) {
     read_targets(r, root["targets"], cfg);
     read_clients(r, root["clients"], cfg);
     read_subject_limits(r, root["subject_limits"], cfg);
+    read_priority_classes(r, root, cfg);
     read_token_issuers(r, root["token_issuers"], cfg);
     read_virtual_models(r, root, cfg);
     read_rules(r, root["rules"], cfg);
@@ -78,6 +79,7 @@ std::map<std::string, std::vector<std::string>> config_file_keys() {
           {"clients", list(kClientKeys)},
           {"clients.limits", list(kClientLimitKeys)},
           {"subject_limits", list(kSubjectLimitKeys)},
+          {"priority_classes", list(kPriorityClassKeys)},
           {"subject_limits.limits", list(kClientLimitKeys)},
           {"token_issuers", list(kTokenIssuerKeys)},
           {"rules", list(kRuleKeys)},

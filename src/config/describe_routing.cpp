@@ -1,5 +1,6 @@
 // What a configuration routes, in words (smartlb --check-config, and the start and reload lines).
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "file_sections.hpp"
@@ -105,6 +106,18 @@ void describe_budgets(std::ostream& out, const Config& cfg) {
             : s.subject == "*" ? " (each its own)"
                                : " (each caller its own)")
         << ": " << limits_text(s.limits, cfg.policy.prices.currency) << "\n";
+  for (const auto& c : cfg.policy.priority_classes) {
+    out << "  priority class " << c.name;
+    if (c.reserve_permille > 0) {
+      out << ": leaves the classes above what they ask for, up to " << c.reserve_permille / 10;
+      if (c.reserve_permille % 10) out << '.' << c.reserve_permille % 10;
+      out << " % of each quota";
+    }
+    const char* sep = "; callers: ";
+    for (const auto& n : c.clients) out << std::exchange(sep, ", ") << "client " << n;
+    for (const auto& n : c.subjects) out << std::exchange(sep, ", ") << "subject " << n;
+    out << "\n";
+  }
 }
 
 void describe_prices(std::ostream& out, const Config& cfg) {

@@ -7,9 +7,10 @@
 namespace smartlb::config_file {
 
 inline constexpr std::string_view kTopKeys[] = {
-    "name",  "type",          "backends",       "targets",      "clients",
-    "rules", "model_configs", "subject_limits", "redis",        "token_issuers",
-    "admin", "prices",        "virtual_models", "integrations", "collaborators"};
+    "name",           "type",           "backends",      "targets",         "clients", "rules",
+    "model_configs",  "subject_limits", "redis",         "token_issuers",   "admin",   "prices",
+    "virtual_models", "integrations",   "collaborators", "priority_classes"};
+inline constexpr std::string_view kPriorityClassKeys[] = {"name", "reserve_percent", "subjects"};
 inline constexpr std::string_view kPricesKeys[] = {"currency", "models"};
 inline constexpr std::string_view kModelPriceKeys[] = {"model", "aliases", "input", "cached_input", "output"};
 inline constexpr std::string_view kRedisKeys[] = {"url", "key_prefix", "ca_file", "timeout_ms", "replica_id"};
@@ -32,7 +33,8 @@ inline constexpr std::string_view kBackendKeys[] = {"name",
 inline constexpr std::string_view kEntraKeys[] = {"source", "scope", "client_id"};
 inline constexpr std::string_view kTargetKeys[] = {"id",    "backend", "deployment",
                                                    "model", "aliases", "quota_group"};
-inline constexpr std::string_view kClientKeys[] = {"name", "key", "key_sha256", "subjects", "limits"};
+inline constexpr std::string_view kClientKeys[] = {"name",     "key",    "key_sha256",
+                                                   "subjects", "limits", "priority_class"};
 inline constexpr std::string_view kClientLimitKeys[] = {
     "tokens_per_minute", "requests_per_minute", "tokens_per_day", "tokens_per_month",
     "cost_per_day",      "cost_per_month",      "max_in_flight"};

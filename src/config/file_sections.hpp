@@ -20,8 +20,10 @@ void read_backends(Reader& r, const YAML::Node& list, bool azure_clients, Config
 void read_targets(Reader& r, const YAML::Node& list, Config& cfg);                       // file_targets.cpp
 void read_clients(Reader& r, const YAML::Node& list, Config& cfg);                       // file_clients.cpp
 void read_subject_limits(Reader& r, const YAML::Node& list, Config& cfg);                // file_clients.cpp
-void read_token_issuers(Reader& r, const YAML::Node& list, Config& cfg);  // file_token_issuers.cpp
-void read_rules(Reader& r, const YAML::Node& list, Config& cfg);          // file_rules.cpp
+// `priority_classes`, and the clients' `priority_class` (after read_clients).
+void read_priority_classes(Reader& r, const YAML::Node& root, Config& cfg);  // file_priority_classes.cpp
+void read_token_issuers(Reader& r, const YAML::Node& list, Config& cfg);     // file_token_issuers.cpp
+void read_rules(Reader& r, const YAML::Node& list, Config& cfg);             // file_rules.cpp
 // TrueFoundry's virtual models (the file as one account, or `virtual_models`): rules, first.
 void read_virtual_models(Reader& r, const YAML::Node& root, Config& cfg);  // file_rules.cpp
 void read_model_configs(Reader& r, const YAML::Node& list, Config& cfg);   // file_model_configs.cpp

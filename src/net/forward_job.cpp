@@ -64,9 +64,9 @@ std::optional<BudgetRefused> ForwardJob::admit_to_budgets() {
 
 std::optional<ChosenTarget> ForwardJob::choose_target(TriedSet& tried) {
   if (Nanos(s_.clock.coarse_now() - rec_.start) >= cfg_.request_timeout) return std::nullopt;
-  const auto choice =
-      choose_and_reserve(*rule_->selector, rule_->table, states_,
-                         {model_, tried, cost_, affinity_key_, rule_->slow_start}, tried, rng_);
+  const auto choice = choose_and_reserve(
+      *rule_->selector, rule_->table, states_,
+      {model_, tried, cost_, affinity_key_, rule_->slow_start, class_reserve_}, tried, rng_);
   if (!choice) return std::nullopt;
   const RouteTarget& route = rule_->route[choice->position];
   return ChosenTarget{choice->position,
@@ -84,7 +84,8 @@ Nanos ForwardJob::time_left() const {
 std::optional<Nanos> ForwardJob::first_token_deadline(const ChosenTarget& t, const TriedSet& tried) const {
   if (!streams_ || streamed_ || t.route.first_token.mode == FirstTokenSetting::Mode::Off) return std::nullopt;
   const bool last =
-      !another_candidate(rule_->table, states_, {model_, tried, cost_}) && !stateful_.untagged_try();
+      !another_candidate(rule_->table, states_, {model_, tried, cost_, {}, Nanos{0}, class_reserve_}) &&
+      !stateful_.untagged_try();
   return smartlb::first_token_deadline(
       t.route.first_token, s_.first_tokens, t.member.id, t.member.effective_deployment(model_),
       body_facts_->reasoning_effort.value_or(""), prompt_tokens_, header_timeout(), last, s_.clock.now());

@@ -61,6 +61,7 @@ void ForwardJob::prepare_request() {
       default:
         if (is_client_credential(field.name) || iequals(field.name, "x-request-id") ||
             iequals(field.name, "x-smartlb-metadata") || iequals(field.name, "x-smartlb-affinity") ||
+            iequals(field.name, "x-smartlb-priority") ||
             (rec_.trace.on && tracing::is_trace_context_field(field.name)))  // each attempt writes its own
           continue;
         // A compressed answer could not have its ids tagged: a stateful API's comes plain.
@@ -147,6 +148,18 @@ std::optional<std::string_view> ForwardJob::match_rule() {
   if (const std::string_view header = req_.fields.get("x-smartlb-metadata");
       !header.empty() && !parse_metadata(header, metadata))
     return "The x-smartlb-metadata header must be a JSON object whose values are strings.";
+  // The priority class: the caller's, or a lower one the request asks for.
+  const std::string_view asked = req_.fields.get("x-smartlb-priority");
+  const std::optional<PriorityClasses::Class> cls =
+      snap_.priority_classes.resolve(caller_.name, caller_.subjects, asked);
+  if (!cls) {
+    refusal_text_ = "The x-smartlb-priority header names no priority class: '" +
+                    std::string(asked.substr(0, 64)) + "' (the classes are " +
+                    snap_.priority_classes.names() + ").";
+    return refusal_text_;
+  }
+  class_reserve_ = ClassReserve{static_cast<std::uint8_t>(cls->level), cls->reserve_permille};
+  if (cls->level > 0) rec_.priority_class = cls->name;
   matched_ = snap_.match(RequestFacts{caller_.subjects, model_, metadata});
   stateful_.keep_resources_of(matched_);
   rule_ = stateful_.rule(snap_, matched_, !model_.empty());

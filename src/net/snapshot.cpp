@@ -288,6 +288,7 @@ std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids
   snap->client_auth = ClientAuthenticator(keys, token_authenticator(cfg, key_sets));
   if (budgets) snap->budgets = BudgetPlan(cfg.policy, *budgets);
   snap->prices = cfg.policy.prices;
+  snap->priority_classes = PriorityClasses(cfg.policy.priority_classes);
   snap->config_hash = cfg.policy.hash;
   static std::atomic<std::uint64_t> generations{0};
   snap->generation = generations.fetch_add(1, std::memory_order_relaxed) + 1;

@@ -5,7 +5,35 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "smartlb/routing/class_reserve.hpp"
+
 namespace smartlb {
+namespace {
+
+// What a request of `cost` needs of a limit, with what its class leaves to the classes above:
+// their demand until the window next gives room back (at least kReserveHorizon). `horizon`:
+// that time (0 for a lease: its store's window is not seen here).
+std::int64_t need_of(std::int64_t cost, std::int64_t limit, const ClassReserve& cls, double per_second,
+                     Nanos horizon) {
+  return with_reserve(cost, limit,
+                      reserve_amount(cls, per_second, std::max(horizon, kReserveHorizon), limit));
+}
+std::int64_t tokens_need(std::int64_t cost, std::int64_t limit, const ClassReserve& cls, Nanos horizon = {}) {
+  return need_of(cost, limit, cls, cls.tokens_per_second, horizon);
+}
+std::int64_t requests_need(std::int64_t limit, const ClassReserve& cls, Nanos horizon = {}) {
+  return need_of(1, limit, cls, cls.requests_per_second, horizon);
+}
+// The same for a declared budget: its window's next release is the horizon.
+std::int64_t tokens_need(std::int64_t cost, SlidingWindowBudget& b, const ClassReserve& cls, MonoNanos now) {
+  return cls.any() ? tokens_need(cost, b.limit(), cls, b.until_release(now)) : cost;
+}
+std::int64_t requests_need(SlidingWindowBudget& b, const ClassReserve& cls, MonoNanos now) {
+  return cls.any() ? requests_need(b.limit(), cls, b.until_release(now)) : 1;
+}
+std::int64_t lease_limit(const SharedLease& lease) { return lease.limit.load(std::memory_order_relaxed); }
+
+}  // namespace
 
 bool BackendStates::Deadline::extend(MonoNanos t, FailureCause c) {
   MonoNanos current = until.load(std::memory_order_relaxed);
@@ -52,28 +80,37 @@ bool BackendStates::Quota::sync(const PoolMember& m) {
   return (m.tokens_per_window > 0 && !tokens_lease) || (m.requests_per_window > 0 && !requests_lease);
 }
 
-bool BackendStates::Quota::fits(const PoolMember& m, std::int64_t cost, MonoNanos now, const Clock& clock) {
+bool BackendStates::Quota::fits(const PoolMember& m, std::int64_t cost, MonoNanos now, const Clock& clock,
+                                ClassReserve cls) {
   std::lock_guard lock(quota_mutex);
   sync(m);
-  if ((tokens && !tokens->fits(cost, now)) || (requests && !requests->fits(1, now))) return false;
+  if ((tokens && !tokens->fits(tokens_need(cost, *tokens, cls, now), now)) ||
+      (requests && !requests->fits(requests_need(*requests, cls, now), now)))
+    return false;
   if (!tokens_lease && !requests_lease) return true;
   // A lease yet to come does not hide the member: its reserve() asks for one.
   const auto wall = clock.wall_now();
-  return (!tokens_lease || tokens_lease->quota.may_fit(cost, wall)) &&
-         (!requests_lease || requests_lease->quota.may_fit(1, wall));
+  return (!tokens_lease ||
+          tokens_lease->quota.may_fit(tokens_need(cost, lease_limit(*tokens_lease), cls), wall)) &&
+         (!requests_lease ||
+          requests_lease->quota.may_fit(requests_need(lease_limit(*requests_lease), cls), wall));
 }
 
 Nanos BackendStates::Quota::wait_for(const PoolMember& m, std::int64_t cost, MonoNanos now,
-                                     const Clock& clock) {
+                                     const Clock& clock, ClassReserve cls) {
   std::lock_guard lock(quota_mutex);
   sync(m);
   Nanos wait{0};
-  if (tokens) wait = std::max(wait, tokens->wait_for(cost, now));
-  if (requests) wait = std::max(wait, requests->wait_for(1, now));
+  if (tokens) wait = std::max(wait, tokens->wait_for(tokens_need(cost, *tokens, cls, now), now));
+  if (requests) wait = std::max(wait, requests->wait_for(requests_need(*requests, cls, now), now));
   if (tokens_lease || requests_lease) {
     const auto wall = clock.wall_now();
-    if (tokens_lease) wait = std::max(wait, tokens_lease->quota.wait_for(cost, wall));
-    if (requests_lease) wait = std::max(wait, requests_lease->quota.wait_for(1, wall));
+    if (tokens_lease)
+      wait = std::max(wait,
+                      tokens_lease->quota.wait_for(tokens_need(cost, lease_limit(*tokens_lease), cls), wall));
+    if (requests_lease)
+      wait = std::max(wait,
+                      requests_lease->quota.wait_for(requests_need(lease_limit(*requests_lease), cls), wall));
   }
   return wait;
 }
@@ -226,26 +263,29 @@ BackendStates::Quota& BackendStates::quota_of(const PoolMember& m, std::string_v
 }
 
 BackendStates::Standing BackendStates::standing(const PoolMember& m, std::string_view deployment,
-                                                MonoNanos now, std::int64_t cost) const {
+                                                MonoNanos now, std::int64_t cost, ClassReserve cls) const {
   const BackendState& s = state(m.id);
   if (s.backend.until.load(std::memory_order_relaxed) > now ||
       s.admin.out_until.load(std::memory_order_relaxed) > now)
     return Standing::Out;
-  const Standing st = deployment_standing(m, deployment, now, cost);
+  const Standing st = deployment_standing(m, deployment, now, cost, cls);
   if (st != Standing::Out && s.unhealthy_until.load(std::memory_order_relaxed) > now)
     return Standing::Unhealthy;
   return st;
 }
 
 BackendStates::Standing BackendStates::deployment_standing(const PoolMember& m, std::string_view deployment,
-                                                           MonoNanos now, std::int64_t cost) const {
+                                                           MonoNanos now, std::int64_t cost,
+                                                           ClassReserve cls) const {
   DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment));
   if (d != nullptr && d->admin.out_until.load(std::memory_order_relaxed) > now) return Standing::Out;
+  with_demand(d, cls, now);
   const bool fits_limit = cost <= m.tokens_per_window || m.tokens_per_window == 0;
   if (d == nullptr) {
     if (!m.has_quota()) return Standing::Available;
     Quota* group = find_quota_of(m, deployment, nullptr);  // a group others already draw on
-    return (group ? group->fits(m, cost, now, clock_) : fits_limit) ? Standing::Available : Standing::Out;
+    return (group ? group->fits(m, cost, now, clock_, cls) : fits_limit) ? Standing::Available
+                                                                         : Standing::Out;
   }
   if (d->until.load(std::memory_order_relaxed) > now) {
     // The backend's own Retry-After has passed; only smartlb's floor on cooldowns holds it: a
@@ -256,9 +296,9 @@ BackendStates::Standing BackendStates::deployment_standing(const PoolMember& m, 
   }
   if (m.has_quota()) {
     Quota* q = find_quota_of(m, deployment, d);
-    if (!(q ? q->fits(m, cost, now, clock_) : fits_limit)) return Standing::Out;
+    if (!(q ? q->fits(m, cost, now, clock_, cls) : fits_limit)) return Standing::Out;
   }
-  return d->reported.fits(cost, now) ? Standing::Available : Standing::ReportedShort;
+  return d->reported.fits(cost, now, cls) ? Standing::Available : Standing::ReportedShort;
 }
 
 void BackendStates::health_failed(BackendId id, MonoNanos until) {
@@ -288,13 +328,14 @@ bool BackendStates::unhealthy(BackendId id, MonoNanos now) const {
 }
 
 std::optional<MonoNanos> BackendStates::probe_rank(const PoolMember& m, std::string_view deployment,
-                                                   MonoNanos now, std::int64_t cost) const {
-  if (standing(m, deployment, now, cost) != Standing::ReportedShort) return std::nullopt;
+                                                   MonoNanos now, std::int64_t cost, ClassReserve cls) const {
+  if (standing(m, deployment, now, cost, cls) != Standing::ReportedShort) return std::nullopt;
   const DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment));
-  if (d == nullptr || d->reported.room(cost, now) != ReportedBudget::Room::Probe ||
-      d->reported.next_chance(cost, now) > now)
+  with_demand(d, cls, now);
+  if (d == nullptr || d->reported.room(cost, now, cls) != ReportedBudget::Room::Probe ||
+      d->reported.next_chance(cost, now, cls) > now)
     return std::nullopt;
-  return d->reported.back_at(cost, now);
+  return d->reported.back_at(cost, now, cls);
 }
 
 bool BackendStates::claim_probe(const PoolMember& m, std::string_view deployment, MonoNanos now) {
@@ -302,7 +343,17 @@ bool BackendStates::claim_probe(const PoolMember& m, std::string_view deployment
   return d != nullptr && d->reported.claim_probe(now);
 }
 
-bool BackendStates::reserve(const PoolMember& m, std::string_view deployment, std::int64_t cost) {
+bool BackendStates::reserve(const PoolMember& m, std::string_view deployment, std::int64_t cost,
+                            ClassReserve cls) {
+  // Each class's demand at each target, once any request of a lower class was seen (until then,
+  // nothing is counted): what a lower class's reserve leaves for the classes above it.
+  if (cls.level > 0 && !classes_in_use_.load(std::memory_order_relaxed))
+    classes_in_use_.store(true, std::memory_order_relaxed);
+  if (classes_in_use_.load(std::memory_order_relaxed)) {
+    DeploymentState& d = counted_state(m, m.effective_deployment(deployment));
+    d.demand.add(cls.level, cost, clock_.now());
+    with_demand(&d, cls, clock_.now());
+  }
   if (!m.has_quota()) return true;
   Quota& q = quota_of(m, deployment, deployment_state(m, m.effective_deployment(deployment)));
   // With shared quotas the leases must admit too; what to ask the store for is sent after the
@@ -314,7 +365,15 @@ bool BackendStates::reserve(const PoolMember& m, std::string_view deployment, st
     std::lock_guard lock(q.quota_mutex);
     leases_missing = q.sync(m) && broker_ != nullptr;
     const MonoNanos now = clock_.now();  // read under the lock: budgets only see time move forward
-    ok = (!q.tokens || q.tokens->fits(cost, now)) && (!q.requests || q.requests->fits(1, now));
+    // A lower class's reserve is checked, not taken: only its cost is counted.
+    ok = (!q.tokens || q.tokens->fits(tokens_need(cost, *q.tokens, cls, now), now)) &&
+         (!q.requests || q.requests->fits(requests_need(*q.requests, cls, now), now));
+    if (ok && cls.any())
+      ok =
+          (!q.tokens_lease || q.tokens_lease->quota.may_fit(
+                                  tokens_need(cost, lease_limit(*q.tokens_lease), cls), clock_.wall_now())) &&
+          (!q.requests_lease || q.requests_lease->quota.may_fit(
+                                    requests_need(lease_limit(*q.requests_lease), cls), clock_.wall_now()));
     if (ok && (q.tokens_lease || q.requests_lease)) {
       const auto wall = clock_.wall_now();
       const bool tokens_ok = !q.tokens_lease || take_leased(*q.tokens_lease, cost, wall, asks[0]);
@@ -485,7 +544,7 @@ MonoNanos BackendStates::recovery_at(const PoolMember& m, std::string_view deplo
 }
 
 Unavailability BackendStates::unavailability(const RoutingTable& table, std::string_view deployment,
-                                             std::int64_t cost) const {
+                                             std::int64_t cost, ClassReserve cls) const {
   const MonoNanos now = clock_.now();
   MonoNanos soonest = std::numeric_limits<MonoNanos>::max();
   bool throttled = false;
@@ -496,6 +555,7 @@ Unavailability BackendStates::unavailability(const RoutingTable& table, std::str
   bool out_of_service = table.size() > 0;
   for (const PoolMember& m : table.members()) {
     DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment));
+    with_demand(d, cls, now);
     const MonoNanos admin = admin_out(m, d);
     if (admin == kAdminForever) continue;  // no moment to announce: the others' recoveries decide
     out_of_service = false;
@@ -510,13 +570,13 @@ Unavailability BackendStates::unavailability(const RoutingTable& table, std::str
     }
     if (d != nullptr) {
       const MonoNanos from = std::max(now, at);
-      if (const MonoNanos chance = d->reported.next_chance(cost, from); chance > from) {
+      if (const MonoNanos chance = d->reported.next_chance(cost, from, cls); chance > from) {
         at = chance;
         throttled = true;  // out of what it reported: a rate limit, though it never said 429
       }
       Quota* q = m.has_quota() ? find_quota_of(m, deployment, d) : nullptr;
       if (q) {
-        const Nanos wait = q->wait_for(m, cost, std::max(now, at), clock_);
+        const Nanos wait = q->wait_for(m, cost, std::max(now, at), clock_, cls);
         if (wait.count() > 0) {
           at = std::max(now, at) + wait.count();
           throttled = true;  // at its quota: a rate limit, whoever noticed it first

@@ -132,13 +132,36 @@ ReportedBudget::Standing ReportedBudget::stand(const Limit& l, std::int64_t sent
   return s;
 }
 
-ReportedBudget::Outlook ReportedBudget::outlook(std::int64_t cost, MonoNanos now) const {
+Nanos ReportedBudget::room_back_in(const Limit& l, MonoNanos now) const {
+  if (l.rate.load(std::memory_order_relaxed) > 0) return kReserveHorizon;  // a refill: room comes back soon
+  MonoNanos back = kNever;
+  if (const MonoNanos reset = l.reset_at.load(std::memory_order_relaxed); reset > now) back = reset;
+  if (const MonoNanos boundary = next_boundary(now); boundary > now) back = std::min(back, boundary);
+  // The next echo of smartlb's own sends (a sliding window gives them back a window later).
+  for (std::size_t k = 0, n = echo_count_.load(std::memory_order_relaxed); k < n && k < kEchoes; ++k)
+    if (const MonoNanos at = echo_at_[k].load(std::memory_order_relaxed); at > now) {
+      back = std::min(back, at);
+      break;
+    }
+  return back == kNever ? kReserveHorizon : std::max(kReserveHorizon, Nanos(back - now));
+}
+
+ReportedBudget::Outlook ReportedBudget::outlook(std::int64_t cost, MonoNanos now, ClassReserve cls) const {
   if (!watched()) return {};
   const MonoNanos at = reported_at_.load(std::memory_order_relaxed);
-  const Standing t = stand(tokens_, sent_tokens_.load(std::memory_order_relaxed),
-                           std::max<std::int64_t>(cost, 1), at, now, echo_tokens_);
-  const Standing r =
-      stand(requests_, sent_requests_.load(std::memory_order_relaxed), 1, at, now, echo_requests_);
+  // A lower class leaves the demand of the classes above until room comes back, at most its
+  // share of the most ever reported (the limit, as near as the reports tell it).
+  const auto need = [&](const Limit& l, std::int64_t amount, double per_second) {
+    if (!cls.any()) return amount;
+    const std::int64_t cap = l.cap.load(std::memory_order_relaxed);
+    return with_reserve(amount, cap, reserve_amount(cls, per_second, room_back_in(l, now), cap));
+  };
+  const std::int64_t tokens_need = need(tokens_, std::max<std::int64_t>(cost, 1), cls.tokens_per_second);
+  const std::int64_t requests_need = need(requests_, 1, cls.requests_per_second);
+  const Standing t =
+      stand(tokens_, sent_tokens_.load(std::memory_order_relaxed), tokens_need, at, now, echo_tokens_);
+  const Standing r = stand(requests_, sent_requests_.load(std::memory_order_relaxed), requests_need, at, now,
+                           echo_requests_);
   if (!t.short_now && !r.short_now) return {};
   MonoNanos back = std::max(t.short_now ? t.refill_at : 0, r.short_now ? r.refill_at : 0);
   // Nothing predicts it (no rate: a limiter that jumps, or nothing learned yet): the horizon the
@@ -154,8 +177,8 @@ ReportedBudget::Outlook ReportedBudget::outlook(std::int64_t cost, MonoNanos now
   return {false, back};
 }
 
-ReportedBudget::Room ReportedBudget::room(std::int64_t cost, MonoNanos now) const {
-  const Outlook o = outlook(cost, now);
+ReportedBudget::Room ReportedBudget::room(std::int64_t cost, MonoNanos now, ClassReserve cls) const {
+  const Outlook o = outlook(cost, now, cls);
   if (o.fits) return Room::Fits;
   return now >= o.back ? Room::Probe : Room::Confirmed;
 }
@@ -203,13 +226,13 @@ MonoNanos ReportedBudget::next_boundary(MonoNanos t) const {
   return boundary + ((t - boundary) / period + 1) * period;
 }
 
-MonoNanos ReportedBudget::back_at(std::int64_t cost, MonoNanos now) const {
-  const Outlook o = outlook(cost, now);
+MonoNanos ReportedBudget::back_at(std::int64_t cost, MonoNanos now, ClassReserve cls) const {
+  const Outlook o = outlook(cost, now, cls);
   return o.fits ? now : o.back;
 }
 
-MonoNanos ReportedBudget::next_chance(std::int64_t cost, MonoNanos now) const {
-  const Outlook o = outlook(cost, now);
+MonoNanos ReportedBudget::next_chance(std::int64_t cost, MonoNanos now, ClassReserve cls) const {
+  const Outlook o = outlook(cost, now, cls);
   if (o.fits) return now;
   return std::max({now, o.back, probe_until_.load(std::memory_order_relaxed)});
 }

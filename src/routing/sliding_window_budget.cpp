@@ -70,7 +70,22 @@ Nanos SlidingWindowBudget::until_empty(MonoNanos now) {
   advance(now);
   if (used_ == 0) return Nanos(0);
   const auto slots = static_cast<std::int64_t>(ring_.size());
-  for (std::int64_t index = now / bucket_nanos_, oldest = index - slots + 1; index >= oldest; --index) {
+  // (Indices below 0 were never filled: a clock that starts at 0 must not index before the ring.)
+  for (std::int64_t index = now / bucket_nanos_, oldest = std::max<std::int64_t>(index - slots + 1, 0);
+       index >= oldest; --index) {
+    const Bucket& b = ring_[static_cast<std::size_t>(index % slots)];
+    if (b.index == index && b.used > 0)
+      return Nanos(std::max<std::int64_t>((index + slots) * bucket_nanos_ - now, 0));
+  }
+  return Nanos(0);
+}
+
+Nanos SlidingWindowBudget::until_release(MonoNanos now) {
+  advance(now);
+  if (used_ == 0) return Nanos(0);
+  const auto slots = static_cast<std::int64_t>(ring_.size());
+  const std::int64_t current = now / bucket_nanos_;
+  for (std::int64_t index = std::max<std::int64_t>(current - slots + 1, 0); index <= current; ++index) {
     const Bucket& b = ring_[static_cast<std::size_t>(index % slots)];
     if (b.index == index && b.used > 0)
       return Nanos(std::max<std::int64_t>((index + slots) * bucket_nanos_ - now, 0));

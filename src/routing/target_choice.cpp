@@ -10,7 +10,8 @@ std::optional<std::size_t> pick_probe(const RoutingTable& table, const BackendSt
     for (std::size_t i : g.members) {
       const PoolMember& m = table.member(i);
       if (request.tried.contains(i) || (!m.fallback_candidate && request.tried.count() > 0)) continue;
-      const std::optional<MonoNanos> refill = states.probe_rank(m, request.deployment, now, request.cost);
+      const std::optional<MonoNanos> refill =
+          states.probe_rank(m, request.deployment, now, request.cost, request.reserve);
       if (!refill) continue;
       if (!best || *refill < best_refill ||
           (*refill == best_refill && m.weight > table.member(*best).weight)) {
@@ -49,7 +50,7 @@ std::optional<std::size_t> pick_unhealthy(const RoutingTable& table, const Backe
     std::optional<std::size_t> best;
     for (std::size_t i : g.members)
       if (!request.tried.contains(i) && (table.member(i).fallback_candidate || request.tried.count() == 0) &&
-          states.standing(table.member(i), request.deployment, now, request.cost) ==
+          states.standing(table.member(i), request.deployment, now, request.cost, request.reserve) ==
               BackendStates::Standing::Unhealthy &&
           (!best || table.member(i).weight > table.member(*best).weight))
         best = i;
@@ -65,7 +66,8 @@ std::optional<TargetChoice> choose_and_reserve(const Selector& selector, const R
     const std::optional<TargetChoice> choice = choose_target(selector, table, states, request, rng);
     if (!choice) return std::nullopt;
     tried.add(choice->position);
-    if (states.reserve(table.member(choice->position), request.deployment, request.cost)) return choice;
+    if (states.reserve(table.member(choice->position), request.deployment, request.cost, request.reserve))
+      return choice;
   }
 }
 
@@ -74,7 +76,8 @@ bool another_candidate(const RoutingTable& table, const BackendStates& states, c
   using Standing = BackendStates::Standing;
   for (std::size_t i = 0; i < table.size(); ++i) {
     if (request.tried.contains(i) || !table.member(i).fallback_candidate) continue;
-    const Standing st = states.standing(table.member(i), request.deployment, now, request.cost);
+    const Standing st =
+        states.standing(table.member(i), request.deployment, now, request.cost, request.reserve);
     if (st == Standing::Available || st == Standing::Unhealthy) return true;
   }
   return states.reported_budget_low() && pick_probe(table, states, request, now).has_value();

@@ -342,26 +342,14 @@ void Metrics::on_request(const RequestRecord& rec) {
   add(CounterKind::Requests, sb, sd, rec.status, 1);
   if (rec.status == 429)
     add(CounterKind::ClientThrottled, kNoBackend, requested, rec.client_limited ? 1 : 0, 1);
-  if (!rec.auth_failure.empty()) {
-    std::lock_guard lock(auth_failures_mutex_);
-    if (auto it = auth_failures_.find(rec.auth_failure); it != auth_failures_.end())
-      ++it->second;
-    else if (auth_failures_.size() < 64)  // the labels are a fixed set; the bound is a seatbelt
-      auth_failures_.emplace(std::string(rec.auth_failure), 1);
-  }
+  if (!rec.auth_failure.empty()) count_auth_failure(rec.auth_failure);
+  if (!rec.priority_class.empty()) count_priority_class(rec);
   if (!rec.client.empty()) {
     const std::uint32_t client = clients_->find_or_add(rec.client, nullptr);
-    ClientCounters& C = client_counters_[client];
     if (rec.cost > 0)
       add(CounterKind::Cost, sb, cost_models_->find_or_add(rec.cost_model, nullptr), client,
           static_cast<std::uint64_t>(rec.cost));
-    C.requests.fetch_add(1, std::memory_order_relaxed);
-    if (rec.status == 429) C.throttled.fetch_add(1, std::memory_order_relaxed);
-    if (rec.client_limited) C.limited.fetch_add(1, std::memory_order_relaxed);
-    if (rec.prompt_tokens > 0)
-      C.prompt.fetch_add(static_cast<std::uint64_t>(rec.prompt_tokens), std::memory_order_relaxed);
-    if (rec.completion_tokens > 0)
-      C.completion.fetch_add(static_cast<std::uint64_t>(rec.completion_tokens), std::memory_order_relaxed);
+    count_client(client_counters_[client], rec);
   }
   if (served) {
     HotBackend& B = shard.backend(sb);
@@ -383,6 +371,35 @@ void Metrics::on_request(const RequestRecord& rec) {
 
   std::lock_guard lock(shard.mutex);
   for (std::size_t i = 0; i < n_incs; ++i) shard.counters[incs[i].key] += incs[i].by;
+}
+
+void Metrics::count_client(ClientCounters& C, const RequestRecord& rec) {
+  C.requests.fetch_add(1, std::memory_order_relaxed);
+  if (rec.status == 429) C.throttled.fetch_add(1, std::memory_order_relaxed);
+  if (rec.client_limited) C.limited.fetch_add(1, std::memory_order_relaxed);
+  if (rec.prompt_tokens > 0)
+    C.prompt.fetch_add(static_cast<std::uint64_t>(rec.prompt_tokens), std::memory_order_relaxed);
+  if (rec.completion_tokens > 0)
+    C.completion.fetch_add(static_cast<std::uint64_t>(rec.completion_tokens), std::memory_order_relaxed);
+}
+
+void Metrics::count_auth_failure(std::string_view reason) {
+  std::lock_guard lock(auth_failures_mutex_);
+  if (auto it = auth_failures_.find(reason); it != auth_failures_.end())
+    ++it->second;
+  else if (auth_failures_.size() < 64)  // the labels are a fixed set; the bound is a seatbelt
+    auth_failures_.emplace(std::string(reason), 1);
+}
+
+void Metrics::count_priority_class(const RequestRecord& rec) {
+  std::lock_guard lock(classes_mutex_);
+  auto it = classes_.find(rec.priority_class);
+  if (it == classes_.end() && classes_.size() < 64)  // classes are few; a reload may rename them
+    it = classes_.emplace(std::string(rec.priority_class), MetricsSnapshot::ClassCounts{}).first;
+  if (it != classes_.end()) {
+    ++it->second.requests;
+    if (rec.status == 429) ++it->second.throttled;
+  }
 }
 
 void Metrics::on_dns_lookup(std::size_t backend, bool ok) {
@@ -419,6 +436,10 @@ MetricsSnapshot Metrics::snapshot() const {
   {
     std::lock_guard lock(auth_failures_mutex_);
     s.auth_failures.insert(auth_failures_.begin(), auth_failures_.end());
+  }
+  {
+    std::lock_guard lock(classes_mutex_);
+    s.priority_classes.insert(classes_.begin(), classes_.end());
   }
   s.cost_models = cost_models_->names();
   const std::vector<std::string> clients = clients_->names();

@@ -90,6 +90,7 @@ Span server_span(const RequestRecord& rec, std::string_view operation, const Att
   at.text("smartlb.request_id", rec.request_id);
   at.text("smartlb.client", rec.client);
   at.text("smartlb.rule", rec.rule);
+  at.text("smartlb.priority_class", rec.priority_class);
   if (served) at.text("smartlb.backend", served->backend_name);
   at.integer("smartlb.attempts", static_cast<std::int64_t>(rec.attempt_count));
   at.money("smartlb.cost", rec.cost);

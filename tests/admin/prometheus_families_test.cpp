@@ -113,6 +113,7 @@ class BusyState : public ::testing::Test {
     limited.client = "search";
     limited.status = 429;
     limited.client_limited = true;
+    limited.priority_class = "batch";
     metrics_.on_request(limited);
     metrics_.on_dns_lookup(1, true);
     metrics_.on_credential_refresh("east", true);
@@ -128,7 +129,7 @@ class BusyState : public ::testing::Test {
     PoolSnapshot pool = snapshot_pool(table_, states_, {});
     pool.backends[0].credential = PoolSnapshot::Backend::Credential{"imds", "imds", "valid", 0, ""};
     pool.backends[0].health = {"up", 200, "", 1'700'000'000'000};
-    BudgetStatus batch{.owner = "client", .name = "batch", .limits = {.max_in_flight = 4}};
+    BudgetStatus batch{.owner = "client", .name = "batch", .principal = {}, .limits = {.max_in_flight = 4}};
     batch.in_flight = 3;
     pool.budgets.push_back(batch);
     text_ = render_prometheus(metrics_.snapshot(), pool);
@@ -293,11 +294,12 @@ TEST(PrometheusFamilies, ObservabilityDocListsEachFamilyWithItsTypeAndLabels) {
 TEST(PrometheusFamilies, BudgetsWithACapShowTheirRequestsInFlight) {
   Metrics metrics(std::vector<Metrics::BackendInfo>{{"east", ""}});
   PoolSnapshot pool;
-  BudgetStatus batch{.owner = "client", .name = "batch", .limits = {.max_in_flight = 4}};
+  BudgetStatus batch{.owner = "client", .name = "batch", .principal = {}, .limits = {.max_in_flight = 4}};
   batch.in_flight = 3;
   BudgetStatus one_caller{
       .owner = "subject-caller", .name = "*", .principal = "user:1", .limits = {.max_in_flight = 2}};
-  BudgetStatus uncapped{.owner = "client", .name = "search", .limits = {.tokens_per_minute = 100}};
+  BudgetStatus uncapped{
+      .owner = "client", .name = "search", .principal = {}, .limits = {.tokens_per_minute = 100}};
   pool.budgets = {batch, one_caller, uncapped};
   const std::string text = render_prometheus(metrics.snapshot(), pool);
   EXPECT_NE(text.find("smartlb_budget_in_flight{owner=\"client\",name=\"batch\"} 3\n"), std::string::npos)

@@ -214,6 +214,7 @@ TEST_F(StatusFixture, ClientsAndTheirBudgetsInMetricsAndStatus) {
   r.deployment = "gpt-4o";
   r.status = 429;
   r.client_limited = true;
+  r.priority_class = "batch";
   metrics->on_request(r);
   RequestRecord refused;
   refused.status = 401;
@@ -234,6 +235,8 @@ TEST_F(StatusFixture, ClientsAndTheirBudgetsInMetricsAndStatus) {
            "smartlb_client_limited_total{client=\"search\"} 1\n",
            "smartlb_client_tokens_total{client=\"search\",kind=\"prompt\"} 0\n",
            "smartlb_client_auth_failures_total{reason=\"bad_signature\"} 1\n",
+           "smartlb_priority_class_requests_total{class=\"batch\"} 1\n",
+           "smartlb_priority_class_throttled_total{class=\"batch\"} 1\n",
        })
     EXPECT_TRUE(contains(text, line)) << "missing: " << line << "\n---\n" << text;
   const auto doc = build_status(metrics->snapshot(), p);

@@ -305,6 +305,7 @@ TEST(ConfigFile, TheJsonSchemaKnowsExactlyTheKeysTheLoaderTakes) {
       {"clients.limits", defs["limits"]},
       {"subject_limits", defs["subject_limit"]},
       {"subject_limits.limits", defs["limits"]},
+      {"priority_classes", defs["priority_class"]},
       {"token_issuers", defs["token_issuer"]},
       {"rules", defs["rule"]},
       {"rules.when", defs["rule"]["properties"]["when"]},

@@ -91,6 +91,17 @@ TEST(AccessLog, TextLineNamesClientBackendStatusAndAttempts) {
       "(east:429, west:200) duration_ms=12.5 id=rid-1");
 }
 
+TEST(AccessLog, ARequestOfALowerPriorityClassNamesItsClass) {
+  RequestRecord rec = sample_record();
+  rec.priority_class = "batch";
+  const std::string line = format_access_line(rec, two_backends(), false);
+  EXPECT_NE(line.find(" client=team-search class=batch backend=west "), std::string::npos) << line;
+  EXPECT_EQ(nlohmann::json::parse(format_access_line(rec, two_backends(), true))["priority_class"], "batch");
+  EXPECT_FALSE(nlohmann::json::parse(format_access_line(sample_record(), two_backends(), true))
+                   .contains("priority_class"))
+      << "the first class is not named";
+}
+
 TEST(AccessLog, APricedAnswerCarriesItsCostAndCachedTokens) {
   RequestRecord rec = sample_record();
   EXPECT_FALSE(nlohmann::json::parse(format_access_line(rec, two_backends(), true)).contains("cost"));

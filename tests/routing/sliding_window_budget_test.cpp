@@ -51,6 +51,18 @@ TEST(SlidingWindowBudget, WaitForTellsWhenRoomFrees) {
   EXPECT_EQ(b.wait_for(0, kSecond / 2), Nanos(0));
 }
 
+// The next moment anything comes back: the oldest counted bucket's end (a bucket leaves a whole
+// window after its end), not the newest's.
+TEST(SlidingWindowBudget, UntilReleaseIsWhenTheOldestCountedBucketLeaves) {
+  SlidingWindowBudget b(100, 1s, 10);  // buckets of 100 ms, forgotten 1.1 s after their start
+  EXPECT_EQ(b.until_release(0), Nanos(0)) << "nothing counted";
+  b.consume(10, kSecond / 10 * 2);  // bucket 2
+  b.consume(10, kSecond / 10 * 5);  // bucket 5
+  EXPECT_EQ(b.until_release(kSecond / 2), Nanos(kSecond / 10 * 13 - kSecond / 2));
+  EXPECT_EQ(b.until_release(kSecond / 10 * 13), Nanos(kSecond / 10 * 16 - kSecond / 10 * 13))
+      << "bucket 2 gone: bucket 5 is next";
+}
+
 TEST(SlidingWindowBudget, AmountOverTheLimitNeverFits) {
   SlidingWindowBudget b(10, 1s, 4);
   EXPECT_FALSE(b.try_consume(11, 0));

@@ -369,6 +369,23 @@ TEST(Metrics, ClientNamesPastTheBoundFoldIntoOther) {
 namespace smartlb {
 namespace {
 
+TEST(Metrics, CountsTheRequestsOfLowerPriorityClassesAndTheir429s) {
+  Metrics m(std::vector<Metrics::BackendInfo>{{"east", ""}});
+  for (unsigned status : {200u, 429u, 429u}) {
+    RequestRecord r;
+    r.status = status;
+    r.priority_class = "batch";
+    m.on_request(r);
+  }
+  RequestRecord first;  // the first class: not counted by class
+  first.status = 429;
+  m.on_request(first);
+  const MetricsSnapshot s = m.snapshot();
+  ASSERT_EQ(s.priority_classes.size(), 1u);
+  EXPECT_EQ(s.priority_classes.at("batch").requests, 3u);
+  EXPECT_EQ(s.priority_classes.at("batch").throttled, 2u);
+}
+
 TEST(Metrics, CountsRefusedAuthenticationsByReason) {
   Metrics m(std::vector<Metrics::BackendInfo>{{"east", ""}});
   for (std::string_view reason : {"expired", "expired", "invalid_api_key"}) {

@@ -179,6 +179,21 @@ struct SubjectLimit {
   ClientLimits limits;
 };
 
+// A priority class (`priority_classes`, highest first; docs/client-budgets.md): who belongs to
+// it, and the share of each target's quota its requests leave to the classes above it.
+struct PriorityClassConfig {
+  std::string name;
+  std::uint16_t reserve_permille = 0;  // 0 for the first class (nothing is above it)
+  std::vector<std::string> subjects;   // callers carrying any of them
+  std::vector<std::string> clients;    // client entries by name (a client's `priority_class`)
+  bool operator==(const PriorityClassConfig&) const = default;
+};
+inline constexpr std::size_t kMaxPriorityClasses = 8;
+inline constexpr std::uint16_t kDefaultClassReserve =
+    500;  // per mille: the most a class below the first leaves
+// interactive, then batch (kDefaultClassReserve).
+std::vector<PriorityClassConfig> default_priority_classes();
+
 // An Entra ID tenant whose access tokens (JWT) clients may present as Bearer values: the file's
 // `token_issuers`, or CLIENT_ENTRA_* (docs/keyless-azure.md, "Clients with Entra ID tokens").
 struct TokenIssuerConfig {
@@ -200,6 +215,8 @@ struct Policy {
   std::vector<ClientConfig> clients;
   std::vector<SubjectLimit> subject_limits;  // CLIENT_TOKENS_PER_MINUTE & co. make a "*" entry
   std::vector<TokenIssuerConfig> token_issuers;
+  // Highest first. Empty: `interactive`, then `batch` (default_priority_classes).
+  std::vector<PriorityClassConfig> priority_classes;
   PriceTable prices;  // `prices`: what requests cost (empty: no cost is counted)
 };
 

@@ -199,6 +199,8 @@ class ForwardJob {
   std::string_view body_;  // what goes upstream on this attempt: the client's, or edited
   std::string_view affinity_key_;
 
+  // What the request's priority class leaves of each target's quota to the classes above.
+  ClassReserve class_reserve_;
   std::int64_t cost_ = 0;  // estimated tokens, only when a quota, a low report or a budget needs them
   bool model_in_body_ = false;
   ApiFamily family_ = ApiFamily::OpenAI;

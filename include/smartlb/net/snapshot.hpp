@@ -16,6 +16,7 @@
 #include "smartlb/clients/budget_plan.hpp"
 #include "smartlb/clients/client_auth.hpp"
 #include "smartlb/clients/jwt/key_set_service.hpp"
+#include "smartlb/clients/priority_classes.hpp"
 #include "smartlb/config/config.hpp"
 #include "smartlb/credentials/entra/credential_service.hpp"
 #include "smartlb/credentials/entra/token_cell.hpp"
@@ -96,11 +97,12 @@ struct Snapshot {
   std::vector<PreparedBackend> prepared;  // by table position
   std::vector<Rule> rules;                // tried in order
   ClientAuthenticator client_auth;
-  BudgetPlan budgets;            // which client budgets a caller counts against
-  PriceTable prices;             // what answers cost (docs/operations.md#cost)
-  std::string config_hash;       // of the config file ("" for env only)
-  std::uint64_t generation = 0;  // 1, 2, 3, ... in the order snapshots were made
-  bool any_quota = false;        // some target declares a quota (the token estimate is needed)
+  BudgetPlan budgets;                // which client budgets a caller counts against
+  PriceTable prices;                 // what answers cost (docs/operations.md#cost)
+  PriorityClasses priority_classes;  // which class a request is in (its reserve of each quota)
+  std::string config_hash;           // of the config file ("" for env only)
+  std::uint64_t generation = 0;      // 1, 2, 3, ... in the order snapshots were made
+  bool any_quota = false;            // some target declares a quota (the token estimate is needed)
 
   RuleIndex rule_index;  // the rules by model
 

@@ -19,6 +19,7 @@
 #include "smartlb/base/clock.hpp"
 #include "smartlb/routing/admin_state.hpp"
 #include "smartlb/routing/backend_id.hpp"
+#include "smartlb/routing/class_reserve.hpp"
 #include "smartlb/routing/outcome.hpp"
 #include "smartlb/routing/reported_budget.hpp"
 #include "smartlb/routing/routing_table.hpp"
@@ -131,24 +132,26 @@ class BackendStates {
   // keeps its state under that one (PoolMember::effective_deployment).
 
   // Not cooling down, `cost` tokens and one request fit in what the backend last reported
-  // remaining (ReportedBudget), and (with a declared quota) in the quota.
-  bool available(const PoolMember& m, std::string_view deployment, MonoNanos now,
-                 std::int64_t cost = 0) const {
-    return standing(m, deployment, now, cost) == Standing::Available;
+  // remaining (ReportedBudget), and (with a declared quota) in the quota. `cls`: the
+  // share of each limit a request of a lower priority class must leave untouched (it fits only
+  // with that much to spare; a request larger than the rest fits in an empty window).
+  bool available(const PoolMember& m, std::string_view deployment, MonoNanos now, std::int64_t cost = 0,
+                 ClassReserve cls = {}) const {
+    return standing(m, deployment, now, cost, cls) == Standing::Available;
   }
   // The same, telling a hard limit (a cooldown, a declared quota) from the soft ones, which may
   // only reorder: the backend's reports, and a failed health probe (Unhealthy: passed over while
   // anything else may serve, used rather than refuse the request).
   enum class Standing : std::uint8_t { Available, Out, ReportedShort, Unhealthy };
-  Standing standing(const PoolMember& m, std::string_view deployment, MonoNanos now,
-                    std::int64_t cost = 0) const;
+  Standing standing(const PoolMember& m, std::string_view deployment, MonoNanos now, std::int64_t cost = 0,
+                    ClassReserve cls = {}) const;
   bool available(const PoolMember& m, std::string_view deployment) const {
     return available(m, deployment, clock_.now());
   }
 
   // Counts a request of `cost` tokens against the member's quota. False when it no longer fits
   // (another thread took the room since the pick). Always true without a declared quota.
-  bool reserve(const PoolMember& m, std::string_view deployment, std::int64_t cost);
+  bool reserve(const PoolMember& m, std::string_view deployment, std::int64_t cost, ClassReserve cls = {});
   // Counts `tokens` the member used beyond any request's reservation (a Realtime session's
   // responses, told as they end), whether they fit or not: they were spent at the backend, and
   // the next requests must see it. Nothing without a declared token quota.
@@ -174,7 +177,7 @@ class BackendStates {
   // may be tested (ReportedBudget::back_at: the soonest first). nullopt
   // when it may not be probed.
   std::optional<MonoNanos> probe_rank(const PoolMember& m, std::string_view deployment, MonoNanos now,
-                                      std::int64_t cost) const;
+                                      std::int64_t cost, ClassReserve cls = {}) const;
   // Takes that member's one probe (false: another request took it first).
   bool claim_probe(const PoolMember& m, std::string_view deployment, MonoNanos now);
 
@@ -199,8 +202,8 @@ class BackendStates {
 
   // When every member of `table` is out for `deployment`: the soonest recovery (a cooldown's
   // end, or the time until `cost` fits in a quota).
-  Unavailability unavailability(const RoutingTable& table, std::string_view deployment,
-                                std::int64_t cost = 0) const;
+  Unavailability unavailability(const RoutingTable& table, std::string_view deployment, std::int64_t cost = 0,
+                                ClassReserve cls = {}) const;
 
   struct QuotaUsage {
     std::int64_t tokens_used = 0, tokens_limit = 0, requests_used = 0, requests_limit = 0;
@@ -315,8 +318,10 @@ class BackendStates {
     // limit applies at once and what was used stays counted; a new window starts afresh. True
     // when a limit needs a lease it does not have yet (make_missing_leases, without the lock).
     bool sync(const PoolMember& m);
-    bool fits(const PoolMember& m, std::int64_t cost, MonoNanos now, const Clock& clock);
-    Nanos wait_for(const PoolMember& m, std::int64_t cost, MonoNanos now, const Clock& clock);
+    bool fits(const PoolMember& m, std::int64_t cost, MonoNanos now, const Clock& clock,
+              ClassReserve cls = {});
+    Nanos wait_for(const PoolMember& m, std::int64_t cost, MonoNanos now, const Clock& clock,
+                   ClassReserve cls = {});
   };
   // The leases a quota's limits need and it lacks (a quota declared by a reload), made and
   // attached outside its lock.
@@ -325,6 +330,7 @@ class BackendStates {
   struct DeploymentState : Deadline, Quota {
     std::string_view name;  // its key in the backend's map (entries are never erased)
     ReportedBudget reported;
+    ClassDemand demand;  // of each priority class (only once a lower class was seen)
     AdminSlot admin;
     // False while only attempts were counted here: /status lists it once anything else is kept.
     std::atomic<bool> listed{false};
@@ -356,8 +362,13 @@ class BackendStates {
   static constexpr std::size_t kChunk = 64;
 
   BackendState& state(BackendId id) const;
+  // Fills in what the classes above `cls` ask of `d` (nothing for the first class, or no state).
+  static void with_demand(const DeploymentState* d, ClassReserve& cls, MonoNanos now) {
+    if (d != nullptr && cls.any())
+      d->demand.above(cls.level, now, cls.tokens_per_second, cls.requests_per_second);
+  }
   Standing deployment_standing(const PoolMember& m, std::string_view deployment, MonoNanos now,
-                               std::int64_t cost) const;
+                               std::int64_t cost, ClassReserve cls) const;
   // The budgets `m`'s requests for `deployment` count against: its quota group's when it names
   // one (created on first use with `m`'s limits), else the deployment's own. A member that
   // passes the client's deployment through (a backend's group) shares per deployment, since
@@ -390,7 +401,9 @@ class BackendStates {
   mutable std::unordered_map<std::string, std::unique_ptr<Quota>, StringHash, std::equal_to<>> groups_;
   const Clock& clock_;
   CooldownPolicy policy_;
-  std::atomic<int> watched_reports_{0};  // deployments whose ReportedBudget is watched
+  std::atomic<int> watched_reports_{0};
+  std::atomic<bool> classes_in_use_{
+      false};  // a request of a lower priority class was seen  // deployments whose ReportedBudget is watched
   bool route_on_remaining_ = true;
   std::atomic<CooldownListener*> listener_{nullptr};
   LeaseBroker* broker_ = nullptr;

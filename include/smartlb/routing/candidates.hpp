@@ -29,8 +29,8 @@ class TriedSet {
 // What a selector is asked.
 struct PickRequest {
   PickRequest(std::string_view d, const TriedSet& t, std::int64_t c = 0, std::string_view affinity = {},
-              Nanos slow = Nanos{0})
-      : deployment(d), tried(t), cost(c), affinity_key(affinity), slow_start(slow) {}
+              Nanos slow = Nanos{0}, ClassReserve r = {})
+      : deployment(d), tried(t), cost(c), affinity_key(affinity), slow_start(slow), reserve(r) {}
 
   std::string_view deployment;  // as the client asked for it
   const TriedSet& tried;
@@ -39,6 +39,9 @@ struct PickRequest {
   std::string_view affinity_key;
   // A member whose cooldown ended less than this long ago draws with a reduced weight (0: off).
   Nanos slow_start{0};
+  // What this request leaves of each member's quota to the priority classes above its own
+  // (routing/class_reserve.hpp); the first class leaves nothing.
+  ClassReserve reserve = {};
 };
 
 class Candidates {
@@ -50,7 +53,7 @@ class Candidates {
     for (std::size_t i : positions) {
       const PoolMember& m = table.member(i);
       if (request.tried.contains(i) || (!m.fallback_candidate && request.tried.count() > 0) ||
-          !states.available(m, request.deployment, now, request.cost))
+          !states.available(m, request.deployment, now, request.cost, request.reserve))
         continue;
       std::uint32_t weight = m.weight;
       if (request.slow_start.count() > 0)

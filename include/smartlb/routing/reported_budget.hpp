@@ -31,6 +31,7 @@
 #include <optional>
 
 #include "smartlb/base/clock.hpp"
+#include "smartlb/routing/class_reserve.hpp"
 #include "smartlb/routing/refill_echo.hpp"
 #include "smartlb/routing/throttle_headers.hpp"
 
@@ -79,8 +80,13 @@ class ReportedBudget {
   int observe(const RateLimitReport& r, MonoNanos sent, Mark mark, bool taken = true);
 
   // Whether `cost` tokens (at least 1) and one request fit at `now`, by the last report.
-  Room room(std::int64_t cost, MonoNanos now) const;
-  bool fits(std::int64_t cost, MonoNanos now) const { return room(cost, now) == Room::Fits; }
+  // `cls`: with what a lower priority class leaves to the classes above (routing/class_reserve.hpp):
+  // their demand until room comes back (room_back_in), at most its share of the most ever
+  // reported.
+  Room room(std::int64_t cost, MonoNanos now, ClassReserve cls = {}) const;
+  bool fits(std::int64_t cost, MonoNanos now, ClassReserve cls = {}) const {
+    return room(cost, now, cls) == Room::Fits;
+  }
   // Takes the one probe a target short by its reports may have at `now`: true at most once per
   // kFreshFor (the caller sends the request).
   bool claim_probe(MonoNanos now);
@@ -98,10 +104,10 @@ class ReportedBudget {
   // When a request of `cost` may test it again (`now` when it fits): by the learned refill, a
   // reset hint or a 429's Retry-After, else when the report is no longer fresh, and never later
   // than kMaxFresh after the report. Orders the targets a probe may test.
-  MonoNanos back_at(std::int64_t cost, MonoNanos now) const;
+  MonoNanos back_at(std::int64_t cost, MonoNanos now, ClassReserve cls = {}) const;
   // The soonest time at or after `now` when a request of `cost` may go there (it fits, or may
   // be probed and no probe is out).
-  MonoNanos next_chance(std::int64_t cost, MonoNanos now) const;
+  MonoNanos next_chance(std::int64_t cost, MonoNanos now, ClassReserve cls = {}) const;
 
   struct View {
     bool watched = false;
@@ -150,7 +156,11 @@ class ReportedBudget {
     bool fits = true;
     MonoNanos back = 0;  // not fitting: when a request may test it
   };
-  Outlook outlook(std::int64_t cost, MonoNanos now) const;
+  Outlook outlook(std::int64_t cost, MonoNanos now, ClassReserve cls) const;
+  // How long until the limiter gives room back, as far as is known: soon where a refill rate was
+  // learned; else the reset it named, the next boundary its 429s taught, or the next echo of
+  // smartlb's own sends, whichever comes first; at least kReserveHorizon (nothing known: that).
+  Nanos room_back_in(const Limit& l, MonoNanos now) const;
   // The first learned boundary after `t` (kNever: none known).
   MonoNanos next_boundary(MonoNanos t) const;
   // 429s whose boundaries are closer than this name the same one.

@@ -35,6 +35,9 @@ class SlidingWindowBudget {
   // How long until nothing counted now is counted any more (the whole limit free again): the
   // newest bucket's expiry. Cheap: the newest bucket is usually the current one.
   Nanos until_empty(MonoNanos now);
+  // How long until the window next gives anything back (its oldest counted bucket leaves); 0
+  // when nothing is counted.
+  Nanos until_release(MonoNanos now);
   // How long until `amount` fits: 0 when it fits now; the full window when it can never fit
   // (larger than the limit), so callers still get a finite retry time.
   Nanos wait_for(std::int64_t amount, MonoNanos now);

@@ -144,6 +144,10 @@ struct MetricsSnapshot {
   std::vector<ClientMetrics> clients;    // by first sight; "other" for those past Metrics::kMaxClients
   std::vector<std::string> cost_models;  // the price entries priced answers had (CounterKind::Cost)
   std::map<std::string, std::uint64_t> auth_failures;  // 401s by reason
+  struct ClassCounts {
+    std::uint64_t requests = 0, throttled = 0;  // throttled: answered 429
+  };
+  std::map<std::string, ClassCounts> priority_classes;  // requests of the classes below the first
   RedisMetrics redis;
   TracingMetrics tracing;
   std::uint64_t in_flight() const { return started > finished ? started - finished : 0; }
@@ -218,6 +222,10 @@ class Metrics final : public RequestObserver {
   struct ClientCounters;
 
   Shard& my_shard();
+  // Parts of on_request.
+  static void count_client(ClientCounters& c, const RequestRecord& rec);
+  void count_auth_failure(std::string_view reason);     // a 401
+  void count_priority_class(const RequestRecord& rec);  // a request below the first class
 
   std::unique_ptr<BackendInfo[]> info_;  // kMaxBackends; [0, known_) are set
   std::atomic<std::size_t> known_{0};
@@ -230,6 +238,9 @@ class Metrics final : public RequestObserver {
   std::unique_ptr<ClientCounters[]> client_counters_;  // kMaxClients + 1 (the fold)
   mutable std::mutex auth_failures_mutex_;             // a 401 is rare: a map under a lock
   std::map<std::string, std::uint64_t, std::less<>> auth_failures_;
+  // Requests of a lower priority class, by class (a handful of names from the configuration).
+  mutable std::mutex classes_mutex_;
+  std::map<std::string, MetricsSnapshot::ClassCounts, std::less<>> classes_;
   std::atomic<std::uint64_t> reloads_ok_{0}, reloads_failed_{0};
   std::atomic<double> last_reload_success_{0};
   std::atomic<std::uint64_t> folded_{0};

@@ -42,6 +42,8 @@ struct RequestRecord {
   PicoUnits cost = -1;
   std::string_view cost_model;
   std::string_view rule;  // the id of the rule that routed it (a view into its configuration)
+  // Its priority class when it is not the first (highest) one (a view into the configuration).
+  std::string_view priority_class;
 
   // Tracing only (trace.on): the trace context, and what only spans show.
   RequestTrace trace;
@@ -69,6 +71,7 @@ struct RequestRecord {
     cost = -1;
     cost_model = {};
     rule = {};
+    priority_class = {};
     if (trace.on) {  // (what follows is only ever written when tracing is on)
       trace.reset();
       first_byte = 0;

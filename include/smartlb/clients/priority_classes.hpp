@@ -1,0 +1,48 @@
+#pragma once
+// Which priority class a request belongs to (docs/client-budgets.md, "Priority classes"): the
+// classes are ordered, highest first; a caller is in the first class that names its client
+// entry or one of its subjects, else in the first class; a request may put itself in a lower
+// class than its caller's (the x-smartlb-priority header), never in a higher one. A class's
+// reserve is the share of each target's quota its requests leave to the classes above it
+// (routing/class_reserve.hpp). Plain data in, a class out.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "smartlb/config/config.hpp"
+
+namespace smartlb {
+
+class PriorityClasses {
+ public:
+  // interactive, then batch.
+  PriorityClasses();
+  // `classes` valid (config checks them): 1 to kMaxPriorityClasses, names unique, the first
+  // without a reserve. Empty: the defaults (default_priority_classes).
+  explicit PriorityClasses(std::vector<PriorityClassConfig> classes);
+
+  struct Class {
+    std::size_t level = 0;  // 0: the first (highest) class
+    std::string_view name;  // a view into this object
+    std::uint16_t reserve_permille = 0;
+  };
+  // The class of a caller (its client entry's name and its subjects), lowered to `requested`
+  // (a class name, or "": none) when that one is lower. nullopt when `requested` names no class.
+  std::optional<Class> resolve(std::string_view client, std::span<const std::string> subjects,
+                               std::string_view requested) const;
+  const std::vector<PriorityClassConfig>& classes() const { return classes_; }
+  // The names, for an error message: "interactive, batch".
+  std::string names() const;
+
+ private:
+  Class at(std::size_t level) const {
+    return {level, classes_[level].name, classes_[level].reserve_permille};
+  }
+  std::vector<PriorityClassConfig> classes_;
+};
+
+}  // namespace smartlb

@@ -1,0 +1,86 @@
+#pragma once
+// What a request of a lower priority class leaves at a target for the classes above it
+// (clients/priority_classes, docs/client-budgets.md): their demand there until room comes back
+// -- their recent rate over the horizon until the limit gives room again, at least
+// kReserveHorizon -- and never more than the class's share of the limit. A reserve that follows
+// demand keeps the whole quota in use: while the classes above ask for nothing, it is nothing;
+// a fixed share would be idle capacity whenever they need less than it.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <mutex>
+
+#include "smartlb/base/clock.hpp"
+
+namespace smartlb {
+
+// The least horizon a reserve covers: a sliding window gives room back almost continuously,
+// but requests do not arrive evenly.
+inline constexpr Nanos kReserveHorizon = std::chrono::milliseconds(200);
+
+struct ClassReserve {
+  std::uint8_t level = 0;          // 0: the first class, which leaves nothing
+  std::uint16_t cap_permille = 0;  // the most it leaves, as a share of the limit
+  // The classes above it at this target, per second (BackendStates fills them in).
+  double tokens_per_second = 0, requests_per_second = 0;
+  bool any() const { return level > 0 && cap_permille > 0; }
+};
+
+// The amount to leave in a limit of `limit`: `per_second` of demand over `horizon`, at most the
+// class's share of the limit. 0 when the limit is unknown (<= 0) or the class leaves nothing.
+inline std::int64_t reserve_amount(const ClassReserve& r, double per_second, Nanos horizon,
+                                   std::int64_t limit) {
+  if (!r.any() || limit <= 0 || per_second <= 0) return 0;
+  const double demand = std::ceil(per_second * static_cast<double>(horizon.count()) / 1e9);
+  const std::int64_t cap = (limit * r.cap_permille + 999) / 1000;
+  return std::min(cap, static_cast<std::int64_t>(std::min(demand, 1e15)));
+}
+
+// What a request of `cost` needs of a limit of `limit` with `reserve` left: its cost and the
+// reserve, but never more than the whole limit (a request larger than what the reserve leaves
+// goes when the window is empty, not never).
+constexpr std::int64_t with_reserve(std::int64_t cost, std::int64_t limit, std::int64_t reserve) {
+  if (reserve <= 0) return cost;
+  return std::max(cost, limit > 0 ? std::min(cost + reserve, limit) : cost + reserve);
+}
+
+// The demand of each priority class at one target: tokens and requests sent, decayed over a
+// few seconds. Thread-safe (a mutex: only requests of a deployment with classes in use add).
+class ClassDemand {
+ public:
+  static constexpr std::size_t kLevels = 8;
+  static constexpr double kTauNanos = 2e9;  // the rate follows about the last 2 s
+
+  void add(std::size_t level, std::int64_t tokens, MonoNanos now) {
+    if (level >= kLevels) level = kLevels - 1;
+    std::lock_guard lock(mutex_);
+    Level& l = levels_[level];
+    const double decay = std::exp(-static_cast<double>(std::max<MonoNanos>(now - l.at, 0)) / kTauNanos);
+    l.tokens = l.tokens * decay + static_cast<double>(std::max<std::int64_t>(tokens, 1));
+    l.requests = l.requests * decay + 1;
+    l.at = now;
+  }
+  // The rate of the levels before `level`, per second.
+  void above(std::size_t level, MonoNanos now, double& tokens_per_second, double& requests_per_second) const {
+    tokens_per_second = requests_per_second = 0;
+    std::lock_guard lock(mutex_);
+    for (std::size_t i = 0; i < level && i < kLevels; ++i) {
+      const Level& l = levels_[i];
+      if (l.requests == 0) continue;
+      const double decay = std::exp(-static_cast<double>(std::max<MonoNanos>(now - l.at, 0)) / kTauNanos);
+      tokens_per_second += l.tokens * decay * 1e9 / kTauNanos;
+      requests_per_second += l.requests * decay * 1e9 / kTauNanos;
+    }
+  }
+
+ private:
+  struct Level {
+    double tokens = 0, requests = 0;  // decayed sums
+    MonoNanos at = 0;
+  };
+  mutable std::mutex mutex_;
+  Level levels_[kLevels];
+};
+
+}  // namespace smartlb

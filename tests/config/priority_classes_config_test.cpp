@@ -1,0 +1,95 @@
+// The config file's priority classes and its clients' priority_class: what is read, and what is
+// refused with a message that names the key.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "smartlb/config/config_file.hpp"
+
+namespace smartlb {
+namespace {
+
+EnvMap env() { return {{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"K", "nightly-key-1"}}; }
+
+bool has_error(const ConfigLoadResult& r, std::string_view needle) {
+  return std::any_of(r.errors.begin(), r.errors.end(),
+                     [&](const std::string& e) { return e.find(needle) != std::string::npos; });
+}
+
+std::string all_errors(const ConfigLoadResult& r) {
+  std::string s;
+  for (const auto& e : r.errors) s += e + "\n";
+  return s;
+}
+
+TEST(PriorityClassesConfig, ReadsTheClassesTheirReservesAndTheClientsInThem) {
+  const auto r = load_config_text(env(), R"(
+priority_classes:
+  - name: interactive
+  - name: standard
+    reserve_percent: 10
+    subjects: [team:web]
+  - name: batch
+clients:
+  - name: nightly
+    key: ${K}
+    priority_class: batch
+)",
+                                  "f.yaml");
+  ASSERT_TRUE(r.config) << all_errors(r);
+  const auto& c = r.config->policy.priority_classes;
+  ASSERT_EQ(c.size(), 3u);
+  EXPECT_EQ(c[0], (PriorityClassConfig{"interactive", 0, {}, {}}));
+  EXPECT_EQ(c[1], (PriorityClassConfig{"standard", 100, {"team:web"}, {}}));
+  EXPECT_EQ(c[2], (PriorityClassConfig{"batch", kDefaultClassReserve, {}, {"nightly"}}))
+      << "a class below the first keeps the default reserve when it names none";
+  EXPECT_NE(
+      describe_routing(*r.config).find("priority class standard: leaves the classes above what they ask for, "
+                                       "up to 10 % of each quota; callers: subject team:web"),
+      std::string::npos)
+      << describe_routing(*r.config);
+}
+
+TEST(PriorityClassesConfig, AClientMayNameADefaultClass) {
+  const auto r =
+      load_config_text(env(), "clients: [{name: nightly, key: \"${K}\", priority_class: batch}]\n", "f.yaml");
+  ASSERT_TRUE(r.config) << all_errors(r);
+  ASSERT_EQ(r.config->policy.priority_classes.size(), 2u);
+  EXPECT_EQ(r.config->policy.priority_classes[1].clients, std::vector<std::string>{"nightly"});
+}
+
+TEST(PriorityClassesConfig, WithoutClassesNothingIsDeclared) {
+  const auto r = load_config_text(env(), "clients: [{name: app, key: \"${K}\"}]\n", "f.yaml");
+  ASSERT_TRUE(r.config) << all_errors(r);
+  EXPECT_TRUE(r.config->policy.priority_classes.empty()) << "the defaults apply where they are used";
+}
+
+TEST(PriorityClassesConfig, BadClassesAreRefusedByName) {
+  const auto first =
+      load_config_text(env(), "priority_classes: [{name: a, reserve_percent: 10}]\n", "f.yaml");
+  EXPECT_TRUE(has_error(first, "priority_classes[0].reserve_percent: cannot be set on the first class"))
+      << all_errors(first);
+  const auto dup = load_config_text(env(), "priority_classes: [{name: a}, {name: a}]\n", "f.yaml");
+  EXPECT_TRUE(has_error(dup, "priority_classes[1].name: duplicates another class's name \"a\""))
+      << all_errors(dup);
+  const auto range =
+      load_config_text(env(), "priority_classes: [{name: a}, {name: b, reserve_percent: 100}]\n", "f.yaml");
+  EXPECT_TRUE(has_error(range, "priority_classes[1].reserve_percent")) << all_errors(range);
+  const auto nine = load_config_text(
+      env(),
+      "priority_classes: [{name: a}, {name: b}, {name: c}, {name: d}, {name: e}, {name: f}, {name: g}, "
+      "{name: h}, {name: i}]\n",
+      "f.yaml");
+  EXPECT_TRUE(has_error(nine, "priority_classes: has 9 classes; at most 8")) << all_errors(nine);
+  const auto unknown_key = load_config_text(env(), "priority_classes: [{name: a, reserve: 1}]\n", "f.yaml");
+  EXPECT_TRUE(has_error(unknown_key, "priority_classes[0]")) << all_errors(unknown_key);
+  const auto client =
+      load_config_text(env(), "clients: [{name: n, key: \"${K}\", priority_class: urgent}]\n", "f.yaml");
+  EXPECT_TRUE(has_error(client,
+                        "clients[0].priority_class: names no priority class: \"urgent\" (the classes are "
+                        "interactive, batch)"))
+      << all_errors(client);
+}
+
+}  // namespace
+}  // namespace smartlb

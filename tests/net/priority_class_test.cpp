@@ -1,0 +1,101 @@
+// Priority classes over sockets: a lower class's request leaves what the classes above ask for
+// (smartlb's own 429, the exact Retry-After, no backend called), the class comes from the
+// caller or a header that may only lower it, and the header never goes upstream.
+#include <gtest/gtest.h>
+
+#include "chat_request.hpp"
+#include "http_client.hpp"
+#include "mock_backend.hpp"
+#include "proxy_harness.hpp"
+#include "record_observer.hpp"
+
+namespace smartlb::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+const Headers kBatch = {{"x-smartlb-priority", "batch"}};
+
+struct PriorityClassesOverSockets : ::testing::Test {
+  MockBackend backend{[](const SeenRequest& r) {
+    return MockReply{r.has_header("x-smartlb-priority") ? 500u : 200u, {}, "ok"};
+  }};
+  ProxyHarness proxy;
+  LastRecord records;
+  std::size_t finished = 0;
+
+  // `batch_share`: the most the batch class leaves, per mille (0: the default classes).
+  void start(std::int64_t rpm, std::uint16_t batch_share = 0) {
+    if (batch_share > 0)
+      proxy.cfg.policy.priority_classes = {{"interactive", 0, {}, {}}, {"batch", batch_share, {}, {}}};
+    proxy.cfg.quota_window = 60s;
+    proxy.add_backend("only", backend.url()).rpm = rpm;
+    proxy.start(&records);
+  }
+  HttpResponse call(const Headers& headers = {}) {
+    HttpResponse r = http_call(proxy.port(), "POST", kChat, headers, kBody);
+    EXPECT_TRUE(records.await(++finished));
+    return r;
+  }
+};
+
+// The manual clock stands still: the interactive demand (3 requests a second) over the time
+// until the minute window gives anything back is more than the batch class's share, 2 of 10.
+TEST_F(PriorityClassesOverSockets, ABatchRequestLeavesWhatInteractiveRequestsAskFor) {
+  start(10, 200);  // 10 requests a minute; batch leaves at most 20 %
+  ASSERT_EQ(call(kBatch).status, 200u);
+  EXPECT_EQ(records.await(finished)->priority_class, "batch");
+  for (int i = 0; i < 6; ++i) ASSERT_EQ(call().status, 200u) << i;
+  EXPECT_EQ(records.await(finished)->priority_class, "") << "the first class is not named";
+  EXPECT_EQ(call(kBatch).status, 200u) << "7 used + 1 + a reserve of 2 fit in 10";
+  const HttpResponse refused = call(kBatch);
+  EXPECT_EQ(refused.status, 429u) << "8 used + 1 + a reserve of 2 > 10";
+  EXPECT_FALSE(refused.header("retry-after-ms").empty());
+  EXPECT_EQ(backend.request_count(), 8u) << "smartlb's own 429: no backend called";
+  EXPECT_EQ(call().status, 200u) << "interactive requests take the reserve";
+  EXPECT_EQ(call().status, 200u);
+  EXPECT_EQ(call().status, 429u) << "the quota itself is spent";
+  EXPECT_EQ(backend.request_count(), 10u);
+}
+
+TEST_F(PriorityClassesOverSockets, TheRetryAfterIsWhenTheBatchRequestAndTheReserveFit) {
+  start(10, 200);
+  ASSERT_EQ(call(kBatch).status, 200u);
+  for (int i = 0; i < 6; ++i) ASSERT_EQ(call().status, 200u) << i;
+  ASSERT_EQ(call(kBatch).status, 200u);
+  const HttpResponse refused = call(kBatch);
+  ASSERT_EQ(refused.status, 429u);
+  proxy.clock.advance(std::chrono::milliseconds(std::stoll(refused.header("retry-after-ms"))));
+  EXPECT_EQ(call(kBatch).status, 200u) << "admitted when promised";
+}
+
+TEST_F(PriorityClassesOverSockets, AnUnknownClassIs400AndNoBackendIsCalled) {
+  start(0);
+  const HttpResponse r = call({{"x-smartlb-priority", "urgent"}});
+  EXPECT_EQ(r.status, 400u);
+  EXPECT_NE(r.body.find("names no priority class: 'urgent' (the classes are interactive, batch)"),
+            std::string::npos)
+      << r.body;
+  EXPECT_EQ(backend.request_count(), 0u);
+}
+
+TEST_F(PriorityClassesOverSockets, AClientEntryPutsItsRequestsInItsClassAndTheyCannotRaiseIt) {
+  for (const char* name : {"nightly", "app"}) {
+    ClientConfig c;
+    c.name = name;
+    c.key = std::string(name) + "-key-1";
+    proxy.cfg.policy.clients.push_back(c);
+  }
+  proxy.cfg.policy.priority_classes = {{"interactive", 0, {}, {}}, {"batch", 500, {}, {"nightly"}}};
+  start(4);
+  ASSERT_EQ(call({{"api-key", "nightly-key-1"}}).status, 200u);
+  EXPECT_EQ(records.await(finished)->priority_class, "batch");
+  for (int i = 0; i < 2; ++i) ASSERT_EQ(call({{"api-key", "app-key-1"}}).status, 200u) << i;
+  EXPECT_EQ(call({{"api-key", "nightly-key-1"}, {"x-smartlb-priority", "interactive"}}).status, 429u)
+      << "a request cannot raise its caller's class: 3 used + 1 + a reserve of 1 > 4";
+  EXPECT_EQ(call({{"api-key", "app-key-1"}}).status, 200u);
+  EXPECT_EQ(backend.request_count(), 4u);
+}
+
+}  // namespace
+}  // namespace smartlb::testing

@@ -1,0 +1,145 @@
+// What a lower priority class leaves to the classes above it: their recent demand at the target
+// over the time until room comes back (a declared window's next release, a report's reset), at
+// most the class's share; with no demand above it, it may take everything. Plain routing state
+// on a manual clock.
+#include "smartlb/routing/class_reserve.hpp"
+
+#include <gtest/gtest.h>
+
+#include "routing_fixture.hpp"
+#include "smartlb/routing/reported_budget.hpp"
+#include "smartlb/routing/target_choice.hpp"
+
+namespace smartlb {
+namespace {
+
+using namespace std::chrono_literals;
+
+const ClassReserve kBatch{1, 200};  // at most 20 %
+const ClassReserve kFirst{};
+
+TEST(ClassReserve, TheAmountIsTheDemandAboveOverTheHorizonAtMostTheShare) {
+  EXPECT_EQ(reserve_amount(kBatch, 1'000, 200ms, 10'000), 200) << "1,000 tokens/s for 0.2 s";
+  EXPECT_EQ(reserve_amount(kBatch, 1'000'000, 200ms, 10'000), 2'000) << "at most 20 % of the limit";
+  EXPECT_EQ(reserve_amount(kBatch, 0, 200ms, 10'000), 0) << "nothing asked above it: nothing kept";
+  EXPECT_EQ(reserve_amount(kFirst, 1'000, 200ms, 10'000), 0) << "the first class keeps nothing back";
+  EXPECT_EQ(reserve_amount(kBatch, 1'000, 200ms, 0), 0) << "no known limit";
+  EXPECT_EQ(with_reserve(10, 100, 20), 30);
+  EXPECT_EQ(with_reserve(90, 100, 20), 100) << "larger than what the reserve leaves: an empty window";
+  EXPECT_EQ(with_reserve(150, 100, 20), 150) << "never less than its cost";
+}
+
+TEST(ClassReserve, DemandIsTheDecayedRateOfTheLevelsAbove) {
+  ClassDemand d;
+  d.add(0, 100, 0);
+  d.add(0, 100, 0);
+  d.add(1, 5'000, 0);
+  double tokens = 0, requests = 0;
+  d.above(1, 0, tokens, requests);
+  EXPECT_DOUBLE_EQ(tokens, 100.0) << "200 tokens over a 2 s time constant";
+  EXPECT_DOUBLE_EQ(requests, 1.0);
+  d.above(2, 0, tokens, requests);
+  EXPECT_DOUBLE_EQ(tokens, 2'600.0) << "level 2 leaves room for levels 0 and 1";
+  d.above(1, 2'000'000'000, tokens, requests);
+  EXPECT_NEAR(tokens, 100.0 / std::exp(1.0), 1e-9) << "it fades when nothing more comes";
+  d.above(0, 0, tokens, requests);
+  EXPECT_EQ(tokens, 0.0);
+}
+
+struct ReservePool : QuotaPool {
+  std::optional<std::size_t> pick_class(std::int64_t cost, ClassReserve cls) {
+    ScriptedRandom rng({0});
+    TriedSet tried;
+    return priority.pick(*table, *states, {"gpt", tried, cost, {}, Nanos{0}, cls}, rng);
+  }
+  void sent(std::size_t i, std::int64_t cost, ClassReserve cls) {
+    ASSERT_TRUE(states->reserve(member(i), "gpt", cost, cls));
+  }
+};
+
+TEST_F(ReservePool, DeclaredQuota_ALowerClassLeavesWhatTheClassesAboveAskForUntilRoomComesBack) {
+  make({{"a", 1, 1, "", 1'000, 0}});  // 1,000 tokens per second
+  sent(0, 100, kBatch);
+  // 100 tokens/s above batch; all was sent at once, so the window gives nothing back for 1 s
+  // (and a 256th): 101 tokens are kept.
+  for (int i = 0; i < 2; ++i) sent(0, 100, kFirst);
+  EXPECT_EQ(pick_class(600, kBatch), std::nullopt) << "300 used + 600 + 101 > 1,000";
+  EXPECT_EQ(pick_class(599, kBatch), 0u);
+  EXPECT_EQ(pick_class(700, kFirst), 0u) << "the first class may take it all";
+  EXPECT_FALSE(states->reserve(member(0), "gpt", 600, kBatch)) << "the reservation checks it too";
+  EXPECT_TRUE(states->reserve(member(0), "gpt", 599, kBatch));
+  EXPECT_EQ(states->quota_usage(member(0), "gpt").tokens_used, 899) << "only the cost is ever counted";
+}
+
+TEST_F(ReservePool, DeclaredQuota_WithNothingAskedAboveItALowerClassTakesEverything) {
+  make({{"a", 1, 1, "", 1'000, 0}});
+  sent(0, 400, kBatch);
+  EXPECT_EQ(pick_class(600, kBatch), 0u) << "no demand above: no reserve, no idle quota";
+}
+
+TEST_F(ReservePool, DeclaredQuota_TheReserveIsAtMostTheClassShare) {
+  make({{"a", 1, 1, "", 1'000, 0}});
+  sent(0, 1, kBatch);
+  for (int i = 0; i < 5; ++i) sent(0, 100, kFirst);  // 250 tokens/s: 251 until room comes back
+  const ClassReserve small{1, 10};                   // at most 1 %: 10 tokens
+  EXPECT_EQ(pick_class(489, small), 0u) << "501 used + 489 + 10 = 1,000";
+  EXPECT_EQ(pick_class(490, small), std::nullopt);
+}
+
+TEST_F(ReservePool, DeclaredQuota_ALowerClassGoesToATargetWithRoomBeforeBeingRefused) {
+  make({{"a", 1, 1, "", 1'000, 0}, {"b", 2, 1, "", 1'000, 0}});
+  sent(0, 100, kBatch);
+  for (int i = 0; i < 8; ++i) sent(0, 100, kFirst);  // 900 used; 200 (the share) kept
+  EXPECT_EQ(pick_class(50, kBatch), 1u) << "a's room is its reserve: b, in a worse group, serves";
+  EXPECT_EQ(pick_class(50, kFirst), 0u);
+}
+
+TEST_F(ReservePool, Unavailability_TellsALowerClassWhenItsCostAndTheReserveFit) {
+  make({{"a", 1, 1, "", 1'000, 0}});
+  sent(0, 100, kBatch);
+  for (int i = 0; i < 8; ++i) sent(0, 100, kFirst);
+  EXPECT_EQ(states->unavailability(*table, "gpt", 50, kFirst).retry_after, 0ms) << "the first class fits now";
+  const auto u = states->unavailability(*table, "gpt", 50, kBatch);
+  EXPECT_TRUE(u.throttled);
+  EXPECT_GT(u.retry_after, 0ms);
+  clock.advance(u.retry_after);
+  EXPECT_EQ(pick_class(50, kBatch), 0u) << "the promised time is when it fits with its reserve";
+}
+
+RateLimitReport left(std::int64_t tokens, std::int64_t requests) {
+  RateLimitReport r;
+  r.remaining_tokens = tokens;
+  r.remaining_requests = requests;
+  return r;
+}
+
+TEST(ClassReserveReports, ALowerClassLeavesTheDemandAboveOfWhatIsReported) {
+  ReportedBudget b;
+  b.observe(left(10'000, 50), 0, {});  // the most reported: 10,000 tokens
+  b.observe(left(2'300, 50), 1'000'000, {});
+  ClassReserve batch = kBatch;
+  batch.tokens_per_second = 5'000;  // 1,000 over 0.2 s
+  EXPECT_EQ(b.room(1'300, 1'000'000), ReportedBudget::Room::Fits);
+  EXPECT_EQ(b.room(1'300, 1'000'000, batch), ReportedBudget::Room::Fits) << "1,300 + 1,000 fit in 2,300";
+  EXPECT_EQ(b.room(1'301, 1'000'000, batch), ReportedBudget::Room::Confirmed);
+  EXPECT_EQ(b.room(1'301, 1'000'000 + ReportedBudget::kFreshFor.count(), batch), ReportedBudget::Room::Probe)
+      << "a reserve read from reports holds as long as the report, like any other";
+  batch.tokens_per_second = 1e9;
+  EXPECT_EQ(b.room(300, 1'000'000, batch), ReportedBudget::Room::Fits) << "at most 20 %: 300 + 2,000 fit";
+}
+
+TEST(ClassReserveReports, TheDemandAboveIsCoveredUntilTheResetTheBackendNamed) {
+  ReportedBudget b;
+  b.observe(left(10'000, 50), 0, {});
+  RateLimitReport r = left(2'300, 50);
+  r.reset_tokens = std::chrono::milliseconds(1'000);  // a window that jumps back in 1 s
+  b.observe(r, 1'000'000, {});
+  ClassReserve batch = kBatch;
+  batch.tokens_per_second = 1'000;  // 1,000 until the reset
+  EXPECT_EQ(b.room(1'300, 1'000'000, batch), ReportedBudget::Room::Fits) << "1,300 + 1,000 fit in 2,300";
+  EXPECT_EQ(b.room(1'301, 1'000'000, batch), ReportedBudget::Room::Confirmed);
+  EXPECT_EQ(b.room(2'000, 1'000'000), ReportedBudget::Room::Fits) << "the first class leaves nothing";
+}
+
+}  // namespace
+}  // namespace smartlb
