@@ -71,7 +71,8 @@ void read_priority_classes(Reader& r, const YAML::Node& root, Config& cfg) {
       }
       if (!classes.empty() && c.reserve_permille < classes.back().reserve_permille)
         r.warn(
-            key_path(path, "reserve_percent"), list[i]["reserve_percent"],
+            key_path(path, "reserve_percent"),
+            list[i]["reserve_percent"] ? list[i]["reserve_percent"] : list[i],
             "is lower than the class above it keeps: requests of this class may take what that one may not");
       classes.push_back(std::move(c));
     }

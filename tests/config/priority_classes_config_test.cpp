@@ -64,6 +64,17 @@ TEST(PriorityClassesConfig, WithoutClassesNothingIsDeclared) {
   EXPECT_TRUE(r.config->policy.priority_classes.empty()) << "the defaults apply where they are used";
 }
 
+TEST(PriorityClassesConfig, AClassThatMayTakeWhatTheOneAboveMayNotIsAWarning) {
+  // The third class keeps the default (50 %), less than the second's 60 %.
+  const auto r = load_config_text(
+      env(), "priority_classes: [{name: a}, {name: b, reserve_percent: 60}, {name: c}]\n", "f.yaml");
+  ASSERT_TRUE(r.config) << all_errors(r);
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("priority_classes[2].reserve_percent: is lower than the class above it keeps"),
+            std::string::npos)
+      << r.warnings[0];
+}
+
 TEST(PriorityClassesConfig, BadClassesAreRefusedByName) {
   const auto first =
       load_config_text(env(), "priority_classes: [{name: a, reserve_percent: 10}]\n", "f.yaml");
