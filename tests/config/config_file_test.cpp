@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "load_result.hpp"
+
 namespace smartlb {
 namespace {
 
@@ -72,17 +74,6 @@ model_configs:
 )";
 
 EnvMap good_env() { return {{"EASTUS_KEY", "eastus-secret-key"}, {"SEARCH_KEY", "search-app-key-1"}}; }
-
-bool has_error(const ConfigLoadResult& r, std::string_view needle) {
-  return std::any_of(r.errors.begin(), r.errors.end(),
-                     [&](const std::string& e) { return e.find(needle) != std::string::npos; });
-}
-
-std::string all_errors(const ConfigLoadResult& r) {
-  std::string s;
-  for (const auto& e : r.errors) s += e + "\n";
-  return s;
-}
 
 TEST(ConfigFile, ReadsTrueFoundryRulesWithOurBackendsTargetsAndClients) {
   const auto r = load_config_text(good_env(), kGood, "smartlb.yaml");

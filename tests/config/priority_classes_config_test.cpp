@@ -2,25 +2,13 @@
 // refused with a message that names the key.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-
+#include "load_result.hpp"
 #include "smartlb/config/config_file.hpp"
 
 namespace smartlb {
 namespace {
 
 EnvMap env() { return {{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"K", "nightly-key-1"}}; }
-
-bool has_error(const ConfigLoadResult& r, std::string_view needle) {
-  return std::any_of(r.errors.begin(), r.errors.end(),
-                     [&](const std::string& e) { return e.find(needle) != std::string::npos; });
-}
-
-std::string all_errors(const ConfigLoadResult& r) {
-  std::string s;
-  for (const auto& e : r.errors) s += e + "\n";
-  return s;
-}
 
 TEST(PriorityClassesConfig, ReadsTheClassesTheirReservesAndTheClientsInThem) {
   const auto r = load_config_text(env(), R"(

@@ -1,0 +1,266 @@
+// BackendStates' declared quotas (BACKEND_X_TPM / RPM, usage_limits, quota groups): their
+// budgets, the leases shared with other replicas, and what a lower priority class leaves of them
+// (routing/class_reserve.hpp).
+#include <algorithm>
+#include <mutex>
+
+#include "smartlb/routing/backend_states.hpp"
+#include "smartlb/routing/class_reserve.hpp"
+
+namespace smartlb {
+namespace {
+
+// What a request of `cost` needs of a limit, with what its class leaves to the classes above:
+// their demand until the window next gives room back (at least kReserveHorizon). `horizon`:
+// that time (0 for a lease: its store's window is not seen here).
+std::int64_t need_of(std::int64_t cost, std::int64_t limit, const ClassReserve& cls, double per_second,
+                     Nanos horizon) {
+  return with_reserve(cost, limit,
+                      reserve_amount(cls, per_second, std::max(horizon, kReserveHorizon), limit));
+}
+std::int64_t tokens_need(std::int64_t cost, std::int64_t limit, const ClassReserve& cls, Nanos horizon = {}) {
+  return need_of(cost, limit, cls, cls.tokens_per_second, horizon);
+}
+std::int64_t requests_need(std::int64_t limit, const ClassReserve& cls, Nanos horizon = {}) {
+  return need_of(1, limit, cls, cls.requests_per_second, horizon);
+}
+// The same for a declared budget: its window's next release is the horizon.
+std::int64_t tokens_need(std::int64_t cost, SlidingWindowBudget& b, const ClassReserve& cls, MonoNanos now) {
+  return cls.any() ? tokens_need(cost, b.limit(), cls, b.until_release(now)) : cost;
+}
+std::int64_t requests_need(SlidingWindowBudget& b, const ClassReserve& cls, MonoNanos now) {
+  return cls.any() ? requests_need(b.limit(), cls, b.until_release(now)) : 1;
+}
+std::int64_t lease_limit(const SharedLease& lease) { return lease.limit.load(std::memory_order_relaxed); }
+
+}  // namespace
+
+bool BackendStates::Quota::sync(const PoolMember& m) {
+  if (window != m.quota_window) {  // a new window: budgets counted over another length start afresh
+    tokens.reset();
+    requests.reset();
+    window = m.quota_window;
+  }
+  const auto limit_to = [&](std::optional<SlidingWindowBudget>& budget, std::int64_t limit) {
+    if (limit <= 0)
+      budget.reset();
+    else if (!budget)
+      budget.emplace(limit, window);
+    else if (budget->limit() != limit)
+      budget->set_limit(limit);
+  };
+  limit_to(tokens, m.tokens_per_window);
+  limit_to(requests, m.requests_per_window);
+  if (tokens_lease && m.tokens_per_window > 0 &&
+      tokens_lease->limit.load(std::memory_order_relaxed) != m.tokens_per_window)
+    tokens_lease->set_limit(m.tokens_per_window);
+  if (requests_lease && m.requests_per_window > 0 &&
+      requests_lease->limit.load(std::memory_order_relaxed) != m.requests_per_window)
+    requests_lease->set_limit(m.requests_per_window);
+  return (m.tokens_per_window > 0 && !tokens_lease) || (m.requests_per_window > 0 && !requests_lease);
+}
+
+bool BackendStates::Quota::fits(const PoolMember& m, std::int64_t cost, MonoNanos now, const Clock& clock,
+                                ClassReserve cls) {
+  std::lock_guard lock(quota_mutex);
+  sync(m);
+  if ((tokens && !tokens->fits(tokens_need(cost, *tokens, cls, now), now)) ||
+      (requests && !requests->fits(requests_need(*requests, cls, now), now)))
+    return false;
+  if (!tokens_lease && !requests_lease) return true;
+  // A lease yet to come does not hide the member: its reserve() asks for one.
+  const auto wall = clock.wall_now();
+  return (!tokens_lease ||
+          tokens_lease->quota.may_fit(tokens_need(cost, lease_limit(*tokens_lease), cls), wall)) &&
+         (!requests_lease ||
+          requests_lease->quota.may_fit(requests_need(lease_limit(*requests_lease), cls), wall));
+}
+
+Nanos BackendStates::Quota::wait_for(const PoolMember& m, std::int64_t cost, MonoNanos now,
+                                     const Clock& clock, ClassReserve cls) {
+  std::lock_guard lock(quota_mutex);
+  sync(m);
+  Nanos wait{0};
+  if (tokens) wait = std::max(wait, tokens->wait_for(tokens_need(cost, *tokens, cls, now), now));
+  if (requests) wait = std::max(wait, requests->wait_for(requests_need(*requests, cls, now), now));
+  if (tokens_lease || requests_lease) {
+    const auto wall = clock.wall_now();
+    if (tokens_lease)
+      wait = std::max(wait,
+                      tokens_lease->quota.wait_for(tokens_need(cost, lease_limit(*tokens_lease), cls), wall));
+    if (requests_lease)
+      wait = std::max(wait,
+                      requests_lease->quota.wait_for(requests_need(lease_limit(*requests_lease), cls), wall));
+  }
+  return wait;
+}
+
+void BackendStates::make_missing_leases(Quota& q, const PoolMember& m, std::string_view deployment) const {
+  if (broker_ == nullptr) return;
+  std::lock_guard makers(leases_mutex_);
+  bool tokens_missing, requests_missing;
+  {
+    std::lock_guard lock(q.quota_mutex);
+    tokens_missing = m.tokens_per_window > 0 && !q.tokens_lease;
+    requests_missing = m.requests_per_window > 0 && !q.requests_lease;
+  }
+  // A lease covers about half a second of this replica's traffic (LeasedQuota::Options); it is
+  // attached before anything may take from it, and without the quota's lock (LeaseBroker).
+  const auto make = [&](std::int64_t limit, const char* what) {
+    LeasedQuota::Options o;
+    o.limit = limit;
+    o.window = m.quota_window;
+    o.min_lease = std::max<std::int64_t>(1, limit / kMinLeaseDivisor);
+    o.bridge = true;
+    auto lease = std::make_unique<SharedLease>(quota_name(m, deployment) + what, q.quota_mutex, o);
+    broker_->attach(*lease);
+    return lease;
+  };
+  std::unique_ptr<SharedLease> tokens = tokens_missing ? make(m.tokens_per_window, ":tokens") : nullptr;
+  std::unique_ptr<SharedLease> requests =
+      requests_missing ? make(m.requests_per_window, ":requests") : nullptr;
+  std::lock_guard lock(q.quota_mutex);
+  if (tokens) q.tokens_lease = std::move(tokens);
+  if (requests) q.requests_lease = std::move(requests);
+}
+
+std::string BackendStates::quota_name(const PoolMember& m, std::string_view deployment) {
+  // Appends, not operator+ chains: GCC 12 warns falsely (-Wrestrict) on `"/" + std::string(...)`.
+  std::string name;
+  if (m.quota_group.empty()) {
+    name.append(m.name).append("/").append(m.effective_deployment(deployment));
+    return name;
+  }
+  name.append("group:").append(m.quota_group);
+  if (m.deployment_override.empty()) name.append("/").append(deployment);
+  return name;
+}
+
+BackendStates::Leases BackendStates::leases(const PoolMember& m, std::string_view deployment) const {
+  Leases out;
+  Quota* q = find_quota_of(m, deployment, find_deployment(m.id, m.effective_deployment(deployment)));
+  if (!q) return out;
+  std::lock_guard lock(q->quota_mutex);
+  if (q->tokens_lease) out.tokens = q->tokens_lease->quota.view();
+  if (q->requests_lease) out.requests = q->requests_lease->quota.view();
+  return out;
+}
+
+std::string BackendStates::group_key(const PoolMember& m, std::string_view deployment) {
+  if (!m.deployment_override.empty()) return m.quota_group;
+  std::string key = m.quota_group;
+  key += '\n';
+  key += deployment;
+  return key;
+}
+
+BackendStates::Quota* BackendStates::find_quota_of(const PoolMember& m, std::string_view deployment,
+                                                   DeploymentState* d) const {
+  if (m.quota_group.empty()) return d;
+  const std::string key = group_key(m, deployment);
+  std::shared_lock lock(groups_mutex_);
+  auto it = groups_.find(key);
+  return it == groups_.end() ? nullptr : it->second.get();
+}
+
+BackendStates::Quota& BackendStates::quota_of(const PoolMember& m, std::string_view deployment,
+                                              DeploymentState& d) const {
+  if (Quota* q = find_quota_of(m, deployment, &d)) return *q;
+  std::unique_lock lock(groups_mutex_);
+  if (groups_.size() >= kMaxDeploymentsPerBackend * 4 && !groups_.count(group_key(m, deployment)))
+    return d;  // client-named deployments past the bound: their own budgets
+  auto [it, inserted] = groups_.try_emplace(group_key(m, deployment));
+  if (inserted) {
+    it->second = std::make_unique<Quota>();  // its budgets: Quota::sync
+    if (m.has_quota()) make_missing_leases(*it->second, m, deployment);
+  }
+  return *it->second;
+}
+bool BackendStates::reserve(const PoolMember& m, std::string_view deployment, std::int64_t cost,
+                            ClassReserve cls) {
+  // Each class's demand at each target, once any request of a lower class was seen (until then,
+  // nothing is counted): what a lower class's reserve leaves for the classes above it.
+  if (cls.level > 0 && !classes_in_use_.load(std::memory_order_relaxed))
+    classes_in_use_.store(true, std::memory_order_relaxed);
+  if (classes_in_use_.load(std::memory_order_relaxed)) {
+    DeploymentState& d = counted_state(m, m.effective_deployment(deployment));
+    d.demand.add(cls.level, cost, clock_.now());
+    with_demand(&d, cls, clock_.now());
+  }
+  if (!m.has_quota()) return true;
+  Quota& q = quota_of(m, deployment, deployment_state(m, m.effective_deployment(deployment)));
+  // With shared quotas the leases must admit too; what to ask the store for is sent after the
+  // lock is released (the request never waits for the answer).
+  PendingAsk asks[2];
+  bool ok = false;
+  bool leases_missing = false;
+  {
+    std::lock_guard lock(q.quota_mutex);
+    leases_missing = q.sync(m) && broker_ != nullptr;
+    const MonoNanos now = clock_.now();  // read under the lock: budgets only see time move forward
+    // A lower class's reserve is checked, not taken: only its cost is counted.
+    ok = (!q.tokens || q.tokens->fits(tokens_need(cost, *q.tokens, cls, now), now)) &&
+         (!q.requests || q.requests->fits(requests_need(*q.requests, cls, now), now));
+    if (ok && cls.any())
+      ok =
+          (!q.tokens_lease || q.tokens_lease->quota.may_fit(
+                                  tokens_need(cost, lease_limit(*q.tokens_lease), cls), clock_.wall_now())) &&
+          (!q.requests_lease || q.requests_lease->quota.may_fit(
+                                    requests_need(lease_limit(*q.requests_lease), cls), clock_.wall_now()));
+    if (ok && (q.tokens_lease || q.requests_lease)) {
+      const auto wall = clock_.wall_now();
+      const bool tokens_ok = !q.tokens_lease || take_leased(*q.tokens_lease, cost, wall, asks[0]);
+      const bool requests_ok =
+          tokens_ok && (!q.requests_lease || take_leased(*q.requests_lease, 1, wall, asks[1]));
+      if (tokens_ok && !requests_ok && q.tokens_lease)
+        q.tokens_lease->quota.adjust(q.tokens_lease->quota.subwindow_of(wall), -cost);
+      ok = requests_ok;
+    }
+    if (ok) {
+      if (q.tokens) q.tokens->try_consume(cost, now);
+      if (q.requests) q.requests->try_consume(1, now);
+    }
+  }
+  for (const PendingAsk& a : asks) send_pending(broker_, a);
+  // A quota made (or declared by a reload) since the last request: its leases, for the next
+  // requests (this one was counted locally).
+  if (leases_missing) make_missing_leases(q, m, deployment);
+  return ok;
+}
+
+void BackendStates::charge_used(const PoolMember& m, std::string_view deployment, std::int64_t tokens) {
+  if (!m.has_quota() || tokens <= 0) return;
+  Quota& q = quota_of(m, deployment, deployment_state(m, m.effective_deployment(deployment)));
+  PendingAsk ask;
+  {
+    std::lock_guard lock(q.quota_mutex);
+    q.sync(m);
+    if (q.tokens) q.tokens->consume(tokens, clock_.now());
+    if (q.tokens_lease) {
+      // The replica's own count moves now; its next ask tells the store what it took beyond
+      // its grant.
+      const auto wall = clock_.wall_now();
+      LeasedQuota& lease = q.tokens_lease->quota;
+      lease.adjust(lease.subwindow_of(wall), tokens);
+      q.tokens_lease->active.store(true, std::memory_order_relaxed);
+      if (auto a = lease.ask(wall, 0)) ask = {q.tokens_lease.get(), *a};
+    }
+  }
+  send_pending(broker_, ask);
+}
+
+BackendStates::QuotaUsage BackendStates::quota_usage(const PoolMember& m, std::string_view deployment) const {
+  QuotaUsage u;
+  u.tokens_limit = m.tokens_per_window;
+  u.requests_limit = m.requests_per_window;
+  Quota* q = find_quota_of(m, deployment, find_deployment(m.id, m.effective_deployment(deployment)));
+  if (!q) return u;
+  const MonoNanos now = clock_.now();
+  std::lock_guard lock(q->quota_mutex);
+  q->sync(m);
+  if (q->tokens) u.tokens_used = q->tokens->used(now);
+  if (q->requests) u.requests_used = q->requests->used(now);
+  return u;
+}
+
+}  // namespace smartlb
