@@ -180,14 +180,17 @@ bool BackendStates::reserve(const PoolMember& m, std::string_view deployment, st
                             ClassReserve cls) {
   // Each class's demand at each target, once any request of a lower class was seen (until then,
   // nothing is counted): what a lower class's reserve leaves for the classes above it.
+  // A request counts where it is sent, not where its reservation failed.
   if (cls.level > 0 && !classes_in_use_.load(std::memory_order_relaxed))
     classes_in_use_.store(true, std::memory_order_relaxed);
-  if (classes_in_use_.load(std::memory_order_relaxed)) {
-    DeploymentState& d = counted_state(m, m.effective_deployment(deployment));
-    d.demand.add(cls.level, cost, clock_.now());
-    with_demand(&d, cls, clock_.now());
+  DeploymentState* tracked = classes_in_use_.load(std::memory_order_relaxed)
+                                 ? &counted_state(m, m.effective_deployment(deployment))
+                                 : nullptr;
+  with_demand(tracked, cls, clock_.now());
+  if (!m.has_quota()) {
+    if (tracked) tracked->demand.add(cls.level, cost, clock_.now());
+    return true;
   }
-  if (!m.has_quota()) return true;
   Quota& q = quota_of(m, deployment, deployment_state(m, m.effective_deployment(deployment)));
   // With shared quotas the leases must admit too; what to ask the store for is sent after the
   // lock is released (the request never waits for the answer).
@@ -225,6 +228,7 @@ bool BackendStates::reserve(const PoolMember& m, std::string_view deployment, st
   // A quota made (or declared by a reload) since the last request: its leases, for the next
   // requests (this one was counted locally).
   if (leases_missing) make_missing_leases(q, m, deployment);
+  if (ok && tracked) tracked->demand.add(cls.level, cost, clock_.now());
   return ok;
 }
 

@@ -77,6 +77,14 @@ TEST_F(ReservePool, DeclaredQuota_WithNothingAskedAboveItALowerClassTakesEveryth
   EXPECT_EQ(pick_class(600, kBatch), 0u) << "no demand above: no reserve, no idle quota";
 }
 
+TEST_F(ReservePool, DeclaredQuota_ARequestRefusedByATargetIsNoDemandThere) {
+  make({{"a", 1, 1, "", 1'000, 0}});
+  sent(0, 1, kBatch);
+  EXPECT_FALSE(states->reserve(member(0), "gpt", 2'000, kFirst))
+      << "larger than the quota: it goes elsewhere";
+  EXPECT_EQ(pick_class(900, kBatch), 0u) << "nothing was sent above batch here: nothing is kept";
+}
+
 TEST_F(ReservePool, DeclaredQuota_TheReserveIsAtMostTheClassShare) {
   make({{"a", 1, 1, "", 1'000, 0}});
   sent(0, 1, kBatch);

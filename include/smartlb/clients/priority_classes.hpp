@@ -2,9 +2,9 @@
 // Which priority class a request belongs to (docs/client-budgets.md, "Priority classes"): the
 // classes are ordered, highest first; a caller is in the first class that names its client
 // entry or one of its subjects, else in the first class; a request may put itself in a lower
-// class than its caller's (the x-smartlb-priority header), never in a higher one. A class's
-// reserve is the share of each target's quota its requests leave to the classes above it
-// (routing/class_reserve.hpp). Plain data in, a class out.
+// class than its caller's (the x-smartlb-priority header), never in a higher one. A lower class's
+// requests leave at each target what the classes above ask for there, at most the class's
+// `reserve_permille` of a limit (routing/class_reserve.hpp). Plain data in, a class out.
 #include <cstddef>
 #include <cstdint>
 #include <optional>

@@ -180,10 +180,10 @@ struct SubjectLimit {
 };
 
 // A priority class (`priority_classes`, highest first; docs/client-budgets.md): who belongs to
-// it, and the share of each target's quota its requests leave to the classes above it.
+// it, and the most of each target's quota its requests leave to what the classes above ask for.
 struct PriorityClassConfig {
   std::string name;
-  std::uint16_t reserve_permille = 0;  // 0 for the first class (nothing is above it)
+  std::uint16_t reserve_permille = 0;  // reserve_percent x 10; 0 for the first class (nothing is above it)
   std::vector<std::string> subjects;   // callers carrying any of them
   std::vector<std::string> clients;    // client entries by name (a client's `priority_class`)
   bool operator==(const PriorityClassConfig&) const = default;

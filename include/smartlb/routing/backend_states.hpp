@@ -132,9 +132,9 @@ class BackendStates {
   // keeps its state under that one (PoolMember::effective_deployment).
 
   // Not cooling down, `cost` tokens and one request fit in what the backend last reported
-  // remaining (ReportedBudget), and (with a declared quota) in the quota. `cls`: the
-  // share of each limit a request of a lower priority class must leave untouched (it fits only
-  // with that much to spare; a request larger than the rest fits in an empty window).
+  // remaining (ReportedBudget), and (with a declared quota) in the quota. `cls`: a request of a
+  // lower priority class fits only with what the classes above ask for to spare
+  // (routing/class_reserve.hpp; a request larger than the rest fits in an empty window).
   bool available(const PoolMember& m, std::string_view deployment, MonoNanos now, std::int64_t cost = 0,
                  ClassReserve cls = {}) const {
     return standing(m, deployment, now, cost, cls) == Standing::Available;
