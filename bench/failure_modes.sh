@@ -9,7 +9,8 @@
 # stream stalls after two events), slow_first (its first token after 30 s, an overloaded
 # backend), reset (RST before the head; a stream's right after its head), refused (nothing
 # listens), http_429, large_429 (a 6 MiB chat with an image, answered 429), dark (the backend is stopped, SIGSTOP, after smartlb started: found by the health probe
-# or by the request). Each mode streamed and not (a mid-stream mode only streamed).
+# or by the request), trickle (a stream whose events come 0.5 s apart: alive, slowly, and never
+# cut). Each mode streamed and not (a mid-stream mode only streamed).
 #
 # Usage: bench/failure_modes.sh      (SAMPLES=5 (streamed)  PLAIN_SAMPLES=2 (not streamed: a hang
 #                                     there lasts HTTP_TIMEOUT_SECONDS, 100 s)  MODES="hang head_stall ..."
@@ -22,7 +23,7 @@ source "$(dirname "$0")/lib.sh"
 need curl python3
 SAMPLES=${SAMPLES:-5}
 PLAIN_SAMPLES=${PLAIN_SAMPLES:-2}
-MODES=${MODES:-hang head_stall mid_stall slow_first reset refused http_429 large_429 dark}
+MODES=${MODES:-hang head_stall mid_stall slow_first reset refused http_429 large_429 dark trickle}
 FIRST_TOKEN=${FIRST_TOKEN-5}
 PROBE=${PROBE:-2}
 PATH_Q="/openai/deployments/gpt-4o/chat/completions?api-version=2024-02-01"
@@ -85,6 +86,7 @@ sample() {  # sample MODE STREAM
     head_stall) faults '{"stall_ms":600000}' ;;
     mid_stall) faults '{"stall_ms":600000,"stall_after_chunks":2}' ;;
     slow_first) faults '{"first_token_ms":30000}' ;;
+    trickle) faults '{"trickle_ms":500}' ;;
     reset) if [ "$stream" = 1 ]; then faults '{"reset_after_chunks":0}'; else faults '{"reset_rate":1}'; fi ;;
     refused) url="http://127.0.0.1:$REFUSED_PORT" ;;
     http_429) faults '{"force_status":429,"force_retry_after_ms":10000}' ;;
@@ -112,7 +114,7 @@ for stream in 0 1; do
     sample baseline "$stream" | sed "s/^/baseline\t$stream\t$i\t/; s/ /\t/g" >>"$TSV"
   done
   for mode in $MODES; do
-    case $mode in mid_stall) [ "$stream" = 1 ] || continue ;; esac
+    case $mode in mid_stall | trickle) [ "$stream" = 1 ] || continue ;; esac
     for i in $(seq 1 "$n"); do
       if [ "$mode" = dark ]; then
         sample dark "$stream" | awk -v s="$stream" -v i="$i" '{m = NR == 1 ? "dark_at_once" : "dark_after_probe";

@@ -68,6 +68,7 @@ nlohmann::json faults_to_json(const FaultConfig& faults) {
       {"reset_rate", faults.reset_rate},
       {"first_token_ms", faults.first_token_ms},
       {"first_token_ms_per_1k_prompt_tokens", faults.first_token_ms_per_1k_prompt_tokens},
+      {"trickle_ms", faults.trickle_ms},
   };
 }
 
@@ -92,6 +93,8 @@ std::string merge_faults(FaultConfig& faults, const nlohmann::json& patch) {
       } else {
         updated.stall_before_headers = value.get<bool>();
       }
+    } else if (name == "trickle_ms") {
+      error = read_int(value, name, 0, kMaxDelayMs, updated.trickle_ms);
     } else if (name == "stall_after_chunks") {
       error = read_int(value, name, 0, std::numeric_limits<int>::max(), updated.stall_after_chunks);
     } else if (name == "force_status") {

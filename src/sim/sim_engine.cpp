@@ -454,6 +454,8 @@ milliseconds SimEngine::first_token_wait(std::int64_t prompt_tokens, const Deplo
 }
 
 void SimEngine::plan_success_faults(SimResponse& response) {
+  if (response.stream)
+    response.chunk_interval = std::max(response.chunk_interval, milliseconds(faults_.trickle_ms));
   response.stall = milliseconds(faults_.stall_ms);
   response.stall_before_headers = faults_.stall_before_headers;
   response.stall_after_events = faults_.stall_after_chunks;

@@ -90,6 +90,7 @@ Faults (also settable at runtime with POST /_sim/faults):
   --stall-ms N                stop sending for N ms (after the headers by default)
   --stall-before-headers      stall before the headers instead
   --stall-after-chunks N      streams: stall after N SSE events (default 0)
+  --trickle-ms N              streams: content events at least N ms apart (a slow trickle)
   --force-status N            answer every API request with status N (e.g. 429)
   --force-retry-after-ms N    Retry-After of forced answers (429 default: 1000)
   --force-count N             only force the next N requests (default -1 = all)
@@ -257,6 +258,7 @@ FlagTable value_flags(SimOptions& options, std::vector<ReasoningSpec>& reasoning
        int_flag(-1, 1'000'000'000, [&](long long n) { faults.reset_after_chunks = static_cast<int>(n); })},
       {"--reset-rate", fraction_flag(faults.reset_rate)},
       {"--stall-ms", int_flag(0, kMaxMs, [&](long long n) { faults.stall_ms = static_cast<int>(n); })},
+      {"--trickle-ms", int_flag(0, kMaxMs, [&](long long n) { faults.trickle_ms = static_cast<int>(n); })},
       {"--stall-after-chunks",
        int_flag(0, 1'000'000'000, [&](long long n) { faults.stall_after_chunks = static_cast<int>(n); })},
       {"--force-status", status_flag(faults.force_status, true)},

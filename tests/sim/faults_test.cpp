@@ -20,9 +20,9 @@ TEST(MergeFaults, AcceptsEveryField) {
   const auto patch = nlohmann::json::parse(R"({"latency_ms":1,"error_rate":1,"error_status":502,
       "reset_after_chunks":3,"stall_ms":4,"stall_before_headers":true,"stall_after_chunks":2,
       "force_status":429,"force_retry_after_ms":1500,"force_count":2,"reset_rate":0.25,
-      "first_token_ms":300,"first_token_ms_per_1k_prompt_tokens":12.5})");
+      "first_token_ms":300,"first_token_ms_per_1k_prompt_tokens":12.5,"trickle_ms":40})");
   ASSERT_EQ(merge_faults(faults, patch), "");
-  FaultConfig expected{1, 1.0, 502, 3, 4, true, 2, 429, 1500, 2, 0.25, 300, 12.5};
+  FaultConfig expected{1, 1.0, 502, 3, 4, true, 2, 429, 1500, 2, 0.25, 300, 12.5, 40};
   EXPECT_EQ(faults, expected);
   EXPECT_EQ(faults_to_json(faults), patch);
 }
@@ -32,7 +32,7 @@ TEST(MergeFaults, RejectsBadInputWithoutChangingAnything) {
        {R"({"latency":1})", R"({"error_rate":1.5})", R"({"error_rate":"x"})", R"({"error_status":42})",
         R"({"force_status":700})", R"({"latency_ms":-1})", R"({"stall_before_headers":1})",
         R"({"reset_after_chunks":-2})", R"({"reset_rate":-0.1})", R"({"reset_rate":true})",
-        R"({"error_status":503,"bogus":1})", R"([1])", R"({"first_token_ms":-1})",
+        R"({"error_status":503,"bogus":1})", R"([1])", R"({"first_token_ms":-1})", R"({"trickle_ms":-1})",
         R"({"first_token_ms":1.5})", R"({"first_token_ms_per_1k_prompt_tokens":-0.5})",
         R"({"first_token_ms_per_1k_prompt_tokens":"5"})"}) {
     FaultConfig faults;

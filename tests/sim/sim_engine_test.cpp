@@ -372,6 +372,12 @@ TEST_F(SimEngineTest, StallAndResetArePlannedForSuccessfulAnswersOnly) {
   EXPECT_FALSE(unauthorized.reset_after_events);
 }
 
+TEST_F(SimEngineTest, ATrickleSpacesAStreamsEventsOnly) {
+  set_faults(R"({"trickle_ms":250})");
+  EXPECT_EQ(post(kChatPath, R"({"messages":[],"stream":true})").chunk_interval, 250ms);
+  EXPECT_EQ(chat().chunk_interval, 0ms) << "a whole answer is not paced";
+}
+
 TEST_F(SimEngineTest, NoResetPlannedByDefault) {
   const auto ok = chat();
   EXPECT_FALSE(ok.reset_after_events);

@@ -28,6 +28,9 @@ struct FaultConfig {
   // before the first content event of a stream, before the head of any other answer.
   int first_token_ms = 0;
   double first_token_ms_per_1k_prompt_tokens = 0.0;
+  // A slow trickle: a stream's content events come at least this far apart (a backend that is
+  // alive and answering, slowly). 0: the generation's own pace.
+  int trickle_ms = 0;
 
   bool operator==(const FaultConfig&) const = default;
 };
