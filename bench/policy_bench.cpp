@@ -36,10 +36,10 @@ std::string chat_body(std::size_t bytes) {
 
 void BM_BodyRewrite(benchmark::State& state) {
   const std::string body = chat_body(static_cast<std::size_t>(state.range(0)));
-  const std::vector<BodyEdit> edits = {{"temperature", "0.5"},
-                                       {"max_tokens", "800"},
-                                       {"user", std::nullopt},
-                                       {"model", json_string("gpt-4o-0806")}};
+  const std::vector<http::BodyEdit> edits = {{"temperature", "0.5"},
+                                             {"max_tokens", "800"},
+                                             {"user", std::nullopt},
+                                             {"model", http::json_string("gpt-4o-0806")}};
   for (auto _ : state) {
     auto out = edit_json_body(body, edits);
     benchmark::DoNotOptimize(out);
@@ -51,7 +51,7 @@ BENCHMARK(BM_BodyRewrite)->Arg(2 * 1024)->Arg(200 * 1024);
 void BM_ModelScan(benchmark::State& state) {
   const std::string body = chat_body(static_cast<std::size_t>(state.range(0)));
   for (auto _ : state) {
-    auto m = top_level_string(body, "model");
+    auto m = http::top_level_string(body, "model");
     benchmark::DoNotOptimize(m);
   }
 }
@@ -59,14 +59,14 @@ BENCHMARK(BM_ModelScan)->Arg(2 * 1024)->Arg(200 * 1024);
 
 void BM_MatchRules(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
-  std::vector<RuleConditions> rules;
+  std::vector<routing::RuleConditions> rules;
   for (int i = 0; i + 1 < n; ++i)
-    rules.push_back(RuleConditions{
+    rules.push_back(routing::RuleConditions{
         {"team:t" + std::to_string(i)}, {"model-" + std::to_string(i)}, {{"env", "e" + std::to_string(i)}}});
-  rules.push_back(RuleConditions{{}, {"gpt-4o"}, {}});
+  rules.push_back(routing::RuleConditions{{}, {"gpt-4o"}, {}});
   const std::vector<std::string> subjects = {"team:search", "user:alice"};
-  const std::vector<MetadataPair> metadata = {{"env", "prod"}};
-  const RequestFacts facts{subjects, "gpt-4o", metadata};
+  const std::vector<routing::MetadataPair> metadata = {{"env", "prod"}};
+  const routing::RequestFacts facts{subjects, "gpt-4o", metadata};
   for (auto _ : state) {
     std::size_t matched = rules.size();
     for (std::size_t i = 0; i < rules.size(); ++i)

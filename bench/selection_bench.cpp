@@ -26,8 +26,8 @@ using namespace smartlb;
 
 namespace {
 
-std::vector<PoolMember> make_members(int n, bool quota) {
-  std::vector<PoolMember> m(static_cast<std::size_t>(n));
+std::vector<routing::PoolMember> make_members(int n, bool quota) {
+  std::vector<routing::PoolMember> m(static_cast<std::size_t>(n));
   const int first_group = std::max(1, n * 3 / 5);
   for (int i = 0; i < n; ++i) {
     auto& p = m[static_cast<std::size_t>(i)];
@@ -46,24 +46,24 @@ void BM_PickReserve(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   const int cooling_pct = static_cast<int>(state.range(1));
   const bool quota = state.range(2) != 0;
-  static SystemClock clock;  // the real clock: its cost is part of the hot path
-  const RoutingTable table(make_members(n, quota));
-  BackendStates states(clock, CooldownPolicy{});
+  static base::SystemClock clock;  // the real clock: its cost is part of the hot path
+  const routing::RoutingTable table(make_members(n, quota));
+  routing::BackendStates states(clock, routing::CooldownPolicy{});
   states.track(table);
-  const PrioritySelector selector;
+  const routing::PrioritySelector selector;
   const std::string deployment = "gpt-4o";
   const int first_group = std::max(1, n * 3 / 5);
   const int cool = first_group * cooling_pct / 100;
-  Verdict v;
+  routing::Verdict v;
   v.fail_over = true;
-  v.cause = FailureCause::Throttled;
+  v.cause = routing::FailureCause::Throttled;
   for (int i = 0; i < cool; ++i)
     states.record_failure(table.member(static_cast<std::size_t>(i)), deployment, v,
                           std::chrono::milliseconds(3'600'000));
-  FastRandom rng(42);
+  base::FastRandom rng(42);
   std::int64_t picked = 0;
   for (auto _ : state) {
-    TriedSet tried;
+    routing::TriedSet tried;
     auto p = selector.pick(table, states, {deployment, tried, 200}, rng);
     if (p && states.reserve(table.member(*p), deployment, 200)) ++picked;
     benchmark::DoNotOptimize(p);
@@ -75,14 +75,14 @@ void BM_PickReserve(benchmark::State& state) {
 // The pick alone, and a failover round (pick, tried.add, pick again) at 100 backends.
 void BM_PickOnly(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
-  static SystemClock clock;
-  const RoutingTable table(make_members(n, false));
-  BackendStates states(clock, CooldownPolicy{});
+  static base::SystemClock clock;
+  const routing::RoutingTable table(make_members(n, false));
+  routing::BackendStates states(clock, routing::CooldownPolicy{});
   states.track(table);
-  const PrioritySelector selector;
-  FastRandom rng(7);
+  const routing::PrioritySelector selector;
+  base::FastRandom rng(7);
   for (auto _ : state) {
-    TriedSet tried;
+    routing::TriedSet tried;
     auto p = selector.pick(table, states, {"gpt-4o", tried, 0}, rng);
     tried.add(*p);
     auto q = selector.pick(table, states, {"gpt-4o", tried, 0}, rng);
@@ -94,18 +94,18 @@ void BM_PickOnly(benchmark::State& state) {
 // Both worker threads hammering one shared pool (THREADS=2): shows the cost of the shared
 // per-backend locks (shared_mutex in find_deployment, the quota mutex in reserve).
 void BM_PickReserveShared(benchmark::State& state) {
-  static SystemClock clock;
-  static RoutingTable* table = nullptr;
-  static BackendStates* states = nullptr;
-  const PrioritySelector selector;
+  static base::SystemClock clock;
+  static routing::RoutingTable* table = nullptr;
+  static routing::BackendStates* states = nullptr;
+  const routing::PrioritySelector selector;
   if (state.thread_index() == 0) {
-    table = new RoutingTable(make_members(static_cast<int>(state.range(0)), state.range(1) != 0));
-    states = new BackendStates(clock, CooldownPolicy{});
+    table = new routing::RoutingTable(make_members(static_cast<int>(state.range(0)), state.range(1) != 0));
+    states = new routing::BackendStates(clock, routing::CooldownPolicy{});
     states->track(*table);
   }
-  FastRandom rng(100 + static_cast<std::uint64_t>(state.thread_index()));
+  base::FastRandom rng(100 + static_cast<std::uint64_t>(state.thread_index()));
   for (auto _ : state) {
-    TriedSet tried;
+    routing::TriedSet tried;
     auto p = selector.pick(*table, *states, {"gpt-4o", tried, 200}, rng);
     if (p) states->reserve(table->member(*p), "gpt-4o", 200);
     benchmark::DoNotOptimize(p);

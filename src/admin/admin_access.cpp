@@ -5,7 +5,7 @@
 
 #include "smartlb/base/text.hpp"
 
-namespace smartlb {
+namespace smartlb::admin {
 
 TokenDigest token_digest(std::string_view token) {
   TokenDigest d{};
@@ -20,16 +20,17 @@ bool same_digest(const TokenDigest& a, const TokenDigest& b) {
 std::string token_fingerprint(std::string_view token) {
   const TokenDigest d = token_digest(token);
   std::string out = "sha256:";
-  append_hex(out, std::span(d).first(4));
+  base::append_hex(out, std::span(d).first(4));
   return out;
 }
 
 std::string AdminCaller::describe() const {
-  return name + " (" + std::string(role == AdminRole::Write ? "write" : "read") + ", " + fingerprint + ")";
+  return name + " (" + std::string(role == config::AdminRole::Write ? "write" : "read") + ", " + fingerprint +
+         ")";
 }
 
-AdminAccess::AdminAccess(const AdminConfig& config) : metrics_open_(config.metrics_open) {
-  for (const AdminToken& t : config.tokens)
+AdminAccess::AdminAccess(const config::AdminConfig& config) : metrics_open_(config.metrics_open) {
+  for (const config::AdminToken& t : config.tokens)
     entries_.push_back({token_digest(t.token), {t.name, t.role, token_fingerprint(t.token)}});
 }
 
@@ -71,11 +72,11 @@ AdminDecision AdminAccess::decide(AdminNeed need, std::string_view authorization
                                       : "The admin token is not valid.";
     return d;
   }
-  if (need == AdminNeed::Write && d.caller->role != AdminRole::Write) {
+  if (need == AdminNeed::Write && d.caller->role != config::AdminRole::Write) {
     d.verdict = Verdict::Forbidden;
     d.message = "The token " + d.caller->name + " may read only; this endpoint needs a write token.";
   }
   return d;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::admin

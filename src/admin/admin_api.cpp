@@ -6,7 +6,7 @@
 
 #include "smartlb/config/values.hpp"
 
-namespace smartlb {
+namespace smartlb::admin {
 namespace {
 
 using nlohmann::json;
@@ -49,8 +49,8 @@ Scope scope_of(std::string_view query) {
     const std::string_view name = pair.substr(0, eq);
     const std::string_view value = eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1);
     if (name != "deployment") {
-      s.problem =
-          "Unknown query parameter " + smartlb::quoted(name) + "; the admin API takes deployment=NAME only.";
+      s.problem = "Unknown query parameter " + smartlb::config::quoted(name) +
+                  "; the admin API takes deployment=NAME only.";
       return s;
     }
     if (s.deployment) {
@@ -58,9 +58,9 @@ Scope scope_of(std::string_view query) {
       return s;
     }
     // Deployment names are unreserved characters only: nothing to percent-decode.
-    if (!is_valid_deployment_name(value)) {
-      s.problem =
-          "deployment must be 1-128 characters of A-Z a-z 0-9 . _ - ~, got " + smartlb::quoted(value) + ".";
+    if (!config::is_valid_deployment_name(value)) {
+      s.problem = "deployment must be 1-128 characters of A-Z a-z 0-9 . _ - ~, got " +
+                  smartlb::config::quoted(value) + ".";
       return s;
     }
     s.deployment = std::string(value);
@@ -68,8 +68,8 @@ Scope scope_of(std::string_view query) {
   return s;
 }
 
-std::int64_t wall_ms(const BackendStates& states) {
-  return std::chrono::duration_cast<Millis>(states.clock().wall_now().time_since_epoch()).count();
+std::int64_t wall_ms(const routing::BackendStates& states) {
+  return std::chrono::duration_cast<base::Millis>(states.clock().wall_now().time_since_epoch()).count();
 }
 
 // The body of a POST .../cooldown: nothing or {} (until lifted), or {"seconds": N}. The moment it
@@ -91,7 +91,7 @@ HoldAsked hold_of(std::string_view body, std::int64_t now_ms) {
   }
   for (const auto& [key, value] : j.items())
     if (key != "seconds") {
-      h.problem = "Unknown member " + smartlb::quoted(key) + R"(; the body takes "seconds" only.)";
+      h.problem = "Unknown member " + smartlb::config::quoted(key) + R"(; the body takes "seconds" only.)";
       return h;
     }
   if (!j.contains("seconds") || j["seconds"].is_null()) return h;
@@ -112,28 +112,28 @@ std::string where(std::string_view backend, const std::optional<std::string>& de
   return out;
 }
 
-json stamp_json(const AdminStamp& s) {
+json stamp_json(const routing::AdminStamp& s) {
   return {{"set_by", s.by.empty() ? json(nullptr) : json(s.by)},
           {"set_at", s.at_ms > 0 ? json(iso_utc(s.at_ms)) : json(nullptr)}};
 }
 
 AdminAnswer scope_answer(std::string_view backend, const std::optional<std::string>& deployment,
-                         const BackendStates& states, const AdminApiContext& context) {
+                         const routing::BackendStates& states, const AdminApiContext& context) {
   const auto view = states.admin_view(backend, deployment);
-  if (!view) return refuse(404, "not_found", "No backend is named " + smartlb::quoted(backend) + ".");
+  if (!view) return refuse(404, "not_found", "No backend is named " + smartlb::config::quoted(backend) + ".");
   AdminAnswer a;
   a.body = admin_scope_json(backend, *view, wall_ms(states), states.clock().now());
   a.body["applies_to"] = context.shared ? "every replica" : "this replica";
   return a;
 }
 
-AdminAnswer backend_answer(std::string_view backend, const BackendStates& states,
+AdminAnswer backend_answer(std::string_view backend, const routing::BackendStates& states,
                            const AdminApiContext& context) {
   AdminAnswer a = scope_answer(backend, std::nullopt, states, context);
   if (a.status != 200) return a;
   // Its deployments an operator set, and those cooling on their own (a 429's), by name.
   std::map<std::string, json> deployments;
-  const MonoNanos now = states.clock().now();
+  const base::MonoNanos now = states.clock().now();
   if (const auto id = states.current_backend(backend)) {
     for (const auto& v : states.admin_scopes(*id))
       if (v.deployment) deployments[*v.deployment] = admin_scope_json(backend, v, wall_ms(states), now);
@@ -149,33 +149,33 @@ AdminAnswer backend_answer(std::string_view backend, const BackendStates& states
 }
 
 AdminAnswer change(const AdminRoute& route, const AdminRequest& request,
-                   const std::optional<AdminCaller>& caller, BackendStates& states,
+                   const std::optional<AdminCaller>& caller, routing::BackendStates& states,
                    const AdminApiContext& context, const Scope& scope) {
-  AdminChange c;
+  routing::AdminChange c;
   c.backend = std::string(route.backend);
   c.deployment = scope.deployment;
   c.stamp = {caller ? caller->describe() : std::string(), wall_ms(states)};
   std::string what;
   if (route.action == "cooldown") {
     if (request.method == "DELETE") {
-      c.kind = AdminChange::Kind::Lift;
+      c.kind = routing::AdminChange::Kind::Lift;
       what = "cooldowns lifted";
     } else {
       const HoldAsked h = hold_of(request.body, c.stamp.at_ms);
       if (!h.problem.empty()) return refuse(400, "invalid_request_error", h.problem);
-      c.kind = AdminChange::Kind::Hold;
+      c.kind = routing::AdminChange::Kind::Hold;
       c.hold_until_ms = h.until_ms;
       what = h.until_ms == 0 ? "cooldown held until lifted" : "cooldown held until " + iso_utc(h.until_ms);
     }
   } else {
-    c.kind = AdminChange::Kind::Mode;
-    c.mode = route.action == "drain"     ? AdminMode::Drain
-             : route.action == "disable" ? AdminMode::Disable
-                                         : AdminMode::Enabled;
+    c.kind = routing::AdminChange::Kind::Mode;
+    c.mode = route.action == "drain"     ? routing::AdminMode::Drain
+             : route.action == "disable" ? routing::AdminMode::Disable
+                                         : routing::AdminMode::Enabled;
     what = route.action == "drain" ? "drained" : route.action == "disable" ? "disabled" : "enabled";
   }
   if (!states.change_admin(c))
-    return refuse(404, "not_found", "No backend is named " + smartlb::quoted(route.backend) + ".");
+    return refuse(404, "not_found", "No backend is named " + smartlb::config::quoted(route.backend) + ".");
   AdminAnswer a = scope_answer(route.backend, scope.deployment, states, context);
   a.audit = where(route.backend, scope.deployment) + " " + what + " by " + c.stamp.by;
   return a;
@@ -225,16 +225,16 @@ AdminRoute route_admin(std::string_view path) {
   return r;
 }
 
-json admin_scope_json(std::string_view backend, const BackendStates::AdminView& view, std::int64_t now_ms,
-                      MonoNanos now) {
-  const AdminSettings& s = view.settings;
+json admin_scope_json(std::string_view backend, const routing::BackendStates::AdminView& view,
+                      std::int64_t now_ms, base::MonoNanos now) {
+  const routing::AdminSettings& s = view.settings;
   json j;
   j["backend"] = backend;
   j["deployment"] = view.deployment ? json(*view.deployment) : json(nullptr);
   j["state"] = to_string(admin_phase(s, view.in_flight, now_ms));
   j["in_flight"] = view.in_flight;
   j["mode"] = to_string(s.mode);
-  j.update(stamp_json(s.mode != AdminMode::Enabled ? s.mode_set : AdminStamp{}));
+  j.update(stamp_json(s.mode != routing::AdminMode::Enabled ? s.mode_set : routing::AdminStamp{}));
   if (s.holds_at(now_ms)) {
     json h = stamp_json(s.hold->set);
     h["until"] = s.hold->until_ms ? json(iso_utc(s.hold->until_ms)) : json(nullptr);
@@ -250,7 +250,7 @@ json admin_scope_json(std::string_view backend, const BackendStates::AdminView& 
 }
 
 AdminAnswer answer_admin(const AdminRoute& route, const AdminRequest& request,
-                         const std::optional<AdminCaller>& caller, BackendStates& states,
+                         const std::optional<AdminCaller>& caller, routing::BackendStates& states,
                          const AdminApiContext& context) {
   if (!takes(route.allow, request.method)) {
     AdminAnswer a =
@@ -264,7 +264,7 @@ AdminAnswer answer_admin(const AdminRoute& route, const AdminRequest& request,
       AdminAnswer a;
       if (caller)
         a.body = {{"name", caller->name},
-                  {"role", caller->role == AdminRole::Write ? "write" : "read"},
+                  {"role", caller->role == config::AdminRole::Write ? "write" : "read"},
                   {"fingerprint", caller->fingerprint}};
       else  // no tokens set: reading is open, writing is off
         a.body = {{"name", nullptr}, {"role", "read"}, {"fingerprint", nullptr}, {"tokens", false}};
@@ -293,4 +293,4 @@ AdminAnswer answer_admin(const AdminRoute& route, const AdminRequest& request,
   return refuse(404, "not_found", "Not an admin API endpoint.");
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::admin

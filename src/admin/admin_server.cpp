@@ -22,15 +22,14 @@
 #include "smartlb/config/entra_env.hpp"
 #include "smartlb/io/beast.hpp"
 
-namespace smartlb {
+namespace smartlb::admin {
 
 using namespace smartlb::io;
-using namespace smartlb::net;
 
 namespace {
 
 struct Reply {
-  http::status status = http::status::ok;
+  beast::http::status status = beast::http::status::ok;
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
   bool html = false;
@@ -38,7 +37,7 @@ struct Reply {
   bool ask_for_token = false;  // a 401: WWW-Authenticate: Bearer
 };
 
-Reply text(http::status s, std::string body) {
+Reply text(beast::http::status s, std::string body) {
   Reply r;
   r.status = s;
   r.body = std::move(body);
@@ -47,7 +46,7 @@ Reply text(http::status s, std::string body) {
 
 Reply json_reply(unsigned status, const nlohmann::json& body) {
   Reply r;
-  r.status = static_cast<http::status>(status);
+  r.status = static_cast<beast::http::status>(status);
   r.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   r.body += '\n';
   r.content_type = "application/json";
@@ -90,17 +89,17 @@ Endpoint endpoint_of(std::string_view path) {
 }  // namespace
 
 struct AdminServer::Impl {
-  Impl(Server& s, const Metrics& m, AdminOptions o)
+  Impl(net::Server& s, const telemetry::Metrics& m, AdminOptions o)
       : server(s), metrics(m), opts(std::move(o)), access(std::make_shared<const AdminAccess>(opts.access)) {}
 
-  Server& server;
-  const Metrics& metrics;
+  net::Server& server;
+  const telemetry::Metrics& metrics;
   AdminOptions opts;
   asio::io_context ioc{1};
   std::optional<tcp::acceptor> acceptor;
   std::thread thread;
   std::uint16_t port = 0;
-  MonoNanos started = 0;
+  base::MonoNanos started = 0;
   mutable std::mutex history_mutex;  // the sampler and /status, both on the admin thread today
   TrafficHistory history;
   mutable std::mutex access_mutex;  // set_access (a reload's thread) and the admin thread
@@ -128,8 +127,8 @@ struct AdminServer::Impl {
 
   PoolSnapshot pool_snapshot() const {
     const auto snapshot = server.snapshot();
-    std::vector<const RoutingTable*> rule_tables;
-    for (const Rule& r : snapshot->rules) rule_tables.push_back(&r.table);
+    std::vector<const routing::RoutingTable*> rule_tables;
+    for (const net::Rule& r : snapshot->rules) rule_tables.push_back(&r.table);
     PoolSnapshot p = snapshot_pool(snapshot->table, server.states(), snapshot->backends, rule_tables);
     for (const auto& c : server.credentials())
       for (auto& b : p.backends)
@@ -156,18 +155,18 @@ struct AdminServer::Impl {
   }
 
   std::vector<BudgetStatus> budget_status() const {
-    const Clock& clock = server.states().clock();
-    const BudgetTime t{clock.now(), clock.wall_now()};
+    const base::Clock& clock = server.states().clock();
+    const clients::BudgetTime t{clock.now(), clock.wall_now()};
     std::vector<BudgetStatus> out;
     for (const auto& e : server.budgets().entries()) {
       if (out.size() == kMaxBudgetsShown) break;
       BudgetStatus b;
-      const BudgetKeyParts parts = split_budget_key(e.key);
+      const clients::BudgetKeyParts parts = clients::split_budget_key(e.key);
       b.owner = parts.caller.empty() ? parts.owner : "subject-caller";
       b.name = parts.name;
       b.principal = parts.caller;
       b.limits = e.budget->limits();
-      const ClientBudget::State s = e.budget->state(t);
+      const clients::ClientBudget::State s = e.budget->state(t);
       b.tokens_minute = s.tokens_minute_used;
       b.requests_minute = s.requests_minute_used;
       b.tokens_day = s.tokens_day_used;
@@ -182,8 +181,8 @@ struct AdminServer::Impl {
   static constexpr std::size_t kMaxBudgetsShown = 500;
 
   std::vector<RuleStatus> rule_status(const net::Snapshot& snapshot) const {
-    const BackendStates& states = server.states();
-    const MonoNanos now = states.clock().now();
+    const routing::BackendStates& states = server.states();
+    const base::MonoNanos now = states.clock().now();
     std::vector<RuleStatus> out;
     for (const net::Rule& rule : snapshot.rules) {
       RuleStatus r;
@@ -194,7 +193,7 @@ struct AdminServer::Impl {
       r.models = rule.when.models;
       r.metadata = rule.when.metadata;
       for (std::size_t i = 0; i < rule.table.size(); ++i) {
-        const PoolMember& m = rule.table.member(i);
+        const routing::PoolMember& m = rule.table.member(i);
         const net::RouteTarget& route = rule.route[i];
         RuleStatus::Target t;
         t.id = route.target_id;
@@ -202,15 +201,16 @@ struct AdminServer::Impl {
         t.upstream_name = route.upstream_name;
         t.priority = m.priority;
         t.weight = m.weight;
-        CooldownView cooldown = states.backend_cooldown(m.id);
+        routing::CooldownView cooldown = states.backend_cooldown(m.id);
         if (!route.upstream_name.empty()) {
-          const CooldownView d = states.deployment_cooldown(m, route.upstream_name);
+          const routing::CooldownView d = states.deployment_cooldown(m, route.upstream_name);
           if (d.until > cooldown.until) cooldown = d;
         }
         t.state = backend_state(cooldown, now);
         t.cooldown_remaining_ms = cooldown_remaining_ms(cooldown, now);
-        if (rule.type == RuleType::Latency) {
-          const LatencyReading l = server.latency().read(m.id, route.upstream_name, now, rule.lookback);
+        if (rule.type == config::RuleType::Latency) {
+          const routing::LatencyReading l =
+              server.latency().read(m.id, route.upstream_name, now, rule.lookback);
           t.latency_ms_per_token = l.ms_per_token;
           t.latency_samples = l.samples;
         }
@@ -229,7 +229,7 @@ struct AdminServer::Impl {
                    const std::optional<AdminCaller>& caller) const {
     const auto snapshot = server.snapshot();
     std::vector<std::string> names;
-    for (const PoolMember& m : snapshot->table.members()) names.push_back(m.name);
+    for (const routing::PoolMember& m : snapshot->table.members()) names.push_back(m.name);
     const AdminAnswer a =
         answer_admin(route, request, caller, server.states(), {names, opts.redis != nullptr});
     if (!a.audit.empty()) spdlog::info("admin: {}", a.audit);
@@ -242,10 +242,10 @@ struct AdminServer::Impl {
                const AdminRequest& request, const std::optional<AdminCaller>& caller) const {
     if (endpoint.api.kind != AdminRoute::Kind::None) return handle_api(endpoint.api, request, caller);
     if (!endpoint.known)
-      return text(http::status::not_found,
+      return text(beast::http::status::not_found,
                   "not found; try /, /status, /metrics, /healthz, /readyz or /admin/backends\n");
     if (method != "GET" && method != "HEAD") {
-      Reply r = text(http::status::method_not_allowed, "only GET and HEAD\n");
+      Reply r = text(beast::http::status::method_not_allowed, "only GET and HEAD\n");
       r.allow = "GET, HEAD";
       return r;
     }
@@ -253,14 +253,14 @@ struct AdminServer::Impl {
   }
 
   Reply handle_read(std::string_view path) const {
-    if (path == "/healthz") return text(http::status::ok, "ok\n");
+    if (path == "/healthz") return text(beast::http::status::ok, "ok\n");
     if (path == "/readyz") {
-      if (server.draining()) return text(http::status::service_unavailable, "draining\n");
-      if (server.port() == 0) return text(http::status::service_unavailable, "starting\n");
-      return text(http::status::ok, "ready\n");
+      if (server.draining()) return text(beast::http::status::service_unavailable, "draining\n");
+      if (server.port() == 0) return text(beast::http::status::service_unavailable, "starting\n");
+      return text(beast::http::status::ok, "ready\n");
     }
     if (path == "/metrics") {
-      Reply r = text(http::status::ok, render_prometheus(metrics.snapshot(), pool_snapshot()));
+      Reply r = text(beast::http::status::ok, render_prometheus(metrics.snapshot(), pool_snapshot()));
       r.content_type = "text/plain; version=0.0.4; charset=utf-8";
       return r;
     }
@@ -284,7 +284,7 @@ struct AdminServer::Impl {
       r.html = true;
       return r;
     }
-    return text(http::status::not_found, "not found\n");
+    return text(beast::http::status::not_found, "not found\n");
   }
 
   // Who asks for what, before the body is read: nullopt to go on, else the refusal.
@@ -314,7 +314,7 @@ Task<> AdminServer::Impl::session(tcp::socket socket) const {
   error_code ignored;
   const auto peer = stream.socket().remote_endpoint(ignored);
   for (;;) {
-    http::request_parser<http::string_body> parser;
+    beast::http::request_parser<beast::http::string_body> parser;
     parser.header_limit(16 * 1024);
     parser.body_limit(boost::none);  // checked once who asks is known, before the body is read
     stream.expires_after(std::chrono::seconds(30));
@@ -322,15 +322,15 @@ Task<> AdminServer::Impl::session(tcp::socket socket) const {
     bool read_whole = false;  // the connection may carry another request only after a whole one
     unsigned version = 11;
     bool head = false, keep_alive = false;
-    auto [hec, hn] = co_await http::async_read_header(stream, buffer, parser, use_tuple);
-    if (hec == http::error::header_limit) {
-      r = text(http::status::request_header_fields_too_large, "request head too large\n");
+    auto [hec, hn] = co_await beast::http::async_read_header(stream, buffer, parser, use_tuple);
+    if (hec == beast::http::error::header_limit) {
+      r = text(beast::http::status::request_header_fields_too_large, "request head too large\n");
     } else if (hec) {
       break;
     } else {
       const auto& req = parser.get();
       version = req.version();
-      head = req.method() == http::verb::head;
+      head = req.method() == beast::http::verb::head;
       keep_alive = req.keep_alive();
       const std::string_view target = req.target();
       const std::size_t q = target.find('?');
@@ -339,7 +339,7 @@ Task<> AdminServer::Impl::session(tcp::socket socket) const {
       const std::string_view method = req.method_string();
       const Endpoint endpoint = endpoint_of(path);
       std::optional<AdminCaller> caller;
-      if (auto refused = I.refusal(endpoint, req[http::field::authorization], caller)) {
+      if (auto refused = I.refusal(endpoint, req[beast::http::field::authorization], caller)) {
         r = std::move(*refused);
         spdlog::warn("admin: {} {} refused ({}) from {}{}", method, path.substr(0, 200),
                      static_cast<unsigned>(r.status), peer.address().to_string(),
@@ -348,8 +348,8 @@ Task<> AdminServer::Impl::session(tcp::socket socket) const {
         r = error_reply(413, "request_too_large", "The body may be at most 4096 bytes.");
       } else {
         parser.body_limit(kMaxBodyBytes);  // a chunked body
-        auto [bec, bn] = co_await http::async_read(stream, buffer, parser, use_tuple);
-        if (bec == http::error::body_limit) {
+        auto [bec, bn] = co_await beast::http::async_read(stream, buffer, parser, use_tuple);
+        if (bec == beast::http::error::body_limit) {
           r = error_reply(413, "request_too_large", "The body may be at most 4096 bytes.");
         } else if (bec) {
           break;
@@ -359,19 +359,19 @@ Task<> AdminServer::Impl::session(tcp::socket socket) const {
             r = I.handle(method, path, endpoint, {method, query, parser.get().body()}, caller);
           } catch (const std::exception& e) {
             spdlog::error("admin endpoint {} failed: {}", path, e.what());
-            r = text(http::status::internal_server_error, "internal error\n");
+            r = text(beast::http::status::internal_server_error, "internal error\n");
           }
         }
       }
       if (parser.is_done()) read_whole = true;  // a refused request without a body
     }
-    http::response<http::string_body> res{r.status, version};
-    res.set(http::field::server, "smartlb-admin");
-    res.set(http::field::content_type, r.content_type);
-    res.set(http::field::cache_control, "no-store");
+    beast::http::response<beast::http::string_body> res{r.status, version};
+    res.set(beast::http::field::server, "smartlb-admin");
+    res.set(beast::http::field::content_type, r.content_type);
+    res.set(beast::http::field::cache_control, "no-store");
     res.set("x-content-type-options", "nosniff");
-    if (!r.allow.empty()) res.set(http::field::allow, r.allow);
-    if (r.ask_for_token) res.set(http::field::www_authenticate, "Bearer realm=\"smartlb-admin\"");
+    if (!r.allow.empty()) res.set(beast::http::field::allow, r.allow);
+    if (r.ask_for_token) res.set(beast::http::field::www_authenticate, "Bearer realm=\"smartlb-admin\"");
     if (r.html)
       res.set("content-security-policy",
               "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
@@ -382,7 +382,7 @@ Task<> AdminServer::Impl::session(tcp::socket socket) const {
     if (!head) res.body() = std::move(r.body);
     res.content_length(length);
     stream.expires_after(std::chrono::seconds(30));
-    auto [wec, wn] = co_await http::async_write(stream, res, use_tuple);
+    auto [wec, wn] = co_await beast::http::async_write(stream, res, use_tuple);
     if (wec) break;
     if (!read_whole) {
       // Closing with the client's bytes unread would reset the connection, and the client could
@@ -414,7 +414,7 @@ Task<> AdminServer::Impl::accept_loop(tcp::acceptor& acceptor) const {
   }
 }
 
-AdminServer::AdminServer(Server& server, const Metrics& metrics, AdminOptions opts)
+AdminServer::AdminServer(net::Server& server, const telemetry::Metrics& metrics, AdminOptions opts)
     : impl_(std::make_unique<Impl>(server, metrics, std::move(opts))) {}
 
 AdminServer::~AdminServer() { stop(); }
@@ -442,7 +442,7 @@ void AdminServer::start() {
 
 std::uint16_t AdminServer::port() const { return impl_->port; }
 
-void AdminServer::set_access(const AdminConfig& access) {
+void AdminServer::set_access(const config::AdminConfig& access) {
   auto next = std::make_shared<const AdminAccess>(access);
   std::lock_guard lock(impl_->access_mutex);
   impl_->access = std::move(next);
@@ -459,4 +459,4 @@ void AdminServer::stop() {
   I.thread.join();
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::admin

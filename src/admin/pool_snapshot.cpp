@@ -2,16 +2,16 @@
 
 #include <chrono>
 
-namespace smartlb {
+namespace smartlb::admin {
 namespace {
 
 // The member whose declared quota applies to `deployment` (a state key) of backend `m`: a rule's
 // target on that backend that declares one and serves that deployment (renamed to it, or
 // passing any name), else the backend's own member.
-const PoolMember& quota_member(const PoolMember& m, std::string_view deployment,
-                               std::span<const RoutingTable* const> rule_tables) {
-  for (const RoutingTable* t : rule_tables)
-    for (const PoolMember& r : t->members())
+const routing::PoolMember& quota_member(const routing::PoolMember& m, std::string_view deployment,
+                                        std::span<const routing::RoutingTable* const> rule_tables) {
+  for (const routing::RoutingTable* t : rule_tables)
+    for (const routing::PoolMember& r : t->members())
       if (r.id == m.id && r.has_quota() &&
           (r.deployment_override.empty() || r.deployment_override == deployment))
         return r;
@@ -20,9 +20,9 @@ const PoolMember& quota_member(const PoolMember& m, std::string_view deployment,
 
 }  // namespace
 
-PoolSnapshot snapshot_pool(const RoutingTable& table, const BackendStates& states,
-                           std::span<const BackendConfig> backends,
-                           std::span<const RoutingTable* const> rule_tables) {
+PoolSnapshot snapshot_pool(const routing::RoutingTable& table, const routing::BackendStates& states,
+                           std::span<const config::BackendConfig> backends,
+                           std::span<const routing::RoutingTable* const> rule_tables) {
   PoolSnapshot p;
   p.now = states.clock().now();
   p.now_unix_ms =
@@ -32,7 +32,7 @@ PoolSnapshot snapshot_pool(const RoutingTable& table, const BackendStates& state
   for (auto& b : p.backends) b.present = false;
   for (std::size_t i = 0; i < table.size(); ++i) {
     PoolSnapshot::Backend b;
-    const PoolMember& m = table.member(i);
+    const routing::PoolMember& m = table.member(i);
     b.name = m.name;
     b.priority = m.priority;
     b.weight = m.weight;
@@ -43,7 +43,7 @@ PoolSnapshot snapshot_pool(const RoutingTable& table, const BackendStates& state
     }
     b.cooldown = states.backend_cooldown(m.id);
     for (auto& [name, view] : states.deployment_cooldowns(m.id)) {
-      const PoolMember& q = quota_member(m, name, rule_tables);
+      const routing::PoolMember& q = quota_member(m, name, rule_tables);
       b.deployments.push_back({name, view, states.quota_usage(q, name), states.leases(q, name)});
     }
     if (m.has_quota()) {
@@ -65,23 +65,23 @@ std::vector<std::uint32_t> present_ids(const PoolSnapshot& p) {
   return out;
 }
 
-std::string_view backend_state(const CooldownView& c, MonoNanos now) {
+std::string_view backend_state(const routing::CooldownView& c, base::MonoNanos now) {
   if (!is_cooling(c, now)) return "available";
   switch (c.cause) {
-    case FailureCause::AuthRejected:
-    case FailureCause::Credential:  // no Entra ID token could be had
+    case routing::FailureCause::AuthRejected:
+    case routing::FailureCause::Credential:  // no Entra ID token could be had
       return "auth_failed";
-    case FailureCause::ConnectFailed:
-    case FailureCause::TlsFailed:
+    case routing::FailureCause::ConnectFailed:
+    case routing::FailureCause::TlsFailed:
       return "unreachable";
     default:
       return "cooling";
   }
 }
 
-std::int64_t cooldown_remaining_ms(const CooldownView& c, MonoNanos now) {
+std::int64_t cooldown_remaining_ms(const routing::CooldownView& c, base::MonoNanos now) {
   if (!is_cooling(c, now)) return 0;
   return (c.until - now + 999'999) / 1'000'000;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::admin

@@ -9,17 +9,17 @@
 #include "smartlb/admin/counter_labels.hpp"
 #include "smartlb/base/version.hpp"
 
-namespace smartlb {
+namespace smartlb::admin {
 
 // One scrape's inputs, and the label values the families give their keys.
 struct Scrape {
-  const MetricsSnapshot& m;
+  const telemetry::MetricsSnapshot& m;
   const PoolSnapshot& p;
 
   // A backend id's label: its name in the pool, else the name the metrics knew it by (a backend
   // a reload removed); "none" for the answers smartlb gave itself.
   std::string backend(std::uint32_t b) const {
-    if (b == Metrics::kNoBackend) return "none";
+    if (b == telemetry::Metrics::kNoBackend) return "none";
     if (b < p.backends.size() && p.backends[b].present) return p.backends[b].name;
     if (b < m.backend_names.size()) return m.backend_names[b];
     return "backend-" + std::to_string(b);
@@ -32,7 +32,7 @@ struct Scrape {
   }
   // Calls fn(key, value) for each labelled counter of one kind.
   template <class Fn>
-  void each(CounterKind kind, Fn&& fn) const {
+  void each(telemetry::CounterKind kind, Fn&& fn) const {
     for (const auto& [key, v] : m.counters)
       if (key.kind == kind) fn(key, v);
   }
@@ -50,7 +50,8 @@ using Shown = PrometheusFamily::Shown;
 template <auto field>
 void per_backend(const Scrape& s, Samples& out) {
   for (std::uint32_t b = 0; b < s.m.backends.size(); ++b) {
-    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(s.m.backends[b].*field)>, HistogramSnapshot>)
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(s.m.backends[b].*field)>,
+                                 telemetry::HistogramSnapshot>)
       out.histogram({s.backend(b)}, s.m.backends[b].*field);
     else
       out.add({s.backend(b)}, s.m.backends[b].*field);
@@ -71,11 +72,12 @@ void per_client(const Scrape& s, Samples& out) {
 
 // The labelled counters of one kind, by backend and deployment, and with `with_cause` by the
 // FailureCause in their code.
-template <CounterKind kind, bool with_cause = false>
+template <telemetry::CounterKind kind, bool with_cause = false>
 void per_backend_and_deployment(const Scrape& s, Samples& out) {
-  s.each(kind, [&](const CounterKey& k, std::uint64_t v) {
+  s.each(kind, [&](const telemetry::CounterKey& k, std::uint64_t v) {
     if constexpr (with_cause)
-      out.add({s.backend(k.backend), s.deployment(k.deployment), to_string(FailureCause(k.code))}, v);
+      out.add({s.backend(k.backend), s.deployment(k.deployment), to_string(routing::FailureCause(k.code))},
+              v);
     else
       out.add({s.backend(k.backend), s.deployment(k.deployment)}, v);
   });
@@ -84,8 +86,8 @@ void per_backend_and_deployment(const Scrape& s, Samples& out) {
 // The collectors of one family each.
 
 void upstream_responses(const Scrape& s, Samples& out) {
-  s.each(CounterKind::UpstreamResponses, [&](const CounterKey& k, std::uint64_t v) {
-    if (k.code >= kUpstreamTransport)
+  s.each(telemetry::CounterKind::UpstreamResponses, [&](const telemetry::CounterKey& k, std::uint64_t v) {
+    if (k.code >= telemetry::kUpstreamTransport)
       out.add({s.backend(k.backend), "transport", to_string(upstream_transport_cause(k.code))}, v);
     else
       out.add({s.backend(k.backend), upstream_code_label(k.code)}, v);
@@ -148,7 +150,7 @@ constexpr PrometheusFamily kFamilies[] = {
       "code sent to the client (0: the client left first).",
       {"backend", "deployment", "code"}},
      [](const Scrape& s, Samples& out) {
-       s.each(CounterKind::Requests, [&](const CounterKey& k, std::uint64_t v) {
+       s.each(telemetry::CounterKind::Requests, [&](const telemetry::CounterKey& k, std::uint64_t v) {
          out.add({s.backend(k.backend), s.deployment(k.deployment), std::to_string(k.code)}, v);
        });
      }},
@@ -158,7 +160,7 @@ constexpr PrometheusFamily kFamilies[] = {
       "client_limit (one of the client's budgets).",
       {"deployment", "cause"}},
      [](const Scrape& s, Samples& out) {
-       s.each(CounterKind::ClientThrottled, [&](const CounterKey& k, std::uint64_t v) {
+       s.each(telemetry::CounterKind::ClientThrottled, [&](const telemetry::CounterKey& k, std::uint64_t v) {
          out.add({s.deployment(k.deployment), k.code == 1 ? "client_limit" : "upstream"}, v);
        });
      }},
@@ -166,7 +168,7 @@ constexpr PrometheusFamily kFamilies[] = {
       Type::Counter,
       "Requests by client (its configured name, never a key).",
       {"client"}},
-     per_client<&ClientMetrics::requests>},
+     per_client<&telemetry::ClientMetrics::requests>},
     {{"smartlb_client_tokens_total",
       Type::Counter,
       "Tokens the answers to a client reported using, by client and kind (prompt, completion).",
@@ -184,14 +186,15 @@ constexpr PrometheusFamily kFamilies[] = {
       "client, priced model (the price entry's name) and serving backend.",
       {"client", "model", "backend"}},
      [](const Scrape& s, Samples& out) {
-       s.each(CounterKind::Cost, [&](const CounterKey& k, std::uint64_t pico) {
+       s.each(telemetry::CounterKind::Cost, [&](const telemetry::CounterKey& k, std::uint64_t pico) {
          const std::string_view client = k.code < s.m.clients.size()
                                              ? std::string_view(s.m.clients[k.code].name)
                                              : std::string_view("other");
          const std::string_view model = k.deployment < s.m.cost_models.size()
                                             ? std::string_view(s.m.cost_models[k.deployment])
                                             : std::string_view("other");
-         out.add({client, model, s.backend(k.backend)}, money_as_units(static_cast<PicoUnits>(pico)));
+         out.add({client, model, s.backend(k.backend)},
+                 cost::money_as_units(static_cast<cost::PicoUnits>(pico)));
        });
      }},
     {{"smartlb_client_auth_failures_total",
@@ -223,7 +226,7 @@ constexpr PrometheusFamily kFamilies[] = {
       Type::Counter,
       "Requests a client's own budgets refused (429 rate_limit_exceeded; no backend was called).",
       {"client"}},
-     per_client<&ClientMetrics::limited>},
+     per_client<&telemetry::ClientMetrics::limited>},
     // Budgets with a cap on requests in flight; a subject's budgets of single callers (up to
     // 10,000) are left to /status.
     {{"smartlb_budget_in_flight",
@@ -258,13 +261,17 @@ constexpr PrometheusFamily kFamilies[] = {
       "When a reload was last taken (Unix seconds; 0: none since start)."},
      [](const Scrape& s, Samples& out) { out.add({}, s.m.last_reload_success); }},
 
-    {{"smartlb_request_attempts", Type::Histogram, "Backends tried per client request.", {}, kAttemptBuckets},
+    {{"smartlb_request_attempts",
+      Type::Histogram,
+      "Backends tried per client request.",
+      {},
+      telemetry::kAttemptBuckets},
      [](const Scrape& s, Samples& out) { out.histogram({}, s.m.attempts); }},
     {{"smartlb_upstream_attempts_total",
       Type::Counter,
       "Requests sent to each backend (every attempt).",
       {"backend"}},
-     per_backend<&BackendMetrics::attempts>},
+     per_backend<&telemetry::BackendMetrics::attempts>},
     {{"smartlb_upstream_responses_total",
       Type::Counter,
       "Attempts by backend and the status code of the response head (other: outside 100..599), or "
@@ -275,17 +282,17 @@ constexpr PrometheusFamily kFamilies[] = {
       Type::Counter,
       "Attempts that failed over (another backend was tried, or none was left), by cause.",
       {"backend", "deployment", "cause"}},
-     per_backend_and_deployment<CounterKind::Failovers, true>},
+     per_backend_and_deployment<telemetry::CounterKind::Failovers, true>},
     {{"smartlb_cooldowns_started_total",
       Type::Counter,
       "Cooldowns started (or extended) on a backend or (backend, deployment), by cause.",
       {"backend", "deployment", "cause"}},
-     per_backend_and_deployment<CounterKind::CooldownsStarted, true>},
+     per_backend_and_deployment<telemetry::CounterKind::CooldownsStarted, true>},
     {{"smartlb_upstream_aborted_total",
       Type::Counter,
       "Responses cut off by the backend after their headers were relayed.",
       {"backend"}},
-     per_backend<&BackendMetrics::upstream_aborted>},
+     per_backend<&telemetry::BackendMetrics::upstream_aborted>},
     {{"smartlb_dns_lookups_total",
       Type::Counter,
       "Host-name lookups for new backend connections (addresses are cached for 30 s), by result.",
@@ -366,25 +373,25 @@ constexpr PrometheusFamily kFamilies[] = {
       "Client request duration (head read to last byte relayed, failovers included), by the backend that "
       "served it.",
       {"backend"},
-      kDurationBuckets},
-     per_backend<&BackendMetrics::duration>},
+      telemetry::kDurationBuckets},
+     per_backend<&telemetry::BackendMetrics::duration>},
     {{"smartlb_upstream_ttfb_seconds",
       Type::Histogram,
       "Time to first byte of each attempt: request sent to response header read.",
       {"backend"},
-      kTtfbBuckets},
-     per_backend<&BackendMetrics::ttfb>},
+      telemetry::kTtfbBuckets},
+     per_backend<&telemetry::BackendMetrics::ttfb>},
 
     {{"smartlb_prompt_tokens_total",
       Type::Counter,
       "Prompt (input) tokens reported in the usage of served responses.",
       {"backend", "deployment"}},
-     per_backend_and_deployment<CounterKind::PromptTokens>},
+     per_backend_and_deployment<telemetry::CounterKind::PromptTokens>},
     {{"smartlb_completion_tokens_total",
       Type::Counter,
       "Completion (output) tokens reported in the usage of served responses.",
       {"backend", "deployment"}},
-     per_backend_and_deployment<CounterKind::CompletionTokens>},
+     per_backend_and_deployment<telemetry::CounterKind::CompletionTokens>},
     {{"smartlb_deployment_labels_folded_total", Type::Counter,
       "Requests whose deployment label was folded into \"other\" (more distinct deployments than the cap)."},
      [](const Scrape& s, Samples& out) { out.add({}, s.m.deployments_folded); }},
@@ -401,7 +408,7 @@ constexpr PrometheusFamily kFamilies[] = {
       Type::Histogram,
       "Round trip of each Redis command.",
       {},
-      kRedisBuckets},
+      telemetry::kRedisBuckets},
      [](const Scrape& s, Samples& out) { out.histogram({}, s.m.redis.commands); },
      Shown::WithRedis},
     {{"smartlb_replicas_live", Type::Gauge, "Replicas with a live heartbeat in Redis, this one included."},
@@ -444,7 +451,7 @@ constexpr PrometheusFamily kFamilies[] = {
 
 std::span<const PrometheusFamily> prometheus_families() { return kFamilies; }
 
-std::string render_prometheus(const MetricsSnapshot& m, const PoolSnapshot& p) {
+std::string render_prometheus(const telemetry::MetricsSnapshot& m, const PoolSnapshot& p) {
   const Scrape scrape{m, p};
   PrometheusWriter w;
   for (const PrometheusFamily& f : kFamilies) {
@@ -456,4 +463,4 @@ std::string render_prometheus(const MetricsSnapshot& m, const PoolSnapshot& p) {
   return w.take();
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::admin

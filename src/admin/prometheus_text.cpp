@@ -4,7 +4,7 @@
 #include <charconv>
 #include <cmath>
 
-namespace smartlb {
+namespace smartlb::admin {
 
 std::string_view to_string(MetricType type) {
   switch (type) {
@@ -33,7 +33,7 @@ PrometheusWriter::Samples PrometheusWriter::family(const MetricFamily& f) {
 
 void PrometheusWriter::Samples::add(LabelValues values, double v) { write(values, format_double(v)); }
 
-void PrometheusWriter::Samples::histogram(LabelValues values, const HistogramSnapshot& h) {
+void PrometheusWriter::Samples::histogram(LabelValues values, const telemetry::HistogramSnapshot& h) {
   const std::span<const double> bounds = family_.buckets;
   std::uint64_t cumulative = 0;
   for (std::size_t i = 0; i <= bounds.size(); ++i) {
@@ -141,4 +141,4 @@ std::string escape_label_value(std::string_view v) {
   return out;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::admin

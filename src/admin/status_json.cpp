@@ -12,14 +12,14 @@
 #include "smartlb/base/version.hpp"
 #include "smartlb/config/rule_types.hpp"
 
-namespace smartlb {
+namespace smartlb::admin {
 namespace {
 
 using nlohmann::json;
 
 double ms(double seconds) { return std::round(seconds * 1e6) / 1e3; }
 
-json histogram_json(const HistogramSnapshot& h, std::span<const double> bounds) {
+json histogram_json(const telemetry::HistogramSnapshot& h, std::span<const double> bounds) {
   json j;
   j["count"] = h.count;
   j["sum"] = ms(h.sum);
@@ -43,36 +43,37 @@ struct CounterTotals {
   std::map<std::uint32_t, std::map<std::string, std::uint64_t>> responses;
 };
 
-CounterTotals sum_counters(const MetricsSnapshot& m) {
+CounterTotals sum_counters(const telemetry::MetricsSnapshot& m) {
   CounterTotals t;
   for (const auto& [k, v] : m.counters) {
     const std::pair<std::uint32_t, std::string> at{k.backend, std::string(m.deployment_name(k.deployment))};
     switch (k.kind) {
-      case CounterKind::Requests:
-        if (k.backend == Metrics::kNoBackend)
+      case telemetry::CounterKind::Requests:
+        if (k.backend == telemetry::Metrics::kNoBackend)
           t.answered_by_smartlb += v;
         else
           t.deployments[at].requests += v;
         break;
-      case CounterKind::Failovers:
+      case telemetry::CounterKind::Failovers:
         t.failovers += v;
         t.deployments[at].failovers += v;
-        if (is_rate_limit(static_cast<FailureCause>(k.code))) t.deployments[at].throttled += v;
+        if (is_rate_limit(static_cast<routing::FailureCause>(k.code))) t.deployments[at].throttled += v;
         break;
-      case CounterKind::PromptTokens:
+      case telemetry::CounterKind::PromptTokens:
         t.deployments[at].prompt += v;
         break;
-      case CounterKind::CompletionTokens:
+      case telemetry::CounterKind::CompletionTokens:
         t.deployments[at].completion += v;
         break;
-      case CounterKind::ClientThrottled:
+      case telemetry::CounterKind::ClientThrottled:
         t.client_throttled += v;
         break;
-      case CounterKind::UpstreamResponses:
+      case telemetry::CounterKind::UpstreamResponses:
         t.responses[k.backend][upstream_code_label(k.code)] += v;
         break;
-      case CounterKind::CooldownsStarted:
-      case CounterKind::Cost:  // (its `deployment` is a price entry: /status shows cost in the budgets)
+      case telemetry::CounterKind::CooldownsStarted:
+      case telemetry::CounterKind::Cost:  // (its `deployment` is a price entry: /status shows cost in the
+                                          // budgets)
         break;
     }
   }
@@ -101,7 +102,7 @@ json declared_limits(std::int64_t tokens, std::int64_t requests) {
 }
 
 // What the pool holds of a deployment: its quota, this replica's lease, its cooldown.
-void add_pool_state(json& j, const PoolSnapshot::Deployment& d, MonoNanos now) {
+void add_pool_state(json& j, const PoolSnapshot::Deployment& d, base::MonoNanos now) {
   if (d.quota.tokens_limit > 0 || d.quota.requests_limit > 0) {
     j["quota_used"] = {{"tokens", d.quota.tokens_used}, {"requests", d.quota.requests_used}};
     // The limits that apply to this deployment: its target's (model_configs) or its backend's.
@@ -125,7 +126,7 @@ void add_pool_state(json& j, const PoolSnapshot::Deployment& d, MonoNanos now) {
 
 // A backend's deployments: those with cooldown state in the pool (while labelled or cooling, at
 // most Metrics::kMaxDeployments), and those with traffic here. Sets "cooling_deployments" too.
-void add_deployments(json& jb, const MetricsSnapshot& m, const PoolSnapshot& p, std::uint32_t b,
+void add_deployments(json& jb, const telemetry::MetricsSnapshot& m, const PoolSnapshot& p, std::uint32_t b,
                      const CounterTotals& totals) {
   std::map<std::string, json> deps;
   const auto entry = [&](const std::string& name) -> json& {
@@ -136,7 +137,7 @@ void add_deployments(json& jb, const MetricsSnapshot& m, const PoolSnapshot& p, 
   std::size_t cooling_deployments = 0;
   for (const auto& d : p.backends[b].deployments) {
     if (!is_cooling(d.cooldown, p.now) && m.deployment_index(d.name) < 0) continue;  // stale, unlabelled
-    if (deps.size() >= Metrics::kMaxDeployments && !deps.count(d.name)) continue;
+    if (deps.size() >= telemetry::Metrics::kMaxDeployments && !deps.count(d.name)) continue;
     add_pool_state(entry(d.name), d, p.now);
     if (is_cooling(d.cooldown, p.now)) ++cooling_deployments;
   }
@@ -156,7 +157,7 @@ void add_deployments(json& jb, const MetricsSnapshot& m, const PoolSnapshot& p, 
   jb["cooling_deployments"] = cooling_deployments;
 }
 
-json credential_json(const PoolSnapshot::Backend::Credential& c, const BackendMetrics& bm) {
+json credential_json(const PoolSnapshot::Backend::Credential& c, const telemetry::BackendMetrics& bm) {
   return {{"source", c.source},
           {"name", c.name},
           {"state", c.state},
@@ -166,7 +167,7 @@ json credential_json(const PoolSnapshot::Backend::Credential& c, const BackendMe
           {"refreshes_failed", bm.credential_refreshes_failed}};
 }
 
-json last_error_json(const LastError& e, MonoNanos now) {
+json last_error_json(const telemetry::LastError& e, base::MonoNanos now) {
   if (e.at == 0) return nullptr;
   return {{"cause", to_string(e.cause)},
           {"status", e.status},
@@ -174,10 +175,10 @@ json last_error_json(const LastError& e, MonoNanos now) {
           {"ago_ms", now > e.at ? (now - e.at) / 1'000'000 : 0}};
 }
 
-json backend_json(const MetricsSnapshot& m, const PoolSnapshot& p, std::uint32_t b,
+json backend_json(const telemetry::MetricsSnapshot& m, const PoolSnapshot& p, std::uint32_t b,
                   const CounterTotals& totals) {
   const auto& pb = p.backends[b];
-  const BackendMetrics bm = b < m.backends.size() ? m.backends[b] : BackendMetrics{};
+  const telemetry::BackendMetrics bm = b < m.backends.size() ? m.backends[b] : telemetry::BackendMetrics{};
   json jb;
   jb["index"] = b;
   jb["name"] = pb.name;
@@ -223,15 +224,15 @@ json backend_json(const MetricsSnapshot& m, const PoolSnapshot& p, std::uint32_t
   jb["last_error"] = last_error_json(bm.last_error, p.now);
   jb["prompt_tokens"] = bm.prompt_tokens;
   jb["completion_tokens"] = bm.completion_tokens;
-  jb["latency_ms"] = histogram_json(bm.duration, kDurationBuckets);
-  jb["ttfb_ms"] = histogram_json(bm.ttfb, kTtfbBuckets);
+  jb["latency_ms"] = histogram_json(bm.duration, telemetry::kDurationBuckets);
+  jb["ttfb_ms"] = histogram_json(bm.ttfb, telemetry::kTtfbBuckets);
   return jb;
 }
 
 json rule_json(const RuleStatus& r) {
   json jr;
   jr["id"] = r.id;
-  const RuleTypeInfo& type = rule_type_info(r.type);
+  const config::RuleTypeInfo& type = rule_type_info(r.type);
   jr["type"] = type.name;
   // What the page shows beside each target: the settings this type routes by.
   json settings = json::array();
@@ -277,8 +278,8 @@ json budget_json(const BudgetStatus& b, const std::string& currency) {
   for (auto [name, limit, value] : {std::tuple{"cost_per_day", b.limits.cost_per_day, b.cost_day},
                                     std::tuple{"cost_per_month", b.limits.cost_per_month, b.cost_month}})
     if (limit) {
-      limits[name] = money_as_units(limit);
-      used[name] = money_as_units(value);
+      limits[name] = cost::money_as_units(limit);
+      used[name] = cost::money_as_units(value);
     }
   json jb = {{"owner", b.owner}, {"name", b.name}, {"limits", limits}, {"used", used}};
   if (b.limits.cost_per_day || b.limits.cost_per_month) jb["currency"] = currency;
@@ -302,7 +303,7 @@ nlohmann::json redis_json(const redis::RedisStatus& r) {
           {"replicas", std::move(replicas)}};
 }
 
-nlohmann::json build_status(const MetricsSnapshot& m, const PoolSnapshot& p) {
+nlohmann::json build_status(const telemetry::MetricsSnapshot& m, const PoolSnapshot& p) {
   json doc;
   doc["version"] = kVersion;
   doc["ready"] = p.ready && !p.draining;
@@ -339,4 +340,4 @@ nlohmann::json build_status(const MetricsSnapshot& m, const PoolSnapshot& p) {
   return doc;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::admin

@@ -3,18 +3,18 @@
 #include <algorithm>
 #include <cmath>
 
-namespace smartlb {
+namespace smartlb::admin {
 
-TrafficHistory::Totals TrafficHistory::totals(const MetricsSnapshot& m, double unix_time) {
+TrafficHistory::Totals TrafficHistory::totals(const telemetry::MetricsSnapshot& m, double unix_time) {
   Totals t;
   t.unix_time = unix_time;
   for (const auto& [key, value] : m.counters) {
-    if (key.kind == CounterKind::Requests) t.requests += value;
-    if (key.kind == CounterKind::ClientThrottled) t.throttled += value;
-    if (key.kind == CounterKind::Failovers) t.failovers += value;
+    if (key.kind == telemetry::CounterKind::Requests) t.requests += value;
+    if (key.kind == telemetry::CounterKind::ClientThrottled) t.throttled += value;
+    if (key.kind == telemetry::CounterKind::Failovers) t.failovers += value;
   }
   t.served.reserve(m.backends.size());
-  for (const BackendMetrics& b : m.backends) {
+  for (const telemetry::BackendMetrics& b : m.backends) {
     t.served.push_back(b.served);
     t.served_count += b.duration.count;
     t.served_seconds += b.duration.sum;
@@ -22,7 +22,7 @@ TrafficHistory::Totals TrafficHistory::totals(const MetricsSnapshot& m, double u
   return t;
 }
 
-void TrafficHistory::add(const MetricsSnapshot& m, double unix_time) {
+void TrafficHistory::add(const telemetry::MetricsSnapshot& m, double unix_time) {
   Totals now = totals(m, unix_time);
   if (last_ && now.unix_time > last_->unix_time) {
     const Totals& was = *last_;
@@ -65,4 +65,4 @@ nlohmann::json TrafficHistory::to_json(double interval_seconds,
   return {{"interval_seconds", interval_seconds}, {"samples", std::move(samples)}};
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::admin

@@ -2,7 +2,7 @@
 
 #include <string_view>
 
-namespace smartlb {
+namespace smartlb::app {
 
 CommandLine parse_command_line(int argc, const char* const* argv) {
   CommandLine c;
@@ -36,4 +36,4 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   return c;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::app

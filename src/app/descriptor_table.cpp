@@ -10,7 +10,7 @@
 #include <limits>
 #include <string>
 
-namespace smartlb {
+namespace smartlb::app {
 
 std::size_t raise_descriptor_limit() {
   rlimit rl{};
@@ -58,4 +58,4 @@ std::size_t descriptor_table_size() {
   return 0;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::app

@@ -2,7 +2,7 @@
 
 #include <sys/stat.h>
 
-namespace smartlb {
+namespace smartlb::app {
 
 FileStamp stamp_of(const std::string& path) {
   struct stat st {};
@@ -30,4 +30,4 @@ void FileWatch::check() {
   on_change_();
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::app

@@ -63,7 +63,7 @@ constexpr std::string_view kHelpSettings[] = {"BACKEND_X_URL",
 std::string file_sections_help() {
   std::string out = "\nThe file's sections (docs/routing-policy.md):\n ";
   std::size_t column = 1;
-  const auto keys = smartlb::config_file_keys();  // (a range-for over a temporary's element dangles)
+  const auto keys = smartlb::config::config_file_keys();  // (a range-for over a temporary's element dangles)
   for (const std::string& key : keys.at("")) {
     if (key == "name" || key == "type") continue;  // a TrueFoundry file's header
     if (column + key.size() + 2 > 80) {
@@ -76,7 +76,8 @@ std::string file_sections_help() {
   return out + "\n";
 }
 
-smartlb::redis::RedisServiceOptions redis_options(const smartlb::Config& cfg, smartlb::Metrics& metrics) {
+smartlb::redis::RedisServiceOptions redis_options(const smartlb::config::Config& cfg,
+                                                  smartlb::telemetry::Metrics& metrics) {
   metrics.enable_redis();
   smartlb::redis::RedisServiceOptions o;
   o.config = cfg.redis;
@@ -92,14 +93,15 @@ smartlb::redis::RedisServiceOptions redis_options(const smartlb::Config& cfg, sm
 
 // Loads the configuration again and, when it is valid, routes with it; an invalid one is
 // refused with its errors logged and the running one stays.
-void reload(smartlb::Server& server, smartlb::Metrics& metrics, smartlb::AdminServer* admin,
-            const std::optional<std::string>& file, smartlb::LoadedVersion& version, const char* why) {
+void reload(smartlb::net::Server& server, smartlb::telemetry::Metrics& metrics,
+            smartlb::admin::AdminServer* admin, const std::optional<std::string>& file,
+            smartlb::app::LoadedVersion& version, const char* why) {
   // The stamp before reading: a change made while it is read is seen as another version.
-  if (file && !version.take(smartlb::stamp_of(*file))) {
+  if (file && !version.take(smartlb::app::stamp_of(*file))) {
     spdlog::info("reload ({}): {} is unchanged since it was loaded; nothing to do", why, *file);
     return;
   }
-  auto loaded = smartlb::load_config(smartlb::current_environment(), file);
+  auto loaded = smartlb::config::load_config(smartlb::config::current_environment(), file);
   const double now =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   if (!loaded.config) {
@@ -111,21 +113,21 @@ void reload(smartlb::Server& server, smartlb::Metrics& metrics, smartlb::AdminSe
     return;
   }
   for (const auto& w : loaded.warnings) spdlog::warn("{}", w);
-  for (const auto& s : smartlb::settings_needing_restart(server.config(), *loaded.config))
+  for (const auto& s : smartlb::app::settings_needing_restart(server.config(), *loaded.config))
     spdlog::warn("reload ({}): {}", why, s);
   server.reload(*loaded.config);
   if (admin) admin->set_access(loaded.config->admin);  // rotated admin tokens apply at once
-  std::vector<smartlb::Metrics::BackendInfo> names;
+  std::vector<smartlb::telemetry::Metrics::BackendInfo> names;
   for (auto& n : server.backend_names()) names.push_back({std::move(n), {}});
   metrics.learn_backends(names);
   metrics.on_config_reload(true, now);
-  spdlog::info("configuration reloaded ({}): {}", why, smartlb::describe_source(*loaded.config));
+  spdlog::info("configuration reloaded ({}): {}", why, smartlb::config::describe_source(*loaded.config));
 }
 
 namespace {
 
 // The answers of --help, --version and a bad command line: the exit code, or none to go on.
-std::optional<int> answer_command_line(const smartlb::CommandLine& command) {
+std::optional<int> answer_command_line(const smartlb::app::CommandLine& command) {
   if (!command.error.empty()) {
     std::fprintf(stderr, "smartlb: %s\n", command.error.c_str());
     return 2;
@@ -134,12 +136,12 @@ std::optional<int> answer_command_line(const smartlb::CommandLine& command) {
     std::fputs(kUsage, stdout);
     std::fputs(file_sections_help().c_str(), stdout);
     std::fputs("\nThe main environment variables (all errors are reported at once):\n", stdout);
-    std::fputs(smartlb::env_settings_help(kHelpSettings).c_str(), stdout);
+    std::fputs(smartlb::config::env_settings_help(kHelpSettings).c_str(), stdout);
     std::fputs("\nEvery variable: smartlb --help-env. The reference: docs/configuration.md.\n", stdout);
     return 0;
   }
   if (command.help_env) {
-    std::fputs(smartlb::env_settings_help().c_str(), stdout);
+    std::fputs(smartlb::config::env_settings_help().c_str(), stdout);
     return 0;
   }
   if (command.version) {
@@ -171,8 +173,8 @@ struct RedisSharing {
   std::unique_ptr<smartlb::redis::SharedQuotas> quotas;
   std::unique_ptr<smartlb::redis::SharedFailures> failures;
 
-  RedisSharing(const smartlb::Config& cfg, smartlb::Metrics& metrics, const smartlb::Clock& clock,
-               smartlb::Server& server) {
+  RedisSharing(const smartlb::config::Config& cfg, smartlb::telemetry::Metrics& metrics,
+               const smartlb::base::Clock& clock, smartlb::net::Server& server) {
     redis = std::make_unique<smartlb::redis::RedisService>(clock, redis_options(cfg, metrics));
     cooldowns = std::make_unique<smartlb::redis::SharedCooldowns>(*redis, server.states());
     admin = std::make_unique<smartlb::redis::SharedAdmin>(*redis, server.states());
@@ -196,10 +198,10 @@ struct RedisSharing {
   }
 };
 
-void log_started(const smartlb::Config& cfg, const smartlb::Server& server,
-                 const smartlb::AdminServer* admin) {
+void log_started(const smartlb::config::Config& cfg, const smartlb::net::Server& server,
+                 const smartlb::admin::AdminServer* admin) {
   spdlog::info("smartlb {} listening on {}:{} with {}", smartlb::kVersion, cfg.listen_address, server.port(),
-               smartlb::describe_source(cfg));
+               smartlb::config::describe_source(cfg));
   for (const auto& b : cfg.backends)
     spdlog::info("  backend {}: {}://{}{} priority={} weight={}{}{}", b.name, b.url.tls ? "https" : "http",
                  b.url.host_header, b.url.base_path, b.priority, b.weight,
@@ -226,8 +228,8 @@ std::string describe_tracing(const smartlb::tracing::TraceConfig& t) {
 
 // The Tracer (tracing on), its drops and exports counted in the metrics.
 std::unique_ptr<smartlb::tracing::Tracer> start_tracer(const smartlb::tracing::TraceConfig& t,
-                                                       const smartlb::Config& cfg,
-                                                       smartlb::Metrics& metrics) {
+                                                       const smartlb::config::Config& cfg,
+                                                       smartlb::telemetry::Metrics& metrics) {
   if (!t.enabled()) return nullptr;
   metrics.enable_tracing();
   smartlb::tracing::TracerHooks h;
@@ -245,9 +247,9 @@ constexpr std::chrono::seconds kTraceFlushBound{5};
 std::mutex reload_mutex;
 
 // SIGHUP reloads; SIGTERM or SIGINT drains, and a second one exits at once.
-void handle_signals(sigset_t signals, smartlb::Server& server, smartlb::Metrics& metrics,
-                    smartlb::AdminServer* admin, std::optional<std::string> config_file,
-                    smartlb::LoadedVersion& version) {
+void handle_signals(sigset_t signals, smartlb::net::Server& server, smartlb::telemetry::Metrics& metrics,
+                    smartlb::admin::AdminServer* admin, std::optional<std::string> config_file,
+                    smartlb::app::LoadedVersion& version) {
   std::thread([&server, &metrics, admin, signals, config_file, &version] {
     int sig = 0;
     for (;;) {
@@ -268,28 +270,28 @@ void handle_signals(sigset_t signals, smartlb::Server& server, smartlb::Metrics&
 
 // The configuration as loaded at start, or the exit code of --check-config or of a refusal.
 struct Loaded {
-  std::optional<smartlb::ConfigLoadResult> load;
+  std::optional<smartlb::config::ConfigLoadResult> load;
   std::optional<std::string> file;
-  smartlb::FileStamp stamp;              // the file's before it was read: a change from then on reloads
+  smartlb::app::FileStamp stamp;         // the file's before it was read: a change from then on reloads
   smartlb::tracing::TraceConfig traces;  // OTEL_*: read at start only
   int exit_code = 0;
 };
 
-Loaded load_at_start(const smartlb::CommandLine& command) {
+Loaded load_at_start(const smartlb::app::CommandLine& command) {
   Loaded l;
-  const smartlb::EnvMap env = smartlb::current_environment();
+  const smartlb::config::EnvMap env = smartlb::config::current_environment();
   l.file = command.config_file;
   if (!l.file)
     if (auto it = env.find("CONFIG_FILE"); it != env.end()) l.file = it->second;
-  l.stamp = l.file ? smartlb::stamp_of(*l.file) : smartlb::FileStamp{};
-  auto loaded = smartlb::load_config(env, l.file);
+  l.stamp = l.file ? smartlb::app::stamp_of(*l.file) : smartlb::app::FileStamp{};
+  auto loaded = smartlb::config::load_config(env, l.file);
   // Tracing's settings are process settings too: their problems are the configuration's.
   smartlb::tracing::TraceConfigResult traces = smartlb::tracing::load_trace_config(env);
   loaded.errors.insert(loaded.errors.end(), traces.errors.begin(), traces.errors.end());
   loaded.warnings.insert(loaded.warnings.end(), traces.warnings.begin(), traces.warnings.end());
   if (!traces.config) loaded.config.reset();
   if (command.check_only) {
-    const smartlb::CheckReport report = smartlb::check_report(loaded);
+    const smartlb::config::CheckReport report = smartlb::config::check_report(loaded);
     std::fputs(report.err.c_str(), stderr);
     std::fputs(report.out.c_str(), stdout);
     if (report.exit_code == 0 && traces.config->enabled())
@@ -312,70 +314,71 @@ Loaded load_at_start(const smartlb::CommandLine& command) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const smartlb::CommandLine command = smartlb::parse_command_line(argc, argv);
+  const smartlb::app::CommandLine command = smartlb::app::parse_command_line(argc, argv);
   if (const auto answered = answer_command_line(command)) return *answered;
   Loaded loaded = load_at_start(command);
   if (!loaded.load) return loaded.exit_code;
-  smartlb::Config cfg = std::move(*loaded.load->config);
-  smartlb::setup_logging(cfg.log_level, cfg.log_format);
+  smartlb::config::Config cfg = std::move(*loaded.load->config);
+  smartlb::telemetry::setup_logging(cfg.log_level, cfg.log_format);
   for (const auto& w : loaded.load->warnings) spdlog::warn("{}", w);
   // While this is the only thread: a table grown later stalls a worker (descriptor_table.hpp).
   const std::size_t descriptors =
-      smartlb::descriptors_to_reserve(cfg.max_connections, smartlb::raise_descriptor_limit());
-  if (!smartlb::reserve_descriptor_table(descriptors))
+      smartlb::app::descriptors_to_reserve(cfg.max_connections, smartlb::app::raise_descriptor_limit());
+  if (!smartlb::app::reserve_descriptor_table(descriptors))
     spdlog::warn("could not make room for {} file descriptors at start: the table grows as connections come",
                  descriptors);
   const sigset_t signals = block_signals();
 
-  std::vector<smartlb::Metrics::BackendInfo> metric_backends;
+  std::vector<smartlb::telemetry::Metrics::BackendInfo> metric_backends;
   for (const auto& b : cfg.backends) metric_backends.push_back({b.name, b.deployment_name});
-  smartlb::Metrics metrics(std::move(metric_backends));
-  const smartlb::SystemClock clock;
+  smartlb::telemetry::Metrics metrics(std::move(metric_backends));
+  const smartlb::base::SystemClock clock;
   std::unique_ptr<smartlb::tracing::Tracer> tracer;  // outlives the server: its workers end requests into it
-  std::unique_ptr<smartlb::Server> server_holder;
+  std::unique_ptr<smartlb::net::Server> server_holder;
   std::unique_ptr<RedisSharing> sharing;
-  std::unique_ptr<smartlb::AdminServer> admin;
+  std::unique_ptr<smartlb::admin::AdminServer> admin;
   try {
     // Building the server loads the upstream CA bundle, which can fail too.
     tracer = start_tracer(loaded.traces, cfg, metrics);
-    server_holder = std::make_unique<smartlb::Server>(
-        cfg, smartlb::ServerOptions{.observer = &metrics, .tracer = tracer.get()});
+    server_holder = std::make_unique<smartlb::net::Server>(
+        cfg, smartlb::net::ServerOptions{.observer = &metrics, .tracer = tracer.get()});
     if (cfg.redis.enabled()) sharing = std::make_unique<RedisSharing>(cfg, metrics, clock, *server_holder);
     server_holder->start();
     // Unreachable is fine (local state, retried in the background); refused credentials are not.
     if (sharing) sharing->redis->start();
     if (cfg.admin_port != 0) {
-      admin = std::make_unique<smartlb::AdminServer>(
+      admin = std::make_unique<smartlb::admin::AdminServer>(
           *server_holder, metrics,
-          smartlb::AdminOptions{cfg.listen_address, cfg.admin_port, sharing ? sharing->redis.get() : nullptr,
-                                cfg.status_sample_interval, cfg.admin});
+          smartlb::admin::AdminOptions{cfg.listen_address, cfg.admin_port,
+                                       sharing ? sharing->redis.get() : nullptr, cfg.status_sample_interval,
+                                       cfg.admin});
       admin->start();
     }
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());
     return 1;
   }
-  smartlb::Server& server = *server_holder;
+  smartlb::net::Server& server = *server_holder;
   log_started(cfg, server, admin.get());
   if (tracer) spdlog::info("{}", describe_tracing(loaded.traces));
   // Lives as long as the process: the signal thread is detached.
-  static smartlb::LoadedVersion version(loaded.stamp);
+  static smartlb::app::LoadedVersion version(loaded.stamp);
   handle_signals(signals, server, metrics, admin.get(), loaded.file, version);
-  std::unique_ptr<smartlb::FileWatch> watch;
+  std::unique_ptr<smartlb::app::FileWatch> watch;
   if (loaded.file)
-    watch =
-        std::make_unique<smartlb::FileWatch>(*loaded.file, loaded.stamp, cfg.config_watch_interval,
-                                             [&server, &metrics, admin = admin.get(), file = loaded.file] {
-                                               std::lock_guard lock(reload_mutex);
-                                               reload(server, metrics, admin, file, version, "file changed");
-                                             });
+    watch = std::make_unique<smartlb::app::FileWatch>(
+        *loaded.file, loaded.stamp, cfg.config_watch_interval,
+        [&server, &metrics, admin = admin.get(), file = loaded.file] {
+          std::lock_guard lock(reload_mutex);
+          reload(server, metrics, admin, file, version, "file changed");
+        });
 
 #ifdef __GLIBC__
   // glibc keeps what the worker threads free in their arenas: after a burst (a stall that piles
   // up requests) RSS would stay at the burst's high-water mark for good. Handing whole free
   // pages back every 10 s keeps RSS following what is in use (bench/soak.sh); a trim of a few
   // MiB of heap takes tens of microseconds.
-  const smartlb::PeriodicThread memory_trim(std::chrono::seconds(10), [] { ::malloc_trim(0); });
+  const smartlb::app::PeriodicThread memory_trim(std::chrono::seconds(10), [] { ::malloc_trim(0); });
 #endif
 
   server.wait();

@@ -1,6 +1,6 @@
 #include "smartlb/app/periodic_thread.hpp"
 
-namespace smartlb {
+namespace smartlb::app {
 
 PeriodicThread::PeriodicThread(std::chrono::milliseconds interval, std::function<void()> tick)
     : interval_(interval), tick_(std::move(tick)), thread_([this] { run(); }) {}
@@ -23,4 +23,4 @@ void PeriodicThread::run() {
   }
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::app

@@ -1,12 +1,14 @@
 #include "smartlb/app/reload_notes.hpp"
 
-namespace smartlb {
+namespace smartlb::app {
 namespace {
 
 // A Redis URL as it may be shown (no password), or "none".
-std::string shown(const std::optional<RedisUrl>& url) { return url ? url->redacted() : std::string("none"); }
+std::string shown(const std::optional<config::RedisUrl>& url) {
+  return url ? url->redacted() : std::string("none");
+}
 
-bool same_url(const std::optional<RedisUrl>& a, const std::optional<RedisUrl>& b) {
+bool same_url(const std::optional<config::RedisUrl>& a, const std::optional<config::RedisUrl>& b) {
   if (!a || !b) return !a && !b;
   return a->tls == b->tls && a->user == b->user && a->password == b->password && a->host == b->host &&
          a->port == b->port && a->database == b->database;
@@ -14,9 +16,10 @@ bool same_url(const std::optional<RedisUrl>& a, const std::optional<RedisUrl>& b
 
 }  // namespace
 
-std::vector<std::string> settings_needing_restart(const Config& running, const Config& loaded) {
+std::vector<std::string> settings_needing_restart(const config::Config& running,
+                                                  const config::Config& loaded) {
   // The Redis connection and what is shared through it are set up once, before the first request.
-  const RedisConfig &was = running.redis, &now = loaded.redis;
+  const config::RedisConfig &was = running.redis, &now = loaded.redis;
   std::vector<std::string> changed;
   if (!same_url(was.url, now.url))
     changed.push_back("redis.url (REDIS_URL): " + shown(was.url) + " -> " + shown(now.url) +
@@ -34,4 +37,4 @@ std::vector<std::string> settings_needing_restart(const Config& running, const C
   return changed;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::app

@@ -1,6 +1,6 @@
 #include "smartlb/base/calendar.hpp"
 
-namespace smartlb {
+namespace smartlb::base {
 
 PeriodSpan calendar_period(CalendarPeriod p, WallTime t) {
   using namespace std::chrono;
@@ -20,4 +20,4 @@ WallTime month_start(std::int64_t index) {
   return WallTime(sys_days(year(static_cast<int>(1970 + years)) / month(month_of_year) / 1));
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::base

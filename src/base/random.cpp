@@ -1,6 +1,6 @@
 #include "smartlb/base/random.hpp"
 
-namespace smartlb {
+namespace smartlb::base {
 namespace {
 std::uint64_t splitmix64(std::uint64_t& x) {
   std::uint64_t z = (x += 0x9e3779b97f4a7c15ull);
@@ -43,4 +43,4 @@ std::uint64_t FastRandom::below(std::uint64_t bound) {
   return static_cast<std::uint64_t>(m >> 64);
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::base

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-namespace smartlb {
+namespace smartlb::clients {
 
 BudgetAdmission& BudgetAdmission::operator=(BudgetAdmission&& other) noexcept {
   if (this == &other) return *this;
@@ -32,7 +32,7 @@ void BudgetAdmission::take_tightest(const ClientBudget::State& s) {
     requests_ = s.requests;
 }
 
-std::optional<BudgetRefused> BudgetAdmission::admit(std::int64_t tokens, PicoUnits cost, BudgetTime t) {
+std::optional<BudgetRefused> BudgetAdmission::admit(std::int64_t tokens, cost::PicoUnits cost, BudgetTime t) {
   tokens_ = requests_ = cost_ = LimitState{};
   for (std::size_t i = 0; i < count_; ++i) {
     ClientBudget::State s;
@@ -63,9 +63,9 @@ void BudgetAdmission::describe_refusal(const BudgetRefusal& refusal, const Clien
   if (refusal.limit == BudgetLimit::InFlight) return;
   const LimitState refused{refusal.limit_value, std::max<std::int64_t>(refusal.limit_value - refusal.used, 0),
                            refusal.retry_after};
-  (smartlb::counts_cost(refusal.limit)     ? cost_
-   : smartlb::counts_tokens(refusal.limit) ? tokens_
-                                           : requests_) = refused;
+  (smartlb::clients::counts_cost(refusal.limit)     ? cost_
+   : smartlb::clients::counts_tokens(refusal.limit) ? tokens_
+                                                    : requests_) = refused;
 }
 
 bool BudgetAdmission::counts_tokens() const {
@@ -80,7 +80,7 @@ bool BudgetAdmission::counts_cost() const {
   return false;
 }
 
-void BudgetAdmission::settle(std::int64_t actual_tokens, PicoUnits actual_cost, BudgetTime t) {
+void BudgetAdmission::settle(std::int64_t actual_tokens, cost::PicoUnits actual_cost, BudgetTime t) {
   if (!admitted_) return;
   admitted_ = false;
   for (std::size_t i = 0; i < count_; ++i)
@@ -108,12 +108,12 @@ class FieldWriter {
     } while (v != 0);
     text(std::string_view(d, static_cast<std::size_t>(digits + sizeof digits - d)));
   }
-  void reset(Nanos d);
+  void reset(base::Nanos d);
   // Pico-units as currency units in plain decimal ("0.25"): as short as exact.
-  void money(PicoUnits v) {
+  void money(cost::PicoUnits v) {
     if (v < 0) v = 0;
-    number(v / kPicoPerUnit);
-    if (PicoUnits fraction = v % kPicoPerUnit) {
+    number(v / cost::kPicoPerUnit);
+    if (cost::PicoUnits fraction = v % cost::kPicoPerUnit) {
       char digits[12];
       for (int i = 11; i >= 0; --i, fraction /= 10) digits[i] = static_cast<char>('0' + fraction % 10);
       std::size_t n = 12;
@@ -145,7 +145,7 @@ class FieldWriter {
   char* p_ = buf_;
 };
 
-void FieldWriter::reset(Nanos d) {
+void FieldWriter::reset(base::Nanos d) {
   const std::int64_t ms = std::max<std::int64_t>(std::chrono::ceil<std::chrono::milliseconds>(d).count(), 0);
   if (ms < 1000) {
     number(ms);
@@ -183,13 +183,13 @@ void BudgetAdmission::append_fields(std::string& out) const {
   out.append(w.done());
 }
 
-void append_reset(std::string& out, Nanos d) {
+void append_reset(std::string& out, base::Nanos d) {
   FieldWriter w;
   w.reset(d);
   out.append(w.done());
 }
 
-std::string format_reset(Nanos d) {
+std::string format_reset(base::Nanos d) {
   std::string out;
   append_reset(out, d);
   return out;
@@ -202,7 +202,7 @@ std::string refusal_message(const BudgetRefused& r, std::string_view currency) {
   const bool cost = counts_cost(x.limit);
   const auto amount = [&](std::int64_t v) {
     if (!cost) return std::to_string(v);
-    return format_money(v) + (currency.empty() ? "" : " ") + std::string(currency);
+    return cost::format_money(v) + (currency.empty() ? "" : " ") + std::string(currency);
   };
   if (x.limit == BudgetLimit::InFlight)
     return "Too many requests in flight for " + who + ": Limit " + std::to_string(x.limit_value) +
@@ -217,4 +217,4 @@ std::string refusal_message(const BudgetRefused& r, std::string_view currency) {
          ". Please try again in " + again + ".";
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::clients

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <atomic>
 
-namespace smartlb {
+namespace smartlb::clients {
 
 std::string budget_key(std::string_view owner, std::string_view name, std::string_view caller) {
   std::string key(owner);
@@ -13,7 +13,7 @@ std::string budget_key(std::string_view owner, std::string_view name, std::strin
 }
 
 namespace {
-bool counts_tokens(const ClientLimits& l) {
+bool counts_tokens(const config::ClientLimits& l) {
   return l.tokens_per_minute || l.tokens_per_day || l.tokens_per_month;
 }
 }  // namespace
@@ -29,14 +29,14 @@ BudgetKeyParts split_budget_key(std::string_view key) {
   return p;
 }
 
-BudgetPlan::BudgetPlan(const Policy& policy, BudgetRegistry& registry) : registry_(&registry) {
+BudgetPlan::BudgetPlan(const config::Policy& policy, BudgetRegistry& registry) : registry_(&registry) {
   static std::atomic<std::uint64_t> generations{0};
   generation_ = generations.fetch_add(1, std::memory_order_relaxed) + 1;
-  for (const ClientConfig& c : policy.clients)
+  for (const config::ClientConfig& c : policy.clients)
     if (c.limits.any())
       clients_.emplace(c.name, ClientEntry{&registry.get(budget_key("client", c.name), c.limits),
                                            counts_tokens(c.limits), c.limits.counts_cost()});
-  for (const SubjectLimit& s : policy.subject_limits) {
+  for (const config::SubjectLimit& s : policy.subject_limits) {
     SubjectRule rule{s.subject, s.shared, s.limits, nullptr, budget_key("subject", s.subject, "(other)")};
     if (s.shared) rule.budget = &registry.get(budget_key("subject", s.subject), s.limits);
     subjects_.push_back(std::move(rule));
@@ -71,4 +71,4 @@ std::size_t BudgetPlan::budgets_for(const ClientIdentity& who, Budgets& out) con
   return n;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::clients

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <mutex>
 
-namespace smartlb {
+namespace smartlb::clients {
 
 namespace {
 
-void take_limits(ClientBudget& b, const ClientLimits& limits, std::uint64_t plan) {
+void take_limits(ClientBudget& b, const config::ClientLimits& limits, std::uint64_t plan) {
   if (plan != 0 && b.plan.load(std::memory_order_acquire) == plan) return;
   b.set_limits(limits);
   b.plan.store(plan, std::memory_order_release);
@@ -15,8 +15,8 @@ void take_limits(ClientBudget& b, const ClientLimits& limits, std::uint64_t plan
 
 }  // namespace
 
-ClientBudget& BudgetRegistry::get(std::string_view key, const ClientLimits& limits, std::string_view overflow,
-                                  std::uint64_t plan) {
+ClientBudget& BudgetRegistry::get(std::string_view key, const config::ClientLimits& limits,
+                                  std::string_view overflow, std::uint64_t plan) {
   {
     std::shared_lock lock(mutex_);
     if (auto it = budgets_.find(key); it != budgets_.end()) {
@@ -31,7 +31,8 @@ ClientBudget& BudgetRegistry::get(std::string_view key, const ClientLimits& limi
   return make(key, limits, plan);
 }
 
-ClientBudget& BudgetRegistry::make(std::string_view key, const ClientLimits& limits, std::uint64_t plan) {
+ClientBudget& BudgetRegistry::make(std::string_view key, const config::ClientLimits& limits,
+                                   std::uint64_t plan) {
   auto it = budgets_.find(key);
   if (it == budgets_.end()) {
     it = budgets_.emplace(std::string(key), std::make_unique<ClientBudget>(limits)).first;
@@ -43,7 +44,7 @@ ClientBudget& BudgetRegistry::make(std::string_view key, const ClientLimits& lim
   return *it->second;
 }
 
-void BudgetRegistry::set_lease_broker(LeaseBroker* broker) {
+void BudgetRegistry::set_lease_broker(routing::LeaseBroker* broker) {
   std::unique_lock lock(mutex_);
   broker_ = broker;
   if (broker_)
@@ -67,4 +68,4 @@ std::size_t BudgetRegistry::size() const {
   return budgets_.size();
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::clients

@@ -6,7 +6,7 @@
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 
-namespace smartlb {
+namespace smartlb::clients {
 
 ClientAuthenticator::ClientAuthenticator(const std::vector<ClientKey>& keys,
                                          std::shared_ptr<const jwt::TokenAuthenticator> tokens)
@@ -19,7 +19,8 @@ ClientAuthenticator::ClientAuthenticator(const std::vector<ClientKey>& keys,
       // Validated by the configuration: 64 hex digits. Anything else matches no key.
       bool ok = k.key_sha256.size() == 2 * d.size();
       for (std::size_t i = 0; ok && i < d.size(); ++i) {
-        const int hi = hex_digit_value(k.key_sha256[2 * i]), lo = hex_digit_value(k.key_sha256[2 * i + 1]);
+        const int hi = base::hex_digit_value(k.key_sha256[2 * i]),
+                  lo = base::hex_digit_value(k.key_sha256[2 * i + 1]);
         ok = hi >= 0 && lo >= 0;
         d[i] = static_cast<unsigned char>(hi * 16 + lo);
       }
@@ -67,7 +68,8 @@ std::optional<ClientIdentity> ClientAuthenticator::identify(const PresentedCrede
 }
 
 Authentication ClientAuthenticator::authenticate(const PresentedCredentials& in,
-                                                 jwt::VerifiedTokenCache& cache, const Clock& clock) const {
+                                                 jwt::VerifiedTokenCache& cache,
+                                                 const base::Clock& clock) const {
   Authentication a;
   if (!enabled()) {
     a.identity = anonymous();
@@ -97,4 +99,4 @@ Authentication ClientAuthenticator::authenticate(const PresentedCredentials& in,
   return a;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::clients

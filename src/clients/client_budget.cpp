@@ -3,19 +3,19 @@
 #include <algorithm>
 #include <tuple>
 
-namespace smartlb {
+namespace smartlb::clients {
 namespace {
 
 // 1 s buckets: a client budget is one of possibly thousands (one per caller), so it stays small
 // (2 KiB), and a second of slack on a minute limit is what API Management allows too.
 constexpr int kMinuteBuckets = 60;
-constexpr Nanos kMinute = std::chrono::minutes(1);
+constexpr base::Nanos kMinute = std::chrono::minutes(1);
 // When to ask again after a refusal of the in-flight cap: a slot frees when any of the
 // caller's requests ends, which no clock predicts; a second is short and costs no busy loop.
-constexpr Nanos kInFlightRetry = std::chrono::seconds(1);
+constexpr base::Nanos kInFlightRetry = std::chrono::seconds(1);
 
-Nanos until(WallTime end, WallTime now) {
-  return std::max(std::chrono::duration_cast<Nanos>(end - now), Nanos(0));
+base::Nanos until(base::WallTime end, base::WallTime now) {
+  return std::max(std::chrono::duration_cast<base::Nanos>(end - now), base::Nanos(0));
 }
 
 }  // namespace
@@ -67,17 +67,17 @@ bool counts_tokens(BudgetLimit l) {
 
 bool counts_cost(BudgetLimit l) { return l == BudgetLimit::CostPerDay || l == BudgetLimit::CostPerMonth; }
 
-ClientBudget::ClientBudget(const ClientLimits& limits)
+ClientBudget::ClientBudget(const config::ClientLimits& limits)
     : limits_(limits),
       minute_tokens_(limits.tokens_per_minute, kMinute, kMinuteBuckets),
       minute_requests_(limits.requests_per_minute, kMinute, kMinuteBuckets) {}
 
-ClientLimits ClientBudget::limits() const {
+config::ClientLimits ClientBudget::limits() const {
   std::lock_guard lock(mutex_);
   return limits_;
 }
 
-void ClientBudget::set_limits(const ClientLimits& limits) {
+void ClientBudget::set_limits(const config::ClientLimits& limits) {
   std::lock_guard lock(mutex_);
   if (limits_ == limits) return;
   limits_ = limits;
@@ -91,22 +91,22 @@ void ClientBudget::set_limits(const ClientLimits& limits) {
   if (month_cost_lease_) month_cost_lease_->set_limit(limits.cost_per_month);
 }
 
-void ClientBudget::share(LeaseBroker& broker, const std::string& name) {
+void ClientBudget::share(routing::LeaseBroker& broker, const std::string& name) {
   // Every limit gets a lease even when unset now: a reload may set it.
-  const auto make = [&](std::int64_t limit, const char* what, Nanos window = kMinute,
-                        int subwindows = LeasedQuota::kDefaultSubwindows, bool months = false) {
-    LeasedQuota::Options o;
+  const auto make = [&](std::int64_t limit, const char* what, base::Nanos window = kMinute,
+                        int subwindows = routing::LeasedQuota::kDefaultSubwindows, bool months = false) {
+    routing::LeasedQuota::Options o;
     o.limit = limit;
     o.window = window;
     o.subwindows = subwindows;
     o.calendar_months = months;
-    o.min_lease = std::max<std::int64_t>(1, limit / kMinLeaseDivisor);
+    o.min_lease = std::max<std::int64_t>(1, limit / routing::kMinLeaseDivisor);
     o.bridge = true;
-    auto lease = std::make_unique<SharedLease>(name + what, mutex_, o);
+    auto lease = std::make_unique<routing::SharedLease>(name + what, mutex_, o);
     broker.attach(*lease);
     return lease;
   };
-  ClientLimits limits = this->limits();
+  config::ClientLimits limits = this->limits();
   tokens_lease_ = make(limits.tokens_per_minute, ":tokens");
   requests_lease_ = make(limits.requests_per_minute, ":requests");
   // A UTC day is a whole number of days since the epoch: the day lease's window is the day, a
@@ -121,30 +121,31 @@ void ClientBudget::share(LeaseBroker& broker, const std::string& name) {
   broker_ = &broker;
 }
 
-std::optional<BudgetRefusal> ClientBudget::admit(std::int64_t tokens, PicoUnits cost, BudgetTime t,
+std::optional<BudgetRefusal> ClientBudget::admit(std::int64_t tokens, cost::PicoUnits cost, BudgetTime t,
                                                  BudgetCharge& charge, State* after) {
-  const PeriodSpan day = calendar_period(CalendarPeriod::Day, t.wall);
-  const PeriodSpan month = calendar_period(CalendarPeriod::Month, t.wall);
+  const base::PeriodSpan day = calendar_period(base::CalendarPeriod::Day, t.wall);
+  const base::PeriodSpan month = calendar_period(base::CalendarPeriod::Month, t.wall);
   // What to ask the store for is sent once the lock is released: nothing waits on it.
-  PendingAsk asks[6];
+  routing::PendingAsk asks[6];
   std::optional<BudgetRefusal> refusal;
   {
     std::lock_guard lock(mutex_);
-    refusal = admit_locked(tokens, std::max<PicoUnits>(cost, 0), t, charge, after, day, month, asks);
+    refusal = admit_locked(tokens, std::max<cost::PicoUnits>(cost, 0), t, charge, after, day, month, asks);
     if (!refusal) {  // admitted: it holds an in-flight slot until release()
       ++in_flight_;
       charge.in_flight = true;
       if (after) after->in_flight = in_flight_;
     }
   }
-  for (const PendingAsk& a : asks) send_pending(broker_, a);
+  for (const routing::PendingAsk& a : asks) send_pending(broker_, a);
   return refusal;
 }
 
-std::optional<BudgetRefusal> ClientBudget::admit_locked(std::int64_t tokens, PicoUnits cost, BudgetTime t,
-                                                        BudgetCharge& charge, State* after,
-                                                        const PeriodSpan& day, const PeriodSpan& month,
-                                                        PendingAsk (&asks)[6]) {
+std::optional<BudgetRefusal> ClientBudget::admit_locked(std::int64_t tokens, cost::PicoUnits cost,
+                                                        BudgetTime t, BudgetCharge& charge, State* after,
+                                                        const base::PeriodSpan& day,
+                                                        const base::PeriodSpan& month,
+                                                        routing::PendingAsk (&asks)[6]) {
   const auto refuse = [&](const BudgetRefusal& r) {
     if (after) *after = state_locked(t, day, month);
     return r;
@@ -153,7 +154,7 @@ std::optional<BudgetRefusal> ClientBudget::admit_locked(std::int64_t tokens, Pic
   // must not hide behind the minute's shorter wait (the client would only be refused again).
   std::optional<BudgetRefusal> binding;
   const auto refused_by = [&](BudgetLimit limit, std::int64_t value, std::int64_t used,
-                              std::int64_t requested, Nanos retry) {
+                              std::int64_t requested, base::Nanos retry) {
     if (!binding || retry > binding->retry_after)
       binding = BudgetRefusal{limit, value, used, requested, retry};
   };
@@ -173,11 +174,11 @@ std::optional<BudgetRefusal> ClientBudget::admit_locked(std::int64_t tokens, Pic
     refused_by(BudgetLimit::TokensPerMonth, limits_.tokens_per_month, used, tokens, until(month.end, t.wall));
   // A cost quota is checked with at least the smallest amount: a request whose model has no
   // price (an estimate of 0) is still refused once the quota is spent.
-  const PicoUnits asked = std::max<PicoUnits>(cost, 1);
-  if (const PicoUnits used = day_cost_.used_in(day.index);
+  const cost::PicoUnits asked = std::max<cost::PicoUnits>(cost, 1);
+  if (const cost::PicoUnits used = day_cost_.used_in(day.index);
       limits_.cost_per_day && used + asked > limits_.cost_per_day)
     refused_by(BudgetLimit::CostPerDay, limits_.cost_per_day, used, cost, until(day.end, t.wall));
-  if (const PicoUnits used = month_cost_.used_in(month.index);
+  if (const cost::PicoUnits used = month_cost_.used_in(month.index);
       limits_.cost_per_month && used + asked > limits_.cost_per_month)
     refused_by(BudgetLimit::CostPerMonth, limits_.cost_per_month, used, cost, until(month.end, t.wall));
   if (limits_.max_in_flight && in_flight_ >= limits_.max_in_flight)
@@ -244,17 +245,17 @@ std::optional<BudgetRefusal> ClientBudget::admit_locked(std::int64_t tokens, Pic
   return std::nullopt;
 }
 
-void ClientBudget::settle(const BudgetCharge& charge, std::int64_t actual_tokens, PicoUnits actual_cost,
+void ClientBudget::settle(const BudgetCharge& charge, std::int64_t actual_tokens, cost::PicoUnits actual_cost,
                           BudgetTime t) {
   const std::int64_t delta = std::max<std::int64_t>(actual_tokens, 0) - charge.tokens;
-  const PicoUnits cost_delta = actual_cost < 0 ? 0 : actual_cost - charge.cost;
+  const cost::PicoUnits cost_delta = actual_cost < 0 ? 0 : actual_cost - charge.cost;
   if (delta == 0 && cost_delta == 0) return;
   std::lock_guard lock(mutex_);
   if (cost_delta != 0) {
     if (day_cost_lease_) day_cost_lease_->quota.adjust(charge.day, cost_delta);
     if (month_cost_lease_) month_cost_lease_->quota.adjust(charge.month, cost_delta);
     for (auto [counter, index] : {std::pair{&day_cost_, charge.day}, std::pair{&month_cost_, charge.month}})
-      if (counter->period == index) counter->used = std::max<PicoUnits>(counter->used + cost_delta, 0);
+      if (counter->period == index) counter->used = std::max<cost::PicoUnits>(counter->used + cost_delta, 0);
   }
   if (delta == 0) return;
   minute_tokens_.adjust(charge.minute_bucket, delta, t.now);
@@ -282,13 +283,14 @@ void ClientBudget::cancel(BudgetCharge& charge, BudgetTime t) {
 }
 
 ClientBudget::State ClientBudget::state(BudgetTime t) {
-  const PeriodSpan day = calendar_period(CalendarPeriod::Day, t.wall);
-  const PeriodSpan month = calendar_period(CalendarPeriod::Month, t.wall);
+  const base::PeriodSpan day = calendar_period(base::CalendarPeriod::Day, t.wall);
+  const base::PeriodSpan month = calendar_period(base::CalendarPeriod::Month, t.wall);
   std::lock_guard lock(mutex_);
   return state_locked(t, day, month);
 }
 
-ClientBudget::State ClientBudget::state_locked(BudgetTime t, const PeriodSpan& day, const PeriodSpan& month) {
+ClientBudget::State ClientBudget::state_locked(BudgetTime t, const base::PeriodSpan& day,
+                                               const base::PeriodSpan& month) {
   State s;
   s.tokens_minute_used = minute_tokens_.used(t.now);
   s.requests_minute_used = minute_requests_.used(t.now);
@@ -307,14 +309,14 @@ ClientBudget::State ClientBudget::state_locked(BudgetTime t, const PeriodSpan& d
   consider(limits_.tokens_per_minute, s.tokens_minute_used,
            [&] { return minute_tokens_.until_empty(t.now); });
   consider(limits_.tokens_per_day, s.tokens_day_used,
-           [&] { return s.tokens_day_used ? until(day.end, t.wall) : Nanos(0); });
+           [&] { return s.tokens_day_used ? until(day.end, t.wall) : base::Nanos(0); });
   consider(limits_.tokens_per_month, s.tokens_month_used,
-           [&] { return s.tokens_month_used ? until(month.end, t.wall) : Nanos(0); });
-  const auto consider_cost = [&](PicoUnits limit, PicoUnits used, WallTime end) {
+           [&] { return s.tokens_month_used ? until(month.end, t.wall) : base::Nanos(0); });
+  const auto consider_cost = [&](cost::PicoUnits limit, cost::PicoUnits used, base::WallTime end) {
     if (!limit) return;
-    const PicoUnits remaining = std::max<PicoUnits>(limit - used, 0);
+    const cost::PicoUnits remaining = std::max<cost::PicoUnits>(limit - used, 0);
     if (s.cost.limit == 0 || remaining < s.cost.remaining)
-      s.cost = {limit, remaining, used ? until(end, t.wall) : Nanos(0)};
+      s.cost = {limit, remaining, used ? until(end, t.wall) : base::Nanos(0)};
   };
   consider_cost(limits_.cost_per_day, s.cost_day_used, day.end);
   consider_cost(limits_.cost_per_month, s.cost_month_used, month.end);
@@ -325,4 +327,4 @@ ClientBudget::State ClientBudget::state_locked(BudgetTime t, const PeriodSpan& d
   return s;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::clients

@@ -5,7 +5,7 @@
 #include "smartlb/config/values.hpp"
 #include "smartlb/http/header_rules.hpp"
 
-namespace smartlb {
+namespace smartlb::config {
 namespace {
 
 bool is_token68_char(char c) {
@@ -41,7 +41,7 @@ std::vector<AdminToken> parse_admin_tokens(std::string_view value, std::string_v
   std::vector<AdminToken> out;
   int reads = 0, writes = 0;
   std::size_t position = 0;
-  for (const std::string_view entry : list_tokens(value)) {
+  for (const std::string_view entry : http::list_tokens(value)) {
     ++position;
     const std::string where = var + ": entry " + std::to_string(position);
     const std::size_t colon = entry.find(':');
@@ -79,4 +79,4 @@ std::vector<std::string> admin_token_conflicts(const AdminConfig& admin, std::si
   return errors;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::config

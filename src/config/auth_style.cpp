@@ -4,7 +4,7 @@
 
 #include "smartlb/config/config.hpp"
 
-namespace smartlb {
+namespace smartlb::config {
 namespace {
 constexpr std::array<std::pair<AuthStyle, std::string_view>, 6> kNames{{
     {AuthStyle::Auto, "auto"},
@@ -28,4 +28,4 @@ std::optional<AuthStyle> auth_style_named(std::string_view name) {
   return std::nullopt;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::config

@@ -4,7 +4,7 @@
 
 #include "smartlb/config/config_file.hpp"
 
-namespace smartlb {
+namespace smartlb::config {
 namespace {
 
 // Text is printed up to its first NUL byte, which the file's text can hold (a key, a rule's
@@ -28,4 +28,4 @@ CheckReport check_report(const ConfigLoadResult& loaded) {
   return report;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::config

@@ -16,7 +16,7 @@
 
 extern char** environ;
 
-namespace smartlb {
+namespace smartlb::config {
 namespace {
 
 // Collects errors, each prefixed by the variable it is about. Never puts a secret's value
@@ -232,13 +232,13 @@ void read_client_token_issuer(const EnvMap& env, Problems& p, Config& cfg) {
             "must be the tenant's id (a GUID, as tokens carry it), got " + quoted(*tenant));
   t.tenant_id = *tenant;
   if (const std::string* v = lookup(env, "CLIENT_ENTRA_AUDIENCE"))
-    for (auto a : list_tokens(*v)) t.audiences.emplace_back(a);
+    for (auto a : http::list_tokens(*v)) t.audiences.emplace_back(a);
   if (t.audiences.empty())
     p.error("CLIENT_ENTRA_AUDIENCE",
             "is required with CLIENT_ENTRA_TENANT_ID: the API's application ID URI or client id "
             "(comma-separated)");
   if (const std::string* v = lookup(env, "CLIENT_ENTRA_ROLES"))
-    for (auto r : list_tokens(*v)) t.required_roles.emplace_back(r);
+    for (auto r : http::list_tokens(*v)) t.required_roles.emplace_back(r);
   if (const std::string* v = lookup(env, "CLIENT_ENTRA_NAME")) {
     if (!is_valid_name(*v))
       p.error("CLIENT_ENTRA_NAME", "must be 1-64 characters of A-Z a-z 0-9 . _ -, got " + quoted(*v));
@@ -368,7 +368,7 @@ void read_process_settings(const EnvMap& env, Problems& p, Config& cfg) {
 // Who may call and what each may spend: client keys, every caller's budget, a tenant's tokens.
 void read_client_settings(const EnvMap& env, Problems& p, Config& cfg) {
   if (const std::string* v = lookup(env, "CLIENT_API_KEYS")) {
-    for (auto key : list_tokens(*v)) {
+    for (auto key : http::list_tokens(*v)) {
       if (key.size() < 8)
         p.error("CLIENT_API_KEYS", "each key must be at least 8 characters (value not shown)");
       else
@@ -445,4 +445,4 @@ EnvMap current_environment() {
   return env;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::config

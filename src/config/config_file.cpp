@@ -10,17 +10,17 @@
 #include "smartlb/base/text.hpp"
 #include "smartlb/config/values.hpp"
 
-namespace smartlb {
+namespace smartlb::config {
 namespace {
 
-using namespace config_file;
+using namespace file;
 
 std::string sha256_hex(std::string_view bytes) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int n = 0;
   EVP_Digest(bytes.data(), bytes.size(), digest, &n, EVP_sha256(), nullptr);
   std::string out;
-  append_hex(out, {digest, n});
+  base::append_hex(out, {digest, n});
   return out;
 }
 
@@ -173,7 +173,7 @@ ConfigLoadResult load_config(const EnvMap& env, const std::optional<std::string>
     ConfigLoadResult r = load_config_from_env(env, false);
     r.config.reset();
     r.errors.push_back((file ? std::string("--config") : std::string("CONFIG_FILE")) +
-                       ": cannot read the file " + smartlb::quoted(path));
+                       ": cannot read the file " + smartlb::config::quoted(path));
     return r;
   }
   std::ostringstream text;
@@ -181,4 +181,4 @@ ConfigLoadResult load_config(const EnvMap& env, const std::optional<std::string>
   return load_config_text(env, text.str(), path);
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::config

@@ -9,7 +9,7 @@
 #include <limits>
 #include <thread>
 
-namespace smartlb {
+namespace smartlb::config {
 
 namespace {
 
@@ -205,4 +205,4 @@ WorkerCount worker_count(unsigned configured) {
   return decide_worker_count(0, read_cpu_limits());
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::config

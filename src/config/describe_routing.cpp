@@ -7,7 +7,7 @@
 #include "smartlb/config/config_file.hpp"
 #include "smartlb/config/rule_types.hpp"
 
-namespace smartlb {
+namespace smartlb::config {
 namespace {
 
 // The name a rule's target is called with: its deployment or model, else the client's own
@@ -30,7 +30,7 @@ void describe_rule(std::ostream& out, const Config& cfg, const RuleConfig& rule)
   if (rule.slow_start.count()) out << ", slow start " << rule.slow_start.count() << " s";
   out << "\n";
   for (const auto& rt : rule.targets) {
-    const TargetConfig* t = config_file::find_target(cfg, rt.target);
+    const TargetConfig* t = file::find_target(cfg, rt.target);
     out << "    -> " << rt.target;
     if (t) out << " (as " << called_as(rule, t) << " on " << t->backend << ")";
     if (rule.type == RuleType::Priority) out << " priority " << rt.priority;
@@ -91,7 +91,7 @@ std::string limits_text(const ClientLimits& l, std::string_view cfg_currency) {
   add(l.tokens_per_month, "tokens/month");
   add(l.max_in_flight, "in flight");
   for (auto [v, what] : {std::pair{l.cost_per_day, "/day"}, std::pair{l.cost_per_month, "/month"}})
-    if (v) t += (t.empty() ? "" : ", ") + format_money(v) + " " + std::string(cfg_currency) + what;
+    if (v) t += (t.empty() ? "" : ", ") + cost::format_money(v) + " " + std::string(cfg_currency) + what;
   return t;
 }
 
@@ -121,10 +121,12 @@ void describe_budgets(std::ostream& out, const Config& cfg) {
 }
 
 void describe_prices(std::ostream& out, const Config& cfg) {
-  const PriceTable& prices = cfg.policy.prices;
+  const cost::PriceTable& prices = cfg.policy.prices;
   // Per token in pico-units is per million tokens in micro-units: x 10^6 is per million in pico.
-  const auto per_million = [&](PicoUnits p) { return format_money(p * 1'000'000) + " " + prices.currency; };
-  for (const ModelPrice& m : prices.models) {
+  const auto per_million = [&](cost::PicoUnits p) {
+    return cost::format_money(p * 1'000'000) + " " + prices.currency;
+  };
+  for (const cost::ModelPrice& m : prices.models) {
     out << "  price of " << m.model;
     for (std::size_t i = 0; i < m.aliases.size(); ++i) out << (i ? ", " : " (also ") << m.aliases[i];
     out << (m.aliases.empty() ? "" : ")") << " per 1M tokens: input " << per_million(m.input)
@@ -158,4 +160,4 @@ std::string describe_routing(const Config& cfg) {
   return out.str();
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::config

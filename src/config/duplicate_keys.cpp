@@ -5,7 +5,7 @@
 #include "file_reader.hpp"
 #include "smartlb/config/values.hpp"
 
-namespace smartlb::config_file {
+namespace smartlb::config::file {
 namespace {
 
 // Where the copies of a key are: "4 and 7", "4, 7 and 9"; line:column when two share a line
@@ -45,10 +45,10 @@ void walk_for_duplicates(Reader& r, const std::string& path, const YAML::Node& n
   }
   for (const auto& [key, at] : keys)
     if (at.size() > 1)
-      r.errors.push_back((path.empty() ? std::string() : path + ": ") + smartlb::quoted(key) + " is given " +
-                         (at.size() == 2 ? std::string("twice") : std::to_string(at.size()) + " times") +
-                         (path.empty() ? " at the top" : "") + " (lines " + join_places(at) + " of " +
-                         r.file() + ")");
+      r.errors.push_back(
+          (path.empty() ? std::string() : path + ": ") + smartlb::config::quoted(key) + " is given " +
+          (at.size() == 2 ? std::string("twice") : std::to_string(at.size()) + " times") +
+          (path.empty() ? " at the top" : "") + " (lines " + join_places(at) + " of " + r.file() + ")");
 }
 
 }  // namespace
@@ -58,4 +58,4 @@ void check_duplicate_keys(Reader& r, const YAML::Node& root) {
   walk_for_duplicates(r, "", root, walked);
 }
 
-}  // namespace smartlb::config_file
+}  // namespace smartlb::config::file

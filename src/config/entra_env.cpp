@@ -8,7 +8,7 @@
 #include "smartlb/config/env_settings.hpp"
 #include "smartlb/config/url.hpp"
 
-namespace smartlb {
+namespace smartlb::config {
 namespace {
 
 // A variable that is set and not empty. Every one read is in config/env_settings.hpp's table.
@@ -257,4 +257,4 @@ std::vector<std::string> resolve_entra_credential(const EnvMap& env, const Entra
   return errors;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::config

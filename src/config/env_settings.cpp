@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-namespace smartlb {
+namespace smartlb::config {
 namespace {
 
 constexpr std::string_view kBackendFamily = "BACKEND_X_";
@@ -225,4 +225,4 @@ std::string env_settings_help(std::span<const std::string_view> only) {
   return out;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::config

@@ -3,7 +3,7 @@
 #include "file_sections.hpp"
 #include "smartlb/config/admin_tokens.hpp"
 
-namespace smartlb::config_file {
+namespace smartlb::config::file {
 namespace {
 
 // One entry of admin.tokens, or nullopt with its errors reported.
@@ -70,4 +70,4 @@ void read_admin(Reader& r, const YAML::Node& n, Config& cfg) {
   for (const auto& conflict : admin_token_conflicts(cfg.admin, from)) r.error("admin.tokens", list, conflict);
 }
 
-}  // namespace smartlb::config_file
+}  // namespace smartlb::config::file

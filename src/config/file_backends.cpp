@@ -7,7 +7,7 @@
 #include "smartlb/config/url.hpp"
 #include "smartlb/config/values.hpp"
 
-namespace smartlb::config_file {
+namespace smartlb::config::file {
 namespace {
 
 AuthStyle parse_auth(Reader& r, const std::string& path, const YAML::Node& n, bool& ok) {
@@ -15,7 +15,7 @@ AuthStyle parse_auth(Reader& r, const std::string& path, const YAML::Node& n, bo
   ok = true;
   if (s)
     if (const std::optional<AuthStyle> style = auth_style_named(*s)) return *style;
-  if (s) r.error(path, n, "must be " + std::string(kAuthStyleNames) + ", got " + smartlb::quoted(*s));
+  if (s) r.error(path, n, "must be " + std::string(kAuthStyleNames) + ", got " + smartlb::config::quoted(*s));
   ok = false;
   return AuthStyle::Auto;
 }
@@ -69,7 +69,7 @@ void read_backends(Reader& r, const YAML::Node& list, bool azure_clients, Config
     } else if (auto s = r.string(key_path(path, "url"), url)) {
       auto parsed = parse_backend_url(*s);
       if (!parsed.url) {
-        r.error(key_path(path, "url"), url, parsed.error + ", got " + smartlb::quoted(*s));
+        r.error(key_path(path, "url"), url, parsed.error + ", got " + smartlb::config::quoted(*s));
       } else {
         b.url = std::move(*parsed.url);
         b.azure_host = is_azure_host(b.url.host);
@@ -107,15 +107,16 @@ void read_backends(Reader& r, const YAML::Node& list, bool azure_clients, Config
       if (auto s = r.string(key_path(path, "deployment_name"), v)) {
         if (!is_valid_deployment_name(*s))
           r.error(key_path(path, "deployment_name"), v,
-                  "must be 1-128 characters of A-Z a-z 0-9 . _ - ~, got " + smartlb::quoted(*s));
+                  "must be 1-128 characters of A-Z a-z 0-9 . _ - ~, got " + smartlb::config::quoted(*s));
         else
           b.deployment_name = *s;
       }
     if (const auto v = n["resource"])
       if (auto s = r.string(key_path(path, "resource"), v)) {
         if (!is_valid_resource_name(*s))
-          r.error(key_path(path, "resource"), v,
-                  "must be 1-256 visible ASCII characters without spaces, got " + smartlb::quoted(*s));
+          r.error(
+              key_path(path, "resource"), v,
+              "must be 1-256 visible ASCII characters without spaces, got " + smartlb::config::quoted(*s));
         else
           b.resource = *s;
       }
@@ -126,7 +127,7 @@ void read_backends(Reader& r, const YAML::Node& list, bool azure_clients, Config
       if (auto s = r.string(key_path(path, "health_probe_path"), v)) {
         if (!is_probe_path(*s))
           r.error(key_path(path, "health_probe_path"), v,
-                  "must be a path starting with /, without spaces, got " + smartlb::quoted(*s));
+                  "must be a path starting with /, without spaces, got " + smartlb::config::quoted(*s));
         else
           b.health_probe_path = *s;
       }
@@ -135,7 +136,7 @@ void read_backends(Reader& r, const YAML::Node& list, bool azure_clients, Config
                                     [&](const BackendConfig& o) { return o.name == b.name; });
     if (clash != cfg.backends.end()) {
       r.error(key_path(path, "name"), n["name"],
-              "duplicates the backend " + smartlb::quoted(b.name) +
+              "duplicates the backend " + smartlb::config::quoted(b.name) +
                   (clash->id > 0 ? " of BACKEND_" + std::to_string(clash->id) + "_*" : std::string()));
       continue;
     }
@@ -143,4 +144,4 @@ void read_backends(Reader& r, const YAML::Node& list, bool azure_clients, Config
   }
 }
 
-}  // namespace smartlb::config_file
+}  // namespace smartlb::config::file

@@ -8,7 +8,7 @@
 #include "file_sections.hpp"
 #include "smartlb/config/values.hpp"
 
-namespace smartlb::config_file {
+namespace smartlb::config::file {
 namespace {
 
 // A budget (`limits` of a client or a subject): at least one limit, each a positive integer.
@@ -30,14 +30,14 @@ ClientLimits read_limits(Reader& r, const std::string& path, const YAML::Node& n
        {std::pair{"cost_per_day", &l.cost_per_day}, std::pair{"cost_per_month", &l.cost_per_month}})
     if (const auto v = n[key])
       if (const auto text = r.string(key_path(path, key), v)) {
-        if (const auto amount = parse_money(*text); amount && *amount > 0)
+        if (const auto amount = cost::parse_money(*text); amount && *amount > 0)
           *out = *amount;
         else
           r.error(
               key_path(path, key), v,
               "must be an amount of the prices' currency: a decimal number above 0, at most 1000000 with at "
               "most 12 decimals, got " +
-                  smartlb::quoted(*text));
+                  smartlb::config::quoted(*text));
       }
   if (!l.any() && n.size() == 0)
     r.error(path, n,
@@ -91,7 +91,7 @@ void read_subject_limits(Reader& r, const YAML::Node& list, Config& cfg) {
     }
     if (ok && !seen.emplace(s.subject, s.shared).second) {
       r.error(key_path(path, "subject"), n["subject"],
-              "a budget for " + smartlb::quoted(s.subject) + (s.shared ? " (shared)" : "") +
+              "a budget for " + smartlb::config::quoted(s.subject) + (s.shared ? " (shared)" : "") +
                   " is already declared" +
                   (s.subject == "*" ? " (CLIENT_TOKENS_PER_MINUTE & co. declare \"*\")" : ""));
       ok = false;
@@ -118,7 +118,7 @@ void read_clients(Reader& r, const YAML::Node& list, Config& cfg) {
     } else if (auto s = r.name(key_path(path, "name"), name)) {
       if (!names.insert(*s).second) {
         r.error(key_path(path, "name"), name,
-                "duplicates another client's name " + smartlb::quoted(*s) +
+                "duplicates another client's name " + smartlb::config::quoted(*s) +
                     (s->rfind("client-", 0) == 0 ? " (CLIENT_API_KEYS names its keys client-1, client-2, ...)"
                                                  : ""));
         ok = false;
@@ -169,4 +169,4 @@ void read_clients(Reader& r, const YAML::Node& list, Config& cfg) {
   }
 }
 
-}  // namespace smartlb::config_file
+}  // namespace smartlb::config::file

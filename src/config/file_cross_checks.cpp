@@ -5,7 +5,7 @@
 #include "file_sections.hpp"
 #include "smartlb/config/values.hpp"
 
-namespace smartlb::config_file {
+namespace smartlb::config::file {
 
 const TargetConfig* find_target(const Config& cfg, std::string_view id) {
   for (const auto& t : cfg.policy.targets)
@@ -39,10 +39,10 @@ void check_quota_groups(Reader& r, const YAML::Node& root, Config& cfg) {
     auto [it, inserted] = groups.try_emplace(group, l);
     if (!inserted && (it->second.tpm != l.tpm || it->second.rpm != l.rpm))
       r.error(index_path("targets", i) + ".quota_group", root["targets"],
-              "the quota group " + smartlb::quoted(group) + " is declared " + std::to_string(it->second.tpm) +
-                  " TPM / " + std::to_string(it->second.rpm) + " RPM by " + smartlb::quoted(it->second.from) +
-                  " but " + std::to_string(l.tpm) + " / " + std::to_string(l.rpm) +
-                  " here: a group has one quota");
+              "the quota group " + smartlb::config::quoted(group) + " is declared " +
+                  std::to_string(it->second.tpm) + " TPM / " + std::to_string(it->second.rpm) + " RPM by " +
+                  smartlb::config::quoted(it->second.from) + " but " + std::to_string(l.tpm) + " / " +
+                  std::to_string(l.rpm) + " here: a group has one quota");
   }
   for (auto& t : cfg.policy.targets) {
     const auto [group, l] = effective(t);
@@ -74,7 +74,7 @@ void warn_unused_targets(Reader& r, const YAML::Node& list, const Config& cfg) {
         });
     if (used) continue;
     const auto [path, at] = target_entry(list, t.id);
-    r.warn(path, at, "no rule routes to the target " + smartlb::quoted(t.id));
+    r.warn(path, at, "no rule routes to the target " + smartlb::config::quoted(t.id));
   }
 }
 
@@ -106,7 +106,7 @@ void add_default_rule(Reader& r, const YAML::Node& root, std::size_t env_backend
     if (find_target(cfg, b->name)) {
       const auto [path, at] = target_entry(root["targets"], b->name);
       r.error(path, at,
-              "a target is named " + smartlb::quoted(b->name) +
+              "a target is named " + smartlb::config::quoted(b->name) +
                   " like a backend of the default rule; give it another id");
     }
   if (!implicit.empty()) add_implicit_rule(cfg, implicit);
@@ -129,4 +129,4 @@ void check_cost_budgets(Reader& r, const YAML::Node& root, const Config& cfg) {
   }
 }
 
-}  // namespace smartlb::config_file
+}  // namespace smartlb::config::file

@@ -4,7 +4,7 @@
 // to. Private to the config module.
 #include <string_view>
 
-namespace smartlb::config_file {
+namespace smartlb::config::file {
 
 inline constexpr std::string_view kTopKeys[] = {
     "name",           "type",           "backends",      "targets",         "clients", "rules",
@@ -72,4 +72,4 @@ inline constexpr std::string_view kUsageLimitKeys[] = {"tokens_per_minute", "req
 inline constexpr std::string_view kToleranceKeys[] = {"allowed_failures_per_minute",
                                                       "cooldown_period_minutes"};
 
-}  // namespace smartlb::config_file
+}  // namespace smartlb::config::file

@@ -8,7 +8,7 @@
 #include "file_sections.hpp"
 #include "smartlb/config/values.hpp"
 
-namespace smartlb::config_file {
+namespace smartlb::config::file {
 
 void read_model_configs(Reader& r, const YAML::Node& list, Config& cfg) {
   if (!r.is_list("model_configs", list) || !list) return;
@@ -88,11 +88,11 @@ void read_model_configs(Reader& r, const YAML::Node& list, Config& cfg) {
     if (!any) {
       std::vector<std::string> ids;
       for (const auto& x : cfg.policy.targets) ids.push_back(x.id);
-      std::string msg = "no target is or serves the model " + smartlb::quoted(model);
+      std::string msg = "no target is or serves the model " + smartlb::config::quoted(model);
       if (const auto hint = closest(model, ids); !hint.empty()) msg += " (did you mean \"" + hint + "\"?)";
       r.error(key_path(path, "model"), n["model"], msg);
     }
   }
 }
 
-}  // namespace smartlb::config_file
+}  // namespace smartlb::config::file

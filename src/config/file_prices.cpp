@@ -7,7 +7,7 @@
 #include "file_sections.hpp"
 #include "smartlb/config/values.hpp"
 
-namespace smartlb::config_file {
+namespace smartlb::config::file {
 namespace {
 
 constexpr const char* kPriceWhat =
@@ -19,19 +19,19 @@ bool currency_code(std::string_view c) {
   return c.size() == 3 && std::all_of(c.begin(), c.end(), [](char x) { return x >= 'A' && x <= 'Z'; });
 }
 
-std::optional<PicoUnits> read_price(Reader& r, const std::string& path, const YAML::Node& n) {
+std::optional<cost::PicoUnits> read_price(Reader& r, const std::string& path, const YAML::Node& n) {
   const auto text = r.string(path, n);
   if (!text) return std::nullopt;
-  const auto price = parse_price_per_million(*text);
-  if (!price) r.error(path, n, std::string(kPriceWhat) + ", got " + smartlb::quoted(*text));
+  const auto price = cost::parse_price_per_million(*text);
+  if (!price) r.error(path, n, std::string(kPriceWhat) + ", got " + smartlb::config::quoted(*text));
   return price;
 }
 
 // One entry of prices.models, or nullopt with its errors reported.
-std::optional<ModelPrice> read_model_price(Reader& r, const std::string& path, const YAML::Node& n) {
+std::optional<cost::ModelPrice> read_model_price(Reader& r, const std::string& path, const YAML::Node& n) {
   if (!r.is_map(path, n)) return std::nullopt;
   r.check_keys(path, n, kModelPriceKeys);
-  ModelPrice m;
+  cost::ModelPrice m;
   bool ok = true;
   if (const auto v = n["model"]; !v) {
     r.error(key_path(path, "model"), n, "is required (the model's name, e.g. gpt-4o)");
@@ -70,7 +70,7 @@ std::optional<ModelPrice> read_model_price(Reader& r, const std::string& path, c
 void read_prices(Reader& r, const YAML::Node& n, Config& cfg) {
   if (!n || n.IsNull() || !r.is_map("prices", n)) return;
   r.check_keys("prices", n, kPricesKeys);
-  PriceTable& table = cfg.policy.prices;
+  cost::PriceTable& table = cfg.policy.prices;
   if (const auto v = n["currency"]; !v) {
     r.error("prices.currency", n, "is required (the prices' currency, e.g. USD)");
   } else if (auto c = r.string("prices.currency", v)) {
@@ -78,7 +78,7 @@ void read_prices(Reader& r, const YAML::Node& n, Config& cfg) {
       table.currency = *c;
     else
       r.error("prices.currency", v,
-              "must be an ISO 4217 code such as USD or EUR, got " + smartlb::quoted(*c));
+              "must be an ISO 4217 code such as USD or EUR, got " + smartlb::config::quoted(*c));
   }
   const YAML::Node list = n["models"];
   if (!list) r.error("prices.models", n, "is required (a list of models and their prices)");
@@ -93,11 +93,11 @@ void read_prices(Reader& r, const YAML::Node& n, Config& cfg) {
     names.insert(names.end(), m->aliases.begin(), m->aliases.end());
     for (const std::string& name : names)
       if (const auto [it, added] = named.emplace(name, path); !added) {
-        r.error(path, list[i], smartlb::quoted(name) + " is already priced by " + it->second);
+        r.error(path, list[i], smartlb::config::quoted(name) + " is already priced by " + it->second);
         unique = false;
       }
     if (unique) table.models.push_back(std::move(*m));
   }
 }
 
-}  // namespace smartlb::config_file
+}  // namespace smartlb::config::file

@@ -7,16 +7,16 @@
 #include "file_sections.hpp"
 #include "smartlb/config/values.hpp"
 
-namespace smartlb {
+namespace smartlb::config {
 
 std::vector<PriorityClassConfig> default_priority_classes() {
   return {PriorityClassConfig{"interactive", 0, {}, {}},
           PriorityClassConfig{"batch", kDefaultClassReserve, {}, {}}};
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::config
 
-namespace smartlb::config_file {
+namespace smartlb::config::file {
 namespace {
 
 // One entry; false when it is not usable.
@@ -66,7 +66,7 @@ void read_priority_classes(Reader& r, const YAML::Node& root, Config& cfg) {
       if (!read_class(r, path, list[i], i == 0, c)) continue;
       if (!names.insert(c.name).second) {
         r.error(key_path(path, "name"), list[i]["name"],
-                "duplicates another class's name " + smartlb::quoted(c.name));
+                "duplicates another class's name " + smartlb::config::quoted(c.name));
         continue;
       }
       if (!classes.empty() && c.reserve_permille < classes.back().reserve_permille)
@@ -94,8 +94,9 @@ void read_priority_classes(Reader& r, const YAML::Node& root, Config& cfg) {
     if (it == classes.end()) {
       std::string known;
       for (const PriorityClassConfig& c : classes) known += (known.empty() ? "" : ", ") + c.name;
-      r.error(path, v,
-              "names no priority class: " + smartlb::quoted(*name) + " (the classes are " + known + ")");
+      r.error(
+          path, v,
+          "names no priority class: " + smartlb::config::quoted(*name) + " (the classes are " + known + ")");
       continue;
     }
     it->clients.push_back(*client);
@@ -106,4 +107,4 @@ void read_priority_classes(Reader& r, const YAML::Node& root, Config& cfg) {
     cfg.policy.priority_classes = std::move(classes);
 }
 
-}  // namespace smartlb::config_file
+}  // namespace smartlb::config::file

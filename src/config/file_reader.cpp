@@ -8,7 +8,7 @@
 #include "smartlb/config/env_settings.hpp"
 #include "smartlb/config/values.hpp"
 
-namespace smartlb::config_file {
+namespace smartlb::config::file {
 namespace {
 
 // "PORT is an environment variable: ..." for a key spelled like one of smartlb's environment
@@ -106,7 +106,7 @@ std::optional<std::string> Reader::expand(const std::string& path, const YAML::N
 std::optional<std::string> Reader::name(const std::string& path, const YAML::Node& n) {
   auto s = string(path, n);
   if (s && !is_valid_name(*s)) {
-    error(path, n, "must be 1-64 characters of A-Z a-z 0-9 . _ -, got " + smartlb::quoted(*s));
+    error(path, n, "must be 1-64 characters of A-Z a-z 0-9 . _ -, got " + smartlb::config::quoted(*s));
     return std::nullopt;
   }
   return s;
@@ -118,7 +118,8 @@ std::optional<long long> Reader::integer(const std::string& path, const YAML::No
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (!n.IsScalar() || s.empty() || ec != std::errc{} || p != s.data() + s.size() || v < lo || v > hi) {
     error(path, n,
-          "must be " + what + ", got " + (n.IsScalar() ? smartlb::quoted(s) : std::string("a non-scalar")));
+          "must be " + what + ", got " +
+              (n.IsScalar() ? smartlb::config::quoted(s) : std::string("a non-scalar")));
     return std::nullopt;
   }
   return v;
@@ -131,7 +132,8 @@ std::optional<double> Reader::number(const std::string& path, const YAML::Node& 
   if (!n.IsScalar() || s.empty() || ec != std::errc{} || p != s.data() + s.size() || !std::isfinite(v) ||
       v < lo || v > hi) {
     error(path, n,
-          "must be " + what + ", got " + (n.IsScalar() ? smartlb::quoted(s) : std::string("a non-scalar")));
+          "must be " + what + ", got " +
+              (n.IsScalar() ? smartlb::config::quoted(s) : std::string("a non-scalar")));
     return std::nullopt;
   }
   return v;
@@ -208,4 +210,4 @@ std::string Reader::where(const YAML::Node& n) const {
   return " (" + file_ + ":" + std::to_string(m.line + 1) + ")";
 }
 
-}  // namespace smartlb::config_file
+}  // namespace smartlb::config::file

@@ -17,7 +17,7 @@
 
 #include "smartlb/config/config_env.hpp"
 
-namespace smartlb::config_file {
+namespace smartlb::config::file {
 
 // "backends[2]", and "backends[2].url" ("url" at the top).
 std::string index_path(const std::string& path, std::size_t i);
@@ -70,4 +70,4 @@ class Reader {
 // A key given twice in one mapping, anywhere in the document: an error naming every line.
 void check_duplicate_keys(Reader& r, const YAML::Node& root);
 
-}  // namespace smartlb::config_file
+}  // namespace smartlb::config::file

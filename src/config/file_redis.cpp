@@ -6,7 +6,7 @@
 #include "smartlb/config/redis_url.hpp"
 #include "smartlb/config/values.hpp"
 
-namespace smartlb::config_file {
+namespace smartlb::config::file {
 
 // The file's `redis:` section: the same settings as REDIS_URL and its variables, which it
 // overrides (docs/scale-out.md). The URL's password never appears in a message.
@@ -27,7 +27,7 @@ void read_redis(Reader& r, const YAML::Node& n, Config& cfg) {
   if (const auto v = n["ca_file"])
     if (auto s = r.string("redis.ca_file", v)) {
       if (s->empty() || ::access(s->c_str(), R_OK) != 0)
-        r.error("redis.ca_file", v, "cannot read the file " + smartlb::quoted(*s));
+        r.error("redis.ca_file", v, "cannot read the file " + smartlb::config::quoted(*s));
       else
         redis.ca_file = *s;
     }
@@ -43,4 +43,4 @@ void read_redis(Reader& r, const YAML::Node& n, Config& cfg) {
     }
 }
 
-}  // namespace smartlb::config_file
+}  // namespace smartlb::config::file

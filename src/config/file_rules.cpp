@@ -9,7 +9,7 @@
 #include "smartlb/config/rule_types.hpp"
 #include "smartlb/config/values.hpp"
 
-namespace smartlb::config_file {
+namespace smartlb::config::file {
 namespace {
 
 // HTTP statuses as TrueFoundry writes them: ["429", "500"] (numbers accepted too).
@@ -23,7 +23,7 @@ std::optional<std::vector<unsigned>> read_statuses(Reader& r, const std::string&
     unsigned v = 0;
     const auto [p, ec] = std::from_chars(s->data(), s->data() + s->size(), v);
     if (ec != std::errc{} || p != s->data() + s->size() || v < 100 || v > 599)
-      r.error(ipath, n[i], "must be an HTTP status from 100 to 599, got " + smartlb::quoted(*s));
+      r.error(ipath, n[i], "must be an HTTP status from 100 to 599, got " + smartlb::config::quoted(*s));
     else
       out.push_back(v);
   }
@@ -74,7 +74,7 @@ void read_rule_target(Reader& r, const std::string& path, const YAML::Node& n, c
     if (!target) {
       std::vector<std::string> ids;
       for (const auto& x : cfg.policy.targets) ids.push_back(x.id);
-      std::string msg = "no target has the id " + smartlb::quoted(*s);
+      std::string msg = "no target has the id " + smartlb::config::quoted(*s);
       if (const auto hint = closest(*s, ids); !hint.empty()) msg += " (did you mean \"" + hint + "\"?)";
       r.error(key_path(path, "target"), t, msg);
     } else if (std::any_of(rule.targets.begin(), rule.targets.end(),
@@ -137,9 +137,10 @@ void warn_unnamed_targets(Reader& r, const std::string& path, const YAML::Node& 
       const TargetConfig* t = find_target(cfg, rt.target);
       if (!t || !t->upstream_name.empty() || t->serves(rule.models[k])) continue;
       r.warn(index_path(path, k), list[k],
-             "the target " + smartlb::quoted(t->id) + " neither serves " + smartlb::quoted(rule.models[k]) +
+             "the target " + smartlb::config::quoted(t->id) + " neither serves " +
+                 smartlb::config::quoted(rule.models[k]) +
                  " nor has a deployment or model to be called with, so its backend is asked for " +
-                 smartlb::quoted(rule.models[k]) +
+                 smartlb::config::quoted(rule.models[k]) +
                  " (give the target a deployment or model; an alias if its backend knows that name)");
     }
 }
@@ -154,7 +155,7 @@ void read_rule_type(Reader& r, const std::string& path, const YAML::Node& n, Rul
     } else {
       std::vector<std::string_view> names;
       for (const RuleTypeInfo& t : rule_types()) names.push_back(t.name);
-      std::string msg = "must be " + rule_type_names() + ", got " + smartlb::quoted(*s);
+      std::string msg = "must be " + rule_type_names() + ", got " + smartlb::config::quoted(*s);
       if (const auto hint = closest(*s, names); !hint.empty()) msg += " (did you mean \"" + hint + "\"?)";
       r.error(key_path(path, "type"), type, msg);
     }
@@ -229,7 +230,7 @@ void read_rules(Reader& r, const YAML::Node& list, Config& cfg) {
       if (s->empty())
         r.error(key_path(path, "id"), id, "must not be empty");
       else if (!ids.insert(*s).second)
-        r.error(key_path(path, "id"), id, "duplicates another rule's id " + smartlb::quoted(*s));
+        r.error(key_path(path, "id"), id, "duplicates another rule's id " + smartlb::config::quoted(*s));
       rule.id = *s;
     }
     read_rule_type(r, path, n, rule);
@@ -277,7 +278,8 @@ void read_routing_config(Reader& r, const std::string& path, const YAML::Node& c
   r.check_keys(first, ids[0], kSessionIdentifierKeys);
   const auto source = r.string(key_path(first, "source"), ids[0]["source"]);
   if (source && *source != "headers")
-    r.error(key_path(first, "source"), ids[0]["source"], "must be headers, got " + smartlb::quoted(*source));
+    r.error(key_path(first, "source"), ids[0]["source"],
+            "must be headers, got " + smartlb::config::quoted(*source));
   if (auto key = r.string(key_path(first, "key"), ids[0]["key"])) {
     rule.affinity = true;
     rule.affinity_header = *key;
@@ -290,7 +292,7 @@ void read_virtual_account(Reader& r, const std::string& path, const YAML::Node& 
                           std::vector<RuleConfig>& out) {
   if (const auto t = account["type"]; t && t.IsScalar() && t.Scalar() != "provider-account/virtual-model")
     r.error(key_path(path, "type"), t,
-            "must be provider-account/virtual-model, got " + smartlb::quoted(t.Scalar()));
+            "must be provider-account/virtual-model, got " + smartlb::config::quoted(t.Scalar()));
   const auto name = r.string(key_path(path, "name"), account["name"]);
   if (!account["name"]) r.error(key_path(path, "name"), account, "is required");
   const auto list = account["integrations"];
@@ -306,7 +308,7 @@ void read_virtual_account(Reader& r, const std::string& path, const YAML::Node& 
     r.check_keys(vpath, v, kVirtualModelKeys);
     if (const auto t = v["type"]; t && t.IsScalar() && t.Scalar() != "integration/model/virtual")
       r.error(key_path(vpath, "type"), t,
-              "must be integration/model/virtual, got " + smartlb::quoted(t.Scalar()));
+              "must be integration/model/virtual, got " + smartlb::config::quoted(t.Scalar()));
     const auto model = r.string(key_path(vpath, "name"), v["name"]);
     if (!v["name"]) r.error(key_path(vpath, "name"), v, "is required");
     RuleConfig rule;
@@ -339,9 +341,10 @@ void read_virtual_models(Reader& r, const YAML::Node& root, Config& cfg) {
     const bool clash = std::any_of(cfg.policy.rules.begin(), cfg.policy.rules.end(),
                                    [&](const RuleConfig& o) { return o.id == rule.id; });
     if (clash)
-      r.error("virtual_models", root, "the virtual model " + smartlb::quoted(rule.id) + " is declared twice");
+      r.error("virtual_models", root,
+              "the virtual model " + smartlb::config::quoted(rule.id) + " is declared twice");
     cfg.policy.rules.push_back(std::move(rule));
   }
 }
 
-}  // namespace smartlb::config_file
+}  // namespace smartlb::config::file

@@ -12,7 +12,7 @@
 #include "file_reader.hpp"
 #include "smartlb/config/config.hpp"
 
-namespace smartlb::config_file {
+namespace smartlb::config::file {
 
 // `azure_clients`: whether any request may reach these backends (a file without rules makes
 // them the default rule), Azure-style ones included; else only through the rules' targets.
@@ -52,4 +52,4 @@ void check_cost_budgets(Reader& r, const YAML::Node& root, const Config& cfg);
 // A file target no rule routes to is a warning.
 void warn_unused_targets(Reader& r, const YAML::Node& list, const Config& cfg);
 
-}  // namespace smartlb::config_file
+}  // namespace smartlb::config::file

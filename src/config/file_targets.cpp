@@ -6,7 +6,7 @@
 #include "file_sections.hpp"
 #include "smartlb/config/values.hpp"
 
-namespace smartlb::config_file {
+namespace smartlb::config::file {
 
 void read_targets(Reader& r, const YAML::Node& list, Config& cfg) {
   if (!r.is_list("targets", list) || !list) return;
@@ -26,11 +26,11 @@ void read_targets(Reader& r, const YAML::Node& list, Config& cfg) {
       if (s->empty() || s->size() > 200 ||
           std::any_of(s->begin(), s->end(), [](unsigned char c) { return c <= ' ' || c == 0x7f; })) {
         r.error(key_path(path, "id"), id,
-                "must be 1-200 characters without spaces, got " + smartlb::quoted(*s));
+                "must be 1-200 characters without spaces, got " + smartlb::config::quoted(*s));
         ok = false;
       } else if (std::any_of(cfg.policy.targets.begin(), cfg.policy.targets.end(),
                              [&](const TargetConfig& o) { return o.id == *s; })) {
-        r.error(key_path(path, "id"), id, "duplicates another target's id " + smartlb::quoted(*s));
+        r.error(key_path(path, "id"), id, "duplicates another target's id " + smartlb::config::quoted(*s));
         ok = false;
       } else {
         t.id = *s;
@@ -44,7 +44,7 @@ void read_targets(Reader& r, const YAML::Node& list, Config& cfg) {
       r.error(key_path(path, "backend"), n, "is required");
     } else if (auto s = r.string(key_path(path, "backend"), b)) {
       if (std::find(backend_names.begin(), backend_names.end(), *s) == backend_names.end()) {
-        std::string msg = "no backend is named " + smartlb::quoted(*s);
+        std::string msg = "no backend is named " + smartlb::config::quoted(*s);
         if (const auto hint = closest(*s, backend_names); !hint.empty())
           msg += " (did you mean \"" + hint + "\"?)";
         r.error(key_path(path, "backend"), b, msg);
@@ -59,7 +59,7 @@ void read_targets(Reader& r, const YAML::Node& list, Config& cfg) {
       if (auto s = r.string(key_path(path, key), node)) {
         if (!is_valid_deployment_name(*s))
           r.error(key_path(path, key), node,
-                  "must be 1-128 characters of A-Z a-z 0-9 . _ - ~, got " + smartlb::quoted(*s));
+                  "must be 1-128 characters of A-Z a-z 0-9 . _ - ~, got " + smartlb::config::quoted(*s));
         else
           t.upstream_name = *s;
       }
@@ -71,4 +71,4 @@ void read_targets(Reader& r, const YAML::Node& list, Config& cfg) {
   }
 }
 
-}  // namespace smartlb::config_file
+}  // namespace smartlb::config::file

@@ -5,7 +5,7 @@
 #include "file_sections.hpp"
 #include "smartlb/config/values.hpp"
 
-namespace smartlb::config_file {
+namespace smartlb::config::file {
 
 // Entra ID tenants whose tokens clients may present. Their names are client names: unique
 // among the clients' and CLIENT_ENTRA_NAME's.
@@ -29,7 +29,7 @@ void read_token_issuers(Reader& r, const YAML::Node& list, Config& cfg) {
     } else if (auto s = r.name(key_path(path, "name"), name)) {
       if (!names.insert(*s).second) {
         r.error(key_path(path, "name"), name,
-                "duplicates another client's or token issuer's name " + smartlb::quoted(*s));
+                "duplicates another client's or token issuer's name " + smartlb::config::quoted(*s));
         ok = false;
       }
       t.name = *s;
@@ -41,8 +41,9 @@ void read_token_issuers(Reader& r, const YAML::Node& list, Config& cfg) {
       ok = false;
     } else if (auto s = r.string(key_path(path, "tenant_id"), tenant)) {
       if (!is_tenant_guid(*s)) {
-        r.error(key_path(path, "tenant_id"), tenant,
-                "must be the tenant's id, a GUID (tokens carry it in iss), got " + smartlb::quoted(*s));
+        r.error(
+            key_path(path, "tenant_id"), tenant,
+            "must be the tenant's id, a GUID (tokens carry it in iss), got " + smartlb::config::quoted(*s));
         ok = false;
       }
       t.tenant_id = *s;
@@ -84,4 +85,4 @@ void read_token_issuers(Reader& r, const YAML::Node& list, Config& cfg) {
   }
 }
 
-}  // namespace smartlb::config_file
+}  // namespace smartlb::config::file

@@ -4,7 +4,7 @@
 
 #include "smartlb/base/text.hpp"
 
-namespace smartlb {
+namespace smartlb::config {
 namespace {
 
 // RFC 3986 percent-decoding of a user or password ("p%40ss" -> "p@ss").
@@ -17,7 +17,7 @@ std::optional<std::string> percent_decode(std::string_view s) {
       continue;
     }
     if (i + 2 >= s.size()) return std::nullopt;
-    const int hi = hex_digit_value(s[i + 1]), lo = hex_digit_value(s[i + 2]);
+    const int hi = base::hex_digit_value(s[i + 1]), lo = base::hex_digit_value(s[i + 2]);
     if (hi < 0 || lo < 0) return std::nullopt;
     out += static_cast<char>(hi * 16 + lo);
     i += 2;
@@ -122,4 +122,4 @@ RedisUrlParseResult parse_redis_url(std::string_view text) {
   return {std::move(url), {}};
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::config

@@ -2,7 +2,7 @@
 
 #include <iterator>
 
-namespace smartlb {
+namespace smartlb::config {
 namespace {
 
 constexpr RuleTypeInfo kRuleTypes[] = {
@@ -39,4 +39,4 @@ const std::string& rule_type_names() {
   return names;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::config

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace smartlb {
+namespace smartlb::config {
 
 bool TargetConfig::serves(std::string_view model) const {
   if (model.empty()) return false;
@@ -13,4 +13,4 @@ bool TargetConfig::serves(std::string_view model) const {
   return std::find(aliases.begin(), aliases.end(), model) != aliases.end();
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::config

@@ -3,7 +3,7 @@
 #include <charconv>
 #include <string>
 
-namespace smartlb {
+namespace smartlb::config {
 
 UrlParseResult parse_backend_url(std::string_view text) {
   UrlParseResult r;
@@ -111,4 +111,4 @@ std::optional<std::string> doubled_prefix_warning(const BackendUrl& url, std::st
   return w;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::config

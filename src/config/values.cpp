@@ -6,7 +6,7 @@
 
 #include "smartlb/http/header_rules.hpp"
 
-namespace smartlb {
+namespace smartlb::config {
 namespace {
 
 bool is_name_char(char c) {
@@ -58,7 +58,7 @@ bool is_azure_host(std::string host) {
 
 std::optional<std::string> api_key_problem(std::string_view key) {
   if (key.empty()) return "is set but empty";
-  if (!is_safe_header_value(key) ||
+  if (!http::is_safe_header_value(key) ||
       std::any_of(key.begin(), key.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f || c == ' '; }))
     return "contains whitespace or a control character (a trailing newline from a secrets file?); value not "
            "shown";
@@ -97,4 +97,4 @@ std::optional<std::string> http_url_problem(std::string_view url) {
   return std::nullopt;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::config

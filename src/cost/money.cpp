@@ -1,6 +1,6 @@
 #include "smartlb/cost/money.hpp"
 
-namespace smartlb {
+namespace smartlb::cost {
 namespace {
 
 // `text` as a whole number of 10^-decimals units, within `max`.
@@ -57,4 +57,4 @@ std::string format_money(PicoUnits amount) {
   return out;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::cost

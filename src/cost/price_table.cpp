@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace smartlb {
+namespace smartlb::cost {
 namespace {
 
 bool digits(std::string_view s) {
@@ -41,4 +41,4 @@ const ModelPrice* PriceTable::find(std::string_view name) const {
   return nullptr;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::cost

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace smartlb {
+namespace smartlb::cost {
 namespace {
 
 // tokens x price, saturating at kMaxMoney (a count no answer reports; but it comes from outside).
@@ -29,4 +29,4 @@ PicoUnits cost_estimate(std::int64_t input_tokens, std::int64_t max_output_token
   return plus(times(input_tokens, price.input), times(max_output_tokens, price.output));
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::cost

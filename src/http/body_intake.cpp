@@ -2,18 +2,18 @@
 
 #include "smartlb/base/text.hpp"
 
-namespace smartlb {
+namespace smartlb::http {
 namespace {
 constexpr std::string_view kBuffered = "MAX_REQUEST_BODY_BYTES";
 constexpr std::string_view kStreamed = "MAX_STREAMED_BODY_BYTES";
 
 bool starts_with_type(std::string_view content_type, std::string_view type) {
-  return content_type.size() >= type.size() && iequals(content_type.substr(0, type.size()), type);
+  return content_type.size() >= type.size() && base::iequals(content_type.substr(0, type.size()), type);
 }
 }  // namespace
 
 BodyKind body_kind(std::string_view content_type) {
-  content_type = trim_ows(content_type);
+  content_type = base::trim_ows(content_type);
   for (std::string_view upload : {"multipart/", "application/octet-stream", "audio/", "video/", "image/"})
     if (starts_with_type(content_type, upload)) return BodyKind::Upload;
   return BodyKind::Request;
@@ -45,4 +45,4 @@ std::string_view too_large_message(std::string_view limit) {
   return "Request body too large; the limit is MAX_REQUEST_BODY_BYTES.";
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::http

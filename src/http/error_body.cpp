@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace smartlb {
+namespace smartlb::http {
 
 std::string openai_error_json(std::string_view message, std::string_view type, std::string_view code) {
   nlohmann::json j = {{"error",
@@ -13,4 +13,4 @@ std::string openai_error_json(std::string_view message, std::string_view type, s
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::http

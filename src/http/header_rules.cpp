@@ -5,11 +5,11 @@
 
 #include "smartlb/base/text.hpp"
 
-namespace smartlb {
+namespace smartlb::http {
 
 namespace {
 bool istarts_with(std::string_view s, std::string_view prefix) {
-  return s.size() >= prefix.size() && iequals(s.substr(0, prefix.size()), prefix);
+  return s.size() >= prefix.size() && base::iequals(s.substr(0, prefix.size()), prefix);
 }
 }  // namespace
 
@@ -17,41 +17,41 @@ bool is_hop_by_hop(std::string_view name) {
   // Called for every field of every message: dispatch on the length before comparing.
   switch (name.size()) {
     case 2:
-      return iequals(name, "te");
+      return base::iequals(name, "te");
     case 7:
-      return iequals(name, "trailer") || iequals(name, "upgrade");
+      return base::iequals(name, "trailer") || base::iequals(name, "upgrade");
     case 10:
-      return iequals(name, "connection") || iequals(name, "keep-alive");
+      return base::iequals(name, "connection") || base::iequals(name, "keep-alive");
     case 16:
-      return iequals(name, "proxy-connection");
+      return base::iequals(name, "proxy-connection");
     case 17:
-      return iequals(name, "transfer-encoding");
+      return base::iequals(name, "transfer-encoding");
     case 18:
-      return iequals(name, "proxy-authenticate");
+      return base::iequals(name, "proxy-authenticate");
     case 19:
-      return iequals(name, "proxy-authorization");
+      return base::iequals(name, "proxy-authorization");
     default:
       return false;
   }
 }
 
 bool is_proxy_header_tail(std::string_view name) {
-  return iequals(name.substr(0, 5), "proxy") && (name.size() == 5 || name[5] == '-');
+  return base::iequals(name.substr(0, 5), "proxy") && (name.size() == 5 || name[5] == '-');
 }
 
 bool is_client_credential(std::string_view name) {
   // Called for every field of every request: dispatch on the length before comparing.
   switch (name.size()) {
     case 7:
-      return iequals(name, "api-key");
+      return base::iequals(name, "api-key");
     case 9:
-      return iequals(name, "x-api-key");
+      return base::iequals(name, "x-api-key");
     case 13:
-      return iequals(name, "authorization");
+      return base::iequals(name, "authorization");
     case 14:
-      return iequals(name, "x-goog-api-key");
+      return base::iequals(name, "x-goog-api-key");
     case 25:
-      return iequals(name, "ocp-apim-subscription-key");
+      return base::iequals(name, "ocp-apim-subscription-key");
     default:
       return false;
   }
@@ -64,8 +64,8 @@ bool is_backend_quota_header(std::string_view name) {
 bool is_replaced_answer_field(std::string_view name) {
   // No fixed hop-by-hop name begins with "x-"; every name of the other kinds does.
   if (name.size() >= 12 && (name[0] == 'x' || name[0] == 'X') && name[1] == '-')
-    return is_backend_quota_header(name) || iequals(name, "x-request-id") ||
-           iequals(name, "x-smartlb-backend");
+    return is_backend_quota_header(name) || base::iequals(name, "x-request-id") ||
+           base::iequals(name, "x-smartlb-backend");
   return is_hop_by_hop(name);
 }
 
@@ -95,13 +95,13 @@ std::string check_request_framing(const FramingInput& in) {
     for (auto v : in.transfer_encoding)
       for_each_list_token(v, [&](std::string_view token) {
         ++codings;
-        if (!iequals(token, "chunked")) only_chunked = false;
+        if (!base::iequals(token, "chunked")) only_chunked = false;
       });
     if (codings != 1 || !only_chunked) return "unsupported Transfer-Encoding";
   }
   if (in.content_length.size() > 1) return "more than one Content-Length header";
   if (in.content_length.size() == 1) {
-    const auto v = trim_ows(in.content_length.front());
+    const auto v = base::trim_ows(in.content_length.front());
     std::uint64_t n = 0;
     auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
     if (v.empty() || ec != std::errc{} || p != v.data() + v.size()) return "invalid Content-Length";
@@ -109,4 +109,4 @@ std::string check_request_framing(const FramingInput& in) {
   return {};
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::http

@@ -6,7 +6,7 @@
 #include "smartlb/base/text.hpp"
 #include "smartlb/http/json_lexer.hpp"
 
-namespace smartlb {
+namespace smartlb::http {
 namespace {
 
 // One top-level member as found: `"key"` starts at `start`; its value spans
@@ -206,8 +206,8 @@ void append_json_string(std::string& out, std::string_view text) {
         break;
       default:
         out += "u00";
-        out += hex_digit(c >> 4);
-        out += hex_digit(c & 0xF);
+        out += base::hex_digit(c >> 4);
+        out += base::hex_digit(c & 0xF);
     }
   }
   out.append(text.substr(run));
@@ -221,4 +221,4 @@ std::string json_string(std::string_view text) {
   return out;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::http

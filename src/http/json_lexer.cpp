@@ -6,7 +6,7 @@
 
 #include "smartlb/base/text.hpp"
 
-namespace smartlb {
+namespace smartlb::http {
 namespace {
 
 using Byte = unsigned char;
@@ -55,7 +55,7 @@ constexpr bool is_digit(Byte c) { return c >= '0' && c <= '9'; }
 int hex4(const Byte* p) {
   int v = 0;
   for (int i = 0; i < 4; ++i) {
-    const int d = hex_digit_value(static_cast<char>(p[i]));
+    const int d = base::hex_digit_value(static_cast<char>(p[i]));
     if (d < 0) return -1;
     v = v << 4 | d;
   }
@@ -349,4 +349,4 @@ std::optional<std::string_view> json_decode_short(std::string_view raw, std::spa
   return std::string_view(buf.data(), n);
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::http

@@ -1,6 +1,6 @@
 #include "smartlb/http/methods.hpp"
 
-namespace smartlb {
+namespace smartlb::http {
 
 bool is_api_method(std::string_view method) {
   // Called for every request: dispatch on the length before comparing.
@@ -20,4 +20,4 @@ bool is_api_method(std::string_view method) {
   }
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::http

@@ -5,7 +5,7 @@
 
 #include "smartlb/http/json_lexer.hpp"
 
-namespace smartlb {
+namespace smartlb::http {
 namespace {
 
 // What a top-level member is to the request path.
@@ -220,4 +220,4 @@ RequestBodyFacts read_request_body(std::string_view path, std::string_view body)
   return f;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::http

@@ -1,6 +1,6 @@
 #include "smartlb/http/request_target.hpp"
 
-namespace smartlb {
+namespace smartlb::http {
 
 std::optional<RequestTarget> parse_request_target(std::string_view target) {
   if (target.empty() || target.front() != '/') return std::nullopt;
@@ -49,4 +49,4 @@ void append_upstream_target(std::string& out, std::string_view base_path, const 
   }
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::http

@@ -1,19 +1,19 @@
 #include "smartlb/http/response_fields.hpp"
 
-namespace smartlb {
+namespace smartlb::http {
 
 bool ConnectionNames::listed(std::string_view name) const {
   for (std::size_t i = 0; i < count_; ++i)
-    if (iequals(names_[i], name)) return true;
+    if (base::iequals(names_[i], name)) return true;
   for (const auto& n : more_)
-    if (iequals(n, name)) return true;
+    if (base::iequals(n, name)) return true;
   return false;
 }
 
 bool is_plain_event_stream(std::string_view type, std::string_view coding) {
   type = type.substr(0, type.find(';'));
   while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.remove_suffix(1);
-  return iequals(type, "text/event-stream") && (coding.empty() || iequals(coding, "identity"));
+  return base::iequals(type, "text/event-stream") && (coding.empty() || base::iequals(coding, "identity"));
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::http

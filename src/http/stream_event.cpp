@@ -8,7 +8,7 @@
 
 #include "smartlb/http/json_lexer.hpp"
 
-namespace smartlb {
+namespace smartlb::http {
 namespace {
 
 bool is_one_of(std::string_view s, std::initializer_list<std::string_view> names) {
@@ -281,4 +281,4 @@ StartReason classify_stream_error(std::string_view data) {
   return reported_error(data).value_or(StartReason::ServerError);
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::http

@@ -76,18 +76,18 @@ struct FieldLine {
   const char* cr;
 };
 [[gnu::always_inline]] inline bool scan_field_line(const char* p, const char* end, FieldLine& f,
-                                                   http::error& e) {
+                                                   beast::http::error& e) {
   const char* colon = p;
   while (is_token_char(*colon)) ++colon;
   if (colon == p || *colon != ':') {
-    e = http::error::bad_field;
+    e = beast::http::error::bad_field;
     return false;
   }
   const char* v = colon + 1;
   while (*v == ' ' || *v == '\t') ++v;
   const char* cr = find_text_end(v, end);
   if (*cr != '\r' || cr[1] != '\n') {
-    e = *cr == '\r' || *cr == '\n' ? http::error::bad_line_ending : http::error::bad_value;
+    e = *cr == '\r' || *cr == '\n' ? beast::http::error::bad_line_ending : beast::http::error::bad_value;
     return false;
   }
   f = {colon, v, cr};
@@ -119,7 +119,7 @@ std::size_t Http1Parser::put(const char* data, std::size_t size, error_code& ec)
       return put_head(data, size, ec);
     case State::length: {
       if (size == 0) {
-        ec = http::error::need_more;
+        ec = beast::http::error::need_more;
         return 0;
       }
       const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(left_, size));
@@ -130,7 +130,7 @@ std::size_t Http1Parser::put(const char* data, std::size_t size, error_code& ec)
     }
     case State::until_eof:
       if (size == 0) {
-        ec = http::error::need_more;
+        ec = beast::http::error::need_more;
         return 0;
       }
       return deliver(data, size, ec);
@@ -157,10 +157,10 @@ void Http1Parser::put_eof(error_code& ec) {
     case State::done:
       return;
     case State::head:
-      fail(ec, got_some_ ? http::error::partial_message : http::error::end_of_stream);
+      fail(ec, got_some_ ? beast::http::error::partial_message : beast::http::error::end_of_stream);
       return;
     default:
-      fail(ec, http::error::partial_message);
+      fail(ec, beast::http::error::partial_message);
       return;
   }
 }
@@ -172,12 +172,12 @@ std::size_t Http1Parser::put_head(const char* data, std::size_t size, error_code
     while (skip + 1 < size && data[skip] == '\r' && data[skip + 1] == '\n') skip += 2;
     if (skip > 0) return skip;
     if (size == 1 && data[0] == '\r') {
-      ec = http::error::need_more;
+      ec = beast::http::error::need_more;
       return 0;
     }
   }
   if (size == 0) {
-    ec = http::error::need_more;
+    ec = beast::http::error::need_more;
     return 0;
   }
   got_some_ = true;
@@ -189,19 +189,19 @@ std::size_t Http1Parser::put_head(const char* data, std::size_t size, error_code
     // Not waiting for a blank line that will never come: a head of bare-LF lines is an error.
     for (std::size_t lf = text.find('\n', from); lf != std::string_view::npos; lf = text.find('\n', lf + 1))
       if (lf == 0 || text[lf - 1] != '\r') {
-        fail(ec, http::error::bad_line_ending);
+        fail(ec, beast::http::error::bad_line_ending);
         return 0;
       }
     scanned_ = size;
     if (size > header_limit_)
-      fail(ec, http::error::header_limit);
+      fail(ec, beast::http::error::header_limit);
     else
-      ec = http::error::need_more;
+      ec = beast::http::error::need_more;
     return 0;
   }
   const std::size_t head_size = blank + 4;
   if (head_size > header_limit_) {
-    fail(ec, http::error::header_limit);
+    fail(ec, beast::http::error::header_limit);
     return 0;
   }
   // Parsed from the field list's own copy: every field is then a position in it.
@@ -217,7 +217,7 @@ bool Http1Parser::parse_head(const char* p, const char* end, error_code& ec) {
   if (eol == nullptr) return false;
   for (p = eol + 2; p < end;) {
     FieldLine f;
-    http::error e;
+    beast::http::error e;
     if (!scan_field_line(p, end, f, e)) {
       fail(ec, e);
       return false;
@@ -237,23 +237,23 @@ const char* Http1Parser::parse_request_line(const char* p, const char* end, erro
   const char* m_end = p;
   while (is_token_char(*m_end)) ++m_end;
   if (m_end == p || *m_end != ' ') {
-    fail(ec, http::error::bad_method);
+    fail(ec, beast::http::error::bad_method);
     return nullptr;
   }
   const char* t = m_end + 1;
   const char* t_end = find_control(t, end, 0x21);  // the target ends at the first space
   if (t_end == t || *t_end != ' ') {
-    fail(ec, http::error::bad_target);
+    fail(ec, beast::http::error::bad_target);
     return nullptr;
   }
   const char* v = t_end + 1;
   const int version = end - v >= 10 ? parse_version(v) : -1;
   if (version < 0 || v[8] != '\r' || v[9] != '\n') {
-    fail(ec, http::error::bad_version);
+    fail(ec, beast::http::error::bad_version);
     return nullptr;
   }
   const std::string_view method(p, static_cast<std::size_t>(m_end - p));
-  request_->method = http::string_to_verb(method);
+  request_->method = beast::http::string_to_verb(method);
   request_->method_text.assign(method);
   request_->target.assign(t, static_cast<std::size_t>(t_end - t));
   request_->version = version_ = static_cast<unsigned>(version);
@@ -264,18 +264,18 @@ const char* Http1Parser::parse_status_line(const char* p, const char* end, error
   // HTTP/1.d SP 3DIGIT [SP reason] CRLF
   const int version = end - p >= 14 ? parse_version(p) : -1;
   if (version < 10 || version > 19 || p[8] != ' ') {
-    fail(ec, http::error::bad_version);
+    fail(ec, beast::http::error::bad_version);
     return nullptr;
   }
   const char* s = p + 9;
   if (!is_digit(s[0]) || !is_digit(s[1]) || !is_digit(s[2]) || (s[3] != ' ' && s[3] != '\r')) {
-    fail(ec, http::error::bad_status);
+    fail(ec, beast::http::error::bad_status);
     return nullptr;
   }
   const char* reason = s[3] == ' ' ? s + 4 : s + 3;
   const char* eol = find_text_end(reason, end);
   if (*eol != '\r' || eol[1] != '\n') {
-    fail(ec, http::error::bad_reason);
+    fail(ec, beast::http::error::bad_reason);
     return nullptr;
   }
   response_->status = static_cast<unsigned>((s[0] - '0') * 100 + (s[1] - '0') * 10 + (s[2] - '0'));
@@ -285,22 +285,22 @@ const char* Http1Parser::parse_status_line(const char* p, const char* end, error
 }
 
 bool Http1Parser::on_field(std::string_view name, std::string_view value, error_code& ec) {
-  const http::field id = field_id(name);
+  const beast::http::field id = field_id(name);
   fields_->add_in_text(id, name, value);
   switch (id) {
-    case http::field::content_length: {
+    case beast::http::field::content_length: {
       if (content_length_) {
-        fail(ec, http::error::multiple_content_length);
+        fail(ec, beast::http::error::multiple_content_length);
         return false;
       }
       if (te_present_ || value.empty()) {
-        fail(ec, http::error::bad_content_length);
+        fail(ec, beast::http::error::bad_content_length);
         return false;
       }
       std::uint64_t n = 0;
       for (char c : value) {
         if (!is_digit(c) || n > (UINT64_MAX - 9) / 10) {
-          fail(ec, http::error::bad_content_length);
+          fail(ec, beast::http::error::bad_content_length);
           return false;
         }
         n = n * 10 + static_cast<unsigned>(c - '0');
@@ -308,32 +308,32 @@ bool Http1Parser::on_field(std::string_view name, std::string_view value, error_
       content_length_ = n;
       return true;
     }
-    case http::field::transfer_encoding: {
+    case beast::http::field::transfer_encoding: {
       if (content_length_) {
-        fail(ec, http::error::bad_transfer_encoding);
+        fail(ec, beast::http::error::bad_transfer_encoding);
         return false;
       }
       te_present_ = true;
       bool ok = true;
-      for_each_list_token(value, [&](std::string_view coding) {
+      http::for_each_list_token(value, [&](std::string_view coding) {
         // Chunked at most once. A request may have no other coding (we could not decode its
         // length); a response's last coding decides: chunked, or read until close.
-        const bool is_chunked = iequals(coding, "chunked");
+        const bool is_chunked = base::iequals(coding, "chunked");
         if ((is_chunked && chunked_seen_) || (request_ && (!is_chunked || chunked_))) ok = false;
         chunked_seen_ = chunked_seen_ || is_chunked;
         chunked_ = is_chunked;
       });
       if (!ok) {
-        fail(ec, http::error::bad_transfer_encoding);
+        fail(ec, beast::http::error::bad_transfer_encoding);
         return false;
       }
       return true;
     }
-    case http::field::connection:
-      for_each_list_token(value, [&](std::string_view option) {
-        if (iequals(option, "close"))
+    case beast::http::field::connection:
+      http::for_each_list_token(value, [&](std::string_view option) {
+        if (base::iequals(option, "close"))
           conn_close_ = true;
-        else if (iequals(option, "keep-alive"))
+        else if (base::iequals(option, "keep-alive"))
           conn_keep_alive_ = true;
       });
       return true;
@@ -347,7 +347,7 @@ bool Http1Parser::start_body(error_code& ec) {
   if (request_) {
     request_->keep_alive = keep_alive_;
     if (te_present_ && (!chunked_ || version_ < 11)) {
-      fail(ec, http::error::bad_transfer_encoding);  // a length we cannot know
+      fail(ec, beast::http::error::bad_transfer_encoding);  // a length we cannot know
       return false;
     }
   } else {
@@ -368,7 +368,7 @@ bool Http1Parser::start_body(error_code& ec) {
     state_ = State::chunk_size;
   } else if (content_length_) {
     if (body_limit_ && *content_length_ > *body_limit_) {
-      fail(ec, http::error::body_limit);
+      fail(ec, beast::http::error::body_limit);
       return false;
     }
     left_ = *content_length_;
@@ -393,7 +393,7 @@ static bool read_chunk_size(const char* p, const char* cr, std::uint64_t& n) {
   n = 0;
   const char* c = p;
   for (; c < cr; ++c) {
-    const int h = hex_digit_value(*c);
+    const int h = base::hex_digit_value(*c);
     if (h < 0) break;
     if (n > (std::uint64_t{1} << 56)) return false;
     n = n * 16 + static_cast<unsigned>(h);
@@ -419,18 +419,19 @@ std::size_t Http1Parser::put_chunked(const char* data, std::size_t size, error_c
         if (lf == nullptr) {
           const std::size_t limit = state_ == State::chunk_size ? kMaxChunkLine : header_limit_;
           if (avail > limit)
-            fail(ec, state_ == State::chunk_size ? http::error::bad_chunk : http::error::header_limit);
+            fail(ec, state_ == State::chunk_size ? beast::http::error::bad_chunk
+                                                 : beast::http::error::header_limit);
           else
-            ec = http::error::need_more;
+            ec = beast::http::error::need_more;
           return used;
         }
         const char* cr = lf - 1;
         if (state_ == State::chunk_size && static_cast<std::size_t>(lf - p) > kMaxChunkLine) {
-          fail(ec, http::error::bad_chunk);
+          fail(ec, beast::http::error::bad_chunk);
           return used;
         }
         if (lf == p || *cr != '\r') {
-          fail(ec, http::error::bad_line_ending);
+          fail(ec, beast::http::error::bad_line_ending);
           return used;
         }
         if (state_ == State::trailers) {
@@ -438,14 +439,14 @@ std::size_t Http1Parser::put_chunked(const char* data, std::size_t size, error_c
           // then dropped (nothing downstream needs them); they count against the head's limit.
           scanned_ += static_cast<std::size_t>(lf + 1 - p);
           if (scanned_ > header_limit_) {
-            fail(ec, http::error::header_limit);
+            fail(ec, beast::http::error::header_limit);
             return used;
           }
           if (cr == p) {
             state_ = State::done;
           } else {
             FieldLine f;
-            http::error e;
+            beast::http::error e;
             if (!scan_field_line(p, lf + 1, f, e)) {  // the head's errors, a bare CR's too
               fail(ec, e);
               return used;
@@ -456,7 +457,7 @@ std::size_t Http1Parser::put_chunked(const char* data, std::size_t size, error_c
         }
         std::uint64_t n = 0;
         if (!read_chunk_size(p, cr, n)) {
-          fail(ec, http::error::bad_chunk);
+          fail(ec, beast::http::error::bad_chunk);
           return used;
         }
         used = static_cast<std::size_t>(lf + 1 - data);
@@ -464,7 +465,7 @@ std::size_t Http1Parser::put_chunked(const char* data, std::size_t size, error_c
           state_ = State::trailers;
         } else {
           if (body_limit_ && body_total_ + n > *body_limit_) {
-            fail(ec, http::error::body_limit);
+            fail(ec, beast::http::error::body_limit);
             return used;
           }
           left_ = n;
@@ -486,13 +487,13 @@ std::size_t Http1Parser::put_chunked(const char* data, std::size_t size, error_c
       case State::chunk_crlf: {
         if (avail < 2) {
           if (avail == 1 && *p != '\r')
-            fail(ec, http::error::bad_chunk);
+            fail(ec, beast::http::error::bad_chunk);
           else
-            ec = http::error::need_more;
+            ec = beast::http::error::need_more;
           return used;
         }
         if (p[0] != '\r' || p[1] != '\n') {
-          fail(ec, http::error::bad_chunk);
+          fail(ec, beast::http::error::bad_chunk);
           return used;
         }
         used += 2;
@@ -519,8 +520,8 @@ std::size_t Http1Parser::deliver(const char* data, std::size_t size, error_code&
   if (n > 0) std::memcpy(out_, data, n);
   out_ += n;
   out_left_ -= n;
-  // Like http::buffer_body: what did not fit waits for the next buffer.
-  if (n < size) ec = http::error::need_buffer;
+  // Like beast::http::buffer_body: what did not fit waits for the next buffer.
+  if (n < size) ec = beast::http::error::need_buffer;
   return n;
 }
 

@@ -6,7 +6,7 @@
 namespace smartlb::http1 {
 using namespace smartlb::io;  // the Asio/Beast vocabulary (io/beast.hpp)
 
-void HeaderList::add(http::field id, std::string_view name, std::string_view value) {
+void HeaderList::add(beast::http::field id, std::string_view name, std::string_view value) {
   Entry e;
   e.id = id;
   e.name_at = static_cast<std::uint32_t>(text_.size());
@@ -22,21 +22,21 @@ std::string_view HeaderList::take_text(std::string_view head) {
   return text_;
 }
 
-void HeaderList::add_in_text(http::field id, std::string_view name, std::string_view value) {
+void HeaderList::add_in_text(beast::http::field id, std::string_view name, std::string_view value) {
   assert(name.data() >= text_.data() && value.data() + value.size() <= text_.data() + text_.size());
   entries_.push_back(Entry{
       id, static_cast<std::uint32_t>(name.data() - text_.data()), static_cast<std::uint32_t>(name.size()),
       static_cast<std::uint32_t>(value.data() - text_.data()), static_cast<std::uint32_t>(value.size())});
 }
 
-std::string_view HeaderList::get(http::field id) const {
+std::string_view HeaderList::get(beast::http::field id) const {
   assert(has_field_id(id));  // any other name is stored as unknown: look it up by name
   for (const Entry& e : entries_)
     if (e.id == id) return {text_.data() + e.value_at, e.value_len};
   return {};
 }
 
-bool HeaderList::contains(http::field id) const {
+bool HeaderList::contains(beast::http::field id) const {
   assert(has_field_id(id));
   for (const Entry& e : entries_)
     if (e.id == id) return true;
@@ -60,45 +60,45 @@ bool same_lowercase(std::string_view name, std::string_view lower) {
 
 }  // namespace
 
-http::field field_id(std::string_view name) {
+beast::http::field field_id(std::string_view name) {
   // By length first: at most one comparison per name. `| 0x20` lowercases letters and keeps
   // '-'; no other token character folds onto a letter or '-'.
   const auto is = [&](std::string_view lower) { return same_lowercase(name, lower); };
   switch (name.size()) {
     case 4:
-      return is("host") ? http::field::host : http::field::unknown;
+      return is("host") ? beast::http::field::host : beast::http::field::unknown;
     case 6:
-      return is("expect") ? http::field::expect : http::field::unknown;
+      return is("expect") ? beast::http::field::expect : beast::http::field::unknown;
     case 10:
-      return is("connection") ? http::field::connection : http::field::unknown;
+      return is("connection") ? beast::http::field::connection : beast::http::field::unknown;
     case 11:
-      return is("retry-after") ? http::field::retry_after : http::field::unknown;
+      return is("retry-after") ? beast::http::field::retry_after : beast::http::field::unknown;
     case 12:
-      return is("content-type") ? http::field::content_type : http::field::unknown;
+      return is("content-type") ? beast::http::field::content_type : beast::http::field::unknown;
     case 13:
-      return is("authorization") ? http::field::authorization : http::field::unknown;
+      return is("authorization") ? beast::http::field::authorization : beast::http::field::unknown;
     case 14:
-      return is("content-length") ? http::field::content_length : http::field::unknown;
+      return is("content-length") ? beast::http::field::content_length : beast::http::field::unknown;
     case 16:
-      return is("content-encoding") ? http::field::content_encoding : http::field::unknown;
+      return is("content-encoding") ? beast::http::field::content_encoding : beast::http::field::unknown;
     case 17:
-      return is("transfer-encoding") ? http::field::transfer_encoding : http::field::unknown;
+      return is("transfer-encoding") ? beast::http::field::transfer_encoding : beast::http::field::unknown;
     default:
-      return http::field::unknown;
+      return beast::http::field::unknown;
   }
 }
 
-bool has_field_id(http::field id) {
+bool has_field_id(beast::http::field id) {
   switch (id) {
-    case http::field::host:
-    case http::field::expect:
-    case http::field::connection:
-    case http::field::retry_after:
-    case http::field::content_type:
-    case http::field::authorization:
-    case http::field::content_length:
-    case http::field::content_encoding:
-    case http::field::transfer_encoding:
+    case beast::http::field::host:
+    case beast::http::field::expect:
+    case beast::http::field::connection:
+    case beast::http::field::retry_after:
+    case beast::http::field::content_type:
+    case beast::http::field::authorization:
+    case beast::http::field::content_length:
+    case beast::http::field::content_encoding:
+    case beast::http::field::transfer_encoding:
       return true;
     default:
       return false;

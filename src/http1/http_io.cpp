@@ -21,7 +21,7 @@ bool feed_buffered(beast::flat_buffer& buffer, Http1Parser& parser, ReadGoal goa
     const std::size_t n = parser.put(buffer.data(), ec);
     buffer.consume(n);
     progressed = progressed || n > 0;
-    if (ec == http::error::need_more) {
+    if (ec == beast::http::error::need_more) {
       ec = {};
       break;  // what was parsed may still be the goal (a chunk's first bytes)
     }

@@ -16,7 +16,7 @@ void append_decimal(std::string& out, std::uint64_t n) {
 
 void HeadWriter::status_line(unsigned version, unsigned status, std::string_view reason) {
   if (reason.empty()) {
-    reason = http::obsolete_reason(static_cast<http::status>(status));
+    reason = beast::http::obsolete_reason(static_cast<beast::http::status>(status));
     if (reason == "<unknown-status>") reason = {};
   }
   char* p = room(13 + reason.size() + 2);  // "HTTP/1.x NNN " reason CRLF

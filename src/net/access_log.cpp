@@ -5,7 +5,7 @@
 
 namespace smartlb::net {
 
-void finish_request(Worker& w, RequestRecord& rec) {
+void finish_request(Worker& w, telemetry::RequestRecord& rec) {
   rec.end = w.shared.clock.now();
   if (w.access_log)
     w.access_log->info(format_access_line(rec, w.shared.cfg, w.shared.cfg.log_format == "json"));

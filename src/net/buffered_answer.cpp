@@ -27,7 +27,7 @@ Task<BodyRead> UpstreamExchange::read_body(std::string& out, std::size_t limit) 
 }
 
 Task<BodyRead> UpstreamExchange::read_body(UpstreamConnection& conn, std::string& out, std::size_t limit) {
-  ResponseReader& p = *parser_;
+  http1::ResponseReader& p = *parser_;
   for (;;) {
     const std::string_view run = p.take_body_view();  // valid until the next read: copied now
     out.append(run);
@@ -35,24 +35,24 @@ Task<BodyRead> UpstreamExchange::read_body(UpstreamConnection& conn, std::string
     if (out.size() > limit) co_return BodyRead::OverLimit;
     bool progressed = false;
     error_code ec;
-    if (!feed_buffered(conn.buffer, p, ReadGoal::some, progressed, ec)) {
+    if (!feed_buffered(conn.buffer, p, http1::ReadGoal::some, progressed, ec)) {
       conn.tcp().expires_after(ctx_.cfg.http_timeout);
       ec = conn.tcp().done(
-          co_await conn.visit([&](auto& s) { return read_http(s, conn.buffer, p, ReadGoal::some); }));
+          co_await conn.visit([&](auto& s) { return read_http(s, conn.buffer, p, http1::ReadGoal::some); }));
     }
     if (ec) co_return BodyRead::Failed;
   }
 }
 
-Task<Relayed> UpstreamExchange::write_answer(const ResponseHead& res, std::string_view body,
+Task<Relayed> UpstreamExchange::write_answer(const http1::ResponseHead& res, std::string_view body,
                                              const RelayOptions& options) {
   const bool keep = client_may_go_on();
-  const bool has_body = req_.method != http::verb::head && res.status != 204 && res.status != 304;
+  const bool has_body = req_.method != beast::http::verb::head && res.status != 204 && res.status != 304;
   write_response_head(res, options, false, keep, true);
   std::string& head = buffers_.response_head;
   head.resize(head.size() - 2);  // its blank line: the length goes first
   head.append("Content-Length: ");
-  append_decimal(head, has_body ? body.size() : 0);
+  http1::append_decimal(head, has_body ? body.size() : 0);
   head.append("\r\n\r\n");
   const std::array<asio::const_buffer, 2> out{asio::buffer(head), asio::buffer(body.data(), body.size())};
   client_.expires_after(ctx_.cfg.http_timeout);
@@ -67,7 +67,7 @@ Task<Relayed> UpstreamExchange::write_answer(const ResponseHead& res, std::strin
   }
   if (has_body) {
     rec_.response_bytes += body.size();
-    record_usage(parse_usage_json(body));
+    record_usage(telemetry::parse_usage_json(body));
     if (rec_.trace.sampled) read_response_facts(body, rec_.response);  // gen_ai.response.* of its spans
   }
   co_return Relayed{keep ? RelayEnd::Keep : RelayEnd::Close};
@@ -78,7 +78,7 @@ Task<Relayed> UpstreamExchange::relay_tagged_json(UpstreamPtr conn, const RelayO
   const BodyRead read = co_await read_body(*conn, body, kTaggedJsonLimitBytes);
   if (read == BodyRead::Failed) {  // nothing went to the client yet
     conn->close();
-    co_return Relayed{RelayEnd::FailOver, RelayFault::Transport, TransportFailure::Lost,
+    co_return Relayed{RelayEnd::FailOver, RelayFault::Transport, routing::TransportFailure::Lost,
                       "its body was cut off"};
   }
   if (read == BodyRead::OverLimit) {

@@ -25,12 +25,12 @@ namespace {
 
 // How long a request with a token waits for its issuer's keys to be fetched (the first fetch,
 // or the refetch its unknown kid asked for) before it is refused.
-constexpr Nanos kTokenKeyWait = std::chrono::seconds(5);
+constexpr base::Nanos kTokenKeyWait = std::chrono::seconds(5);
 
 // Keeps the session listed in its worker's registry for as long as it lives.
 class SessionRegistration {
  public:
-  SessionRegistration(Worker& w, TimedSocket& stream) : w_(w) {
+  SessionRegistration(Worker& w, io::TimedSocket& stream) : w_(w) {
     entry_.stream = &stream;
     it_ = w_.sessions.insert(w_.sessions.end(), &entry_);
     w_.shared.connections.fetch_add(1, std::memory_order_relaxed);
@@ -50,12 +50,12 @@ class SessionRegistration {
 };
 
 // A fresh 32-hex-digit request id, written into `id`.
-void new_request_id(FastRandom& rng, std::string& id) {
+void new_request_id(base::FastRandom& rng, std::string& id) {
   id.resize(32);
   char* out = id.data();
   for (int word = 0; word < 2; ++word) {
     std::uint64_t r = rng.next();
-    for (int i = 0; i < 16; ++i, r >>= 4) *out++ = hex_digit(r & 0xf);
+    for (int i = 0; i < 16; ++i, r >>= 4) *out++ = base::hex_digit(r & 0xf);
   }
 }
 
@@ -69,7 +69,7 @@ bool acceptable_request_id(std::string_view v) {
 
 // "" when the request head is acceptable, else why not (for a 400). `in` is the connection's
 // scratch space, reused so that a request with a body allocates nothing here.
-std::string validate_head(const RequestHead& req, const Config& cfg, FramingInput& in) {
+std::string validate_head(const http1::RequestHead& req, const config::Config& cfg, http::FramingInput& in) {
   in.transfer_encoding.clear();
   in.content_length.clear();
   in.host_count = 0;
@@ -78,13 +78,13 @@ std::string validate_head(const RequestHead& req, const Config& cfg, FramingInpu
   for (std::size_t i = 0; i < count; ++i) {
     const auto f = req.fields[i];
     switch (f.id) {
-      case http::field::transfer_encoding:
+      case beast::http::field::transfer_encoding:
         in.transfer_encoding.push_back(f.value);
         break;
-      case http::field::content_length:
+      case beast::http::field::content_length:
         in.content_length.push_back(f.value);
         break;
-      case http::field::host:
+      case beast::http::field::host:
         ++in.host_count;
         break;
       default:
@@ -103,7 +103,7 @@ std::string validate_head(const RequestHead& req, const Config& cfg, FramingInpu
 // whose body is late must still be told so (408). A timer cancels the pending read instead and
 // leaves the socket open for the answer. Only a body that did not come with its head gets
 // here, and it pays for one timer however many reads it takes.
-Task<error_code> read_body(TimedSocket& stream, beast::flat_buffer& buffer, RequestReader& parser,
+Task<error_code> read_body(io::TimedSocket& stream, beast::flat_buffer& buffer, http1::RequestReader& parser,
                            std::chrono::seconds timeout, const std::string& body, std::uint64_t stop_past,
                            BodyShare& share) {
   // The timer's handler may already be queued when the read ends, and run after this frame is
@@ -126,7 +126,7 @@ Task<error_code> read_body(TimedSocket& stream, beast::flat_buffer& buffer, Requ
   bool progressed = false;
   error_code ec;
   for (;;) {
-    const bool settled = feed_buffered(buffer, parser, ReadGoal::message, progressed, ec);
+    const bool settled = feed_buffered(buffer, parser, http1::ReadGoal::message, progressed, ec);
     if (!share.grow_to(body.size())) {  // a chunked body past what may be buffered at once
       ec = asio::error::no_buffer_space;
       break;
@@ -156,15 +156,15 @@ Task<error_code> read_body(TimedSocket& stream, beast::flat_buffer& buffer, Requ
 }
 
 // A connection that ended between requests, or before a byte of the next: nothing to answer.
-bool ended_quietly(const error_code& hec, const RequestReader& parser) {
-  return hec == http::error::end_of_stream || hec == beast::error::timeout ||
+bool ended_quietly(const error_code& hec, const http1::RequestReader& parser) {
+  return hec == beast::http::error::end_of_stream || hec == beast::error::timeout ||
          hec == asio::error::operation_aborted || hec == asio::error::connection_reset ||
          hec == asio::error::eof || !parser.got_some();
 }
 
 // A request's record begins: its start, its method and path (never the query), its id (the
 // client's when acceptable, else a new one).
-void begin_request(Worker& w, const RequestHead& head, RequestRecord& rec) {
+void begin_request(Worker& w, const http1::RequestHead& head, telemetry::RequestRecord& rec) {
   rec.reset();
   rec.start = w.shared.clock.now();
   if (w.shared.observer) w.shared.observer->on_request_start();
@@ -186,7 +186,7 @@ struct Refused {
 };
 using RefusedPtr = std::unique_ptr<Refused>;
 
-Refused& refuse(RefusedPtr& refused, unsigned version, const RequestRecord& rec) {
+Refused& refuse(RefusedPtr& refused, unsigned version, const telemetry::RequestRecord& rec) {
   refused = std::make_unique<Refused>();
   refused->reply.version = version;
   refused->reply.request_id = rec.request_id;
@@ -195,11 +195,11 @@ Refused& refuse(RefusedPtr& refused, unsigned version, const RequestRecord& rec)
 
 // What a client is told when its head could not be read (too large, malformed).
 void refuse_head_read(const error_code& hec, ErrorReply& r, std::string& message) {
-  if (hec == http::error::header_limit) {
-    r.status = http::status::request_header_fields_too_large;
+  if (hec == beast::http::error::header_limit) {
+    r.status = beast::http::status::request_header_fields_too_large;
     r.message = "Request header fields too large.";
-  } else if (hec == http::error::body_limit) {
-    r.status = http::status::payload_too_large;
+  } else if (hec == beast::http::error::body_limit) {
+    r.status = beast::http::status::payload_too_large;
     r.message = "Request body too large.";
   } else {
     message = "Malformed HTTP request (" + hec.message() + ").";
@@ -209,8 +209,8 @@ void refuse_head_read(const error_code& hec, ErrorReply& r, std::string& message
 
 // A head that fails the framing checks, a target that is not a path, or a method the API does
 // not have (only the API's methods are forwarded): `refused` made, true.
-bool refuse_head(const RequestHead& head, const Config& cfg, FramingInput& framing, bool target_ok,
-                 RefusedPtr& refused, RequestRecord& rec) {
+bool refuse_head(const http1::RequestHead& head, const config::Config& cfg, http::FramingInput& framing,
+                 bool target_ok, RefusedPtr& refused, telemetry::RequestRecord& rec) {
   std::string why = validate_head(head, cfg, framing);
   if (why.empty() && !target_ok) why = "the request target must be a path (origin-form)";
   if (!why.empty()) {
@@ -220,26 +220,26 @@ bool refuse_head(const RequestHead& head, const Config& cfg, FramingInput& frami
     rec.status = 400;
     return true;
   }
-  if (is_api_method(head.method_text)) return false;
+  if (http::is_api_method(head.method_text)) return false;
   Refused& r = refuse(refused, head.version, rec);
   r.why = "Method '" + head.method_text.substr(0, 32) + "' is not allowed; the API's methods are " +
-          std::string(kApiMethodsAllow) + " (case-sensitive).";
-  r.reply.status = http::status::method_not_allowed;
+          std::string(http::kApiMethodsAllow) + " (case-sensitive).";
+  r.reply.status = beast::http::status::method_not_allowed;
   r.reply.message = r.why;
   r.reply.code = "method_not_allowed";
-  r.reply.allow = kApiMethodsAllow;
+  r.reply.allow = http::kApiMethodsAllow;
   rec.status = 405;
   return true;
 }
 
 // A caller its key or token does not admit: 401, and why in the record (never the key).
-void refuse_caller(const Authentication& auth, ErrorReply& bad, RequestRecord& rec) {
-  bad.status = http::status::unauthorized;
+void refuse_caller(const clients::Authentication& auth, ErrorReply& bad, telemetry::RequestRecord& rec) {
+  bad.status = beast::http::status::unauthorized;
   if (auth.token) {
-    bad.message = jwt::message(auth.refusal);
+    bad.message = clients::jwt::message(auth.refusal);
     bad.code = "invalid_token";
     bad.www_authenticate = "Bearer error=\"invalid_token\"";
-    rec.auth_failure = jwt::label(auth.refusal);
+    rec.auth_failure = clients::jwt::label(auth.refusal);
   } else {
     bad.message =
         "Access denied: the api-key (or x-api-key, or Bearer token) is not one of the configured client keys "
@@ -253,16 +253,16 @@ void refuse_caller(const Authentication& auth, ErrorReply& bad, RequestRecord& r
 // A body that did not come whole: `refused` made when the client is still there to be told (a
 // timeout, too large for the setting `limit`, bad framing); none when it left.
 void refuse_body_read(const error_code& bec, std::string_view limit, RefusedPtr& refused, unsigned version,
-                      RequestRecord& rec) {
-  if (bec != beast::error::timeout && bec != http::error::body_limit && bec != asio::error::no_buffer_space &&
-      !is_parse_error(bec)) {
+                      telemetry::RequestRecord& rec) {
+  if (bec != beast::error::timeout && bec != beast::http::error::body_limit &&
+      bec != asio::error::no_buffer_space && !is_parse_error(bec)) {
     rec.client_aborted = true;
     return;
   }
   Refused& r = refuse(refused, version, rec);
   ErrorReply& bad = r.reply;
   if (bec == asio::error::no_buffer_space) {
-    bad.status = http::status::service_unavailable;
+    bad.status = beast::http::status::service_unavailable;
     bad.type = "server_error";
     bad.code = "server_busy";
     bad.message =
@@ -271,13 +271,13 @@ void refuse_body_read(const error_code& bec, std::string_view limit, RefusedPtr&
     bad.retry_after = std::chrono::seconds(1);
     rec.status = 503;
   } else if (bec == beast::error::timeout) {
-    bad.status = http::status::request_timeout;
+    bad.status = beast::http::status::request_timeout;
     bad.message = "The request body did not arrive within HTTP_TIMEOUT_SECONDS.";
     bad.code = "request_timeout";
     rec.status = 408;
-  } else if (bec == http::error::body_limit) {
-    bad.status = http::status::payload_too_large;
-    bad.message = too_large_message(limit);
+  } else if (bec == beast::http::error::body_limit) {
+    bad.status = beast::http::status::payload_too_large;
+    bad.message = http::too_large_message(limit);
     rec.status = 413;
   } else {
     r.why = "Malformed request body framing (" + bec.message() + ").";
@@ -288,15 +288,17 @@ void refuse_body_read(const error_code& bec, std::string_view limit, RefusedPtr&
 
 // Who sent the request: its key or token checked against the snapshot's clients (without client
 // keys or token issuers everyone is the anonymous client: no field lookups).
-Authentication authenticate_caller(Worker& w, const Snapshot& snapshot, const RequestHead& head,
-                                   const RequestTarget& target) {
-  Authentication auth;
+clients::Authentication authenticate_caller(Worker& w, const Snapshot& snapshot,
+                                            const http1::RequestHead& head,
+                                            const http::RequestTarget& target) {
+  clients::Authentication auth;
   if (!snapshot.client_auth.enabled()) {
-    auth.identity = ClientAuthenticator::anonymous();
+    auth.identity = clients::ClientAuthenticator::anonymous();
     return auth;
   }
-  PresentedCredentials presented{head.fields.get("api-key"), head.fields.get(http::field::authorization),
-                                 head.fields.get("x-api-key")};
+  clients::PresentedCredentials presented{head.fields.get("api-key"),
+                                          head.fields.get(beast::http::field::authorization),
+                                          head.fields.get("x-api-key")};
   // A browser's WebSocket cannot send headers: its key comes another way.
   if (presented.api_key.empty() && presented.authorization.empty() &&
       websocket::is_websocket_path(target.path))
@@ -312,24 +314,24 @@ struct IntakeStart {
   bool stream = false;
   std::string_view limit;
   std::uint64_t stop_past = std::numeric_limits<std::uint64_t>::max();
-  BodyLimits limits;
-  BodyKind kind = BodyKind::Request;
+  http::BodyLimits limits;
+  http::BodyKind kind = http::BodyKind::Request;
   std::optional<std::uint64_t> length;  // none: chunked
 };
 
-IntakeStart start_intake(const BodyLimits& limits, BodyKind kind, std::optional<std::uint64_t> length,
-                         RequestReader& parser) {
+IntakeStart start_intake(const http::BodyLimits& limits, http::BodyKind kind,
+                         std::optional<std::uint64_t> length, http1::RequestReader& parser) {
   IntakeStart in;
   in.limits = limits;
   in.kind = kind;
   in.length = length;
   if (length) {
-    const BodyPlan plan = plan_known_length(limits, kind, *length);
-    in.too_large = plan.intake == BodyIntake::TooLarge;
-    in.stream = plan.intake == BodyIntake::Stream;
+    const http::BodyPlan plan = plan_known_length(limits, kind, *length);
+    in.too_large = plan.intake == http::BodyIntake::TooLarge;
+    in.stream = plan.intake == http::BodyIntake::Stream;
     in.limit = plan.limit;
   } else {  // chunked: buffered until it ends, or (an upload) grows past the threshold
-    const ChunkedLimit held = chunked_buffering_limit(limits, kind);
+    const http::ChunkedLimit held = chunked_buffering_limit(limits, kind);
     parser.body_limit(held.bytes);
     in.limit = held.limit;
     in.stop_past = held.stream_past;
@@ -341,16 +343,18 @@ IntakeStart start_intake(const BodyLimits& limits, BodyKind kind, std::optional<
 // upload) left to stream to the backend chosen. A length over the limits, or one that would pass
 // what may be buffered at once, is refused (`refused`) before the client is asked for the body:
 // nullopt then.
-std::optional<IntakeStart> plan_intake(const Config& cfg, const RequestHead& head, RequestReader& parser,
-                                       BodyShare& share, RefusedPtr& refused, RequestRecord& rec) {
-  const BodyLimits limits{cfg.stream_request_body_bytes, cfg.max_request_body_bytes,
-                          cfg.max_streamed_body_bytes};
+std::optional<IntakeStart> plan_intake(const config::Config& cfg, const http1::RequestHead& head,
+                                       http1::RequestReader& parser, BodyShare& share, RefusedPtr& refused,
+                                       telemetry::RequestRecord& rec) {
+  const http::BodyLimits limits{cfg.stream_request_body_bytes, cfg.max_request_body_bytes,
+                                cfg.max_streamed_body_bytes};
   const std::optional<std::uint64_t> length = parser.chunked() ? std::nullopt : parser.content_length();
-  const IntakeStart intake =
-      start_intake(limits, body_kind(head.fields.get(http::field::content_type)), length, parser);
+  const IntakeStart intake = start_intake(
+      limits, http::body_kind(head.fields.get(beast::http::field::content_type)), length, parser);
   if (intake.too_large || (length && !intake.stream && !share.grow_to(*length))) {
-    refuse_body_read(intake.too_large ? error_code(http::error::body_limit) : asio::error::no_buffer_space,
-                     intake.limit, refused, head.version, rec);
+    refuse_body_read(
+        intake.too_large ? error_code(beast::http::error::body_limit) : asio::error::no_buffer_space,
+        intake.limit, refused, head.version, rec);
     return std::nullopt;
   }
   return intake;
@@ -359,18 +363,18 @@ std::optional<IntakeStart> plan_intake(const Config& cfg, const RequestHead& hea
 // Ends a request (its access line, metrics, spans) when the session's iteration ends, however.
 struct RequestEnd {
   Worker& w;
-  RequestRecord& rec;
+  telemetry::RequestRecord& rec;
   ~RequestEnd() { finish_request(w, rec); }
 };
 
-void close_client_socket(TimedSocket& stream) {
+void close_client_socket(io::TimedSocket& stream) {
   error_code ignored;
   stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
   stream.socket().close(ignored);
 }
 
 // A client connection's socket as a session uses it.
-void prepare_client_socket(TimedSocket& stream) {
+void prepare_client_socket(io::TimedSocket& stream) {
   error_code ignored;
   stream.socket().set_option(tcp::no_delay(true), ignored);
   // A close that comes with a request's bytes must show in the look below (io/draining_read).
@@ -378,17 +382,17 @@ void prepare_client_socket(TimedSocket& stream) {
 }
 
 // An Expect other than 100-continue: 417.
-bool refuse_expectation(const RequestHead& head, RefusedPtr& refused, RequestRecord& rec) {
-  if (iequals(head.fields.get(http::field::expect), "100-continue")) return false;
+bool refuse_expectation(const http1::RequestHead& head, RefusedPtr& refused, telemetry::RequestRecord& rec) {
+  if (base::iequals(head.fields.get(beast::http::field::expect), "100-continue")) return false;
   ErrorReply& bad = refuse(refused, head.version, rec).reply;
-  bad.status = http::status::expectation_failed;
+  bad.status = beast::http::status::expectation_failed;
   bad.message = "Only Expect: 100-continue is supported.";
   rec.status = 417;
   return true;
 }
 
 // A head that could not be read: 400 (or 431), and the connection closes.
-Task<> answer_head_error(TimedSocket& stream, const error_code& hec) {
+Task<> answer_head_error(io::TimedSocket& stream, const error_code& hec) {
   ErrorReply r;
   std::string message;  // r.message is a view: the text must outlive the write
   refuse_head_read(hec, r, message);
@@ -396,7 +400,8 @@ Task<> answer_head_error(TimedSocket& stream, const error_code& hec) {
 }
 
 // The interim answer an `Expect: 100-continue` waits for before it sends its body.
-Task<error_code> send_continue(TimedSocket& stream, const RequestHead& head, std::chrono::seconds timeout) {
+Task<error_code> send_continue(io::TimedSocket& stream, const http1::RequestHead& head,
+                               std::chrono::seconds timeout) {
   const std::string_view cont =
       head.version == 10 ? "HTTP/1.0 100 Continue\r\n\r\n" : "HTTP/1.1 100 Continue\r\n\r\n";
   stream.expires_after(timeout);
@@ -406,8 +411,8 @@ Task<error_code> send_continue(TimedSocket& stream, const RequestHead& head, std
 
 // A large upload's body, left unread for the forwarder to stream: what was read of it already
 // (a chunked body's start) goes first.
-void begin_streamed(StreamedBody& body, RequestHead& head, std::optional<std::uint64_t> length,
-                    const Config& cfg, RequestReader& parser) {
+void begin_streamed(StreamedBody& body, http1::RequestHead& head, std::optional<std::uint64_t> length,
+                    const config::Config& cfg, http1::RequestReader& parser) {
   body.prefix = std::move(head.body);
   head.body.clear();
   body.length = length;
@@ -427,7 +432,7 @@ void release_large_rooms(beast::flat_buffer& input, ForwardBuffers& buffers) {
 
 // What a connection lends each request it forwards: its read buffer, its request's body and fields,
 // which an event stream's relay frees while it waits.
-void lend_buffers(ForwardBuffers& lent, beast::flat_buffer& input, RequestHead& head) {
+void lend_buffers(ForwardBuffers& lent, beast::flat_buffer& input, http1::RequestHead& head) {
   lent.client_input = &input;
   lent.client_body = &head.body;
   lent.client_fields = &head.fields;
@@ -436,8 +441,9 @@ void lend_buffers(ForwardBuffers& lent, beast::flat_buffer& input, RequestHead& 
 // Between two requests: the rooms a large one left given back, the read buffer ready, the parser
 // limited to a head (the body's intake is planned once the caller is known), the socket's deadline
 // the idle timeout's.
-void await_next_request(const Config& cfg, TimedSocket& stream, beast::flat_buffer& buffer,
-                        ForwardBuffers& lent, RequestReader& parser, SessionRegistration& registration) {
+void await_next_request(const config::Config& cfg, io::TimedSocket& stream, beast::flat_buffer& buffer,
+                        ForwardBuffers& lent, http1::RequestReader& parser,
+                        SessionRegistration& registration) {
   constexpr std::size_t kInputBufferBytes = 2048;  // most requests in one read (Beast starts at 512)
   release_large_rooms(buffer, lent);
   if (buffer.capacity() < kInputBufferBytes) buffer.reserve(kInputBufferBytes);
@@ -467,23 +473,23 @@ void sync_origins(Worker& w, const Snapshot& snapshot) {
 // place (each awaited call has its own room in the session's frame, which every open stream and
 // idle connection holds).
 Task<> run_client_session(Worker& w, Socket socket) {
-  const Config& cfg = w.shared.cfg;
-  TimedSocket stream(w.sweeper, std::move(socket));
+  const config::Config& cfg = w.shared.cfg;
+  io::TimedSocket stream(w.sweeper, std::move(socket));
   prepare_client_socket(stream);
   SessionRegistration registration(w, stream);
   // Reused for every request on this connection, so that steady state allocates little.
   beast::flat_buffer buffer;
-  RequestHead head;
-  RequestRecord rec;
+  http1::RequestHead head;
+  telemetry::RequestRecord rec;
   ForwardBuffers forward_buffers;
   lend_buffers(forward_buffers, buffer, head);
-  FramingInput framing;
+  http::FramingInput framing;
 
   for (;;) {
     if (w.draining) break;
-    RequestReader parser(head);
+    http1::RequestReader parser(head);
     await_next_request(cfg, stream, buffer, forward_buffers, parser, registration);
-    error_code hec = stream.done(co_await read_http(stream, buffer, parser, ReadGoal::header));
+    error_code hec = stream.done(co_await read_http(stream, buffer, parser, http1::ReadGoal::header));
     registration.entry().idle = false;
     if (hec) {
       if (!ended_quietly(hec, parser)) co_await answer_head_error(stream, hec);
@@ -497,8 +503,8 @@ Task<> run_client_session(Worker& w, Socket socket) {
     std::unique_ptr<StreamedBody> streamed;          // a large upload's body, left unread for the forwarder
     BodyShare body_share(w.shared.buffered_bodies);  // its part of MAX_BUFFERED_BODIES_BYTES
     RefusedPtr refused;                              // smartlb's answer, when it refuses the request
-    const std::optional<RequestTarget> target = parse_request_target(head.target);
-    Authentication auth;
+    const std::optional<http::RequestTarget> target = http::parse_request_target(head.target);
+    clients::Authentication auth;
     bool taken = false;  // the request's intake (see above) went through
     do {
       // A bad head or method: answered before the body is read, so the connection closes after.
@@ -509,7 +515,7 @@ Task<> run_client_session(Worker& w, Socket socket) {
       // key's name, and identity->hold a token's VerifiedToken.
       auth = authenticate_caller(w, *snapshot, head, *target);
       if (auth.wait_for) {  // the issuer's keys are being fetched (first fetch, or an unknown kid)
-        co_await jwt::wait_for_keys(std::move(auth.wait_for), kTokenKeyWait);
+        co_await clients::jwt::wait_for_keys(std::move(auth.wait_for), kTokenKeyWait);
         auth = authenticate_caller(w, *snapshot, head, *target);
       }
       if (!auth.identity) {
@@ -522,7 +528,7 @@ Task<> run_client_session(Worker& w, Socket socket) {
         const std::optional<IntakeStart> intake = plan_intake(cfg, head, parser, body_share, refused, rec);
         if (!intake) break;
         bool stream_it = intake->stream;
-        if (head.fields.contains(http::field::expect)) {
+        if (head.fields.contains(beast::http::field::expect)) {
           if (refuse_expectation(head, refused, rec)) break;
           if (stream.done(co_await send_continue(stream, head, cfg.http_timeout))) {
             rec.client_aborted = true;
@@ -533,7 +539,7 @@ Task<> run_client_session(Worker& w, Socket socket) {
           // Usually the body came with the head: then no read, and no coroutine, is needed.
           bool progressed = false;
           error_code bec;
-          if (!feed_buffered(buffer, parser, ReadGoal::message, progressed, bec) &&
+          if (!feed_buffered(buffer, parser, http1::ReadGoal::message, progressed, bec) &&
               head.body.size() <= intake->stop_past)
             bec = co_await read_body(stream, buffer, parser, cfg.http_timeout, head.body, intake->stop_past,
                                      body_share);

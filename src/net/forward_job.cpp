@@ -31,30 +31,30 @@ namespace smartlb::net {
 // cost budget the same priced at the input and output prices of the model the client named), or
 // it gets OpenAI's 429 with when to try again, and no backend is called.
 // Not a coroutine: an admitted request costs no frame.
-std::optional<BudgetRefused> ForwardJob::admit_to_budgets() {
-  BudgetPlan::Budgets refs;
+std::optional<clients::BudgetRefused> ForwardJob::admit_to_budgets() {
+  clients::BudgetPlan::Budgets refs;
   const std::size_t n = snap_.budgets.budgets_for(caller_, refs);
   if (n == 0) return std::nullopt;
   if (buffers_.budget)
-    *buffers_.budget = BudgetAdmission(refs, n);
+    *buffers_.budget = clients::BudgetAdmission(refs, n);
   else
-    buffers_.budget = std::make_unique<BudgetAdmission>(refs, n);
+    buffers_.budget = std::make_unique<clients::BudgetAdmission>(refs, n);
   budget_ = buffers_.budget.get();
   // The estimate needs the body read: only when a budget counts tokens.
   if (!cost_known_ && budget_->counts_tokens()) {
-    cost_ = estimate_request_tokens(body_facts());
+    cost_ = routing::estimate_request_tokens(body_facts());
     cost_known_ = true;
   }
   // A model without a price is estimated at nothing: it is admitted while the quota is not spent
   // (and charged what it cost, if its answer's model has a price).
-  PicoUnits price = 0;
+  cost::PicoUnits price = 0;
   if (budget_->counts_cost())
-    if (const ModelPrice* p = snap_.prices.find(model_)) {
-      const TokenEstimate e = estimate_request_token_parts(body_facts());
+    if (const cost::ModelPrice* p = snap_.prices.find(model_)) {
+      const routing::TokenEstimate e = routing::estimate_request_token_parts(body_facts());
       price = cost_estimate(e.prompt, e.completion, *p);
     }
-  const BudgetTime t{s_.clock.coarse_now(), s_.clock.wall_now()};
-  std::optional<BudgetRefused> refused = budget_->admit(cost_, price, t);
+  const clients::BudgetTime t{s_.clock.coarse_now(), s_.clock.wall_now()};
+  std::optional<clients::BudgetRefused> refused = budget_->admit(cost_, price, t);
   // A WebSocket session may idle for minutes between responses: the in-flight cap counts
   // requests answered over HTTP, not open sessions.
   if (websocket_) budget_->release();
@@ -62,8 +62,8 @@ std::optional<BudgetRefused> ForwardJob::admit_to_budgets() {
   return refused;
 }
 
-std::optional<ChosenTarget> ForwardJob::choose_target(TriedSet& tried) {
-  if (Nanos(s_.clock.coarse_now() - rec_.start) >= cfg_.request_timeout) return std::nullopt;
+std::optional<ChosenTarget> ForwardJob::choose_target(routing::TriedSet& tried) {
+  if (base::Nanos(s_.clock.coarse_now() - rec_.start) >= cfg_.request_timeout) return std::nullopt;
   const auto choice = choose_and_reserve(
       *rule_->selector, rule_->table, states_,
       {model_, tried, cost_, affinity_key_, rule_->slow_start, class_reserve_}, tried, rng_);
@@ -77,39 +77,42 @@ std::optional<ChosenTarget> ForwardJob::choose_target(TriedSet& tried) {
                       choice->probe};
 }
 
-Nanos ForwardJob::time_left() const {
-  return std::chrono::duration_cast<Nanos>(cfg_.request_timeout) - Nanos(s_.clock.coarse_now() - rec_.start);
+base::Nanos ForwardJob::time_left() const {
+  return std::chrono::duration_cast<base::Nanos>(cfg_.request_timeout) -
+         base::Nanos(s_.clock.coarse_now() - rec_.start);
 }
 
-std::optional<Nanos> ForwardJob::first_token_deadline(const ChosenTarget& t, const TriedSet& tried) const {
-  if (!streams_ || streamed_ || t.route.first_token.mode == FirstTokenSetting::Mode::Off) return std::nullopt;
+std::optional<base::Nanos> ForwardJob::first_token_deadline(const ChosenTarget& t,
+                                                            const routing::TriedSet& tried) const {
+  if (!streams_ || streamed_ || t.route.first_token.mode == routing::FirstTokenSetting::Mode::Off)
+    return std::nullopt;
   const bool last =
-      !another_candidate(rule_->table, states_, {model_, tried, cost_, {}, Nanos{0}, class_reserve_}) &&
+      !another_candidate(rule_->table, states_, {model_, tried, cost_, {}, base::Nanos{0}, class_reserve_}) &&
       !stateful_.untagged_try();
-  return smartlb::first_token_deadline(
+  return smartlb::routing::first_token_deadline(
       t.route.first_token, s_.first_tokens, t.member.id, t.member.effective_deployment(model_),
       body_facts_->reasoning_effort.value_or(""), prompt_tokens_, header_timeout(), last, s_.clock.now());
 }
 
 // Every failed attempt's one way to routing (its ticket: the cooldown, the breaker, the log line);
 // what it did is recorded for the access log and metrics, and a revoked Entra ID token refreshed.
-Closed ForwardJob::close_failed(const ChosenTarget& t, AttemptTicket& ticket, AttemptRecord& a,
-                                const AttemptOutcome& o) {
-  const Closed c = ticket.close(o);
+routing::Closed ForwardJob::close_failed(const ChosenTarget& t, routing::AttemptTicket& ticket,
+                                         telemetry::AttemptRecord& a, const routing::AttemptOutcome& o) {
+  const routing::Closed c = ticket.close(o);
   a.cause = c.verdict.cause;
   a.ended = s_.clock.now();
   a.cooldown_ms = c.cooldown.count();
   a.breaker_tripped = c.breaker_tripped;
-  if (c.verdict.cause == FailureCause::AuthRejected && snap_.prepared[t.route.backend].entra)
+  if (c.verdict.cause == routing::FailureCause::AuthRejected && snap_.prepared[t.route.backend].entra)
     snap_.prepared[t.route.backend].entra->request_refresh();  // a revoked token: get a new one
   return c;
 }
 
-bool ForwardJob::next_resource(TriedSet& tried, bool unavailable) {
+bool ForwardJob::next_resource(routing::TriedSet& tried, bool unavailable) {
   if (unavailable && !unavailable_rule_) unavailable_rule_ = rule_;
   if (!stateful_.next_resource()) return false;
   rule_ = stateful_.rule(snap_, matched_, !model_.empty());
-  tried = TriedSet{};
+  tried = routing::TriedSet{};
   return true;
 }
 
@@ -118,7 +121,8 @@ bool ForwardJob::next_resource(TriedSet& tried, bool unavailable) {
 std::optional<Refusal> ForwardJob::admit() {
   if (std::optional<std::string> conflict = stateful_.prepare(snap_, req_, request_target_, s_.placements)) {
     refusal_text_ = std::move(*conflict);
-    return Refusal{http::status::bad_request, "invalid_request_error", "resource_conflict", refusal_text_};
+    return Refusal{beast::http::status::bad_request, "invalid_request_error", "resource_conflict",
+                   refusal_text_};
   }
   prepare_request();
   rec_.deployment = model_;
@@ -127,24 +131,24 @@ std::optional<Refusal> ForwardJob::admit() {
   if (model_in_body_) model_ = rec_.deployment;
   if (websocket_ &&
       (req_.fields.get("sec-websocket-key").size() != 24 || req_.fields.get("sec-websocket-version") != "13"))
-    return Refusal{http::status::bad_request,
+    return Refusal{beast::http::status::bad_request,
                    "invalid_request_error",
                    {},
                    "A WebSocket handshake needs a Sec-WebSocket-Key and Sec-WebSocket-Version: 13."};
   if (const auto bad = match_rule())
-    return Refusal{http::status::bad_request, "invalid_request_error", {}, *bad};
+    return Refusal{beast::http::status::bad_request, "invalid_request_error", {}, *bad};
   if (!rule_) {
     refusal_text_ = model_.empty()
                         ? std::string("No routing rule matches this request (it names no model).")
                         : "No routing rule serves the model '" + std::string(model_.substr(0, 128)) + "'.";
-    return Refusal{http::status::not_found, "invalid_request_error", "model_not_found", refusal_text_};
+    return Refusal{beast::http::status::not_found, "invalid_request_error", "model_not_found", refusal_text_};
   }
   rec_.rule = rule_->id;
   if (!snap_.budgets.empty())
-    if (const std::optional<BudgetRefused> refused = admit_to_budgets()) {
+    if (const std::optional<clients::BudgetRefused> refused = admit_to_budgets()) {
       rec_.client_limited = true;
       refusal_text_ = refusal_message(*refused, snap_.prices.currency);
-      return Refusal{http::status::too_many_requests,
+      return Refusal{beast::http::status::too_many_requests,
                      counts_cost(refused->refusal.limit)     ? "cost"
                      : counts_tokens(refused->refusal.limit) ? "tokens"
                                                              : "requests",
@@ -160,7 +164,7 @@ Task<bool> ForwardJob::run() {
       c && !catalog_names(snap_, caller_.subjects).empty())
     co_return finish(co_await answer_catalog(*c));
   if (const std::optional<Refusal> refusal = admit()) co_return finish(co_await refuse(*refusal));
-  TriedSet tried;
+  routing::TriedSet tried;
   for (;;) {
     const std::optional<ChosenTarget> t = choose_target(tried);
     if (!t) {
@@ -174,8 +178,9 @@ Task<bool> ForwardJob::run() {
     while (a == Attempted::Retry) {
       ++retries_;
       co_await exchange_.pause(t->route.retry->delay);
-      a = AttemptTicket::reserve_again(s_.routing, t->ticket(), model_, cost_) ? co_await attempt(*t, tried)
-                                                                               : Attempted::Next;
+      a = routing::AttemptTicket::reserve_again(s_.routing, t->ticket(), model_, cost_)
+              ? co_await attempt(*t, tried)
+              : Attempted::Next;
     }
     if (a == Attempted::NothingLeft) break;
     if (a != Attempted::Next) co_return finish(a == Attempted::Keep);
@@ -183,43 +188,42 @@ Task<bool> ForwardJob::run() {
   co_return finish(co_await answer_nothing_left());
 }
 
-// One try of one target. A coroutine of its own, not part of run(): GCC gives every awaited
-// expression its own slot in the frame, and both frames stay under Asio's 1020-byte recycling
-// limit only when apart (a larger frame costs an aligned_alloc and a free per request).
+// One try of one target. A coroutine of its own, not part of run(), so that both frames stay
+// under Asio's recycling limit (architecture.md, "Why it is fast").
 namespace {
 
 // An attempt that failed before its answer could be relayed, as its ticket is told.
-AttemptOutcome transport_failure(TransportFailure failure, std::string_view why,
-                                 bool relayed_anyway = false) {
-  AttemptOutcome o;
-  o.end = AttemptEnd::TransportFailed;
+routing::AttemptOutcome transport_failure(routing::TransportFailure failure, std::string_view why,
+                                          bool relayed_anyway = false) {
+  routing::AttemptOutcome o;
+  o.end = routing::AttemptEnd::TransportFailed;
   o.failure = failure;
   o.relayed_anyway = relayed_anyway;
   o.why = why;
   return o;
 }
 
-AttemptOutcome stalled() {
-  AttemptOutcome o =
-      transport_failure(TransportFailure::Timeout, "no answer within its first-token deadline");
-  o.end = AttemptEnd::Stalled;
+routing::AttemptOutcome stalled() {
+  routing::AttemptOutcome o =
+      transport_failure(routing::TransportFailure::Timeout, "no answer within its first-token deadline");
+  o.end = routing::AttemptEnd::Stalled;
   return o;
 }
 
 }  // namespace
 
-Task<Attempted> ForwardJob::attempt(const ChosenTarget& t, TriedSet& tried) {
+Task<Attempted> ForwardJob::attempt(const ChosenTarget& t, routing::TriedSet& tried) {
   // In flight on its (backend, deployment) until this attempt's answer ends, stream included.
-  AttemptTicket ticket(s_.routing, t.ticket(), model_, cost_);
+  routing::AttemptTicket ticket(s_.routing, t.ticket(), model_, cost_);
   prepare_body(t);
-  AttemptRecord& a = rec_.add_attempt();
+  telemetry::AttemptRecord& a = rec_.add_attempt();
   a.backend = t.member.id.value;
   a.deployment = t.member.effective_deployment(model_);
   a.probe = t.probe;
   write_request_head(t, a);
-  const std::optional<Nanos> first_token = first_token_deadline(t, tried);
+  const std::optional<base::Nanos> first_token = first_token_deadline(t, tried);
   if (streams_) ticket.expect_stream(body_facts_->reasoning_effort.value_or(""), prompt_tokens_);
-  const MonoNanos sent = a.sent = ticket.sent();
+  const base::MonoNanos sent = a.sent = ticket.sent();
   const bool inline_body = body_.size() <= kInlineRequestBodyBytes;
   // A streamed body's pauses are bound by HTTP_TIMEOUT_SECONDS, not by what is left of
   // REQUEST_TIMEOUT_SECONDS: an upload takes the time it takes.
@@ -239,37 +243,37 @@ Task<Attempted> ForwardJob::attempt(const ChosenTarget& t, TriedSet& tried) {
       if (r.body_end == StreamEnd::Sent || r.body_end == StreamEnd::UpstreamFailed) {
         close_failed(t, ticket, a, transport_failure(r.failure, r.detail, true));
       } else {
-        ticket.close({AttemptEnd::ClientLeft});  // the client's doing: not the backend's failure
+        ticket.close({routing::AttemptEnd::ClientLeft});  // the client's doing: not the backend's failure
         a.ended = s_.clock.now();
       }
       co_return co_await end_streamed(r.body_end);
     }
     close_failed(t, ticket, a,
-                 first_token && r.failure == TransportFailure::Timeout
+                 first_token && r.failure == routing::TransportFailure::Timeout
                      ? stalled()
                      : transport_failure(r.failure, r.detail));
     co_return Attempted::Next;
   }
-  const ResponseHead& head = exchange_.answer_head();
+  const http1::ResponseHead& head = exchange_.answer_head();
   const unsigned status = a.status = head.status;
-  const Verdict verdict = ticket.answer(status, throttle_fields(head.fields), !model_.empty());
+  const routing::Verdict verdict = ticket.answer(status, http::throttle_fields(head.fields), !model_.empty());
   // An upgrade nobody asked for, or a 101 that is not our WebSocket: never relayed as it is.
   const websocket::UpgradeAnswer upgrade =
       websocket_ ? judge_upgrade(head) : websocket::UpgradeAnswer::NotUpgraded;
   if (upgrade == websocket::UpgradeAnswer::Accepted) {
-    ticket.close({AttemptEnd::Upgraded});
+    ticket.close({routing::AttemptEnd::Upgraded});
     co_await open_websocket(t);
     co_return Attempted::Close;  // the connection was the session's
   }
   if (upgrade != websocket::UpgradeAnswer::NotUpgraded || (status == 101 && !websocket_)) {
     const std::string_view why = websocket_ ? std::string_view(websocket::to_string(upgrade))
                                             : "HTTP 101 to a request that asked for no upgrade";
-    close_failed(t, ticket, a, transport_failure(TransportFailure::Protocol, why));
+    close_failed(t, ticket, a, transport_failure(routing::TransportFailure::Protocol, why));
     exchange_.discard();
     co_return Attempted::Next;
   }
   if (!streamed_ && stateful_.looks_for_object() && (status == 404 || status == 400)) {
-    ticket.close({AttemptEnd::Declined});  // not a failure of the backend: the object is elsewhere
+    ticket.close({routing::AttemptEnd::Declined});  // not a failure of the backend: the object is elsewhere
     if (!co_await hold_not_found(t)) {
       const bool keep = co_await relay_held();
       co_return keep ? Attempted::Keep : Attempted::Close;
@@ -282,13 +286,13 @@ Task<Attempted> ForwardJob::attempt(const ChosenTarget& t, TriedSet& tried) {
                                     : move_for({status, verdict, ticket.head_hint()}, t.route.retry, retries_,
                                                t.route.fallback_status, time_left());
   if (move == AnswerMove::Retry || move == AnswerMove::MoveOn) {
-    ticket.close({move == AnswerMove::Retry ? AttemptEnd::Retried : AttemptEnd::MovedOn});
+    ticket.close({move == AnswerMove::Retry ? routing::AttemptEnd::Retried : routing::AttemptEnd::MovedOn});
     co_await exchange_.drain_or_close();
     co_return move == AnswerMove::Retry ? Attempted::Retry : Attempted::Next;
   }
   if (verdict.fail_over) {
     close_failed(t, ticket, a,
-                 {.end = AttemptEnd::Refused,
+                 {.end = routing::AttemptEnd::Refused,
                   .relayed_anyway = move == AnswerMove::Relay,
                   .why = "HTTP " + std::to_string(status)});
     if (move == AnswerMove::FailOver) {
@@ -300,8 +304,9 @@ Task<Attempted> ForwardJob::attempt(const ChosenTarget& t, TriedSet& tried) {
   const stateful::ResourceTag* tag =
       stateful_.tags_answers() ? &snap_.resources[snap_.resource_of[t.route.backend]].tag : nullptr;
   // What is left of a first-token deadline bounds the hold of a stream's start, and fails it over.
-  const Nanos hold = first_token ? std::max<Nanos>(*first_token - Nanos(s_.clock.now() - sent), Nanos(1))
-                                 : Nanos(header_timeout());
+  const base::Nanos hold =
+      first_token ? std::max<base::Nanos>(*first_token - base::Nanos(s_.clock.now() - sent), base::Nanos(1))
+                  : base::Nanos(header_timeout());
   const Relayed rl = co_await exchange_.relay(
       {t.config.name, buffers_.budget_fields, rec_.request_id, hold, first_token.has_value(), tag});
   const Attempted next = relayed(t, ticket, a, rl);
@@ -311,28 +316,29 @@ Task<Attempted> ForwardJob::attempt(const ChosenTarget& t, TriedSet& tried) {
 
 // Not part of attempt(): a coroutine's locals all live in its frame, which a stream holds for
 // as long as it lasts.
-Attempted ForwardJob::relayed(const ChosenTarget& t, AttemptTicket& ticket, AttemptRecord& a,
-                              const Relayed& r) {
+Attempted ForwardJob::relayed(const ChosenTarget& t, routing::AttemptTicket& ticket,
+                              telemetry::AttemptRecord& a, const Relayed& r) {
   if (r.end == RelayEnd::FailOver) {  // its stream's start failed: nothing went to the client
     rec_.served_by = -1;
     const std::string why = "HTTP " + std::to_string(a.status) +
                             " but its stream failed before any content (" + std::string(r.why) + ")";
-    close_failed(t, ticket, a,
-                 {r.fault == RelayFault::Stalled ? AttemptEnd::Stalled : AttemptEnd::StreamFailed,
-                  r.failure,
-                  r.fault == RelayFault::ErrorEvent,
-                  false,
-                  streamed_ != nullptr,
-                  -1,
-                  {},
-                  why});
+    close_failed(
+        t, ticket, a,
+        {r.fault == RelayFault::Stalled ? routing::AttemptEnd::Stalled : routing::AttemptEnd::StreamFailed,
+         r.failure,
+         r.fault == RelayFault::ErrorEvent,
+         false,
+         streamed_ != nullptr,
+         -1,
+         {},
+         why});
     return Attempted::Next;
   }
   // The answer went to the client: its resource knows the request's objects now.
   stateful_.answered(snap_, t.route.backend, s_.placements);
   if (r.fault != RelayFault::None)  // cut off after the head went out: a failure like any other
     close_failed(t, ticket, a,
-                 {AttemptEnd::CutAfterHead,
+                 {routing::AttemptEnd::CutAfterHead,
                   r.failure,
                   false,
                   false,
@@ -341,7 +347,7 @@ Attempted ForwardJob::relayed(const ChosenTarget& t, AttemptTicket& ticket, Atte
                   {},
                   "its stream broke after the answer began"});
   else
-    ticket.close({AttemptEnd::Relayed,
+    ticket.close({routing::AttemptEnd::Relayed,
                   {},
                   false,
                   !rec_.client_aborted && !rec_.upstream_aborted,
@@ -354,7 +360,7 @@ Attempted ForwardJob::relayed(const ChosenTarget& t, AttemptTicket& ticket, Atte
 }
 
 Task<Attempted> ForwardJob::end_streamed(StreamEnd end) {
-  Refusal r{http::status::bad_gateway, "server_error", "upstream_error",
+  Refusal r{beast::http::status::bad_gateway, "server_error", "upstream_error",
             "The backend failed after the request body began to stream; a streamed body (larger than "
             "STREAM_REQUEST_BODY_BYTES) is not sent again."};
   switch (end) {
@@ -362,13 +368,13 @@ Task<Attempted> ForwardJob::end_streamed(StreamEnd end) {
       rec_.client_aborted = true;
       co_return Attempted::Close;
     case StreamEnd::TooLarge:
-      r = {http::status::payload_too_large,
+      r = {beast::http::status::payload_too_large,
            "invalid_request_error",
            {},
-           too_large_message("MAX_STREAMED_BODY_BYTES")};
+           http::too_large_message("MAX_STREAMED_BODY_BYTES")};
       break;
     case StreamEnd::Malformed:
-      r = {http::status::bad_request, "invalid_request_error", {}, "Malformed request body framing."};
+      r = {beast::http::status::bad_request, "invalid_request_error", {}, "Malformed request body framing."};
       break;
     case StreamEnd::Sent:  // the whole body went, its answer did not come
     case StreamEnd::UpstreamFailed:

@@ -41,7 +41,7 @@ Task<bool> ForwardJob::hold_not_found(const ChosenTarget& t) {
   co_return stateful::says_not_found(held.head.status, held.body);
 }
 
-websocket::UpgradeAnswer ForwardJob::judge_upgrade(const ResponseHead& h) const {
+websocket::UpgradeAnswer ForwardJob::judge_upgrade(const http1::ResponseHead& h) const {
   return websocket::judge_upgrade(
       {h.status, h.fields.get("upgrade"), h.fields.get("connection"), h.fields.get("sec-websocket-accept"),
        h.fields.get("sec-websocket-extensions")},
@@ -56,20 +56,21 @@ namespace {
 // feeds latency routing.
 class SessionLearning final : public SessionResponses {
  public:
-  SessionLearning(RoutingState& routing, const TicketTarget& target, std::string_view model)
+  SessionLearning(routing::RoutingState& routing, const routing::TicketTarget& target, std::string_view model)
       : routing_(routing), target_(target), model_(model) {}
 
   // A handshake that named no model (a Responses socket's `model` parameter is optional): each
   // response under the model its `response.create` asked for, as the same request over HTTP.
-  void response_done(const websocket::RealtimeUsage& usage, std::optional<Nanos> took,
+  void response_done(const websocket::RealtimeUsage& usage, std::optional<base::Nanos> took,
                      std::string_view asked_model) override {
-    AttemptTicket::session_response(routing_, target_, model_.empty() ? asked_model : model_,
-                                    usage.input_tokens + usage.output_tokens, took, usage.output_tokens);
+    routing::AttemptTicket::session_response(routing_, target_, model_.empty() ? asked_model : model_,
+                                             usage.input_tokens + usage.output_tokens, took,
+                                             usage.output_tokens);
   }
 
  private:
-  RoutingState& routing_;
-  TicketTarget target_;
+  routing::RoutingState& routing_;
+  routing::TicketTarget target_;
   std::string_view model_;
 };
 
@@ -77,7 +78,7 @@ class SessionLearning final : public SessionResponses {
 
 Task<void> ForwardJob::open_websocket(const ChosenTarget& t) {
   rec_.served_by = static_cast<int>(t.member.id.value);
-  const InFlight session = states_.begin_websocket_session(t.member.id);
+  const routing::InFlight session = states_.begin_websocket_session(t.member.id);
   SessionLearning learning(s_.routing, t.ticket(), model_);
   WebSocketSession s;
   s.client_key = req_.fields.get("sec-websocket-key");
@@ -110,7 +111,7 @@ Task<bool> ForwardJob::answer_nothing_left() {
 }
 
 std::optional<CatalogRequest> ForwardJob::catalog_asked() const {
-  if (!cfg_.model_catalog || req_.method != http::verb::get) return std::nullopt;
+  if (!cfg_.model_catalog || req_.method != beast::http::verb::get) return std::nullopt;
   return catalog_request(req_.method_text, request_target_.path,
                          !req_.fields.get("anthropic-version").empty());
 }
@@ -124,28 +125,29 @@ Task<bool> ForwardJob::answer_catalog(const CatalogRequest& c) {
   if (!c.model.empty() && !std::binary_search(names.begin(), names.end(), c.model)) {
     refusal_text_ = "The model '" + std::string(c.model.substr(0, 128)) + "' does not exist here.";
     co_return co_await refuse(
-        {http::status::not_found, "invalid_request_error", "model_not_found", refusal_text_});
+        {beast::http::status::not_found, "invalid_request_error", "model_not_found", refusal_text_});
   }
   refusal_text_ = c.model.empty() ? catalog_json(names, c.anthropic, created)
                                   : catalog_entry_json(c.model, c.anthropic, created);
-  co_return co_await refuse({http::status::ok, {}, {}, {}, {}, refusal_text_});
+  co_return co_await refuse({beast::http::status::ok, {}, {}, {}, {}, refusal_text_});
 }
 
 Task<bool> ForwardJob::refuse_unavailable() {
-  const UnavailableAnswer a =
+  const routing::UnavailableAnswer a =
       answer_unavailable(states_.unavailability(rule_->table, model_, cost_, class_reserve_),
                          rec_.attempt_count, model_, stateful_.pinned_resource(snap_));
-  co_return co_await refuse({static_cast<http::status>(a.status), a.type, a.code, a.message, a.retry_after});
+  co_return co_await refuse(
+      {static_cast<beast::http::status>(a.status), a.type, a.code, a.message, a.retry_after});
 }
 
 // The model priced is the deployment the serving backend was asked for (after a target's
 // rename: a rule may send a model's requests to a cheaper one), else the model the client named.
 void ForwardJob::price_answer() {
   if (snap_.prices.empty() || (rec_.prompt_tokens < 0 && rec_.completion_tokens < 0)) return;
-  const ModelPrice* price = nullptr;
+  const cost::ModelPrice* price = nullptr;
   if (rec_.served_by >= 0 && rec_.attempt_count > 0)
     price = snap_.prices.find(
-        rec_.attempts[std::min(rec_.attempt_count, RequestRecord::kMaxAttempts) - 1].deployment);
+        rec_.attempts[std::min(rec_.attempt_count, telemetry::RequestRecord::kMaxAttempts) - 1].deployment);
   if (!price) price = snap_.prices.find(rec_.deployment);
   if (!price) return;
   if (const auto cost = cost_of({rec_.prompt_tokens, rec_.cached_tokens, rec_.completion_tokens}, *price)) {
@@ -160,7 +162,7 @@ void ForwardJob::price_answer() {
 void ForwardJob::settle_budgets() {
   if (!budget_) return;
   budget_->release();  // no longer in flight (max_in_flight)
-  const BudgetTime t{s_.clock.coarse_now(), s_.clock.wall_now()};
+  const clients::BudgetTime t{s_.clock.coarse_now(), s_.clock.wall_now()};
   // (An answer whose model has no price keeps its estimated cost.)
   if (rec_.prompt_tokens >= 0 || rec_.completion_tokens >= 0)
     budget_->settle(

@@ -15,7 +15,7 @@ bool body_names_model(std::string_view path) {
 }
 
 // x-smartlb-metadata: a JSON object of strings. False when it is not one.
-bool parse_metadata(std::string_view text, std::vector<MetadataPair>& out) {
+bool parse_metadata(std::string_view text, std::vector<routing::MetadataPair>& out) {
   out.clear();
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object() || j.size() > 64) return false;
@@ -31,13 +31,13 @@ bool parse_metadata(std::string_view text, std::vector<MetadataPair>& out) {
 std::chrono::seconds ForwardJob::header_timeout() const {
   // The per-attempt wait, cut short by what is left of the whole request's budget.
   const auto elapsed =
-      std::chrono::duration_cast<std::chrono::seconds>(Nanos(s_.clock.coarse_now() - rec_.start));
+      std::chrono::duration_cast<std::chrono::seconds>(base::Nanos(s_.clock.coarse_now() - rec_.start));
   const auto left = cfg_.request_timeout - elapsed;
   return std::max(std::min(cfg_.http_timeout, left), std::chrono::seconds(1));
 }
 
 void ForwardJob::prepare_request() {
-  family_ = api_family(request_target_.path);
+  family_ = http::api_family(request_target_.path);
   websocket_ = websocket::is_websocket_path(request_target_.path) &&
                websocket::asks_for_websocket(req_.method_text, req_.fields.get("upgrade"),
                                              req_.fields.get("connection"));
@@ -46,36 +46,37 @@ void ForwardJob::prepare_request() {
   // hop-by-hop ones, not `Proxy` / `Proxy-*` (httpoxy), and not those each attempt writes
   // itself (Host, credentials, the request id, the body's framing: chunked came in, a length
   // goes out).
-  const HeaderList& f = req_.fields;
-  const ConnectionNames named(f);
+  const http1::HeaderList& f = req_.fields;
+  const http::ConnectionNames named(f);
   std::string& passed = buffers_.passed_fields;
   passed.clear();
   for (std::size_t i = 0; i < f.size(); ++i) {
     const auto field = f[i];
-    if (named.is_hop(field.name) || is_proxy_header(field.name)) continue;
+    if (named.is_hop(field.name) || http::is_proxy_header(field.name)) continue;
     switch (field.id) {
-      case http::field::host:
-      case http::field::expect:
-      case http::field::content_length:
+      case beast::http::field::host:
+      case beast::http::field::expect:
+      case beast::http::field::content_length:
         continue;
       default:
-        if (is_client_credential(field.name) || iequals(field.name, "x-request-id") ||
-            iequals(field.name, "x-smartlb-metadata") || iequals(field.name, "x-smartlb-affinity") ||
-            iequals(field.name, "x-smartlb-priority") ||
+        if (http::is_client_credential(field.name) || base::iequals(field.name, "x-request-id") ||
+            base::iequals(field.name, "x-smartlb-metadata") ||
+            base::iequals(field.name, "x-smartlb-affinity") ||
+            base::iequals(field.name, "x-smartlb-priority") ||
             (rec_.trace.on && tracing::is_trace_context_field(field.name)))  // each attempt writes its own
           continue;
         // A compressed answer could not have its ids tagged: a stateful API's comes plain.
-        if (stateful_.tags_answers() && iequals(field.name, "accept-encoding")) continue;
+        if (stateful_.tags_answers() && base::iequals(field.name, "accept-encoding")) continue;
         // A handshake's own fields are smartlb's to write (write_websocket_fields).
-        if (websocket_ && field.name.size() > 14 && iequals(field.name.substr(0, 14), "sec-websocket-"))
+        if (websocket_ && field.name.size() > 14 && base::iequals(field.name.substr(0, 14), "sec-websocket-"))
           continue;
         break;
     }
-    append_field(passed, field.name, field.value);
+    http1::append_field(passed, field.name, field.value);
   }
   const auto m = req_.method;
-  send_length_ = !req_.body.empty() || m == http::verb::post || m == http::verb::put ||
-                 m == http::verb::patch || m == http::verb::options;
+  send_length_ = !req_.body.empty() || m == beast::http::verb::post || m == beast::http::verb::put ||
+                 m == beast::http::verb::patch || m == beast::http::verb::options;
   if (request_target_.has_deployment()) {
     model_ = request_target_.deployment;
   } else if (body_names_model(request_target_.path) && !req_.body.empty()) {
@@ -85,16 +86,16 @@ void ForwardJob::prepare_request() {
   if (websocket_) prepare_websocket();
   // A streamed answer's first content is waited for (FIRST_TOKEN_TIMEOUT_SECONDS): the body is
   // read for it only when it may say so.
-  if (!websocket_ && m == http::verb::post &&
+  if (!websocket_ && m == beast::http::verb::post &&
       (model_in_body_ || req_.body.find("\"stream\"") != std::string::npos) && body_facts().stream) {
     streams_ = true;
-    prompt_tokens_ = estimate_request_token_parts(body_facts()).prompt;
+    prompt_tokens_ = routing::estimate_request_token_parts(body_facts()).prompt;
   }
   body_ = req_.body;
   // The estimate needs the body read: only when a declared quota or a backend's low report
   // can turn on it.
   if (snap_.any_quota || states_.reported_budget_low()) {
-    cost_ = estimate_request_tokens(body_facts());
+    cost_ = routing::estimate_request_tokens(body_facts());
     cost_known_ = true;
   }
 }
@@ -104,17 +105,18 @@ void ForwardJob::prepare_request() {
 // identified the client to smartlb. A browser's WebSocket key (subprotocol or query) passes as
 // `api-key` when it sent no credential field. Read again for each such attempt (they are rare)
 // rather than kept in every request's job.
-CredentialFields ForwardJob::client_credentials() const {
-  CredentialFields out;
-  const HeaderList& f = req_.fields;
-  const ConnectionNames named(f);
+credentials::CredentialFields ForwardJob::client_credentials() const {
+  credentials::CredentialFields out;
+  const http1::HeaderList& f = req_.fields;
+  const http::ConnectionNames named(f);
   for (std::size_t i = 0; i < f.size(); ++i) {
     const auto field = f[i];
-    if (!is_client_credential(field.name) || named.is_hop(field.name) ||
-        iequals(field.name, caller_.credential_field))
+    if (!http::is_client_credential(field.name) || named.is_hop(field.name) ||
+        base::iequals(field.name, caller_.credential_field))
       continue;
-    if (std::none_of(out.begin(), out.end(),
-                     [&](const CredentialField& c) { return iequals(c.name, field.name); }))
+    if (std::none_of(out.begin(), out.end(), [&](const credentials::CredentialField& c) {
+          return base::iequals(c.name, field.name);
+        }))
       out.add(field.name, field.value);
   }
   if (websocket_ && out.empty() && caller_.credential_field != "api-key")
@@ -131,26 +133,26 @@ void ForwardJob::prepare_websocket() {
 // client's), no extension offered (frames stay readable), the subprotocols less the key entry.
 void ForwardJob::write_websocket_fields(std::string& out) {
   websocket_key_ = websocket::new_key(rng_);
-  append_field(out, "Upgrade", "websocket");
-  append_field(out, "Connection", "Upgrade");
-  append_field(out, "Sec-WebSocket-Version", "13");
-  append_field(out, "Sec-WebSocket-Key", websocket_key_);
+  http1::append_field(out, "Upgrade", "websocket");
+  http1::append_field(out, "Connection", "Upgrade");
+  http1::append_field(out, "Sec-WebSocket-Version", "13");
+  http1::append_field(out, "Sec-WebSocket-Key", websocket_key_);
   const std::string protocols = websocket::without_key_subprotocol(req_.fields.get("sec-websocket-protocol"));
-  if (!protocols.empty()) append_field(out, "Sec-WebSocket-Protocol", protocols);
+  if (!protocols.empty()) http1::append_field(out, "Sec-WebSocket-Protocol", protocols);
 }
 
 // The rule this request follows, or the message of the client error that prevents matching.
 std::optional<std::string_view> ForwardJob::match_rule() {
   // A metadata header is read (and refused when invalid) whether or not a rule asks for
   // metadata: a client's mistake shows the same under every configuration.
-  std::vector<MetadataPair>& metadata = buffers_.metadata;
+  std::vector<routing::MetadataPair>& metadata = buffers_.metadata;
   metadata.clear();
   if (const std::string_view header = req_.fields.get("x-smartlb-metadata");
       !header.empty() && !parse_metadata(header, metadata))
     return "The x-smartlb-metadata header must be a JSON object whose values are strings.";
   // The priority class: the caller's, or a lower one the request asks for.
   const std::string_view asked = req_.fields.get("x-smartlb-priority");
-  const std::optional<PriorityClasses::Class> cls =
+  const std::optional<clients::PriorityClasses::Class> cls =
       snap_.priority_classes.resolve(caller_.name, caller_.subjects, asked);
   if (!cls) {
     refusal_text_ = "The x-smartlb-priority header names no priority class: '" +
@@ -158,9 +160,9 @@ std::optional<std::string_view> ForwardJob::match_rule() {
                     snap_.priority_classes.names() + ").";
     return refusal_text_;
   }
-  class_reserve_ = ClassReserve{static_cast<std::uint8_t>(cls->level), cls->reserve_permille};
+  class_reserve_ = routing::ClassReserve{static_cast<std::uint8_t>(cls->level), cls->reserve_permille};
   if (cls->level > 0) rec_.priority_class = cls->name;
-  matched_ = snap_.match(RequestFacts{caller_.subjects, model_, metadata});
+  matched_ = snap_.match(routing::RequestFacts{caller_.subjects, model_, metadata});
   stateful_.keep_resources_of(matched_);
   rule_ = stateful_.rule(snap_, matched_, !model_.empty());
   if (rule_ && rule_->affinity) {
@@ -169,7 +171,7 @@ std::optional<std::string_view> ForwardJob::match_rule() {
     if (!rule_->affinity_header.empty()) affinity_key_ = req_.fields.get(rule_->affinity_header);
     if (affinity_key_.empty()) affinity_key_ = req_.fields.get("x-smartlb-affinity");
     if (affinity_key_.empty() && model_in_body_) {
-      const RequestBodyFacts& body = body_facts();
+      const http::RequestBodyFacts& body = body_facts();
       affinity_key_ = body.prompt_cache_key ? *body.prompt_cache_key : body.user.value_or("");
     }
   }
@@ -194,28 +196,29 @@ std::string_view ForwardJob::client_key() const {
 // An Entra ID backend needs a valid token before anything is sent (one atomic load when it has
 // one; the coarse clock is enough: a token stops being used 10 s before it expires).
 bool ForwardJob::credential_ready(const ChosenTarget& t) const {
-  const entra::TokenCell* cell = snap_.prepared[t.route.backend].entra.get();
-  return t.config.auth != AuthStyle::Entra ||
-         (cell && cell->look(s_.clock.coarse_now()).availability == entra::TokenCell::Availability::Ready);
+  const credentials::entra::TokenCell* cell = snap_.prepared[t.route.backend].entra.get();
+  return t.config.auth != config::AuthStyle::Entra ||
+         (cell && cell->look(s_.clock.coarse_now()).availability ==
+                      credentials::entra::TokenCell::Availability::Ready);
 }
 
 // No valid token yet: wait (asynchronously) for the fetch under way, or cool the backend down
 // with cause `credential` until the credential service tries again, and fail over.
 Task<bool> ForwardJob::await_credential(const ChosenTarget& t) {
-  using entra::TokenCell;
+  using credentials::entra::TokenCell;
   TokenCell* cell = snap_.prepared[t.route.backend].entra.get();
   TokenCell::Lookup l{TokenCell::Availability::Unavailable};
-  if (cell) l = co_await entra::wait_for_token(*cell, s_.clock, header_timeout());
+  if (cell) l = co_await credentials::entra::wait_for_token(*cell, s_.clock, header_timeout());
   if (l.availability == TokenCell::Availability::Ready) co_return true;
-  const MonoNanos now = s_.clock.now();
+  const base::MonoNanos now = s_.clock.now();
   std::optional<std::chrono::milliseconds> hint;
   if (l.availability == TokenCell::Availability::Unavailable && l.retry_at > now)
-    hint = std::chrono::ceil<std::chrono::milliseconds>(Nanos(l.retry_at - now));
-  AttemptTicket ticket(s_.routing, t.ticket(), model_, cost_);
-  AttemptRecord& a = rec_.add_attempt();
+    hint = std::chrono::ceil<std::chrono::milliseconds>(base::Nanos(l.retry_at - now));
+  routing::AttemptTicket ticket(s_.routing, t.ticket(), model_, cost_);
+  telemetry::AttemptRecord& a = rec_.add_attempt();
   a.backend = t.member.id.value;
   a.deployment = t.member.effective_deployment(model_);
-  AttemptOutcome o{AttemptEnd::NoCredential};
+  routing::AttemptOutcome o{routing::AttemptEnd::NoCredential};
   o.retry_hint = hint;
   o.why = "no valid Entra ID token (see the credential's log lines)";
   close_failed(t, ticket, a, o);
@@ -236,38 +239,38 @@ void ForwardJob::prepare_body(const ChosenTarget& t) {
   }
 }
 
-void ForwardJob::write_request_head(const ChosenTarget& t, AttemptRecord& a) {
-  const BackendConfig& b = t.config;
+void ForwardJob::write_request_head(const ChosenTarget& t, telemetry::AttemptRecord& a) {
+  const config::BackendConfig& b = t.config;
   std::string& out = buffers_.request_head;
   out.clear();
   out.append(req_.method_text).push_back(' ');
   if (websocket_) {  // the model in the query, and no api-key there
     websocket_query_ = websocket::upstream_query(
         request_target_.query, websocket::model_parameter(request_target_.path), t.route.upstream_name);
-    RequestTarget rt = request_target_;
+    http::RequestTarget rt = request_target_;
     rt.query = websocket_query_;
     append_upstream_target(out, b.url.base_path, rt, {});
   } else {
     append_upstream_target(out, b.url.base_path, request_target_, t.route.upstream_name);
   }
   out.append(" HTTP/1.1\r\n");
-  append_field(out, "Host", b.url.host_header);
+  http1::append_field(out, "Host", b.url.host_header);
   if (websocket_) write_websocket_fields(out);
-  if (const entra::TokenCell* cell = snap_.prepared[t.route.backend].entra.get())
+  if (const credentials::entra::TokenCell* cell = snap_.prepared[t.route.backend].entra.get())
     cell->append_authorization(out);  // "Authorization: Bearer <Entra ID token>"
   else
-    for (const CredentialField& f :
+    for (const credentials::CredentialField& f :
          static_key_fields(b, snap_.prepared[t.route.backend].bearer, family_,
-                           b.api_key.empty() ? client_credentials() : CredentialFields{}))
-      append_field(out, f.name, f.value);
+                           b.api_key.empty() ? client_credentials() : credentials::CredentialFields{}))
+      http1::append_field(out, f.name, f.value);
   out.append(buffers_.passed_fields);
-  append_field(out, "x-request-id", rec_.request_id);  // one id from client to backend and back
+  http1::append_field(out, "x-request-id", rec_.request_id);  // one id from client to backend and back
   if (rec_.trace.on) begin_attempt_trace(rng_, rec_, a, b, family_, out);  // traceparent: its CLIENT span
   if (streamed_) {
     streamed_->append_framing(out);
   } else if (send_length_) {
     out.append("Content-Length: ");
-    append_decimal(out, body_.size());
+    http1::append_decimal(out, body_.size());
     out.append("\r\n", 2);
   }
   out.append("\r\n", 2);

@@ -8,9 +8,9 @@ namespace smartlb::net {
 
 // One request's policy and mechanism, made and destroyed together.
 struct ForwardRequest {
-  ForwardRequest(Worker& w, const Snapshot& snapshot, TimedSocket& client, RequestHead& req,
-                 const RequestTarget& target, const ClientIdentity& caller, RequestRecord& rec,
-                 ForwardBuffers& buffers, StreamedBody* streamed)
+  ForwardRequest(Worker& w, const Snapshot& snapshot, io::TimedSocket& client, http1::RequestHead& req,
+                 const http::RequestTarget& target, const clients::ClientIdentity& caller,
+                 telemetry::RequestRecord& rec, ForwardBuffers& buffers, StreamedBody* streamed)
       : exchange(w.exchange_context, client, req, rec, buffers),
         job(w.shared, w.rng, exchange, snapshot, req, target, caller, rec, buffers, streamed) {}
   UpstreamExchange exchange;
@@ -39,8 +39,9 @@ void ForwardJobSlot::end() {
 // Not a coroutine: the request's job lives in memory its connection borrows rather than in a
 // frame of its own, which would cost an aligned_alloc and a free per request most of the time
 // (Asio's recycling cache holds only 8 frames per thread, and a burst of requests frees more).
-Task<bool> forward_request(Worker& w, const Snapshot& snapshot, TimedSocket& client, RequestHead& req,
-                           const RequestTarget& target, const ClientIdentity& caller, RequestRecord& rec,
+Task<bool> forward_request(Worker& w, const Snapshot& snapshot, io::TimedSocket& client,
+                           http1::RequestHead& req, const http::RequestTarget& target,
+                           const clients::ClientIdentity& caller, telemetry::RequestRecord& rec,
                            ForwardBuffers& buffers, StreamedBody* streamed) {
   ForwardJobSlot& slot = buffers.job;
   slot.end();

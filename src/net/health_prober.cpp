@@ -28,7 +28,7 @@ std::string_view to_string(ProbeReport::State s) {
   return "pending";
 }
 
-std::string probe_target(const BackendConfig& b) {
+std::string probe_target(const config::BackendConfig& b) {
   if (!b.health_probe_path.empty()) return b.url.base_path + b.health_probe_path;
   // The models list costs no tokens: Azure's needs an api-version.
   return b.url.base_path + (b.azure_host ? "/openai/models?api-version=2024-10-21" : "/v1/models");
@@ -37,25 +37,26 @@ std::string probe_target(const BackendConfig& b) {
 namespace {
 
 // The URL a probe asks for: the backend's origin and base path, then its probe's path.
-std::string probe_url(const BackendConfig& b) {
+std::string probe_url(const config::BackendConfig& b) {
   return std::string(b.url.tls ? "https://" : "http://") + b.url.host_header + probe_target(b);
 }
 
 }  // namespace
 
 struct HealthProber::Impl {
-  Impl(const Config& c, const Published<Snapshot>& p, BackendStates& s, const Clock& k, ssl::context& t)
+  Impl(const config::Config& c, const base::Published<Snapshot>& p, routing::BackendStates& s,
+       const base::Clock& k, ssl::context& t)
       : cfg(c), published(p), states(s), clock(k), tls(t) {}
 
-  const Config& cfg;
-  const Published<Snapshot>& published;
-  BackendStates& states;
-  const Clock& clock;
+  const config::Config& cfg;
+  const base::Published<Snapshot>& published;
+  routing::BackendStates& states;
+  const base::Clock& clock;
   ssl::context& tls;
 
   struct Entry {
     ProbeReport report;
-    MonoNanos due = 0;  // the next probe's time
+    base::MonoNanos due = 0;  // the next probe's time
     bool probing = false;
   };
   mutable std::mutex mutex;  // the entries: this thread writes, /status reads
@@ -65,13 +66,14 @@ struct HealthProber::Impl {
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::thread thread;
 
-  Nanos interval_of(const BackendConfig& b) const {
-    return std::chrono::duration_cast<Nanos>(b.health_probe_interval.value_or(cfg.health_probe_interval));
+  base::Nanos interval_of(const config::BackendConfig& b) const {
+    return std::chrono::duration_cast<base::Nanos>(
+        b.health_probe_interval.value_or(cfg.health_probe_interval));
   }
 
   bool any_probing() const {
     const auto snap = published.current();
-    for (const BackendConfig& b : snap->backends)
+    for (const config::BackendConfig& b : snap->backends)
       if (interval_of(b).count() > 0) return true;
     return cfg.health_probe_interval.count() > 0;  // a reload may add backends that probe
   }
@@ -81,10 +83,10 @@ struct HealthProber::Impl {
     asio::steady_timer timer(co_await asio::this_coro::executor);
     for (;;) {
       const auto snap = published.current();
-      const MonoNanos now = clock.now();
+      const base::MonoNanos now = clock.now();
       for (std::size_t i = 0; i < snap->backends.size(); ++i) {
-        const BackendConfig& b = snap->backends[i];
-        const Nanos interval = interval_of(b);
+        const config::BackendConfig& b = snap->backends[i];
+        const base::Nanos interval = interval_of(b);
         std::lock_guard lock(mutex);
         Entry& e = entries[b.name];
         e.report.backend = b.name;
@@ -105,15 +107,17 @@ struct HealthProber::Impl {
   }
 
   // `b` by value: a reload may replace the snapshot while the probe waits.
-  Task<void> probe(BackendConfig b, BackendId id, Nanos interval) {
-    entra::TokenRequest request{"GET", probe_url(b), {{"User-Agent", "smartlb-health-probe"}}, {}, true};
-    const entra::FetchedAnswer a = co_await entra::fetch_token_answer(request, tls, cfg.health_probe_timeout);
+  Task<void> probe(config::BackendConfig b, routing::BackendId id, base::Nanos interval) {
+    credentials::entra::TokenRequest request{
+        "GET", probe_url(b), {{"User-Agent", "smartlb-health-probe"}}, {}, true};
+    const credentials::entra::FetchedAnswer a =
+        co_await credentials::entra::fetch_token_answer(request, tls, cfg.health_probe_timeout);
     const bool up = probe_says_up(a.status);
-    const MonoNanos now = clock.now();
+    const base::MonoNanos now = clock.now();
     if (up)
       states.health_passed(id);
     else  // a result not renewed goes stale: two intervals and a timeout
-      states.health_failed(id, now + 2 * interval.count() + Nanos(cfg.health_probe_timeout).count());
+      states.health_failed(id, now + 2 * interval.count() + base::Nanos(cfg.health_probe_timeout).count());
     std::lock_guard lock(mutex);
     Entry& e = entries[b.name];
     const ProbeReport::State was = e.report.state;
@@ -131,8 +135,8 @@ struct HealthProber::Impl {
   }
 };
 
-HealthProber::HealthProber(const Config& cfg, const Published<Snapshot>& published, BackendStates& states,
-                           const Clock& clock, ssl::context& tls)
+HealthProber::HealthProber(const config::Config& cfg, const base::Published<Snapshot>& published,
+                           routing::BackendStates& states, const base::Clock& clock, ssl::context& tls)
     : impl_(std::make_unique<Impl>(cfg, published, states, clock, tls)) {}
 
 HealthProber::~HealthProber() { stop(); }
@@ -156,7 +160,7 @@ std::vector<ProbeReport> HealthProber::reports() const {
   const auto snap = impl_->published.current();
   std::vector<ProbeReport> out;
   std::lock_guard lock(impl_->mutex);
-  for (const BackendConfig& b : snap->backends) {
+  for (const config::BackendConfig& b : snap->backends) {
     const auto it = impl_->entries.find(b.name);
     if (it != impl_->entries.end()) {
       out.push_back(it->second.report);

@@ -11,15 +11,15 @@
 
 namespace smartlb::net {
 
-void begin_request_trace(Worker& w, const http1::RequestHead& head, RequestRecord& rec) {
+void begin_request_trace(Worker& w, const http1::RequestHead& head, telemetry::RequestRecord& rec) {
   std::string_view parent;
   std::size_t n_parents = 0, n_states = 0;
   for (std::size_t i = 0; i < head.fields.size(); ++i) {
     const auto f = head.fields[i];
-    if (iequals(f.name, "traceparent")) {
+    if (base::iequals(f.name, "traceparent")) {
       parent = f.value;
       ++n_parents;
-    } else if (iequals(f.name, "tracestate")) {
+    } else if (base::iequals(f.name, "tracestate")) {
       ++n_states;
     }
   }
@@ -36,18 +36,20 @@ void begin_request_trace(Worker& w, const http1::RequestHead& head, RequestRecor
   std::array<std::string_view, tracing::kTraceStateMaxMembers + 1> states;
   std::size_t k = 0;
   for (std::size_t i = 0; i < head.fields.size() && k < n_states; ++i)
-    if (iequals(head.fields[i].name, "tracestate")) states[k++] = head.fields[i].value;
+    if (base::iequals(head.fields[i].name, "tracestate")) states[k++] = head.fields[i].value;
   begin(std::span(states.data(), k));
 }
 
-void begin_attempt_trace(RandomSource& rng, const RequestRecord& rec, AttemptRecord& a,
-                         const BackendConfig& b, ApiFamily family, std::string& head) {
+void begin_attempt_trace(base::RandomSource& rng, const telemetry::RequestRecord& rec,
+                         telemetry::AttemptRecord& a, const config::BackendConfig& b, http::ApiFamily family,
+                         std::string& head) {
   a.backend_name = b.name;
   a.server_address = b.url.host;
   a.server_port = b.url.port;
-  a.provider = family == ApiFamily::Anthropic               ? AttemptRecord::Provider::Anthropic
-               : b.azure_host || family == ApiFamily::Azure ? AttemptRecord::Provider::AzureOpenAI
-                                                            : AttemptRecord::Provider::OpenAI;
+  a.provider = family == http::ApiFamily::Anthropic ? telemetry::AttemptRecord::Provider::Anthropic
+               : b.azure_host || family == http::ApiFamily::Azure
+                   ? telemetry::AttemptRecord::Provider::AzureOpenAI
+                   : telemetry::AttemptRecord::Provider::OpenAI;
   tracing::begin_attempt_trace(rec.trace, a, rng, head);
 }
 

@@ -13,9 +13,7 @@
 #include "smartlb/net/worker.hpp"
 #include "smartlb/telemetry/logging.hpp"
 
-namespace smartlb {
-
-using namespace smartlb::net;
+namespace smartlb::net {
 
 net::Worker::Worker(Shared& s, std::size_t idx, std::uint64_t seed)
     : shared(s),
@@ -74,8 +72,8 @@ Task<> accept_loop(Worker& w) {
   }
 }
 
-entra::CredentialServiceOptions credential_options(RequestObserver* observer) {
-  entra::CredentialServiceOptions o;
+credentials::entra::CredentialServiceOptions credential_options(telemetry::RequestObserver* observer) {
+  credentials::entra::CredentialServiceOptions o;
   if (observer)
     o.on_refresh = [observer](const std::string& backend, bool ok) {
       observer->on_credential_refresh(backend, ok);
@@ -86,11 +84,11 @@ entra::CredentialServiceOptions credential_options(RequestObserver* observer) {
 }  // namespace
 
 struct Server::Impl {
-  Impl(Config c, ServerOptions o)
+  Impl(config::Config c, ServerOptions o)
       : cfg(std::move(c)),
         opts(o),
         clock(o.clock ? o.clock : &system_clock),
-        states(*clock, CooldownPolicy{cfg.default_cooldown, cfg.min_cooldown, cfg.max_cooldown}),
+        states(*clock, routing::CooldownPolicy{cfg.default_cooldown, cfg.min_cooldown, cfg.max_cooldown}),
         tls(make_upstream_tls_context(cfg)),
         credentials(*clock, *tls, credential_options(o.observer)),
         key_sets(*tls),
@@ -99,26 +97,26 @@ struct Server::Impl {
         prober(cfg, published, states, *clock, *tls) {
     shared.tracer = o.tracer;
     if (cfg.access_log) {
-      access_log_writer = std::make_unique<AccessLogWriter>(STDOUT_FILENO);
+      access_log_writer = std::make_unique<telemetry::AccessLogWriter>(STDOUT_FILENO);
       shared.access_log_writer = access_log_writer.get();
     }
     states.set_route_on_remaining(cfg.route_on_remaining);
     states.track(published.current()->table);
   }
 
-  Config cfg;
+  config::Config cfg;
   ServerOptions opts;
-  SystemClock system_clock;
-  const Clock* clock;
-  BackendIds ids;
-  BackendStates states;
-  LatencyStats latency;
+  base::SystemClock system_clock;
+  const base::Clock* clock;
+  routing::BackendIds ids;
+  routing::BackendStates states;
+  routing::LatencyStats latency;
   std::unique_ptr<ssl::context> tls;
-  entra::CredentialService credentials;  // Entra ID tokens, refreshed on a thread of its own
-  BudgetRegistry budgets;                // client budgets (survive reloads, like `states`)
-  jwt::KeySetService key_sets;           // the signing keys of the clients' token issuers, likewise
-  Published<Snapshot> published;
-  std::unique_ptr<AccessLogWriter> access_log_writer;  // outlives the workers (declared before)
+  credentials::entra::CredentialService credentials;  // Entra ID tokens, refreshed on a thread of its own
+  clients::BudgetRegistry budgets;                    // client budgets (survive reloads, like `states`)
+  clients::jwt::KeySetService key_sets;  // the signing keys of the clients' token issuers, likewise
+  base::Published<Snapshot> published;
+  std::unique_ptr<telemetry::AccessLogWriter> access_log_writer;  // outlives the workers (declared before)
   Shared shared;
   HealthProber prober;  // each backend's health probe, on a thread of its own
   std::vector<std::unique_ptr<Worker>> workers;
@@ -131,7 +129,8 @@ struct Server::Impl {
   }
 };
 
-Server::Server(Config cfg, ServerOptions opts) : impl_(std::make_unique<Impl>(std::move(cfg), opts)) {}
+Server::Server(config::Config cfg, ServerOptions opts)
+    : impl_(std::make_unique<Impl>(std::move(cfg), opts)) {}
 
 Server::~Server() {
   if (!impl_->threads.empty()) {
@@ -144,7 +143,7 @@ Server::~Server() {
 void Server::start() {
   auto& I = *impl_;
   // THREADS, or the CPUs this process may use (affinity mask, cgroup CPU quota).
-  const WorkerCount count = worker_count(I.cfg.threads);
+  const config::WorkerCount count = config::worker_count(I.cfg.threads);
   const unsigned n = count.threads;
   spdlog::info("{} worker thread(s), from {}", n, count.source);
   std::uint64_t seed =
@@ -170,7 +169,7 @@ void Server::start() {
     auto w = std::make_unique<Worker>(I.shared, i, seed + i * 0x9e3779b97f4a7c15ull);
     // One acceptor per worker on the same port (SO_REUSEPORT): the kernel spreads new
     // connections over the threads and no accept is ever handed between threads.
-    Acceptor& a = w->acceptor.emplace(w->ioc.get_executor());
+    io::Acceptor& a = w->acceptor.emplace(w->ioc.get_executor());
     const tcp::endpoint ep(address, port);
     a.open(ep.protocol(), ec);
     if (!ec) a.set_option(asio::socket_base::reuse_address(true), ec);
@@ -234,10 +233,10 @@ void Server::wait() {
 
 std::vector<net::ProbeReport> Server::health() const { return impl_->prober.reports(); }
 
-const Config& Server::config() const { return impl_->cfg; }
+const config::Config& Server::config() const { return impl_->cfg; }
 std::shared_ptr<const net::Snapshot> Server::snapshot() const { return impl_->published.current(); }
 
-void Server::reload(const Config& cfg) {
+void Server::reload(const config::Config& cfg) {
   auto snapshot =
       make_snapshot(cfg, impl_->ids, &impl_->latency, &impl_->credentials, &impl_->budgets, &impl_->key_sets);
   impl_->states.track(snapshot->table);
@@ -245,15 +244,17 @@ void Server::reload(const Config& cfg) {
   impl_->published.publish(std::move(snapshot));
 }
 
-const LatencyStats& Server::latency() const { return impl_->latency; }
-const BudgetRegistry& Server::budgets() const { return impl_->budgets; }
-BudgetRegistry& Server::budgets() { return impl_->budgets; }
-void Server::set_failure_sharer(FailureSharer* sharer) { impl_->shared.breakers.set_sharer(sharer); }
+const routing::LatencyStats& Server::latency() const { return impl_->latency; }
+const clients::BudgetRegistry& Server::budgets() const { return impl_->budgets; }
+clients::BudgetRegistry& Server::budgets() { return impl_->budgets; }
+void Server::set_failure_sharer(routing::FailureSharer* sharer) { impl_->shared.breakers.set_sharer(sharer); }
 
 std::vector<std::string> Server::backend_names() const { return impl_->ids.names(); }
-const BackendStates& Server::states() const { return impl_->states; }
-BackendStates& Server::states() { return impl_->states; }
+const routing::BackendStates& Server::states() const { return impl_->states; }
+routing::BackendStates& Server::states() { return impl_->states; }
 std::size_t Server::open_connections() const { return impl_->shared.connections.load(); }
-std::vector<entra::CredentialStatus> Server::credentials() const { return impl_->credentials.status(); }
+std::vector<credentials::entra::CredentialStatus> Server::credentials() const {
+  return impl_->credentials.status();
+}
 
-}  // namespace smartlb
+}  // namespace smartlb::net

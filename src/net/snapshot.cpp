@@ -23,50 +23,53 @@ std::int64_t scale_to_window(std::int64_t per_minute, std::chrono::milliseconds 
   return std::max<std::int64_t>(per_minute / kMinuteMs * ms + per_minute % kMinuteMs * ms / kMinuteMs, 1);
 }
 
-PoolMember backend_member(const Config& cfg, const BackendConfig& b) {
-  PoolMember m;
+routing::PoolMember backend_member(const config::Config& cfg, const config::BackendConfig& b) {
+  routing::PoolMember m;
   m.name = b.name;
   m.priority = b.priority;
   m.weight = b.weight;
   m.deployment_override = b.deployment_name;
   m.tokens_per_window = scale_to_window(b.tpm, cfg.quota_window);
   m.requests_per_window = scale_to_window(b.rpm, cfg.quota_window);
-  m.quota_window = std::chrono::duration_cast<Nanos>(cfg.quota_window);
+  m.quota_window = std::chrono::duration_cast<base::Nanos>(cfg.quota_window);
   m.quota_group = b.quota_group;
   return m;
 }
 
-std::vector<PreparedBackend> prepare(const Config& cfg, entra::CredentialService* credentials) {
+std::vector<PreparedBackend> prepare(const config::Config& cfg,
+                                     credentials::entra::CredentialService* credentials) {
   std::vector<PreparedBackend> out;
   for (const auto& b : cfg.backends) {
     PreparedBackend p{"Bearer " + b.api_key, nullptr};
-    if (b.auth == AuthStyle::Entra && credentials) p.entra = credentials->credential_for(b);
+    if (b.auth == config::AuthStyle::Entra && credentials) p.entra = credentials->credential_for(b);
     out.push_back(std::move(p));
   }
   return out;
 }
 
-std::unique_ptr<Selector> make_selector(const RuleConfig& rule, LatencyStats* latency) {
+std::unique_ptr<routing::Selector> make_selector(const config::RuleConfig& rule,
+                                                 routing::LatencyStats* latency) {
   switch (rule.type) {
-    case RuleType::Latency:
+    case config::RuleType::Latency:
       if (latency)
-        return std::make_unique<LatencySelector>(*latency, std::chrono::duration_cast<Nanos>(rule.lookback),
-                                                 rule.allowed_latency_overhead_percentage);
+        return std::make_unique<routing::LatencySelector>(
+            *latency, std::chrono::duration_cast<base::Nanos>(rule.lookback),
+            rule.allowed_latency_overhead_percentage);
       [[fallthrough]];  // no statistics (a snapshot built without a server): weight alone
-    case RuleType::Weight:
-      return std::make_unique<WeightedSelector>();
-    case RuleType::Priority:
+    case config::RuleType::Weight:
+      return std::make_unique<routing::WeightedSelector>();
+    case config::RuleType::Priority:
       break;
   }
-  return std::make_unique<PrioritySelector>();
+  return std::make_unique<routing::PrioritySelector>();
 }
 
 // One target per backend, named after it, with its deployment rename and quota: what the
 // implicit default rule routes to, and the rules of resources and of every backend.
-std::vector<TargetConfig> backend_targets(const Config& cfg) {
-  std::vector<TargetConfig> targets;
+std::vector<config::TargetConfig> backend_targets(const config::Config& cfg) {
+  std::vector<config::TargetConfig> targets;
   for (const auto& b : cfg.backends) {
-    TargetConfig t;
+    config::TargetConfig t;
     t.id = b.name;
     t.backend = b.name;
     t.upstream_name = b.deployment_name;
@@ -79,36 +82,38 @@ std::vector<TargetConfig> backend_targets(const Config& cfg) {
 }
 
 // A rule over the backends `keep` chooses, each by its own priority and weight.
-RuleConfig backend_rule(const Config& cfg, std::string id, const std::function<bool(std::size_t)>& keep) {
-  RuleConfig rule;
+config::RuleConfig backend_rule(const config::Config& cfg, std::string id,
+                                const std::function<bool(std::size_t)>& keep) {
+  config::RuleConfig rule;
   rule.id = std::move(id);
   rule.implicit = true;
   for (std::size_t i = 0; i < cfg.backends.size(); ++i)
     if (keep(i))
       rule.targets.push_back(
-          RuleTarget{cfg.backends[i].name, cfg.backends[i].weight, cfg.backends[i].priority, {}});
+          config::RuleTarget{cfg.backends[i].name, cfg.backends[i].weight, cfg.backends[i].priority, {}});
   return rule;
 }
 
 // The rules of `cfg`, or the implicit default rule over every backend when it has none (a
 // Config built in code rather than loaded).
-std::vector<RuleConfig> rules_of(const Config& cfg, std::vector<TargetConfig>& targets) {
+std::vector<config::RuleConfig> rules_of(const config::Config& cfg,
+                                         std::vector<config::TargetConfig>& targets) {
   if (!cfg.policy.rules.empty()) return cfg.policy.rules;
-  for (TargetConfig& t : backend_targets(cfg)) targets.push_back(std::move(t));
+  for (config::TargetConfig& t : backend_targets(cfg)) targets.push_back(std::move(t));
   return {backend_rule(cfg, "default", [](std::size_t) { return true; })};
 }
 
 // FIRST_TOKEN_TIMEOUT_SECONDS (or a target's): unset learned, 0 off, else fixed.
-FirstTokenSetting first_token_setting(const std::optional<std::chrono::milliseconds>& configured) {
+routing::FirstTokenSetting first_token_setting(const std::optional<std::chrono::milliseconds>& configured) {
   if (!configured) return {};
-  if (configured->count() == 0) return {FirstTokenSetting::Mode::Off};
-  return {FirstTokenSetting::Mode::Fixed, std::chrono::duration_cast<Nanos>(*configured)};
+  if (configured->count() == 0) return {routing::FirstTokenSetting::Mode::Off};
+  return {routing::FirstTokenSetting::Mode::Fixed, std::chrono::duration_cast<base::Nanos>(*configured)};
 }
 
 // The names a rule's target adds to the model catalog (net/model_catalog.hpp): what the rule lists
 // in `when.models`, or else what the target serves: its deployment or model, its aliases and the
 // last part of its id (a backend's own target, named after the backend, only its deployment name).
-void add_catalog_names(Rule& rule, const RuleConfig& rc, const TargetConfig& t) {
+void add_catalog_names(Rule& rule, const config::RuleConfig& rc, const config::TargetConfig& t) {
   if (!rc.models.empty()) {
     if (rule.catalog.empty()) rule.catalog = rc.models;
     return;
@@ -122,33 +127,33 @@ void add_catalog_names(Rule& rule, const RuleConfig& rc, const TargetConfig& t) 
 
 // What a rule is built from: the targets it may name and where their backends are.
 struct RuleInputs {
-  const Config& cfg;
-  BackendIds& ids;
-  LatencyStats* latency;
-  std::unordered_map<std::string_view, const TargetConfig*> target_by_id;
+  const config::Config& cfg;
+  routing::BackendIds& ids;
+  routing::LatencyStats* latency;
+  std::unordered_map<std::string_view, const config::TargetConfig*> target_by_id;
   std::unordered_map<std::string_view, std::size_t> backend_at;
 };
 
 // The rule `rc` over those of its targets whose backend `keep` chooses.
-Rule make_rule(const RuleConfig& rc, RuleInputs& in, const std::function<bool(std::size_t)>& keep) {
-  const Config& cfg = in.cfg;
+Rule make_rule(const config::RuleConfig& rc, RuleInputs& in, const std::function<bool(std::size_t)>& keep) {
+  const config::Config& cfg = in.cfg;
   Rule rule;
   rule.id = rc.id;
   rule.type = rc.type;
-  rule.when = RuleConditions{rc.subjects, rc.models, rc.metadata};
+  rule.when = routing::RuleConditions{rc.subjects, rc.models, rc.metadata};
   rule.affinity = rc.affinity;
   rule.affinity_header = rc.affinity_header;
-  rule.slow_start = std::chrono::duration_cast<Nanos>(rc.slow_start);
-  rule.lookback = std::chrono::duration_cast<Nanos>(rc.lookback);
+  rule.slow_start = std::chrono::duration_cast<base::Nanos>(rc.slow_start);
+  rule.lookback = std::chrono::duration_cast<base::Nanos>(rc.lookback);
   rule.implicit = rc.implicit;
-  std::vector<PoolMember> rule_members;
-  for (const RuleTarget& rt : rc.targets) {
+  std::vector<routing::PoolMember> rule_members;
+  for (const config::RuleTarget& rt : rc.targets) {
     const auto t = in.target_by_id.find(rt.target);
     if (t == in.target_by_id.end()) continue;  // validation refuses such a configuration
     const auto b = in.backend_at.find(t->second->backend);
     if (b == in.backend_at.end() || !keep(b->second)) continue;
-    const BackendConfig& backend = cfg.backends[b->second];
-    PoolMember m = backend_member(cfg, backend);  // named after its backend: its id, its state
+    const config::BackendConfig& backend = cfg.backends[b->second];
+    routing::PoolMember m = backend_member(cfg, backend);  // named after its backend: its id, its state
     m.priority = rt.priority;
     m.weight = rt.weight;
     m.deployment_override = t->second->upstream_name;
@@ -162,12 +167,12 @@ Rule make_rule(const RuleConfig& rc, RuleInputs& in, const std::function<bool(st
     route.backend = b->second;
     route.target_id = t->second->id;
     route.upstream_name = t->second->upstream_name;
-    for (const auto& [key, value] : rt.override_params) route.overrides.push_back(BodyEdit{key, value});
+    for (const auto& [key, value] : rt.override_params) route.overrides.push_back(http::BodyEdit{key, value});
     route.renamed = route.overrides;
     if (!route.upstream_name.empty())
-      route.renamed.push_back(BodyEdit{"model", json_string(route.upstream_name)});
+      route.renamed.push_back(http::BodyEdit{"model", http::json_string(route.upstream_name)});
     route.allowed_failures_per_minute = t->second->allowed_failures_per_minute;
-    route.breaker_cooldown = std::chrono::duration_cast<Nanos>(t->second->breaker_cooldown);
+    route.breaker_cooldown = std::chrono::duration_cast<base::Nanos>(t->second->breaker_cooldown);
     route.retry = rt.retry;
     route.fallback_status = rt.fallback_status;
     route.first_token = first_token_setting(t->second->first_token_timeout ? t->second->first_token_timeout
@@ -175,7 +180,7 @@ Rule make_rule(const RuleConfig& rc, RuleInputs& in, const std::function<bool(st
     rule.route.push_back(std::move(route));
     add_catalog_names(rule, rc, *t->second);
   }
-  rule.table = RoutingTable(std::move(rule_members), in.ids);
+  rule.table = routing::RoutingTable(std::move(rule_members), in.ids);
   rule.selector = make_selector(rc, in.latency);
   return rule;
 }
@@ -183,11 +188,11 @@ Rule make_rule(const RuleConfig& rc, RuleInputs& in, const std::function<bool(st
 // The resources of the snapshot's backends, the rule of each, and every rule restricted to
 // each of them. Two resources whose tags collide (40 bits: about one configuration in 10^10
 // with a hundred resources) share the first one's tag: said at load.
-void add_resources(Snapshot& snap, const std::vector<RuleConfig>& rules, RuleInputs& in) {
-  const Config& cfg = in.cfg;
+void add_resources(Snapshot& snap, const std::vector<config::RuleConfig>& rules, RuleInputs& in) {
+  const config::Config& cfg = in.cfg;
   std::unordered_map<std::string, std::uint32_t> by_name;
   for (std::size_t i = 0; i < cfg.backends.size(); ++i) {
-    const BackendConfig& b = cfg.backends[i];
+    const config::BackendConfig& b = cfg.backends[i];
     std::string name = b.resource.empty()
                            ? stateful::default_resource(b.url.tls, b.url.host, b.url.port, b.url.base_path)
                            : b.resource;
@@ -198,7 +203,7 @@ void add_resources(Snapshot& snap, const std::vector<RuleConfig>& rules, RuleInp
     snap.resources[it->second].backends.push_back(i);
     snap.resource_of.push_back(it->second);
   }
-  std::vector<TargetConfig> own = backend_targets(cfg);
+  std::vector<config::TargetConfig> own = backend_targets(cfg);
   RuleInputs backends_in{cfg, in.ids, in.latency, {}, in.backend_at};
   for (const auto& t : own) backends_in.target_by_id.emplace(t.id, &t);
   for (std::uint32_t r = 0; r < snap.resources.size(); ++r) {
@@ -234,61 +239,64 @@ namespace {
 
 // The clients' token issuers (CLIENT_ENTRA_*, then the file's), each with the keys published at
 // its discovery URL; null when none is configured.
-std::shared_ptr<const jwt::TokenAuthenticator> token_authenticator(const Config& cfg,
-                                                                   jwt::KeySetService* key_sets) {
-  std::vector<jwt::TokenIssuer> issuers;
+std::shared_ptr<const clients::jwt::TokenAuthenticator> token_authenticator(
+    const config::Config& cfg, clients::jwt::KeySetService* key_sets) {
+  std::vector<clients::jwt::TokenIssuer> issuers;
   for (const auto* list : {&cfg.client_token_issuers, &cfg.policy.token_issuers})
-    for (const TokenIssuerConfig& t : *list) {
+    for (const config::TokenIssuerConfig& t : *list) {
       const std::string authority =
           t.authority_host.empty() ? "https://login.microsoftonline.com" : t.authority_host;
       const std::string url =
-          t.discovery_url.empty() ? jwt::discovery_url_of(authority, t.tenant_id) : t.discovery_url;
-      jwt::IssuerRules rules{t.name, jwt::tenant_issuers(authority, t.tenant_id), t.audiences,
-                             t.required_roles, t.clock_skew};
-      auto keys = key_sets ? key_sets->keys_for(url) : std::make_shared<jwt::IssuerKeys>(url);
+          t.discovery_url.empty() ? clients::jwt::discovery_url_of(authority, t.tenant_id) : t.discovery_url;
+      clients::jwt::IssuerRules rules{t.name, clients::jwt::tenant_issuers(authority, t.tenant_id),
+                                      t.audiences, t.required_roles, t.clock_skew};
+      auto keys = key_sets ? key_sets->keys_for(url) : std::make_shared<clients::jwt::IssuerKeys>(url);
       if (!key_sets) keys->fetch_failed("no key-set service");
       issuers.push_back({std::move(rules), std::move(keys)});
     }
   if (issuers.empty()) return nullptr;
-  return std::make_shared<const jwt::TokenAuthenticator>(std::move(issuers));
+  return std::make_shared<const clients::jwt::TokenAuthenticator>(std::move(issuers));
 }
 
 }  // namespace
 
-std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids, LatencyStats* latency,
-                                              entra::CredentialService* credentials, BudgetRegistry* budgets,
-                                              jwt::KeySetService* key_sets) {
+std::shared_ptr<const Snapshot> make_snapshot(const config::Config& cfg, routing::BackendIds& ids,
+                                              routing::LatencyStats* latency,
+                                              credentials::entra::CredentialService* credentials,
+                                              clients::BudgetRegistry* budgets,
+                                              clients::jwt::KeySetService* key_sets) {
   auto snap = std::make_shared<Snapshot>();
   snap->backends = cfg.backends;
-  std::vector<PoolMember> members;
+  std::vector<routing::PoolMember> members;
   std::unordered_map<std::string_view, std::size_t> backend_at;
   for (std::size_t i = 0; i < cfg.backends.size(); ++i) {
     members.push_back(backend_member(cfg, cfg.backends[i]));
     backend_at.emplace(cfg.backends[i].name, i);
   }
-  snap->table = RoutingTable(std::move(members), ids);
+  snap->table = routing::RoutingTable(std::move(members), ids);
   snap->prepared = prepare(cfg, credentials);
 
-  std::vector<TargetConfig> targets = cfg.policy.targets;
-  const std::vector<RuleConfig> rules = rules_of(cfg, targets);
+  std::vector<config::TargetConfig> targets = cfg.policy.targets;
+  const std::vector<config::RuleConfig> rules = rules_of(cfg, targets);
   RuleInputs in{cfg, ids, latency, {}, std::move(backend_at)};
   for (const auto& t : targets) in.target_by_id.emplace(t.id, &t);
-  for (const RuleConfig& rc : rules) {
+  for (const config::RuleConfig& rc : rules) {
     snap->rules.push_back(make_rule(rc, in, [](std::size_t) { return true; }));
     snap->any_quota = snap->any_quota || snap->rules.back().table.any_quota();
   }
   add_resources(*snap, rules, in);
 
-  std::vector<RuleConditions> conditions;
+  std::vector<routing::RuleConditions> conditions;
   for (const Rule& r : snap->rules) conditions.push_back(r.when);
-  snap->rule_index = RuleIndex(conditions);
+  snap->rule_index = routing::RuleIndex(conditions);
 
-  std::vector<ClientKey> keys = ClientAuthenticator::from_key_list(cfg.client_api_keys);
-  for (const ClientConfig& c : cfg.policy.clients) keys.push_back({c.name, c.key, c.subjects, c.key_sha256});
-  snap->client_auth = ClientAuthenticator(keys, token_authenticator(cfg, key_sets));
-  if (budgets) snap->budgets = BudgetPlan(cfg.policy, *budgets);
+  std::vector<clients::ClientKey> keys = clients::ClientAuthenticator::from_key_list(cfg.client_api_keys);
+  for (const config::ClientConfig& c : cfg.policy.clients)
+    keys.push_back({c.name, c.key, c.subjects, c.key_sha256});
+  snap->client_auth = clients::ClientAuthenticator(keys, token_authenticator(cfg, key_sets));
+  if (budgets) snap->budgets = clients::BudgetPlan(cfg.policy, *budgets);
   snap->prices = cfg.policy.prices;
-  snap->priority_classes = PriorityClasses(cfg.policy.priority_classes);
+  snap->priority_classes = clients::PriorityClasses(cfg.policy.priority_classes);
   snap->config_hash = cfg.policy.hash;
   static std::atomic<std::uint64_t> generations{0};
   snap->generation = generations.fetch_add(1, std::memory_order_relaxed) + 1;

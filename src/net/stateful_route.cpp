@@ -15,7 +15,7 @@ bool looks_like_json(std::string_view body) {
 }  // namespace
 
 std::optional<std::string> StatefulRoute::prepare(const Snapshot& snap, http1::RequestHead& req,
-                                                  RequestTarget& target, LearntPlacements& learnt) {
+                                                  http::RequestTarget& target, LearntPlacements& learnt) {
   path_ = stateful::classify_path(target.path);
   if (path_.stateful() || stateful::may_hold_tag(target.path) || stateful::may_hold_tag(target.query)) {
     target_.clear();
@@ -26,7 +26,7 @@ std::optional<std::string> StatefulRoute::prepare(const Snapshot& snap, http1::R
     }
     if (!ids_.tagged().empty()) {
       // The same characters less some: a valid request-target still.
-      if (const auto stripped = parse_request_target(target_)) {
+      if (const auto stripped = http::parse_request_target(target_)) {
         target = *stripped;
         path_ = stateful::classify_path(target.path);
       }

@@ -19,7 +19,7 @@ Task<bool> write_run(UpstreamConnection& conn, std::string_view run, bool chunke
   char size_line[20];
   // Named, not a temporary in the co_await: GCC 12 cannot put a braced array in the frame.
   const std::array<asio::const_buffer, 3> chunk{
-      asio::buffer(size_line, chunked ? chunk_size_line(run.size(), size_line) : 0),
+      asio::buffer(size_line, chunked ? http1::chunk_size_line(run.size(), size_line) : 0),
       asio::buffer(run.data(), run.size()), asio::buffer(kCrlf.data(), chunked ? kCrlf.size() : 0)};
   const error_code ec = co_await write_upstream(conn, chunk, timeout);
   co_return !ec;
@@ -42,7 +42,7 @@ Task<error_code> write_upstream(UpstreamConnection& conn, const std::array<asio:
 void StreamedBody::append_framing(std::string& head) const {
   if (length) {
     head.append("Content-Length: ");
-    append_decimal(head, *length);
+    http1::append_decimal(head, *length);
     head.append("\r\n");
   } else {
     head.append("Transfer-Encoding: chunked\r\n");
@@ -56,7 +56,7 @@ Task<StreamEnd> stream_body(StreamedBody& body, UpstreamConnection& conn,
   if (!co_await write_run(conn, body.prefix, chunked, upstream_timeout)) co_return StreamEnd::UpstreamFailed;
   body.prefix.clear();
   body.prefix.shrink_to_fit();
-  RequestReader& parser = body.parser;
+  http1::RequestReader& parser = body.parser;
   parser.body_views(true);
   beast::flat_buffer& buffer = body.buffer;
   while (!parser.is_done()) {
@@ -66,11 +66,11 @@ Task<StreamEnd> stream_body(StreamedBody& body, UpstreamConnection& conn,
       error_code ec;
       const std::size_t used = parser.put(buffer.data(), ec);
       const std::string_view run = parser.take_body_view();
-      if (ec && ec != http::error::need_more)
-        co_return ec == http::error::body_limit ? StreamEnd::TooLarge : StreamEnd::Malformed;
+      if (ec && ec != beast::http::error::need_more)
+        co_return ec == beast::http::error::body_limit ? StreamEnd::TooLarge : StreamEnd::Malformed;
       if (!co_await write_run(conn, run, chunked, upstream_timeout)) co_return StreamEnd::UpstreamFailed;
       buffer.consume(used);
-      if (ec == http::error::need_more || used == 0) break;  // the rest needs more bytes
+      if (ec == beast::http::error::need_more || used == 0) break;  // the rest needs more bytes
     }
     if (parser.is_done()) break;
     body.client.expires_after(body.pause_timeout);

@@ -4,8 +4,9 @@
 
 namespace smartlb::net {
 
-AnswerMove move_for(const AnswerSeen& a, const std::optional<RetryConfig>& retry, std::uint32_t retries,
-                    const std::optional<std::vector<unsigned>>& fallback_status, Nanos time_left) {
+AnswerMove move_for(const AnswerSeen& a, const std::optional<config::RetryConfig>& retry,
+                    std::uint32_t retries, const std::optional<std::vector<unsigned>>& fallback_status,
+                    base::Nanos time_left) {
   const auto listed = [&](const std::vector<unsigned>& codes) {
     return std::find(codes.begin(), codes.end(), a.status) != codes.end();
   };

@@ -6,17 +6,17 @@
 
 namespace smartlb::net {
 
-UpstreamConnection::UpstreamConnection(DeadlineSweeper& sweeper, BackendId id)
+UpstreamConnection::UpstreamConnection(io::DeadlineSweeper& sweeper, routing::BackendId id)
     : backend(id), stream_(std::in_place_type<Plain>, sweeper) {
   buffer.reserve(kBufferBytes);
 }
 
-UpstreamConnection::UpstreamConnection(DeadlineSweeper& sweeper, ssl::context& ctx, BackendId id)
+UpstreamConnection::UpstreamConnection(io::DeadlineSweeper& sweeper, ssl::context& ctx, routing::BackendId id)
     : backend(id), stream_(std::in_place_type<Tls>, sweeper, ctx) {
   buffer.reserve(kBufferBytes);
 }
 
-TimedSocket& UpstreamConnection::tcp() {
+io::TimedSocket& UpstreamConnection::tcp() {
   if (auto* p = std::get_if<Plain>(&stream_)) return *p;
   return std::get<Tls>(stream_).next_layer();
 }
@@ -27,8 +27,8 @@ void UpstreamConnection::close() {
   tcp().socket().close(ignored);
 }
 
-UpstreamPool::UpstreamPool(DeadlineSweeper& sweeper, const Config& cfg, ssl::context& tls, const Clock& clock,
-                           RequestObserver* observer, LookupFn lookup)
+UpstreamPool::UpstreamPool(io::DeadlineSweeper& sweeper, const config::Config& cfg, ssl::context& tls,
+                           const base::Clock& clock, telemetry::RequestObserver* observer, LookupFn lookup)
     : sweeper_(sweeper),
       cfg_(cfg),
       tls_(tls),
@@ -37,7 +37,7 @@ UpstreamPool::UpstreamPool(DeadlineSweeper& sweeper, const Config& cfg, ssl::con
       lookup_(std::move(lookup)),
       resolved_(0) {}
 
-void UpstreamPool::ensure(BackendId id) {
+void UpstreamPool::ensure(routing::BackendId id) {
   if (id.value < idle_.size()) return;
   idle_.resize(id.value + 1);
   pending_.resize(id.value + 1);
@@ -68,7 +68,7 @@ bool UpstreamPool::still_alive(UpstreamConnection& c) const {
   return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
-void UpstreamPool::sync_origin(BackendId id, const BackendUrl& url) {
+void UpstreamPool::sync_origin(routing::BackendId id, const config::BackendUrl& url) {
   std::string origin = (url.tls ? "https://" : "http://") + url.host + ":" + std::to_string(url.port);
   if (origins_.size() <= id.value) origins_.resize(id.value + 1);
   if (origins_[id.value] == origin) return;
@@ -83,12 +83,12 @@ void UpstreamPool::sync_origin(BackendId id, const BackendUrl& url) {
   resolved_.forget(id.value);
 }
 
-UpstreamPtr UpstreamPool::take_pooled(BackendId id) {
+UpstreamPtr UpstreamPool::take_pooled(routing::BackendId id) {
   if (id.value >= idle_.size()) return nullptr;
   auto& idle = idle_[id.value];
-  const MonoNanos now = clock_.coarse_now();  // idle times are seconds
+  const base::MonoNanos now = clock_.coarse_now();  // idle times are seconds
   // Connections idle longer than this are likely closed by the server or a middlebox.
-  constexpr MonoNanos kMaxIdleNanos = 55'000'000'000;
+  constexpr base::MonoNanos kMaxIdleNanos = 55'000'000'000;
   while (!idle.empty()) {
     UpstreamPtr c = std::move(idle.back());
     idle.pop_back();
@@ -130,7 +130,7 @@ void UpstreamPool::clear() {
   }
 }
 
-std::unique_ptr<ssl::context> make_upstream_tls_context(const Config& cfg) {
+std::unique_ptr<ssl::context> make_upstream_tls_context(const config::Config& cfg) {
   auto ctx = std::make_unique<ssl::context>(ssl::context::tls_client);
   ctx->set_options(ssl::context::default_workarounds | ssl::context::no_compression);
   SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
@@ -149,8 +149,8 @@ std::size_t UpstreamPool::idle_count() const {
   return n;
 }
 
-Task<UpstreamPool::Endpoints> UpstreamPool::endpoints_of(BackendId id, const BackendUrl& url, bool fresh,
-                                                         error_code& error) {
+Task<UpstreamPool::Endpoints> UpstreamPool::endpoints_of(routing::BackendId id, const config::BackendUrl& url,
+                                                         bool fresh, error_code& error) {
   ensure(id);
   const std::size_t backend = id.value;
   error_code literal_ec;
@@ -179,7 +179,7 @@ Task<UpstreamPool::Endpoints> UpstreamPool::endpoints_of(BackendId id, const Bac
   co_return pending->found;
 }
 
-Task<> UpstreamPool::run_lookup(BackendId id, std::string host, std::uint16_t port,
+Task<> UpstreamPool::run_lookup(routing::BackendId id, std::string host, std::uint16_t port,
                                 std::shared_ptr<PendingLookup> lookup) {
   const std::size_t backend = id.value;
   // However this ends (an answer, an exception, the worker shutting down), the waiters wake
@@ -226,12 +226,12 @@ Task<UpstreamPool::Endpoints> UpstreamPool::system_lookup(const std::string& hos
   co_return found;
 }
 
-Task<ConnectResult> UpstreamPool::connect(BackendId backend, const BackendUrl& url) {
+Task<ConnectResult> UpstreamPool::connect(routing::BackendId backend, const config::BackendUrl& url) {
   ConnectResult r;
   error_code rec;
   Endpoints endpoints = co_await endpoints_of(backend, url, false, rec);
   if (rec) {
-    r.failure = TransportFailure::Connect;
+    r.failure = routing::TransportFailure::Connect;
     r.detail = "resolve: " + rec.message();
     co_return r;
   }
@@ -252,7 +252,7 @@ Task<ConnectResult> UpstreamPool::connect(BackendId backend, const BackendUrl& u
     }
   }
   if (cec) {
-    r.failure = TransportFailure::Connect;
+    r.failure = routing::TransportFailure::Connect;
     r.detail = "connect: " + cec.message();
     co_return r;
   }
@@ -266,7 +266,7 @@ Task<ConnectResult> UpstreamPool::connect(BackendId backend, const BackendUrl& u
     boost::system::error_code parse_ec;
     asio::ip::make_address(url.host, parse_ec);
     if (parse_ec && !SSL_set_tlsext_host_name(tls->native_handle(), url.host.c_str())) {
-      r.failure = TransportFailure::Tls;
+      r.failure = routing::TransportFailure::Tls;
       r.detail = "tls: cannot set SNI";
       co_return r;
     }
@@ -276,7 +276,8 @@ Task<ConnectResult> UpstreamPool::connect(BackendId backend, const BackendUrl& u
     auto [hec] = co_await tls->async_handshake(ssl::stream_base::client, use_task);
     hec = conn->tcp().done(hec);
     if (hec) {
-      r.failure = hec == beast::error::timeout ? TransportFailure::Timeout : TransportFailure::Tls;
+      r.failure =
+          hec == beast::error::timeout ? routing::TransportFailure::Timeout : routing::TransportFailure::Tls;
       r.detail = "tls handshake: " + hec.message();
       co_return r;
     }

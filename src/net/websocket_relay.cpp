@@ -20,7 +20,7 @@
 #include "smartlb/net/worker.hpp"  // DrainListener
 #include "smartlb/websocket/frame_parser.hpp"
 #include "smartlb/websocket/handshake.hpp"
-#include "smartlb/websocket/realtime_usage.hpp"
+#include "smartlb/websocket/relay_direction.hpp"
 #include "smartlb/websocket/responses_socket.hpp"
 
 namespace smartlb::net {
@@ -44,35 +44,36 @@ constexpr std::chrono::seconds kOtherSideGrace{1};
 // The fields of the backend's 101 that reach the client: those of any answer (not hop-by-hop
 // ones, not its per-backend quota headers, not the two smartlb writes), not the handshake's own
 // (smartlb answers the client's key; no extension was offered upstream), no framing.
-bool passes_to_client(std::string_view name, const ConnectionNames& named) {
-  if (is_replaced_answer_field(name) || named.contains(name) || iequals(name, "content-length")) return false;
+bool passes_to_client(std::string_view name, const http::ConnectionNames& named) {
+  if (http::is_replaced_answer_field(name) || named.contains(name) || base::iequals(name, "content-length"))
+    return false;
   constexpr std::string_view kHandshake = "sec-websocket-";
-  if (name.size() >= kHandshake.size() && iequals(name.substr(0, kHandshake.size()), kHandshake))
-    return iequals(name, "sec-websocket-protocol");
+  if (name.size() >= kHandshake.size() && base::iequals(name.substr(0, kHandshake.size()), kHandshake))
+    return base::iequals(name, "sec-websocket-protocol");
   return true;
 }
 
-std::string client_101(const ResponseHead& backend, const WebSocketSession& s) {
+std::string client_101(const http1::ResponseHead& backend, const WebSocketSession& s) {
   std::string head;
-  append_status_line(head, 11, 101, "Switching Protocols");
-  append_field(head, "Upgrade", "websocket");
-  append_field(head, "Connection", "Upgrade");
-  append_field(head, "Sec-WebSocket-Accept", websocket::accept_for(s.client_key));
-  const ConnectionNames named(backend.fields);
+  http1::append_status_line(head, 11, 101, "Switching Protocols");
+  http1::append_field(head, "Upgrade", "websocket");
+  http1::append_field(head, "Connection", "Upgrade");
+  http1::append_field(head, "Sec-WebSocket-Accept", websocket::accept_for(s.client_key));
+  const http::ConnectionNames named(backend.fields);
   for (std::size_t i = 0; i < backend.fields.size(); ++i) {
     const auto f = backend.fields[i];
-    if (passes_to_client(f.name, named)) append_field(head, f.name, f.value);
+    if (passes_to_client(f.name, named)) http1::append_field(head, f.name, f.value);
   }
-  append_field(head, "x-request-id", s.request_id);
-  append_field(head, "x-smartlb-backend", s.backend_name);
+  http1::append_field(head, "x-request-id", s.request_id);
+  http1::append_field(head, "x-smartlb-backend", s.backend_name);
   head.append("\r\n");
   return head;
 }
 
 class Relay final : public DrainListener {
  public:
-  Relay(const ExchangeContext& w, TimedSocket& client, UpstreamConnection& upstream,
-        const WebSocketSession& session, RequestRecord& rec)
+  Relay(const ExchangeContext& w, io::TimedSocket& client, UpstreamConnection& upstream,
+        const WebSocketSession& session, telemetry::RequestRecord& rec)
       : w_(w),
         client_(client),
         upstream_(upstream),
@@ -106,62 +107,16 @@ class Relay final : public DrainListener {
   Task<void> run(std::string first) {
     first_ = std::move(first);
     co_await (pump_down() && pump_up() && supervise());
-    if (usage_seen_) {
-      rec_.prompt_tokens = input_tokens_;
-      rec_.completion_tokens = output_tokens_;
+    if (usage_.seen()) {
+      rec_.prompt_tokens = usage_.input_tokens();
+      rec_.completion_tokens = usage_.output_tokens();
     }
     // A Responses socket's handshake may name no model: its events do (metrics, prices).
-    if (rec_.deployment.empty()) rec_.deployment = model_seen_;
+    if (rec_.deployment.empty()) rec_.deployment = usage_.model();
   }
 
  private:
-  // One direction: its frames, and whether smartlb's close went or is to go that way.
-  struct Direction : websocket::FrameSink {
-    explicit Direction(websocket::Sender s) : parser(s) {}
-    websocket::FrameParser parser;
-    bool writing = false;        // a write to this direction's destination is under way
-    bool close_pending = false;  // smartlb's close goes at the next frame boundary
-    bool close_sent = false;     // it went: nothing more goes this way
-    bool ended = false;          // its source is done
-    bool clean_end = false;      // ... by a protocol error, with its destination between frames
-    std::size_t last_end = 0;    // in the piece being fed: after the last frame that ended
-    bool ended_here = false;     // ... when one did
-    // Usage: a small unfragmented text frame from the backend, gathered while it passes.
-    bool reads_usage = false;
-    bool inspecting = false;
-    std::string text;
-    struct Event {
-      bool created = false;  // response.created; else response.done with `usage`
-      websocket::RealtimeUsage usage;
-    };
-    std::vector<Event> found;  // in the piece being fed, in order
-    // A Responses socket: its frames go through this instead (held whole where edited).
-    std::optional<websocket::FrameRewriter> rewriter;
-    std::string rewritten;  // what the rewriter made of the last piece
-    std::string injected;   // smartlb's own frames for this destination, at its next boundary
-
-    bool at_boundary() const { return rewriter ? rewriter->at_boundary() : parser.at_boundary(); }
-    websocket::FrameError error() const { return rewriter ? rewriter->error() : parser.error(); }
-
-    void on_header(const websocket::FrameHeader& h) override {
-      inspecting = reads_usage && h.fin && h.opcode == websocket::Opcode::Text &&
-                   h.length <= websocket::kInspectedFrameBytes;
-      text.clear();
-    }
-    void on_payload(std::string_view bytes) override {
-      if (inspecting) text.append(bytes);
-    }
-    void on_frame_end(std::size_t offset) override {
-      last_end = offset;
-      ended_here = true;
-      if (!inspecting) return;
-      inspecting = false;
-      if (auto u = websocket::response_done_usage(text))
-        found.push_back({false, *u});
-      else if (websocket::is_response_created(text))
-        found.push_back({true, {}});
-    }
-  };
+  using Direction = websocket::RelayDirection;
 
   Task<std::tuple<error_code, std::size_t>> read_client(std::span<char> into) {
     co_return co_await client_.async_read_some(asio::buffer(into.data(), into.size()), use_tuple);
@@ -230,20 +185,9 @@ class Relay final : public DrainListener {
         piece = {};
         continue;
       }
-      d.ended_here = false;
       const bool boundary_before = d.at_boundary();
-      std::string_view out = piece, close;
-      bool framed = true;
-      if (d.rewriter) {
-        d.rewritten.clear();
-        framed = d.rewriter->feed(piece, d.rewritten);
-        out = d.rewritten;
-        d.ended_here = d.rewriter->ended_here();
-        d.last_end = d.rewriter->last_end();
-      } else {
-        framed = d.parser.feed(piece, d);
-      }
-      if (!framed) {
+      std::string_view out, close;
+      if (!d.feed(piece, out)) {
         spdlog::debug("websocket {}: {} sent what is not WebSocket framing ({}); closing (1002)",
                       rec_.request_id, to_client ? "the backend" : "the client",
                       websocket::to_string(d.error()));
@@ -260,7 +204,7 @@ class Relay final : public DrainListener {
         }
         break;
       }
-      for (const Direction::Event& e : d.found) learn(e);
+      for (const websocket::UsageEvent& e : d.found) learn(e);
       d.found.clear();
       if (server_events_) {
         for (const websocket::ResponseEvent& e : server_events_->found) learn({e.created, e.usage});
@@ -303,20 +247,9 @@ class Relay final : public DrainListener {
   Task<void> pump_down() { return pump(down_, true); }
   Task<void> pump_up() { return pump(up_, false); }
 
-  void learn(const Direction::Event& e) {
-    const auto now = std::chrono::steady_clock::now();
-    if (e.created) {
-      response_began_ = now;
-      return;
-    }
-    usage_seen_ = true;
-    input_tokens_ += e.usage.input_tokens;
-    output_tokens_ += e.usage.output_tokens;
-    if (model_seen_.empty()) model_seen_ = e.usage.model;
-    if (!responses_) return;
-    std::optional<Nanos> took;
-    if (response_began_) took = std::chrono::duration_cast<Nanos>(now - *response_began_);
-    response_began_.reset();
+  void learn(const websocket::UsageEvent& e) {
+    const std::optional<base::Nanos> took = usage_.learn(e, std::chrono::steady_clock::now());
+    if (e.created || !responses_) return;
     responses_->response_done(e.usage, took, client_requests_ ? client_requests_->model : std::string_view{});
   }
 
@@ -427,9 +360,9 @@ class Relay final : public DrainListener {
   }
 
   const ExchangeContext& w_;
-  TimedSocket& client_;
+  io::TimedSocket& client_;
   UpstreamConnection& upstream_;
-  RequestRecord& rec_;
+  telemetry::RequestRecord& rec_;
   SessionResponses* responses_;
   SteadyTimer timer_;
   SteadyTimer client_turn_;  // wakes the backend's pump once smartlb's own write to the client ended
@@ -443,17 +376,14 @@ class Relay final : public DrainListener {
   Direction up_{websocket::Sender::Client};                    // client -> backend
   std::optional<websocket::ServerEventEditor> server_events_;  // a Responses socket's
   std::optional<websocket::ClientRequestEditor> client_requests_;
-  std::string model_seen_;  // the first model a response.completed named
-  bool usage_seen_ = false;
-  std::int64_t input_tokens_ = 0, output_tokens_ = 0;
-  std::optional<std::chrono::steady_clock::time_point> response_began_;  // the last response.created
+  websocket::SessionUsage usage_;
   bool protocol_error_ = false;  // either side sent what is not WebSocket framing
 };
 
 }  // namespace
 
-Task<void> relay_websocket(const ExchangeContext& w, TimedSocket& client, UpstreamPtr upstream,
-                           const WebSocketSession& session, RequestRecord& rec) {
+Task<void> relay_websocket(const ExchangeContext& w, io::TimedSocket& client, UpstreamPtr upstream,
+                           const WebSocketSession& session, telemetry::RequestRecord& rec) {
   rec.status = 101;
   const std::string head = client_101(upstream->head, session);
   client.expires_after(w.cfg.http_timeout);

@@ -25,27 +25,28 @@ bool integer_member(const json& j, const char* key, std::int64_t& out) {
   return true;
 }
 
-json stamp_json(const AdminStamp& s) { return {{"by", s.by}, {"at", s.at_ms}}; }
-std::optional<AdminStamp> stamp_of(const json& j) {
-  AdminStamp s;
+json stamp_json(const routing::AdminStamp& s) { return {{"by", s.by}, {"at", s.at_ms}}; }
+std::optional<routing::AdminStamp> stamp_of(const json& j) {
+  routing::AdminStamp s;
   if (!j.is_object() || !string_member(j, "by", s.by) || !integer_member(j, "at", s.at_ms))
     return std::nullopt;
   return s;
 }
 
-std::optional<AdminChange::Kind> kind_named(std::string_view name) {
-  for (auto k : {AdminChange::Kind::Mode, AdminChange::Kind::Hold, AdminChange::Kind::Lift})
+std::optional<routing::AdminChange::Kind> kind_named(std::string_view name) {
+  for (auto k :
+       {routing::AdminChange::Kind::Mode, routing::AdminChange::Kind::Hold, routing::AdminChange::Kind::Lift})
     if (to_string(k) == name) return k;
   return std::nullopt;
 }
 
 }  // namespace
 
-std::string encode_change(const AdminChange& c, std::string_view replica) {
+std::string encode_change(const routing::AdminChange& c, std::string_view replica) {
   json j{{"r", replica}, {"b", c.backend}, {"k", to_string(c.kind)}, {"s", stamp_json(c.stamp)}};
   if (c.deployment) j["d"] = *c.deployment;
-  if (c.kind == AdminChange::Kind::Mode) j["m"] = to_string(c.mode);
-  if (c.kind == AdminChange::Kind::Hold) j["u"] = c.hold_until_ms;
+  if (c.kind == routing::AdminChange::Kind::Mode) j["m"] = to_string(c.mode);
+  if (c.kind == routing::AdminChange::Kind::Hold) j["u"] = c.hold_until_ms;
   return dump(j);
 }
 
@@ -53,7 +54,7 @@ std::optional<ReceivedChange> decode_change(std::string_view text) {
   const json j = json::parse(text, nullptr, false);
   if (!j.is_object() || !j.contains("b") || !j.contains("k") || !j["k"].is_string()) return std::nullopt;
   ReceivedChange r;
-  AdminChange& c = r.change;
+  routing::AdminChange& c = r.change;
   if (!string_member(j, "r", r.replica) || !string_member(j, "b", c.backend) || c.backend.empty())
     return std::nullopt;
   const auto kind = kind_named(j["k"].get<std::string>());
@@ -64,9 +65,10 @@ std::optional<ReceivedChange> decode_change(std::string_view text) {
     if (!string_member(j, "d", d) || d.empty()) return std::nullopt;
     c.deployment = std::move(d);
   }
-  if (c.kind == AdminChange::Kind::Mode) {
-    const auto mode =
-        j.contains("m") && j["m"].is_string() ? admin_mode_named(j["m"].get<std::string>()) : std::nullopt;
+  if (c.kind == routing::AdminChange::Kind::Mode) {
+    const auto mode = j.contains("m") && j["m"].is_string()
+                          ? routing::admin_mode_named(j["m"].get<std::string>())
+                          : std::nullopt;
     if (!mode) return std::nullopt;
     c.mode = *mode;
   }
@@ -79,17 +81,17 @@ std::optional<ReceivedChange> decode_change(std::string_view text) {
   return r;
 }
 
-std::string encode_settings(const AdminSettings& s) {
+std::string encode_settings(const routing::AdminSettings& s) {
   json j{{"m", to_string(s.mode)}, {"s", stamp_json(s.mode_set)}};
   if (s.hold) j["h"] = {{"u", s.hold->until_ms}, {"s", stamp_json(s.hold->set)}};
   return dump(j);
 }
 
-std::optional<AdminSettings> decode_settings(std::string_view text) {
+std::optional<routing::AdminSettings> decode_settings(std::string_view text) {
   const json j = json::parse(text, nullptr, false);
   if (!j.is_object() || !j.contains("m") || !j["m"].is_string()) return std::nullopt;
-  AdminSettings s;
-  const auto mode = admin_mode_named(j["m"].get<std::string>());
+  routing::AdminSettings s;
+  const auto mode = routing::admin_mode_named(j["m"].get<std::string>());
   if (!mode) return std::nullopt;
   s.mode = *mode;
   if (j.contains("s")) {
@@ -99,7 +101,7 @@ std::optional<AdminSettings> decode_settings(std::string_view text) {
   }
   if (j.contains("h")) {
     const json& h = j["h"];
-    AdminHold hold;
+    routing::AdminHold hold;
     if (!h.is_object() || !integer_member(h, "u", hold.until_ms) || hold.until_ms < 0) return std::nullopt;
     if (h.contains("s")) {
       const auto stamp = stamp_of(h["s"]);

@@ -38,10 +38,11 @@ std::optional<CooldownMessage> decode_cooldown(std::string_view text) {
   return m;
 }
 
-FailureCause failure_cause_named(std::string_view name) {
-  for (int c = 0; c <= static_cast<int>(kLastFailureCause); ++c)
-    if (to_string(static_cast<FailureCause>(c)) == name) return static_cast<FailureCause>(c);
-  return FailureCause::None;
+routing::FailureCause failure_cause_named(std::string_view name) {
+  for (int c = 0; c <= static_cast<int>(routing::kLastFailureCause); ++c)
+    if (to_string(static_cast<routing::FailureCause>(c)) == name)
+      return static_cast<routing::FailureCause>(c);
+  return routing::FailureCause::None;
 }
 
 }  // namespace smartlb::redis

@@ -46,7 +46,7 @@ Task<RedisConnection::OpenResult> RedisConnection::open(RedisEndpoint endpoint, 
   c->open_ = true;
   c->start();
   // Bounded like the connect: a server that accepts but never answers is a lost one.
-  const RedisUrl& url = c->endpoint_.url;
+  const config::RedisUrl& url = c->endpoint_.url;
   std::vector<std::vector<std::string>> hello;
   if (!url.password.empty()) {
     if (url.user.empty())

@@ -24,7 +24,7 @@ using namespace smartlb::io;
 RedisScript::RedisScript(std::string src) : source(std::move(src)) {
   unsigned char digest[SHA_DIGEST_LENGTH];
   SHA1(reinterpret_cast<const unsigned char*>(source.data()), source.size(), digest);
-  append_hex(sha1, digest);
+  base::append_hex(sha1, digest);
 }
 
 namespace {
@@ -54,7 +54,7 @@ std::unique_ptr<ssl::context> make_tls(const RedisServiceOptions& o) {
 }  // namespace
 
 struct RedisService::Impl {
-  Impl(RedisService& o, const Clock& c, RedisServiceOptions opt)
+  Impl(RedisService& o, const base::Clock& c, RedisServiceOptions opt)
       : owner(o),
         clock(c),
         opts(std::move(opt)),
@@ -68,7 +68,7 @@ struct RedisService::Impl {
   }
 
   RedisService& owner;
-  const Clock& clock;
+  const base::Clock& clock;
   RedisServiceOptions opts;
   std::string host;
   std::int64_t started_ms = 0;
@@ -85,7 +85,7 @@ struct RedisService::Impl {
   bool started = false;
 
   // On the Redis thread only.
-  FastRandom rng;
+  base::FastRandom rng;
   ReconnectBackoff backoff;
   bool stopping = false;
   bool logged_down = false;
@@ -99,7 +99,7 @@ struct RedisService::Impl {
   std::thread thread;
 
   std::int64_t wall_ms() const {
-    return std::chrono::duration_cast<Millis>(clock.wall_now().time_since_epoch()).count();
+    return std::chrono::duration_cast<base::Millis>(clock.wall_now().time_since_epoch()).count();
   }
 
   RedisEndpoint endpoint(const char* role) const {
@@ -331,7 +331,7 @@ struct RedisService::Impl {
   }
 };
 
-RedisService::RedisService(const Clock& clock, RedisServiceOptions options)
+RedisService::RedisService(const base::Clock& clock, RedisServiceOptions options)
     : impl_(std::make_unique<Impl>(*this, clock, std::move(options))) {
   if (!impl_->opts.config.url) throw std::invalid_argument("RedisService needs REDIS_URL");
 }

@@ -20,7 +20,7 @@ return 1
   return s;
 }
 
-SharedAdmin::SharedAdmin(RedisService& redis, BackendStates& states)
+SharedAdmin::SharedAdmin(RedisService& redis, routing::BackendStates& states)
     : redis_(redis),
       states_(states),
       prefix_(redis.key_prefix()),
@@ -33,11 +33,11 @@ SharedAdmin::SharedAdmin(RedisService& redis, BackendStates& states)
 
 SharedAdmin::~SharedAdmin() { states_.set_admin_listener(nullptr); }
 
-void SharedAdmin::on_admin_change(const AdminChange& change) {
+void SharedAdmin::on_admin_change(const routing::AdminChange& change) {
   // On the admin thread, after the change was applied here: what this replica now holds for the
   // backend is what Redis gets.
   store(change.backend, encode_change(change, redis_.replica_id()));
-  if (change.kind == AdminChange::Kind::Lift) lift_cooldowns(change);
+  if (change.kind == routing::AdminChange::Kind::Lift) lift_cooldowns(change);
 }
 
 void SharedAdmin::store(const std::string& backend, const std::string& message, std::function<void()> then) {
@@ -59,7 +59,7 @@ void SharedAdmin::store(const std::string& backend, const std::string& message, 
               });
 }
 
-void SharedAdmin::lift_cooldowns(const AdminChange& c) {
+void SharedAdmin::lift_cooldowns(const routing::AdminChange& c) {
   if (c.deployment) {
     redis_.command({"DEL", cooldown_key(prefix_, c.backend, *c.deployment, false)});
     return;
@@ -114,7 +114,7 @@ void SharedAdmin::read_all() {
       return;
     }
     const auto& e = r.value->elements;
-    std::vector<AdminEntry> entries;
+    std::vector<routing::AdminEntry> entries;
     for (std::size_t i = 0; i + 1 < e.size(); i += 2) {
       auto settings = decode_settings(e[i + 1].text);
       if (!settings) continue;

@@ -24,7 +24,7 @@ return value
   return s;
 }
 
-SharedCooldowns::SharedCooldowns(RedisService& redis, BackendStates& states)
+SharedCooldowns::SharedCooldowns(RedisService& redis, routing::BackendStates& states)
     : redis_(redis), states_(states), prefix_(redis.key_prefix()), channel_(cooldown_channel(prefix_)) {
   redis_.subscribe(channel_, [this](std::string_view payload) { apply(payload, false); });
   redis_.on_connected([this] { resync(); });
@@ -33,7 +33,7 @@ SharedCooldowns::SharedCooldowns(RedisService& redis, BackendStates& states)
 
 SharedCooldowns::~SharedCooldowns() { states_.set_cooldown_listener(nullptr); }
 
-void SharedCooldowns::on_cooldown(const CooldownNotice& notice) {
+void SharedCooldowns::on_cooldown(const routing::CooldownNotice& notice) {
   // On a worker thread: build the message and hand it over; nothing here waits.
   CooldownMessage m;
   m.backend = notice.backend;

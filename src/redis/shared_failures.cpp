@@ -25,7 +25,7 @@ return n
   return s;
 }
 
-SharedFailures::SharedFailures(RedisService& redis, BackendStates& states, const Clock& clock)
+SharedFailures::SharedFailures(RedisService& redis, routing::BackendStates& states, const base::Clock& clock)
     : redis_(redis), states_(states), clock_(clock), prefix_(redis.key_prefix()) {}
 
 void SharedFailures::count(Failure f) {
@@ -43,7 +43,8 @@ void SharedFailures::count(Failure f) {
         if (!r.ok()) return;
         const auto n = r.value->as_integer();
         if (!n || *n <= static_cast<std::int64_t>(f.allowed)) return;
-        if (!states_.hold_by_name(f.backend, f.deployment, FailureCause::FailureTolerance, f.cooldown))
+        if (!states_.hold_by_name(f.backend, f.deployment, routing::FailureCause::FailureTolerance,
+                                  f.cooldown))
           return;
         trips_.fetch_add(1, std::memory_order_relaxed);
         spdlog::warn(

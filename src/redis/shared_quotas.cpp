@@ -45,7 +45,7 @@ return grant
   return s;
 }
 
-SharedQuotas::SharedQuotas(RedisService& redis, const Clock& clock, SharedQuotasOptions options)
+SharedQuotas::SharedQuotas(RedisService& redis, const base::Clock& clock, SharedQuotasOptions options)
     : redis_(redis), clock_(clock), prefix_(redis.key_prefix()), options_(options) {
   redis_.on_connected([this] {
     set_shared(true);
@@ -75,7 +75,7 @@ std::size_t SharedQuotas::size() const {
   return leases_.size();
 }
 
-void SharedQuotas::attach(SharedLease& lease) {
+void SharedQuotas::attach(routing::SharedLease& lease) {
   std::lock_guard lock(mutex_);
   leases_.push_back({&lease});
   std::lock_guard lease_lock(lease.mutex);
@@ -97,7 +97,7 @@ void SharedQuotas::set_shared(bool shared) {
 
 void SharedQuotas::tick() {
   const auto now = clock_.wall_now();
-  std::vector<PendingAsk> asks;
+  std::vector<routing::PendingAsk> asks;
   {
     std::lock_guard lock(mutex_);
     for (Entry& e : leases_) {
@@ -109,10 +109,10 @@ void SharedQuotas::tick() {
       if (auto a = e.lease->quota.ask(now)) asks.push_back({e.lease, *a});
     }
   }
-  for (const PendingAsk& p : asks) send(*p.lease, p.ask);
+  for (const routing::PendingAsk& p : asks) send(*p.lease, p.ask);
 }
 
-void SharedQuotas::send(SharedLease& lease, const LeasedQuota::Ask& ask) {
+void SharedQuotas::send(routing::SharedLease& lease, const routing::LeasedQuota::Ask& ask) {
   const auto window_ms = std::chrono::duration_cast<std::chrono::milliseconds>(lease.window).count();
   const std::int64_t ttl_ms = std::max<std::int64_t>(window_ms + 2 * window_ms / lease.subwindows, 1000);
   // The first sub-window counted with the asked one: k before it (sliding), or itself (fixed).

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace smartlb {
+namespace smartlb::routing {
 
 std::string_view to_string(AdminMode m) {
   switch (m) {
@@ -78,7 +78,7 @@ AdminPhase admin_phase(const AdminSettings& s, std::int64_t in_flight, std::int6
   return s.holds_at(now_ms) ? AdminPhase::Held : AdminPhase::Enabled;
 }
 
-MonoNanos admin_out_until(const AdminSettings& s, MonoNanos now, std::int64_t now_ms) {
+base::MonoNanos admin_out_until(const AdminSettings& s, base::MonoNanos now, std::int64_t now_ms) {
   if (s.mode != AdminMode::Enabled) return kAdminForever;
   if (!s.holds_at(now_ms)) return 0;
   if (s.hold->until_ms == 0) return kAdminForever;
@@ -88,4 +88,4 @@ MonoNanos admin_out_until(const AdminSettings& s, MonoNanos now, std::int64_t no
   return now + std::min(s.hold->until_ms - now_ms, kMaxHoldMs) * 1'000'000;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-namespace smartlb {
+namespace smartlb::routing {
 namespace {
 
 constexpr std::uint64_t kFnvOffset = 0xcbf29ce484222325u;
@@ -55,4 +55,4 @@ std::size_t pick_by_affinity(std::string_view key, const Candidates& candidates,
   return best;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

@@ -2,10 +2,10 @@
 
 #include <string>
 
-namespace smartlb {
+namespace smartlb::routing {
 
-Judged judge_answer(unsigned status, const ThrottleHeaders& h, bool names_model, Nanos quota_window,
-                    std::chrono::system_clock::time_point wall_now) {
+Judged judge_answer(unsigned status, const http::ThrottleHeaders& h, bool names_model,
+                    base::Nanos quota_window, std::chrono::system_clock::time_point wall_now) {
   Judged j;
   j.report = parse_rate_limit_report(h, wall_now);
   j.verdict = judge_status(status, names_model);
@@ -17,7 +17,8 @@ Judged judge_answer(unsigned status, const ThrottleHeaders& h, bool names_model,
 
 Accounted account_failure(BackendStates& states, FailureBreakers& breakers, const PoolMember& m,
                           std::string_view deployment, const BreakerRule& breaker, const Verdict& v,
-                          std::optional<std::chrono::milliseconds> hint, MonoNanos sent, MonoNanos now) {
+                          std::optional<std::chrono::milliseconds> hint, base::MonoNanos sent,
+                          base::MonoNanos now) {
   Accounted a;
   a.cooldown = states.record_failure(m, deployment, v, hint, sent);
   if (!breaker.allowed_per_minute || v.cause == FailureCause::Credential) return a;
@@ -33,4 +34,4 @@ Accounted account_failure(BackendStates& states, FailureBreakers& breakers, cons
   return a;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

@@ -1,6 +1,6 @@
 #include "smartlb/routing/attempt_ticket.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 
 AttemptTicket::AttemptTicket(RoutingState& routing, const TicketTarget& target, std::string_view model,
                              std::int64_t cost)
@@ -10,13 +10,13 @@ AttemptTicket::AttemptTicket(RoutingState& routing, const TicketTarget& target, 
       cost_(cost),
       in_flight_(routing.states.begin_attempt(*target.member, model)) {}
 
-MonoNanos AttemptTicket::sent() {
+base::MonoNanos AttemptTicket::sent() {
   mark_ = routing_.states.charge_reported(*target_.member, model_, cost_);
   sent_ = routing_.clock.now();
   return sent_;
 }
 
-Verdict AttemptTicket::answer(unsigned status, const ThrottleHeaders& h, bool names_model) {
+Verdict AttemptTicket::answer(unsigned status, const http::ThrottleHeaders& h, bool names_model) {
   const Judged j =
       judge_answer(status, h, names_model, target_.member->quota_window, routing_.clock.wall_now());
   routing_.states.observe_report(*target_.member, model_, j.report, sent_, mark_, status != 429);
@@ -34,7 +34,7 @@ Closed AttemptTicket::close(const AttemptOutcome& o) {
       observe(status_, o.complete, o.completion_tokens);
       if (stream_ && o.first_content > sent_ && routing_.first_tokens)
         routing_.first_tokens->observe(target_.member->id, target_.member->effective_deployment(model_),
-                                       stream_shape_, prompt_tokens_, Nanos(o.first_content - sent_),
+                                       stream_shape_, prompt_tokens_, base::Nanos(o.first_content - sent_),
                                        routing_.clock.now());
       return {};
     case AttemptEnd::ClientLeft:  // the client's doing: nothing against the backend
@@ -66,7 +66,7 @@ Closed AttemptTicket::close(const AttemptOutcome& o) {
 
 Closed AttemptTicket::fail(const AttemptOutcome& o, const Verdict& v,
                            std::optional<std::chrono::milliseconds> hint) {
-  const MonoNanos now = routing_.clock.now();
+  const base::MonoNanos now = routing_.clock.now();
   const Accounted a = account_failure(routing_.states, routing_.breakers, *target_.member, model_,
                                       target_.breaker, v, hint, sent_, now);
   if (routing_.log) {
@@ -90,18 +90,18 @@ Closed AttemptTicket::fail(const AttemptOutcome& o, const Verdict& v,
 }
 
 void AttemptTicket::observe(unsigned status, bool complete, std::int64_t completion_tokens) {
-  const MonoNanos now = routing_.clock.now();
+  const base::MonoNanos now = routing_.clock.now();
   target_.selector->observe(Answered{target_.member->id, target_.member->effective_deployment(model_), status,
-                                     complete, now, Nanos(now - sent_), completion_tokens});
+                                     complete, now, base::Nanos(now - sent_), completion_tokens});
 }
 
 void AttemptTicket::session_response(RoutingState& routing, const TicketTarget& target,
-                                     std::string_view model, std::int64_t tokens, std::optional<Nanos> took,
-                                     std::int64_t output_tokens) {
+                                     std::string_view model, std::int64_t tokens,
+                                     std::optional<base::Nanos> took, std::int64_t output_tokens) {
   routing.states.charge_used(*target.member, model, tokens);
   if (took)
     target.selector->observe(Answered{target.member->id, target.member->effective_deployment(model), 200,
                                       true, routing.clock.now(), *took, output_tokens});
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

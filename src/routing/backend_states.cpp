@@ -5,10 +5,10 @@
 #include <mutex>
 #include <stdexcept>
 
-namespace smartlb {
+namespace smartlb::routing {
 
-bool BackendStates::Deadline::extend(MonoNanos t, FailureCause c) {
-  MonoNanos current = until.load(std::memory_order_relaxed);
+bool BackendStates::Deadline::extend(base::MonoNanos t, FailureCause c) {
+  base::MonoNanos current = until.load(std::memory_order_relaxed);
   while (t > current) {
     if (until.compare_exchange_weak(current, t, std::memory_order_relaxed)) {
       cause.store(c, std::memory_order_relaxed);
@@ -27,7 +27,7 @@ CooldownView BackendStates::Deadline::view() const {
   return {until.load(std::memory_order_relaxed), cause.load(std::memory_order_relaxed)};
 }
 
-BackendStates::BackendStates(const Clock& clock, CooldownPolicy policy)
+BackendStates::BackendStates(const base::Clock& clock, CooldownPolicy policy)
     : chunks_(std::make_unique<std::atomic<BackendState*>[]>(kMaxBackends / kChunk)),
       clock_(clock),
       policy_(policy) {}
@@ -93,7 +93,8 @@ BackendStates::DeploymentState& BackendStates::counted_state(const PoolMember& m
 }
 
 BackendStates::Standing BackendStates::standing(const PoolMember& m, std::string_view deployment,
-                                                MonoNanos now, std::int64_t cost, ClassReserve cls) const {
+                                                base::MonoNanos now, std::int64_t cost,
+                                                ClassReserve cls) const {
   const BackendState& s = state(m.id);
   if (s.backend.until.load(std::memory_order_relaxed) > now ||
       s.admin.out_until.load(std::memory_order_relaxed) > now)
@@ -105,7 +106,7 @@ BackendStates::Standing BackendStates::standing(const PoolMember& m, std::string
 }
 
 BackendStates::Standing BackendStates::deployment_standing(const PoolMember& m, std::string_view deployment,
-                                                           MonoNanos now, std::int64_t cost,
+                                                           base::MonoNanos now, std::int64_t cost,
                                                            ClassReserve cls) const {
   DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment));
   if (d != nullptr && d->admin.out_until.load(std::memory_order_relaxed) > now) return Standing::Out;
@@ -131,7 +132,7 @@ BackendStates::Standing BackendStates::deployment_standing(const PoolMember& m, 
   return d->reported.fits(cost, now, cls) ? Standing::Available : Standing::ReportedShort;
 }
 
-void BackendStates::health_failed(BackendId id, MonoNanos until) {
+void BackendStates::health_failed(BackendId id, base::MonoNanos until) {
   state(id).unhealthy_until.store(until, std::memory_order_relaxed);
 }
 
@@ -139,7 +140,7 @@ void BackendStates::health_passed(BackendId id) {
   BackendState& s = state(id);
   s.unhealthy_until.store(0, std::memory_order_relaxed);
   // A cooldown its network failures started ends: a probe just reached it.
-  const MonoNanos now = clock_.now();
+  const base::MonoNanos now = clock_.now();
   switch (s.backend.cause.load(std::memory_order_relaxed)) {
     case FailureCause::ConnectFailed:
     case FailureCause::TlsFailed:
@@ -153,12 +154,13 @@ void BackendStates::health_passed(BackendId id) {
   }
 }
 
-bool BackendStates::unhealthy(BackendId id, MonoNanos now) const {
+bool BackendStates::unhealthy(BackendId id, base::MonoNanos now) const {
   return state(id).unhealthy_until.load(std::memory_order_relaxed) > now;
 }
 
-std::optional<MonoNanos> BackendStates::probe_rank(const PoolMember& m, std::string_view deployment,
-                                                   MonoNanos now, std::int64_t cost, ClassReserve cls) const {
+std::optional<base::MonoNanos> BackendStates::probe_rank(const PoolMember& m, std::string_view deployment,
+                                                         base::MonoNanos now, std::int64_t cost,
+                                                         ClassReserve cls) const {
   if (standing(m, deployment, now, cost, cls) != Standing::ReportedShort) return std::nullopt;
   const DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment));
   with_demand(d, cls, now);
@@ -168,7 +170,7 @@ std::optional<MonoNanos> BackendStates::probe_rank(const PoolMember& m, std::str
   return d->reported.back_at(cost, now, cls);
 }
 
-bool BackendStates::claim_probe(const PoolMember& m, std::string_view deployment, MonoNanos now) {
+bool BackendStates::claim_probe(const PoolMember& m, std::string_view deployment, base::MonoNanos now) {
   DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment));
   return d != nullptr && d->reported.claim_probe(now);
 }
@@ -181,8 +183,8 @@ ReportedBudget::Mark BackendStates::charge_reported(const PoolMember& m, std::st
 }
 
 void BackendStates::observe_report(const PoolMember& m, std::string_view deployment,
-                                   const RateLimitReport& report, MonoNanos sent, ReportedBudget::Mark mark,
-                                   bool taken) {
+                                   const RateLimitReport& report, base::MonoNanos sent,
+                                   ReportedBudget::Mark mark, bool taken) {
   if (!route_on_remaining_) return;
   const bool low = !report.empty() && ReportedBudget::is_low(report);
   const bool refund = !taken && mark.own_requests > 0;  // a counted request the backend refused
@@ -208,10 +210,10 @@ std::chrono::milliseconds BackendStates::clamp_cooldown(std::optional<std::chron
 std::chrono::milliseconds BackendStates::record_failure(const PoolMember& m, std::string_view deployment,
                                                         const Verdict& verdict,
                                                         std::optional<std::chrono::milliseconds> hint,
-                                                        MonoNanos sent) {
+                                                        base::MonoNanos sent) {
   const auto cooldown = clamp_cooldown(hint);
-  const MonoNanos now = clock_.now();
-  const MonoNanos until = now + std::chrono::duration_cast<Nanos>(cooldown).count();
+  const base::MonoNanos now = clock_.now();
+  const base::MonoNanos until = now + std::chrono::duration_cast<base::Nanos>(cooldown).count();
   if (verdict.scope == CooldownScope::Backend) {
     if (state(m.id).backend.extend(until, verdict.cause)) notify(m, {}, true, until, verdict.cause);
   } else {
@@ -219,29 +221,29 @@ std::chrono::milliseconds BackendStates::record_failure(const PoolMember& m, std
     if (d.extend(until, verdict.cause))
       notify(m, m.effective_deployment(deployment), false, until, verdict.cause);
     if (verdict.cause == FailureCause::Throttled && hint) {
-      const MonoNanos answered = sent != 0 && sent < now ? sent + (now - sent) / 2 : now;
-      d.reported.retry_at(answered + std::chrono::duration_cast<Nanos>(*hint).count());
+      const base::MonoNanos answered = sent != 0 && sent < now ? sent + (now - sent) / 2 : now;
+      d.reported.retry_at(answered + std::chrono::duration_cast<base::Nanos>(*hint).count());
     }
   }
   return cooldown;
 }
 
 void BackendStates::hold(const PoolMember& m, std::string_view deployment, FailureCause cause,
-                         Nanos duration) {
-  const MonoNanos until = clock_.now() + duration.count();
+                         base::Nanos duration) {
+  const base::MonoNanos until = clock_.now() + duration.count();
   if (deployment_state(m, m.effective_deployment(deployment)).extend(until, cause))
     notify(m, m.effective_deployment(deployment), false, until, cause);
 }
 
 void BackendStates::notify(const PoolMember& m, std::string_view deployment, bool whole_backend,
-                           MonoNanos until, FailureCause cause) const {
+                           base::MonoNanos until, FailureCause cause) const {
   if (CooldownListener* l = listener_.load(std::memory_order_acquire))
     l->on_cooldown(CooldownNotice{m.name, deployment, whole_backend, until, cause});
 }
 
 bool BackendStates::hold_by_name(std::string_view backend, std::string_view deployment, FailureCause cause,
-                                 Nanos duration) {
-  const MonoNanos until = clock_.now() + duration.count();
+                                 base::Nanos duration) {
+  const base::MonoNanos until = clock_.now() + duration.count();
   PoolMember m;
   {
     std::lock_guard lock(names_mutex_);
@@ -253,20 +255,20 @@ bool BackendStates::hold_by_name(std::string_view backend, std::string_view depl
   return true;
 }
 
-std::int64_t BackendStates::to_epoch_ms(MonoNanos until) const {
-  const auto wall = std::chrono::duration_cast<Millis>(clock_.wall_now().time_since_epoch()).count();
+std::int64_t BackendStates::to_epoch_ms(base::MonoNanos until) const {
+  const auto wall = std::chrono::duration_cast<base::Millis>(clock_.wall_now().time_since_epoch()).count();
   return wall + (until - clock_.now()) / 1'000'000;
 }
 
 bool BackendStates::apply_remote_cooldown(std::string_view backend, std::string_view deployment,
                                           bool whole_backend, std::int64_t until_epoch_ms,
                                           FailureCause cause) {
-  const auto wall = std::chrono::duration_cast<Millis>(clock_.wall_now().time_since_epoch()).count();
+  const auto wall = std::chrono::duration_cast<base::Millis>(clock_.wall_now().time_since_epoch()).count();
   if (until_epoch_ms <= wall) return false;  // already over
   // Whatever another replica (or anyone with access to Redis) wrote: at most a week away, so
   // the nanoseconds cannot overflow (no local cooldown is that long either).
   constexpr std::int64_t kMaxRemoteMs = 7LL * 24 * 3600 * 1000;
-  const MonoNanos until = clock_.now() + std::min(until_epoch_ms - wall, kMaxRemoteMs) * 1'000'000;
+  const base::MonoNanos until = clock_.now() + std::min(until_epoch_ms - wall, kMaxRemoteMs) * 1'000'000;
   std::lock_guard lock(names_mutex_);
   auto it = by_name_.find(backend);
   if (it == by_name_.end()) return false;
@@ -276,8 +278,8 @@ bool BackendStates::apply_remote_cooldown(std::string_view backend, std::string_
   return deployment_state(m, deployment).extend(until, cause);
 }
 
-MonoNanos BackendStates::recovery_at(const PoolMember& m, std::string_view deployment,
-                                     FailureCause* cause) const {
+base::MonoNanos BackendStates::recovery_at(const PoolMember& m, std::string_view deployment,
+                                           FailureCause* cause) const {
   CooldownView b = state(m.id).backend.view();
   CooldownView d{};
   if (const DeploymentState* dd = find_deployment(m.id, m.effective_deployment(deployment))) d = dd->view();
@@ -288,8 +290,8 @@ MonoNanos BackendStates::recovery_at(const PoolMember& m, std::string_view deplo
 
 Unavailability BackendStates::unavailability(const RoutingTable& table, std::string_view deployment,
                                              std::int64_t cost, ClassReserve cls) const {
-  const MonoNanos now = clock_.now();
-  MonoNanos soonest = std::numeric_limits<MonoNanos>::max();
+  const base::MonoNanos now = clock_.now();
+  base::MonoNanos soonest = std::numeric_limits<base::MonoNanos>::max();
   bool throttled = false;
   // 404 when each backend in service said the deployment is not there: one drained by an
   // operator changes nothing (a typo must get the same answer whatever is drained).
@@ -299,11 +301,11 @@ Unavailability BackendStates::unavailability(const RoutingTable& table, std::str
   for (const PoolMember& m : table.members()) {
     DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment));
     with_demand(d, cls, now);
-    const MonoNanos admin = admin_out(m, d);
+    const base::MonoNanos admin = admin_out(m, d);
     if (admin == kAdminForever) continue;  // no moment to announce: the others' recoveries decide
     out_of_service = false;
     FailureCause cause = FailureCause::None;
-    MonoNanos at = recovery_at(m, deployment, &cause);
+    base::MonoNanos at = recovery_at(m, deployment, &cause);
     if (is_rate_limit(cause) && at > now) throttled = true;
     if (cause != FailureCause::NotFound || at <= now) not_found = false;
     said_not_found = true;  // (meaningful only while not_found holds)
@@ -312,14 +314,14 @@ Unavailability BackendStates::unavailability(const RoutingTable& table, std::str
       not_found = false;
     }
     if (d != nullptr) {
-      const MonoNanos from = std::max(now, at);
-      if (const MonoNanos chance = d->reported.next_chance(cost, from, cls); chance > from) {
+      const base::MonoNanos from = std::max(now, at);
+      if (const base::MonoNanos chance = d->reported.next_chance(cost, from, cls); chance > from) {
         at = chance;
         throttled = true;  // out of what it reported: a rate limit, though it never said 429
       }
       Quota* q = m.has_quota() ? find_quota_of(m, deployment, d) : nullptr;
       if (q) {
-        const Nanos wait = q->wait_for(m, cost, std::max(now, at), clock_, cls);
+        const base::Nanos wait = q->wait_for(m, cost, std::max(now, at), clock_, cls);
         if (wait.count() > 0) {
           at = std::max(now, at) + wait.count();
           throttled = true;  // at its quota: a rate limit, whoever noticed it first
@@ -335,7 +337,7 @@ Unavailability BackendStates::unavailability(const RoutingTable& table, std::str
   if (table.size() == 0 || soonest <= now || out_of_service) {
     u.retry_after = std::chrono::milliseconds(0);
   } else {
-    u.retry_after = std::chrono::ceil<std::chrono::milliseconds>(Nanos(soonest - now));
+    u.retry_after = std::chrono::ceil<std::chrono::milliseconds>(base::Nanos(soonest - now));
   }
   return u;
 }
@@ -358,4 +360,4 @@ std::vector<std::pair<std::string, CooldownView>> BackendStates::deployment_cool
   return out;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

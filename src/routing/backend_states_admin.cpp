@@ -9,23 +9,23 @@
 
 #include "smartlb/routing/backend_states.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 namespace {
 
-std::int64_t wall_ms(const Clock& clock) {
-  return std::chrono::duration_cast<Millis>(clock.wall_now().time_since_epoch()).count();
+std::int64_t wall_ms(const base::Clock& clock) {
+  return std::chrono::duration_cast<base::Millis>(clock.wall_now().time_since_epoch()).count();
 }
 
 }  // namespace
 
-MonoNanos BackendStates::admin_out(const PoolMember& m, const DeploymentState* d) const {
-  MonoNanos out = state(m.id).admin.out_until.load(std::memory_order_relaxed);
+base::MonoNanos BackendStates::admin_out(const PoolMember& m, const DeploymentState* d) const {
+  base::MonoNanos out = state(m.id).admin.out_until.load(std::memory_order_relaxed);
   if (d != nullptr) out = std::max(out, d->admin.out_until.load(std::memory_order_relaxed));
   return out > clock_.now() ? out : 0;
 }
 
-MonoNanos BackendStates::cooldown_ended(const PoolMember& m, std::string_view deployment) const {
-  MonoNanos at = recovery_at(m, deployment, nullptr);
+base::MonoNanos BackendStates::cooldown_ended(const PoolMember& m, std::string_view deployment) const {
+  base::MonoNanos at = recovery_at(m, deployment, nullptr);
   at = std::max(at, state(m.id).admin.back_at.load(std::memory_order_relaxed));
   if (const DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment)))
     at = std::max(at, d->admin.back_at.load(std::memory_order_relaxed));
@@ -33,9 +33,9 @@ MonoNanos BackendStates::cooldown_ended(const PoolMember& m, std::string_view de
 }
 
 void BackendStates::set_slot(AdminSlot& slot, const AdminSettings& settings) const {
-  const MonoNanos now = clock_.now();
-  const MonoNanos next = admin_out_until(settings, now, wall_ms(clock_));
-  const MonoNanos was = slot.out_until.load(std::memory_order_relaxed);
+  const base::MonoNanos now = clock_.now();
+  const base::MonoNanos next = admin_out_until(settings, now, wall_ms(clock_));
+  const base::MonoNanos was = slot.out_until.load(std::memory_order_relaxed);
   // Slow start ramps from the moment it comes back: now, or when the held cooldown ends.
   if (next != kAdminForever) {
     if (next > now)
@@ -223,4 +223,4 @@ std::int64_t BackendStates::in_flight(BackendId id) const {
   return n;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

@@ -7,28 +7,30 @@
 #include "smartlb/routing/backend_states.hpp"
 #include "smartlb/routing/class_reserve.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 namespace {
 
 // What a request of `cost` needs of a limit, with what its class leaves to the classes above:
 // their demand until the window next gives room back (at least kReserveHorizon). `horizon`:
 // that time (0 for a lease: its store's window is not seen here).
 std::int64_t need_of(std::int64_t cost, std::int64_t limit, const ClassReserve& cls, double per_second,
-                     Nanos horizon) {
+                     base::Nanos horizon) {
   return with_reserve(cost, limit,
                       reserve_amount(cls, per_second, std::max(horizon, kReserveHorizon), limit));
 }
-std::int64_t tokens_need(std::int64_t cost, std::int64_t limit, const ClassReserve& cls, Nanos horizon = {}) {
+std::int64_t tokens_need(std::int64_t cost, std::int64_t limit, const ClassReserve& cls,
+                         base::Nanos horizon = {}) {
   return need_of(cost, limit, cls, cls.tokens_per_second, horizon);
 }
-std::int64_t requests_need(std::int64_t limit, const ClassReserve& cls, Nanos horizon = {}) {
+std::int64_t requests_need(std::int64_t limit, const ClassReserve& cls, base::Nanos horizon = {}) {
   return need_of(1, limit, cls, cls.requests_per_second, horizon);
 }
 // The same for a declared budget: its window's next release is the horizon.
-std::int64_t tokens_need(std::int64_t cost, SlidingWindowBudget& b, const ClassReserve& cls, MonoNanos now) {
+std::int64_t tokens_need(std::int64_t cost, SlidingWindowBudget& b, const ClassReserve& cls,
+                         base::MonoNanos now) {
   return cls.any() ? tokens_need(cost, b.limit(), cls, b.until_release(now)) : cost;
 }
-std::int64_t requests_need(SlidingWindowBudget& b, const ClassReserve& cls, MonoNanos now) {
+std::int64_t requests_need(SlidingWindowBudget& b, const ClassReserve& cls, base::MonoNanos now) {
   return cls.any() ? requests_need(b.limit(), cls, b.until_release(now)) : 1;
 }
 std::int64_t lease_limit(const SharedLease& lease) { return lease.limit.load(std::memory_order_relaxed); }
@@ -60,8 +62,8 @@ bool BackendStates::Quota::sync(const PoolMember& m) {
   return (m.tokens_per_window > 0 && !tokens_lease) || (m.requests_per_window > 0 && !requests_lease);
 }
 
-bool BackendStates::Quota::fits(const PoolMember& m, std::int64_t cost, MonoNanos now, const Clock& clock,
-                                ClassReserve cls) {
+bool BackendStates::Quota::fits(const PoolMember& m, std::int64_t cost, base::MonoNanos now,
+                                const base::Clock& clock, ClassReserve cls) {
   std::lock_guard lock(quota_mutex);
   sync(m);
   if ((tokens && !tokens->fits(tokens_need(cost, *tokens, cls, now), now)) ||
@@ -76,11 +78,11 @@ bool BackendStates::Quota::fits(const PoolMember& m, std::int64_t cost, MonoNano
           requests_lease->quota.may_fit(requests_need(lease_limit(*requests_lease), cls), wall));
 }
 
-Nanos BackendStates::Quota::wait_for(const PoolMember& m, std::int64_t cost, MonoNanos now,
-                                     const Clock& clock, ClassReserve cls) {
+base::Nanos BackendStates::Quota::wait_for(const PoolMember& m, std::int64_t cost, base::MonoNanos now,
+                                           const base::Clock& clock, ClassReserve cls) {
   std::lock_guard lock(quota_mutex);
   sync(m);
-  Nanos wait{0};
+  base::Nanos wait{0};
   if (tokens) wait = std::max(wait, tokens->wait_for(tokens_need(cost, *tokens, cls, now), now));
   if (requests) wait = std::max(wait, requests->wait_for(requests_need(*requests, cls, now), now));
   if (tokens_lease || requests_lease) {
@@ -200,7 +202,7 @@ bool BackendStates::reserve(const PoolMember& m, std::string_view deployment, st
   {
     std::lock_guard lock(q.quota_mutex);
     leases_missing = q.sync(m) && broker_ != nullptr;
-    const MonoNanos now = clock_.now();  // read under the lock: budgets only see time move forward
+    const base::MonoNanos now = clock_.now();  // read under the lock: budgets only see time move forward
     // A lower class's reserve is checked, not taken: only its cost is counted.
     ok = (!q.tokens || q.tokens->fits(tokens_need(cost, *q.tokens, cls, now), now)) &&
          (!q.requests || q.requests->fits(requests_need(*q.requests, cls, now), now));
@@ -259,7 +261,7 @@ BackendStates::QuotaUsage BackendStates::quota_usage(const PoolMember& m, std::s
   u.requests_limit = m.requests_per_window;
   Quota* q = find_quota_of(m, deployment, find_deployment(m.id, m.effective_deployment(deployment)));
   if (!q) return u;
-  const MonoNanos now = clock_.now();
+  const base::MonoNanos now = clock_.now();
   std::lock_guard lock(q->quota_mutex);
   q->sync(m);
   if (q->tokens) u.tokens_used = q->tokens->used(now);
@@ -267,4 +269,4 @@ BackendStates::QuotaUsage BackendStates::quota_usage(const PoolMember& m, std::s
   return u;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

@@ -1,6 +1,6 @@
 #include "smartlb/routing/candidates.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 
 void TriedSet::add(std::size_t i) {
   if (contains(i)) return;
@@ -18,4 +18,4 @@ bool TriedSet::contains(std::size_t i) const {
   return i - 64 < more_.size() && more_[i - 64];
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

@@ -1,9 +1,9 @@
 #include "smartlb/routing/failure_breakers.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 
 bool FailureBreakers::record(BackendId backend, std::string_view deployment, std::uint32_t allowed,
-                             MonoNanos now) {
+                             base::MonoNanos now) {
   if (allowed == 0) return true;  // no failure tolerated
   std::string key = std::to_string(backend.value);
   key += '\n';
@@ -22,4 +22,4 @@ bool FailureBreakers::record(BackendId backend, std::string_view deployment, std
   return true;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

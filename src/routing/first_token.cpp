@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace smartlb {
+namespace smartlb::routing {
 namespace {
 
 double scale(std::int64_t prompt_tokens) {
@@ -21,7 +21,7 @@ std::string FirstTokenStats::key(BackendId backend, std::string_view deployment,
 }
 
 void FirstTokenStats::observe(BackendId backend, std::string_view deployment, std::string_view shape,
-                              std::int64_t prompt_tokens, Nanos took, MonoNanos now) {
+                              std::int64_t prompt_tokens, base::Nanos took, base::MonoNanos now) {
   const double rate = std::chrono::duration<double>(took).count() / scale(prompt_tokens);
   const std::string k = key(backend, deployment, shape);
   std::lock_guard lock(mutex_);
@@ -37,9 +37,9 @@ void FirstTokenStats::observe(BackendId backend, std::string_view deployment, st
   s.count = std::min(s.count + 1, kSamples);
 }
 
-std::optional<Nanos> FirstTokenStats::learned(BackendId backend, std::string_view deployment,
-                                              std::string_view shape, std::int64_t prompt_tokens,
-                                              MonoNanos now) const {
+std::optional<base::Nanos> FirstTokenStats::learned(BackendId backend, std::string_view deployment,
+                                                    std::string_view shape, std::int64_t prompt_tokens,
+                                                    base::MonoNanos now) const {
   const std::string k = key(backend, deployment, shape);
   std::lock_guard lock(mutex_);
   const auto it = samples_.find(k);
@@ -53,17 +53,18 @@ std::optional<Nanos> FirstTokenStats::learned(BackendId backend, std::string_vie
     highest = std::max(highest, s.rate[i]);
   }
   if (recent < kEnough) return std::nullopt;
-  const Nanos deadline = std::chrono::round<std::chrono::milliseconds>(
+  const base::Nanos deadline = std::chrono::round<std::chrono::milliseconds>(
       std::chrono::duration<double>(kMargin * highest * scale(prompt_tokens)));
   return std::max(deadline, kFloor);
 }
 
-std::optional<Nanos> first_token_deadline(const FirstTokenSetting& setting, const FirstTokenStats& stats,
-                                          BackendId backend, std::string_view deployment,
-                                          std::string_view shape, std::int64_t prompt_tokens, Nanos ceiling,
-                                          bool last, MonoNanos now) {
+std::optional<base::Nanos> first_token_deadline(const FirstTokenSetting& setting,
+                                                const FirstTokenStats& stats, BackendId backend,
+                                                std::string_view deployment, std::string_view shape,
+                                                std::int64_t prompt_tokens, base::Nanos ceiling, bool last,
+                                                base::MonoNanos now) {
   if (last) return std::nullopt;
-  std::optional<Nanos> d;
+  std::optional<base::Nanos> d;
   switch (setting.mode) {
     case FirstTokenSetting::Mode::Off:
       return std::nullopt;
@@ -78,4 +79,4 @@ std::optional<Nanos> first_token_deadline(const FirstTokenSetting& setting, cons
   return d;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <array>
 
-namespace smartlb {
+namespace smartlb::routing {
 
 struct LatencyStats::Series {
   struct Bucket {
@@ -28,7 +28,7 @@ LatencyStats::Series* LatencyStats::find(BackendId id, std::string_view deployme
   return it == series_.end() ? nullptr : it->second.get();
 }
 
-void LatencyStats::record(BackendId id, std::string_view deployment, MonoNanos now, Nanos latency,
+void LatencyStats::record(BackendId id, std::string_view deployment, base::MonoNanos now, base::Nanos latency,
                           std::int64_t output_tokens) {
   Series* s = find(id, deployment);
   if (s == nullptr) {
@@ -51,11 +51,11 @@ void LatencyStats::record(BackendId id, std::string_view deployment, MonoNanos n
   ++b.count;
 }
 
-LatencyReading LatencyStats::read(BackendId id, std::string_view deployment, MonoNanos now,
-                                  Nanos lookback) const {
+LatencyReading LatencyStats::read(BackendId id, std::string_view deployment, base::MonoNanos now,
+                                  base::Nanos lookback) const {
   Series* s = find(id, deployment);
   if (s == nullptr) return {};
-  lookback = std::clamp(lookback, Nanos(0), kMaxLookback);
+  lookback = std::clamp(lookback, base::Nanos(0), kMaxLookback);
   const std::int64_t newest = now / kBucketNanos;
   const std::int64_t oldest = (now - lookback.count()) / kBucketNanos;
   double sum = 0;
@@ -75,4 +75,4 @@ std::size_t LatencyStats::keys() const {
   return series_.size();
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

@@ -5,7 +5,7 @@
 
 #include "smartlb/base/calendar.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 
 LeasedQuota::LeasedQuota(Options o) : o_(o) {
   o_.subwindows = o_.calendar_months ? 1 : std::max(o_.subwindows, 1);
@@ -31,14 +31,14 @@ void LeasedQuota::set_shared(bool shared, std::size_t replicas) {
 }
 
 std::int64_t LeasedQuota::subwindow_of(WallTime t) const {
-  if (o_.calendar_months) return calendar_period(CalendarPeriod::Month, t).index;
-  const auto since_epoch = std::chrono::duration_cast<Nanos>(t.time_since_epoch()).count();
+  if (o_.calendar_months) return calendar_period(base::CalendarPeriod::Month, t).index;
+  const auto since_epoch = std::chrono::duration_cast<base::Nanos>(t.time_since_epoch()).count();
   return since_epoch >= 0 ? since_epoch / sub_ns_ : (since_epoch - sub_ns_ + 1) / sub_ns_;
 }
 
 LeasedQuota::WallTime LeasedQuota::subwindow_end(std::int64_t subwindow) const {
-  if (o_.calendar_months) return month_start(subwindow + 1);
-  return WallTime(std::chrono::duration_cast<WallTime::duration>(Nanos((subwindow + 1) * sub_ns_)));
+  if (o_.calendar_months) return base::month_start(subwindow + 1);
+  return WallTime(std::chrono::duration_cast<WallTime::duration>(base::Nanos((subwindow + 1) * sub_ns_)));
 }
 
 std::int64_t LeasedQuota::now_subwindow(WallTime now) const { return std::max(subwindow_of(now), cur_); }
@@ -86,12 +86,12 @@ bool LeasedQuota::may_fit(std::int64_t cost, WallTime now) const {
   return !(s && s->spent);
 }
 
-Nanos LeasedQuota::wait_for(std::int64_t cost, WallTime now) const {
+base::Nanos LeasedQuota::wait_for(std::int64_t cost, WallTime now) const {
   cost = std::max<std::int64_t>(cost, 0);
-  if (fits(cost, now)) return Nanos(0);
+  if (fits(cost, now)) return base::Nanos(0);
   const std::int64_t w = now_subwindow(now);
   const auto until = [&](std::int64_t subwindow) {
-    return std::max(std::chrono::duration_cast<Nanos>(subwindow_end(subwindow) - now), Nanos(0));
+    return std::max(std::chrono::duration_cast<base::Nanos>(subwindow_end(subwindow) - now), base::Nanos(0));
   };
   if (!shared_) {
     // Each sub-window on forgets the oldest one counted: the first that leaves room.
@@ -142,7 +142,7 @@ void LeasedQuota::adjust(std::int64_t subwindow, std::int64_t delta) {
 
 std::int64_t LeasedQuota::lease_size(std::int64_t need) const {
   // A lease lapses at its sub-window's end: never more than a sub-window's worth of the rate.
-  const double horizon = std::chrono::duration<double>(std::min(o_.horizon, Nanos(sub_ns_))).count();
+  const double horizon = std::chrono::duration<double>(std::min(o_.horizon, base::Nanos(sub_ns_))).count();
   const auto by_rate = static_cast<std::int64_t>(std::ceil(rate_ * horizon));
   // At least two requests' worth: a lease smaller than a request would refuse it.
   const auto by_cost = static_cast<std::int64_t>(std::ceil(2 * avg_cost_));
@@ -179,7 +179,8 @@ std::optional<LeasedQuota::Ask> LeasedQuota::ask(WallTime now, std::int64_t need
   // In the last half-horizon of a sub-window the next one's first lease comes first, so that
   // its first requests find one: under overload the current sub-window is always short, and
   // asks for it would otherwise take every turn (one ask at a time) until the next had begun.
-  const bool next_due = !next.answered && now + std::min(o_.horizon, Nanos(sub_ns_)) / 2 >= subwindow_end(w);
+  const bool next_due =
+      !next.answered && now + std::min(o_.horizon, base::Nanos(sub_ns_)) / 2 >= subwindow_end(w);
   std::optional<Ask> a;
   if (unreported_now + earlier > 0) {
     a = Ask{w, lease_size(need), unreported_now + earlier, earlier};
@@ -238,4 +239,4 @@ LeasedQuota::View LeasedQuota::view() const {
   return v;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace smartlb {
+namespace smartlb::routing {
 
 std::string_view to_string(FailureCause c) {
   switch (c) {
@@ -99,4 +99,4 @@ Verdict judge_transport(TransportFailure f) {
   return {true, FailureCause::ConnectionLost, CooldownScope::Backend};
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

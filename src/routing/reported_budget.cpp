@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace smartlb {
+namespace smartlb::routing {
 
 ReportedBudget::Mark ReportedBudget::charge(std::int64_t cost) {
   if (!watched()) {
@@ -14,8 +14,8 @@ ReportedBudget::Mark ReportedBudget::charge(std::int64_t cost) {
 }
 
 std::optional<ReportedBudget::Limit::Sample> ReportedBudget::Limit::learn(std::int64_t base_now,
-                                                                          MonoNanos at) {
-  const Nanos gap(at - baseline_at);
+                                                                          base::MonoNanos at) {
+  const base::Nanos gap(at - baseline_at);
   if (gap < kMinSampleGap) return std::nullopt;  // measured later, from this baseline
   // What came back beyond our own sends (less, if someone else spent some: never below 0).
   const std::int64_t back = std::max<std::int64_t>(base_now - baseline, 0);
@@ -33,7 +33,7 @@ std::optional<ReportedBudget::Limit::Sample> ReportedBudget::Limit::learn(std::i
 }
 
 std::optional<ReportedBudget::Limit::Sample> ReportedBudget::Limit::take(
-    std::optional<std::int64_t> remaining, std::int64_t mark, MonoNanos sent,
+    std::optional<std::int64_t> remaining, std::int64_t mark, base::MonoNanos sent,
     std::optional<std::chrono::milliseconds> reset, bool low, bool counted) {
   if (!remaining) {  // this answer says nothing of this limit
     base.store(kNone, std::memory_order_relaxed);
@@ -52,13 +52,13 @@ std::optional<ReportedBudget::Limit::Sample> ReportedBudget::Limit::take(
   }
   base.store(low ? base_now : kNone, std::memory_order_relaxed);
   // A reset of 0 beside nothing left contradicts itself: no hint.
-  reset_at.store(low && reset && reset->count() > 0 ? sent + Nanos(*reset).count() : 0,
+  reset_at.store(low && reset && reset->count() > 0 ? sent + base::Nanos(*reset).count() : 0,
                  std::memory_order_relaxed);
   if (!low) baseline = kNone;  // sends are not counted while the budget is plentiful
   return sample;
 }
 
-void ReportedBudget::publish_echoes(MonoNanos reported_at) {
+void ReportedBudget::publish_echoes(base::MonoNanos reported_at) {
   const auto refills = echo_.refills_after(reported_at, kEchoes);
   for (std::size_t k = 0; k < refills.size(); ++k) {
     echo_at_[k].store(refills[k].at, std::memory_order_relaxed);
@@ -68,7 +68,7 @@ void ReportedBudget::publish_echoes(MonoNanos reported_at) {
   echo_count_.store(refills.size(), std::memory_order_relaxed);
 }
 
-int ReportedBudget::observe(const RateLimitReport& r, MonoNanos sent, Mark mark, bool taken) {
+int ReportedBudget::observe(const RateLimitReport& r, base::MonoNanos sent, Mark mark, bool taken) {
   if (taken && mark.own_requests > 0) {  // counted, and taken: it will echo a window later
     std::lock_guard lock(mutex_);
     echo_.sent(sent, mark.own_tokens);
@@ -93,11 +93,11 @@ int ReportedBudget::observe(const RateLimitReport& r, MonoNanos sent, Mark mark,
   reported_at_.store(sent, std::memory_order_relaxed);
   publish_echoes(sent);
   // A report from a request that left after a 429's Retry-After ended supersedes it.
-  if (const MonoNanos retry = retry_at_.load(std::memory_order_relaxed); retry != 0 && sent >= retry)
+  if (const base::MonoNanos retry = retry_at_.load(std::memory_order_relaxed); retry != 0 && sent >= retry)
     retry_at_.store(0, std::memory_order_relaxed);
   // The answer to a probe (or to anything sent since it left) is the observation it was sent
   // for: the next probe need not wait for the probe's time to run out.
-  const MonoNanos probe_until = probe_until_.load(std::memory_order_relaxed);
+  const base::MonoNanos probe_until = probe_until_.load(std::memory_order_relaxed);
   if (probe_until != 0 && sent >= probe_until - kFreshFor.count())
     probe_until_.store(0, std::memory_order_relaxed);
   watched_.store(low, std::memory_order_relaxed);
@@ -105,12 +105,12 @@ int ReportedBudget::observe(const RateLimitReport& r, MonoNanos sent, Mark mark,
 }
 
 ReportedBudget::Standing ReportedBudget::stand(const Limit& l, std::int64_t sent, std::int64_t need,
-                                               MonoNanos reported_at, MonoNanos now,
+                                               base::MonoNanos reported_at, base::MonoNanos now,
                                                const std::atomic<std::int64_t>* echo) const {
   Standing s;
   const std::int64_t base = l.base.load(std::memory_order_relaxed);
   if (base == kNone) return s;
-  const MonoNanos reset = l.reset_at.load(std::memory_order_relaxed);
+  const base::MonoNanos reset = l.reset_at.load(std::memory_order_relaxed);
   if (reset != 0 && now >= reset) return s;  // the backend said it would be full again by now
   const std::int64_t left = base - sent;
   if (left >= need) return s;
@@ -127,28 +127,29 @@ ReportedBudget::Standing ReportedBudget::stand(const Limit& l, std::int64_t sent
   if (rate > 0 && need <= l.cap.load(std::memory_order_relaxed)) {
     const double wait = static_cast<double>(need - left) / rate;
     if (wait < 1e15)
-      s.refill_at = std::min(s.refill_at, reported_at + static_cast<MonoNanos>(std::ceil(wait)));
+      s.refill_at = std::min(s.refill_at, reported_at + static_cast<base::MonoNanos>(std::ceil(wait)));
   }
   return s;
 }
 
-Nanos ReportedBudget::room_back_in(const Limit& l, MonoNanos now) const {
+base::Nanos ReportedBudget::room_back_in(const Limit& l, base::MonoNanos now) const {
   if (l.rate.load(std::memory_order_relaxed) > 0) return kReserveHorizon;  // a refill: room comes back soon
-  MonoNanos back = kNever;
-  if (const MonoNanos reset = l.reset_at.load(std::memory_order_relaxed); reset > now) back = reset;
-  if (const MonoNanos boundary = next_boundary(now); boundary > now) back = std::min(back, boundary);
+  base::MonoNanos back = kNever;
+  if (const base::MonoNanos reset = l.reset_at.load(std::memory_order_relaxed); reset > now) back = reset;
+  if (const base::MonoNanos boundary = next_boundary(now); boundary > now) back = std::min(back, boundary);
   // The next echo of smartlb's own sends (a sliding window gives them back a window later).
   for (std::size_t k = 0, n = echo_count_.load(std::memory_order_relaxed); k < n && k < kEchoes; ++k)
-    if (const MonoNanos at = echo_at_[k].load(std::memory_order_relaxed); at > now) {
+    if (const base::MonoNanos at = echo_at_[k].load(std::memory_order_relaxed); at > now) {
       back = std::min(back, at);
       break;
     }
-  return back == kNever ? kReserveHorizon : std::max(kReserveHorizon, Nanos(back - now));
+  return back == kNever ? kReserveHorizon : std::max(kReserveHorizon, base::Nanos(back - now));
 }
 
-ReportedBudget::Outlook ReportedBudget::outlook(std::int64_t cost, MonoNanos now, ClassReserve cls) const {
+ReportedBudget::Outlook ReportedBudget::outlook(std::int64_t cost, base::MonoNanos now,
+                                                ClassReserve cls) const {
   if (!watched()) return {};
-  const MonoNanos at = reported_at_.load(std::memory_order_relaxed);
+  const base::MonoNanos at = reported_at_.load(std::memory_order_relaxed);
   // A lower class leaves the demand of the classes above until room comes back, at most its
   // share of the most ever reported (the limit, as near as the reports tell it).
   const auto need = [&](const Limit& l, std::int64_t amount, double per_second) {
@@ -163,28 +164,28 @@ ReportedBudget::Outlook ReportedBudget::outlook(std::int64_t cost, MonoNanos now
   const Standing r = stand(requests_, sent_requests_.load(std::memory_order_relaxed), requests_need, at, now,
                            echo_requests_);
   if (!t.short_now && !r.short_now) return {};
-  MonoNanos back = std::max(t.short_now ? t.refill_at : 0, r.short_now ? r.refill_at : 0);
+  base::MonoNanos back = std::max(t.short_now ? t.refill_at : 0, r.short_now ? r.refill_at : 0);
   // Nothing predicts it (no rate: a limiter that jumps, or nothing learned yet): the horizon the
   // probes' answers taught. No guess holds a target back longer than kMaxFresh.
   if (back == kNever) {
-    const MonoNanos boundary = next_boundary(at);
+    const base::MonoNanos boundary = next_boundary(at);
     back = boundary != kNever ? boundary : at + kFreshFor.count();
   }
   back = std::min(back, at + kMaxFresh.count());
   // A 429 said when the backend would take a request again: no later than that.
-  if (const MonoNanos retry = retry_at_.load(std::memory_order_relaxed); retry != 0)
+  if (const base::MonoNanos retry = retry_at_.load(std::memory_order_relaxed); retry != 0)
     back = std::min(back, retry);
   return {false, back};
 }
 
-ReportedBudget::Room ReportedBudget::room(std::int64_t cost, MonoNanos now, ClassReserve cls) const {
+ReportedBudget::Room ReportedBudget::room(std::int64_t cost, base::MonoNanos now, ClassReserve cls) const {
   const Outlook o = outlook(cost, now, cls);
   if (o.fits) return Room::Fits;
   return now >= o.back ? Room::Probe : Room::Confirmed;
 }
 
-bool ReportedBudget::claim_probe(MonoNanos now) {
-  MonoNanos until = probe_until_.load(std::memory_order_relaxed);
+bool ReportedBudget::claim_probe(base::MonoNanos now) {
+  base::MonoNanos until = probe_until_.load(std::memory_order_relaxed);
   while (until <= now)
     if (probe_until_.compare_exchange_weak(until, now + kFreshFor.count(), std::memory_order_relaxed)) {
       return true;
@@ -192,14 +193,14 @@ bool ReportedBudget::claim_probe(MonoNanos now) {
   return false;
 }
 
-void ReportedBudget::retry_at(MonoNanos at) {
+void ReportedBudget::retry_at(base::MonoNanos at) {
   retry_at_.store(at, std::memory_order_relaxed);
   backend_retry_.store(at, std::memory_order_relaxed);
   std::lock_guard lock(mutex_);
   const bool knew = echo_.window().has_value();
   echo_.room_at(at);
   if (knew || echo_.window()) publish_echoes(reported_at_.load(std::memory_order_relaxed));
-  const MonoNanos last = boundary_.load(std::memory_order_relaxed);
+  const base::MonoNanos last = boundary_.load(std::memory_order_relaxed);
   // 429s that crossed one another name the same boundary, give or take their round trips.
   const std::int64_t gap = at - last;
   if (last != 0 && gap < kMinPeriod.count()) return;
@@ -217,8 +218,8 @@ void ReportedBudget::retry_at(MonoNanos at) {
     period_.store(gap, std::memory_order_relaxed);  // contradicted
 }
 
-MonoNanos ReportedBudget::next_boundary(MonoNanos t) const {
-  const MonoNanos boundary = boundary_.load(std::memory_order_relaxed);
+base::MonoNanos ReportedBudget::next_boundary(base::MonoNanos t) const {
+  const base::MonoNanos boundary = boundary_.load(std::memory_order_relaxed);
   const std::int64_t period = period_.load(std::memory_order_relaxed);
   if (boundary == 0) return kNever;
   if (t < boundary) return boundary;
@@ -226,12 +227,12 @@ MonoNanos ReportedBudget::next_boundary(MonoNanos t) const {
   return boundary + ((t - boundary) / period + 1) * period;
 }
 
-MonoNanos ReportedBudget::back_at(std::int64_t cost, MonoNanos now, ClassReserve cls) const {
+base::MonoNanos ReportedBudget::back_at(std::int64_t cost, base::MonoNanos now, ClassReserve cls) const {
   const Outlook o = outlook(cost, now, cls);
   return o.fits ? now : o.back;
 }
 
-MonoNanos ReportedBudget::next_chance(std::int64_t cost, MonoNanos now, ClassReserve cls) const {
+base::MonoNanos ReportedBudget::next_chance(std::int64_t cost, base::MonoNanos now, ClassReserve cls) const {
   const Outlook o = outlook(cost, now, cls);
   if (o.fits) return now;
   return std::max({now, o.back, probe_until_.load(std::memory_order_relaxed)});
@@ -251,4 +252,4 @@ ReportedBudget::View ReportedBudget::view() const {
   return v;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace smartlb {
+namespace smartlb::routing {
 
 RoutingTable::RoutingTable(std::vector<PoolMember> members, BackendIds& ids) : members_(std::move(members)) {
   for (auto& m : members_) m.id = ids.id_for(m.name);
@@ -28,4 +28,4 @@ void RoutingTable::index() {
   }
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

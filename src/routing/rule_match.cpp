@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace smartlb {
+namespace smartlb::routing {
 
 bool RuleConditions::matches(const RequestFacts& facts) const {
   if (!models.empty() && std::find(models.begin(), models.end(), facts.model) == models.end()) return false;
@@ -32,4 +32,4 @@ RuleIndex::RuleIndex(std::span<const RuleConditions> rules) {
   }
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

@@ -2,14 +2,14 @@
 
 #include <algorithm>
 
-namespace smartlb {
+namespace smartlb::routing {
 
-SlidingWindowBudget::SlidingWindowBudget(std::int64_t limit, Nanos window, int buckets)
+SlidingWindowBudget::SlidingWindowBudget(std::int64_t limit, base::Nanos window, int buckets)
     : limit_(std::max<std::int64_t>(limit, 0)),
       bucket_nanos_(std::max<std::int64_t>(window.count() / std::max(buckets, 1), 1)),
       ring_(static_cast<std::size_t>(std::max(buckets, 1)) + 1) {}
 
-void SlidingWindowBudget::advance(MonoNanos now) {
+void SlidingWindowBudget::advance(base::MonoNanos now) {
   // Live buckets: indices (current - buckets) .. current. Their span starts at least one full
   // window before `now`, which is what makes the budget conservative. Only the slots that
   // became the current one since the last call can hold an expired bucket.
@@ -27,18 +27,18 @@ void SlidingWindowBudget::advance(MonoNanos now) {
   advanced_to_ = current;
 }
 
-bool SlidingWindowBudget::fits(std::int64_t amount, MonoNanos now) {
+bool SlidingWindowBudget::fits(std::int64_t amount, base::MonoNanos now) {
   advance(now);
   return used_ + amount <= limit_;
 }
 
-bool SlidingWindowBudget::try_consume(std::int64_t amount, MonoNanos now) {
+bool SlidingWindowBudget::try_consume(std::int64_t amount, base::MonoNanos now) {
   if (!fits(amount, now)) return false;
   consume(amount, now);
   return true;
 }
 
-std::int64_t SlidingWindowBudget::consume(std::int64_t amount, MonoNanos now) {
+std::int64_t SlidingWindowBudget::consume(std::int64_t amount, base::MonoNanos now) {
   advance(now);
   const std::int64_t current = now / bucket_nanos_;
   Bucket& b = ring_[static_cast<std::size_t>(current % static_cast<std::int64_t>(ring_.size()))];
@@ -48,7 +48,7 @@ std::int64_t SlidingWindowBudget::consume(std::int64_t amount, MonoNanos now) {
   return current;
 }
 
-void SlidingWindowBudget::adjust(std::int64_t bucket, std::int64_t delta, MonoNanos now) {
+void SlidingWindowBudget::adjust(std::int64_t bucket, std::int64_t delta, base::MonoNanos now) {
   if (delta == 0 || bucket < 0) return;
   advance(now);
   Bucket& b = ring_[static_cast<std::size_t>(bucket % static_cast<std::int64_t>(ring_.size()))];
@@ -61,43 +61,43 @@ void SlidingWindowBudget::adjust(std::int64_t bucket, std::int64_t delta, MonoNa
   }
 }
 
-std::int64_t SlidingWindowBudget::used(MonoNanos now) {
+std::int64_t SlidingWindowBudget::used(base::MonoNanos now) {
   advance(now);
   return used_;
 }
 
-Nanos SlidingWindowBudget::until_empty(MonoNanos now) {
+base::Nanos SlidingWindowBudget::until_empty(base::MonoNanos now) {
   advance(now);
-  if (used_ == 0) return Nanos(0);
+  if (used_ == 0) return base::Nanos(0);
   const auto slots = static_cast<std::int64_t>(ring_.size());
   // (Indices below 0 were never filled: a clock that starts at 0 must not index before the ring.)
   for (std::int64_t index = now / bucket_nanos_, oldest = std::max<std::int64_t>(index - slots + 1, 0);
        index >= oldest; --index) {
     const Bucket& b = ring_[static_cast<std::size_t>(index % slots)];
     if (b.index == index && b.used > 0)
-      return Nanos(std::max<std::int64_t>((index + slots) * bucket_nanos_ - now, 0));
+      return base::Nanos(std::max<std::int64_t>((index + slots) * bucket_nanos_ - now, 0));
   }
-  return Nanos(0);
+  return base::Nanos(0);
 }
 
-Nanos SlidingWindowBudget::until_release(MonoNanos now) {
+base::Nanos SlidingWindowBudget::until_release(base::MonoNanos now) {
   advance(now);
-  if (used_ == 0) return Nanos(0);
+  if (used_ == 0) return base::Nanos(0);
   const auto slots = static_cast<std::int64_t>(ring_.size());
   const std::int64_t current = now / bucket_nanos_;
   for (std::int64_t index = std::max<std::int64_t>(current - slots + 1, 0); index <= current; ++index) {
     const Bucket& b = ring_[static_cast<std::size_t>(index % slots)];
     if (b.index == index && b.used > 0)
-      return Nanos(std::max<std::int64_t>((index + slots) * bucket_nanos_ - now, 0));
+      return base::Nanos(std::max<std::int64_t>((index + slots) * bucket_nanos_ - now, 0));
   }
-  return Nanos(0);
+  return base::Nanos(0);
 }
 
-Nanos SlidingWindowBudget::wait_for(std::int64_t amount, MonoNanos now) {
+base::Nanos SlidingWindowBudget::wait_for(std::int64_t amount, base::MonoNanos now) {
   advance(now);
   const std::int64_t window = bucket_nanos_ * static_cast<std::int64_t>(ring_.size() - 1);
-  if (amount > limit_) return Nanos(window);
-  if (used_ + amount <= limit_) return Nanos(0);
+  if (amount > limit_) return base::Nanos(window);
+  if (used_ + amount <= limit_) return base::Nanos(0);
   // Expire buckets oldest first until enough is freed; a bucket leaves the live span when
   // `ring_.size()` bucket lengths have passed since its start.
   std::vector<Bucket> live;
@@ -109,10 +109,10 @@ Nanos SlidingWindowBudget::wait_for(std::int64_t amount, MonoNanos now) {
     freed += b.used;
     if (used_ - freed + amount <= limit_) {
       const std::int64_t expires = (b.index + static_cast<std::int64_t>(ring_.size())) * bucket_nanos_;
-      return Nanos(std::max<std::int64_t>(expires - now, 0));
+      return base::Nanos(std::max<std::int64_t>(expires - now, 0));
     }
   }
-  return Nanos(window);
+  return base::Nanos(window);
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

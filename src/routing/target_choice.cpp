@@ -1,16 +1,16 @@
 #include "smartlb/routing/target_choice.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 
 std::optional<std::size_t> pick_probe(const RoutingTable& table, const BackendStates& states,
-                                      const PickRequest& request, MonoNanos now) {
+                                      const PickRequest& request, base::MonoNanos now) {
   for (const PriorityGroup& g : table.groups()) {
     std::optional<std::size_t> best;
-    MonoNanos best_refill = 0;
+    base::MonoNanos best_refill = 0;
     for (std::size_t i : g.members) {
       const PoolMember& m = table.member(i);
       if (request.tried.contains(i) || (!m.fallback_candidate && request.tried.count() > 0)) continue;
-      const std::optional<MonoNanos> refill =
+      const std::optional<base::MonoNanos> refill =
           states.probe_rank(m, request.deployment, now, request.cost, request.reserve);
       if (!refill) continue;
       if (!best || *refill < best_refill ||
@@ -26,11 +26,11 @@ std::optional<std::size_t> pick_probe(const RoutingTable& table, const BackendSt
 
 std::optional<TargetChoice> choose_target(const Selector& selector, const RoutingTable& table,
                                           BackendStates& states, const PickRequest& request,
-                                          RandomSource& rng) {
+                                          base::RandomSource& rng) {
   const std::optional<std::size_t> picked = selector.pick(table, states, request, rng);
   // Nothing is short by its reports anywhere (the usual case): one relaxed load.
   if (states.reported_budget_low()) {
-    const MonoNanos now = states.clock().now();
+    const base::MonoNanos now = states.clock().now();
     if (const auto probe = pick_probe(table, states, request, now);
         probe && (!picked || table.member(*probe).priority <= table.member(*picked).priority) &&
         states.claim_probe(table.member(*probe), request.deployment, now))
@@ -45,7 +45,7 @@ std::optional<TargetChoice> choose_target(const Selector& selector, const Routin
 
 std::optional<std::size_t> pick_unhealthy(const RoutingTable& table, const BackendStates& states,
                                           const PickRequest& request) {
-  const MonoNanos now = states.clock().now();
+  const base::MonoNanos now = states.clock().now();
   for (const PriorityGroup& g : table.groups()) {
     std::optional<std::size_t> best;
     for (std::size_t i : g.members)
@@ -61,7 +61,7 @@ std::optional<std::size_t> pick_unhealthy(const RoutingTable& table, const Backe
 
 std::optional<TargetChoice> choose_and_reserve(const Selector& selector, const RoutingTable& table,
                                                BackendStates& states, const PickRequest& request,
-                                               TriedSet& tried, RandomSource& rng) {
+                                               TriedSet& tried, base::RandomSource& rng) {
   for (;;) {
     const std::optional<TargetChoice> choice = choose_target(selector, table, states, request, rng);
     if (!choice) return std::nullopt;
@@ -72,7 +72,7 @@ std::optional<TargetChoice> choose_and_reserve(const Selector& selector, const R
 }
 
 bool another_candidate(const RoutingTable& table, const BackendStates& states, const PickRequest& request) {
-  const MonoNanos now = states.clock().now();
+  const base::MonoNanos now = states.clock().now();
   using Standing = BackendStates::Standing;
   for (std::size_t i = 0; i < table.size(); ++i) {
     if (request.tried.contains(i) || !table.member(i).fallback_candidate) continue;
@@ -83,4 +83,4 @@ bool another_candidate(const RoutingTable& table, const BackendStates& states, c
   return states.reported_budget_low() && pick_probe(table, states, request, now).has_value();
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

@@ -9,7 +9,7 @@
 
 #include "smartlb/base/text.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 namespace {
 
 using std::chrono::milliseconds;
@@ -70,13 +70,13 @@ std::vector<std::string_view> split_spaces(std::string_view v) {
 }  // namespace
 
 std::optional<milliseconds> parse_number_delay(std::string_view v, bool unit_ms) {
-  const auto d = parse_decimal(trim_ows(v));
+  const auto d = parse_decimal(base::trim_ows(v));
   if (!d) return std::nullopt;
   return to_ms(unit_ms ? *d : *d * 1000.0);
 }
 
 std::optional<std::int64_t> parse_remaining(std::string_view v) {
-  v = trim_ows(v);
+  v = base::trim_ows(v);
   // The usual form, digits, without the cost of a floating-point parse (read on every answer).
   if (!v.empty() && v.size() <= 15) {
     std::int64_t n = 0;
@@ -101,7 +101,8 @@ std::optional<milliseconds> until_time(std::string_view v, std::chrono::system_c
   return ms.count() < 0 ? milliseconds(0) : to_ms(static_cast<double>(ms.count()));
 }
 
-RateLimitReport anthropic_report(const ThrottleHeaders& h, std::chrono::system_clock::time_point wall_now) {
+RateLimitReport anthropic_report(const http::ThrottleHeaders& h,
+                                 std::chrono::system_clock::time_point wall_now) {
   RateLimitReport r;
   const bool combined = !h.anthropic_tokens_remaining.empty();
   r.remaining_tokens =
@@ -115,7 +116,7 @@ RateLimitReport anthropic_report(const ThrottleHeaders& h, std::chrono::system_c
 
 }  // namespace
 
-RateLimitReport parse_rate_limit_report(const ThrottleHeaders& h,
+RateLimitReport parse_rate_limit_report(const http::ThrottleHeaders& h,
                                         std::chrono::system_clock::time_point wall_now) {
   RateLimitReport r;
   r.remaining_tokens = parse_remaining(h.remaining_tokens);
@@ -132,7 +133,7 @@ RateLimitReport parse_rate_limit_report(const ThrottleHeaders& h,
 }
 
 std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view v) {
-  v = trim_ows(v);
+  v = base::trim_ows(v);
   // YYYY-MM-DDTHH:MM:SS, then fractional seconds, then Z or +HH:MM / -HH:MM.
   if (v.size() < 20 || v[4] != '-' || v[7] != '-' || (v[10] != 'T' && v[10] != 't' && v[10] != ' '))
     return std::nullopt;
@@ -171,7 +172,7 @@ std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_v
 }
 
 std::optional<milliseconds> parse_duration_string(std::string_view v) {
-  v = trim_ows(v);
+  v = base::trim_ows(v);
   if (v.empty()) return std::nullopt;
   if (auto plain = parse_decimal(v)) return to_ms(*plain * 1000.0);
   double total_ms = 0;
@@ -210,7 +211,7 @@ std::optional<milliseconds> parse_duration_string(std::string_view v) {
 }
 
 std::optional<std::chrono::system_clock::time_point> parse_http_date(std::string_view v) {
-  const auto parts = split_spaces(trim_ows(v));
+  const auto parts = split_spaces(base::trim_ows(v));
   std::tm tm{};
   if (parts.size() == 6 && parts[0].size() == 4 && parts[0].back() == ',' && parts[5] == "GMT") {
     // IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT
@@ -251,7 +252,7 @@ std::optional<std::chrono::system_clock::time_point> parse_http_date(std::string
   return std::chrono::system_clock::from_time_t(t);
 }
 
-std::optional<milliseconds> parse_retry_hint(const ThrottleHeaders& h,
+std::optional<milliseconds> parse_retry_hint(const http::ThrottleHeaders& h,
                                              std::chrono::system_clock::time_point wall_now) {
   if (auto ms = parse_number_delay(h.retry_after_ms, true)) return ms;
   if (auto ms = parse_number_delay(h.x_ms_retry_after_ms, true)) return ms;
@@ -264,8 +265,8 @@ std::optional<milliseconds> parse_retry_hint(const ThrottleHeaders& h,
   // longer of the two is the safe answer.
   const auto requests = parse_duration_string(h.reset_requests);
   const auto tokens = parse_duration_string(h.reset_tokens);
-  const bool requests_out = trim_ows(h.remaining_requests) == "0";
-  const bool tokens_out = trim_ows(h.remaining_tokens) == "0";
+  const bool requests_out = base::trim_ows(h.remaining_requests) == "0";
+  const bool tokens_out = base::trim_ows(h.remaining_tokens) == "0";
   if (requests_out && tokens_out && requests && tokens) return std::max(*requests, *tokens);
   if (requests_out && requests) return requests;
   if (tokens_out && tokens) return tokens;
@@ -275,4 +276,4 @@ std::optional<milliseconds> parse_retry_hint(const ThrottleHeaders& h,
   return std::nullopt;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

@@ -1,6 +1,6 @@
 #include "smartlb/routing/unavailable_answer.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 
 UnavailableAnswer answer_unavailable(const Unavailability& u, std::size_t attempts,
                                      std::string_view deployment, std::string_view resource) {
@@ -54,4 +54,4 @@ UnavailableAnswer answer_unavailable(const Unavailability& u, std::size_t attemp
   return a;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

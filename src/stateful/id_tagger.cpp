@@ -13,7 +13,7 @@ bool tag_json_ids(std::string_view json, const ResourceTag& tag, std::string& ou
   std::size_t copied = 0;  // bytes of `json` already in `out`
   for (;;) {
     switch (walk.next()) {
-      case JsonToken::String:
+      case http::JsonToken::String:
         if (walk.is_id() && taggable(walk.lexer().raw())) {
           const std::size_t quote = walk.lexer().end() - 1;  // the closing quote
           out.append(json.substr(copied, quote - copied));
@@ -21,10 +21,10 @@ bool tag_json_ids(std::string_view json, const ResourceTag& tag, std::string& ou
           copied = quote;
         }
         break;
-      case JsonToken::End:
+      case http::JsonToken::End:
         out.append(json.substr(copied));
         return true;
-      case JsonToken::Invalid:
+      case http::JsonToken::Invalid:
         out.resize(start);
         return false;
       default:

@@ -10,8 +10,8 @@
 
 namespace smartlb::stateful::detail {
 
-using smartlb::JsonLexer;
-using smartlb::JsonToken;
+using smartlb::http::JsonLexer;
+using smartlb::http::JsonToken;
 
 class JsonIdWalk {
  public:
@@ -21,20 +21,20 @@ class JsonIdWalk {
   // (a 32 MiB request body of '[' would be 32 million frames).
   static constexpr std::size_t kMaxDepth = 1024;
 
-  JsonToken next() {
-    if (too_deep_) return JsonToken::Invalid;
-    const JsonToken t = lexer_.next();
+  http::JsonToken next() {
+    if (too_deep_) return http::JsonToken::Invalid;
+    const http::JsonToken t = lexer_.next();
     switch (t) {
-      case JsonToken::Key:
+      case http::JsonToken::Key:
         key_ = lexer_.raw();
         break;
-      case JsonToken::BeginObject:
-      case JsonToken::BeginArray: {
+      case http::JsonToken::BeginObject:
+      case http::JsonToken::BeginArray: {
         if (frames_.size() >= kMaxDepth) {
           too_deep_ = true;
-          return JsonToken::Invalid;
+          return http::JsonToken::Invalid;
         }
-        const bool object = t == JsonToken::BeginObject;
+        const bool object = t == http::JsonToken::BeginObject;
         const Frame* parent = frames_.empty() ? nullptr : &frames_.back();
         const bool member = parent && parent->object;
         Frame f;
@@ -45,8 +45,8 @@ class JsonIdWalk {
         frames_.push_back(f);
         break;
       }
-      case JsonToken::EndObject:
-      case JsonToken::EndArray:
+      case http::JsonToken::EndObject:
+      case http::JsonToken::EndArray:
         frames_.pop_back();
         break;
       default:
@@ -71,7 +71,7 @@ class JsonIdWalk {
   // The key its container sits under ("" at the top or in an array).
   std::string_view container_key() const { return frames_.empty() ? std::string_view() : frames_.back().key; }
 
-  const JsonLexer& lexer() const { return lexer_; }
+  const http::JsonLexer& lexer() const { return lexer_; }
 
  private:
   struct Frame {
@@ -80,7 +80,7 @@ class JsonIdWalk {
     bool user_data = false;  // inside a metadata object
     bool id_list = false;    // an array of ids
   };
-  JsonLexer lexer_;
+  http::JsonLexer lexer_;
   std::string_view key_;  // the last member key read
   std::vector<Frame> frames_;
   bool too_deep_ = false;

@@ -26,31 +26,31 @@ bool says_not_found(unsigned status, std::string_view body) {
   if (status == 404) return true;
   if (status != 400) return false;
   // {"error": {"code": "..._not_found", "message": "... not found ..."}}
-  JsonLexer lexer(body);
+  http::JsonLexer lexer(body);
   std::string_view key;
   bool in_error = false;
   bool found = false;  // counts once the whole body is known to be JSON
   for (;;) {
-    const JsonToken t = lexer.next();
+    const http::JsonToken t = lexer.next();
     switch (t) {
-      case JsonToken::Key:
+      case http::JsonToken::Key:
         key = lexer.raw();
         break;
-      case JsonToken::BeginObject:
+      case http::JsonToken::BeginObject:
         if (lexer.depth() == 2 && key == "error") in_error = true;
         break;
-      case JsonToken::EndObject:
+      case http::JsonToken::EndObject:
         if (lexer.depth() == 1) in_error = false;
         break;
-      case JsonToken::String:
+      case http::JsonToken::String:
         if (in_error && lexer.depth() == 2) {
           if (key == "code" && lexer.raw().find("not_found") != std::string_view::npos) found = true;
           if (key == "message" && message_says_not_found(lexer.raw())) found = true;
         }
         break;
-      case JsonToken::End:
+      case http::JsonToken::End:
         return found;
-      case JsonToken::Invalid:
+      case http::JsonToken::Invalid:
         return false;
       default:
         break;

@@ -121,7 +121,7 @@ bool strip_json_body(std::string_view body, std::string& out, RequestIds& ids) {
   std::size_t copied = 0;  // bytes of `body` already in `out`
   for (;;) {
     switch (walk.next()) {
-      case JsonToken::String: {
+      case http::JsonToken::String: {
         const std::string_view raw = walk.lexer().raw();
         if (const auto bits = trailing_tag(raw)) {
           const std::size_t tag_at = walk.lexer().end() - 1 - kTagSize;
@@ -134,10 +134,10 @@ bool strip_json_body(std::string_view body, std::string& out, RequestIds& ids) {
         }
         break;
       }
-      case JsonToken::End:
+      case http::JsonToken::End:
         out.append(body.substr(copied));
         return true;
-      case JsonToken::Invalid:
+      case http::JsonToken::Invalid:
         out.resize(start);
         ids.rewind(mark);
         return false;

@@ -4,7 +4,7 @@
 
 #include "smartlb/telemetry/logging.hpp"
 
-namespace smartlb {
+namespace smartlb::telemetry {
 
 AccessLogWriter::AccessLogWriter(int fd, AccessLogWriterOptions options) : fd_(fd), options_(options) {
   pending_.reserve(options_.flush_bytes * 2);
@@ -68,4 +68,4 @@ void AccessLogWriter::report_dropped(bool last) {
   reported_at_ = now;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::telemetry

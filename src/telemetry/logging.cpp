@@ -16,7 +16,7 @@
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
-namespace smartlb {
+namespace smartlb::telemetry {
 namespace {
 
 std::string json_format = "text";
@@ -152,18 +152,19 @@ void write_fully(int fd, std::string_view bytes) {
 
 namespace {
 
-std::string_view backend_label(const Config& cfg, std::size_t i) {
+std::string_view backend_label(const config::Config& cfg, std::size_t i) {
   return i < cfg.backends.size() ? std::string_view(cfg.backends[i].name) : "?";
 }
 
-std::string json_access_line(const RequestRecord& rec, const Config& cfg, double ms, std::size_t shown) {
+std::string json_access_line(const RequestRecord& rec, const config::Config& cfg, double ms,
+                             std::size_t shown) {
   const auto backend_name = [&](std::size_t i) { return backend_label(cfg, i); };
   nlohmann::json attempts = nlohmann::json::array();
   for (std::size_t i = 0; i < shown; ++i) {
     const auto& a = rec.attempts[i];
     attempts.push_back({{"backend", backend_name(a.backend)},
                         {"status", a.status},
-                        {"outcome", a.cause == FailureCause::None ? "served" : to_string(a.cause)},
+                        {"outcome", a.cause == routing::FailureCause::None ? "served" : to_string(a.cause)},
                         {"cooldown_ms", a.cooldown_ms},
                         {"ttfb_ms", static_cast<double>(a.ttfb_us) / 1000.0}});
     if (a.probe) attempts.back()["probe"] = true;  // sent to test a target its reports held back
@@ -198,7 +199,7 @@ std::string json_access_line(const RequestRecord& rec, const Config& cfg, double
   if (rec.completion_tokens >= 0) j["completion_tokens"] = rec.completion_tokens;
   if (rec.cached_tokens >= 0) j["cached_tokens"] = rec.cached_tokens;
   if (rec.cost >= 0) {  // in the price table's currency (a double: what log tools sum)
-    j["cost"] = money_as_units(rec.cost);
+    j["cost"] = cost::money_as_units(rec.cost);
     j["cost_model"] = rec.cost_model;
   }
   if (rec.trace.on) {  // the trace it belongs to (sampled or not: the id went upstream either way)
@@ -211,7 +212,7 @@ std::string json_access_line(const RequestRecord& rec, const Config& cfg, double
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-std::string text_access_line(const RequestRecord& rec, const Config& cfg, std::size_t shown) {
+std::string text_access_line(const RequestRecord& rec, const config::Config& cfg, std::size_t shown) {
   const auto backend_name = [&](std::size_t i) { return backend_label(cfg, i); };
   using namespace std::string_view_literals;  // appends of known length: no strlen
   // One string, appended in place: every request writes this line, so it costs one allocation,
@@ -251,7 +252,7 @@ std::string text_access_line(const RequestRecord& rec, const Config& cfg, std::s
   number(tenths / 10);
   line.push_back('.');
   line.push_back(static_cast<char>('0' + tenths % 10));
-  if (rec.cost >= 0) line.append(" cost="sv).append(format_money(rec.cost));
+  if (rec.cost >= 0) line.append(" cost="sv).append(cost::format_money(rec.cost));
   line.append(" id="sv).append(rec.request_id);
   if (rec.client_aborted) line += " client_aborted"sv;
   if (rec.upstream_aborted) line += " upstream_aborted"sv;
@@ -260,10 +261,10 @@ std::string text_access_line(const RequestRecord& rec, const Config& cfg, std::s
 
 }  // namespace
 
-std::string format_access_line(const RequestRecord& rec, const Config& cfg, bool json) {
+std::string format_access_line(const RequestRecord& rec, const config::Config& cfg, bool json) {
   const double ms = static_cast<double>(rec.end - rec.start) / 1e6;
   const std::size_t shown = std::min(rec.attempt_count, RequestRecord::kMaxAttempts);
   return json ? json_access_line(rec, cfg, ms, shown) : text_access_line(rec, cfg, shown);
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::telemetry

@@ -5,7 +5,7 @@
 #include <optional>
 #include <unordered_map>
 
-namespace smartlb {
+namespace smartlb::telemetry {
 namespace {
 
 constexpr std::uint32_t kOther = static_cast<std::uint32_t>(Metrics::kMaxDeployments);
@@ -120,7 +120,7 @@ struct alignas(64) Metrics::Backend {
   std::atomic<std::uint8_t> last_cause{0};
   std::atomic<unsigned> last_status{0};
   std::atomic<std::uint32_t> last_deployment{0};
-  std::atomic<MonoNanos> last_at{0};
+  std::atomic<base::MonoNanos> last_at{0};
 };
 
 // ---- labelled counters, one shard per thread (modulo kShards) ------------------------------
@@ -317,9 +317,9 @@ void Metrics::on_request(const RequestRecord& rec) {
     if (a.status != 0) H.ttfb.observe(kTtfbBuckets, static_cast<double>(a.ttfb_us) / 1e6);
     // A response head (by status), or a transport failure (by cause). An attempt with
     // neither has nothing to count.
-    if (a.status != 0 || a.cause != FailureCause::None)
+    if (a.status != 0 || a.cause != routing::FailureCause::None)
       add(CounterKind::UpstreamResponses, b, 0, upstream_response_code(a.status, a.cause), 1);
-    if (a.cause == FailureCause::None) continue;
+    if (a.cause == routing::FailureCause::None) continue;
     const std::uint32_t d = deployment_of(a);
     H.errors.fetch_add(1, std::memory_order_relaxed);
     if (is_rate_limit(a.cause)) H.throttled.fetch_add(1, std::memory_order_relaxed);
@@ -331,7 +331,8 @@ void Metrics::on_request(const RequestRecord& rec) {
     add(CounterKind::Failovers, b, d, static_cast<std::uint32_t>(a.cause), 1);
     if (a.cooldown_ms > 0) add(CounterKind::CooldownsStarted, b, d, static_cast<std::uint32_t>(a.cause), 1);
     if (a.breaker_tripped)
-      add(CounterKind::CooldownsStarted, b, d, static_cast<std::uint32_t>(FailureCause::FailureTolerance), 1);
+      add(CounterKind::CooldownsStarted, b, d,
+          static_cast<std::uint32_t>(routing::FailureCause::FailureTolerance), 1);
   }
   if (rec.attempt_count > 0) shard.attempts.observe(kAttemptBuckets, static_cast<double>(rec.attempt_count));
 
@@ -501,7 +502,7 @@ MetricsSnapshot Metrics::snapshot() const {
     m.credential_refreshes_failed = B.credential_failed.load(std::memory_order_relaxed);
     m.last_error.at = B.last_at.load(std::memory_order_relaxed);
     if (m.last_error.at != 0) {
-      m.last_error.cause = static_cast<FailureCause>(B.last_cause.load(std::memory_order_relaxed));
+      m.last_error.cause = static_cast<routing::FailureCause>(B.last_cause.load(std::memory_order_relaxed));
       m.last_error.status = B.last_status.load(std::memory_order_relaxed);
       const auto d = B.last_deployment.load(std::memory_order_relaxed);
       m.last_error.deployment = s.deployment_name(d);
@@ -527,4 +528,4 @@ std::string_view MetricsSnapshot::deployment_name(std::uint32_t index) const {
   return index == Metrics::kMaxDeployments ? std::string_view("other") : std::string_view();
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::telemetry

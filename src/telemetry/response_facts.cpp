@@ -5,7 +5,7 @@
 
 #include "smartlb/http/json_lexer.hpp"
 
-namespace smartlb {
+namespace smartlb::telemetry {
 namespace {
 
 struct Text {
@@ -25,26 +25,26 @@ enum class Want : std::uint8_t { Nothing, Id, Model, FinishReason };
 enum class Scope : std::uint8_t { Other, Response, Choices };
 
 bool scan(std::string_view json, Found& found) {
-  JsonLexer lex(json);
+  http::JsonLexer lex(json);
   Want want = Want::Nothing;
   Scope scope = Scope::Other;
   bool scope_opened = true;  // the top-level member's value began (its first token was read)
   for (;;) {
-    const JsonToken t = lex.next();
-    if (t == JsonToken::Invalid) return false;
-    if (t == JsonToken::End) return true;
+    const http::JsonToken t = lex.next();
+    if (t == http::JsonToken::Invalid) return false;
+    if (t == http::JsonToken::End) return true;
     const std::size_t depth = lex.depth();
     if (!scope_opened) {  // `response` must be an object and `choices` an array
       scope_opened = true;
-      if ((scope == Scope::Response && t != JsonToken::BeginObject) ||
-          (scope == Scope::Choices && t != JsonToken::BeginArray))
+      if ((scope == Scope::Response && t != http::JsonToken::BeginObject) ||
+          (scope == Scope::Choices && t != http::JsonToken::BeginArray))
         scope = Scope::Other;
     }
-    if (t == JsonToken::Key) {
+    if (t == http::JsonToken::Key) {
       const std::string_view key = lex.raw();
       const bool escaped = lex.escaped();  // rare: a plain key compares as it is
       const auto is = [&](std::string_view name) {
-        return escaped ? json_raw_equals(key, name) : key == name;
+        return escaped ? http::json_raw_equals(key, name) : key == name;
       };
       want = Want::Nothing;
       if (depth == 1) {
@@ -57,7 +57,7 @@ bool scan(std::string_view json, Found& found) {
         want = Want::FinishReason;
       continue;
     }
-    if (t == JsonToken::String && want != Want::Nothing) {
+    if (t == http::JsonToken::String && want != Want::Nothing) {
       const Text text{lex.raw(), lex.escaped()};
       if (want == Want::Id)
         found.id = text;
@@ -73,7 +73,7 @@ bool scan(std::string_view json, Found& found) {
 // `text` decoded, or empty when it is empty or longer than kMaxText.
 std::string_view decoded(const Text& text, std::array<char, ResponseFacts::kMaxText>& buf) {
   if (text.raw.empty() || (!text.escaped && text.raw.size() > buf.size())) return {};
-  return json_short_text(text.raw, text.escaped, buf).value_or(std::string_view{});
+  return http::json_short_text(text.raw, text.escaped, buf).value_or(std::string_view{});
 }
 
 }  // namespace
@@ -90,4 +90,4 @@ void read_response_facts(std::string_view json, ResponseFacts& facts) {
       facts.finish_reasons.emplace_back(reason);
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::telemetry

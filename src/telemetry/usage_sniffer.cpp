@@ -9,7 +9,7 @@
 
 #include "smartlb/base/text.hpp"
 
-namespace smartlb {
+namespace smartlb::telemetry {
 namespace {
 
 // True when `s` has a `"usage"` key whose value is an object (not `null`): a cheap test
@@ -294,16 +294,16 @@ UsageSniffer::Mode UsageSniffer::mode_for(std::string_view content_type, std::st
     if (content_type == "text/event-stream" || content_type == "text/event-stream; charset=utf-8")
       return Mode::EventStream;
   }
-  const std::string_view enc = trim_ows(content_encoding);
-  if (!enc.empty() && !iequals(enc, "identity")) return Mode::Off;
-  const std::string_view type = trim_ows(content_type.substr(0, content_type.find(';')));
-  if (iequals(type, "application/json")) return Mode::Json;
-  if (iequals(type, "text/event-stream")) return Mode::EventStream;
+  const std::string_view enc = base::trim_ows(content_encoding);
+  if (!enc.empty() && !base::iequals(enc, "identity")) return Mode::Off;
+  const std::string_view type = base::trim_ows(content_type.substr(0, content_type.find(';')));
+  if (base::iequals(type, "application/json")) return Mode::Json;
+  if (base::iequals(type, "text/event-stream")) return Mode::EventStream;
   return Mode::Off;
 }
 
 UsageSniffer::UsageSniffer(Mode mode, std::size_t json_limit, std::size_t event_limit)
-    : mode_(mode), json_limit_(json_limit), event_limit_(event_limit) {}
+    : mode_(mode), json_limit_(json_limit), event_limit_(event_limit), events_(event_limit) {}
 
 void UsageSniffer::feed(const char* data, std::size_t size) {
   if (size == 0 || data == nullptr) return;
@@ -320,113 +320,24 @@ void UsageSniffer::feed(const char* data, std::size_t size) {
       body_.append(data, size);
       return;
     case Mode::EventStream:
-      feed_event_stream(data, size);
+      events_.feed(std::string_view(data, size), *this);
       return;
   }
 }
 
-// A line or an event's data that lies whole in the chunk is read where it is; only what spans
-// chunks is copied (a stream that waits between its events then keeps no copy of the last one).
-void UsageSniffer::feed_event_stream(const char* p, std::size_t n) {
-  const char* end = p + n;
-  if (after_cr_) {
-    after_cr_ = false;
-    if (*p == '\n') ++p;  // the second half of a "\r\n" split across chunks
-  }
-  while (p < end) {
-    // The next line terminator ('\n', '\r' or "\r\n").
-    const char* stop = p;
-    while (stop < end && *stop != '\n' && *stop != '\r') ++stop;
-    const std::size_t len = static_cast<std::size_t>(stop - p);
-    const bool whole = stop != end && line_.empty() && !line_overflow_;
-    if (whole) {
-      if (len > event_limit_) line_overflow_ = true;
-    } else if (!line_overflow_) {
-      if (line_.size() + len > event_limit_) {
-        line_overflow_ = true;
-        line_.clear();
-      } else {
-        line_.append(p, len);
-      }
-    }
-    if (stop == end) break;  // the line continues in the next chunk
-    const std::string_view line = whole ? std::string_view(p, len) : std::string_view(line_);
-    const bool cr = *stop == '\r';
-    p = stop + 1;
-    if (cr) {
-      if (p == end)
-        after_cr_ = true;
-      else if (*p == '\n')
-        ++p;
-    }
-    end_line(line, whole);
-    line_.clear();
-  }
-  // The chunk's memory is the caller's: an event still open keeps a copy of its data.
-  if (data_viewed_) {
-    data_.assign(data_view_);
-    data_viewed_ = false;
-  }
-}
-
-void UsageSniffer::end_line(std::string_view line, bool in_chunk) {
-  if (line_overflow_) {
-    // A line too long to keep: if it was data, this event cannot be parsed.
-    line_overflow_ = false;
-    data_overflow_ = true;
-    data_viewed_ = false;
-    has_data_ = true;
-    return;
-  }
-  if (line.empty()) {
-    end_event();
-    return;
-  }
-  if (line.substr(0, 5) == "data:") {
-    std::string_view value = line.substr(5);
-    if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-    if (!data_overflow_) {
-      if (event_data().size() + value.size() + 1 > event_limit_) {
-        data_overflow_ = true;
-        data_viewed_ = false;
-        data_.clear();
-      } else if (!has_data_ && in_chunk) {  // the usual event: one data line, read in place
-        data_view_ = value;
-        data_viewed_ = true;
-      } else {
-        if (data_viewed_) {
-          data_.assign(data_view_);
-          data_viewed_ = false;
-        }
-        if (has_data_) data_.push_back('\n');
-        data_.append(value);
-      }
-    }
-    has_data_ = true;
-  }
-  // event:, id:, retry: and comments (":...") carry no usage.
-}
-
-void UsageSniffer::end_event() {
-  const std::string_view data = event_data();
-  if (has_data_ && !data_overflow_ && data != "[DONE]") {
-    if (facts_) read_response_facts(data, *facts_);
-    if (has_usage_object(data)) {
-      // Anthropic's stream says its prompt's usage in message_start and its output's in
-      // message_delta: the first is kept apart for finish() to join.
-      if (first_.empty() && data.find("\"message_start\"") != std::string_view::npos) {
-        first_.assign(data);
-      } else if (data_viewed_) {
-        last_.assign(data);
-      } else {
-        last_.swap(data_);
-      }
-    }
-  }
-  data_.clear();
-  data_viewed_ = false;
-  has_data_ = false;
-  data_overflow_ = false;
+void UsageSniffer::on_event(const http::SseEvent& event) {
+  const std::string_view data = event.data;
+  // (An event's data past the limit is not read: from a reader that holds more, as the id
+  // tagger's does, the same events as from this one's.)
+  if (event.data_lines == 0 || data.size() >= event_limit_ || data == "[DONE]") return;
+  if (facts_) read_response_facts(data, *facts_);
+  if (!has_usage_object(data)) return;
+  // Anthropic's stream says its prompt's usage in message_start and its output's in
+  // message_delta: the first is kept apart for finish() to join.
+  if (first_.empty() && data.find("\"message_start\"") != std::string_view::npos)
+    first_.assign(data);
+  else
+    last_.assign(data);
 }
 
 TokenUsage UsageSniffer::finish_with(const char* data, std::size_t size) {
@@ -454,9 +365,7 @@ TokenUsage UsageSniffer::finish() {
       break;
     case Mode::EventStream:
       // A last event without its blank line still counts (the stream ended right after it).
-      if (!line_.empty() || line_overflow_) end_line(line_, false);
-      line_.clear();
-      if (has_data_) end_event();
+      events_.finish(*this);
       if (!last_.empty()) u = parse_usage_json(last_);
       if (!first_.empty()) {  // Anthropic: the prompt's part from message_start
         const TokenUsage start = parse_usage_json(first_);
@@ -473,4 +382,4 @@ TokenUsage UsageSniffer::finish() {
   return u;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::telemetry

@@ -123,7 +123,7 @@ void append_span(std::string& out, const Span& s) {
   out.append("\",\"spanId\":\"");
   append_hex(out, s.span_id);
   out.push_back('"');
-  if (s.parent_span_id != SpanId{}) {
+  if (s.parent_span_id != telemetry::SpanId{}) {
     out.append(",\"parentSpanId\":\"");
     append_hex(out, s.parent_span_id);
     out.push_back('"');

@@ -5,9 +5,9 @@
 
 namespace smartlb::tracing {
 
-void begin_request_trace(RequestTrace& t, const Sampler& sampler,
+void begin_request_trace(telemetry::RequestTrace& t, const Sampler& sampler,
                          std::span<const std::string_view> traceparents,
-                         std::span<const std::string_view> tracestates, RandomSource& rng,
+                         std::span<const std::string_view> tracestates, base::RandomSource& rng,
                          std::int64_t wall_unix_ns) {
   t.on = true;
   t.wall_start_unix_ns = wall_unix_ns;
@@ -27,13 +27,14 @@ void begin_request_trace(RequestTrace& t, const Sampler& sampler,
   t.sampled = sampler.sample(t.trace_id, parent ? std::optional<bool>(parent->sampled()) : std::nullopt);
 }
 
-void begin_attempt_trace(const RequestTrace& t, AttemptRecord& a, RandomSource& rng, std::string& head) {
+void begin_attempt_trace(const telemetry::RequestTrace& t, telemetry::AttemptRecord& a,
+                         base::RandomSource& rng, std::string& head) {
   a.span_id = new_span_id(rng);
   append_trace_fields(head, t.trace_id, a.span_id, t.sampled, t.tracestate);
 }
 
 bool is_trace_context_field(std::string_view name) {
-  return iequals(name, "traceparent") || iequals(name, "tracestate");
+  return base::iequals(name, "traceparent") || base::iequals(name, "tracestate");
 }
 
 }  // namespace smartlb::tracing

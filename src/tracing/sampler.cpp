@@ -44,7 +44,7 @@ Sampler::Sampler(SamplerConfig config) : config_(config) {
     ratio_bound_ = static_cast<std::uint64_t>(config.ratio * 9223372036854775808.0);
 }
 
-bool Sampler::root_decision(const TraceId& id) const {
+bool Sampler::root_decision(const telemetry::TraceId& id) const {
   switch (config_.kind) {
     case SamplerKind::AlwaysOn:
     case SamplerKind::ParentBasedAlwaysOn:
@@ -61,7 +61,7 @@ bool Sampler::root_decision(const TraceId& id) const {
   return (low >> 1) < ratio_bound_;
 }
 
-bool Sampler::sample(const TraceId& trace_id, std::optional<bool> parent_sampled) const {
+bool Sampler::sample(const telemetry::TraceId& trace_id, std::optional<bool> parent_sampled) const {
   const bool parent_based = config_.kind == SamplerKind::ParentBasedAlwaysOn ||
                             config_.kind == SamplerKind::ParentBasedAlwaysOff ||
                             config_.kind == SamplerKind::ParentBasedTraceIdRatio;

@@ -23,9 +23,11 @@ class Attributes {
   void count(std::string_view key, std::int64_t v) {  // -1: unknown
     if (v >= 0) out_.push_back({key, v});
   }
-  void seconds(std::string_view key, MonoNanos d) { out_.push_back({key, static_cast<double>(d) / 1e9}); }
-  void money(std::string_view key, PicoUnits v) {  // -1: unknown; else in currency units
-    if (v >= 0) out_.push_back({key, money_as_units(v)});
+  void seconds(std::string_view key, base::MonoNanos d) {
+    out_.push_back({key, static_cast<double>(d) / 1e9});
+  }
+  void money(std::string_view key, cost::PicoUnits v) {  // -1: unknown; else in currency units
+    if (v >= 0) out_.push_back({key, cost::money_as_units(v)});
   }
   void flag(std::string_view key, bool v) {
     if (v) out_.push_back({key, true});
@@ -35,11 +37,11 @@ class Attributes {
   std::vector<Attribute>& out_;
 };
 
-std::string_view provider(const AttemptRecord& a) {
+std::string_view provider(const telemetry::AttemptRecord& a) {
   switch (a.provider) {
-    case AttemptRecord::Provider::AzureOpenAI:
+    case telemetry::AttemptRecord::Provider::AzureOpenAI:
       return "azure.ai.openai";
-    case AttemptRecord::Provider::Anthropic:
+    case telemetry::AttemptRecord::Provider::Anthropic:
       return "anthropic";
     default:
       return "openai";
@@ -47,15 +49,16 @@ std::string_view provider(const AttemptRecord& a) {
 }
 
 // The attempt that produced the client's answer, or none.
-const AttemptRecord* served_attempt(const RequestRecord& rec, std::size_t shown) {
+const telemetry::AttemptRecord* served_attempt(const telemetry::RequestRecord& rec, std::size_t shown) {
   if (rec.served_by < 0 || shown == 0) return nullptr;
-  const AttemptRecord& last = rec.attempts[shown - 1];
-  return last.cause == FailureCause::None && static_cast<int>(last.backend) == rec.served_by ? &last
-                                                                                             : nullptr;
+  const telemetry::AttemptRecord& last = rec.attempts[shown - 1];
+  return last.cause == routing::FailureCause::None && static_cast<int>(last.backend) == rec.served_by
+             ? &last
+             : nullptr;
 }
 
 // What the answer said of itself: the response's model, id, finish reasons and usage.
-void add_response(Attributes& at, std::vector<Attribute>& out, const RequestRecord& rec) {
+void add_response(Attributes& at, std::vector<Attribute>& out, const telemetry::RequestRecord& rec) {
   at.text("gen_ai.response.model", rec.response.model);
   at.text("gen_ai.response.id", rec.response.id);
   if (!rec.response.finish_reasons.empty())
@@ -64,11 +67,12 @@ void add_response(Attributes& at, std::vector<Attribute>& out, const RequestReco
   at.count("gen_ai.usage.output_tokens", rec.completion_tokens);
 }
 
-std::int64_t unix_ns(const RequestRecord& rec, MonoNanos t) {
+std::int64_t unix_ns(const telemetry::RequestRecord& rec, base::MonoNanos t) {
   return rec.trace.wall_start_unix_ns + (t - rec.start);
 }
 
-Span server_span(const RequestRecord& rec, std::string_view operation, const AttemptRecord* served) {
+Span server_span(const telemetry::RequestRecord& rec, std::string_view operation,
+                 const telemetry::AttemptRecord* served) {
   Span s;
   s.trace_id = rec.trace.trace_id;
   s.span_id = rec.trace.span_id;
@@ -110,8 +114,9 @@ Span server_span(const RequestRecord& rec, std::string_view operation, const Att
   return s;
 }
 
-Span client_span(const RequestRecord& rec, std::size_t i, std::string_view operation, bool served) {
-  const AttemptRecord& a = rec.attempts[i];
+Span client_span(const telemetry::RequestRecord& rec, std::size_t i, std::string_view operation,
+                 bool served) {
+  const telemetry::AttemptRecord& a = rec.attempts[i];
   Span s;
   s.trace_id = rec.trace.trace_id;
   s.span_id = a.span_id;
@@ -120,7 +125,7 @@ Span client_span(const RequestRecord& rec, std::size_t i, std::string_view opera
   s.kind = SpanKind::Client;
   s.name = span_name(operation, a.deployment, rec.method);
   // An attempt that never left (no credential) has no send time: it is the moment it failed.
-  const MonoNanos end = a.ended != 0 ? a.ended : std::max(rec.end, rec.start);
+  const base::MonoNanos end = a.ended != 0 ? a.ended : std::max(rec.end, rec.start);
   s.start_unix_ns = unix_ns(rec, a.sent != 0 ? a.sent : end);
   s.end_unix_ns = unix_ns(rec, end);
   s.attributes.reserve(20);  // at most 20: one allocation
@@ -136,7 +141,7 @@ Span client_span(const RequestRecord& rec, std::size_t i, std::string_view opera
   at.text("smartlb.backend", a.backend_name);
   at.integer("smartlb.attempt", static_cast<std::int64_t>(i + 1));
   at.flag("smartlb.probe", a.probe);
-  if (a.cause != FailureCause::None) {
+  if (a.cause != routing::FailureCause::None) {
     at.text("smartlb.cooldown.cause", to_string(a.cause));
     at.integer("smartlb.cooldown.ms", a.cooldown_ms);
     at.flag("smartlb.breaker_tripped", a.breaker_tripped);
@@ -147,7 +152,7 @@ Span client_span(const RequestRecord& rec, std::size_t i, std::string_view opera
   std::string error;
   if (a.status >= 400)
     error = std::to_string(a.status);
-  else if (a.cause != FailureCause::None)
+  else if (a.cause != routing::FailureCause::None)
     error = to_string(a.cause);
   else if (served && rec.upstream_aborted)
     error = "upstream_aborted";
@@ -174,14 +179,14 @@ std::string_view genai_operation(std::string_view path) {
   return {};
 }
 
-std::size_t span_count(const RequestRecord& rec) {
-  return 1 + std::min(rec.attempt_count, RequestRecord::kMaxAttempts);
+std::size_t span_count(const telemetry::RequestRecord& rec) {
+  return 1 + std::min(rec.attempt_count, telemetry::RequestRecord::kMaxAttempts);
 }
 
-std::vector<Span> spans_of(const RequestRecord& rec) {
-  const std::size_t shown = std::min(rec.attempt_count, RequestRecord::kMaxAttempts);
+std::vector<Span> spans_of(const telemetry::RequestRecord& rec) {
+  const std::size_t shown = std::min(rec.attempt_count, telemetry::RequestRecord::kMaxAttempts);
   const std::string_view operation = genai_operation(rec.path);
-  const AttemptRecord* served = served_attempt(rec, shown);
+  const telemetry::AttemptRecord* served = served_attempt(rec, shown);
   std::vector<Span> spans;
   spans.reserve(1 + shown);
   spans.push_back(server_span(rec, operation, served));

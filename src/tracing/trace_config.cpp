@@ -26,7 +26,7 @@ bool percent_decode(std::string_view in, std::string& out) {
       continue;
     }
     if (i + 2 >= in.size()) return false;
-    const int hi = hex_digit_value(in[i + 1]), lo = hex_digit_value(in[i + 2]);
+    const int hi = base::hex_digit_value(in[i + 1]), lo = base::hex_digit_value(in[i + 2]);
     if (hi < 0 || lo < 0) return false;
     out.push_back(static_cast<char>(hi * 16 + lo));
     i += 2;
@@ -46,14 +46,14 @@ struct Setting {
   std::string value;
   bool set = false;
 };
-Setting either(const EnvMap& env, const std::string& traces_name, const std::string& general_name) {
+Setting either(const config::EnvMap& env, const std::string& traces_name, const std::string& general_name) {
   for (const std::string& name : {traces_name, general_name})
     if (const auto it = env.find(name); it != env.end() && !it->second.empty())
       return {name, it->second, true};
   return {general_name, {}, false};
 }
 
-std::string get(const EnvMap& env, const std::string& name) {
+std::string get(const config::EnvMap& env, const std::string& name) {
   const auto it = env.find(name);
   return it == env.end() ? std::string() : it->second;
 }
@@ -72,7 +72,7 @@ void read_millis(const Setting& s, std::int64_t max, std::chrono::milliseconds& 
   out = std::chrono::milliseconds(v);
 }
 
-void read_count(const EnvMap& env, const std::string& name, std::size_t& out,
+void read_count(const config::EnvMap& env, const std::string& name, std::size_t& out,
                 std::vector<std::string>& errors) {
   const std::string text = get(env, name);
   if (text.empty()) return;
@@ -87,7 +87,7 @@ void read_count(const EnvMap& env, const std::string& name, std::size_t& out,
 }
 
 // The endpoint: the traces variable as it is, or the general one with /v1/traces.
-void load_endpoint(const EnvMap& env, TraceConfig& c, std::vector<std::string>& errors) {
+void load_endpoint(const config::EnvMap& env, TraceConfig& c, std::vector<std::string>& errors) {
   Setting s = either(env, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT");
   std::string url = s.value;
   if (s.name == "OTEL_EXPORTER_OTLP_ENDPOINT") {
@@ -101,14 +101,14 @@ void load_endpoint(const EnvMap& env, TraceConfig& c, std::vector<std::string>& 
                      ": must not contain credentials (user@host); put them in OTEL_EXPORTER_OTLP_HEADERS");
     return;
   }
-  if (const auto parsed = parse_backend_url(url); !parsed.url) {
+  if (const auto parsed = config::parse_backend_url(url); !parsed.url) {
     errors.push_back(s.name + ": " + parsed.error + " (got \"" + s.value.substr(0, 80) + "\")");
     return;
   }
   c.endpoint = url;
 }
 
-void load_headers(const EnvMap& env, TraceConfig& c, std::vector<std::string>& errors) {
+void load_headers(const config::EnvMap& env, TraceConfig& c, std::vector<std::string>& errors) {
   const Setting s = either(env, "OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS");
   if (!s.set) return;
   if (const auto problem = parse_key_value_list(s.value, c.headers)) {
@@ -128,7 +128,7 @@ void load_headers(const EnvMap& env, TraceConfig& c, std::vector<std::string>& e
   }
 }
 
-void load_transport(const EnvMap& env, TraceConfig& c, std::vector<std::string>& errors) {
+void load_transport(const config::EnvMap& env, TraceConfig& c, std::vector<std::string>& errors) {
   const Setting protocol = either(env, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL");
   if (protocol.set && protocol.value != "http/json") {
     const bool known = protocol.value == "grpc" || protocol.value == "http/protobuf";
@@ -159,11 +159,11 @@ void load_transport(const EnvMap& env, TraceConfig& c, std::vector<std::string>&
   }
 }
 
-void load_sampler(const EnvMap& env, TraceConfig& c, std::vector<std::string>& errors,
+void load_sampler(const config::EnvMap& env, TraceConfig& c, std::vector<std::string>& errors,
                   std::vector<std::string>& warnings) {
   const std::string name = get(env, "OTEL_TRACES_SAMPLER"), arg = get(env, "OTEL_TRACES_SAMPLER_ARG");
   if (!name.empty()) {
-    const auto kind = parse_sampler_kind(trim_ows(name));
+    const auto kind = parse_sampler_kind(base::trim_ows(name));
     if (!kind) {
       errors.push_back("OTEL_TRACES_SAMPLER: unknown sampler \"" + name.substr(0, 40) +
                        "\"; one of always_on, always_off, traceidratio, parentbased_always_on (the default), "
@@ -179,7 +179,7 @@ void load_sampler(const EnvMap& env, TraceConfig& c, std::vector<std::string>& e
     return;
   }
   double ratio = -1;
-  const std::string_view t = trim_ows(arg);
+  const std::string_view t = base::trim_ows(arg);
   const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), ratio);
   if (ec != std::errc() || end != t.data() + t.size() || !(ratio >= 0.0 && ratio <= 1.0)) {
     errors.push_back("OTEL_TRACES_SAMPLER_ARG: must be a ratio from 0 to 1, such as 0.01 (got \"" +
@@ -189,7 +189,7 @@ void load_sampler(const EnvMap& env, TraceConfig& c, std::vector<std::string>& e
   c.sampler.ratio = ratio;
 }
 
-void load_resource(const EnvMap& env, TraceConfig& c, std::vector<std::string>& errors) {
+void load_resource(const config::EnvMap& env, TraceConfig& c, std::vector<std::string>& errors) {
   std::vector<std::pair<std::string, std::string>> listed;
   if (const std::string text = get(env, "OTEL_RESOURCE_ATTRIBUTES"); !text.empty())
     if (const auto problem = parse_key_value_list(text, listed)) {
@@ -213,7 +213,7 @@ void load_resource(const EnvMap& env, TraceConfig& c, std::vector<std::string>& 
   c.resource.emplace_back("telemetry.sdk.version", kVersion);
 }
 
-void load_batching(const EnvMap& env, TraceConfig& c, std::vector<std::string>& errors) {
+void load_batching(const config::EnvMap& env, TraceConfig& c, std::vector<std::string>& errors) {
   read_count(env, "OTEL_BSP_MAX_QUEUE_SIZE", c.max_queue_spans, errors);
   read_count(env, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", c.max_batch_spans, errors);
   if (c.max_batch_spans > c.max_queue_spans)
@@ -231,19 +231,19 @@ std::optional<std::string> parse_key_value_list(std::string_view text,
   std::size_t begin = 0, entry = 0;
   for (;;) {
     const std::size_t comma = std::min(text.find(',', begin), text.size());
-    const std::string_view item = trim_ows(text.substr(begin, comma - begin));
+    const std::string_view item = base::trim_ows(text.substr(begin, comma - begin));
     ++entry;
     if (!item.empty()) {
       const std::size_t eq = item.find('=');
       const std::string where = "entry " + std::to_string(entry);
       if (eq == std::string_view::npos) return where + " is not key=value";
-      const std::string_view key = trim_ows(item.substr(0, eq));
+      const std::string_view key = base::trim_ows(item.substr(0, eq));
       if (key.empty()) return where + " has an empty key";
       if (std::any_of(key.begin(), key.end(),
                       [](char c) { return static_cast<unsigned char>(c) <= ' ' || c == 0x7f; }))
         return where + " has a space or control character in its key";
       std::string value;
-      if (!percent_decode(trim_ows(item.substr(eq + 1)), value))
+      if (!percent_decode(base::trim_ows(item.substr(eq + 1)), value))
         return where + " (" + std::string(key.substr(0, 40)) + ") has a bad percent-encoding in its value";
       out.emplace_back(std::string(key), std::move(value));
     }
@@ -252,11 +252,11 @@ std::optional<std::string> parse_key_value_list(std::string_view text,
   }
 }
 
-TraceConfigResult load_trace_config(const EnvMap& env) {
+TraceConfigResult load_trace_config(const config::EnvMap& env) {
   TraceConfigResult r;
   TraceConfig c;
-  const std::string disabled = lower(trim_ows(get(env, "OTEL_SDK_DISABLED")));
-  const std::string exporter = lower(trim_ows(get(env, "OTEL_TRACES_EXPORTER")));
+  const std::string disabled = lower(base::trim_ows(get(env, "OTEL_SDK_DISABLED")));
+  const std::string exporter = lower(base::trim_ows(get(env, "OTEL_TRACES_EXPORTER")));
   const bool endpoint_set =
       either(env, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT").set;
   if (!disabled.empty() && disabled != "true" && disabled != "false")

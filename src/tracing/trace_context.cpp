@@ -12,7 +12,8 @@ namespace {
 template <std::size_t N>
 bool read_hex(std::string_view text, std::array<std::uint8_t, N>& out) {
   for (std::size_t i = 0; i < N; ++i) {
-    const int hi = lower_hex_digit_value(text[2 * i]), lo = lower_hex_digit_value(text[2 * i + 1]);
+    const int hi = base::lower_hex_digit_value(text[2 * i]),
+              lo = base::lower_hex_digit_value(text[2 * i + 1]);
     if (hi < 0 || lo < 0) return false;
     out[i] = static_cast<std::uint8_t>(hi * 16 + lo);
   }
@@ -28,7 +29,7 @@ void put_u64(std::uint8_t* out, std::uint64_t v) {
   for (int i = 7; i >= 0; --i, v >>= 8) out[i] = static_cast<std::uint8_t>(v & 0xff);
 }
 
-std::uint64_t random_u64(RandomSource& rng) { return rng.below(~std::uint64_t{0}); }
+std::uint64_t random_u64(base::RandomSource& rng) { return rng.below(~std::uint64_t{0}); }
 
 bool lcalpha(char c) { return c >= 'a' && c <= 'z'; }
 bool digit(char c) { return c >= '0' && c <= '9'; }
@@ -85,7 +86,7 @@ std::string checked_tracestate(std::span<const std::string_view> fields) {
     std::size_t begin = 0;
     for (;;) {
       const std::size_t comma = std::min(field.find(',', begin), field.size());
-      const std::string_view m = trim_ows(field.substr(begin, comma - begin));
+      const std::string_view m = base::trim_ows(field.substr(begin, comma - begin));
       if (!m.empty()) {  // empty members (OWS between commas) are allowed
         const std::size_t eq = m.find('=');
         if (eq == std::string_view::npos || !valid_key(m.substr(0, eq)) || !valid_value(m.substr(eq + 1)))
@@ -126,8 +127,8 @@ std::string checked_tracestate(std::span<const std::string_view> fields) {
   return out;
 }
 
-TraceId new_trace_id(RandomSource& rng) {
-  TraceId id{};
+telemetry::TraceId new_trace_id(base::RandomSource& rng) {
+  telemetry::TraceId id{};
   while (all_zero(id)) {
     put_u64(id.data(), random_u64(rng));
     put_u64(id.data() + 8, random_u64(rng));
@@ -135,8 +136,8 @@ TraceId new_trace_id(RandomSource& rng) {
   return id;
 }
 
-SpanId new_span_id(RandomSource& rng) {
-  SpanId id{};
+telemetry::SpanId new_span_id(base::RandomSource& rng) {
+  telemetry::SpanId id{};
   while (all_zero(id)) put_u64(id.data(), random_u64(rng));
   return id;
 }
@@ -155,14 +156,16 @@ char* write_hex(char* p, std::span<const std::uint8_t> bytes) {
 }  // namespace
 
 void append_hex(std::string& out, std::span<const std::uint8_t> bytes) {
-  char text[2 * sizeof(TraceId)];  // written here and appended once: one size check, not two a byte
-  out.append(text, write_hex(text, bytes.first(std::min(bytes.size(), sizeof(TraceId)))));
+  char
+      text[2 * sizeof(telemetry::TraceId)];  // written here and appended once: one size check, not two a byte
+  out.append(text, write_hex(text, bytes.first(std::min(bytes.size(), sizeof(telemetry::TraceId)))));
 }
 
-void append_trace_fields(std::string& out, const TraceId& trace, const SpanId& span, bool sampled,
-                         std::string_view tracestate) {
+void append_trace_fields(std::string& out, const telemetry::TraceId& trace, const telemetry::SpanId& span,
+                         bool sampled, std::string_view tracestate) {
   static constexpr std::string_view kName = "traceparent: 00-", kSampled = "-01\r\n", kNotSampled = "-00\r\n";
-  char line[kName.size() + 2 * sizeof(TraceId) + 1 + 2 * sizeof(SpanId) + kSampled.size()];
+  char line[kName.size() + 2 * sizeof(telemetry::TraceId) + 1 + 2 * sizeof(telemetry::SpanId) +
+            kSampled.size()];
   char* p = std::copy(kName.begin(), kName.end(), line);
   p = write_hex(p, trace);
   *p++ = '-';

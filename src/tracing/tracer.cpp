@@ -133,8 +133,8 @@ void Tracer::Exporter::run() {
 void Tracer::Exporter::export_batch(const std::vector<Span>& batch, std::chrono::milliseconds timeout) {
   // Shared with the exchange's frame, which a shutdown past its bound may leave suspended.
   struct Call {
-    entra::TokenRequest request;
-    std::optional<entra::FetchedAnswer> answer;
+    credentials::entra::TokenRequest request;
+    std::optional<credentials::entra::FetchedAnswer> answer;
   };
   auto call = std::make_shared<Call>();
   call->request.method = "POST";
@@ -144,12 +144,12 @@ void Tracer::Exporter::export_batch(const std::vector<Span>& batch, std::chrono:
   asio::co_spawn(
       ioc.get_executor(),
       [call, this, timeout]() -> Task<> {
-        call->answer = co_await entra::fetch_token_answer(call->request, *tls, timeout);
+        call->answer = co_await credentials::entra::fetch_token_answer(call->request, *tls, timeout);
       },
       asio::detached);
   ioc.restart();
   ioc.run();
-  const entra::FetchedAnswer* a = call->answer ? &*call->answer : nullptr;
+  const credentials::entra::FetchedAnswer* a = call->answer ? &*call->answer : nullptr;
   if (a && a->status >= 200 && a->status < 300) {
     tracer.exported_.fetch_add(batch.size(), std::memory_order_relaxed);
     if (tracer.hooks_.on_exported) tracer.hooks_.on_exported(batch.size());
@@ -189,7 +189,7 @@ void Tracer::count_dropped(DropReason r, std::size_t n) {
   if (hooks_.on_dropped) hooks_.on_dropped(r, n);
 }
 
-void Tracer::finished(const RequestRecord& rec) {
+void Tracer::finished(const telemetry::RequestRecord& rec) {
   if (!rec.trace.sampled) return;
   Exporter& e = *exporter_;
   std::size_t n = span_count(rec);

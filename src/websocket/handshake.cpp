@@ -18,7 +18,7 @@ template <class Fn>
 void each_entry(std::string_view list, Fn&& fn) {
   while (!list.empty()) {
     const std::size_t comma = list.find(',');
-    const std::string_view entry = trim_ows(list.substr(0, comma));
+    const std::string_view entry = base::trim_ows(list.substr(0, comma));
     if (!entry.empty()) fn(entry);
     if (comma == std::string_view::npos) break;
     list.remove_prefix(comma + 1);
@@ -27,7 +27,7 @@ void each_entry(std::string_view list, Fn&& fn) {
 
 bool has_token(std::string_view list, std::string_view token) {
   bool found = false;
-  each_entry(list, [&](std::string_view e) { found = found || iequals(e, token); });
+  each_entry(list, [&](std::string_view e) { found = found || base::iequals(e, token); });
   return found;
 }
 
@@ -120,7 +120,7 @@ std::string_view browser_key(std::string_view offered, std::string_view query) {
   return key.empty() ? query_value(query, "api-key") : key;
 }
 
-std::string new_key(FastRandom& rng) {
+std::string new_key(base::FastRandom& rng) {
   std::array<unsigned char, 16> bytes{};
   for (std::size_t i = 0; i < bytes.size(); i += 8) {
     std::uint64_t r = rng.next();
@@ -141,8 +141,8 @@ UpgradeAnswer judge_upgrade(const UpgradeFields& a, std::string_view sent_key) {
   if (a.status != 101) return UpgradeAnswer::NotUpgraded;
   if (!has_token(a.upgrade, "websocket") || !has_token(a.connection, "upgrade"))
     return UpgradeAnswer::NotWebSocket;
-  if (trim_ows(a.accept) != accept_for(sent_key)) return UpgradeAnswer::BadAccept;
-  if (!trim_ows(a.extensions).empty()) return UpgradeAnswer::WithExtension;
+  if (base::trim_ows(a.accept) != accept_for(sent_key)) return UpgradeAnswer::BadAccept;
+  if (!base::trim_ows(a.extensions).empty()) return UpgradeAnswer::WithExtension;
   return UpgradeAnswer::Accepted;
 }
 

@@ -43,7 +43,7 @@ Edit ServerEventEditor::edit(std::string_view text, std::string& out) {
 
 Edit ClientRequestEditor::edit(std::string_view text, std::string& out) {
   if (reads_model_)
-    if (const auto named = read_request_body("/v1/responses", text).model) model.assign(*named);
+    if (const auto named = http::read_request_body("/v1/responses", text).model) model.assign(*named);
   if (!stateful::may_hold_tag(text)) return Edit::Keep;
   stateful::RequestIds ids;
   if (!stateful::strip_json_body(text, out, ids) || ids.tagged().empty()) return Edit::Keep;

@@ -43,30 +43,31 @@ MockReply answer(const std::string& who) {
 }
 
 struct AdminApiServer : ::testing::Test {
-  void start(EnvMap extra = {}) {
-    EnvMap env = {{"BACKEND_1_URL", east.url()},
-                  {"BACKEND_1_NAME", "east"},
-                  {"BACKEND_2_URL", west.url()},
-                  {"BACKEND_2_NAME", "west"},
-                  {"BACKEND_2_PRIORITY", "2"},
-                  {"LISTEN_ADDRESS", "127.0.0.1"},
-                  {"PORT", "0"},
-                  {"THREADS", "2"},
-                  {"ACCESS_LOG", "off"},
-                  // The backends' request counts are the clients' requests: no health probes.
-                  {"HEALTH_PROBE_SECONDS", "0"},
-                  {"ADMIN_TOKENS", "read:" + kRead + ",write:" + kWrite}};
+  void start(config::EnvMap extra = {}) {
+    config::EnvMap env = {{"BACKEND_1_URL", east.url()},
+                          {"BACKEND_1_NAME", "east"},
+                          {"BACKEND_2_URL", west.url()},
+                          {"BACKEND_2_NAME", "west"},
+                          {"BACKEND_2_PRIORITY", "2"},
+                          {"LISTEN_ADDRESS", "127.0.0.1"},
+                          {"PORT", "0"},
+                          {"THREADS", "2"},
+                          {"ACCESS_LOG", "off"},
+                          // The backends' request counts are the clients' requests: no health probes.
+                          {"HEALTH_PROBE_SECONDS", "0"},
+                          {"ADMIN_TOKENS", "read:" + kRead + ",write:" + kWrite}};
     for (auto& [k, v] : extra) env[k] = v;
     std::erase_if(env, [](const auto& kv) { return kv.second == "(unset)"; });
-    auto loaded = load_config_from_env(env);
+    auto loaded = config::load_config_from_env(env);
     ASSERT_TRUE(loaded.config) << (loaded.errors.empty() ? "" : loaded.errors[0]);
     config = *loaded.config;
-    metrics = std::make_unique<Metrics>(std::vector<Metrics::BackendInfo>{{"east", {}}, {"west", {}}});
-    server = std::make_unique<Server>(config, ServerOptions{.observer = metrics.get()});
+    metrics = std::make_unique<telemetry::Metrics>(
+        std::vector<telemetry::Metrics::BackendInfo>{{"east", {}}, {"west", {}}});
+    server = std::make_unique<net::Server>(config, net::ServerOptions{.observer = metrics.get()});
     server->start();
-    AdminOptions o{"127.0.0.1", 0};
+    admin::AdminOptions o{"127.0.0.1", 0};
     o.access = config.admin;
-    admin = std::make_unique<AdminServer>(*server, *metrics, o);
+    admin = std::make_unique<admin::AdminServer>(*server, *metrics, o);
     admin->start();
   }
   void TearDown() override {
@@ -92,10 +93,10 @@ struct AdminApiServer : ::testing::Test {
 
   MockBackend east{[](const SeenRequest&) { return answer("east"); }};
   MockBackend west{[](const SeenRequest&) { return answer("west"); }};
-  Config config;
-  std::unique_ptr<Metrics> metrics;
-  std::unique_ptr<Server> server;
-  std::unique_ptr<AdminServer> admin;
+  config::Config config;
+  std::unique_ptr<telemetry::Metrics> metrics;
+  std::unique_ptr<net::Server> server;
+  std::unique_ptr<admin::AdminServer> admin;
 };
 
 TEST_F(AdminApiServer, TheTokenMatrix) {
@@ -167,7 +168,7 @@ TEST_F(AdminApiServer, DrainMovesTrafficAndEnableBringsItBack) {
   EXPECT_EQ(d.header("content-type"), "application/json");
   const json body = json::parse(d.body);
   EXPECT_EQ(body["state"], "drained");
-  EXPECT_EQ(body["set_by"], "write-1 (write, " + token_fingerprint(kWrite) + ")");
+  EXPECT_EQ(body["set_by"], "write-1 (write, " + admin::token_fingerprint(kWrite) + ")");
   const std::size_t east_before = east.request_count();
   for (int i = 0; i < 5; ++i) EXPECT_EQ(chat().header("x-smartlb-backend"), "west");
   EXPECT_EQ(east.request_count(), east_before);
@@ -186,7 +187,7 @@ TEST_F(AdminApiServer, StatusShowsWhatAnOperatorSetAndWho) {
   ASSERT_EQ(east_status["name"], "east");
   EXPECT_EQ(east_status["admin_state"], "drained");
   ASSERT_EQ(east_status["admin"].size(), 1u);
-  EXPECT_EQ(east_status["admin"][0]["set_by"], "write-1 (write, " + token_fingerprint(kWrite) + ")");
+  EXPECT_EQ(east_status["admin"][0]["set_by"], "write-1 (write, " + admin::token_fingerprint(kWrite) + ")");
   EXPECT_TRUE(east_status["admin"][0]["set_at"].is_string());
   const json& west_status = status["backends"][1];
   EXPECT_EQ(west_status["admin_state"], "enabled") << "only its deployment is out";
@@ -272,8 +273,8 @@ TEST_F(AdminApiServer, ReloadedTokensApplyToTheNextRequest) {
   start();
   ASSERT_EQ(call("GET", "/status", kRead).status, 200u);
   const std::string rotated = "r0tated-t0ken-0123456789";
-  AdminConfig next;
-  next.tokens.push_back({"rotated", AdminRole::Write, rotated});
+  config::AdminConfig next;
+  next.tokens.push_back({"rotated", config::AdminRole::Write, rotated});
   admin->set_access(next);
   EXPECT_EQ(call("GET", "/status", kRead).status, 401u) << "the old token is gone";
   EXPECT_EQ(call("POST", "/admin/backends/east/drain", kWrite).status, 401u);
@@ -290,8 +291,8 @@ TEST_F(AdminApiServer, AReloadKeepsTheSettingsOfBackendsThatRemain) {
   server->reload(config);
   EXPECT_EQ(state_of("east"), "drained");
   EXPECT_EQ(state_of("west"), "held");
-  EnvMap only_east = {{"BACKEND_1_URL", east.url()}, {"BACKEND_1_NAME", "east"}};
-  server->reload(*load_config_from_env(only_east).config);
+  config::EnvMap only_east = {{"BACKEND_1_URL", east.url()}, {"BACKEND_1_NAME", "east"}};
+  server->reload(*config::load_config_from_env(only_east).config);
   EXPECT_EQ(call("GET", "/admin/backends/west", kRead).status, 404u) << "west is gone";
   server->reload(config);
   EXPECT_EQ(state_of("west"), "enabled") << "added back: nothing held any more";

@@ -68,7 +68,7 @@ class AdminServerTest : public ::testing::Test {
       if (req.target.find("/gpt-35/") != std::string::npos) return throttled();
       return completion(req);
     });
-    auto loaded = load_config_from_env({
+    auto loaded = config::load_config_from_env({
         {"BACKEND_1_URL", east_->url()},
         {"BACKEND_1_NAME", "east"},
         {"BACKEND_1_APIKEY", "k-east"},
@@ -82,13 +82,13 @@ class AdminServerTest : public ::testing::Test {
         {"ACCESS_LOG", "off"},
     });
     ASSERT_TRUE(loaded.config) << (loaded.errors.empty() ? "" : loaded.errors[0]);
-    std::vector<Metrics::BackendInfo> info;
+    std::vector<telemetry::Metrics::BackendInfo> info;
     for (const auto& b : loaded.config->backends) info.push_back({b.name, b.deployment_name});
-    metrics_ = std::make_unique<Metrics>(info);
+    metrics_ = std::make_unique<telemetry::Metrics>(info);
     observer_ = std::make_unique<test::AwaitableObserver>(*metrics_);
-    server_ = std::make_unique<Server>(*loaded.config, ServerOptions{.observer = observer_.get()});
+    server_ = std::make_unique<net::Server>(*loaded.config, net::ServerOptions{.observer = observer_.get()});
     server_->start();
-    admin_ = std::make_unique<AdminServer>(*server_, *metrics_, AdminOptions{"127.0.0.1", 0});
+    admin_ = std::make_unique<admin::AdminServer>(*server_, *metrics_, admin::AdminOptions{"127.0.0.1", 0});
     admin_->start();
   }
   void TearDown() override {
@@ -105,10 +105,10 @@ class AdminServerTest : public ::testing::Test {
   HttpResponse admin_get(const std::string& path) { return http_call(admin_->port(), "GET", path); }
 
   std::unique_ptr<MockBackend> east_, west_;
-  std::unique_ptr<Metrics> metrics_;
+  std::unique_ptr<telemetry::Metrics> metrics_;
   std::unique_ptr<test::AwaitableObserver> observer_;
-  std::unique_ptr<Server> server_;
-  std::unique_ptr<AdminServer> admin_;
+  std::unique_ptr<net::Server> server_;
+  std::unique_ptr<admin::AdminServer> admin_;
 };
 
 TEST_F(AdminServerTest, HealthAndReadiness) {

@@ -11,11 +11,11 @@
 namespace smartlb::test {
 
 // Forwards to Metrics and lets a test wait until a number of requests have finished.
-class AwaitableObserver final : public RequestObserver {
+class AwaitableObserver final : public telemetry::RequestObserver {
  public:
-  explicit AwaitableObserver(Metrics& m) : metrics_(m) {}
+  explicit AwaitableObserver(telemetry::Metrics& m) : metrics_(m) {}
   void on_request_start() override { metrics_.on_request_start(); }
-  void on_request(const RequestRecord& rec) override {
+  void on_request(const telemetry::RequestRecord& rec) override {
     metrics_.on_request(rec);
     std::lock_guard lock(mutex_);
     ++finished_;
@@ -29,7 +29,7 @@ class AwaitableObserver final : public RequestObserver {
   }
 
  private:
-  Metrics& metrics_;
+  telemetry::Metrics& metrics_;
   std::mutex mutex_;
   std::condition_variable cv_;
   std::size_t finished_ = 0;

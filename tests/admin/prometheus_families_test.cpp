@@ -20,13 +20,13 @@ namespace {
 
 using namespace std::chrono_literals;
 
-const PrometheusFamily* find_family(std::string_view name) {
-  for (const PrometheusFamily& f : prometheus_families())
+const admin::PrometheusFamily* find_family(std::string_view name) {
+  for (const admin::PrometheusFamily& f : admin::prometheus_families())
     if (f.family.name == name) return &f;
   return nullptr;
 }
 
-std::vector<std::string_view> declared_labels(const MetricFamily& f) {
+std::vector<std::string_view> declared_labels(const admin::MetricFamily& f) {
   return {f.labels.begin(), f.labels.begin() + static_cast<std::ptrdiff_t>(f.label_count())};
 }
 
@@ -65,12 +65,12 @@ std::optional<SampleLine> parse_sample(const std::string& line) {
 }
 
 // The family a sample belongs to: its own name, or a histogram's _bucket, _sum or _count.
-const PrometheusFamily* family_of(const std::string& sample_name) {
+const admin::PrometheusFamily* family_of(const std::string& sample_name) {
   if (const auto* f = find_family(sample_name)) return f;
   for (const std::string_view suffix : {"_bucket", "_sum", "_count"}) {
     if (!sample_name.ends_with(suffix)) continue;
     const auto* f = find_family(std::string_view(sample_name).substr(0, sample_name.size() - suffix.size()));
-    if (f && f->family.type == MetricType::Histogram) return f;
+    if (f && f->family.type == admin::MetricType::Histogram) return f;
   }
   return nullptr;
 }
@@ -84,15 +84,15 @@ class BusyState : public ::testing::Test {
   void SetUp() override {
     states_.track(table_);
     ASSERT_TRUE(states_.reserve(table_.member(0), "gpt-4o", 250));
-    RequestRecord r;
+    telemetry::RequestRecord r;
     r.deployment = "gpt-4o";
     r.client = "search";
     r.end = 700'000'000;
-    AttemptRecord& failed = r.add_attempt();
+    telemetry::AttemptRecord& failed = r.add_attempt();
     failed.backend = 0;
-    failed.cause = FailureCause::ConnectFailed;
+    failed.cause = routing::FailureCause::ConnectFailed;
     failed.cooldown_ms = 10'000;
-    AttemptRecord& served = r.add_attempt();
+    telemetry::AttemptRecord& served = r.add_attempt();
     served.backend = 1;
     served.status = 200;
     served.ttfb_us = 40'000;
@@ -104,11 +104,11 @@ class BusyState : public ::testing::Test {
     r.cost_model = "gpt-4o";
     metrics_.on_request_start();
     metrics_.on_request(r);
-    RequestRecord refused;
+    telemetry::RequestRecord refused;
     refused.status = 401;
     refused.auth_failure = "invalid_api_key";
     metrics_.on_request(refused);
-    RequestRecord limited;
+    telemetry::RequestRecord limited;
     limited.deployment = "gpt-4o";
     limited.client = "search";
     limited.status = 429;
@@ -125,26 +125,28 @@ class BusyState : public ::testing::Test {
     metrics_.enable_tracing();
     metrics_.on_spans_exported(3);
     metrics_.on_spans_dropped(0, 2);
-    states_.record_failure(table_.member(0), "gpt-4o", judge_status(429, true), 30s);
-    PoolSnapshot pool = snapshot_pool(table_, states_, {});
-    pool.backends[0].credential = PoolSnapshot::Backend::Credential{"imds", "imds", "valid", 0, ""};
+    states_.record_failure(table_.member(0), "gpt-4o", routing::judge_status(429, true), 30s);
+    admin::PoolSnapshot pool = admin::snapshot_pool(table_, states_, {});
+    pool.backends[0].credential = admin::PoolSnapshot::Backend::Credential{"imds", "imds", "valid", 0, ""};
     pool.backends[0].health = {"up", 200, "", 1'700'000'000'000};
-    BudgetStatus batch{.owner = "client", .name = "batch", .principal = {}, .limits = {.max_in_flight = 4}};
+    admin::BudgetStatus batch{
+        .owner = "client", .name = "batch", .principal = {}, .limits = {.max_in_flight = 4}};
     batch.in_flight = 3;
     pool.budgets.push_back(batch);
     text_ = render_prometheus(metrics_.snapshot(), pool);
   }
 
-  ManualClock clock_;
-  RoutingTable table_{{PoolMember{"east", 1, 1, "", 1000, 10, 60s}, PoolMember{"west", 2, 1, ""}}};
-  BackendStates states_{clock_, CooldownPolicy{}};
-  Metrics metrics_{std::vector<Metrics::BackendInfo>{{"east", ""}, {"west", ""}}};
+  base::ManualClock clock_;
+  routing::RoutingTable table_{
+      {routing::PoolMember{"east", 1, 1, "", 1000, 10, 60s}, routing::PoolMember{"west", 2, 1, ""}}};
+  routing::BackendStates states_{clock_, routing::CooldownPolicy{}};
+  telemetry::Metrics metrics_{std::vector<telemetry::Metrics::BackendInfo>{{"east", ""}, {"west", ""}}};
   std::string text_;
 };
 
 TEST_F(BusyState, EveryDeclaredFamilyHasItsHelpAndTypeOnceBeforeItsSamples) {
-  for (const PrometheusFamily& pf : prometheus_families()) {
-    const MetricFamily& f = pf.family;
+  for (const admin::PrometheusFamily& pf : admin::prometheus_families()) {
+    const admin::MetricFamily& f = pf.family;
     const std::string help = "# HELP " + std::string(f.name) + " " + std::string(f.help) + "\n";
     const std::string type = "# TYPE " + std::string(f.name) + " " + std::string(to_string(f.type)) + "\n";
     EXPECT_EQ(count(text_, "# HELP " + std::string(f.name) + " "), 1u) << f.name;
@@ -152,8 +154,8 @@ TEST_F(BusyState, EveryDeclaredFamilyHasItsHelpAndTypeOnceBeforeItsSamples) {
     EXPECT_EQ(count(text_, "# TYPE " + std::string(f.name) + " "), 1u) << f.name;
     EXPECT_EQ(count(text_, type), 1u) << f.name << ": the declared type";
   }
-  EXPECT_EQ(count(text_, "# HELP "), prometheus_families().size()) << "only declared families";
-  EXPECT_EQ(count(text_, "# TYPE "), prometheus_families().size());
+  EXPECT_EQ(count(text_, "# HELP "), admin::prometheus_families().size()) << "only declared families";
+  EXPECT_EQ(count(text_, "# TYPE "), admin::prometheus_families().size());
 }
 
 TEST_F(BusyState, EverySampleFollowsItsFamilysDeclarationWithItsLabelNames) {
@@ -162,18 +164,18 @@ TEST_F(BusyState, EverySampleFollowsItsFamilysDeclarationWithItsLabelNames) {
   std::istringstream lines(text_);
   for (std::string line; std::getline(lines, line);) {
     if (line.starts_with("# TYPE ")) {
-      const PrometheusFamily* pf = find_family(line.substr(7, line.find(' ', 7) - 7));
+      const admin::PrometheusFamily* pf = find_family(line.substr(7, line.find(' ', 7) - 7));
       ASSERT_NE(pf, nullptr) << "undeclared: " << line;
       declared_last = pf->family.name;
     }
     const auto sample = parse_sample(line);
     if (!sample) continue;
-    const PrometheusFamily* pf = family_of(sample->name);
+    const admin::PrometheusFamily* pf = family_of(sample->name);
     ASSERT_NE(pf, nullptr) << "undeclared: " << line;
     EXPECT_EQ(pf->family.name, declared_last) << "not under its family's # TYPE: " << line;
     with_samples.insert(pf->family.name);
     std::vector<std::string> names = sample->labels;
-    if (pf->family.type == MetricType::Histogram && sample->name.ends_with("_bucket")) {
+    if (pf->family.type == admin::MetricType::Histogram && sample->name.ends_with("_bucket")) {
       ASSERT_FALSE(names.empty()) << line;
       EXPECT_EQ(names.back(), "le") << line;
       names.pop_back();
@@ -182,7 +184,7 @@ TEST_F(BusyState, EverySampleFollowsItsFamilysDeclarationWithItsLabelNames) {
     ASSERT_LE(names.size(), declared.size()) << line;
     for (std::size_t i = 0; i < names.size(); ++i) EXPECT_EQ(names[i], declared[i]) << line;
   }
-  for (const PrometheusFamily& pf : prometheus_families())
+  for (const admin::PrometheusFamily& pf : admin::prometheus_families())
     EXPECT_TRUE(with_samples.count(pf.family.name)) << pf.family.name << " has no sample in this state";
 }
 
@@ -193,25 +195,25 @@ TEST_F(BusyState, TheWholeTextPassesPromtool) {
 }
 
 TEST(PrometheusFamilies, TracingFamiliesOnlyWithTracing) {
-  Metrics metrics(std::vector<Metrics::BackendInfo>{{"east", ""}});
+  telemetry::Metrics metrics(std::vector<telemetry::Metrics::BackendInfo>{{"east", ""}});
   const auto shown = [](const std::string& text) {
     return text.find("# TYPE smartlb_trace_spans_dropped_total ") != std::string::npos;
   };
-  EXPECT_FALSE(shown(render_prometheus(metrics.snapshot(), PoolSnapshot{})));
+  EXPECT_FALSE(shown(render_prometheus(metrics.snapshot(), admin::PoolSnapshot{})));
   metrics.enable_tracing();
   metrics.on_spans_dropped(1, 4);
-  const std::string text = render_prometheus(metrics.snapshot(), PoolSnapshot{});
+  const std::string text = render_prometheus(metrics.snapshot(), admin::PoolSnapshot{});
   EXPECT_TRUE(shown(text));
   EXPECT_NE(text.find("smartlb_trace_spans_dropped_total{reason=\"export_failed\"} 4\n"), std::string::npos);
   EXPECT_NE(text.find("smartlb_trace_spans_exported_total 0\n"), std::string::npos);
 }
 
 TEST(PrometheusFamilies, RedisFamiliesOnlyWithRedis) {
-  Metrics metrics(std::vector<Metrics::BackendInfo>{{"east", ""}});
-  const std::string text = render_prometheus(metrics.snapshot(), PoolSnapshot{});
-  for (const PrometheusFamily& pf : prometheus_families()) {
+  telemetry::Metrics metrics(std::vector<telemetry::Metrics::BackendInfo>{{"east", ""}});
+  const std::string text = render_prometheus(metrics.snapshot(), admin::PoolSnapshot{});
+  for (const admin::PrometheusFamily& pf : admin::prometheus_families()) {
     const bool shown = text.find("# TYPE " + std::string(pf.family.name) + " ") != std::string::npos;
-    EXPECT_EQ(shown, pf.shown == PrometheusFamily::Shown::Always) << pf.family.name;
+    EXPECT_EQ(shown, pf.shown == admin::PrometheusFamily::Shown::Always) << pf.family.name;
   }
 }
 
@@ -224,14 +226,14 @@ bool valid_name(std::string_view name) {
 
 TEST(PrometheusFamilies, DeclarationsAreWellFormedAndUnique) {
   std::set<std::string_view> names;
-  for (const PrometheusFamily& pf : prometheus_families()) {
-    const MetricFamily& f = pf.family;
+  for (const admin::PrometheusFamily& pf : admin::prometheus_families()) {
+    const admin::MetricFamily& f = pf.family;
     EXPECT_TRUE(names.insert(f.name).second) << f.name << " is declared twice";
     EXPECT_TRUE(f.name.starts_with("smartlb_") && valid_name(f.name)) << f.name;
     EXPECT_FALSE(f.help.empty()) << f.name;
     EXPECT_EQ(f.help.find('\n'), std::string_view::npos) << f.name;
-    EXPECT_EQ(f.name.ends_with("_total"), f.type == MetricType::Counter) << f.name;
-    EXPECT_EQ(!f.buckets.empty(), f.type == MetricType::Histogram) << f.name;
+    EXPECT_EQ(f.name.ends_with("_total"), f.type == admin::MetricType::Counter) << f.name;
+    EXPECT_EQ(!f.buckets.empty(), f.type == admin::MetricType::Histogram) << f.name;
     std::set<std::string_view> labels;
     for (const std::string_view l : declared_labels(f)) {
       EXPECT_TRUE(valid_name(l) && !l.starts_with("__") && l != "le") << f.name << ": " << l;
@@ -276,8 +278,8 @@ std::map<std::string, std::pair<std::string, std::set<std::string>>> documented_
 TEST(PrometheusFamilies, ObservabilityDocListsEachFamilyWithItsTypeAndLabels) {
   const auto documented = documented_families();
   ASSERT_FALSE(documented.empty()) << "no metric table in docs/observability.md";
-  for (const PrometheusFamily& pf : prometheus_families()) {
-    const MetricFamily& f = pf.family;
+  for (const admin::PrometheusFamily& pf : admin::prometheus_families()) {
+    const admin::MetricFamily& f = pf.family;
     const auto it = documented.find(std::string(f.name));
     ASSERT_NE(it, documented.end()) << f.name << " is not in docs/observability.md";
     EXPECT_EQ(it->second.first, to_string(f.type)) << f.name;
@@ -292,13 +294,14 @@ TEST(PrometheusFamilies, ObservabilityDocListsEachFamilyWithItsTypeAndLabels) {
 // A budget's in-flight count beside its cap; a subject's budgets of single callers (thousands)
 // are left to /status.
 TEST(PrometheusFamilies, BudgetsWithACapShowTheirRequestsInFlight) {
-  Metrics metrics(std::vector<Metrics::BackendInfo>{{"east", ""}});
-  PoolSnapshot pool;
-  BudgetStatus batch{.owner = "client", .name = "batch", .principal = {}, .limits = {.max_in_flight = 4}};
+  telemetry::Metrics metrics(std::vector<telemetry::Metrics::BackendInfo>{{"east", ""}});
+  admin::PoolSnapshot pool;
+  admin::BudgetStatus batch{
+      .owner = "client", .name = "batch", .principal = {}, .limits = {.max_in_flight = 4}};
   batch.in_flight = 3;
-  BudgetStatus one_caller{
+  admin::BudgetStatus one_caller{
       .owner = "subject-caller", .name = "*", .principal = "user:1", .limits = {.max_in_flight = 2}};
-  BudgetStatus uncapped{
+  admin::BudgetStatus uncapped{
       .owner = "client", .name = "search", .principal = {}, .limits = {.tokens_per_minute = 100}};
   pool.budgets = {batch, one_caller, uncapped};
   const std::string text = render_prometheus(metrics.snapshot(), pool);

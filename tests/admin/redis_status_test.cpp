@@ -11,8 +11,8 @@ namespace smartlb {
 namespace {
 
 TEST(RedisStatus, MetricsAppearOnlyWithRedisAndPassPromtool) {
-  Metrics metrics(std::vector<Metrics::BackendInfo>{{"east", ""}});
-  EXPECT_EQ(render_prometheus(metrics.snapshot(), {}).find("smartlb_redis"), std::string::npos);
+  telemetry::Metrics metrics(std::vector<telemetry::Metrics::BackendInfo>{{"east", ""}});
+  EXPECT_EQ(admin::render_prometheus(metrics.snapshot(), {}).find("smartlb_redis"), std::string::npos);
   metrics.enable_redis();
   metrics.on_redis_state(true);
   metrics.on_redis_error();
@@ -22,7 +22,7 @@ TEST(RedisStatus, MetricsAppearOnlyWithRedisAndPassPromtool) {
   metrics.on_lease(400, 400);
   metrics.on_lease(400, 100);
   metrics.on_lease_failed();
-  const std::string text = render_prometheus(metrics.snapshot(), {});
+  const std::string text = admin::render_prometheus(metrics.snapshot(), {});
   EXPECT_NE(text.find("\nsmartlb_redis_up 1\n"), std::string::npos) << text;
   EXPECT_NE(text.find("\nsmartlb_redis_errors_total 1\n"), std::string::npos) << text;
   EXPECT_NE(text.find("\nsmartlb_replicas_live 3\n"), std::string::npos) << text;
@@ -39,11 +39,11 @@ TEST(RedisStatus, MetricsAppearOnlyWithRedisAndPassPromtool) {
 }
 
 TEST(RedisStatus, StatusHasARedisObjectOnlyWithRedis) {
-  Metrics metrics(std::vector<Metrics::BackendInfo>{{"east", ""}});
-  PoolSnapshot pool;
+  telemetry::Metrics metrics(std::vector<telemetry::Metrics::BackendInfo>{{"east", ""}});
+  admin::PoolSnapshot pool;
   EXPECT_FALSE(build_status(metrics.snapshot(), pool).contains("redis"));
   redis::RedisStatus r;
-  r.url = parse_redis_url("redis://:pw-canary@cache:6379").url->redacted();
+  r.url = config::parse_redis_url("redis://:pw-canary@cache:6379").url->redacted();
   r.replica_id = "node-a";
   r.up = true;
   r.replicas = {{"node-a", "host-a", 1'700'000'000'000, 1'700'000'005'000},

@@ -31,7 +31,7 @@ TEST(StatusPage, IsIndexHtmlWithItsStyleAndScriptInline) {
                "<style>\n" + page_source("style.css") + "</style>");
   replace_once(expected, "<script src=\"app.js\"></script>",
                "<script>\n" + page_source("app.js") + "</script>");
-  const std::string& page = status_page_html();
+  const std::string& page = admin::status_page_html();
   EXPECT_EQ(page, expected);
   EXPECT_EQ(page.find("<link"), std::string::npos) << "nothing loaded beside the page";
   EXPECT_EQ(page.find("<script src"), std::string::npos);

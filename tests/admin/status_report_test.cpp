@@ -18,14 +18,14 @@ bool contains(const std::string& haystack, const std::string& needle) {
 }
 
 struct StatusFixture : ::testing::Test {
-  ManualClock clock;
-  Config cfg;
-  std::unique_ptr<RoutingTable> table;
-  std::unique_ptr<BackendStates> states;
-  std::unique_ptr<Metrics> metrics;
+  base::ManualClock clock;
+  config::Config cfg;
+  std::unique_ptr<routing::RoutingTable> table;
+  std::unique_ptr<routing::BackendStates> states;
+  std::unique_ptr<telemetry::Metrics> metrics;
 
   void SetUp() override {
-    auto loaded = load_config_from_env({
+    auto loaded = config::load_config_from_env({
         {"BACKEND_1_URL", "https://east.openai.azure.com"},
         {"BACKEND_1_APIKEY", kSecret},
         {"BACKEND_1_NAME", "east"},
@@ -37,27 +37,27 @@ struct StatusFixture : ::testing::Test {
     });
     ASSERT_TRUE(loaded.config) << (loaded.errors.empty() ? "" : loaded.errors[0]);
     cfg = *loaded.config;
-    std::vector<PoolMember> members;
-    std::vector<Metrics::BackendInfo> info;
+    std::vector<routing::PoolMember> members;
+    std::vector<telemetry::Metrics::BackendInfo> info;
     for (const auto& b : cfg.backends) {
       members.push_back({b.name, b.priority, b.weight, b.deployment_name});
       info.push_back({b.name, b.deployment_name});
     }
-    table = std::make_unique<RoutingTable>(members);
-    states = std::make_unique<BackendStates>(clock, CooldownPolicy{10s, 100ms, 300s});
+    table = std::make_unique<routing::RoutingTable>(members);
+    states = std::make_unique<routing::BackendStates>(clock, routing::CooldownPolicy{10s, 100ms, 300s});
     states->track(*table);
-    metrics = std::make_unique<Metrics>(info);
+    metrics = std::make_unique<telemetry::Metrics>(info);
   }
 
-  PoolSnapshot pool_snapshot() const { return snapshot_pool(*table, *states, cfg.backends); }
-  void fail(std::size_t i, std::string_view deployment, const Verdict& v,
+  admin::PoolSnapshot pool_snapshot() const { return admin::snapshot_pool(*table, *states, cfg.backends); }
+  void fail(std::size_t i, std::string_view deployment, const routing::Verdict& v,
             std::optional<std::chrono::milliseconds> hint) {
     states->record_failure(table->member(i), deployment, v, hint);
   }
 };
 
 TEST_F(StatusFixture, DeploymentCooldownShowsUnderItsDeploymentWithTheRemainingTime) {
-  fail(0, "gpt-4o", judge_status(429, true), 30s);
+  fail(0, "gpt-4o", routing::judge_status(429, true), 30s);
   clock.advance(12'345ms);
   const auto j = build_status(metrics->snapshot(), pool_snapshot());
   const auto& east = j["backends"][0];
@@ -85,7 +85,7 @@ TEST_F(StatusFixture, DeploymentCooldownShowsUnderItsDeploymentWithTheRemainingT
 }
 
 TEST_F(StatusFixture, RemainingTimeRoundsUp) {
-  fail(1, "gpt-4o", judge_transport(TransportFailure::Connect), 1s);
+  fail(1, "gpt-4o", judge_transport(routing::TransportFailure::Connect), 1s);
   clock.advance(1ms);
   clock.advance(std::chrono::nanoseconds(1));
   const auto j = build_status(metrics->snapshot(), pool_snapshot());
@@ -95,7 +95,7 @@ TEST_F(StatusFixture, RemainingTimeRoundsUp) {
 }
 
 TEST_F(StatusFixture, AuthFailureMarksTheWholeBackend) {
-  fail(0, "gpt-4o", judge_status(401, true), std::nullopt);
+  fail(0, "gpt-4o", routing::judge_status(401, true), std::nullopt);
   const auto j = build_status(metrics->snapshot(), pool_snapshot());
   EXPECT_EQ(j["backends"][0]["state"], "auth_failed");
   EXPECT_EQ(j["backends"][0]["cooldown_remaining_ms"], 10'000);
@@ -107,14 +107,14 @@ TEST_F(StatusFixture, AuthFailureMarksTheWholeBackend) {
 }
 
 TEST_F(StatusFixture, TrafficTokensAndLastErrorPerBackendAndDeployment) {
-  RequestRecord r;
+  telemetry::RequestRecord r;
   r.deployment = "gpt-4o";
   r.start = clock.now();
   r.end = clock.now() + 1'500'000'000;
   auto& a = r.add_attempt();
   a.backend = 0;
   a.status = 429;
-  a.cause = FailureCause::Throttled;
+  a.cause = routing::FailureCause::Throttled;
   a.cooldown_ms = 30'000;
   auto& b = r.add_attempt();
   b.backend = 1;
@@ -125,7 +125,7 @@ TEST_F(StatusFixture, TrafficTokensAndLastErrorPerBackendAndDeployment) {
   r.completion_tokens = 7;
   metrics->on_request_start();
   metrics->on_request(r);
-  fail(0, "gpt-4o", judge_status(429, true), 30s);
+  fail(0, "gpt-4o", routing::judge_status(429, true), 30s);
   clock.advance(2s);
 
   const auto j = build_status(metrics->snapshot(), pool_snapshot());
@@ -157,7 +157,7 @@ TEST_F(StatusFixture, TrafficTokensAndLastErrorPerBackendAndDeployment) {
 }
 
 TEST_F(StatusFixture, OpenWebSocketSessionsAreShownPerBackend) {
-  const InFlight open = states->begin_websocket_session(table->member(1).id);
+  const routing::InFlight open = states->begin_websocket_session(table->member(1).id);
   const auto doc = build_status(metrics->snapshot(), pool_snapshot());
   EXPECT_EQ(doc["backends"][0]["websocket_sessions"], 0);
   EXPECT_EQ(doc["backends"][1]["websocket_sessions"], 1);
@@ -167,7 +167,7 @@ TEST_F(StatusFixture, OpenWebSocketSessionsAreShownPerBackend) {
 }
 
 TEST_F(StatusFixture, PrometheusTextHasTheExpectedSeries) {
-  RequestRecord r;
+  telemetry::RequestRecord r;
   r.deployment = "gpt-4o";
   r.start = 0;
   r.end = 700'000'000;  // 0.7 s
@@ -180,7 +180,7 @@ TEST_F(StatusFixture, PrometheusTextHasTheExpectedSeries) {
   r.prompt_tokens = 11;
   r.completion_tokens = 3;
   metrics->on_request(r);
-  fail(0, "gpt-4o", judge_status(429, true), 4s);
+  fail(0, "gpt-4o", routing::judge_status(429, true), 4s);
   const std::string text = render_prometheus(metrics->snapshot(), pool_snapshot());
 
   for (const char* line : {
@@ -209,19 +209,19 @@ TEST_F(StatusFixture, PrometheusTextHasTheExpectedSeries) {
 }
 
 TEST_F(StatusFixture, ClientsAndTheirBudgetsInMetricsAndStatus) {
-  RequestRecord r;
+  telemetry::RequestRecord r;
   r.client = "search";
   r.deployment = "gpt-4o";
   r.status = 429;
   r.client_limited = true;
   r.priority_class = "batch";
   metrics->on_request(r);
-  RequestRecord refused;
+  telemetry::RequestRecord refused;
   refused.status = 401;
   refused.auth_failure = "bad_signature";
   metrics->on_request(refused);
-  PoolSnapshot p = pool_snapshot();
-  BudgetStatus b;
+  admin::PoolSnapshot p = pool_snapshot();
+  admin::BudgetStatus b;
   b.owner = "client";
   b.name = "search";
   b.limits.tokens_per_minute = 1000;
@@ -249,13 +249,14 @@ TEST_F(StatusFixture, ClientsAndTheirBudgetsInMetricsAndStatus) {
 }
 
 TEST_F(StatusFixture, CostByClientPricedModelAndBackend) {
-  const auto priced = [&](std::string client, std::size_t backend, std::string_view model, PicoUnits cost) {
-    RequestRecord r;
+  const auto priced = [&](std::string client, std::size_t backend, std::string_view model,
+                          cost::PicoUnits cost) {
+    telemetry::RequestRecord r;
     r.client = std::move(client);
     r.deployment = "chat";
     r.status = 200;
     r.served_by = static_cast<int>(backend);
-    AttemptRecord& a = r.add_attempt();
+    telemetry::AttemptRecord& a = r.add_attempt();
     a.backend = backend;
     a.status = 200;
     r.cost = cost;
@@ -265,8 +266,8 @@ TEST_F(StatusFixture, CostByClientPricedModelAndBackend) {
   priced("search", 1, "gpt-4o", 5'615'000'000);  // $0.005615
   priced("search", 1, "gpt-4o", 42'500'000);     // + $0.0000425
   priced("search", 0, "gpt-4o-mini", 172'200'000);
-  priced("batch", 1, "gpt-4o", kPicoPerUnit * 3 / 2);
-  RequestRecord unpriced;  // no price for its model: counted nowhere
+  priced("batch", 1, "gpt-4o", cost::kPicoPerUnit * 3 / 2);
+  telemetry::RequestRecord unpriced;  // no price for its model: counted nowhere
   unpriced.client = "search";
   unpriced.status = 200;
   metrics->on_request(unpriced);
@@ -286,12 +287,12 @@ TEST_F(StatusFixture, CostByClientPricedModelAndBackend) {
 }
 
 TEST_F(StatusFixture, ACostBudgetShowsInStatusInCurrencyUnits) {
-  PoolSnapshot p = pool_snapshot();
-  BudgetStatus b;
+  admin::PoolSnapshot p = pool_snapshot();
+  admin::BudgetStatus b;
   b.owner = "client";
   b.name = "search";
   b.limits.tokens_per_day = 1000;
-  b.limits.cost_per_day = 5 * kPicoPerUnit;
+  b.limits.cost_per_day = 5 * cost::kPicoPerUnit;
   b.cost_day = 5'615'000'000;
   p.budgets.push_back(b);
   b.name = "tokens-only";
@@ -308,27 +309,27 @@ TEST_F(StatusFixture, ACostBudgetShowsInStatusInCurrencyUnits) {
 }
 
 TEST_F(StatusFixture, UpstreamResponsesByBackendAndCodeInMetricsAndStatus) {
-  RequestRecord r;
+  telemetry::RequestRecord r;
   r.deployment = "gpt-4o";
   auto& a = r.add_attempt();  // east: no response head
   a.backend = 0;
-  a.cause = FailureCause::TlsFailed;
+  a.cause = routing::FailureCause::TlsFailed;
   auto& b = r.add_attempt();
   b.backend = 0;
   b.status = 429;
-  b.cause = FailureCause::Throttled;
+  b.cause = routing::FailureCause::Throttled;
   auto& c = r.add_attempt();
   c.backend = 1;
   c.status = 503;
-  c.cause = FailureCause::ServerError;
+  c.cause = routing::FailureCause::ServerError;
   auto& d = r.add_attempt();
   d.backend = 1;
   d.status = 200;
   r.served_by = 1;
   r.status = 200;
   metrics->on_request(r);
-  RequestRecord odd;
-  odd.add_attempt() = AttemptRecord{1, 999, FailureCause::None, 0, 0};
+  telemetry::RequestRecord odd;
+  odd.add_attempt() = telemetry::AttemptRecord{1, 999, routing::FailureCause::None, 0, 0};
   odd.served_by = 1;
   odd.status = 999;
   metrics->on_request(odd);
@@ -354,7 +355,8 @@ TEST_F(StatusFixture, UpstreamResponsesByBackendAndCodeInMetricsAndStatus) {
   const auto j = build_status(metrics->snapshot(), pool_snapshot());
   EXPECT_EQ(j["backends"][0]["responses"], (nlohmann::json{{"429", 1}, {"transport", 1}}));
   EXPECT_EQ(j["backends"][1]["responses"], (nlohmann::json{{"200", 1}, {"503", 1}, {"other", 1}}));
-  const auto idle = build_status(Metrics({{"east", ""}, {"west", ""}}).snapshot(), pool_snapshot());
+  const auto idle =
+      build_status(telemetry::Metrics({{"east", ""}, {"west", ""}}).snapshot(), pool_snapshot());
   EXPECT_EQ(idle["backends"][0]["responses"], nlohmann::json::object()) << "an object even when empty";
 }
 
@@ -382,8 +384,8 @@ TEST_F(StatusFixture, EntraCredentialShowsSourceStateExpiryAndRefreshes) {
   metrics->on_credential_refresh("east", false);
   metrics->on_credential_refresh("east", false);
   metrics->on_credential_refresh("nobody", true);  // not a backend: ignored
-  PoolSnapshot pool = pool_snapshot();
-  pool.backends[0].credential = PoolSnapshot::Backend::Credential{
+  admin::PoolSnapshot pool = pool_snapshot();
+  pool.backends[0].credential = admin::PoolSnapshot::Backend::Credential{
       "imds", "imds system-assigned https://cognitiveservices.azure.com/.default", "failing", 1'800'003'600,
       "token endpoint answered HTTP 500"};
   const std::string text = render_prometheus(metrics->snapshot(), pool);
@@ -407,7 +409,7 @@ TEST_F(StatusFixture, EntraCredentialShowsSourceStateExpiryAndRefreshes) {
 }
 
 TEST_F(StatusFixture, NoKeyInStatusOrMetrics) {
-  fail(0, "gpt-4o", judge_status(401, true), std::nullopt);
+  fail(0, "gpt-4o", routing::judge_status(401, true), std::nullopt);
   const std::string status = build_status(metrics->snapshot(), pool_snapshot()).dump();
   const std::string text = render_prometheus(metrics->snapshot(), pool_snapshot());
   EXPECT_FALSE(contains(status, kSecret));
@@ -416,33 +418,33 @@ TEST_F(StatusFixture, NoKeyInStatusOrMetrics) {
 }
 
 TEST(PrometheusLabels, EscapedPerTheTextFormat) {
-  EXPECT_EQ(escape_label_value("plain-1.0_x"), "plain-1.0_x");
-  EXPECT_EQ(escape_label_value("a\"b"), "a\\\"b");
-  EXPECT_EQ(escape_label_value("a\\b"), "a\\\\b");
-  EXPECT_EQ(escape_label_value("a\nb"), "a\\nb");
-  EXPECT_EQ(escape_label_value("caf\xc3\xa9"), "caf\xc3\xa9") << "valid UTF-8 is kept";
-  EXPECT_EQ(escape_label_value("bad\xff\xc3"), "bad??") << "invalid UTF-8 is replaced";
-  EXPECT_EQ(escape_label_value("\xc0\xaf"), "??") << "overlong encodings are invalid";
+  EXPECT_EQ(admin::escape_label_value("plain-1.0_x"), "plain-1.0_x");
+  EXPECT_EQ(admin::escape_label_value("a\"b"), "a\\\"b");
+  EXPECT_EQ(admin::escape_label_value("a\\b"), "a\\\\b");
+  EXPECT_EQ(admin::escape_label_value("a\nb"), "a\\nb");
+  EXPECT_EQ(admin::escape_label_value("caf\xc3\xa9"), "caf\xc3\xa9") << "valid UTF-8 is kept";
+  EXPECT_EQ(admin::escape_label_value("bad\xff\xc3"), "bad??") << "invalid UTF-8 is replaced";
+  EXPECT_EQ(admin::escape_label_value("\xc0\xaf"), "??") << "overlong encodings are invalid";
 }
 
 TEST(PrometheusLabels, HostileDeploymentNameStaysOneLabel) {
-  Metrics m(std::vector<Metrics::BackendInfo>{{"a", ""}});
-  RequestRecord r;
+  telemetry::Metrics m(std::vector<telemetry::Metrics::BackendInfo>{{"a", ""}});
+  telemetry::RequestRecord r;
   r.deployment = "x\"} 1\nsmartlb_fake 1\n";
   r.status = 404;
   m.on_request(r);
-  const std::string text = render_prometheus(m.snapshot(), PoolSnapshot{});
+  const std::string text = render_prometheus(m.snapshot(), admin::PoolSnapshot{});
   EXPECT_TRUE(contains(text, "deployment=\"x\\\"} 1\\nsmartlb_fake 1\\n\""));
   EXPECT_FALSE(contains(text, "\nsmartlb_fake 1"));
 }
 
 TEST(BackendState, FromTheCooldownCause) {
-  EXPECT_EQ(backend_state({0, FailureCause::None}, 5), "available");
-  EXPECT_EQ(backend_state({5, FailureCause::Timeout}, 5), "available") << "deadline reached";
-  EXPECT_EQ(backend_state({6, FailureCause::Timeout}, 5), "cooling");
-  EXPECT_EQ(backend_state({6, FailureCause::AuthRejected}, 5), "auth_failed");
-  EXPECT_EQ(backend_state({6, FailureCause::Credential}, 5), "auth_failed");
-  EXPECT_EQ(backend_state({6, FailureCause::TlsFailed}, 5), "unreachable");
+  EXPECT_EQ(admin::backend_state({0, routing::FailureCause::None}, 5), "available");
+  EXPECT_EQ(admin::backend_state({5, routing::FailureCause::Timeout}, 5), "available") << "deadline reached";
+  EXPECT_EQ(admin::backend_state({6, routing::FailureCause::Timeout}, 5), "cooling");
+  EXPECT_EQ(admin::backend_state({6, routing::FailureCause::AuthRejected}, 5), "auth_failed");
+  EXPECT_EQ(admin::backend_state({6, routing::FailureCause::Credential}, 5), "auth_failed");
+  EXPECT_EQ(admin::backend_state({6, routing::FailureCause::TlsFailed}, 5), "unreachable");
 }
 
 }  // namespace
@@ -452,26 +454,26 @@ namespace smartlb {
 namespace {
 
 TEST(StatusQuota, DeclaredQuotaUsageShowsInStatusAndMetrics) {
-  ManualClock clock;
-  Config cfg;
-  BackendConfig b;
+  base::ManualClock clock;
+  config::Config cfg;
+  config::BackendConfig b;
   b.name = "east";
   b.url.host_header = "east.example.com";
   cfg.backends.push_back(b);
-  PoolMember m{"east", 1, 1, "", 1000, 10, std::chrono::seconds(60)};
-  const RoutingTable table({m});
-  BackendStates states(clock, CooldownPolicy{});
+  routing::PoolMember m{"east", 1, 1, "", 1000, 10, std::chrono::seconds(60)};
+  const routing::RoutingTable table({m});
+  routing::BackendStates states(clock, routing::CooldownPolicy{});
   states.track(table);
-  Metrics metrics(std::vector<Metrics::BackendInfo>{{"east", ""}});
+  telemetry::Metrics metrics(std::vector<telemetry::Metrics::BackendInfo>{{"east", ""}});
   ASSERT_TRUE(states.reserve(table.member(0), "gpt-4o", 250));
-  RequestRecord rec;
+  telemetry::RequestRecord rec;
   rec.deployment = "gpt-4o";
   rec.served_by = 0;
   rec.status = 200;
   rec.add_attempt().backend = 0;
   metrics.on_request(rec);
 
-  const auto snap = snapshot_pool(table, states, cfg.backends);
+  const auto snap = admin::snapshot_pool(table, states, cfg.backends);
   const auto j = build_status(metrics.snapshot(), snap);
   const auto& east = j["backends"][0];
   EXPECT_EQ(east["quota"]["tokens_per_window"], 1000);
@@ -492,18 +494,18 @@ TEST(StatusQuota, DeclaredQuotaUsageShowsInStatusAndMetrics) {
 }
 
 TEST(StatusQuota, OnlyTheLimitsDeclaredAreShown) {
-  ManualClock clock;
-  Config cfg;
-  BackendConfig b;
+  base::ManualClock clock;
+  config::Config cfg;
+  config::BackendConfig b;
   b.name = "east";
   cfg.backends.push_back(b);
-  PoolMember m{"east", 1, 1, "", 0, 10, std::chrono::seconds(60)};  // BACKEND_1_RPM only
-  const RoutingTable table({m});
-  BackendStates states(clock, CooldownPolicy{});
+  routing::PoolMember m{"east", 1, 1, "", 0, 10, std::chrono::seconds(60)};  // BACKEND_1_RPM only
+  const routing::RoutingTable table({m});
+  routing::BackendStates states(clock, routing::CooldownPolicy{});
   states.track(table);
-  Metrics metrics(std::vector<Metrics::BackendInfo>{{"east", ""}});
+  telemetry::Metrics metrics(std::vector<telemetry::Metrics::BackendInfo>{{"east", ""}});
   ASSERT_TRUE(states.reserve(table.member(0), "gpt-4o", 250));
-  const auto j = build_status(metrics.snapshot(), snapshot_pool(table, states, cfg.backends));
+  const auto j = build_status(metrics.snapshot(), admin::snapshot_pool(table, states, cfg.backends));
   const auto& quota = j["backends"][0]["quota"];
   EXPECT_FALSE(quota.contains("tokens_per_window")) << quota;
   EXPECT_EQ(quota["requests_per_window"], 10);
@@ -516,15 +518,15 @@ namespace smartlb {
 namespace {
 
 TEST(StatusRules, RulesAndTheirTargetsShowInStatus) {
-  Metrics metrics(std::vector<Metrics::BackendInfo>{{"east", ""}});
-  PoolSnapshot p;
+  telemetry::Metrics metrics(std::vector<telemetry::Metrics::BackendInfo>{{"east", ""}});
+  admin::PoolSnapshot p;
   p.config_hash = "abc123";
-  RuleStatus r;
+  admin::RuleStatus r;
   r.id = "fast";
-  r.type = RuleType::Latency;
+  r.type = config::RuleType::Latency;
   r.models = {"gpt-4o"};
   r.metadata = {{"env", "dev"}};
-  RuleStatus::Target t;
+  admin::RuleStatus::Target t;
   t.id = "east/gpt-4o";
   t.backend = "east";
   t.upstream_name = "gpt-4o-0806";
@@ -552,8 +554,8 @@ TEST(StatusRules, RulesAndTheirTargetsShowInStatus) {
 
 TEST(StatusRules, BackendsAreShownByIdAfterAReloadRemovedOne) {
   // Ids 0 (removed by a reload) and 1: metrics and pool must agree on which is which.
-  Metrics metrics(std::vector<Metrics::BackendInfo>{{"gone", ""}, {"kept", ""}});
-  PoolSnapshot p;
+  telemetry::Metrics metrics(std::vector<telemetry::Metrics::BackendInfo>{{"gone", ""}, {"kept", ""}});
+  admin::PoolSnapshot p;
   p.backends.resize(2);
   p.backends[0].present = false;
   p.backends[1].name = "kept";
@@ -567,36 +569,36 @@ TEST(StatusRules, BackendsAreShownByIdAfterAReloadRemovedOne) {
 }
 
 // A broker that leaves every lease shared and answers nothing: what /status shows of a lease.
-struct SilentBroker : LeaseBroker {
-  void attach(SharedLease& lease) override {
+struct SilentBroker : routing::LeaseBroker {
+  void attach(routing::SharedLease& lease) override {
     std::lock_guard lock(lease.mutex);
     lease.quota.set_shared(true, 2);
   }
-  void send(SharedLease&, const LeasedQuota::Ask&) override {}
+  void send(routing::SharedLease&, const routing::LeasedQuota::Ask&) override {}
 };
 
 TEST(StatusQuota, ASharedQuotasLeaseShowsInStatus) {
-  ManualClock clock;
-  Config cfg;
-  BackendConfig b;
+  base::ManualClock clock;
+  config::Config cfg;
+  config::BackendConfig b;
   b.name = "east";
   cfg.backends.push_back(b);
-  PoolMember m{"east", 1, 1, "", 100'000, 0, std::chrono::seconds(60)};
-  const RoutingTable table({m});
-  BackendStates states(clock, CooldownPolicy{});
+  routing::PoolMember m{"east", 1, 1, "", 100'000, 0, std::chrono::seconds(60)};
+  const routing::RoutingTable table({m});
+  routing::BackendStates states(clock, routing::CooldownPolicy{});
   SilentBroker broker;
   states.set_lease_broker(&broker);
   states.track(table);
-  Metrics metrics(std::vector<Metrics::BackendInfo>{{"east", ""}});
+  telemetry::Metrics metrics(std::vector<telemetry::Metrics::BackendInfo>{{"east", ""}});
   ASSERT_TRUE(states.reserve(table.member(0), "gpt-4o", 250)) << "on credit, before any answer";
-  RequestRecord rec;  // the deployment has a metrics label: /status lists it
+  telemetry::RequestRecord rec;  // the deployment has a metrics label: /status lists it
   rec.deployment = "gpt-4o";
   rec.served_by = 0;
   rec.status = 200;
   rec.add_attempt().backend = 0;
   metrics.on_request(rec);
 
-  const auto j = build_status(metrics.snapshot(), snapshot_pool(table, states, cfg.backends));
+  const auto j = build_status(metrics.snapshot(), admin::snapshot_pool(table, states, cfg.backends));
   ASSERT_EQ(j["backends"][0]["deployments"].size(), 1u);
   const auto& lease = j["backends"][0]["deployments"][0]["lease"];
   EXPECT_EQ(lease["tokens"]["shared"], true);
@@ -609,30 +611,30 @@ TEST(StatusQuota, ASharedQuotasLeaseShowsInStatus) {
 // shows under the name its state is kept under, the backend's own name for it, in /status and
 // in the metrics, as do the requests it served.
 TEST(StatusQuota, ATargetsQuotaShowsUnderTheDeploymentItsBackendServes) {
-  ManualClock clock;
-  Config cfg;
-  BackendConfig b;
+  base::ManualClock clock;
+  config::Config cfg;
+  config::BackendConfig b;
   b.name = "east";
   b.url.host_header = "east.example.com";
   cfg.backends.push_back(b);
-  const RoutingTable backends({PoolMember{"east", 1, 1, ""}});
-  PoolMember target{"east", 1, 1, "gpt-4o-0806", 0, 4, std::chrono::seconds(60)};
-  const RoutingTable rule({target});
-  BackendStates states(clock, CooldownPolicy{});
+  const routing::RoutingTable backends({routing::PoolMember{"east", 1, 1, ""}});
+  routing::PoolMember target{"east", 1, 1, "gpt-4o-0806", 0, 4, std::chrono::seconds(60)};
+  const routing::RoutingTable rule({target});
+  routing::BackendStates states(clock, routing::CooldownPolicy{});
   states.track(backends);
-  Metrics metrics(std::vector<Metrics::BackendInfo>{{"east", ""}});
+  telemetry::Metrics metrics(std::vector<telemetry::Metrics::BackendInfo>{{"east", ""}});
   ASSERT_TRUE(states.reserve(rule.member(0), "gpt-4o", 200));
-  RequestRecord rec;
+  telemetry::RequestRecord rec;
   rec.deployment = "gpt-4o";  // what the client asked for
   rec.served_by = 0;
   rec.status = 200;
-  AttemptRecord& a = rec.add_attempt();
+  telemetry::AttemptRecord& a = rec.add_attempt();
   a.backend = 0;
   a.deployment = "gpt-4o-0806";
   metrics.on_request(rec);
 
-  const RoutingTable* rules[] = {&rule};
-  const auto snap = snapshot_pool(backends, states, cfg.backends, rules);
+  const routing::RoutingTable* rules[] = {&rule};
+  const auto snap = admin::snapshot_pool(backends, states, cfg.backends, rules);
   const auto j = build_status(metrics.snapshot(), snap);
   const auto& east = j["backends"][0];
   EXPECT_FALSE(east.contains("quota")) << "the backend declares none";

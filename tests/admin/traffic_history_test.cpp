@@ -5,16 +5,18 @@
 namespace smartlb {
 namespace {
 
-MetricsSnapshot totals(std::uint64_t requests, std::uint64_t throttled, std::uint64_t failovers,
-                       std::vector<std::uint64_t> served, double served_seconds) {
-  MetricsSnapshot m;
-  m.counters[CounterKey{CounterKind::Requests, 0, 0, 200}] = requests - throttled;
-  m.counters[CounterKey{CounterKind::Requests, Metrics::kNoBackend, 0, 429}] = throttled;
-  m.counters[CounterKey{CounterKind::ClientThrottled, Metrics::kNoBackend, 0, 0}] = throttled;
-  m.counters[CounterKey{CounterKind::Failovers, 0, 0, 1}] = failovers;
+telemetry::MetricsSnapshot totals(std::uint64_t requests, std::uint64_t throttled, std::uint64_t failovers,
+                                  std::vector<std::uint64_t> served, double served_seconds) {
+  telemetry::MetricsSnapshot m;
+  m.counters[telemetry::CounterKey{telemetry::CounterKind::Requests, 0, 0, 200}] = requests - throttled;
+  m.counters[telemetry::CounterKey{telemetry::CounterKind::Requests, telemetry::Metrics::kNoBackend, 0,
+                                   429}] = throttled;
+  m.counters[telemetry::CounterKey{telemetry::CounterKind::ClientThrottled, telemetry::Metrics::kNoBackend, 0,
+                                   0}] = throttled;
+  m.counters[telemetry::CounterKey{telemetry::CounterKind::Failovers, 0, 0, 1}] = failovers;
   std::uint64_t count = 0;
   for (const auto s : served) {
-    BackendMetrics b;
+    telemetry::BackendMetrics b;
     b.served = s;
     m.backends.push_back(b);
     count += s;
@@ -25,12 +27,12 @@ MetricsSnapshot totals(std::uint64_t requests, std::uint64_t throttled, std::uin
 }
 
 TEST(TrafficHistory, EachSampleIsWhatChangedSinceThePreviousRead) {
-  TrafficHistory h;
+  admin::TrafficHistory h;
   h.add(totals(100, 0, 0, {60, 40}, 10), 1000);  // the baseline: no sample
   EXPECT_TRUE(h.samples().empty());
   h.add(totals(300, 20, 5, {150, 130}, 28), 1010);
   ASSERT_EQ(h.samples().size(), 1u);
-  const TrafficSample& s = h.samples().back();
+  const admin::TrafficSample& s = h.samples().back();
   EXPECT_EQ(s.requests, 200u);
   EXPECT_EQ(s.throttled, 20u);
   EXPECT_EQ(s.failovers, 5u);
@@ -44,7 +46,7 @@ TEST(TrafficHistory, EachSampleIsWhatChangedSinceThePreviousRead) {
 }
 
 TEST(TrafficHistory, KeepsOnlyTheLastSamples) {
-  TrafficHistory h(3);
+  admin::TrafficHistory h(3);
   for (int i = 0; i <= 5; ++i) h.add(totals(10 * (i + 1), 0, 0, {1u + i}, 0), 1000 + i);
   ASSERT_EQ(h.samples().size(), 3u);
   EXPECT_EQ(h.samples().front().unix_time, 1003);

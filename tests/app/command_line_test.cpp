@@ -7,9 +7,9 @@
 namespace smartlb {
 namespace {
 
-CommandLine parse(std::vector<const char*> args) {
+app::CommandLine parse(std::vector<const char*> args) {
   args.insert(args.begin(), "smartlb");
-  return parse_command_line(static_cast<int>(args.size()), args.data());
+  return app::parse_command_line(static_cast<int>(args.size()), args.data());
 }
 
 TEST(CommandLine, TakesTheConfigFileEitherWay) {

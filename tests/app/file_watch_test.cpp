@@ -51,11 +51,11 @@ void write(const fs::path& p, const std::string& text) {
 TEST(FileStamp, DiffersWhenTheContentsChangeSize) {
   const fs::path dir = temp_dir();
   write(dir / "a", "one");
-  const FileStamp first = stamp_of(dir / "a");
+  const app::FileStamp first = app::stamp_of(dir / "a");
   EXPECT_TRUE(first.exists);
   write(dir / "a", "three");
-  EXPECT_NE(stamp_of(dir / "a"), first);
-  EXPECT_FALSE(stamp_of(dir / "missing").exists);
+  EXPECT_NE(app::stamp_of(dir / "a"), first);
+  EXPECT_FALSE(app::stamp_of(dir / "missing").exists);
   fs::remove_all(dir);
 }
 
@@ -72,7 +72,7 @@ TEST(FileWatch, CallsBackOncePerChangeAndAfterASymlinkSwap) {
   Changes changes;
   {
     const std::string path = (dir / "config.yaml").string();
-    FileWatch watch(path, stamp_of(path), std::chrono::milliseconds(5), [&] { changes.add(); });
+    app::FileWatch watch(path, app::stamp_of(path), std::chrono::milliseconds(5), [&] { changes.add(); });
     // Swap the directory link atomically, as kubelet does.
     fs::create_directory_symlink(dir / "v2", dir / "..data_tmp");
     fs::rename(dir / "..data_tmp", dir / "..data");
@@ -88,11 +88,12 @@ TEST(FileWatch, CallsBackOncePerChangeAndAfterASymlinkSwap) {
 TEST(FileWatch, AChangeBeforeTheWatchStartsIsNotMissed) {
   const fs::path dir = temp_dir();
   write(dir / "c.yaml", "first\n");
-  const FileStamp loaded = stamp_of((dir / "c.yaml").string());  // the version the caller read
-  write(dir / "c.yaml", "second, longer\n");                     // changed before the watch exists
+  const app::FileStamp loaded = app::stamp_of((dir / "c.yaml").string());  // the version the caller read
+  write(dir / "c.yaml", "second, longer\n");                               // changed before the watch exists
   Changes changes;
   {
-    FileWatch watch((dir / "c.yaml").string(), loaded, std::chrono::milliseconds(5), [&] { changes.add(); });
+    app::FileWatch watch((dir / "c.yaml").string(), loaded, std::chrono::milliseconds(5),
+                         [&] { changes.add(); });
     ASSERT_TRUE(changes.reach(1)) << "the change made before the watch was lost";
   }
   EXPECT_EQ(changes.seen(), 1);

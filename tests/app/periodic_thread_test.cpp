@@ -18,7 +18,7 @@ TEST(PeriodicThread, CallsItsFunctionAgainAndAgainOnItsOwnThread) {
   int ticks = 0;
   std::thread::id where;
   {
-    PeriodicThread thread(1ms, [&] {
+    app::PeriodicThread thread(1ms, [&] {
       std::lock_guard lock(mutex);
       ++ticks;
       where = std::this_thread::get_id();
@@ -34,7 +34,7 @@ TEST(PeriodicThread, StopsWithoutWaitingOutItsInterval) {
   // An hour's interval: if destruction waited for it, the test would time out.
   int ticks = 0;
   {
-    PeriodicThread thread(std::chrono::hours(1), [&] { ++ticks; });
+    app::PeriodicThread thread(std::chrono::hours(1), [&] { ++ticks; });
   }
   EXPECT_EQ(ticks, 0);
 }

@@ -5,8 +5,8 @@
 namespace smartlb {
 namespace {
 
-RedisUrl url(std::string host, std::string password = "") {
-  RedisUrl u;
+config::RedisUrl url(std::string host, std::string password = "") {
+  config::RedisUrl u;
   u.tls = true;
   u.host = std::move(host);
   u.port = 6380;
@@ -17,10 +17,10 @@ RedisUrl url(std::string host, std::string password = "") {
 // Redis is connected, and what is shared through it set up, at start: a reload that adds,
 // changes or drops it says that it waits for a restart.
 TEST(ReloadNotes, ARedisSectionAddedByAReloadNeedsARestart) {
-  Config running, loaded;
+  config::Config running, loaded;
   loaded.redis.url = url("cache.example.net", "s3cret-password");
   loaded.redis.key_prefix = "prod:";
-  const auto notes = settings_needing_restart(running, loaded);
+  const auto notes = app::settings_needing_restart(running, loaded);
   ASSERT_EQ(notes.size(), 2u);
   EXPECT_EQ(
       notes[0],
@@ -34,21 +34,21 @@ TEST(ReloadNotes, ARedisSectionAddedByAReloadNeedsARestart) {
 }
 
 TEST(ReloadNotes, APasswordChangeIsNamedWithoutThePassword) {
-  Config running, loaded;
+  config::Config running, loaded;
   running.redis.url = url("cache.example.net", "old-password");
   loaded.redis.url = url("cache.example.net", "new-password");
-  const auto notes = settings_needing_restart(running, loaded);
+  const auto notes = app::settings_needing_restart(running, loaded);
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].find("(the password changed)"), std::string::npos) << notes[0];
   EXPECT_EQ(notes[0].find("password-"), std::string::npos) << notes[0];
 }
 
 TEST(ReloadNotes, AReloadThatKeepsTheStartOnlySettingsSaysNothing) {
-  Config running;
+  config::Config running;
   running.redis.url = url("cache.example.net", "pw");
-  Config loaded = running;
+  config::Config loaded = running;
   loaded.backends.emplace_back();  // routing changes are what a reload applies
-  EXPECT_TRUE(settings_needing_restart(running, loaded).empty());
+  EXPECT_TRUE(app::settings_needing_restart(running, loaded).empty());
 }
 
 }  // namespace

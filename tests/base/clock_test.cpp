@@ -10,29 +10,29 @@ namespace smartlb {
 namespace {
 
 TEST(SystemClock, CoarseNowIsNowsTimelineNeverAhead) {
-  const SystemClock clock;
+  const base::SystemClock clock;
   for (int i = 0; i < 1000; ++i) {
-    const MonoNanos coarse = clock.coarse_now();
-    const MonoNanos fine = clock.now();
+    const base::MonoNanos coarse = clock.coarse_now();
+    const base::MonoNanos fine = clock.now();
     ASSERT_LE(coarse, fine);  // read first, and it lags: never ahead
     // The same epoch: another clock (boot time, wall time) would be off by far more than the
     // tick or two that a coarse reading can lag (this is no timing bound on the machine).
-    ASSERT_LT(fine - coarse, std::chrono::duration_cast<Nanos>(std::chrono::seconds(1)).count());
+    ASSERT_LT(fine - coarse, std::chrono::duration_cast<base::Nanos>(std::chrono::seconds(1)).count());
   }
 }
 
 TEST(SystemClock, CoarseNowNeverGoesBack) {
-  const SystemClock clock;
-  MonoNanos last = clock.coarse_now();
+  const base::SystemClock clock;
+  base::MonoNanos last = clock.coarse_now();
   for (int i = 0; i < 1000; ++i) {
-    const MonoNanos t = clock.coarse_now();
+    const base::MonoNanos t = clock.coarse_now();
     ASSERT_GE(t, last);
     last = t;
   }
 }
 
 TEST(ManualClock, CoarseNowIsNow) {
-  ManualClock clock;
+  base::ManualClock clock;
   clock.advance(std::chrono::milliseconds(3));
   EXPECT_EQ(clock.coarse_now(), clock.now());
 }

@@ -10,7 +10,7 @@ namespace smartlb {
 namespace {
 
 TEST(Published, ReadersKeepTheValueTheyTookWhileANewOneIsPublished) {
-  Published<int> p(std::make_shared<const int>(1));
+  base::Published<int> p(std::make_shared<const int>(1));
   const auto v1 = p.version();
   const auto held = p.current();
   p.publish(std::make_shared<const int>(2));
@@ -23,7 +23,7 @@ TEST(Published, ConcurrentReadersAlwaysSeeAWholeValue) {
   struct Pair {
     int a, b;
   };
-  Published<Pair> p(std::make_shared<const Pair>(Pair{0, 0}));
+  base::Published<Pair> p(std::make_shared<const Pair>(Pair{0, 0}));
   std::atomic<bool> torn{false};
   std::vector<std::thread> readers;
   for (int r = 0; r < 2; ++r)

@@ -10,39 +10,41 @@ namespace {
 
 using namespace std::chrono;
 
-const WallTime kWall = sys_days(year(2026) / November / 25) + hours(10);
+const base::WallTime kWall = sys_days(year(2026) / November / 25) + hours(10);
 
 struct Admission : ::testing::Test {
-  ManualClock clock;
-  BudgetRegistry registry;
-  BudgetTime at() const { return {clock.now(), kWall}; }
+  base::ManualClock clock;
+  clients::BudgetRegistry registry;
+  clients::BudgetTime at() const { return {clock.now(), kWall}; }
 
-  Policy policy() {
-    Policy p;
-    ClientConfig alice;
+  config::Policy policy() {
+    config::Policy p;
+    config::ClientConfig alice;
     alice.name = "alice";
     alice.subjects = {"team:search", "tier:free"};
     alice.limits.tokens_per_minute = 1000;
     p.clients.push_back(alice);
-    ClientConfig bob;
+    config::ClientConfig bob;
     bob.name = "bob";
     bob.subjects = {"team:search"};
     p.clients.push_back(bob);
-    p.subject_limits.push_back(SubjectLimit{"team:search", true, ClientLimits{.tokens_per_minute = 1500}});
-    p.subject_limits.push_back(SubjectLimit{"tier:free", false, ClientLimits{.requests_per_minute = 2}});
+    p.subject_limits.push_back(
+        config::SubjectLimit{"team:search", true, config::ClientLimits{.tokens_per_minute = 1500}});
+    p.subject_limits.push_back(
+        config::SubjectLimit{"tier:free", false, config::ClientLimits{.requests_per_minute = 2}});
     return p;
   }
 };
 
-ClientIdentity who(std::string_view name, const std::vector<std::string>& subjects) {
-  return ClientIdentity{name, subjects, name};
+clients::ClientIdentity who(std::string_view name, const std::vector<std::string>& subjects) {
+  return clients::ClientIdentity{name, subjects, name};
 }
 
 TEST_F(Admission, ACallerCountsAgainstItsOwnItsTeamsAndItsSubjectsBudgets) {
-  const BudgetPlan plan(policy(), registry);
+  const clients::BudgetPlan plan(policy(), registry);
   const std::vector<std::string> alice_subjects = {"team:search", "tier:free"},
                                  bob_subjects = {"team:search"};
-  BudgetPlan::Budgets budgets;
+  clients::BudgetPlan::Budgets budgets;
   EXPECT_EQ(plan.budgets_for(who("alice", alice_subjects), budgets), 3u);
   EXPECT_EQ(plan.budgets_for(who("bob", bob_subjects), budgets), 1u);
   const std::vector<std::string> none;
@@ -50,13 +52,13 @@ TEST_F(Admission, ACallerCountsAgainstItsOwnItsTeamsAndItsSubjectsBudgets) {
 }
 
 TEST_F(Admission, ATeamBudgetIsSharedAndARefusalChargesNoBudget) {
-  const BudgetPlan plan(policy(), registry);
+  const clients::BudgetPlan plan(policy(), registry);
   const std::vector<std::string> alice_subjects = {"team:search", "tier:free"},
                                  bob_subjects = {"team:search"};
-  BudgetPlan::Budgets a, b;
-  BudgetAdmission alice(a, plan.budgets_for(who("alice", alice_subjects), a));
+  clients::BudgetPlan::Budgets a, b;
+  clients::BudgetAdmission alice(a, plan.budgets_for(who("alice", alice_subjects), a));
   ASSERT_FALSE(alice.admit(900, at()));
-  BudgetAdmission bob(b, plan.budgets_for(who("bob", bob_subjects), b));
+  clients::BudgetAdmission bob(b, plan.budgets_for(who("bob", bob_subjects), b));
   const auto refused = bob.admit(700, at());  // the team has 600 left
   ASSERT_TRUE(refused);
   EXPECT_EQ(refused->by.owner, "subject");
@@ -68,47 +70,49 @@ TEST_F(Admission, ATeamBudgetIsSharedAndARefusalChargesNoBudget) {
 
   // alice's own budget admits 100 more, her per-caller "tier:free" budget one more request;
   // the team's refuses 700 and must not keep alice's charges either.
-  BudgetAdmission again(a, plan.budgets_for(who("alice", alice_subjects), a));
+  clients::BudgetAdmission again(a, plan.budgets_for(who("alice", alice_subjects), a));
   ASSERT_TRUE(again.admit(700, at()));
-  BudgetAdmission small(a, plan.budgets_for(who("alice", alice_subjects), a));
+  clients::BudgetAdmission small(a, plan.budgets_for(who("alice", alice_subjects), a));
   EXPECT_FALSE(small.admit(100, at()));  // the second request of tier:free's two
 }
 
 TEST_F(Admission, EachCallerOfASubjectHasABudgetOfItsOwn) {
-  Policy p;
-  p.subject_limits.push_back(SubjectLimit{"*", false, ClientLimits{.requests_per_minute = 1}});
-  const BudgetPlan plan(p, registry);
+  config::Policy p;
+  p.subject_limits.push_back(
+      config::SubjectLimit{"*", false, config::ClientLimits{.requests_per_minute = 1}});
+  const clients::BudgetPlan plan(p, registry);
   const std::vector<std::string> none;
-  BudgetPlan::Budgets x;
+  clients::BudgetPlan::Budgets x;
   for (std::string_view principal : {"user:1", "user:2"}) {
-    BudgetAdmission first(x, plan.budgets_for(ClientIdentity{"entra", none, principal}, x));
+    clients::BudgetAdmission first(x, plan.budgets_for(clients::ClientIdentity{"entra", none, principal}, x));
     EXPECT_FALSE(first.admit(1, at())) << principal;
-    BudgetAdmission second(x, plan.budgets_for(ClientIdentity{"entra", none, principal}, x));
+    clients::BudgetAdmission second(x,
+                                    plan.budgets_for(clients::ClientIdentity{"entra", none, principal}, x));
     EXPECT_TRUE(second.admit(1, at())) << principal;
   }
   EXPECT_EQ(registry.size(), 2u);
 }
 
 TEST_F(Admission, SettlingCorrectsEveryBudgetOnce) {
-  const BudgetPlan plan(policy(), registry);
+  const clients::BudgetPlan plan(policy(), registry);
   const std::vector<std::string> alice_subjects = {"team:search", "tier:free"};
-  BudgetPlan::Budgets a;
-  BudgetAdmission alice(a, plan.budgets_for(who("alice", alice_subjects), a));
+  clients::BudgetPlan::Budgets a;
+  clients::BudgetAdmission alice(a, plan.budgets_for(who("alice", alice_subjects), a));
   ASSERT_FALSE(alice.admit(900, at()));
   alice.settle(100, at());
   alice.settle(50, at());  // ignored: settled already
   for (const auto& e : registry.entries()) {
-    if (split_budget_key(e.key).caller.empty()) {
+    if (clients::split_budget_key(e.key).caller.empty()) {
       EXPECT_EQ(e.budget->state(at()).tokens_minute_used, 100) << e.key;
     }
   }
 }
 
 TEST_F(Admission, HeadersTellTheTightestBudget) {
-  const BudgetPlan plan(policy(), registry);
+  const clients::BudgetPlan plan(policy(), registry);
   const std::vector<std::string> alice_subjects = {"team:search", "tier:free"};
-  BudgetPlan::Budgets a;
-  BudgetAdmission alice(a, plan.budgets_for(who("alice", alice_subjects), a));
+  clients::BudgetPlan::Budgets a;
+  clients::BudgetAdmission alice(a, plan.budgets_for(who("alice", alice_subjects), a));
   ASSERT_FALSE(alice.admit(400, at()));
   std::string fields;
   alice.append_fields(fields);
@@ -122,16 +126,16 @@ TEST_F(Admission, HeadersTellTheTightestBudget) {
 // A 429's x-ratelimit-reset-tokens is its Retry-After: when the request fits again, not when
 // the whole minute is free (which here is 5 s later: the second charge's bucket).
 TEST_F(Admission, ARefusalsResetIsItsRetryAfter) {
-  Policy p;
-  ClientConfig alice;
+  config::Policy p;
+  config::ClientConfig alice;
   alice.name = "alice";
   alice.limits.tokens_per_minute = 1000;
   p.clients.push_back(alice);
-  const BudgetPlan plan(p, registry);
+  const clients::BudgetPlan plan(p, registry);
   const std::vector<std::string> none;
-  BudgetPlan::Budgets a;
+  clients::BudgetPlan::Budgets a;
   const auto admit = [&](std::int64_t tokens) {
-    BudgetAdmission admission(a, plan.budgets_for(who("alice", none), a));
+    clients::BudgetAdmission admission(a, plan.budgets_for(who("alice", none), a));
     auto refused = admission.admit(tokens, at());
     std::string fields;
     admission.append_fields(fields);
@@ -143,7 +147,8 @@ TEST_F(Admission, ARefusalsResetIsItsRetryAfter) {
   clock.advance(seconds(5));
   const auto [refused, fields] = admit(200);
   ASSERT_TRUE(refused);
-  EXPECT_EQ(format_reset(refused->refusal.retry_after), "51s");  // the first charge leaves the window
+  EXPECT_EQ(clients::format_reset(refused->refusal.retry_after),
+            "51s");  // the first charge leaves the window
   EXPECT_EQ(fields,
             "x-ratelimit-limit-tokens: 1000\r\nx-ratelimit-remaining-tokens: 100\r\n"
             "x-ratelimit-reset-tokens: 51s\r\n");
@@ -153,10 +158,10 @@ TEST_F(Admission, ARefusalsResetIsItsRetryAfter) {
 // the tightest of all the caller's budgets (here tier:free's requests, not the refusing budget's
 // none).
 TEST_F(Admission, ARefusalsHeadersTellTheLimitThatRefusedAndTheTightestOtherwise) {
-  const BudgetPlan plan(policy(), registry);
+  const clients::BudgetPlan plan(policy(), registry);
   const std::vector<std::string> alice_subjects = {"team:search", "tier:free"};
-  BudgetPlan::Budgets a;
-  BudgetAdmission first(a, plan.budgets_for(who("alice", alice_subjects), a));
+  clients::BudgetPlan::Budgets a;
+  clients::BudgetAdmission first(a, plan.budgets_for(who("alice", alice_subjects), a));
   ASSERT_FALSE(first.admit(900, at()));
   std::string admitted;
   first.append_fields(admitted);
@@ -166,7 +171,7 @@ TEST_F(Admission, ARefusalsHeadersTellTheLimitThatRefusedAndTheTightestOtherwise
             "x-ratelimit-limit-tokens: 1000\r\nx-ratelimit-remaining-tokens: 100\r\n"
             "x-ratelimit-reset-tokens: 1m1s\r\n");
   clock.advance(seconds(10));
-  BudgetAdmission second(a, plan.budgets_for(who("alice", alice_subjects), a));
+  clients::BudgetAdmission second(a, plan.budgets_for(who("alice", alice_subjects), a));
   const auto refused = second.admit(200, at());
   ASSERT_TRUE(refused);
   EXPECT_EQ(refused->by.owner, "client");
@@ -177,22 +182,23 @@ TEST_F(Admission, ARefusalsHeadersTellTheLimitThatRefusedAndTheTightestOtherwise
             "x-ratelimit-reset-requests: 51s\r\n"
             "x-ratelimit-limit-tokens: 1000\r\nx-ratelimit-remaining-tokens: 100\r\n"
             "x-ratelimit-reset-tokens: " +
-                format_reset(refused->refusal.retry_after) + "\r\n");
-  EXPECT_EQ(format_reset(refused->refusal.retry_after), "51s");
+                clients::format_reset(refused->refusal.retry_after) + "\r\n");
+  EXPECT_EQ(clients::format_reset(refused->refusal.retry_after), "51s");
 }
 
 TEST(FormatReset, WritesDurationsTheWayOpenAIDoes) {
-  EXPECT_EQ(format_reset(milliseconds(0)), "0ms");
-  EXPECT_EQ(format_reset(milliseconds(250)), "250ms");
-  EXPECT_EQ(format_reset(milliseconds(1500)), "1.5s");
-  EXPECT_EQ(format_reset(minutes(6)), "6m0s");
-  EXPECT_EQ(format_reset(hours(2) + minutes(3) + seconds(4)), "2h3m4s");
-  EXPECT_EQ(format_reset(microseconds(1)), "1ms");  // rounded up: never "now" too early
+  EXPECT_EQ(clients::format_reset(milliseconds(0)), "0ms");
+  EXPECT_EQ(clients::format_reset(milliseconds(250)), "250ms");
+  EXPECT_EQ(clients::format_reset(milliseconds(1500)), "1.5s");
+  EXPECT_EQ(clients::format_reset(minutes(6)), "6m0s");
+  EXPECT_EQ(clients::format_reset(hours(2) + minutes(3) + seconds(4)), "2h3m4s");
+  EXPECT_EQ(clients::format_reset(microseconds(1)), "1ms");  // rounded up: never "now" too early
 }
 
 TEST(RefusalMessage, SaysWhenARequestCanNeverFit) {
-  BudgetRefused r{BudgetRefusal{BudgetLimit::TokensPerMinute, 1000, 0, 5000, minutes(1)},
-                  {nullptr, "client", "alice"}};
+  clients::BudgetRefused r{
+      clients::BudgetRefusal{clients::BudgetLimit::TokensPerMinute, 1000, 0, 5000, minutes(1)},
+      {nullptr, "client", "alice"}};
   EXPECT_EQ(refusal_message(r),
             "Request too large for client 'alice' on tokens per min (TPM): Limit 1000, Requested 5000. The "
             "input or "
@@ -200,15 +206,15 @@ TEST(RefusalMessage, SaysWhenARequestCanNeverFit) {
 }
 
 TEST_F(Admission, ACostBudgetsHeadersAreInCurrencyUnits) {
-  Policy p;
-  ClientConfig alice;
+  config::Policy p;
+  config::ClientConfig alice;
   alice.name = "alice";
-  alice.limits = ClientLimits{.tokens_per_minute = 1000, .cost_per_day = 5 * kPicoPerUnit};
+  alice.limits = config::ClientLimits{.tokens_per_minute = 1000, .cost_per_day = 5 * cost::kPicoPerUnit};
   p.clients.push_back(alice);
-  const BudgetPlan plan(p, registry);
-  BudgetPlan::Budgets a;
+  const clients::BudgetPlan plan(p, registry);
+  clients::BudgetPlan::Budgets a;
   const std::vector<std::string> none;
-  BudgetAdmission admission(a, plan.budgets_for(who("alice", none), a));
+  clients::BudgetAdmission admission(a, plan.budgets_for(who("alice", none), a));
   EXPECT_TRUE(admission.counts_cost());
   ASSERT_FALSE(admission.admit(400, 5'060'000'000, at()));  // $0.00506
   std::string fields;
@@ -223,17 +229,17 @@ TEST_F(Admission, ACostBudgetsHeadersAreInCurrencyUnits) {
 }
 
 TEST_F(Admission, ARefusalOfACostBudgetShowsTheCostLimitInItsHeaders) {
-  Policy p;
-  ClientConfig alice;
+  config::Policy p;
+  config::ClientConfig alice;
   alice.name = "alice";
-  alice.limits = ClientLimits{.cost_per_day = kPicoPerUnit / 100};  // one cent a day
+  alice.limits = config::ClientLimits{.cost_per_day = cost::kPicoPerUnit / 100};  // one cent a day
   p.clients.push_back(alice);
-  const BudgetPlan plan(p, registry);
-  BudgetPlan::Budgets a;
+  const clients::BudgetPlan plan(p, registry);
+  clients::BudgetPlan::Budgets a;
   const std::vector<std::string> none;
-  BudgetAdmission first(a, plan.budgets_for(who("alice", none), a));
+  clients::BudgetAdmission first(a, plan.budgets_for(who("alice", none), a));
   ASSERT_FALSE(first.admit(0, 6'000'000'000, at()));
-  BudgetAdmission second(a, plan.budgets_for(who("alice", none), a));
+  clients::BudgetAdmission second(a, plan.budgets_for(who("alice", none), a));
   const auto refused = second.admit(0, 5'000'000'000, at());
   ASSERT_TRUE(refused);
   std::string fields;
@@ -249,20 +255,20 @@ TEST_F(Admission, ARefusalOfACostBudgetShowsTheCostLimitInItsHeaders) {
 // A request's in-flight slots are given back by release(), and by the admission's end when
 // nobody said (a connection gone): never held forever.
 TEST_F(Admission, InFlightSlotsAreGivenBackByReleaseOrByTheAdmissionsEnd) {
-  Policy p;
-  p.subject_limits.push_back(SubjectLimit{"*", false, ClientLimits{.max_in_flight = 1}});
-  const BudgetPlan plan(p, registry);
+  config::Policy p;
+  p.subject_limits.push_back(config::SubjectLimit{"*", false, config::ClientLimits{.max_in_flight = 1}});
+  const clients::BudgetPlan plan(p, registry);
   const std::vector<std::string> none;
-  BudgetPlan::Budgets budgets;
+  clients::BudgetPlan::Budgets budgets;
   const std::size_t n = plan.budgets_for(who("carol", none), budgets);
   ASSERT_EQ(n, 1u);
   {
-    BudgetAdmission first(budgets, n);
+    clients::BudgetAdmission first(budgets, n);
     EXPECT_FALSE(first.admit(1, at()));
-    BudgetAdmission second(budgets, n);
+    clients::BudgetAdmission second(budgets, n);
     const auto refused = second.admit(1, at());
     ASSERT_TRUE(refused);
-    EXPECT_EQ(refused->refusal.limit, BudgetLimit::InFlight);
+    EXPECT_EQ(refused->refusal.limit, clients::BudgetLimit::InFlight);
     EXPECT_EQ(refusal_message(*refused),
               "Too many requests in flight for client 'carol': Limit 1, In flight 1. Please try again in 1s "
               "or when "
@@ -273,11 +279,11 @@ TEST_F(Admission, InFlightSlotsAreGivenBackByReleaseOrByTheAdmissionsEnd) {
     first.release();
     EXPECT_FALSE(second.admit(1, at()));
     // Replaced by the next request's admission (a keep-alive connection): the slot is free.
-    second = BudgetAdmission(budgets, n);
+    second = clients::BudgetAdmission(budgets, n);
     EXPECT_FALSE(second.admit(1, at()));
   }
   // Both ended without release(): nothing is held.
-  BudgetAdmission third(budgets, n);
+  clients::BudgetAdmission third(budgets, n);
   EXPECT_FALSE(third.admit(1, at()));
 }
 

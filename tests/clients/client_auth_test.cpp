@@ -5,8 +5,8 @@
 namespace smartlb {
 namespace {
 
-ClientAuthenticator from_keys(const std::vector<std::string>& keys) {
-  return ClientAuthenticator(ClientAuthenticator::from_key_list(keys));
+clients::ClientAuthenticator from_keys(const std::vector<std::string>& keys) {
+  return clients::ClientAuthenticator(clients::ClientAuthenticator::from_key_list(keys));
 }
 
 TEST(ClientAuth, DisabledLetsEveryoneInAsTheAnonymousClient) {
@@ -36,7 +36,7 @@ TEST(ClientAuth, KeyListEntriesAreNamedByPositionNeverByTheKey) {
 }
 
 TEST(ClientAuth, IdentityCarriesTheKeysNameAndSubjects) {
-  const ClientAuthenticator a(
+  const clients::ClientAuthenticator a(
       {{"search-app", "k1", {"team:search", "user:alice"}, {}}, {"batch", "k2", {}, {}}});
   const auto who = a.identify("k1", "");
   ASSERT_TRUE(who);

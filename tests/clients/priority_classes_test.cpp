@@ -7,14 +7,14 @@
 namespace smartlb {
 namespace {
 
-PriorityClasses three() {
-  return PriorityClasses({{"interactive", 0, {}, {}},
-                          {"standard", 100, {"team:web"}, {}},
-                          {"batch", 300, {"team:etl"}, {"nightly"}}});
+clients::PriorityClasses three() {
+  return clients::PriorityClasses({{"interactive", 0, {}, {}},
+                                   {"standard", 100, {"team:web"}, {}},
+                                   {"batch", 300, {"team:etl"}, {"nightly"}}});
 }
 
 TEST(PriorityClasses, Defaults_AreInteractiveThenBatchLeavingUpToHalf) {
-  const PriorityClasses c;
+  const clients::PriorityClasses c;
   const auto batch = c.resolve("anyone", {}, "batch");
   ASSERT_TRUE(batch);
   EXPECT_EQ(batch->level, 1u);
@@ -27,7 +27,7 @@ TEST(PriorityClasses, Defaults_AreInteractiveThenBatchLeavingUpToHalf) {
 }
 
 TEST(PriorityClasses, ACallerIsInTheFirstClassThatNamesItsClientOrOneOfItsSubjects) {
-  const PriorityClasses c = three();
+  const clients::PriorityClasses c = three();
   const std::vector<std::string> web{"team:web"}, etl{"team:etl"}, both{"team:etl", "team:web"};
   EXPECT_EQ(c.resolve("app", {}, "")->name, "interactive") << "nothing names it: the first class";
   EXPECT_EQ(c.resolve("app", web, "")->name, "standard");
@@ -37,7 +37,7 @@ TEST(PriorityClasses, ACallerIsInTheFirstClassThatNamesItsClientOrOneOfItsSubjec
 }
 
 TEST(PriorityClasses, ARequestMayLowerItsClassButNeverRaiseIt) {
-  const PriorityClasses c = three();
+  const clients::PriorityClasses c = three();
   const std::vector<std::string> web{"team:web"};
   EXPECT_EQ(c.resolve("app", web, "batch")->name, "batch");
   EXPECT_EQ(c.resolve("app", web, "interactive")->name, "standard") << "asking for more changes nothing";

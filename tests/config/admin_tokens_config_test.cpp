@@ -13,39 +13,39 @@ namespace {
 const std::string kRead = "r3ad-t0ken-0123456789";
 const std::string kWrite = "wr1te-t0ken-0123456789";
 
-std::string errors_of(const ConfigLoadResult& r) {
+std::string errors_of(const config::ConfigLoadResult& r) {
   std::string all;
   for (const auto& e : r.errors) all += e + "\n";
   return all;
 }
-bool has_error(const ConfigLoadResult& r, std::string_view needle) {
+bool has_error(const config::ConfigLoadResult& r, std::string_view needle) {
   return errors_of(r).find(needle) != std::string::npos;
 }
 
-EnvMap with_backend(EnvMap env) {
+config::EnvMap with_backend(config::EnvMap env) {
   env.emplace("BACKEND_1_URL", "http://127.0.0.1:9");
   return env;
 }
 
 TEST(AdminTokensConfig, NoTokensByDefault) {
-  const auto r = load_config_from_env(with_backend({}));
+  const auto r = config::load_config_from_env(with_backend({}));
   ASSERT_TRUE(r.config);
   EXPECT_TRUE(r.config->admin.tokens.empty());
   EXPECT_FALSE(r.config->admin.metrics_open);
 }
 
 TEST(AdminTokensConfig, EntriesAreNamedByRoleAndPlace) {
-  const auto r = load_config_from_env(
+  const auto r = config::load_config_from_env(
       with_backend({{"ADMIN_TOKENS", "read:" + kRead + ", write:" + kWrite + ",write:another-0123456789abc"},
                     {"ADMIN_METRICS_OPEN", "true"}}));
   ASSERT_TRUE(r.config) << errors_of(r);
   const auto& t = r.config->admin.tokens;
   ASSERT_EQ(t.size(), 3u);
   EXPECT_EQ(t[0].name, "read-1");
-  EXPECT_EQ(t[0].role, AdminRole::Read);
+  EXPECT_EQ(t[0].role, config::AdminRole::Read);
   EXPECT_EQ(t[0].token, kRead);
   EXPECT_EQ(t[1].name, "write-1");
-  EXPECT_EQ(t[1].role, AdminRole::Write);
+  EXPECT_EQ(t[1].role, config::AdminRole::Write);
   EXPECT_EQ(t[1].token, kWrite) << "spaces around an entry are not part of it";
   EXPECT_EQ(t[2].name, "write-2");
   EXPECT_TRUE(r.config->admin.metrics_open);
@@ -53,9 +53,9 @@ TEST(AdminTokensConfig, EntriesAreNamedByRoleAndPlace) {
 
 TEST(AdminTokensConfig, BadEntriesRefuseToStartNamingTheVariableNeverTheToken) {
   const std::string short_token = "short-secret";
-  const auto r =
-      load_config_from_env(with_backend({{"ADMIN_TOKENS", "read:" + short_token + ",admin:" + kWrite + "," +
-                                                              kRead + ",write:has space in it!!"}}));
+  const auto r = config::load_config_from_env(
+      with_backend({{"ADMIN_TOKENS", "read:" + short_token + ",admin:" + kWrite + "," + kRead +
+                                         ",write:has space in it!!"}}));
   EXPECT_FALSE(r.config);
   EXPECT_TRUE(has_error(r, "ADMIN_TOKENS: entry 1 (read): the token must be 16 to 512 characters long"))
       << errors_of(r);
@@ -67,27 +67,28 @@ TEST(AdminTokensConfig, BadEntriesRefuseToStartNamingTheVariableNeverTheToken) {
 }
 
 TEST(AdminTokensConfig, ATokenGivenTwiceIsRefused) {
-  const auto r = load_config_from_env(with_backend({{"ADMIN_TOKENS", "read:" + kRead + ",write:" + kRead}}));
+  const auto r =
+      config::load_config_from_env(with_backend({{"ADMIN_TOKENS", "read:" + kRead + ",write:" + kRead}}));
   EXPECT_FALSE(r.config);
   EXPECT_TRUE(has_error(r, "ADMIN_TOKENS: write-1 holds the same token as another entry")) << errors_of(r);
   EXPECT_EQ(errors_of(r).find(kRead), std::string::npos);
 }
 
 TEST(AdminTokensConfig, EmptyAndBadSettingsAreRefused) {
-  EXPECT_TRUE(has_error(load_config_from_env(with_backend({{"ADMIN_TOKENS", ""}})),
+  EXPECT_TRUE(has_error(config::load_config_from_env(with_backend({{"ADMIN_TOKENS", ""}})),
                         "ADMIN_TOKENS: is set but holds no token"));
-  EXPECT_TRUE(has_error(load_config_from_env(with_backend({{"ADMIN_METRICS_OPEN", "maybe"}})),
+  EXPECT_TRUE(has_error(config::load_config_from_env(with_backend({{"ADMIN_METRICS_OPEN", "maybe"}})),
                         "ADMIN_METRICS_OPEN: must be true or false"));
 }
 
 TEST(AdminTokensConfig, TokenRules) {
-  EXPECT_EQ(admin_token_problem("0123456789abcdef"), std::nullopt) << "16 characters";
-  EXPECT_NE(admin_token_problem("0123456789abcde"), std::nullopt) << "15";
-  EXPECT_EQ(admin_token_problem("bG9uZy1lbm91Z2gtYmFzZTY0+/=="), std::nullopt) << "base64 fits";
-  EXPECT_NE(admin_token_problem("==0123456789abcdef"), std::nullopt) << "'=' only at the end";
-  EXPECT_NE(admin_token_problem("0123456789abcdef\r\nx"), std::nullopt);
-  EXPECT_NE(admin_token_problem(std::string(513, 'a')), std::nullopt);
-  EXPECT_NE(admin_token_problem(std::string(16, '=')), std::nullopt);
+  EXPECT_EQ(config::admin_token_problem("0123456789abcdef"), std::nullopt) << "16 characters";
+  EXPECT_NE(config::admin_token_problem("0123456789abcde"), std::nullopt) << "15";
+  EXPECT_EQ(config::admin_token_problem("bG9uZy1lbm91Z2gtYmFzZTY0+/=="), std::nullopt) << "base64 fits";
+  EXPECT_NE(config::admin_token_problem("==0123456789abcdef"), std::nullopt) << "'=' only at the end";
+  EXPECT_NE(config::admin_token_problem("0123456789abcdef\r\nx"), std::nullopt);
+  EXPECT_NE(config::admin_token_problem(std::string(513, 'a')), std::nullopt);
+  EXPECT_NE(config::admin_token_problem(std::string(16, '=')), std::nullopt);
 }
 
 TEST(AdminTokensConfig, TheFilesSectionAddsNamedTokensWithEnvironmentReferences) {
@@ -99,17 +100,17 @@ TEST(AdminTokensConfig, TheFilesSectionAddsNamedTokensWithEnvironmentReferences)
       "    - {name: alice, role: write, token: \"${ALICE_TOKEN}\"}\n"
       "    - {name: grafana, role: read, token: " +
       kRead + "}\n";
-  const auto r = load_config_text(
+  const auto r = config::load_config_text(
       {{"ADMIN_TOKENS", "write:" + kWrite}, {"ALICE_TOKEN", "alice-0123456789abcdef"}}, text, "f.yaml");
   ASSERT_TRUE(r.config) << errors_of(r);
   const auto& t = r.config->admin.tokens;
   ASSERT_EQ(t.size(), 3u);
   EXPECT_EQ(t[0].name, "write-1") << "the environment's first";
   EXPECT_EQ(t[1].name, "alice");
-  EXPECT_EQ(t[1].role, AdminRole::Write);
+  EXPECT_EQ(t[1].role, config::AdminRole::Write);
   EXPECT_EQ(t[1].token, "alice-0123456789abcdef");
   EXPECT_EQ(t[2].name, "grafana");
-  EXPECT_EQ(t[2].role, AdminRole::Read);
+  EXPECT_EQ(t[2].role, config::AdminRole::Read);
   EXPECT_TRUE(r.config->admin.metrics_open);
 }
 
@@ -127,7 +128,7 @@ TEST(AdminTokensConfig, TheFilesProblemsNameTheirPathAndLine) {
       "}\n"
       "    - {role: read}\n"
       "  metric_open: true\n";
-  const auto r = load_config_text({{"ADMIN_TOKENS", "write:" + kWrite}}, text, "f.yaml");
+  const auto r = config::load_config_text({{"ADMIN_TOKENS", "write:" + kWrite}}, text, "f.yaml");
   EXPECT_FALSE(r.config);
   EXPECT_TRUE(
       has_error(r, "admin.tokens[0].token: must be 16 to 512 characters long (value not shown) (f.yaml:4)"))
@@ -143,8 +144,8 @@ TEST(AdminTokensConfig, TheFilesProblemsNameTheirPathAndLine) {
 }
 
 TEST(AdminTokensConfig, AnEnvironmentSpellingInTheFileGetsAHint) {
-  const auto r =
-      load_config_text({}, "backends: [{name: a, url: \"http://127.0.0.1:9\"}]\nADMIN_TOKENS: x\n", "f.yaml");
+  const auto r = config::load_config_text(
+      {}, "backends: [{name: a, url: \"http://127.0.0.1:9\"}]\nADMIN_TOKENS: x\n", "f.yaml");
   EXPECT_TRUE(has_error(r, "admin.tokens")) << errors_of(r);
 }
 

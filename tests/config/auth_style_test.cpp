@@ -6,13 +6,13 @@ namespace smartlb {
 namespace {
 
 TEST(AuthStyle, EveryStyleIsFoundByItsName) {
-  for (AuthStyle a : {AuthStyle::Auto, AuthStyle::ApiKey, AuthStyle::Bearer, AuthStyle::XApiKey,
-                      AuthStyle::Apim, AuthStyle::Entra})
-    EXPECT_EQ(auth_style_named(to_string(a)), a);
-  EXPECT_EQ(auth_style_named("x-api-key"), AuthStyle::XApiKey);
-  EXPECT_EQ(auth_style_named("apim"), AuthStyle::Apim);
-  EXPECT_FALSE(auth_style_named("basic"));
-  EXPECT_FALSE(auth_style_named("API-KEY"));
+  for (config::AuthStyle a : {config::AuthStyle::Auto, config::AuthStyle::ApiKey, config::AuthStyle::Bearer,
+                              config::AuthStyle::XApiKey, config::AuthStyle::Apim, config::AuthStyle::Entra})
+    EXPECT_EQ(config::auth_style_named(to_string(a)), a);
+  EXPECT_EQ(config::auth_style_named("x-api-key"), config::AuthStyle::XApiKey);
+  EXPECT_EQ(config::auth_style_named("apim"), config::AuthStyle::Apim);
+  EXPECT_FALSE(config::auth_style_named("basic"));
+  EXPECT_FALSE(config::auth_style_named("API-KEY"));
 }
 
 }  // namespace

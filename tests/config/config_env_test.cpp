@@ -9,15 +9,15 @@ namespace {
 
 using namespace std::chrono_literals;
 
-bool has_error(const ConfigLoadResult& r, std::string_view var) {
+bool has_error(const config::ConfigLoadResult& r, std::string_view var) {
   return std::any_of(r.errors.begin(), r.errors.end(),
                      [&](const std::string& e) { return e.rfind(std::string(var) + ":", 0) == 0; });
 }
 
 TEST(ConfigEnv, MinimalBackendGetsDefaults) {
-  auto r = load_config_from_env({{"BACKEND_1_URL", "https://east.openai.azure.com"}});
+  auto r = config::load_config_from_env({{"BACKEND_1_URL", "https://east.openai.azure.com"}});
   ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
-  const Config& c = *r.config;
+  const config::Config& c = *r.config;
   ASSERT_EQ(c.backends.size(), 1u);
   const auto& b = c.backends[0];
   EXPECT_EQ(b.name, "backend-1");
@@ -32,14 +32,14 @@ TEST(ConfigEnv, MinimalBackendGetsDefaults) {
 }
 
 TEST(ConfigEnv, ReadsEveryBackendField) {
-  auto r = load_config_from_env({{"BACKEND_1_URL", "http://127.0.0.1:9001/prefix/"},
-                                 {"BACKEND_1_PRIORITY", "2"},
-                                 {"BACKEND_1_WEIGHT", "300"},
-                                 {"BACKEND_1_APIKEY", "k-123"},
-                                 {"BACKEND_1_DEPLOYMENT_NAME", "gpt-4o-prod"},
-                                 {"BACKEND_1_NAME", "eastus"},
-                                 {"BACKEND_1_AUTH", "bearer"},
-                                 {"BACKEND_1_RESOURCE", "openai-project-a"}});
+  auto r = config::load_config_from_env({{"BACKEND_1_URL", "http://127.0.0.1:9001/prefix/"},
+                                         {"BACKEND_1_PRIORITY", "2"},
+                                         {"BACKEND_1_WEIGHT", "300"},
+                                         {"BACKEND_1_APIKEY", "k-123"},
+                                         {"BACKEND_1_DEPLOYMENT_NAME", "gpt-4o-prod"},
+                                         {"BACKEND_1_NAME", "eastus"},
+                                         {"BACKEND_1_AUTH", "bearer"},
+                                         {"BACKEND_1_RESOURCE", "openai-project-a"}});
   ASSERT_TRUE(r.config);
   const auto& b = r.config->backends[0];
   EXPECT_EQ(b.resource, "openai-project-a");
@@ -48,7 +48,7 @@ TEST(ConfigEnv, ReadsEveryBackendField) {
   EXPECT_EQ(b.api_key, "k-123");
   EXPECT_EQ(b.deployment_name, "gpt-4o-prod");
   EXPECT_EQ(b.name, "eastus");
-  EXPECT_EQ(b.auth, AuthStyle::Bearer);
+  EXPECT_EQ(b.auth, config::AuthStyle::Bearer);
   EXPECT_EQ(b.url.base_path, "/prefix");
   EXPECT_EQ(b.url.host_header, "127.0.0.1:9001");
   EXPECT_FALSE(b.azure_host);
@@ -57,9 +57,9 @@ TEST(ConfigEnv, ReadsEveryBackendField) {
 // BACKEND_3_URL=https://api.openai.com/v1 sends /v1/chat/completions to /v1/v1/...: a warning
 // naming the variable and the fix, not a refusal.
 TEST(ConfigEnv, ABaseUrlThatDoublesTheClientsPrefixIsAWarning) {
-  auto r = load_config_from_env({{"BACKEND_1_URL", "https://east.openai.azure.com"},
-                                 {"BACKEND_2_URL", "https://west.openai.azure.com/openai"},
-                                 {"BACKEND_3_URL", "https://api.openai.com/v1"}});
+  auto r = config::load_config_from_env({{"BACKEND_1_URL", "https://east.openai.azure.com"},
+                                         {"BACKEND_2_URL", "https://west.openai.azure.com/openai"},
+                                         {"BACKEND_3_URL", "https://api.openai.com/v1"}});
   ASSERT_TRUE(r.config);
   ASSERT_EQ(r.warnings.size(), 2u);
   EXPECT_EQ(r.warnings[0].rfind("BACKEND_2_URL: ends in /openai,", 0), 0u) << r.warnings[0];
@@ -71,7 +71,7 @@ TEST(ConfigEnv, ABaseUrlThatDoublesTheClientsPrefixIsAWarning) {
 }
 
 TEST(ConfigEnv, GapsInNumberingAreAllowedAndOrderIsById) {
-  auto r = load_config_from_env(
+  auto r = config::load_config_from_env(
       {{"BACKEND_10_URL", "https://b.example.com"}, {"BACKEND_3_URL", "https://a.example.com"}});
   ASSERT_TRUE(r.config);
   ASSERT_EQ(r.config->backends.size(), 2u);
@@ -80,12 +80,12 @@ TEST(ConfigEnv, GapsInNumberingAreAllowedAndOrderIsById) {
 }
 
 TEST(ConfigEnv, ReportsEveryErrorAtOnceNamingTheVariable) {
-  auto r = load_config_from_env({{"BACKEND_1_URL", "ftp://x"},
-                                 {"BACKEND_1_WEIGHT", "0"},
-                                 {"BACKEND_2_PRIORITY", "high"},
-                                 {"PORT", "70000"},
-                                 {"HTTP_TIMEOUT_SECONDS", "-5"},
-                                 {"LOG_LEVEL", "loud"}});
+  auto r = config::load_config_from_env({{"BACKEND_1_URL", "ftp://x"},
+                                         {"BACKEND_1_WEIGHT", "0"},
+                                         {"BACKEND_2_PRIORITY", "high"},
+                                         {"PORT", "70000"},
+                                         {"HTTP_TIMEOUT_SECONDS", "-5"},
+                                         {"LOG_LEVEL", "loud"}});
   EXPECT_FALSE(r.config);
   EXPECT_TRUE(has_error(r, "BACKEND_1_URL"));
   EXPECT_TRUE(has_error(r, "BACKEND_1_WEIGHT"));
@@ -98,18 +98,19 @@ TEST(ConfigEnv, ReportsEveryErrorAtOnceNamingTheVariable) {
 }
 
 TEST(ConfigEnv, NoBackendIsAnError) {
-  auto r = load_config_from_env({{"PORT", "8080"}});
+  auto r = config::load_config_from_env({{"PORT", "8080"}});
   EXPECT_FALSE(r.config);
   EXPECT_TRUE(has_error(r, "BACKEND_1_URL"));
 }
 
 TEST(ConfigEnv, MisspelledBackendFieldIsReported) {
-  auto r = load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"}, {"BACKEND_1_APIKY", "x"}});
+  auto r =
+      config::load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"}, {"BACKEND_1_APIKY", "x"}});
   EXPECT_TRUE(has_error(r, "BACKEND_1_APIKY"));
 }
 
 TEST(ConfigEnv, BadBackendNumberIsReported) {
-  auto r = load_config_from_env(
+  auto r = config::load_config_from_env(
       {{"BACKEND_A_URL", "https://a.example.com"}, {"BACKEND_01_URL", "https://b.example.com"}});
   EXPECT_TRUE(has_error(r, "BACKEND_A_URL"));
   EXPECT_TRUE(has_error(r, "BACKEND_01_URL"));
@@ -117,33 +118,34 @@ TEST(ConfigEnv, BadBackendNumberIsReported) {
 
 TEST(ConfigEnv, KeyNeverAppearsInMessages) {
   const std::string secret = "sk-SECRET-VALUE-1234\n";
-  auto r = load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"}, {"BACKEND_1_APIKEY", secret}});
+  auto r = config::load_config_from_env(
+      {{"BACKEND_1_URL", "https://a.example.com"}, {"BACKEND_1_APIKEY", secret}});
   ASSERT_TRUE(has_error(r, "BACKEND_1_APIKEY")) << "a trailing newline is refused";
   for (const auto& e : r.errors) EXPECT_EQ(e.find("SECRET"), std::string::npos) << e;
 }
 
 TEST(ConfigEnv, DuplicateNamesAreRefused) {
-  auto r = load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"},
-                                 {"BACKEND_1_NAME", "x"},
-                                 {"BACKEND_2_URL", "https://b.example.com"},
-                                 {"BACKEND_2_NAME", "x"}});
+  auto r = config::load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"},
+                                         {"BACKEND_1_NAME", "x"},
+                                         {"BACKEND_2_URL", "https://b.example.com"},
+                                         {"BACKEND_2_NAME", "x"}});
   EXPECT_TRUE(has_error(r, "BACKEND_2_NAME"));
 }
 
 TEST(ConfigEnv, GlobalSettings) {
-  auto r = load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"},
-                                 {"PORT", "0"},
-                                 {"LISTEN_ADDRESS", "127.0.0.1"},
-                                 {"ADMIN_PORT", "0"},
-                                 {"THREADS", "3"},
-                                 {"HTTP_TIMEOUT_SECONDS", "30"},
-                                 {"DEFAULT_COOLDOWN_SECONDS", "2.5"},
-                                 {"MAX_REQUEST_BODY_BYTES", "1024"},
-                                 {"LOG_FORMAT", "json"},
-                                 {"ACCESS_LOG", "off"},
-                                 {"CLIENT_API_KEYS", "client-key-1, client-key-2"}});
+  auto r = config::load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"},
+                                         {"PORT", "0"},
+                                         {"LISTEN_ADDRESS", "127.0.0.1"},
+                                         {"ADMIN_PORT", "0"},
+                                         {"THREADS", "3"},
+                                         {"HTTP_TIMEOUT_SECONDS", "30"},
+                                         {"DEFAULT_COOLDOWN_SECONDS", "2.5"},
+                                         {"MAX_REQUEST_BODY_BYTES", "1024"},
+                                         {"LOG_FORMAT", "json"},
+                                         {"ACCESS_LOG", "off"},
+                                         {"CLIENT_API_KEYS", "client-key-1, client-key-2"}});
   ASSERT_TRUE(r.config) << r.errors[0];
-  const Config& c = *r.config;
+  const config::Config& c = *r.config;
   EXPECT_EQ(c.port, 0);
   EXPECT_EQ(c.listen_address, "127.0.0.1");
   EXPECT_EQ(c.admin_port, 0);
@@ -157,34 +159,34 @@ TEST(ConfigEnv, GlobalSettings) {
 }
 
 TEST(ConfigEnv, StreamHoldbackBytes_DefaultsTo64KiB_ZeroTurnsItOff) {
-  auto d = load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"}});
+  auto d = config::load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"}});
   ASSERT_TRUE(d.config) << d.errors[0];
   EXPECT_EQ(d.config->stream_holdback_bytes, 65536u);
-  auto off =
-      load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"}, {"STREAM_HOLDBACK_BYTES", "0"}});
+  auto off = config::load_config_from_env(
+      {{"BACKEND_1_URL", "https://a.example.com"}, {"STREAM_HOLDBACK_BYTES", "0"}});
   ASSERT_TRUE(off.config) << off.errors[0];
   EXPECT_EQ(off.config->stream_holdback_bytes, 0u);
-  auto bad =
-      load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"}, {"STREAM_HOLDBACK_BYTES", "-1"}});
+  auto bad = config::load_config_from_env(
+      {{"BACKEND_1_URL", "https://a.example.com"}, {"STREAM_HOLDBACK_BYTES", "-1"}});
   EXPECT_TRUE(has_error(bad, "STREAM_HOLDBACK_BYTES"));
 }
 
 TEST(ConfigEnv, StreamedBodyLimits_DefaultTo4MiBAnd512MiB_AndTheLimitIsNotBelowTheThreshold) {
-  auto d = load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"}});
+  auto d = config::load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"}});
   ASSERT_TRUE(d.config) << d.errors[0];
   EXPECT_EQ(d.config->stream_request_body_bytes, 4u << 20);
   EXPECT_EQ(d.config->max_streamed_body_bytes, 512u << 20);
-  auto below = load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"},
-                                     {"STREAM_REQUEST_BODY_BYTES", "2000"},
-                                     {"MAX_STREAMED_BODY_BYTES", "1000"}});
+  auto below = config::load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"},
+                                             {"STREAM_REQUEST_BODY_BYTES", "2000"},
+                                             {"MAX_STREAMED_BODY_BYTES", "1000"}});
   EXPECT_TRUE(has_error(below, "MAX_STREAMED_BODY_BYTES"));
-  auto zero =
-      load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"}, {"STREAM_REQUEST_BODY_BYTES", "0"}});
+  auto zero = config::load_config_from_env(
+      {{"BACKEND_1_URL", "https://a.example.com"}, {"STREAM_REQUEST_BODY_BYTES", "0"}});
   EXPECT_TRUE(has_error(zero, "STREAM_REQUEST_BODY_BYTES"));
 }
 
 TEST(ConfigEnv, AdminPortMustDifferFromPort) {
-  auto r = load_config_from_env(
+  auto r = config::load_config_from_env(
       {{"BACKEND_1_URL", "https://a.example.com"}, {"PORT", "9000"}, {"ADMIN_PORT", "9000"}});
   EXPECT_TRUE(has_error(r, "ADMIN_PORT"));
 }
@@ -196,15 +198,16 @@ namespace smartlb {
 namespace {
 
 TEST(ConfigEnv, DeclaredQuotas) {
-  auto r = load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"},
-                                 {"BACKEND_1_TPM", "300000"},
-                                 {"BACKEND_1_RPM", "1800"},
-                                 {"QUOTA_WINDOW_SECONDS", "10"}});
+  auto r = config::load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"},
+                                         {"BACKEND_1_TPM", "300000"},
+                                         {"BACKEND_1_RPM", "1800"},
+                                         {"QUOTA_WINDOW_SECONDS", "10"}});
   ASSERT_TRUE(r.config) << r.errors[0];
   EXPECT_EQ(r.config->backends[0].tpm, 300000);
   EXPECT_EQ(r.config->backends[0].rpm, 1800);
   EXPECT_EQ(r.config->quota_window, std::chrono::seconds(10));
-  auto bad = load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"}, {"BACKEND_1_TPM", "0"}});
+  auto bad =
+      config::load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"}, {"BACKEND_1_TPM", "0"}});
   EXPECT_TRUE(has_error(bad, "BACKEND_1_TPM"));
 }
 
@@ -215,7 +218,7 @@ namespace smartlb {
 namespace {
 
 TEST(ConfigEnv, UnreadableCaFileIsAConfigurationError) {
-  auto r = load_config_from_env(
+  auto r = config::load_config_from_env(
       {{"BACKEND_1_URL", "https://a.example.com"}, {"UPSTREAM_CA_FILE", "/nonexistent/ca.pem"}});
   EXPECT_TRUE(has_error(r, "UPSTREAM_CA_FILE"));
 }
@@ -227,27 +230,27 @@ namespace smartlb {
 namespace {
 
 TEST(ConfigEnv, ClientLimitsGiveEveryClientABudgetOfItsOwn) {
-  auto r = load_config_from_env({{"BACKEND_1_URL", "http://127.0.0.1:9"},
-                                 {"CLIENT_TOKENS_PER_MINUTE", "10000"},
-                                 {"CLIENT_REQUESTS_PER_MINUTE", "60"},
-                                 {"CLIENT_TOKENS_PER_DAY", "1000000"},
-                                 {"CLIENT_TOKENS_PER_MONTH", "20000000"},
-                                 {"CLIENT_MAX_IN_FLIGHT", "8"}});
+  auto r = config::load_config_from_env({{"BACKEND_1_URL", "http://127.0.0.1:9"},
+                                         {"CLIENT_TOKENS_PER_MINUTE", "10000"},
+                                         {"CLIENT_REQUESTS_PER_MINUTE", "60"},
+                                         {"CLIENT_TOKENS_PER_DAY", "1000000"},
+                                         {"CLIENT_TOKENS_PER_MONTH", "20000000"},
+                                         {"CLIENT_MAX_IN_FLIGHT", "8"}});
   ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
   ASSERT_EQ(r.config->policy.subject_limits.size(), 1u);
-  const SubjectLimit& s = r.config->policy.subject_limits[0];
+  const config::SubjectLimit& s = r.config->policy.subject_limits[0];
   EXPECT_EQ(s.subject, "*");
   EXPECT_FALSE(s.shared);
-  EXPECT_EQ(s.limits, (ClientLimits{.tokens_per_minute = 10000,
-                                    .requests_per_minute = 60,
-                                    .tokens_per_day = 1000000,
-                                    .tokens_per_month = 20000000,
-                                    .max_in_flight = 8}));
-  auto bad =
-      load_config_from_env({{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"CLIENT_TOKENS_PER_MINUTE", "0"}});
+  EXPECT_EQ(s.limits, (config::ClientLimits{.tokens_per_minute = 10000,
+                                            .requests_per_minute = 60,
+                                            .tokens_per_day = 1000000,
+                                            .tokens_per_month = 20000000,
+                                            .max_in_flight = 8}));
+  auto bad = config::load_config_from_env(
+      {{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"CLIENT_TOKENS_PER_MINUTE", "0"}});
   EXPECT_TRUE(has_error(bad, "CLIENT_TOKENS_PER_MINUTE"));
   EXPECT_TRUE(has_error(
-      load_config_from_env({{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"CLIENT_MAX_IN_FLIGHT", "-1"}}),
+      config::load_config_from_env({{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"CLIENT_MAX_IN_FLIGHT", "-1"}}),
       "CLIENT_MAX_IN_FLIGHT"));
 }
 

@@ -73,12 +73,14 @@ model_configs:
     usage_limits: {tokens_per_minute: 1000}
 )";
 
-EnvMap good_env() { return {{"EASTUS_KEY", "eastus-secret-key"}, {"SEARCH_KEY", "search-app-key-1"}}; }
+config::EnvMap good_env() {
+  return {{"EASTUS_KEY", "eastus-secret-key"}, {"SEARCH_KEY", "search-app-key-1"}};
+}
 
 TEST(ConfigFile, ReadsTrueFoundryRulesWithOurBackendsTargetsAndClients) {
-  const auto r = load_config_text(good_env(), kGood, "smartlb.yaml");
+  const auto r = config::load_config_text(good_env(), kGood, "smartlb.yaml");
   ASSERT_TRUE(r.config) << all_errors(r);
-  const Config& c = *r.config;
+  const config::Config& c = *r.config;
   ASSERT_EQ(c.backends.size(), 2u);
   EXPECT_EQ(c.backends[0].api_key, "eastus-secret-key");
   EXPECT_TRUE(c.backends[0].azure_host);
@@ -93,8 +95,8 @@ TEST(ConfigFile, ReadsTrueFoundryRulesWithOurBackendsTargetsAndClients) {
   EXPECT_EQ(c.policy.targets[0].breaker_cooldown, std::chrono::minutes(5));
   EXPECT_EQ(c.policy.targets[1].tpm, 1000);
   ASSERT_EQ(c.policy.rules.size(), 2u);  // no env backends: no implicit rule after the file's
-  const RuleConfig& rule = c.policy.rules[0];
-  EXPECT_EQ(rule.type, RuleType::Weight);
+  const config::RuleConfig& rule = c.policy.rules[0];
+  EXPECT_EQ(rule.type, config::RuleType::Weight);
   EXPECT_EQ(rule.subjects, std::vector<std::string>{"team:search"});
   ASSERT_EQ(rule.metadata.size(), 1u);
   EXPECT_EQ(rule.metadata[0].second, "dev");
@@ -106,7 +108,7 @@ TEST(ConfigFile, ReadsTrueFoundryRulesWithOurBackendsTargetsAndClients) {
   EXPECT_EQ(o[1].second, "800");
   EXPECT_FALSE(o[2].second);        // null: remove the key
   EXPECT_EQ(o[3].second, "\"7\"");  // quoted: a string
-  EXPECT_EQ(c.policy.rules[1].type, RuleType::Latency);
+  EXPECT_EQ(c.policy.rules[1].type, config::RuleType::Latency);
   EXPECT_EQ(c.policy.rules[1].lookback, std::chrono::minutes(5));
   EXPECT_DOUBLE_EQ(c.policy.rules[1].allowed_latency_overhead_percentage, 25);
   ASSERT_EQ(c.policy.clients.size(), 1u);
@@ -119,17 +121,17 @@ TEST(ConfigFile, JsonIsAcceptedToo) {
   const char* json = R"({"backends": [{"name": "a", "url": "http://127.0.0.1:9"}],
     "targets": [{"id": "a/m", "backend": "a", "model": "m"}],
     "rules": [{"id": "r", "type": "priority-based-routing", "load_balance_targets": [{"target": "a/m"}]}]})";
-  const auto r = load_config_text({}, json, "smartlb.json");
+  const auto r = config::load_config_text({}, json, "smartlb.json");
   ASSERT_TRUE(r.config) << all_errors(r);
   EXPECT_EQ(r.config->policy.rules.size(), 1u);
 }
 
 TEST(ConfigFile, EnvBackendsFormTheImplicitDefaultRuleAfterTheFilesRules) {
-  EnvMap env = good_env();
+  config::EnvMap env = good_env();
   env["BACKEND_1_URL"] = "http://127.0.0.1:9";
   env["BACKEND_1_DEPLOYMENT_NAME"] = "fixed";
   env["BACKEND_1_PRIORITY"] = "3";
-  const auto r = load_config_text(env, kGood, "f.yaml");
+  const auto r = config::load_config_text(env, kGood, "f.yaml");
   ASSERT_TRUE(r.config) << all_errors(r);
   const auto& rules = r.config->policy.rules;
   ASSERT_EQ(rules.size(), 3u);
@@ -141,21 +143,21 @@ TEST(ConfigFile, EnvBackendsFormTheImplicitDefaultRuleAfterTheFilesRules) {
 }
 
 TEST(ConfigFile, AFileWithoutRulesRoutesEveryBackendByPriority) {
-  const auto r =
-      load_config_text({{"BACKEND_1_URL", "http://127.0.0.1:9"}},
-                       "backends:\n  - name: b\n    url: http://127.0.0.1:10\n    weight: 4\n", "f.yaml");
+  const auto r = config::load_config_text(
+      {{"BACKEND_1_URL", "http://127.0.0.1:9"}},
+      "backends:\n  - name: b\n    url: http://127.0.0.1:10\n    weight: 4\n", "f.yaml");
   ASSERT_TRUE(r.config) << all_errors(r);
   ASSERT_EQ(r.config->policy.rules.size(), 1u);
-  const RuleConfig& rule = r.config->policy.rules[0];
+  const config::RuleConfig& rule = r.config->policy.rules[0];
   EXPECT_TRUE(rule.implicit);
-  EXPECT_EQ(rule.type, RuleType::Priority);
+  EXPECT_EQ(rule.type, config::RuleType::Priority);
   ASSERT_EQ(rule.targets.size(), 2u);
   EXPECT_EQ(rule.targets[1].weight, 4u);
 }
 
 TEST(ConfigFile, EnvOnlyStillGetsTheImplicitRule) {
-  const auto r =
-      load_config({{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"BACKEND_2_URL", "http://127.0.0.1:10"}});
+  const auto r = config::load_config(
+      {{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"BACKEND_2_URL", "http://127.0.0.1:10"}});
   ASSERT_TRUE(r.config) << all_errors(r);
   ASSERT_EQ(r.config->policy.rules.size(), 1u);
   EXPECT_EQ(r.config->policy.rules[0].targets.size(), 2u);
@@ -170,17 +172,17 @@ backends:
   - &b {name: a, url: "http://127.0.0.1:9", url: "http://127.0.0.1:10"}
 targets: [{id: a/m, backend: a, aliases: [*b, *b, *b]}]
 )";
-  const auto r = load_config_text({}, text, "f.yaml");
+  const auto r = config::load_config_text({}, text, "f.yaml");
   std::size_t reports = 0;
   for (const auto& e : r.errors) reports += e.find("\"url\" is given twice") != std::string::npos;
   EXPECT_EQ(reports, 1u) << all_errors(r);
 }
 
 TEST(ConfigFile, SecretsNeverAppearInErrors) {
-  EnvMap env = good_env();
+  config::EnvMap env = good_env();
   env["SEARCH_KEY"] = "short";  // too short: refused without being shown
   env["EASTUS_KEY"] = "has space";
-  const auto r = load_config_text(env, kGood, "f.yaml");
+  const auto r = config::load_config_text(env, kGood, "f.yaml");
   EXPECT_FALSE(r.config);
   for (const auto& e : r.errors) {
     EXPECT_EQ(e.find("short\""), std::string::npos) << e;
@@ -194,25 +196,26 @@ TEST(ConfigFile, DollarDollarBraceIsALiteral) {
       "targets: [{id: a/m, backend: a}]\n"
       "rules: [{id: r, type: weight-based-routing, load_balance_targets: [{target: a/m, override_params: {x: "
       "\"$${HOME}\"}}]}]\n";
-  const auto r = load_config_text({}, text, "f.yaml");
+  const auto r = config::load_config_text({}, text, "f.yaml");
   ASSERT_TRUE(r.config) << all_errors(r);
   EXPECT_EQ(r.config->policy.rules[0].targets[0].override_params[0].second, "\"${HOME}\"");
 }
 
 TEST(ConfigFile, KeyHashesAreNormalised) {
-  const auto r =
-      load_config_text({{"BACKEND_1_URL", "http://127.0.0.1:9"}},
-                       "clients: [{name: c, key_sha256: "
-                       "\"sha256:9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08\"}]\n",
-                       "f.yaml");
+  const auto r = config::load_config_text(
+      {{"BACKEND_1_URL", "http://127.0.0.1:9"}},
+      "clients: [{name: c, key_sha256: "
+      "\"sha256:9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08\"}]\n",
+      "f.yaml");
   ASSERT_TRUE(r.config) << all_errors(r);
   EXPECT_EQ(r.config->policy.clients[0].key_sha256,
             "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08");
 }
 
 TEST(ConfigFile, ReadsClientAndSubjectBudgets) {
-  const auto r = load_config_text({{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"K", "search-app-key-1"}},
-                                  R"(clients:
+  const auto r =
+      config::load_config_text({{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"K", "search-app-key-1"}},
+                               R"(clients:
   - name: search
     key: ${K}
     subjects: [team:search]
@@ -224,12 +227,12 @@ subject_limits:
   - subject: "*"
     limits: {requests_per_minute: 60, max_in_flight: 4}
 )",
-                                  "f.yaml");
+                               "f.yaml");
   ASSERT_TRUE(r.config) << all_errors(r);
-  const Policy& p = r.config->policy;
-  EXPECT_EQ(
-      p.clients[0].limits,
-      (ClientLimits{.tokens_per_minute = 20000, .requests_per_minute = 100, .tokens_per_day = 1000000}));
+  const config::Policy& p = r.config->policy;
+  EXPECT_EQ(p.clients[0].limits,
+            (config::ClientLimits{
+                .tokens_per_minute = 20000, .requests_per_minute = 100, .tokens_per_day = 1000000}));
   ASSERT_EQ(p.subject_limits.size(), 2u);
   EXPECT_EQ(p.subject_limits[0].subject, "team:search");
   EXPECT_TRUE(p.subject_limits[0].shared);
@@ -248,18 +251,18 @@ TEST(ConfigFile, LoadConfigReadsTheFileNamedByConfigFile) {
     std::ofstream out(path);
     out << "backends: [{name: a, url: \"http://127.0.0.1:9\"}]\n";
   }
-  const auto r = load_config({{"CONFIG_FILE", path}});
+  const auto r = config::load_config({{"CONFIG_FILE", path}});
   ASSERT_TRUE(r.config) << all_errors(r);
   EXPECT_EQ(r.config->policy.file, path);
   std::remove(path.c_str());
-  const auto missing = load_config({{"CONFIG_FILE", path}});
+  const auto missing = config::load_config({{"CONFIG_FILE", path}});
   EXPECT_TRUE(has_error(missing, "CONFIG_FILE: cannot read the file")) << all_errors(missing);
-  const auto flag = load_config({}, path);
+  const auto flag = config::load_config({}, path);
   EXPECT_TRUE(has_error(flag, "--config: cannot read the file")) << all_errors(flag);
 }
 
 TEST(ConfigFile, DescribeRoutingSummarisesRulesAndTargets) {
-  const auto r = load_config_text(good_env(), kGood, "smartlb.yaml");
+  const auto r = config::load_config_text(good_env(), kGood, "smartlb.yaml");
   ASSERT_TRUE(r.config);
   const std::string s = describe_routing(*r.config);
   EXPECT_NE(
@@ -319,7 +322,7 @@ TEST(ConfigFile, TheJsonSchemaKnowsExactlyTheKeysTheLoaderTakes) {
       {"admin.tokens", defs["admin_token"]},
       {"prices", schema["properties"]["prices"]},
       {"prices.models", defs["model_price"]}};
-  const auto keys = config_file_keys();
+  const auto keys = config::config_file_keys();
   ASSERT_EQ(keys.size(), sections.size());
   for (const auto& [section, object] : sections) {
     ASSERT_TRUE(keys.count(section)) << section;
@@ -337,7 +340,7 @@ TEST(ConfigFile, AnOverrideThatIsNotUtf8IsAnErrorNotACrash) {
       "targets: [{id: t, backend: a}]\n"
       "rules: [{id: r, type: weight-based-routing, load_balance_targets: [{target: t, override_params: {x: "
       "\"\xff\xfe\"}}]}]\n";
-  const auto r = load_config_text({}, text, "f.yaml");
+  const auto r = config::load_config_text({}, text, "f.yaml");
   EXPECT_FALSE(r.config);
   EXPECT_TRUE(has_error(r, "rules[0].load_balance_targets[0].override_params.x: must be valid UTF-8"))
       << all_errors(r);
@@ -351,11 +354,11 @@ backends:
     auth: entra
     entra: {source: imds, client_id: 11111111-2222-3333-4444-555555555555}
 )";
-  const auto r = load_config_text({}, text, "f.yaml");
+  const auto r = config::load_config_text({}, text, "f.yaml");
   ASSERT_TRUE(r.config) << all_errors(r);
-  const BackendConfig& b = r.config->backends[0];
-  EXPECT_EQ(b.auth, AuthStyle::Entra);
-  EXPECT_EQ(b.entra.source, EntraSource::Imds);
+  const config::BackendConfig& b = r.config->backends[0];
+  EXPECT_EQ(b.auth, config::AuthStyle::Entra);
+  EXPECT_EQ(b.entra.source, config::EntraSource::Imds);
 }
 
 TEST(ConfigFile, AQuotaGroupHasOneQuotaWhichItsTargetsShare) {
@@ -369,7 +372,7 @@ targets:
 model_configs:
   - {model: east1/gpt-4o, usage_limits: {tokens_per_minute: 30000}}
 )";
-  const auto r = load_config_text({}, text, "f.yaml");
+  const auto r = config::load_config_text({}, text, "f.yaml");
   ASSERT_TRUE(r.config) << all_errors(r);
   for (const auto& t : r.config->policy.targets) {
     if (t.id == "east2") continue;  // the implicit default rule's target of east2: no group
@@ -379,11 +382,12 @@ model_configs:
 }
 
 TEST(ConfigFile, BackendQuotaGroupFromTheEnvironment) {
-  const auto r = load_config({{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"BACKEND_1_QUOTA_GROUP", "sub1"}});
+  const auto r =
+      config::load_config({{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"BACKEND_1_QUOTA_GROUP", "sub1"}});
   ASSERT_TRUE(r.config) << all_errors(r);
   EXPECT_EQ(r.config->backends[0].quota_group, "sub1");
   const auto bad =
-      load_config({{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"BACKEND_1_QUOTA_GROUP", "no spaces"}});
+      config::load_config({{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"BACKEND_1_QUOTA_GROUP", "no spaces"}});
   EXPECT_TRUE(has_error(bad, "BACKEND_1_QUOTA_GROUP: must be 1-64 characters")) << all_errors(bad);
 }
 
@@ -393,7 +397,7 @@ backends:
   - {name: project-a, url: "https://api.openai.com", resource: openai-project-a}
   - {name: plain, url: "https://api.openai.com"}
 )";
-  const auto r = load_config_text(
+  const auto r = config::load_config_text(
       {{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"BACKEND_1_RESOURCE", "https://res-a"}}, text, "f.yaml");
   ASSERT_TRUE(r.config) << all_errors(r);
   ASSERT_EQ(r.config->backends.size(), 3u);
@@ -401,14 +405,14 @@ backends:
   EXPECT_EQ(r.config->backends[1].resource, "openai-project-a");
   EXPECT_EQ(r.config->backends[2].resource, "") << "none: its URL's";
   const auto bad =
-      load_config({{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"BACKEND_1_RESOURCE", "has space"}});
+      config::load_config({{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"BACKEND_1_RESOURCE", "has space"}});
   EXPECT_TRUE(has_error(bad, "BACKEND_1_RESOURCE: must be 1-256 visible ASCII characters"))
       << all_errors(bad);
-  const auto bad_file = load_config_text({}, R"(
+  const auto bad_file = config::load_config_text({}, R"(
 backends:
   - {name: a, url: "https://a.example.com", resource: ""}
 )",
-                                         "f.yaml");
+                                                 "f.yaml");
   EXPECT_TRUE(has_error(bad_file, "backends[0].resource: must be 1-256 visible ASCII characters"))
       << all_errors(bad_file);
 }
@@ -424,10 +428,10 @@ redis:
   timeout_ms: 500
   replica_id: node-1
 )";
-  const auto r =
-      load_config_text({{"REDIS_URL", "redis://other:6379"}, {"REDIS_PASSWORD", "p@ss"}}, text, "f.yaml");
+  const auto r = config::load_config_text({{"REDIS_URL", "redis://other:6379"}, {"REDIS_PASSWORD", "p@ss"}},
+                                          text, "f.yaml");
   ASSERT_TRUE(r.config) << r.errors.front();
-  const RedisConfig& redis = r.config->redis;
+  const config::RedisConfig& redis = r.config->redis;
   ASSERT_TRUE(redis.enabled());
   EXPECT_TRUE(redis.url->tls);
   EXPECT_EQ(redis.url->host, "cache.example.net");
@@ -454,7 +458,7 @@ redis:
   timeout_ms: 1
   replica: x
 )";
-  const auto r = load_config_text({}, text, "f.yaml");
+  const auto r = config::load_config_text({}, text, "f.yaml");
   ASSERT_FALSE(r.config);
   std::string all;
   for (const auto& e : r.errors) all += e + "\n";
@@ -470,13 +474,13 @@ redis:
 TEST(ConfigFile, TrueFoundrysTargetOptionsLoadWithTheirDocumentedDefaults) {
   std::ifstream in(std::string(SMARTLB_SOURCE_DIR) + "/tests/config/truefoundry_targets.yaml");
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto r =
-      load_config_text({{"AZURE_KEY", "k1-0123456789"}, {"OPENAI_KEY", "k2-0123456789"}}, text, "tf.yaml");
+  const auto r = config::load_config_text({{"AZURE_KEY", "k1-0123456789"}, {"OPENAI_KEY", "k2-0123456789"}},
+                                          text, "tf.yaml");
   ASSERT_TRUE(r.config) << all_errors(r);
   const auto& rules = r.config->policy.rules;
   ASSERT_EQ(rules.size(), 2u);
   EXPECT_TRUE(rules[0].subjects.empty()) << "[\"*\"]: any subject";
-  const RuleTarget& azure = rules[0].targets[0];
+  const config::RuleTarget& azure = rules[0].targets[0];
   ASSERT_TRUE(azure.retry);
   EXPECT_EQ(azure.retry->attempts, 2u);
   EXPECT_EQ(azure.retry->delay, std::chrono::milliseconds(100));
@@ -487,7 +491,7 @@ TEST(ConfigFile, TrueFoundrysTargetOptionsLoadWithTheirDocumentedDefaults) {
   EXPECT_FALSE(rules[0].targets[1].retry) << "no retry_config: smartlb's own behaviour";
   EXPECT_FALSE(rules[0].targets[1].fallback_status);
   // An empty retry_config takes TrueFoundry's defaults; a 400 may fall back where the file says so.
-  const RuleTarget& long_context = rules[1].targets[0];
+  const config::RuleTarget& long_context = rules[1].targets[0];
   ASSERT_TRUE(long_context.retry);
   EXPECT_EQ(long_context.retry->attempts, 2u);
   EXPECT_EQ(long_context.retry->on_status, (std::vector<unsigned>{429, 500, 502, 503}));
@@ -498,7 +502,7 @@ TEST(ConfigFile, TrueFoundrysTargetOptionsLoadWithTheirDocumentedDefaults) {
 }
 
 TEST(ConfigFile, ABadStatusCodeIsNamed) {
-  const auto r = load_config_text({}, R"(
+  const auto r = config::load_config_text({}, R"(
 backends: [{name: a, url: "http://a.example"}]
 targets: [{id: a/m, backend: a}]
 rules:
@@ -507,7 +511,7 @@ rules:
     load_balance_targets:
       - {target: a/m, fallback_status_codes: ["429", "bad", "999"], retry_config: {attempts: 11}}
 )",
-                                  "f.yaml");
+                                          "f.yaml");
   EXPECT_TRUE(has_error(r, "fallback_status_codes[1]: must be an HTTP status from 100 to 599"))
       << all_errors(r);
   EXPECT_TRUE(has_error(r, "fallback_status_codes[2]: must be an HTTP status")) << all_errors(r);
@@ -519,22 +523,22 @@ rules:
 TEST(ConfigFile, TrueFoundrysVirtualModelsLoadAsRules) {
   std::ifstream in(std::string(SMARTLB_SOURCE_DIR) + "/tests/config/truefoundry_virtual_model.yaml");
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto r =
-      load_config_text({{"AZURE_KEY", "k1-0123456789"}, {"OPENAI_KEY", "k2-0123456789"}}, text, "vm.yaml");
+  const auto r = config::load_config_text({{"AZURE_KEY", "k1-0123456789"}, {"OPENAI_KEY", "k2-0123456789"}},
+                                          text, "vm.yaml");
   ASSERT_TRUE(r.config) << all_errors(r);
   const auto& rules = r.config->policy.rules;
   ASSERT_EQ(rules.size(), 2u);
   EXPECT_EQ(rules[0].id, "chat-router/production-chat");
   EXPECT_EQ(rules[0].models, std::vector<std::string>{"chat-router/production-chat"});
-  EXPECT_EQ(rules[0].type, RuleType::Weight);
+  EXPECT_EQ(rules[0].type, config::RuleType::Weight);
   EXPECT_TRUE(rules[0].affinity) << "sticky routing";
   EXPECT_EQ(rules[0].affinity_header, "x-user-id");
   ASSERT_EQ(rules[0].targets.size(), 2u);
   EXPECT_EQ(rules[0].targets[0].weight, 80u);
   EXPECT_TRUE(rules[0].targets[1].retry);
-  EXPECT_EQ(rules[1].type, RuleType::Priority);
+  EXPECT_EQ(rules[1].type, config::RuleType::Priority);
   // ... or listed under virtual_models beside rules, ahead of them.
-  const auto listed = load_config_text({}, R"(
+  const auto listed = config::load_config_text({}, R"(
 backends: [{name: a, url: "http://a.example"}]
 targets: [{id: a/m, backend: a}]
 virtual_models:
@@ -547,7 +551,7 @@ virtual_models:
 rules:
   - {id: rest, type: priority-based-routing, load_balance_targets: [{target: a/m}]}
 )",
-                                       "f.yaml");
+                                               "f.yaml");
   ASSERT_TRUE(listed.config) << all_errors(listed);
   EXPECT_EQ(listed.config->policy.rules[0].id, "group/model");
   EXPECT_EQ(listed.config->policy.rules[1].id, "rest");

@@ -10,19 +10,19 @@ namespace {
 
 namespace fs = std::filesystem;
 
-CpuQuota quota(std::int64_t q, std::int64_t p, std::string what = "cgroup cpu.max") {
+config::CpuQuota quota(std::int64_t q, std::int64_t p, std::string what = "cgroup cpu.max") {
   return {q, p, std::move(what)};
 }
 
 // cgroup v2 cpu.max
 
 TEST(CpuLimitCpuMax, MaxIsNoLimit) {
-  EXPECT_FALSE(parse_cgroup_cpu_max("max 100000\n"));
-  EXPECT_FALSE(parse_cgroup_cpu_max("max 100000"));
+  EXPECT_FALSE(config::parse_cgroup_cpu_max("max 100000\n"));
+  EXPECT_FALSE(config::parse_cgroup_cpu_max("max 100000"));
 }
 
 TEST(CpuLimitCpuMax, OneAndAHalfCpusRoundUpToTwo) {
-  const auto q = parse_cgroup_cpu_max("150000 100000\n");
+  const auto q = config::parse_cgroup_cpu_max("150000 100000\n");
   ASSERT_TRUE(q);
   EXPECT_EQ(q->quota_us, 150000);
   EXPECT_EQ(q->period_us, 100000);
@@ -31,13 +31,13 @@ TEST(CpuLimitCpuMax, OneAndAHalfCpusRoundUpToTwo) {
 }
 
 TEST(CpuLimitCpuMax, HalfACpuIsOne) {
-  const auto q = parse_cgroup_cpu_max("50000 100000\n");
+  const auto q = config::parse_cgroup_cpu_max("50000 100000\n");
   ASSERT_TRUE(q);
   EXPECT_EQ(quota_cpus(*q), 1u);
 }
 
 TEST(CpuLimitCpuMax, WholeCpusAreNotRoundedUp) {
-  const auto q = parse_cgroup_cpu_max("200000 100000");
+  const auto q = config::parse_cgroup_cpu_max("200000 100000");
   ASSERT_TRUE(q);
   EXPECT_EQ(quota_cpus(*q), 2u);
   EXPECT_EQ(quota_cpus(quota(100001, 100000)), 2u);
@@ -48,22 +48,22 @@ TEST(CpuLimitCpuMax, GarbageIsNoLimit) {
   for (const char* bad : {"", "\n", "max", "150000", "150000 100000 7", "abc 100000", "150000 abc",
                           "150000x 100000", "-1 100000", "0 100000", "150000 0", "150000 -100000", "1.5 1",
                           "99999999999999999999 100000", "\x01\x02\xff"}) {
-    EXPECT_FALSE(parse_cgroup_cpu_max(bad)) << bad;
+    EXPECT_FALSE(config::parse_cgroup_cpu_max(bad)) << bad;
   }
 }
 
 TEST(CpuLimitCpuMax, HugeQuotaDoesNotOverflow) {
-  const auto q = parse_cgroup_cpu_max("9223372036854775807 1");
+  const auto q = config::parse_cgroup_cpu_max("9223372036854775807 1");
   ASSERT_TRUE(q);
   EXPECT_EQ(quota_cpus(*q), std::numeric_limits<unsigned>::max());
 }
 
 // cgroup v1 cpu.cfs_quota_us / cpu.cfs_period_us
 
-TEST(CpuLimitV1, MinusOneIsNoLimit) { EXPECT_FALSE(parse_cgroup_v1_quota("-1\n", "100000\n")); }
+TEST(CpuLimitV1, MinusOneIsNoLimit) { EXPECT_FALSE(config::parse_cgroup_v1_quota("-1\n", "100000\n")); }
 
 TEST(CpuLimitV1, QuotaOverPeriod) {
-  const auto q = parse_cgroup_v1_quota("250000\n", "100000\n");
+  const auto q = config::parse_cgroup_v1_quota("250000\n", "100000\n");
   ASSERT_TRUE(q);
   EXPECT_EQ(q->quota_us, 250000);
   EXPECT_EQ(q->period_us, 100000);
@@ -72,30 +72,31 @@ TEST(CpuLimitV1, QuotaOverPeriod) {
 }
 
 TEST(CpuLimitV1, GarbageIsNoLimit) {
-  EXPECT_FALSE(parse_cgroup_v1_quota("", "100000"));
-  EXPECT_FALSE(parse_cgroup_v1_quota("250000", ""));
-  EXPECT_FALSE(parse_cgroup_v1_quota("lots", "100000"));
-  EXPECT_FALSE(parse_cgroup_v1_quota("250000", "0"));
-  EXPECT_FALSE(parse_cgroup_v1_quota("250000 1", "100000"));
+  EXPECT_FALSE(config::parse_cgroup_v1_quota("", "100000"));
+  EXPECT_FALSE(config::parse_cgroup_v1_quota("250000", ""));
+  EXPECT_FALSE(config::parse_cgroup_v1_quota("lots", "100000"));
+  EXPECT_FALSE(config::parse_cgroup_v1_quota("250000", "0"));
+  EXPECT_FALSE(config::parse_cgroup_v1_quota("250000 1", "100000"));
 }
 
 // /proc/self/cgroup
 
 TEST(CpuLimitProcCgroup, UnifiedV2) {
-  const auto cg = parse_proc_self_cgroup("0::/kubepods.slice/kubepods-pod1.slice/cri-containerd-abc.scope\n");
+  const auto cg =
+      config::parse_proc_self_cgroup("0::/kubepods.slice/kubepods-pod1.slice/cri-containerd-abc.scope\n");
   ASSERT_TRUE(cg.v2);
   EXPECT_EQ(*cg.v2, "/kubepods.slice/kubepods-pod1.slice/cri-containerd-abc.scope");
   EXPECT_FALSE(cg.v1_cpu);
 }
 
 TEST(CpuLimitProcCgroup, ContainerRootV2) {
-  const auto cg = parse_proc_self_cgroup("0::/\n");
+  const auto cg = config::parse_proc_self_cgroup("0::/\n");
   ASSERT_TRUE(cg.v2);
   EXPECT_EQ(*cg.v2, "/");
 }
 
 TEST(CpuLimitProcCgroup, HybridV1) {
-  const auto cg = parse_proc_self_cgroup(
+  const auto cg = config::parse_proc_self_cgroup(
       "12:pids:/docker/abc\n"
       "11:cpuset:/cpuset-elsewhere\n"
       "5:cpuacct:/elsewhere\n"
@@ -109,7 +110,7 @@ TEST(CpuLimitProcCgroup, HybridV1) {
 }
 
 TEST(CpuLimitProcCgroup, CpuControllerAfterOthersAndColonInPath) {
-  const auto cg = parse_proc_self_cgroup("3:cpuacct,cpu:/a:b\r\n");
+  const auto cg = config::parse_proc_self_cgroup("3:cpuacct,cpu:/a:b\r\n");
   ASSERT_TRUE(cg.v1_cpu);
   EXPECT_EQ(*cg.v1_cpu, "/a:b");
   EXPECT_FALSE(cg.v2);
@@ -117,62 +118,62 @@ TEST(CpuLimitProcCgroup, CpuControllerAfterOthersAndColonInPath) {
 
 TEST(CpuLimitProcCgroup, GarbageFindsNothing) {
   for (const char* bad : {"", "\n\n", "garbage", "0:", "4:cpu", "4:cpu:", "1:cpuset:/x\n2:cpuacct:/y"}) {
-    const auto cg = parse_proc_self_cgroup(bad);
+    const auto cg = config::parse_proc_self_cgroup(bad);
     EXPECT_FALSE(cg.v2) << bad;
     EXPECT_FALSE(cg.v1_cpu) << bad;
   }
 }
 
 TEST(CpuLimitProcCgroup, Ancestors) {
-  EXPECT_EQ(cgroup_ancestors("/a/b"), (std::vector<std::string>{"/a/b", "/a", "/"}));
-  EXPECT_EQ(cgroup_ancestors("/a//b/"), (std::vector<std::string>{"/a/b", "/a", "/"}));
-  EXPECT_EQ(cgroup_ancestors("/"), (std::vector<std::string>{"/"}));
-  EXPECT_EQ(cgroup_ancestors(""), (std::vector<std::string>{"/"}));
-  EXPECT_EQ(cgroup_ancestors("relative"), (std::vector<std::string>{"/"}));
-  EXPECT_EQ(cgroup_ancestors("/../../outside"), (std::vector<std::string>{"/"}));
-  EXPECT_EQ(cgroup_ancestors("/a/./b"), (std::vector<std::string>{"/"}));
+  EXPECT_EQ(config::cgroup_ancestors("/a/b"), (std::vector<std::string>{"/a/b", "/a", "/"}));
+  EXPECT_EQ(config::cgroup_ancestors("/a//b/"), (std::vector<std::string>{"/a/b", "/a", "/"}));
+  EXPECT_EQ(config::cgroup_ancestors("/"), (std::vector<std::string>{"/"}));
+  EXPECT_EQ(config::cgroup_ancestors(""), (std::vector<std::string>{"/"}));
+  EXPECT_EQ(config::cgroup_ancestors("relative"), (std::vector<std::string>{"/"}));
+  EXPECT_EQ(config::cgroup_ancestors("/../../outside"), (std::vector<std::string>{"/"}));
+  EXPECT_EQ(config::cgroup_ancestors("/a/./b"), (std::vector<std::string>{"/"}));
 }
 
 // Combination
 
 TEST(CpuLimitDecide, ThreadsWins) {
-  const auto w = decide_worker_count(4, {1, 8, {quota(50000, 100000)}});
+  const auto w = config::decide_worker_count(4, {1, 8, {quota(50000, 100000)}});
   EXPECT_EQ(w.threads, 4u);
   EXPECT_EQ(w.source, "THREADS");
 }
 
 TEST(CpuLimitDecide, AffinityWithoutQuota) {
-  const auto w = decide_worker_count(0, {3, 8, {}});
+  const auto w = config::decide_worker_count(0, {3, 8, {}});
   EXPECT_EQ(w.threads, 3u);
   EXPECT_EQ(w.source, "CPU affinity (3 of 8)");
 }
 
 TEST(CpuLimitDecide, QuotaCapsAffinity) {
-  const auto w = decide_worker_count(0, {8, 8, {quota(150000, 100000)}});
+  const auto w = config::decide_worker_count(0, {8, 8, {quota(150000, 100000)}});
   EXPECT_EQ(w.threads, 2u);
   EXPECT_EQ(w.source, "cgroup cpu.max 150000/100000");
 }
 
 TEST(CpuLimitDecide, HalfCpuQuotaGivesOne) {
-  const auto w = decide_worker_count(0, {8, 8, {quota(50000, 100000)}});
+  const auto w = config::decide_worker_count(0, {8, 8, {quota(50000, 100000)}});
   EXPECT_EQ(w.threads, 1u);
   EXPECT_EQ(w.source, "cgroup cpu.max 50000/100000");
 }
 
 TEST(CpuLimitDecide, AffinityBelowQuota) {
-  const auto w = decide_worker_count(0, {1, 8, {quota(200000, 100000)}});
+  const auto w = config::decide_worker_count(0, {1, 8, {quota(200000, 100000)}});
   EXPECT_EQ(w.threads, 1u);
   EXPECT_EQ(w.source, "CPU affinity (1 of 8)");
 }
 
 TEST(CpuLimitDecide, EqualQuotaKeepsAffinityAsSource) {
-  const auto w = decide_worker_count(0, {2, 8, {quota(200000, 100000)}});
+  const auto w = config::decide_worker_count(0, {2, 8, {quota(200000, 100000)}});
   EXPECT_EQ(w.threads, 2u);
   EXPECT_EQ(w.source, "CPU affinity (2 of 8)");
 }
 
 TEST(CpuLimitDecide, TightestQuotaApplies) {
-  const auto w = decide_worker_count(
+  const auto w = config::decide_worker_count(
       0, {16,
           16,
           {quota(400000, 100000), quota(250000, 100000, "cgroup cpu.cfs_quota_us"), quota(600000, 100000)}});
@@ -181,31 +182,31 @@ TEST(CpuLimitDecide, TightestQuotaApplies) {
 }
 
 TEST(CpuLimitDecide, OnlineCpusWhenAffinityUnknown) {
-  auto w = decide_worker_count(0, {std::nullopt, 6, {}});
+  auto w = config::decide_worker_count(0, {std::nullopt, 6, {}});
   EXPECT_EQ(w.threads, 6u);
   EXPECT_EQ(w.source, "online CPUs (6)");
-  w = decide_worker_count(0, {std::nullopt, 6, {quota(300000, 100000)}});
+  w = config::decide_worker_count(0, {std::nullopt, 6, {quota(300000, 100000)}});
   EXPECT_EQ(w.threads, 3u);
   EXPECT_EQ(w.source, "cgroup cpu.max 300000/100000");
 }
 
 TEST(CpuLimitDecide, AffinityWithUnknownOnlineCount) {
-  const auto w = decide_worker_count(0, {2, 0, {}});
+  const auto w = config::decide_worker_count(0, {2, 0, {}});
   EXPECT_EQ(w.threads, 2u);
   EXPECT_EQ(w.source, "CPU affinity (2)");
 }
 
 TEST(CpuLimitDecide, QuotaAloneWhenNothingElseIsKnown) {
-  const auto w = decide_worker_count(0, {std::nullopt, 0, {quota(150000, 100000)}});
+  const auto w = config::decide_worker_count(0, {std::nullopt, 0, {quota(150000, 100000)}});
   EXPECT_EQ(w.threads, 2u);
   EXPECT_EQ(w.source, "cgroup cpu.max 150000/100000");
 }
 
 TEST(CpuLimitDecide, AtLeastOne) {
-  auto w = decide_worker_count(0, {std::nullopt, 0, {}});
+  auto w = config::decide_worker_count(0, {std::nullopt, 0, {}});
   EXPECT_EQ(w.threads, 1u);
   EXPECT_EQ(w.source, "CPU count unknown");
-  w = decide_worker_count(0, {0, 0, {quota(0, 100000), quota(100000, 0)}});  // nonsense ignored
+  w = config::decide_worker_count(0, {0, 0, {quota(0, 100000), quota(100000, 0)}});  // nonsense ignored
   EXPECT_EQ(w.threads, 1u);
   EXPECT_EQ(w.source, "CPU count unknown");
 }
@@ -231,7 +232,7 @@ class CpuLimitFiles : public ::testing::Test {
   }
 
   fs::path dir_;
-  CgroupFiles files_;
+  config::CgroupFiles files_;
 };
 
 TEST_F(CpuLimitFiles, MissingFilesMeanNoLimit) {
@@ -246,7 +247,7 @@ TEST_F(CpuLimitFiles, V2OwnCgroup) {
   const auto quotas = read_cgroup_cpu_quotas(files_);
   ASSERT_EQ(quotas.size(), 1u);
   EXPECT_EQ(quotas[0].quota_us, 150000);
-  EXPECT_EQ(decide_worker_count(0, {8, 8, quotas}).source, "cgroup cpu.max 150000/100000");
+  EXPECT_EQ(config::decide_worker_count(0, {8, 8, quotas}).source, "cgroup cpu.max 150000/100000");
 }
 
 TEST_F(CpuLimitFiles, V2LimitOnAParentApplies) {
@@ -255,7 +256,7 @@ TEST_F(CpuLimitFiles, V2LimitOnAParentApplies) {
   write("sys/kubepods/pod1/cpu.max", "50000 100000\n");
   const auto quotas = read_cgroup_cpu_quotas(files_);
   ASSERT_EQ(quotas.size(), 1u);
-  EXPECT_EQ(decide_worker_count(0, {8, 8, quotas}).threads, 1u);
+  EXPECT_EQ(config::decide_worker_count(0, {8, 8, quotas}).threads, 1u);
 }
 
 TEST_F(CpuLimitFiles, V2RootAsAContainerSeesIt) {
@@ -291,7 +292,7 @@ TEST_F(CpuLimitFiles, V1Hybrid) {
   write("sys/cpu,cpuacct/cpu.cfs_period_us", "100000\n");
   const auto quotas = read_cgroup_cpu_quotas(files_);
   ASSERT_EQ(quotas.size(), 1u);
-  const auto w = decide_worker_count(0, {8, 8, quotas});
+  const auto w = config::decide_worker_count(0, {8, 8, quotas});
   EXPECT_EQ(w.threads, 3u);
   EXPECT_EQ(w.source, "cgroup cpu.cfs_quota_us 250000/100000");
 }
@@ -303,15 +304,15 @@ TEST_F(CpuLimitFiles, V1QuotaWithoutPeriodIsNoLimit) {
 }
 
 TEST(CpuLimitSystem, ReadsThisProcessWithoutFailing) {
-  const auto limits = read_cpu_limits();
+  const auto limits = config::read_cpu_limits();
   ASSERT_TRUE(limits.affinity_cpus);  // sched_getaffinity works on Linux
   EXPECT_GE(*limits.affinity_cpus, 1u);
-  const auto w = worker_count(0);
+  const auto w = config::worker_count(0);
   EXPECT_GE(w.threads, 1u);
   EXPECT_LE(w.threads, *limits.affinity_cpus);
   EXPECT_FALSE(w.source.empty());
-  EXPECT_EQ(worker_count(5).threads, 5u);
-  EXPECT_EQ(worker_count(5).source, "THREADS");
+  EXPECT_EQ(config::worker_count(5).threads, 5u);
+  EXPECT_EQ(config::worker_count(5).source, "THREADS");
 }
 
 }  // namespace

@@ -74,7 +74,7 @@ TEST(EnvSettings, TheDocsTablesListExactlyTheTablesSettings) {
   const std::set<std::string> documented = documented_settings();
   ASSERT_GT(documented.size(), 40u) << "the docs' tables were not found";
   std::set<std::string> table;
-  for (const EnvSetting& s : env_settings()) table.insert(std::string(s.name));
+  for (const config::EnvSetting& s : config::env_settings()) table.insert(std::string(s.name));
   for (const auto& name : table)
     EXPECT_TRUE(documented.count(name))
         << name << " is a setting but no table of docs/configuration.md lists it";
@@ -85,7 +85,7 @@ TEST(EnvSettings, TheDocsTablesListExactlyTheTablesSettings) {
 
 TEST(EnvSettings, NamesAreUniqueAndEachSaysWhatItDoes) {
   std::set<std::string_view> seen;
-  for (const EnvSetting& s : env_settings()) {
+  for (const config::EnvSetting& s : config::env_settings()) {
     EXPECT_TRUE(seen.insert(s.name).second) << s.name << " is listed twice";
     EXPECT_FALSE(s.meaning.empty()) << s.name;
     EXPECT_EQ(s.meaning.find('\n'), std::string_view::npos) << s.name << ": one line";
@@ -93,14 +93,14 @@ TEST(EnvSettings, NamesAreUniqueAndEachSaysWhatItDoes) {
 }
 
 TEST(EnvSettings, ABackendsSettingsAreOneFamily) {
-  ASSERT_NE(find_env_setting("BACKEND_12_DEPLOYMENT_NAME"), nullptr);
-  EXPECT_EQ(find_env_setting("BACKEND_12_DEPLOYMENT_NAME")->name, "BACKEND_X_DEPLOYMENT_NAME");
-  EXPECT_EQ(find_env_setting("BACKEND_X_URL")->name, "BACKEND_X_URL");
-  EXPECT_EQ(find_env_setting("BACKEND_1_URLS"), nullptr);
-  EXPECT_EQ(find_env_setting("BACKEND__URL"), nullptr);
-  EXPECT_EQ(find_env_setting("PORTS"), nullptr);
-  EXPECT_EQ(find_env_setting("PORT")->default_text, "8080");
-  const auto fields = backend_fields();
+  ASSERT_NE(config::find_env_setting("BACKEND_12_DEPLOYMENT_NAME"), nullptr);
+  EXPECT_EQ(config::find_env_setting("BACKEND_12_DEPLOYMENT_NAME")->name, "BACKEND_X_DEPLOYMENT_NAME");
+  EXPECT_EQ(config::find_env_setting("BACKEND_X_URL")->name, "BACKEND_X_URL");
+  EXPECT_EQ(config::find_env_setting("BACKEND_1_URLS"), nullptr);
+  EXPECT_EQ(config::find_env_setting("BACKEND__URL"), nullptr);
+  EXPECT_EQ(config::find_env_setting("PORTS"), nullptr);
+  EXPECT_EQ(config::find_env_setting("PORT")->default_text, "8080");
+  const auto fields = config::backend_fields();
   ASSERT_GE(fields.size(), 2u);
   EXPECT_EQ(fields.front(), "URL");
 }
@@ -108,7 +108,7 @@ TEST(EnvSettings, ABackendsSettingsAreOneFamily) {
 // --help's look: "  NAME (default)" and the meaning from column 29 (two spaces after a name;
 // on the next line after a longer one), wrapped at 80 characters onto lines indented to it.
 TEST(EnvSettings, HelpPrintsEverySettingInColumns) {
-  const std::string help = env_settings_help();
+  const std::string help = config::env_settings_help();
   EXPECT_NE(help.find("\n  PORT (8080)                the API port\n"), std::string::npos) << help;
   EXPECT_NE(help.find("\n  BACKEND_X_APIKEY           the backend's key (in the header BACKEND_X_AUTH\n" +
                       std::string(29, ' ') + "names)\n"),
@@ -124,12 +124,12 @@ TEST(EnvSettings, HelpPrintsEverySettingInColumns) {
     EXPECT_LE(line.size(), 80u) << line;
     if (line.rfind("   ", 0) != 0) ++settings;  // not a continuation
   }
-  EXPECT_EQ(settings, env_settings().size());
-  for (const EnvSetting& s : env_settings())
+  EXPECT_EQ(settings, config::env_settings().size());
+  for (const config::EnvSetting& s : config::env_settings())
     EXPECT_NE(help.find("  " + std::string(s.name) + (s.default_text.empty() ? "" : " (")), std::string::npos)
         << s.name;
   const std::string_view only[] = {"PORT", "REDIS_URL"};
-  const std::string some = env_settings_help(only);
+  const std::string some = config::env_settings_help(only);
   EXPECT_EQ(some.rfind("  PORT (8080)", 0), 0u) << some;
   EXPECT_NE(some.find("\n  REDIS_URL"), std::string::npos) << some;
   EXPECT_EQ(some.find("LOG_LEVEL"), std::string::npos) << some;
@@ -138,64 +138,71 @@ TEST(EnvSettings, HelpPrintsEverySettingInColumns) {
 // The defaults the table shows are the loader's, and each of these settings is read: a value
 // other than the default comes through.
 TEST(EnvSettings, TheDefaultsShownAreTheLoadersAndEachSettingIsRead) {
-  using Get = std::function<std::string(const Config&)>;
+  using Get = std::function<std::string(const config::Config&)>;
   const auto ms_as_seconds = [](std::chrono::milliseconds ms) { return std::to_string(ms.count() / 1000); };
   const std::map<std::string, std::pair<std::string, Get>> settings = {
-      {"PORT", {"8081", [](const Config& c) { return std::to_string(c.port); }}},
-      {"LISTEN_ADDRESS", {"127.0.0.1", [](const Config& c) { return c.listen_address; }}},
-      {"ADMIN_PORT", {"9091", [](const Config& c) { return std::to_string(c.admin_port); }}},
-      {"THREADS", {"3", [](const Config& c) { return std::to_string(c.threads); }}},
-      {"HTTP_TIMEOUT_SECONDS", {"7", [](const Config& c) { return std::to_string(c.http_timeout.count()); }}},
+      {"PORT", {"8081", [](const config::Config& c) { return std::to_string(c.port); }}},
+      {"LISTEN_ADDRESS", {"127.0.0.1", [](const config::Config& c) { return c.listen_address; }}},
+      {"ADMIN_PORT", {"9091", [](const config::Config& c) { return std::to_string(c.admin_port); }}},
+      {"THREADS", {"3", [](const config::Config& c) { return std::to_string(c.threads); }}},
+      {"HTTP_TIMEOUT_SECONDS",
+       {"7", [](const config::Config& c) { return std::to_string(c.http_timeout.count()); }}},
       {"CONNECT_TIMEOUT_SECONDS",
-       {"7", [](const Config& c) { return std::to_string(c.connect_timeout.count()); }}},
+       {"7", [](const config::Config& c) { return std::to_string(c.connect_timeout.count()); }}},
       {"REQUEST_TIMEOUT_SECONDS",
-       {"7", [](const Config& c) { return std::to_string(c.request_timeout.count()); }}},
+       {"7", [](const config::Config& c) { return std::to_string(c.request_timeout.count()); }}},
       {"CLIENT_IDLE_TIMEOUT_SECONDS",
-       {"7", [](const Config& c) { return std::to_string(c.client_idle_timeout.count()); }}},
+       {"7", [](const config::Config& c) { return std::to_string(c.client_idle_timeout.count()); }}},
       {"SHUTDOWN_TIMEOUT_SECONDS",
-       {"7", [](const Config& c) { return std::to_string(c.shutdown_timeout.count()); }}},
+       {"7", [](const config::Config& c) { return std::to_string(c.shutdown_timeout.count()); }}},
       {"REALTIME_IDLE_TIMEOUT_SECONDS",
-       {"7", [](const Config& c) { return std::to_string(c.realtime_idle_timeout.count()); }}},
+       {"7", [](const config::Config& c) { return std::to_string(c.realtime_idle_timeout.count()); }}},
       {"REALTIME_MAX_SESSION_SECONDS",
-       {"7", [](const Config& c) { return std::to_string(c.realtime_max_session.count()); }}},
-      {"DEFAULT_COOLDOWN_SECONDS", {"7", [&](const Config& c) { return ms_as_seconds(c.default_cooldown); }}},
-      {"MAX_COOLDOWN_SECONDS", {"700", [&](const Config& c) { return ms_as_seconds(c.max_cooldown); }}},
-      {"QUOTA_WINDOW_SECONDS", {"7", [&](const Config& c) { return ms_as_seconds(c.quota_window); }}},
+       {"7", [](const config::Config& c) { return std::to_string(c.realtime_max_session.count()); }}},
+      {"DEFAULT_COOLDOWN_SECONDS",
+       {"7", [&](const config::Config& c) { return ms_as_seconds(c.default_cooldown); }}},
+      {"MAX_COOLDOWN_SECONDS",
+       {"700", [&](const config::Config& c) { return ms_as_seconds(c.max_cooldown); }}},
+      {"QUOTA_WINDOW_SECONDS", {"7", [&](const config::Config& c) { return ms_as_seconds(c.quota_window); }}},
       {"MAX_REQUEST_BODY_BYTES",
-       {"7000", [](const Config& c) { return std::to_string(c.max_request_body_bytes); }}},
+       {"7000", [](const config::Config& c) { return std::to_string(c.max_request_body_bytes); }}},
       {"STREAM_REQUEST_BODY_BYTES",
-       {"7000", [](const Config& c) { return std::to_string(c.stream_request_body_bytes); }}},
+       {"7000", [](const config::Config& c) { return std::to_string(c.stream_request_body_bytes); }}},
       {"MAX_STREAMED_BODY_BYTES",
-       {"7000000", [](const Config& c) { return std::to_string(c.max_streamed_body_bytes); }}},
-      {"MAX_HEADER_COUNT", {"70", [](const Config& c) { return std::to_string(c.max_header_count); }}},
-      {"MAX_CONNECTIONS", {"70", [](const Config& c) { return std::to_string(c.max_connections); }}},
+       {"7000000", [](const config::Config& c) { return std::to_string(c.max_streamed_body_bytes); }}},
+      {"MAX_HEADER_COUNT",
+       {"70", [](const config::Config& c) { return std::to_string(c.max_header_count); }}},
+      {"MAX_CONNECTIONS", {"70", [](const config::Config& c) { return std::to_string(c.max_connections); }}},
       {"STREAM_HOLDBACK_BYTES",
-       {"7000", [](const Config& c) { return std::to_string(c.stream_holdback_bytes); }}},
-      {"LOG_LEVEL", {"debug", [](const Config& c) { return c.log_level; }}},
-      {"LOG_FORMAT", {"json", [](const Config& c) { return c.log_format; }}},
-      {"ACCESS_LOG", {"off", [](const Config& c) { return std::string(c.access_log ? "on" : "off"); }}},
+       {"7000", [](const config::Config& c) { return std::to_string(c.stream_holdback_bytes); }}},
+      {"LOG_LEVEL", {"debug", [](const config::Config& c) { return c.log_level; }}},
+      {"LOG_FORMAT", {"json", [](const config::Config& c) { return c.log_format; }}},
+      {"ACCESS_LOG",
+       {"off", [](const config::Config& c) { return std::string(c.access_log ? "on" : "off"); }}},
       {"ROUTE_ON_REMAINING",
-       {"off", [](const Config& c) { return std::string(c.route_on_remaining ? "on" : "off"); }}},
+       {"off", [](const config::Config& c) { return std::string(c.route_on_remaining ? "on" : "off"); }}},
       {"CONFIG_WATCH_INTERVAL_MS",
-       {"70", [](const Config& c) { return std::to_string(c.config_watch_interval.count()); }}},
+       {"70", [](const config::Config& c) { return std::to_string(c.config_watch_interval.count()); }}},
       {"STATUS_SAMPLE_INTERVAL_MS",
-       {"700", [](const Config& c) { return std::to_string(c.status_sample_interval.count()); }}},
+       {"700", [](const config::Config& c) { return std::to_string(c.status_sample_interval.count()); }}},
       {"ADMIN_METRICS_OPEN",
-       {"true", [](const Config& c) { return std::string(c.admin.metrics_open ? "true" : "false"); }}},
-      {"REDIS_KEY_PREFIX", {"x:", [](const Config& c) { return c.redis.key_prefix; }}},
-      {"REDIS_TIMEOUT_MS", {"70", [](const Config& c) { return std::to_string(c.redis.timeout.count()); }}},
+       {"true",
+        [](const config::Config& c) { return std::string(c.admin.metrics_open ? "true" : "false"); }}},
+      {"REDIS_KEY_PREFIX", {"x:", [](const config::Config& c) { return c.redis.key_prefix; }}},
+      {"REDIS_TIMEOUT_MS",
+       {"70", [](const config::Config& c) { return std::to_string(c.redis.timeout.count()); }}},
   };
-  const EnvMap base = {{"BACKEND_1_URL", "http://127.0.0.1:9"}};
-  const auto defaults = load_config_from_env(base);
+  const config::EnvMap base = {{"BACKEND_1_URL", "http://127.0.0.1:9"}};
+  const auto defaults = config::load_config_from_env(base);
   ASSERT_TRUE(defaults.config);
   for (const auto& [name, value_and_get] : settings) {
     const auto& [value, get] = value_and_get;
-    const EnvSetting* s = find_env_setting(name);
+    const config::EnvSetting* s = config::find_env_setting(name);
     ASSERT_NE(s, nullptr) << name;
     EXPECT_EQ(std::string(s->default_text), get(*defaults.config)) << name << "'s default";
-    EnvMap env = base;
+    config::EnvMap env = base;
     env[name] = value;
-    const auto set = load_config_from_env(env);
+    const auto set = config::load_config_from_env(env);
     ASSERT_TRUE(set.config) << name << "=" << value;
     EXPECT_EQ(get(*set.config), value) << name;
   }

@@ -50,8 +50,8 @@ std::optional<std::string> read_text(const fs::path& path) {
 
 // NAME.env: KEY=VALUE per line (the value is the rest of the line, as it is); blank lines and
 // lines starting with # are skipped.
-EnvMap read_env(const fs::path& path) {
-  EnvMap env;
+config::EnvMap read_env(const fs::path& path) {
+  config::EnvMap env;
   std::istringstream lines(read_text(path).value_or(""));
   for (std::string line; std::getline(lines, line);) {
     if (line.empty() || line[0] == '#') continue;
@@ -81,9 +81,9 @@ TEST_P(ConfigGolden, PrintsWhatTheExpectedFileHolds) {
   const std::string name = GetParam();
   const auto text = read_text(kGoldenDir / (name + ".yaml"));
   ASSERT_TRUE(text) << "cannot read " << name << ".yaml";
-  const EnvMap env =
-      fs::exists(kGoldenDir / (name + ".env")) ? read_env(kGoldenDir / (name + ".env")) : EnvMap{};
-  const CheckReport report = check_report(load_config_text(env, *text, name + ".yaml"));
+  const config::EnvMap env =
+      fs::exists(kGoldenDir / (name + ".env")) ? read_env(kGoldenDir / (name + ".env")) : config::EnvMap{};
+  const config::CheckReport report = check_report(config::load_config_text(env, *text, name + ".yaml"));
   const std::string printed = report.err + report.out;
 
   const bool valid = report.exit_code == 0;

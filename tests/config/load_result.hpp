@@ -9,12 +9,12 @@
 
 namespace smartlb {
 
-inline bool has_error(const ConfigLoadResult& r, std::string_view needle) {
+inline bool has_error(const config::ConfigLoadResult& r, std::string_view needle) {
   return std::any_of(r.errors.begin(), r.errors.end(),
                      [&](const std::string& e) { return e.find(needle) != std::string::npos; });
 }
 
-inline std::string all_errors(const ConfigLoadResult& r) {
+inline std::string all_errors(const config::ConfigLoadResult& r) {
   std::string s;
   for (const auto& e : r.errors) s += e + "\n";
   return s;

@@ -8,7 +8,7 @@ namespace smartlb {
 namespace {
 
 TEST(RedisUrl, HostAlonePortDefaultsTo6379AndDatabaseTo0) {
-  auto r = parse_redis_url("redis://cache.internal");
+  auto r = config::parse_redis_url("redis://cache.internal");
   ASSERT_TRUE(r.url) << r.error;
   EXPECT_FALSE(r.url->tls);
   EXPECT_EQ(r.url->host, "cache.internal");
@@ -19,7 +19,7 @@ TEST(RedisUrl, HostAlonePortDefaultsTo6379AndDatabaseTo0) {
 }
 
 TEST(RedisUrl, TlsUserPasswordPortAndDatabase) {
-  auto r = parse_redis_url("rediss://app:s3cret@mycache.redis.cache.windows.net:6380/2");
+  auto r = config::parse_redis_url("rediss://app:s3cret@mycache.redis.cache.windows.net:6380/2");
   ASSERT_TRUE(r.url) << r.error;
   EXPECT_TRUE(r.url->tls);
   EXPECT_EQ(r.url->user, "app");
@@ -30,7 +30,7 @@ TEST(RedisUrl, TlsUserPasswordPortAndDatabase) {
 }
 
 TEST(RedisUrl, PasswordWithoutUserAndPercentEscapes) {
-  auto r = parse_redis_url("redis://:p%40ss%3Aw%2Fd@127.0.0.1:7000");
+  auto r = config::parse_redis_url("redis://:p%40ss%3Aw%2Fd@127.0.0.1:7000");
   ASSERT_TRUE(r.url) << r.error;
   EXPECT_EQ(r.url->user, "");
   EXPECT_EQ(r.url->password, "p@ss:w/d");
@@ -38,14 +38,14 @@ TEST(RedisUrl, PasswordWithoutUserAndPercentEscapes) {
 }
 
 TEST(RedisUrl, AnUnencodedAtInThePasswordEndsAtTheLastAt) {
-  auto r = parse_redis_url("redis://:a@b@host");
+  auto r = config::parse_redis_url("redis://:a@b@host");
   ASSERT_TRUE(r.url) << r.error;
   EXPECT_EQ(r.url->password, "a@b");
   EXPECT_EQ(r.url->host, "host");
 }
 
 TEST(RedisUrl, Ipv6Literal) {
-  auto r = parse_redis_url("redis://[::1]:6390/1");
+  auto r = config::parse_redis_url("redis://[::1]:6390/1");
   ASSERT_TRUE(r.url) << r.error;
   EXPECT_EQ(r.url->host, "::1");
   EXPECT_EQ(r.url->port, 6390);
@@ -54,7 +54,7 @@ TEST(RedisUrl, Ipv6Literal) {
 }
 
 TEST(RedisUrl, RedactedHidesThePassword) {
-  auto r = parse_redis_url("rediss://app:topsecret@h:6380/3");
+  auto r = config::parse_redis_url("rediss://app:topsecret@h:6380/3");
   ASSERT_TRUE(r.url);
   EXPECT_EQ(r.url->redacted(), "rediss://app:***@h:6380/3");
 }
@@ -63,7 +63,7 @@ TEST(RedisUrl, ErrorsNameRedisUrlAndNeverHoldThePassword) {
   for (const char* bad : {"http://h", "redis://", "redis://:topsecret@", "redis://h:0", "redis://h:99999",
                           "redis://h:", "redis://h/x", "redis://h/1?ssl=true", "redis://[::1",
                           "redis://:top%zzsecret@h", "redis://h o"}) {
-    auto r = parse_redis_url(bad);
+    auto r = config::parse_redis_url(bad);
     EXPECT_FALSE(r.url) << bad;
     EXPECT_EQ(r.error.rfind("REDIS_URL ", 0), 0u) << r.error;
     EXPECT_EQ(r.error.find("topsecret"), std::string::npos) << r.error;
@@ -72,7 +72,7 @@ TEST(RedisUrl, ErrorsNameRedisUrlAndNeverHoldThePassword) {
 }
 
 TEST(RedisConfigEnv, UnsetMeansNoSharingAndDefaults) {
-  auto r = load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"}});
+  auto r = config::load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"}});
   ASSERT_TRUE(r.config);
   EXPECT_FALSE(r.config->redis.enabled());
   EXPECT_EQ(r.config->redis.key_prefix, "smartlb:");
@@ -81,11 +81,11 @@ TEST(RedisConfigEnv, UnsetMeansNoSharingAndDefaults) {
 }
 
 TEST(RedisConfigEnv, ReadsEveryVariable) {
-  auto r = load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"},
-                                 {"REDIS_URL", "redis://:pw@10.0.0.5:6381/4"},
-                                 {"REDIS_KEY_PREFIX", "prod:"},
-                                 {"REDIS_TIMEOUT_MS", "500"},
-                                 {"REPLICA_ID", "node-a"}});
+  auto r = config::load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"},
+                                         {"REDIS_URL", "redis://:pw@10.0.0.5:6381/4"},
+                                         {"REDIS_KEY_PREFIX", "prod:"},
+                                         {"REDIS_TIMEOUT_MS", "500"},
+                                         {"REPLICA_ID", "node-a"}});
   ASSERT_TRUE(r.config) << r.errors.front();
   ASSERT_TRUE(r.config->redis.enabled());
   EXPECT_EQ(r.config->redis.url->host, "10.0.0.5");
@@ -96,10 +96,10 @@ TEST(RedisConfigEnv, ReadsEveryVariable) {
 }
 
 TEST(RedisConfigEnv, AMalformedUrlIsAnErrorWithoutThePassword) {
-  auto r = load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"},
-                                 {"REDIS_URL", "redis://:hunter2-secret@host:notaport"},
-                                 {"REDIS_CA_FILE", "/nonexistent/ca.pem"},
-                                 {"REDIS_TIMEOUT_MS", "0"}});
+  auto r = config::load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"},
+                                         {"REDIS_URL", "redis://:hunter2-secret@host:notaport"},
+                                         {"REDIS_CA_FILE", "/nonexistent/ca.pem"},
+                                         {"REDIS_TIMEOUT_MS", "0"}});
   ASSERT_FALSE(r.config);
   ASSERT_EQ(r.errors.size(), 3u);
   EXPECT_EQ(r.errors[0].rfind("REDIS_URL: ", 0), 0u) << r.errors[0];

@@ -9,16 +9,16 @@ namespace {
 
 constexpr const char* kTenant = "aaaabbbb-cccc-4ddd-8eee-ffff00001111";
 
-std::string errors_of(const ConfigLoadResult& r) {
+std::string errors_of(const config::ConfigLoadResult& r) {
   std::string all;
   for (const auto& e : r.errors) all += e + "\n";
   return all;
 }
-bool has_error(const ConfigLoadResult& r, std::string_view needle) {
+bool has_error(const config::ConfigLoadResult& r, std::string_view needle) {
   return errors_of(r).find(needle) != std::string::npos;
 }
 
-const EnvMap kBackend = {{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"BACKEND_1_APIKEY", "k-12345678"}};
+const config::EnvMap kBackend = {{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"BACKEND_1_APIKEY", "k-12345678"}};
 
 TEST(TokenIssuersConfig, ReadsEveryField) {
   const std::string text = std::string(R"(
@@ -31,7 +31,7 @@ token_issuers:
     discovery_url: http://127.0.0.1:9999/openid
     clock_skew_seconds: 30
 )";
-  const auto r = load_config_text(kBackend, text, "f.yaml");
+  const auto r = config::load_config_text(kBackend, text, "f.yaml");
   ASSERT_TRUE(r.config) << errors_of(r);
   ASSERT_EQ(r.config->policy.token_issuers.size(), 1u);
   const auto& t = r.config->policy.token_issuers[0];
@@ -41,12 +41,12 @@ token_issuers:
   EXPECT_EQ(t.required_roles, std::vector<std::string>{"OpenAI.User"});
   EXPECT_EQ(t.discovery_url, "http://127.0.0.1:9999/openid");
   EXPECT_EQ(t.clock_skew, std::chrono::seconds(30));
-  EXPECT_NE(describe_routing(*r.config).find("token issuer contoso: tenant"), std::string::npos)
+  EXPECT_NE(config::describe_routing(*r.config).find("token issuer contoso: tenant"), std::string::npos)
       << describe_routing(*r.config);
 }
 
 TEST(TokenIssuersConfig, ReportsEachMistakeWithItsPath) {
-  const auto r = load_config_text(kBackend, R"(
+  const auto r = config::load_config_text(kBackend, R"(
 clients:
   - {name: contoso, key: abcdefgh-1}
 token_issuers:
@@ -56,7 +56,7 @@ token_issuers:
     discovery_url: ftp://example
     clock_skew_seconds: 3600
 )",
-                                  "f.yaml");
+                                          "f.yaml");
   EXPECT_FALSE(r.config);
   EXPECT_TRUE(has_error(r, "token_issuers[0].name: duplicates another client's or token issuer's name"))
       << errors_of(r);
@@ -70,12 +70,12 @@ token_issuers:
 }
 
 TEST(TokenIssuersConfig, TheEnvironmentDeclaresOneIssuer) {
-  EnvMap env = kBackend;
+  config::EnvMap env = kBackend;
   env["CLIENT_ENTRA_TENANT_ID"] = kTenant;
   env["CLIENT_ENTRA_AUDIENCE"] = "api://smartlb, api://other";
   env["CLIENT_ENTRA_ROLES"] = "OpenAI.User";
   env["AZURE_AUTHORITY_HOST"] = "http://127.0.0.1:8888";
-  const auto r = load_config_from_env(env);
+  const auto r = config::load_config_from_env(env);
   ASSERT_TRUE(r.config) << errors_of(r);
   ASSERT_EQ(r.config->client_token_issuers.size(), 1u);
   const auto& t = r.config->client_token_issuers[0];
@@ -86,13 +86,14 @@ TEST(TokenIssuersConfig, TheEnvironmentDeclaresOneIssuer) {
 }
 
 TEST(TokenIssuersConfig, TheEnvironmentsMistakesAreNamed) {
-  EnvMap env = kBackend;
+  config::EnvMap env = kBackend;
   env["CLIENT_ENTRA_TENANT_ID"] = "common";
-  EXPECT_TRUE(has_error(load_config_from_env(env), "CLIENT_ENTRA_TENANT_ID: must be the tenant's id"));
-  EXPECT_TRUE(has_error(load_config_from_env(env), "CLIENT_ENTRA_AUDIENCE: is required"));
-  EnvMap stray = kBackend;
+  EXPECT_TRUE(
+      has_error(config::load_config_from_env(env), "CLIENT_ENTRA_TENANT_ID: must be the tenant's id"));
+  EXPECT_TRUE(has_error(config::load_config_from_env(env), "CLIENT_ENTRA_AUDIENCE: is required"));
+  config::EnvMap stray = kBackend;
   stray["CLIENT_ENTRA_AUDIENCE"] = "api://x";
-  EXPECT_TRUE(has_error(load_config_from_env(stray),
+  EXPECT_TRUE(has_error(config::load_config_from_env(stray),
                         "CLIENT_ENTRA_AUDIENCE: applies only with CLIENT_ENTRA_TENANT_ID"));
 }
 

@@ -6,7 +6,7 @@ namespace smartlb {
 namespace {
 
 TEST(BackendUrl, HttpsDefaults) {
-  auto r = parse_backend_url("https://east.openai.azure.com");
+  auto r = config::parse_backend_url("https://east.openai.azure.com");
   ASSERT_TRUE(r.url);
   EXPECT_TRUE(r.url->tls);
   EXPECT_EQ(r.url->port, 443);
@@ -15,7 +15,7 @@ TEST(BackendUrl, HttpsDefaults) {
 }
 
 TEST(BackendUrl, HttpWithPortAndPath) {
-  auto r = parse_backend_url("http://127.0.0.1:8081/api/");
+  auto r = config::parse_backend_url("http://127.0.0.1:8081/api/");
   ASSERT_TRUE(r.url);
   EXPECT_FALSE(r.url->tls);
   EXPECT_EQ(r.url->port, 8081);
@@ -24,13 +24,13 @@ TEST(BackendUrl, HttpWithPortAndPath) {
 }
 
 TEST(BackendUrl, DefaultPortIsNotRepeatedInHost) {
-  auto r = parse_backend_url("https://x.example.com:443");
+  auto r = config::parse_backend_url("https://x.example.com:443");
   ASSERT_TRUE(r.url);
   EXPECT_EQ(r.url->host_header, "x.example.com");
 }
 
 TEST(BackendUrl, Ipv6Literal) {
-  auto r = parse_backend_url("http://[::1]:9000");
+  auto r = config::parse_backend_url("http://[::1]:9000");
   ASSERT_TRUE(r.url);
   EXPECT_EQ(r.url->host, "::1");
   EXPECT_EQ(r.url->host_header, "[::1]:9000");
@@ -40,7 +40,7 @@ TEST(BackendUrl, Rejections) {
   for (const char* bad :
        {"east.openai.azure.com", "ftp://x", "https://", "https://:80", "https://x:0", "https://x:99999",
         "https://x:abc", "https://u:p@x", "https://x/?q=1", "https://x y", "http://[::1"}) {
-    auto r = parse_backend_url(bad);
+    auto r = config::parse_backend_url(bad);
     EXPECT_FALSE(r.url) << bad;
     EXPECT_FALSE(r.error.empty()) << bad;
   }
@@ -49,7 +49,7 @@ TEST(BackendUrl, Rejections) {
 // smartlb appends the client's path to the base path: a base path ending in what clients send
 // first doubles it.
 TEST(DoubledPrefix, ABasePathEndingInV1IsAlwaysDoubled) {
-  const auto url = parse_backend_url("https://api.openai.com/v1/").url;
+  const auto url = config::parse_backend_url("https://api.openai.com/v1/").url;
   ASSERT_TRUE(url);
   for (bool azure_clients : {true, false}) {
     const auto w = doubled_prefix_warning(*url, "BACKEND_3_URL", azure_clients);
@@ -62,7 +62,7 @@ TEST(DoubledPrefix, ABasePathEndingInV1IsAlwaysDoubled) {
 }
 
 TEST(DoubledPrefix, AzuresV1BasePathIsDroppedWhole) {
-  const auto url = parse_backend_url("https://contoso.openai.azure.com/openai/v1").url;
+  const auto url = config::parse_backend_url("https://contoso.openai.azure.com/openai/v1").url;
   ASSERT_TRUE(url);
   const auto w = doubled_prefix_warning(*url, "backends[1].url", false);
   ASSERT_TRUE(w);
@@ -70,7 +70,7 @@ TEST(DoubledPrefix, AzuresV1BasePathIsDroppedWhole) {
 }
 
 TEST(DoubledPrefix, OpenaiIsDoubledOnlyForAzureStyleClients) {
-  const auto url = parse_backend_url("https://contoso.openai.azure.com/openai").url;
+  const auto url = config::parse_backend_url("https://contoso.openai.azure.com/openai").url;
   ASSERT_TRUE(url);
   const auto w = doubled_prefix_warning(*url, "BACKEND_1_URL", true);
   ASSERT_TRUE(w);
@@ -85,7 +85,7 @@ TEST(DoubledPrefix, OpenaiIsDoubledOnlyForAzureStyleClients) {
 TEST(DoubledPrefix, OtherBasePathsAreFine) {
   for (const char* text : {"https://contoso.openai.azure.com", "https://apim.azure-api.net/aoai",
                            "http://127.0.0.1:8000/v1beta", "http://10.0.0.5:8000/openai-proxy"}) {
-    const auto url = parse_backend_url(text).url;
+    const auto url = config::parse_backend_url(text).url;
     ASSERT_TRUE(url) << text;
     EXPECT_FALSE(doubled_prefix_warning(*url, "BACKEND_1_URL", true)) << text;
   }

@@ -9,12 +9,12 @@ namespace {
 
 // Azure OpenAI's global-deployment prices in USD per 1M tokens (input, cached input, output),
 // in pico-units per token: $2.50 / 1M = 2'500'000 pico-USD a token.
-const ModelPrice kGpt4o{"gpt-4o", {"chat-eastus"}, 2'500'000, 1'250'000, 10'000'000};
-const ModelPrice kGpt4oMini{"gpt-4o-mini", {}, 150'000, 75'000, 600'000};
-const ModelPrice kEmbedding{"text-embedding-3-small", {}, 20'000, 20'000, 0};
+const cost::ModelPrice kGpt4o{"gpt-4o", {"chat-eastus"}, 2'500'000, 1'250'000, 10'000'000};
+const cost::ModelPrice kGpt4oMini{"gpt-4o-mini", {}, 150'000, 75'000, 600'000};
+const cost::ModelPrice kEmbedding{"text-embedding-3-small", {}, 20'000, 20'000, 0};
 
-BilledTokens billed(std::string_view answer) {
-  const TokenUsage u = parse_usage_json(answer);
+cost::BilledTokens billed(std::string_view answer) {
+  const telemetry::TokenUsage u = telemetry::parse_usage_json(answer);
   return {u.prompt_tokens, u.cached_tokens, u.completion_tokens};
 }
 
@@ -28,7 +28,7 @@ TEST(RequestCost, ChatWithCachedPromptMatchesHandCalculation) {
   // (2006 - 1920) x $2.50/1M + 1920 x $1.25/1M + 300 x $10/1M
   //   = $0.000215 + $0.0024 + $0.003 = $0.005615
   EXPECT_EQ(cost_of(billed(answer), kGpt4o), 5'615'000'000);
-  EXPECT_EQ(format_money(*cost_of(billed(answer), kGpt4o)), "0.005615");
+  EXPECT_EQ(cost::format_money(*cost_of(billed(answer), kGpt4o)), "0.005615");
 }
 
 TEST(RequestCost, ResponsesWithCachedInputMatchesHandCalculation) {
@@ -59,18 +59,19 @@ TEST(RequestCost, EmbeddingsHaveNoOutput) {
 
 TEST(RequestCost, NoUsageIsNoCost) {
   EXPECT_EQ(cost_of(billed(R"({"id":"x","choices":[]})"), kGpt4o), std::nullopt);
-  EXPECT_EQ(cost_of(BilledTokens{}, kGpt4o), std::nullopt);
+  EXPECT_EQ(cost_of(cost::BilledTokens{}, kGpt4o), std::nullopt);
 }
 
 TEST(RequestCost, CachedTokensAreNeverMoreThanTheInput) {
   // A report that says more were cached than were sent is taken as all of them cached.
-  EXPECT_EQ(cost_of(BilledTokens{10, 50, 0}, kGpt4o), 10 * 1'250'000);
+  EXPECT_EQ(cost_of(cost::BilledTokens{10, 50, 0}, kGpt4o), 10 * 1'250'000);
 }
 
 TEST(RequestCost, HugeCountsSaturateInsteadOfOverflowing) {
-  const ModelPrice dear{"dear", {}, kMaxPricePerToken, kMaxPricePerToken, kMaxPricePerToken};
-  EXPECT_EQ(cost_of(BilledTokens{INT64_MAX, -1, INT64_MAX}, dear), kMaxMoney);
-  EXPECT_EQ(cost_estimate(INT64_MAX, INT64_MAX, dear), kMaxMoney);
+  const cost::ModelPrice dear{
+      "dear", {}, cost::kMaxPricePerToken, cost::kMaxPricePerToken, cost::kMaxPricePerToken};
+  EXPECT_EQ(cost_of(cost::BilledTokens{INT64_MAX, -1, INT64_MAX}, dear), cost::kMaxMoney);
+  EXPECT_EQ(cost_estimate(INT64_MAX, INT64_MAX, dear), cost::kMaxMoney);
 }
 
 TEST(CostEstimate, InputAtTheInputPriceAndMaxOutputAtTheOutputPrice) {
@@ -79,7 +80,7 @@ TEST(CostEstimate, InputAtTheInputPriceAndMaxOutputAtTheOutputPrice) {
 }
 
 TEST(PriceTable, FindsAModelByNameAliasOrUndatedVersion) {
-  const PriceTable table{"USD", {kGpt4o, kGpt4oMini}};
+  const cost::PriceTable table{"USD", {kGpt4o, kGpt4oMini}};
   EXPECT_EQ(table.find("gpt-4o"), &table.models[0]);
   EXPECT_EQ(table.find("chat-eastus"), &table.models[0]);
   EXPECT_EQ(table.find("gpt-4o-2024-08-06"), &table.models[0]);
@@ -92,22 +93,22 @@ TEST(PriceTable, FindsAModelByNameAliasOrUndatedVersion) {
 }
 
 TEST(PriceTable, ADatedEntryWinsOverItsModel) {
-  ModelPrice dated = kGpt4o;
+  cost::ModelPrice dated = kGpt4o;
   dated.model = "gpt-4o-2024-05-13";
   dated.aliases.clear();
   dated.input = 5'000'000;
-  const PriceTable table{"USD", {kGpt4o, dated}};
+  const cost::PriceTable table{"USD", {kGpt4o, dated}};
   EXPECT_EQ(table.find("gpt-4o-2024-05-13"), &table.models[1]);
   EXPECT_EQ(table.find("gpt-4o-2024-11-20"), &table.models[0]);
 }
 
 TEST(VersionDate, OnlyADateAtTheEndIsTakenOff) {
-  EXPECT_EQ(without_version_date("gpt-4o-2024-08-06"), "gpt-4o");
-  EXPECT_EQ(without_version_date("gpt-35-turbo-0125"), "gpt-35-turbo");
-  EXPECT_EQ(without_version_date("gpt-4-1106-preview"), "gpt-4-1106-preview");
-  EXPECT_EQ(without_version_date("o3-mini"), "o3-mini");
-  EXPECT_EQ(without_version_date("2024-08-06"), "2024-08-06");
-  EXPECT_EQ(without_version_date("-0125"), "-0125");
+  EXPECT_EQ(cost::without_version_date("gpt-4o-2024-08-06"), "gpt-4o");
+  EXPECT_EQ(cost::without_version_date("gpt-35-turbo-0125"), "gpt-35-turbo");
+  EXPECT_EQ(cost::without_version_date("gpt-4-1106-preview"), "gpt-4-1106-preview");
+  EXPECT_EQ(cost::without_version_date("o3-mini"), "o3-mini");
+  EXPECT_EQ(cost::without_version_date("2024-08-06"), "2024-08-06");
+  EXPECT_EQ(cost::without_version_date("-0125"), "-0125");
 }
 
 }  // namespace

@@ -29,8 +29,8 @@ bool names_a_place(const std::string& e) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  const smartlb::EnvMap env = {{"KEY", "a-secret-value-1"}};
-  const auto r = smartlb::load_config_text(env, text, "fuzz.yaml");
+  const smartlb::config::EnvMap env = {{"KEY", "a-secret-value-1"}};
+  const auto r = smartlb::config::load_config_text(env, text, "fuzz.yaml");
   if (r.config.has_value() != r.errors.empty()) std::abort();
   for (const auto& e : r.errors)
     if (!names_a_place(e)) std::abort();
@@ -42,9 +42,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         for (const auto& t : policy.targets) found = found || t.id == rt.target;
         if (!found) std::abort();
       }
-    if (smartlb::describe_routing(*r.config).empty()) std::abort();
+    if (smartlb::config::describe_routing(*r.config).empty()) std::abort();
   }
-  const auto again = smartlb::load_config_text(env, text, "fuzz.yaml");
+  const auto again = smartlb::config::load_config_text(env, text, "fuzz.yaml");
   if (again.errors != r.errors || again.config.has_value() != r.config.has_value()) std::abort();
   return 0;
 }

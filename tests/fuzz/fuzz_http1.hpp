@@ -12,7 +12,7 @@
 namespace smartlb::fuzz {
 
 using io::error_code;
-namespace http = io::http;
+namespace beast = io::beast;
 
 struct Outcome {
   error_code ec;      // the parser's error (never need_more / need_buffer)
@@ -35,8 +35,8 @@ Outcome drive(Parser& p, std::string_view msg, std::size_t split, OnPut on_put) 
       on_put(pending.data(), n);
       pending.erase(0, n);
       out.used += n;
-      if (ec == http::error::need_more) return false;
-      if (ec == http::error::need_buffer) continue;  // on_put gave it a fresh buffer
+      if (ec == beast::http::error::need_more) return false;
+      if (ec == beast::http::error::need_buffer) continue;  // on_put gave it a fresh buffer
       if (ec) {
         out.ec = ec;
         return true;

@@ -26,11 +26,11 @@ bool inside(std::string_view body, std::string_view v) {
   return v.data() >= body.data() && v.data() + v.size() <= body.data() + body.size();
 }
 
-std::vector<BodyEdit> edits_for(std::uint8_t opt) {
+std::vector<http::BodyEdit> edits_for(std::uint8_t opt) {
   static const char* const kKeys[] = {"model", "a", "", "x\"y", "caf\xC3\xA9", "user", "n", "b"};
   static const char* const kValues[] = {"\"m\"", "1",      "null",    "[1,{\"k\":\"v\"}]",
                                         "{}",    "-2.5e3", "\"\\n\"", "true"};
-  std::vector<BodyEdit> edits;
+  std::vector<http::BodyEdit> edits;
   // Up to three edits: key (3 bits) of each from the option byte, value or removal alternating.
   for (int k = 0; k < 1 + (opt >> 6); ++k) {
     const int key = (opt >> (2 * k)) & 7;
@@ -48,13 +48,13 @@ std::vector<BodyEdit> edits_for(std::uint8_t opt) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 1) return 0;
   const std::string_view body(reinterpret_cast<const char*>(data + 1), size - 1);
-  const std::vector<BodyEdit> edits = edits_for(data[0]);
+  const std::vector<http::BodyEdit> edits = edits_for(data[0]);
 
   const std::string_view keys[] = {"model", "a", "", "user"};
   std::optional<std::string_view> found[4];
-  const bool ours = top_level_strings(body, keys, found);
+  const bool ours = http::top_level_strings(body, keys, found);
   for (const auto& f : found) check(!f || inside(body, *f));
-  const auto single = top_level_string(body, "model");
+  const auto single = http::top_level_string(body, "model");
   check(single == found[0]);
   check(!single || inside(body, *single));
   const std::optional<std::string> edited = edit_json_body(body, edits);
@@ -83,7 +83,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   json expected = dom;
   std::vector<std::string> seen;
-  for (const BodyEdit& e : edits) {
+  for (const http::BodyEdit& e : edits) {
     if (std::find(seen.begin(), seen.end(), e.key) != seen.end()) continue;  // the first counts
     seen.push_back(e.key);
     if (e.json_value) {
@@ -100,7 +100,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   check(out == expected);
   if (edits.empty() ||
-      std::none_of(edits.begin(), edits.end(), [](const BodyEdit& e) { return e.json_value; })) {
+      std::none_of(edits.begin(), edits.end(), [](const http::BodyEdit& e) { return e.json_value; })) {
     check(edited->size() <= body.size());
   }
   return 0;

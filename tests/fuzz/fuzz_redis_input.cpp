@@ -36,7 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
 
   // A refusal never quotes the input (it may hold the password).
-  const auto url = parse_redis_url(input);
+  const auto url = config::parse_redis_url(input);
   if (url.url)
     (void)url.url->redacted();
   else if (input.find('@') != std::string_view::npos && url.error.find(input) != std::string::npos)

@@ -22,24 +22,25 @@ void check_splits(std::uint8_t opt, std::string_view body) {
   const std::size_t piece = 1 + (opt & 15);                            // 1..16 bytes
   const std::size_t limit = (opt & 16) ? 64 : std::size_t{64} * 1024;  // reach the limit, or not
 
-  StreamStart whole(limit);
+  http::StreamStart whole(limit);
   whole.advance(body);
 
-  StreamStart pieces(limit);
-  StartVerdict first = StartVerdict::Hold;
-  StartReason first_reason = StartReason::None;
+  http::StreamStart pieces(limit);
+  http::StartVerdict first = http::StartVerdict::Hold;
+  http::StartReason first_reason = http::StartReason::None;
   for (std::size_t n = 0;; n = std::min(body.size(), n + piece)) {
-    const StartVerdict v = pieces.advance(body.substr(0, n));
-    if (first != StartVerdict::Hold && (v != first || pieces.reason() != first_reason)) __builtin_trap();
-    if (first == StartVerdict::Hold) {
+    const http::StartVerdict v = pieces.advance(body.substr(0, n));
+    if (first != http::StartVerdict::Hold && (v != first || pieces.reason() != first_reason))
+      __builtin_trap();
+    if (first == http::StartVerdict::Hold) {
       first = v;
       first_reason = pieces.reason();
     }
-    if (v == StartVerdict::Hold && n >= limit) __builtin_trap();
+    if (v == http::StartVerdict::Hold && n >= limit) __builtin_trap();
     if (n == body.size()) break;
   }
   if (pieces.verdict() != whole.verdict() || pieces.reason() != whole.reason()) __builtin_trap();
-  (void)classify_stream_error(body);
+  (void)http::classify_stream_error(body);
 }
 
 // `value` (no CR: it would end an SSE line) as the value of a member of a chat chunk without
@@ -53,13 +54,14 @@ void check_json_reading(std::string_view value) {
     if (c == '\n') body += "data: ";
   }
   body += "\n\n";
-  StreamStart s(body.size() + 1);
+  http::StreamStart s(body.size() + 1);
   s.advance(body);
   // A value valid alone cannot close the object to add members: the event has no content.
-  if (nlohmann::json::accept(value) && nlohmann::json::accept(json) && s.verdict() != StartVerdict::Hold)
+  if (nlohmann::json::accept(value) && nlohmann::json::accept(json) &&
+      s.verdict() != http::StartVerdict::Hold)
     __builtin_trap();
   if (!nlohmann::json::accept(json) &&
-      (s.verdict() != StartVerdict::Release || s.reason() != StartReason::Content))
+      (s.verdict() != http::StartVerdict::Release || s.reason() != http::StartReason::Content))
     __builtin_trap();
 }
 

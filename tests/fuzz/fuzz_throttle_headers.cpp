@@ -13,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace smartlb;
   std::string_view rest(reinterpret_cast<const char*>(data), size);
   std::string_view* fields[7];
-  ThrottleHeaders h;
+  http::ThrottleHeaders h;
   fields[0] = &h.retry_after_ms;
   fields[1] = &h.x_ms_retry_after_ms;
   fields[2] = &h.retry_after;
@@ -34,9 +34,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   for (std::string_view* f : fields) {
     for (const bool ms : {true, false})
-      if (auto d = parse_number_delay(*f, ms); d && d->count() < 0) __builtin_trap();
-    if (auto d = parse_duration_string(*f); d && d->count() < 0) __builtin_trap();
-    (void)parse_http_date(*f);
+      if (auto d = routing::parse_number_delay(*f, ms); d && d->count() < 0) __builtin_trap();
+    if (auto d = routing::parse_duration_string(*f); d && d->count() < 0) __builtin_trap();
+    (void)routing::parse_http_date(*f);
   }
   if (auto ms = parse_number_delay(h.retry_after_ms, true); ms && (!hint || *hint != *ms)) __builtin_trap();
   return 0;

@@ -9,7 +9,7 @@
 #include "smartlb/credentials/entra/token_request.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace smartlb::entra;
+  using namespace smartlb::credentials::entra;
   if (size == 0) return 0;
   const unsigned status = data[0] < 200 ? 200 + data[0] % 5 : 300 + data[0];
   const std::string_view body(reinterpret_cast<const char*>(data + 1), size - 1);

@@ -27,41 +27,44 @@ namespace {
 
 using namespace smartlb;
 
-bool same(const TokenUsage& a, const TokenUsage& b) {
+bool same(const telemetry::TokenUsage& a, const telemetry::TokenUsage& b) {
   return a.prompt_tokens == b.prompt_tokens && a.completion_tokens == b.completion_tokens;
 }
-bool same(const ResponseFacts& a, const ResponseFacts& b) {
+bool same(const telemetry::ResponseFacts& a, const telemetry::ResponseFacts& b) {
   return a.id == b.id && a.model == b.model && a.finish_reasons == b.finish_reasons;
 }
-bool bounded(const ResponseFacts& f) {
-  if (f.id.size() > ResponseFacts::kMaxText || f.model.size() > ResponseFacts::kMaxText ||
-      f.finish_reasons.size() > ResponseFacts::kMaxFinishReasons)
+bool bounded(const telemetry::ResponseFacts& f) {
+  if (f.id.size() > telemetry::ResponseFacts::kMaxText ||
+      f.model.size() > telemetry::ResponseFacts::kMaxText ||
+      f.finish_reasons.size() > telemetry::ResponseFacts::kMaxFinishReasons)
     return false;
   for (const std::string& r : f.finish_reasons)
-    if (r.empty() || r.size() > ResponseFacts::kMaxText) return false;
+    if (r.empty() || r.size() > telemetry::ResponseFacts::kMaxText) return false;
   return true;
 }
 
 struct Sniffed {
-  TokenUsage usage;
-  ResponseFacts facts;
+  telemetry::TokenUsage usage;
+  telemetry::ResponseFacts facts;
 };
 
 constexpr std::size_t kJsonLimit = 2048;  // small, so that inputs reach the bounds
 constexpr std::size_t kEventLimit = 512;
 
-Sniffed sniff(UsageSniffer::Mode mode, std::string_view body, std::size_t piece, bool last_with) {
+Sniffed sniff(telemetry::UsageSniffer::Mode mode, std::string_view body, std::size_t piece, bool last_with) {
   Sniffed out;
-  UsageSniffer s(mode, kJsonLimit, kEventLimit);
+  telemetry::UsageSniffer s(mode, kJsonLimit, kEventLimit);
   s.read_facts_into(&out.facts);
   while (body.size() > piece) {
     s.feed(body.substr(0, piece));
     body.remove_prefix(piece);
     // The current line, the event's data and the last usage event, each bounded (plus the
     // bytes of one feed for a line being assembled).
-    if (mode == UsageSniffer::Mode::EventStream && s.buffered_bytes() > 4 * kEventLimit + 4 * piece)
+    if (mode == telemetry::UsageSniffer::Mode::EventStream &&
+        s.buffered_bytes() > 4 * kEventLimit + 4 * piece)
       __builtin_trap();
-    if (mode == UsageSniffer::Mode::Json && s.buffered_bytes() > kJsonLimit + piece) __builtin_trap();
+    if (mode == telemetry::UsageSniffer::Mode::Json && s.buffered_bytes() > kJsonLimit + piece)
+      __builtin_trap();
   }
   if (last_with) {
     out.usage = s.finish_with(body.data(), body.size());
@@ -94,7 +97,7 @@ std::int64_t dom_count(const Json& usage, const char* a, const char* b) {
 // unambiguous: valid JSON, no escape (the scanner compares keys as written), no NUL byte, no key
 // twice in one object. The object is the first in document order of the top-level "usage" and
 // "response" -> "usage" whose value is an object.
-std::optional<TokenUsage> dom_usage(std::string_view body) {
+std::optional<telemetry::TokenUsage> dom_usage(std::string_view body) {
   // nlohmann's lexer takes a NUL byte for the end of input (a C string's end), so a document
   // followed by NUL and more text would parse: the scanner reads the whole text.
   if (body.find('\\') != std::string_view::npos || body.find('\0') != std::string_view::npos)
@@ -118,7 +121,7 @@ std::optional<TokenUsage> dom_usage(std::string_view body) {
       usage = &value["usage"];
     if (usage) break;
   }
-  TokenUsage u;
+  telemetry::TokenUsage u;
   if (!usage) return u;
   u.prompt_tokens = dom_count(*usage, "prompt_tokens", "input_tokens");
   u.completion_tokens = dom_count(*usage, "completion_tokens", "output_tokens");
@@ -144,30 +147,30 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::uint8_t opt = data[0];
   const std::string_view body(reinterpret_cast<const char*>(data + 1), size - 1);
 
-  const RequestBodyFacts facts = read_request_body(kPaths[opt & 7], body);
-  if (estimate_request_tokens(facts) < 0) __builtin_trap();
+  const http::RequestBodyFacts facts = http::read_request_body(kPaths[opt & 7], body);
+  if (routing::estimate_request_tokens(facts) < 0) __builtin_trap();
   static constexpr std::string_view kKeys[] = {"model", "user", "prompt_cache_key"};
   std::optional<std::string_view> strings[3];
-  if (top_level_strings(body, kKeys, strings) != facts.json_object || strings[0] != facts.model ||
+  if (http::top_level_strings(body, kKeys, strings) != facts.json_object || strings[0] != facts.model ||
       strings[1] != facts.user || strings[2] != facts.prompt_cache_key)
     __builtin_trap();
 
-  const TokenUsage scanned = parse_usage_json(body);
-  if (const std::optional<TokenUsage> dom = dom_usage(body))
+  const telemetry::TokenUsage scanned = telemetry::parse_usage_json(body);
+  if (const std::optional<telemetry::TokenUsage> dom = dom_usage(body))
     if (!same(scanned, *dom) || scanned.cached_tokens != dom->cached_tokens) __builtin_trap();
   const std::size_t piece = 1 + (opt >> 3);  // 1..32 bytes
-  for (const auto mode : {UsageSniffer::Mode::Json, UsageSniffer::Mode::EventStream}) {
+  for (const auto mode : {telemetry::UsageSniffer::Mode::Json, telemetry::UsageSniffer::Mode::EventStream}) {
     const Sniffed whole = sniff(mode, body, body.size() + 1, false);
     for (const auto& [size, last_with] : {std::pair{body.size() + 1, true}, {piece, false}, {piece, true}}) {
       const Sniffed other = sniff(mode, body, size, last_with);
       if (!same(whole.usage, other.usage) || !same(whole.facts, other.facts)) __builtin_trap();
     }
-    if (mode == UsageSniffer::Mode::Json && body.size() <= kJsonLimit) {
-      ResponseFacts direct;  // the sniffer reads a JSON body as one document
+    if (mode == telemetry::UsageSniffer::Mode::Json && body.size() <= kJsonLimit) {
+      telemetry::ResponseFacts direct;  // the sniffer reads a JSON body as one document
       read_response_facts(body, direct);
       if (!same(direct, whole.facts)) __builtin_trap();
     }
   }
-  (void)UsageSniffer::mode_for(body.substr(0, body.find('\n')));
+  (void)telemetry::UsageSniffer::mode_for(body.substr(0, body.find('\n')));
   return 0;
 }

@@ -53,7 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (checked_tracestate(one) != state) __builtin_trap();
   }
 
-  EnvMap env;
+  config::EnvMap env;
   while (!rest.empty()) {
     const std::string_view line = next_line(rest);
     const auto eq = line.find('=');

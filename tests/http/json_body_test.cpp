@@ -13,11 +13,11 @@ namespace {
 
 using namespace std::string_literals;
 
-std::optional<std::string> edit(std::string_view body, std::vector<BodyEdit> edits) {
+std::optional<std::string> edit(std::string_view body, std::vector<http::BodyEdit> edits) {
   return edit_json_body(body, edits);
 }
-BodyEdit set(std::string key, std::string json) { return {std::move(key), std::move(json)}; }
-BodyEdit remove(std::string key) { return {std::move(key), std::nullopt}; }
+http::BodyEdit set(std::string key, std::string json) { return {std::move(key), std::move(json)}; }
+http::BodyEdit remove(std::string key) { return {std::move(key), std::nullopt}; }
 
 // Inputs that are not one valid JSON object, each for its own reason (http/json_lexer.hpp).
 const std::vector<std::string> kInvalid = {
@@ -73,14 +73,14 @@ const std::vector<std::string> kInvalid = {
 };
 
 TEST(TopLevelString, ReadsATopLevelString) {
-  EXPECT_EQ(top_level_string(R"({"model":"gpt-4o","stream":true})", "model"), "gpt-4o");
-  EXPECT_EQ(top_level_string(R"({"stream":true,"model":"gpt-4o"})", "model"), "gpt-4o");
-  EXPECT_EQ(top_level_string(R"({"model":""})", "model"), "");
+  EXPECT_EQ(http::top_level_string(R"({"model":"gpt-4o","stream":true})", "model"), "gpt-4o");
+  EXPECT_EQ(http::top_level_string(R"({"stream":true,"model":"gpt-4o"})", "model"), "gpt-4o");
+  EXPECT_EQ(http::top_level_string(R"({"model":""})", "model"), "");
 }
 
 TEST(TopLevelString, ViewPointsIntoTheBody) {
   const std::string body = R"({"messages":[],"model":"m1"})";
-  const auto v = top_level_string(body, "model");
+  const auto v = http::top_level_string(body, "model");
   ASSERT_TRUE(v);
   EXPECT_EQ(v->data(), body.data() + body.find("m1"));
 }
@@ -93,69 +93,70 @@ TEST(TopLevelString, IgnoresNestedDecoys) {
     "x": ["model", {"model": "in-array"}],
     "model": "outer"
   })";
-  EXPECT_EQ(top_level_string(body, "model"), "outer");
-  EXPECT_EQ(top_level_string(R"({"a":{"model":"inner"}})", "model"), std::nullopt);
-  EXPECT_EQ(top_level_string(R"({"a":"\"model\":\"x\""})", "model"), std::nullopt);
+  EXPECT_EQ(http::top_level_string(body, "model"), "outer");
+  EXPECT_EQ(http::top_level_string(R"({"a":{"model":"inner"}})", "model"), std::nullopt);
+  EXPECT_EQ(http::top_level_string(R"({"a":"\"model\":\"x\""})", "model"), std::nullopt);
 }
 
 TEST(TopLevelString, ToleratesWhitespaceEverywhere) {
-  EXPECT_EQ(top_level_string(" \t\r\n{ \n\"model\" \t:\r\n \"m\" \n} \n", "model"), "m");
+  EXPECT_EQ(http::top_level_string(" \t\r\n{ \n\"model\" \t:\r\n \"m\" \n} \n", "model"), "m");
 }
 
 TEST(TopLevelString, ReturnsRawContentsWithEscapesKept) {
-  EXPECT_EQ(top_level_string(R"({"user":"a\"b\\c\u00e9"})", "user"), R"(a\"b\\c\u00e9)");
-  EXPECT_EQ(top_level_string("{\"user\":\"caf\xC3\xA9\"}", "user"), "caf\xC3\xA9");
+  EXPECT_EQ(http::top_level_string(R"({"user":"a\"b\\c\u00e9"})", "user"), R"(a\"b\\c\u00e9)");
+  EXPECT_EQ(http::top_level_string("{\"user\":\"caf\xC3\xA9\"}", "user"), "caf\xC3\xA9");
 }
 
 TEST(TopLevelString, MatchesKeysWrittenWithEscapes) {
-  EXPECT_EQ(top_level_string(R"({"mod\u0065l":"m"})", "model"), "m");
-  EXPECT_EQ(top_level_string(R"({"a\/b":"v"})", "a/b"), "v");
-  EXPECT_EQ(top_level_string(R"({"caf\u00e9":"v"})", "caf\xC3\xA9"), "v");
-  EXPECT_EQ(top_level_string(R"({"\ud83d\ude00":"v"})", "\xF0\x9F\x98\x80"), "v");
-  EXPECT_EQ(top_level_string(R"({"mod\u0065":"m"})", "model"), std::nullopt) << "a prefix is not the key";
-  EXPECT_EQ(top_level_string(R"({"model\u0065":"m"})", "model"), std::nullopt) << "nor is a longer key";
+  EXPECT_EQ(http::top_level_string(R"({"mod\u0065l":"m"})", "model"), "m");
+  EXPECT_EQ(http::top_level_string(R"({"a\/b":"v"})", "a/b"), "v");
+  EXPECT_EQ(http::top_level_string(R"({"caf\u00e9":"v"})", "caf\xC3\xA9"), "v");
+  EXPECT_EQ(http::top_level_string(R"({"\ud83d\ude00":"v"})", "\xF0\x9F\x98\x80"), "v");
+  EXPECT_EQ(http::top_level_string(R"({"mod\u0065":"m"})", "model"), std::nullopt)
+      << "a prefix is not the key";
+  EXPECT_EQ(http::top_level_string(R"({"model\u0065":"m"})", "model"), std::nullopt) << "nor is a longer key";
 }
 
 TEST(TopLevelString, KeyIsComparedWhole) {
-  EXPECT_EQ(top_level_string(R"({"models":"a","mode":"b"})", "model"), std::nullopt);
+  EXPECT_EQ(http::top_level_string(R"({"models":"a","mode":"b"})", "model"), std::nullopt);
 }
 
 TEST(TopLevelString, NonStringValueIsNothing) {
   for (const char* v : {"1", "-2.5e3", "true", "false", "null", "[\"m\"]", "{\"model\":\"m\"}"}) {
-    EXPECT_EQ(top_level_string("{\"model\":"s + v + "}", "model"), std::nullopt) << v;
+    EXPECT_EQ(http::top_level_string("{\"model\":"s + v + "}", "model"), std::nullopt) << v;
   }
 }
 
 TEST(TopLevelString, LastDuplicateCounts) {
-  EXPECT_EQ(top_level_string(R"({"model":"a","model":"b"})", "model"), "b");
-  EXPECT_EQ(top_level_string(R"({"model":"a","model":1})", "model"), std::nullopt);
-  EXPECT_EQ(top_level_string(R"({"model":1,"model":"b"})", "model"), "b");
+  EXPECT_EQ(http::top_level_string(R"({"model":"a","model":"b"})", "model"), "b");
+  EXPECT_EQ(http::top_level_string(R"({"model":"a","model":1})", "model"), std::nullopt);
+  EXPECT_EQ(http::top_level_string(R"({"model":1,"model":"b"})", "model"), "b");
 }
 
 TEST(TopLevelString, AbsentOrEmptyObject) {
-  EXPECT_EQ(top_level_string("{}", "model"), std::nullopt);
-  EXPECT_EQ(top_level_string(R"({"a":1})", "model"), std::nullopt);
-  EXPECT_EQ(top_level_string(R"({"":"e"})", ""), "e");
+  EXPECT_EQ(http::top_level_string("{}", "model"), std::nullopt);
+  EXPECT_EQ(http::top_level_string(R"({"a":1})", "model"), std::nullopt);
+  EXPECT_EQ(http::top_level_string(R"({"":"e"})", ""), "e");
 }
 
 TEST(TopLevelString, InvalidBodyIsNothingEvenWhenTheKeyCameFirst) {
   for (const std::string& body : kInvalid) {
-    EXPECT_EQ(top_level_string(body, "a"), std::nullopt) << body;
+    EXPECT_EQ(http::top_level_string(body, "a"), std::nullopt) << body;
   }
-  EXPECT_EQ(top_level_string(R"({"model":"m","x":[})", "model"), std::nullopt);
+  EXPECT_EQ(http::top_level_string(R"({"model":"m","x":[})", "model"), std::nullopt);
 }
 
 TEST(TopLevelString, SeveralKeysInOnePass) {
   const std::string_view keys[] = {"model", "user", "prompt_cache_key", "missing"};
   std::optional<std::string_view> out[4];
-  ASSERT_TRUE(top_level_strings(R"({"user":"u1","model":"m","prompt_cache_key":"k","x":{"missing":"no"}})",
-                                keys, out));
+  ASSERT_TRUE(http::top_level_strings(
+      R"({"user":"u1","model":"m","prompt_cache_key":"k","x":{"missing":"no"}})", keys, out));
   EXPECT_EQ(out[0], "m");
   EXPECT_EQ(out[1], "u1");
   EXPECT_EQ(out[2], "k");
   EXPECT_EQ(out[3], std::nullopt);
 
-  EXPECT_FALSE(top_level_strings(R"({"model":"m","user":"u1",})", keys, out));
+  EXPECT_FALSE(http::top_level_strings(R"({"model":"m","user":"u1",})", keys, out));
   for (const auto& o : out) EXPECT_EQ(o, std::nullopt);
 }
 
@@ -164,17 +165,17 @@ TEST(JsonDepth, DeepNestingIsReadToItsEnd) {
   const auto nested = [](std::size_t depth, std::size_t closed) {
     return "{\"a\":" + std::string(depth - 1, '[') + std::string(closed, ']') + ",\"m\":\"x\"}";
   };
-  const std::size_t deep = 3 * kInlineJsonLevels;
-  EXPECT_EQ(top_level_string(nested(deep, deep - 1), "m"), "x");
+  const std::size_t deep = 3 * http::kInlineJsonLevels;
+  EXPECT_EQ(http::top_level_string(nested(deep, deep - 1), "m"), "x");
   EXPECT_EQ(edit(nested(deep, deep - 1), {remove("m")}),
             "{\"a\":" + std::string(deep - 1, '[') + std::string(deep - 1, ']') + "}");
-  EXPECT_EQ(top_level_string(nested(deep, deep - 2), "m"), std::nullopt);
+  EXPECT_EQ(http::top_level_string(nested(deep, deep - 2), "m"), std::nullopt);
   EXPECT_FALSE(edit(nested(deep, deep - 2), {}));
 }
 
 TEST(TopLevelString, AByteOrderMarkAtTheStartIsSkippedAndKept) {
   const std::string body = "\xEF\xBB\xBF{\"model\":\"m\",\"a\":1}";
-  EXPECT_EQ(top_level_string(body, "model"), "m");
+  EXPECT_EQ(http::top_level_string(body, "model"), "m");
   EXPECT_EQ(edit(body, {remove("a")}), "\xEF\xBB\xBF{\"model\":\"m\"}");
   EXPECT_EQ(edit("\xEF\xBB\xBF{}", {set("a", "1")}), "\xEF\xBB\xBF{\"a\":1}");
 }
@@ -274,13 +275,13 @@ TEST(EditJsonBody, LargeBody) {
             R"( with \"quotes\", caf\u00e9 and \u00e9t\u00e9 {\"model\":\"nope\"}"})";
   }
   body += R"(],"model":"gpt-4o","temperature":0.7})";
-  EXPECT_EQ(top_level_string(body, "model"), "gpt-4o");
+  EXPECT_EQ(http::top_level_string(body, "model"), "gpt-4o");
   const auto out =
-      edit(body, {set("model", json_string("prod-4o")), remove("temperature"), set("user", "\"u\"")});
+      edit(body, {set("model", http::json_string("prod-4o")), remove("temperature"), set("user", "\"u\"")});
   ASSERT_TRUE(out);
   EXPECT_EQ(out->size(), body.size() - std::string(R"("gpt-4o","temperature":0.7)").size() +
                              std::string(R"("prod-4o","user":"u")").size());
-  EXPECT_EQ(top_level_string(*out, "model"), "prod-4o");
+  EXPECT_EQ(http::top_level_string(*out, "model"), "prod-4o");
   EXPECT_EQ(out->substr(0, 100), body.substr(0, 100));
 }
 
@@ -288,9 +289,9 @@ TEST(EditJsonBody, OutputParsesAsTheExpectedMerge) {
   const std::string body =
       R"( {"model":"a","messages":[{"role":"user","content":"hi \"there\""}],"temperature":1,)"
       R"("max_tokens":5,"max_tokens":6,"stop":null} )";
-  const std::vector<BodyEdit> edits = {set("model", json_string("b\n\"c\"")), remove("max_tokens"),
-                                       set("temperature", "0.2"), set("top_p", "0.9"),
-                                       set("response_format", R"({"type":"json_object"})")};
+  const std::vector<http::BodyEdit> edits = {
+      set("model", http::json_string("b\n\"c\"")), remove("max_tokens"), set("temperature", "0.2"),
+      set("top_p", "0.9"), set("response_format", R"({"type":"json_object"})")};
   const auto out = edit_json_body(body, edits);
   ASSERT_TRUE(out);
   nlohmann::json expected = nlohmann::json::parse(body);
@@ -303,21 +304,21 @@ TEST(EditJsonBody, OutputParsesAsTheExpectedMerge) {
 }
 
 TEST(JsonString, EscapesPerRfc8259) {
-  EXPECT_EQ(json_string(""), R"("")");
-  EXPECT_EQ(json_string("gpt-4o"), R"("gpt-4o")");
-  EXPECT_EQ(json_string("a\"b\\c/d"), R"("a\"b\\c/d")");
-  EXPECT_EQ(json_string("\b\f\n\r\t"), R"("\b\f\n\r\t")");
-  EXPECT_EQ(json_string("\x01\x1f"s + '\0'), R"("\u0001\u001f\u0000")");
-  EXPECT_EQ(json_string("caf\xC3\xA9 \x7f"), "\"caf\xC3\xA9 \x7f\"");
+  EXPECT_EQ(http::json_string(""), R"("")");
+  EXPECT_EQ(http::json_string("gpt-4o"), R"("gpt-4o")");
+  EXPECT_EQ(http::json_string("a\"b\\c/d"), R"("a\"b\\c/d")");
+  EXPECT_EQ(http::json_string("\b\f\n\r\t"), R"("\b\f\n\r\t")");
+  EXPECT_EQ(http::json_string("\x01\x1f"s + '\0'), R"("\u0001\u001f\u0000")");
+  EXPECT_EQ(http::json_string("caf\xC3\xA9 \x7f"), "\"caf\xC3\xA9 \x7f\"");
   for (const std::string s : {"", "x", "a\"\\\n\x01\xC3\xA9"}) {
-    EXPECT_EQ(json_string(s).size(), json_string_size(s));
-    EXPECT_EQ(nlohmann::json::parse(json_string(s)), nlohmann::json(s));
+    EXPECT_EQ(http::json_string(s).size(), http::json_string_size(s));
+    EXPECT_EQ(nlohmann::json::parse(http::json_string(s)), nlohmann::json(s));
   }
 }
 
 TEST(JsonString, AppendsToWhatIsThere) {
   std::string out = "x=";
-  append_json_string(out, "a\"");
+  http::append_json_string(out, "a\"");
   EXPECT_EQ(out, R"(x="a\"")");
 }
 

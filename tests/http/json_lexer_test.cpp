@@ -18,51 +18,51 @@ using namespace std::string_literals;
 // strings decoded, numbers unnamed, no END, and only INVALID for an invalid text (as SaxWords).
 std::vector<std::string> words(std::string_view text, bool as_nlohmann = false) {
   std::vector<std::string> out;
-  JsonLexer lexer(text);
+  http::JsonLexer lexer(text);
   std::string buf;
   const auto text_of = [&] {
     if (!as_nlohmann) return std::string(lexer.raw());
     buf.resize(lexer.raw().size());
-    const std::string decoded(json_short_text(lexer.raw(), lexer.escaped(), buf).value());
+    const std::string decoded(http::json_short_text(lexer.raw(), lexer.escaped(), buf).value());
     EXPECT_EQ(lexer.decoded_size(), decoded.size());
     return decoded;
   };
   for (;;) {
     switch (lexer.next()) {
-      case JsonToken::BeginObject:
+      case http::JsonToken::BeginObject:
         out.push_back("{");
         break;
-      case JsonToken::EndObject:
+      case http::JsonToken::EndObject:
         out.push_back("}");
         break;
-      case JsonToken::BeginArray:
+      case http::JsonToken::BeginArray:
         out.push_back("[");
         break;
-      case JsonToken::EndArray:
+      case http::JsonToken::EndArray:
         out.push_back("]");
         break;
-      case JsonToken::Key:
+      case http::JsonToken::Key:
         out.push_back("k:" + text_of());
         break;
-      case JsonToken::String:
+      case http::JsonToken::String:
         out.push_back("s:" + text_of());
         break;
-      case JsonToken::Number:
+      case http::JsonToken::Number:
         out.push_back(as_nlohmann ? "n" : "n:" + std::string(lexer.raw()));
         break;
-      case JsonToken::True:
+      case http::JsonToken::True:
         out.push_back("true");
         break;
-      case JsonToken::False:
+      case http::JsonToken::False:
         out.push_back("false");
         break;
-      case JsonToken::Null:
+      case http::JsonToken::Null:
         out.push_back("null");
         break;
-      case JsonToken::End:
+      case http::JsonToken::End:
         if (!as_nlohmann) out.push_back("END");
         return out;
-      case JsonToken::Invalid:
+      case http::JsonToken::Invalid:
         if (as_nlohmann) out.clear();
         out.push_back("INVALID");
         return out;
@@ -86,32 +86,33 @@ TEST(JsonLexer, StopsAtTheFirstErrorAndStaysThere) {
   EXPECT_EQ(words(R"({"a":1,})"), (Words{"{", "k:a", "n:1", "INVALID"}));
   EXPECT_EQ(words("[1 2]"), (Words{"[", "n:1", "INVALID"}));
   EXPECT_EQ(words("{} {}"), (Words{"{", "}", "INVALID"}));
-  JsonLexer lexer("[");
-  EXPECT_EQ(lexer.next(), JsonToken::BeginArray);
-  EXPECT_EQ(lexer.next(), JsonToken::Invalid);
-  EXPECT_EQ(lexer.next(), JsonToken::Invalid);
-  JsonLexer done("1");
-  EXPECT_EQ(done.next(), JsonToken::Number);
-  EXPECT_EQ(done.next(), JsonToken::End);
-  EXPECT_EQ(done.next(), JsonToken::End);
+  http::JsonLexer lexer("[");
+  EXPECT_EQ(lexer.next(), http::JsonToken::BeginArray);
+  EXPECT_EQ(lexer.next(), http::JsonToken::Invalid);
+  EXPECT_EQ(lexer.next(), http::JsonToken::Invalid);
+  http::JsonLexer done("1");
+  EXPECT_EQ(done.next(), http::JsonToken::Number);
+  EXPECT_EQ(done.next(), http::JsonToken::End);
+  EXPECT_EQ(done.next(), http::JsonToken::End);
 }
 
 TEST(JsonLexer, OffsetsAndDepthOfEachToken) {
   const std::string text = R"({ "key" : "v", "n": [12 ] })";
-  JsonLexer lexer(text);
+  http::JsonLexer lexer(text);
   struct Seen {
-    JsonToken token;
+    http::JsonToken token;
     std::size_t begin, end, depth;
   };
   std::vector<Seen> seen;
-  for (JsonToken t; (t = lexer.next()) != JsonToken::End;) {
-    ASSERT_NE(t, JsonToken::Invalid);
+  for (http::JsonToken t; (t = lexer.next()) != http::JsonToken::End;) {
+    ASSERT_NE(t, http::JsonToken::Invalid);
     seen.push_back({t, lexer.begin(), lexer.end(), lexer.depth()});
   }
-  const std::vector<Seen> want = {{JsonToken::BeginObject, 0, 1, 1},  {JsonToken::Key, 2, 7, 1},
-                                  {JsonToken::String, 10, 13, 1},     {JsonToken::Key, 15, 18, 1},
-                                  {JsonToken::BeginArray, 20, 21, 2}, {JsonToken::Number, 21, 23, 2},
-                                  {JsonToken::EndArray, 24, 25, 1},   {JsonToken::EndObject, 26, 27, 0}};
+  const std::vector<Seen> want = {
+      {http::JsonToken::BeginObject, 0, 1, 1},  {http::JsonToken::Key, 2, 7, 1},
+      {http::JsonToken::String, 10, 13, 1},     {http::JsonToken::Key, 15, 18, 1},
+      {http::JsonToken::BeginArray, 20, 21, 2}, {http::JsonToken::Number, 21, 23, 2},
+      {http::JsonToken::EndArray, 24, 25, 1},   {http::JsonToken::EndObject, 26, 27, 0}};
   ASSERT_EQ(seen.size(), want.size());
   for (std::size_t i = 0; i < want.size(); ++i) {
     SCOPED_TRACE(i);
@@ -123,19 +124,19 @@ TEST(JsonLexer, OffsetsAndDepthOfEachToken) {
 }
 
 TEST(JsonLexer, StringsKeepTheirEscapesAndKnowTheirDecodedSize) {
-  JsonLexer lexer(R"(["plain", "a\nb\u00e9\u20ac\ud83d\ude00\/", "caf)"
-                  "\xC3\xA9"
-                  R"("])");
-  ASSERT_EQ(lexer.next(), JsonToken::BeginArray);
-  ASSERT_EQ(lexer.next(), JsonToken::String);
+  http::JsonLexer lexer(R"(["plain", "a\nb\u00e9\u20ac\ud83d\ude00\/", "caf)"
+                        "\xC3\xA9"
+                        R"("])");
+  ASSERT_EQ(lexer.next(), http::JsonToken::BeginArray);
+  ASSERT_EQ(lexer.next(), http::JsonToken::String);
   EXPECT_EQ(lexer.raw(), "plain");
   EXPECT_FALSE(lexer.escaped());
   EXPECT_EQ(lexer.decoded_size(), 5u);
-  ASSERT_EQ(lexer.next(), JsonToken::String);
+  ASSERT_EQ(lexer.next(), http::JsonToken::String);
   EXPECT_EQ(lexer.raw(), R"(a\nb\u00e9\u20ac\ud83d\ude00\/)");
   EXPECT_TRUE(lexer.escaped());
   EXPECT_EQ(lexer.decoded_size(), 1u + 1 + 1 + 2 + 3 + 4 + 1);
-  ASSERT_EQ(lexer.next(), JsonToken::String);
+  ASSERT_EQ(lexer.next(), http::JsonToken::String);
   EXPECT_EQ(lexer.decoded_size(), 5u) << "raw UTF-8 counts its bytes";
 }
 
@@ -148,8 +149,8 @@ TEST(JsonLexer, IntegersHaveNoFractionAndNoExponent) {
                                                  {"1.0", false},
                                                  {"1e2", false},
                                                  {"-1E-2", false}}) {
-    JsonLexer lexer(number);
-    ASSERT_EQ(lexer.next(), JsonToken::Number) << number;
+    http::JsonLexer lexer(number);
+    ASSERT_EQ(lexer.next(), http::JsonToken::Number) << number;
     EXPECT_EQ(lexer.integer(), integer) << number;
     EXPECT_EQ(lexer.raw(), number);
   }
@@ -183,7 +184,8 @@ TEST(JsonLexer, ANulByteIsInvalidAnywhere) {
 }
 
 TEST(JsonLexer, DeepNestingIsReadToItsEnd) {
-  for (const std::size_t depth : {kInlineJsonLevels - 1, kInlineJsonLevels, kInlineJsonLevels + 1, 5000ul}) {
+  for (const std::size_t depth :
+       {http::kInlineJsonLevels - 1, http::kInlineJsonLevels, http::kInlineJsonLevels + 1, 5000ul}) {
     SCOPED_TRACE(depth);
     const std::string open = [&] {
       std::string s;
@@ -198,10 +200,10 @@ TEST(JsonLexer, DeepNestingIsReadToItsEnd) {
     swapped[0] = swapped[0] == '}' ? ']' : '}';
     EXPECT_FALSE(valid(open + "1" + swapped));
     const std::string text = open + "1" + close;
-    JsonLexer lexer(text);
+    http::JsonLexer lexer(text);
     std::size_t deepest = 0;
-    for (JsonToken t; (t = lexer.next()) != JsonToken::End;) {
-      ASSERT_NE(t, JsonToken::Invalid);
+    for (http::JsonToken t; (t = lexer.next()) != http::JsonToken::End;) {
+      ASSERT_NE(t, http::JsonToken::Invalid);
       deepest = std::max(deepest, lexer.depth());
     }
     EXPECT_EQ(deepest, depth);
@@ -209,22 +211,23 @@ TEST(JsonLexer, DeepNestingIsReadToItsEnd) {
 }
 
 TEST(JsonRawEquals, ComparesWhatTheRawTextMeans) {
-  EXPECT_TRUE(json_raw_equals("model", "model"));
-  EXPECT_TRUE(json_raw_equals(R"(mod\u0065l)", "model"));
-  EXPECT_TRUE(json_raw_equals(R"(a\"b\\c\/d\n)", "a\"b\\c/d\n"));
-  EXPECT_TRUE(json_raw_equals(R"(caf\u00e9)", "caf\xC3\xA9"));
-  EXPECT_TRUE(json_raw_equals(R"(\ud83d\ude00)", "\xF0\x9F\x98\x80"));
-  EXPECT_FALSE(json_raw_equals(R"(mod\u0065)", "model"));
-  EXPECT_FALSE(json_raw_equals(R"(model\u0065)", "model"));
-  EXPECT_FALSE(json_raw_equals("models", "model"));
+  EXPECT_TRUE(http::json_raw_equals("model", "model"));
+  EXPECT_TRUE(http::json_raw_equals(R"(mod\u0065l)", "model"));
+  EXPECT_TRUE(http::json_raw_equals(R"(a\"b\\c\/d\n)", "a\"b\\c/d\n"));
+  EXPECT_TRUE(http::json_raw_equals(R"(caf\u00e9)", "caf\xC3\xA9"));
+  EXPECT_TRUE(http::json_raw_equals(R"(\ud83d\ude00)", "\xF0\x9F\x98\x80"));
+  EXPECT_FALSE(http::json_raw_equals(R"(mod\u0065)", "model"));
+  EXPECT_FALSE(http::json_raw_equals(R"(model\u0065)", "model"));
+  EXPECT_FALSE(http::json_raw_equals("models", "model"));
 }
 
 TEST(JsonShortText, DecodesIntoTheBufferWhenItFits) {
   char buf[8];
-  EXPECT_EQ(json_short_text("plain text longer than buf", false, buf), "plain text longer than buf");
-  EXPECT_EQ(json_short_text(R"(t\u0065xt)", true, buf), "text");
-  EXPECT_EQ(json_short_text(R"(\u00e9\u00e9\u00e9\u00e9)", true, buf), "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9");
-  EXPECT_EQ(json_short_text(R"(\u00e9\u00e9\u00e9\u00e9\n)", true, buf), std::nullopt);
+  EXPECT_EQ(http::json_short_text("plain text longer than buf", false, buf), "plain text longer than buf");
+  EXPECT_EQ(http::json_short_text(R"(t\u0065xt)", true, buf), "text");
+  EXPECT_EQ(http::json_short_text(R"(\u00e9\u00e9\u00e9\u00e9)", true, buf),
+            "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9");
+  EXPECT_EQ(http::json_short_text(R"(\u00e9\u00e9\u00e9\u00e9\n)", true, buf), std::nullopt);
 }
 
 // ---- Differential: the lexer against nlohmann::json ------------------------------------------

@@ -14,43 +14,44 @@ namespace {
 constexpr std::string_view kChat = "/v1/chat/completions";
 
 TEST(ApiOperation, ByThePathsEnding) {
-  EXPECT_EQ(api_operation("/openai/deployments/d/chat/completions"), ApiOperation::ChatCompletions);
-  EXPECT_EQ(api_operation("/v1/chat/completions"), ApiOperation::ChatCompletions);
-  EXPECT_EQ(api_operation("/v1/completions"), ApiOperation::Completions);
-  EXPECT_EQ(api_operation("/openai/v1/embeddings"), ApiOperation::Embeddings);
-  EXPECT_EQ(api_operation("/v1/responses"), ApiOperation::Responses);
-  EXPECT_EQ(api_operation("/v1/images/generations"), ApiOperation::Other);
-  EXPECT_EQ(api_operation("/v1/responses/resp_1"), ApiOperation::Other);
+  EXPECT_EQ(http::api_operation("/openai/deployments/d/chat/completions"),
+            http::ApiOperation::ChatCompletions);
+  EXPECT_EQ(http::api_operation("/v1/chat/completions"), http::ApiOperation::ChatCompletions);
+  EXPECT_EQ(http::api_operation("/v1/completions"), http::ApiOperation::Completions);
+  EXPECT_EQ(http::api_operation("/openai/v1/embeddings"), http::ApiOperation::Embeddings);
+  EXPECT_EQ(http::api_operation("/v1/responses"), http::ApiOperation::Responses);
+  EXPECT_EQ(http::api_operation("/v1/images/generations"), http::ApiOperation::Other);
+  EXPECT_EQ(http::api_operation("/v1/responses/resp_1"), http::ApiOperation::Other);
 }
 
 TEST(RequestBody, ReadsTheModelAndTheAffinityKeysRaw) {
-  const auto f = read_request_body(
+  const auto f = http::read_request_body(
       kChat, R"({"messages":[],"model":"gpt-4o","user":"u\"1","prompt_cache_key":"k","stream":true})");
   EXPECT_TRUE(f.json_object);
   EXPECT_EQ(f.model, "gpt-4o");
   EXPECT_EQ(f.user, R"(u\"1)");
   EXPECT_EQ(f.prompt_cache_key, "k");
-  EXPECT_EQ(f.operation, ApiOperation::ChatCompletions);
+  EXPECT_EQ(f.operation, http::ApiOperation::ChatCompletions);
 }
 
 TEST(RequestBody, ReadsWhetherTheAnswerStreamsAndTheReasoningEffort) {
-  auto f = read_request_body(kChat, R"({"messages":[],"stream":true,"reasoning_effort":"high"})");
+  auto f = http::read_request_body(kChat, R"({"messages":[],"stream":true,"reasoning_effort":"high"})");
   EXPECT_TRUE(f.stream);
   EXPECT_EQ(f.reasoning_effort, "high");
-  f = read_request_body("/v1/responses",
-                        R"({"input":"x","reasoning":{"summary":"auto","effort":"low"},"stream":false})");
+  f = http::read_request_body(
+      "/v1/responses", R"({"input":"x","reasoning":{"summary":"auto","effort":"low"},"stream":false})");
   EXPECT_FALSE(f.stream);
   EXPECT_EQ(f.reasoning_effort, "low");
-  f = read_request_body(kChat,
-                        R"({"messages":[{"role":"user","content":"x","effort":"no"}],"stream":"yes"})");
+  f = http::read_request_body(kChat,
+                              R"({"messages":[{"role":"user","content":"x","effort":"no"}],"stream":"yes"})");
   EXPECT_FALSE(f.stream) << "only the literal true";
   EXPECT_EQ(f.reasoning_effort, std::nullopt) << "an effort elsewhere is not the request's";
 }
 
 TEST(RequestBody, ClaudesMessagesCountTheSystemTheMessagesAndTheTools) {
-  EXPECT_EQ(api_operation("/anthropic/v1/messages"), ApiOperation::Messages);
-  EXPECT_EQ(api_operation("/v1/messages/count_tokens"), ApiOperation::Messages);
-  const auto f = read_request_body(
+  EXPECT_EQ(http::api_operation("/anthropic/v1/messages"), http::ApiOperation::Messages);
+  EXPECT_EQ(http::api_operation("/v1/messages/count_tokens"), http::ApiOperation::Messages);
+  const auto f = http::read_request_body(
       "/v1/messages",
       R"({"model":"claude-sonnet-4-5","max_tokens":1024,"system":"Be brief.","messages":[{"role":"user","content":[{"type":"text","text":"Hello"}]}],)"
       R"("tools":[{"name":"get","description":"Get it"}],"thinking":{"type":"enabled","budget_tokens":2000},"stream":true})");
@@ -64,15 +65,15 @@ TEST(RequestBody, ClaudesMessagesCountTheSystemTheMessagesAndTheTools) {
 }
 
 TEST(RequestBody, TheLastDuplicateCountsAndOnlyAStringIsText) {
-  const auto f =
-      read_request_body(kChat, R"({"model":"a","user":"u","model":"b","user":1,"prompt_cache_key":null})");
+  const auto f = http::read_request_body(
+      kChat, R"({"model":"a","user":"u","model":"b","user":1,"prompt_cache_key":null})");
   EXPECT_EQ(f.model, "b");
   EXPECT_EQ(f.user, std::nullopt);
   EXPECT_EQ(f.prompt_cache_key, std::nullopt);
 }
 
 TEST(RequestBody, NestedMembersAreNotTheRequests) {
-  const auto f = read_request_body(
+  const auto f = http::read_request_body(
       kChat, R"({"metadata":{"model":"x","user":"y","max_tokens":9},"messages":[{"model":"z"}]})");
   EXPECT_TRUE(f.json_object);
   EXPECT_EQ(f.model, std::nullopt);
@@ -81,7 +82,7 @@ TEST(RequestBody, NestedMembersAreNotTheRequests) {
 }
 
 TEST(RequestBody, KeysMeanWhatTheySpell) {
-  const auto f = read_request_body(kChat, R"({"mod\u0065l":"m","\u0075ser":"u","max_tok\u0065ns":5})");
+  const auto f = http::read_request_body(kChat, R"({"mod\u0065l":"m","\u0075ser":"u","max_tok\u0065ns":5})");
   EXPECT_EQ(f.model, "m");
   EXPECT_EQ(f.user, "u");
   EXPECT_EQ(f.max_tokens, 5);
@@ -92,14 +93,14 @@ TEST(RequestBody, AnInvalidBodyHasNoFactsEvenWhereTheyCameFirst) {
        {R"({"model":"m","user":"u","messages":["abcd"],"max_tokens":5,)", R"({"model":"m"} x)",
         R"(["model","m"])", "", "not json", R"({"model":"m","n":1e400})"}) {
     SCOPED_TRACE(body);
-    const auto f = read_request_body(kChat, body);
+    const auto f = http::read_request_body(kChat, body);
     EXPECT_FALSE(f.json_object);
     EXPECT_EQ(f.model, std::nullopt);
     EXPECT_EQ(f.user, std::nullopt);
     EXPECT_EQ(f.prompt_characters, 0u);
     EXPECT_EQ(f.max_tokens, 0);
     EXPECT_EQ(f.body_size, body.size());
-    EXPECT_EQ(f.operation, ApiOperation::ChatCompletions);
+    EXPECT_EQ(f.operation, http::ApiOperation::ChatCompletions);
   }
 }
 
@@ -107,38 +108,40 @@ TEST(RequestBody, ThePromptIsTheOperationsMember) {
   const std::string body =
       R"({"messages":[{"role":"system","content":"12345678"},{"role":"user","content":[{"type":"text","text":"ab\u00e9"}]}],)"
       R"("prompt":"xx","input":["yyy",[1,2]],"content":"zzzz"})";
-  EXPECT_EQ(read_request_body("/v1/chat/completions", body).prompt_characters, 8u + 4);
-  EXPECT_EQ(read_request_body("/v1/completions", body).prompt_characters, 2u);
-  EXPECT_EQ(read_request_body("/v1/embeddings", body).prompt_characters, 3u + 4 + 4);
-  EXPECT_EQ(read_request_body("/v1/responses", body).prompt_characters, 3u + 4 + 4);
-  EXPECT_EQ(read_request_body("/v1/images/generations", body).prompt_characters, 0u);
+  EXPECT_EQ(http::read_request_body("/v1/chat/completions", body).prompt_characters, 8u + 4);
+  EXPECT_EQ(http::read_request_body("/v1/completions", body).prompt_characters, 2u);
+  EXPECT_EQ(http::read_request_body("/v1/embeddings", body).prompt_characters, 3u + 4 + 4);
+  EXPECT_EQ(http::read_request_body("/v1/responses", body).prompt_characters, 3u + 4 + 4);
+  EXPECT_EQ(http::read_request_body("/v1/images/generations", body).prompt_characters, 0u);
 }
 
 TEST(RequestBody, InsideThePromptOnlyTextAndContentMembersOfObjectsCount) {
-  EXPECT_EQ(read_request_body(kChat, R"({"messages":{"other":{"text":"abcdefghi"}}})").prompt_characters, 0u);
-  EXPECT_EQ(read_request_body(kChat, R"({"messages":{"content":{"text":"abcdefghi"}}})").prompt_characters,
-            9u);
-  EXPECT_EQ(read_request_body(kChat, R"({"messages":[[["abc",1]]],"messages":"de"})").prompt_characters,
-            3u + 4 + 2);
   EXPECT_EQ(
-      read_request_body(kChat, R"({"messages":[1.5,true,null,-3,18446744073709551616]})").prompt_characters,
-      4u)
+      http::read_request_body(kChat, R"({"messages":{"other":{"text":"abcdefghi"}}})").prompt_characters, 0u);
+  EXPECT_EQ(
+      http::read_request_body(kChat, R"({"messages":{"content":{"text":"abcdefghi"}}})").prompt_characters,
+      9u);
+  EXPECT_EQ(http::read_request_body(kChat, R"({"messages":[[["abc",1]]],"messages":"de"})").prompt_characters,
+            3u + 4 + 2);
+  EXPECT_EQ(http::read_request_body(kChat, R"({"messages":[1.5,true,null,-3,18446744073709551616]})")
+                .prompt_characters,
+            4u)
       << "only an integer nlohmann would hold counts";
-  EXPECT_EQ(read_request_body(kChat, R"({"messages":[{"tool_calls":[{"text":"abc"}]}],"x":"yyyy"})")
+  EXPECT_EQ(http::read_request_body(kChat, R"({"messages":[{"tool_calls":[{"text":"abc"}]}],"x":"yyyy"})")
                 .prompt_characters,
             0u);
 }
 
 TEST(RequestBody, TheFirstPositiveIntegerOfEachBudget) {
-  const auto f = read_request_body(
+  const auto f = http::read_request_body(
       kChat,
       R"({"max_tokens":0,"max_tokens":7,"max_tokens":9,"max_completion_tokens":-1,"max_completion_tokens":2.0,)"
       R"("max_output_tokens":[5],"max_output_tokens":"5"})");
   EXPECT_EQ(f.max_tokens, 7);
   EXPECT_EQ(f.max_completion_tokens, 0);
   EXPECT_EQ(f.max_output_tokens, 0);
-  EXPECT_EQ(read_request_body(kChat, R"({"max_tokens":18446744073709551615})").max_tokens, INT64_MAX);
-  EXPECT_EQ(read_request_body(kChat, R"({"max_tokens":18446744073709551616})").max_tokens, 0)
+  EXPECT_EQ(http::read_request_body(kChat, R"({"max_tokens":18446744073709551615})").max_tokens, INT64_MAX);
+  EXPECT_EQ(http::read_request_body(kChat, R"({"max_tokens":18446744073709551616})").max_tokens, 0)
       << "past uint64: a double to nlohmann";
 }
 
@@ -146,10 +149,10 @@ TEST(RequestBody, TheFirstPositiveIntegerOfEachBudget) {
 // members that the body rewrite uses).
 void expect_facts_agree(std::string_view body) {
   SCOPED_TRACE(testing::PrintToString(std::string(body)));
-  const RequestBodyFacts f = read_request_body(kChat, body);
+  const http::RequestBodyFacts f = http::read_request_body(kChat, body);
   static constexpr std::string_view kKeys[] = {"model", "user", "prompt_cache_key"};
   std::optional<std::string_view> strings[3];
-  EXPECT_EQ(top_level_strings(body, kKeys, strings), f.json_object);
+  EXPECT_EQ(http::top_level_strings(body, kKeys, strings), f.json_object);
   EXPECT_EQ(strings[0], f.model);
   EXPECT_EQ(strings[1], f.user);
   EXPECT_EQ(strings[2], f.prompt_cache_key);
@@ -176,7 +179,7 @@ TEST(RequestBodyDifferential, RandomBodiesAgreeWithNlohmannAndTopLevelStrings) {
   for (int i = 0; i < 20'000; ++i) {
     const std::string body = gen.body();
     expect_facts_agree(body);
-    if (read_request_body(kChat, body).json_object) ++objects;
+    if (http::read_request_body(kChat, body).json_object) ++objects;
     if (::testing::Test::HasFailure()) break;
   }
   EXPECT_GT(objects, 4000);

@@ -23,7 +23,7 @@ struct Fields {
 TEST(ConnectionNames, NamesListedInConnectionAreHopByHopForThatMessage) {
   const Fields f{
       {{"Content-Type", "text/plain"}, {"Connection", "keep-alive, X-Secret"}, {"connection", "Close"}}};
-  const ConnectionNames named(f);
+  const http::ConnectionNames named(f);
   EXPECT_TRUE(named.contains("x-secret"));
   EXPECT_TRUE(named.contains("close"));
   EXPECT_FALSE(named.contains("content-type"));
@@ -34,7 +34,7 @@ TEST(ConnectionNames, NamesListedInConnectionAreHopByHopForThatMessage) {
 
 TEST(ConnectionNames, FixedHopByHopNamesAreNotKeptAndStayHopByHop) {
   const Fields f{{{"Connection", "Keep-Alive, TE"}}};
-  const ConnectionNames named(f);
+  const http::ConnectionNames named(f);
   EXPECT_FALSE(named.contains("keep-alive")) << "not listed: hop-by-hop anyway";
   EXPECT_TRUE(named.is_hop("keep-alive"));
   EXPECT_TRUE(named.is_hop("te"));
@@ -45,7 +45,7 @@ TEST(ConnectionNames, MoreThanEightNamesAreAllKept) {
   std::string value;
   for (int i = 0; i < 12; ++i) value += (i ? ", x-" : "x-") + std::to_string(i);
   const Fields f{{{"Connection", value}}};
-  const ConnectionNames named(f);
+  const http::ConnectionNames named(f);
   EXPECT_TRUE(named.contains("x-0"));
   EXPECT_TRUE(named.contains("x-11"));
 }
@@ -59,7 +59,7 @@ TEST(ThrottleFields, EveryThrottlingHeaderInAnyCase) {
                   {"x-ratelimit-remaining-tokens", "120"},
                   {"X-Ratelimit-Remaining-Requests", "3"},
                   {"x-ratelimit-limit-tokens", "1000"}}};
-  const ThrottleHeaders h = throttle_fields(f);
+  const http::ThrottleHeaders h = http::throttle_fields(f);
   EXPECT_EQ(h.retry_after, "5");
   EXPECT_EQ(h.retry_after_ms, "5000");
   EXPECT_EQ(h.x_ms_retry_after_ms, "4000");
@@ -70,18 +70,20 @@ TEST(ThrottleFields, EveryThrottlingHeaderInAnyCase) {
 }
 
 TEST(ThrottleFields, TheOtherSpellingOfTheTokenResetOnlyWhenTheFirstIsAbsent) {
-  EXPECT_EQ(throttle_fields(Fields{{{"x-rate-limit-reset-tokens", "2s"}}}).reset_tokens, "2s");
-  EXPECT_EQ(throttle_fields(Fields{{{"x-ratelimit-reset-tokens", "1s"}, {"x-rate-limit-reset-tokens", "2s"}}})
-                .reset_tokens,
-            "1s");
-  EXPECT_TRUE(throttle_fields(Fields{{{"x-ratelimit-remaining-tokenz", "1"}}}).remaining_tokens.empty());
+  EXPECT_EQ(http::throttle_fields(Fields{{{"x-rate-limit-reset-tokens", "2s"}}}).reset_tokens, "2s");
+  EXPECT_EQ(
+      http::throttle_fields(Fields{{{"x-ratelimit-reset-tokens", "1s"}, {"x-rate-limit-reset-tokens", "2s"}}})
+          .reset_tokens,
+      "1s");
+  EXPECT_TRUE(
+      http::throttle_fields(Fields{{{"x-ratelimit-remaining-tokenz", "1"}}}).remaining_tokens.empty());
 }
 
 TEST(PlainEventStream, ATextEventStreamWithoutAContentCoding) {
-  EXPECT_TRUE(is_plain_event_stream("text/event-stream", ""));
-  EXPECT_TRUE(is_plain_event_stream("Text/Event-Stream ; charset=utf-8", "identity"));
-  EXPECT_FALSE(is_plain_event_stream("text/event-stream", "gzip"));
-  EXPECT_FALSE(is_plain_event_stream("application/json", ""));
+  EXPECT_TRUE(http::is_plain_event_stream("text/event-stream", ""));
+  EXPECT_TRUE(http::is_plain_event_stream("Text/Event-Stream ; charset=utf-8", "identity"));
+  EXPECT_FALSE(http::is_plain_event_stream("text/event-stream", "gzip"));
+  EXPECT_FALSE(http::is_plain_event_stream("application/json", ""));
 }
 
 }  // namespace

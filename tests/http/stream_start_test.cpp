@@ -10,18 +10,18 @@ namespace {
 constexpr std::size_t kLimit = 64 * 1024;
 
 // Fed whole, in one call.
-StreamStart judge(std::string_view body, std::size_t limit = kLimit) {
-  StreamStart s(limit);
+http::StreamStart judge(std::string_view body, std::size_t limit = kLimit) {
+  http::StreamStart s(limit);
   s.advance(body);
   return s;
 }
 
 // Fed a byte at a time, as a growing prefix: the verdict after the last byte, and the number of
 // bytes it took to reach it (body.size() + 1 when it never left Hold).
-std::pair<StreamStart, std::size_t> judge_bytewise(std::string_view body, std::size_t limit = kLimit) {
-  StreamStart s(limit);
+std::pair<http::StreamStart, std::size_t> judge_bytewise(std::string_view body, std::size_t limit = kLimit) {
+  http::StreamStart s(limit);
   for (std::size_t n = 1; n <= body.size(); ++n)
-    if (s.advance(body.substr(0, n)) != StartVerdict::Hold) return {s, n};
+    if (s.advance(body.substr(0, n)) != http::StartVerdict::Hold) return {s, n};
   return {s, body.size() + 1};
 }
 
@@ -29,7 +29,7 @@ std::pair<StreamStart, std::size_t> judge_bytewise(std::string_view body, std::s
 void expect_same_verdict_however_cut(std::string_view body, std::size_t limit = kLimit) {
   const auto whole = judge(body, limit);
   for (std::size_t cut = 0; cut <= body.size(); ++cut) {
-    StreamStart s(limit);
+    http::StreamStart s(limit);
     s.advance(body.substr(0, cut));
     EXPECT_EQ(s.advance(body), whole.verdict()) << "cut at " << cut;
     EXPECT_EQ(s.reason(), whole.reason()) << "cut at " << cut;
@@ -53,165 +53,169 @@ constexpr std::string_view kPromptFilterResults =
     "\n\n";
 
 TEST(StreamStart, Empty_Holds) {
-  StreamStart s(kLimit);
-  EXPECT_EQ(s.advance(""), StartVerdict::Hold);
-  EXPECT_EQ(s.reason(), StartReason::None);
+  http::StreamStart s(kLimit);
+  EXPECT_EQ(s.advance(""), http::StartVerdict::Hold);
+  EXPECT_EQ(s.reason(), http::StartReason::None);
 }
 
 TEST(StreamStart, ContentFirst_Releases) {
   const auto s = judge(kContent);
-  EXPECT_EQ(s.verdict(), StartVerdict::Release);
-  EXPECT_EQ(s.reason(), StartReason::Content);
+  EXPECT_EQ(s.verdict(), http::StartVerdict::Release);
+  EXPECT_EQ(s.reason(), http::StartReason::Content);
 }
 
 TEST(StreamStart, AzurePromptFilterResultsAlone_Holds) {
   // It carries no content: what comes next (content, or an error) decides.
   const auto s = judge(kPromptFilterResults);
-  EXPECT_EQ(s.verdict(), StartVerdict::Hold);
-  EXPECT_EQ(s.reason(), StartReason::None);
+  EXPECT_EQ(s.verdict(), http::StartVerdict::Hold);
+  EXPECT_EQ(s.reason(), http::StartReason::None);
 }
 
 TEST(StreamStart, DoneFirst_Releases) {
   const auto s = judge("data: [DONE]\n\n");
-  EXPECT_EQ(s.verdict(), StartVerdict::Release);
-  EXPECT_EQ(s.reason(), StartReason::Done);
+  EXPECT_EQ(s.verdict(), http::StartVerdict::Release);
+  EXPECT_EQ(s.reason(), http::StartReason::Done);
 }
 
 TEST(StreamStart, ServerErrorDataFirst_FailsOver) {
   const auto s = judge(kServerError);
-  EXPECT_EQ(s.verdict(), StartVerdict::FailOver);
-  EXPECT_EQ(s.reason(), StartReason::ServerError);
+  EXPECT_EQ(s.verdict(), http::StartVerdict::FailOver);
+  EXPECT_EQ(s.reason(), http::StartReason::ServerError);
 }
 
 TEST(StreamStart, ErrorAsAString_FailsOver) {
-  EXPECT_EQ(judge("data: {\"error\":\"boom\"}\n\n").verdict(), StartVerdict::FailOver);
+  EXPECT_EQ(judge("data: {\"error\":\"boom\"}\n\n").verdict(), http::StartVerdict::FailOver);
 }
 
 TEST(StreamStart, ErrorEventType_FailsOverWhateverItsData) {
-  EXPECT_EQ(judge("event: error\ndata: upstream went away\n\n").verdict(), StartVerdict::FailOver);
-  EXPECT_EQ(judge("event: error\ndata: {\"message\":\"x\"}\n\n").reason(), StartReason::ServerError);
+  EXPECT_EQ(judge("event: error\ndata: upstream went away\n\n").verdict(), http::StartVerdict::FailOver);
+  EXPECT_EQ(judge("event: error\ndata: {\"message\":\"x\"}\n\n").reason(), http::StartReason::ServerError);
 }
 
 TEST(StreamStart, ContentFilterErrorFirst_IsReleasedNotFailedOver) {
   const auto s = judge(kContentFilter);
-  EXPECT_EQ(s.verdict(), StartVerdict::Release);
-  EXPECT_EQ(s.reason(), StartReason::ClientError);
+  EXPECT_EQ(s.verdict(), http::StartVerdict::Release);
+  EXPECT_EQ(s.reason(), http::StartReason::ClientError);
   EXPECT_EQ(judge("event: error\ndata: {\"error\":{\"code\":\"content_filter\"}}\n\n").verdict(),
-            StartVerdict::Release);
+            http::StartVerdict::Release);
   EXPECT_EQ(
       judge("data: {\"error\":{\"code\":\"x\",\"innererror\":{\"code\":\"ResponsibleAIPolicyViolation\"}}}"
             "\n\n")
           .reason(),
-      StartReason::ClientError);
+      http::StartReason::ClientError);
 }
 
 TEST(StreamStart, InvalidRequestErrorFirst_IsReleased) {
   EXPECT_EQ(judge("data: {\"error\":{\"type\":\"invalid_request_error\",\"code\":null}}\n\n").reason(),
-            StartReason::ClientError);
+            http::StartReason::ClientError);
   EXPECT_EQ(judge("data: {\"error\":{\"code\":\"context_length_exceeded\"}}\n\n").reason(),
-            StartReason::ClientError);
+            http::StartReason::ClientError);
 }
 
 TEST(StreamStart, NullErrorMember_IsNotAnError) {
   const auto s = judge("data: {\"error\":null,\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n");
-  EXPECT_EQ(s.verdict(), StartVerdict::Release);
-  EXPECT_EQ(s.reason(), StartReason::Content);
-  EXPECT_EQ(judge("data: {\"error\":null,\"choices\":[]}\n\n").verdict(), StartVerdict::Hold);
+  EXPECT_EQ(s.verdict(), http::StartVerdict::Release);
+  EXPECT_EQ(s.reason(), http::StartReason::Content);
+  EXPECT_EQ(judge("data: {\"error\":null,\"choices\":[]}\n\n").verdict(), http::StartVerdict::Hold);
 }
 
 TEST(StreamStart, NestedErrorKey_IsContent) {
-  EXPECT_EQ(judge("data: {\"choices\":[{\"delta\":{\"error\":1}}]}\n\n").reason(), StartReason::Content);
+  EXPECT_EQ(judge("data: {\"choices\":[{\"delta\":{\"error\":1}}]}\n\n").reason(),
+            http::StartReason::Content);
 }
 
 TEST(StreamStart, ErrorAfterContent_IsNotLookedAt) {
   const std::string body = std::string(kContent) + std::string(kServerError);
-  EXPECT_EQ(judge(body).reason(), StartReason::Content);
+  EXPECT_EQ(judge(body).reason(), http::StartReason::Content);
 }
 
 TEST(StreamStart, IncompleteEvent_Holds) {
-  EXPECT_EQ(judge("data: {\"error\":{}}\n").verdict(), StartVerdict::Hold);  // no empty line yet
-  EXPECT_EQ(judge("data: {\"choices\":[]}").verdict(), StartVerdict::Hold);
+  EXPECT_EQ(judge("data: {\"error\":{}}\n").verdict(), http::StartVerdict::Hold);  // no empty line yet
+  EXPECT_EQ(judge("data: {\"choices\":[]}").verdict(), http::StartVerdict::Hold);
 }
 
 TEST(StreamStart, CommentsAndEventsWithoutData_AreSkipped) {
   const auto held = judge(": keep-alive\n\n: ping\nevent: error\n\n");
-  EXPECT_EQ(held.verdict(), StartVerdict::Hold);  // an event without data is not dispatched
+  EXPECT_EQ(held.verdict(), http::StartVerdict::Hold);  // an event without data is not dispatched
   const std::string body =
       std::string(": keep-alive\n\nevent: error\n\nid: 1\nretry: 10\n\n") + std::string(kServerError);
-  EXPECT_EQ(judge(body).verdict(), StartVerdict::FailOver);  // the error type did not carry over
+  EXPECT_EQ(judge(body).verdict(), http::StartVerdict::FailOver);  // the error type did not carry over
   const std::string body2 = std::string(": keep-alive\n\nevent: error\n\n") + std::string(kContent);
-  EXPECT_EQ(judge(body2).reason(), StartReason::Content);
+  EXPECT_EQ(judge(body2).reason(), http::StartReason::Content);
 }
 
 TEST(StreamStart, CrlfAndCrLineEndings) {
-  EXPECT_EQ(judge("data: {\"error\":{\"type\":\"server_error\"}}\r\n\r\n").verdict(), StartVerdict::FailOver);
-  // CR alone ends a line too, but a CR as the last byte may be half of a CRLF: the next byte
-  // settles it.
-  EXPECT_EQ(judge("data: {\"error\":{\"type\":\"server_error\"}}\r\r").verdict(), StartVerdict::Hold);
-  EXPECT_EQ(judge("data: {\"error\":{\"type\":\"server_error\"}}\r\rd").verdict(), StartVerdict::FailOver);
-  EXPECT_EQ(judge(": hi\r\ndata: [DONE]\r\n\r\n").reason(), StartReason::Done);
-  // A CR at the end may be half of a CRLF: the line is complete, the empty one is not yet.
-  EXPECT_EQ(judge("data: x\r\n\r").verdict(), StartVerdict::Hold);
+  EXPECT_EQ(judge("data: {\"error\":{\"type\":\"server_error\"}}\r\n\r\n").verdict(),
+            http::StartVerdict::FailOver);
+  // CR alone ends a line too, the last byte held included (a LF after it is its pair, skipped):
+  // a stream whose lines end in CR is judged at its event's end, not at the next event.
+  EXPECT_EQ(judge("data: {\"error\":{\"type\":\"server_error\"}}\r\r").verdict(),
+            http::StartVerdict::FailOver);
+  EXPECT_EQ(judge(": hi\r\ndata: [DONE]\r\n\r\n").reason(), http::StartReason::Done);
+  EXPECT_EQ(judge("data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\r\n\r").reason(),
+            http::StartReason::Content);
+  EXPECT_EQ(judge("data: {\"error\":{\"type\":\"server_error\"}}\r\n").verdict(), http::StartVerdict::Hold)
+      << "no empty line yet";
 }
 
 TEST(StreamStart, MultiLineData_IsJoinedWithLf) {
   EXPECT_EQ(judge("data: {\"error\":\ndata: {\"type\":\"server_error\"}}\n\n").verdict(),
-            StartVerdict::FailOver);
+            http::StartVerdict::FailOver);
   EXPECT_EQ(judge("data: {\"error\":\r\ndata: {\"code\":\"content_filter\"}}\r\n\r\n").reason(),
-            StartReason::ClientError);
+            http::StartReason::ClientError);
   EXPECT_EQ(judge("event: error\ndata: {\"error\":\ndata: {\"code\":\"content_filter\"}}\n\n").reason(),
-            StartReason::ClientError);
-  EXPECT_EQ(judge("data: {\"choices\":\ndata: [{\"text\":\"a\"}]}\n\n").reason(), StartReason::Content);
-  EXPECT_EQ(judge("data: {\"choices\":\ndata: []}\n\n").verdict(), StartVerdict::Hold);
+            http::StartReason::ClientError);
+  EXPECT_EQ(judge("data: {\"choices\":\ndata: [{\"text\":\"a\"}]}\n\n").reason(), http::StartReason::Content);
+  EXPECT_EQ(judge("data: {\"choices\":\ndata: []}\n\n").verdict(), http::StartVerdict::Hold);
   // Only one data line of exactly [DONE] is the end marker.
-  EXPECT_EQ(judge("data: [DONE]\ndata: x\n\n").reason(), StartReason::Content);
+  EXPECT_EQ(judge("data: [DONE]\ndata: x\n\n").reason(), http::StartReason::Content);
 }
 
 TEST(StreamStart, FieldSyntax_OneSpaceDroppedNoSpaceAllowed) {
-  EXPECT_EQ(judge("data:{\"error\":{}}\n\n").verdict(), StartVerdict::FailOver);
-  EXPECT_EQ(judge("event:error\ndata:x\n\n").verdict(), StartVerdict::FailOver);
-  EXPECT_EQ(judge("event:  error\ndata: x\n\n").reason(), StartReason::Content);  // type " error"
-  EXPECT_EQ(judge("data:[DONE]\n\n").reason(), StartReason::Done);
+  EXPECT_EQ(judge("data:{\"error\":{}}\n\n").verdict(), http::StartVerdict::FailOver);
+  EXPECT_EQ(judge("event:error\ndata:x\n\n").verdict(), http::StartVerdict::FailOver);
+  EXPECT_EQ(judge("event:  error\ndata: x\n\n").reason(), http::StartReason::Content);  // type " error"
+  EXPECT_EQ(judge("data:[DONE]\n\n").reason(), http::StartReason::Done);
 }
 
 TEST(StreamStart, AFieldWithoutAColon_HasAnEmptyValue) {
   // `data` alone is a data line with an empty value: the data is "\n" + the next line's (still
   // JSON, with a leading blank).
-  EXPECT_EQ(judge("data\ndata: {\"error\":{}}\n\n").reason(), StartReason::ServerError);
+  EXPECT_EQ(judge("data\ndata: {\"error\":{}}\n\n").reason(), http::StartReason::ServerError);
   // A single empty data line is an empty event, which an SSE client does not dispatch: a
   // keep-alive, held like a comment.
-  EXPECT_EQ(judge("data\n\n").verdict(), StartVerdict::Hold);
-  EXPECT_EQ(judge("data:\n\ndata: [DONE]\n\n").reason(), StartReason::Done);
+  EXPECT_EQ(judge("data\n\n").verdict(), http::StartVerdict::Hold);
+  EXPECT_EQ(judge("data:\n\ndata: [DONE]\n\n").reason(), http::StartReason::Done);
   EXPECT_EQ(judge("event: error\ndata\ndata: {\"error\":\ndata: {\"code\":\"content_filter\"}}\n\n").reason(),
-            StartReason::ClientError);
+            http::StartReason::ClientError);
 }
 
 TEST(StreamStart, LimitWithoutACompleteEvent_Releases) {
   const std::string body = "data: " + std::string(100, 'x');
-  StreamStart s(64);
-  EXPECT_EQ(s.advance(std::string_view(body).substr(0, 63)), StartVerdict::Hold);
-  EXPECT_EQ(s.advance(std::string_view(body).substr(0, 64)), StartVerdict::Release);
-  EXPECT_EQ(s.reason(), StartReason::Limit);
+  http::StreamStart s(64);
+  EXPECT_EQ(s.advance(std::string_view(body).substr(0, 63)), http::StartVerdict::Hold);
+  EXPECT_EQ(s.advance(std::string_view(body).substr(0, 64)), http::StartVerdict::Release);
+  EXPECT_EQ(s.reason(), http::StartReason::Limit);
 }
 
 TEST(StreamStart, AnEventCompletingPastTheLimit_IsNotSeenHoweverItArrived) {
   const std::string body = "data: " + std::string(60, 'x') + "\n\n";  // 68 bytes
-  EXPECT_EQ(judge(body, 64).reason(), StartReason::Limit);
-  EXPECT_EQ(judge_bytewise(body, 64).first.reason(), StartReason::Limit);
-  EXPECT_EQ(judge(body, 68).reason(), StartReason::Content);
+  EXPECT_EQ(judge(body, 64).reason(), http::StartReason::Limit);
+  EXPECT_EQ(judge_bytewise(body, 64).first.reason(), http::StartReason::Limit);
+  EXPECT_EQ(judge(body, 68).reason(), http::StartReason::Content);
 }
 
 TEST(StreamStart, DecisionIsFinal) {
-  StreamStart s(kLimit);
+  http::StreamStart s(kLimit);
   std::string body(kContent);
-  EXPECT_EQ(s.advance(body), StartVerdict::Release);
+  EXPECT_EQ(s.advance(body), http::StartVerdict::Release);
   body += kServerError;
-  EXPECT_EQ(s.advance(body), StartVerdict::Release);
-  EXPECT_EQ(s.reason(), StartReason::Content);
+  EXPECT_EQ(s.advance(body), http::StartVerdict::Release);
+  EXPECT_EQ(s.reason(), http::StartReason::Content);
 }
 
-// Every byte boundary: the verdict comes exactly when the event's empty line is complete, never
-// earlier, and is the same as when fed whole.
+// Every byte boundary: the verdict comes exactly when the event's empty line ends (its CR, when
+// it ends in CRLF), never earlier, and is the same as when fed whole.
 TEST(StreamStart, SplitAtEveryByte_DecidesAtTheEventsEnd) {
   for (const std::string_view body :
        {kContent, kServerError, kContentFilter,
@@ -221,7 +225,7 @@ TEST(StreamStart, SplitAtEveryByte_DecidesAtTheEventsEnd) {
     const auto [bytewise, at] = judge_bytewise(body);
     EXPECT_EQ(bytewise.verdict(), whole.verdict());
     EXPECT_EQ(bytewise.reason(), whole.reason());
-    EXPECT_EQ(at, body.size());
+    EXPECT_EQ(at, body.ends_with("\r\n") ? body.size() - 1 : body.size());
     expect_same_verdict_however_cut(body);
   }
 }
@@ -296,8 +300,7 @@ std::string cat(std::initializer_list<std::string_view> parts) {
   return s;
 }
 
-// `body` (LF line endings, no LF inside a line) with each LF replaced by `eol`. With CR alone a
-// final CR may be half of a CRLF, so one byte (a comment's colon) follows to settle it.
+// `body` (LF line endings, no LF inside a line) with each LF replaced by `eol`.
 std::string with_line_endings(std::string_view body, std::string_view eol) {
   std::string out;
   for (const char c : body)
@@ -305,13 +308,13 @@ std::string with_line_endings(std::string_view body, std::string_view eol) {
       out += eol;
     else
       out += c;
-  if (eol == "\r") out += ':';
   return out;
 }
 
 // Whole, a byte at a time and cut once anywhere, with LF, CRLF and CR line endings: always
 // `verdict` for `reason`, reached with the last byte and not before.
-void expect_verdict_however_split(std::string_view lf_body, StartVerdict verdict, StartReason reason) {
+void expect_verdict_however_split(std::string_view lf_body, http::StartVerdict verdict,
+                                  http::StartReason reason) {
   for (const std::string_view eol : {"\n", "\r\n", "\r"}) {
     const std::string body = with_line_endings(lf_body, eol);
     SCOPED_TRACE(body);
@@ -321,73 +324,75 @@ void expect_verdict_however_split(std::string_view lf_body, StartVerdict verdict
     const auto [bytewise, at] = judge_bytewise(body);
     EXPECT_EQ(bytewise.verdict(), verdict);
     EXPECT_EQ(bytewise.reason(), reason);
-    EXPECT_EQ(at, verdict == StartVerdict::Hold ? body.size() + 1 : body.size());
+    EXPECT_EQ(at, verdict == http::StartVerdict::Hold ? body.size() + 1
+                  : eol == "\r\n"                     ? body.size() - 1
+                                                      : body.size());
     expect_same_verdict_however_cut(body);
   }
 }
 
 TEST(StreamStart, AzurePromptFilterThenContent_ReleasesAtTheContent) {
-  expect_verdict_however_split(kAzurePromptFilter, StartVerdict::Hold, StartReason::None);
-  expect_verdict_however_split(cat({kAzurePromptFilter, kAzureContent}), StartVerdict::Release,
-                               StartReason::Content);
+  expect_verdict_however_split(kAzurePromptFilter, http::StartVerdict::Hold, http::StartReason::None);
+  expect_verdict_however_split(cat({kAzurePromptFilter, kAzureContent}), http::StartVerdict::Release,
+                               http::StartReason::Content);
 }
 
 TEST(StreamStart, AzurePromptFilterThenServerError_FailsOver) {
-  expect_verdict_however_split(cat({kAzurePromptFilter, kAzureServerError}), StartVerdict::FailOver,
-                               StartReason::ServerError);
+  expect_verdict_however_split(cat({kAzurePromptFilter, kAzureServerError}), http::StartVerdict::FailOver,
+                               http::StartReason::ServerError);
 }
 
 TEST(StreamStart, AzurePromptFilterThenContentFilterError_IsReleased) {
-  expect_verdict_however_split(cat({kAzurePromptFilter, kAzureContentFilterError}), StartVerdict::Release,
-                               StartReason::ClientError);
+  expect_verdict_however_split(cat({kAzurePromptFilter, kAzureContentFilterError}),
+                               http::StartVerdict::Release, http::StartReason::ClientError);
 }
 
 TEST(StreamStart, RoleOnlyFirstDelta_HoldsUntilContent) {
-  expect_verdict_however_split(cat({kAzurePromptFilter, kAzureRoleOnly}), StartVerdict::Hold,
-                               StartReason::None);
+  expect_verdict_however_split(cat({kAzurePromptFilter, kAzureRoleOnly}), http::StartVerdict::Hold,
+                               http::StartReason::None);
   expect_verdict_however_split(cat({kAzurePromptFilter, kAzureRoleOnly, kAzureContent}),
-                               StartVerdict::Release, StartReason::Content);
+                               http::StartVerdict::Release, http::StartReason::Content);
   // An error after the role-only delta still fails over: nothing reached the client yet.
-  expect_verdict_however_split(cat({kAzureRoleOnly, kAzureServerError}), StartVerdict::FailOver,
-                               StartReason::ServerError);
+  expect_verdict_however_split(cat({kAzureRoleOnly, kAzureServerError}), http::StartVerdict::FailOver,
+                               http::StartReason::ServerError);
 }
 
 TEST(StreamStart, ResponsesLifecycleThenOutput_ReleasesAtTheFirstOutput) {
-  expect_verdict_however_split(cat({kResponseCreated, kResponseInProgress}), StartVerdict::Hold,
-                               StartReason::None);
+  expect_verdict_however_split(cat({kResponseCreated, kResponseInProgress}), http::StartVerdict::Hold,
+                               http::StartReason::None);
   expect_verdict_however_split(cat({kResponseCreated, kResponseInProgress, kResponseOutputItemAdded}),
-                               StartVerdict::Release, StartReason::Content);
-  expect_verdict_however_split(cat({kResponseCreated, kResponseTextDelta}), StartVerdict::Release,
-                               StartReason::Content);
+                               http::StartVerdict::Release, http::StartReason::Content);
+  expect_verdict_however_split(cat({kResponseCreated, kResponseTextDelta}), http::StartVerdict::Release,
+                               http::StartReason::Content);
 }
 
 TEST(StreamStart, ResponsesErrorEvent_FailsOverUnlessTheClientsError) {
-  expect_verdict_however_split(cat({kResponseCreated, kResponseErrorEvent}), StartVerdict::FailOver,
-                               StartReason::ServerError);
+  expect_verdict_however_split(cat({kResponseCreated, kResponseErrorEvent}), http::StartVerdict::FailOver,
+                               http::StartReason::ServerError);
   // The same event without its `event:` line: its data's type says it.
   EXPECT_EQ(judge("data: {\"type\":\"error\",\"code\":\"server_error\",\"message\":\"x\"}\n\n").verdict(),
-            StartVerdict::FailOver);
+            http::StartVerdict::FailOver);
   EXPECT_EQ(
       judge("event: error\ndata: {\"type\":\"error\",\"code\":\"content_filter\",\"message\":\"x\"}\n\n")
           .reason(),
-      StartReason::ClientError);
+      http::StartReason::ClientError);
   EXPECT_EQ(
       judge("data: {\"type\":\"error\",\"code\":\"invalid_prompt\",\"message\":\"flagged\"}\n\n").reason(),
-      StartReason::ClientError);
+      http::StartReason::ClientError);
   EXPECT_EQ(judge("data: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\"}}\n\n").reason(),
-            StartReason::ClientError);
+            http::StartReason::ClientError);
 }
 
 TEST(StreamStart, ResponseFailed_FailsOverUnlessTheClientsError) {
   expect_verdict_however_split(cat({kResponseCreated, kResponseInProgress, kResponseFailed}),
-                               StartVerdict::FailOver, StartReason::ServerError);
+                               http::StartVerdict::FailOver, http::StartReason::ServerError);
   EXPECT_EQ(
       judge("data: {\"type\":\"response.failed\",\"response\":{\"error\":{\"code\":\"invalid_prompt\"}}}\n\n")
           .reason(),
-      StartReason::ClientError);
+      http::StartReason::ClientError);
   EXPECT_EQ(judge("data: {\"type\":\"response.failed\",\"response\":{\"error\":null}}\n\n").reason(),
-            StartReason::ServerError);
-  EXPECT_EQ(judge("data: {\"type\":\"response.failed\"}\n\n").reason(), StartReason::ServerError);
+            http::StartReason::ServerError);
+  EXPECT_EQ(judge("data: {\"type\":\"response.failed\"}\n\n").reason(), http::StartReason::ServerError);
 }
 
 TEST(StreamStart, EveryKindOfChatContent_Releases) {
@@ -406,8 +411,8 @@ TEST(StreamStart, EveryKindOfChatContent_Releases) {
        }) {
     SCOPED_TRACE(event);
     const auto s = judge(cat({kAzurePromptFilter, "data: ", event, "\n\n"}));
-    EXPECT_EQ(s.verdict(), StartVerdict::Release);
-    EXPECT_EQ(s.reason(), StartReason::Content);
+    EXPECT_EQ(s.verdict(), http::StartVerdict::Release);
+    EXPECT_EQ(s.reason(), http::StartReason::Content);
   }
 }
 
@@ -437,8 +442,8 @@ TEST(StreamStart, EventsWithoutContent_Hold) {
        }) {
     SCOPED_TRACE(event);
     const auto s = judge(event);
-    EXPECT_EQ(s.verdict(), StartVerdict::Hold);
-    EXPECT_EQ(s.reason(), StartReason::None);
+    EXPECT_EQ(s.verdict(), http::StartVerdict::Hold);
+    EXPECT_EQ(s.reason(), http::StartReason::None);
   }
 }
 
@@ -449,8 +454,8 @@ TEST(StreamStart, ResponsesOutputEvents_Release) {
         "response.completed", "response.incomplete", "response.some_event_to_come"}) {
     SCOPED_TRACE(type);
     const auto s = judge(cat({kResponseCreated, "data: {\"type\":\"", type, "\"}\n\n"}));
-    EXPECT_EQ(s.verdict(), StartVerdict::Release);
-    EXPECT_EQ(s.reason(), StartReason::Content);
+    EXPECT_EQ(s.verdict(), http::StartVerdict::Release);
+    EXPECT_EQ(s.reason(), http::StartReason::Content);
   }
 }
 
@@ -462,13 +467,13 @@ TEST(StreamStart, WhatCannotBeReadAsAJsonObject_Releases) {
         "data: {\"choices\":[],\"a\":\"\xff\"}\n\n", "data: {\"n\":1}\n\n"}) {
     SCOPED_TRACE(event);
     const std::string body = cat({kAzurePromptFilter, event});
-    EXPECT_EQ(judge(body).reason(), StartReason::Content);
+    EXPECT_EQ(judge(body).reason(), http::StartReason::Content);
   }
 }
 
 // Judged as `{"choices":[],"v":<value>}`: a valid event without content holds, an invalid one
 // is released as it is. Valid is what nlohmann::json accepts.
-StartVerdict verdict_with_value(std::string_view value) {
+http::StartVerdict verdict_with_value(std::string_view value) {
   return judge(cat({"data: {\"choices\":[],\"v\":", value, "}\n\n"})).verdict();
 }
 
@@ -479,7 +484,7 @@ TEST(StreamStart, EventsAreValidatedAsJson) {
            "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"", "[]", "{}", " [ 1 , { \"a\" : [ ] } ] ", "\"\x7f\"",
            std::string_view("\"\\u0000\"", 8)}) {
     SCOPED_TRACE(valid);
-    EXPECT_EQ(verdict_with_value(valid), StartVerdict::Hold);
+    EXPECT_EQ(verdict_with_value(valid), http::StartVerdict::Hold);
   }
   for (const std::string_view invalid : {"",
                                          "01",
@@ -520,43 +525,43 @@ TEST(StreamStart, EventsAreValidatedAsJson) {
                                          "1}",
                                          "NaN"}) {
     SCOPED_TRACE(invalid);
-    EXPECT_EQ(verdict_with_value(invalid), StartVerdict::Release);
+    EXPECT_EQ(verdict_with_value(invalid), http::StartVerdict::Release);
   }
   // A byte-order mark may lead the data, nowhere else.
-  EXPECT_EQ(judge("data: \xEF\xBB\xBF{\"choices\":[]}\n\n").verdict(), StartVerdict::Hold);
+  EXPECT_EQ(judge("data: \xEF\xBB\xBF{\"choices\":[]}\n\n").verdict(), http::StartVerdict::Hold);
   EXPECT_EQ(verdict_with_value("\xEF\xBB\xBF"
                                "1"),
-            StartVerdict::Release);
+            http::StartVerdict::Release);
   // A 400-digit integer overflows a double.
-  EXPECT_EQ(verdict_with_value(std::string(400, '9')), StartVerdict::Release);
-  EXPECT_EQ(verdict_with_value(std::string(300, '9')), StartVerdict::Hold);
+  EXPECT_EQ(verdict_with_value(std::string(400, '9')), http::StartVerdict::Release);
+  EXPECT_EQ(verdict_with_value(std::string(300, '9')), http::StartVerdict::Hold);
   // Deep nesting is read to its end (past the levels kept inline).
-  EXPECT_EQ(verdict_with_value(std::string(2000, '[') + std::string(2000, ']')), StartVerdict::Hold);
-  EXPECT_EQ(verdict_with_value(std::string(2000, '[') + std::string(1999, ']')), StartVerdict::Release);
+  EXPECT_EQ(verdict_with_value(std::string(2000, '[') + std::string(2000, ']')), http::StartVerdict::Hold);
+  EXPECT_EQ(verdict_with_value(std::string(2000, '[') + std::string(1999, ']')), http::StartVerdict::Release);
   EXPECT_EQ(verdict_with_value(std::string(1000, '[') + "{}" + std::string(999, ']') + "}"),
-            StartVerdict::Release);
+            http::StartVerdict::Release);
 }
 
 TEST(StreamStart, EscapedNamesMeanWhatTheySpell) {
   // "r\u006fle" is `role`, "c\u006fntent" is `content`, "ch\u006fices" is `choices`.
   EXPECT_EQ(judge("data: {\"ch\\u006fices\":[{\"delta\":{\"r\\u006fle\":\"assistant\"}}]}\n\n").verdict(),
-            StartVerdict::Hold);
+            http::StartVerdict::Hold);
   EXPECT_EQ(judge("data: {\"choices\":[{\"delta\":{\"c\\u006fntent\":\"a\"}}]}\n\n").reason(),
-            StartReason::Content);
-  EXPECT_EQ(judge("data: {\"type\":\"response.cr\\u0065ated\"}\n\n").verdict(), StartVerdict::Hold);
+            http::StartReason::Content);
+  EXPECT_EQ(judge("data: {\"type\":\"response.cr\\u0065ated\"}\n\n").verdict(), http::StartVerdict::Hold);
   EXPECT_EQ(judge("data: {\"\\u0065rror\":{\"type\":\"server_error\"}}\n\n").verdict(),
-            StartVerdict::FailOver);
+            http::StartVerdict::FailOver);
 }
 
 TEST(StreamStart, ATopLevelErrorBesideContent_IsStillAnError) {
   EXPECT_EQ(
       judge("data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}],\"error\":{\"type\":\"server_error\"}}\n\n")
           .verdict(),
-      StartVerdict::FailOver);
+      http::StartVerdict::FailOver);
   EXPECT_EQ(
       judge(cat({kAzurePromptFilter, "data: {\"choices\":[],\"error\":{\"code\":\"content_filter\"}}\n\n"}))
           .reason(),
-      StartReason::ClientError);
+      http::StartReason::ClientError);
 }
 
 TEST(StreamStart, ManyEventsWithoutContent_ReleaseAtTheLimit) {
@@ -564,23 +569,24 @@ TEST(StreamStart, ManyEventsWithoutContent_ReleaseAtTheLimit) {
   while (body.size() < 4096) body += kAzurePromptFilter;
   body += kAzureServerError;
   const auto [s, at] = judge_bytewise(body, 4096);
-  EXPECT_EQ(s.reason(), StartReason::Limit);
+  EXPECT_EQ(s.reason(), http::StartReason::Limit);
   EXPECT_EQ(at, 4096u);
 }
 
 TEST(StreamStart, ClassifyStreamError) {
-  EXPECT_EQ(classify_stream_error("not json"), StartReason::ServerError);
-  EXPECT_EQ(classify_stream_error("{\"error\":{\"code\":\"content_filter\"}}"), StartReason::ClientError);
-  EXPECT_EQ(classify_stream_error("{\"error\":{\"code\":\"500\"}}"), StartReason::ServerError);
-  EXPECT_EQ(classify_stream_error("{\"type\":\"error\",\"code\":\"content_filter\"}"),
-            StartReason::ClientError);
-  EXPECT_EQ(classify_stream_error("{\"type\":\"error\",\"code\":\"rate_limit_exceeded\"}"),
-            StartReason::ServerError);
+  EXPECT_EQ(http::classify_stream_error("not json"), http::StartReason::ServerError);
+  EXPECT_EQ(http::classify_stream_error("{\"error\":{\"code\":\"content_filter\"}}"),
+            http::StartReason::ClientError);
+  EXPECT_EQ(http::classify_stream_error("{\"error\":{\"code\":\"500\"}}"), http::StartReason::ServerError);
+  EXPECT_EQ(http::classify_stream_error("{\"type\":\"error\",\"code\":\"content_filter\"}"),
+            http::StartReason::ClientError);
+  EXPECT_EQ(http::classify_stream_error("{\"type\":\"error\",\"code\":\"rate_limit_exceeded\"}"),
+            http::StartReason::ServerError);
 }
 
 TEST(StreamStart, ReasonsHaveNames) {
-  EXPECT_EQ(to_string(StartReason::ServerError), "server_error");
-  EXPECT_EQ(to_string(StartReason::Limit), "limit");
+  EXPECT_EQ(to_string(http::StartReason::ServerError), "server_error");
+  EXPECT_EQ(to_string(http::StartReason::Limit), "limit");
 }
 
 }  // namespace

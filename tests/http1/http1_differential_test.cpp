@@ -1,5 +1,5 @@
 // Differential test of Http1Parser (RequestReader, ResponseReader) against Beast's own parsers
-// (http::request_parser / http::response_parser with string_body), which the proxy used before.
+// (beast::http::request_parser / beast::http::response_parser with string_body), which the proxy used before.
 //
 // One corpus of requests and responses goes through both:
 //   - well-formed messages: both accept, and agree on the start line, every field in order, the
@@ -56,7 +56,7 @@ struct Parsed {
   bool by_eof = false;   // the body ended with the connection (put_eof completed it)
   // The head.
   std::string method;
-  http::verb verb = http::verb::unknown;
+  beast::http::verb verb = beast::http::verb::unknown;
   std::string target;
   unsigned version = 0;
   unsigned status = 0;
@@ -125,7 +125,8 @@ std::string differences(const Parsed& a, const Parsed& b, std::string_view an, s
   diff("version", a.version, b.version);
   diff("status", a.status, b.status);
   const bool beast_default_reason =
-      b.from_beast && a.reason.empty() && b.reason == http::obsolete_reason(http::int_to_status(b.status));
+      b.from_beast && a.reason.empty() &&
+      b.reason == beast::http::obsolete_reason(beast::http::int_to_status(b.status));
   if (a.reason != b.reason && !beast_default_reason) diff("reason", a.reason, b.reason);
   // Beast keeps fields of one name together (see in_beast_order); ours keeps arrival order.
   const auto a_fields = b.from_beast ? in_beast_order(a.fields) : a.fields;
@@ -181,7 +182,7 @@ Parsed run_ours(const Case& c, const std::vector<std::size_t>& pieces, BodyMode 
       }
       pending.erase(0, n);
       r.used += n;
-      if (ec == http::error::need_more) {
+      if (ec == beast::http::error::need_more) {
         ec = {};
         break;
       }
@@ -227,8 +228,8 @@ Parsed ours(const Case& c, BodyMode mode = BodyMode::buffer) {
 
 template <bool isRequest>
 Parsed run_beast(const Case& c) {
-  std::conditional_t<isRequest, http::request_parser<http::string_body>,
-                     http::response_parser<http::string_body>>
+  std::conditional_t<isRequest, beast::http::request_parser<beast::http::string_body>,
+                     beast::http::response_parser<beast::http::string_body>>
       p;
   p.header_limit(kHeaderLimit);
   p.body_limit(boost::none);
@@ -248,7 +249,7 @@ Parsed run_beast(const Case& c) {
       head_seen = true;
       head_fields = static_cast<std::size_t>(std::distance(p.get().begin(), p.get().end()));
     }
-    if (ec == http::error::need_more) {
+    if (ec == beast::http::error::need_more) {
       ec = {};
       break;
     }
@@ -259,7 +260,7 @@ Parsed run_beast(const Case& c) {
       p.put_eof(ec);
       r.by_eof = !ec;
     } else {
-      ec = http::error::end_of_stream;
+      ec = beast::http::error::end_of_stream;
     }
   }
   r.ok = !ec && p.is_done();
@@ -656,70 +657,70 @@ constexpr std::string_view kRuleChunkLine =
 struct StricterCase {
   Case c;
   std::string_view rule;
-  http::error ours;  // the error ours reports
+  beast::http::error ours;  // the error ours reports
 };
 
 std::vector<StricterCase> stricter() {
-  const auto req = [](std::string name, std::string text, std::string_view rule, http::error e) {
+  const auto req = [](std::string name, std::string text, std::string_view rule, beast::http::error e) {
     return StricterCase{{std::move(name), Kind::request, std::move(text)}, rule, e};
   };
-  const auto resp = [](std::string name, std::string text, std::string_view rule, http::error e) {
+  const auto resp = [](std::string name, std::string text, std::string_view rule, beast::http::error e) {
     return StricterCase{{std::move(name), Kind::response, std::move(text)}, rule, e};
   };
   return {
       req("obs-fold with a space", "GET / HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n 2\r\n\r\n", kRuleObsFold,
-          http::error::bad_field),
+          beast::http::error::bad_field),
       req("obs-fold with a tab", "GET / HTTP/1.1\r\nX-A: 1\r\n\t2\r\nHost: x\r\n\r\n", kRuleObsFold,
-          http::error::bad_field),
+          beast::http::error::bad_field),
       // Beast reads 5 through the fold; ours stops at the empty value before it sees the fold.
       req("Content-Length folded onto the next line", "POST / HTTP/1.1\r\nContent-Length:\r\n 5\r\n\r\nhello",
-          kRuleContentLength, http::error::bad_content_length),
+          kRuleContentLength, beast::http::error::bad_content_length),
       resp("obs-fold in a response", "HTTP/1.1 200 OK\r\nX-A: 1\r\n\t2\r\nContent-Length: 0\r\n\r\n",
-           kRuleObsFold, http::error::bad_field),
+           kRuleObsFold, beast::http::error::bad_field),
       req("obs-fold in the trailers",
           "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nX-T: 1\r\n 2\r\n\r\n",
-          kRuleObsFold, http::error::bad_field),
+          kRuleObsFold, beast::http::error::bad_field),
       resp("obs-fold in a response's trailers",
            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nX-T: 1\r\n\t2\r\n\r\n",
-           kRuleObsFold, http::error::bad_field),
+           kRuleObsFold, beast::http::error::bad_field),
       req("Content-Length list of equal values", "POST / HTTP/1.1\r\nContent-Length: 5, 5\r\n\r\nhello",
-          kRuleContentLength, http::error::bad_content_length),
+          kRuleContentLength, beast::http::error::bad_content_length),
       req("Content-Length list without spaces", "POST / HTTP/1.1\r\nContent-Length: 5,5\r\n\r\nhello",
-          kRuleContentLength, http::error::bad_content_length),
+          kRuleContentLength, beast::http::error::bad_content_length),
       req("two equal Content-Lengths",
           "POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello", kRuleContentLength,
-          http::error::multiple_content_length),
+          beast::http::error::multiple_content_length),
       resp("response Content-Length list", "HTTP/1.1 200 OK\r\nContent-Length: 2, 2\r\n\r\nok",
-           kRuleContentLength, http::error::bad_content_length),
+           kRuleContentLength, beast::http::error::bad_content_length),
       resp("response two equal Content-Lengths",
            "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok", kRuleContentLength,
-           http::error::multiple_content_length),
+           beast::http::error::multiple_content_length),
       req("request gzip, chunked",
           "POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
-          kRuleRequestChunked, http::error::bad_transfer_encoding),
+          kRuleRequestChunked, beast::http::error::bad_transfer_encoding),
       req("request gzip (no body for Beast)", "POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n",
-          kRuleRequestChunked, http::error::bad_transfer_encoding),
+          kRuleRequestChunked, beast::http::error::bad_transfer_encoding),
       req("request identity", "POST / HTTP/1.1\r\nTransfer-Encoding: identity\r\n\r\n", kRuleRequestChunked,
-          http::error::bad_transfer_encoding),
+          beast::http::error::bad_transfer_encoding),
       req("request empty Transfer-Encoding", "POST / HTTP/1.1\r\nTransfer-Encoding:\r\n\r\n",
-          kRuleRequestChunked, http::error::bad_transfer_encoding),
+          kRuleRequestChunked, beast::http::error::bad_transfer_encoding),
       req("request chunked, gzip", "POST / HTTP/1.1\r\nTransfer-Encoding: chunked, gzip\r\n\r\n",
-          kRuleRequestChunked, http::error::bad_transfer_encoding),
+          kRuleRequestChunked, beast::http::error::bad_transfer_encoding),
       req("request chunked, chunked", "POST / HTTP/1.1\r\nTransfer-Encoding: chunked, chunked\r\n\r\n",
-          kRuleRequestChunked, http::error::bad_transfer_encoding),
+          kRuleRequestChunked, beast::http::error::bad_transfer_encoding),
       req("HTTP/1.0 request chunked",
           "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", kRuleRequestChunked,
-          http::error::bad_transfer_encoding),
+          beast::http::error::bad_transfer_encoding),
       resp("response chunked, chunked",
            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, chunked\r\n\r\n0\r\n\r\n", kRuleChunkedOnce,
-           http::error::bad_transfer_encoding),
+           beast::http::error::bad_transfer_encoding),
       resp("response chunked, gzip, chunked",
            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip, chunked\r\n\r\nabc", kRuleChunkedOnce,
-           http::error::bad_transfer_encoding),
+           beast::http::error::bad_transfer_encoding),
       req("a 5000-byte chunk extension",
           "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5;" + std::string(5000, 'x') +
               "\r\nhello\r\n0\r\n\r\n",
-          kRuleChunkLine, http::error::bad_chunk),
+          kRuleChunkLine, beast::http::error::bad_chunk),
   };
 }
 
@@ -970,7 +971,7 @@ TEST(Http1Differential, EveryMessageInRandomPiecesParsesAsInOne) {
       ++splits;
       // "A head of bare-LF lines fails at once instead of waiting for a CRLF blank line": a
       // head with a bare LF and another error may fail on the LF before its end has arrived.
-      if (!diff.empty() && !split.ok && !whole.ok && split.ec == http::error::bad_line_ending &&
+      if (!diff.empty() && !split.ok && !whole.ok && split.ec == beast::http::error::bad_line_ending &&
           has_bare_lf(c.text)) {
         ++early_bare_lf;
         diff.clear();
@@ -1038,7 +1039,7 @@ TEST(Http1Differential, WhitespaceAfterAChunkSizeWithoutAnExtensionIsRejected) {
     const Case c{"bws", Kind::request, te + body};
     SCOPED_TRACE(label(c));
     EXPECT_FALSE(beast_parse(c).ok);
-    EXPECT_EQ(ours(c).ec, http::error::bad_chunk);
+    EXPECT_EQ(ours(c).ec, beast::http::error::bad_chunk);
   }
 }
 
@@ -1058,7 +1059,7 @@ TEST(Http1Differential, TrailerLinesAreCheckedAsFieldLines) {
   }
   const Case fold{"folded trailer", Kind::request, te + "X-T: 1\r\n 2\r\n\r\n"};
   EXPECT_TRUE(beast_parse(fold).ok);
-  EXPECT_EQ(ours(fold).ec, http::error::bad_field);  // kRuleObsFold
+  EXPECT_EQ(ours(fold).ec, beast::http::error::bad_field);  // kRuleObsFold
 }
 
 // ---- a disagreement left as it is --------------------------------------------------------------
@@ -1071,7 +1072,7 @@ TEST(Http1Differential, AConnectionValueThatIsNoTokenListIsRejected) {
        {"Connection: keep alive", "Connection: close;x", "Connection: \"close\"", "Proxy-Connection: a b"}) {
     const Case c{"connection", Kind::request, "GET / HTTP/1.1\r\n" + std::string(value) + "\r\n\r\n"};
     SCOPED_TRACE(label(c));
-    EXPECT_EQ(beast_parse(c).ec, http::error::bad_value);
+    EXPECT_EQ(beast_parse(c).ec, beast::http::error::bad_value);
     EXPECT_FALSE(ours(c).ok);
   }
 }

@@ -36,14 +36,14 @@ error_code feed(Parser& p, std::string& pending, std::string_view more) {
     error_code ec;
     const std::size_t n = p.put(pending.data(), pending.size(), ec);
     pending.erase(0, n);
-    if (ec == http::error::need_more) return {};
+    if (ec == beast::http::error::need_more) return {};
     if (ec || p.is_done() || n == 0) return ec;
   }
 }
 
 // A malformed message: an error that is neither "more bytes" nor "another buffer".
 bool failed(const error_code& ec) {
-  return ec && ec != http::error::need_more && ec != http::error::need_buffer;
+  return ec && ec != beast::http::error::need_more && ec != beast::http::error::need_buffer;
 }
 
 // The error a whole request gets (empty when it parses to the end).
@@ -75,7 +75,7 @@ const std::size_t kChunkedRequestHead =
     kChunkedRequest.find("\r\n\r\n") + 4;  // the head, blank line included
 
 void expect_chunked_request(const RequestHead& head) {
-  EXPECT_EQ(head.method, http::verb::post);
+  EXPECT_EQ(head.method, beast::http::verb::post);
   EXPECT_EQ(head.method_text, "POST");
   EXPECT_EQ(head.target, "/openai/deployments/d/chat/completions?api-version=1");
   EXPECT_EQ(head.version, 11u);
@@ -83,7 +83,7 @@ void expect_chunked_request(const RequestHead& head) {
   ASSERT_EQ(head.fields.size(), 3u);
   EXPECT_EQ(head.fields[0].name, "Host");
   EXPECT_EQ(head.fields[0].value, "example");
-  EXPECT_EQ(head.fields[1].id, http::field::transfer_encoding);
+  EXPECT_EQ(head.fields[1].id, beast::http::field::transfer_encoding);
   EXPECT_EQ(head.fields[2].name, "api-key");
   EXPECT_EQ(head.fields[2].value, "secret");
   EXPECT_EQ(head.body, "hello world 123");
@@ -175,9 +175,9 @@ TEST(Http1Parser, LeadingCrlfsBeforeARequestLineAreSkipped) {
   RequestReader p(head);
   EXPECT_FALSE(put_all(p, "\r\n\r\nGET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n"));
   ASSERT_TRUE(p.is_done());
-  EXPECT_EQ(head.method, http::verb::get);
+  EXPECT_EQ(head.method, beast::http::verb::get);
   EXPECT_EQ(head.target, "/v1/models");
-  EXPECT_EQ(head.fields.get(http::field::host), "x");
+  EXPECT_EQ(head.fields.get(beast::http::field::host), "x");
 }
 
 TEST(Http1Parser, CrlfsThenEndOfStreamIsEndOfStream) {
@@ -189,17 +189,17 @@ TEST(Http1Parser, CrlfsThenEndOfStreamIsEndOfStream) {
   EXPECT_FALSE(p.got_some());    // ... but are not the start of a request
   error_code ec;
   p.put_eof(ec);
-  EXPECT_EQ(ec, http::error::end_of_stream);
+  EXPECT_EQ(ec, beast::http::error::end_of_stream);
 }
 
 TEST(Http1Parser, EndOfStreamInTheMiddleOfAHeadIsPartialMessage) {
   RequestHead head;
   RequestReader p(head);
-  EXPECT_EQ(put_all(p, "GET / HTTP/1.1\r\nHost: x\r\n"), http::error::need_more);
+  EXPECT_EQ(put_all(p, "GET / HTTP/1.1\r\nHost: x\r\n"), beast::http::error::need_more);
   EXPECT_TRUE(p.got_some());
   error_code ec;
   p.put_eof(ec);
-  EXPECT_EQ(ec, http::error::partial_message);
+  EXPECT_EQ(ec, beast::http::error::partial_message);
   EXPECT_FALSE(p.is_done());
 }
 
@@ -210,7 +210,7 @@ TEST(Http1Parser, EndOfStreamInTheMiddleOfALengthBodyIsPartialMessage) {
   EXPECT_FALSE(p.is_done());
   error_code ec;
   p.put_eof(ec);
-  EXPECT_EQ(ec, http::error::partial_message);
+  EXPECT_EQ(ec, beast::http::error::partial_message);
 }
 
 TEST(Http1Parser, EndOfStreamEndsAResponseWithoutLength) {
@@ -240,7 +240,7 @@ TEST(Http1Parser, ABadMethodIsRejected) {
        {" GET / HTTP/1.1\r\n\r\n", "G@T / HTTP/1.1\r\n\r\n", "GE(T) / HTTP/1.1\r\n\r\n",
         "\tGET / HTTP/1.1\r\n\r\n", "GET\t/ HTTP/1.1\r\n\r\n", "/ HTTP/1.1\r\n\r\n"}) {
     SCOPED_TRACE(testing::PrintToString(text));
-    EXPECT_EQ(request_error(text), http::error::bad_method);
+    EXPECT_EQ(request_error(text), beast::http::error::bad_method);
   }
 }
 
@@ -248,7 +248,7 @@ TEST(Http1Parser, AMissingTargetIsRejected) {
   for (const std::string_view text : {"GET HTTP/1.1\r\n\r\n", "GET  HTTP/1.1\r\n\r\n",
                                       "GET  / HTTP/1.1\r\n\r\n", "GET /\r\n\r\n", "GET \r\n\r\n"}) {
     SCOPED_TRACE(testing::PrintToString(text));
-    EXPECT_EQ(request_error(text), http::error::bad_target);
+    EXPECT_EQ(request_error(text), beast::http::error::bad_target);
   }
 }
 
@@ -258,7 +258,7 @@ TEST(Http1Parser, ABadVersionIsRejected) {
         "GET / http/1.1\r\n\r\n", "GET / HTTP/1.1 \r\n\r\n", "GET / HTTPS/1.1\r\n\r\n",
         "GET / HTTP/1,1\r\n\r\n", "GET / \r\n\r\n"}) {
     SCOPED_TRACE(testing::PrintToString(text));
-    EXPECT_EQ(request_error(text), http::error::bad_version);
+    EXPECT_EQ(request_error(text), beast::http::error::bad_version);
   }
 }
 
@@ -287,24 +287,25 @@ TEST(Http1Parser, AnObsFoldIsBadField) {
        {"GET / HTTP/1.1\r\nX-A: 1\r\n 2\r\n\r\n", "GET / HTTP/1.1\r\nX-A: 1\r\n\t2\r\n\r\n",
         "GET / HTTP/1.1\r\n Host: x\r\n\r\n", "GET / HTTP/1.1\r\nX-A: 1\r\n X-B: 2\r\n\r\n"}) {
     SCOPED_TRACE(testing::PrintToString(text));
-    EXPECT_EQ(request_error(text), http::error::bad_field);
+    EXPECT_EQ(request_error(text), beast::http::error::bad_field);
   }
 }
 
 TEST(Http1Parser, ASpaceBeforeTheColonIsBadField) {
-  EXPECT_EQ(request_error("GET / HTTP/1.1\r\nHost : x\r\n\r\n"), http::error::bad_field);
-  EXPECT_EQ(request_error("GET / HTTP/1.1\r\nContent-Length\t: 5\r\n\r\nhello"), http::error::bad_field);
-  EXPECT_EQ(request_error("GET / HTTP/1.1\r\n: x\r\n\r\n"), http::error::bad_field);       // no name
-  EXPECT_EQ(request_error("GET / HTTP/1.1\r\nno colon\r\n\r\n"), http::error::bad_field);  // no colon
-  EXPECT_EQ(response_error("HTTP/1.1 200 OK\r\nContent-Length : 0\r\n\r\n"), http::error::bad_field);
+  EXPECT_EQ(request_error("GET / HTTP/1.1\r\nHost : x\r\n\r\n"), beast::http::error::bad_field);
+  EXPECT_EQ(request_error("GET / HTTP/1.1\r\nContent-Length\t: 5\r\n\r\nhello"),
+            beast::http::error::bad_field);
+  EXPECT_EQ(request_error("GET / HTTP/1.1\r\n: x\r\n\r\n"), beast::http::error::bad_field);       // no name
+  EXPECT_EQ(request_error("GET / HTTP/1.1\r\nno colon\r\n\r\n"), beast::http::error::bad_field);  // no colon
+  EXPECT_EQ(response_error("HTTP/1.1 200 OK\r\nContent-Length : 0\r\n\r\n"), beast::http::error::bad_field);
 }
 
 TEST(Http1Parser, AControlCharacterInAValueIsBadValue) {
   for (const std::string& value : {"a\x01z"s, "a\x7fz"s, "a\0z"s, "\x1f"s, "a\x0bz"s}) {
     SCOPED_TRACE(testing::PrintToString(value));
-    EXPECT_EQ(request_error("GET / HTTP/1.1\r\nX-A: " + value + "\r\n\r\n"), http::error::bad_value);
+    EXPECT_EQ(request_error("GET / HTTP/1.1\r\nX-A: " + value + "\r\n\r\n"), beast::http::error::bad_value);
     EXPECT_EQ(response_error("HTTP/1.1 204 No Content\r\nX-A: " + value + "\r\n\r\n"),
-              http::error::bad_value);
+              beast::http::error::bad_value);
   }
 }
 
@@ -347,11 +348,11 @@ TEST(Http1Parser, EmptyValuesAreAllowed) {
 
 TEST(Http1Parser, TwoContentLengthsAreRejected) {
   EXPECT_EQ(request_error("POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello"),
-            http::error::multiple_content_length);
+            beast::http::error::multiple_content_length);
   EXPECT_EQ(request_error("POST / HTTP/1.1\r\nContent-Length: 5\r\ncontent-length: 6\r\n\r\nhello!"),
-            http::error::multiple_content_length);
+            beast::http::error::multiple_content_length);
   EXPECT_EQ(response_error("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok"),
-            http::error::multiple_content_length);
+            beast::http::error::multiple_content_length);
 }
 
 TEST(Http1Parser, AContentLengthOtherThanDigitsIsRejected) {
@@ -359,7 +360,7 @@ TEST(Http1Parser, AContentLengthOtherThanDigitsIsRejected) {
        {"+5", "5 5", "0x5", "", "-1", "5,5", "5, 5", "5.0", "five", "\xd9\xa5"}) {
     SCOPED_TRACE(testing::PrintToString(value));
     EXPECT_EQ(request_error("POST / HTTP/1.1\r\nContent-Length: " + std::string(value) + "\r\n\r\nhello"),
-              http::error::bad_content_length);
+              beast::http::error::bad_content_length);
   }
 }
 
@@ -368,9 +369,9 @@ TEST(Http1Parser, AContentLengthThatOverflowsIsRejected) {
        {"123456789012345678901234567890", "18446744073709551616", "99999999999999999999"}) {
     SCOPED_TRACE(testing::PrintToString(value));
     EXPECT_EQ(request_error("POST / HTTP/1.1\r\nContent-Length: " + std::string(value) + "\r\n\r\nhello"),
-              http::error::bad_content_length);
+              beast::http::error::bad_content_length);
     EXPECT_EQ(response_error("HTTP/1.1 200 OK\r\nContent-Length: " + std::string(value) + "\r\n\r\nhello"),
-              http::error::bad_content_length);
+              beast::http::error::bad_content_length);
   }
 }
 
@@ -415,7 +416,7 @@ TEST(Http1Parser, AContentLengthOverTheBodyLimitFailsAtTheHead) {
   const std::string_view text = "POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\n";  // no body byte yet
   error_code ec;
   p.put(text.data(), text.size(), ec);
-  EXPECT_EQ(ec, http::error::body_limit);
+  EXPECT_EQ(ec, beast::http::error::body_limit);
   EXPECT_FALSE(p.is_done());
 
   RequestHead at_limit;
@@ -462,13 +463,13 @@ TEST(Http1Parser, ARequestTransferEncodingOtherThanChunkedIsRejected) {
         "Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked", "Transfer-Encoding:"}) {
     SCOPED_TRACE(testing::PrintToString(te));
     EXPECT_EQ(request_error("POST / HTTP/1.1\r\n" + std::string(te) + "\r\n\r\n3\r\nabc\r\n0\r\n\r\n"),
-              http::error::bad_transfer_encoding);
+              beast::http::error::bad_transfer_encoding);
   }
 }
 
 TEST(Http1Parser, ChunkedInAnHttp10RequestIsRejected) {
   EXPECT_EQ(request_error("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"),
-            http::error::bad_transfer_encoding);
+            beast::http::error::bad_transfer_encoding);
 }
 
 TEST(Http1Parser, AResponseGzipThenChunkedIsChunked) {
@@ -520,9 +521,9 @@ TEST(Http1Parser, AResponseChunkedThenGzipIsReadUntilClose) {
 
 TEST(Http1Parser, AResponseChunkedTwiceIsAnError) {
   EXPECT_EQ(response_error("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, chunked\r\n\r\n0\r\n\r\n"),
-            http::error::bad_transfer_encoding);
+            beast::http::error::bad_transfer_encoding);
   EXPECT_EQ(response_error("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip, chunked\r\n\r\n0\r\n\r\n"),
-            http::error::bad_transfer_encoding);
+            beast::http::error::bad_transfer_encoding);
 }
 
 // ---- chunked bodies ---------------------------------------------------------------------------
@@ -536,7 +537,7 @@ error_code chunked_request(std::string_view chunks, std::string* body = nullptr,
   const error_code ec =
       put_all(p, "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n" + std::string(chunks));
   if (body) *body = head.body;
-  if (!ec && !p.is_done()) return http::error::need_more;
+  if (!ec && !p.is_done()) return beast::http::error::need_more;
   return ec;
 }
 
@@ -562,7 +563,7 @@ TEST(Http1Parser, AChunkSizeWithoutHexDigitsIsBadChunk) {
         "-5\r\nhello\r\n0\r\n\r\n", "0x5\r\nhello\r\n0\r\n\r\n", " 5\r\nhello\r\n0\r\n\r\n",
         "5x\r\nhello\r\n0\r\n\r\n", "+5\r\nhello\r\n0\r\n\r\n"}) {
     SCOPED_TRACE(testing::PrintToString(chunks));
-    EXPECT_EQ(chunked_request(chunks), http::error::bad_chunk);
+    EXPECT_EQ(chunked_request(chunks), beast::http::error::bad_chunk);
   }
 }
 
@@ -571,7 +572,7 @@ TEST(Http1Parser, AMissingCrlfAfterChunkDataIsBadChunk) {
        {"5\r\nhelloX\r\n0\r\n\r\n", "5\r\nhello\n0\r\n\r\n", "5\r\nhello0\r\n\r\n", "5\r\nhello\rX0\r\n\r\n",
         "3\r\nhello\r\n0\r\n\r\n"}) {
     SCOPED_TRACE(testing::PrintToString(chunks));
-    EXPECT_EQ(chunked_request(chunks), http::error::bad_chunk);
+    EXPECT_EQ(chunked_request(chunks), beast::http::error::bad_chunk);
   }
 }
 
@@ -580,7 +581,7 @@ TEST(Http1Parser, AHugeChunkSizeIsBadChunk) {
        {"FFFFFFFFFFFFFFFFFFFF\r\nhello\r\n0\r\n\r\n", "10000000000000000000\r\nhello\r\n0\r\n\r\n",
         "FFFFFFFFFFFFFFFF\r\nhello\r\n0\r\n\r\n"}) {
     SCOPED_TRACE(testing::PrintToString(chunks));
-    EXPECT_EQ(chunked_request(chunks), http::error::bad_chunk);
+    EXPECT_EQ(chunked_request(chunks), beast::http::error::bad_chunk);
   }
 }
 
@@ -607,12 +608,13 @@ TEST(Http1Parser, TrailersCountAgainstTheHeaderLimit) {
   const std::string trailers =
       "X-A: " + std::string(40, 'a') + "\r\nX-B: " + std::string(40, 'b') + "\r\nX-C: c\r\n\r\n";
   EXPECT_EQ(put_all(p, "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n" + trailers),
-            http::error::header_limit);
+            beast::http::error::header_limit);
 }
 
 TEST(Http1Parser, AChunkedBodyOverTheBodyLimitIsRejected) {
-  EXPECT_EQ(chunked_request("5\r\nhello\r\n5\r\nworld\r\n0\r\n\r\n", nullptr, 8), http::error::body_limit);
-  EXPECT_EQ(chunked_request("9\r\nhello wor\r\n0\r\n\r\n", nullptr, 8), http::error::body_limit);
+  EXPECT_EQ(chunked_request("5\r\nhello\r\n5\r\nworld\r\n0\r\n\r\n", nullptr, 8),
+            beast::http::error::body_limit);
+  EXPECT_EQ(chunked_request("9\r\nhello wor\r\n0\r\n\r\n", nullptr, 8), beast::http::error::body_limit);
   std::string body;
   EXPECT_FALSE(chunked_request("5\r\nhello\r\n5\r\nworld\r\n0\r\n\r\n", &body, 10));  // at the limit
   EXPECT_EQ(body, "helloworld");
@@ -623,12 +625,14 @@ TEST(Http1Parser, AChunkLineLongerThan4096BytesWithoutLfIsBadChunk) {
   {
     RequestHead h;
     RequestReader p(h);
-    EXPECT_EQ(put_all(p, head + "5;" + std::string(4095, 'x')), http::error::bad_chunk);  // a 4097-byte line
+    EXPECT_EQ(put_all(p, head + "5;" + std::string(4095, 'x')),
+              beast::http::error::bad_chunk);  // a 4097-byte line
   }
   {
     RequestHead h;
     RequestReader p(h);
-    EXPECT_EQ(put_all(p, head + "5;" + std::string(4094, 'x')), http::error::need_more);  // 4096: still waits
+    EXPECT_EQ(put_all(p, head + "5;" + std::string(4094, 'x')),
+              beast::http::error::need_more);  // 4096: still waits
   }
   {
     RequestHead h;
@@ -636,7 +640,7 @@ TEST(Http1Parser, AChunkLineLongerThan4096BytesWithoutLfIsBadChunk) {
     std::string pending;
     ASSERT_FALSE(feed(p, pending, head + "5\r\nhello\r\n5;"));
     for (int i = 0; i < 2; ++i) ASSERT_FALSE(feed(p, pending, std::string(2047, 'x')));  // in pieces, to 4096
-    EXPECT_EQ(feed(p, pending, "x"), http::error::bad_chunk);
+    EXPECT_EQ(feed(p, pending, "x"), beast::http::error::bad_chunk);
   }
 }
 
@@ -644,7 +648,7 @@ TEST(Http1Parser, AChunkLineLongerThan4096BytesWithoutLfIsBadChunk) {
 
 // The error of a message in one read and fed byte by byte (a read per byte): both must be `want`.
 template <class Head, class Reader>
-void expect_error_in_one_read_and_byte_by_byte(const std::string& text, http::error want) {
+void expect_error_in_one_read_and_byte_by_byte(const std::string& text, beast::http::error want) {
   char buf[256];
   {
     Head head;
@@ -666,7 +670,7 @@ void expect_error_in_one_read_and_byte_by_byte(const std::string& text, http::er
 }
 
 // `body` after the head of a chunked request, then of a chunked response.
-void expect_chunked_body_error(std::string_view body, http::error want) {
+void expect_chunked_body_error(std::string_view body, beast::http::error want) {
   SCOPED_TRACE(testing::PrintToString(std::string(body)));
   {
     SCOPED_TRACE("request");
@@ -686,7 +690,7 @@ TEST(Http1Parser, WhitespaceAfterAChunkSizeWithoutAnExtensionIsBadChunk) {
   for (const std::string_view body :
        {"5 \r\nhello\r\n0\r\n\r\n", "5\t\r\nhello\r\n0\r\n\r\n", "5 \t \r\nhello\r\n0\r\n\r\n",
         "5\r\nhello\r\n0 \r\n\r\n", "5\r\nhello\r\n0\t\r\n\r\n", "0 \r\n\r\n"})
-    expect_chunked_body_error(body, http::error::bad_chunk);
+    expect_chunked_body_error(body, beast::http::error::bad_chunk);
   std::string body;  // before a ';' it is allowed
   EXPECT_FALSE(chunked_request("5 ;a=b\r\nhello\r\n3\t; x\r\nabc\r\n0 \t;last\r\n\r\n", &body));
   EXPECT_EQ(body, "helloabc");
@@ -697,25 +701,25 @@ TEST(Http1Parser, WhitespaceAfterAChunkSizeWithoutAnExtensionIsBadChunk) {
 TEST(Http1Parser, ATrailerLineIsCheckedAsAFieldLine) {
   struct BadLines {
     std::string lines;  // trailer lines, each but the last followed by CRLF
-    http::error error;
+    beast::http::error error;
   };
   for (const BadLines& c : {
-           BadLines{"no colon", http::error::bad_field},
-           BadLines{"X-T : 1", http::error::bad_field},   // a space before the colon
-           BadLines{"X-T\t: 1", http::error::bad_field},  // a tab before the colon
-           BadLines{": x", http::error::bad_field},       // an empty name
-           BadLines{"X[T]: 1", http::error::bad_field},   // separators in the name
-           BadLines{"X\x80T: 1", http::error::bad_field},
-           BadLines{"X\rT: 1", http::error::bad_field},       // a bare CR in the name
-           BadLines{"X-T: 1\r\n 2", http::error::bad_field},  // obs-fold
-           BadLines{"X-T: 1\r\n\t2", http::error::bad_field},
-           BadLines{" X-T: 1", http::error::bad_field},      // the first trailer line folded
-           BadLines{"X-T: a\x01z", http::error::bad_value},  // control characters in the value
-           BadLines{"X-T: a\0z"s, http::error::bad_value},   // NUL
-           BadLines{"X-T: a\x7fz", http::error::bad_value},  // DEL
-           BadLines{"X-T: \x1f", http::error::bad_value},
-           BadLines{"X-T: a\rb", http::error::bad_line_ending},     // a bare CR in the value
-           BadLines{"X-A: 1\r\nno colon", http::error::bad_field},  // not only the first line
+           BadLines{"no colon", beast::http::error::bad_field},
+           BadLines{"X-T : 1", beast::http::error::bad_field},   // a space before the colon
+           BadLines{"X-T\t: 1", beast::http::error::bad_field},  // a tab before the colon
+           BadLines{": x", beast::http::error::bad_field},       // an empty name
+           BadLines{"X[T]: 1", beast::http::error::bad_field},   // separators in the name
+           BadLines{"X\x80T: 1", beast::http::error::bad_field},
+           BadLines{"X\rT: 1", beast::http::error::bad_field},       // a bare CR in the name
+           BadLines{"X-T: 1\r\n 2", beast::http::error::bad_field},  // obs-fold
+           BadLines{"X-T: 1\r\n\t2", beast::http::error::bad_field},
+           BadLines{" X-T: 1", beast::http::error::bad_field},      // the first trailer line folded
+           BadLines{"X-T: a\x01z", beast::http::error::bad_value},  // control characters in the value
+           BadLines{"X-T: a\0z"s, beast::http::error::bad_value},   // NUL
+           BadLines{"X-T: a\x7fz", beast::http::error::bad_value},  // DEL
+           BadLines{"X-T: \x1f", beast::http::error::bad_value},
+           BadLines{"X-T: a\rb", beast::http::error::bad_line_ending},     // a bare CR in the value
+           BadLines{"X-A: 1\r\nno colon", beast::http::error::bad_field},  // not only the first line
        }) {
     SCOPED_TRACE(testing::PrintToString(c.lines));
     ASSERT_EQ(request_error("GET / HTTP/1.1\r\n" + c.lines + "\r\n\r\n"), c.error) << "in a head";
@@ -801,10 +805,10 @@ TEST(Http1Parser, ABadStatusIsRejected) {
        {"HTTP/1.1 20x OK\r\n\r\n", "HTTP/1.1 20x\r\n\r\n", "HTTP/1.1 2000 OK\r\n\r\n",
         "HTTP/1.1  200 OK\r\n\r\n", "HTTP/1.1 -20 OK\r\n\r\n", "HTTP/1.1 200OK\r\n\r\n"}) {
     SCOPED_TRACE(testing::PrintToString(text));
-    EXPECT_EQ(response_error(text), http::error::bad_status);
+    EXPECT_EQ(response_error(text), beast::http::error::bad_status);
   }
   EXPECT_TRUE(failed(response_error("HTTP/1.1 20\r\n\r\n")));
-  EXPECT_EQ(response_error("HTTP/1.1 200 O\x01K\r\n\r\n"), http::error::bad_reason);
+  EXPECT_EQ(response_error("HTTP/1.1 200 O\x01K\r\n\r\n"), beast::http::error::bad_reason);
 }
 
 TEST(Http1Parser, AResponseVersionOtherThan1IsBadVersion) {
@@ -812,7 +816,7 @@ TEST(Http1Parser, AResponseVersionOtherThan1IsBadVersion) {
        {"HTTP/2.0 200 OK\r\n\r\n", "HTTP/0.9 200 OK\r\n\r\n", "HTTP/1.1200 OK\r\n\r\n",
         "http/1.1 200 OK\r\n\r\n", "HTTP/1 200 OK\r\n\r\n"}) {
     SCOPED_TRACE(testing::PrintToString(text));
-    EXPECT_EQ(response_error(text), http::error::bad_version);
+    EXPECT_EQ(response_error(text), beast::http::error::bad_version);
   }
 }
 
@@ -856,7 +860,7 @@ TEST(Http1Parser, ABodyBiggerThanTheBufferAsksForAnother) {
   char first[4];
   p.body_buffer(first, sizeof first);
   used += p.put(text.data() + used, text.size() - used, ec);
-  EXPECT_EQ(ec, http::error::need_buffer);
+  EXPECT_EQ(ec, beast::http::error::need_buffer);
   EXPECT_EQ(std::string_view(first, 4), "abcd");
   EXPECT_EQ(p.body_buffer_left(), 0u);
   EXPECT_FALSE(p.is_done());
@@ -864,7 +868,7 @@ TEST(Http1Parser, ABodyBiggerThanTheBufferAsksForAnother) {
   char second[3];
   p.body_buffer(second, sizeof second);
   used += p.put(text.data() + used, text.size() - used, ec);
-  EXPECT_EQ(ec, http::error::need_buffer);
+  EXPECT_EQ(ec, beast::http::error::need_buffer);
   EXPECT_EQ(std::string_view(second, 3), "efg");
 
   char rest[16];
@@ -883,8 +887,8 @@ TEST(Http1Parser, AnUnfinishedHeadLongerThanTheLimitIsHeaderLimit) {
   RequestReader p(head);
   p.header_limit(64);
   const std::string text = "GET / HTTP/1.1\r\nX-A: " + std::string(100, 'a');
-  EXPECT_EQ(put_all(p, text.substr(0, 64)), http::error::need_more);  // at the limit: may still end
-  EXPECT_EQ(put_all(p, text), http::error::header_limit);
+  EXPECT_EQ(put_all(p, text.substr(0, 64)), beast::http::error::need_more);  // at the limit: may still end
+  EXPECT_EQ(put_all(p, text), beast::http::error::header_limit);
 
   RequestHead h2;
   RequestReader q(h2);  // the same, in pieces
@@ -892,7 +896,7 @@ TEST(Http1Parser, AnUnfinishedHeadLongerThanTheLimitIsHeaderLimit) {
   std::string pending;
   error_code ec;
   for (std::size_t i = 0; i < text.size() && !ec; i += 10) ec = feed(q, pending, text.substr(i, 10));
-  EXPECT_EQ(ec, http::error::header_limit);
+  EXPECT_EQ(ec, beast::http::error::header_limit);
 }
 
 TEST(Http1Parser, ACompleteHeadOverTheLimitIsHeaderLimit) {
@@ -901,7 +905,7 @@ TEST(Http1Parser, ACompleteHeadOverTheLimitIsHeaderLimit) {
     RequestHead head;
     RequestReader p(head);
     p.header_limit(text.size() - 1);
-    EXPECT_EQ(put_all(p, text), http::error::header_limit);
+    EXPECT_EQ(put_all(p, text), beast::http::error::header_limit);
   }
   {
     RequestHead head;
@@ -926,7 +930,7 @@ TEST(Http1Parser, TheBlankLineIsFoundAcrossReads) {
       EXPECT_EQ(p.is_header_done(), b == text.size());
       ASSERT_FALSE(feed(p, pending, text.substr(b)));
       EXPECT_TRUE(p.is_done());
-      EXPECT_EQ(head.fields.get(http::field::host), "x");
+      EXPECT_EQ(head.fields.get(beast::http::field::host), "x");
     }
   }
 }
@@ -960,19 +964,19 @@ TEST(Http1Parser, PutTakesOneMessageAndLeavesTheNext) {
 // ---- field_id and HeaderList ------------------------------------------------------------------
 
 TEST(Http1Parser, FieldIdKnowsItsNamesInAnyCase) {
-  EXPECT_EQ(field_id("host"), http::field::host);
-  EXPECT_EQ(field_id("HOST"), http::field::host);
-  EXPECT_EQ(field_id("hOsT"), http::field::host);
-  EXPECT_EQ(field_id("Content-Length"), http::field::content_length);
-  EXPECT_EQ(field_id("CONTENT-LENGTH"), http::field::content_length);
-  EXPECT_EQ(field_id("transfer-encoding"), http::field::transfer_encoding);
-  EXPECT_EQ(field_id("Transfer-Encoding"), http::field::transfer_encoding);
-  EXPECT_EQ(field_id("Connection"), http::field::connection);
-  EXPECT_EQ(field_id("expect"), http::field::expect);
-  EXPECT_EQ(field_id("Authorization"), http::field::authorization);
-  EXPECT_EQ(field_id("Retry-After"), http::field::retry_after);
-  EXPECT_EQ(field_id("content-type"), http::field::content_type);
-  EXPECT_EQ(field_id("Content-Encoding"), http::field::content_encoding);
+  EXPECT_EQ(field_id("host"), beast::http::field::host);
+  EXPECT_EQ(field_id("HOST"), beast::http::field::host);
+  EXPECT_EQ(field_id("hOsT"), beast::http::field::host);
+  EXPECT_EQ(field_id("Content-Length"), beast::http::field::content_length);
+  EXPECT_EQ(field_id("CONTENT-LENGTH"), beast::http::field::content_length);
+  EXPECT_EQ(field_id("transfer-encoding"), beast::http::field::transfer_encoding);
+  EXPECT_EQ(field_id("Transfer-Encoding"), beast::http::field::transfer_encoding);
+  EXPECT_EQ(field_id("Connection"), beast::http::field::connection);
+  EXPECT_EQ(field_id("expect"), beast::http::field::expect);
+  EXPECT_EQ(field_id("Authorization"), beast::http::field::authorization);
+  EXPECT_EQ(field_id("Retry-After"), beast::http::field::retry_after);
+  EXPECT_EQ(field_id("content-type"), beast::http::field::content_type);
+  EXPECT_EQ(field_id("Content-Encoding"), beast::http::field::content_encoding);
 }
 
 TEST(Http1Parser, FieldIdOfOtherNamesIsUnknown) {
@@ -980,7 +984,7 @@ TEST(Http1Parser, FieldIdOfOtherNamesIsUnknown) {
                                       "contentlength", "content-lengti", "transfer-encodinh", "connectioN2",
                                       "api-key", "date", "keep-alive", "", "content-types", "retry_after"}) {
     SCOPED_TRACE(testing::PrintToString(name));
-    EXPECT_EQ(field_id(name), http::field::unknown);
+    EXPECT_EQ(field_id(name), beast::http::field::unknown);
   }
 }
 
@@ -997,9 +1001,9 @@ TEST(Http1Parser, TheHeaderListKeepsArrivalOrderAndCase) {
     EXPECT_EQ(head.fields[i].name, names[i]);
     EXPECT_EQ(head.fields[i].value, values[i]);
   }
-  EXPECT_EQ(head.fields[1].id, http::field::host);
-  EXPECT_EQ(head.fields[4].id, http::field::content_type);
-  EXPECT_EQ(head.fields[2].id, http::field::unknown);
+  EXPECT_EQ(head.fields[1].id, beast::http::field::host);
+  EXPECT_EQ(head.fields[4].id, beast::http::field::content_type);
+  EXPECT_EQ(head.fields[2].id, beast::http::field::unknown);
   EXPECT_EQ(head.fields.get("X-ZETA"), "1");  // the first of the two
 }
 
@@ -1031,12 +1035,12 @@ TEST(Http1Parser, ALongChunkLineFailsWhateverTheReads) {
     error_code ec;
     for (std::size_t i = 0; i < text.size() && !ec && !p.is_done(); i += 1000)
       ec = feed(p, pending, text.substr(i, 1000));
-    EXPECT_EQ(ec, http::error::bad_chunk) << "in reads of 1000 bytes";
+    EXPECT_EQ(ec, beast::http::error::bad_chunk) << "in reads of 1000 bytes";
   }
   {
     RequestHead head;
     RequestReader p(head);
-    EXPECT_EQ(put_all(p, text), http::error::bad_chunk) << "in one read";
+    EXPECT_EQ(put_all(p, text), beast::http::error::bad_chunk) << "in one read";
   }
 }
 
@@ -1050,7 +1054,7 @@ TEST(Http1Parser, AHeadOfBareLfLinesIsRejectedNotAwaited) {
 TEST(Http1Parser, AFailedHeadIsNotADoneHead) {
   RequestHead head;
   RequestReader p(head);
-  ASSERT_EQ(put_all(p, "GET / HTTP/1.1\r\nHost : x\r\n\r\n"), http::error::bad_field);
+  ASSERT_EQ(put_all(p, "GET / HTTP/1.1\r\nHost : x\r\n\r\n"), beast::http::error::bad_field);
   EXPECT_FALSE(p.is_header_done());
 }
 

@@ -23,16 +23,16 @@ error_code put_all(Parser& p, std::string_view text) {
 
 TEST(HeaderList, LooksUpByIdOrByNameWhateverTheCase) {
   HeaderList f;
-  f.add(http::field::content_type, "Content-Type", "application/json");
-  f.add(http::field::unknown, "API-Key", "k1");
-  f.add(http::field::unknown, "api-key", "k2");
+  f.add(beast::http::field::content_type, "Content-Type", "application/json");
+  f.add(beast::http::field::unknown, "API-Key", "k1");
+  f.add(beast::http::field::unknown, "api-key", "k2");
   EXPECT_EQ(f.size(), 3u);
-  EXPECT_EQ(f.get(http::field::content_type), "application/json");
+  EXPECT_EQ(f.get(beast::http::field::content_type), "application/json");
   EXPECT_EQ(f.get("content-type"), "application/json");
   EXPECT_EQ(f.get("api-key"), "k1");  // the first of repeated fields
   EXPECT_EQ(f.get("x-missing"), "");
-  EXPECT_TRUE(f.contains(http::field::content_type));
-  EXPECT_FALSE(f.contains(http::field::host));
+  EXPECT_TRUE(f.contains(beast::http::field::content_type));
+  EXPECT_FALSE(f.contains(beast::http::field::host));
   EXPECT_EQ(f[2].name, "api-key");
   EXPECT_EQ(f[2].value, "k2");
   f.clear();
@@ -43,7 +43,7 @@ TEST(HeaderList, LooksUpByIdOrByNameWhateverTheCase) {
 TEST(HeaderList, ViewsStayRightWhileTheTextGrows) {
   HeaderList f;
   for (int i = 0; i < 200; ++i)
-    f.add(http::field::unknown, "x-field-" + std::to_string(i),
+    f.add(beast::http::field::unknown, "x-field-" + std::to_string(i),
           std::string(50, static_cast<char>('a' + i % 26)));
   EXPECT_EQ(f[0].name, "x-field-0");
   EXPECT_EQ(f[0].value, std::string(50, 'a'));
@@ -59,13 +59,13 @@ TEST(RequestReader, FillsTheHeadAndDecodesAChunkedBody) {
                           "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n");
   ASSERT_FALSE(ec) << ec.message();
   ASSERT_TRUE(p.is_done());
-  EXPECT_EQ(head.method, http::verb::post);
+  EXPECT_EQ(head.method, beast::http::verb::post);
   EXPECT_EQ(head.method_text, "POST");
   EXPECT_EQ(head.target, "/openai/deployments/d/chat/completions?api-version=1");
   EXPECT_EQ(head.version, 11u);
   EXPECT_TRUE(head.keep_alive);
   ASSERT_EQ(head.fields.size(), 3u);
-  EXPECT_EQ(head.fields[0].id, http::field::host);
+  EXPECT_EQ(head.fields[0].id, beast::http::field::host);
   EXPECT_EQ(head.fields.get("API-KEY"), "secret");
   EXPECT_EQ(head.body, "hello world");
 }
@@ -91,7 +91,7 @@ TEST(RequestReader, TheBodyLimitStillApplies) {
   RequestReader p(head);
   p.body_limit(4);
   EXPECT_EQ(put_all(p, "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello"),
-            http::error::body_limit);
+            beast::http::error::body_limit);
 }
 
 TEST(ResponseReader, ABodyLargerThanTheBufferWaitsForTheNextOne) {
@@ -104,12 +104,12 @@ TEST(ResponseReader, ABodyLargerThanTheBufferWaitsForTheNextOne) {
   ASSERT_FALSE(ec);
   EXPECT_EQ(head.status, 429u);
   EXPECT_EQ(head.reason, "Slow Down");
-  EXPECT_EQ(head.fields.get(http::field::retry_after), "3");
+  EXPECT_EQ(head.fields.get(beast::http::field::retry_after), "3");
 
   char buf[4];
   p.body_buffer(buf, sizeof buf);
   used += p.put(asio::buffer(text.data() + used, text.size() - used), ec);
-  EXPECT_EQ(ec, http::error::need_buffer);
+  EXPECT_EQ(ec, beast::http::error::need_buffer);
   EXPECT_EQ(std::string_view(buf, 4), "0123");
   EXPECT_EQ(p.body_buffer_left(), 0u);
 

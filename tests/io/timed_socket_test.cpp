@@ -96,19 +96,19 @@ TEST(UpstreamPool, AConnectionClosedByItsDeadlineIsNotPooled) {
   // closed the socket. Such a connection must not go back to the pool.
   asio::io_context ioc;
   DeadlineSweeper sweeper(ioc);
-  Config cfg;
+  config::Config cfg;
   ssl::context tls(ssl::context::tls_client);
-  ManualClock clock;
+  base::ManualClock clock;
   net::UpstreamPool pool(sweeper, cfg, tls, clock);
 
   Pair live(ioc);
-  auto open = std::make_unique<net::UpstreamConnection>(sweeper, BackendId{0});
+  auto open = std::make_unique<net::UpstreamConnection>(sweeper, routing::BackendId{0});
   open->tcp().socket() = std::move(live.a);
   pool.release(std::move(open));
   EXPECT_EQ(pool.idle_count(), 1u);
 
   Pair cut(ioc);
-  auto closed = std::make_unique<net::UpstreamConnection>(sweeper, BackendId{0});
+  auto closed = std::make_unique<net::UpstreamConnection>(sweeper, routing::BackendId{0});
   closed->tcp().socket() = std::move(cut.a);
   char byte;
   closed->tcp().expires_after(std::chrono::milliseconds(1));

@@ -21,7 +21,7 @@ const std::string kOpenAiChat = "/v1/chat/completions";
 class Affinity : public ::testing::Test {
  protected:
   void SetUp() override {
-    EnvMap env;
+    config::EnvMap env;
     std::string yaml = "backends:\n";
     for (int i = 0; i < kBackends; ++i) {
       const std::string name = "b" + std::to_string(i);

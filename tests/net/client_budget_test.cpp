@@ -22,9 +22,9 @@ using namespace std::chrono_literals;
 const std::string kUsage =
     R"({"choices":[],"usage":{"prompt_tokens":30,"completion_tokens":20,"total_tokens":50}})";
 
-ClientConfig client(const std::string& name, const std::string& key, ClientLimits limits,
-                    std::vector<std::string> subjects = {}) {
-  ClientConfig c;
+config::ClientConfig client(const std::string& name, const std::string& key, config::ClientLimits limits,
+                            std::vector<std::string> subjects = {}) {
+  config::ClientConfig c;
   c.name = name;
   c.key = key;
   c.subjects = std::move(subjects);
@@ -57,7 +57,7 @@ TEST_F(ClientBudgets, OverItsBudgetAClientGets429AndNoBackendIsCalled) {
   EXPECT_EQ(r.status, 429u);
   EXPECT_EQ(backend.request_count(), 2u);
   EXPECT_EQ(r.body,
-            openai_error_json(
+            http::openai_error_json(
                 "Rate limit reached for client 'search' on tokens per min (TPM): Limit 500, Used 400, "
                 "Requested 200. Please try again in 1m1s.",
                 "tokens", "rate_limit_exceeded"));
@@ -97,7 +97,7 @@ TEST_F(ClientBudgets, RequestsOnOneConnectionAreChargedEachInTurn) {
 TEST(ForwardBuffers, HoldNoBudgetChargesUnlessACallerHasBudgets) {
   // They live as long as the client connection, idle or streaming: the charges, most of their
   // size, are made only for a caller with budgets.
-  EXPECT_LT(sizeof(net::ForwardBuffers), sizeof(BudgetAdmission));
+  EXPECT_LT(sizeof(net::ForwardBuffers), sizeof(clients::BudgetAdmission));
 }
 
 TEST_F(ClientBudgets, TheChargeIsCorrectedToTheUsageTheAnswerReports) {
@@ -162,7 +162,8 @@ TEST_F(ClientBudgets, ATeamSharesOneBudgetAndAFailedAnswerGivesItsTokensBack) {
   proxy.add_backend("only", backend.url());
   proxy.cfg.policy.clients.push_back(client("a", "team-key-a1", {}, {"team:search"}));
   proxy.cfg.policy.clients.push_back(client("b", "team-key-b1", {}, {"team:search"}));
-  proxy.cfg.policy.subject_limits.push_back(SubjectLimit{"team:search", true, {.tokens_per_minute = 450}});
+  proxy.cfg.policy.subject_limits.push_back(
+      config::SubjectLimit{"team:search", true, {.tokens_per_minute = 450}});
   proxy.start(&records);
   // A 400 used no tokens: its 200 come back.
   const std::string failing = R"({"messages":[{"role":"user","content":"fail"}],"max_tokens":100})";
@@ -180,17 +181,17 @@ TEST_F(ClientBudgets, EveryCallerOfASubjectHasItsOwnBudget) {
   proxy.add_backend("only", backend.url());
   proxy.cfg.policy.clients.push_back(client("a", "each-key-a1", {}));
   proxy.cfg.policy.clients.push_back(client("b", "each-key-b1", {}));
-  proxy.cfg.policy.subject_limits.push_back(SubjectLimit{"*", false, {.requests_per_minute = 1}});
+  proxy.cfg.policy.subject_limits.push_back(config::SubjectLimit{"*", false, {.requests_per_minute = 1}});
   proxy.start(&records);
   EXPECT_EQ(call("each-key-a1").status, 200u);
   EXPECT_EQ(call("each-key-b1").status, 200u);
   EXPECT_EQ(call("each-key-a1").status, 429u);
   const HttpResponse r = call("each-key-b1");
   EXPECT_EQ(r.status, 429u);
-  EXPECT_EQ(r.body,
-            openai_error_json("Rate limit reached for client 'b' on requests per min (RPM): Limit 1, Used 1, "
-                              "Requested 1. Please try again in 1m1s.",
-                              "requests", "rate_limit_exceeded"));
+  EXPECT_EQ(r.body, http::openai_error_json(
+                        "Rate limit reached for client 'b' on requests per min (RPM): Limit 1, Used 1, "
+                        "Requested 1. Please try again in 1m1s.",
+                        "requests", "rate_limit_exceeded"));
 }
 
 TEST_F(ClientBudgets, AReloadKeepsWhatWasUsed) {
@@ -200,7 +201,7 @@ TEST_F(ClientBudgets, AReloadKeepsWhatWasUsed) {
   proxy.start(&records);
   EXPECT_EQ(call("search-key-1").status, 200u);
   EXPECT_EQ(call("search-key-1").status, 200u);
-  Config next = proxy.cfg;
+  config::Config next = proxy.cfg;
   next.policy.clients[0].limits.requests_per_minute = 3;
   proxy.server->reload(next);
   EXPECT_EQ(call("search-key-1").status, 200u);
@@ -215,8 +216,8 @@ namespace {
 
 // Cost budgets (docs/operations.md#cost): gpt-4o at $2.50 / $1.25 / $10 per million input,
 // cached input and output tokens, in pico-dollars a token.
-PriceTable gpt4o_prices() {
-  return PriceTable{"USD", {ModelPrice{"gpt-4o", {}, 2'500'000, 1'250'000, 10'000'000}}};
+cost::PriceTable gpt4o_prices() {
+  return cost::PriceTable{"USD", {cost::ModelPrice{"gpt-4o", {}, 2'500'000, 1'250'000, 10'000'000}}};
 }
 
 TEST_F(ClientBudgets, OverItsCostBudgetAClientGets429InOpenAIsShape) {
@@ -229,7 +230,7 @@ TEST_F(ClientBudgets, OverItsCostBudgetAClientGets429InOpenAIsShape) {
   // 100 x $2.50/1M + 100 x $10/1M = $0.00125; its answer costs 30 x $2.50/1M + 20 x $10/1M
   // = $0.000275.
   proxy.cfg.policy.clients.push_back(
-      client("search", "search-key-1", {.cost_per_day = 2 * kPicoPerUnit / 1000}));
+      client("search", "search-key-1", {.cost_per_day = 2 * cost::kPicoPerUnit / 1000}));
   proxy.start(&records);
   EXPECT_EQ(call("search-key-1").status, 200u);
   const auto first = records.await(1);
@@ -245,7 +246,7 @@ TEST_F(ClientBudgets, OverItsCostBudgetAClientGets429InOpenAIsShape) {
       "Rate limit reached for client 'search' on cost per day (UTC): Limit 0.002 USD, Used 0.000825 USD, "
       "Requested 0.00125 USD. Please try again in " +
       r.header("x-ratelimit-reset-cost") + ".";
-  EXPECT_EQ(r.body, openai_error_json(message, "cost", "rate_limit_exceeded"));
+  EXPECT_EQ(r.body, http::openai_error_json(message, "cost", "rate_limit_exceeded"));
   EXPECT_FALSE(r.header("retry-after").empty());
   EXPECT_EQ(r.header("x-ratelimit-limit-cost"), "0.002");
   EXPECT_EQ(r.header("x-ratelimit-remaining-cost"), "0.001175");
@@ -280,9 +281,9 @@ TEST_F(ClientBudgets, AStreamHoldsItsInFlightSlotUntilItEnds) {
   const HttpResponse refused = http_call(proxy.port(), "POST", kChat, {{"api-key", "batch-key-1"}}, kBody);
   EXPECT_EQ(refused.status, 429u);
   EXPECT_EQ(refused.body,
-            openai_error_json("Too many requests in flight for client 'batch': Limit 1, In flight 1. "
-                              "Please try again in 1s or when one of them has ended.",
-                              "requests", "rate_limit_exceeded"));
+            http::openai_error_json("Too many requests in flight for client 'batch': Limit 1, In flight 1. "
+                                    "Please try again in 1s or when one of them has ended.",
+                                    "requests", "rate_limit_exceeded"));
   EXPECT_EQ(refused.header("retry-after"), "1");
   EXPECT_EQ(backend.request_count(), 1u);
   // Another client's cap is its own.

@@ -72,8 +72,8 @@ class ClientTokens : public ::testing::Test {
  protected:
   ClientTokens() {
     issuer.publish({&key_a()});
-    EnvMap env{{"A_URL", a.url()}, {"B_URL", b.url()}, {"DISCOVERY_URL", issuer.discovery_url()}};
-    auto r = load_config_text(env, R"(
+    config::EnvMap env{{"A_URL", a.url()}, {"B_URL", b.url()}, {"DISCOVERY_URL", issuer.discovery_url()}};
+    auto r = config::load_config_text(env, R"(
 backends:
   - {name: a, url: "${A_URL}", api_key: upstream-key-a}
   - {name: b, url: "${B_URL}", api_key: upstream-key-b}
@@ -91,9 +91,9 @@ rules:
   - {id: writers, type: priority-based-routing, when: {subjects: [role:Writer]}, load_balance_targets: [{target: a/m}]}
   - {id: rest, type: priority-based-routing, load_balance_targets: [{target: b/m}]}
 )",
-                              "tokens.yaml");
+                                      "tokens.yaml");
     EXPECT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
-    const Config process = p.cfg;
+    const config::Config process = p.cfg;
     p.cfg = *r.config;
     p.cfg.listen_address = process.listen_address;
     p.cfg.port = process.port;

@@ -74,11 +74,11 @@ TEST(CredentialHeaders, NoClientCredentialReachesAKeyedBackendOnAnyPath) {
 
 TEST(CredentialHeaders, EachStyleSendsTheKeyInItsHeader) {
   MockBackend backend([](const SeenRequest&) { return ok(); });
-  const std::pair<AuthStyle, std::pair<const char*, const char*>> styles[] = {
-      {AuthStyle::ApiKey, {"api-key", "backend-secret"}},
-      {AuthStyle::Bearer, {"authorization", "Bearer backend-secret"}},
-      {AuthStyle::XApiKey, {"x-api-key", "backend-secret"}},
-      {AuthStyle::Apim, {"ocp-apim-subscription-key", "backend-secret"}},
+  const std::pair<config::AuthStyle, std::pair<const char*, const char*>> styles[] = {
+      {config::AuthStyle::ApiKey, {"api-key", "backend-secret"}},
+      {config::AuthStyle::Bearer, {"authorization", "Bearer backend-secret"}},
+      {config::AuthStyle::XApiKey, {"x-api-key", "backend-secret"}},
+      {config::AuthStyle::Apim, {"ocp-apim-subscription-key", "backend-secret"}},
   };
   for (const auto& [style, expected] : styles) {
     SCOPED_TRACE(to_string(style));

@@ -40,11 +40,11 @@ MockBackend::Handler demands_token(const std::string& who) {
   };
 }
 
-BackendConfig& add_entra_backend(ProxyHarness& p, const std::string& name, const std::string& url,
-                                 const MockBackend& token_endpoint, int priority = 1) {
-  BackendConfig& b = p.add_backend(name, url, priority);
-  b.auth = AuthStyle::Entra;
-  b.entra.source = EntraSource::ClientSecret;
+config::BackendConfig& add_entra_backend(ProxyHarness& p, const std::string& name, const std::string& url,
+                                         const MockBackend& token_endpoint, int priority = 1) {
+  config::BackendConfig& b = p.add_backend(name, url, priority);
+  b.auth = config::AuthStyle::Entra;
+  b.entra.source = config::EntraSource::ClientSecret;
   b.entra.tenant_id = "contoso-tenant";
   b.entra.client_id = "app-client-id";
   b.entra.client_secret = "the-client-secret";
@@ -85,14 +85,14 @@ TEST(EntraCredential, RequestCarriesTheBearerTokenInsteadOfAnyKey) {
 
 // Counts requests that started (so a test can let the token answer go once all wait) and
 // credential refreshes.
-class CountingObserver final : public RequestObserver {
+class CountingObserver final : public telemetry::RequestObserver {
  public:
   void on_request_start() override {
     std::lock_guard lock(mutex_);
     ++started_;
     cv_.notify_all();
   }
-  void on_request(const RequestRecord&) override {}
+  void on_request(const telemetry::RequestRecord&) override {}
   void on_credential_refresh(const std::string& backend, bool ok) override {
     std::lock_guard lock(mutex_);
     refreshes_.push_back(backend + (ok ? ":ok" : ":failed"));
@@ -177,7 +177,7 @@ TEST(EntraCredential, FailingTokenEndpointFailsOverWithCauseCredential) {
   const auto rec = last.await();
   ASSERT_TRUE(rec);
   ASSERT_GE(rec->attempt_count, 2u);
-  EXPECT_EQ(rec->attempts[0].cause, FailureCause::Credential);
+  EXPECT_EQ(rec->attempts[0].cause, routing::FailureCause::Credential);
   EXPECT_GT(rec->attempts[0].cooldown_ms, 0);
   EXPECT_GT(p.backend_cooldown(0).until, p.clock.now()) << "the whole backend cools down";
   EXPECT_FALSE(p.available(0, "gpt-4o"));
@@ -204,7 +204,7 @@ TEST(EntraCredential, HttpsTokenEndpointIsVerified) {
   p.cfg.upstream_ca_file = ca_file;
   add_entra_backend(p, "east", backend.url(), token);
   // A certificate for another name: no secret is sent, and the backend fails over.
-  BackendConfig& north = add_entra_backend(p, "north", other_backend.url(), impostor, 1);
+  config::BackendConfig& north = add_entra_backend(p, "north", other_backend.url(), impostor, 1);
   north.entra.client_id = "north-client-id";
   p.start();
 
@@ -234,9 +234,9 @@ TEST(EntraCredential, ImdsIsAskedWithMetadataHeaderAndUserAssignedClientId) {
   });
   MockBackend backend(demands_token("east"));
   ProxyHarness p;
-  BackendConfig& b = p.add_backend("east", backend.url());
-  b.auth = AuthStyle::Entra;
-  b.entra.source = EntraSource::Imds;
+  config::BackendConfig& b = p.add_backend("east", backend.url());
+  b.auth = config::AuthStyle::Entra;
+  b.entra.source = config::EntraSource::Imds;
   b.entra.client_id = "uami-client-id";
   b.entra.imds_endpoint = imds.url() + "/metadata/identity/oauth2/token";
   p.start();
@@ -269,8 +269,8 @@ TEST(EntraCredential, WorkloadIdentityRefreshesAheadAndRereadsTheTokenFile) {
   });
   MockBackend backend(demands_token("east"));
   ProxyHarness p;
-  BackendConfig& b = add_entra_backend(p, "east", backend.url(), token);
-  b.entra.source = EntraSource::WorkloadIdentity;
+  config::BackendConfig& b = add_entra_backend(p, "east", backend.url(), token);
+  b.entra.source = config::EntraSource::WorkloadIdentity;
   b.entra.client_secret.clear();
   b.entra.federated_token_file = path;
   p.start();

@@ -47,12 +47,12 @@ struct ExampleConfig : ::testing::Test {
     }
     pointed += yaml.substr(last);
     ASSERT_EQ(backends.size(), 4u) << "the example's backends";
-    const EnvMap env = {{"EASTUS_KEY", "k1"},
-                        {"SWEDEN_KEY", "k2"},
-                        {"WESTUS_KEY", "k3"},
-                        {"OPENAI_KEY", "k4"},
-                        {"SEARCH_APP_KEY", "search-key"},
-                        {"ASSISTANT_APP_KEY", "assistant-key"}};
+    const config::EnvMap env = {{"EASTUS_KEY", "k1"},
+                                {"SWEDEN_KEY", "k2"},
+                                {"WESTUS_KEY", "k3"},
+                                {"OPENAI_KEY", "k4"},
+                                {"SEARCH_APP_KEY", "search-key"},
+                                {"ASSISTANT_APP_KEY", "assistant-key"}};
     ASSERT_EQ(p.use_config_text(env, pointed), "");
     p.start();
   }

@@ -72,9 +72,9 @@ TEST(Failover, ServerErrorsFailOver) {
 }
 
 // Counts the host-name lookups of backend 0 (called from worker threads).
-class LookupCounter final : public RequestObserver {
+class LookupCounter final : public telemetry::RequestObserver {
  public:
-  void on_request(const RequestRecord&) override {}
+  void on_request(const telemetry::RequestRecord&) override {}
   void on_dns_lookup(std::size_t backend, bool ok) override {
     if (backend == 0 && ok) ++lookups_;
   }
@@ -98,7 +98,7 @@ void expect_refusing_backend_fails_over(const std::string& host, int expected_lo
   EXPECT_EQ(r.status, 200u);
   EXPECT_EQ(r.header("x-smartlb-backend"), "good");
   EXPECT_FALSE(p.available(0, "gpt-4o"));
-  EXPECT_EQ(p.backend_cooldown(0).cause, FailureCause::ConnectFailed);
+  EXPECT_EQ(p.backend_cooldown(0).cause, routing::FailureCause::ConnectFailed);
   EXPECT_EQ(counter.lookups(), expected_lookups);
 }
 
@@ -150,7 +150,7 @@ TEST(Failover, TimeoutBeforeHeadersFailsOver) {
   auto r = post(p);
   EXPECT_EQ(r.status, 200u);
   EXPECT_EQ(r.header("x-smartlb-backend"), "good");
-  EXPECT_EQ(p.backend_cooldown(0).cause, FailureCause::Timeout);
+  EXPECT_EQ(p.backend_cooldown(0).cause, routing::FailureCause::Timeout);
   slow.open(never);
 }
 
@@ -177,7 +177,7 @@ TEST(Failover, AuthRejectionFailsOverAndCoolsTheWholeBackend) {
   p.start();
   auto r = post(p);
   EXPECT_EQ(r.header("x-smartlb-backend"), "secondary");
-  EXPECT_EQ(p.backend_cooldown(0).cause, FailureCause::AuthRejected);
+  EXPECT_EQ(p.backend_cooldown(0).cause, routing::FailureCause::AuthRejected);
   EXPECT_FALSE(p.available(0, "another-deployment"));
 }
 

@@ -14,7 +14,7 @@ TEST(ForwardBuffers, ALargeRequestsRoomIsFreedAndATypicalOneIsKept) {
   std::string client_body(64 * 1024, 'x');  // the session's: a long prompt
   http1::HeaderList client_fields;          // ... and its head's fields
   const std::string_view text = client_fields.take_text(std::string(300, 'x'));
-  client_fields.add_in_text(http::field::unknown, text.substr(0, 1), text.substr(1, 1));
+  client_fields.add_in_text(beast::http::field::unknown, text.substr(0, 1), text.substr(1, 1));
   ForwardBuffers b;
   b.client_body = &client_body;
   b.client_fields = &client_fields;

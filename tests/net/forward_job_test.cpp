@@ -23,12 +23,12 @@ using namespace std::chrono_literals;
 // What one backend does with each request it gets.
 struct Plays {
   bool answers = true;  // else a transport failure
-  TransportFailure failure = TransportFailure::Connect;
+  routing::TransportFailure failure = routing::TransportFailure::Connect;
   unsigned status = 200;
   std::vector<std::pair<std::string, std::string>> fields{};
   Relayed relay{RelayEnd::Keep};   // how relaying its answer ends
   std::string body = "not found";  // what read_body gives (a held answer)
-  Nanos first_content{0};          // a held stream's first content comes this long after the head
+  base::Nanos first_content{0};    // a held stream's first content comes this long after the head
 };
 
 // The mechanism, played: each send() goes to the backend its call names, and that backend's
@@ -44,7 +44,7 @@ class FakeExchange final : public Exchange {
   std::vector<RelayOptions> relays;               // each relay's options
   ErrorReply refused;                             // smartlb's own answer, when it gave one
   bool refused_once = false;
-  ManualClock* clock = nullptr;
+  base::ManualClock* clock = nullptr;
 
   Task<Exchanged> send(const UpstreamCall& call) override {
     sent_to.push_back(call.backend.value);
@@ -118,24 +118,24 @@ class FakeExchange final : public Exchange {
 
 // A configuration, its snapshot and the shared state, on a manual clock.
 struct Policy : ::testing::Test {
-  ManualClock clock;
-  Config cfg;
-  BackendIds ids;
-  std::unique_ptr<Published<Snapshot>> published;
-  std::unique_ptr<BackendStates> states;
-  LatencyStats latency;
+  base::ManualClock clock;
+  config::Config cfg;
+  routing::BackendIds ids;
+  std::unique_ptr<base::Published<Snapshot>> published;
+  std::unique_ptr<routing::BackendStates> states;
+  routing::LatencyStats latency;
   io::ssl::context tls{io::ssl::context::tls_client};
   std::unique_ptr<Shared> shared;
-  FastRandom rng{7};
+  base::FastRandom rng{7};
   FakeExchange exchange;
   ForwardBuffers buffers;
-  RequestRecord rec;
+  telemetry::RequestRecord rec;
 
   void add_backend(const std::string& name, int priority = 1, const std::string& resource = "") {
-    BackendConfig b;
+    config::BackendConfig b;
     b.id = static_cast<int>(cfg.backends.size()) + 1;
     b.name = name;
-    b.url = *parse_backend_url("http://" + name + ".example:80").url;
+    b.url = *config::parse_backend_url("http://" + name + ".example:80").url;
     b.priority = priority;
     b.api_key = "key-" + name;
     b.resource = resource;
@@ -143,9 +143,9 @@ struct Policy : ::testing::Test {
   }
   void start() {
     exchange.clock = &clock;
-    published = std::make_unique<Published<Snapshot>>(make_snapshot(cfg, ids));
-    states = std::make_unique<BackendStates>(
-        clock, CooldownPolicy{cfg.default_cooldown, cfg.min_cooldown, cfg.max_cooldown});
+    published = std::make_unique<base::Published<Snapshot>>(make_snapshot(cfg, ids));
+    states = std::make_unique<routing::BackendStates>(
+        clock, routing::CooldownPolicy{cfg.default_cooldown, cfg.min_cooldown, cfg.max_cooldown});
     states->track(published->current()->table);
     shared = std::make_unique<Shared>(cfg, *published, *states, latency, clock, tls, nullptr);
   }
@@ -167,17 +167,17 @@ struct Policy : ::testing::Test {
   }
   // Runs one request through the policy to its end; whether the connection may go on.
   bool forward(const std::string& method, const std::string& target, const std::string& body = "{}") {
-    RequestHead req;
-    req.method = http::string_to_verb(method);
+    http1::RequestHead req;
+    req.method = beast::http::string_to_verb(method);
     req.method_text = method;
     req.target = target;
     req.body = body;
-    req.fields.add(http::field::host, "Host", "smartlb");
-    const RequestTarget rt = *parse_request_target(req.target);
-    rec = RequestRecord{};
+    req.fields.add(beast::http::field::host, "Host", "smartlb");
+    const http::RequestTarget rt = *http::parse_request_target(req.target);
+    rec = telemetry::RequestRecord{};
     rec.start = clock.coarse_now();
     const std::shared_ptr<const Snapshot> snap = published->current();
-    const ClientIdentity caller = ClientAuthenticator::anonymous();
+    const clients::ClientIdentity caller = clients::ClientAuthenticator::anonymous();
     io::asio::io_context ioc;
     bool keep = false;
     io::asio::co_spawn(
@@ -202,9 +202,9 @@ TEST_F(Policy, A429FailsOverAtOnceToTheNextPriorityAndCoolsTheFirst) {
   EXPECT_EQ(tried(), (std::vector<std::string>{"ptu", "paygo"}));
   EXPECT_EQ(exchange.events, (std::vector<std::string>{"drained", "relayed from paygo"}));
   ASSERT_EQ(rec.attempt_count, 2u);
-  EXPECT_EQ(rec.attempts[0].cause, FailureCause::Throttled);
+  EXPECT_EQ(rec.attempts[0].cause, routing::FailureCause::Throttled);
   EXPECT_EQ(rec.attempts[0].cooldown_ms, 20000);
-  EXPECT_EQ(rec.attempts[1].cause, FailureCause::None);
+  EXPECT_EQ(rec.attempts[1].cause, routing::FailureCause::None);
   EXPECT_EQ(rec.served_by, static_cast<int>(id_of("paygo")));
   // The next request goes straight to the second while the first cools down...
   exchange.sent_to.clear();
@@ -223,18 +223,18 @@ TEST_F(Policy, EveryOutcomeThatFailsOverTriesEachBackendOnceThenAnswersWhenToCom
   add_backend("b", 2);
   add_backend("c", 3);
   start();
-  backend("a") = {false, TransportFailure::Connect};
+  backend("a") = {false, routing::TransportFailure::Connect};
   backend("b") = {true, {}, 503, {{"retry-after", "3"}}};
   backend("c") = {true, {}, 429, {{"retry-after-ms", "1500"}}};
   EXPECT_TRUE(forward("POST", kChat));
   EXPECT_EQ(tried(), (std::vector<std::string>{"a", "b", "c"}));
   ASSERT_TRUE(exchange.refused_once);
   // Throttled beside failed: a 429 that says when the soonest is back (c, in 1.5 s).
-  EXPECT_EQ(exchange.refused.status, http::status::too_many_requests);
+  EXPECT_EQ(exchange.refused.status, beast::http::status::too_many_requests);
   EXPECT_EQ(exchange.refused.retry_after, 1500ms);
-  EXPECT_EQ(rec.attempts[0].cause, FailureCause::ConnectFailed);
-  EXPECT_EQ(rec.attempts[1].cause, FailureCause::ServerError);
-  EXPECT_EQ(rec.attempts[2].cause, FailureCause::Throttled);
+  EXPECT_EQ(rec.attempts[0].cause, routing::FailureCause::ConnectFailed);
+  EXPECT_EQ(rec.attempts[1].cause, routing::FailureCause::ServerError);
+  EXPECT_EQ(rec.attempts[2].cause, routing::FailureCause::Throttled);
 }
 
 TEST_F(Policy, A400IsRelayedAsItIsAndCoolsNothing) {
@@ -255,7 +255,7 @@ TEST_F(Policy, AHeldStreamWhoseFirstEventIsAnErrorFailsOverLikeA5xx) {
   backend("a").relay = Relayed{RelayEnd::FailOver, RelayFault::ErrorEvent, {}, "an error event"};
   forward("POST", kChat, R"({"stream":true})");
   EXPECT_EQ(tried(), (std::vector<std::string>{"a", "b"}));
-  EXPECT_EQ(rec.attempts[0].cause, FailureCause::StreamError);
+  EXPECT_EQ(rec.attempts[0].cause, routing::FailureCause::StreamError);
   EXPECT_EQ(rec.served_by, static_cast<int>(id_of("b")));
 }
 
@@ -263,10 +263,11 @@ TEST_F(Policy, AHeldStreamWhoseConnectionFailsFailsOverAndCoolsTheBackend) {
   add_backend("a", 1);
   add_backend("b", 2);
   start();
-  backend("a").relay = Relayed{RelayEnd::FailOver, RelayFault::Transport, TransportFailure::Lost, "lost"};
+  backend("a").relay =
+      Relayed{RelayEnd::FailOver, RelayFault::Transport, routing::TransportFailure::Lost, "lost"};
   forward("POST", kChat, R"({"stream":true})");
   EXPECT_EQ(tried(), (std::vector<std::string>{"a", "b"}));
-  EXPECT_EQ(rec.attempts[0].cause, FailureCause::ConnectionLost);
+  EXPECT_EQ(rec.attempts[0].cause, routing::FailureCause::ConnectionLost);
   EXPECT_FALSE(states->available(published->current()->table.member(0), "other-model"))
       << "the whole backend";
 }
@@ -291,16 +292,16 @@ rules:
       - {target: a/gpt, priority: 1}
       - {target: b/gpt, priority: 2}
 )";
-  auto loaded = load_config_text({}, yaml, "t.yaml");
+  auto loaded = config::load_config_text({}, yaml, "t.yaml");
   ASSERT_TRUE(loaded.config) << (loaded.errors.empty() ? "" : loaded.errors[0]);
   cfg = *loaded.config;
   start();
-  backend("a").relay = Relayed{RelayEnd::Close, RelayFault::Transport, TransportFailure::Lost};
+  backend("a").relay = Relayed{RelayEnd::Close, RelayFault::Transport, routing::TransportFailure::Lost};
   for (int i = 0; i < 2; ++i) {
     exchange.sent_to.clear();
     forward("POST", kChat, R"({"stream":true})");
     EXPECT_EQ(tried(), (std::vector<std::string>{"a"})) << "the client had its head: no failover";
-    EXPECT_EQ(rec.attempts[0].cause, FailureCause::ConnectionLost);
+    EXPECT_EQ(rec.attempts[0].cause, routing::FailureCause::ConnectionLost);
     EXPECT_EQ(rec.attempts[0].breaker_tripped, i == 1);
     clock.advance(11s);  // past the cut's own cooldown
   }
@@ -345,13 +346,13 @@ TEST_F(Policy, AStreamWithoutContentWithinItsFirstTokenDeadlineFailsOverAndTheLa
   backend("a").relay = Relayed{RelayEnd::FailOver, RelayFault::Stalled, {}, "no content"};
   forward("POST", kChat, kStreamed);
   EXPECT_EQ(tried(), (std::vector<std::string>{"a", "b"}));
-  EXPECT_EQ(rec.attempts[0].cause, FailureCause::Stalled);
+  EXPECT_EQ(rec.attempts[0].cause, routing::FailureCause::Stalled);
   EXPECT_EQ(rec.served_by, static_cast<int>(id_of("b")));
   ASSERT_EQ(exchange.relays.size(), 2u);
   EXPECT_TRUE(exchange.relays[0].fail_over_stall);
   EXPECT_EQ(exchange.relays[0].hold_timeout, 5s) << "its head came at once: the whole deadline is left";
   EXPECT_FALSE(exchange.relays[1].fail_over_stall) << "the last candidate gets its whole timeout";
-  EXPECT_EQ(exchange.relays[1].hold_timeout, Nanos(100s));
+  EXPECT_EQ(exchange.relays[1].hold_timeout, base::Nanos(100s));
   EXPECT_EQ(exchange.head_waits, (std::vector<std::chrono::seconds>{5s, 100s}));
   EXPECT_FALSE(states->available(published->current()->table.member(0), "gpt")) << "cooled down";
 }
@@ -361,10 +362,10 @@ TEST_F(Policy, AHeadThatDoesNotComeWithinTheFirstTokenDeadlineIsAStall) {
   add_backend("a", 1);
   add_backend("b", 2);
   start();
-  backend("a") = {false, TransportFailure::Timeout};
+  backend("a") = {false, routing::TransportFailure::Timeout};
   forward("POST", kChat, kStreamed);
   EXPECT_EQ(tried(), (std::vector<std::string>{"a", "b"}));
-  EXPECT_EQ(rec.attempts[0].cause, FailureCause::Stalled);
+  EXPECT_EQ(rec.attempts[0].cause, routing::FailureCause::Stalled);
 }
 
 TEST_F(Policy, ARequestThatDoesNotStreamHasNoFirstTokenDeadline) {
@@ -382,13 +383,14 @@ TEST_F(Policy, ByDefaultTheFirstTokenDeadlineIsLearnedFromTheDeploymentsOwnFirst
   add_backend("b", 2);
   start();
   backend("a").first_content = 150ms;
-  for (std::size_t i = 0; i < FirstTokenStats::kEnough; ++i) {
+  for (std::size_t i = 0; i < routing::FirstTokenStats::kEnough; ++i) {
     forward("POST", kChat, kStreamed);
     EXPECT_FALSE(exchange.relays.back().fail_over_stall) << "nothing known yet: no deadline of smartlb's own";
   }
   forward("POST", kChat, kStreamed);
   EXPECT_TRUE(exchange.relays.back().fail_over_stall);
-  EXPECT_EQ(exchange.relays.back().hold_timeout, FirstTokenStats::kFloor) << "a fast deployment: the floor";
+  EXPECT_EQ(exchange.relays.back().hold_timeout, routing::FirstTokenStats::kFloor)
+      << "a fast deployment: the floor";
   EXPECT_EQ(exchange.head_waits.back(), 8s);
   // A reasoning effort never seen on it is not cut.
   forward("POST", kChat, R"({"messages":[],"stream":true,"reasoning_effort":"high"})");
@@ -401,7 +403,7 @@ TEST_F(Policy, FirstTokenTimeoutZeroTurnsTheDeadlineOff) {
   add_backend("b", 2);
   start();
   backend("a").first_content = 150ms;
-  for (std::size_t i = 0; i < FirstTokenStats::kEnough + 2; ++i) forward("POST", kChat, kStreamed);
+  for (std::size_t i = 0; i < routing::FirstTokenStats::kEnough + 2; ++i) forward("POST", kChat, kStreamed);
   EXPECT_FALSE(exchange.relays.back().fail_over_stall);
 }
 
@@ -417,13 +419,13 @@ rules:
     when: {models: [gpt]}
     load_balance_targets: [{target: a/gpt}]
 )";
-  auto loaded = load_config_text({}, yaml, "t.yaml");
+  auto loaded = config::load_config_text({}, yaml, "t.yaml");
   ASSERT_TRUE(loaded.config) << (loaded.errors.empty() ? "" : loaded.errors[0]);
   cfg = *loaded.config;
   start();
   forward("POST", "/openai/deployments/other/chat/completions?api-version=1");
   EXPECT_TRUE(exchange.sent_to.empty());
-  EXPECT_EQ(exchange.refused.status, http::status::not_found);
+  EXPECT_EQ(exchange.refused.status, beast::http::status::not_found);
   EXPECT_EQ(exchange.refused.code, "model_not_found");
 }
 
@@ -445,7 +447,7 @@ rules:
     when: {models: [gpt]}
     load_balance_targets:
 )" + targets;
-    auto loaded = load_config_text({}, yaml, "t.yaml");
+    auto loaded = config::load_config_text({}, yaml, "t.yaml");
     ASSERT_TRUE(loaded.config) << (loaded.errors.empty() ? "" : loaded.errors[0]);
     cfg = *loaded.config;
     start();

@@ -24,7 +24,7 @@ const TestRsaKey& test_key() {
 }
 
 // Blocks until the keys' next fetch ends (bounded: a failure, not a hang, if it never does).
-bool await_next_result(jwt::IssuerKeys& keys) {
+bool await_next_result(clients::jwt::IssuerKeys& keys) {
   std::mutex m;
   std::condition_variable cv;
   bool done = false;
@@ -70,7 +70,7 @@ class KeySetServiceTest : public ::testing::Test {
 };
 
 TEST_F(KeySetServiceTest, FetchesTheKeysTheDiscoveryDocumentNames) {
-  jwt::KeySetService service(tls);
+  clients::jwt::KeySetService service(tls);
   const auto keys = service.keys_for(url());
   EXPECT_EQ(service.keys_for(url()), keys) << "one IssuerKeys per discovery URL";
   service.start();
@@ -85,14 +85,14 @@ TEST_F(KeySetServiceTest, RetriesAFailureWithBackoff) {
   std::mutex m;
   std::condition_variable cv;
   std::vector<bool> results;  // each fetch's, as the service reports them
-  jwt::KeySetServiceOptions options;
+  clients::jwt::KeySetServiceOptions options;
   options.first_retry = 20ms;
   options.on_fetch = [&](const std::string&, bool ok) {
     std::lock_guard lock(m);
     results.push_back(ok);
     cv.notify_all();
   };
-  jwt::KeySetService service(tls, options);
+  clients::jwt::KeySetService service(tls, options);
   const auto keys = service.keys_for(url());
   service.start();
   std::unique_lock lock(m);
@@ -106,15 +106,15 @@ TEST_F(KeySetServiceTest, RetriesAFailureWithBackoff) {
 }
 
 TEST_F(KeySetServiceTest, RefetchesWhenATokenAsksAndOnlyThen) {
-  jwt::KeySetService service(tls);  // the periodic refresh is a day away
+  clients::jwt::KeySetService service(tls);  // the periodic refresh is a day away
   const auto keys = service.keys_for(url());
   service.start();
   ASSERT_TRUE(await_next_result(*keys));
   EXPECT_EQ(fetches(), 1);
-  ASSERT_TRUE(keys->request_refetch(coarse_monotonic_now()));
+  ASSERT_TRUE(keys->request_refetch(base::coarse_monotonic_now()));
   ASSERT_TRUE(await_next_result(*keys));
   EXPECT_EQ(fetches(), 2);
-  EXPECT_FALSE(keys->request_refetch(coarse_monotonic_now())) << "once a minute";
+  EXPECT_FALSE(keys->request_refetch(base::coarse_monotonic_now())) << "once a minute";
 }
 
 }  // namespace

@@ -229,7 +229,7 @@ TEST_F(LargeUpload, AClientThatLeavesMidBodyClosesTheBackendConnectionAndBlamesN
   ASSERT_TRUE(rec);
   EXPECT_TRUE(rec->client_aborted);
   ASSERT_EQ(rec->attempt_count, 1u);
-  EXPECT_EQ(rec->attempts[0].cause, FailureCause::None);
+  EXPECT_EQ(rec->attempts[0].cause, routing::FailureCause::None);
   EXPECT_TRUE(p.available(0, "whisper"));
   // The next request needs a new upstream connection: the cut one was not pooled.
   EXPECT_EQ(http_call(p.port(), "POST", kUpload, {}, "{}").status, 200u);

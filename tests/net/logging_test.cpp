@@ -10,8 +10,8 @@
 namespace smartlb::testing {
 namespace {
 
-RequestRecord sample_record() {
-  RequestRecord rec;
+telemetry::RequestRecord sample_record() {
+  telemetry::RequestRecord rec;
   rec.method = "POST";
   rec.path = "/openai/deployments/gpt/chat/completions";
   rec.deployment = "gpt";
@@ -21,18 +21,18 @@ RequestRecord sample_record() {
   rec.served_by = 1;
   rec.start = 0;
   rec.end = 12'500'000;
-  AttemptRecord& first = rec.add_attempt();
+  telemetry::AttemptRecord& first = rec.add_attempt();
   first.backend = 0;
   first.status = 429;
-  first.cause = FailureCause::Throttled;
+  first.cause = routing::FailureCause::Throttled;
   first.cooldown_ms = 5000;
   rec.add_attempt().backend = 1;
   rec.attempts[1].status = 200;
   return rec;
 }
 
-Config two_backends() {
-  Config cfg;
+config::Config two_backends() {
+  config::Config cfg;
   cfg.backends.resize(2);
   cfg.backends[0].name = "east";
   cfg.backends[1].name = "west";
@@ -54,7 +54,7 @@ TEST(AccessLog, JsonLineHasUtcTimeAndEveryAttempt) {
 }
 
 TEST(AccessLog, TheTraceIdIsInTheJsonLineOnlyWithTracingOn) {
-  RequestRecord rec = sample_record();
+  telemetry::RequestRecord rec = sample_record();
   EXPECT_FALSE(nlohmann::json::parse(format_access_line(rec, two_backends(), true)).contains("trace_id"));
   rec.trace.on = true;
   for (std::size_t i = 0; i < rec.trace.trace_id.size(); ++i)
@@ -65,7 +65,7 @@ TEST(AccessLog, TheTraceIdIsInTheJsonLineOnlyWithTracingOn) {
 }
 
 TEST(AccessLog, AProbeIsMarkedInTheJsonAttemptLog) {
-  RequestRecord rec = sample_record();
+  telemetry::RequestRecord rec = sample_record();
   rec.attempts[1].probe = true;  // sent to test a target its rate-limit reports held back
   const auto j = nlohmann::json::parse(format_access_line(rec, two_backends(), true));
   EXPECT_FALSE(j["attempt_log"][0].contains("probe"));
@@ -73,12 +73,12 @@ TEST(AccessLog, AProbeIsMarkedInTheJsonAttemptLog) {
 }
 
 TEST(AccessLog, TextLineNamesTheOneAttemptOfARequestNobodyServed) {
-  RequestRecord rec = sample_record();
+  telemetry::RequestRecord rec = sample_record();
   rec.attempt_count = 1;
   rec.served_by = -1;
   rec.status = 404;
   rec.attempts[0].status = 404;
-  rec.attempts[0].cause = FailureCause::NotFound;
+  rec.attempts[0].cause = routing::FailureCause::NotFound;
   const std::string line = format_access_line(rec, two_backends(), false);
   EXPECT_NE(line.find("status=404 attempts=1 (east:404)"), std::string::npos) << line;
 }
@@ -92,7 +92,7 @@ TEST(AccessLog, TextLineNamesClientBackendStatusAndAttempts) {
 }
 
 TEST(AccessLog, ARequestOfALowerPriorityClassNamesItsClass) {
-  RequestRecord rec = sample_record();
+  telemetry::RequestRecord rec = sample_record();
   rec.priority_class = "batch";
   const std::string line = format_access_line(rec, two_backends(), false);
   EXPECT_NE(line.find(" client=team-search class=batch backend=west "), std::string::npos) << line;
@@ -103,7 +103,7 @@ TEST(AccessLog, ARequestOfALowerPriorityClassNamesItsClass) {
 }
 
 TEST(AccessLog, APricedAnswerCarriesItsCostAndCachedTokens) {
-  RequestRecord rec = sample_record();
+  telemetry::RequestRecord rec = sample_record();
   EXPECT_FALSE(nlohmann::json::parse(format_access_line(rec, two_backends(), true)).contains("cost"));
   rec.prompt_tokens = 2006;
   rec.cached_tokens = 1920;

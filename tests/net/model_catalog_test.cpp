@@ -13,12 +13,12 @@
 namespace smartlb::net {
 namespace {
 
-const EnvMap kUrls{{"EAST", "http://east.example"}, {"WEST", "http://west.example"}};
+const config::EnvMap kUrls{{"EAST", "http://east.example"}, {"WEST", "http://west.example"}};
 
 std::shared_ptr<const Snapshot> snapshot_of(const std::string& yaml) {
-  auto r = load_config_text(kUrls, yaml, "t.yaml");
+  auto r = config::load_config_text(kUrls, yaml, "t.yaml");
   EXPECT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
-  BackendIds ids;
+  routing::BackendIds ids;
   return make_snapshot(*r.config, ids);
 }
 
@@ -79,14 +79,14 @@ rules:
 }
 
 TEST(ModelCatalog, EnvironmentBackendsListOnlyTheirDeploymentNames) {
-  Config cfg;
-  BackendConfig a;
+  config::Config cfg;
+  config::BackendConfig a;
   a.name = "a";
   a.deployment_name = "gpt-4o-prod";
-  BackendConfig b;
+  config::BackendConfig b;
   b.name = "b";  // passes any name through: nothing to list for it
   cfg.backends = {a, b};
-  BackendIds ids;
+  routing::BackendIds ids;
   EXPECT_EQ(catalog_names(*make_snapshot(cfg, ids), {}), (std::vector<std::string_view>{"gpt-4o-prod"}));
   cfg.backends = {b};
   EXPECT_TRUE(catalog_names(*make_snapshot(cfg, ids), {}).empty())

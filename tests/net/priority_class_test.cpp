@@ -81,7 +81,7 @@ TEST_F(PriorityClassesOverSockets, AnUnknownClassIs400AndNoBackendIsCalled) {
 
 TEST_F(PriorityClassesOverSockets, AClientEntryPutsItsRequestsInItsClassAndTheyCannotRaiseIt) {
   for (const char* name : {"nightly", "app"}) {
-    ClientConfig c;
+    config::ClientConfig c;
     c.name = name;
     c.key = std::string(name) + "-key-1";
     proxy.cfg.policy.clients.push_back(c);

@@ -53,7 +53,7 @@ TEST(Quota, AReloadThatRaisesALimit_AppliesAtOnce) {
   p.start();
   for (int i = 0; i < 5; ++i) ASSERT_EQ(http_call(p.port(), "POST", kChat, {}, kBody).status, 200u);
   EXPECT_EQ(http_call(p.port(), "POST", kChat, {}, kBody).status, 429u);
-  Config next = p.cfg;
+  config::Config next = p.cfg;
   next.backends[0].rpm = 8;
   p.server->reload(next);
   for (int i = 6; i <= 8; ++i) EXPECT_EQ(http_call(p.port(), "POST", kChat, {}, kBody).status, 200u) << i;
@@ -64,7 +64,7 @@ TEST(Quota, AReloadThatRaisesALimit_AppliesAtOnce) {
 TEST(Quota, AReloadThatMovesAModelLimitToItsBackend_TakesTheNewLimit) {
   MockBackend only([](const SeenRequest&) { return MockReply{200, {}, "ok"}; });
   ProxyHarness p;
-  const EnvMap env = {{"URL", only.url()}};
+  const config::EnvMap env = {{"URL", only.url()}};
   ASSERT_EQ(p.use_config_text(env, R"(
 backends:
   - name: east
@@ -88,7 +88,7 @@ rules:
   p.start();
   for (int i = 0; i < 2; ++i) ASSERT_EQ(http_call(p.port(), "POST", kChat, {}, kBody).status, 200u);
   EXPECT_EQ(http_call(p.port(), "POST", kChat, {}, kBody).status, 429u);
-  auto next = load_config_text(env, R"(
+  auto next = config::load_config_text(env, R"(
 backends:
   - name: east
     url: ${URL}
@@ -104,9 +104,9 @@ rules:
     load_balance_targets:
       - target: east-gpt
 )",
-                               "test.yaml");
+                                       "test.yaml");
   ASSERT_TRUE(next.config) << (next.errors.empty() ? "" : next.errors[0]);
-  Config cfg = *next.config;
+  config::Config cfg = *next.config;
   cfg.listen_address = p.cfg.listen_address;
   cfg.port = p.cfg.port;
   cfg.threads = p.cfg.threads;

@@ -240,7 +240,7 @@ TEST_F(RealtimeTest, ASessionTheClientDropsIsNoFailureOfTheBackend) {
   ASSERT_TRUE(sim.sessions_closed()) << "the backend's side was closed too";
   ASSERT_TRUE(records_.await());
   EXPECT_TRUE(proxy_.available(0, "gpt-4o"));
-  EXPECT_EQ(proxy_.backend_cooldown(0).cause, FailureCause::None);
+  EXPECT_EQ(proxy_.backend_cooldown(0).cause, routing::FailureCause::None);
 }
 
 TEST_F(RealtimeTest, ADrainClosesOpenSessionsWithGoingAway) {

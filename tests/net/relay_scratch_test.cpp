@@ -45,7 +45,7 @@ TEST(RelayScratchLease, AReturnedScratchKeepsNoResponsesReaders) {
   RelayScratchLease::Spares spares;
   {
     RelayScratchLease lease(spares);
-    lease->usage.emplace(UsageSniffer::Mode::EventStream);
+    lease->usage.emplace(telemetry::UsageSniffer::Mode::EventStream);
     lease->held = "data: {}\n\n";
   }
   ASSERT_EQ(spares.size(), 1u);

@@ -31,11 +31,11 @@ MockReply out_then_low(std::atomic<int>& calls, const std::string& body) {
                    body};
 }
 
-CooldownView deployment_cooldown(ProxyHarness& p, std::size_t position) {
+routing::CooldownView deployment_cooldown(ProxyHarness& p, std::size_t position) {
   return p.server->states().deployment_cooldown(p.server->snapshot()->table.member(position), "gpt-4o");
 }
 
-constexpr auto kFresh = ReportedBudget::kFreshFor;
+constexpr auto kFresh = routing::ReportedBudget::kFreshFor;
 
 TEST(BackendReports, TargetOutOfItsReportedTokensIsSkippedWithoutAnUpstream429) {
   std::atomic<int> calls{0};
@@ -160,7 +160,7 @@ TEST(BackendReports, A429sRetryAfterBelowTheCooldownFloor_IsWhenOneRequestTestsI
   p.add_backend("secondary", secondary.url(), 2);
   p.start();
   EXPECT_EQ(http_call(p.port(), "POST", kChat, {}, kBody).body, "secondary");
-  EXPECT_EQ(deployment_cooldown(p, 0).until - p.clock.now(), Nanos(p.cfg.min_cooldown).count())
+  EXPECT_EQ(deployment_cooldown(p, 0).until - p.clock.now(), base::Nanos(p.cfg.min_cooldown).count())
       << "smartlb's floor on cooldowns: 100 ms";
   p.clock.advance(20ms);
   EXPECT_EQ(http_call(p.port(), "POST", kChat, {}, kBody).body, "primary")
@@ -176,9 +176,9 @@ TEST(BackendReports, A429ForADailyQuotaIsToldApartFromARateLimit) {
   p.add_backend("other", other.url(), 2);
   p.start();
   EXPECT_EQ(http_call(p.port(), "POST", kChat, {}, kBody).body, "other");
-  const CooldownView c = deployment_cooldown(p, 0);
-  EXPECT_EQ(c.cause, FailureCause::QuotaExhausted);
-  EXPECT_EQ(c.until - p.clock.now(), Nanos(p.cfg.max_cooldown).count()) << "still the clamped cooldown";
+  const routing::CooldownView c = deployment_cooldown(p, 0);
+  EXPECT_EQ(c.cause, routing::FailureCause::QuotaExhausted);
+  EXPECT_EQ(c.until - p.clock.now(), base::Nanos(p.cfg.max_cooldown).count()) << "still the clamped cooldown";
 }
 
 }  // namespace

@@ -9,16 +9,16 @@ namespace smartlb {
 namespace {
 
 using Addresses = std::vector<std::string>;
-constexpr MonoNanos kSecond = 1'000'000'000;
+constexpr base::MonoNanos kSecond = 1'000'000'000;
 
 TEST(ResolveCache, NothingBeforeTheFirstLookup) {
-  ResolveCache<Addresses> cache(2);
+  net::ResolveCache<Addresses> cache(2);
   EXPECT_EQ(cache.find(0, 0), nullptr);
   EXPECT_EQ(cache.find(1, 100 * kSecond), nullptr);
 }
 
 TEST(ResolveCache, ReusedWithinTheTtlAndNotAfter) {
-  ResolveCache<Addresses> cache(1, 30 * kSecond);
+  net::ResolveCache<Addresses> cache(1, 30 * kSecond);
   cache.store(0, {"10.0.0.1", "10.0.0.2"}, 100 * kSecond);
   const Addresses* hit = cache.find(0, 129 * kSecond);
   ASSERT_NE(hit, nullptr);
@@ -27,7 +27,7 @@ TEST(ResolveCache, ReusedWithinTheTtlAndNotAfter) {
 }
 
 TEST(ResolveCache, EntriesArePerBackend) {
-  ResolveCache<Addresses> cache(2);
+  net::ResolveCache<Addresses> cache(2);
   cache.store(1, {"10.0.0.9"}, 0);
   EXPECT_EQ(cache.find(0, kSecond), nullptr);
   ASSERT_NE(cache.find(1, kSecond), nullptr);
@@ -36,7 +36,7 @@ TEST(ResolveCache, EntriesArePerBackend) {
 }
 
 TEST(ResolveCache, AFreshLookupReplacesTheOldOneAndRestartsTheTtl) {
-  ResolveCache<Addresses> cache(1, 30 * kSecond);
+  net::ResolveCache<Addresses> cache(1, 30 * kSecond);
   cache.store(0, {"10.0.0.1"}, 0);
   cache.store(0, {"10.0.0.7"}, 20 * kSecond);
   const Addresses* hit = cache.find(0, 45 * kSecond);

@@ -21,7 +21,7 @@ MockReply ok(const std::string& who) {
 
 // Loads `yaml` (with ${A_URL} and ${B_URL} for the two mock backends) into the harness.
 void load(ProxyHarness& p, const std::string& yaml, const MockBackend& a, const MockBackend& b,
-          EnvMap env = {}) {
+          config::EnvMap env = {}) {
   env["A_URL"] = a.url();
   env["B_URL"] = b.url();
   ASSERT_EQ(p.use_config_text(env, yaml), "");
@@ -209,7 +209,7 @@ model_configs:
        a, b);
   p.start(&last);
   const std::string path = "/openai/deployments/m/chat/completions?api-version=1";
-  const PoolMember& target_a = p.server->snapshot()->rules[0].table.member(0);
+  const routing::PoolMember& target_a = p.server->snapshot()->rules[0].table.member(0);
   EXPECT_EQ(http_call(p.port(), "POST", path, {}, "{}").body, R"({"from":"b"})");
   auto first = last.await();
   ASSERT_TRUE(first);
@@ -219,10 +219,10 @@ model_configs:
   EXPECT_EQ(http_call(p.port(), "POST", path, {}, "{}").body, R"({"from":"b"})");
   auto second = last.await(2);
   ASSERT_TRUE(second);
-  EXPECT_EQ(second->attempts[0].cause, FailureCause::ServerError);
+  EXPECT_EQ(second->attempts[0].cause, routing::FailureCause::ServerError);
   EXPECT_TRUE(second->attempts[0].breaker_tripped) << "the second failure in a minute trips it";
-  const CooldownView cooldown = p.server->states().deployment_cooldown(target_a, "m");
-  EXPECT_EQ(cooldown.cause, FailureCause::FailureTolerance);
+  const routing::CooldownView cooldown = p.server->states().deployment_cooldown(target_a, "m");
+  EXPECT_EQ(cooldown.cause, routing::FailureCause::FailureTolerance);
   EXPECT_GE(cooldown.until - p.clock.now(), std::chrono::nanoseconds(std::chrono::minutes(29)).count());
   p.clock.advance(std::chrono::minutes(10));
   EXPECT_FALSE(p.server->states().available(target_a, "m")) << "out for the cooldown period, not 10 s";
@@ -241,9 +241,9 @@ TEST(Rules, AReloadUnderContinuousTrafficLosesNoRequest) {
       "targets: [{id: b/m, backend: b}]\n"
       "rules: [{id: r, type: weight-based-routing, load_balance_targets: [{target: b/m}]}]\n";
   load(p, to_a, a, b);
-  const Config first = p.cfg;
+  const config::Config first = p.cfg;
   load(p, to_b, a, b);
-  const Config second = p.cfg;
+  const config::Config second = p.cfg;
   p.cfg = first;
   p.start();
 

@@ -11,10 +11,11 @@
 namespace smartlb::net {
 namespace {
 
-BackendConfig backend(const std::string& name, const std::string& url, const std::string& resource = "") {
-  BackendConfig b;
+config::BackendConfig backend(const std::string& name, const std::string& url,
+                              const std::string& resource = "") {
+  config::BackendConfig b;
   b.name = name;
-  b.url = *parse_backend_url(url).url;
+  b.url = *config::parse_backend_url(url).url;
   b.resource = resource;
   return b;
 }
@@ -27,12 +28,12 @@ std::vector<std::string> names(const Snapshot& s, const Resource& r) {
 using Names = std::vector<std::string>;
 
 TEST(SnapshotResources, BackendsOfOneOriginAndBasePathShareAResource) {
-  Config cfg;
+  config::Config cfg;
   cfg.backends = {backend("a-key1", "https://res-a.openai.azure.com"),
                   backend("b", "https://res-b.openai.azure.com"),
                   backend("a-key2", "https://RES-A.openai.azure.com/openai"),
                   backend("a-v1", "https://res-a.openai.azure.com/openai/v1")};
-  BackendIds ids;
+  routing::BackendIds ids;
   const auto s = make_snapshot(cfg, ids);
   ASSERT_EQ(s->resources.size(), 2u);
   EXPECT_EQ(s->resources[0].name, "https://res-a.openai.azure.com");
@@ -45,11 +46,11 @@ TEST(SnapshotResources, BackendsOfOneOriginAndBasePathShareAResource) {
 }
 
 TEST(SnapshotResources, AConfiguredResourceMergesOrSplitsBackends) {
-  Config cfg;
+  config::Config cfg;
   cfg.backends = {backend("project-a", "https://api.openai.com/v1", "openai-project-a"),
                   backend("project-b", "https://api.openai.com/v1", "openai-project-b"),
                   backend("gateway", "https://gw.example.com/team", "https://api.openai.com")};
-  BackendIds ids;
+  routing::BackendIds ids;
   const auto s = make_snapshot(cfg, ids);
   ASSERT_EQ(s->resources.size(), 3u);
   EXPECT_EQ(s->resources[0].name, "openai-project-a");
@@ -58,7 +59,7 @@ TEST(SnapshotResources, AConfiguredResourceMergesOrSplitsBackends) {
 }
 
 TEST(SnapshotResources, EachRuleIsRestrictedToEachResourceItHasMembersOn) {
-  const auto loaded = load_config_text({}, R"(
+  const auto loaded = config::load_config_text({}, R"(
 backends:
   - {name: a1, url: "https://res-a.openai.azure.com"}
   - {name: a2, url: "https://res-a.openai.azure.com", priority: 2}
@@ -77,9 +78,9 @@ rules:
       - {target: b/gpt-4o}
       - {target: a2/gpt-4o, priority: 3}
 )",
-                                       "f.yaml");
+                                               "f.yaml");
   ASSERT_TRUE(loaded.config) << loaded.errors[0];
-  BackendIds ids;
+  routing::BackendIds ids;
   const auto s = make_snapshot(*loaded.config, ids);
   ASSERT_EQ(s->resources.size(), 3u);
   const Rule& chat = s->rules[0];
@@ -109,13 +110,13 @@ rules:
 TEST(SnapshotResources, TwoResourcesWithOneTagAreSaidAtLoadAndTheFirstKeepsIt) {
   // Found by search: the high 40 bits of their FNV-1a-64 are equal.
   ASSERT_EQ(stateful::resource_tag("resource-1807888"), stateful::resource_tag("resource-3769267"));
-  Config cfg;
+  config::Config cfg;
   cfg.backends = {backend("first", "https://a.example.com", "resource-1807888"),
                   backend("second", "https://b.example.com", "resource-3769267")};
   auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(8);
   const auto previous = spdlog::default_logger();
   spdlog::set_default_logger(std::make_shared<spdlog::logger>("capture", sink));
-  BackendIds ids;
+  routing::BackendIds ids;
   const auto s = make_snapshot(cfg, ids);
   spdlog::set_default_logger(previous);
   ASSERT_EQ(s->resources.size(), 2u);

@@ -7,10 +7,10 @@
 namespace smartlb::net {
 namespace {
 
-Config two_backends(const std::string& first, const std::string& second) {
-  Config cfg;
+config::Config two_backends(const std::string& first, const std::string& second) {
+  config::Config cfg;
   for (const auto& name : {first, second}) {
-    BackendConfig b;
+    config::BackendConfig b;
     b.name = name;
     b.api_key = "key-" + name;
     cfg.backends.push_back(b);
@@ -19,7 +19,7 @@ Config two_backends(const std::string& first, const std::string& second) {
 }
 
 TEST(Snapshot, BackendsKeepTheirIdentityAcrossConfigurations) {
-  BackendIds ids;
+  routing::BackendIds ids;
   const auto a = make_snapshot(two_backends("east", "west"), ids);
   const auto b = make_snapshot(two_backends("west", "north"), ids);
   EXPECT_EQ(b->table.member(0).id, a->table.member(1).id) << "west";
@@ -29,8 +29,8 @@ TEST(Snapshot, BackendsKeepTheirIdentityAcrossConfigurations) {
 }
 
 TEST(SnapshotCache, ARequestKeepsItsSnapshotWhileANewOneIsPublished) {
-  BackendIds ids;
-  Published<Snapshot> published(make_snapshot(two_backends("east", "west"), ids));
+  routing::BackendIds ids;
+  base::Published<Snapshot> published(make_snapshot(two_backends("east", "west"), ids));
   SnapshotCache cache(published);
   {
     const auto old_lease = cache.acquire();
@@ -46,8 +46,8 @@ TEST(SnapshotCache, ARequestKeepsItsSnapshotWhileANewOneIsPublished) {
 }
 
 TEST(SnapshotCache, AnUnusedReplacedSnapshotIsDroppedAtOnce) {
-  BackendIds ids;
-  Published<Snapshot> published(make_snapshot(two_backends("a", "b"), ids));
+  routing::BackendIds ids;
+  base::Published<Snapshot> published(make_snapshot(two_backends("a", "b"), ids));
   SnapshotCache cache(published);
   { const auto lease = cache.acquire(); }
   published.publish(make_snapshot(two_backends("c", "d"), ids));

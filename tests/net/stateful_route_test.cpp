@@ -13,14 +13,14 @@ struct Placed {
   std::shared_ptr<const Snapshot> snap;
   LearntPlacements learnt;
   http1::RequestHead req;
-  RequestTarget target;
+  http::RequestTarget target;
   StatefulRoute route;
   std::optional<std::string> refused;
 
   void prepare(const std::string& target_text, const std::string& body = "") {
     req.target = target_text;
     req.body = body;
-    target = *parse_request_target(req.target);
+    target = *http::parse_request_target(req.target);
     refused = route.prepare(*snap, req, target, learnt);
   }
   std::string upstream_target() const {
@@ -30,8 +30,8 @@ struct Placed {
   }
 };
 
-std::shared_ptr<const Snapshot> three_resources(BackendIds& ids) {
-  const auto loaded = load_config_text({}, R"(
+std::shared_ptr<const Snapshot> three_resources(routing::BackendIds& ids) {
+  const auto loaded = config::load_config_text({}, R"(
 backends:
   - {name: a, url: "https://res-a.openai.azure.com"}
   - {name: b, url: "https://res-b.openai.azure.com"}
@@ -43,7 +43,7 @@ rules:
     when: {models: [gpt-4o]}
     load_balance_targets: [{target: a/gpt-4o}, {target: b/gpt-4o}]
 )",
-                                       "f.yaml");
+                                               "f.yaml");
   EXPECT_TRUE(loaded.config) << loaded.errors[0];
   return make_snapshot(*loaded.config, ids);
 }
@@ -51,7 +51,7 @@ rules:
 std::string tag(const Snapshot& s, std::size_t r) { return std::string(s.resources[r].tag.view()); }
 
 TEST(StatefulRoute, ATaggedPathSegmentAndAfterLoseTheirTagsAndPinTheRequest) {
-  BackendIds ids;
+  routing::BackendIds ids;
   Placed p{three_resources(ids)};
   const std::string b = tag(*p.snap, 1);
   p.prepare("/openai/v1/responses/resp_1" + b + "/input_items?limit=2&after=msg_9" + b + "&order=asc");
@@ -70,14 +70,14 @@ TEST(StatefulRoute, ATaggedPathSegmentAndAfterLoseTheirTagsAndPinTheRequest) {
 }
 
 TEST(StatefulRoute, APinnedRuleWithoutBackendsThereUsesTheResourcesOwn) {
-  BackendIds ids;
+  routing::BackendIds ids;
   Placed p{three_resources(ids)};
   p.prepare("/v1/files/file-1" + tag(*p.snap, 2));
   EXPECT_EQ(p.route.rule(*p.snap, &p.snap->rules[0], true), p.snap->resources[2].rule.get());
 }
 
 TEST(StatefulRoute, BodyTagsComeOffAndTheFirstInPinOrderWins) {
-  BackendIds ids;
+  routing::BackendIds ids;
   Placed p{three_resources(ids)};
   const std::string a = tag(*p.snap, 0), b = tag(*p.snap, 1);
   p.prepare("/v1/responses", R"({"input":[{"file_id":"file-1)" + b + R"("}],"previous_response_id":"resp_0)" +
@@ -96,7 +96,7 @@ TEST(StatefulRoute, BodyTagsComeOffAndTheFirstInPinOrderWins) {
 }
 
 TEST(StatefulRoute, UntaggedIdsTryEachResourceTheLearntOneFirst) {
-  BackendIds ids;
+  routing::BackendIds ids;
   Placed p{three_resources(ids)};
   p.learnt.learn("resp_7", p.snap->resources[2].tag.bits);
   p.prepare("/v1/responses/resp_7");
@@ -113,7 +113,7 @@ TEST(StatefulRoute, UntaggedIdsTryEachResourceTheLearntOneFirst) {
 }
 
 TEST(StatefulRoute, AnUntaggedTurnWithARuleTriesTheRulesResourcesOnly) {
-  BackendIds ids;
+  routing::BackendIds ids;
   Placed p{three_resources(ids)};
   p.prepare("/v1/responses", R"({"model":"gpt-4o","previous_response_id":"resp_1"})");
   const Rule* chat = &p.snap->rules[0];
@@ -125,7 +125,7 @@ TEST(StatefulRoute, AnUntaggedTurnWithARuleTriesTheRulesResourcesOnly) {
 }
 
 TEST(StatefulRoute, RequestsThatNameNoObjectRouteAsUsual) {
-  BackendIds ids;
+  routing::BackendIds ids;
   Placed p{three_resources(ids)};
   p.prepare("/v1/responses", R"({"model":"gpt-4o","input":"hi"})");
   EXPECT_FALSE(p.route.looks_for_object());
@@ -143,7 +143,7 @@ TEST(StatefulRoute, RequestsThatNameNoObjectRouteAsUsual) {
 }
 
 TEST(StatefulRoute, ATagNoResourceHasIsDroppedAndTheIdTriedUntagged) {
-  BackendIds ids;
+  routing::BackendIds ids;
   Placed p{three_resources(ids)};
   p.prepare("/v1/batches/batch_1-slbaaaaaaaa");
   EXPECT_FALSE(p.refused);

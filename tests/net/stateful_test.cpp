@@ -402,7 +402,7 @@ TEST(StatefulIds, AnUntaggedIdIsTriedOnEachResourceOnceThenLearnt) {
 
 TEST(StatefulIds, AnUntaggedTurnTriesOnlyTheResourcesItsRuleHasBackendsOn) {
   ThreeResources r;
-  const EnvMap env{{"A", r.mocks[0]->url()}, {"B", r.mocks[1]->url()}, {"C", r.mocks[2]->url()}};
+  const config::EnvMap env{{"A", r.mocks[0]->url()}, {"B", r.mocks[1]->url()}, {"C", r.mocks[2]->url()}};
   ASSERT_EQ(r.p.use_config_text(env, R"(
 backends:
   - {name: a, url: "${A}"}

@@ -62,9 +62,9 @@ HttpResponse post_stream(ProxyHarness& p) {
 }
 
 // What the request's accounting read of its model, copied while the record was valid.
-class ModelsSeen final : public RequestObserver {
+class ModelsSeen final : public telemetry::RequestObserver {
  public:
-  void on_request(const RequestRecord& rec) override {
+  void on_request(const telemetry::RequestRecord& rec) override {
     std::lock_guard lock(mutex_);
     deployment_ = rec.deployment;
     attempt_deployment_ = rec.attempt_count > 0 ? std::string(rec.attempts[0].deployment) : "";
@@ -125,9 +125,9 @@ TEST(StreamHoldback, ErrorEventFirst_FailsOverToTheNextBackendWhoseStreamArrives
   ASSERT_TRUE(rec);
   ASSERT_EQ(rec->attempt_count, 2u);
   EXPECT_EQ(rec->attempts[0].status, 200u);
-  EXPECT_EQ(rec->attempts[0].cause, FailureCause::StreamError);
+  EXPECT_EQ(rec->attempts[0].cause, routing::FailureCause::StreamError);
   EXPECT_GT(rec->attempts[0].cooldown_ms, 0);
-  EXPECT_EQ(rec->attempts[1].cause, FailureCause::None);
+  EXPECT_EQ(rec->attempts[1].cause, routing::FailureCause::None);
   EXPECT_EQ(rec->served_by, static_cast<int>(p.server->snapshot()->table.member(1).id.value));
   EXPECT_EQ(rec->response_bytes, joined(good_events()).size()) << "a's held bytes are not counted";
 
@@ -159,7 +159,7 @@ TEST(StreamHoldback, AzurePromptFilterEventThenServerError_FailsOverAndOnlyTheSe
   const auto rec = observer.await();
   ASSERT_TRUE(rec);
   ASSERT_EQ(rec->attempt_count, 2u);
-  EXPECT_EQ(rec->attempts[0].cause, FailureCause::StreamError);
+  EXPECT_EQ(rec->attempts[0].cause, routing::FailureCause::StreamError);
   EXPECT_EQ(rec->response_bytes, joined(good_events()).size()) << "a's held bytes are not counted";
 }
 
@@ -345,7 +345,7 @@ TEST(StreamHoldback, BackendFailingWhileItsStartIsHeld_FailsOver) {
   EXPECT_EQ(r.body, joined(good_events()));
   const auto rec = observer.await();
   ASSERT_TRUE(rec);
-  EXPECT_EQ(rec->attempts[0].cause, FailureCause::ConnectionLost);
+  EXPECT_EQ(rec->attempts[0].cause, routing::FailureCause::ConnectionLost);
   EXPECT_FALSE(rec->upstream_aborted);
 }
 

@@ -28,10 +28,10 @@ MockReply sse(std::vector<std::string> events) {
 }
 
 // Keeps the token usage of the last finished request, and lets a test await it.
-class UsageObserver final : public RequestObserver {
+class UsageObserver final : public telemetry::RequestObserver {
  public:
   void on_request_start() override {}
-  void on_request(const RequestRecord& rec) override {
+  void on_request(const telemetry::RequestRecord& rec) override {
     std::lock_guard lock(mutex_);
     prompt_ = rec.prompt_tokens;
     completion_ = rec.completion_tokens;

@@ -10,10 +10,10 @@ namespace {
 using namespace std::chrono_literals;
 
 AnswerSeen seen(unsigned status, std::optional<std::chrono::milliseconds> hint = std::nullopt) {
-  return {status, judge_status(status, true), hint};
+  return {status, routing::judge_status(status, true), hint};
 }
 
-constexpr Nanos kPlenty = std::chrono::duration_cast<Nanos>(100s);
+constexpr base::Nanos kPlenty = std::chrono::duration_cast<base::Nanos>(100s);
 
 TEST(MoveFor, WithoutOptionsAFailureFailsOverAndAnythingElseIsRelayed) {
   EXPECT_EQ(move_for(seen(429), {}, 0, {}, kPlenty), AnswerMove::FailOver);
@@ -23,7 +23,7 @@ TEST(MoveFor, WithoutOptionsAFailureFailsOverAndAnythingElseIsRelayed) {
 }
 
 TEST(MoveFor, ARetryIsTakenForAListedStatusUntilItsAttemptsAreSpent) {
-  const RetryConfig retry{2, 100ms, {503}};
+  const config::RetryConfig retry{2, 100ms, {503}};
   EXPECT_EQ(move_for(seen(503), retry, 0, {}, kPlenty), AnswerMove::Retry);
   EXPECT_EQ(move_for(seen(503), retry, 1, {}, kPlenty), AnswerMove::Retry);
   EXPECT_EQ(move_for(seen(503), retry, 2, {}, kPlenty), AnswerMove::FailOver);
@@ -32,10 +32,11 @@ TEST(MoveFor, ARetryIsTakenForAListedStatusUntilItsAttemptsAreSpent) {
 }
 
 TEST(MoveFor, ARetryNeverComesSoonerThanTheBackendAskedNorPastTheDeadline) {
-  const RetryConfig retry{2, 100ms, {429}};
+  const config::RetryConfig retry{2, 100ms, {429}};
   EXPECT_EQ(move_for(seen(429, 30s), retry, 0, {}, kPlenty), AnswerMove::FailOver);
   EXPECT_EQ(move_for(seen(429, 100ms), retry, 0, {}, kPlenty), AnswerMove::Retry);
-  EXPECT_EQ(move_for(seen(429), retry, 0, {}, std::chrono::duration_cast<Nanos>(50ms)), AnswerMove::FailOver);
+  EXPECT_EQ(move_for(seen(429), retry, 0, {}, std::chrono::duration_cast<base::Nanos>(50ms)),
+            AnswerMove::FailOver);
 }
 
 TEST(MoveFor, FallbackStatusesChooseWhatMovesOnAndWhatIsRelayed) {

@@ -44,7 +44,7 @@ TEST(Tls, WrongHostCertificateIsRefused) {
   auto r = http_call(p.port(), "POST", "/openai/deployments/d/chat/completions?api-version=1", {}, "{}");
   EXPECT_EQ(r.body, "fallback");
   EXPECT_EQ(impostor.request_count(), 0u) << "nothing, and no key, is sent to an unverified peer";
-  EXPECT_EQ(p.backend_cooldown(0).cause, FailureCause::TlsFailed);
+  EXPECT_EQ(p.backend_cooldown(0).cause, routing::FailureCause::TlsFailed);
   std::remove(ca_file.c_str());
 }
 

@@ -12,23 +12,25 @@ namespace {
 using namespace std::chrono_literals;
 using namespace smartlb::io;
 
-entra::FetchedAnswer run_fetch(const entra::TokenRequest& request, std::chrono::nanoseconds timeout) {
+credentials::entra::FetchedAnswer run_fetch(const credentials::entra::TokenRequest& request,
+                                            std::chrono::nanoseconds timeout) {
   asio::io_context ioc;
   ssl::context tls(ssl::context::tls_client);
-  entra::FetchedAnswer got;
+  credentials::entra::FetchedAnswer got;
   asio::co_spawn(
       ioc.get_executor(),
-      [&]() -> Task<> { got = co_await entra::fetch_token_answer(request, tls, timeout); }, asio::detached);
+      [&]() -> Task<> { got = co_await credentials::entra::fetch_token_answer(request, tls, timeout); },
+      asio::detached);
   ioc.run();
   return got;
 }
 
 TEST(TokenFetcher, SendsTheRequestAsBuiltAndReturnsTheAnswer) {
   MockBackend endpoint([](const SeenRequest&) { return MockReply{200, {}, R"({"access_token":"t"})"}; });
-  entra::TokenRequest r{"POST",
-                        endpoint.url() + "/tenant/oauth2/v2.0/token?x=1",
-                        {{"Accept", "application/json"}},
-                        "grant_type=client_credentials"};
+  credentials::entra::TokenRequest r{"POST",
+                                     endpoint.url() + "/tenant/oauth2/v2.0/token?x=1",
+                                     {{"Accept", "application/json"}},
+                                     "grant_type=client_credentials"};
   const auto got = run_fetch(r, 30s);
   EXPECT_EQ(got.status, 200u) << got.error;
   EXPECT_EQ(got.body, R"({"access_token":"t"})");

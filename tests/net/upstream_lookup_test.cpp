@@ -16,9 +16,9 @@ namespace {
 using Timer = asio::basic_waitable_timer<std::chrono::steady_clock,
                                          asio::wait_traits<std::chrono::steady_clock>, Executor>;
 
-class LookupCounter final : public RequestObserver {
+class LookupCounter final : public telemetry::RequestObserver {
  public:
-  void on_request(const RequestRecord&) override {}
+  void on_request(const telemetry::RequestRecord&) override {}
   void on_dns_lookup(std::size_t, bool ok) override { ++(ok ? ok_ : failed_); }
   int ok_ = 0, failed_ = 0;
 };
@@ -26,11 +26,11 @@ class LookupCounter final : public RequestObserver {
 // One backend, "http://backend.test:<port>", whose lookup the test holds until it opens `gate`.
 struct LookupFixture : ::testing::Test {
   asio::io_context ioc;
-  DeadlineSweeper sweeper{ioc};
-  Acceptor listener{ioc.get_executor(), {asio::ip::address_v4::loopback(), 0}};
-  Config cfg;
+  io::DeadlineSweeper sweeper{ioc};
+  io::Acceptor listener{ioc.get_executor(), {asio::ip::address_v4::loopback(), 0}};
+  config::Config cfg;
   ssl::context tls{ssl::context::tls_client};
-  ManualClock clock;
+  base::ManualClock clock;
   LookupCounter observer;
   Timer gate{ioc.get_executor()};
   int lookups = 0;
@@ -40,9 +40,9 @@ struct LookupFixture : ::testing::Test {
 
   void SetUp() override {
     auto parsed =
-        parse_backend_url("http://backend.test:" + std::to_string(listener.local_endpoint().port()));
+        config::parse_backend_url("http://backend.test:" + std::to_string(listener.local_endpoint().port()));
     ASSERT_TRUE(parsed.url) << parsed.error;
-    BackendConfig b;
+    config::BackendConfig b;
     b.id = 1;
     b.name = "named";
     b.url = *parsed.url;
@@ -66,7 +66,7 @@ struct LookupFixture : ::testing::Test {
   void expect_all_failed_resolving(const std::string& detail) {
     for (const auto& r : results) {
       EXPECT_FALSE(r.conn);
-      EXPECT_EQ(r.failure, TransportFailure::Connect);
+      EXPECT_EQ(r.failure, routing::TransportFailure::Connect);
       EXPECT_NE(r.detail.find(detail), std::string::npos) << r.detail;
     }
   }
@@ -78,7 +78,8 @@ struct LookupFixture : ::testing::Test {
       asio::co_spawn(
           ioc,
           [&pool, this, i]() -> Task<> {
-            results[static_cast<std::size_t>(i)] = co_await pool.connect(BackendId{0}, cfg.backends[0].url);
+            results[static_cast<std::size_t>(i)] =
+                co_await pool.connect(routing::BackendId{0}, cfg.backends[0].url);
             ++completed;
           },
           asio::detached);

@@ -6,20 +6,20 @@ namespace smartlb::redis {
 namespace {
 
 TEST(AdminMessage, AChangeRoundTrips) {
-  AdminChange c;
+  routing::AdminChange c;
   c.backend = "east";
   c.deployment = "gpt-4o";
-  c.kind = AdminChange::Kind::Mode;
-  c.mode = AdminMode::Drain;
+  c.kind = routing::AdminChange::Kind::Mode;
+  c.mode = routing::AdminMode::Drain;
   c.stamp = {"alice (write, sha256:1a2b3c4d)", 1'700'000'000'123};
   const auto r = decode_change(encode_change(c, "replica-a"));
   ASSERT_TRUE(r);
   EXPECT_EQ(r->change, c);
   EXPECT_EQ(r->replica, "replica-a");
 
-  AdminChange hold;
+  routing::AdminChange hold;
   hold.backend = "west";
-  hold.kind = AdminChange::Kind::Hold;
+  hold.kind = routing::AdminChange::Kind::Hold;
   hold.hold_until_ms = 1'700'000'060'000;
   const auto h = decode_change(encode_change(hold, "b"));
   ASSERT_TRUE(h);
@@ -28,14 +28,14 @@ TEST(AdminMessage, AChangeRoundTrips) {
 }
 
 TEST(AdminMessage, SettingsRoundTrip) {
-  AdminSettings s;
-  s.mode = AdminMode::Disable;
+  routing::AdminSettings s;
+  s.mode = routing::AdminMode::Disable;
   s.mode_set = {"bob (write, sha256:00ff00ff)", 42};
-  s.hold = AdminHold{1234, {"carol (write, sha256:12345678)", 7}};
+  s.hold = routing::AdminHold{1234, {"carol (write, sha256:12345678)", 7}};
   const auto back = decode_settings(encode_settings(s));
   ASSERT_TRUE(back);
   EXPECT_EQ(*back, s);
-  EXPECT_EQ(*decode_settings(encode_settings(AdminSettings{})), AdminSettings{});
+  EXPECT_EQ(*decode_settings(encode_settings(routing::AdminSettings{})), routing::AdminSettings{});
 }
 
 TEST(AdminMessage, WhatCannotBeReadIsRefusedNotGuessed) {

@@ -12,7 +12,7 @@ namespace {
 using namespace std::chrono_literals;
 
 TEST(CooldownMessage, RoundTripsADeploymentCooldown) {
-  CooldownMessage m{"east", "gpt-4o", false, 1'700'000'123'456, FailureCause::Throttled, "node-a"};
+  CooldownMessage m{"east", "gpt-4o", false, 1'700'000'123'456, routing::FailureCause::Throttled, "node-a"};
   const std::string text = encode(m);
   EXPECT_EQ(text.rfind("1700000123456 ", 0), 0u) << "the deadline first, for the Lua max: " << text;
   auto back = decode_cooldown(text);
@@ -21,15 +21,15 @@ TEST(CooldownMessage, RoundTripsADeploymentCooldown) {
   EXPECT_EQ(back->deployment, "gpt-4o");
   EXPECT_FALSE(back->whole_backend);
   EXPECT_EQ(back->until_ms, 1'700'000'123'456);
-  EXPECT_EQ(back->cause, FailureCause::Throttled);
+  EXPECT_EQ(back->cause, routing::FailureCause::Throttled);
   EXPECT_EQ(back->replica, "node-a");
 }
 
 TEST(CooldownMessage, RoundTripsAWholeBackendCooldown) {
-  auto back = decode_cooldown(encode({"west", "", true, 5, FailureCause::ConnectFailed, "r"}));
+  auto back = decode_cooldown(encode({"west", "", true, 5, routing::FailureCause::ConnectFailed, "r"}));
   ASSERT_TRUE(back);
   EXPECT_TRUE(back->whole_backend);
-  EXPECT_EQ(back->cause, FailureCause::ConnectFailed);
+  EXPECT_EQ(back->cause, routing::FailureCause::ConnectFailed);
 }
 
 TEST(CooldownMessage, UnreadableMessagesAreRefused) {
@@ -41,12 +41,13 @@ TEST(CooldownMessage, UnreadableMessagesAreRefused) {
 }
 
 TEST(CooldownMessage, AnUnknownCauseIsNone) {
-  EXPECT_EQ(failure_cause_named("server_error"), FailureCause::ServerError);
-  EXPECT_EQ(failure_cause_named("credential"), FailureCause::Credential);
+  EXPECT_EQ(failure_cause_named("server_error"), routing::FailureCause::ServerError);
+  EXPECT_EQ(failure_cause_named("credential"), routing::FailureCause::Credential);
   // Every cause, the last included: a replica tells the others of a stalled deployment too.
-  for (int c = 0; c <= static_cast<int>(kLastFailureCause); ++c)
-    EXPECT_EQ(failure_cause_named(to_string(static_cast<FailureCause>(c))), static_cast<FailureCause>(c));
-  EXPECT_EQ(failure_cause_named("from-a-newer-version"), FailureCause::None);
+  for (int c = 0; c <= static_cast<int>(routing::kLastFailureCause); ++c)
+    EXPECT_EQ(failure_cause_named(to_string(static_cast<routing::FailureCause>(c))),
+              static_cast<routing::FailureCause>(c));
+  EXPECT_EQ(failure_cause_named("from-a-newer-version"), routing::FailureCause::None);
 }
 
 TEST(RedisKeys, CooldownKeysShareAHashTagPerBackendAndDeployment) {
@@ -60,7 +61,7 @@ TEST(RedisKeys, CooldownKeysShareAHashTagPerBackendAndDeployment) {
 
 TEST(ReconnectBackoff, DoublesUpToTheCapWithJitterAndResets) {
   // Each draw is in [half, full] of the wait: these pick the top, then the bottom.
-  ScriptedRandom rng({50, 100, 200, 400, 500, 500, 0, 50});
+  base::ScriptedRandom rng({50, 100, 200, 400, 500, 500, 0, 50});
   ReconnectBackoff b(100ms, 1000ms);
   EXPECT_EQ(b.next(rng), 100ms);
   EXPECT_EQ(b.next(rng), 200ms);

@@ -20,7 +20,7 @@ using testing::RedisServerOptions;
 namespace asio = io::asio;
 
 RedisEndpoint endpoint_for(const std::string& url_text) {
-  auto parsed = parse_redis_url(url_text);
+  auto parsed = config::parse_redis_url(url_text);
   if (!parsed.url) throw std::invalid_argument(parsed.error);
   RedisEndpoint e;
   e.url = *parsed.url;

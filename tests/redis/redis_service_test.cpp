@@ -38,7 +38,7 @@ TEST(RedisService, UpThenLostWhenKilledThenUpAgainWhenRestarted) {
   auto o = options_for(server.url());
   o.on_state = [&](bool up) { ++(up ? ups : downs); };
   o.on_error = [&] { ++errors; };
-  SystemClock clock;
+  base::SystemClock clock;
   RedisService s(clock, o);
   int connected = 0, disconnected = 0;
   s.on_connected([&] { ++connected; });
@@ -66,7 +66,7 @@ TEST(RedisService, UpThenLostWhenKilledThenUpAgainWhenRestarted) {
 
 TEST(RedisService, ARedisThatStopsAnsweringIsLostAndFoundAgainWhenItAnswers) {
   RedisServer server;
-  SystemClock clock;
+  base::SystemClock clock;
   RedisService s(clock, options_for(server.url()));
   s.start();
   ASSERT_TRUE(s.up());
@@ -80,7 +80,7 @@ TEST(RedisService, ARedisThatStopsAnsweringIsLostAndFoundAgainWhenItAnswers) {
 TEST(RedisService, UnreachableAtStartIsNotAnErrorAndItConnectsWhenRedisComes) {
   RedisServer server;
   server.kill();
-  SystemClock clock;
+  base::SystemClock clock;
   RedisService s(clock, options_for(server.url()));
   EXPECT_NO_THROW(s.start());
   EXPECT_FALSE(s.up());
@@ -91,7 +91,7 @@ TEST(RedisService, UnreachableAtStartIsNotAnErrorAndItConnectsWhenRedisComes) {
 
 TEST(RedisService, AWrongPasswordIsAStartErrorThatNamesRedisUrlButNotThePassword) {
   RedisServer server(RedisServerOptions{.password = "the-right-one"});
-  SystemClock clock;
+  base::SystemClock clock;
   RedisService s(clock, options_for(server.url("not-the-right-one")));
   try {
     s.start();
@@ -107,7 +107,7 @@ TEST(RedisService, AWrongPasswordIsAStartErrorThatNamesRedisUrlButNotThePassword
 
 TEST(RedisService, ScriptsRunWithEvalshaAndFallBackToEvalOnNoscript) {
   RedisServer server;
-  SystemClock clock;
+  base::SystemClock clock;
   RedisService s(clock, options_for(server.url()));
   s.start();
   static const RedisScript script("return redis.call('INCRBY', KEYS[1], ARGV[1])");
@@ -133,7 +133,7 @@ TEST(RedisService, ScriptsRunWithEvalshaAndFallBackToEvalOnNoscript) {
 
 TEST(RedisService, ReplicasSeeEachOtherThroughTheirHeartbeats) {
   RedisServer server;
-  SystemClock clock;
+  base::SystemClock clock;
   RedisService a(clock, options_for(server.url(), "replica-a"));
   RedisService b(clock, options_for(server.url(), "replica-b"));
   a.start();
@@ -160,7 +160,7 @@ TEST(RedisService, TlsWithTheCaOfRedisCaFile) {
   RedisServer server(RedisServerOptions{.password = {}, .tls = &ca});
   auto o = options_for(server.url());
   o.config.ca_file = server.ca_file();
-  SystemClock clock;
+  base::SystemClock clock;
   RedisService s(clock, o);
   s.start();
   EXPECT_TRUE(s.up()) << s.status().last_error;

@@ -28,9 +28,9 @@ struct Replica : CooldownReplica {
   using CooldownReplica::CooldownReplica;
   ~Replica() override { disconnect(); }
 
-  bool change(AdminChange::Kind kind, AdminMode mode = AdminMode::Enabled,
+  bool change(routing::AdminChange::Kind kind, routing::AdminMode mode = routing::AdminMode::Enabled,
               std::optional<std::string> deployment = std::nullopt) {
-    AdminChange c;
+    routing::AdminChange c;
     c.backend = "primary";
     c.deployment = std::move(deployment);
     c.kind = kind;
@@ -81,7 +81,7 @@ TEST_F(SharedAdminTest, ADrainOnOneReplicaIsSeenByTheOtherAndAnEnableBringsItBac
   ASSERT_TRUE(await_condition([&] { return a.admin->resyncs() == 1 && b.admin->resyncs() == 1; }));
   ASSERT_EQ(b.post().header("x-smartlb-backend"), "primary");
 
-  ASSERT_TRUE(a.change(AdminChange::Kind::Mode, AdminMode::Drain));
+  ASSERT_TRUE(a.change(routing::AdminChange::Kind::Mode, routing::AdminMode::Drain));
   ASSERT_TRUE(await_condition([&] { return !b.primary_available(); })) << "B learns the drain through Redis";
   EXPECT_EQ(b.mode_of_primary(), "drain");
   EXPECT_EQ(b.states().admin_view("primary", std::nullopt)->settings.mode_set.by,
@@ -93,7 +93,7 @@ TEST_F(SharedAdminTest, ADrainOnOneReplicaIsSeenByTheOtherAndAnEnableBringsItBac
   EXPECT_EQ(b.admin->applied(), 1u);
   EXPECT_EQ(a.admin->applied(), 0u) << "A's own message is not applied back";
 
-  ASSERT_TRUE(a.change(AdminChange::Kind::Mode, AdminMode::Enabled));
+  ASSERT_TRUE(a.change(routing::AdminChange::Kind::Mode, routing::AdminMode::Enabled));
   ASSERT_TRUE(await_condition([&] { return b.primary_available(); }));
   EXPECT_EQ(b.post().header("x-smartlb-backend"), "primary");
 }
@@ -102,7 +102,7 @@ TEST_F(SharedAdminTest, ADrainSurvivesTheOtherReplicasRestartAndReachesOneThatSt
   Replica a("replica-a", primary.url(), secondary.url());
   a.connect(server);
   ASSERT_TRUE(await_condition([&] { return a.admin->resyncs() == 1; }));
-  ASSERT_TRUE(a.change(AdminChange::Kind::Mode, AdminMode::Disable, std::string("gpt-4o")));
+  ASSERT_TRUE(a.change(routing::AdminChange::Kind::Mode, routing::AdminMode::Disable, std::string("gpt-4o")));
   // Stored before any other replica listens: only the hash can tell B.
   ASSERT_TRUE(await_condition([&] {
     return redis_integer(a, {"HEXISTS", redis::admin_key(a.service->key_prefix()), "primary/gpt-4o"}) == 1;
@@ -120,9 +120,9 @@ TEST_F(SharedAdminTest, ADrainSurvivesTheOtherReplicasRestartAndReachesOneThatSt
   EXPECT_TRUE(await_condition([&] { return !b.primary_available(); })) << "and again after a restart";
   const auto v = b.states().admin_view("primary", std::string("gpt-4o"));
   ASSERT_TRUE(v);
-  EXPECT_EQ(v->settings.mode, AdminMode::Disable);
+  EXPECT_EQ(v->settings.mode, routing::AdminMode::Disable);
 
-  ASSERT_TRUE(a.change(AdminChange::Kind::Mode, AdminMode::Enabled, std::string("gpt-4o")));
+  ASSERT_TRUE(a.change(routing::AdminChange::Kind::Mode, routing::AdminMode::Enabled, std::string("gpt-4o")));
   EXPECT_TRUE(await_condition([&] { return b.primary_available(); }));
   Replica c("replica-c", primary.url(), secondary.url());
   c.connect(server);
@@ -138,7 +138,7 @@ TEST_F(SharedAdminTest, ADrainMadeWhileRedisIsAwayReachesTheOthersWhenItIsBack) 
   ASSERT_TRUE(await_condition([&] { return a.admin->resyncs() == 1 && b.admin->resyncs() == 1; }));
   server.kill();
   ASSERT_TRUE(await_condition([&] { return !a.service->up() && !b.service->up(); }));
-  ASSERT_TRUE(a.change(AdminChange::Kind::Mode, AdminMode::Drain));
+  ASSERT_TRUE(a.change(routing::AdminChange::Kind::Mode, routing::AdminMode::Drain));
   EXPECT_FALSE(a.primary_available()) << "applied here at once";
   EXPECT_TRUE(b.primary_available()) << "B cannot know yet";
 
@@ -161,7 +161,7 @@ TEST_F(SharedAdminTest, ALiftOnOneReplicaEndsA429sCooldownOnEveryReplicaAndInRed
   ASSERT_TRUE(await_condition([&] { return !a.primary_available(); })) << "the 429 is shared";
   throttle = false;
 
-  ASSERT_TRUE(a.change(AdminChange::Kind::Lift));
+  ASSERT_TRUE(a.change(routing::AdminChange::Kind::Lift));
   EXPECT_TRUE(a.primary_available());
   ASSERT_TRUE(await_condition([&] { return b.primary_available(); })) << "B lifts it too";
   EXPECT_EQ(b.post().header("x-smartlb-backend"), "primary");

@@ -51,7 +51,7 @@ TEST_F(SharedCooldownsTest, A429SeenByOneReplicaStopsTheOtherFromSendingThere) {
   EXPECT_EQ(b.proxy.server->states()
                 .deployment_cooldown(b.proxy.server->snapshot()->table.member(0), "gpt-4o")
                 .cause,
-            FailureCause::Throttled);
+            routing::FailureCause::Throttled);
 
   throttle = false;  // were B to send there, it would be served: it must not
   for (int i = 0; i < 5; ++i) EXPECT_EQ(b.post().header("x-smartlb-backend"), "secondary");
@@ -115,12 +115,12 @@ TEST_F(SharedCooldownsTest, AWholeBackendCooldownIsSharedToo) {
   Replica b("replica-b", primary.url(), secondary.url());
   a.connect(server);
   b.connect(server);
-  const PoolMember m = a.proxy.server->snapshot()->table.member(0);
-  a.proxy.server->states().record_failure(m, "gpt-4o", judge_transport(TransportFailure::Connect),
+  const routing::PoolMember m = a.proxy.server->snapshot()->table.member(0);
+  a.proxy.server->states().record_failure(m, "gpt-4o", judge_transport(routing::TransportFailure::Connect),
                                           std::nullopt);
-  const BackendId b_primary = b.proxy.server->snapshot()->table.member(0).id;
+  const routing::BackendId b_primary = b.proxy.server->snapshot()->table.member(0).id;
   EXPECT_TRUE(await_condition([&] {
-    return b.proxy.server->states().backend_cooldown(b_primary).cause == FailureCause::ConnectFailed;
+    return b.proxy.server->states().backend_cooldown(b_primary).cause == routing::FailureCause::ConnectFailed;
   }));
   EXPECT_FALSE(b.proxy.available(0, "any-deployment"));
 }

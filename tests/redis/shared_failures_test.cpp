@@ -32,8 +32,8 @@ model_configs:
 )";
 
 struct Replica {
-  Replica(const std::string& id, const EnvMap& env, const RedisServer& server) {
-    proxy.clock.set_wall_epoch(std::chrono::system_clock::now() - Nanos(proxy.clock.now()));
+  Replica(const std::string& id, const config::EnvMap& env, const RedisServer& server) {
+    proxy.clock.set_wall_epoch(std::chrono::system_clock::now() - base::Nanos(proxy.clock.now()));
     EXPECT_EQ(proxy.use_config_text(env, kPolicy), "");
     proxy.start();
     service = std::make_unique<redis::RedisService>(proxy.clock, test_redis_options(server.url(), id));
@@ -52,9 +52,11 @@ struct Replica {
     return http_call(proxy.port(), "POST", "/openai/deployments/m/chat/completions?api-version=1", {}, "{}")
         .body;
   }
-  const PoolMember& target_a() const { return proxy.server->snapshot()->rules[0].table.member(0); }
-  CooldownView a_cooldown() const { return proxy.server->states().deployment_cooldown(target_a(), "m"); }
-  void advance(Nanos d) { proxy.clock.advance(d); }
+  const routing::PoolMember& target_a() const { return proxy.server->snapshot()->rules[0].table.member(0); }
+  routing::CooldownView a_cooldown() const {
+    return proxy.server->states().deployment_cooldown(target_a(), "m");
+  }
+  void advance(base::Nanos d) { proxy.clock.advance(d); }
 
   ProxyHarness proxy;
   std::unique_ptr<redis::RedisService> service;
@@ -66,7 +68,7 @@ TEST(SharedFailures, TheTargetsAllowanceCountsTheFailuresOfAllReplicas) {
   MockBackend a([](const SeenRequest&) { return MockReply{500, {}, "{}"}; });
   MockBackend b([](const SeenRequest&) { return MockReply{200, {}, R"({"from":"b"})"}; });
   RedisServer server;
-  const EnvMap env{{"A_URL", a.url()}, {"B_URL", b.url()}};
+  const config::EnvMap env{{"A_URL", a.url()}, {"B_URL", b.url()}};
   Replica one("replica-1", env, server), two("replica-2", env, server);
   ASSERT_TRUE(await_condition([&] { return one.service->up() && two.service->up(); }));
   const auto past_the_500s_cooldown = [&] {  // 10 s by default, and shared: both clocks move
@@ -81,11 +83,14 @@ TEST(SharedFailures, TheTargetsAllowanceCountsTheFailuresOfAllReplicas) {
   ASSERT_TRUE(one.proxy.server->states().available(one.target_a(), "m"));
   // The third in the minute, replica 1's second: more than allowed, all replicas together.
   EXPECT_EQ(one.post(), R"({"from":"b"})");
-  ASSERT_TRUE(await_condition([&] { return one.a_cooldown().cause == FailureCause::FailureTolerance; }))
-      << "the shared count trips the breaker on the replica that counted one too many";
-  ASSERT_TRUE(await_condition([&] { return two.a_cooldown().cause == FailureCause::FailureTolerance; }))
-      << "and the other learns it as a shared cooldown";
-  EXPECT_GE(two.a_cooldown().until - two.proxy.clock.now(), Nanos(29min).count()) << "its cooldown period";
+  ASSERT_TRUE(await_condition([&] {
+    return one.a_cooldown().cause == routing::FailureCause::FailureTolerance;
+  })) << "the shared count trips the breaker on the replica that counted one too many";
+  ASSERT_TRUE(await_condition([&] {
+    return two.a_cooldown().cause == routing::FailureCause::FailureTolerance;
+  })) << "and the other learns it as a shared cooldown";
+  EXPECT_GE(two.a_cooldown().until - two.proxy.clock.now(), base::Nanos(29min).count())
+      << "its cooldown period";
   EXPECT_EQ(one.failures->trips() + two.failures->trips(), 1u);
   EXPECT_EQ(a.request_count(), 3u);
 }

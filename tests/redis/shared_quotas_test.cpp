@@ -34,13 +34,13 @@ std::chrono::system_clock::time_point test_start() {
 
 struct Replica {
   Replica(const std::string& id, const std::string& backend_url, std::int64_t tpm,
-          std::chrono::system_clock::time_point start, ClientLimits client_limits = {})
+          std::chrono::system_clock::time_point start, config::ClientLimits client_limits = {})
       : id(id) {
-    proxy.clock.set_wall_epoch(start - Nanos(proxy.clock.now()));
+    proxy.clock.set_wall_epoch(start - base::Nanos(proxy.clock.now()));
     proxy.cfg.quota_window = 60s;
     proxy.add_backend("only", backend_url).tpm = tpm;
-    if (!(client_limits == ClientLimits{})) {  // a client with a budget (its key required then)
-      ClientConfig c;
+    if (!(client_limits == config::ClientLimits{})) {  // a client with a budget (its key required then)
+      config::ClientConfig c;
       c.name = "search";
       c.key = "search-key-1";
       c.limits = client_limits;
@@ -70,7 +70,7 @@ struct Replica {
   unsigned post() {
     return http_call(proxy.port(), "POST", kChat, {{"api-key", "search-key-1"}}, kBody).status;
   }
-  void advance(Nanos d) { proxy.clock.advance(d); }
+  void advance(base::Nanos d) { proxy.clock.advance(d); }
 
   std::string id;
   ProxyHarness proxy;
@@ -136,7 +136,7 @@ TEST_F(SharedQuotasTest, AReloadThatRaisesASharedLimit_AppliesAtOnceAndKeepsWhat
   int served = 0;
   for (int i = 0; i < 8; ++i) served += a.post() == 200;
   EXPECT_EQ(served, 5);
-  Config next = a.proxy.cfg;
+  config::Config next = a.proxy.cfg;
   next.backends[0].tpm = 1600;  // eight
   a.proxy.server->reload(next);
   // The larger lease is asked of Redis as requests need it (never waited for on the request
@@ -151,7 +151,7 @@ TEST_F(SharedQuotasTest, AReloadThatRaisesASharedLimit_AppliesAtOnceAndKeepsWhat
 }
 
 TEST_F(SharedQuotasTest, AClientBudgetsMinuteLimitIsSharedByTwoReplicas) {
-  const ClientLimits limits{.tokens_per_minute = 2000};
+  const config::ClientLimits limits{.tokens_per_minute = 2000};
   Replica a("replica-a", backend.url(), 0, start, limits), b("replica-b", backend.url(), 0, start, limits);
   a.connect(server);
   b.connect(server);

@@ -15,10 +15,11 @@ namespace {
 using namespace std::chrono_literals;
 
 struct AffinityPool : RoutingFixture {
-  std::size_t pick_for(std::string_view key, const TriedSet& tried = {}) {
-    Candidates c;
-    const PickRequest request{"gpt", tried, 0};
-    for (const PriorityGroup& g : table->groups()) c.gather(*table, g.members, *states, request, clock.now());
+  std::size_t pick_for(std::string_view key, const routing::TriedSet& tried = {}) {
+    routing::Candidates c;
+    const routing::PickRequest request{"gpt", tried, 0};
+    for (const routing::PriorityGroup& g : table->groups())
+      c.gather(*table, g.members, *states, request, clock.now());
     return pick_by_affinity(key, c, *table);
   }
   static std::string key(int i) { return "user-" + std::to_string(i); }
@@ -26,21 +27,21 @@ struct AffinityPool : RoutingFixture {
 
 TEST(AffinityHash, IsPinnedAcrossBuilds) {
   // Fixed values: a change here moves every client's affinity on upgrade.
-  EXPECT_EQ(affinity_hash("", ""), 0x813f0174a2367c13u);
-  EXPECT_EQ(affinity_hash("user-1", "east"), 0x64fddfe42b4a7680u);
-  EXPECT_EQ(affinity_hash("cache-key", "west"), 0xc05d5338c0e5bd44u);
+  EXPECT_EQ(routing::affinity_hash("", ""), 0x813f0174a2367c13u);
+  EXPECT_EQ(routing::affinity_hash("user-1", "east"), 0x64fddfe42b4a7680u);
+  EXPECT_EQ(routing::affinity_hash("cache-key", "west"), 0xc05d5338c0e5bd44u);
 }
 
 TEST(AffinityHash, KeyAndNameAreNotJustConcatenated) {
-  EXPECT_NE(affinity_hash("ab", "c"), affinity_hash("a", "bc"));
-  EXPECT_NE(affinity_hash("k", "east"), affinity_hash("k", "west"));
+  EXPECT_NE(routing::affinity_hash("ab", "c"), routing::affinity_hash("a", "bc"));
+  EXPECT_NE(routing::affinity_hash("k", "east"), routing::affinity_hash("k", "west"));
 }
 
 TEST(AffinityScore, GrowsWithWeightAndIsZeroWithout) {
-  EXPECT_GT(affinity_score("k", "m", 2), affinity_score("k", "m", 1));
-  EXPECT_DOUBLE_EQ(affinity_score("k", "m", 2), 2 * affinity_score("k", "m", 1));
-  EXPECT_EQ(affinity_score("k", "m", 0), 0);
-  EXPECT_GT(affinity_score("k", "m", 1), 0);
+  EXPECT_GT(routing::affinity_score("k", "m", 2), routing::affinity_score("k", "m", 1));
+  EXPECT_DOUBLE_EQ(routing::affinity_score("k", "m", 2), 2 * routing::affinity_score("k", "m", 1));
+  EXPECT_EQ(routing::affinity_score("k", "m", 0), 0);
+  EXPECT_GT(routing::affinity_score("k", "m", 1), 0);
 }
 
 TEST_F(AffinityPool, SameKeySameMember) {
@@ -102,7 +103,7 @@ TEST_F(AffinityPool, TriedMemberIsLeftForTheNextBest) {
   make({{"a", 1, 1, ""}, {"b", 1, 1, ""}, {"c", 1, 1, ""}});
   for (int i = 0; i < 100; ++i) {
     const std::size_t first = pick_for(key(i));
-    TriedSet tried;
+    routing::TriedSet tried;
     tried.add(first);
     const std::size_t second = pick_for(key(i), tried);
     EXPECT_NE(second, first);
@@ -116,7 +117,7 @@ TEST_F(AffinityPool, TriedMemberIsLeftForTheNextBest) {
 TEST_F(AffinityPool, ZeroWeightOnlyWhenAlone) {
   make({{"zero", 1, 0, ""}, {"one", 1, 1, ""}});
   for (int i = 0; i < 100; ++i) EXPECT_EQ(pick_for(key(i)), 1u);
-  TriedSet tried;
+  routing::TriedSet tried;
   tried.add(1);
   EXPECT_EQ(pick_for(key(0), tried), 0u);
 }

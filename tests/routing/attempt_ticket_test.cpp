@@ -13,51 +13,52 @@ namespace {
 
 using namespace std::chrono_literals;
 
-struct RecordingLog : FailureLog {
-  std::vector<FailedAttempt> lines;
-  void failed(const FailedAttempt& f) override { lines.push_back(f); }
+struct RecordingLog : routing::FailureLog {
+  std::vector<routing::FailedAttempt> lines;
+  void failed(const routing::FailedAttempt& f) override { lines.push_back(f); }
 };
 
-struct RecordingSelector : Selector {
-  mutable std::vector<Answered> seen;
-  std::optional<std::size_t> pick(const RoutingTable&, const BackendStates&, const PickRequest&,
-                                  RandomSource&) const override {
+struct RecordingSelector : routing::Selector {
+  mutable std::vector<routing::Answered> seen;
+  std::optional<std::size_t> pick(const routing::RoutingTable&, const routing::BackendStates&,
+                                  const routing::PickRequest&, base::RandomSource&) const override {
     return std::nullopt;
   }
-  void observe(const Answered& a) const override { seen.push_back(a); }
+  void observe(const routing::Answered& a) const override { seen.push_back(a); }
 };
 
 struct Ticket : RoutingFixture {
-  FailureBreakers breakers;
+  routing::FailureBreakers breakers;
   RecordingLog log;
   RecordingSelector selector;
-  std::unique_ptr<RoutingState> routing;
+  std::unique_ptr<routing::RoutingState> routing;
 
   void SetUp() override {
     make({{"a", 1, 1, ""}, {"b", 1, 1, ""}});
-    routing = std::make_unique<RoutingState>(RoutingState{*states, breakers, clock, &log});
+    routing = std::make_unique<routing::RoutingState>(routing::RoutingState{*states, breakers, clock, &log});
   }
-  TicketTarget target(std::size_t i, BreakerRule breaker = {}) {
-    return TicketTarget{&member(i), &selector, breaker, member(i).name, "BACKEND_1_APIKEY"};
+  routing::TicketTarget target(std::size_t i, routing::BreakerRule breaker = {}) {
+    return routing::TicketTarget{&member(i), &selector, breaker, member(i).name, "BACKEND_1_APIKEY"};
   }
   // An attempt sent to member i whose answer's head is `status` with these headers.
-  Closed answered(std::size_t i, unsigned status, ThrottleHeaders h = {}) {
-    AttemptTicket t(*routing, target(i), "gpt", 0);
+  routing::Closed answered(std::size_t i, unsigned status, http::ThrottleHeaders h = {}) {
+    routing::AttemptTicket t(*routing, target(i), "gpt", 0);
     t.sent();
-    const Verdict v = t.answer(status, h, true);
-    return t.close({v.fail_over ? AttemptEnd::Refused : AttemptEnd::Relayed});
+    const routing::Verdict v = t.answer(status, h, true);
+    return t.close({v.fail_over ? routing::AttemptEnd::Refused : routing::AttemptEnd::Relayed});
   }
 };
 
 TEST_F(Ticket, ARefusedAnswerCoolsItsDeploymentForTheHintAndIsLogged) {
-  ThrottleHeaders h;
+  http::ThrottleHeaders h;
   h.retry_after = "7";
-  AttemptTicket t(*routing, target(0), "gpt", 0);
+  routing::AttemptTicket t(*routing, target(0), "gpt", 0);
   t.sent();
   EXPECT_TRUE(t.answer(429, h, true).fail_over);
-  const Closed c = t.close({AttemptEnd::Refused, {}, false, false, false, -1, {}, "HTTP 429"});
+  const routing::Closed c =
+      t.close({routing::AttemptEnd::Refused, {}, false, false, false, -1, {}, "HTTP 429"});
   EXPECT_TRUE(c.verdict.fail_over);
-  EXPECT_EQ(c.verdict.cause, FailureCause::Throttled);
+  EXPECT_EQ(c.verdict.cause, routing::FailureCause::Throttled);
   EXPECT_EQ(c.cooldown, 7000ms);
   EXPECT_FALSE(available(0, "gpt"));
   EXPECT_TRUE(available(1, "gpt"));
@@ -69,11 +70,11 @@ TEST_F(Ticket, ARefusedAnswerCoolsItsDeploymentForTheHintAndIsLogged) {
 
 TEST_F(Ticket, ARelayedAnswerChangesNoStateButTeachesTheSelector) {
   clock.advance(1s);
-  AttemptTicket t(*routing, target(1), "gpt", 0);
+  routing::AttemptTicket t(*routing, target(1), "gpt", 0);
   t.sent();
   clock.advance(250ms);
   EXPECT_FALSE(t.answer(200, {}, true).fail_over);
-  const Closed c = t.close({AttemptEnd::Relayed, {}, false, true, false, 12});
+  const routing::Closed c = t.close({routing::AttemptEnd::Relayed, {}, false, true, false, 12});
   EXPECT_FALSE(c.verdict.fail_over);
   EXPECT_TRUE(available(1, "gpt"));
   EXPECT_TRUE(log.lines.empty());
@@ -86,93 +87,106 @@ TEST_F(Ticket, ARelayedAnswerChangesNoStateButTeachesTheSelector) {
 }
 
 TEST_F(Ticket, ATransportFailureCoolsTheWholeBackend) {
-  AttemptTicket t(*routing, target(0), "gpt", 0);
+  routing::AttemptTicket t(*routing, target(0), "gpt", 0);
   t.sent();
-  const Closed c = t.close(
-      {AttemptEnd::TransportFailed, TransportFailure::Connect, false, false, false, -1, {}, "refused"});
-  EXPECT_EQ(c.verdict.cause, FailureCause::ConnectFailed);
-  EXPECT_EQ(c.verdict.scope, CooldownScope::Backend);
+  const routing::Closed c = t.close({routing::AttemptEnd::TransportFailed,
+                                     routing::TransportFailure::Connect,
+                                     false,
+                                     false,
+                                     false,
+                                     -1,
+                                     {},
+                                     "refused"});
+  EXPECT_EQ(c.verdict.cause, routing::FailureCause::ConnectFailed);
+  EXPECT_EQ(c.verdict.scope, routing::CooldownScope::Backend);
   EXPECT_FALSE(available(0, "other-model")) << "the backend, not one deployment";
 }
 
 TEST_F(Ticket, AStreamCutAfterItsHeadTripsTheBreakerAndIsLoggedLikeAnyFailure) {
-  const BreakerRule breaker{1, 300s, "a/gpt"};
+  const routing::BreakerRule breaker{1, 300s, "a/gpt"};
   for (int i = 0; i < 2; ++i) {
-    AttemptTicket t(*routing, target(0, breaker), "gpt", 0);
+    routing::AttemptTicket t(*routing, target(0, breaker), "gpt", 0);
     t.sent();
     t.answer(200, {}, true);
-    const Closed c = t.close(
-        {AttemptEnd::CutAfterHead, TransportFailure::Lost, false, false, false, -1, {}, "end of stream"});
-    EXPECT_EQ(c.verdict.cause, FailureCause::ConnectionLost);
+    const routing::Closed c = t.close({routing::AttemptEnd::CutAfterHead,
+                                       routing::TransportFailure::Lost,
+                                       false,
+                                       false,
+                                       false,
+                                       -1,
+                                       {},
+                                       "end of stream"});
+    EXPECT_EQ(c.verdict.cause, routing::FailureCause::ConnectionLost);
     EXPECT_EQ(c.breaker_tripped, i == 1) << "failure " << i + 1 << " of 1 allowed a minute";
     clock.advance(11s);  // past the cooldown of the cut
   }
   EXPECT_FALSE(available(0, "gpt")) << "the breaker holds it out";
-  EXPECT_EQ(states->deployment_cooldown(member(0), "gpt").cause, FailureCause::FailureTolerance);
+  EXPECT_EQ(states->deployment_cooldown(member(0), "gpt").cause, routing::FailureCause::FailureTolerance);
   ASSERT_EQ(log.lines.size(), 2u);
-  EXPECT_EQ(log.lines[1].end, AttemptEnd::CutAfterHead);
+  EXPECT_EQ(log.lines[1].end, routing::AttemptEnd::CutAfterHead);
   EXPECT_TRUE(log.lines[1].breaker_tripped);
   ASSERT_EQ(selector.seen.size(), 2u);
   EXPECT_FALSE(selector.seen[0].complete);
 }
 
 TEST_F(Ticket, AnErrorEventBeforeContentIsAStreamError) {
-  AttemptTicket t(*routing, target(0), "gpt", 0);
+  routing::AttemptTicket t(*routing, target(0), "gpt", 0);
   t.sent();
   t.answer(200, {}, true);
-  EXPECT_EQ(t.close({AttemptEnd::StreamFailed, {}, true}).verdict.cause, FailureCause::StreamError);
+  EXPECT_EQ(t.close({routing::AttemptEnd::StreamFailed, {}, true}).verdict.cause,
+            routing::FailureCause::StreamError);
   EXPECT_FALSE(available(0, "gpt"));
 }
 
 TEST_F(Ticket, AStallCoolsTheDeploymentAndFailsOver) {
-  AttemptTicket t(*routing, target(0), "gpt", 0);
+  routing::AttemptTicket t(*routing, target(0), "gpt", 0);
   t.sent();
-  const Closed c = t.close({AttemptEnd::Stalled});
+  const routing::Closed c = t.close({routing::AttemptEnd::Stalled});
   EXPECT_TRUE(c.verdict.fail_over);
-  EXPECT_EQ(c.verdict.cause, FailureCause::Stalled);
+  EXPECT_EQ(c.verdict.cause, routing::FailureCause::Stalled);
   EXPECT_FALSE(available(0, "gpt"));
   EXPECT_TRUE(available(0, "other-model")) << "one slow deployment, not the resource";
 }
 
 TEST_F(Ticket, AClientThatLeftCostsTheBackendNothing) {
-  AttemptTicket t(*routing, target(0), "gpt", 0);
+  routing::AttemptTicket t(*routing, target(0), "gpt", 0);
   t.sent();
-  EXPECT_FALSE(t.close({AttemptEnd::ClientLeft}).verdict.fail_over);
+  EXPECT_FALSE(t.close({routing::AttemptEnd::ClientLeft}).verdict.fail_over);
   EXPECT_TRUE(available(0, "gpt"));
   EXPECT_TRUE(log.lines.empty());
   EXPECT_TRUE(selector.seen.empty());
 }
 
 TEST_F(Ticket, AMissingCredentialCoolsTheBackendUntilOneMayBeHadAndTripsNoBreaker) {
-  const BreakerRule breaker{0, 300s, "a/gpt"};
-  AttemptTicket t(*routing, target(0, breaker), "gpt", 0);
-  AttemptOutcome o{AttemptEnd::NoCredential};
+  const routing::BreakerRule breaker{0, 300s, "a/gpt"};
+  routing::AttemptTicket t(*routing, target(0, breaker), "gpt", 0);
+  routing::AttemptOutcome o{routing::AttemptEnd::NoCredential};
   o.retry_hint = 4000ms;
-  const Closed c = t.close(o);
-  EXPECT_EQ(c.verdict.cause, FailureCause::Credential);
+  const routing::Closed c = t.close(o);
+  EXPECT_EQ(c.verdict.cause, routing::FailureCause::Credential);
   EXPECT_EQ(c.cooldown, 4000ms);
   EXPECT_FALSE(c.breaker_tripped) << "nothing was sent";
 }
 
 TEST_F(Ticket, ItClosesOnce) {
-  AttemptTicket t(*routing, target(0), "gpt", 0);
+  routing::AttemptTicket t(*routing, target(0), "gpt", 0);
   t.sent();
-  EXPECT_TRUE(t.close({AttemptEnd::Stalled}).verdict.fail_over);
+  EXPECT_TRUE(t.close({routing::AttemptEnd::Stalled}).verdict.fail_over);
   EXPECT_TRUE(t.closed());
-  EXPECT_FALSE(t.close({AttemptEnd::Stalled}).verdict.fail_over);
+  EXPECT_FALSE(t.close({routing::AttemptEnd::Stalled}).verdict.fail_over);
   EXPECT_EQ(log.lines.size(), 1u);
 }
 
 TEST_F(Ticket, TheAttemptIsInFlightUntilTheTicketEnds) {
   {
-    AttemptTicket t(*routing, target(0), "gpt", 0);
+    routing::AttemptTicket t(*routing, target(0), "gpt", 0);
     EXPECT_EQ(states->in_flight(member(0).id), 1);
   }
   EXPECT_EQ(states->in_flight(member(0).id), 0);
 }
 
 TEST_F(Ticket, AnAnswersReportIsKeptWhateverItsStatus) {
-  ThrottleHeaders h;
+  http::ThrottleHeaders h;
   h.remaining_requests = "0";
   h.remaining_tokens = "0";
   EXPECT_FALSE(answered(0, 200, h).verdict.fail_over);

@@ -34,8 +34,8 @@ TEST_F(PoolFixture, Cooldown_EachDeploymentKeepsItsOwnStateBesideTheFirstOneKept
   fail(0, "gpt-4o-mini", throttled(), 30s);
   EXPECT_EQ(pick("gpt-4o-mini"), 1u);
   EXPECT_EQ(pick("gpt"), 0u);
-  EXPECT_EQ(states->deployment_cooldown(member(0), "gpt").cause, FailureCause::None);
-  EXPECT_EQ(states->deployment_cooldown(member(0), "gpt-4o").cause, FailureCause::Throttled);
+  EXPECT_EQ(states->deployment_cooldown(member(0), "gpt").cause, routing::FailureCause::None);
+  EXPECT_EQ(states->deployment_cooldown(member(0), "gpt-4o").cause, routing::FailureCause::Throttled);
 }
 
 TEST_F(PoolFixture, Cooldown_TransportFailureBlocksWholeBackend) {
@@ -50,7 +50,7 @@ TEST_F(PoolFixture, Cooldown_KeyedByEffectiveDeploymentWhenOverridden) {
   make({{"a", 1, 1, "prod-gpt"}, {"b", 2, 1, ""}});
   fail(0, "client-name-1", throttled(), 30s);
   EXPECT_EQ(pick("client-name-2"), 1u);
-  EXPECT_EQ(states->deployment_cooldown(member(0), "anything").cause, FailureCause::Throttled);
+  EXPECT_EQ(states->deployment_cooldown(member(0), "anything").cause, routing::FailureCause::Throttled);
 }
 
 TEST_F(PoolFixture, Cooldown_DeadlinesOnlyGrow) {
@@ -86,7 +86,7 @@ TEST_F(PoolFixture, Unavailability_ReportsSoonestRecoveryAndThrottling) {
 
 TEST_F(PoolFixture, Unavailability_ServerErrorsAreNotReportedAsThrottling) {
   make({{"a", 1, 1, ""}, {"b", 1, 1, ""}});
-  fail(0, "gpt", judge_status(503, true), 2s);
+  fail(0, "gpt", routing::judge_status(503, true), 2s);
   fail(1, "gpt", refused(), std::nullopt);
   const auto u = unavailable("gpt");
   EXPECT_FALSE(u.throttled);
@@ -106,7 +106,7 @@ TEST_F(PoolFixture, DeploymentCooldowns_ListsStateForStatusPages) {
 TEST_F(QuotaPool, QuotaIsPerDeployment) {
   make({{"a", 1, 1, "", 100, 0}});
   ASSERT_TRUE(reserve(0, "gpt", 100));
-  ScriptedRandom rng({0});
+  base::ScriptedRandom rng({0});
   EXPECT_EQ(pick_with("other", {}, rng, 100), 0u);
   EXPECT_EQ(pick_with("gpt", {}, rng, 1), std::nullopt);
 }
@@ -151,9 +151,10 @@ TEST_F(QuotaPool, BackendsWithoutQuotaAreUnaffected) {
 
 TEST_F(PoolFixture, ClientChosenDeploymentNamesCannotGrowStateWithoutBound) {
   make({{"a", 1, 1, ""}});
-  const Verdict missing = judge_status(404, true);
+  const routing::Verdict missing = routing::judge_status(404, true);
   for (int i = 0; i < 5000; ++i) fail(0, "name-" + std::to_string(i), missing, std::chrono::seconds(5));
-  EXPECT_EQ(states->deployment_cooldowns(member(0).id).size(), BackendStates::kMaxDeploymentsPerBackend);
+  EXPECT_EQ(states->deployment_cooldowns(member(0).id).size(),
+            routing::BackendStates::kMaxDeploymentsPerBackend);
   // Names past the cap share the overflow entry: still cooling, conservatively.
   EXPECT_FALSE(available(0, "name-4999"));
   EXPECT_FALSE(available(0, "never-seen-before"));
@@ -164,10 +165,10 @@ TEST_F(PoolFixture, ClientChosenDeploymentNamesCannotGrowStateWithoutBound) {
 
 TEST_F(PoolFixture, StateIsKeptByIdentityNotPosition) {
   // Two tables naming the same backends in another order: the state follows the name.
-  BackendIds ids;
-  const RoutingTable first({{"east", 1, 1, ""}, {"west", 1, 1, ""}}, ids);
-  const RoutingTable second({{"north", 1, 1, ""}, {"west", 1, 1, ""}, {"east", 1, 1, ""}}, ids);
-  states = std::make_unique<BackendStates>(clock, policy);
+  routing::BackendIds ids;
+  const routing::RoutingTable first({{"east", 1, 1, ""}, {"west", 1, 1, ""}}, ids);
+  const routing::RoutingTable second({{"north", 1, 1, ""}, {"west", 1, 1, ""}, {"east", 1, 1, ""}}, ids);
+  states = std::make_unique<routing::BackendStates>(clock, policy);
   states->track(first);
   states->track(second);
   states->record_failure(first.member(0), "gpt", throttled(), 30s);  // east
@@ -197,7 +198,7 @@ TEST_F(QuotaPool, ConcurrentReservesNeverOversellAQuota) {
 }
 
 TEST(BackendIdsTest, ANameKeepsItsIdAndIdsAreNeverReused) {
-  BackendIds ids;
+  routing::BackendIds ids;
   EXPECT_EQ(ids.id_for("a").value, 0u);
   EXPECT_EQ(ids.id_for("b").value, 1u);
   EXPECT_EQ(ids.id_for("a").value, 0u);
@@ -205,17 +206,17 @@ TEST(BackendIdsTest, ANameKeepsItsIdAndIdsAreNeverReused) {
 }
 
 TEST(BackendStatesLimits, TrackRefusesMoreIdsThanItCanHold) {
-  ManualClock clock;
-  BackendStates states(clock, CooldownPolicy{});
-  EXPECT_NO_THROW(states.track(RoutingTable({{"a", 1, 1, ""}})));
-  std::vector<PoolMember> members(BackendStates::kMaxBackends + 1);
+  base::ManualClock clock;
+  routing::BackendStates states(clock, routing::CooldownPolicy{});
+  EXPECT_NO_THROW(states.track(routing::RoutingTable({{"a", 1, 1, ""}})));
+  std::vector<routing::PoolMember> members(routing::BackendStates::kMaxBackends + 1);
   for (std::size_t i = 0; i < members.size(); ++i) members[i].name = "b" + std::to_string(i);
-  EXPECT_THROW(states.track(RoutingTable(std::move(members))), std::length_error);
+  EXPECT_THROW(states.track(routing::RoutingTable(std::move(members))), std::length_error);
 }
 
 // The backends' own reports (x-ratelimit-remaining-*), with no quota declared.
-RateLimitReport remaining(std::int64_t tokens, std::int64_t requests = 1'000) {
-  RateLimitReport r;
+routing::RateLimitReport remaining(std::int64_t tokens, std::int64_t requests = 1'000) {
+  routing::RateLimitReport r;
   r.remaining_tokens = tokens;
   r.remaining_requests = requests;
   return r;
@@ -223,23 +224,24 @@ RateLimitReport remaining(std::int64_t tokens, std::int64_t requests = 1'000) {
 
 struct ReportedPool : PoolFixture {
   // What choose_target would do: the selector, or a probe.
-  std::optional<TargetChoice> choose(std::int64_t cost, const TriedSet& tried = {}) {
-    ScriptedRandom rng({0});
+  std::optional<routing::TargetChoice> choose(std::int64_t cost, const routing::TriedSet& tried = {}) {
+    base::ScriptedRandom rng({0});
     return choose_target(priority, *table, *states, {"gpt", tried, cost}, rng);
   }
 };
-constexpr Nanos kFresh = ReportedBudget::kFreshFor;
+constexpr base::Nanos kFresh = routing::ReportedBudget::kFreshFor;
 
 TEST_F(ReportedPool, Reported_ALowReportMovesARequestThatDoesNotFitElsewhere) {
   make({{"a", 1, 1, ""}, {"b", 2, 1, ""}});
   EXPECT_FALSE(states->reported_budget_low());
   states->observe_report(member(0), "gpt", remaining(150), clock.now(), {});
   EXPECT_TRUE(states->reported_budget_low()) << "requests are estimated from now on";
-  ScriptedRandom rng({0});
+  base::ScriptedRandom rng({0});
   EXPECT_EQ(pick_with("gpt", {}, rng, 200), 1u) << "150 tokens left cannot take 200";
   EXPECT_EQ(pick_with("gpt", {}, rng, 100), 0u);
   EXPECT_EQ(pick_with("other", {}, rng, 200), 0u) << "per deployment";
-  EXPECT_EQ(states->standing(member(0), "gpt", clock.now(), 200), BackendStates::Standing::ReportedShort);
+  EXPECT_EQ(states->standing(member(0), "gpt", clock.now(), 200),
+            routing::BackendStates::Standing::ReportedShort);
   EXPECT_LE(states->deployment_cooldown(member(0), "gpt").until, clock.now()) << "a skip, not a cooldown";
 }
 
@@ -253,7 +255,7 @@ TEST_F(ReportedPool, Reported_PlentifulReportsNeedNoStateAtAll) {
 TEST_F(ReportedPool, Reported_SendsAreCountedWhileLow) {
   make({{"a", 1, 1, ""}, {"b", 2, 1, ""}});
   states->observe_report(member(0), "gpt", remaining(500), clock.now(), {});
-  ScriptedRandom rng({0, 0, 0});
+  base::ScriptedRandom rng({0, 0, 0});
   for (int i = 0; i < 2; ++i) {
     ASSERT_EQ(pick_with("gpt", {}, rng, 200), 0u);
     states->charge_reported(member(0), "gpt", 200);
@@ -299,7 +301,7 @@ TEST_F(ReportedPool, Reported_AProbeIsNeverSentWhereAHardLimitHolds) {
   clock.advance(kFresh);
   EXPECT_EQ(choose(200), std::nullopt) << "cooling down: no probe";
   EXPECT_EQ(unavailable("gpt", 200).retry_after, 5s - kFresh);
-  TriedSet tried;
+  routing::TriedSet tried;
   tried.add(0);
   clock.advance(5s);
   EXPECT_EQ(choose(200, tried), std::nullopt) << "a request tries each member once";
@@ -337,26 +339,27 @@ TEST_F(ReportedPool, Reported_ALongQuotaHintCoolsDown) {
   make({{"a", 1, 1, ""}});
   states->observe_report(member(0), "gpt", remaining(100), clock.now(), {});
   fail(0, "gpt", judge_throttle_hint(throttled(), std::chrono::hours(5), 60s), std::chrono::hours(5));
-  EXPECT_EQ(states->deployment_cooldown(member(0), "gpt").cause, FailureCause::QuotaExhausted);
+  EXPECT_EQ(states->deployment_cooldown(member(0), "gpt").cause, routing::FailureCause::QuotaExhausted);
   clock.advance(300s);  // the clamped cooldown is over
-  EXPECT_EQ(states->standing(member(0), "gpt", clock.now(), 200), BackendStates::Standing::ReportedShort);
+  EXPECT_EQ(states->standing(member(0), "gpt", clock.now(), 200),
+            routing::BackendStates::Standing::ReportedShort);
   EXPECT_TRUE(choose(200)->probe) << "the report is long stale: it is tested";
 }
 
 // A reload hands the states members with new limits (the same ids): they apply at once, and
 // what was used stays counted.
 TEST_F(QuotaPool, Reload_ANewLimitAppliesAtOnceAndKeepsWhatWasUsed) {
-  PoolMember m{"a", 1, 1, ""};
+  routing::PoolMember m{"a", 1, 1, ""};
   m.requests_per_window = 5;
   make({m});
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(reserve(0, "gpt", 1));
   EXPECT_FALSE(reserve(0, "gpt", 1));
-  PoolMember raised = member(0);
+  routing::PoolMember raised = member(0);
   raised.requests_per_window = 8;
   for (int i = 0; i < 3; ++i) EXPECT_TRUE(states->reserve(raised, "gpt", 1)) << "request " << 6 + i;
   EXPECT_FALSE(states->reserve(raised, "gpt", 1)) << "8 in the window";
   EXPECT_EQ(states->quota_usage(raised, "gpt").requests_used, 8);
-  PoolMember lowered = member(0);
+  routing::PoolMember lowered = member(0);
   lowered.requests_per_window = 2;
   EXPECT_FALSE(states->available(lowered, "gpt", clock.now())) << "8 used of 2";
 }
@@ -365,21 +368,21 @@ TEST_F(QuotaPool, Reload_AQuotaDeclaredWhereThereWasNone_IsEnforced) {
   make({{"a", 1, 1, ""}});
   fail(0, "gpt", throttled(), 100ms);  // the deployment has state already
   clock.advance(1s);
-  PoolMember declared = member(0);
+  routing::PoolMember declared = member(0);
   declared.requests_per_window = 2;
   declared.quota_window = std::chrono::seconds(1);
   EXPECT_TRUE(states->reserve(declared, "gpt", 1));
   EXPECT_TRUE(states->reserve(declared, "gpt", 1));
   EXPECT_FALSE(states->reserve(declared, "gpt", 1));
   EXPECT_FALSE(states->available(declared, "gpt", clock.now()));
-  PoolMember removed = member(0);  // and taken away again
+  routing::PoolMember removed = member(0);  // and taken away again
   EXPECT_TRUE(states->available(removed, "gpt", clock.now()));
   EXPECT_TRUE(states->reserve(removed, "gpt", 1));
 }
 
 TEST_F(PoolFixture, Unavailability_EveryMemberWithoutTheDeploymentIsNotFound) {
   make({{"a", 1, 1, ""}, {"b", 2, 1, ""}});
-  const Verdict missing = judge_status(404, true);
+  const routing::Verdict missing = routing::judge_status(404, true);
   fail(0, "gpt", missing, std::nullopt);
   EXPECT_FALSE(unavailable("gpt").not_found) << "b may have it";
   fail(1, "gpt", missing, std::nullopt);
@@ -403,8 +406,8 @@ namespace {
 
 // Deployments on two backends that draw on one quota (one subscription and region).
 TEST(QuotaGroups, MembersOfAGroupShareOneBudget) {
-  ManualClock clock;
-  std::vector<PoolMember> members(3);
+  base::ManualClock clock;
+  std::vector<routing::PoolMember> members(3);
   for (std::size_t i = 0; i < members.size(); ++i) {
     members[i].name = "b" + std::to_string(i);
     members[i].tokens_per_window = 100;
@@ -412,8 +415,8 @@ TEST(QuotaGroups, MembersOfAGroupShareOneBudget) {
   }
   members[0].quota_group = "sub1-eastus";
   members[1].quota_group = "sub1-eastus";  // members[2]: its own quota
-  RoutingTable table(members);
-  BackendStates states(clock, CooldownPolicy{});
+  routing::RoutingTable table(members);
+  routing::BackendStates states(clock, routing::CooldownPolicy{});
   states.track(table);
   EXPECT_TRUE(states.reserve(table.member(0), "gpt-4o", 60));
   EXPECT_FALSE(states.available(table.member(1), "gpt-4o", clock.now(), 60))
@@ -426,7 +429,7 @@ TEST(QuotaGroups, MembersOfAGroupShareOneBudget) {
   EXPECT_TRUE(states.reserve(table.member(2), "gpt-4o", 100)) << "outside the group, its own quota";
   EXPECT_TRUE(states.reserve(table.member(1), "gpt-4o-mini", 100))
       << "a backend's group is per deployment (Azure's quotas are per model)";
-  const Unavailability u = states.unavailability(table, "gpt-4o", 1);
+  const routing::Unavailability u = states.unavailability(table, "gpt-4o", 1);
   EXPECT_TRUE(u.throttled);
   EXPECT_GT(u.retry_after.count(), 0);
   clock.advance(std::chrono::seconds(61));
@@ -440,16 +443,16 @@ namespace smartlb {
 namespace {
 
 TEST(QuotaGroups, TargetsWithFixedDeploymentsShareTheGroupAsNamed) {
-  ManualClock clock;
-  std::vector<PoolMember> members(2);
+  base::ManualClock clock;
+  std::vector<routing::PoolMember> members(2);
   members[0] = {"east", 1, 1, "gpt-4o-0806"};
   members[1] = {"west", 1, 1, "gpt-4o-prod"};  // the same model, named otherwise
   for (auto& m : members) {
     m.tokens_per_window = 100;
     m.quota_group = "sub1";
   }
-  RoutingTable table(members);
-  BackendStates states(clock, CooldownPolicy{});
+  routing::RoutingTable table(members);
+  routing::BackendStates states(clock, routing::CooldownPolicy{});
   states.track(table);
   EXPECT_TRUE(states.reserve(table.member(0), "gpt-4o", 70));
   EXPECT_FALSE(states.reserve(table.member(1), "gpt-4o", 31));
@@ -465,14 +468,14 @@ namespace {
 using namespace std::chrono_literals;
 
 // Scale-out: what BackendStates tells the Redis side, and what it takes from it.
-struct RecordingListener : CooldownListener {
+struct RecordingListener : routing::CooldownListener {
   struct Seen {
     std::string backend, deployment;
     bool whole_backend;
-    MonoNanos until;
-    FailureCause cause;
+    base::MonoNanos until;
+    routing::FailureCause cause;
   };
-  void on_cooldown(const CooldownNotice& n) override {
+  void on_cooldown(const routing::CooldownNotice& n) override {
     seen.push_back({std::string(n.backend), std::string(n.deployment), n.whole_backend, n.until, n.cause});
   }
   std::vector<Seen> seen;
@@ -485,16 +488,16 @@ TEST_F(PoolFixture, SharedCooldowns_ALocalCooldownIsToldOnceWithTheBackendsNameA
   fail(0, "client-name", throttled(), 30s);
   fail(0, "client-name", throttled(), 5s);  // moves nothing: not told
   fail(1, "gpt-4o", refused(), std::nullopt);
-  states->hold(member(1), "gpt-4o", FailureCause::FailureTolerance, 120s);
+  states->hold(member(1), "gpt-4o", routing::FailureCause::FailureTolerance, 120s);
   ASSERT_EQ(l.seen.size(), 3u);
   EXPECT_EQ(l.seen[0].backend, "east");
   EXPECT_EQ(l.seen[0].deployment, "prod-gpt") << "the state's key, the same on every replica";
   EXPECT_FALSE(l.seen[0].whole_backend);
-  EXPECT_EQ(l.seen[0].until, clock.now() + Nanos(30s).count());
-  EXPECT_EQ(l.seen[0].cause, FailureCause::Throttled);
+  EXPECT_EQ(l.seen[0].until, clock.now() + base::Nanos(30s).count());
+  EXPECT_EQ(l.seen[0].cause, routing::FailureCause::Throttled);
   EXPECT_EQ(l.seen[1].backend, "west");
   EXPECT_TRUE(l.seen[1].whole_backend);
-  EXPECT_EQ(l.seen[2].cause, FailureCause::FailureTolerance);
+  EXPECT_EQ(l.seen[2].cause, routing::FailureCause::FailureTolerance);
   EXPECT_EQ(l.seen[2].deployment, "gpt-4o");
   states->set_cooldown_listener(nullptr);
 }
@@ -504,14 +507,14 @@ TEST_F(PoolFixture, SharedCooldowns_ARemoteDeadlineIsAppliedOnThisClockAndNotTol
   RecordingListener l;
   states->set_cooldown_listener(&l);
   const std::int64_t now_ms = states->to_epoch_ms(clock.now());
-  EXPECT_TRUE(
-      states->apply_remote_cooldown("east", "gpt-4o", false, now_ms + 20'000, FailureCause::Throttled));
+  EXPECT_TRUE(states->apply_remote_cooldown("east", "gpt-4o", false, now_ms + 20'000,
+                                            routing::FailureCause::Throttled));
   EXPECT_TRUE(l.seen.empty()) << "no echo";
   EXPECT_EQ(pick("gpt-4o"), 1u);
   EXPECT_EQ(pick("other"), 0u);
-  EXPECT_EQ(states->deployment_cooldown(member(0), "gpt-4o").cause, FailureCause::Throttled);
-  EXPECT_FALSE(
-      states->apply_remote_cooldown("east", "gpt-4o", false, now_ms + 10'000, FailureCause::Throttled))
+  EXPECT_EQ(states->deployment_cooldown(member(0), "gpt-4o").cause, routing::FailureCause::Throttled);
+  EXPECT_FALSE(states->apply_remote_cooldown("east", "gpt-4o", false, now_ms + 10'000,
+                                             routing::FailureCause::Throttled))
       << "deadlines only grow";
   clock.advance(19'999ms);
   EXPECT_FALSE(available(0, "gpt-4o"));
@@ -519,15 +522,17 @@ TEST_F(PoolFixture, SharedCooldowns_ARemoteDeadlineIsAppliedOnThisClockAndNotTol
   EXPECT_TRUE(available(0, "gpt-4o"));
 
   EXPECT_TRUE(states->apply_remote_cooldown("west", "", true, states->to_epoch_ms(clock.now()) + 1'000,
-                                            FailureCause::ConnectFailed));
-  EXPECT_EQ(states->backend_cooldown(member(1).id).cause, FailureCause::ConnectFailed);
-  EXPECT_FALSE(states->apply_remote_cooldown("nobody", "", true, now_ms + 90'000, FailureCause::Throttled));
+                                            routing::FailureCause::ConnectFailed));
+  EXPECT_EQ(states->backend_cooldown(member(1).id).cause, routing::FailureCause::ConnectFailed);
+  EXPECT_FALSE(
+      states->apply_remote_cooldown("nobody", "", true, now_ms + 90'000, routing::FailureCause::Throttled));
   EXPECT_TRUE(states->apply_remote_cooldown("east", "far", false, std::numeric_limits<std::int64_t>::max(),
-                                            FailureCause::Throttled))
+                                            routing::FailureCause::Throttled))
       << "an absurd deadline is capped (a week), not an overflow";
   EXPECT_EQ(states->deployment_cooldown(member(0), "far").until,
-            clock.now() + Nanos(std::chrono::hours(24 * 7)).count());
-  EXPECT_FALSE(states->apply_remote_cooldown("east", "gpt-4o", false, now_ms, FailureCause::Throttled))
+            clock.now() + base::Nanos(std::chrono::hours(24 * 7)).count());
+  EXPECT_FALSE(
+      states->apply_remote_cooldown("east", "gpt-4o", false, now_ms, routing::FailureCause::Throttled))
       << "already over";
   states->set_cooldown_listener(nullptr);
 }
@@ -540,34 +545,36 @@ namespace {
 
 // Shared quotas (docs/scale-out.md): a broker standing in for Redis records the asks and the
 // test answers them.
-struct RecordingBroker : LeaseBroker {
+struct RecordingBroker : routing::LeaseBroker {
   bool shared = true;
   std::size_t replicas = 1;
-  std::vector<SharedLease*> attached;
-  std::vector<PendingAsk> asks;
-  void attach(SharedLease& lease) override {
+  std::vector<routing::SharedLease*> attached;
+  std::vector<routing::PendingAsk> asks;
+  void attach(routing::SharedLease& lease) override {
     attached.push_back(&lease);
     std::lock_guard lock(lease.mutex);
     lease.quota.set_shared(shared, replicas);
   }
-  void send(SharedLease& lease, const LeasedQuota::Ask& ask) override { asks.push_back({&lease, ask}); }
-  void answer(std::size_t i, std::int64_t grant, LeasedQuota::WallTime now) {
+  void send(routing::SharedLease& lease, const routing::LeasedQuota::Ask& ask) override {
+    asks.push_back({&lease, ask});
+  }
+  void answer(std::size_t i, std::int64_t grant, routing::LeasedQuota::WallTime now) {
     std::lock_guard lock(asks[i].lease->mutex);
     asks[i].lease->quota.granted(asks[i].ask, grant, now);
   }
 };
 
 struct LeasedQuotas : ::testing::Test {
-  ManualClock clock;  // its wall clock starts on a minute: the window is [now, now + 60 s)
+  base::ManualClock clock;  // its wall clock starts on a minute: the window is [now, now + 60 s)
   RecordingBroker broker;
-  std::unique_ptr<RoutingTable> table;
-  std::unique_ptr<BackendStates> states;
+  std::unique_ptr<routing::RoutingTable> table;
+  std::unique_ptr<routing::BackendStates> states;
   void make(std::int64_t tokens, std::int64_t requests = 0, std::string group = "") {
-    PoolMember m{"eastus", 1, 1, "", tokens, requests};
+    routing::PoolMember m{"eastus", 1, 1, "", tokens, requests};
     m.quota_window = std::chrono::seconds(60);
     m.quota_group = group;
-    table = std::make_unique<RoutingTable>(std::vector<PoolMember>{m});
-    states = std::make_unique<BackendStates>(clock, CooldownPolicy{});
+    table = std::make_unique<routing::RoutingTable>(std::vector<routing::PoolMember>{m});
+    states = std::make_unique<routing::BackendStates>(clock, routing::CooldownPolicy{});
     states->track(*table);
     states->set_lease_broker(&broker);
   }
@@ -599,9 +606,9 @@ TEST_F(LeasedQuotas, SharedAQuotaAdmitsWhatTheStoreGrantsBeyondItsLocalWindow) {
   broker.answer(1, 0, clock.wall_now());  // the other replicas took the rest
   EXPECT_FALSE(available(1)) << "the local window has 700 left; the shared window is spent";
   EXPECT_FALSE(reserve(1));
-  const Unavailability u = states->unavailability(*table, "gpt-4o", 1);
+  const routing::Unavailability u = states->unavailability(*table, "gpt-4o", 1);
   EXPECT_TRUE(u.throttled);
-  EXPECT_EQ(u.retry_after, std::chrono::milliseconds(60'000) / LeasedQuota::kDefaultSubwindows)
+  EXPECT_EQ(u.retry_after, std::chrono::milliseconds(60'000) / routing::LeasedQuota::kDefaultSubwindows)
       << "spent: until the shared sub-window ends (the clock is at the start of one)";
   EXPECT_EQ(states->quota_usage(table->member(0), "gpt-4o").tokens_used, 300);
 }
@@ -651,13 +658,13 @@ TEST_F(PoolFixture, SharedFailures_AHoldByNameLandsOnTheStateKeyAndIsTold) {
   make({{"east", 1, 1, ""}, {"west", 2, 1, ""}});
   RecordingListener l;
   states->set_cooldown_listener(&l);
-  EXPECT_TRUE(states->hold_by_name("east", "gpt-4o", FailureCause::FailureTolerance, 30s));
-  EXPECT_EQ(states->deployment_cooldown(member(0), "gpt-4o").cause, FailureCause::FailureTolerance);
+  EXPECT_TRUE(states->hold_by_name("east", "gpt-4o", routing::FailureCause::FailureTolerance, 30s));
+  EXPECT_EQ(states->deployment_cooldown(member(0), "gpt-4o").cause, routing::FailureCause::FailureTolerance);
   EXPECT_EQ(pick("gpt-4o"), 1u);
   ASSERT_EQ(l.seen.size(), 1u) << "told, so that the other replicas learn it";
   EXPECT_EQ(l.seen[0].backend, "east");
   EXPECT_EQ(l.seen[0].deployment, "gpt-4o");
-  EXPECT_FALSE(states->hold_by_name("nobody", "gpt-4o", FailureCause::FailureTolerance, 30s));
+  EXPECT_FALSE(states->hold_by_name("nobody", "gpt-4o", routing::FailureCause::FailureTolerance, 30s));
   states->set_cooldown_listener(nullptr);
 }
 

@@ -15,8 +15,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-const ClassReserve kBatch{1, 200};  // at most 20 %
-const ClassReserve kFirst{};
+const routing::ClassReserve kBatch{1, 200};  // at most 20 %
+const routing::ClassReserve kFirst{};
 
 TEST(ClassReserve, TheAmountIsTheDemandAboveOverTheHorizonAtMostTheShare) {
   EXPECT_EQ(reserve_amount(kBatch, 1'000, 200ms, 10'000), 200) << "1,000 tokens/s for 0.2 s";
@@ -24,13 +24,14 @@ TEST(ClassReserve, TheAmountIsTheDemandAboveOverTheHorizonAtMostTheShare) {
   EXPECT_EQ(reserve_amount(kBatch, 0, 200ms, 10'000), 0) << "nothing asked above it: nothing kept";
   EXPECT_EQ(reserve_amount(kFirst, 1'000, 200ms, 10'000), 0) << "the first class keeps nothing back";
   EXPECT_EQ(reserve_amount(kBatch, 1'000, 200ms, 0), 0) << "no known limit";
-  EXPECT_EQ(with_reserve(10, 100, 20), 30);
-  EXPECT_EQ(with_reserve(90, 100, 20), 100) << "larger than what the reserve leaves: an empty window";
-  EXPECT_EQ(with_reserve(150, 100, 20), 150) << "never less than its cost";
+  EXPECT_EQ(routing::with_reserve(10, 100, 20), 30);
+  EXPECT_EQ(routing::with_reserve(90, 100, 20), 100)
+      << "larger than what the reserve leaves: an empty window";
+  EXPECT_EQ(routing::with_reserve(150, 100, 20), 150) << "never less than its cost";
 }
 
 TEST(ClassReserve, DemandIsTheDecayedRateOfTheLevelsAbove) {
-  ClassDemand d;
+  routing::ClassDemand d;
   d.add(0, 100, 0);
   d.add(0, 100, 0);
   d.add(1, 5'000, 0);
@@ -47,12 +48,12 @@ TEST(ClassReserve, DemandIsTheDecayedRateOfTheLevelsAbove) {
 }
 
 struct ReservePool : QuotaPool {
-  std::optional<std::size_t> pick_class(std::int64_t cost, ClassReserve cls) {
-    ScriptedRandom rng({0});
-    TriedSet tried;
-    return priority.pick(*table, *states, {"gpt", tried, cost, {}, Nanos{0}, cls}, rng);
+  std::optional<std::size_t> pick_class(std::int64_t cost, routing::ClassReserve cls) {
+    base::ScriptedRandom rng({0});
+    routing::TriedSet tried;
+    return priority.pick(*table, *states, {"gpt", tried, cost, {}, base::Nanos{0}, cls}, rng);
   }
-  void sent(std::size_t i, std::int64_t cost, ClassReserve cls) {
+  void sent(std::size_t i, std::int64_t cost, routing::ClassReserve cls) {
     ASSERT_TRUE(states->reserve(member(i), "gpt", cost, cls));
   }
 };
@@ -89,7 +90,7 @@ TEST_F(ReservePool, DeclaredQuota_TheReserveIsAtMostTheClassShare) {
   make({{"a", 1, 1, "", 1'000, 0}});
   sent(0, 1, kBatch);
   for (int i = 0; i < 5; ++i) sent(0, 100, kFirst);  // 250 tokens/s: 251 until room comes back
-  const ClassReserve small{1, 10};                   // at most 1 %: 10 tokens
+  const routing::ClassReserve small{1, 10};          // at most 1 %: 10 tokens
   EXPECT_EQ(pick_class(489, small), 0u) << "501 used + 489 + 10 = 1,000";
   EXPECT_EQ(pick_class(490, small), std::nullopt);
 }
@@ -114,39 +115,44 @@ TEST_F(ReservePool, Unavailability_TellsALowerClassWhenItsCostAndTheReserveFit) 
   EXPECT_EQ(pick_class(50, kBatch), 0u) << "the promised time is when it fits with its reserve";
 }
 
-RateLimitReport left(std::int64_t tokens, std::int64_t requests) {
-  RateLimitReport r;
+routing::RateLimitReport left(std::int64_t tokens, std::int64_t requests) {
+  routing::RateLimitReport r;
   r.remaining_tokens = tokens;
   r.remaining_requests = requests;
   return r;
 }
 
 TEST(ClassReserveReports, ALowerClassLeavesTheDemandAboveOfWhatIsReported) {
-  ReportedBudget b;
+  routing::ReportedBudget b;
   b.observe(left(10'000, 50), 0, {});  // the most reported: 10,000 tokens
   b.observe(left(2'300, 50), 1'000'000, {});
-  ClassReserve batch = kBatch;
+  routing::ClassReserve batch = kBatch;
   batch.tokens_per_second = 5'000;  // 1,000 over 0.2 s
-  EXPECT_EQ(b.room(1'300, 1'000'000), ReportedBudget::Room::Fits);
-  EXPECT_EQ(b.room(1'300, 1'000'000, batch), ReportedBudget::Room::Fits) << "1,300 + 1,000 fit in 2,300";
-  EXPECT_EQ(b.room(1'301, 1'000'000, batch), ReportedBudget::Room::Confirmed);
-  EXPECT_EQ(b.room(1'301, 1'000'000 + ReportedBudget::kFreshFor.count(), batch), ReportedBudget::Room::Probe)
+  EXPECT_EQ(b.room(1'300, 1'000'000), routing::ReportedBudget::Room::Fits);
+  EXPECT_EQ(b.room(1'300, 1'000'000, batch), routing::ReportedBudget::Room::Fits)
+      << "1,300 + 1,000 fit in 2,300";
+  EXPECT_EQ(b.room(1'301, 1'000'000, batch), routing::ReportedBudget::Room::Confirmed);
+  EXPECT_EQ(b.room(1'301, 1'000'000 + routing::ReportedBudget::kFreshFor.count(), batch),
+            routing::ReportedBudget::Room::Probe)
       << "a reserve read from reports holds as long as the report, like any other";
   batch.tokens_per_second = 1e9;
-  EXPECT_EQ(b.room(300, 1'000'000, batch), ReportedBudget::Room::Fits) << "at most 20 %: 300 + 2,000 fit";
+  EXPECT_EQ(b.room(300, 1'000'000, batch), routing::ReportedBudget::Room::Fits)
+      << "at most 20 %: 300 + 2,000 fit";
 }
 
 TEST(ClassReserveReports, TheDemandAboveIsCoveredUntilTheResetTheBackendNamed) {
-  ReportedBudget b;
+  routing::ReportedBudget b;
   b.observe(left(10'000, 50), 0, {});
-  RateLimitReport r = left(2'300, 50);
+  routing::RateLimitReport r = left(2'300, 50);
   r.reset_tokens = std::chrono::milliseconds(1'000);  // a window that jumps back in 1 s
   b.observe(r, 1'000'000, {});
-  ClassReserve batch = kBatch;
+  routing::ClassReserve batch = kBatch;
   batch.tokens_per_second = 1'000;  // 1,000 until the reset
-  EXPECT_EQ(b.room(1'300, 1'000'000, batch), ReportedBudget::Room::Fits) << "1,300 + 1,000 fit in 2,300";
-  EXPECT_EQ(b.room(1'301, 1'000'000, batch), ReportedBudget::Room::Confirmed);
-  EXPECT_EQ(b.room(2'000, 1'000'000), ReportedBudget::Room::Fits) << "the first class leaves nothing";
+  EXPECT_EQ(b.room(1'300, 1'000'000, batch), routing::ReportedBudget::Room::Fits)
+      << "1,300 + 1,000 fit in 2,300";
+  EXPECT_EQ(b.room(1'301, 1'000'000, batch), routing::ReportedBudget::Room::Confirmed);
+  EXPECT_EQ(b.room(2'000, 1'000'000), routing::ReportedBudget::Room::Fits)
+      << "the first class leaves nothing";
 }
 
 }  // namespace

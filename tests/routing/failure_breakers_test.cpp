@@ -5,11 +5,11 @@
 namespace smartlb {
 namespace {
 
-constexpr MonoNanos kSecond = 1'000'000'000;
+constexpr base::MonoNanos kSecond = 1'000'000'000;
 
 TEST(FailureBreakers, TripsOnTheFirstFailureBeyondTheAllowance) {
-  FailureBreakers b;
-  const BackendId id{3};
+  routing::FailureBreakers b;
+  const routing::BackendId id{3};
   EXPECT_FALSE(b.record(id, "gpt-4o", 3, 1 * kSecond));
   EXPECT_FALSE(b.record(id, "gpt-4o", 3, 2 * kSecond));
   EXPECT_FALSE(b.record(id, "gpt-4o", 3, 3 * kSecond));
@@ -18,8 +18,8 @@ TEST(FailureBreakers, TripsOnTheFirstFailureBeyondTheAllowance) {
 }
 
 TEST(FailureBreakers, FailuresOlderThanAMinuteNoLongerCount) {
-  FailureBreakers b;
-  const BackendId id{0};
+  routing::FailureBreakers b;
+  const routing::BackendId id{0};
   EXPECT_FALSE(b.record(id, "m", 2, 0));
   EXPECT_FALSE(b.record(id, "m", 2, 1 * kSecond));
   EXPECT_FALSE(b.record(id, "m", 2, 70 * kSecond)) << "the first two left the window";
@@ -28,16 +28,16 @@ TEST(FailureBreakers, FailuresOlderThanAMinuteNoLongerCount) {
 }
 
 TEST(FailureBreakers, TargetsCountSeparately) {
-  FailureBreakers b;
-  EXPECT_FALSE(b.record(BackendId{0}, "a", 1, 0));
-  EXPECT_FALSE(b.record(BackendId{0}, "b", 1, 0));
-  EXPECT_FALSE(b.record(BackendId{1}, "a", 1, 0));
-  EXPECT_TRUE(b.record(BackendId{0}, "a", 1, 0));
+  routing::FailureBreakers b;
+  EXPECT_FALSE(b.record(routing::BackendId{0}, "a", 1, 0));
+  EXPECT_FALSE(b.record(routing::BackendId{0}, "b", 1, 0));
+  EXPECT_FALSE(b.record(routing::BackendId{1}, "a", 1, 0));
+  EXPECT_TRUE(b.record(routing::BackendId{0}, "a", 1, 0));
 }
 
 TEST(FailureBreakers, NoFailureAllowedTripsAtOnce) {
-  FailureBreakers b;
-  EXPECT_TRUE(b.record(BackendId{0}, "a", 0, 0));
+  routing::FailureBreakers b;
+  EXPECT_TRUE(b.record(routing::BackendId{0}, "a", 0, 0));
 }
 
 }  // namespace

@@ -9,31 +9,31 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr BackendId kA{1}, kB{2};
-constexpr Nanos kCeiling = 100s;
-const MonoNanos kNow = Nanos(1h).count();
+constexpr routing::BackendId kA{1}, kB{2};
+constexpr base::Nanos kCeiling = 100s;
+const base::MonoNanos kNow = base::Nanos(1h).count();
 
-void observe_n(FirstTokenStats& s, std::size_t n, Nanos took, std::int64_t prompt = 0,
-               std::string_view shape = "", MonoNanos at = kNow) {
+void observe_n(routing::FirstTokenStats& s, std::size_t n, base::Nanos took, std::int64_t prompt = 0,
+               std::string_view shape = "", base::MonoNanos at = kNow) {
   for (std::size_t i = 0; i < n; ++i) s.observe(kA, "gpt", shape, prompt, took, at);
 }
 
 TEST(FirstToken, NothingIsLearnedFromTooFewFirstTokens) {
-  FirstTokenStats s;
-  observe_n(s, FirstTokenStats::kEnough - 1, 200ms);
+  routing::FirstTokenStats s;
+  observe_n(s, routing::FirstTokenStats::kEnough - 1, 200ms);
   EXPECT_EQ(s.learned(kA, "gpt", "", 0, kNow), std::nullopt);
   observe_n(s, 1, 200ms);
   EXPECT_TRUE(s.learned(kA, "gpt", "", 0, kNow));
 }
 
 TEST(FirstToken, AFastDeploymentGetsTheFloor) {
-  FirstTokenStats s;
+  routing::FirstTokenStats s;
   observe_n(s, 20, 200ms);
-  EXPECT_EQ(s.learned(kA, "gpt", "", 200, kNow), FirstTokenStats::kFloor);
+  EXPECT_EQ(s.learned(kA, "gpt", "", 200, kNow), routing::FirstTokenStats::kFloor);
 }
 
 TEST(FirstToken, TheDeadlineIsAMarginOverTheSlowestRecentFirstTokenScaledByThePrompt) {
-  FirstTokenStats s;
+  routing::FirstTokenStats s;
   observe_n(s, 10, 1s, 1000);  // 1 s for 1000 + 1000 tokens: 0.5 ms a token
   observe_n(s, 1, 4s, 1000);   // the slowest: 2 ms a token
   EXPECT_EQ(s.learned(kA, "gpt", "", 1000, kNow), 12s) << "3 x 4 s";
@@ -42,7 +42,7 @@ TEST(FirstToken, TheDeadlineIsAMarginOverTheSlowestRecentFirstTokenScaledByThePr
 }
 
 TEST(FirstToken, AShapeNeverSeenGetsNoDeadline) {
-  FirstTokenStats s;
+  routing::FirstTokenStats s;
   observe_n(s, 20, 300ms, 0, "low");
   EXPECT_TRUE(s.learned(kA, "gpt", "low", 0, kNow));
   EXPECT_EQ(s.learned(kA, "gpt", "high", 0, kNow), std::nullopt) << "high effort thinks far longer";
@@ -51,24 +51,26 @@ TEST(FirstToken, AShapeNeverSeenGetsNoDeadline) {
 }
 
 TEST(FirstToken, OldFirstTokensSayNothing) {
-  FirstTokenStats s;
+  routing::FirstTokenStats s;
   observe_n(s, 20, 300ms, 0, "", kNow);
-  EXPECT_EQ(s.learned(kA, "gpt", "", 0, kNow + Nanos(FirstTokenStats::kKeep + 1s).count()), std::nullopt);
+  EXPECT_EQ(s.learned(kA, "gpt", "", 0, kNow + base::Nanos(routing::FirstTokenStats::kKeep + 1s).count()),
+            std::nullopt);
 }
 
 TEST(FirstToken, OnlyTheLatestFirstTokensCount) {
-  FirstTokenStats s;
+  routing::FirstTokenStats s;
   observe_n(s, 1, 20s);
-  observe_n(s, FirstTokenStats::kSamples, 300ms);
-  EXPECT_EQ(s.learned(kA, "gpt", "", 0, kNow), FirstTokenStats::kFloor) << "the slow one has left the window";
+  observe_n(s, routing::FirstTokenStats::kSamples, 300ms);
+  EXPECT_EQ(s.learned(kA, "gpt", "", 0, kNow), routing::FirstTokenStats::kFloor)
+      << "the slow one has left the window";
 }
 
 TEST(FirstToken, TheAttemptsDeadline) {
-  FirstTokenStats s;
+  routing::FirstTokenStats s;
   observe_n(s, 20, 1s);
-  const FirstTokenSetting learned{};
-  const FirstTokenSetting off{FirstTokenSetting::Mode::Off};
-  const FirstTokenSetting fixed{FirstTokenSetting::Mode::Fixed, 5s};
+  const routing::FirstTokenSetting learned{};
+  const routing::FirstTokenSetting off{routing::FirstTokenSetting::Mode::Off};
+  const routing::FirstTokenSetting fixed{routing::FirstTokenSetting::Mode::Fixed, 5s};
   EXPECT_EQ(first_token_deadline(learned, s, kA, "gpt", "", 0, kCeiling, false, kNow), 8s);
   EXPECT_EQ(first_token_deadline(learned, s, kA, "gpt", "", 0, kCeiling, true, kNow), std::nullopt)
       << "the last candidate is never cut";

@@ -13,34 +13,34 @@ using namespace std::chrono_literals;
 
 struct Health : RoutingFixture {
   void SetUp() override { make({{"a", 1, 1, ""}, {"b", 2, 1, ""}}); }
-  std::optional<TargetChoice> choose(const TriedSet& tried = {}) {
-    ScriptedRandom rng({0});
+  std::optional<routing::TargetChoice> choose(const routing::TriedSet& tried = {}) {
+    base::ScriptedRandom rng({0});
     return choose_target(priority, *table, *states, {"gpt", tried}, rng);
   }
 };
 
 TEST_F(Health, AnUnhealthyBackendIsPassedOverWhileAnotherMayServe) {
-  states->health_failed(member(0).id, clock.now() + Nanos(30s).count());
-  EXPECT_EQ(states->standing(member(0), "gpt", clock.now()), BackendStates::Standing::Unhealthy);
+  states->health_failed(member(0).id, clock.now() + base::Nanos(30s).count());
+  EXPECT_EQ(states->standing(member(0), "gpt", clock.now()), routing::BackendStates::Standing::Unhealthy);
   EXPECT_FALSE(available(0, "gpt"));
   ASSERT_TRUE(choose());
   EXPECT_EQ(choose()->position, 1u) << "the priority-2 backend serves";
 }
 
 TEST_F(Health, WhenEveryCandidateIsUnhealthyOneIsUsedRatherThanRefuse) {
-  states->health_failed(member(0).id, clock.now() + Nanos(30s).count());
-  states->health_failed(member(1).id, clock.now() + Nanos(30s).count());
+  states->health_failed(member(0).id, clock.now() + base::Nanos(30s).count());
+  states->health_failed(member(1).id, clock.now() + base::Nanos(30s).count());
   ASSERT_TRUE(choose());
   EXPECT_EQ(choose()->position, 0u) << "the best priority group's";
-  TriedSet tried;
+  routing::TriedSet tried;
   tried.add(0);
   tried.add(1);
   EXPECT_FALSE(choose(tried));
-  EXPECT_TRUE(another_candidate(*table, *states, {"gpt", TriedSet{}}));
+  EXPECT_TRUE(another_candidate(*table, *states, {"gpt", routing::TriedSet{}}));
 }
 
 TEST_F(Health, AStaleResultSaysNothing) {
-  states->health_failed(member(0).id, clock.now() + Nanos(30s).count());
+  states->health_failed(member(0).id, clock.now() + base::Nanos(30s).count());
   clock.advance(31s);
   EXPECT_TRUE(available(0, "gpt"));
 }
@@ -58,7 +58,7 @@ TEST_F(Health, APassedProbeEndsTheCooldownOfANetworkFailureButNotA429) {
 }
 
 TEST_F(Health, APassedProbeEndsUnhealthy) {
-  states->health_failed(member(0).id, clock.now() + Nanos(30s).count());
+  states->health_failed(member(0).id, clock.now() + base::Nanos(30s).count());
   states->health_passed(member(0).id);
   EXPECT_TRUE(available(0, "gpt"));
 }

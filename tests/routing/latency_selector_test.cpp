@@ -14,21 +14,21 @@ namespace {
 using namespace std::chrono_literals;
 
 struct LatencyPool : RoutingFixture {
-  LatencyStats stats;
-  LatencySelector latency{stats, 5min, 10.0};
+  routing::LatencyStats stats;
+  routing::LatencySelector latency{stats, 5min, 10.0};
 
   // `n` samples of `ms` milliseconds per token for member i (one token each).
   void measure(std::size_t i, double ms, int n = 3, std::string_view dep = "gpt") {
     for (int k = 0; k < n; ++k)
-      stats.record(member(i).id, dep, clock.now(), Nanos(static_cast<std::int64_t>(ms * 1e6)), 1);
+      stats.record(member(i).id, dep, clock.now(), base::Nanos(static_cast<std::int64_t>(ms * 1e6)), 1);
   }
-  std::optional<std::size_t> pick_latency(std::uint64_t draw, const TriedSet& tried = {},
-                                          const LatencySelector* selector = nullptr) {
-    ScriptedRandom rng({draw});
+  std::optional<std::size_t> pick_latency(std::uint64_t draw, const routing::TriedSet& tried = {},
+                                          const routing::LatencySelector* selector = nullptr) {
+    base::ScriptedRandom rng({draw});
     return (selector ? *selector : latency).pick(*table, *states, {"gpt", tried, 0}, rng);
   }
   // Every member some draw reaches (draws 0..size-1 cover every eligible candidate).
-  std::set<std::size_t> reachable(const TriedSet& tried = {}) {
+  std::set<std::size_t> reachable(const routing::TriedSet& tried = {}) {
     std::set<std::size_t> out;
     for (std::uint64_t d = 0; d < table->size(); ++d) {
       if (auto p = pick_latency(d, tried)) out.insert(*p);
@@ -47,14 +47,14 @@ TEST_F(LatencyPool, NothingMeasured_EveryCandidateInCandidateOrder) {
 TEST_F(LatencyPool, ItLearnsFromCompleteAnswersThatTellTheirTokens) {
   make({{"a", 1, 1, ""}});
   const auto answer = [&](unsigned status, bool complete, std::int64_t tokens) {
-    latency.observe(Answered{member(0).id, "gpt", status, complete, clock.now(), 100ms, tokens});
+    latency.observe(routing::Answered{member(0).id, "gpt", status, complete, clock.now(), 100ms, tokens});
   };
   answer(200, true, 10);
   answer(200, false, 10);  // cut short: its time says nothing per token
   answer(500, true, 10);
   answer(200, true, -1);  // a stream without usage
   answer(200, true, 0);
-  const LatencyReading r = stats.read(member(0).id, "gpt", clock.now(), 5min);
+  const routing::LatencyReading r = stats.read(member(0).id, "gpt", clock.now(), 5min);
   EXPECT_EQ(r.samples, 1u);
   EXPECT_DOUBLE_EQ(r.ms_per_token, 10.0);
 }
@@ -71,11 +71,11 @@ TEST_F(LatencyPool, FastestSetsTheBar_MarginIsInclusive) {
 
 TEST_F(LatencyPool, ExactlyAtTheBarIsEligible) {
   make({{"a", 1, 1, ""}, {"b", 1, 1, ""}});
-  LatencySelector fifty(stats, 5min, 50.0);
+  routing::LatencySelector fifty(stats, 5min, 50.0);
   measure(0, 2);
   measure(1, 3);  // 2 * 1.5, exact in binary
   EXPECT_EQ(pick_latency(1, {}, &fifty), 1u);
-  LatencySelector less(stats, 5min, 49.0);
+  routing::LatencySelector less(stats, 5min, 49.0);
   EXPECT_EQ(pick_latency(1, {}, &less), 0u);
 }
 
@@ -83,7 +83,7 @@ TEST_F(LatencyPool, ZeroMarginOnlyTheFastest_NegativeCountsAsZero) {
   make({{"a", 1, 1, ""}, {"b", 1, 1, ""}});
   measure(0, 5);
   measure(1, 5.5);
-  LatencySelector zero(stats, 5min, 0.0), negative(stats, 5min, -50.0);
+  routing::LatencySelector zero(stats, 5min, 0.0), negative(stats, 5min, -50.0);
   for (std::uint64_t d : {0, 1}) {
     EXPECT_EQ(pick_latency(d, {}, &zero), 0u);
     EXPECT_EQ(pick_latency(d, {}, &negative), 0u);
@@ -93,7 +93,7 @@ TEST_F(LatencyPool, ZeroMarginOnlyTheFastest_NegativeCountsAsZero) {
 TEST_F(LatencyPool, WarmingUpTargetsAreAlwaysEligible) {
   make({{"fast", 1, 1, ""}, {"slow-but-new", 1, 1, ""}, {"slow", 1, 1, ""}, {"unseen", 1, 1, ""}});
   measure(0, 10);
-  measure(1, 1000, LatencySelector::kMinSamples - 1);
+  measure(1, 1000, routing::LatencySelector::kMinSamples - 1);
   measure(2, 1000);
   EXPECT_EQ(reachable(), (std::set<std::size_t>{0, 1, 3}));
 }
@@ -113,7 +113,7 @@ TEST_F(LatencyPool, TriedTargetIsNeitherPickedNorTheBar) {
   measure(1, 20);
   measure(2, 21.5);
   EXPECT_EQ(reachable(), (std::set<std::size_t>{0}));
-  TriedSet tried;
+  routing::TriedSet tried;
   tried.add(0);
   EXPECT_EQ(reachable(tried), (std::set<std::size_t>{1, 2})) << "the bar is 20 * 1.1 without the tried one";
 }
@@ -153,13 +153,13 @@ TEST_F(LatencyPool, ReadsTheDeploymentTheMemberServes) {
 
 TEST_F(LatencyPool, NoCandidate_Nothing) {
   make({{"a", 1, 1, ""}});
-  TriedSet tried;
+  routing::TriedSet tried;
   tried.add(0);
   EXPECT_EQ(pick_latency(0, tried), std::nullopt);
 }
 
 TEST_F(LatencyPool, ManyCandidatesBeyondTheInlineBuffer) {
-  std::vector<PoolMember> members;
+  std::vector<routing::PoolMember> members;
   for (int i = 0; i < 100; ++i) members.push_back({"m" + std::to_string(i), 1 + i % 3, 1, ""});
   make(std::move(members));
   for (std::size_t i = 0; i < 100; ++i) measure(i, 100 + 99 - static_cast<double>(i));

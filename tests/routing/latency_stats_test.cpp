@@ -12,20 +12,22 @@ namespace {
 using namespace std::chrono_literals;
 
 struct LatencyStatsTest : ::testing::Test {
-  ManualClock clock;  // starts at 1000 s: on a bucket boundary
-  LatencyStats stats;
-  static constexpr BackendId kA{0}, kB{1};
+  base::ManualClock clock;  // starts at 1000 s: on a bucket boundary
+  routing::LatencyStats stats;
+  static constexpr routing::BackendId kA{0}, kB{1};
 
-  void record(Nanos latency, std::int64_t tokens, BackendId id = kA, std::string_view dep = "gpt") {
+  void record(base::Nanos latency, std::int64_t tokens, routing::BackendId id = kA,
+              std::string_view dep = "gpt") {
     stats.record(id, dep, clock.now(), latency, tokens);
   }
-  LatencyReading read(Nanos lookback, BackendId id = kA, std::string_view dep = "gpt") {
+  routing::LatencyReading read(base::Nanos lookback, routing::BackendId id = kA,
+                               std::string_view dep = "gpt") {
     return stats.read(id, dep, clock.now(), lookback);
   }
 };
 
 TEST_F(LatencyStatsTest, NoSamplesReadsZero) {
-  const LatencyReading r = read(5min);
+  const routing::LatencyReading r = read(5min);
   EXPECT_EQ(r.samples, 0u);
   EXPECT_EQ(r.ms_per_token, 0);
 }
@@ -35,7 +37,7 @@ TEST_F(LatencyStatsTest, MeanOfLatencyPerOutputToken) {
   record(300ms, 10);    // 30 ms/token
   clock.advance(25s);
   record(200ms, 10);  // 20 ms/token, in a later bucket
-  const LatencyReading r = read(5min);
+  const routing::LatencyReading r = read(5min);
   EXPECT_EQ(r.samples, 3u);
   EXPECT_DOUBLE_EQ(r.ms_per_token, 20);
 }
@@ -43,7 +45,7 @@ TEST_F(LatencyStatsTest, MeanOfLatencyPerOutputToken) {
 TEST_F(LatencyStatsTest, NoOrNegativeTokensCountAsOne) {
   record(40ms, 0);
   record(60ms, -5);
-  const LatencyReading r = read(1min);
+  const routing::LatencyReading r = read(1min);
   EXPECT_EQ(r.samples, 2u);
   EXPECT_DOUBLE_EQ(r.ms_per_token, 50);
 }
@@ -109,7 +111,7 @@ TEST_F(LatencyStatsTest, LookbackIsClampedToAnHour) {
 TEST_F(LatencyStatsTest, ABucketReusedAfterAnHourForgetsItsOldSamples) {
   record(10ms, 1);
   // The same ring slot, an hour and a bucket later.
-  clock.advance(LatencyStats::kBucket * LatencyStats::kSlots);
+  clock.advance(routing::LatencyStats::kBucket * routing::LatencyStats::kSlots);
   record(50ms, 1);
   EXPECT_EQ(read(60min).samples, 1u);
   EXPECT_DOUBLE_EQ(read(60min).ms_per_token, 50);
@@ -118,13 +120,16 @@ TEST_F(LatencyStatsTest, ABucketReusedAfterAnHourForgetsItsOldSamples) {
 TEST_F(LatencyStatsTest, ABucketIsReadOnlyForItsOwnTime) {
   // A sample an hour and a bucket ahead lands in the ring slot of the current bucket; reading
   // the current bucket must not take it for a current sample.
-  stats.record(kA, "gpt", clock.now() + Nanos(LatencyStats::kBucket * LatencyStats::kSlots).count(), 10ms, 1);
+  stats.record(
+      kA, "gpt",
+      clock.now() + base::Nanos(routing::LatencyStats::kBucket * routing::LatencyStats::kSlots).count(), 10ms,
+      1);
   EXPECT_EQ(read(0s).samples, 0u);
 }
 
 TEST(LatencyStatsBound, NewTargetsPastTheBoundAreIgnored) {
-  LatencyStats stats(2);
-  const MonoNanos now = 1'000'000'000'000;
+  routing::LatencyStats stats(2);
+  const base::MonoNanos now = 1'000'000'000'000;
   stats.record({0}, "a", now, 10ms, 1);
   stats.record({0}, "b", now, 10ms, 1);
   stats.record({0}, "c", now, 10ms, 1);
@@ -135,8 +140,8 @@ TEST(LatencyStatsBound, NewTargetsPastTheBoundAreIgnored) {
 }
 
 TEST(LatencyStatsThreads, ConcurrentRecordsAllCount) {
-  LatencyStats stats;
-  const MonoNanos now = 1'000'000'000'000;
+  routing::LatencyStats stats;
+  const base::MonoNanos now = 1'000'000'000'000;
   constexpr int kThreads = 4, kEach = 2000;
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {

@@ -12,18 +12,18 @@ namespace smartlb {
 namespace {
 
 using namespace std::chrono;
-using WallTime = LeasedQuota::WallTime;
+using WallTime = routing::LeasedQuota::WallTime;
 
 // 40 s into a minute window; with ten sub-windows of 6 s, 4 s into one (it ends at kStart + 2 s).
 const WallTime kStart = WallTime(seconds(1'700'000'080));
 
 // Ten sub-windows of 6 s a minute (fewer than the default, for round numbers).
-LeasedQuota quota(std::int64_t limit) {
-  return LeasedQuota({limit, minutes(1), milliseconds(500), 10, false, 10});
+routing::LeasedQuota quota(std::int64_t limit) {
+  return routing::LeasedQuota({limit, minutes(1), milliseconds(500), 10, false, 10});
 }
 
 TEST(LeasedQuota, LocallyAReplicaHasItsShareOfEachSlidingWindow) {
-  LeasedQuota q = quota(900);
+  routing::LeasedQuota q = quota(900);
   q.set_shared(false, 3);
   EXPECT_TRUE(q.try_take(200, kStart));
   EXPECT_TRUE(q.try_take(100, kStart));
@@ -37,7 +37,7 @@ TEST(LeasedQuota, LocallyAReplicaHasItsShareOfEachSlidingWindow) {
 }
 
 TEST(LeasedQuota, LocallyWhatEachSubWindowTookIsForgottenInTurn) {
-  LeasedQuota q = quota(900);
+  routing::LeasedQuota q = quota(900);
   q.set_shared(false, 3);
   EXPECT_TRUE(q.try_take(200, kStart));               // sub-window 0 (ends at kStart + 2 s)
   EXPECT_TRUE(q.try_take(100, kStart + seconds(3)));  // sub-window 1
@@ -51,9 +51,9 @@ TEST(LeasedQuota, LocallyWhatEachSubWindowTookIsForgottenInTurn) {
 }
 
 TEST(LeasedQuota, OneSubWindowIsAFixedWindow) {
-  LeasedQuota::Options o{900, hours(24), milliseconds(500), 10};
+  routing::LeasedQuota::Options o{900, hours(24), milliseconds(500), 10};
   o.subwindows = 1;
-  LeasedQuota q(o);
+  routing::LeasedQuota q(o);
   q.set_shared(false, 1);
   const WallTime day = WallTime(hours(24 * 19'000));
   EXPECT_EQ(q.subwindow_of(day + hours(23)), 19'000) << "the day's index";
@@ -64,9 +64,9 @@ TEST(LeasedQuota, OneSubWindowIsAFixedWindow) {
 }
 
 TEST(LeasedQuota, CalendarMonthsAreItsWindows) {
-  LeasedQuota::Options o{3000, hours(24 * 31), milliseconds(500), 10};
+  routing::LeasedQuota::Options o{3000, hours(24 * 31), milliseconds(500), 10};
   o.calendar_months = true;
-  LeasedQuota q(o);
+  routing::LeasedQuota q(o);
   q.set_shared(false, 3);
   const WallTime november = WallTime(sys_days(year(2026) / November / 25));
   EXPECT_EQ(q.subwindow_of(november), (2026 - 1970) * 12 + 10);
@@ -79,7 +79,7 @@ TEST(LeasedQuota, CalendarMonthsAreItsWindows) {
 }
 
 TEST(LeasedQuota, SharedItTakesOnlyWhatTheStoreGranted) {
-  LeasedQuota q = quota(10'000);
+  routing::LeasedQuota q = quota(10'000);
   q.set_shared(true, 3);
   EXPECT_FALSE(q.try_take(200, kStart)) << "no lease yet";
   const auto a = q.ask(kStart, 200);
@@ -93,7 +93,7 @@ TEST(LeasedQuota, SharedItTakesOnlyWhatTheStoreGranted) {
 }
 
 TEST(LeasedQuota, AsksAheadOfNeedAtHalfTheLastLease) {
-  LeasedQuota q = quota(10'000);
+  routing::LeasedQuota q = quota(10'000);
   q.set_shared(true, 1);
   auto a = q.ask(kStart, 100);
   q.granted(*a, 1000, kStart);
@@ -106,7 +106,7 @@ TEST(LeasedQuota, AsksAheadOfNeedAtHalfTheLastLease) {
 }
 
 TEST(LeasedQuota, TheNextWindowsLeaseIsAskedBeforeItBegins) {
-  LeasedQuota q = quota(10'000);
+  routing::LeasedQuota q = quota(10'000);
   q.set_shared(true, 1);
   auto a = q.ask(kStart, 100);
   q.granted(*a, 1000, kStart);
@@ -122,7 +122,7 @@ TEST(LeasedQuota, TheNextWindowsLeaseIsAskedBeforeItBegins) {
 }
 
 TEST(LeasedQuota, WhatASubWindowLeftUnusedGoesBackToTheStoreOnce) {
-  LeasedQuota q = quota(10'000);
+  routing::LeasedQuota q = quota(10'000);
   q.set_shared(true, 1);
   auto a = q.ask(kStart, 100);
   q.granted(*a, 1000, kStart);
@@ -147,7 +147,7 @@ TEST(LeasedQuota, WhatASubWindowLeftUnusedGoesBackToTheStoreOnce) {
 }
 
 TEST(LeasedQuota, AGrantForAWindowAlreadyGoneIsVoid) {
-  LeasedQuota q = quota(10'000);
+  routing::LeasedQuota q = quota(10'000);
   q.set_shared(true, 1);
   const auto a = q.ask(kStart, 100);
   q.granted(*a, 1000, kStart + seconds(25));
@@ -155,7 +155,7 @@ TEST(LeasedQuota, AGrantForAWindowAlreadyGoneIsVoid) {
 }
 
 TEST(LeasedQuota, BackToSharedItReportsWhatItTookLocally) {
-  LeasedQuota q = quota(9000);
+  routing::LeasedQuota q = quota(9000);
   q.set_shared(false, 3);
   EXPECT_TRUE(q.try_take(2500, kStart));
   q.set_shared(true, 3);
@@ -171,7 +171,7 @@ TEST(LeasedQuota, BackToSharedItReportsWhatItTookLocally) {
 }
 
 TEST(LeasedQuota, BackToSharedItReportsWhatItTookInTheEarlierSubWindowsStillCounted) {
-  LeasedQuota q = quota(9000);
+  routing::LeasedQuota q = quota(9000);
   q.set_shared(false, 3);
   EXPECT_TRUE(q.try_take(2500, kStart - seconds(56)));  // before the window of kStart + 10 s
   EXPECT_TRUE(q.try_take(500, kStart));
@@ -191,7 +191,7 @@ TEST(LeasedQuota, BackToSharedItReportsWhatItTookInTheEarlierSubWindowsStillCoun
 }
 
 TEST(LeasedQuota, AdjustMovesOnlyTheLocalCount) {
-  LeasedQuota q = quota(10'000);
+  routing::LeasedQuota q = quota(10'000);
   q.set_shared(true, 1);
   const auto a = q.ask(kStart, 300);
   q.granted(*a, 300, kStart);
@@ -200,13 +200,13 @@ TEST(LeasedQuota, AdjustMovesOnlyTheLocalCount) {
   EXPECT_TRUE(q.try_take(200, kStart));
 }
 
-LeasedQuota bridged(std::int64_t limit) {
-  LeasedQuota::Options o{limit, minutes(1), milliseconds(500), 10, true, 10};
-  return LeasedQuota(o);
+routing::LeasedQuota bridged(std::int64_t limit) {
+  routing::LeasedQuota::Options o{limit, minutes(1), milliseconds(500), 10, true, 10};
+  return routing::LeasedQuota(o);
 }
 
 TEST(LeasedQuota, BridgedItTakesALeasesWorthBeforeTheStoresFirstAnswerAndReportsIt) {
-  LeasedQuota q = bridged(9000);
+  routing::LeasedQuota q = bridged(9000);
   q.set_shared(true, 3);
   EXPECT_TRUE(q.fits(200, kStart));
   EXPECT_TRUE(q.try_take(200, kStart)) << "the first request does not wait for the store";
@@ -220,14 +220,14 @@ TEST(LeasedQuota, BridgedItTakesALeasesWorthBeforeTheStoresFirstAnswerAndReports
 }
 
 TEST(LeasedQuota, BridgedNeverMoreThanTheLocalShare) {
-  LeasedQuota q = bridged(300);
+  routing::LeasedQuota q = bridged(300);
   q.set_shared(true, 3);
   EXPECT_FALSE(q.try_take(200, kStart)) << "100 is the share";
   EXPECT_TRUE(q.try_take(100, kStart));
 }
 
 TEST(LeasedQuota, BridgedAStoreThatGrantsNothingStopsTheCredit) {
-  LeasedQuota q = bridged(9000);
+  routing::LeasedQuota q = bridged(9000);
   q.set_shared(true, 3);
   const auto a = q.ask(kStart, 100);
   q.granted(*a, 0, kStart);
@@ -236,7 +236,7 @@ TEST(LeasedQuota, BridgedAStoreThatGrantsNothingStopsTheCredit) {
 }
 
 TEST(LeasedQuota, BridgedBackToSharedTheCreditStartsAgainAfterTheLocalTakes) {
-  LeasedQuota q = bridged(9000);
+  routing::LeasedQuota q = bridged(9000);
   q.set_shared(false, 3);
   EXPECT_TRUE(q.try_take(2000, kStart));
   q.set_shared(true, 3);
@@ -247,7 +247,7 @@ TEST(LeasedQuota, BridgedBackToSharedTheCreditStartsAgainAfterTheLocalTakes) {
 }
 
 TEST(LeasedQuota, BridgedNoCreditWhileTheQuotaIsContested) {
-  LeasedQuota q = bridged(9000);
+  routing::LeasedQuota q = bridged(9000);
   q.set_shared(true, 3);
   auto a = q.ask(kStart, 200);
   q.granted(*a, 100, kStart);  // less than asked: spent
@@ -259,7 +259,7 @@ TEST(LeasedQuota, BridgedNoCreditWhileTheQuotaIsContested) {
 }
 
 TEST(LeasedQuota, InTheLastHalfHorizonTheNextLeaseGoesBeforeMoreOfTheCurrentOne) {
-  LeasedQuota q = quota(10'000);
+  routing::LeasedQuota q = quota(10'000);
   q.set_shared(true, 1);
   auto a = q.ask(kStart, 100);
   q.granted(*a, 200, kStart);
@@ -276,7 +276,7 @@ TEST(LeasedQuota, InTheLastHalfHorizonTheNextLeaseGoesBeforeMoreOfTheCurrentOne)
 }
 
 TEST(LeasedQuota, FitsAndWaitForTakeNothing) {
-  LeasedQuota q = quota(900);
+  routing::LeasedQuota q = quota(900);
   q.set_shared(false, 3);
   EXPECT_TRUE(q.fits(300, kStart));
   EXPECT_FALSE(q.fits(301, kStart));
@@ -304,16 +304,17 @@ struct SharedRun {
 SharedRun run_three_replicas(std::int64_t limit, bool bridge, int delay_steps, int tick_steps = 1) {
   constexpr std::int64_t kCost = 200;
   constexpr int kWindows = 6;
-  LeasedQuota::Options o{limit, minutes(1), milliseconds(500), 10};  // the default sub-windows
+  routing::LeasedQuota::Options o{limit, minutes(1), milliseconds(500), 10};  // the default sub-windows
   o.bridge = bridge;
-  std::array<LeasedQuota, 3> replicas = {LeasedQuota(o), LeasedQuota(o), LeasedQuota(o)};
+  std::array<routing::LeasedQuota, 3> replicas = {routing::LeasedQuota(o), routing::LeasedQuota(o),
+                                                  routing::LeasedQuota(o)};
   for (auto& r : replicas) r.set_shared(true, 3);
   const std::int64_t k = replicas[0].subwindows();
   std::map<std::int64_t, std::int64_t> store;  // sub-window -> counted
   struct Answer {
     int due;
     std::size_t replica;
-    LeasedQuota::Ask ask;
+    routing::LeasedQuota::Ask ask;
     std::int64_t tokens;
   };
   std::vector<Answer> answers;
@@ -322,7 +323,7 @@ SharedRun run_three_replicas(std::int64_t limit, bool bridge, int delay_steps, i
   const double share[3] = {0.6, 0.2, 0.2};
   const double per_step = 1.2 * static_cast<double>(limit) / 60.0 / 100.0 / kCost;  // requests per 10 ms
   const WallTime start = WallTime(minutes(28'333'334));                             // a window boundary
-  const auto store_answers = [&](const LeasedQuota& r, const LeasedQuota::Ask& a) {
+  const auto store_answers = [&](const routing::LeasedQuota& r, const routing::LeasedQuota::Ask& a) {
     if (a.returned > 0) {
       std::int64_t& back = store[a.returned_subwindow];
       back -= std::min(a.returned, back);
@@ -345,7 +346,7 @@ SharedRun run_three_replicas(std::int64_t limit, bool bridge, int delay_steps, i
         ++it;
       }
     for (std::size_t i = 0; i < 3; ++i) {
-      LeasedQuota& r = replicas[i];
+      routing::LeasedQuota& r = replicas[i];
       const bool arrives = std::uniform_real_distribution<>(0, 1)(rng) < per_step * share[i];
       bool refused = false;
       if (arrives) {

@@ -9,37 +9,37 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr MonoNanos kMs = 1'000'000;
+constexpr base::MonoNanos kMs = 1'000'000;
 constexpr std::int64_t kWindow = 1'000 * kMs;
 
 // Sends at irregular times (as traffic comes), 200 tokens each.
-RefillEcho with_sends(std::initializer_list<MonoNanos> ms) {
-  RefillEcho e;
-  for (MonoNanos t : ms) e.sent(t * kMs, 200);
+routing::RefillEcho with_sends(std::initializer_list<base::MonoNanos> ms) {
+  routing::RefillEcho e;
+  for (base::MonoNanos t : ms) e.sent(t * kMs, 200);
   return e;
 }
 
 TEST(RefillEcho, TheLagThatExplainsEveryMoment_IsTheWindow) {
-  RefillEcho e = with_sends({0, 37, 90, 161, 230, 311, 402, 455, 530, 612, 700, 777, 850, 938});
+  routing::RefillEcho e = with_sends({0, 37, 90, 161, 230, 311, 402, 455, 530, 612, 700, 777, 850, 938});
   // A 1 s sliding window: room returns one window after a send.
-  const MonoNanos moments[] = {37, 161, 311, 455, 612};
+  const base::MonoNanos moments[] = {37, 161, 311, 455, 612};
   for (std::size_t i = 0; i < std::size(moments); ++i) {
     EXPECT_FALSE(e.window()) << "after " << i << " moments";
     e.room_at(kWindow + moments[i] * kMs);
   }
   ASSERT_TRUE(e.window());
-  EXPECT_EQ(*e.window(), Nanos(kWindow));
+  EXPECT_EQ(*e.window(), base::Nanos(kWindow));
 }
 
 TEST(RefillEcho, TheSameMomentTwice_CountsOnce) {
-  RefillEcho e = with_sends({0, 37, 90, 161, 230, 311, 402});
+  routing::RefillEcho e = with_sends({0, 37, 90, 161, 230, 311, 402});
   for (int i = 0; i < 6; ++i) e.room_at(kWindow + 37 * kMs + i * kMs / 2);  // crossing answers
   EXPECT_FALSE(e.window());
 }
 
 TEST(RefillEcho, RefillsAfterAReport_AreTheSendsAWindowLater) {
-  RefillEcho e = with_sends({0, 37, 90, 161, 230, 311, 402, 455, 530, 612});
-  for (MonoNanos m : {37, 161, 311, 455, 612}) e.room_at(kWindow + m * kMs);
+  routing::RefillEcho e = with_sends({0, 37, 90, 161, 230, 311, 402, 455, 530, 612});
+  for (base::MonoNanos m : {37, 161, 311, 455, 612}) e.room_at(kWindow + m * kMs);
   ASSERT_TRUE(e.window());
   const auto r = e.refills_after(kWindow + 100 * kMs, 3);  // a report at 1.1 s
   ASSERT_EQ(r.size(), 3u);
@@ -51,7 +51,7 @@ TEST(RefillEcho, RefillsAfterAReport_AreTheSendsAWindowLater) {
 }
 
 TEST(RefillEcho, ReportsNarrowTheLags_AndOneThatDisagreesIsForgotten) {
-  RefillEcho e = with_sends({0, 37, 90, 161, 230, 311, 402, 455, 530, 612, 700});
+  routing::RefillEcho e = with_sends({0, 37, 90, 161, 230, 311, 402, 455, 530, 612, 700});
   e.room_at(kWindow + 37 * kMs);  // candidates: one per send
   // Nothing came back between reports at 1.05 and 1.08 s; 200 between 1.08 and 1.10 s.
   e.refilled(kWindow + 50 * kMs, kWindow + 80 * kMs, 0);
@@ -61,7 +61,7 @@ TEST(RefillEcho, ReportsNarrowTheLags_AndOneThatDisagreesIsForgotten) {
   EXPECT_FALSE(e.window()) << "a 635 ms lag explains all of it too";
   e.refilled(kWindow + 220 * kMs, kWindow + 240 * kMs, 200);
   ASSERT_TRUE(e.window()) << "one lag left, after six observations";
-  EXPECT_EQ(*e.window(), Nanos(kWindow));
+  EXPECT_EQ(*e.window(), base::Nanos(kWindow));
   for (int i = 0; i < 3; ++i)  // three reports in a row that a 1 s window cannot explain
     e.refilled(kWindow + (170 + 10 * i) * kMs, kWindow + (180 + 10 * i) * kMs, 5'000);
   EXPECT_FALSE(e.window());
@@ -69,9 +69,9 @@ TEST(RefillEcho, ReportsNarrowTheLags_AndOneThatDisagreesIsForgotten) {
 
 TEST(RefillEcho, AFixedWindowExplainsNoLag) {
   // Boundaries every second; sends wherever traffic put them.
-  RefillEcho e =
+  routing::RefillEcho e =
       with_sends({10, 130, 245, 380, 505, 640, 770, 890, 1010, 1125, 1260, 1400, 1530, 1660, 1780, 1900});
-  for (MonoNanos b : {2000, 3000, 4000, 5000, 6000, 7000}) e.room_at(b * kMs);
+  for (base::MonoNanos b : {2000, 3000, 4000, 5000, 6000, 7000}) e.room_at(b * kMs);
   EXPECT_FALSE(e.window());
 }
 

@@ -29,18 +29,18 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr MonoNanos kSec = 1'000'000'000;
+constexpr base::MonoNanos kSec = 1'000'000'000;
 
 // The simulator's own limiter models (smartlb-sim, docs/simulator.md), on the same timeline.
 using sim::LimiterKind;
-sim::SteadyTime sim_time(MonoNanos t) { return sim::SteadyTime(Nanos(t)); }
+sim::SteadyTime sim_time(base::MonoNanos t) { return sim::SteadyTime(base::Nanos(t)); }
 
 struct Cell {
   LimiterKind model;
-  Nanos window;
+  base::Nanos window;
   int load_pct;
   bool route_on_remaining = true;
-  Nanos latency = 20ms;
+  base::Nanos latency = 20ms;
   bool poisson = true;  // else evenly spaced arrivals, as bench/tools/openloop.js sends them
 };
 
@@ -54,10 +54,10 @@ struct Outcome {
 
 class Simulation {
  public:
-  explicit Simulation(const Cell& c) : cell_(c), states_(clock_, CooldownPolicy{10s, 100ms, 300s}) {
+  explicit Simulation(const Cell& c) : cell_(c), states_(clock_, routing::CooldownPolicy{10s, 100ms, 300s}) {
     const std::int64_t tpm[] = {300'000, 240'000, 150'000, 100'000, 50'000};
     const int priority[] = {1, 1, 1, 2, 2};
-    std::vector<PoolMember> members;
+    std::vector<routing::PoolMember> members;
     sim::LimiterSettings settings;
     settings.kind = c.model;
     settings.window = std::chrono::duration_cast<std::chrono::milliseconds>(c.window);
@@ -66,40 +66,40 @@ class Simulation {
       limiters_.push_back(std::make_unique<sim::DeploymentQuota>(sim::QuotaLimits{tpm[i], tpm[i] * 6 / 1000},
                                                                  settings, sim_time(clock_.now())));
       capacity_per_ns_ += limiters_.back()->tokens().per_second() / 1e9;
-      PoolMember m;
+      routing::PoolMember m;
       m.name = "b" + std::to_string(i);
       m.priority = priority[i];
       m.weight = static_cast<std::uint32_t>(tpm[i] / 1000);
       members.push_back(m);
     }
-    table_ = RoutingTable(std::move(members));
+    table_ = routing::RoutingTable(std::move(members));
     states_.track(table_);
     states_.set_route_on_remaining(c.route_on_remaining);
   }
 
-  Outcome run(Nanos duration) {
+  Outcome run(base::Nanos duration) {
     std::mt19937_64 gen(7);
     const double rate_per_ns = capacity_per_ns_ * cell_.load_pct / 100.0 / kCost;
     std::exponential_distribution<double> gap(rate_per_ns);
-    MonoNanos t = clock_.now();
-    const MonoNanos start = t, end = t + duration.count();
-    while ((t += static_cast<MonoNanos>(cell_.poisson ? gap(gen) : 1 / rate_per_ns)) < end)
+    base::MonoNanos t = clock_.now();
+    const base::MonoNanos start = t, end = t + duration.count();
+    while ((t += static_cast<base::MonoNanos>(cell_.poisson ? gap(gen) : 1 / rate_per_ns)) < end)
       events_.push({t, next_id_++, -1});
     Outcome o;
     std::int64_t served_tokens = 0;
     while (!events_.empty()) {
       const Event e = events_.top();
       events_.pop();
-      clock_.advance(Nanos(e.at - clock_.now()));
+      clock_.advance(base::Nanos(e.at - clock_.now()));
       Request& r = e.attempt < 0 ? requests_.emplace_back(Request{e.at})
                                  : requests_[static_cast<std::size_t>(e.request)];
       if (e.attempt < 0) ++o.offered;
       if (e.attempt >= 0) {  // an answer
         const sim::QuotaDecision& a = r.answer;
-        RateLimitReport report;
+        routing::RateLimitReport report;
         report.remaining_tokens = a.state.remaining_tokens;
         report.remaining_requests = a.state.remaining_requests;
-        const PoolMember& m = table_.member(static_cast<std::size_t>(e.attempt));
+        const routing::PoolMember& m = table_.member(static_cast<std::size_t>(e.attempt));
         states_.observe_report(m, "gpt", report, r.sent, r.mark, a.admitted());
         if (a.admitted()) {
           ++o.ok;
@@ -119,15 +119,15 @@ class Simulation {
  private:
   static constexpr std::int64_t kCost = 200;
   struct Request {
-    MonoNanos arrived;
-    TriedSet tried{};
-    MonoNanos sent = 0;
-    ReportedBudget::Mark mark{};
+    base::MonoNanos arrived;
+    routing::TriedSet tried{};
+    base::MonoNanos sent = 0;
+    routing::ReportedBudget::Mark mark{};
     sim::QuotaDecision answer{};
     bool probe = false;
   };
   struct Event {
-    MonoNanos at;
+    base::MonoNanos at;
     std::int64_t request;  // arrival: a new id; answer: the request's index
     int attempt;           // -1: an arrival; else the member that answers
     bool operator>(const Event& o) const { return at != o.at ? at > o.at : request > o.request; }
@@ -142,7 +142,7 @@ class Simulation {
     }
     r.tried.add(choice->position);
     r.probe = choice->probe;
-    const PoolMember& m = table_.member(choice->position);
+    const routing::PoolMember& m = table_.member(choice->position);
     r.mark = states_.charge_reported(m, "gpt", kCost);
     r.sent = clock_.now();
     r.answer =
@@ -152,12 +152,12 @@ class Simulation {
   }
 
   Cell cell_;
-  ManualClock clock_{0};
-  BackendStates states_;
-  RoutingTable table_;
-  PrioritySelector selector_;
-  FastRandom rng_{11};
-  Verdict throttled_ = judge_status(429, true);
+  base::ManualClock clock_{0};
+  routing::BackendStates states_;
+  routing::RoutingTable table_;
+  routing::PrioritySelector selector_;
+  base::FastRandom rng_{11};
+  routing::Verdict throttled_ = routing::judge_status(429, true);
   std::vector<std::unique_ptr<sim::DeploymentQuota>> limiters_;
   double capacity_per_ns_ = 0;  // tokens
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
@@ -166,7 +166,7 @@ class Simulation {
 };
 
 Outcome simulate(const Cell& c) {
-  const Nanos duration = std::max<Nanos>(60s, 3 * c.window);
+  const base::Nanos duration = std::max<base::Nanos>(60s, 3 * c.window);
   return Simulation(c).run(duration);
 }
 
@@ -176,7 +176,7 @@ Outcome simulate(const Cell& c) {
 // that a change that makes any cell worse fails here (docs/benchmarks.md has the real run).
 struct Bound {
   LimiterKind model;
-  Nanos window;
+  base::Nanos window;
   double served_below_off;  // percentage points of capacity
   double max_429_per_ok;
 };
@@ -188,7 +188,7 @@ constexpr Bound kBounds[] = {
     {LimiterKind::Bucket, 60s, 0.1, 0.001},
 };
 
-void check_every_cell(Nanos latency, bool poisson) {
+void check_every_cell(base::Nanos latency, bool poisson) {
   for (const Bound& b : kBounds) {
     for (int load : {80, 120}) {
       const Outcome on = simulate({b.model, b.window, load, true, latency, poisson});

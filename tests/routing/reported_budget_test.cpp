@@ -8,21 +8,21 @@ namespace smartlb {
 namespace {
 
 using namespace std::chrono_literals;
-using Room = ReportedBudget::Room;
+using Room = routing::ReportedBudget::Room;
 
-constexpr MonoNanos kSec = 1'000'000'000;
-constexpr MonoNanos kMs = 1'000'000;
-constexpr MonoNanos kFresh = ReportedBudget::kFreshFor.count();
+constexpr base::MonoNanos kSec = 1'000'000'000;
+constexpr base::MonoNanos kMs = 1'000'000;
+constexpr base::MonoNanos kFresh = routing::ReportedBudget::kFreshFor.count();
 
-RateLimitReport tokens_left(std::int64_t tokens, std::int64_t requests = 1'000) {
-  RateLimitReport r;
+routing::RateLimitReport tokens_left(std::int64_t tokens, std::int64_t requests = 1'000) {
+  routing::RateLimitReport r;
   r.remaining_tokens = tokens;
   r.remaining_requests = requests;
   return r;
 }
 
 TEST(ReportedBudget, PlentifulReports_AreNotWatchedAndCostNothing) {
-  ReportedBudget b;
+  routing::ReportedBudget b;
   EXPECT_EQ(b.observe(tokens_left(100'000, 500), 0, {}), 0);
   EXPECT_FALSE(b.watched());
   EXPECT_TRUE(b.fits(1'000'000, 0)) << "a plentiful report never limits";
@@ -32,7 +32,7 @@ TEST(ReportedBudget, PlentifulReports_AreNotWatchedAndCostNothing) {
 }
 
 TEST(ReportedBudget, ShortReport_ConfirmsNoRoomOnlyWhileFresh_ThenMayBeProbed) {
-  ReportedBudget b;
+  routing::ReportedBudget b;
   EXPECT_EQ(b.observe(tokens_left(150), 5 * kSec, {}), +1);
   EXPECT_TRUE(b.watched());
   EXPECT_EQ(b.room(150, 5 * kSec), Room::Fits);
@@ -43,9 +43,9 @@ TEST(ReportedBudget, ShortReport_ConfirmsNoRoomOnlyWhileFresh_ThenMayBeProbed) {
 }
 
 TEST(ReportedBudget, OneProbeAtATime_AtMostOnePerFreshPeriod) {
-  ReportedBudget b;
+  routing::ReportedBudget b;
   b.observe(tokens_left(0), 0, {});
-  const MonoNanos t = kFresh;
+  const base::MonoNanos t = kFresh;
   EXPECT_EQ(b.next_chance(200, t), t);
   EXPECT_TRUE(b.claim_probe(t));
   EXPECT_FALSE(b.claim_probe(t)) << "one request tests it, not a flood";
@@ -55,7 +55,7 @@ TEST(ReportedBudget, OneProbeAtATime_AtMostOnePerFreshPeriod) {
 }
 
 TEST(ReportedBudget, NextChance_IsTheEndOfTheFreshPeriodWithoutAnythingLearned) {
-  ReportedBudget b;
+  routing::ReportedBudget b;
   b.observe(tokens_left(0), 2 * kSec, {});
   EXPECT_EQ(b.next_chance(200, 2 * kSec + 100 * kMs), 2 * kSec + kFresh);
   EXPECT_EQ(b.back_at(200, 2 * kSec + 100 * kMs), 2 * kSec + kFresh)
@@ -63,13 +63,13 @@ TEST(ReportedBudget, NextChance_IsTheEndOfTheFreshPeriodWithoutAnythingLearned) 
 }
 
 TEST(ReportedBudget, UnknownCost_NeedsAtLeastOneToken) {
-  ReportedBudget b;
+  routing::ReportedBudget b;
   b.observe(tokens_left(0), 0, {});
   EXPECT_EQ(b.room(0, 0), Room::Confirmed);
 }
 
 TEST(ReportedBudget, OwnSendsSinceTheReport_AreSubtracted) {
-  ReportedBudget b;
+  routing::ReportedBudget b;
   b.observe(tokens_left(500), 0, b.charge(200));
   const auto first = b.charge(200);  // a burst: both leave before another report arrives
   EXPECT_TRUE(b.fits(200, 1));
@@ -82,7 +82,7 @@ TEST(ReportedBudget, OwnSendsSinceTheReport_AreSubtracted) {
 }
 
 TEST(ReportedBudget, ZeroRequestsLeft_IsShortWhateverTheTokens) {
-  ReportedBudget b;
+  routing::ReportedBudget b;
   b.observe(tokens_left(100'000, 0), 0, {});
   EXPECT_TRUE(b.watched());
   EXPECT_EQ(b.room(1, 0), Room::Confirmed);
@@ -90,21 +90,22 @@ TEST(ReportedBudget, ZeroRequestsLeft_IsShortWhateverTheTokens) {
 }
 
 TEST(ReportedBudget, ResetHints_FitOnceThatTimeHasCome) {
-  ReportedBudget b;
-  RateLimitReport r = tokens_left(10, 0);
+  routing::ReportedBudget b;
+  routing::RateLimitReport r = tokens_left(10, 0);
   r.reset_tokens = 6000ms;
   r.reset_requests = 20ms;
   b.observe(r, kSec, {});
   EXPECT_EQ(b.back_at(5, kSec), kSec + 20 * kMs) << "only the request limit holds 5 tokens back";
-  EXPECT_EQ(b.back_at(50, kSec), kSec + ReportedBudget::kMaxFresh.count()) << "tested long before 6 s";
+  EXPECT_EQ(b.back_at(50, kSec), kSec + routing::ReportedBudget::kMaxFresh.count())
+      << "tested long before 6 s";
   EXPECT_EQ(b.room(5, kSec + 20 * kMs), Room::Fits) << "the backend said its requests would be back by then";
   EXPECT_EQ(b.room(50, kSec + 20 * kMs), Room::Confirmed);
   EXPECT_EQ(b.room(50, 7 * kSec), Room::Fits);
 }
 
 TEST(ReportedBudget, AResetOfZeroBesideNothingLeft_IsNoHint) {
-  ReportedBudget b;
-  RateLimitReport r = tokens_left(0);
+  routing::ReportedBudget b;
+  routing::RateLimitReport r = tokens_left(0);
   r.reset_tokens = 0ms;  // as Azure's Responses API was seen to answer
   b.observe(r, kSec, {});
   EXPECT_EQ(b.room(200, kSec), Room::Confirmed);
@@ -112,19 +113,19 @@ TEST(ReportedBudget, AResetOfZeroBesideNothingLeft_IsNoHint) {
 
 TEST(ReportedBudget, NegativeAndGarbageReports_AreUnknownNotEmpty) {
   for (const std::string_view junk : {"-1", "-5000", "abc", "", "1e400", "nan"}) {
-    ThrottleHeaders h;
+    http::ThrottleHeaders h;
     h.remaining_tokens = junk;
     h.remaining_requests = junk;
-    const RateLimitReport r = parse_rate_limit_report(h);
+    const routing::RateLimitReport r = routing::parse_rate_limit_report(h);
     EXPECT_TRUE(r.empty()) << junk;
-    ReportedBudget b;
+    routing::ReportedBudget b;
     EXPECT_EQ(b.observe(r, 0, {}), 0) << junk;
     EXPECT_TRUE(b.fits(200, 0)) << junk << " means unknown, not empty";
   }
-  ThrottleHeaders h;  // one usable limit is still read
+  http::ThrottleHeaders h;  // one usable limit is still read
   h.remaining_tokens = "-1";
   h.remaining_requests = "3";
-  const RateLimitReport r = parse_rate_limit_report(h);
+  const routing::RateLimitReport r = routing::parse_rate_limit_report(h);
   EXPECT_FALSE(r.remaining_tokens.has_value());
   EXPECT_EQ(r.remaining_requests, 3);
 }
@@ -132,9 +133,9 @@ TEST(ReportedBudget, NegativeAndGarbageReports_AreUnknownNotEmpty) {
 TEST(ReportedBudget, LearnsAContinuousRefill_FromSuccessiveReports) {
   // A token bucket at 1,000 tokens/s, kept empty: each report says 0 after smartlb sent 100
   // more every 100 ms, so 100 came back each time.
-  ReportedBudget b;
+  routing::ReportedBudget b;
   b.observe(tokens_left(100'000, 1'000), -kSec, {});  // plentiful: the most it ever had
-  MonoNanos t = 0;
+  base::MonoNanos t = 0;
   b.observe(tokens_left(0), t, b.charge(100));
   for (int i = 0; i < 20; ++i) {
     t += 100 * kMs;
@@ -150,7 +151,7 @@ TEST(ReportedBudget, LearnsAContinuousRefill_FromSuccessiveReports) {
 
 TEST(ReportedBudget, AFixedWindowsJump_IsNotARate) {
   // A fixed window: nothing comes back within it, then all of it at once.
-  ReportedBudget b;
+  routing::ReportedBudget b;
   b.observe(tokens_left(5'000), 0, b.charge(200));
   b.observe(tokens_left(100), 500 * kMs, b.charge(200));      // spent by others too: no refill
   b.observe(tokens_left(4'800), 1'020 * kMs, b.charge(200));  // the next window
@@ -161,7 +162,7 @@ TEST(ReportedBudget, AFixedWindowsJump_IsNotARate) {
 }
 
 TEST(ReportedBudget, SomeoneElsesSpending_NeverCountsAsANegativeRefill) {
-  ReportedBudget b;
+  routing::ReportedBudget b;
   b.observe(tokens_left(5'000), 0, {});
   b.observe(tokens_left(3'000), 100 * kMs, b.charge(10));  // 1,990 taken by another client
   b.observe(tokens_left(3'090), 200 * kMs, b.charge(10));  // 100 back
@@ -170,18 +171,19 @@ TEST(ReportedBudget, SomeoneElsesSpending_NeverCountsAsANegativeRefill) {
 }
 
 TEST(ReportedBudget, NoPrediction_HoldsATargetLongerThanMaxFresh) {
-  ReportedBudget b;
+  routing::ReportedBudget b;
   b.observe(tokens_left(100'000, 1'000), 0, {});
   b.observe(tokens_left(0), kSec, b.charge(200));
   for (int i = 1; i <= 10; ++i)
     b.observe(tokens_left(0), kSec + i * 100 * kMs, b.charge(1));  // 1 back in 100 ms
-  const MonoNanos at = 2 * kSec;
+  const base::MonoNanos at = 2 * kSec;
   EXPECT_LT(b.view().tokens_per_second, 11);
-  EXPECT_EQ(b.back_at(200, at), at + ReportedBudget::kMaxFresh.count()) << "a slow refill predicts 20 s";
+  EXPECT_EQ(b.back_at(200, at), at + routing::ReportedBudget::kMaxFresh.count())
+      << "a slow refill predicts 20 s";
 }
 
 TEST(ReportedBudget, ProbeAnswered_FreesTheNextProbeAtOnce) {
-  ReportedBudget b;
+  routing::ReportedBudget b;
   b.observe(tokens_left(0), 0, {});
   ASSERT_TRUE(b.claim_probe(kFresh));
   b.observe(tokens_left(0), kFresh, b.charge(200));  // the probe's answer: still nothing
@@ -190,7 +192,7 @@ TEST(ReportedBudget, ProbeAnswered_FreesTheNextProbeAtOnce) {
 }
 
 TEST(ReportedBudget, ARefusedRequest_GivesItsCostBack) {
-  ReportedBudget b;
+  routing::ReportedBudget b;
   b.observe(tokens_left(100'000, 1'000), 0, {});
   b.observe(tokens_left(600), 10 * kMs, {});
   const auto refused = b.charge(200);
@@ -201,7 +203,7 @@ TEST(ReportedBudget, ARefusedRequest_GivesItsCostBack) {
 }
 
 TEST(ReportedBudget, A429sRetryAfter_EndsTheConfirmation) {
-  ReportedBudget b;
+  routing::ReportedBudget b;
   b.observe(tokens_left(0), 0, {});
   b.retry_at(40 * kMs);
   EXPECT_EQ(b.room(200, 39 * kMs), Room::Confirmed);
@@ -214,7 +216,7 @@ TEST(ReportedBudget, A429sRetryAfter_EndsTheConfirmation) {
 
 TEST(ReportedBudget, AJumpingLimitersBoundaries_AreLearnedFrom429s) {
   // A fixed window of 1 s ending at whole seconds (+ 0.3): two 429s name two boundaries.
-  ReportedBudget b;
+  routing::ReportedBudget b;
   b.retry_at(1'300 * kMs);
   b.retry_at(1'302 * kMs);  // the same one, seen by a crossing answer
   b.retry_at(3'300 * kMs);  // a window passed without a 429: the period divides the gap
@@ -222,12 +224,12 @@ TEST(ReportedBudget, AJumpingLimitersBoundaries_AreLearnedFrom429s) {
   b.observe(tokens_left(0), 5'000 * kMs, {});
   EXPECT_EQ(b.back_at(200, 5'000 * kMs), 5'300 * kMs) << "the next boundary, not the fresh period";
   b.observe(tokens_left(0), 5'310 * kMs, {});
-  EXPECT_EQ(b.back_at(200, 5'310 * kMs), 5'310 * kMs + ReportedBudget::kMaxFresh.count())
+  EXPECT_EQ(b.back_at(200, 5'310 * kMs), 5'310 * kMs + routing::ReportedBudget::kMaxFresh.count())
       << "never longer than kMaxFresh on a guess";
 }
 
 TEST(ReportedBudget, AnOlderAnswer_DoesNotOverwriteANewerReport) {
-  ReportedBudget b;
+  routing::ReportedBudget b;
   b.observe(tokens_left(100), 2 * kSec, {});
   EXPECT_EQ(b.observe(tokens_left(90'000), 1 * kSec, {}), 0);
   EXPECT_TRUE(b.watched());
@@ -235,7 +237,7 @@ TEST(ReportedBudget, AnOlderAnswer_DoesNotOverwriteANewerReport) {
 }
 
 TEST(ReportedBudget, APlentifulReport_EndsTheWatch) {
-  ReportedBudget b;
+  routing::ReportedBudget b;
   b.observe(tokens_left(10), 0, {});
   EXPECT_EQ(b.observe(tokens_left(90'000, 900), 10 * kMs, {}), -1);
   EXPECT_FALSE(b.watched());
@@ -243,8 +245,8 @@ TEST(ReportedBudget, APlentifulReport_EndsTheWatch) {
 }
 
 TEST(ReportedBudget, RequestsOnlyReports_AreEnough) {
-  ReportedBudget b;
-  RateLimitReport r;
+  routing::ReportedBudget b;
+  routing::RateLimitReport r;
   r.remaining_requests = 1;
   b.observe(r, 0, b.charge(0));
   EXPECT_TRUE(b.fits(1'000'000, 0)) << "no token report: only the request count limits";

@@ -17,32 +17,33 @@
 
 namespace smartlb {
 
-inline Verdict throttled() { return judge_status(429, true); }
-inline Verdict refused() { return judge_transport(TransportFailure::Connect); }
+inline routing::Verdict throttled() { return routing::judge_status(429, true); }
+inline routing::Verdict refused() { return judge_transport(routing::TransportFailure::Connect); }
 
 struct RoutingFixture : ::testing::Test {
-  ManualClock clock;
-  CooldownPolicy policy{std::chrono::seconds(10), std::chrono::milliseconds(100), std::chrono::seconds(300)};
-  std::unique_ptr<RoutingTable> table;
-  std::unique_ptr<BackendStates> states;
-  PrioritySelector priority;
+  base::ManualClock clock;
+  routing::CooldownPolicy policy{std::chrono::seconds(10), std::chrono::milliseconds(100),
+                                 std::chrono::seconds(300)};
+  std::unique_ptr<routing::RoutingTable> table;
+  std::unique_ptr<routing::BackendStates> states;
+  routing::PrioritySelector priority;
 
-  void make(std::vector<PoolMember> members) {
-    table = std::make_unique<RoutingTable>(std::move(members));
-    states = std::make_unique<BackendStates>(clock, policy);
+  void make(std::vector<routing::PoolMember> members) {
+    table = std::make_unique<routing::RoutingTable>(std::move(members));
+    states = std::make_unique<routing::BackendStates>(clock, policy);
     states->track(*table);
   }
-  const PoolMember& member(std::size_t i) const { return table->member(i); }
+  const routing::PoolMember& member(std::size_t i) const { return table->member(i); }
 
-  std::optional<std::size_t> pick_with(std::string_view dep, const TriedSet& tried, RandomSource& rng,
-                                       std::int64_t cost = 0) {
+  std::optional<std::size_t> pick_with(std::string_view dep, const routing::TriedSet& tried,
+                                       base::RandomSource& rng, std::int64_t cost = 0) {
     return priority.pick(*table, *states, {dep, tried, cost}, rng);
   }
-  std::optional<std::size_t> pick(std::string_view dep = "gpt", const TriedSet& tried = {}) {
-    ScriptedRandom rng({0});
+  std::optional<std::size_t> pick(std::string_view dep = "gpt", const routing::TriedSet& tried = {}) {
+    base::ScriptedRandom rng({0});
     return pick_with(dep, tried, rng);
   }
-  std::chrono::milliseconds fail(std::size_t i, std::string_view dep, const Verdict& v,
+  std::chrono::milliseconds fail(std::size_t i, std::string_view dep, const routing::Verdict& v,
                                  std::optional<std::chrono::milliseconds> hint) {
     return states->record_failure(member(i), dep, v, hint);
   }
@@ -50,19 +51,19 @@ struct RoutingFixture : ::testing::Test {
   bool reserve(std::size_t i, std::string_view dep, std::int64_t cost) {
     return states->reserve(member(i), dep, cost);
   }
-  Unavailability unavailable(std::string_view dep, std::int64_t cost = 0) const {
+  routing::Unavailability unavailable(std::string_view dep, std::int64_t cost = 0) const {
     return states->unavailability(*table, dep, cost);
   }
 };
 
 // Declared quotas over a one-second window.
 struct QuotaPool : RoutingFixture {
-  void make(std::vector<PoolMember> members) {
+  void make(std::vector<routing::PoolMember> members) {
     for (auto& m : members) m.quota_window = std::chrono::seconds(1);
     RoutingFixture::make(std::move(members));
   }
   std::optional<std::size_t> pick(std::int64_t cost) {
-    ScriptedRandom rng({0});
+    base::ScriptedRandom rng({0});
     return pick_with("gpt", {}, rng, cost);
   }
 };

@@ -8,47 +8,47 @@ namespace {
 struct Facts {
   std::vector<std::string> subjects;
   std::string model;
-  std::vector<MetadataPair> metadata;
-  RequestFacts view() const { return {subjects, model, metadata}; }
+  std::vector<routing::MetadataPair> metadata;
+  routing::RequestFacts view() const { return {subjects, model, metadata}; }
 };
 
 TEST(RuleMatch, NoConditionsMatchesEveryRequest) {
-  RuleConditions c;
+  routing::RuleConditions c;
   EXPECT_TRUE(c.empty());
   EXPECT_TRUE(c.matches(Facts{}.view()));
   EXPECT_TRUE(c.matches(Facts{{"team:x"}, "gpt-4o", {{"env", "dev"}}}.view()));
 }
 
 TEST(RuleMatch, AnyListedModelMatches) {
-  RuleConditions c{{}, {"gpt-4o", "gpt-4o-mini"}, {}};
+  routing::RuleConditions c{{}, {"gpt-4o", "gpt-4o-mini"}, {}};
   EXPECT_TRUE(c.matches(Facts{{}, "gpt-4o-mini", {}}.view()));
   EXPECT_FALSE(c.matches(Facts{{}, "gpt-4", {}}.view()));
   EXPECT_FALSE(c.matches(Facts{{}, "", {}}.view())) << "a request without a model";
 }
 
 TEST(RuleMatch, AnyListedSubjectOfTheClientMatches) {
-  RuleConditions c{{"team:search", "user:bob"}, {}, {}};
+  routing::RuleConditions c{{"team:search", "user:bob"}, {}, {}};
   EXPECT_TRUE(c.matches(Facts{{"user:alice", "team:search"}, "m", {}}.view()));
   EXPECT_FALSE(c.matches(Facts{{"user:alice"}, "m", {}}.view()));
   EXPECT_FALSE(c.matches(Facts{{}, "m", {}}.view())) << "an anonymous client carries no subject";
 }
 
 TEST(RuleMatch, EveryMetadataPairMustBeThereExactly) {
-  RuleConditions c{{}, {}, {{"env", "dev"}, {"customer-id", "c1"}}};
+  routing::RuleConditions c{{}, {}, {{"env", "dev"}, {"customer-id", "c1"}}};
   EXPECT_TRUE(c.matches(Facts{{}, "m", {{"customer-id", "c1"}, {"env", "dev"}, {"x", "y"}}}.view()));
   EXPECT_FALSE(c.matches(Facts{{}, "m", {{"env", "dev"}}}.view()));
   EXPECT_FALSE(c.matches(Facts{{}, "m", {{"env", "Dev"}, {"customer-id", "c1"}}}.view()));
 }
 
 TEST(RuleMatch, AllConditionKindsMustHoldTogether) {
-  RuleConditions c{{"team:search"}, {"gpt-4o"}, {{"env", "dev"}}};
+  routing::RuleConditions c{{"team:search"}, {"gpt-4o"}, {{"env", "dev"}}};
   EXPECT_TRUE(c.matches(Facts{{"team:search"}, "gpt-4o", {{"env", "dev"}}}.view()));
   EXPECT_FALSE(c.matches(Facts{{"team:search"}, "gpt-4o", {{"env", "prod"}}}.view()));
   EXPECT_FALSE(c.matches(Facts{{"team:other"}, "gpt-4o", {{"env", "dev"}}}.view()));
   EXPECT_FALSE(c.matches(Facts{{"team:search"}, "gpt-4", {{"env", "dev"}}}.view()));
 }
 
-std::vector<std::int64_t> candidates(const RuleIndex& index, std::string_view model) {
+std::vector<std::int64_t> candidates(const routing::RuleIndex& index, std::string_view model) {
   std::vector<std::int64_t> out;
   index.find(model, [&](std::uint32_t i) {
     out.push_back(i);
@@ -58,14 +58,14 @@ std::vector<std::int64_t> candidates(const RuleIndex& index, std::string_view mo
 }
 
 TEST(RuleIndex, CandidatesAreTheRulesOfTheModelAndThoseWithoutModelsInOrder) {
-  const std::vector<RuleConditions> rules = {
+  const std::vector<routing::RuleConditions> rules = {
       {{}, {"gpt-4o"}, {}},                 // 0
       {{"team:x"}, {}, {}},                 // 1: any model
       {{}, {"gpt-4o-mini", "gpt-4o"}, {}},  // 2
       {{}, {"gpt-4o-mini"}, {}},            // 3
       {{}, {}, {}},                         // 4: the default
   };
-  const RuleIndex index(rules);
+  const routing::RuleIndex index(rules);
   EXPECT_EQ(candidates(index, "gpt-4o"), (std::vector<std::int64_t>{0, 1, 2, 4}));
   EXPECT_EQ(candidates(index, "gpt-4o-mini"), (std::vector<std::int64_t>{1, 2, 3, 4}));
   EXPECT_EQ(candidates(index, "other"), (std::vector<std::int64_t>{1, 4}));
@@ -73,8 +73,8 @@ TEST(RuleIndex, CandidatesAreTheRulesOfTheModelAndThoseWithoutModelsInOrder) {
 }
 
 TEST(RuleIndex, FindStopsAtTheFirstAccepted) {
-  const std::vector<RuleConditions> rules = {{{}, {"m"}, {}}, {{}, {}, {}}, {{}, {"m"}, {}}};
-  const RuleIndex index(rules);
+  const std::vector<routing::RuleConditions> rules = {{{}, {"m"}, {}}, {{}, {}, {}}, {{}, {"m"}, {}}};
+  const routing::RuleIndex index(rules);
   int calls = 0;
   EXPECT_EQ(index.find("m",
                        [&](std::uint32_t i) {
@@ -83,7 +83,7 @@ TEST(RuleIndex, FindStopsAtTheFirstAccepted) {
                        }),
             1);
   EXPECT_EQ(calls, 2);
-  EXPECT_EQ(RuleIndex().find("m", [](std::uint32_t) { return true; }), -1);
+  EXPECT_EQ(routing::RuleIndex().find("m", [](std::uint32_t) { return true; }), -1);
 }
 
 }  // namespace

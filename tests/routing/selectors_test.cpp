@@ -36,7 +36,7 @@ TEST_F(PoolFixture, Pick_ReturnsToPrimaryAtItsDeadline) {
 
 TEST_F(PoolFixture, Pick_SkipsBackendsAlreadyTriedByThisRequest) {
   make({{"a", 1, 1, ""}, {"b", 1, 1, ""}, {"c", 2, 1, ""}});
-  TriedSet tried;
+  routing::TriedSet tried;
   tried.add(0);
   EXPECT_EQ(pick("gpt", tried), 1u);
   tried.add(1);
@@ -54,7 +54,7 @@ TEST_F(PoolFixture, Pick_AllCoolingDown_ReturnsNothing) {
 
 TEST_F(PoolFixture, Pick_WeightedDistributionFollowsWeights) {
   make({{"w1", 1, 1, ""}, {"w3", 1, 3, ""}, {"w6", 1, 6, ""}, {"other-group", 2, 100, ""}});
-  FastRandom rng(12345);
+  base::FastRandom rng(12345);
   std::map<std::size_t, int> counts;
   constexpr int kDraws = 100'000;
   for (int i = 0; i < kDraws; ++i) ++counts[*pick_with("gpt", {}, rng)];
@@ -68,10 +68,10 @@ TEST_F(PoolFixture, Pick_WeightedDistributionFollowsWeights) {
 
 TEST_F(PoolFixture, Pick_ScriptedDrawLandsOnWeightBoundaries) {
   make({{"a", 1, 2, ""}, {"b", 1, 3, ""}});
-  TriedSet none;
+  routing::TriedSet none;
   for (auto [draw, expected] :
        std::vector<std::pair<std::uint64_t, std::size_t>>{{0, 0}, {1, 0}, {2, 1}, {4, 1}}) {
-    ScriptedRandom rng({draw});
+    base::ScriptedRandom rng({draw});
     EXPECT_EQ(pick_with("gpt", none, rng), expected) << "draw " << draw;
   }
 }
@@ -79,12 +79,12 @@ TEST_F(PoolFixture, Pick_ScriptedDrawLandsOnWeightBoundaries) {
 TEST_F(PoolFixture, Pick_WeightIgnoresCoolingMembers) {
   make({{"a", 1, 1000, ""}, {"b", 1, 1, ""}});
   fail(0, "gpt", throttled(), 1s);
-  FastRandom rng(7);
+  base::FastRandom rng(7);
   for (int i = 0; i < 100; ++i) EXPECT_EQ(pick_with("gpt", {}, rng), 1u);
 }
 
 TEST(TriedSetTest, HoldsIndicesBeyondTheInlineBits) {
-  TriedSet t;
+  routing::TriedSet t;
   t.add(3);
   t.add(70);
   t.add(70);
@@ -96,7 +96,7 @@ TEST(TriedSetTest, HoldsIndicesBeyondTheInlineBits) {
 }
 
 TEST(FastRandomTest, BelowStaysInRange) {
-  FastRandom r(1);
+  base::FastRandom r(1);
   for (int i = 0; i < 10'000; ++i) EXPECT_LT(r.below(7), 7u);
 }
 
@@ -118,8 +118,8 @@ TEST_F(QuotaPool, Pick_RequestQuota) {
 
 TEST_F(PoolFixture, WeightedSelectorIgnoresPriorities) {
   make({{"w1", 1, 1, ""}, {"w3", 2, 3, ""}});
-  WeightedSelector weighted;
-  FastRandom rng(99);
+  routing::WeightedSelector weighted;
+  base::FastRandom rng(99);
   std::map<std::size_t, int> counts;
   constexpr int kDraws = 40'000;
   for (int i = 0; i < kDraws; ++i) ++counts[*weighted.pick(*table, *states, {"gpt", {}, 0}, rng)];
@@ -130,27 +130,27 @@ TEST_F(PoolFixture, WeightedSelectorIgnoresPriorities) {
 
 TEST_F(PoolFixture, WeightedSelectorSkipsTriedAndCoolingMembers) {
   make({{"a", 1, 1, ""}, {"b", 2, 1, ""}, {"c", 3, 1, ""}});
-  WeightedSelector weighted;
+  routing::WeightedSelector weighted;
   fail(1, "gpt", throttled(), 5s);
-  TriedSet tried;
+  routing::TriedSet tried;
   tried.add(0);
-  ScriptedRandom rng({0});
+  base::ScriptedRandom rng({0});
   EXPECT_EQ(weighted.pick(*table, *states, {"gpt", tried, 0}, rng), 2u);
   tried.add(2);
   EXPECT_EQ(weighted.pick(*table, *states, {"gpt", tried, 0}, rng), std::nullopt);
 }
 
 TEST_F(PoolFixture, CandidatesSpillPastTheirInlineStorage) {
-  std::vector<PoolMember> members;
+  std::vector<routing::PoolMember> members;
   for (int i = 0; i < 100; ++i) members.push_back({"b" + std::to_string(i), 1, 1, ""});
   make(members);
-  Candidates c;
-  const TriedSet none;
+  routing::Candidates c;
+  const routing::TriedSet none;
   c.gather(*table, table->groups()[0].members, *states, {"gpt", none, 0}, clock.now());
   ASSERT_EQ(c.size(), 100u);
   EXPECT_EQ(c.total_weight(), 100u);
   for (std::size_t k = 0; k < c.size(); ++k) EXPECT_EQ(c[k], k);
-  ScriptedRandom last({99});
+  base::ScriptedRandom last({99});
   EXPECT_EQ(c.draw_weighted(*table, last), 99u);
 }
 
@@ -160,10 +160,10 @@ TEST_F(PoolFixture, CandidatesSpillPastTheirInlineStorage) {
 namespace smartlb {
 namespace {
 
-std::vector<PoolMember> named(std::initializer_list<std::pair<const char*, std::uint32_t>> list) {
-  std::vector<PoolMember> out;
+std::vector<routing::PoolMember> named(std::initializer_list<std::pair<const char*, std::uint32_t>> list) {
+  std::vector<routing::PoolMember> out;
   for (const auto& [name, weight] : list) {
-    PoolMember m;
+    routing::PoolMember m;
     m.name = name;
     m.weight = weight;
     out.push_back(m);
@@ -173,10 +173,10 @@ std::vector<PoolMember> named(std::initializer_list<std::pair<const char*, std::
 
 TEST_F(PoolFixture, AffinityKeyKeepsToOneMemberWhateverTheDraw) {
   make(named({{"a", 1}, {"b", 1}, {"c", 1}}));
-  const TriedSet none;
+  const routing::TriedSet none;
   std::optional<std::size_t> first;
   for (std::uint64_t draw : {0u, 1u, 2u}) {
-    ScriptedRandom rng({draw});
+    base::ScriptedRandom rng({draw});
     const auto p = priority.pick(*table, *states, {"gpt", none, 0, "conversation-42"}, rng);
     ASSERT_TRUE(p);
     if (!first) first = p;
@@ -184,12 +184,12 @@ TEST_F(PoolFixture, AffinityKeyKeepsToOneMemberWhateverTheDraw) {
   }
   // Its member cooling down moves the key elsewhere, and back when it returns.
   fail(*first, "gpt", throttled(), std::chrono::seconds(1));
-  ScriptedRandom rng({0});
+  base::ScriptedRandom rng({0});
   const auto moved = priority.pick(*table, *states, {"gpt", none, 0, "conversation-42"}, rng);
   ASSERT_TRUE(moved);
   EXPECT_NE(*moved, *first);
   clock.advance(std::chrono::seconds(2));
-  ScriptedRandom rng2({0});
+  base::ScriptedRandom rng2({0});
   EXPECT_EQ(priority.pick(*table, *states, {"gpt", none, 0, "conversation-42"}, rng2), first);
 }
 
@@ -197,23 +197,23 @@ TEST_F(PoolFixture, SlowStartDrawsAMemberBackFromACooldownWithLessWeight) {
   make(named({{"a", 100}, {"b", 100}}));
   fail(0, "gpt", throttled(), std::chrono::seconds(1));
   clock.advance(std::chrono::seconds(1));  // a's cooldown just ended
-  const TriedSet none;
-  Candidates c;
+  const routing::TriedSet none;
+  routing::Candidates c;
   c.gather(*table, table->groups()[0].members, *states, {"gpt", none, 0, {}, std::chrono::seconds(10)},
            clock.now());
   ASSERT_EQ(c.size(), 2u);
   EXPECT_EQ(c.weight(0), 10u) << "10 % at the start of the ramp";
   EXPECT_EQ(c.weight(1), 100u) << "never cooled down: full weight";
   clock.advance(std::chrono::seconds(5));
-  Candidates half;
+  routing::Candidates half;
   half.gather(*table, table->groups()[0].members, *states, {"gpt", none, 0, {}, std::chrono::seconds(10)},
               clock.now());
   EXPECT_EQ(half.weight(0), 55u) << "half way";
-  Candidates off;
+  routing::Candidates off;
   off.gather(*table, table->groups()[0].members, *states, {"gpt", none}, clock.now());
   EXPECT_EQ(off.weight(0), 100u) << "slow start off";
   // The draw follows the reduced weights: 0..9 is a, 10..109 is b.
-  ScriptedRandom nine({9}), ten({10});
+  base::ScriptedRandom nine({9}), ten({10});
   EXPECT_EQ(c.draw_weighted(*table, nine), 0u);
   EXPECT_EQ(c.draw_weighted(*table, ten), 1u);
 }

@@ -9,10 +9,10 @@ namespace smartlb {
 namespace {
 
 using namespace std::chrono_literals;
-constexpr MonoNanos kSecond = 1'000'000'000;
+constexpr base::MonoNanos kSecond = 1'000'000'000;
 
 TEST(SlidingWindowBudget, AdmitsUpToTheLimit) {
-  SlidingWindowBudget b(100, 1s, 10);
+  routing::SlidingWindowBudget b(100, 1s, 10);
   EXPECT_TRUE(b.try_consume(60, 0));
   EXPECT_TRUE(b.try_consume(40, 0));
   EXPECT_FALSE(b.try_consume(1, 0));
@@ -21,11 +21,11 @@ TEST(SlidingWindowBudget, AdmitsUpToTheLimit) {
 
 TEST(SlidingWindowBudget, NeverMoreThanTheLimitInAnyWindowLengthInterval) {
   // Spend steadily for a long time; then check every interval of one window length.
-  SlidingWindowBudget b(50, 1s, 8);
-  std::vector<std::pair<MonoNanos, int>> admitted;
-  for (MonoNanos t = 0; t < 5 * kSecond; t += kSecond / 100)
+  routing::SlidingWindowBudget b(50, 1s, 8);
+  std::vector<std::pair<base::MonoNanos, int>> admitted;
+  for (base::MonoNanos t = 0; t < 5 * kSecond; t += kSecond / 100)
     if (b.try_consume(3, t)) admitted.push_back({t, 3});
-  for (MonoNanos start = 0; start < 4 * kSecond; start += kSecond / 100) {
+  for (base::MonoNanos start = 0; start < 4 * kSecond; start += kSecond / 100) {
     int sum = 0;
     for (auto& [t, n] : admitted)
       if (t >= start && t < start + kSecond) sum += n;
@@ -34,7 +34,7 @@ TEST(SlidingWindowBudget, NeverMoreThanTheLimitInAnyWindowLengthInterval) {
 }
 
 TEST(SlidingWindowBudget, RoomComesBackAfterAWindow) {
-  SlidingWindowBudget b(10, 1s, 4);
+  routing::SlidingWindowBudget b(10, 1s, 4);
   EXPECT_TRUE(b.try_consume(10, 0));
   EXPECT_FALSE(b.fits(1, kSecond / 2));
   // Conservative: the bucket stays counted until one full window after its bucket ends.
@@ -43,30 +43,30 @@ TEST(SlidingWindowBudget, RoomComesBackAfterAWindow) {
 }
 
 TEST(SlidingWindowBudget, WaitForTellsWhenRoomFrees) {
-  SlidingWindowBudget b(10, 1s, 4);  // 250 ms buckets, 5 live
+  routing::SlidingWindowBudget b(10, 1s, 4);  // 250 ms buckets, 5 live
   ASSERT_TRUE(b.try_consume(6, 0));
   ASSERT_TRUE(b.try_consume(4, kSecond / 2));
-  EXPECT_EQ(b.wait_for(1, kSecond / 2), Nanos(kSecond + kSecond / 4 - kSecond / 2));
-  EXPECT_EQ(b.wait_for(7, kSecond / 2), Nanos(kSecond / 2 + kSecond + kSecond / 4 - kSecond / 2));
-  EXPECT_EQ(b.wait_for(0, kSecond / 2), Nanos(0));
+  EXPECT_EQ(b.wait_for(1, kSecond / 2), base::Nanos(kSecond + kSecond / 4 - kSecond / 2));
+  EXPECT_EQ(b.wait_for(7, kSecond / 2), base::Nanos(kSecond / 2 + kSecond + kSecond / 4 - kSecond / 2));
+  EXPECT_EQ(b.wait_for(0, kSecond / 2), base::Nanos(0));
 }
 
 // The next moment anything comes back: the oldest counted bucket's end (a bucket leaves a whole
 // window after its end), not the newest's.
 TEST(SlidingWindowBudget, UntilReleaseIsWhenTheOldestCountedBucketLeaves) {
-  SlidingWindowBudget b(100, 1s, 10);  // buckets of 100 ms, forgotten 1.1 s after their start
-  EXPECT_EQ(b.until_release(0), Nanos(0)) << "nothing counted";
+  routing::SlidingWindowBudget b(100, 1s, 10);  // buckets of 100 ms, forgotten 1.1 s after their start
+  EXPECT_EQ(b.until_release(0), base::Nanos(0)) << "nothing counted";
   b.consume(10, kSecond / 10 * 2);  // bucket 2
   b.consume(10, kSecond / 10 * 5);  // bucket 5
-  EXPECT_EQ(b.until_release(kSecond / 2), Nanos(kSecond / 10 * 13 - kSecond / 2));
-  EXPECT_EQ(b.until_release(kSecond / 10 * 13), Nanos(kSecond / 10 * 16 - kSecond / 10 * 13))
+  EXPECT_EQ(b.until_release(kSecond / 2), base::Nanos(kSecond / 10 * 13 - kSecond / 2));
+  EXPECT_EQ(b.until_release(kSecond / 10 * 13), base::Nanos(kSecond / 10 * 16 - kSecond / 10 * 13))
       << "bucket 2 gone: bucket 5 is next";
 }
 
 TEST(SlidingWindowBudget, AmountOverTheLimitNeverFits) {
-  SlidingWindowBudget b(10, 1s, 4);
+  routing::SlidingWindowBudget b(10, 1s, 4);
   EXPECT_FALSE(b.try_consume(11, 0));
-  EXPECT_EQ(b.wait_for(11, 0), Nanos(kSecond));
+  EXPECT_EQ(b.wait_for(11, 0), base::Nanos(kSecond));
 }
 
 }  // namespace
@@ -79,14 +79,14 @@ TEST(SlidingWindowBudgetIncremental, MatchesAFullRecountOverALongIrregularRun) {
   // The incremental advance must forget exactly what a full recount would: compare `used`
   // with the sum of the admitted amounts whose bucket is still live.
   constexpr std::int64_t kWindow = 1'000'000'000;
-  SlidingWindowBudget b(1'000'000, Nanos(kWindow), 16);
+  routing::SlidingWindowBudget b(1'000'000, base::Nanos(kWindow), 16);
   const std::int64_t bucket = kWindow / 16;
-  std::vector<std::pair<MonoNanos, std::int64_t>> admitted;
-  FastRandom rng(3);
-  MonoNanos t = 5 * kWindow;
+  std::vector<std::pair<base::MonoNanos, std::int64_t>> admitted;
+  base::FastRandom rng(3);
+  base::MonoNanos t = 5 * kWindow;
   for (int i = 0; i < 5000; ++i) {
-    t += static_cast<MonoNanos>(rng.below(3 * bucket / 2));  // sometimes skips whole buckets
-    if (i % 997 == 0) t += 3 * kWindow;                      // and sometimes whole windows
+    t += static_cast<base::MonoNanos>(rng.below(3 * bucket / 2));  // sometimes skips whole buckets
+    if (i % 997 == 0) t += 3 * kWindow;                            // and sometimes whole windows
     const std::int64_t amount = 1 + static_cast<std::int64_t>(rng.below(50));
     if (b.try_consume(amount, t)) admitted.push_back({t, amount});
     std::int64_t live = 0;

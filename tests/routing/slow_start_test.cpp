@@ -8,28 +8,28 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr MonoNanos kBack = 1'000'000'000'000;  // when the cooldown ended
-constexpr MonoNanos at(Nanos after) { return kBack + after.count(); }
+constexpr base::MonoNanos kBack = 1'000'000'000'000;  // when the cooldown ended
+constexpr base::MonoNanos at(base::Nanos after) { return kBack + after.count(); }
 
 TEST(SlowStart, RampsLinearlyFromATenthToFull) {
-  EXPECT_EQ(slow_start_weight(100, kBack, at(0s), 60s), 10u);
-  EXPECT_EQ(slow_start_weight(100, kBack, at(30s), 60s), 55u);
-  EXPECT_EQ(slow_start_weight(100, kBack, at(59s), 60s), 98u);  // 10 + 90 * 59/60 = 98.5
-  EXPECT_EQ(slow_start_weight(100, kBack, at(60s), 60s), 100u);
-  EXPECT_EQ(slow_start_weight(100, kBack, at(1h), 60s), 100u);
+  EXPECT_EQ(routing::slow_start_weight(100, kBack, at(0s), 60s), 10u);
+  EXPECT_EQ(routing::slow_start_weight(100, kBack, at(30s), 60s), 55u);
+  EXPECT_EQ(routing::slow_start_weight(100, kBack, at(59s), 60s), 98u);  // 10 + 90 * 59/60 = 98.5
+  EXPECT_EQ(routing::slow_start_weight(100, kBack, at(60s), 60s), 100u);
+  EXPECT_EQ(routing::slow_start_weight(100, kBack, at(1h), 60s), 100u);
 }
 
 TEST(SlowStart, NeverBelowOne) {
-  EXPECT_EQ(slow_start_weight(1, kBack, at(0s), 60s), 1u);
-  EXPECT_EQ(slow_start_weight(5, kBack, at(0s), 60s), 1u);
-  EXPECT_EQ(slow_start_weight(5, kBack, at(30s), 60s), 3u);  // 1 + 4 * 0.5
+  EXPECT_EQ(routing::slow_start_weight(1, kBack, at(0s), 60s), 1u);
+  EXPECT_EQ(routing::slow_start_weight(5, kBack, at(0s), 60s), 1u);
+  EXPECT_EQ(routing::slow_start_weight(5, kBack, at(30s), 60s), 3u);  // 1 + 4 * 0.5
 }
 
 TEST(SlowStart, NeverDecreasesAndStaysInRange) {
   for (std::uint32_t weight : {1u, 2u, 7u, 10u, 999u, 4'000'000'000u}) {
     std::uint32_t previous = 0;
-    for (Nanos t = -1s; t <= 61s; t += 500ms) {
-      const std::uint32_t w = slow_start_weight(weight, kBack, at(t), 60s);
+    for (base::Nanos t = -1s; t <= 61s; t += 500ms) {
+      const std::uint32_t w = routing::slow_start_weight(weight, kBack, at(t), 60s);
       EXPECT_GE(w, previous) << weight << " at " << t.count();
       EXPECT_GE(w, 1u);
       EXPECT_LE(w, weight);
@@ -40,16 +40,16 @@ TEST(SlowStart, NeverDecreasesAndStaysInRange) {
 }
 
 TEST(SlowStart, FullWeightWithoutPeriodOrCooldown) {
-  EXPECT_EQ(slow_start_weight(100, kBack, at(0s), 0s), 100u) << "slow start off";
-  EXPECT_EQ(slow_start_weight(100, kBack, at(0s), -5s), 100u);
-  EXPECT_EQ(slow_start_weight(100, 0, kBack, 60s), 100u) << "never cooled down";
+  EXPECT_EQ(routing::slow_start_weight(100, kBack, at(0s), 0s), 100u) << "slow start off";
+  EXPECT_EQ(routing::slow_start_weight(100, kBack, at(0s), -5s), 100u);
+  EXPECT_EQ(routing::slow_start_weight(100, 0, kBack, 60s), 100u) << "never cooled down";
 }
 
 TEST(SlowStart, NowBeforeRecoveryIsTheStartOfTheRamp) {
-  EXPECT_EQ(slow_start_weight(100, kBack, at(-4ms), 60s), 10u);
+  EXPECT_EQ(routing::slow_start_weight(100, kBack, at(-4ms), 60s), 10u);
 }
 
-TEST(SlowStart, ZeroWeightStaysZero) { EXPECT_EQ(slow_start_weight(0, kBack, at(1s), 60s), 0u); }
+TEST(SlowStart, ZeroWeightStaysZero) { EXPECT_EQ(routing::slow_start_weight(0, kBack, at(1s), 60s), 0u); }
 
 }  // namespace
 }  // namespace smartlb

@@ -119,10 +119,10 @@ std::int64_t reference_estimate(std::string_view path, std::string_view body) {
   ReferenceReader r(key);
   const bool nul = body.find('\0') != std::string_view::npos;
   if (nul || !nlohmann::json::sax_parse(body, &r) || !r.root_is_object)
-    return static_cast<std::int64_t>((body.size() + 3) / 4) + kDefaultMaxTokensEstimate;
+    return static_cast<std::int64_t>((body.size() + 3) / 4) + routing::kDefaultMaxTokensEstimate;
   const std::size_t chars = whole_body ? body.size() : r.characters;
   const std::int64_t prompt = std::max<std::int64_t>(static_cast<std::int64_t>((chars + 3) / 4), 1);
-  std::int64_t budget = kDefaultMaxTokensEstimate;
+  std::int64_t budget = routing::kDefaultMaxTokensEstimate;
   for (const std::int64_t b : r.budget)
     if (b > 0) {
       budget = b;
@@ -136,35 +136,40 @@ std::int64_t reference_estimate(std::string_view path, std::string_view body) {
 TEST(TokenEstimate, ChatCountsMessageTextPlusMaxTokens) {
   const std::string body =
       R"({"messages":[{"role":"system","content":"12345678"},{"role":"user","content":[{"type":"text","text":"abcd"},{"type":"image_url","image_url":{"url":"x"}}]}],"max_tokens":100})";
-  EXPECT_EQ(estimate_request_tokens("/openai/deployments/d/chat/completions", body), 3 + 100);
+  EXPECT_EQ(routing::estimate_request_tokens("/openai/deployments/d/chat/completions", body), 3 + 100);
 }
 
 TEST(TokenEstimate, DefaultCompletionBudget) {
-  EXPECT_EQ(
-      estimate_request_tokens("/v1/chat/completions", R"({"messages":[{"role":"user","content":"hi"}]})"),
-      1 + kDefaultMaxTokensEstimate);
-  EXPECT_EQ(estimate_request_tokens("/v1/chat/completions", R"({"messages":[],"max_completion_tokens":7})"),
+  EXPECT_EQ(routing::estimate_request_tokens("/v1/chat/completions",
+                                             R"({"messages":[{"role":"user","content":"hi"}]})"),
+            1 + routing::kDefaultMaxTokensEstimate);
+  EXPECT_EQ(routing::estimate_request_tokens("/v1/chat/completions",
+                                             R"({"messages":[],"max_completion_tokens":7})"),
             1 + 7);
 }
 
 TEST(TokenEstimate, EmbeddingsHaveNoCompletion) {
-  EXPECT_EQ(estimate_request_tokens("/openai/deployments/e/embeddings", R"({"input":["abcdefgh","abcd"]})"),
+  EXPECT_EQ(routing::estimate_request_tokens("/openai/deployments/e/embeddings",
+                                             R"({"input":["abcdefgh","abcd"]})"),
             3);
 }
 
 TEST(TokenEstimate, RoundsUpSoItNeverUndercountsTheBackend) {
-  EXPECT_EQ(estimate_request_tokens("/v1/completions", R"({"prompt":"abcde","max_tokens":1})"), 2 + 1);
+  EXPECT_EQ(routing::estimate_request_tokens("/v1/completions", R"({"prompt":"abcde","max_tokens":1})"),
+            2 + 1);
 }
 
 TEST(TokenEstimate, UnparseableBodyFallsBackToItsSize) {
-  EXPECT_EQ(estimate_request_tokens("/v1/chat/completions", "not json at all!"),
-            4 + kDefaultMaxTokensEstimate);
+  EXPECT_EQ(routing::estimate_request_tokens("/v1/chat/completions", "not json at all!"),
+            4 + routing::kDefaultMaxTokensEstimate);
 }
 
 TEST(TokenEstimate, TokenArraysCountFourCharactersATokenAndEscapesTheirDecodedLength) {
-  EXPECT_EQ(estimate_request_tokens("/v1/completions", R"({"prompt":[1,2,3],"max_tokens":5})"), 3 + 5);
+  EXPECT_EQ(routing::estimate_request_tokens("/v1/completions", R"({"prompt":[1,2,3],"max_tokens":5})"),
+            3 + 5);
   // "a\nb\u00e9" decodes to 5 bytes (a, newline, b, two for é): 2 tokens, not the 11 raw.
-  EXPECT_EQ(estimate_request_tokens("/v1/completions", R"({"prompt":"a\nb\u00e9","max_tokens":1})"), 2 + 1);
+  EXPECT_EQ(routing::estimate_request_tokens("/v1/completions", R"({"prompt":"a\nb\u00e9","max_tokens":1})"),
+            2 + 1);
 }
 
 TEST(TokenEstimate, OnlyTheOperationsOwnTopLevelValueCounts) {
@@ -172,36 +177,38 @@ TEST(TokenEstimate, OnlyTheOperationsOwnTopLevelValueCounts) {
   const std::string body =
       R"({"metadata":{"content":"xxxxxxxxxxxxxxxx"},"tools":[{"max_tokens":999}],)"
       R"("messages":[{"role":"user","content":"abcd","name":"zzzzzzzz"}],"max_output_tokens":9})";
-  EXPECT_EQ(estimate_request_tokens("/v1/chat/completions", body), 1 + 9);
+  EXPECT_EQ(routing::estimate_request_tokens("/v1/chat/completions", body), 1 + 9);
   EXPECT_EQ(
-      estimate_request_tokens(
+      routing::estimate_request_tokens(
           "/v1/responses",
           R"({"input":[{"role":"user","content":[{"type":"input_text","text":"abcdefgh"}]}],"max_output_tokens":3})"),
       2 + 3);
 }
 
 TEST(TokenEstimate, AHugeBudgetSaturatesInsteadOfWrappingNegative) {
-  EXPECT_EQ(
-      estimate_request_tokens("/v1/completions", R"({"prompt":"abcd","max_tokens":9223372036854775807})"),
-      INT64_MAX);
-  EXPECT_EQ(
-      estimate_request_tokens("/v1/completions", R"({"prompt":"abcd","max_tokens":18446744073709551615})"),
-      INT64_MAX);
-  EXPECT_EQ(
-      estimate_request_tokens("/v1/completions", R"({"prompt":"abcd","max_tokens":9223372036854775806})"),
-      INT64_MAX);
-  EXPECT_EQ(
-      estimate_request_tokens("/v1/completions", R"({"prompt":"abcd","max_tokens":9223372036854775805})"),
-      INT64_MAX - 1);
+  EXPECT_EQ(routing::estimate_request_tokens("/v1/completions",
+                                             R"({"prompt":"abcd","max_tokens":9223372036854775807})"),
+            INT64_MAX);
+  EXPECT_EQ(routing::estimate_request_tokens("/v1/completions",
+                                             R"({"prompt":"abcd","max_tokens":18446744073709551615})"),
+            INT64_MAX);
+  EXPECT_EQ(routing::estimate_request_tokens("/v1/completions",
+                                             R"({"prompt":"abcd","max_tokens":9223372036854775806})"),
+            INT64_MAX);
+  EXPECT_EQ(routing::estimate_request_tokens("/v1/completions",
+                                             R"({"prompt":"abcd","max_tokens":9223372036854775805})"),
+            INT64_MAX - 1);
   // Embeddings have no completion budget to add.
-  EXPECT_EQ(estimate_request_tokens("/v1/embeddings", R"({"input":"abcd","max_tokens":9223372036854775807})"),
+  EXPECT_EQ(routing::estimate_request_tokens("/v1/embeddings",
+                                             R"({"input":"abcd","max_tokens":9223372036854775807})"),
             1);
 }
 
 TEST(TokenEstimate, ANonObjectOrTruncatedBodyFallsBackToItsSize) {
-  EXPECT_EQ(estimate_request_tokens("/v1/chat/completions", "[1,2,3,4]"), 3 + kDefaultMaxTokensEstimate);
-  EXPECT_EQ(estimate_request_tokens("/v1/chat/completions", R"({"messages":[)"),
-            4 + kDefaultMaxTokensEstimate);
+  EXPECT_EQ(routing::estimate_request_tokens("/v1/chat/completions", "[1,2,3,4]"),
+            3 + routing::kDefaultMaxTokensEstimate);
+  EXPECT_EQ(routing::estimate_request_tokens("/v1/chat/completions", R"({"messages":[)"),
+            4 + routing::kDefaultMaxTokensEstimate);
 }
 
 // ---- Differential: the scanner against the nlohmann reference --------------------------------
@@ -232,7 +239,7 @@ std::string escaped(std::string_view body) {
 void expect_same(std::string_view body) {
   for (const std::string_view path : kPaths) {
     const std::int64_t want = reference_estimate(path, body);
-    const std::int64_t got = estimate_request_tokens(path, body);
+    const std::int64_t got = routing::estimate_request_tokens(path, body);
     if (got != want) {
       ADD_FAILURE() << "path " << path << ": got " << got << ", nlohmann reference " << want << "\n  body ("
                     << body.size() << " bytes): " << escaped(body);

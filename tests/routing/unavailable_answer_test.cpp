@@ -8,7 +8,7 @@ namespace {
 using namespace std::chrono_literals;
 
 TEST(UnavailableAnswer, ThrottlingIs429WithTheSoonestRecovery) {
-  const auto a = answer_unavailable({3'500ms, true}, 2, "gpt-4o");
+  const auto a = routing::answer_unavailable({3'500ms, true}, 2, "gpt-4o");
   EXPECT_EQ(a.status, 429u);
   EXPECT_EQ(a.code, "rate_limit_exceeded");
   EXPECT_EQ(a.type, "requests");
@@ -17,21 +17,21 @@ TEST(UnavailableAnswer, ThrottlingIs429WithTheSoonestRecovery) {
 }
 
 TEST(UnavailableAnswer, FailedAttemptsWithoutThrottlingAre502) {
-  const auto a = answer_unavailable({2s, false}, 1, "");
+  const auto a = routing::answer_unavailable({2s, false}, 1, "");
   EXPECT_EQ(a.status, 502u);
   EXPECT_EQ(a.code, "upstream_error");
   EXPECT_EQ(a.message, "Every backend failed; retry after 2000 ms.");
 }
 
 TEST(UnavailableAnswer, NothingTriedIs503) {
-  const auto a = answer_unavailable({5s, false}, 0, "embeddings");
+  const auto a = routing::answer_unavailable({5s, false}, 0, "embeddings");
   EXPECT_EQ(a.status, 503u);
   EXPECT_EQ(a.code, "no_backend_available");
   EXPECT_EQ(a.type, "server_error");
 }
 
 TEST(UnavailableAnswer, EveryBackendWithoutTheModelIs404NamingIt) {
-  Unavailability u{10s, false, true};
+  routing::Unavailability u{10s, false, true};
   const auto a = answer_unavailable(u, 2, "gpt-5");
   EXPECT_EQ(a.status, 404u);
   EXPECT_EQ(a.type, "invalid_request_error");
@@ -41,8 +41,8 @@ TEST(UnavailableAnswer, EveryBackendWithoutTheModelIs404NamingIt) {
 }
 
 TEST(UnavailableAnswer, NoKnownRecoveryTimeSaysOneSecond) {
-  EXPECT_EQ(answer_unavailable({0ms, false}, 0, "").retry_after, 1s);
-  EXPECT_EQ(answer_unavailable({0ms, true}, 3, "").retry_after, 1s);
+  EXPECT_EQ(routing::answer_unavailable({0ms, false}, 0, "").retry_after, 1s);
+  EXPECT_EQ(routing::answer_unavailable({0ms, true}, 3, "").retry_after, 1s);
 }
 
 }  // namespace

@@ -20,7 +20,7 @@ inline const std::string kReplicaBody = R"({"messages":[{"role":"user","content"
 struct CooldownReplica {
   CooldownReplica(const std::string& id, const std::string& primary_url, const std::string& secondary_url)
       : id(id) {
-    proxy.clock.set_wall_epoch(std::chrono::system_clock::now() - Nanos(proxy.clock.now()));
+    proxy.clock.set_wall_epoch(std::chrono::system_clock::now() - base::Nanos(proxy.clock.now()));
     proxy.add_backend("primary", primary_url, 1);
     proxy.add_backend("secondary", secondary_url, 2);
     proxy.start();
@@ -40,7 +40,7 @@ struct CooldownReplica {
     service.reset();
   }
 
-  BackendStates& states() { return proxy.server->states(); }
+  routing::BackendStates& states() { return proxy.server->states(); }
   HttpResponse post() {
     return http_call(proxy.port(), "POST", kReplicaChat, {{"content-type", "application/json"}},
                      kReplicaBody);

@@ -15,7 +15,7 @@
 
 namespace smartlb::testing {
 
-namespace http = boost::beast::http;
+namespace beast = boost::beast;
 
 namespace {
 int connect_to(std::uint16_t port) {
@@ -109,7 +109,7 @@ HttpResponse http_call(std::uint16_t port, const std::string& method, const std:
   conn.send(req);
   const std::string raw = conn.read_until_close();
 
-  http::response_parser<http::string_body> parser;
+  beast::http::response_parser<beast::http::string_body> parser;
   parser.eager(true);
   parser.body_limit(64 * 1024 * 1024);
   if (method == "HEAD") parser.skip(true);  // the Content-Length describes a body never sent

@@ -55,7 +55,7 @@ class TestRsaKey {
     std::string bytes(static_cast<std::size_t>(BN_num_bytes(bn)), '\0');
     BN_bn2bin(bn, reinterpret_cast<unsigned char*>(bytes.data()));
     BN_free(bn);
-    return jwt::base64url_encode(bytes);
+    return clients::jwt::base64url_encode(bytes);
   }
   std::string kid_;
   std::shared_ptr<EVP_PKEY> key_;
@@ -67,7 +67,7 @@ inline std::string jwks_of(const std::vector<const TestRsaKey*>& keys) {
   return nlohmann::json{{"keys", list}}.dump();
 }
 
-inline std::string b64(const std::string& s) { return jwt::base64url_encode(s); }
+inline std::string b64(const std::string& s) { return clients::jwt::base64url_encode(s); }
 
 // "<header>.<claims>." with no signature yet.
 inline std::string unsigned_jwt(const nlohmann::json& header, const nlohmann::json& claims) {

@@ -25,7 +25,6 @@ namespace smartlb::testing {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
-namespace http = beast::http;
 using tcp = asio::ip::tcp;
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
@@ -77,8 +76,8 @@ struct MockBackend::Impl {
   asio::awaitable<void> serve(Stream& stream, int conn_index) {
     beast::flat_buffer buffer;
     for (int n = 1;; ++n) {
-      http::request<http::string_body> req;
-      auto [ec, bytes] = co_await http::async_read(stream, buffer, req, use_tuple);
+      beast::http::request<beast::http::string_body> req;
+      auto [ec, bytes] = co_await beast::http::async_read(stream, buffer, req, use_tuple);
       if (ec) co_return;
       SeenRequest s;
       s.method = std::string(req.method_string());
@@ -112,13 +111,14 @@ struct MockBackend::Impl {
         if (iec) co_return;
       }
       if (reply.events.empty()) {
-        http::response<http::string_body> res{static_cast<http::status>(reply.status), 11};
+        beast::http::response<beast::http::string_body> res{static_cast<beast::http::status>(reply.status),
+                                                            11};
         for (auto& [k, v] : reply.headers) res.set(k, v);
         res.body() = reply.body;
         res.prepare_payload();
         // Half-closing: corked, so that the FIN leaves in the same segment as the last bytes.
         if (reply.half_close_after) set_cork(stream, true);
-        auto [wec, wn] = co_await http::async_write(stream, res, use_tuple);
+        auto [wec, wn] = co_await beast::http::async_write(stream, res, use_tuple);
         if (wec || !co_await send_stray(stream, reply)) co_return;
         if (reply.half_close_after) {
           beast::error_code ignored;
@@ -131,20 +131,20 @@ struct MockBackend::Impl {
         co_await write_close_delimited(stream, reply);
         co_return;
       }
-      http::response<http::empty_body> res{static_cast<http::status>(reply.status), 11};
+      beast::http::response<beast::http::empty_body> res{static_cast<beast::http::status>(reply.status), 11};
       for (auto& [k, v] : reply.headers) res.set(k, v);
       res.chunked(true);
-      http::response_serializer<http::empty_body> sr(res);
-      auto [hec, hn] = co_await http::async_write_header(stream, sr, use_tuple);
+      beast::http::response_serializer<beast::http::empty_body> sr(res);
+      auto [hec, hn] = co_await beast::http::async_write_header(stream, sr, use_tuple);
       if (hec) co_return;
       for (std::size_t i = 0; i < reply.events.size(); ++i) {
         if (auto it = reply.wait_before.find(i); it != reply.wait_before.end()) co_await it->second->wait();
-        auto [cec, cn] =
-            co_await asio::async_write(stream, http::make_chunk(asio::buffer(reply.events[i])), use_tuple);
+        auto [cec, cn] = co_await asio::async_write(
+            stream, beast::http::make_chunk(asio::buffer(reply.events[i])), use_tuple);
         if (cec) co_return;
       }
       if (reply.reset_after_events) co_return;  // the caller closes the socket: no final chunk
-      auto [lec, ln] = co_await asio::async_write(stream, http::make_chunk_last(), use_tuple);
+      auto [lec, ln] = co_await asio::async_write(stream, beast::http::make_chunk_last(), use_tuple);
       if (lec) co_return;
     }
   }

@@ -23,11 +23,11 @@ class ProxyHarness {
   }
   ~ProxyHarness() { stop(); }
 
-  BackendConfig& add_backend(const std::string& name, const std::string& url, int priority = 1,
-                             std::uint32_t weight = 1, const std::string& api_key = "") {
-    auto parsed = parse_backend_url(url);
+  config::BackendConfig& add_backend(const std::string& name, const std::string& url, int priority = 1,
+                                     std::uint32_t weight = 1, const std::string& api_key = "") {
+    auto parsed = config::parse_backend_url(url);
     if (!parsed.url) throw std::invalid_argument(url + ": " + parsed.error);
-    BackendConfig b;
+    config::BackendConfig b;
     b.id = static_cast<int>(cfg.backends.size()) + 1;
     b.name = name;
     b.url = *parsed.url;
@@ -41,10 +41,10 @@ class ProxyHarness {
   // Routes by a config file's text (backends, targets, rules, clients: `env` fills its ${...}),
   // keeping this harness's process settings (listener, threads, access log). The first error
   // when the text is invalid, else "".
-  std::string use_config_text(const EnvMap& env, const std::string& yaml) {
-    auto r = load_config_text(env, yaml, "test.yaml");
+  std::string use_config_text(const config::EnvMap& env, const std::string& yaml) {
+    auto r = config::load_config_text(env, yaml, "test.yaml");
     if (!r.config) return r.errors.empty() ? "invalid" : r.errors[0];
-    const Config process = cfg;
+    const config::Config process = cfg;
     cfg = *r.config;
     cfg.listen_address = process.listen_address;
     cfg.port = process.port;
@@ -54,15 +54,15 @@ class ProxyHarness {
     return "";
   }
 
-  void start(RequestObserver* observer = nullptr, tracing::Tracer* tracer = nullptr) {
+  void start(telemetry::RequestObserver* observer = nullptr, tracing::Tracer* tracer = nullptr) {
     // Health probes would add requests to every backend a test counts: off unless asked for.
     if (!probe_health) cfg.health_probe_interval = std::chrono::seconds(0);
-    ServerOptions opts;
+    net::ServerOptions opts;
     opts.clock = &clock;
     opts.seed = 42;
     opts.observer = observer;
     opts.tracer = tracer;
-    server = std::make_unique<Server>(cfg, opts);
+    server = std::make_unique<net::Server>(cfg, opts);
     server->start();
   }
   void stop() {
@@ -82,14 +82,14 @@ class ProxyHarness {
   bool unhealthy(std::size_t position) const {
     return server->states().unhealthy(server->snapshot()->table.member(position).id, clock.now());
   }
-  CooldownView backend_cooldown(std::size_t position) const {
+  routing::CooldownView backend_cooldown(std::size_t position) const {
     return server->states().backend_cooldown(server->snapshot()->table.member(position).id);
   }
 
-  Config cfg;
+  config::Config cfg;
   bool probe_health = false;  // keep cfg.health_probe_interval (tests of the probes)
-  ManualClock clock;
-  std::unique_ptr<Server> server;
+  base::ManualClock clock;
+  std::unique_ptr<net::Server> server;
 };
 
 }  // namespace smartlb::testing

@@ -9,9 +9,9 @@
 
 namespace smartlb::testing {
 
-class LastRecord final : public RequestObserver {
+class LastRecord final : public telemetry::RequestObserver {
  public:
-  void on_request(const RequestRecord& rec) override {
+  void on_request(const telemetry::RequestRecord& rec) override {
     std::lock_guard lock(mutex_);
     last_ = rec;
     ++finished_;
@@ -19,7 +19,7 @@ class LastRecord final : public RequestObserver {
   }
   // The last record once `n` requests have finished (nullopt after a safety deadline: a hang,
   // not a timing assertion).
-  std::optional<RequestRecord> await(std::size_t n = 1) {
+  std::optional<telemetry::RequestRecord> await(std::size_t n = 1) {
     std::unique_lock lock(mutex_);
     if (!cv_.wait_for(lock, std::chrono::seconds(60), [&] { return finished_ >= n; })) return std::nullopt;
     return last_;
@@ -29,7 +29,7 @@ class LastRecord final : public RequestObserver {
   std::mutex mutex_;
   std::condition_variable cv_;
   std::size_t finished_ = 0;
-  RequestRecord last_;
+  telemetry::RequestRecord last_;
 };
 
 }  // namespace smartlb::testing

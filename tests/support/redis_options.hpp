@@ -12,7 +12,7 @@ namespace smartlb::testing {
 inline redis::RedisServiceOptions test_redis_options(const std::string& url, const std::string& replica_id) {
   using namespace std::chrono_literals;
   redis::RedisServiceOptions o;
-  o.config.url = parse_redis_url(url).url;
+  o.config.url = config::parse_redis_url(url).url;
   o.config.replica_id = replica_id;
   o.config.timeout = 300ms;
   o.heartbeat = 50ms;

@@ -133,7 +133,7 @@ inline std::int64_t quota_tokens_used(ProxyHarness& p) {
   return p.server->states().quota_usage(p.server->snapshot()->table.member(0), "gpt-4o").tokens_used;
 }
 inline std::uint32_t latency_samples(ProxyHarness& p) {
-  const PoolMember& a = p.server->snapshot()->table.member(0);
+  const routing::PoolMember& a = p.server->snapshot()->table.member(0);
   return p.server->latency()
       .read(a.id, "gpt-4o", p.server->states().clock().now(), std::chrono::minutes(10))
       .samples;

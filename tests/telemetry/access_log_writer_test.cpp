@@ -46,7 +46,8 @@ TEST(AccessLogWriter, EveryLineAppendedBeforeStopIsWrittenInOrder) {
   std::string got;
   std::thread reader([&] { got = pipe.read_all(); });
   {
-    AccessLogWriter writer(pipe.fds[1], {.flush_bytes = 1 << 20, .flush_interval = std::chrono::hours(1)});
+    telemetry::AccessLogWriter writer(pipe.fds[1],
+                                      {.flush_bytes = 1 << 20, .flush_interval = std::chrono::hours(1)});
     for (int i = 0; i < 5000; ++i) {
       EXPECT_TRUE(writer.append(line(i)));
       expected += line(i);
@@ -62,9 +63,9 @@ TEST(AccessLogWriter, EveryLineAppendedBeforeStopIsWrittenInOrder) {
 
 TEST(AccessLogWriter, AReaderThatDoesNotKeepUpCostsDroppedLinesNeverABlockedCaller) {
   Pipe pipe;
-  const AccessLogWriterOptions options{
+  const telemetry::AccessLogWriterOptions options{
       .flush_bytes = 1024, .flush_interval = std::chrono::milliseconds(1), .max_pending_bytes = 4096};
-  AccessLogWriter writer(pipe.fds[1], options);
+  telemetry::AccessLogWriter writer(pipe.fds[1], options);
   // Nobody reads: the pipe (64 KiB) fills, then the writer's buffer, then lines are dropped.
   // 1 MiB of lines: the loop ends only because append never waits for the pipe.
   int appended = 0;
@@ -90,8 +91,8 @@ TEST(AccessLogWriter, AReaderThatDoesNotKeepUpCostsDroppedLinesNeverABlockedCall
 
 TEST(AccessLogWriter, ALineGoesOutWithinTheFlushIntervalWithoutWaitingForMore) {
   Pipe pipe;
-  AccessLogWriter writer(pipe.fds[1],
-                         {.flush_bytes = 1 << 20, .flush_interval = std::chrono::milliseconds(5)});
+  telemetry::AccessLogWriter writer(pipe.fds[1],
+                                    {.flush_bytes = 1 << 20, .flush_interval = std::chrono::milliseconds(5)});
   ASSERT_TRUE(writer.append(line(7)));
   // A blocking read returns once the writer thread has written it, long before stop().
   char buf[256];
@@ -113,7 +114,7 @@ TEST(AccessLogWriter, AnAccessLoggersTextLinesCarryTheProcessLogsTimePrefix) {
   std::string got;
   std::thread reader([&] { got = pipe.read_all(); });
   {
-    AccessLogWriter writer(pipe.fds[1]);
+    telemetry::AccessLogWriter writer(pipe.fds[1]);
     const auto logger = make_access_logger(writer);
     const system_clock::time_point t =
         sys_days(year(2026) / November / 29) + hours(10) + minutes(11) + seconds(33) + milliseconds(63);

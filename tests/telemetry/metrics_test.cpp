@@ -7,17 +7,17 @@
 namespace smartlb {
 namespace {
 
-constexpr MonoNanos kSecond = 1'000'000'000;
+constexpr base::MonoNanos kSecond = 1'000'000'000;
 
-RequestRecord served_by(int backend, const char* deployment, unsigned status = 200) {
-  RequestRecord r;
+telemetry::RequestRecord served_by(int backend, const char* deployment, unsigned status = 200) {
+  telemetry::RequestRecord r;
   r.method = "POST";
   r.deployment = deployment;
   r.start = 10 * kSecond;
   r.end = r.start + kSecond / 2;  // 0.5 s
   r.status = status;
   r.served_by = backend;
-  AttemptRecord& a = r.add_attempt();
+  telemetry::AttemptRecord& a = r.add_attempt();
   a.backend = static_cast<std::size_t>(backend);
   a.status = status;
   a.ttfb_us = 30'000;  // 30 ms
@@ -25,18 +25,18 @@ RequestRecord served_by(int backend, const char* deployment, unsigned status = 2
 }
 
 // Backend 0 answers 429 (cooldown), backend 1 serves.
-RequestRecord failed_over(const char* deployment) {
-  RequestRecord r;
+telemetry::RequestRecord failed_over(const char* deployment) {
+  telemetry::RequestRecord r;
   r.deployment = deployment;
   r.start = 10 * kSecond;
   r.end = r.start + 2 * kSecond;
-  AttemptRecord& a = r.add_attempt();
+  telemetry::AttemptRecord& a = r.add_attempt();
   a.backend = 0;
   a.status = 429;
-  a.cause = FailureCause::Throttled;
+  a.cause = routing::FailureCause::Throttled;
   a.cooldown_ms = 5000;
   a.ttfb_us = 1000;
-  AttemptRecord& b = r.add_attempt();
+  telemetry::AttemptRecord& b = r.add_attempt();
   b.backend = 1;
   b.status = 200;
   b.ttfb_us = 200'000;
@@ -47,22 +47,22 @@ RequestRecord failed_over(const char* deployment) {
   return r;
 }
 
-std::uint32_t dep(const MetricsSnapshot& s, const char* name) {
+std::uint32_t dep(const telemetry::MetricsSnapshot& s, const char* name) {
   const int i = s.deployment_index(name);
   EXPECT_GE(i, 0) << name;
   return static_cast<std::uint32_t>(i);
 }
 
 TEST(Metrics, CountsRequestsByBackendDeploymentAndCode) {
-  Metrics m({{"east", ""}, {"west", ""}});
+  telemetry::Metrics m({{"east", ""}, {"west", ""}});
   m.on_request(served_by(0, "gpt-4o"));
   m.on_request(served_by(0, "gpt-4o"));
   m.on_request(served_by(1, "gpt-4o", 400));
   m.on_request(served_by(1, "embed"));
-  const MetricsSnapshot s = m.snapshot();
-  EXPECT_EQ(s.counter(CounterKind::Requests, 0, dep(s, "gpt-4o"), 200), 2u);
-  EXPECT_EQ(s.counter(CounterKind::Requests, 1, dep(s, "gpt-4o"), 400), 1u);
-  EXPECT_EQ(s.counter(CounterKind::Requests, 1, dep(s, "embed"), 200), 1u);
+  const telemetry::MetricsSnapshot s = m.snapshot();
+  EXPECT_EQ(s.counter(telemetry::CounterKind::Requests, 0, dep(s, "gpt-4o"), 200), 2u);
+  EXPECT_EQ(s.counter(telemetry::CounterKind::Requests, 1, dep(s, "gpt-4o"), 400), 1u);
+  EXPECT_EQ(s.counter(telemetry::CounterKind::Requests, 1, dep(s, "embed"), 200), 1u);
   EXPECT_EQ(s.backends[0].served, 2u);
   EXPECT_EQ(s.backends[1].served, 2u);
   EXPECT_EQ(s.backends[0].errors, 0u) << "a passed-through 400 is not the backend's error";
@@ -70,21 +70,21 @@ TEST(Metrics, CountsRequestsByBackendDeploymentAndCode) {
 }
 
 TEST(Metrics, FailoverCooldownTokensAndHistograms) {
-  Metrics m({{"east", ""}, {"west", ""}});
+  telemetry::Metrics m({{"east", ""}, {"west", ""}});
   m.on_request(failed_over("gpt-4o"));
-  const MetricsSnapshot s = m.snapshot();
+  const telemetry::MetricsSnapshot s = m.snapshot();
   const auto d = dep(s, "gpt-4o");
-  const auto throttled = static_cast<std::uint32_t>(FailureCause::Throttled);
-  EXPECT_EQ(s.counter(CounterKind::Failovers, 0, d, throttled), 1u);
-  EXPECT_EQ(s.counter(CounterKind::CooldownsStarted, 0, d, throttled), 1u);
-  EXPECT_EQ(s.counter(CounterKind::PromptTokens, 1, d), 100u);
-  EXPECT_EQ(s.counter(CounterKind::CompletionTokens, 1, d), 20u);
-  EXPECT_EQ(s.counter(CounterKind::Requests, 1, d, 200), 1u);
+  const auto throttled = static_cast<std::uint32_t>(routing::FailureCause::Throttled);
+  EXPECT_EQ(s.counter(telemetry::CounterKind::Failovers, 0, d, throttled), 1u);
+  EXPECT_EQ(s.counter(telemetry::CounterKind::CooldownsStarted, 0, d, throttled), 1u);
+  EXPECT_EQ(s.counter(telemetry::CounterKind::PromptTokens, 1, d), 100u);
+  EXPECT_EQ(s.counter(telemetry::CounterKind::CompletionTokens, 1, d), 20u);
+  EXPECT_EQ(s.counter(telemetry::CounterKind::Requests, 1, d, 200), 1u);
   EXPECT_EQ(s.backends[0].attempts, 1u);
   EXPECT_EQ(s.backends[0].errors, 1u);
   EXPECT_EQ(s.backends[0].throttled, 1u);
   EXPECT_EQ(s.backends[0].served, 0u);
-  EXPECT_EQ(s.backends[0].last_error.cause, FailureCause::Throttled);
+  EXPECT_EQ(s.backends[0].last_error.cause, routing::FailureCause::Throttled);
   EXPECT_EQ(s.backends[0].last_error.status, 429u);
   EXPECT_EQ(s.backends[0].last_error.deployment, "gpt-4o");
   EXPECT_EQ(s.backends[0].last_error.at, 12 * kSecond);
@@ -105,53 +105,57 @@ TEST(Metrics, FailoverCooldownTokensAndHistograms) {
   EXPECT_DOUBLE_EQ(s.backends[1].ttfb.sum, 0.2);
 }
 
-std::uint64_t responses(const MetricsSnapshot& s, std::uint32_t backend, std::uint32_t code) {
-  return s.counter(CounterKind::UpstreamResponses, backend, 0, code);
+std::uint64_t responses(const telemetry::MetricsSnapshot& s, std::uint32_t backend, std::uint32_t code) {
+  return s.counter(telemetry::CounterKind::UpstreamResponses, backend, 0, code);
 }
 
-std::uint32_t transport(FailureCause c) { return kUpstreamTransport + static_cast<std::uint32_t>(c); }
+std::uint32_t transport(routing::FailureCause c) {
+  return telemetry::kUpstreamTransport + static_cast<std::uint32_t>(c);
+}
 
 TEST(Metrics, ABreakerTripCountsAsAFailureToleranceCooldown) {
-  Metrics m({{"east", ""}, {"west", ""}});
-  RequestRecord r = failed_over("gpt-4o");
+  telemetry::Metrics m({{"east", ""}, {"west", ""}});
+  telemetry::RequestRecord r = failed_over("gpt-4o");
   r.attempts[0].breaker_tripped = true;
   m.on_request(r);
-  const MetricsSnapshot s = m.snapshot();
+  const telemetry::MetricsSnapshot s = m.snapshot();
   const auto d = dep(s, "gpt-4o");
-  const auto tolerance = static_cast<std::uint32_t>(FailureCause::FailureTolerance);
-  EXPECT_EQ(s.counter(CounterKind::CooldownsStarted, 0, d, tolerance), 1u);
-  EXPECT_EQ(
-      s.counter(CounterKind::CooldownsStarted, 0, d, static_cast<std::uint32_t>(FailureCause::Throttled)), 1u)
+  const auto tolerance = static_cast<std::uint32_t>(routing::FailureCause::FailureTolerance);
+  EXPECT_EQ(s.counter(telemetry::CounterKind::CooldownsStarted, 0, d, tolerance), 1u);
+  EXPECT_EQ(s.counter(telemetry::CounterKind::CooldownsStarted, 0, d,
+                      static_cast<std::uint32_t>(routing::FailureCause::Throttled)),
+            1u)
       << "beside the 429's own cooldown";
-  EXPECT_EQ(s.counter(CounterKind::Failovers, 0, d, tolerance), 0u) << "the attempt failed over as a 429";
+  EXPECT_EQ(s.counter(telemetry::CounterKind::Failovers, 0, d, tolerance), 0u)
+      << "the attempt failed over as a 429";
 }
 
 TEST(Metrics, AStreamThatStartedWithAnErrorCountsAsAStreamErrorFailoverUnderItsStatus) {
-  Metrics m({{"east", ""}, {"west", ""}});
-  RequestRecord r = failed_over("gpt-4o");
+  telemetry::Metrics m({{"east", ""}, {"west", ""}});
+  telemetry::RequestRecord r = failed_over("gpt-4o");
   r.attempts[0].status = 200;  // a 200 whose stream's first event was an error
-  r.attempts[0].cause = FailureCause::StreamError;
+  r.attempts[0].cause = routing::FailureCause::StreamError;
   m.on_request(r);
-  const MetricsSnapshot s = m.snapshot();
+  const telemetry::MetricsSnapshot s = m.snapshot();
   const auto d = dep(s, "gpt-4o");
-  const auto stream_error = static_cast<std::uint32_t>(FailureCause::StreamError);
-  EXPECT_EQ(s.counter(CounterKind::Failovers, 0, d, stream_error), 1u);
-  EXPECT_EQ(s.counter(CounterKind::CooldownsStarted, 0, d, stream_error), 1u);
+  const auto stream_error = static_cast<std::uint32_t>(routing::FailureCause::StreamError);
+  EXPECT_EQ(s.counter(telemetry::CounterKind::Failovers, 0, d, stream_error), 1u);
+  EXPECT_EQ(s.counter(telemetry::CounterKind::CooldownsStarted, 0, d, stream_error), 1u);
   EXPECT_EQ(responses(s, 0, 200), 1u) << "what the backend answered: a 200";
-  EXPECT_EQ(responses(s, 0, transport(FailureCause::StreamError)), 0u) << "not a transport failure";
+  EXPECT_EQ(responses(s, 0, transport(routing::FailureCause::StreamError)), 0u) << "not a transport failure";
 }
 
 TEST(Metrics, UpstreamResponsesCountEachAttemptByBackendAndStatus) {
-  Metrics m({{"east", ""}, {"west", ""}});
+  telemetry::Metrics m({{"east", ""}, {"west", ""}});
   m.on_request(failed_over("gpt-4o"));  // east 429, then west 200
-  const MetricsSnapshot s = m.snapshot();
+  const telemetry::MetricsSnapshot s = m.snapshot();
   EXPECT_EQ(responses(s, 0, 429), 1u);
   EXPECT_EQ(responses(s, 1, 200), 1u);
   EXPECT_EQ(responses(s, 0, 200), 0u);
   EXPECT_EQ(responses(s, 1, 429), 0u);
   std::uint64_t total = 0;
   for (const auto& [k, v] : s.counters)
-    if (k.kind == CounterKind::UpstreamResponses) {
+    if (k.kind == telemetry::CounterKind::UpstreamResponses) {
       total += v;
       EXPECT_EQ(k.deployment, 0u) << "no deployment label";
     }
@@ -159,56 +163,56 @@ TEST(Metrics, UpstreamResponsesCountEachAttemptByBackendAndStatus) {
 }
 
 TEST(Metrics, UpstreamTransportFailureCountsUnderTransportWithItsCause) {
-  Metrics m({{"east", ""}, {"west", ""}});
-  RequestRecord r = failed_over("gpt-4o");
+  telemetry::Metrics m({{"east", ""}, {"west", ""}});
+  telemetry::RequestRecord r = failed_over("gpt-4o");
   r.attempts[0].status = 0;  // east: no response head
-  r.attempts[0].cause = FailureCause::Timeout;
+  r.attempts[0].cause = routing::FailureCause::Timeout;
   m.on_request(r);
-  RequestRecord c = served_by(1, "gpt-4o");
-  AttemptRecord& first = c.attempts[0];
+  telemetry::RequestRecord c = served_by(1, "gpt-4o");
+  telemetry::AttemptRecord& first = c.attempts[0];
   first.backend = 0;
   first.status = 0;
-  first.cause = FailureCause::ConnectFailed;
-  c.add_attempt() = AttemptRecord{1, 200, FailureCause::None, 0, 1000};
+  first.cause = routing::FailureCause::ConnectFailed;
+  c.add_attempt() = telemetry::AttemptRecord{1, 200, routing::FailureCause::None, 0, 1000};
   m.on_request(c);
-  const MetricsSnapshot s = m.snapshot();
-  EXPECT_EQ(responses(s, 0, transport(FailureCause::Timeout)), 1u);
-  EXPECT_EQ(responses(s, 0, transport(FailureCause::ConnectFailed)), 1u);
-  EXPECT_EQ(responses(s, 0, transport(FailureCause::Throttled)), 0u);
+  const telemetry::MetricsSnapshot s = m.snapshot();
+  EXPECT_EQ(responses(s, 0, transport(routing::FailureCause::Timeout)), 1u);
+  EXPECT_EQ(responses(s, 0, transport(routing::FailureCause::ConnectFailed)), 1u);
+  EXPECT_EQ(responses(s, 0, transport(routing::FailureCause::Throttled)), 0u);
   EXPECT_EQ(responses(s, 0, 0), 0u) << "no status is not a code";
   EXPECT_EQ(responses(s, 0, 429), 0u);
   EXPECT_EQ(responses(s, 1, 200), 2u);
 }
 
 TEST(Metrics, UpstreamStatusOutsideTheRangeFoldsIntoOther) {
-  Metrics m(std::vector<Metrics::BackendInfo>{{"a", ""}});
+  telemetry::Metrics m(std::vector<telemetry::Metrics::BackendInfo>{{"a", ""}});
   for (unsigned status : {99u, 100u, 599u, 600u, 999u, 65535u + 201u})
     m.on_request(served_by(0, "d", status));
-  const MetricsSnapshot s = m.snapshot();
+  const telemetry::MetricsSnapshot s = m.snapshot();
   EXPECT_EQ(responses(s, 0, 100), 1u);
   EXPECT_EQ(responses(s, 0, 599), 1u);
-  EXPECT_EQ(responses(s, 0, kUpstreamOtherStatus), 4u) << "99, 600, 999 and one beyond 16 bits";
+  EXPECT_EQ(responses(s, 0, telemetry::kUpstreamOtherStatus), 4u) << "99, 600, 999 and one beyond 16 bits";
   EXPECT_EQ(responses(s, 0, 99), 0u);
   EXPECT_EQ(responses(s, 0, 200), 0u) << "a status beyond 16 bits must not wrap to 200";
   std::size_t series = 0;
-  for (const auto& [k, v] : s.counters) series += k.kind == CounterKind::UpstreamResponses;
+  for (const auto& [k, v] : s.counters) series += k.kind == telemetry::CounterKind::UpstreamResponses;
   EXPECT_EQ(series, 3u);
 }
 
 TEST(Metrics, BucketUpperBoundIsInclusive) {
-  Metrics m(std::vector<Metrics::BackendInfo>{{"a", ""}});
-  RequestRecord r = served_by(0, "d");
+  telemetry::Metrics m(std::vector<telemetry::Metrics::BackendInfo>{{"a", ""}});
+  telemetry::RequestRecord r = served_by(0, "d");
   r.end = r.start + kSecond;  // exactly 1 s: le="1" (index 4)
   m.on_request(r);
   r.end = r.start + 400 * kSecond;  // beyond the last bound: +Inf
   m.on_request(r);
-  const MetricsSnapshot s = m.snapshot();
+  const telemetry::MetricsSnapshot s = m.snapshot();
   EXPECT_EQ(s.backends[0].duration.buckets[4], 1u);
   EXPECT_EQ(s.backends[0].duration.buckets.back(), 1u);
 }
 
 TEST(Metrics, InFlightFollowsStartAndEnd) {
-  Metrics m(std::vector<Metrics::BackendInfo>{{"a", ""}});
+  telemetry::Metrics m(std::vector<telemetry::Metrics::BackendInfo>{{"a", ""}});
   m.on_request_start();
   m.on_request_start();
   EXPECT_EQ(m.snapshot().in_flight(), 2u);
@@ -217,63 +221,65 @@ TEST(Metrics, InFlightFollowsStartAndEnd) {
 }
 
 TEST(Metrics, OwnAnswersAndClientFacing429) {
-  Metrics m(std::vector<Metrics::BackendInfo>{{"a", ""}});
-  RequestRecord r;
+  telemetry::Metrics m(std::vector<telemetry::Metrics::BackendInfo>{{"a", ""}});
+  telemetry::RequestRecord r;
   r.deployment = "gpt";
   r.status = 429;
-  AttemptRecord& a = r.add_attempt();
+  telemetry::AttemptRecord& a = r.add_attempt();
   a.backend = 0;
   a.status = 429;
-  a.cause = FailureCause::Throttled;
+  a.cause = routing::FailureCause::Throttled;
   a.cooldown_ms = 1000;
   m.on_request(r);
-  const MetricsSnapshot s = m.snapshot();
-  EXPECT_EQ(s.counter(CounterKind::Requests, Metrics::kNoBackend, dep(s, "gpt"), 429), 1u);
-  EXPECT_EQ(s.counter(CounterKind::ClientThrottled, Metrics::kNoBackend, dep(s, "gpt")), 1u);
+  const telemetry::MetricsSnapshot s = m.snapshot();
+  EXPECT_EQ(s.counter(telemetry::CounterKind::Requests, telemetry::Metrics::kNoBackend, dep(s, "gpt"), 429),
+            1u);
+  EXPECT_EQ(s.counter(telemetry::CounterKind::ClientThrottled, telemetry::Metrics::kNoBackend, dep(s, "gpt")),
+            1u);
   EXPECT_EQ(s.backends[0].served, 0u);
 }
 
 TEST(Metrics, DeploymentLabelsAreCappedThenFoldedIntoOther) {
-  Metrics m(std::vector<Metrics::BackendInfo>{{"a", ""}});
-  for (std::size_t i = 0; i < Metrics::kMaxDeployments + 10; ++i)
+  telemetry::Metrics m(std::vector<telemetry::Metrics::BackendInfo>{{"a", ""}});
+  for (std::size_t i = 0; i < telemetry::Metrics::kMaxDeployments + 10; ++i)
     m.on_request(served_by(0, ("dep-" + std::to_string(i)).c_str()));
-  const MetricsSnapshot s = m.snapshot();
-  EXPECT_EQ(s.deployments.size(), Metrics::kMaxDeployments);
+  const telemetry::MetricsSnapshot s = m.snapshot();
+  EXPECT_EQ(s.deployments.size(), telemetry::Metrics::kMaxDeployments);
   EXPECT_EQ(s.deployments_folded, 10u);
-  const auto other = static_cast<std::uint32_t>(Metrics::kMaxDeployments);
+  const auto other = static_cast<std::uint32_t>(telemetry::Metrics::kMaxDeployments);
   EXPECT_EQ(s.deployment_name(other), "other");
-  EXPECT_EQ(s.counter(CounterKind::Requests, 0, other, 200), 10u);
-  EXPECT_EQ(s.counter(CounterKind::Requests, 0, dep(s, "dep-0"), 200), 1u);
+  EXPECT_EQ(s.counter(telemetry::CounterKind::Requests, 0, other, 200), 10u);
+  EXPECT_EQ(s.counter(telemetry::CounterKind::Requests, 0, dep(s, "dep-0"), 200), 1u);
 }
 
 TEST(Metrics, LongDeploymentNamesAreTruncated) {
-  Metrics m(std::vector<Metrics::BackendInfo>{{"a", ""}});
+  telemetry::Metrics m(std::vector<telemetry::Metrics::BackendInfo>{{"a", ""}});
   const std::string longname(1000, 'x');
   m.on_request(served_by(0, longname.c_str()));
-  const MetricsSnapshot s = m.snapshot();
+  const telemetry::MetricsSnapshot s = m.snapshot();
   ASSERT_EQ(s.deployments.size(), 1u);
-  EXPECT_EQ(s.deployments[0].size(), Metrics::kMaxDeploymentLabelBytes);
+  EXPECT_EQ(s.deployments[0].size(), telemetry::Metrics::kMaxDeploymentLabelBytes);
 }
 
 TEST(Metrics, AnAttemptIsLabelledWithTheDeploymentItsBackendWasAskedFor) {
   // Backend 1 serves "gpt4o-eu" whatever the client asked for (a rename): its series say so,
   // as its cooldowns and quotas do.
-  Metrics m({{"a", ""}, {"b", "gpt4o-eu"}});
-  RequestRecord rec = failed_over("gpt-4o");
+  telemetry::Metrics m({{"a", ""}, {"b", "gpt4o-eu"}});
+  telemetry::RequestRecord rec = failed_over("gpt-4o");
   rec.attempts[1].deployment = "gpt4o-eu";
   m.on_request(rec);
-  const MetricsSnapshot s = m.snapshot();
-  EXPECT_EQ(s.counter(CounterKind::Requests, 1, dep(s, "gpt4o-eu"), 200), 1u);
-  EXPECT_EQ(s.counter(CounterKind::PromptTokens, 1, dep(s, "gpt4o-eu")), 100u);
-  EXPECT_EQ(s.counter(CounterKind::Failovers, 0, dep(s, "gpt-4o"),
-                      static_cast<std::uint32_t>(FailureCause::Throttled)),
+  const telemetry::MetricsSnapshot s = m.snapshot();
+  EXPECT_EQ(s.counter(telemetry::CounterKind::Requests, 1, dep(s, "gpt4o-eu"), 200), 1u);
+  EXPECT_EQ(s.counter(telemetry::CounterKind::PromptTokens, 1, dep(s, "gpt4o-eu")), 100u);
+  EXPECT_EQ(s.counter(telemetry::CounterKind::Failovers, 0, dep(s, "gpt-4o"),
+                      static_cast<std::uint32_t>(routing::FailureCause::Throttled)),
             1u);
 }
 
 TEST(Metrics, ConcurrentUpdatesAreAllCounted) {
   // Each thread counts in its own shard; more threads than shards share some.
-  Metrics m({{"a", ""}, {"b", ""}});
-  constexpr int kThreads = static_cast<int>(Metrics::kShards) + 4, kEach = 2000;
+  telemetry::Metrics m({{"a", ""}, {"b", ""}});
+  constexpr int kThreads = static_cast<int>(telemetry::Metrics::kShards) + 4, kEach = 2000;
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t)
     threads.emplace_back([&m, t] {
@@ -283,12 +289,12 @@ TEST(Metrics, ConcurrentUpdatesAreAllCounted) {
       }
     });
   for (auto& t : threads) t.join();
-  const MetricsSnapshot s = m.snapshot();
+  const telemetry::MetricsSnapshot s = m.snapshot();
   EXPECT_EQ(s.finished, std::uint64_t{kThreads} * kEach);
   EXPECT_EQ(s.in_flight(), 0u);
   EXPECT_EQ(s.backends[1].prompt_tokens, std::uint64_t{kThreads} * kEach * 100);
-  EXPECT_EQ(s.counter(CounterKind::Requests, 1, dep(s, "x"), 200) +
-                s.counter(CounterKind::Requests, 1, dep(s, "y"), 200),
+  EXPECT_EQ(s.counter(telemetry::CounterKind::Requests, 1, dep(s, "x"), 200) +
+                s.counter(telemetry::CounterKind::Requests, 1, dep(s, "y"), 200),
             std::uint64_t{kThreads} * kEach);
   EXPECT_EQ(s.backends[0].ttfb.count, std::uint64_t{kThreads} * kEach);
   EXPECT_EQ(s.backends[0].throttled, std::uint64_t{kThreads} * kEach);
@@ -300,7 +306,7 @@ TEST(Metrics, ConcurrentUpdatesAreAllCounted) {
 }
 
 TEST(HistogramQuantile, InterpolatesInsideTheBucket) {
-  HistogramSnapshot h;
+  telemetry::HistogramSnapshot h;
   const double bounds[] = {1, 2, 4};
   h.buckets = {0, 10, 0, 0};
   h.count = 10;
@@ -309,7 +315,7 @@ TEST(HistogramQuantile, InterpolatesInsideTheBucket) {
   h.buckets = {0, 0, 0, 4};  // all in +Inf: the last bound
   h.count = 4;
   EXPECT_DOUBLE_EQ(h.quantile(0.5, bounds, 3), 4.0);
-  EXPECT_DOUBLE_EQ(HistogramSnapshot{}.quantile(0.5, bounds, 3), 0.0);
+  EXPECT_DOUBLE_EQ(telemetry::HistogramSnapshot{}.quantile(0.5, bounds, 3), 0.0);
 }
 
 }  // namespace
@@ -319,23 +325,23 @@ namespace smartlb {
 namespace {
 
 TEST(Metrics, CountsRequestsTokensAndRefusalsPerClientName) {
-  Metrics m(std::vector<Metrics::BackendInfo>{{"east", ""}});
-  RequestRecord a = served_by(0, "gpt-4o");
+  telemetry::Metrics m(std::vector<telemetry::Metrics::BackendInfo>{{"east", ""}});
+  telemetry::RequestRecord a = served_by(0, "gpt-4o");
   a.client = "search";
   a.prompt_tokens = 100;
   a.completion_tokens = 20;
   m.on_request(a);
-  RequestRecord refused;
+  telemetry::RequestRecord refused;
   refused.client = "search";
   refused.deployment = "gpt-4o";
   refused.status = 429;
   refused.client_limited = true;
   m.on_request(refused);
-  RequestRecord upstream = refused;
+  telemetry::RequestRecord upstream = refused;
   upstream.client = "chat";
   upstream.client_limited = false;
   m.on_request(upstream);
-  const MetricsSnapshot s = m.snapshot();
+  const telemetry::MetricsSnapshot s = m.snapshot();
   ASSERT_EQ(s.clients.size(), 2u);
   EXPECT_EQ(s.clients[0].name, "search");
   EXPECT_EQ(s.clients[0].requests, 2u);
@@ -346,19 +352,21 @@ TEST(Metrics, CountsRequestsTokensAndRefusalsPerClientName) {
   EXPECT_EQ(s.clients[1].name, "chat");
   EXPECT_EQ(s.clients[1].limited, 0u);
   const std::uint32_t d = static_cast<std::uint32_t>(s.deployment_index("gpt-4o"));
-  EXPECT_EQ(s.counter(CounterKind::ClientThrottled, Metrics::kNoBackend, d, 1), 1u) << "cause client_limit";
-  EXPECT_EQ(s.counter(CounterKind::ClientThrottled, Metrics::kNoBackend, d, 0), 1u) << "cause upstream";
+  EXPECT_EQ(s.counter(telemetry::CounterKind::ClientThrottled, telemetry::Metrics::kNoBackend, d, 1), 1u)
+      << "cause client_limit";
+  EXPECT_EQ(s.counter(telemetry::CounterKind::ClientThrottled, telemetry::Metrics::kNoBackend, d, 0), 1u)
+      << "cause upstream";
 }
 
 TEST(Metrics, ClientNamesPastTheBoundFoldIntoOther) {
-  Metrics m(std::vector<Metrics::BackendInfo>{{"east", ""}});
-  for (std::size_t i = 0; i <= Metrics::kMaxClients; ++i) {
-    RequestRecord r;
+  telemetry::Metrics m(std::vector<telemetry::Metrics::BackendInfo>{{"east", ""}});
+  for (std::size_t i = 0; i <= telemetry::Metrics::kMaxClients; ++i) {
+    telemetry::RequestRecord r;
     r.client = "c" + std::to_string(i);
     m.on_request(r);
   }
-  const MetricsSnapshot s = m.snapshot();
-  ASSERT_EQ(s.clients.size(), Metrics::kMaxClients + 1);
+  const telemetry::MetricsSnapshot s = m.snapshot();
+  ASSERT_EQ(s.clients.size(), telemetry::Metrics::kMaxClients + 1);
   EXPECT_EQ(s.clients.back().name, "other");
   EXPECT_EQ(s.clients.back().requests, 1u);
 }
@@ -370,31 +378,31 @@ namespace smartlb {
 namespace {
 
 TEST(Metrics, CountsTheRequestsOfLowerPriorityClassesAndTheir429s) {
-  Metrics m(std::vector<Metrics::BackendInfo>{{"east", ""}});
+  telemetry::Metrics m(std::vector<telemetry::Metrics::BackendInfo>{{"east", ""}});
   for (unsigned status : {200u, 429u, 429u}) {
-    RequestRecord r;
+    telemetry::RequestRecord r;
     r.status = status;
     r.priority_class = "batch";
     m.on_request(r);
   }
-  RequestRecord first;  // the first class: not counted by class
+  telemetry::RequestRecord first;  // the first class: not counted by class
   first.status = 429;
   m.on_request(first);
-  const MetricsSnapshot s = m.snapshot();
+  const telemetry::MetricsSnapshot s = m.snapshot();
   ASSERT_EQ(s.priority_classes.size(), 1u);
   EXPECT_EQ(s.priority_classes.at("batch").requests, 3u);
   EXPECT_EQ(s.priority_classes.at("batch").throttled, 2u);
 }
 
 TEST(Metrics, CountsRefusedAuthenticationsByReason) {
-  Metrics m(std::vector<Metrics::BackendInfo>{{"east", ""}});
+  telemetry::Metrics m(std::vector<telemetry::Metrics::BackendInfo>{{"east", ""}});
   for (std::string_view reason : {"expired", "expired", "invalid_api_key"}) {
-    RequestRecord r;
+    telemetry::RequestRecord r;
     r.status = 401;
     r.auth_failure = reason;
     m.on_request(r);
   }
-  const MetricsSnapshot s = m.snapshot();
+  const telemetry::MetricsSnapshot s = m.snapshot();
   EXPECT_EQ(s.auth_failures, (std::map<std::string, std::uint64_t>{{"expired", 2}, {"invalid_api_key", 1}}));
 }
 

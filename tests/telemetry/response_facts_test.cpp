@@ -12,14 +12,14 @@ namespace {
 
 using Reasons = std::vector<std::string>;
 
-ResponseFacts read(std::string_view json) {
-  ResponseFacts f;
+telemetry::ResponseFacts read(std::string_view json) {
+  telemetry::ResponseFacts f;
   read_response_facts(json, f);
   return f;
 }
 
 TEST(ResponseFacts, AChatCompletionsIdModelAndEachChoicesFinishReason) {
-  const ResponseFacts f = read(
+  const telemetry::ResponseFacts f = read(
       R"({"id":"chatcmpl-9","object":"chat.completion","model":"gpt-4o-2024-08-06","choices":[)"
       R"({"index":0,"message":{"role":"assistant","content":"hi","finish_reason":"nested"},"finish_reason":"stop"},)"
       R"({"index":1,"message":{"content":"x"},"finish_reason":"length"},{"index":2,"finish_reason":null}],)"
@@ -32,7 +32,7 @@ TEST(ResponseFacts, AChatCompletionsIdModelAndEachChoicesFinishReason) {
 TEST(ResponseFacts, TheResponsesApisIdAndModelAtTheTopOrInItsResponseObject) {
   EXPECT_EQ(read(R"({"id":"resp_1","object":"response","model":"gpt-4o","status":"completed"})").id,
             "resp_1");
-  const ResponseFacts f = read(
+  const telemetry::ResponseFacts f = read(
       R"({"type":"response.completed","response":{"id":"resp_2","model":"gpt-4.1","output":[{"id":"msg_1"}]}})");
   EXPECT_EQ(f.id, "resp_2");
   EXPECT_EQ(f.model, "gpt-4.1");
@@ -41,7 +41,7 @@ TEST(ResponseFacts, TheResponsesApisIdAndModelAtTheTopOrInItsResponseObject) {
 
 TEST(ResponseFacts, OnlyTheRightShapesCount) {
   // `response` that is no object, `choices` that is no array, members that are no strings.
-  const ResponseFacts f = read(
+  const telemetry::ResponseFacts f = read(
       R"({"response":"x","choices":{"a":{"finish_reason":"stop"}},"id":7,"model":null,"x":{"id":"deep"}})");
   EXPECT_TRUE(f.id.empty());
   EXPECT_TRUE(f.model.empty());
@@ -51,7 +51,7 @@ TEST(ResponseFacts, OnlyTheRightShapesCount) {
 }
 
 TEST(ResponseFacts, KnownIdAndModelAreKeptAndEmptyOnesDoNotCount) {
-  ResponseFacts f;
+  telemetry::ResponseFacts f;
   // Azure's first chunk: the prompt's filter results, id and model empty.
   read_response_facts(R"({"choices":[],"created":0,"id":"","model":"","prompt_filter_results":[]})", f);
   EXPECT_TRUE(f.id.empty());
@@ -66,7 +66,8 @@ TEST(ResponseFacts, KnownIdAndModelAreKeptAndEmptyOnesDoNotCount) {
 }
 
 TEST(ResponseFacts, InvalidJsonAddsNothing) {
-  const ResponseFacts f = read(R"({"id":"chatcmpl-1","model":"gpt-4o","choices":[{"finish_reason":"stop"}])");
+  const telemetry::ResponseFacts f =
+      read(R"({"id":"chatcmpl-1","model":"gpt-4o","choices":[{"finish_reason":"stop"}])");
   EXPECT_TRUE(f.id.empty());
   EXPECT_TRUE(f.model.empty());
   EXPECT_TRUE(f.finish_reasons.empty());
@@ -78,7 +79,7 @@ TEST(ResponseFacts, EscapesAreDecodedAndLongTextOrTooManyReasonsAreNotKept) {
   EXPECT_EQ(read(R"({"mod\u0065l":"m","choices":[{"finish\u005freason":"stop"}]})").model,
             "m");  // escaped keys
   EXPECT_EQ(read(R"({"choices":[{"finish\u005freason":"stop"}]})").finish_reasons, Reasons{"stop"});
-  const std::string longest(ResponseFacts::kMaxText, 'm');
+  const std::string longest(telemetry::ResponseFacts::kMaxText, 'm');
   EXPECT_EQ(read(R"({"model":")" + longest + R"("})").model, longest);
   EXPECT_TRUE(read(R"({"model":")" + longest + R"(m"})").model.empty());
   EXPECT_TRUE(read(R"({"model":")" + longest + R"(\u0041"})").model.empty());
@@ -86,8 +87,8 @@ TEST(ResponseFacts, EscapesAreDecodedAndLongTextOrTooManyReasonsAreNotKept) {
   for (int i = 0; i < 20; ++i)
     many += std::string(i ? "," : "") + R"({"finish_reason":"r)" + std::to_string(i) + R"("})";
   many += "]}";
-  const ResponseFacts f = read(many);
-  ASSERT_EQ(f.finish_reasons.size(), ResponseFacts::kMaxFinishReasons);
+  const telemetry::ResponseFacts f = read(many);
+  ASSERT_EQ(f.finish_reasons.size(), telemetry::ResponseFacts::kMaxFinishReasons);
   EXPECT_EQ(f.finish_reasons.back(), "r15");
 }
 
@@ -95,20 +96,20 @@ TEST(ResponseFacts, EscapesAreDecodedAndLongTextOrTooManyReasonsAreNotKept) {
 TEST(ResponseFacts, TheSnifferReadsThemOnlyWhenAsked) {
   const std::string body =
       R"({"id":"chatcmpl-1","model":"gpt-4o","choices":[{"finish_reason":"stop"}],"usage":{"prompt_tokens":3}})";
-  ResponseFacts whole, pieces, unasked;
+  telemetry::ResponseFacts whole, pieces, unasked;
   {
-    UsageSniffer s(UsageSniffer::Mode::Json);
+    telemetry::UsageSniffer s(telemetry::UsageSniffer::Mode::Json);
     s.read_facts_into(&whole);
     EXPECT_EQ(s.finish_with(body.data(), body.size()).prompt_tokens, 3);
   }
   {
-    UsageSniffer s(UsageSniffer::Mode::Json);
+    telemetry::UsageSniffer s(telemetry::UsageSniffer::Mode::Json);
     s.read_facts_into(&pieces);
     s.feed(body.substr(0, 10));
     EXPECT_EQ(s.finish_with(body.data() + 10, body.size() - 10).prompt_tokens, 3);
   }
   {
-    UsageSniffer s(UsageSniffer::Mode::Json);
+    telemetry::UsageSniffer s(telemetry::UsageSniffer::Mode::Json);
     s.feed(body);
     s.finish();
   }
@@ -130,8 +131,8 @@ TEST(ResponseFacts, TheSnifferReadsEveryEventOfAStream) {
       "data: "
       "{\"id\":\"chatcmpl-7\",\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":1}}\n\n"
       "data: [DONE]\n\n";
-  ResponseFacts f;
-  UsageSniffer s(UsageSniffer::Mode::EventStream);
+  telemetry::ResponseFacts f;
+  telemetry::UsageSniffer s(telemetry::UsageSniffer::Mode::EventStream);
   s.read_facts_into(&f);
   for (std::size_t i = 0; i < stream.size(); i += 7) s.feed(stream.substr(i, 7));
   EXPECT_EQ(s.finish().completion_tokens, 1);

@@ -7,7 +7,7 @@
 namespace smartlb {
 namespace {
 
-using Mode = UsageSniffer::Mode;
+using Mode = telemetry::UsageSniffer::Mode;
 
 const std::string kChatJson =
     R"({"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi"}}],)"
@@ -23,30 +23,30 @@ const std::string kStream =
     "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":2,\"total_tokens\":11}}\n\n"
     "data: [DONE]\n\n";
 
-TokenUsage sniff(Mode mode, const std::string& body, std::size_t piece) {
-  UsageSniffer s(mode);
+telemetry::TokenUsage sniff(Mode mode, const std::string& body, std::size_t piece) {
+  telemetry::UsageSniffer s(mode);
   for (std::size_t i = 0; i < body.size(); i += piece) s.feed(body.substr(i, piece));
   return s.finish();
 }
 
 TEST(UsageSnifferMode, ChosenByContentType) {
-  EXPECT_EQ(UsageSniffer::mode_for("application/json"), Mode::Json);
-  EXPECT_EQ(UsageSniffer::mode_for("Application/JSON; charset=utf-8"), Mode::Json);
-  EXPECT_EQ(UsageSniffer::mode_for("text/event-stream"), Mode::EventStream);
-  EXPECT_EQ(UsageSniffer::mode_for(" text/event-stream ; charset=utf-8"), Mode::EventStream);
-  EXPECT_EQ(UsageSniffer::mode_for("text/plain"), Mode::Off);
-  EXPECT_EQ(UsageSniffer::mode_for(""), Mode::Off);
+  EXPECT_EQ(telemetry::UsageSniffer::mode_for("application/json"), Mode::Json);
+  EXPECT_EQ(telemetry::UsageSniffer::mode_for("Application/JSON; charset=utf-8"), Mode::Json);
+  EXPECT_EQ(telemetry::UsageSniffer::mode_for("text/event-stream"), Mode::EventStream);
+  EXPECT_EQ(telemetry::UsageSniffer::mode_for(" text/event-stream ; charset=utf-8"), Mode::EventStream);
+  EXPECT_EQ(telemetry::UsageSniffer::mode_for("text/plain"), Mode::Off);
+  EXPECT_EQ(telemetry::UsageSniffer::mode_for(""), Mode::Off);
 }
 
 TEST(UsageSnifferMode, CompressedBodyIsNotSniffed) {
-  EXPECT_EQ(UsageSniffer::mode_for("application/json", "gzip"), Mode::Off);
-  EXPECT_EQ(UsageSniffer::mode_for("text/event-stream", "br"), Mode::Off);
-  EXPECT_EQ(UsageSniffer::mode_for("application/json", "identity"), Mode::Json);
+  EXPECT_EQ(telemetry::UsageSniffer::mode_for("application/json", "gzip"), Mode::Off);
+  EXPECT_EQ(telemetry::UsageSniffer::mode_for("text/event-stream", "br"), Mode::Off);
+  EXPECT_EQ(telemetry::UsageSniffer::mode_for("application/json", "identity"), Mode::Json);
 }
 
 TEST(UsageSnifferJson, ReadsUsageWhateverTheChunking) {
   for (std::size_t piece = 1; piece <= kChatJson.size(); ++piece) {
-    const TokenUsage u = sniff(Mode::Json, kChatJson, piece);
+    const telemetry::TokenUsage u = sniff(Mode::Json, kChatJson, piece);
     ASSERT_EQ(u.prompt_tokens, 17) << "piece " << piece;
     ASSERT_EQ(u.completion_tokens, 5) << "piece " << piece;
   }
@@ -54,37 +54,38 @@ TEST(UsageSnifferJson, ReadsUsageWhateverTheChunking) {
 
 TEST(UsageSnifferJson, FinishWithTheLastPieceReadsTheSameAsFeedThenFinish) {
   for (std::size_t split : {std::size_t{0}, std::size_t{1}, kChatJson.size() / 2, kChatJson.size()}) {
-    UsageSniffer s(Mode::Json);
+    telemetry::UsageSniffer s(Mode::Json);
     s.feed(kChatJson.substr(0, split));
     const std::string rest = kChatJson.substr(split);
-    const TokenUsage u = s.finish_with(rest.data(), rest.size());
+    const telemetry::TokenUsage u = s.finish_with(rest.data(), rest.size());
     EXPECT_EQ(u.prompt_tokens, 17) << split;
     EXPECT_EQ(u.completion_tokens, 5) << split;
   }
-  UsageSniffer stream(Mode::EventStream);
-  const TokenUsage su = stream.finish_with(kStream.data(), kStream.size());
+  telemetry::UsageSniffer stream(Mode::EventStream);
+  const telemetry::TokenUsage su = stream.finish_with(kStream.data(), kStream.size());
   EXPECT_EQ(su.prompt_tokens, 9);
-  UsageSniffer over(Mode::Json, 10);
+  telemetry::UsageSniffer over(Mode::Json, 10);
   EXPECT_FALSE(over.finish_with(kChatJson.data(), kChatJson.size()).known());  // over the limit
 }
 
 TEST(UsageJsonScan, EscapedQuotesAndBackslashesInStringsAreSkipped) {
   const std::string body =
       R"({"content":"say \"usage\": {\"prompt_tokens\": 99} \\","x":"\\\\","usage":{"prompt_tokens":3,"completion_tokens":4}})";
-  const TokenUsage u = parse_usage_json(body);
+  const telemetry::TokenUsage u = telemetry::parse_usage_json(body);
   EXPECT_EQ(u.prompt_tokens, 3);
   EXPECT_EQ(u.completion_tokens, 4);
 }
 
 TEST(UsageSnifferJson, EmbeddingsHaveNoCompletionTokens) {
-  const TokenUsage u = sniff(Mode::Json, R"({"data":[],"usage":{"prompt_tokens":8,"total_tokens":8}})", 7);
+  const telemetry::TokenUsage u =
+      sniff(Mode::Json, R"({"data":[],"usage":{"prompt_tokens":8,"total_tokens":8}})", 7);
   EXPECT_EQ(u.prompt_tokens, 8);
   EXPECT_EQ(u.completion_tokens, -1);
   EXPECT_TRUE(u.known());
 }
 
 TEST(UsageSnifferJson, ResponsesApiInputOutputTokens) {
-  const TokenUsage u =
+  const telemetry::TokenUsage u =
       sniff(Mode::Json, R"({"object":"response","usage":{"input_tokens":3,"output_tokens":4}})", 5);
   EXPECT_EQ(u.prompt_tokens, 3);
   EXPECT_EQ(u.completion_tokens, 4);
@@ -99,7 +100,7 @@ TEST(UsageSnifferJson, NoUsageOrBadJsonIsUnknown) {
 }
 
 TEST(UsageSnifferJson, BodyOverTheLimitIsDroppedNotBuffered) {
-  UsageSniffer s(Mode::Json, 100);
+  telemetry::UsageSniffer s(Mode::Json, 100);
   s.feed(R"({"usage":{"prompt_tokens":1,"completion_tokens":2},"pad":")");
   s.feed(std::string(60, 'x'));
   EXPECT_EQ(s.buffered_bytes(), 0u) << "the buffer is released once the limit is crossed";
@@ -109,14 +110,14 @@ TEST(UsageSnifferJson, BodyOverTheLimitIsDroppedNotBuffered) {
 
 TEST(UsageSnifferJson, BodyExactlyAtTheLimitIsParsed) {
   const std::string body = R"({"usage":{"prompt_tokens":1,"completion_tokens":2}})";
-  UsageSniffer s(Mode::Json, body.size());
+  telemetry::UsageSniffer s(Mode::Json, body.size());
   s.feed(body);
   EXPECT_EQ(s.finish().completion_tokens, 2);
 }
 
 TEST(UsageSnifferStream, ReadsUsageFromTheLastEventWhateverTheChunking) {
   for (std::size_t piece = 1; piece <= kStream.size(); ++piece) {
-    const TokenUsage u = sniff(Mode::EventStream, kStream, piece);
+    const telemetry::TokenUsage u = sniff(Mode::EventStream, kStream, piece);
     ASSERT_EQ(u.prompt_tokens, 9) << "piece " << piece;
     ASSERT_EQ(u.completion_tokens, 2) << "piece " << piece;
   }
@@ -155,7 +156,7 @@ TEST(UsageSnifferStream, MultiLineDataAndNoSpaceAfterColon) {
       "id: 7\n"
       "\n"
       "data:[DONE]\n\n";
-  const TokenUsage u = sniff(Mode::EventStream, s, 2);
+  const telemetry::TokenUsage u = sniff(Mode::EventStream, s, 2);
   EXPECT_EQ(u.prompt_tokens, 4);
   EXPECT_EQ(u.completion_tokens, 6);
 }
@@ -173,13 +174,13 @@ TEST(UsageSnifferStream, ResponsesApiCompletedEvent) {
       "{\"type\":\"response.output_text.delta\",\"delta\":\"hi\"}\n\n"
       "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"usage\":"
       "{\"input_tokens\":12,\"output_tokens\":3}}}\n\n";
-  const TokenUsage u = sniff(Mode::EventStream, s, 11);
+  const telemetry::TokenUsage u = sniff(Mode::EventStream, s, 11);
   EXPECT_EQ(u.prompt_tokens, 12);
   EXPECT_EQ(u.completion_tokens, 3);
 }
 
 TEST(UsageSnifferStream, MemoryStaysBoundedOnALongStream) {
-  UsageSniffer s(Mode::EventStream, UsageSniffer::kDefaultJsonLimit, 4096);
+  telemetry::UsageSniffer s(Mode::EventStream, telemetry::UsageSniffer::kDefaultJsonLimit, 4096);
   const std::string event =
       "data: {\"choices\":[{\"delta\":{\"content\":\"" + std::string(200, 'a') + "\"}}],\"usage\":null}\n\n";
   std::size_t most = 0;
@@ -193,7 +194,7 @@ TEST(UsageSnifferStream, MemoryStaysBoundedOnALongStream) {
 }
 
 TEST(UsageSnifferStream, EventsThatComeWholeAreReadInPlaceAndOnlyASplitOneIsCopied) {
-  UsageSniffer s(Mode::EventStream);
+  telemetry::UsageSniffer s(Mode::EventStream);
   const std::string event =
       "data: {\"choices\":[{\"delta\":{\"content\":\"" + std::string(200, 'a') + "\"}}],\"usage\":null}\n\n";
   for (int i = 0; i < 3; ++i) s.feed(event);  // one event per read, as a stream's events come
@@ -202,23 +203,23 @@ TEST(UsageSnifferStream, EventsThatComeWholeAreReadInPlaceAndOnlyASplitOneIsCopi
   s.feed(usage.substr(0, usage.size() - 1));  // its data line whole, its end in the next read
   EXPECT_GT(s.allocated_bytes(), 0u);
   s.feed(usage.substr(usage.size() - 1));
-  const TokenUsage u = s.finish();
+  const telemetry::TokenUsage u = s.finish();
   EXPECT_EQ(u.prompt_tokens, 7);
   EXPECT_EQ(u.completion_tokens, 9);
 }
 
 TEST(UsageSnifferStream, OversizedEventIsSkippedButLaterOnesAreRead) {
-  UsageSniffer s(Mode::EventStream, UsageSniffer::kDefaultJsonLimit, 64);
+  telemetry::UsageSniffer s(Mode::EventStream, telemetry::UsageSniffer::kDefaultJsonLimit, 64);
   s.feed("data: {\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":1},\"pad\":\"" + std::string(200, 'p') +
          "\"}\n\n");
   EXPECT_LE(s.buffered_bytes(), 64u);
-  EXPECT_FALSE(UsageSniffer(s).finish().known());
+  EXPECT_FALSE(telemetry::UsageSniffer(s).finish().known());
   s.feed("data: {\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":6}}\n\n");
   EXPECT_EQ(s.finish().prompt_tokens, 5);
 }
 
 TEST(UsageSnifferOff, IgnoresEverything) {
-  UsageSniffer s(Mode::Off);
+  telemetry::UsageSniffer s(Mode::Off);
   s.feed(kChatJson);
   EXPECT_EQ(s.buffered_bytes(), 0u);
   EXPECT_FALSE(s.finish().known());
@@ -236,7 +237,7 @@ TEST(UsageJsonScan, OnlyTheTopLevelOrResponseUsageCounts) {
   const std::string body =
       R"({"choices":[{"message":{"content":"say \"usage\": {\"prompt_tokens\": 99}","tool":{"usage":{"prompt_tokens":77}}}}],)"
       R"("metadata":{"usage":{"prompt_tokens":55}},"usage":{"prompt_tokens":12,"completion_tokens":34,"total_tokens":46}})";
-  const TokenUsage u = parse_usage_json(body);
+  const telemetry::TokenUsage u = telemetry::parse_usage_json(body);
   EXPECT_EQ(u.prompt_tokens, 12);
   EXPECT_EQ(u.completion_tokens, 34);
 }
@@ -244,22 +245,25 @@ TEST(UsageJsonScan, OnlyTheTopLevelOrResponseUsageCounts) {
 TEST(UsageJsonScan, ALastUsageThatIsNotTheTopLevelKeyFallsBackToTheFullScan) {
   // The quick path takes the last "usage"; here it is a string value, a nested key, or one
   // followed by more than the end of the top-level object.
-  EXPECT_EQ(parse_usage_json(R"({"usage":{"prompt_tokens":5},"note":"usage"})").prompt_tokens, 5);
+  EXPECT_EQ(telemetry::parse_usage_json(R"({"usage":{"prompt_tokens":5},"note":"usage"})").prompt_tokens, 5);
   EXPECT_EQ(
-      parse_usage_json(R"({"usage":{"prompt_tokens":6},"x":[{"usage":{"prompt_tokens":9}}]})").prompt_tokens,
+      telemetry::parse_usage_json(R"({"usage":{"prompt_tokens":6},"x":[{"usage":{"prompt_tokens":9}}]})")
+          .prompt_tokens,
       6);
-  EXPECT_FALSE(parse_usage_json(R"({"a":{"usage":{"prompt_tokens":1}}})").known());
-  EXPECT_EQ(parse_usage_json(R"({"usage":{"prompt_tokens":7}} trailing)").prompt_tokens, 7);
-  EXPECT_EQ(parse_usage_json(" {\"id\":1, \"usage\" : {\"prompt_tokens\":8}\n}\n").prompt_tokens, 8);
+  EXPECT_FALSE(telemetry::parse_usage_json(R"({"a":{"usage":{"prompt_tokens":1}}})").known());
+  EXPECT_EQ(telemetry::parse_usage_json(R"({"usage":{"prompt_tokens":7}} trailing)").prompt_tokens, 7);
+  EXPECT_EQ(telemetry::parse_usage_json(" {\"id\":1, \"usage\" : {\"prompt_tokens\":8}\n}\n").prompt_tokens,
+            8);
 }
 
 TEST(UsageJsonScan, NestedUsageAloneIsUnknown) {
-  const TokenUsage u = parse_usage_json(R"({"metadata":{"usage":{"prompt_tokens":55}},"usage":null})");
+  const telemetry::TokenUsage u =
+      telemetry::parse_usage_json(R"({"metadata":{"usage":{"prompt_tokens":55}},"usage":null})");
   EXPECT_FALSE(u.known());
 }
 
 TEST(UsageJsonScan, ResponsesApiUsageUnderResponse) {
-  const TokenUsage u = parse_usage_json(
+  const telemetry::TokenUsage u = telemetry::parse_usage_json(
       R"({"type":"response.completed","response":{"id":"r","output":[{"x":{"usage":{"input_tokens":1}}}],"usage":{"input_tokens":7,"output_tokens":8}}})");
   EXPECT_EQ(u.prompt_tokens, 7);
   EXPECT_EQ(u.completion_tokens, 8);
@@ -272,7 +276,7 @@ namespace smartlb {
 namespace {
 
 TEST(UsageJsonScan, FieldsAreReadFromTheUsageObjectItselfNotItsDetails) {
-  const TokenUsage u = parse_usage_json(
+  const telemetry::TokenUsage u = telemetry::parse_usage_json(
       R"({"usage":{"prompt_tokens_details":{"prompt_tokens":999,"cached_tokens":3},"completion_tokens" : 21 ,)"
       R"("prompt_tokens":13,"total_tokens":34}})");
   EXPECT_EQ(u.prompt_tokens, 13);
@@ -280,10 +284,12 @@ TEST(UsageJsonScan, FieldsAreReadFromTheUsageObjectItselfNotItsDetails) {
 }
 
 TEST(UsageJsonScan, NullNegativeOrNonIntegerCountsAreUnknown) {
-  const TokenUsage u = parse_usage_json(R"({"usage":{"prompt_tokens":null,"completion_tokens":-2}})");
+  const telemetry::TokenUsage u =
+      telemetry::parse_usage_json(R"({"usage":{"prompt_tokens":null,"completion_tokens":-2}})");
   EXPECT_EQ(u.prompt_tokens, -1);
   EXPECT_EQ(u.completion_tokens, -1);
-  const TokenUsage f = parse_usage_json(R"({"usage":{"prompt_tokens":1.5,"completion_tokens":"7"}})");
+  const telemetry::TokenUsage f =
+      telemetry::parse_usage_json(R"({"usage":{"prompt_tokens":1.5,"completion_tokens":"7"}})");
   EXPECT_EQ(f.prompt_tokens, -1);
   EXPECT_EQ(f.completion_tokens, -1);
 }
@@ -295,16 +301,17 @@ TEST(UsageJsonScan, TheFirstMemberOfANameCountsAndAnUnusableOneFallsBackToTheOth
     const std::string json = std::string(R"({"usage":{"prompt_tokens":4,"prompt_tokens":9,)") +
                              R"("completion_tokens":null,"output_tokens":"x\"\\","output_tokens":6,)" +
                              R"("input_tokens":5,"completion_tokens":8})" + std::string(tail);
-    const TokenUsage u = parse_usage_json(json);
+    const telemetry::TokenUsage u = telemetry::parse_usage_json(json);
     EXPECT_EQ(u.prompt_tokens, 4) << json;
     EXPECT_EQ(u.completion_tokens, -1) << json;  // null, then a string: both names unusable
   }
-  const TokenUsage r =
-      parse_usage_json(R"({"usage":{"prompt_tokens":null,"input_tokens":12,"output_tokens":3}})");
+  const telemetry::TokenUsage r =
+      telemetry::parse_usage_json(R"({"usage":{"prompt_tokens":null,"input_tokens":12,"output_tokens":3}})");
   EXPECT_EQ(r.prompt_tokens, 12);
   EXPECT_EQ(r.completion_tokens, 3);
   // A string value that spells a count's name is not a key.
-  const TokenUsage v = parse_usage_json(R"({"usage":{"note":"prompt_tokens","prompt_tokens":2}})");
+  const telemetry::TokenUsage v =
+      telemetry::parse_usage_json(R"({"usage":{"note":"prompt_tokens","prompt_tokens":2}})");
   EXPECT_EQ(v.prompt_tokens, 2);
 }
 
@@ -316,7 +323,7 @@ namespace {
 
 // Prompt caching: the cached part of the prompt is a detail of the prompt count.
 TEST(UsageJsonScan, ChatCachedTokensFromPromptTokensDetails) {
-  const TokenUsage u = parse_usage_json(
+  const telemetry::TokenUsage u = telemetry::parse_usage_json(
       R"({"id":"chatcmpl-9","usage":{"prompt_tokens":2006,"completion_tokens":300,"total_tokens":2306,)"
       R"("prompt_tokens_details":{"cached_tokens":1920,"audio_tokens":0},)"
       R"("completion_tokens_details":{"reasoning_tokens":0,"cached_tokens":77}}})");
@@ -326,7 +333,7 @@ TEST(UsageJsonScan, ChatCachedTokensFromPromptTokensDetails) {
 }
 
 TEST(UsageJsonScan, ResponsesCachedTokensFromInputTokensDetails) {
-  const TokenUsage u = parse_usage_json(
+  const telemetry::TokenUsage u = telemetry::parse_usage_json(
       R"({"type":"response.completed","response":{"id":"resp_1","usage":{"input_tokens":1500,)"
       R"("input_tokens_details":{"cached_tokens":1024},"output_tokens":40,)"
       R"("output_tokens_details":{"reasoning_tokens":0},"total_tokens":1540}}})");
@@ -336,12 +343,13 @@ TEST(UsageJsonScan, ResponsesCachedTokensFromInputTokensDetails) {
 }
 
 TEST(UsageJsonScan, CachedTokensUnknownWithoutDetails) {
-  EXPECT_EQ(parse_usage_json(kChatJson).cached_tokens, -1);
-  EXPECT_EQ(parse_usage_json(R"({"usage":{"prompt_tokens":5,"prompt_tokens_details":null}})").cached_tokens,
+  EXPECT_EQ(telemetry::parse_usage_json(kChatJson).cached_tokens, -1);
+  EXPECT_EQ(telemetry::parse_usage_json(R"({"usage":{"prompt_tokens":5,"prompt_tokens_details":null}})")
+                .cached_tokens,
             -1);
   // A cached_tokens of the usage object itself, or of another detail, is not the prompt's.
-  EXPECT_EQ(parse_usage_json(R"({"usage":{"prompt_tokens":5,"cached_tokens":4,)"
-                             R"("completion_tokens_details":{"cached_tokens":3}}})")
+  EXPECT_EQ(telemetry::parse_usage_json(R"({"usage":{"prompt_tokens":5,"cached_tokens":4,)"
+                                        R"("completion_tokens_details":{"cached_tokens":3}}})")
                 .cached_tokens,
             -1);
 }
@@ -353,7 +361,7 @@ TEST(UsageSnifferEventStream, CachedTokensFromTheLastChunk) {
       "\"prompt_tokens_details\":{\"cached_tokens\":1152}}}\n\n"
       "data: [DONE]\n\n";
   for (std::size_t piece : {std::size_t{1}, std::size_t{7}, stream.size()}) {
-    const TokenUsage u = sniff(Mode::EventStream, stream, piece);
+    const telemetry::TokenUsage u = sniff(Mode::EventStream, stream, piece);
     EXPECT_EQ(u.prompt_tokens, 1200) << "piece " << piece;
     EXPECT_EQ(u.cached_tokens, 1152) << "piece " << piece;
   }
@@ -362,13 +370,14 @@ TEST(UsageSnifferEventStream, CachedTokensFromTheLastChunk) {
 // Claude's Messages API: the cache's tokens are apart from input_tokens; the prompt is all of
 // them, the cache's reads its cached part.
 TEST(UsageJsonScan, AnthropicUsageCountsTheCacheInThePrompt) {
-  const TokenUsage u = parse_usage_json(
+  const telemetry::TokenUsage u = telemetry::parse_usage_json(
       R"({"id":"msg_1","type":"message","content":[{"type":"text","text":"hi"}],"usage":{"input_tokens":12,)"
       R"("cache_creation_input_tokens":100,"cache_read_input_tokens":900,"output_tokens":5}})");
   EXPECT_EQ(u.prompt_tokens, 1012);
   EXPECT_EQ(u.cached_tokens, 900);
   EXPECT_EQ(u.completion_tokens, 5);
-  const TokenUsage plain = parse_usage_json(R"({"usage":{"input_tokens":12,"output_tokens":5}})");
+  const telemetry::TokenUsage plain =
+      telemetry::parse_usage_json(R"({"usage":{"input_tokens":12,"output_tokens":5}})");
   EXPECT_EQ(plain.prompt_tokens, 12);
   EXPECT_EQ(plain.cached_tokens, -1);
 }
@@ -395,7 +404,7 @@ TEST(UsageSnifferStream, AnthropicStreamJoinsMessageStartAndMessageDelta) {
       "\n\n"
       "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
   for (const std::size_t piece : {stream.size(), std::size_t{7}, std::size_t{1}}) {
-    const TokenUsage u = sniff(Mode::EventStream, stream, piece);
+    const telemetry::TokenUsage u = sniff(Mode::EventStream, stream, piece);
     EXPECT_EQ(u.prompt_tokens, 1025) << piece;
     EXPECT_EQ(u.cached_tokens, 1000) << piece;
     EXPECT_EQ(u.completion_tokens, 15) << piece;

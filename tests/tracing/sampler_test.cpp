@@ -8,8 +8,8 @@ namespace smartlb::tracing {
 namespace {
 
 // A trace id whose last 8 bytes are `low` (big-endian).
-TraceId id_with_low(std::uint64_t low) {
-  TraceId id{};
+telemetry::TraceId id_with_low(std::uint64_t low) {
+  telemetry::TraceId id{};
   id[0] = 0xab;
   for (int i = 15; i >= 8; --i, low >>= 8)
     id[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(low & 0xff);
@@ -27,7 +27,7 @@ TEST(Sampler, NamesRoundTripAndTheDefaultIsParentBasedAlwaysOn) {
 }
 
 TEST(Sampler, AlwaysOnAndOffIgnoreTheParent) {
-  const TraceId id = id_with_low(1);
+  const telemetry::TraceId id = id_with_low(1);
   for (const std::optional<bool> parent :
        {std::optional<bool>(), std::optional(true), std::optional(false)}) {
     EXPECT_TRUE(Sampler({SamplerKind::AlwaysOn}).sample(id, parent));
@@ -36,7 +36,7 @@ TEST(Sampler, AlwaysOnAndOffIgnoreTheParent) {
 }
 
 TEST(Sampler, ParentBasedFollowsTheParentElseItsRoot) {
-  const TraceId id = id_with_low(1);
+  const telemetry::TraceId id = id_with_low(1);
   const Sampler on({SamplerKind::ParentBasedAlwaysOn}), off({SamplerKind::ParentBasedAlwaysOff});
   EXPECT_TRUE(on.sample(id, std::nullopt));
   EXPECT_FALSE(on.sample(id, false));

@@ -11,7 +11,7 @@ namespace smartlb::tracing {
 namespace {
 
 constexpr std::string_view kParent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
-constexpr MonoNanos kStart = 5'000'000'000;
+constexpr base::MonoNanos kStart = 5'000'000'000;
 constexpr std::int64_t kWall = 1'700'000'000'000'000'000;
 
 std::string text(const Span& s, std::string_view key) {
@@ -24,8 +24,8 @@ std::int64_t integer(const Span& s, std::string_view key) {
 }
 
 TEST(RequestTrace, ContinuesAValidParentWithItsTraceState) {
-  ScriptedRandom rng({0x1111111111111111});
-  RequestTrace t;
+  base::ScriptedRandom rng({0x1111111111111111});
+  telemetry::RequestTrace t;
   const std::string_view parents[] = {kParent};
   const std::string_view states[] = {"rojo=1", "congo=2"};
   begin_request_trace(t, Sampler{}, parents, states, rng, kWall);
@@ -40,10 +40,10 @@ TEST(RequestTrace, ContinuesAValidParentWithItsTraceState) {
 }
 
 TEST(RequestTrace, WithoutOneValidParentANewTraceBeginsAndTraceStateIsNotRead) {
-  ScriptedRandom rng({0x0102030405060708, 0x090a0b0c0d0e0f10, 0x2222222222222222});
+  base::ScriptedRandom rng({0x0102030405060708, 0x090a0b0c0d0e0f10, 0x2222222222222222});
   const std::string_view two[] = {kParent, kParent};
   const std::string_view states[] = {"rojo=1"};
-  RequestTrace t;
+  telemetry::RequestTrace t;
   begin_request_trace(t, Sampler({SamplerKind::ParentBasedAlwaysOff}), two, states, rng, kWall);
   EXPECT_FALSE(t.has_parent);
   EXPECT_FALSE(t.sampled);  // a root, under parentbased_always_off
@@ -57,12 +57,12 @@ TEST(RequestTrace, WithoutOneValidParentANewTraceBeginsAndTraceStateIsNotRead) {
 }
 
 TEST(RequestTrace, AnAttemptGetsItsOwnSpanAsTheUpstreamParent) {
-  ScriptedRandom rng({0x1111111111111111, 0x3333333333333333});
-  RequestTrace t;
+  base::ScriptedRandom rng({0x1111111111111111, 0x3333333333333333});
+  telemetry::RequestTrace t;
   const std::string_view parents[] = {kParent};
   const std::string_view states[] = {"rojo=1"};
   begin_request_trace(t, Sampler({SamplerKind::AlwaysOff}), parents, states, rng, kWall);
-  AttemptRecord a;
+  telemetry::AttemptRecord a;
   std::string head;
   begin_attempt_trace(t, a, rng, head);
   EXPECT_EQ(to_hex(a.span_id), "3333333333333333");
@@ -75,8 +75,8 @@ TEST(RequestTrace, AnAttemptGetsItsOwnSpanAsTheUpstreamParent) {
 }
 
 // A chat request that failed over: 429 from east, then served by west (a stream).
-RequestRecord failed_over_stream() {
-  RequestRecord r;
+telemetry::RequestRecord failed_over_stream() {
+  telemetry::RequestRecord r;
   r.method = "POST";
   r.path = "/openai/deployments/gpt-4o/chat/completions";
   r.deployment = "gpt-4o";
@@ -93,14 +93,14 @@ RequestRecord failed_over_stream() {
   r.response.finish_reasons = {"stop"};
   r.event_stream = true;
   r.first_byte = kStart + 300'000'000;
-  ScriptedRandom rng({0xaaaaaaaaaaaaaaaa, 0xbbbbbbbbbbbbbbbb, 0xcccccccccccccccc});
+  base::ScriptedRandom rng({0xaaaaaaaaaaaaaaaa, 0xbbbbbbbbbbbbbbbb, 0xcccccccccccccccc});
   const std::string_view parents[] = {kParent};
   begin_request_trace(r.trace, Sampler{}, parents, {}, rng, kWall);
   std::string head;
-  AttemptRecord& east = r.add_attempt();
+  telemetry::AttemptRecord& east = r.add_attempt();
   east.backend = 0;
   east.status = 429;
-  east.cause = FailureCause::Throttled;
+  east.cause = routing::FailureCause::Throttled;
   east.cooldown_ms = 2000;
   east.deployment = "gpt-4o";
   east.sent = kStart + 10'000'000;
@@ -108,9 +108,9 @@ RequestRecord failed_over_stream() {
   east.backend_name = "east";
   east.server_address = "east.openai.azure.com";
   east.server_port = 443;
-  east.provider = AttemptRecord::Provider::AzureOpenAI;
+  east.provider = telemetry::AttemptRecord::Provider::AzureOpenAI;
   begin_attempt_trace(r.trace, east, rng, head);
-  AttemptRecord& west = r.add_attempt();
+  telemetry::AttemptRecord& west = r.add_attempt();
   west.backend = 1;
   west.status = 200;
   west.deployment = "gpt-4o-west";
@@ -124,7 +124,7 @@ RequestRecord failed_over_stream() {
 }
 
 TEST(SpanModel, AFailoverIsTwoClientSpansUnderOneServerSpan) {
-  const RequestRecord r = failed_over_stream();
+  const telemetry::RequestRecord r = failed_over_stream();
   const std::vector<Span> spans = spans_of(r);
   ASSERT_EQ(spans.size(), 3u);
   EXPECT_EQ(span_count(r), 3u);
@@ -175,7 +175,7 @@ TEST(SpanModel, TheServerSpansAttributes) {
 }
 
 TEST(SpanModel, APricedAnswerHasItsCostOnTheServerSpan) {
-  RequestRecord r = failed_over_stream();
+  telemetry::RequestRecord r = failed_over_stream();
   EXPECT_EQ(spans_of(r)[0].attribute("smartlb.cost"), nullptr) << "no price, no cost";
   r.cost = 42'500'000;  // $0.0000425 in pico-dollars, as the forwarder priced it
   r.cost_model = "gpt-4o";
@@ -215,11 +215,11 @@ TEST(SpanModel, TheClientSpansAttributes) {
 }
 
 TEST(SpanModel, ErrorsAreServerErrorsOnTheServerSpanAndAnyFailureOnAClientSpan) {
-  RequestRecord r = failed_over_stream();
+  telemetry::RequestRecord r = failed_over_stream();
   r.status = 502;
   r.served_by = -1;
   r.attempts[1].status = 0;
-  r.attempts[1].cause = FailureCause::Timeout;
+  r.attempts[1].cause = routing::FailureCause::Timeout;
   r.attempts[1].ended = r.end;
   const std::vector<Span> spans = spans_of(r);
   EXPECT_EQ(text(spans[0], "error.type"), "502");
@@ -233,19 +233,19 @@ TEST(SpanModel, ErrorsAreServerErrorsOnTheServerSpanAndAnyFailureOnAClientSpan) 
 }
 
 TEST(SpanModel, ARequestRefusedBeforeAnyAttemptIsOneServerSpan) {
-  RequestRecord r;
+  telemetry::RequestRecord r;
   r.method = "GET";
   r.path = "/v1/files/file-1";
   r.status = 401;
   r.auth_failure = "invalid_api_key";
   r.start = kStart;
   r.end = kStart + 1000;
-  ScriptedRandom rng({7});
+  base::ScriptedRandom rng({7});
   begin_request_trace(r.trace, Sampler{}, {}, {}, rng, kWall);
   const std::vector<Span> spans = spans_of(r);
   ASSERT_EQ(spans.size(), 1u);
   EXPECT_EQ(spans[0].name, "GET");  // no GenAI operation: HTTP's name
-  EXPECT_EQ(spans[0].parent_span_id, SpanId{});
+  EXPECT_EQ(spans[0].parent_span_id, telemetry::SpanId{});
   EXPECT_EQ(spans[0].attribute("gen_ai.operation.name"), nullptr);
   EXPECT_EQ(text(spans[0], "smartlb.auth_failure"), "invalid_api_key");
 }

@@ -130,7 +130,7 @@ TEST(TraceConfig, TimeoutsAndBatchLimits) {
 }
 
 TEST(TraceConfig, TheSamplerAndItsArgument) {
-  const auto base = EnvMap{{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"}};
+  const auto base = config::EnvMap{{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"}};
   EXPECT_EQ(load_trace_config(base).config->sampler.kind, SamplerKind::ParentBasedAlwaysOn);
   auto env = base;
   env["OTEL_TRACES_SAMPLER"] = "parentbased_traceidratio";
@@ -181,7 +181,7 @@ TEST(TraceConfig, TheResourceServiceNameWinsOverTheListAndValuesAreDecoded) {
 TEST(TraceConfig, TheDefaultsHelpShowsAreTheLoaders) {
   const TraceConfig d = *load_trace_config({{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"}}).config;
   const auto shown = [](std::string_view name) {
-    const EnvSetting* s = find_env_setting(name);
+    const config::EnvSetting* s = config::find_env_setting(name);
     return s ? std::string(s->default_text) : "<not in the table>";
   };
   EXPECT_EQ(shown("OTEL_EXPORTER_OTLP_TIMEOUT"), std::to_string(d.timeout.count()));

@@ -135,7 +135,7 @@ TEST(TraceState, OverLimitLosesLongMembersFirstThenFromTheRight) {
 }
 
 TEST(TraceIds, NewIdsComeFromTheRandomSourceAndAreNeverZero) {
-  ScriptedRandom rng({0, 0, 0x0102030405060708, 0x090a0b0c0d0e0f10, 0, 0x1112131415161718});
+  base::ScriptedRandom rng({0, 0, 0x0102030405060708, 0x090a0b0c0d0e0f10, 0, 0x1112131415161718});
   EXPECT_EQ(to_hex(new_trace_id(rng)), "0102030405060708090a0b0c0d0e0f10");  // (0, 0) drawn again
   EXPECT_EQ(to_hex(new_span_id(rng)), "1112131415161718");                   // 0 drawn again
 }

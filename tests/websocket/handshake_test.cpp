@@ -68,7 +68,7 @@ TEST(Handshake, TheAcceptIsTheRfcsExample) {
 }
 
 TEST(Handshake, FreshKeysAre16RandomBytesInBase64) {
-  FastRandom rng(7);
+  base::FastRandom rng(7);
   const std::string a = new_key(rng), b = new_key(rng);
   EXPECT_EQ(a.size(), 24u);
   EXPECT_EQ(a.substr(22), "==");

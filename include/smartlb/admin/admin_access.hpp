@@ -14,7 +14,7 @@
 
 #include "smartlb/config/config.hpp"
 
-namespace smartlb {
+namespace smartlb::admin {
 
 using TokenDigest = std::array<unsigned char, 32>;
 TokenDigest token_digest(std::string_view token);
@@ -33,7 +33,7 @@ enum class AdminNeed : std::uint8_t {
 
 struct AdminCaller {
   std::string name;  // the token's name ("write-1", "alice")
-  AdminRole role = AdminRole::Read;
+  config::AdminRole role = config::AdminRole::Read;
   std::string fingerprint;
   // "alice (write, sha256:1a2b3c4d)": how the log and /status name who changed something.
   std::string describe() const;
@@ -52,7 +52,7 @@ struct AdminDecision {
 
 class AdminAccess {
  public:
-  explicit AdminAccess(const AdminConfig& config = {});
+  explicit AdminAccess(const config::AdminConfig& config = {});
 
   // Tokens are set: every endpoint but the open ones needs one.
   bool tokens_set() const { return !entries_.empty(); }
@@ -69,4 +69,4 @@ class AdminAccess {
   bool metrics_open_ = false;
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::admin

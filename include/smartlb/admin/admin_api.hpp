@@ -21,7 +21,7 @@
 #include "smartlb/admin/admin_access.hpp"
 #include "smartlb/routing/backend_states.hpp"
 
-namespace smartlb {
+namespace smartlb::admin {
 
 struct AdminRoute {
   enum class Kind : std::uint8_t { None, Whoami, Backends, Backend, Action };
@@ -54,16 +54,16 @@ struct AdminAnswer {
 // The answer to `request` on `route` (not Kind::None) by `caller` (none: no tokens are set, and
 // only reads get here). The method is checked here (405).
 AdminAnswer answer_admin(const AdminRoute& route, const AdminRequest& request,
-                         const std::optional<AdminCaller>& caller, BackendStates& states,
+                         const std::optional<AdminCaller>& caller, routing::BackendStates& states,
                          const AdminApiContext& context);
 
 // A scope's admin state as the API and /status show it, at `now_ms` (Unix milliseconds).
-nlohmann::json admin_scope_json(std::string_view backend, const BackendStates::AdminView& view,
-                                std::int64_t now_ms, MonoNanos now);
+nlohmann::json admin_scope_json(std::string_view backend, const routing::BackendStates::AdminView& view,
+                                std::int64_t now_ms, base::MonoNanos now);
 // Unix milliseconds as "2026-03-01T12:00:00.123Z".
 std::string iso_utc(std::int64_t unix_ms);
 
 // The longest cooldown that may be held for a time (one held longer is held until lifted).
 inline constexpr std::int64_t kMaxHoldSeconds = 7 * 24 * 3600;
 
-}  // namespace smartlb
+}  // namespace smartlb::admin

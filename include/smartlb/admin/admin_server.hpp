@@ -12,7 +12,7 @@
 #include "smartlb/redis/redis_service.hpp"
 #include "smartlb/telemetry/metrics.hpp"
 
-namespace smartlb {
+namespace smartlb::admin {
 
 struct AdminOptions {
   std::string listen_address = "127.0.0.1";
@@ -20,14 +20,14 @@ struct AdminOptions {
   const redis::RedisService* redis = nullptr;  // with REDIS_URL: shown in /status
   // How often the status page's charts get a sample (/status "history": the last 90).
   std::chrono::milliseconds sample_interval{10'000};
-  AdminConfig access{};  // ADMIN_TOKENS, ADMIN_METRICS_OPEN (none: reads open, writes refused)
+  config::AdminConfig access{};  // ADMIN_TOKENS, ADMIN_METRICS_OPEN (none: reads open, writes refused)
 };
 
 class AdminServer {
  public:
   // `server` and `metrics` must outlive the AdminServer. Readiness is `server` having bound
   // its API listener (port() != 0) and not draining. The admin API changes `server`'s states.
-  AdminServer(Server& server, const Metrics& metrics, AdminOptions opts);
+  AdminServer(net::Server& server, const telemetry::Metrics& metrics, AdminOptions opts);
   ~AdminServer();
   AdminServer(const AdminServer&) = delete;
   AdminServer& operator=(const AdminServer&) = delete;
@@ -36,7 +36,7 @@ class AdminServer {
   void start();
   std::uint16_t port() const;
   // Who may use the port from the next request on (a reload's admin tokens). Thread-safe.
-  void set_access(const AdminConfig& access);
+  void set_access(const config::AdminConfig& access);
   // Stops listening, drops open admin connections and joins the thread. Idempotent.
   void stop();
 
@@ -45,4 +45,4 @@ class AdminServer {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::admin

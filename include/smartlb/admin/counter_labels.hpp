@@ -5,18 +5,18 @@
 
 #include "smartlb/telemetry/metrics.hpp"
 
-namespace smartlb {
+namespace smartlb::admin {
 
 // The `code` of an UpstreamResponses counter as both endpoints show it: the response status,
 // "other" (outside 100..599), or "transport" when no response head arrived.
 inline std::string upstream_code_label(std::uint32_t code) {
-  if (code >= kUpstreamTransport) return "transport";
-  return code == kUpstreamOtherStatus ? std::string("other") : std::to_string(code);
+  if (code >= telemetry::kUpstreamTransport) return "transport";
+  return code == telemetry::kUpstreamOtherStatus ? std::string("other") : std::to_string(code);
 }
 
 // The cause of a transport failure in an UpstreamResponses code (code >= kUpstreamTransport).
-inline FailureCause upstream_transport_cause(std::uint32_t code) {
-  return static_cast<FailureCause>(code - kUpstreamTransport);
+inline routing::FailureCause upstream_transport_cause(std::uint32_t code) {
+  return static_cast<routing::FailureCause>(code - telemetry::kUpstreamTransport);
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::admin

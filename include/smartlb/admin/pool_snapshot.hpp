@@ -16,7 +16,7 @@
 #include "smartlb/routing/backend_states.hpp"
 #include "smartlb/routing/routing_table.hpp"
 
-namespace smartlb {
+namespace smartlb::admin {
 
 // A rule of the configuration as /status shows it, with its targets' state.
 struct RuleStatus {
@@ -32,7 +32,7 @@ struct RuleStatus {
     std::uint32_t latency_samples = 0;
   };
   std::string id;
-  RuleType type = RuleType::Priority;
+  config::RuleType type = config::RuleType::Priority;
   bool implicit = false;
   std::vector<std::string> subjects, models;
   std::vector<std::pair<std::string, std::string>> metadata;
@@ -44,18 +44,18 @@ struct BudgetStatus {
   std::string owner;      // "client", "subject", or "subject-caller" (a subject's budget for one caller)
   std::string name;       // the client's name, or the subject
   std::string principal;  // subject-caller: the caller
-  ClientLimits limits;
+  config::ClientLimits limits;
   std::int64_t tokens_minute = 0, requests_minute = 0, tokens_day = 0, tokens_month = 0;  // used
-  PicoUnits cost_day = 0, cost_month = 0;                                                 // used
+  cost::PicoUnits cost_day = 0, cost_month = 0;                                           // used
   std::int64_t in_flight = 0;  // requests being answered now (max_in_flight)
 };
 
 struct PoolSnapshot {
   struct Deployment {
     std::string name;
-    CooldownView cooldown;
-    BackendStates::QuotaUsage quota;  // used / limit in the current window (limits 0: none declared)
-    BackendStates::Leases lease;      // shared quotas (REDIS_URL) only
+    routing::CooldownView cooldown;
+    routing::BackendStates::QuotaUsage quota;  // used / limit in the current window (limits 0: none declared)
+    routing::BackendStates::Leases lease;      // shared quotas (REDIS_URL) only
   };
   struct Backend {
     std::string name;
@@ -64,7 +64,7 @@ struct PoolSnapshot {
     int priority = 1;
     std::uint32_t weight = 1;
     std::string deployment_override;
-    CooldownView cooldown;                // the whole backend
+    routing::CooldownView cooldown;       // the whole backend
     std::vector<Deployment> deployments;  // deployments with cooldown or quota state
     std::int64_t quota_tokens = 0;        // declared per deployment and window (0: none)
     std::int64_t quota_requests = 0;
@@ -90,12 +90,12 @@ struct PoolSnapshot {
     bool present = true;  // false: an id no longer in the configuration (removed by a reload)
     // What operators set on it (the admin API): the scopes out of rotation or held now, the
     // backend's first, then its deployments'.
-    std::vector<BackendStates::AdminView> admin;
+    std::vector<routing::BackendStates::AdminView> admin;
   };
   std::vector<Backend> backends;  // by BackendId (value)
-  MonoNanos now = 0;
+  base::MonoNanos now = 0;
   std::int64_t now_unix_ms = 0;  // the same instant on the wall clock (who set what, when)
-  MonoNanos started = 0;         // process start, for uptime (0: unknown)
+  base::MonoNanos started = 0;   // process start, for uptime (0: unknown)
   bool ready = true;
   bool draining = false;
   std::string config_hash;  // SHA-256 of the config file ("" with the environment only)
@@ -109,19 +109,21 @@ struct PoolSnapshot {
 // (by table position), never keys. The result is indexed by BackendId, like the metrics. A
 // deployment's declared quota is its target's (`rule_tables`: model_configs' usage_limits, a
 // target's rename) when one declares it, else its backend's.
-PoolSnapshot snapshot_pool(const RoutingTable& table, const BackendStates& states,
-                           std::span<const BackendConfig> backends,
-                           std::span<const RoutingTable* const> rule_tables = {});
+PoolSnapshot snapshot_pool(const routing::RoutingTable& table, const routing::BackendStates& states,
+                           std::span<const config::BackendConfig> backends,
+                           std::span<const routing::RoutingTable* const> rule_tables = {});
 
 // The ids of the backends in the current configuration, in order (PoolSnapshot::backends is by
 // id, with gaps for backends a reload removed).
 std::vector<std::uint32_t> present_ids(const PoolSnapshot& p);
 
 // Whether a cooldown still runs at `now` (its deadline is later).
-inline bool is_cooling(const CooldownView& cooldown, MonoNanos now) { return cooldown.until > now; }
+inline bool is_cooling(const routing::CooldownView& cooldown, base::MonoNanos now) {
+  return cooldown.until > now;
+}
 // "available", "cooling", "unreachable" or "auth_failed" for a backend-wide cooldown at `now`.
-std::string_view backend_state(const CooldownView& cooldown, MonoNanos now);
+std::string_view backend_state(const routing::CooldownView& cooldown, base::MonoNanos now);
 // Milliseconds left (rounded up), 0 when not cooling.
-std::int64_t cooldown_remaining_ms(const CooldownView& cooldown, MonoNanos now);
+std::int64_t cooldown_remaining_ms(const routing::CooldownView& cooldown, base::MonoNanos now);
 
-}  // namespace smartlb
+}  // namespace smartlb::admin

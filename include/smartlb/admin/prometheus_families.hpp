@@ -10,7 +10,7 @@
 #include "smartlb/admin/prometheus_text.hpp"
 #include "smartlb/telemetry/metrics.hpp"
 
-namespace smartlb {
+namespace smartlb::admin {
 
 // What a family's samples are read from: one metrics snapshot and one pool snapshot.
 struct Scrape;
@@ -30,6 +30,6 @@ struct PrometheusFamily {
 std::span<const PrometheusFamily> prometheus_families();
 
 // The Prometheus text exposition format (version 0.0.4) of every family shown.
-std::string render_prometheus(const MetricsSnapshot& m, const PoolSnapshot& p);
+std::string render_prometheus(const telemetry::MetricsSnapshot& m, const PoolSnapshot& p);
 
-}  // namespace smartlb
+}  // namespace smartlb::admin

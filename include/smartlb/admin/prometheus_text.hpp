@@ -12,7 +12,7 @@
 
 #include "smartlb/telemetry/metrics.hpp"
 
-namespace smartlb {
+namespace smartlb::admin {
 
 enum class MetricType : std::uint8_t { Counter, Gauge, Histogram };
 // "counter", "gauge", "histogram": the word of a # TYPE line.
@@ -51,7 +51,7 @@ class PrometheusWriter {
     }
     void add(LabelValues values, double v);
     // A histogram's cumulative _bucket series (with `le`), _sum and _count.
-    void histogram(LabelValues values, const HistogramSnapshot& h);
+    void histogram(LabelValues values, const telemetry::HistogramSnapshot& h);
 
    private:
     friend class PrometheusWriter;
@@ -75,4 +75,4 @@ std::string format_double(double v);
 // Escapes a label value: backslash, double quote and newline; invalid UTF-8 becomes '?'.
 std::string escape_label_value(std::string_view v);
 
-}  // namespace smartlb
+}  // namespace smartlb::admin

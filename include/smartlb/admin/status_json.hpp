@@ -7,11 +7,11 @@
 #include "smartlb/redis/redis_service.hpp"
 #include "smartlb/telemetry/metrics.hpp"
 
-namespace smartlb {
+namespace smartlb::admin {
 
 // The /status document (without "history", which the admin listener adds).
-nlohmann::json build_status(const MetricsSnapshot& m, const PoolSnapshot& p);
+nlohmann::json build_status(const telemetry::MetricsSnapshot& m, const PoolSnapshot& p);
 // /status's "redis" object (the URL without its password).
 nlohmann::json redis_json(const redis::RedisStatus& r);
 
-}  // namespace smartlb
+}  // namespace smartlb::admin

@@ -6,8 +6,8 @@
 // document and compiles its bytes in (src/admin/embed_page.cmake).
 #include <string>
 
-namespace smartlb {
+namespace smartlb::admin {
 
 const std::string& status_page_html();
 
-}  // namespace smartlb
+}  // namespace smartlb::admin

@@ -14,7 +14,7 @@
 
 #include "smartlb/telemetry/metrics.hpp"
 
-namespace smartlb {
+namespace smartlb::admin {
 
 struct TrafficSample {
   double unix_time = 0;  // the end of the interval
@@ -29,7 +29,7 @@ class TrafficHistory {
   explicit TrafficHistory(std::size_t capacity = 90) : capacity_(capacity) {}
 
   // Reads the totals at `unix_time`; the first read only sets the baseline.
-  void add(const MetricsSnapshot& m, double unix_time);
+  void add(const telemetry::MetricsSnapshot& m, double unix_time);
   const std::deque<TrafficSample>& samples() const { return samples_; }
 
   // {"interval_seconds", "samples": [{"t", "requests_per_s", "throttled_per_s",
@@ -43,11 +43,11 @@ class TrafficHistory {
     double served_seconds = 0;
     std::vector<std::uint64_t> served;
   };
-  static Totals totals(const MetricsSnapshot& m, double unix_time);
+  static Totals totals(const telemetry::MetricsSnapshot& m, double unix_time);
 
   std::size_t capacity_;
   std::optional<Totals> last_;
   std::deque<TrafficSample> samples_;
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::admin

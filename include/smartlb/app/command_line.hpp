@@ -3,7 +3,7 @@
 #include <optional>
 #include <string>
 
-namespace smartlb {
+namespace smartlb::app {
 
 struct CommandLine {
   std::optional<std::string> config_file;  // --config FILE or --config=FILE
@@ -16,4 +16,4 @@ struct CommandLine {
 
 CommandLine parse_command_line(int argc, const char* const* argv);
 
-}  // namespace smartlb
+}  // namespace smartlb::app

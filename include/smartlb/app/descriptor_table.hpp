@@ -10,7 +10,7 @@
 // one thread, takes no grace period, and nothing waits later.
 #include <cstddef>
 
-namespace smartlb {
+namespace smartlb::app {
 
 // Raises the soft RLIMIT_NOFILE to the hard one; returns the soft limit now in force.
 std::size_t raise_descriptor_limit();
@@ -26,4 +26,4 @@ bool reserve_descriptor_table(std::size_t count);
 // How many descriptors the table holds now (FDSize in /proc/self/status); 0 when unknown.
 std::size_t descriptor_table_size();
 
-}  // namespace smartlb
+}  // namespace smartlb::app

@@ -12,7 +12,7 @@
 
 #include "smartlb/app/periodic_thread.hpp"
 
-namespace smartlb {
+namespace smartlb::app {
 
 // What identifies a version of a file; all zero when it cannot be read.
 struct FileStamp {
@@ -60,4 +60,4 @@ class FileWatch {
   PeriodicThread thread_;  // last: it calls check() from the start
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::app

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <thread>
 
-namespace smartlb {
+namespace smartlb::app {
 
 class PeriodicThread {
  public:
@@ -28,4 +28,4 @@ class PeriodicThread {
   std::thread thread_;  // last: started once everything above is built
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::app

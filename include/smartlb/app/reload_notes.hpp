@@ -6,10 +6,11 @@
 
 #include "smartlb/config/config.hpp"
 
-namespace smartlb {
+namespace smartlb::app {
 
 // One line for each start-only setting that `loaded` changes from `running` (the configuration
 // the process started with), naming the setting; never a password.
-std::vector<std::string> settings_needing_restart(const Config& running, const Config& loaded);
+std::vector<std::string> settings_needing_restart(const config::Config& running,
+                                                  const config::Config& loaded);
 
-}  // namespace smartlb
+}  // namespace smartlb::app

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <cstdint>
 
-namespace smartlb {
+namespace smartlb::base {
 
 using WallTime = std::chrono::system_clock::time_point;
 
@@ -17,4 +17,4 @@ PeriodSpan calendar_period(CalendarPeriod p, WallTime t);
 // When month number `index` (months since January 1970) begins.
 WallTime month_start(std::int64_t index);
 
-}  // namespace smartlb
+}  // namespace smartlb::base

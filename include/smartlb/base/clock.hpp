@@ -7,7 +7,7 @@
 #include <chrono>
 #include <cstdint>
 
-namespace smartlb {
+namespace smartlb::base {
 
 using Nanos = std::chrono::nanoseconds;
 using Millis = std::chrono::milliseconds;
@@ -59,4 +59,4 @@ class ManualClock final : public Clock {
   std::chrono::system_clock::time_point wall_epoch_{std::chrono::seconds(1'700'000'000)};
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::base

@@ -11,7 +11,7 @@
 #include <mutex>
 #include <utility>
 
-namespace smartlb {
+namespace smartlb::base {
 
 template <class T>
 class Published {
@@ -40,4 +40,4 @@ class Published {
   std::atomic<std::uint64_t> version_{1};
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::base

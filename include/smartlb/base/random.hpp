@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace smartlb {
+namespace smartlb::base {
 
 class RandomSource {
  public:
@@ -37,4 +37,4 @@ class ScriptedRandom final : public RandomSource {
   std::size_t next_ = 0;
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::base

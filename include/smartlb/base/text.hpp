@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-namespace smartlb {
+namespace smartlb::base {
 
 // The value of a hexadecimal digit (either case), or -1.
 constexpr int hex_digit_value(char c) {
@@ -48,4 +48,4 @@ constexpr bool iequals(std::string_view a, std::string_view b) {
   return true;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::base

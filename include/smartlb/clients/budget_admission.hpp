@@ -10,7 +10,7 @@
 #include "smartlb/clients/budget_plan.hpp"
 #include "smartlb/clients/client_budget.hpp"
 
-namespace smartlb {
+namespace smartlb::clients {
 
 struct BudgetRefused {
   BudgetRefusal refusal;
@@ -35,11 +35,11 @@ class BudgetAdmission {
   bool counts_cost() const;
   // Charges `tokens`, `cost` (its estimated price, pico-units) and one request to every budget,
   // or (refused) to none.
-  std::optional<BudgetRefused> admit(std::int64_t tokens, PicoUnits cost, BudgetTime t);
+  std::optional<BudgetRefused> admit(std::int64_t tokens, cost::PicoUnits cost, BudgetTime t);
   std::optional<BudgetRefused> admit(std::int64_t tokens, BudgetTime t) { return admit(tokens, 0, t); }
   // The real cost, once known: every charge becomes `actual_tokens` and `actual_cost`
   // (negative: the estimated cost stays). Once.
-  void settle(std::int64_t actual_tokens, PicoUnits actual_cost, BudgetTime t);
+  void settle(std::int64_t actual_tokens, cost::PicoUnits actual_cost, BudgetTime t);
   void settle(std::int64_t actual_tokens, BudgetTime t) { settle(actual_tokens, -1, t); }
   // The request is no longer in flight (its answer ended, or it is a WebSocket session, which
   // the cap does not count): every budget's slot is free. Idempotent.
@@ -70,7 +70,7 @@ class BudgetAdmission {
 // try again (a cost limit's amounts in `currency`).
 std::string refusal_message(const BudgetRefused& r, std::string_view currency = {});
 // A duration the way OpenAI writes x-ratelimit-reset-*: "250ms", "1.5s", "6m0s", "2h3m4s".
-std::string format_reset(Nanos d);
-void append_reset(std::string& out, Nanos d);
+std::string format_reset(base::Nanos d);
+void append_reset(std::string& out, base::Nanos d);
 
-}  // namespace smartlb
+}  // namespace smartlb::clients

@@ -15,7 +15,7 @@
 #include "smartlb/clients/client_auth.hpp"
 #include "smartlb/config/config.hpp"
 
-namespace smartlb {
+namespace smartlb::clients {
 
 // Registry keys: owner ("client" or "subject"), name (the client's, or the subject) and, for a
 // subject's budget of one caller, the caller; joined by a byte no name or subject holds.
@@ -41,7 +41,7 @@ class BudgetPlan {
   using Budgets = std::array<BudgetRef, kMaxPerRequest>;
 
   BudgetPlan() = default;
-  BudgetPlan(const Policy& policy, BudgetRegistry& registry);
+  BudgetPlan(const config::Policy& policy, BudgetRegistry& registry);
 
   // No budgets at all: requests skip admission entirely.
   bool empty() const { return clients_.empty() && subjects_.empty(); }
@@ -56,7 +56,7 @@ class BudgetPlan {
   struct SubjectRule {
     std::string subject;  // "*": everyone
     bool shared = false;
-    ClientLimits limits;
+    config::ClientLimits limits;
     ClientBudget* budget = nullptr;  // shared: resolved once
     std::string overflow_key;        // per caller, past BudgetRegistry::kMaxBudgets
   };
@@ -71,4 +71,4 @@ class BudgetPlan {
   std::vector<SubjectRule> subjects_;
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::clients

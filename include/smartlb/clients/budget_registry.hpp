@@ -13,7 +13,7 @@
 
 #include "smartlb/clients/client_budget.hpp"
 
-namespace smartlb {
+namespace smartlb::clients {
 
 class BudgetRegistry {
  public:
@@ -24,7 +24,7 @@ class BudgetRegistry {
   // The budget under `key`, made with `limits`, or set to them when they changed. A key new
   // past kMaxBudgets gets the budget under `overflow` (made without that bound). `plan` names
   // the configuration asking (BudgetPlan): limits are compared only when it changes.
-  ClientBudget& get(std::string_view key, const ClientLimits& limits, std::string_view overflow = {},
+  ClientBudget& get(std::string_view key, const config::ClientLimits& limits, std::string_view overflow = {},
                     std::uint64_t plan = 0);
 
   struct Entry {
@@ -34,7 +34,7 @@ class BudgetRegistry {
   std::vector<Entry> entries() const;  // in key order
   // Budgets shared by replicas (docs/scale-out.md): every budget, made before or after, leases
   // its minute limits through `broker` under "budget:<key>". Before the first request.
-  void set_lease_broker(LeaseBroker* broker);
+  void set_lease_broker(routing::LeaseBroker* broker);
   std::size_t size() const;
 
  private:
@@ -42,11 +42,11 @@ class BudgetRegistry {
     using is_transparent = void;
     std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
-  ClientBudget& make(std::string_view key, const ClientLimits& limits, std::uint64_t plan);
+  ClientBudget& make(std::string_view key, const config::ClientLimits& limits, std::uint64_t plan);
 
-  LeaseBroker* broker_ = nullptr;
+  routing::LeaseBroker* broker_ = nullptr;
   mutable std::shared_mutex mutex_;
   std::unordered_map<std::string, std::unique_ptr<ClientBudget>, Hash, std::equal_to<>> budgets_;
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::clients

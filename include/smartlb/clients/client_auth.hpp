@@ -16,7 +16,7 @@
 #include "smartlb/base/clock.hpp"
 #include "smartlb/clients/jwt/token_authenticator.hpp"
 
-namespace smartlb {
+namespace smartlb::clients {
 
 struct ClientKey {
   std::string name;                   // shown in logs and metrics
@@ -79,9 +79,9 @@ class ClientAuthenticator {
   // Keys and tokens: api-key and x-api-key carry keys; a Bearer value that looks like a JWT is
   // verified as a token (when issuers are configured), any other is a key.
   Authentication authenticate(const PresentedCredentials& c, jwt::VerifiedTokenCache& cache,
-                              const Clock& clock) const;
+                              const base::Clock& clock) const;
   Authentication authenticate(std::string_view api_key, std::string_view authorization,
-                              jwt::VerifiedTokenCache& cache, const Clock& clock) const {
+                              jwt::VerifiedTokenCache& cache, const base::Clock& clock) const {
     return authenticate(PresentedCredentials{api_key, authorization, {}}, cache, clock);
   }
 
@@ -98,4 +98,4 @@ class ClientAuthenticator {
   std::shared_ptr<const jwt::TokenAuthenticator> tokens_;  // null: no token issuers
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::clients

@@ -18,11 +18,11 @@
 #include "smartlb/routing/shared_lease.hpp"
 #include "smartlb/routing/sliding_window_budget.hpp"
 
-namespace smartlb {
+namespace smartlb::clients {
 
 struct BudgetTime {
-  MonoNanos now = 0;  // the monotonic clock, for the minute windows
-  WallTime wall;      // the calendar, for days and months (UTC)
+  base::MonoNanos now = 0;  // the monotonic clock, for the minute windows
+  base::WallTime wall;      // the calendar, for days and months (UTC)
 };
 
 enum class BudgetLimit : std::uint8_t {
@@ -43,7 +43,7 @@ bool counts_cost(BudgetLimit l);  // in pico-units of the prices' currency
 // What one request took from a budget: kept by the request until its usage is known.
 struct BudgetCharge {
   std::int64_t tokens = 0;
-  PicoUnits cost = 0;
+  cost::PicoUnits cost = 0;
   std::int64_t minute_bucket = -1;  // the sliding windows' bucket
   std::int64_t day = -1, month = -1;
   std::int64_t lease_window = -1;  // the shared minute window (shared budgets only)
@@ -53,30 +53,30 @@ struct BudgetCharge {
 struct BudgetRefusal {
   BudgetLimit limit = BudgetLimit::TokensPerMinute;
   std::int64_t limit_value = 0, used = 0, requested = 0;
-  Nanos retry_after{0};  // when the request would fit again (the period's end for a quota)
+  base::Nanos retry_after{0};  // when the request would fit again (the period's end for a quota)
 };
 
 // One dimension's state, as OpenAI's x-ratelimit-* headers tell it.
 struct LimitState {
   std::int64_t limit = 0;  // 0: no limit in this dimension
   std::int64_t remaining = 0;
-  Nanos reset{0};  // until the whole limit is available again
+  base::Nanos reset{0};  // until the whole limit is available again
 };
 
 class ClientBudget {
  public:
-  explicit ClientBudget(const ClientLimits& limits);
+  explicit ClientBudget(const config::ClientLimits& limits);
 
-  ClientLimits limits() const;
+  config::ClientLimits limits() const;
   // A new configuration's limits (nothing when they are the same): what was used stays counted.
-  void set_limits(const ClientLimits& limits);
+  void set_limits(const config::ClientLimits& limits);
 
   // For headers and status: the tightest token limit (the one with the least remaining), the
   // request limit, and the tightest cost limit.
   struct State {
     LimitState tokens, requests, cost;
     std::int64_t tokens_minute_used = 0, requests_minute_used = 0, tokens_day_used = 0, tokens_month_used = 0;
-    PicoUnits cost_day_used = 0, cost_month_used = 0;
+    cost::PicoUnits cost_day_used = 0, cost_month_used = 0;
     std::int64_t in_flight = 0;  // requests admitted and not yet released
   };
 
@@ -84,15 +84,16 @@ class ClientBudget {
   // admit it; otherwise charges nothing and says which limit refused (of several, the one that
   // admits last). `after`, when given, gets the state once the request is counted (or
   // refused), in the same look.
-  std::optional<BudgetRefusal> admit(std::int64_t tokens, PicoUnits cost, BudgetTime t, BudgetCharge& charge,
-                                     State* after = nullptr);
+  std::optional<BudgetRefusal> admit(std::int64_t tokens, cost::PicoUnits cost, BudgetTime t,
+                                     BudgetCharge& charge, State* after = nullptr);
   std::optional<BudgetRefusal> admit(std::int64_t tokens, BudgetTime t, BudgetCharge& charge,
                                      State* after = nullptr) {
     return admit(tokens, 0, t, charge, after);
   }
   // The request's real cost, once known: the token charge becomes `actual_tokens`, and the
   // cost charge `actual_cost` (negative: the estimate stays).
-  void settle(const BudgetCharge& charge, std::int64_t actual_tokens, PicoUnits actual_cost, BudgetTime t);
+  void settle(const BudgetCharge& charge, std::int64_t actual_tokens, cost::PicoUnits actual_cost,
+              BudgetTime t);
   void settle(const BudgetCharge& charge, std::int64_t actual_tokens, BudgetTime t) {
     settle(charge, actual_tokens, -1, t);
   }
@@ -106,7 +107,7 @@ class ClientBudget {
   // Shared by replicas (docs/scale-out.md): the minute limits and the day and month quotas are
   // also leased through `broker`, under `name` (the same on every replica). Before the budget's
   // first request.
-  void share(LeaseBroker& broker, const std::string& name);
+  void share(routing::LeaseBroker& broker, const std::string& name);
   bool shared() const { return broker_ != nullptr; }
 
   // The configuration whose limits this budget last took (BudgetRegistry: one look, not a
@@ -114,10 +115,10 @@ class ClientBudget {
   std::atomic<std::uint64_t> plan{0};
 
  private:
-  State state_locked(BudgetTime t, const PeriodSpan& day, const PeriodSpan& month);
-  std::optional<BudgetRefusal> admit_locked(std::int64_t tokens, PicoUnits cost, BudgetTime t,
-                                            BudgetCharge& charge, State* after, const PeriodSpan& day,
-                                            const PeriodSpan& month, PendingAsk (&asks)[6]);
+  State state_locked(BudgetTime t, const base::PeriodSpan& day, const base::PeriodSpan& month);
+  std::optional<BudgetRefusal> admit_locked(std::int64_t tokens, cost::PicoUnits cost, BudgetTime t,
+                                            BudgetCharge& charge, State* after, const base::PeriodSpan& day,
+                                            const base::PeriodSpan& month, routing::PendingAsk (&asks)[6]);
 
   // A calendar quota: what was used in the current period.
   struct PeriodCounter {
@@ -127,15 +128,15 @@ class ClientBudget {
   };
 
   mutable std::mutex mutex_;
-  ClientLimits limits_;
-  SlidingWindowBudget minute_tokens_, minute_requests_;
+  config::ClientLimits limits_;
+  routing::SlidingWindowBudget minute_tokens_, minute_requests_;
   PeriodCounter day_, month_;
   PeriodCounter day_cost_, month_cost_;  // pico-units
   std::int64_t in_flight_ = 0;           // admitted, not yet released (counted with or without a cap)
   // Shared budgets only: the minute limits' and the calendar quotas' leases (guarded by mutex_).
-  LeaseBroker* broker_ = nullptr;
-  std::unique_ptr<SharedLease> tokens_lease_, requests_lease_, day_lease_, month_lease_;
-  std::unique_ptr<SharedLease> day_cost_lease_, month_cost_lease_;
+  routing::LeaseBroker* broker_ = nullptr;
+  std::unique_ptr<routing::SharedLease> tokens_lease_, requests_lease_, day_lease_, month_lease_;
+  std::unique_ptr<routing::SharedLease> day_cost_lease_, month_cost_lease_;
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::clients

@@ -15,7 +15,7 @@
 
 #include "smartlb/config/config.hpp"
 
-namespace smartlb {
+namespace smartlb::clients {
 
 class PriorityClasses {
  public:
@@ -23,7 +23,7 @@ class PriorityClasses {
   PriorityClasses();
   // `classes` valid (config checks them): 1 to kMaxPriorityClasses, names unique, the first
   // without a reserve. Empty: the defaults (default_priority_classes).
-  explicit PriorityClasses(std::vector<PriorityClassConfig> classes);
+  explicit PriorityClasses(std::vector<config::PriorityClassConfig> classes);
 
   struct Class {
     std::size_t level = 0;  // 0: the first (highest) class
@@ -34,7 +34,7 @@ class PriorityClasses {
   // (a class name, or "": none) when that one is lower. nullopt when `requested` names no class.
   std::optional<Class> resolve(std::string_view client, std::span<const std::string> subjects,
                                std::string_view requested) const;
-  const std::vector<PriorityClassConfig>& classes() const { return classes_; }
+  const std::vector<config::PriorityClassConfig>& classes() const { return classes_; }
   // The names, for an error message: "interactive, batch".
   std::string names() const;
 
@@ -42,7 +42,7 @@ class PriorityClasses {
   Class at(std::size_t level) const {
     return {level, classes_[level].name, classes_[level].reserve_permille};
   }
-  std::vector<PriorityClassConfig> classes_;
+  std::vector<config::PriorityClassConfig> classes_;
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::clients

@@ -9,7 +9,7 @@
 
 #include "smartlb/config/config.hpp"
 
-namespace smartlb {
+namespace smartlb::config {
 
 std::string_view to_string(AdminRole r);  // "read", "write"
 std::optional<AdminRole> admin_role_named(std::string_view name);
@@ -28,4 +28,4 @@ std::vector<AdminToken> parse_admin_tokens(std::string_view value, std::string_v
 // say which entry, never the token; the caller prefixes where they are set.
 std::vector<std::string> admin_token_conflicts(const AdminConfig& admin, std::size_t from);
 
-}  // namespace smartlb
+}  // namespace smartlb::config

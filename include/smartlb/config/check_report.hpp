@@ -6,7 +6,7 @@
 
 #include "smartlb/config/config_env.hpp"
 
-namespace smartlb {
+namespace smartlb::config {
 
 struct CheckReport {
   std::string out;    // standard output: the summary of a valid configuration (describe_routing)
@@ -16,4 +16,4 @@ struct CheckReport {
 
 CheckReport check_report(const ConfigLoadResult& loaded);
 
-}  // namespace smartlb
+}  // namespace smartlb::config

@@ -14,7 +14,7 @@
 #include "smartlb/config/url.hpp"
 #include "smartlb/cost/price_table.hpp"
 
-namespace smartlb {
+namespace smartlb::config {
 
 // Which credential header a backend expects.
 enum class AuthStyle {
@@ -150,8 +150,8 @@ struct ClientLimits {
   std::int64_t tokens_per_day = 0;
   std::int64_t tokens_per_month = 0;
   // In the prices' currency (docs/operations.md#cost), as pico-units; calendar periods too.
-  PicoUnits cost_per_day = 0;
-  PicoUnits cost_per_month = 0;
+  cost::PicoUnits cost_per_day = 0;
+  cost::PicoUnits cost_per_month = 0;
   // Requests of the caller being answered at once (a stream until it ends); 0: no cap.
   std::int64_t max_in_flight = 0;
   bool any() const {
@@ -217,7 +217,7 @@ struct Policy {
   std::vector<TokenIssuerConfig> token_issuers;
   // Highest first. Empty: `interactive`, then `batch` (default_priority_classes).
   std::vector<PriorityClassConfig> priority_classes;
-  PriceTable prices;  // `prices`: what requests cost (empty: no cost is counted)
+  cost::PriceTable prices;  // `prices`: what requests cost (empty: no cost is counted)
 };
 
 // Scale-out (docs/scale-out.md): replicas share cooldowns through Redis when `url` is set.
@@ -309,4 +309,4 @@ struct Config {
   AdminConfig admin;
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::config

@@ -8,7 +8,7 @@
 
 #include "smartlb/config/config.hpp"
 
-namespace smartlb {
+namespace smartlb::config {
 
 using EnvMap = std::map<std::string, std::string>;
 
@@ -24,4 +24,4 @@ ConfigLoadResult load_config_from_env(const EnvMap& env, bool require_backends =
 // The process environment as a map.
 EnvMap current_environment();
 
-}  // namespace smartlb
+}  // namespace smartlb::config

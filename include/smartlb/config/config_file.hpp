@@ -12,7 +12,7 @@
 
 #include "smartlb/config/config_env.hpp"
 
-namespace smartlb {
+namespace smartlb::config {
 
 // The environment, and the file named by `file` or else by CONFIG_FILE (none: env only).
 ConfigLoadResult load_config(const EnvMap& env, const std::optional<std::string>& file = std::nullopt);
@@ -36,4 +36,4 @@ std::string describe_routing(const Config& cfg);
 // line say it: "3 backend(s), 2 rule(s) from smartlb.yaml (sha256 0123456789ab)".
 std::string describe_source(const Config& cfg);
 
-}  // namespace smartlb
+}  // namespace smartlb::config

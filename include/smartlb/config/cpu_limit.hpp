@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-namespace smartlb {
+namespace smartlb::config {
 
 // A CPU quota: quota_us of CPU time per period_us of wall time (both > 0).
 struct CpuQuota {
@@ -77,4 +77,4 @@ CpuLimits read_cpu_limits(const CgroupFiles& files = {});
 // decide_worker_count(configured, read_cpu_limits()), reading nothing when configured > 0.
 WorkerCount worker_count(unsigned configured);
 
-}  // namespace smartlb
+}  // namespace smartlb::config

@@ -17,7 +17,7 @@
 #include "smartlb/config/config.hpp"
 #include "smartlb/config/config_env.hpp"
 
-namespace smartlb {
+namespace smartlb::config {
 
 std::string_view to_string(EntraSource s);  // auto, client-secret, workload-identity, app-service, imds
 std::optional<EntraSource> parse_entra_source(std::string_view text);
@@ -43,4 +43,4 @@ std::vector<std::string> resolve_entra_credential(const EnvMap& env, const Entra
 std::vector<std::string> load_entra_credential(const EnvMap& env, const std::string& prefix,
                                                EntraCredentialConfig& out);
 
-}  // namespace smartlb
+}  // namespace smartlb::config

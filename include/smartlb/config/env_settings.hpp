@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-namespace smartlb {
+namespace smartlb::config {
 
 struct EnvSetting {
   // "PORT"; a backend's settings are one family, BACKEND_X_<FIELD> with X = 1, 2, ...
@@ -34,4 +34,4 @@ std::vector<std::string_view> backend_fields();
 // every one, or those named in `only`, in the table's order.
 std::string env_settings_help(std::span<const std::string_view> only = {});
 
-}  // namespace smartlb
+}  // namespace smartlb::config

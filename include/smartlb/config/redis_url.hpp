@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace smartlb {
+namespace smartlb::config {
 
 struct RedisUrl {
   bool tls = false;      // rediss://
@@ -26,4 +26,4 @@ struct RedisUrlParseResult {
 };
 RedisUrlParseResult parse_redis_url(std::string_view text);
 
-}  // namespace smartlb
+}  // namespace smartlb::config

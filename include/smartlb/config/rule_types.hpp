@@ -9,7 +9,7 @@
 
 #include "smartlb/config/config.hpp"
 
-namespace smartlb {
+namespace smartlb::config {
 
 struct RuleTypeInfo {
   RuleType type;
@@ -25,4 +25,4 @@ std::optional<RuleType> rule_type_named(std::string_view name);
 // "a, b or c": every name, for messages.
 const std::string& rule_type_names();
 
-}  // namespace smartlb
+}  // namespace smartlb::config

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-namespace smartlb {
+namespace smartlb::config {
 
 struct BackendUrl {
   bool tls = true;   // https
@@ -31,4 +31,4 @@ UrlParseResult parse_backend_url(std::string_view text);
 std::optional<std::string> doubled_prefix_warning(const BackendUrl& url, std::string_view setting,
                                                   bool azure_clients);
 
-}  // namespace smartlb
+}  // namespace smartlb::config

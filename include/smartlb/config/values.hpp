@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-namespace smartlb {
+namespace smartlb::config {
 
 // A value for a message: quoted, control characters shown as '?', cut after 80 characters.
 std::string quoted(std::string_view v);
@@ -47,4 +47,4 @@ std::string closest(std::string_view word, const Range& candidates) {
   return best;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::config

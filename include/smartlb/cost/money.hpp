@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace smartlb {
+namespace smartlb::cost {
 
 using PicoUnits = std::int64_t;
 
@@ -37,4 +37,4 @@ inline double money_as_units(PicoUnits amount) {
   return static_cast<double>(amount) / static_cast<double>(kPicoPerUnit);
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::cost

@@ -7,7 +7,7 @@
 
 #include "smartlb/cost/money.hpp"
 
-namespace smartlb {
+namespace smartlb::cost {
 
 struct ModelPrice {
   std::string model;                 // the entry's name: the metric's `model` label
@@ -35,4 +35,4 @@ struct PriceTable {
 // or "-MMDD" (the older "gpt-35-turbo-0613"). `name` itself when it has none.
 std::string_view without_version_date(std::string_view name);
 
-}  // namespace smartlb
+}  // namespace smartlb::cost

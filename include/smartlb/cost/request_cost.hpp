@@ -6,7 +6,7 @@
 #include "smartlb/cost/money.hpp"
 #include "smartlb/cost/price_table.hpp"
 
-namespace smartlb {
+namespace smartlb::cost {
 
 // The tokens an answer reported, as they are billed. -1: not reported.
 struct BilledTokens {
@@ -25,4 +25,4 @@ std::optional<PicoUnits> cost_of(const BilledTokens& used, const ModelPrice& pri
 // at the input price and `max_output_tokens` at the output price. What a cost budget admits.
 PicoUnits cost_estimate(std::int64_t input_tokens, std::int64_t max_output_tokens, const ModelPrice& price);
 
-}  // namespace smartlb
+}  // namespace smartlb::cost

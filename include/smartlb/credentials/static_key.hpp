@@ -9,7 +9,7 @@
 #include "smartlb/config/config.hpp"
 #include "smartlb/http/api_family.hpp"
 
-namespace smartlb {
+namespace smartlb::credentials {
 
 struct CredentialField {
   std::string_view name;
@@ -32,12 +32,12 @@ struct CredentialFields {
 // The header style a backend's key goes in for a request of `family`: `auth: auto` is
 // `x-api-key` for Claude's Messages API, `api-key` on an Azure host or an Azure path, else
 // Bearer; any other style is itself.
-AuthStyle effective_auth(const BackendConfig& b, ApiFamily family);
+config::AuthStyle effective_auth(const config::BackendConfig& b, http::ApiFamily family);
 
 // `bearer` is "Bearer <backend's key>", prepared once. `client`: the client's credential fields
 // that may pass through to a backend without a key of its own (never the one that identified
 // the client to smartlb).
-CredentialFields static_key_fields(const BackendConfig& b, std::string_view bearer, ApiFamily family,
-                                   const CredentialFields& client);
+CredentialFields static_key_fields(const config::BackendConfig& b, std::string_view bearer,
+                                   http::ApiFamily family, const CredentialFields& client);
 
-}  // namespace smartlb
+}  // namespace smartlb::credentials

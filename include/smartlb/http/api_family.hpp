@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace smartlb {
+namespace smartlb::http {
 
 enum class ApiFamily : std::uint8_t {
   OpenAI,     // /v1/... (OpenAI and OpenAI-compatible servers)
@@ -24,4 +24,4 @@ constexpr ApiFamily api_family(std::string_view path) {
   return ApiFamily::OpenAI;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::http

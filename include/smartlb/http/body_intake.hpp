@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace smartlb {
+namespace smartlb::http {
 
 struct BodyLimits {
   std::uint64_t stream_above = 0;  // STREAM_REQUEST_BODY_BYTES: a larger upload is streamed
@@ -62,4 +62,4 @@ bool stream_chunked(const BodyLimits& limits, BodyKind kind, std::uint64_t read,
 // The 413's message for a body over `limit` (a setting's name).
 std::string_view too_large_message(std::string_view limit);
 
-}  // namespace smartlb
+}  // namespace smartlb::http

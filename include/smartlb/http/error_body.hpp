@@ -3,8 +3,8 @@
 #include <string>
 #include <string_view>
 
-namespace smartlb {
+namespace smartlb::http {
 
 std::string openai_error_json(std::string_view message, std::string_view type, std::string_view code);
 
-}  // namespace smartlb
+}  // namespace smartlb::http

@@ -7,7 +7,7 @@
 
 #include "smartlb/base/text.hpp"  // iequals
 
-namespace smartlb {
+namespace smartlb::http {
 
 // RFC 9110 hop-by-hop headers (plus the legacy Keep-Alive / Proxy-Connection).
 bool is_hop_by_hop(std::string_view name);
@@ -61,4 +61,4 @@ struct FramingInput {
 // "" when acceptable, else the reason for a 400.
 std::string check_request_framing(const FramingInput& in);
 
-}  // namespace smartlb
+}  // namespace smartlb::http

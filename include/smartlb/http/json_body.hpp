@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-namespace smartlb {
+namespace smartlb::http {
 
 // The raw text (between the quotes, escapes not decoded) of the top-level member `key` when
 // its value is a string; with duplicate members the last one counts (as in nlohmann::json and
@@ -53,4 +53,4 @@ std::string json_string(std::string_view text);
 void append_json_string(std::string& out, std::string_view text);
 std::size_t json_string_size(std::string_view text);
 
-}  // namespace smartlb
+}  // namespace smartlb::http

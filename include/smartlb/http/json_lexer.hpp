@@ -28,7 +28,7 @@
 #include <emmintrin.h>
 #endif
 
-namespace smartlb {
+namespace smartlb::http {
 
 enum class JsonToken : std::uint8_t {
   BeginObject,
@@ -318,4 +318,4 @@ inline bool JsonLexer::kind_at(std::size_t depth) const {
   return object ? JsonToken::EndObject : JsonToken::EndArray;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::http

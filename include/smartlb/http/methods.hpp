@@ -4,7 +4,7 @@
 // proxies and servers disagree (WebDAV verbs, a lower-case "get"). Pure functions.
 #include <string_view>
 
-namespace smartlb {
+namespace smartlb::http {
 
 // GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS, exactly: methods are case-sensitive
 // (RFC 9110 §9.1), so "get" is not GET.
@@ -13,4 +13,4 @@ bool is_api_method(std::string_view method);
 // The Allow header of the 405: the methods is_api_method accepts.
 inline constexpr std::string_view kApiMethodsAllow = "GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS";
 
-}  // namespace smartlb
+}  // namespace smartlb::http

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string_view>
 
-namespace smartlb {
+namespace smartlb::http {
 
 // The operation a request path names, by its ending.
 enum class ApiOperation : std::uint8_t {
@@ -49,4 +49,4 @@ struct RequestBodyFacts {
 // or exponent, within int64 when negative and uint64 otherwise).
 RequestBodyFacts read_request_body(std::string_view path, std::string_view body);
 
-}  // namespace smartlb
+}  // namespace smartlb::http

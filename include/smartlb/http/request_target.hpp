@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-namespace smartlb {
+namespace smartlb::http {
 
 struct RequestTarget {
   std::string_view path;   // starts with '/'
@@ -23,4 +23,4 @@ std::optional<RequestTarget> parse_request_target(std::string_view target);
 void append_upstream_target(std::string& out, std::string_view base_path, const RequestTarget& t,
                             std::string_view deployment_override);
 
-}  // namespace smartlb
+}  // namespace smartlb::http

@@ -11,7 +11,7 @@
 #include "smartlb/http/header_rules.hpp"
 #include "smartlb/http/throttle_fields.hpp"
 
-namespace smartlb {
+namespace smartlb::http {
 
 // `name` equals `lower` (lower-case letters, digits and '-', same length) in any case, eight
 // bytes at a time: OR-ing 0x20 lower-cases a letter and leaves '-' and digits as they are (a
@@ -41,7 +41,7 @@ class ConnectionNames {
   explicit ConnectionNames(const Fields& f) {
     for (std::size_t i = 0; i < f.size(); ++i) {
       const auto field = f[i];
-      if (!iequals(field.name, "connection")) continue;
+      if (!base::iequals(field.name, "connection")) continue;
       for_each_list_token(field.value, [&](std::string_view token) {
         if (is_hop_by_hop(token)) return;  // hop-by-hop anyway
         if (count_ < names_.size())
@@ -72,7 +72,7 @@ ThrottleHeaders throttle_fields(const Fields& f) {
     const auto field = f[i];
     switch (field.name.size()) {
       case 11:
-        if (iequals(field.name, "retry-after")) h.retry_after = field.value;
+        if (base::iequals(field.name, "retry-after")) h.retry_after = field.value;
         break;
       case 14:
         if (is_lower_name(field.name, "retry-after-ms")) h.retry_after_ms = field.value;
@@ -97,24 +97,25 @@ ThrottleHeaders throttle_fields(const Fields& f) {
         if (is_lower_name(field.name, "x-ratelimit-remaining-requests")) h.remaining_requests = field.value;
         break;
       case 32:
-        if (iequals(field.name, "anthropic-ratelimit-tokens-reset")) h.anthropic_tokens_reset = field.value;
+        if (base::iequals(field.name, "anthropic-ratelimit-tokens-reset"))
+          h.anthropic_tokens_reset = field.value;
         break;
       case 34:
-        if (iequals(field.name, "anthropic-ratelimit-requests-reset"))
+        if (base::iequals(field.name, "anthropic-ratelimit-requests-reset"))
           h.anthropic_requests_reset = field.value;
         break;
       case 36:
-        if (iequals(field.name, "anthropic-ratelimit-tokens-remaining"))
+        if (base::iequals(field.name, "anthropic-ratelimit-tokens-remaining"))
           h.anthropic_tokens_remaining = field.value;
         break;
       case 38:
-        if (iequals(field.name, "anthropic-ratelimit-requests-remaining"))
+        if (base::iequals(field.name, "anthropic-ratelimit-requests-remaining"))
           h.anthropic_requests_remaining = field.value;
-        else if (iequals(field.name, "anthropic-ratelimit-input-tokens-reset"))
+        else if (base::iequals(field.name, "anthropic-ratelimit-input-tokens-reset"))
           h.anthropic_input_tokens_reset = field.value;
         break;
       case 42:
-        if (iequals(field.name, "anthropic-ratelimit-input-tokens-remaining"))
+        if (base::iequals(field.name, "anthropic-ratelimit-input-tokens-remaining"))
           h.anthropic_input_tokens_remaining = field.value;
         break;
       default:
@@ -128,4 +129,4 @@ ThrottleHeaders throttle_fields(const Fields& f) {
 // start can be held back and read.
 bool is_plain_event_stream(std::string_view content_type, std::string_view content_encoding);
 
-}  // namespace smartlb
+}  // namespace smartlb::http

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace smartlb {
+namespace smartlb::http {
 
 enum class StartReason : std::uint8_t {
   None,         // still holding
@@ -43,4 +43,4 @@ StartReason judge_stream_event(std::string_view data);
 // error there: ServerError.
 StartReason classify_stream_error(std::string_view data);
 
-}  // namespace smartlb
+}  // namespace smartlb::http

@@ -5,24 +5,22 @@
 // first event that carries no content (the prompt's filter results).
 //
 // Fed the bytes held so far (a prefix that only grows: the caller appends each run it reads and
-// passes the whole of it), it reads complete SSE events as the WHATWG rules frame them: lines
-// end in LF, CRLF or CR; a line starting with ':' is a comment; `field: value` (one space after
-// the colon dropped); an empty line ends an event, which counts only when it has `data`. Each
-// event, in order: `[DONE]` releases; an event of type `error` fails over unless its data says
-// the error would be the same on every backend (classify_stream_error); for any other, its data
-// decides (judge_stream_event): content or an error the client made release, a server's error
-// fails over, and an event without content (an empty `data` line too) reads on.
+// passes the whole of it), it reads their events with the event-stream reader
+// (http/event_stream_reader). Each event, in order: `[DONE]` releases; an event of type `error`
+// fails over unless its data says the error would be the same on every backend
+// (classify_stream_error); for any other, its data decides (judge_stream_event): content or an
+// error the client made release, a server's error fails over, and an event without content (an
+// empty `data` line too) reads on.
 // No decision within the first `limit` bytes: Release once that many are held. Only those bytes
 // are read, so the verdict is the same however the body was split.
-// Each event is read once it is complete; only an event of several `data` lines is copied
-// (joined).
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
+#include "smartlb/http/event_stream_reader.hpp"
 #include "smartlb/http/stream_event.hpp"
 
-namespace smartlb {
+namespace smartlb::http {
 
 enum class StartVerdict : std::uint8_t {
   Hold,      // nothing decisive yet: read more
@@ -30,10 +28,10 @@ enum class StartVerdict : std::uint8_t {
   FailOver,  // the stream starts with an error: try the next backend
 };
 
-class StreamStart {
+class StreamStart : private EventSink {
  public:
   // `limit_bytes`: at this many held bytes without a decision, Release.
-  explicit StreamStart(std::size_t limit_bytes) : limit_(limit_bytes) {}
+  explicit StreamStart(std::size_t limit_bytes) : limit_(limit_bytes), reader_(limit_bytes) {}
 
   // `held` is every body byte so far, starting with those given before. Once the verdict is
   // not Hold it stays what it was.
@@ -43,22 +41,17 @@ class StreamStart {
   StartReason reason() const { return reason_; }
 
  private:
-  void on_line(std::string_view held, std::size_t begin, std::size_t end);
-  void dispatch(std::string_view held, std::size_t stop);
+  void on_event(const SseEvent& event) override;
   void decide(StartVerdict v, StartReason r) {
     verdict_ = v;
     reason_ = r;
   }
 
   std::size_t limit_;
-  std::size_t scanned_ = 0;  // bytes of `held` read into complete lines
-  // The current event: where its first `data` line's value is, and how many there are.
-  std::size_t event_begin_ = 0;  // first byte of the event's first line
-  std::size_t data_begin_ = 0, data_end_ = 0;
-  unsigned data_lines_ = 0;
-  bool error_event_ = false;  // `event: error`
+  std::size_t fed_ = 0;  // bytes of `held` given to the reader
+  EventStreamReader reader_;
   StartVerdict verdict_ = StartVerdict::Hold;
   StartReason reason_ = StartReason::None;
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::http

@@ -3,7 +3,7 @@
 // by routing/throttle_headers). Plain data.
 #include <string_view>
 
-namespace smartlb {
+namespace smartlb::http {
 
 struct ThrottleHeaders {
   std::string_view retry_after_ms;       // retry-after-ms
@@ -19,4 +19,4 @@ struct ThrottleHeaders {
   std::string_view anthropic_requests_reset, anthropic_tokens_reset, anthropic_input_tokens_reset;
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::http

@@ -22,7 +22,7 @@
 //   - trailer lines are field lines, held to the rules above for the head's field lines, with
 //     the same errors (bad_field, bad_value, bad_line_ending), then dropped;
 //   - the head is at most header_limit bytes, a body at most body_limit bytes.
-// Errors are Beast's http::error codes, so callers classify them the same way as before.
+// Errors are Beast's beast::http::error codes, so callers classify them the same way as before.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -30,9 +30,9 @@
 #include <utility>
 
 #include "smartlb/http1/http_head.hpp"
+#include "smartlb/http1/io_vocabulary.hpp"
 
 namespace smartlb::http1 {
-using namespace smartlb::io;  // the Asio/Beast vocabulary (io/beast.hpp)
 
 class Http1Parser {
  public:
@@ -48,9 +48,9 @@ class Http1Parser {
   void skip(bool no_body) { skip_body_ = no_body; }
 
   // Consumes what it can of `data` and returns how many bytes it used.
-  //  - ec == http::error::need_more: it stopped before the end of `data` (or got none) because
+  //  - ec == beast::http::error::need_more: it stopped before the end of `data` (or got none) because
   //    it needs more bytes to go on, e.g. to finish a line (what it used is still used);
-  //  - ec == http::error::need_buffer: the body sink is full (response: see body_buffer);
+  //  - ec == beast::http::error::need_buffer: the body sink is full (response: see body_buffer);
   //  - any other ec: the message is malformed; the parser stays failed.
   // A call returns after the head is complete, so a caller can act on it before the body.
   std::size_t put(const char* data, std::size_t size, error_code& ec);
@@ -105,7 +105,7 @@ class Http1Parser {
   std::size_t put_chunked(const char* data, std::size_t size, error_code& ec);
   // Hands body bytes to the sink; returns how many it took (fewer: need_buffer).
   std::size_t deliver(const char* data, std::size_t size, error_code& ec);
-  void fail(error_code& ec, http::error e) {
+  void fail(error_code& ec, beast::http::error e) {
     ec = e;
     error_ = e;
     state_ = State::failed;
@@ -115,7 +115,7 @@ class Http1Parser {
   ResponseHead* response_ = nullptr;
   HeaderList* fields_ = nullptr;
   State state_ = State::head;
-  http::error error_ = http::error::bad_value;  // once failed
+  beast::http::error error_ = beast::http::error::bad_value;  // once failed
   bool got_some_ = false;
   bool skip_body_ = false;
   bool keep_alive_ = true;
@@ -144,8 +144,8 @@ class RequestReader final : public Http1Parser {
 };
 
 // Parses one response into a ResponseHead; the body goes into the caller's buffer, set with
-// `body_buffer` before each read (like http::buffer_body: a full buffer stops the read with
-// http::error::need_buffer).
+// `body_buffer` before each read (like beast::http::buffer_body: a full buffer stops the read with
+// beast::http::error::need_buffer).
 class ResponseReader final : public Http1Parser {
  public:
   explicit ResponseReader(ResponseHead& head) : Http1Parser(head) {}

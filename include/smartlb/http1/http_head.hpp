@@ -11,16 +11,16 @@
 #include <string_view>
 #include <vector>
 
+#include "smartlb/http1/io_vocabulary.hpp"
 #include "smartlb/io/beast.hpp"
 
 namespace smartlb::http1 {
-using namespace smartlb::io;  // the Asio/Beast vocabulary (io/beast.hpp)
 
 // The fields of one head in arrival order, their text in one reused buffer.
 class HeaderList {
  public:
   struct Field {
-    http::field id;  // see field_id: only the names the proxy looks up by id have one
+    beast::http::field id;  // see field_id: only the names the proxy looks up by id have one
     std::string_view name;
     std::string_view value;
   };
@@ -29,11 +29,11 @@ class HeaderList {
     text_.clear();
     entries_.clear();
   }
-  void add(http::field id, std::string_view name, std::string_view value);
+  void add(beast::http::field id, std::string_view name, std::string_view value);
   // For a parser: copies a whole head into the list at once and returns the copy, so that
   // fields found in it are added by position (add_in_text) instead of copied one by one.
   std::string_view take_text(std::string_view head);
-  void add_in_text(http::field id, std::string_view name,
+  void add_in_text(beast::http::field id, std::string_view name,
                    std::string_view value);  // views into take_text's copy
   std::size_t size() const { return entries_.size(); }
   Field operator[](std::size_t i) const {
@@ -41,9 +41,9 @@ class HeaderList {
     return {e.id, {text_.data() + e.name_at, e.name_len}, {text_.data() + e.value_at, e.value_len}};
   }
   // The first value of a field, "" when absent. By id (cheaper) for the names field_id knows.
-  std::string_view get(http::field id) const;
+  std::string_view get(beast::http::field id) const;
   std::string_view get(std::string_view name) const;  // case-insensitive
-  bool contains(http::field id) const;
+  bool contains(beast::http::field id) const;
   // The heap room its text and entries hold (a short text lives inside the string), and that
   // room given back (the list then empty).
   std::size_t capacity() const {
@@ -57,7 +57,7 @@ class HeaderList {
 
  private:
   struct Entry {
-    http::field id;
+    beast::http::field id;
     std::uint32_t name_at, name_len, value_at, value_len;
   };
   std::string text_;
@@ -66,14 +66,14 @@ class HeaderList {
 
 // The id of the fields the proxy looks up by id (Host, Content-Length, Transfer-Encoding,
 // Connection, Expect, Authorization, Retry-After, Content-Type, Content-Encoding), else
-// http::field::unknown. A short list instead of Beast's table of every name: a lookup per
+// beast::http::field::unknown. A short list instead of Beast's table of every name: a lookup per
 // field of every message is on the request path.
-http::field field_id(std::string_view name);
-bool has_field_id(http::field id);
+beast::http::field field_id(std::string_view name);
+bool has_field_id(beast::http::field id);
 
 // A client's request, owned by its connection and refilled for each request on it.
 struct RequestHead {
-  http::verb method = http::verb::unknown;
+  beast::http::verb method = beast::http::verb::unknown;
   std::string method_text;
   std::string target;
   unsigned version = 11;

@@ -4,10 +4,10 @@
 #include <boost/beast/core/read_size.hpp>
 
 #include "smartlb/http1/http1_parser.hpp"
+#include "smartlb/http1/io_vocabulary.hpp"
 #include "smartlb/io/beast.hpp"
 
 namespace smartlb::http1 {
-using namespace smartlb::io;  // the Asio/Beast vocabulary (io/beast.hpp)
 
 enum class ReadGoal {
   header,   // until the head is complete
@@ -25,7 +25,7 @@ bool feed_buffered(beast::flat_buffer& buffer, Http1Parser& parser, ReadGoal goa
 // Reads from `stream` into `buffer`, feeding the parser until `goal`. Bytes past the message
 // stay in `buffer` (they belong to the connection). Returns the parser's error (need_buffer
 // when the response body buffer is full), or the stream's. A close before the message's end is
-// http::error::end_of_stream (nothing received) or partial_message, as with Beast.
+// beast::http::error::end_of_stream (nothing received) or partial_message, as with Beast.
 template <class Stream>
 Task<error_code> read_http(Stream& stream, beast::flat_buffer& buffer, Http1Parser& parser, ReadGoal goal) {
   bool progressed = false;

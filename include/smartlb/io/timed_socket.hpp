@@ -31,7 +31,7 @@ struct CoarseSteadyClock {
   using period = duration::period;
   using time_point = std::chrono::time_point<CoarseSteadyClock>;
   static constexpr bool is_steady = true;
-  static time_point now() noexcept { return time_point(duration(coarse_monotonic_now())); }
+  static time_point now() noexcept { return time_point(duration(base::coarse_monotonic_now())); }
 };
 
 class DeadlineSweeper;

@@ -16,7 +16,7 @@
 namespace smartlb::io {
 
 template <class Source>
-Task<void> wait_for_wake(Source& source, Nanos timeout) {
+Task<void> wait_for_wake(Source& source, base::Nanos timeout) {
   using Timer = asio::basic_waitable_timer<std::chrono::steady_clock,
                                            asio::wait_traits<std::chrono::steady_clock>, Executor>;
   const Executor ex = co_await asio::this_coro::executor;

@@ -11,6 +11,6 @@ struct Worker;
 io::Task<> run_client_session(Worker& w, io::Socket socket);
 
 // Stamps the end time, writes the access-log line and tells the observer.
-void finish_request(Worker& w, RequestRecord& rec);
+void finish_request(Worker& w, telemetry::RequestRecord& rec);
 
 }  // namespace smartlb::net

@@ -7,10 +7,10 @@
 #include <memory>
 
 #include "smartlb/io/beast.hpp"
+#include "smartlb/net/io_vocabulary.hpp"
 #include "smartlb/net/upstream.hpp"
 
 namespace smartlb::net {
-using namespace smartlb::io;  // the Asio/Beast vocabulary (io/beast.hpp)
 
 class ClientWatch {
  public:

@@ -27,9 +27,8 @@ inline void fit_to_events(io::beast::flat_buffer& buffer, bool& fitted) {
 
 // The rooms of a worker's waiting streams' read buffers (a plain connection waits without one:
 // net/upstream_exchange, read_body_bytes). Given up before each wait and taken back after it,
-// a room is kept here rather than freed, so that the next stream that reads takes it: glibc's
-// per-thread cache keeps only 7 blocks of a size, and freeing and allocating each stream's room
-// for every event took it through malloc's slow path (+475 instructions per relayed event).
+// a room is kept here rather than freed, so that the next stream that reads takes it instead of
+// malloc's slow path (architecture.md, "Why it is fast").
 // Bounded: what is kept is at most what the streams read at one time needed.
 class EventRooms {
  public:

@@ -34,8 +34,8 @@ enum class StreamEnd : std::uint8_t {
 
 // What one attempt sends: the request head (a small body rides in it) and a larger body.
 struct UpstreamCall {
-  BackendId backend;
-  const BackendUrl& url;
+  routing::BackendId backend;
+  const config::BackendUrl& url;
   std::string_view head;
   std::string_view body;             // sent after the head; empty when it rode in it
   std::chrono::seconds timeout;      // for the response head
@@ -45,9 +45,9 @@ struct UpstreamCall {
 // What came back: an answer's head (Exchange::answer_head), or a failure.
 struct Exchanged {
   bool answered = false;
-  TransportFailure failure = TransportFailure::Lost;  // when not answered
-  std::string detail;                                 // for logs
-  StreamEnd body_end = StreamEnd::Sent;               // a streamed body: how its sending ended
+  routing::TransportFailure failure = routing::TransportFailure::Lost;  // when not answered
+  std::string detail;                                                   // for logs
+  StreamEnd body_end = StreamEnd::Sent;  // a streamed body: how its sending ended
 };
 
 // How the answer goes to the client.
@@ -58,7 +58,7 @@ struct RelayOptions {
   // How long an event stream's start may be held back waiting for content: past it, with
   // `fail_over_stall` (a first-token deadline), the attempt fails over as stalled (nothing went to
   // the client); without, what is held is relayed as it is.
-  Nanos hold_timeout{0};
+  base::Nanos hold_timeout{0};
   bool fail_over_stall = false;
   // A stateful API's answer: its ids get this tag (a JSON body read whole up to a limit, an
   // event stream event by event). Null: the bytes go as they are.
@@ -82,9 +82,9 @@ enum class RelayFault : std::uint8_t {
 struct Relayed {
   RelayEnd end = RelayEnd::Close;
   RelayFault fault = RelayFault::None;
-  TransportFailure failure = TransportFailure::Lost;  // fault == Transport
-  std::string_view why{};                             // for the log of a stream that failed over
-  MonoNanos content_at = 0;  // a held stream's first content arrived then (0: none was seen)
+  routing::TransportFailure failure = routing::TransportFailure::Lost;  // fault == Transport
+  std::string_view why{};          // for the log of a stream that failed over
+  base::MonoNanos content_at = 0;  // a held stream's first content arrived then (0: none was seen)
 };
 
 class Exchange {

@@ -20,14 +20,14 @@ class DrainListener;
 
 struct ExchangeContext {
   UpstreamPool& pool;
-  const Config& cfg;  // process settings: timeouts, the hold-back's size
-  const Clock& clock;
+  const config::Config& cfg;  // process settings: timeouts, the hold-back's size
+  const base::Clock& clock;
   std::vector<std::unique_ptr<RelayScratch>>& spare_scratch;  // lent out by RelayScratchLease
   std::vector<std::unique_ptr<RelayRound>>& spare_rounds;     // lent out by RelayRoundLease
   EventRooms& spare_event_rooms;                              // lent to streams as they read
   const bool& draining;                                       // the worker's drain began
   std::list<DrainListener*>& drain_listeners;                 // a WebSocket session listens for it
-  FastRandom& rng;                                            // a WebSocket session's frame masks
+  base::FastRandom& rng;                                      // a WebSocket session's frame masks
 };
 
 }  // namespace smartlb::net

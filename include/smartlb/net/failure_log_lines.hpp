@@ -4,9 +4,9 @@
 
 namespace smartlb::net {
 
-class FailureLogLines final : public FailureLog {
+class FailureLogLines final : public routing::FailureLog {
  public:
-  void failed(const FailedAttempt& f) override;
+  void failed(const routing::FailedAttempt& f) override;
 };
 
 }  // namespace smartlb::net

@@ -12,13 +12,12 @@
 #include "smartlb/http/request_target.hpp"
 #include "smartlb/http1/http_head.hpp"
 #include "smartlb/io/timed_socket.hpp"
+#include "smartlb/net/io_vocabulary.hpp"
 #include "smartlb/net/snapshot.hpp"
 #include "smartlb/routing/rule_match.hpp"
 #include "smartlb/telemetry/request_record.hpp"
 
 namespace smartlb::net {
-using namespace smartlb::io;     // the Asio/Beast vocabulary (io/beast.hpp)
-using namespace smartlb::http1;  // messages as the proxied path parses them
 
 struct Worker;
 struct ForwardBuffers;
@@ -43,9 +42,9 @@ class ForwardJobSlot {
   void end();
 
  private:
-  friend Task<bool> forward_request(Worker&, const Snapshot&, TimedSocket&, RequestHead&,
-                                    const RequestTarget&, const ClientIdentity&, RequestRecord&,
-                                    ForwardBuffers&, StreamedBody*);
+  friend Task<bool> forward_request(Worker&, const Snapshot&, io::TimedSocket&, http1::RequestHead&,
+                                    const http::RequestTarget&, const clients::ClientIdentity&,
+                                    telemetry::RequestRecord&, ForwardBuffers&, StreamedBody*);
   Spares* spares_ = nullptr;
   Room room_;
   ForwardRequest* job_ = nullptr;
@@ -57,13 +56,13 @@ struct ForwardBuffers {
   std::string passed_fields;  // the client's fields that go upstream unchanged
   std::string request_head;   // rebuilt for each attempt
   std::string response_head;
-  std::string edited_body;             // the body with a target's overrides, when it has some
-  std::vector<MetadataPair> metadata;  // x-smartlb-metadata's members
-  std::string budget_fields;           // x-ratelimit-* of the caller's budgets
+  std::string edited_body;                      // the body with a target's overrides, when it has some
+  std::vector<routing::MetadataPair> metadata;  // x-smartlb-metadata's members
+  std::string budget_fields;                    // x-ratelimit-* of the caller's budgets
   // The request's charges to them: made by the connection's first request that has budgets and
   // reused by its later ones, so a connection whose callers have none holds none (it is most of
   // these buffers' size, and they live as long as the connection).
-  std::unique_ptr<BudgetAdmission> budget;
+  std::unique_ptr<clients::BudgetAdmission> budget;
   // The client connection's read buffer: nothing reads it while an event stream is relayed, so
   // the relay frees its room when it is empty, and the connection takes it back before it
   // reads its next request.
@@ -86,8 +85,9 @@ struct ForwardBuffers {
 // start to its end; `caller` is who sent it (its subjects for the rules, its budgets).
 // `streamed`: the body is not in `req` but still to be read from the client and streamed to
 // the one backend chosen (a large upload: net/streamed_body.hpp); null when it is buffered.
-Task<bool> forward_request(Worker& w, const Snapshot& snapshot, TimedSocket& client, RequestHead& req,
-                           const RequestTarget& target, const ClientIdentity& caller, RequestRecord& rec,
+Task<bool> forward_request(Worker& w, const Snapshot& snapshot, io::TimedSocket& client,
+                           http1::RequestHead& req, const http::RequestTarget& target,
+                           const clients::ClientIdentity& caller, telemetry::RequestRecord& rec,
                            ForwardBuffers& buffers, StreamedBody* streamed = nullptr);
 
 }  // namespace smartlb::net

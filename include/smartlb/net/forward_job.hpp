@@ -51,13 +51,13 @@ inline constexpr std::size_t kHeldAnswerBytes = 64 * 1024;
 // position in its rule's table, and what is known there.
 struct ChosenTarget {
   std::size_t position;
-  const PoolMember& member;     // routing: id, weight, quota
-  const RouteTarget& route;     // the model rename and body overrides
-  const BackendConfig& config;  // transport: URL, credentials
-  const Selector& selector;     // its rule's: learns from answers
-  bool probe = false;           // sent to test a target its reports held back
+  const routing::PoolMember& member;    // routing: id, weight, quota
+  const RouteTarget& route;             // the model rename and body overrides
+  const config::BackendConfig& config;  // transport: URL, credentials
+  const routing::Selector& selector;    // its rule's: learns from answers
+  bool probe = false;                   // sent to test a target its reports held back
   // As routing's ticket knows it.
-  TicketTarget ticket() const {
+  routing::TicketTarget ticket() const {
     return {&member,
             &selector,
             {route.allowed_failures_per_minute, route.breaker_cooldown, route.target_id},
@@ -70,7 +70,7 @@ struct ChosenTarget {
 // One of smartlb's own answers: status, OpenAI's error type and code, the message, and when to
 // come back (none: no Retry-After).
 struct Refusal {
-  http::status status;
+  beast::http::status status;
   std::string_view type = "invalid_request_error";
   std::string_view code;
   std::string_view message;
@@ -88,9 +88,10 @@ enum class Attempted : std::uint8_t { Next, NothingLeft, Keep, Close, Retry };
 class ForwardJob {
  public:
   // `shared`: the process's settings and the state all requests share; `rng`: the worker's.
-  ForwardJob(Shared& shared, FastRandom& rng, Exchange& exchange, const Snapshot& snapshot, RequestHead& req,
-             const RequestTarget& target, const ClientIdentity& caller, RequestRecord& rec,
-             ForwardBuffers& buffers, StreamedBody* streamed)
+  ForwardJob(Shared& shared, base::FastRandom& rng, Exchange& exchange, const Snapshot& snapshot,
+             http1::RequestHead& req, const http::RequestTarget& target,
+             const clients::ClientIdentity& caller, telemetry::RequestRecord& rec, ForwardBuffers& buffers,
+             StreamedBody* streamed)
       : s_(shared),
         cfg_(shared.cfg),
         snap_(snapshot),
@@ -119,26 +120,28 @@ class ForwardJob {
 
   void prepare_request();
   std::optional<Refusal> admit();
-  Task<Attempted> attempt(const ChosenTarget& t, TriedSet& tried);
+  Task<Attempted> attempt(const ChosenTarget& t, routing::TriedSet& tried);
   // A streamed body's attempt that can neither fail over (its first byte left) nor relay an
   // answer (none came whole): the client is told how it ended, or is gone.
   Task<Attempted> end_streamed(StreamEnd end);
   // What the relay of an answer (or its held start) ended with, to the attempt's ticket.
-  Attempted relayed(const ChosenTarget& t, AttemptTicket& ticket, AttemptRecord& a, const Relayed& r);
+  Attempted relayed(const ChosenTarget& t, routing::AttemptTicket& ticket, telemetry::AttemptRecord& a,
+                    const Relayed& r);
   std::optional<std::string_view> match_rule();
-  std::optional<BudgetRefused> admit_to_budgets();
-  std::optional<ChosenTarget> choose_target(TriedSet& tried);
+  std::optional<clients::BudgetRefused> admit_to_budgets();
+  std::optional<ChosenTarget> choose_target(routing::TriedSet& tried);
   // How long attempt `t` of a streamed request may wait for its first content before it fails
   // over as stalled: none for other requests, when off, or for the last candidate.
-  std::optional<Nanos> first_token_deadline(const ChosenTarget& t, const TriedSet& tried) const;
+  std::optional<base::Nanos> first_token_deadline(const ChosenTarget& t,
+                                                  const routing::TriedSet& tried) const;
   bool credential_ready(const ChosenTarget& t) const;
   Task<bool> await_credential(const ChosenTarget& t);
   void prepare_body(const ChosenTarget& t);
-  void write_request_head(const ChosenTarget& t, AttemptRecord& a);
+  void write_request_head(const ChosenTarget& t, telemetry::AttemptRecord& a);
   // Closes attempt `a`'s ticket with a failure (routing cools the target down, counts it for its
   // breaker and logs it), and records what it did; a rejected Entra ID token is refreshed.
-  Closed close_failed(const ChosenTarget& t, AttemptTicket& ticket, AttemptRecord& a,
-                      const AttemptOutcome& o);
+  routing::Closed close_failed(const ChosenTarget& t, routing::AttemptTicket& ticket,
+                               telemetry::AttemptRecord& a, const routing::AttemptOutcome& o);
   // smartlb's own answer, in OpenAI's error shape, its status recorded. Whether the client's
   // connection may carry another request.
   Task<bool> refuse(const Refusal& r);
@@ -149,33 +152,33 @@ class ForwardJob {
   // Stateful requests (docs/stateful-apis.md): an untagged try moves to the next resource
   // (`unavailable`: this one could not answer); a 404 or 400 read whole and held, true when it
   // says "not found"; the held answer relayed; what is answered when nothing is left to try.
-  bool next_resource(TriedSet& tried, bool unavailable);
+  bool next_resource(routing::TriedSet& tried, bool unavailable);
   Task<bool> hold_not_found(const ChosenTarget& t);
   // After a verified 101: the client's 101 and the session, counted on its backend. Not a
   // failure of the backend however it ends.
   Task<void> open_websocket(const ChosenTarget& t);
   // What the backend's answer to a handshake is, against the key this attempt sent.
-  websocket::UpgradeAnswer judge_upgrade(const ResponseHead& h) const;
+  websocket::UpgradeAnswer judge_upgrade(const http1::ResponseHead& h) const;
   Task<bool> relay_held();
   Task<bool> answer_nothing_left();
   std::chrono::seconds header_timeout() const;
-  Nanos time_left() const;  // of REQUEST_TIMEOUT_SECONDS
+  base::Nanos time_left() const;  // of REQUEST_TIMEOUT_SECONDS
   std::string_view client_key() const;
   // A Realtime WebSocket handshake (docs/stateful-apis.md, Realtime): the model from the query,
   // and the browser's credential (subprotocol or query) when it sent no header.
   void prepare_websocket();
-  CredentialFields client_credentials() const;
+  credentials::CredentialFields client_credentials() const;
   void write_websocket_fields(std::string& out);
 
   Shared& s_;
-  const Config& cfg_;  // process settings: timeouts
+  const config::Config& cfg_;  // process settings: timeouts
   const Snapshot& snap_;
-  BackendStates& states_;  // read only: what changes goes through an attempt's ticket
-  FastRandom& rng_;
-  RequestHead& req_;
-  RequestTarget request_target_;  // the client's, less its tags
-  const ClientIdentity& caller_;
-  RequestRecord& rec_;
+  routing::BackendStates& states_;  // read only: what changes goes through an attempt's ticket
+  base::FastRandom& rng_;
+  http1::RequestHead& req_;
+  http::RequestTarget request_target_;  // the client's, less its tags
+  const clients::ClientIdentity& caller_;
+  telemetry::RequestRecord& rec_;
   ForwardBuffers& buffers_;
   Exchange& exchange_;
   StreamedBody* streamed_;  // a large upload's body, streamed to one backend; null: buffered
@@ -187,7 +190,7 @@ class ForwardJob {
   // The last "not found", while others are tried: made only by a request that meets one, so
   // the usual request's job stays small.
   struct HeldAnswer {
-    ResponseHead head;
+    http1::ResponseHead head;
     std::string body;
     std::string_view backend;
     int by = -1;
@@ -200,10 +203,10 @@ class ForwardJob {
   std::string_view affinity_key_;
 
   // What the request's priority class leaves of each target's quota to the classes above.
-  ClassReserve class_reserve_;
+  routing::ClassReserve class_reserve_;
   std::int64_t cost_ = 0;  // estimated tokens, only when a quota, a low report or a budget needs them
   bool model_in_body_ = false;
-  ApiFamily family_ = ApiFamily::OpenAI;
+  http::ApiFamily family_ = http::ApiFamily::OpenAI;
   bool websocket_ = false;     // a Realtime handshake: a verified 101 opens a relayed session
   std::string websocket_key_;  // the Sec-WebSocket-Key of this attempt, smartlb's own
   std::string websocket_query_;
@@ -215,13 +218,13 @@ class ForwardJob {
   std::uint32_t retries_ = 0;  // of the current target (its retry_config)
   bool cost_known_ = false;
   // What the body says (model, affinity keys, estimate), read once when first needed.
-  std::optional<RequestBodyFacts> body_facts_;
-  const RequestBodyFacts& body_facts() {
-    if (!body_facts_) body_facts_ = read_request_body(request_target_.path, req_.body);
+  std::optional<http::RequestBodyFacts> body_facts_;
+  const http::RequestBodyFacts& body_facts() {
+    if (!body_facts_) body_facts_ = http::read_request_body(request_target_.path, req_.body);
     return *body_facts_;
   }
-  std::string refusal_text_;           // smartlb's own answer's message, when it is made up
-  BudgetAdmission* budget_ = nullptr;  // the caller's budgets, when it has some (in buffers_)
+  std::string refusal_text_;                    // smartlb's own answer's message, when it is made up
+  clients::BudgetAdmission* budget_ = nullptr;  // the caller's budgets, when it has some (in buffers_)
 };
 
 }  // namespace smartlb::net

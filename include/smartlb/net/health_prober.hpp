@@ -39,7 +39,7 @@ struct ProbeReport {
 std::string_view to_string(ProbeReport::State s);
 
 // The path a backend's probe asks for (after its URL's base path).
-std::string probe_target(const BackendConfig& b);
+std::string probe_target(const config::BackendConfig& b);
 
 // Whether a probe's answer says the server is up: any status from 100 to 499. 0 (no answer) and
 // 5xx say it is down.
@@ -47,8 +47,8 @@ constexpr bool probe_says_up(unsigned status) { return status >= 100 && status <
 
 class HealthProber {
  public:
-  HealthProber(const Config& cfg, const Published<Snapshot>& published, BackendStates& states,
-               const Clock& clock, boost::asio::ssl::context& tls);
+  HealthProber(const config::Config& cfg, const base::Published<Snapshot>& published,
+               routing::BackendStates& states, const base::Clock& clock, boost::asio::ssl::context& tls);
   ~HealthProber();
   HealthProber(const HealthProber&) = delete;
   HealthProber& operator=(const HealthProber&) = delete;

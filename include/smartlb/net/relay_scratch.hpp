@@ -29,8 +29,8 @@ struct RelayRound {
 
 // The relay's readers of the body, kept for the whole relay.
 struct RelayScratch {
-  std::string held;                   // an event stream's start, held back until its first content
-  std::optional<UsageSniffer> usage;  // this response's token usage
+  std::string held;                              // an event stream's start, held back until its first content
+  std::optional<telemetry::UsageSniffer> usage;  // this response's token usage
   std::optional<stateful::EventStreamTagger> tagger;  // an event stream's ids, tagged
   // A spare holds no response's state (nor its buffered body).
   void forget() {

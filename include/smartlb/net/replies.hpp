@@ -6,12 +6,12 @@
 
 #include "smartlb/io/beast.hpp"
 #include "smartlb/io/timed_socket.hpp"
+#include "smartlb/net/io_vocabulary.hpp"
 
 namespace smartlb::net {
-using namespace smartlb::io;  // the Asio/Beast vocabulary (io/beast.hpp)
 
 struct ErrorReply {
-  http::status status = http::status::bad_request;
+  beast::http::status status = beast::http::status::bad_request;
   std::string_view message;
   std::string_view type = "invalid_request_error";
   std::string_view code;
@@ -26,6 +26,7 @@ struct ErrorReply {
 };
 
 // Writes the reply; returns the write's error (the caller closes on error).
-Task<error_code> write_error_reply(TimedSocket& stream, const ErrorReply& r, std::chrono::seconds timeout);
+Task<error_code> write_error_reply(io::TimedSocket& stream, const ErrorReply& r,
+                                   std::chrono::seconds timeout);
 
 }  // namespace smartlb::net

@@ -15,10 +15,11 @@ namespace smartlb::net {
 struct Worker;
 
 // The request's trace: the client's traceparent and tracestate read, ids made, the sampler asked.
-void begin_request_trace(Worker& w, const http1::RequestHead& head, RequestRecord& rec);
+void begin_request_trace(Worker& w, const http1::RequestHead& head, telemetry::RequestRecord& rec);
 // Attempt `a` to backend `b`: its CLIENT span's id and where it goes, and the upstream request's
 // traceparent (and tracestate) appended to `head`.
-void begin_attempt_trace(RandomSource& rng, const RequestRecord& rec, AttemptRecord& a,
-                         const BackendConfig& b, ApiFamily family, std::string& head);
+void begin_attempt_trace(base::RandomSource& rng, const telemetry::RequestRecord& rec,
+                         telemetry::AttemptRecord& a, const config::BackendConfig& b, http::ApiFamily family,
+                         std::string& head);
 
 }  // namespace smartlb::net

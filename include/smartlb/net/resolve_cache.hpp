@@ -12,21 +12,22 @@
 
 #include "smartlb/base/clock.hpp"
 
-namespace smartlb {
+namespace smartlb::net {
 
 template <class Addresses>
 class ResolveCache {
  public:
-  static constexpr MonoNanos kDefaultTtl = 30'000'000'000;
+  static constexpr base::MonoNanos kDefaultTtl = 30'000'000'000;
 
-  explicit ResolveCache(std::size_t backends, MonoNanos ttl = kDefaultTtl) : entries_(backends), ttl_(ttl) {}
+  explicit ResolveCache(std::size_t backends, base::MonoNanos ttl = kDefaultTtl)
+      : entries_(backends), ttl_(ttl) {}
 
   // The addresses resolved for `backend` less than the TTL before `now`, or null.
-  const Addresses* find(std::size_t backend, MonoNanos now) const {
+  const Addresses* find(std::size_t backend, base::MonoNanos now) const {
     const std::optional<Entry>& e = entries_[backend];
     return e && now - e->resolved_at < ttl_ ? &e->addresses : nullptr;
   }
-  void store(std::size_t backend, Addresses addresses, MonoNanos now) {
+  void store(std::size_t backend, Addresses addresses, base::MonoNanos now) {
     entries_[backend] = Entry{std::move(addresses), now};
   }
   // After a failed lookup: nothing stale is kept, and the next connect looks the name up again.
@@ -39,10 +40,10 @@ class ResolveCache {
  private:
   struct Entry {
     Addresses addresses;
-    MonoNanos resolved_at;
+    base::MonoNanos resolved_at;
   };
   std::vector<std::optional<Entry>> entries_;
-  MonoNanos ttl_;
+  base::MonoNanos ttl_;
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::net

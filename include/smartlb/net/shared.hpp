@@ -27,29 +27,29 @@ class Tracer;
 namespace smartlb::net {
 
 struct Shared {
-  Shared(const Config& c, const Published<Snapshot>& p, BackendStates& s, LatencyStats& l, const Clock& k,
-         io::ssl::context& t, RequestObserver* o)
+  Shared(const config::Config& c, const base::Published<Snapshot>& p, routing::BackendStates& s,
+         routing::LatencyStats& l, const base::Clock& k, io::ssl::context& t, telemetry::RequestObserver* o)
       : cfg(c), published(p), states(s), latency(l), clock(k), tls(t), observer(o) {}
 
-  const Config& cfg;  // process settings (listeners, timeouts, limits); backends come from snapshots
-  const Published<Snapshot>& published;
-  BackendStates& states;
-  LatencyStats& latency;        // latency rules' samples (survive reloads, like `states`)
-  FailureBreakers breakers;     // failure_tolerance counts (survive reloads, like `states`)
-  LearntPlacements placements;  // where untagged ids were found (docs/stateful-apis.md)
-  const Clock& clock;
+  const config::Config& cfg;  // process settings (listeners, timeouts, limits); backends come from snapshots
+  const base::Published<Snapshot>& published;
+  routing::BackendStates& states;
+  routing::LatencyStats& latency;     // latency rules' samples (survive reloads, like `states`)
+  routing::FailureBreakers breakers;  // failure_tolerance counts (survive reloads, like `states`)
+  LearntPlacements placements;        // where untagged ids were found (docs/stateful-apis.md)
+  const base::Clock& clock;
   io::ssl::context& tls;
-  RequestObserver* observer = nullptr;           // metrics; may be null
-  tracing::Tracer* tracer = nullptr;             // null: tracing is off, and the request path never asks
-  AccessLogWriter* access_log_writer = nullptr;  // null: ACCESS_LOG=off
+  telemetry::RequestObserver* observer = nullptr;  // metrics; may be null
+  tracing::Tracer* tracer = nullptr;               // null: tracing is off, and the request path never asks
+  telemetry::AccessLogWriter* access_log_writer = nullptr;  // null: ACCESS_LOG=off
   std::atomic<std::size_t> connections{0};
   BufferedBodies buffered_bodies{cfg.max_buffered_bodies_bytes};  // MAX_BUFFERED_BODIES_BYTES
   std::atomic<bool> draining{false};
   std::function<void()> on_drained;  // called (from any worker) when the last connection ends
   // Where each attempt's outcome goes (its AttemptTicket): the states, the breakers, the log.
   FailureLogLines failure_log;
-  FirstTokenStats first_tokens;  // streams' first-token times (survive reloads, like `states`)
-  RoutingState routing{states, breakers, clock, &failure_log, &first_tokens};
+  routing::FirstTokenStats first_tokens;  // streams' first-token times (survive reloads, like `states`)
+  routing::RoutingState routing{states, breakers, clock, &failure_log, &first_tokens};
 };
 
 }  // namespace smartlb::net

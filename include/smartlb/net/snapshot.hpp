@@ -28,7 +28,7 @@
 #include "smartlb/routing/selector.hpp"
 #include "smartlb/stateful/resource_tag.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 class LatencyStats;
 }
 
@@ -36,8 +36,9 @@ namespace smartlb::net {
 
 // Credential header values per backend, computed once.
 struct PreparedBackend {
-  std::string bearer;                       // "Bearer <key>"
-  std::shared_ptr<entra::TokenCell> entra;  // auth: entra -- the token the credential service keeps fresh
+  std::string bearer;  // "Bearer <key>"
+  std::shared_ptr<credentials::entra::TokenCell>
+      entra;  // auth: entra -- the token the credential service keeps fresh
 };
 
 // A target of a rule: where a member of the rule's table sends a request, and how.
@@ -48,26 +49,26 @@ struct RouteTarget {
   // override_params: top-level body members set or removed (empty: the client's body goes as
   // it is). `renamed` is the same followed by the body's `model` set to `upstream_name`, for
   // OpenAI-style requests; both are made once here, not per request.
-  std::vector<BodyEdit> overrides, renamed;
+  std::vector<http::BodyEdit> overrides, renamed;
   std::optional<std::uint32_t> allowed_failures_per_minute;  // failure_tolerance
-  Nanos breaker_cooldown{0};
-  FirstTokenSetting first_token;  // a streamed request's wait for its first content
+  base::Nanos breaker_cooldown{0};
+  routing::FirstTokenSetting first_token;  // a streamed request's wait for its first content
   // TrueFoundry's per-target options (config.hpp, RuleTarget), when the file gives them.
-  std::optional<RetryConfig> retry;
+  std::optional<config::RetryConfig> retry;
   std::optional<std::vector<unsigned>> fallback_status;
 };
 
 struct Rule {
   std::string id;
-  RuleType type = RuleType::Priority;
-  RuleConditions when;
-  RoutingTable table;              // one member per target, ids of their backends
+  config::RuleType type = config::RuleType::Priority;
+  routing::RuleConditions when;
+  routing::RoutingTable table;     // one member per target, ids of their backends
   std::vector<RouteTarget> route;  // by table position
-  std::unique_ptr<Selector> selector;
+  std::unique_ptr<routing::Selector> selector;
   bool affinity = false;
   std::string affinity_header;  // where the affinity key is (a virtual model's sticky routing)
-  Nanos slow_start{0};
-  Nanos lookback{std::chrono::minutes(10)};  // latency rules
+  base::Nanos slow_start{0};
+  base::Nanos lookback{std::chrono::minutes(10)};  // latency rules
   bool implicit = false;
   std::vector<std::string> catalog;  // the model names it answers, for the model catalog
   // Requests pinned to a resource (docs/stateful-apis.md): the resource of each table position
@@ -92,19 +93,19 @@ struct Resource {
 };
 
 struct Snapshot {
-  std::vector<BackendConfig> backends;    // by table position
-  RoutingTable table;                     // every backend once (status, state tracking)
-  std::vector<PreparedBackend> prepared;  // by table position
-  std::vector<Rule> rules;                // tried in order
-  ClientAuthenticator client_auth;
-  BudgetPlan budgets;                // which client budgets a caller counts against
-  PriceTable prices;                 // what answers cost (docs/operations.md#cost)
-  PriorityClasses priority_classes;  // which class a request is in (its reserve of each quota)
-  std::string config_hash;           // of the config file ("" for env only)
-  std::uint64_t generation = 0;      // 1, 2, 3, ... in the order snapshots were made
-  bool any_quota = false;            // some target declares a quota (the token estimate is needed)
+  std::vector<config::BackendConfig> backends;  // by table position
+  routing::RoutingTable table;                  // every backend once (status, state tracking)
+  std::vector<PreparedBackend> prepared;        // by table position
+  std::vector<Rule> rules;                      // tried in order
+  clients::ClientAuthenticator client_auth;
+  clients::BudgetPlan budgets;                // which client budgets a caller counts against
+  cost::PriceTable prices;                    // what answers cost (docs/operations.md#cost)
+  clients::PriorityClasses priority_classes;  // which class a request is in (its reserve of each quota)
+  std::string config_hash;                    // of the config file ("" for env only)
+  std::uint64_t generation = 0;               // 1, 2, 3, ... in the order snapshots were made
+  bool any_quota = false;                     // some target declares a quota (the token estimate is needed)
 
-  RuleIndex rule_index;  // the rules by model
+  routing::RuleIndex rule_index;  // the rules by model
 
   std::vector<Resource> resources;
   std::vector<std::uint32_t> resource_of;  // by backend position
@@ -119,7 +120,7 @@ struct Snapshot {
   std::unordered_map<std::uint64_t, std::uint32_t> resource_by_tag;
 
   // The first rule `facts` match, or null (404 model_not_found).
-  const Rule* match(const RequestFacts& facts) const {
+  const Rule* match(const routing::RequestFacts& facts) const {
     const auto i =
         rule_index.find(facts.model, [&](std::uint32_t k) { return rules[k].when.matches(facts); });
     return i < 0 ? nullptr : &rules[static_cast<std::size_t>(i)];
@@ -134,11 +135,11 @@ struct Snapshot {
 // client budgets (it outlives snapshots); without it, client limits are not enforced.
 // `key_sets` gives the signing keys of the clients' token issuers (without it, tokens are
 // refused: no keys).
-std::shared_ptr<const Snapshot> make_snapshot(const Config& cfg, BackendIds& ids,
-                                              LatencyStats* latency = nullptr,
-                                              entra::CredentialService* credentials = nullptr,
-                                              BudgetRegistry* budgets = nullptr,
-                                              jwt::KeySetService* key_sets = nullptr);
+std::shared_ptr<const Snapshot> make_snapshot(const config::Config& cfg, routing::BackendIds& ids,
+                                              routing::LatencyStats* latency = nullptr,
+                                              credentials::entra::CredentialService* credentials = nullptr,
+                                              clients::BudgetRegistry* budgets = nullptr,
+                                              clients::jwt::KeySetService* key_sets = nullptr);
 
 // One worker's view of the published snapshot. Single-threaded (its worker's thread): leases
 // count their users without atomics, and a snapshot replaced while requests still use it is
@@ -150,7 +151,7 @@ class SnapshotCache {
   };
 
  public:
-  explicit SnapshotCache(const Published<Snapshot>& source) : source_(source) {}
+  explicit SnapshotCache(const base::Published<Snapshot>& source) : source_(source) {}
   SnapshotCache(const SnapshotCache&) = delete;
   SnapshotCache& operator=(const SnapshotCache&) = delete;
 
@@ -185,7 +186,7 @@ class SnapshotCache {
   void refresh();
   void drop(Entry* e);
 
-  const Published<Snapshot>& source_;
+  const base::Published<Snapshot>& source_;
   std::uint64_t version_ = 0;
   std::list<Entry> entries_;  // stable addresses
   Entry* current_ = nullptr;

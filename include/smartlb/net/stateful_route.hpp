@@ -44,8 +44,8 @@ class StatefulRoute {
   // Takes the tags off `req` (its body replaced when it had some) and `target` (re-pointed at
   // the stripped request-target kept here), and places the request. The message of a 400
   // when its tags name two configured resources.
-  std::optional<std::string> prepare(const Snapshot& snap, http1::RequestHead& req, RequestTarget& target,
-                                     LearntPlacements& learnt);
+  std::optional<std::string> prepare(const Snapshot& snap, http1::RequestHead& req,
+                                     http::RequestTarget& target, LearntPlacements& learnt);
 
   // An untagged try with a rule tries only the resources the rule has backends on (when it
   // has some): another resource's answer would be about the model, not the object.

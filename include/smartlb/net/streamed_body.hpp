@@ -17,11 +17,12 @@
 namespace smartlb::net {
 
 struct StreamedBody {
-  StreamedBody(TimedSocket& c, beast::flat_buffer& b, RequestReader& p) : client(c), buffer(b), parser(p) {}
-  TimedSocket& client;
-  beast::flat_buffer& buffer;  // the client connection's: the next body bytes may be in it already
-  RequestReader& parser;       // past the head (and past `prefix`)
-  std::string prefix;          // body bytes read already (a chunked body's start): sent first
+  StreamedBody(io::TimedSocket& c, beast::flat_buffer& b, http1::RequestReader& p)
+      : client(c), buffer(b), parser(p) {}
+  io::TimedSocket& client;
+  beast::flat_buffer& buffer;    // the client connection's: the next body bytes may be in it already
+  http1::RequestReader& parser;  // past the head (and past `prefix`)
+  std::string prefix;            // body bytes read already (a chunked body's start): sent first
   // The client's Content-Length, sent as it is; none: the body was chunked, and goes chunked.
   std::optional<std::uint64_t> length;
   std::chrono::seconds pause_timeout{100};  // each wait for the client's next bytes

@@ -23,14 +23,15 @@ enum class AnswerMove : std::uint8_t {
 
 struct AnswerSeen {
   unsigned status = 0;
-  Verdict verdict;                                // smartlb's judgement of the status
+  routing::Verdict verdict;                       // smartlb's judgement of the status
   std::optional<std::chrono::milliseconds> hint;  // the backend's own retry hint
 };
 
 // `retries`: how many times this target was retried for this request already; `time_left`: of
 // the request's deadline. A retry never waits past a cooldown the backend asked for (a 429 with
 // Retry-After: 30 is not retried after 100 ms: it moves on), nor past the deadline.
-AnswerMove move_for(const AnswerSeen& answer, const std::optional<RetryConfig>& retry, std::uint32_t retries,
-                    const std::optional<std::vector<unsigned>>& fallback_status, Nanos time_left);
+AnswerMove move_for(const AnswerSeen& answer, const std::optional<config::RetryConfig>& retry,
+                    std::uint32_t retries, const std::optional<std::vector<unsigned>>& fallback_status,
+                    base::Nanos time_left);
 
 }  // namespace smartlb::net

@@ -13,24 +13,23 @@
 #include "smartlb/http1/http_head.hpp"
 #include "smartlb/io/beast.hpp"
 #include "smartlb/io/timed_socket.hpp"
+#include "smartlb/net/io_vocabulary.hpp"
 #include "smartlb/net/resolve_cache.hpp"
 #include "smartlb/routing/backend_id.hpp"
 #include "smartlb/routing/outcome.hpp"
 #include "smartlb/telemetry/request_record.hpp"
 
 namespace smartlb::net {
-using namespace smartlb::io;     // the Asio/Beast vocabulary (io/beast.hpp)
-using namespace smartlb::http1;  // messages as the proxied path parses them
 
 class UpstreamConnection {
  public:
-  using Plain = TimedSocket;
-  using Tls = beast::ssl_stream<TimedSocket>;
+  using Plain = io::TimedSocket;
+  using Tls = beast::ssl_stream<io::TimedSocket>;
 
-  UpstreamConnection(DeadlineSweeper& sweeper, BackendId backend);                     // plain
-  UpstreamConnection(DeadlineSweeper& sweeper, ssl::context& ctx, BackendId backend);  // TLS
+  UpstreamConnection(io::DeadlineSweeper& sweeper, routing::BackendId backend);                     // plain
+  UpstreamConnection(io::DeadlineSweeper& sweeper, ssl::context& ctx, routing::BackendId backend);  // TLS
 
-  TimedSocket& tcp();
+  io::TimedSocket& tcp();
   Tls* tls() { return std::get_if<Tls>(&stream_); }
   // Runs `op(stream)` on whichever stream this is; both alternatives give the same type.
   template <class Op>
@@ -45,11 +44,11 @@ class UpstreamConnection {
   // reads (and, relayed, several writes).
   static constexpr std::size_t kBufferBytes = 16 * 1024;
 
-  BackendId backend;
+  routing::BackendId backend;
   beast::flat_buffer buffer;  // bytes read past one response belong to the connection
-  ResponseHead head;          // the response being read, refilled for each
+  http1::ResponseHead head;   // the response being read, refilled for each
   bool reused = false;        // came from the pool (so it may have gone stale)
-  MonoNanos idle_since = 0;
+  base::MonoNanos idle_since = 0;
 
  private:
   std::variant<Plain, Tls> stream_;
@@ -59,8 +58,8 @@ using UpstreamPtr = std::unique_ptr<UpstreamConnection>;
 
 struct ConnectResult {
   UpstreamPtr conn;
-  TransportFailure failure = TransportFailure::Connect;  // meaningful when !conn
-  std::string detail;                                    // for logs
+  routing::TransportFailure failure = routing::TransportFailure::Connect;  // meaningful when !conn
+  std::string detail;                                                      // for logs
 };
 
 class UpstreamPool {
@@ -72,20 +71,21 @@ class UpstreamPool {
       std::function<Task<Endpoints>(const std::string& host, std::uint16_t port, error_code& error)>;
 
   // `observer` (may be null) is told of every host-name lookup. `cfg` gives the timeouts.
-  UpstreamPool(DeadlineSweeper& sweeper, const Config& cfg, ssl::context& tls, const Clock& clock,
-               RequestObserver* observer = nullptr, LookupFn lookup = {});
+  UpstreamPool(io::DeadlineSweeper& sweeper, const config::Config& cfg, ssl::context& tls,
+               const base::Clock& clock, telemetry::RequestObserver* observer = nullptr,
+               LookupFn lookup = {});
 
   // A live pooled connection to backend `id`, or null. Not a coroutine: the usual case (a
   // pooled connection) costs no coroutine frame; connect() is awaited only when it is null.
-  UpstreamPtr take_pooled(BackendId id);
+  UpstreamPtr take_pooled(routing::BackendId id);
   // A new connection to backend `id` at `url` (resolve, connect, TLS handshake). An IP
   // literal is not resolved; a host name's addresses are reused for ResolveCache's TTL, and
   // looked up again at once when a connect fails on all of them (the backend may have moved).
   // `url` must stay valid until the connect completes (the request's snapshot holds it).
-  Task<ConnectResult> connect(BackendId id, const BackendUrl& url);
+  Task<ConnectResult> connect(routing::BackendId id, const config::BackendUrl& url);
   // After a reload: a backend whose URL now names another server loses its pooled connections
   // and cached addresses (its id stays: it is the same backend by name). Cheap when unchanged.
-  void sync_origin(BackendId id, const BackendUrl& url);
+  void sync_origin(routing::BackendId id, const config::BackendUrl& url);
   // Keeps `conn` for reuse; the caller has checked the exchange ended cleanly.
   void release(UpstreamPtr conn);
   void clear();
@@ -110,20 +110,21 @@ class UpstreamPool {
   // The backend's addresses (cached, or looked up now); empty with `error` set on failure,
   // asio::error::timed_out when no answer came within CONNECT_TIMEOUT. Connects that need a
   // lookup while one for the same backend is under way wait for its answer.
-  Task<Endpoints> endpoints_of(BackendId id, const BackendUrl& url, bool fresh, error_code& error);
+  Task<Endpoints> endpoints_of(routing::BackendId id, const config::BackendUrl& url, bool fresh,
+                               error_code& error);
   // Looks the backend's name up, stores the answer in the cache and in `lookup`, wakes waiters.
   // Takes its own copy of the host: it may outlive the connect that started it.
-  Task<> run_lookup(BackendId id, std::string host, std::uint16_t port,
+  Task<> run_lookup(routing::BackendId id, std::string host, std::uint16_t port,
                     std::shared_ptr<PendingLookup> lookup);
   // Makes room for backend `id` in the per-backend vectors.
-  void ensure(BackendId id);
+  void ensure(routing::BackendId id);
   Task<Endpoints> system_lookup(const std::string& host, std::uint16_t port, error_code& error);
 
-  DeadlineSweeper& sweeper_;
-  const Config& cfg_;
+  io::DeadlineSweeper& sweeper_;
+  const config::Config& cfg_;
   ssl::context& tls_;
-  const Clock& clock_;
-  RequestObserver* observer_;
+  const base::Clock& clock_;
+  telemetry::RequestObserver* observer_;
   LookupFn lookup_;
   std::vector<std::vector<UpstreamPtr>> idle_;           // by backend id, most recent last
   ResolveCache<Endpoints> resolved_;                     // by backend id
@@ -133,6 +134,6 @@ class UpstreamPool {
 
 // The client TLS context for all upstreams: system CAs (+ UPSTREAM_CA_FILE), TLS >= 1.2,
 // peer verification on. Built once, before worker threads start.
-std::unique_ptr<ssl::context> make_upstream_tls_context(const Config& cfg);
+std::unique_ptr<ssl::context> make_upstream_tls_context(const config::Config& cfg);
 
 }  // namespace smartlb::net

@@ -29,11 +29,14 @@ namespace smartlb::net {
 
 struct RelayScratch;
 
+// What a transport error says of the backend: a timeout, bad HTTP, or a connection lost.
+routing::TransportFailure classify_transport_error(const error_code& ec);
+
 class UpstreamExchange final : public Exchange {
  public:
   // `rec` gets what the relay saw: the status sent, the bytes, usage, who left first.
-  UpstreamExchange(const ExchangeContext& ctx, TimedSocket& client, const RequestHead& req,
-                   RequestRecord& rec, ForwardBuffers& buffers)
+  UpstreamExchange(const ExchangeContext& ctx, io::TimedSocket& client, const http1::RequestHead& req,
+                   telemetry::RequestRecord& rec, ForwardBuffers& buffers)
       : ctx_(ctx), client_(client), req_(req), rec_(rec), buffers_(buffers) {}
 
   // A pooled connection (a stale one is retried once on a new one, blaming no one) or a new
@@ -43,7 +46,7 @@ class UpstreamExchange final : public Exchange {
   // written, then the body, then the response head read. A failure before the first body byte
   // leaves `started` false: the caller may fail over.
   Task<Exchanged> send(const UpstreamCall& call) override;
-  const ResponseHead& answer_head() const override { return conn_->head; }
+  const http1::ResponseHead& answer_head() const override { return conn_->head; }
   // A failed-over response: a small body is read and dropped so the connection can be reused;
   // a larger one, or one without framing, closes it.
   Task<void> drain_or_close() override;
@@ -53,7 +56,7 @@ class UpstreamExchange final : public Exchange {
   Task<BodyRead> read_body(std::string& out, std::size_t limit) override;
   // An answer whose body is known whole (`res`: a copy, or the head of a connection not yet
   // given back), written with its own Content-Length.
-  Task<Relayed> write_answer(const ResponseHead& res, std::string_view body,
+  Task<Relayed> write_answer(const http1::ResponseHead& res, std::string_view body,
                              const RelayOptions& options) override;
   Task<bool> refuse(const ErrorReply& reply) override;
   Task<void> open_session(const WebSocketSession& session) override;
@@ -72,7 +75,7 @@ class UpstreamExchange final : public Exchange {
   Task<void> drain_or_close(UpstreamPtr conn);
   Task<BodyRead> read_body(UpstreamConnection& conn, std::string& out, std::size_t limit);
   // `own_length`: the body's length changes, so the backend's Content-Length is not passed on.
-  void write_response_head(const ResponseHead& res, const RelayOptions& o, bool chunked, bool keep,
+  void write_response_head(const http1::ResponseHead& res, const RelayOptions& o, bool chunked, bool keep,
                            bool own_length = false);
   // The response as it arrives; an event stream's ids tagged when `tag_events`. `options` by
   // value: relay() passes it on from the caller's frame.
@@ -88,24 +91,24 @@ class UpstreamExchange final : public Exchange {
     // An event stream (plainly encoded): it waits long between events, holding a read buffer
     // cut to what its events need (event_stream_buffer.hpp).
     bool event_stream = false;
-    UsageSniffer::Mode usage = UsageSniffer::Mode::Off;
+    telemetry::UsageSniffer::Mode usage = telemetry::UsageSniffer::Mode::Off;
   };
-  BodyPlan plan_body(const ResponseHead& res, bool rewrites = false) const;
-  BodyPlan start_readers(RelayScratch& scratch, const ResponseHead& res, const RelayOptions& options,
+  BodyPlan plan_body(const http1::ResponseHead& res, bool rewrites = false) const;
+  BodyPlan start_readers(RelayScratch& scratch, const http1::ResponseHead& res, const RelayOptions& options,
                          bool tag_events);
   Relayed client_left(UpstreamConnection& conn);
   Relayed held_start_failed(UpstreamConnection& conn, Relayed failed);
   Relayed cut_short(UpstreamConnection& conn, const error_code& ec);
-  bool read_usage(UsageSniffer& usage, std::span<const std::string_view> runs, bool last);
-  void record_usage(const TokenUsage& u);
+  bool read_usage(telemetry::UsageSniffer& usage, std::span<const std::string_view> runs, bool last);
+  void record_usage(const telemetry::TokenUsage& u);
   void free_stream_idle_room();
   void free_sent_texts(UpstreamConnection& conn);
   void pool_or_close(UpstreamPtr conn, bool keep_alive, bool event_stream);
 
   const ExchangeContext& ctx_;
-  TimedSocket& client_;
-  const RequestHead& req_;
-  RequestRecord& rec_;
+  io::TimedSocket& client_;
+  const http1::RequestHead& req_;
+  telemetry::RequestRecord& rec_;
   ForwardBuffers& buffers_;
   UpstreamPtr conn_;                             // the current attempt's connection, once answered
   std::optional<http1::ResponseReader> parser_;  // the current attempt's response

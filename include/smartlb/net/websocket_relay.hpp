@@ -24,7 +24,7 @@ struct ExchangeContext;
 // smartlb's to answer), then relays until both sides are done. What the session used (its
 // response.done usage, summed) goes into `rec`, with status 101; each response is told to
 // `session.responses` as it ends.
-Task<void> relay_websocket(const ExchangeContext& ctx, TimedSocket& client, UpstreamPtr upstream,
-                           const WebSocketSession& session, RequestRecord& rec);
+Task<void> relay_websocket(const ExchangeContext& ctx, io::TimedSocket& client, UpstreamPtr upstream,
+                           const WebSocketSession& session, telemetry::RequestRecord& rec);
 
 }  // namespace smartlb::net

@@ -18,7 +18,7 @@ class SessionResponses {
  public:
   // `took`: since its `response.created`, when the relay saw one. `asked_model`: what the
   // client's last `response.create` named (a Responses socket; empty when none did).
-  virtual void response_done(const websocket::RealtimeUsage& usage, std::optional<Nanos> took,
+  virtual void response_done(const websocket::RealtimeUsage& usage, std::optional<base::Nanos> took,
                              std::string_view asked_model) = 0;
 
  protected:

@@ -61,8 +61,8 @@ struct Worker {
   std::optional<io::Acceptor> acceptor;
   UpstreamPool upstreams;
   SnapshotCache snapshots;
-  jwt::VerifiedTokenCache verified_tokens;  // clients' Entra ID tokens this worker has checked
-  FastRandom rng;
+  clients::jwt::VerifiedTokenCache verified_tokens;  // clients' Entra ID tokens this worker has checked
+  base::FastRandom rng;
   std::shared_ptr<spdlog::logger> access_log;  // null when ACCESS_LOG=off
   std::list<SessionEntry*> sessions;
   std::list<DrainListener*> drain_listeners;

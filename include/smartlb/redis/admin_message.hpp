@@ -11,15 +11,15 @@
 
 namespace smartlb::redis {
 
-std::string encode_change(const AdminChange& change, std::string_view replica);
+std::string encode_change(const routing::AdminChange& change, std::string_view replica);
 struct ReceivedChange {
-  AdminChange change;
+  routing::AdminChange change;
   std::string replica;  // who made it
 };
 std::optional<ReceivedChange> decode_change(std::string_view text);
 
-std::string encode_settings(const AdminSettings& settings);
-std::optional<AdminSettings> decode_settings(std::string_view text);
+std::string encode_settings(const routing::AdminSettings& settings);
+std::optional<routing::AdminSettings> decode_settings(std::string_view text);
 
 // A scope's field in the admin hash: "backend", or "backend/deployment" (a backend's name has
 // no '/'), and back.

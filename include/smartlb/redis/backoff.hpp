@@ -15,7 +15,7 @@ class ReconnectBackoff {
       : initial_(initial), cap_(cap), next_(initial) {}
 
   // The wait before the next attempt; each call doubles the following one, up to the cap.
-  std::chrono::milliseconds next(RandomSource& rng) {
+  std::chrono::milliseconds next(base::RandomSource& rng) {
     const auto full = next_;
     next_ = std::min(cap_, next_ * 2);
     const auto half = full / 2;

@@ -16,7 +16,7 @@ struct CooldownMessage {
   std::string deployment;  // the state's deployment key ("" for a whole backend)
   bool whole_backend = false;
   std::int64_t until_ms = 0;  // Unix milliseconds
-  FailureCause cause = FailureCause::None;
+  routing::FailureCause cause = routing::FailureCause::None;
   std::string replica;  // who saw it
 };
 
@@ -24,6 +24,6 @@ std::string encode(const CooldownMessage& m);
 std::optional<CooldownMessage> decode_cooldown(std::string_view text);
 
 // The inverse of to_string(FailureCause); None for a name this version does not know.
-FailureCause failure_cause_named(std::string_view name);
+routing::FailureCause failure_cause_named(std::string_view name);
 
 }  // namespace smartlb::redis

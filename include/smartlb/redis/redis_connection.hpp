@@ -21,7 +21,7 @@
 namespace smartlb::redis {
 
 struct RedisEndpoint {
-  RedisUrl url;
+  config::RedisUrl url;
   std::string client_name;                          // CLIENT SETNAME (empty: not set)
   std::chrono::milliseconds connect_timeout{2000};  // resolve + TCP + TLS + AUTH/SELECT
   std::chrono::milliseconds command_timeout{200};

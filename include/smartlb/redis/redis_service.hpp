@@ -44,7 +44,7 @@ struct RedisStatus {
 };
 
 struct RedisServiceOptions {
-  RedisConfig config;
+  config::RedisConfig config;
   std::string fallback_ca_file;  // trusted for rediss:// too when REDIS_CA_FILE is not set
   std::chrono::milliseconds heartbeat{1000};
   std::chrono::milliseconds replica_ttl{5000};  // a replica without a heartbeat this long is gone
@@ -60,7 +60,7 @@ struct RedisServiceOptions {
 
 class RedisService {
  public:
-  RedisService(const Clock& clock, RedisServiceOptions options);
+  RedisService(const base::Clock& clock, RedisServiceOptions options);
   ~RedisService();  // stops
   RedisService(const RedisService&) = delete;
   RedisService& operator=(const RedisService&) = delete;

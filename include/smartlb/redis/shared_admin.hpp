@@ -18,15 +18,15 @@
 
 namespace smartlb::redis {
 
-class SharedAdmin final : public AdminListener {
+class SharedAdmin final : public routing::AdminListener {
  public:
   // Subscribes and registers with `redis` (call before redis.start()) and listens to `states`.
-  SharedAdmin(RedisService& redis, BackendStates& states);
+  SharedAdmin(RedisService& redis, routing::BackendStates& states);
   ~SharedAdmin() override;  // stops listening; stop `redis` first
   SharedAdmin(const SharedAdmin&) = delete;
   SharedAdmin& operator=(const SharedAdmin&) = delete;
 
-  void on_admin_change(const AdminChange& change) override;
+  void on_admin_change(const routing::AdminChange& change) override;
 
   // Changes learnt from other replicas' messages, and resynchronisations applied.
   std::uint64_t applied() const { return applied_.load(std::memory_order_relaxed); }
@@ -39,14 +39,14 @@ class SharedAdmin final : public AdminListener {
  private:
   // `then` (may be empty) runs on the Redis thread once the script answered (or failed).
   void store(const std::string& backend, const std::string& message, std::function<void()> then = {});
-  void lift_cooldowns(const AdminChange& change);
+  void lift_cooldowns(const routing::AdminChange& change);
   void delete_cooldowns(std::string cursor, std::string pattern);
   void apply(std::string_view payload);
   void resync();
   void read_all();
 
   RedisService& redis_;
-  BackendStates& states_;
+  routing::BackendStates& states_;
   std::string prefix_, key_, channel_;
   // Changes made while Redis was away, in order (backend, message): stored and published when it
   // is back. Redis thread only; bounded (the oldest dropped: the hash still gets the settings

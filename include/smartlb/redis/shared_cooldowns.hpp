@@ -17,15 +17,15 @@
 
 namespace smartlb::redis {
 
-class SharedCooldowns final : public CooldownListener {
+class SharedCooldowns final : public routing::CooldownListener {
  public:
   // Subscribes and registers with `redis` (call before redis.start()) and listens to `states`.
-  SharedCooldowns(RedisService& redis, BackendStates& states);
+  SharedCooldowns(RedisService& redis, routing::BackendStates& states);
   ~SharedCooldowns() override;  // stops listening; stop `redis` first
   SharedCooldowns(const SharedCooldowns&) = delete;
   SharedCooldowns& operator=(const SharedCooldowns&) = delete;
 
-  void on_cooldown(const CooldownNotice& notice) override;
+  void on_cooldown(const routing::CooldownNotice& notice) override;
 
   // Cooldowns learnt from other replicas that moved a deadline here.
   std::uint64_t applied() const { return applied_.load(std::memory_order_relaxed); }
@@ -43,7 +43,7 @@ class SharedCooldowns final : public CooldownListener {
   void scan(std::string cursor);
 
   RedisService& redis_;
-  BackendStates& states_;
+  routing::BackendStates& states_;
   std::string prefix_, channel_;
   // Seen while Redis was away, published when it returns: by key, the latest deadline. Redis
   // thread only; bounded.

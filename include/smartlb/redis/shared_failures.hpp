@@ -16,9 +16,9 @@
 
 namespace smartlb::redis {
 
-class SharedFailures final : public FailureSharer {
+class SharedFailures final : public routing::FailureSharer {
  public:
-  SharedFailures(RedisService& redis, BackendStates& states, const Clock& clock);
+  SharedFailures(RedisService& redis, routing::BackendStates& states, const base::Clock& clock);
   SharedFailures(const SharedFailures&) = delete;
   SharedFailures& operator=(const SharedFailures&) = delete;
 
@@ -34,8 +34,8 @@ class SharedFailures final : public FailureSharer {
 
  private:
   RedisService& redis_;
-  BackendStates& states_;
-  const Clock& clock_;
+  routing::BackendStates& states_;
+  const base::Clock& clock_;
   const std::string prefix_;
   std::atomic<std::uint64_t> sequence_{0}, trips_{0};
 };

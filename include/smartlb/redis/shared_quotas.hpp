@@ -30,17 +30,17 @@ struct SharedQuotasOptions {
   std::function<void()> on_failure;
 };
 
-class SharedQuotas final : public LeaseBroker {
+class SharedQuotas final : public routing::LeaseBroker {
  public:
   // Registers with `redis` (call before redis.start()); hand this to the owners of quotas
   // (BackendStates::set_lease_broker) before their first request.
-  SharedQuotas(RedisService& redis, const Clock& clock, SharedQuotasOptions options = {});
+  SharedQuotas(RedisService& redis, const base::Clock& clock, SharedQuotasOptions options = {});
   ~SharedQuotas() override;  // stops the tick; stop `redis` first
   SharedQuotas(const SharedQuotas&) = delete;
   SharedQuotas& operator=(const SharedQuotas&) = delete;
 
-  void attach(SharedLease& lease) override;
-  void send(SharedLease& lease, const LeasedQuota::Ask& ask) override;
+  void attach(routing::SharedLease& lease) override;
+  void send(routing::SharedLease& lease, const routing::LeasedQuota::Ask& ask) override;
 
   // Asks answered by Redis, tokens (or requests) granted, asks that got no answer.
   std::uint64_t answered() const { return answered_.load(std::memory_order_relaxed); }
@@ -56,14 +56,14 @@ class SharedQuotas final : public LeaseBroker {
 
  private:
   struct Entry {
-    SharedLease* lease;
-    LeasedQuota::WallTime recent_until{};  // asked for by the tick until then (Redis thread)
+    routing::SharedLease* lease;
+    routing::LeasedQuota::WallTime recent_until{};  // asked for by the tick until then (Redis thread)
   };
   void set_shared(bool shared);  // Redis thread
   void tick();                   // Redis thread
 
   RedisService& redis_;
-  const Clock& clock_;
+  const base::Clock& clock_;
   const std::string prefix_;
   mutable std::mutex mutex_;  // before any lease's lock
   std::vector<Entry> leases_;

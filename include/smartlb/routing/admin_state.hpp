@@ -11,7 +11,7 @@
 
 #include "smartlb/base/clock.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 
 enum class AdminMode : std::uint8_t {
   Enabled = 0,  // routed as configured
@@ -82,7 +82,7 @@ AdminPhase admin_phase(const AdminSettings& s, std::int64_t in_flight, std::int6
 // The deadline the request path reads for a scope: 0 while nothing is set, kAdminForever while
 // it is out until someone changes it, else the monotonic moment a held cooldown ends. `now` and
 // `now_ms` are the same instant on the two clocks.
-inline constexpr MonoNanos kAdminForever = std::numeric_limits<MonoNanos>::max();
-MonoNanos admin_out_until(const AdminSettings& s, MonoNanos now, std::int64_t now_ms);
+inline constexpr base::MonoNanos kAdminForever = std::numeric_limits<base::MonoNanos>::max();
+base::MonoNanos admin_out_until(const AdminSettings& s, base::MonoNanos now, std::int64_t now_ms);
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

@@ -13,7 +13,7 @@
 #include "smartlb/routing/candidates.hpp"
 #include "smartlb/routing/routing_table.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 
 // A 64-bit hash of (key, member name): FNV-1a over the key's length, the key and the name,
 // finished with splitmix64's mixer. Fixed arithmetic, so the same on every build and machine
@@ -30,4 +30,4 @@ double affinity_score(std::string_view key, std::string_view member_name, std::u
 // candidate order. `candidates` is not empty.
 std::size_t pick_by_affinity(std::string_view key, const Candidates& candidates, const RoutingTable& table);
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

@@ -15,7 +15,7 @@
 #include "smartlb/routing/outcome.hpp"
 #include "smartlb/routing/throttle_headers.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 
 struct Judged {
   Verdict verdict;                                // fail over or relay
@@ -24,13 +24,13 @@ struct Judged {
 };
 // `names_model`: the request names a deployment or model (a 404 then means "not here").
 // `quota_window` tells a long quota's 429 from a rate limit's.
-Judged judge_answer(unsigned status, const ThrottleHeaders& h, bool names_model, Nanos quota_window,
-                    std::chrono::system_clock::time_point wall_now);
+Judged judge_answer(unsigned status, const http::ThrottleHeaders& h, bool names_model,
+                    base::Nanos quota_window, std::chrono::system_clock::time_point wall_now);
 
 // A target's failure_tolerance (model_configs): none, or this many failures a minute.
 struct BreakerRule {
   std::optional<std::uint32_t> allowed_per_minute;
-  Nanos cooldown{0};
+  base::Nanos cooldown{0};
   std::string_view target_id;  // for the replicas' shared count and its log
 };
 struct Accounted {
@@ -42,6 +42,7 @@ struct Accounted {
 // missing credential: nothing was sent) may trip it, or is told to the replicas' shared count.
 Accounted account_failure(BackendStates& states, FailureBreakers& breakers, const PoolMember& m,
                           std::string_view deployment, const BreakerRule& breaker, const Verdict& v,
-                          std::optional<std::chrono::milliseconds> hint, MonoNanos sent, MonoNanos now);
+                          std::optional<std::chrono::milliseconds> hint, base::MonoNanos sent,
+                          base::MonoNanos now);
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

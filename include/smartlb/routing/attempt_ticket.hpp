@@ -20,7 +20,7 @@
 #include "smartlb/routing/outcome.hpp"
 #include "smartlb/routing/selector.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 
 // How an attempt ended, as the policy saw it.
 enum class AttemptEnd : std::uint8_t {
@@ -48,7 +48,7 @@ struct AttemptOutcome {
   std::int64_t completion_tokens = -1;  // Relayed: from its usage (-1: not told)
   std::optional<std::chrono::milliseconds> retry_hint{};  // NoCredential: when one may be had
   std::string_view why{};                                 // for the log: "HTTP 429", an error's message
-  MonoNanos first_content = 0;  // Relayed: a held stream's first content came then (0: not seen)
+  base::MonoNanos first_content = 0;  // Relayed: a held stream's first content came then (0: not seen)
 };
 
 // What a failed attempt's log line says (routing keeps no log: the daemon writes it).
@@ -62,7 +62,7 @@ struct FailedAttempt {
   std::chrono::milliseconds cooldown{0};
   bool breaker_tripped = false;
   std::uint32_t allowed_per_minute = 0;  // the breaker's, when it tripped
-  Nanos breaker_cooldown{0};
+  base::Nanos breaker_cooldown{0};
   AttemptEnd end = AttemptEnd::Refused;
   bool relayed_anyway = false;  // no failover: its request body was streamed
   std::string_view why;
@@ -80,7 +80,7 @@ class FailureLog {
 struct RoutingState {
   BackendStates& states;
   FailureBreakers& breakers;
-  const Clock& clock;
+  const base::Clock& clock;
   FailureLog* log = nullptr;                // null: failures are not logged
   FirstTokenStats* first_tokens = nullptr;  // null: first tokens are not learned
 };
@@ -111,7 +111,7 @@ class AttemptTicket {
   AttemptTicket& operator=(const AttemptTicket&) = delete;
 
   // The request leaves now: the backend's reported budget counts it. Returns the time.
-  MonoNanos sent();
+  base::MonoNanos sent();
   // The answer is a stream whose first content is waited for: its time teaches the first-token
   // deadline of requests of this shape (a reasoning effort) and prompt size.
   void expect_stream(std::string_view shape, std::int64_t prompt_tokens) {
@@ -122,7 +122,7 @@ class AttemptTicket {
   // The answer's head: relay it, or fail over (a status that another backend may not give);
   // what the backend reports remaining is kept either way. `names_model`: the request names a
   // deployment or model (a 404 then means "not here").
-  Verdict answer(unsigned status, const ThrottleHeaders& h, bool names_model);
+  Verdict answer(unsigned status, const http::ThrottleHeaders& h, bool names_model);
   // The attempt's end, once: judged and applied. A second close changes nothing.
   Closed close(const AttemptOutcome& o);
 
@@ -130,7 +130,8 @@ class AttemptTicket {
   // attempt): its tokens count against the declared quota, its speed feeds latency routing.
   // `model`: the session's, or what the response asked for when the handshake named none.
   static void session_response(RoutingState& routing, const TicketTarget& target, std::string_view model,
-                               std::int64_t tokens, std::optional<Nanos> took, std::int64_t output_tokens);
+                               std::int64_t tokens, std::optional<base::Nanos> took,
+                               std::int64_t output_tokens);
 
   // The answer's own retry hint, as answer() read it.
   std::optional<std::chrono::milliseconds> head_hint() const { return head_hint_; }
@@ -139,7 +140,7 @@ class AttemptTicket {
                             std::int64_t cost) {
     return routing.states.reserve(*target.member, model, cost);
   }
-  MonoNanos sent_at() const { return sent_; }
+  base::MonoNanos sent_at() const { return sent_; }
   bool closed() const { return closed_; }
 
  private:
@@ -152,7 +153,7 @@ class AttemptTicket {
   std::int64_t cost_;
   InFlight in_flight_;
   ReportedBudget::Mark mark_{};
-  MonoNanos sent_ = 0;
+  base::MonoNanos sent_ = 0;
   // The answer's head, as answer() judged it.
   unsigned status_ = 0;
   Verdict head_verdict_{};
@@ -163,4 +164,4 @@ class AttemptTicket {
   bool closed_ = false;
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace smartlb {
+namespace smartlb::routing {
 
 // Dense (0, 1, 2, ... in order of first sight), so state lives in arrays indexed by `value`.
 struct BackendId {
@@ -38,4 +38,4 @@ class BackendIds {
   std::unordered_map<std::string, BackendId> ids_;
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

@@ -26,7 +26,7 @@
 #include "smartlb/routing/shared_lease.hpp"
 #include "smartlb/routing/sliding_window_budget.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 
 struct CooldownPolicy {
   std::chrono::milliseconds default_cooldown{10'000};
@@ -45,7 +45,7 @@ struct Unavailability {
 };
 
 struct CooldownView {
-  MonoNanos until = 0;  // 0 or past: available
+  base::MonoNanos until = 0;  // 0 or past: available
   FailureCause cause = FailureCause::None;
 };
 
@@ -56,7 +56,7 @@ struct CooldownNotice {
   std::string_view backend;
   std::string_view deployment;  // the state's deployment key; empty for a whole-backend cooldown
   bool whole_backend = false;
-  MonoNanos until = 0;
+  base::MonoNanos until = 0;
   FailureCause cause = FailureCause::None;
 };
 class CooldownListener {
@@ -112,7 +112,7 @@ class InFlight {
 
 class BackendStates {
  public:
-  BackendStates(const Clock& clock, CooldownPolicy policy);
+  BackendStates(const base::Clock& clock, CooldownPolicy policy);
   ~BackendStates();
   BackendStates(const BackendStates&) = delete;
   BackendStates& operator=(const BackendStates&) = delete;
@@ -135,7 +135,7 @@ class BackendStates {
   // remaining (ReportedBudget), and (with a declared quota) in the quota. `cls`: a request of a
   // lower priority class fits only with what the classes above ask for to spare
   // (routing/class_reserve.hpp; a request larger than the rest fits in an empty window).
-  bool available(const PoolMember& m, std::string_view deployment, MonoNanos now, std::int64_t cost = 0,
+  bool available(const PoolMember& m, std::string_view deployment, base::MonoNanos now, std::int64_t cost = 0,
                  ClassReserve cls = {}) const {
     return standing(m, deployment, now, cost, cls) == Standing::Available;
   }
@@ -143,8 +143,8 @@ class BackendStates {
   // only reorder: the backend's reports, and a failed health probe (Unhealthy: passed over while
   // anything else may serve, used rather than refuse the request).
   enum class Standing : std::uint8_t { Available, Out, ReportedShort, Unhealthy };
-  Standing standing(const PoolMember& m, std::string_view deployment, MonoNanos now, std::int64_t cost = 0,
-                    ClassReserve cls = {}) const;
+  Standing standing(const PoolMember& m, std::string_view deployment, base::MonoNanos now,
+                    std::int64_t cost = 0, ClassReserve cls = {}) const;
   bool available(const PoolMember& m, std::string_view deployment) const {
     return available(m, deployment, clock_.now());
   }
@@ -166,7 +166,7 @@ class BackendStates {
   ReportedBudget::Mark charge_reported(const PoolMember& m, std::string_view deployment, std::int64_t cost);
   // The report on the answer to a request sent at `sent` with `mark`; `taken`: not a 429.
   void observe_report(const PoolMember& m, std::string_view deployment, const RateLimitReport& report,
-                      MonoNanos sent, ReportedBudget::Mark mark, bool taken = true);
+                      base::MonoNanos sent, ReportedBudget::Mark mark, bool taken = true);
   ReportedBudget::View reported_budget(const PoolMember& m, std::string_view deployment) const;
   // Off: reports are not read at all (ROUTE_ON_REMAINING=off), only 429s and declared quotas
   // route. Set before the first request.
@@ -176,10 +176,11 @@ class BackendStates {
   // which one request may test now (ReportedBudget::Room::Probe, no probe out): when its cost
   // may be tested (ReportedBudget::back_at: the soonest first). nullopt
   // when it may not be probed.
-  std::optional<MonoNanos> probe_rank(const PoolMember& m, std::string_view deployment, MonoNanos now,
-                                      std::int64_t cost, ClassReserve cls = {}) const;
+  std::optional<base::MonoNanos> probe_rank(const PoolMember& m, std::string_view deployment,
+                                            base::MonoNanos now, std::int64_t cost,
+                                            ClassReserve cls = {}) const;
   // Takes that member's one probe (false: another request took it first).
-  bool claim_probe(const PoolMember& m, std::string_view deployment, MonoNanos now);
+  bool claim_probe(const PoolMember& m, std::string_view deployment, base::MonoNanos now);
 
   // Applies a failover verdict: cool down for the clamped hint, or the default. Deadlines
   // only grow. Returns the cooldown applied. `sent` (0: unknown): when the failed request left;
@@ -187,18 +188,19 @@ class BackendStates {
   // near as can be told) for the moment room returns.
   std::chrono::milliseconds record_failure(const PoolMember& m, std::string_view deployment,
                                            const Verdict& verdict,
-                                           std::optional<std::chrono::milliseconds> hint, MonoNanos sent = 0);
+                                           std::optional<std::chrono::milliseconds> hint,
+                                           base::MonoNanos sent = 0);
 
   // Active health (net/health_prober): a failed probe marks the backend unhealthy until `until`
   // (a result not renewed goes stale); a passed one ends that, and ends a cooldown that the
   // backend's network failures started (it is back: slow start applies as after any cooldown).
-  void health_failed(BackendId id, MonoNanos until);
+  void health_failed(BackendId id, base::MonoNanos until);
   void health_passed(BackendId id);
-  bool unhealthy(BackendId id, MonoNanos now) const;
+  bool unhealthy(BackendId id, base::MonoNanos now) const;
 
   // Takes the member's deployment out for exactly `duration` (a breaker's cooldown period, not
   // clamped like a backend's hint). Deadlines only grow.
-  void hold(const PoolMember& m, std::string_view deployment, FailureCause cause, Nanos duration);
+  void hold(const PoolMember& m, std::string_view deployment, FailureCause cause, base::Nanos duration);
 
   // When every member of `table` is out for `deployment`: the soonest recovery (a cooldown's
   // end, or the time until `cost` fits in a quota).
@@ -213,7 +215,7 @@ class BackendStates {
   // When the member's latest cooldown for `deployment` (or its backend's) ended or ends, or an
   // operator brought it back (enabled, a held cooldown lifted or over); 0 when it never cooled
   // down. For slow start.
-  MonoNanos cooldown_ended(const PoolMember& m, std::string_view deployment) const;
+  base::MonoNanos cooldown_ended(const PoolMember& m, std::string_view deployment) const;
 
   // Scale-out. The listener is told of every deadline record_failure and hold move later
   // (null: nobody); it must outlive its registration.
@@ -242,9 +244,9 @@ class BackendStates {
   // member's effective_deployment): a breaker tripped by the replicas' shared failure count. The
   // listener is told, as for any hold. False when no backend has that name here.
   bool hold_by_name(std::string_view backend, std::string_view deployment, FailureCause cause,
-                    Nanos duration);
+                    base::Nanos duration);
   // `until` on this clock as wall-clock epoch milliseconds, the form replicas exchange.
-  std::int64_t to_epoch_ms(MonoNanos until) const;
+  std::int64_t to_epoch_ms(base::MonoNanos until) const;
 
   // The admin API (docs/operations.md). A change by an operator of this replica: applied, and
   // the admin listener told. False when no backend of the current configuration has that name.
@@ -292,36 +294,36 @@ class BackendStates {
   std::vector<std::pair<std::string, CooldownView>> deployment_cooldowns(BackendId id) const;
 
   std::chrono::milliseconds clamp_cooldown(std::optional<std::chrono::milliseconds> hint) const;
-  const Clock& clock() const { return clock_; }
+  const base::Clock& clock() const { return clock_; }
 
  private:
   struct Deadline {
-    std::atomic<MonoNanos> until{0};
+    std::atomic<base::MonoNanos> until{0};
     std::atomic<FailureCause> cause{FailureCause::None};
-    bool extend(MonoNanos t, FailureCause c);  // true when the deadline moved
-    void lift();                               // ends it now (an operator's DELETE)
+    bool extend(base::MonoNanos t, FailureCause c);  // true when the deadline moved
+    void lift();                                     // ends it now (an operator's DELETE)
     CooldownView view() const;
   };
   // What the request path reads of a scope's admin settings.
   struct AdminSlot {
-    std::atomic<MonoNanos> out_until{0};  // out while later than now (kAdminForever: until changed)
-    std::atomic<MonoNanos> back_at{0};    // when it last came back, for slow start
+    std::atomic<base::MonoNanos> out_until{0};  // out while later than now (kAdminForever: until changed)
+    std::atomic<base::MonoNanos> back_at{0};    // when it last came back, for slow start
   };
   // Declared quota budgets: a (backend, deployment)'s own, or those of its quota group.
   struct Quota {
     std::mutex quota_mutex;  // per (backend, deployment), or per group
     std::optional<SlidingWindowBudget> tokens, requests;
-    Nanos window{0};  // the budgets'
+    base::Nanos window{0};  // the budgets'
     // Shared quotas only (a LeaseBroker is set): the same limits, leased from the store.
     std::unique_ptr<SharedLease> tokens_lease, requests_lease;
     // Under quota_mutex: the limits as `m` (today's configuration) declares them. A reload's new
     // limit applies at once and what was used stays counted; a new window starts afresh. True
     // when a limit needs a lease it does not have yet (make_missing_leases, without the lock).
     bool sync(const PoolMember& m);
-    bool fits(const PoolMember& m, std::int64_t cost, MonoNanos now, const Clock& clock,
+    bool fits(const PoolMember& m, std::int64_t cost, base::MonoNanos now, const base::Clock& clock,
               ClassReserve cls = {});
-    Nanos wait_for(const PoolMember& m, std::int64_t cost, MonoNanos now, const Clock& clock,
-                   ClassReserve cls = {});
+    base::Nanos wait_for(const PoolMember& m, std::int64_t cost, base::MonoNanos now,
+                         const base::Clock& clock, ClassReserve cls = {});
   };
   // The leases a quota's limits need and it lacks (a quota declared by a reload), made and
   // attached outside its lock.
@@ -344,7 +346,7 @@ class BackendStates {
   };
   struct BackendState {
     Deadline backend;
-    std::atomic<MonoNanos> unhealthy_until{0};  // a failed health probe's, until renewed
+    std::atomic<base::MonoNanos> unhealthy_until{0};  // a failed health probe's, until renewed
     std::atomic<std::int64_t> websocket_sessions{0};
     AdminSlot admin;
     mutable std::shared_mutex mutex;  // guards the map's shape only; entries are atomics
@@ -363,11 +365,11 @@ class BackendStates {
 
   BackendState& state(BackendId id) const;
   // Fills in what the classes above `cls` ask of `d` (nothing for the first class, or no state).
-  static void with_demand(const DeploymentState* d, ClassReserve& cls, MonoNanos now) {
+  static void with_demand(const DeploymentState* d, ClassReserve& cls, base::MonoNanos now) {
     if (d != nullptr && cls.any())
       d->demand.above(cls.level, now, cls.tokens_per_second, cls.requests_per_second);
   }
-  Standing deployment_standing(const PoolMember& m, std::string_view deployment, MonoNanos now,
+  Standing deployment_standing(const PoolMember& m, std::string_view deployment, base::MonoNanos now,
                                std::int64_t cost, ClassReserve cls) const;
   // The budgets `m`'s requests for `deployment` count against: its quota group's when it names
   // one (created on first use with `m`'s limits), else the deployment's own. A member that
@@ -377,7 +379,7 @@ class BackendStates {
   Quota* find_quota_of(const PoolMember& m, std::string_view deployment, DeploymentState* d) const;
   static std::string group_key(const PoolMember& m, std::string_view deployment);
   DeploymentState* find_deployment(BackendId id, std::string_view deployment) const;
-  void notify(const PoolMember& m, std::string_view deployment, bool whole_backend, MonoNanos until,
+  void notify(const PoolMember& m, std::string_view deployment, bool whole_backend, base::MonoNanos until,
               FailureCause cause) const;
   DeploymentState& deployment_state(const PoolMember& m, std::string_view deployment) const;
   // The same, not listed for /status by this (a request's attempt counted in flight).
@@ -390,8 +392,8 @@ class BackendStates {
                    const AdminSettings& settings, bool lift);
   void set_slot(AdminSlot& slot, const AdminSettings& settings) const;
   // When the scope's admin settings take `m` out for `deployment`: 0 when they do not.
-  MonoNanos admin_out(const PoolMember& m, const DeploymentState* d) const;
-  MonoNanos recovery_at(const PoolMember& m, std::string_view deployment, FailureCause* cause) const;
+  base::MonoNanos admin_out(const PoolMember& m, const DeploymentState* d) const;
+  base::MonoNanos recovery_at(const PoolMember& m, std::string_view deployment, FailureCause* cause) const;
 
   // kMaxBackends / kChunk slots, each null or a chunk of kChunk states; a chunk, once
   // published, never moves.
@@ -399,7 +401,7 @@ class BackendStates {
   std::mutex grow_mutex_;
   mutable std::shared_mutex groups_mutex_;  // guards the map's shape only
   mutable std::unordered_map<std::string, std::unique_ptr<Quota>, StringHash, std::equal_to<>> groups_;
-  const Clock& clock_;
+  const base::Clock& clock_;
   CooldownPolicy policy_;
   std::atomic<int> watched_reports_{0};
   std::atomic<bool> classes_in_use_{
@@ -419,4 +421,4 @@ class BackendStates {
   std::unordered_map<std::string, Named, StringHash, std::equal_to<>> by_name_;
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

@@ -11,7 +11,7 @@
 #include "smartlb/routing/routing_table.hpp"
 #include "smartlb/routing/slow_start.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 
 // The members (table positions) one request has already tried. Inline bits for the first 64.
 class TriedSet {
@@ -29,7 +29,7 @@ class TriedSet {
 // What a selector is asked.
 struct PickRequest {
   PickRequest(std::string_view d, const TriedSet& t, std::int64_t c = 0, std::string_view affinity = {},
-              Nanos slow = Nanos{0}, ClassReserve r = {})
+              base::Nanos slow = base::Nanos{0}, ClassReserve r = {})
       : deployment(d), tried(t), cost(c), affinity_key(affinity), slow_start(slow), reserve(r) {}
 
   std::string_view deployment;  // as the client asked for it
@@ -38,7 +38,7 @@ struct PickRequest {
   // Requests with the same key keep to one candidate while it is available (empty: none).
   std::string_view affinity_key;
   // A member whose cooldown ended less than this long ago draws with a reduced weight (0: off).
-  Nanos slow_start{0};
+  base::Nanos slow_start{0};
   // What this request leaves of each member's quota to the priority classes above its own
   // (routing/class_reserve.hpp); the first class leaves nothing.
   ClassReserve reserve = {};
@@ -49,7 +49,7 @@ class Candidates {
   // Adds those of `positions` that may serve `request` at `now`. (Inline, like draw_weighted:
   // a selector is one loop over its candidates, once per request.)
   void gather(const RoutingTable& table, std::span<const std::size_t> positions, const BackendStates& states,
-              const PickRequest& request, MonoNanos now) {
+              const PickRequest& request, base::MonoNanos now) {
     for (std::size_t i : positions) {
       const PoolMember& m = table.member(i);
       if (request.tried.contains(i) || (!m.fallback_candidate && request.tried.count() > 0) ||
@@ -82,7 +82,7 @@ class Candidates {
   std::uint64_t total_weight() const { return total_weight_; }
 
   // One candidate, with probability proportional to its weight. Not empty().
-  std::size_t draw_weighted(const RoutingTable& table, RandomSource& rng) const {
+  std::size_t draw_weighted(const RoutingTable& table, base::RandomSource& rng) const {
     (void)table;
     const Entry* e = data();
     std::uint64_t draw = rng.below(total_weight_);
@@ -107,4 +107,4 @@ class Candidates {
   std::uint64_t total_weight_ = 0;
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

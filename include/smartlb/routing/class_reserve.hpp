@@ -13,11 +13,11 @@
 
 #include "smartlb/base/clock.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 
 // The least horizon a reserve covers: a sliding window gives room back almost continuously,
 // but requests do not arrive evenly.
-inline constexpr Nanos kReserveHorizon = std::chrono::milliseconds(200);
+inline constexpr base::Nanos kReserveHorizon = std::chrono::milliseconds(200);
 
 struct ClassReserve {
   std::uint8_t level = 0;          // 0: the first class, which leaves nothing
@@ -29,7 +29,7 @@ struct ClassReserve {
 
 // The amount to leave in a limit of `limit`: `per_second` of demand over `horizon`, at most the
 // class's share of the limit. 0 when the limit is unknown (<= 0) or the class leaves nothing.
-inline std::int64_t reserve_amount(const ClassReserve& r, double per_second, Nanos horizon,
+inline std::int64_t reserve_amount(const ClassReserve& r, double per_second, base::Nanos horizon,
                                    std::int64_t limit) {
   if (!r.any() || limit <= 0 || per_second <= 0) return 0;
   const double demand = std::ceil(per_second * static_cast<double>(horizon.count()) / 1e9);
@@ -52,23 +52,25 @@ class ClassDemand {
   static constexpr std::size_t kLevels = 8;
   static constexpr double kTauNanos = 2e9;  // the rate follows about the last 2 s
 
-  void add(std::size_t level, std::int64_t tokens, MonoNanos now) {
+  void add(std::size_t level, std::int64_t tokens, base::MonoNanos now) {
     if (level >= kLevels) level = kLevels - 1;
     std::lock_guard lock(mutex_);
     Level& l = levels_[level];
-    const double decay = std::exp(-static_cast<double>(std::max<MonoNanos>(now - l.at, 0)) / kTauNanos);
+    const double decay = std::exp(-static_cast<double>(std::max<base::MonoNanos>(now - l.at, 0)) / kTauNanos);
     l.tokens = l.tokens * decay + static_cast<double>(std::max<std::int64_t>(tokens, 1));
     l.requests = l.requests * decay + 1;
     l.at = now;
   }
   // The rate of the levels before `level`, per second.
-  void above(std::size_t level, MonoNanos now, double& tokens_per_second, double& requests_per_second) const {
+  void above(std::size_t level, base::MonoNanos now, double& tokens_per_second,
+             double& requests_per_second) const {
     tokens_per_second = requests_per_second = 0;
     std::lock_guard lock(mutex_);
     for (std::size_t i = 0; i < level && i < kLevels; ++i) {
       const Level& l = levels_[i];
       if (l.requests == 0) continue;
-      const double decay = std::exp(-static_cast<double>(std::max<MonoNanos>(now - l.at, 0)) / kTauNanos);
+      const double decay =
+          std::exp(-static_cast<double>(std::max<base::MonoNanos>(now - l.at, 0)) / kTauNanos);
       tokens_per_second += l.tokens * decay * 1e9 / kTauNanos;
       requests_per_second += l.requests * decay * 1e9 / kTauNanos;
     }
@@ -77,10 +79,10 @@ class ClassDemand {
  private:
   struct Level {
     double tokens = 0, requests = 0;  // decayed sums
-    MonoNanos at = 0;
+    base::MonoNanos at = 0;
   };
   mutable std::mutex mutex_;
   Level levels_[kLevels];
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

@@ -15,7 +15,7 @@
 #include "smartlb/routing/backend_id.hpp"
 #include "smartlb/routing/sliding_window_budget.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 
 // Replicas counting a target's failures together (redis::SharedFailures, docs/scale-out.md):
 // told of each failure the local count did not trip on; when all replicas' failures in the last
@@ -28,7 +28,7 @@ class FailureSharer {
     std::string deployment;  // the state's deployment key (the target's effective deployment)
     std::string target;      // for the log
     std::uint32_t allowed = 0;
-    Nanos cooldown{0};
+    base::Nanos cooldown{0};
   };
   virtual ~FailureSharer() = default;
   // Returns at once; called on a worker thread.
@@ -37,14 +37,14 @@ class FailureSharer {
 
 class FailureBreakers {
  public:
-  static constexpr Nanos kWindow{std::chrono::minutes(1)};
+  static constexpr base::Nanos kWindow{std::chrono::minutes(1)};
   // Targets come from clients' model names when a target passes them through: past this many,
   // failures of new ones are not counted (their per-response cooldowns still apply).
   static constexpr std::size_t kMaxTargets = 4096;
 
   // Counts one failover outcome of the target (`backend`, `deployment`) at `now`. True when it
   // is one more than `allowed` in the last minute: the breaker trips, and counting starts anew.
-  bool record(BackendId backend, std::string_view deployment, std::uint32_t allowed, MonoNanos now);
+  bool record(BackendId backend, std::string_view deployment, std::uint32_t allowed, base::MonoNanos now);
 
   // Shared by replicas (REDIS_URL): set before the first request; it must outlive this object's use.
   void set_sharer(FailureSharer* sharer) { sharer_.store(sharer, std::memory_order_release); }
@@ -56,4 +56,4 @@ class FailureBreakers {
   std::unordered_map<std::string, std::unique_ptr<SlidingWindowBudget>> counts_;
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

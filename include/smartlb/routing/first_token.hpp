@@ -26,37 +26,37 @@
 #include "smartlb/base/clock.hpp"
 #include "smartlb/routing/backend_id.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 
 // FIRST_TOKEN_TIMEOUT_SECONDS, or a model_configs entry's first_token_timeout_seconds.
 struct FirstTokenSetting {
   enum class Mode : std::uint8_t { Learned, Off, Fixed };
   Mode mode = Mode::Learned;
-  Nanos fixed{0};  // Fixed
+  base::Nanos fixed{0};  // Fixed
 };
 
 class FirstTokenStats {
  public:
-  static constexpr std::size_t kSamples = 32;              // the latest first tokens of a key
-  static constexpr std::size_t kEnough = 8;                // before a deadline is learned
-  static constexpr Nanos kKeep{std::chrono::minutes(30)};  // older samples say nothing now
+  static constexpr std::size_t kSamples = 32;                    // the latest first tokens of a key
+  static constexpr std::size_t kEnough = 8;                      // before a deadline is learned
+  static constexpr base::Nanos kKeep{std::chrono::minutes(30)};  // older samples say nothing now
   static constexpr double kMargin = 3.0;
   static constexpr std::int64_t kBaseTokens = 1000;  // a prompt's fixed cost, in tokens
-  static constexpr Nanos kFloor{std::chrono::seconds(8)};
+  static constexpr base::Nanos kFloor{std::chrono::seconds(8)};
   static constexpr std::size_t kMaxKeys = 4096;  // deployments are clients' names: bounded
 
   // A first token `took` after its request was sent, for a prompt of `prompt_tokens`.
   void observe(BackendId backend, std::string_view deployment, std::string_view shape,
-               std::int64_t prompt_tokens, Nanos took, MonoNanos now);
+               std::int64_t prompt_tokens, base::Nanos took, base::MonoNanos now);
   // The learned deadline for a prompt of `prompt_tokens` of this shape; nullopt while fewer than
   // kEnough first tokens of the last kKeep are known.
-  std::optional<Nanos> learned(BackendId backend, std::string_view deployment, std::string_view shape,
-                               std::int64_t prompt_tokens, MonoNanos now) const;
+  std::optional<base::Nanos> learned(BackendId backend, std::string_view deployment, std::string_view shape,
+                                     std::int64_t prompt_tokens, base::MonoNanos now) const;
 
  private:
   struct Samples {
     std::array<double, kSamples> rate{};  // seconds per (prompt token + kBaseTokens)
-    std::array<MonoNanos, kSamples> at{};
+    std::array<base::MonoNanos, kSamples> at{};
     std::size_t next = 0, count = 0;
   };
   static std::string key(BackendId backend, std::string_view deployment, std::string_view shape);
@@ -67,9 +67,10 @@ class FirstTokenStats {
 // The deadline an attempt of a streamed request gets, or none: the setting's (fixed, or learned
 // from `stats`), when under `ceiling`; none when the setting is Off or `last` (the last candidate
 // is given its whole ceiling).
-std::optional<Nanos> first_token_deadline(const FirstTokenSetting& setting, const FirstTokenStats& stats,
-                                          BackendId backend, std::string_view deployment,
-                                          std::string_view shape, std::int64_t prompt_tokens, Nanos ceiling,
-                                          bool last, MonoNanos now);
+std::optional<base::Nanos> first_token_deadline(const FirstTokenSetting& setting,
+                                                const FirstTokenStats& stats, BackendId backend,
+                                                std::string_view deployment, std::string_view shape,
+                                                std::int64_t prompt_tokens, base::Nanos ceiling, bool last,
+                                                base::MonoNanos now);
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

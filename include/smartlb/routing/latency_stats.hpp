@@ -26,7 +26,7 @@
 #include "smartlb/base/clock.hpp"
 #include "smartlb/routing/backend_id.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 
 struct LatencyReading {
   double ms_per_token = 0;  // the mean over the samples (0 without samples)
@@ -35,8 +35,8 @@ struct LatencyReading {
 
 class LatencyStats {
  public:
-  static constexpr Nanos kBucket = std::chrono::seconds(10);
-  static constexpr Nanos kMaxLookback = std::chrono::minutes(60);
+  static constexpr base::Nanos kBucket = std::chrono::seconds(10);
+  static constexpr base::Nanos kMaxLookback = std::chrono::minutes(60);
   // The buckets of a full lookback plus the current, partly elapsed one.
   static constexpr std::size_t kSlots = kMaxLookback / kBucket + 1;
   static constexpr std::size_t kDefaultMaxKeys = 4096;
@@ -48,13 +48,14 @@ class LatencyStats {
 
   // One served request: `latency` (negative counts as 0) over max(output_tokens, 1) tokens,
   // stored as milliseconds per token at time `now` (>= 0, a MonoNanos of the one clock).
-  void record(BackendId id, std::string_view deployment, MonoNanos now, Nanos latency,
+  void record(BackendId id, std::string_view deployment, base::MonoNanos now, base::Nanos latency,
               std::int64_t output_tokens);
 
   // The mean and count of the samples of (id, deployment) in the last `lookback` at `now`
   // (see the granularity above). `lookback` is clamped to [0, kMaxLookback]; 0 reads the
   // current bucket only.
-  LatencyReading read(BackendId id, std::string_view deployment, MonoNanos now, Nanos lookback) const;
+  LatencyReading read(BackendId id, std::string_view deployment, base::MonoNanos now,
+                      base::Nanos lookback) const;
 
   // How many targets have samples (at most max_keys).
   std::size_t keys() const;
@@ -93,4 +94,4 @@ class LatencyStats {
   std::unordered_map<Key, std::unique_ptr<Series>, KeyHash, KeyEqual> series_;
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

@@ -24,7 +24,7 @@
 
 #include "smartlb/base/clock.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 
 class LeasedQuota {
  public:
@@ -33,11 +33,11 @@ class LeasedQuota {
 
   struct Options {
     std::int64_t limit = 0;  // per window, all replicas together
-    Nanos window = std::chrono::minutes(1);
+    base::Nanos window = std::chrono::minutes(1);
     // A lease covers about this much of the replica's own traffic: small enough that what a
     // replica holds unused at the end of a window is a sliver of the quota, large enough
     // that the store sees a few asks a second at most.
-    Nanos horizon = std::chrono::milliseconds(500);
+    base::Nanos horizon = std::chrono::milliseconds(500);
     std::int64_t min_lease = 1;  // at least one request's worth, usually
     // Shared, but the store has not answered yet for the current window (a replica's first
     // requests, the first ones after the store returns, a window no lease was asked ahead
@@ -83,7 +83,7 @@ class LeasedQuota {
   // How long until `cost` may fit: 0 when it fits; local, until enough of the oldest counted
   // sub-windows are forgotten (a whole window when it never fits); shared and spent (the store
   // granted less than asked), the sub-window's end; else the horizon (a lease is on its way).
-  Nanos wait_for(std::int64_t cost, WallTime now) const;
+  base::Nanos wait_for(std::int64_t cost, WallTime now) const;
   // Corrects what a request took in `subwindow` (its real cost, once known). Only the replica's
   // own count moves: the store keeps what it granted.
   void adjust(std::int64_t subwindow, std::int64_t delta);
@@ -159,4 +159,4 @@ class LeasedQuota {
   double avg_cost_ = 0;  // of a request, an exponentially weighted mean
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

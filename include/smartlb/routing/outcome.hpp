@@ -6,7 +6,7 @@
 #include <optional>
 #include <string_view>
 
-namespace smartlb {
+namespace smartlb::routing {
 
 enum class FailureCause : std::uint8_t {
   None = 0,
@@ -68,4 +68,4 @@ Verdict judge_stall();
 enum class TransportFailure : std::uint8_t { Connect, Tls, Timeout, Lost, Protocol };
 Verdict judge_transport(TransportFailure f);
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

@@ -16,52 +16,52 @@
 
 #include "smartlb/base/clock.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 
 class RefillEcho {
  public:
-  static constexpr std::size_t kSends = 512;                         // remembered
-  static constexpr Nanos kTolerance = std::chrono::milliseconds(3);  // of a 429's moment
-  static constexpr int kConfirmations = 5;                           // moments a lag must explain
-  static constexpr Nanos kMinLag = std::chrono::milliseconds(100);
-  static constexpr Nanos kMaxLag = std::chrono::seconds(120);
+  static constexpr std::size_t kSends = 512;                               // remembered
+  static constexpr base::Nanos kTolerance = std::chrono::milliseconds(3);  // of a 429's moment
+  static constexpr int kConfirmations = 5;                                 // moments a lag must explain
+  static constexpr base::Nanos kMinLag = std::chrono::milliseconds(100);
+  static constexpr base::Nanos kMaxLag = std::chrono::seconds(120);
 
   // A request the backend took, sent at `at` with `tokens` (its estimate).
-  void sent(MonoNanos at, std::int64_t tokens);
+  void sent(base::MonoNanos at, std::int64_t tokens);
   // A 429 said room returns at `at`.
-  void room_at(MonoNanos at);
+  void room_at(base::MonoNanos at);
   // Between two reports (their requests sent at `from` and `to`), `tokens` came back: with a
   // lag, some of smartlb's sends in (from - lag, to - lag] left the window, or none did. Lags
   // that disagree are dropped; a learned window that disagrees three times in a row is
   // forgotten (someone else's sends, or no sliding window after all).
-  void refilled(MonoNanos from, MonoNanos to, std::int64_t tokens);
+  void refilled(base::MonoNanos from, base::MonoNanos to, std::int64_t tokens);
 
   // The learned window, once one lag explained kConfirmations moments in a row.
-  std::optional<Nanos> window() const { return window_; }
+  std::optional<base::Nanos> window() const { return window_; }
 
   // The next moments after `after` when smartlb's own sends leave the window, each with what
   // has come back by then in all (tokens, requests): at most `max` of them.
   struct Refill {
-    MonoNanos at;
+    base::MonoNanos at;
     std::int64_t tokens, requests;
   };
-  std::vector<Refill> refills_after(MonoNanos after, std::size_t max) const;
+  std::vector<Refill> refills_after(base::MonoNanos after, std::size_t max) const;
 
  private:
   struct Send {
-    MonoNanos at;
+    base::MonoNanos at;
     std::int64_t tokens;
   };
-  bool explains(std::int64_t lag, MonoNanos moment) const;
-  bool agrees(std::int64_t lag, MonoNanos from, MonoNanos to, std::int64_t tokens) const;
+  bool explains(std::int64_t lag, base::MonoNanos moment) const;
+  bool agrees(std::int64_t lag, base::MonoNanos from, base::MonoNanos to, std::int64_t tokens) const;
   void confirm();
 
   std::deque<Send> sends_;          // by time
   std::vector<std::int64_t> lags_;  // lags every moment since `confirmed_` was reset explains
   int confirmed_ = 0;
-  MonoNanos last_moment_ = 0;
+  base::MonoNanos last_moment_ = 0;
   int disagreements_ = 0;
-  std::optional<Nanos> window_;
+  std::optional<base::Nanos> window_;
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

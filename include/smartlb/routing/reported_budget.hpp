@@ -35,7 +35,7 @@
 #include "smartlb/routing/refill_echo.hpp"
 #include "smartlb/routing/throttle_headers.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 
 class ReportedBudget {
  public:
@@ -46,15 +46,15 @@ class ReportedBudget {
   static constexpr std::int64_t kWatchBelowRequests = 64;
   // How long a report confirms "no room" after its request left when nothing predicts the
   // refill, and how long a probe's answer is waited for before another may go.
-  static constexpr Nanos kFreshFor = std::chrono::milliseconds(250);
+  static constexpr base::Nanos kFreshFor = std::chrono::milliseconds(250);
   // No prediction (a learned refill, a learned boundary) holds a target back longer than this
   // after its report: a wrong one costs at most this much of one target.
-  static constexpr Nanos kMaxFresh = std::chrono::milliseconds(500);
+  static constexpr base::Nanos kMaxFresh = std::chrono::milliseconds(500);
   // Reports closer together than this are not a refill sample (the next one is measured from
   // the earlier baseline).
-  static constexpr Nanos kMinSampleGap = std::chrono::milliseconds(20);
+  static constexpr base::Nanos kMinSampleGap = std::chrono::milliseconds(20);
   // The learned rate follows the samples of about the last few seconds.
-  static constexpr Nanos kRateHalfLife = std::chrono::seconds(2);
+  static constexpr base::Nanos kRateHalfLife = std::chrono::seconds(2);
 
   // What smartlb had sent there when a request left (its own cost included, when counted).
   struct Mark {
@@ -77,43 +77,43 @@ class ReportedBudget {
   // A report from the answer to a request sent at `sent` with `mark`; `taken`: the backend
   // took the request (not a 429: then its cost is given back, it spent nothing there). Older
   // reports than the last one taken are ignored. Returns how `watched()` changed: +1, -1 or 0.
-  int observe(const RateLimitReport& r, MonoNanos sent, Mark mark, bool taken = true);
+  int observe(const RateLimitReport& r, base::MonoNanos sent, Mark mark, bool taken = true);
 
   // Whether `cost` tokens (at least 1) and one request fit at `now`, by the last report.
   // `cls`: with what a lower priority class leaves to the classes above (routing/class_reserve.hpp):
   // their demand until room comes back (room_back_in), at most its share of the most ever
   // reported.
-  Room room(std::int64_t cost, MonoNanos now, ClassReserve cls = {}) const;
-  bool fits(std::int64_t cost, MonoNanos now, ClassReserve cls = {}) const {
+  Room room(std::int64_t cost, base::MonoNanos now, ClassReserve cls = {}) const;
+  bool fits(std::int64_t cost, base::MonoNanos now, ClassReserve cls = {}) const {
     return room(cost, now, cls) == Room::Fits;
   }
   // Takes the one probe a target short by its reports may have at `now`: true at most once per
   // kFreshFor (the caller sends the request).
-  bool claim_probe(MonoNanos now);
+  bool claim_probe(base::MonoNanos now);
   // A 429 said when the backend will take the request again: its Retry-After, over at `at`
   // (smartlb's cooldown may last longer: it has a floor). From then the last report is no
   // confirmation, and one request may test it. The moments a limiter that jumps (no refill
   // rate) gives room back are learned from these: the latest, and the period between them.
-  void retry_at(MonoNanos at);
+  void retry_at(base::MonoNanos at);
   // Whether the last 429's Retry-After has passed at `now`: from then the reports decide, even
   // while smartlb's own floor on cooldowns still holds the target.
-  bool retry_passed(MonoNanos now) const {
-    const MonoNanos retry = backend_retry_.load(std::memory_order_relaxed);
+  bool retry_passed(base::MonoNanos now) const {
+    const base::MonoNanos retry = backend_retry_.load(std::memory_order_relaxed);
     return retry != 0 && now >= retry;
   }
   // When a request of `cost` may test it again (`now` when it fits): by the learned refill, a
   // reset hint or a 429's Retry-After, else when the report is no longer fresh, and never later
   // than kMaxFresh after the report. Orders the targets a probe may test.
-  MonoNanos back_at(std::int64_t cost, MonoNanos now, ClassReserve cls = {}) const;
+  base::MonoNanos back_at(std::int64_t cost, base::MonoNanos now, ClassReserve cls = {}) const;
   // The soonest time at or after `now` when a request of `cost` may go there (it fits, or may
   // be probed and no probe is out).
-  MonoNanos next_chance(std::int64_t cost, MonoNanos now, ClassReserve cls = {}) const;
+  base::MonoNanos next_chance(std::int64_t cost, base::MonoNanos now, ClassReserve cls = {}) const;
 
   struct View {
     bool watched = false;
     std::int64_t tokens_left = -1, requests_left = -1;      // -1: no limiting report
     double tokens_per_second = 0, requests_per_second = 0;  // learned refill (0: none seen)
-    MonoNanos reported_at = 0;                              // when the report's request left
+    base::MonoNanos reported_at = 0;                        // when the report's request left
   };
   View view() const;
 
@@ -123,71 +123,71 @@ class ReportedBudget {
   struct Limit {
     // remaining as reported + what we had sent then: left now = base - sent since.
     std::atomic<std::int64_t> base{kNone};
-    std::atomic<std::int64_t> cap{0};    // the most ever reported: refill stops there
-    std::atomic<double> rate{0};         // learned refill, per nanosecond
-    std::atomic<MonoNanos> reset_at{0};  // a reset hint: full again then (0: none)
+    std::atomic<std::int64_t> cap{0};          // the most ever reported: refill stops there
+    std::atomic<double> rate{0};               // learned refill, per nanosecond
+    std::atomic<base::MonoNanos> reset_at{0};  // a reset hint: full again then (0: none)
     // Learning, under the mutex: the last report's base and time, and the rate's sums.
     std::int64_t baseline = kNone;
-    MonoNanos baseline_at = 0;
+    base::MonoNanos baseline_at = 0;
     double refilled = 0, over = 0;  // decayed sums of refill and of time (ns)
 
     // What came back between two reports (their requests' send times).
     struct Sample {
-      MonoNanos from, to;
+      base::MonoNanos from, to;
       std::int64_t back;
     };
     // Under the mutex: a report of this limit (`counted`: every send since the last one was
     // charged, so the two may be compared); the refill it shows, when it is a sample.
-    std::optional<Sample> take(std::optional<std::int64_t> remaining, std::int64_t mark, MonoNanos sent,
+    std::optional<Sample> take(std::optional<std::int64_t> remaining, std::int64_t mark, base::MonoNanos sent,
                                std::optional<std::chrono::milliseconds> reset, bool low, bool counted);
-    std::optional<Sample> learn(std::int64_t base_now, MonoNanos at);
+    std::optional<Sample> learn(std::int64_t base_now, base::MonoNanos at);
   };
-  static constexpr MonoNanos kNever = std::numeric_limits<MonoNanos>::max();
+  static constexpr base::MonoNanos kNever = std::numeric_limits<base::MonoNanos>::max();
   // How one limit stands at `now` for a need of `need`, `sent` being smartlb's sends so far.
   struct Standing {
     bool short_now = false;  // the report (less the sends since) has no room
-    MonoNanos refill_at =
+    base::MonoNanos refill_at =
         0;  // when it should fit by the learned refill or a reset hint (kNever: nothing says)
   };
   // `echo`: the cumulative refill of the echo schedule for this limit (echo_tokens_ or _requests_).
-  Standing stand(const Limit& l, std::int64_t sent, std::int64_t need, MonoNanos reported_at, MonoNanos now,
-                 const std::atomic<std::int64_t>* echo) const;
+  Standing stand(const Limit& l, std::int64_t sent, std::int64_t need, base::MonoNanos reported_at,
+                 base::MonoNanos now, const std::atomic<std::int64_t>* echo) const;
   struct Outlook {
     bool fits = true;
-    MonoNanos back = 0;  // not fitting: when a request may test it
+    base::MonoNanos back = 0;  // not fitting: when a request may test it
   };
-  Outlook outlook(std::int64_t cost, MonoNanos now, ClassReserve cls) const;
+  Outlook outlook(std::int64_t cost, base::MonoNanos now, ClassReserve cls) const;
   // How long until the limiter gives room back, as far as is known: soon where a refill rate was
   // learned; else the reset it named, the next boundary its 429s taught, or the next echo of
   // smartlb's own sends, whichever comes first; at least kReserveHorizon (nothing known: that).
-  Nanos room_back_in(const Limit& l, MonoNanos now) const;
+  base::Nanos room_back_in(const Limit& l, base::MonoNanos now) const;
   // The first learned boundary after `t` (kNever: none known).
-  MonoNanos next_boundary(MonoNanos t) const;
+  base::MonoNanos next_boundary(base::MonoNanos t) const;
   // 429s whose boundaries are closer than this name the same one.
-  static constexpr Nanos kMinPeriod = std::chrono::milliseconds(100);
+  static constexpr base::Nanos kMinPeriod = std::chrono::milliseconds(100);
 
   std::atomic<bool> watched_{false};
   std::atomic<std::int64_t> sent_tokens_{0}, sent_requests_{0};
-  std::atomic<MonoNanos> reported_at_{0};    // when the last report's request left
-  std::atomic<MonoNanos> probe_until_{0};    // a probe is out until then
-  std::atomic<MonoNanos> retry_at_{0};       // a 429's Retry-After ends then (0: none since the report)
-  std::atomic<MonoNanos> backend_retry_{0};  // the last 429's Retry-After ends then
+  std::atomic<base::MonoNanos> reported_at_{0};    // when the last report's request left
+  std::atomic<base::MonoNanos> probe_until_{0};    // a probe is out until then
+  std::atomic<base::MonoNanos> retry_at_{0};       // a 429's Retry-After ends then (0: none since the report)
+  std::atomic<base::MonoNanos> backend_retry_{0};  // the last 429's Retry-After ends then
   // A jumping limiter's boundaries, from 429s: the latest and the period (0: not known).
-  std::atomic<MonoNanos> boundary_{0};
+  std::atomic<base::MonoNanos> boundary_{0};
   std::atomic<std::int64_t> period_{0};
   Limit tokens_, requests_;
 
   std::mutex mutex_;  // reports
-  MonoNanos last_sent_ = std::numeric_limits<MonoNanos>::min();
+  base::MonoNanos last_sent_ = std::numeric_limits<base::MonoNanos>::min();
   // A sliding window's refills, the echo of smartlb's own sends (RefillEcho, under the mutex),
   // and what it says comes back after the last report: the next kEchoes moments, with what has
   // come back by each in all (read without the lock: a torn read costs one early or late probe).
   RefillEcho echo_;
   static constexpr std::size_t kEchoes = 8;
   std::atomic<std::size_t> echo_count_{0};
-  std::atomic<MonoNanos> echo_at_[kEchoes] = {};
+  std::atomic<base::MonoNanos> echo_at_[kEchoes] = {};
   std::atomic<std::int64_t> echo_tokens_[kEchoes] = {}, echo_requests_[kEchoes] = {};
-  void publish_echoes(MonoNanos reported_at);  // under the mutex
+  void publish_echoes(base::MonoNanos reported_at);  // under the mutex
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

@@ -12,7 +12,7 @@
 #include "smartlb/base/clock.hpp"
 #include "smartlb/routing/backend_id.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 
 struct PoolMember {
   std::string name;
@@ -23,7 +23,7 @@ struct PoolMember {
   // router routes ahead of the backend's 429 instead of discovering it.
   std::int64_t tokens_per_window = 0;
   std::int64_t requests_per_window = 0;
-  Nanos quota_window{std::chrono::seconds(60)};
+  base::Nanos quota_window{std::chrono::seconds(60)};
   // Deployments that draw on one quota (one subscription and region) name the same group: the
   // declared limits then apply to the group as a whole (empty: to this deployment alone).
   std::string quota_group{};
@@ -70,4 +70,4 @@ class RoutingTable {
   std::size_t id_bound_ = 0;
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-namespace smartlb {
+namespace smartlb::routing {
 
 using MetadataPair = std::pair<std::string, std::string>;
 
@@ -63,4 +63,4 @@ class RuleIndex {
   std::unordered_map<std::string, std::vector<std::uint32_t>, StringHash, std::equal_to<>> by_model_;
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

@@ -11,7 +11,7 @@
 
 #include "smartlb/routing/leased_quota.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 
 // A lease is never smaller than this fraction of the limit (0.1 %): before a replica has
 // learnt its rate (its first ~100 ms of traffic on a quota), leases of two requests' worth
@@ -38,7 +38,7 @@ struct SharedLease {
   std::mutex& mutex;       // the owner's lock: guards `quota`
   LeasedQuota quota;
   std::atomic<std::int64_t> limit;  // = quota.limit(), readable without the lock
-  const Nanos window;
+  const base::Nanos window;
   const int subwindows;             // = quota.subwindows(): 1 for fixed windows
   std::atomic<bool> active{false};  // taken from since the broker last looked
 };
@@ -75,4 +75,4 @@ inline void send_pending(LeaseBroker* broker, const PendingAsk& p) {
   if (broker && p.lease) broker->send(*p.lease, p.ask);
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

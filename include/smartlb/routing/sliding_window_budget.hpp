@@ -8,7 +8,7 @@
 
 #include "smartlb/base/clock.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 
 class SlidingWindowBudget {
  public:
@@ -17,33 +17,33 @@ class SlidingWindowBudget {
   // so the count costs nothing per check.
   static constexpr int kDefaultBuckets = 256;
 
-  SlidingWindowBudget(std::int64_t limit, Nanos window, int buckets = kDefaultBuckets);
+  SlidingWindowBudget(std::int64_t limit, base::Nanos window, int buckets = kDefaultBuckets);
 
   std::int64_t limit() const { return limit_; }
   // Adds `amount` if it fits in what the window has left; false (and no change) otherwise.
-  bool try_consume(std::int64_t amount, MonoNanos now);
-  bool fits(std::int64_t amount, MonoNanos now);
-  std::int64_t used(MonoNanos now);
+  bool try_consume(std::int64_t amount, base::MonoNanos now);
+  bool fits(std::int64_t amount, base::MonoNanos now);
+  std::int64_t used(base::MonoNanos now);
   // Adds `amount` whether it fits or not, and returns the bucket it went to (for adjust).
-  std::int64_t consume(std::int64_t amount, MonoNanos now);
+  std::int64_t consume(std::int64_t amount, base::MonoNanos now);
   // Corrects an earlier consume() into `bucket` by `delta` (a request's real cost, once known).
   // While the bucket still counts, it takes the correction (never going below zero); once it
   // was forgotten, a refund has nothing left to undo and an extra charge goes to the current
   // bucket.
-  void adjust(std::int64_t bucket, std::int64_t delta, MonoNanos now);
+  void adjust(std::int64_t bucket, std::int64_t delta, base::MonoNanos now);
   void set_limit(std::int64_t limit) { limit_ = limit < 0 ? 0 : limit; }
   // How long until nothing counted now is counted any more (the whole limit free again): the
   // newest bucket's expiry. Cheap: the newest bucket is usually the current one.
-  Nanos until_empty(MonoNanos now);
+  base::Nanos until_empty(base::MonoNanos now);
   // How long until the window next gives anything back (its oldest counted bucket leaves); 0
   // when nothing is counted.
-  Nanos until_release(MonoNanos now);
+  base::Nanos until_release(base::MonoNanos now);
   // How long until `amount` fits: 0 when it fits now; the full window when it can never fit
   // (larger than the limit), so callers still get a finite retry time.
-  Nanos wait_for(std::int64_t amount, MonoNanos now);
+  base::Nanos wait_for(std::int64_t amount, base::MonoNanos now);
 
  private:
-  void advance(MonoNanos now);
+  void advance(base::MonoNanos now);
 
   struct Bucket {
     std::int64_t index = -1;  // now / bucket_length when it was filled
@@ -56,4 +56,4 @@ class SlidingWindowBudget {
   std::int64_t advanced_to_ = -1;  // the newest bucket index `advance` has seen
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

@@ -7,7 +7,7 @@
 
 #include "smartlb/base/clock.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 
 // Where the ramp starts, in percent of the weight.
 inline constexpr std::uint32_t kSlowStartFloorPercent = 10;
@@ -22,10 +22,10 @@ inline constexpr std::uint32_t kSlowStartFloorPercent = 10;
 //  - `now` before `recovered_at` (a clock read a tick behind the deadline's) counts as the ramp's
 //    start;
 //  - 0 when `weight` is 0.
-inline std::uint32_t slow_start_weight(std::uint32_t weight, MonoNanos recovered_at, MonoNanos now,
-                                       Nanos period) {
+inline std::uint32_t slow_start_weight(std::uint32_t weight, base::MonoNanos recovered_at,
+                                       base::MonoNanos now, base::Nanos period) {
   if (weight == 0 || period.count() <= 0 || recovered_at == 0) return weight;
-  const MonoNanos elapsed = std::max<MonoNanos>(now - recovered_at, 0);
+  const base::MonoNanos elapsed = std::max<base::MonoNanos>(now - recovered_at, 0);
   if (elapsed >= period.count()) return weight;
   const auto floor = std::max<std::uint32_t>(
       static_cast<std::uint32_t>(std::uint64_t{weight} * kSlowStartFloorPercent / 100), 1);
@@ -34,4 +34,4 @@ inline std::uint32_t slow_start_weight(std::uint32_t weight, MonoNanos recovered
   return std::clamp<std::uint32_t>(ramped, 1, weight);
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

@@ -13,7 +13,7 @@
 #include "smartlb/routing/routing_table.hpp"
 #include "smartlb/routing/selector.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 
 struct TargetChoice {
   std::size_t position = 0;
@@ -22,14 +22,14 @@ struct TargetChoice {
 
 std::optional<TargetChoice> choose_target(const Selector& selector, const RoutingTable& table,
                                           BackendStates& states, const PickRequest& request,
-                                          RandomSource& rng);
+                                          base::RandomSource& rng);
 
 // A target chosen for `request`, its declared quota reserved: a member whose quota filled between
 // its pick and the reservation (another request took it) is passed over. Every member chosen is
 // added to `tried` (the set `request.tried` refers to).
 std::optional<TargetChoice> choose_and_reserve(const Selector& selector, const RoutingTable& table,
                                                BackendStates& states, const PickRequest& request,
-                                               TriedSet& tried, RandomSource& rng);
+                                               TriedSet& tried, base::RandomSource& rng);
 
 // Whether some member of `table` not tried yet may serve `request` now (or be probed): when
 // none is, the attempt under way is the request's last, and no deadline of smartlb's own cuts it.
@@ -43,6 +43,6 @@ std::optional<std::size_t> pick_unhealthy(const RoutingTable& table, const Backe
 // The member a probe would test at `now`: in the best priority group that has one, the one whose
 // cost should be back soonest by its learned refill, then the heaviest (it refills fastest).
 std::optional<std::size_t> pick_probe(const RoutingTable& table, const BackendStates& states,
-                                      const PickRequest& request, MonoNanos now);
+                                      const PickRequest& request, base::MonoNanos now);
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

@@ -8,11 +8,11 @@
 
 #include "smartlb/http/throttle_fields.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 
 // The backend's requested delay, unclamped, or nullopt when no header holds a usable value.
 // Milliseconds headers win, then Retry-After, then the rate-limit reset headers.
-std::optional<std::chrono::milliseconds> parse_retry_hint(const ThrottleHeaders& h,
+std::optional<std::chrono::milliseconds> parse_retry_hint(const http::ThrottleHeaders& h,
                                                           std::chrono::system_clock::time_point wall_now);
 
 // What one response (any status) says about the backend's own budget for the deployment:
@@ -25,7 +25,7 @@ struct RateLimitReport {
   std::optional<std::chrono::milliseconds> reset_tokens, reset_requests;
   bool empty() const { return !remaining_tokens && !remaining_requests; }
 };
-RateLimitReport parse_rate_limit_report(const ThrottleHeaders& h,
+RateLimitReport parse_rate_limit_report(const http::ThrottleHeaders& h,
                                         std::chrono::system_clock::time_point wall_now = {});
 
 // Building blocks, exposed for tests.
@@ -40,4 +40,4 @@ std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_v
 // IMF-fixdate "Sun, 06 Nov 1994 08:49:37 GMT" (also RFC 850 and asctime forms).
 std::optional<std::chrono::system_clock::time_point> parse_http_date(std::string_view v);
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

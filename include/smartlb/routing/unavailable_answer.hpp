@@ -14,7 +14,7 @@
 
 #include "smartlb/routing/backend_states.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 
 struct UnavailableAnswer {
   unsigned status = 503;
@@ -29,4 +29,4 @@ struct UnavailableAnswer {
 UnavailableAnswer answer_unavailable(const Unavailability& u, std::size_t attempts,
                                      std::string_view deployment, std::string_view resource = {});
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <thread>
 
-namespace smartlb {
+namespace smartlb::telemetry {
 
 struct AccessLogWriterOptions {
   std::size_t flush_bytes = 64 * 1024;
@@ -53,4 +53,4 @@ class AccessLogWriter {
   std::thread thread_;
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::telemetry

@@ -11,13 +11,13 @@
 #include "smartlb/routing/outcome.hpp"
 #include "smartlb/telemetry/trace_ids.hpp"
 
-namespace smartlb {
+namespace smartlb::telemetry {
 
 // Backends are named by their identity (BackendId::value), which outlives configurations.
 struct AttemptRecord {
-  std::size_t backend = 0;                  // BackendId::value
-  unsigned status = 0;                      // 0 when no response header arrived
-  FailureCause cause = FailureCause::None;  // None: the attempt served the client
+  std::size_t backend = 0;                                    // BackendId::value
+  unsigned status = 0;                                        // 0 when no response header arrived
+  routing::FailureCause cause = routing::FailureCause::None;  // None: the attempt served the client
   std::int64_t cooldown_ms = 0;
   std::int64_t ttfb_us = 0;      // request sent -> response header read
   bool breaker_tripped = false;  // this failure tripped the target's failure_tolerance breaker
@@ -27,8 +27,9 @@ struct AttemptRecord {
   // request's path, its record (the model its body named: the body may be freed first) or its
   // configuration, all held until the request is accounted.
   std::string_view deployment{};
-  MonoNanos sent = 0;   // when the request left (0: it never did, no credential)
-  MonoNanos ended = 0;  // when a failed attempt's outcome was known (the served one ends with the request)
+  base::MonoNanos sent = 0;  // when the request left (0: it never did, no credential)
+  base::MonoNanos ended =
+      0;  // when a failed attempt's outcome was known (the served one ends with the request)
   // Tracing only (RequestRecord::trace.on): its CLIENT span, and where it went. Views into
   // the request's configuration, like `deployment`.
   SpanId span_id{};
@@ -84,4 +85,4 @@ class AttemptLog {
   std::unique_ptr<Overflow> overflow_;
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::telemetry

@@ -12,7 +12,7 @@
 #include "smartlb/telemetry/access_log_writer.hpp"
 #include "smartlb/telemetry/request_record.hpp"
 
-namespace smartlb {
+namespace smartlb::telemetry {
 
 // Installs the default logger for LOG_LEVEL / LOG_FORMAT.
 void setup_logging(const std::string& level, const std::string& format);
@@ -23,6 +23,6 @@ std::shared_ptr<spdlog::logger> make_access_logger(AccessLogWriter& writer);
 // drops the rest: a log line is never worth failing a request for.
 void write_fully(int fd, std::string_view bytes);
 // The access-log line for a finished request, in the configured format.
-std::string format_access_line(const RequestRecord& rec, const Config& cfg, bool json);
+std::string format_access_line(const RequestRecord& rec, const config::Config& cfg, bool json);
 
-}  // namespace smartlb
+}  // namespace smartlb::telemetry

@@ -20,7 +20,7 @@
 #include "smartlb/routing/outcome.hpp"
 #include "smartlb/telemetry/request_record.hpp"
 
-namespace smartlb {
+namespace smartlb::telemetry {
 
 // Fixed upper bounds (seconds, or attempts) of the histograms. +Inf is implicit.
 inline constexpr std::array<double, 14> kDurationBuckets = {0.05, 0.1, 0.25, 0.5, 1,   2.5, 5,
@@ -62,7 +62,7 @@ enum class CounterKind : std::uint8_t {
 // FailureCause of an attempt that ended without one. Bounded: 500 + 1 + the causes.
 inline constexpr std::uint32_t kUpstreamOtherStatus = 600;
 inline constexpr std::uint32_t kUpstreamTransport = 1000;
-constexpr std::uint32_t upstream_response_code(unsigned status, FailureCause cause) {
+constexpr std::uint32_t upstream_response_code(unsigned status, routing::FailureCause cause) {
   if (status == 0) return kUpstreamTransport + static_cast<std::uint32_t>(cause);
   return status >= 100 && status <= 599 ? status : kUpstreamOtherStatus;
 }
@@ -76,9 +76,9 @@ struct CounterKey {
 };
 
 struct LastError {
-  FailureCause cause = FailureCause::None;
+  routing::FailureCause cause = routing::FailureCause::None;
   unsigned status = 0;
-  MonoNanos at = 0;  // 0: never
+  base::MonoNanos at = 0;  // 0: never
   std::string deployment;
 };
 
@@ -253,4 +253,4 @@ class Metrics final : public RequestObserver {
   std::atomic<std::uint64_t> spans_dropped_[3] = {};
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::telemetry

@@ -11,7 +11,7 @@
 #include "smartlb/telemetry/response_facts.hpp"
 #include "smartlb/telemetry/trace_ids.hpp"
 
-namespace smartlb {
+namespace smartlb::telemetry {
 
 struct RequestRecord {
   // Attempts beyond this many are counted, and the last one recorded in the last place.
@@ -22,8 +22,8 @@ struct RequestRecord {
   std::string deployment;  // as the client asked for it
   std::string request_id;
   std::string client;  // the caller's name (a client entry, or "anonymous"); never a key
-  MonoNanos start = 0;
-  MonoNanos end = 0;
+  base::MonoNanos start = 0;
+  base::MonoNanos end = 0;
   unsigned status = 0;  // what the client got
   int served_by = -1;   // BackendId::value that produced the response, -1 for our own answer
   std::size_t attempt_count = 0;
@@ -39,7 +39,7 @@ struct RequestRecord {
   // What the answer cost by the price table (docs/operations.md#cost), -1 when unknown (no usage,
   // or no price for its model); `cost_model` the price entry's name (a view into the
   // configuration, like `rule`).
-  PicoUnits cost = -1;
+  cost::PicoUnits cost = -1;
   std::string_view cost_model;
   std::string_view rule;  // the id of the rule that routed it (a view into its configuration)
   // Its priority class when it is not the first (highest) one (a view into the configuration).
@@ -47,9 +47,9 @@ struct RequestRecord {
 
   // Tracing only (trace.on): the trace context, and what only spans show.
   RequestTrace trace;
-  MonoNanos first_byte = 0;   // the first body bytes went to the client
-  bool event_stream = false;  // the response was a text/event-stream
-  ResponseFacts response;     // the answer's `id`, `model` and `finish_reason`s, when read
+  base::MonoNanos first_byte = 0;  // the first body bytes went to the client
+  bool event_stream = false;       // the response was a text/event-stream
+  ResponseFacts response;          // the answer's `id`, `model` and `finish_reason`s, when read
 
   // Back to a new request's state, keeping the strings' memory (one record serves every
   // request of a connection).
@@ -103,4 +103,4 @@ class RequestObserver {
   virtual void on_credential_refresh(const std::string& /*backend name*/, bool /*ok*/) {}
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::telemetry

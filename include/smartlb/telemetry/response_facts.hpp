@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace smartlb {
+namespace smartlb::telemetry {
 
 struct ResponseFacts {
   static constexpr std::size_t kMaxText = 256;  // bytes of an id, a model or a reason, decoded
@@ -34,4 +34,4 @@ struct ResponseFacts {
 // than kMaxText is skipped.
 void read_response_facts(std::string_view json, ResponseFacts& facts);
 
-}  // namespace smartlb
+}  // namespace smartlb::telemetry

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-namespace smartlb {
+namespace smartlb::telemetry {
 
 using TraceId = std::array<std::uint8_t, 16>;
 using SpanId = std::array<std::uint8_t, 8>;
@@ -26,4 +26,4 @@ struct RequestTrace {
   }
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::telemetry

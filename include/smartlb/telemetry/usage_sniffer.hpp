@@ -2,17 +2,20 @@
 // Reads the token `usage` out of a relayed response body without holding the body back.
 // Fed the body bytes as they are relayed (after each write, so it never delays them):
 //  - application/json: buffers up to a bounded size and parses `usage` at the end;
-//  - text/event-stream: keeps only the current event's `data` (bounded) and the last event
-//    that carried a `"usage": {...}` object; parses that one at the end.
+//  - text/event-stream: reads the events with the event-stream reader (http/event_stream_reader,
+//    which copies only an event that spans reads) and keeps the data of the last event that
+//    carried a `"usage": {...}` object; parses that one at the end. It is also a sink of that
+//    reader, for a stream that another reader splits already (the id tagger's).
 // Plain C++, no sockets; never copies a whole stream.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "smartlb/http/event_stream_reader.hpp"
 #include "smartlb/telemetry/response_facts.hpp"
 
-namespace smartlb {
+namespace smartlb::telemetry {
 
 struct TokenUsage {
   std::int64_t prompt_tokens = -1;      // -1: unknown
@@ -30,7 +33,7 @@ struct TokenUsage {
 // cache_creation_input_tokens count in the prompt, the first as its cached part).
 TokenUsage parse_usage_json(std::string_view json);
 
-class UsageSniffer {
+class UsageSniffer : public http::EventSink {
  public:
   enum class Mode : std::uint8_t { Off, Json, EventStream };
 
@@ -56,25 +59,22 @@ class UsageSniffer {
   // one read), a JSON body is scanned where it is instead of being copied first.
   TokenUsage finish_with(const char* data, std::size_t size);
 
+  // One event of the stream (EventStream mode), as a reader that splits it for others too gives it.
+  void on_event(const http::SseEvent& event) override;
+
   // Bytes currently held (for tests of the bound).
   std::size_t buffered_bytes() const {
-    return body_.size() + line_.size() + data_.size() + last_.size() + first_.size();
+    return body_.size() + events_.held_bytes() + last_.size() + first_.size();
   }
   // Heap bytes its texts reserve, held or not (for tests: a stream's events read in place).
   std::size_t allocated_bytes() const {
-    std::size_t n = 0;
-    for (const std::string* t : {&body_, &line_, &data_, &last_, &first_})
+    std::size_t n = events_.allocated_bytes();
+    for (const std::string* t : {&body_, &last_, &first_})
       if (t->capacity() > std::string().capacity()) n += t->capacity();
     return n;
   }
 
  private:
-  void feed_event_stream(const char* p, std::size_t n);
-  // `in_chunk`: the line is a view into the chunk being fed, not into line_.
-  void end_line(std::string_view line, bool in_chunk);
-  void end_event();
-  std::string_view event_data() const { return data_viewed_ ? data_view_ : std::string_view(data_); }
-
   Mode mode_;
   ResponseFacts* facts_ = nullptr;
   std::size_t json_limit_;
@@ -82,18 +82,9 @@ class UsageSniffer {
   bool overflow_ = false;  // json: body over the limit
   std::string body_;       // json: the body so far
 
-  // event-stream state
-  std::string line_;  // the current line (bounded)
-  bool line_overflow_ = false;
-  bool after_cr_ = false;  // the previous chunk ended in '\r' (a "\r\n" may be split)
-  std::string data_;       // the current event's data lines, joined by '\n' (bounded)
-  // ... or, while its one data line lies in the chunk being fed, a view of it there
-  std::string_view data_view_;
-  bool data_viewed_ = false;
-  bool data_overflow_ = false;
-  bool has_data_ = false;
-  std::string last_;   // data of the last event that carried a usage object
-  std::string first_;  // an Anthropic stream's message_start (its prompt's usage)
+  http::EventStreamReader events_;  // event-stream: the events
+  std::string last_;                // data of the last event that carried a usage object
+  std::string first_;               // an Anthropic stream's message_start (its prompt's usage)
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::telemetry

@@ -17,16 +17,17 @@ namespace smartlb::tracing {
 // Exactly one valid traceparent continues the client's trace (its trace id, its span as the
 // parent, its tracestate when valid); anything else starts a new trace. The SERVER span gets a
 // new id either way, and `t.sampled` is the sampler's decision.
-void begin_request_trace(RequestTrace& t, const Sampler& sampler,
+void begin_request_trace(telemetry::RequestTrace& t, const Sampler& sampler,
                          std::span<const std::string_view> traceparents,
-                         std::span<const std::string_view> tracestates, RandomSource& rng,
+                         std::span<const std::string_view> tracestates, base::RandomSource& rng,
                          std::int64_t wall_unix_ns);
 
 // A new CLIENT span id for attempt `a`, and its upstream fields appended to `head`: traceparent
 // with that span as the parent (sampled or not, as the request) and the client's tracestate.
 // A request that is not sampled propagates its trace id with the sampled flag 0, like an
 // OpenTelemetry SDK's span that is not recorded.
-void begin_attempt_trace(const RequestTrace& t, AttemptRecord& a, RandomSource& rng, std::string& head);
+void begin_attempt_trace(const telemetry::RequestTrace& t, telemetry::AttemptRecord& a,
+                         base::RandomSource& rng, std::string& head);
 
 // The client's fields that tracing replaces on the upstream request.
 bool is_trace_context_field(std::string_view name);

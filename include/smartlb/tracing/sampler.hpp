@@ -35,11 +35,11 @@ class Sampler {
   // the client's traceparent, when it sent a valid one. Parent-based samplers follow it; the
   // others decide alone. A ratio keeps a trace when the last 8 bytes of its id, read as a
   // big-endian number and shifted right once, are below ratio * 2^63 (the Go and Java SDKs' rule).
-  bool sample(const TraceId& trace_id, std::optional<bool> parent_sampled) const;
+  bool sample(const telemetry::TraceId& trace_id, std::optional<bool> parent_sampled) const;
   const SamplerConfig& config() const { return config_; }
 
  private:
-  bool root_decision(const TraceId& trace_id) const;
+  bool root_decision(const telemetry::TraceId& trace_id) const;
 
   SamplerConfig config_;
   std::uint64_t ratio_bound_ = 0;

@@ -23,9 +23,9 @@ struct Attribute {
 };
 
 struct Span {
-  TraceId trace_id{};
-  SpanId span_id{};
-  SpanId parent_span_id{};  // all zero: a root span
+  telemetry::TraceId trace_id{};
+  telemetry::SpanId span_id{};
+  telemetry::SpanId parent_span_id{};  // all zero: a root span
   std::string trace_state;
   std::string name;
   SpanKind kind = SpanKind::Server;
@@ -42,8 +42,8 @@ struct Span {
 std::string_view genai_operation(std::string_view path);
 
 // The request's spans, SERVER first. Only for a record whose trace is on.
-std::vector<Span> spans_of(const RequestRecord& rec);
+std::vector<Span> spans_of(const telemetry::RequestRecord& rec);
 // How many that is (1 + its attempts, at most RequestRecord::kMaxAttempts of them).
-std::size_t span_count(const RequestRecord& rec);
+std::size_t span_count(const telemetry::RequestRecord& rec);
 
 }  // namespace smartlb::tracing

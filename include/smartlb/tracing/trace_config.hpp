@@ -42,7 +42,7 @@ struct TraceConfigResult {
 // The settings in `env`. Without an endpoint (or with OTEL_SDK_DISABLED=true or
 // OTEL_TRACES_EXPORTER=none) tracing is off and no other OTEL_* variable is looked at: they may
 // be set for other programs sharing the environment.
-TraceConfigResult load_trace_config(const EnvMap& env);
+TraceConfigResult load_trace_config(const config::EnvMap& env);
 
 // A `key=value,key=value` list (OTEL_RESOURCE_ATTRIBUTES, OTEL_EXPORTER_OTLP_HEADERS): keys and
 // values trimmed, values percent-decoded. The problem, or nullopt; a problem names the entry

@@ -13,8 +13,8 @@
 namespace smartlb::tracing {
 
 struct TraceParent {
-  TraceId trace_id{};
-  SpanId parent_id{};
+  telemetry::TraceId trace_id{};
+  telemetry::SpanId parent_id{};
   std::uint8_t flags = 0;
   bool sampled() const { return (flags & 1) != 0; }
 };
@@ -37,13 +37,13 @@ inline constexpr std::size_t kTraceStateMaxMembers = 32;
 std::string checked_tracestate(std::span<const std::string_view> fields);
 
 // New ids: random, never all zero.
-TraceId new_trace_id(RandomSource& rng);
-SpanId new_span_id(RandomSource& rng);
+telemetry::TraceId new_trace_id(base::RandomSource& rng);
+telemetry::SpanId new_span_id(base::RandomSource& rng);
 
 // "traceparent: 00-<trace id>-<span id>-<flags>\r\n" (version 00, flags the sampled bit), and
 // "tracestate: <value>\r\n" when there is one: the fields of an upstream request.
-void append_trace_fields(std::string& out, const TraceId& trace, const SpanId& span, bool sampled,
-                         std::string_view tracestate);
+void append_trace_fields(std::string& out, const telemetry::TraceId& trace, const telemetry::SpanId& span,
+                         bool sampled, std::string_view tracestate);
 
 // Lower-case hex of an id (32 or 16 characters; bytes past 16 are not written).
 void append_hex(std::string& out, std::span<const std::uint8_t> bytes);

@@ -45,7 +45,7 @@ class Tracer {
 
   // A request ended (a worker thread): a sampled one's spans are queued, or dropped and counted
   // when the queue is full. Never blocks on an export.
-  void finished(const RequestRecord& rec);
+  void finished(const telemetry::RequestRecord& rec);
   // Exports everything queued now and waits until that is done (tests).
   void flush();
   // SIGTERM, after the drain: exports what is queued within `bound` (what is left then is

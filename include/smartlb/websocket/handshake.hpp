@@ -49,7 +49,7 @@ std::string without_key_subprotocol(std::string_view offered);
 std::string_view browser_key(std::string_view offered, std::string_view query);
 
 // A fresh Sec-WebSocket-Key: 16 random bytes in base64 (24 characters).
-std::string new_key(FastRandom& rng);
+std::string new_key(base::FastRandom& rng);
 // The Sec-WebSocket-Accept that answers `key`: base64(SHA-1(key + the RFC's GUID)).
 std::string accept_for(std::string_view key);
 

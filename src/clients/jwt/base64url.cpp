@@ -3,7 +3,7 @@
 #include <array>
 #include <cstdint>
 
-namespace smartlb::jwt {
+namespace smartlb::clients::jwt {
 
 namespace {
 
@@ -58,4 +58,4 @@ std::string base64url_encode(std::string_view bytes) {
   return out;
 }
 
-}  // namespace smartlb::jwt
+}  // namespace smartlb::clients::jwt

@@ -2,9 +2,9 @@
 
 #include <vector>
 
-namespace smartlb::jwt {
+namespace smartlb::clients::jwt {
 
-IssuerKeys::IssuerKeys(std::string name, Nanos min_refetch_interval)
+IssuerKeys::IssuerKeys(std::string name, base::Nanos min_refetch_interval)
     : name_(std::move(name)), min_interval_(min_refetch_interval) {}
 
 std::shared_ptr<const KeySet> IssuerKeys::current() const {
@@ -12,7 +12,7 @@ std::shared_ptr<const KeySet> IssuerKeys::current() const {
   return keys_;
 }
 
-bool IssuerKeys::request_refetch(MonoNanos now) {
+bool IssuerKeys::request_refetch(base::MonoNanos now) {
   std::function<void()> hook;
   {
     std::lock_guard lock(mutex_);
@@ -93,4 +93,4 @@ IssuerKeysStatus IssuerKeys::status() const {
   return s;
 }
 
-}  // namespace smartlb::jwt
+}  // namespace smartlb::clients::jwt

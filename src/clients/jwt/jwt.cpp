@@ -4,7 +4,7 @@
 
 #include "smartlb/clients/jwt/base64url.hpp"
 
-namespace smartlb::jwt {
+namespace smartlb::clients::jwt {
 
 namespace {
 
@@ -53,4 +53,4 @@ std::optional<Jwt> parse_jwt(std::string_view token) {
   return t;
 }
 
-}  // namespace smartlb::jwt
+}  // namespace smartlb::clients::jwt

@@ -9,7 +9,7 @@
 
 #include "smartlb/clients/jwt/base64url.hpp"
 
-namespace smartlb::jwt {
+namespace smartlb::clients::jwt {
 
 namespace {
 
@@ -99,4 +99,4 @@ DiscoveryParse parse_discovery(std::string_view document) {
   return out;
 }
 
-}  // namespace smartlb::jwt
+}  // namespace smartlb::clients::jwt

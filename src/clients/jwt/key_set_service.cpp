@@ -8,7 +8,7 @@
 #include "smartlb/credentials/entra/token_fetcher.hpp"
 #include "smartlb/io/refresh_thread.hpp"
 
-namespace smartlb::jwt {
+namespace smartlb::clients::jwt {
 
 using namespace smartlb::io;
 
@@ -64,10 +64,11 @@ struct KeySetService::Impl {
     });
   }
 
-  Task<entra::FetchedAnswer> get(const std::string& url) {
+  Task<credentials::entra::FetchedAnswer> get(const std::string& url) {
     // A named request: GCC 12 mishandles a temporary's lifetime across a co_await.
-    const entra::TokenRequest request{"GET", url, {}, {}};
-    entra::FetchedAnswer answer = co_await entra::fetch_token_answer(request, tls, opts.fetch_timeout);
+    const credentials::entra::TokenRequest request{"GET", url, {}, {}};
+    credentials::entra::FetchedAnswer answer =
+        co_await credentials::entra::fetch_token_answer(request, tls, opts.fetch_timeout);
     co_return answer;
   }
 
@@ -110,7 +111,7 @@ struct KeySetService::Impl {
       Entry& e;
       ~Forget() { e.timer = nullptr; }
     } forget{e};
-    Nanos wait{0};
+    base::Nanos wait{0};
     int failures = 0;
     for (;;) {
       if (wait.count() > 0 && !e.refetch_requested) {
@@ -174,4 +175,4 @@ std::vector<IssuerKeysStatus> KeySetService::status() const {
   return out;
 }
 
-}  // namespace smartlb::jwt
+}  // namespace smartlb::clients::jwt

@@ -4,7 +4,7 @@
 
 #include "smartlb/clients/jwt/jwt.hpp"
 
-namespace smartlb::jwt {
+namespace smartlb::clients::jwt {
 
 namespace {
 std::atomic<std::uint64_t> next_id{1};
@@ -14,7 +14,7 @@ TokenAuthenticator::TokenAuthenticator(std::vector<TokenIssuer> issuers)
     : issuers_(std::move(issuers)), id_(next_id.fetch_add(1, std::memory_order_relaxed)) {}
 
 TokenVerdict TokenAuthenticator::verify(std::string_view token, VerifiedTokenCache& cache,
-                                        const Clock& clock) const {
+                                        const base::Clock& clock) const {
   TokenVerdict v;
   const WallTime wall_now = clock.wall_now();
   cache.bind(id_);
@@ -59,4 +59,4 @@ TokenVerdict TokenAuthenticator::verify(std::string_view token, VerifiedTokenCac
   return v;
 }
 
-}  // namespace smartlb::jwt
+}  // namespace smartlb::clients::jwt

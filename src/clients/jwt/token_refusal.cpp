@@ -1,6 +1,6 @@
 #include "smartlb/clients/jwt/token_refusal.hpp"
 
-namespace smartlb::jwt {
+namespace smartlb::clients::jwt {
 
 std::string_view label(TokenRefusal r) {
   switch (r) {
@@ -60,4 +60,4 @@ std::string_view message(TokenRefusal r) {
   return "Access denied.";
 }
 
-}  // namespace smartlb::jwt
+}  // namespace smartlb::clients::jwt

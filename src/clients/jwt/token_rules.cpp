@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace smartlb::jwt {
+namespace smartlb::clients::jwt {
 
 namespace {
 
@@ -110,4 +110,4 @@ std::optional<VerifiedToken> derive_identity(const nlohmann::json& claims, const
   return t;
 }
 
-}  // namespace smartlb::jwt
+}  // namespace smartlb::clients::jwt

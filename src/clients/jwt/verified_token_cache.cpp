@@ -2,7 +2,7 @@
 
 #include <functional>
 
-namespace smartlb::jwt {
+namespace smartlb::clients::jwt {
 
 std::uint64_t VerifiedTokenCache::hash(std::string_view token) {
   // The last 64 characters (the signature's end: as random as the whole) and the length, with
@@ -76,4 +76,4 @@ void VerifiedTokenCache::insert_refusal(std::string_view token, std::uint64_t ha
   refused_.insert(token, hash, why, now + limits_.refusal_ttl, limits_.max_refused);
 }
 
-}  // namespace smartlb::jwt
+}  // namespace smartlb::clients::jwt

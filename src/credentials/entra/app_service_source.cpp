@@ -2,9 +2,9 @@
 // platform announces in IDENTITY_ENDPOINT, guarded by IDENTITY_HEADER.
 #include "smartlb/credentials/entra/token_sources.hpp"
 
-namespace smartlb::entra {
+namespace smartlb::credentials::entra {
 
-TokenRequest app_service_request(const EntraCredentialConfig& c) {
+TokenRequest app_service_request(const config::EntraCredentialConfig& c) {
   TokenRequest r;
   r.method = "GET";
   r.url = c.identity_endpoint + (c.identity_endpoint.find('?') == std::string::npos ? "?" : "&") +
@@ -14,4 +14,4 @@ TokenRequest app_service_request(const EntraCredentialConfig& c) {
   return r;
 }
 
-}  // namespace smartlb::entra
+}  // namespace smartlb::credentials::entra

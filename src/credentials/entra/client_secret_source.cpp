@@ -2,9 +2,9 @@
 // tenant's v2.0 token endpoint.
 #include "smartlb/credentials/entra/token_sources.hpp"
 
-namespace smartlb::entra {
+namespace smartlb::credentials::entra {
 
-TokenRequest client_secret_request(const EntraCredentialConfig& c) {
+TokenRequest client_secret_request(const config::EntraCredentialConfig& c) {
   TokenRequest r;
   r.method = "POST";
   r.url = c.authority_host + c.tenant_id + "/oauth2/v2.0/token";
@@ -14,4 +14,4 @@ TokenRequest client_secret_request(const EntraCredentialConfig& c) {
   return r;
 }
 
-}  // namespace smartlb::entra
+}  // namespace smartlb::credentials::entra

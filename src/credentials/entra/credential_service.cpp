@@ -6,11 +6,11 @@
 #include "smartlb/credentials/entra/token_fetcher.hpp"
 #include "smartlb/io/refresh_thread.hpp"
 
-namespace smartlb::entra {
+namespace smartlb::credentials::entra {
 
 using namespace smartlb::io;
 
-std::string credential_key(const EntraCredentialConfig& c) {
+std::string credential_key(const config::EntraCredentialConfig& c) {
   std::string k(to_string(c.source));
   for (const std::string* part : {&c.tenant_id, &c.client_id, &c.authority_host, &c.federated_token_file,
                                   &c.identity_endpoint, &c.imds_endpoint, &c.scope})
@@ -21,7 +21,7 @@ std::string credential_key(const EntraCredentialConfig& c) {
 namespace {
 
 // How a credential is named in logs and /status: its source, identity and scope; no secret.
-std::string display_name(const EntraCredentialConfig& c) {
+std::string display_name(const config::EntraCredentialConfig& c) {
   std::string name(to_string(c.source));
   name += ' ';
   name += c.client_id.empty() ? std::string("system-assigned") : c.client_id;
@@ -32,7 +32,7 @@ std::string display_name(const EntraCredentialConfig& c) {
 
 struct Entry {
   std::shared_ptr<TokenCell> cell;
-  EntraCredentialConfig config;
+  config::EntraCredentialConfig config;
   RefreshSchedule schedule;
   std::vector<std::string> backends;  // guarded by the thread's mutex
   bool spawned = false;
@@ -45,9 +45,10 @@ struct Entry {
 }  // namespace
 
 struct CredentialService::Impl {
-  Impl(const Clock& c, ssl::context& t, CredentialServiceOptions o) : clock(c), tls(t), opts(std::move(o)) {}
+  Impl(const base::Clock& c, ssl::context& t, CredentialServiceOptions o)
+      : clock(c), tls(t), opts(std::move(o)) {}
 
-  const Clock& clock;
+  const base::Clock& clock;
   ssl::context& tls;
   CredentialServiceOptions opts;
   // Last: stopped and destroyed first, with the coroutine frames that refer to the above.
@@ -109,9 +110,9 @@ struct CredentialService::Impl {
       }
       // Waits in real time for what the schedule counts on the injected clock (the same
       // timeline in production; a manual clock in tests just makes a refresh wait long).
-      const MonoNanos wait = e.schedule.next_fetch() - clock.now();
+      const base::MonoNanos wait = e.schedule.next_fetch() - clock.now();
       if (wait > 0) {
-        timer.expires_after(Nanos(wait));
+        timer.expires_after(base::Nanos(wait));
         auto [ec] = co_await timer.async_wait(use_tuple);
         if (e.refresh_requested) continue;  // woken early: look again
         if (ec) co_return;
@@ -119,7 +120,7 @@ struct CredentialService::Impl {
       e.cell->fetch_started();
       TokenAnswer answer = co_await fetch(e);
       e.refresh_requested = false;  // a rejection of the old token is answered by this fetch
-      const MonoNanos now = clock.now();
+      const base::MonoNanos now = clock.now();
       const bool ok = answer.token.has_value();
       // Published first, then counted, then logged: whoever sees the count has the new state,
       // and whoever sees the log line has both.
@@ -128,7 +129,8 @@ struct CredentialService::Impl {
           for (const auto& b : backends_of(e)) opts.on_refresh(b, ok);
       };
       if (ok) {
-        const auto life = std::chrono::duration_cast<Nanos>(answer.token->expires_at - clock.wall_now());
+        const auto life =
+            std::chrono::duration_cast<base::Nanos>(answer.token->expires_at - clock.wall_now());
         e.schedule.succeeded(now, now + life.count());
         e.cell->fetch_succeeded(std::move(*answer.token), e.schedule.usable_until());
         count();
@@ -138,7 +140,7 @@ struct CredentialService::Impl {
       } else {
         e.schedule.failed(now);
         const bool still_valid = e.schedule.token_valid(now);
-        const MonoNanos retry_ms = (e.schedule.next_fetch() - now) / 1'000'000;
+        const base::MonoNanos retry_ms = (e.schedule.next_fetch() - now) / 1'000'000;
         e.cell->fetch_failed(answer.error, e.schedule.next_fetch(), still_valid);
         count();
         spdlog::warn("credential {}: token request failed ({}); {}; retrying in {} ms", name, answer.error,
@@ -148,7 +150,8 @@ struct CredentialService::Impl {
   }
 };
 
-CredentialService::CredentialService(const Clock& clock, ssl::context& tls, CredentialServiceOptions options)
+CredentialService::CredentialService(const base::Clock& clock, ssl::context& tls,
+                                     CredentialServiceOptions options)
     : impl_(std::make_unique<Impl>(clock, tls, std::move(options))) {}
 
 CredentialService::~CredentialService() {
@@ -157,7 +160,7 @@ CredentialService::~CredentialService() {
   impl_->thread.for_each([](Entry& e) { e.cell->on_refresh_request(nullptr); });
 }
 
-std::shared_ptr<TokenCell> CredentialService::credential_for(const BackendConfig& backend) {
+std::shared_ptr<TokenCell> CredentialService::credential_for(const config::BackendConfig& backend) {
   auto& I = *impl_;
   return I.thread.with_entry(
       credential_key(backend.entra),
@@ -189,4 +192,4 @@ std::vector<CredentialStatus> CredentialService::status() const {
   return out;
 }
 
-}  // namespace smartlb::entra
+}  // namespace smartlb::credentials::entra

@@ -2,7 +2,7 @@
 
 #include "smartlb/base/text.hpp"
 
-namespace smartlb::entra {
+namespace smartlb::credentials::entra {
 
 std::string form_encode(std::string_view value) {
   std::string out;
@@ -14,8 +14,8 @@ std::string form_encode(std::string_view value) {
       out += static_cast<char>(c);
     } else {
       out += '%';
-      out += hex_digit(c >> 4, true);
-      out += hex_digit(c & 15, true);
+      out += base::hex_digit(c >> 4, true);
+      out += base::hex_digit(c & 15, true);
     }
   }
   return out;
@@ -27,4 +27,4 @@ std::string resource_of_scope(std::string_view scope) {
   return std::string(scope);
 }
 
-}  // namespace smartlb::entra
+}  // namespace smartlb::credentials::entra

@@ -2,9 +2,9 @@
 // wants `Metadata: true` (so that a server-side request forgery cannot reach it by accident).
 #include "smartlb/credentials/entra/token_sources.hpp"
 
-namespace smartlb::entra {
+namespace smartlb::credentials::entra {
 
-TokenRequest imds_request(const EntraCredentialConfig& c) {
+TokenRequest imds_request(const config::EntraCredentialConfig& c) {
   TokenRequest r;
   r.method = "GET";
   r.url = c.imds_endpoint + "?api-version=2018-02-01&resource=" + form_encode(resource_of_scope(c.scope));
@@ -13,4 +13,4 @@ TokenRequest imds_request(const EntraCredentialConfig& c) {
   return r;
 }
 
-}  // namespace smartlb::entra
+}  // namespace smartlb::credentials::entra

@@ -7,7 +7,7 @@
 
 #include "smartlb/credentials/entra/token_request.hpp"
 
-namespace smartlb::entra {
+namespace smartlb::credentials::entra {
 namespace {
 
 using json = nlohmann::json;
@@ -129,4 +129,4 @@ TokenAnswer parse_token_answer(unsigned status, std::string_view body, WallTime 
   return a;
 }
 
-}  // namespace smartlb::entra
+}  // namespace smartlb::credentials::entra

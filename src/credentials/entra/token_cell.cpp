@@ -2,12 +2,12 @@
 
 #include <algorithm>
 
-namespace smartlb::entra {
+namespace smartlb::credentials::entra {
 
-TokenCell::TokenCell(std::string name, EntraSource source, std::string scope)
+TokenCell::TokenCell(std::string name, config::EntraSource source, std::string scope)
     : name_(std::move(name)), source_(source), scope_(std::move(scope)) {}
 
-TokenCell::Lookup TokenCell::look(MonoNanos now) const {
+TokenCell::Lookup TokenCell::look(base::MonoNanos now) const {
   if (now < usable_until_.load(std::memory_order_acquire)) return {Availability::Ready};
   if (fetching_.load(std::memory_order_acquire)) return {Availability::Pending};
   return {Availability::Unavailable, retry_at_.load(std::memory_order_relaxed)};
@@ -57,7 +57,7 @@ void TokenCell::fetch_started() {
   fetching_.store(true, std::memory_order_release);
 }
 
-void TokenCell::fetch_succeeded(AccessToken token, MonoNanos usable_until) {
+void TokenCell::fetch_succeeded(AccessToken token, base::MonoNanos usable_until) {
   std::unique_lock lock(mutex_);
   header_.assign("Authorization: Bearer ").append(token.token).append("\r\n");
   expires_at_ = token.expires_at;
@@ -68,7 +68,7 @@ void TokenCell::fetch_succeeded(AccessToken token, MonoNanos usable_until) {
   wake_all(lock);
 }
 
-void TokenCell::fetch_failed(std::string error, MonoNanos retry_at, bool token_still_valid) {
+void TokenCell::fetch_failed(std::string error, base::MonoNanos retry_at, bool token_still_valid) {
   std::unique_lock lock(mutex_);
   last_error_ = std::move(error);
   failing_ = true;
@@ -108,4 +108,4 @@ CredentialStatus TokenCell::status() const {
   return s;
 }
 
-}  // namespace smartlb::entra
+}  // namespace smartlb::credentials::entra

@@ -7,7 +7,7 @@
 
 #include "smartlb/config/url.hpp"
 
-namespace smartlb::entra {
+namespace smartlb::credentials::entra {
 
 using namespace smartlb::io;
 
@@ -16,7 +16,7 @@ namespace {
 using Stream = beast::basic_stream<tcp, Executor>;
 
 struct SplitUrl {
-  BackendUrl base;
+  config::BackendUrl base;
   std::string target;  // path and query
 };
 
@@ -25,7 +25,7 @@ std::optional<SplitUrl> split(const std::string& url, std::string& error) {
   const auto path_start = scheme_end == std::string::npos ? std::string::npos : url.find('/', scheme_end + 3);
   const auto query_start = url.find('?', scheme_end == std::string::npos ? 0 : scheme_end + 3);
   const auto authority_end = std::min(path_start, query_start);
-  auto parsed = parse_backend_url(url.substr(0, authority_end));
+  auto parsed = config::parse_backend_url(url.substr(0, authority_end));
   if (!parsed.url) {
     error = "bad token endpoint URL: " + parsed.error;
     return std::nullopt;
@@ -36,23 +36,24 @@ std::optional<SplitUrl> split(const std::string& url, std::string& error) {
 }
 
 template <class S>
-Task<FetchedAnswer> exchange(S& stream, Stream& tcp_layer, const http::request<http::string_body>& req,
+Task<FetchedAnswer> exchange(S& stream, Stream& tcp_layer,
+                             const beast::http::request<beast::http::string_body>& req,
                              std::chrono::nanoseconds timeout, bool status_only) {
   FetchedAnswer a;
   tcp_layer.expires_after(timeout);
-  auto [wec, wn] = co_await http::async_write(stream, req, use_tuple);
+  auto [wec, wn] = co_await beast::http::async_write(stream, req, use_tuple);
   if (wec) {
     a.error = "sending the token request: " + wec.message();
     co_return a;
   }
   beast::flat_buffer buffer;
-  http::response_parser<http::string_body> parser;
+  beast::http::response_parser<beast::http::string_body> parser;
   parser.body_limit(1024 * 1024);
   error_code rec;
   if (status_only)
-    rec = std::get<0>(co_await http::async_read_header(stream, buffer, parser, use_tuple));
+    rec = std::get<0>(co_await beast::http::async_read_header(stream, buffer, parser, use_tuple));
   else
-    rec = std::get<0>(co_await http::async_read(stream, buffer, parser, use_tuple));
+    rec = std::get<0>(co_await beast::http::async_read(stream, buffer, parser, use_tuple));
   if (rec) {
     a.error = "reading the token answer: " + rec.message();
     co_return a;
@@ -69,16 +70,16 @@ Task<FetchedAnswer> fetch_token_answer(const TokenRequest& request, ssl::context
   FetchedAnswer a;
   auto url = split(request.url, a.error);
   if (!url) co_return a;
-  const BackendUrl& u = url->base;
+  const config::BackendUrl& u = url->base;
   auto ex = co_await asio::this_coro::executor;
 
-  http::request<http::string_body> req;
+  beast::http::request<beast::http::string_body> req;
   req.method_string(request.method);
   req.target(url->target);
   req.version(11);
-  req.set(http::field::host, u.host_header);
-  req.set(http::field::user_agent, "smartlb");
-  req.set(http::field::connection, "close");
+  req.set(beast::http::field::host, u.host_header);
+  req.set(beast::http::field::user_agent, "smartlb");
+  req.set(beast::http::field::connection, "close");
   for (const auto& [name, value] : request.headers) req.set(name, value);
   if (request.method == "POST") {
     req.body() = request.form_body;
@@ -128,4 +129,4 @@ Task<FetchedAnswer> fetch_token_answer(const TokenRequest& request, ssl::context
   co_return a;
 }
 
-}  // namespace smartlb::entra
+}  // namespace smartlb::credentials::entra

@@ -3,7 +3,7 @@
 
 #include "smartlb/credentials/entra/token_sources.hpp"
 
-namespace smartlb::entra {
+namespace smartlb::credentials::entra {
 
 std::optional<std::string> read_whole_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -14,13 +14,13 @@ std::optional<std::string> read_whole_file(const std::string& path) {
   return std::move(s).str();
 }
 
-TokenRequestResult make_token_request(const EntraCredentialConfig& c, const ReadFile& read) {
+TokenRequestResult make_token_request(const config::EntraCredentialConfig& c, const ReadFile& read) {
   TokenRequestResult r;
   switch (c.source) {
-    case EntraSource::ClientSecret:
+    case config::EntraSource::ClientSecret:
       r.request = client_secret_request(c);
       break;
-    case EntraSource::WorkloadIdentity: {
+    case config::EntraSource::WorkloadIdentity: {
       auto assertion = read(c.federated_token_file);
       // Kubernetes writes the projected token without a newline, but a hand-made file may have one.
       while (assertion && !assertion->empty() && (assertion->back() == '\n' || assertion->back() == '\r'))
@@ -32,17 +32,17 @@ TokenRequestResult make_token_request(const EntraCredentialConfig& c, const Read
         r.request = workload_identity_request(c, *assertion);
       break;
     }
-    case EntraSource::AppService:
+    case config::EntraSource::AppService:
       r.request = app_service_request(c);
       break;
-    case EntraSource::Imds:
+    case config::EntraSource::Imds:
       r.request = imds_request(c);
       break;
-    case EntraSource::Auto:
+    case config::EntraSource::Auto:
       r.error = "no Entra ID source chosen";
       break;
   }
   return r;
 }
 
-}  // namespace smartlb::entra
+}  // namespace smartlb::credentials::entra

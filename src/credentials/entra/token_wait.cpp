@@ -2,15 +2,15 @@
 
 #include "smartlb/io/wait_for_wake.hpp"
 
-namespace smartlb::entra {
+namespace smartlb::credentials::entra {
 
 using namespace smartlb::io;
 
-Task<TokenCell::Lookup> wait_for_token(TokenCell& cell, const Clock& clock, Nanos timeout) {
+Task<TokenCell::Lookup> wait_for_token(TokenCell& cell, const base::Clock& clock, base::Nanos timeout) {
   auto lookup = cell.look(clock.now());
   if (lookup.availability != TokenCell::Availability::Pending) co_return lookup;
   co_await wait_for_wake(cell, timeout);
   co_return cell.look(clock.now());
 }
 
-}  // namespace smartlb::entra
+}  // namespace smartlb::credentials::entra

@@ -2,9 +2,9 @@
 // federated token as a client assertion instead of a secret.
 #include "smartlb/credentials/entra/token_sources.hpp"
 
-namespace smartlb::entra {
+namespace smartlb::credentials::entra {
 
-TokenRequest workload_identity_request(const EntraCredentialConfig& c, std::string_view assertion) {
+TokenRequest workload_identity_request(const config::EntraCredentialConfig& c, std::string_view assertion) {
   TokenRequest r;
   r.method = "POST";
   r.url = c.authority_host + c.tenant_id + "/oauth2/v2.0/token";
@@ -16,4 +16,4 @@ TokenRequest workload_identity_request(const EntraCredentialConfig& c, std::stri
   return r;
 }
 
-}  // namespace smartlb::entra
+}  // namespace smartlb::credentials::entra

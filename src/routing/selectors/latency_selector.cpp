@@ -5,16 +5,17 @@
 #include <limits>
 #include <vector>
 
-namespace smartlb {
+namespace smartlb::routing {
 
-LatencySelector::LatencySelector(LatencyStats& stats, Nanos lookback, double allowed_overhead_percentage)
+LatencySelector::LatencySelector(LatencyStats& stats, base::Nanos lookback,
+                                 double allowed_overhead_percentage)
     : stats_(stats),
       lookback_(lookback),
       allowed_factor_(1 + std::max(allowed_overhead_percentage, 0.0) / 100) {}
 
 std::optional<std::size_t> LatencySelector::pick(const RoutingTable& table, const BackendStates& states,
-                                                 const PickRequest& request, RandomSource& rng) const {
-  const MonoNanos now = states.clock().now();
+                                                 const PickRequest& request, base::RandomSource& rng) const {
+  const base::MonoNanos now = states.clock().now();
   Candidates candidates;
   for (const PriorityGroup& g : table.groups()) candidates.gather(table, g.members, states, request, now);
   if (candidates.empty()) return std::nullopt;
@@ -51,4 +52,4 @@ void LatencySelector::observe(const Answered& a) const {
   stats_.record(a.backend, a.deployment, a.at, a.took, a.completion_tokens);
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

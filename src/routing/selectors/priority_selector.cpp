@@ -1,11 +1,11 @@
 #include "smartlb/routing/selectors/priority_selector.hpp"
 #include "smartlb/routing/affinity.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 
 std::optional<std::size_t> PrioritySelector::pick(const RoutingTable& table, const BackendStates& states,
-                                                  const PickRequest& request, RandomSource& rng) const {
-  const MonoNanos now = states.clock().now();
+                                                  const PickRequest& request, base::RandomSource& rng) const {
+  const base::MonoNanos now = states.clock().now();
   Candidates candidates;
   for (const PriorityGroup& g : table.groups()) {
     candidates.gather(table, g.members, states, request, now);
@@ -16,4 +16,4 @@ std::optional<std::size_t> PrioritySelector::pick(const RoutingTable& table, con
   return std::nullopt;
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

@@ -1,11 +1,11 @@
 #include "smartlb/routing/selectors/weighted_selector.hpp"
 #include "smartlb/routing/affinity.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 
 std::optional<std::size_t> WeightedSelector::pick(const RoutingTable& table, const BackendStates& states,
-                                                  const PickRequest& request, RandomSource& rng) const {
-  const MonoNanos now = states.clock().now();
+                                                  const PickRequest& request, base::RandomSource& rng) const {
+  const base::MonoNanos now = states.clock().now();
   Candidates candidates;
   for (const PriorityGroup& g : table.groups()) candidates.gather(table, g.members, states, request, now);
   if (candidates.empty()) return std::nullopt;
@@ -13,4 +13,4 @@ std::optional<std::size_t> WeightedSelector::pick(const RoutingTable& table, con
                                       : pick_by_affinity(request.affinity_key, candidates, table);
 }
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

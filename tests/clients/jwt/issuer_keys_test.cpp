@@ -2,10 +2,10 @@
 
 #include <gtest/gtest.h>
 
-namespace smartlb::jwt {
+namespace smartlb::clients::jwt {
 namespace {
 
-constexpr MonoNanos kSecond = 1'000'000'000;
+constexpr base::MonoNanos kSecond = 1'000'000'000;
 
 TEST(IssuerKeys, RequestsWaitForTheFirstFetchAndAreWokenWhenItEnds) {
   IssuerKeys keys("url");
@@ -39,4 +39,4 @@ TEST(IssuerKeys, GrantsOneRefetchPerIntervalAndTellsTheService) {
 }
 
 }  // namespace
-}  // namespace smartlb::jwt
+}  // namespace smartlb::clients::jwt

@@ -9,7 +9,7 @@
 #include "smartlb/clients/jwt/base64url.hpp"
 #include "smartlb/clients/jwt/jwt.hpp"
 
-namespace smartlb::jwt {
+namespace smartlb::clients::jwt {
 namespace {
 
 using smartlb::testing::b64;
@@ -41,7 +41,7 @@ class TokenAuthenticatorTest : public ::testing::Test {
  protected:
   TokenAuthenticatorTest() {
     clock.set_wall_epoch(std::chrono::system_clock::time_point(std::chrono::seconds(1'800'000'000)) -
-                         Nanos(clock.now()));
+                         base::Nanos(clock.now()));
     keys->fetch_succeeded(keys_of({&key_a()}));
   }
 
@@ -76,7 +76,7 @@ class TokenAuthenticatorTest : public ::testing::Test {
     return v.refusal;
   }
 
-  ManualClock clock;
+  base::ManualClock clock;
   std::shared_ptr<IssuerKeys> keys = std::make_shared<IssuerKeys>("test");
   VerifiedTokenCache cache;
 };
@@ -355,4 +355,4 @@ TEST(TokenRefusalText, NeverEmptyAndDistinct) {
 }
 
 }  // namespace
-}  // namespace smartlb::jwt
+}  // namespace smartlb::clients::jwt

@@ -2,13 +2,13 @@
 
 #include <gtest/gtest.h>
 
-namespace smartlb::entra {
+namespace smartlb::credentials::entra {
 namespace {
 
 using namespace std::chrono_literals;
 
-MonoNanos ns(Nanos d) { return d.count(); }
-constexpr MonoNanos kStart = 1'000'000'000'000;
+base::MonoNanos ns(base::Nanos d) { return d.count(); }
+constexpr base::MonoNanos kStart = 1'000'000'000'000;
 
 TEST(RefreshSchedule, FetchesAtOnceAtFirst) {
   RefreshSchedule s;
@@ -35,32 +35,32 @@ TEST(RefreshSchedule, ShortTokenIsRefreshedAtHalfLife) {
 
 TEST(RefreshSchedule, FailuresWithoutTokenBackOffExponentiallyUpToAMinute) {
   RefreshSchedule s;
-  MonoNanos now = kStart;
-  std::vector<Nanos> delays;
+  base::MonoNanos now = kStart;
+  std::vector<base::Nanos> delays;
   for (int i = 0; i < 9; ++i) {
     s.failed(now);
-    delays.push_back(Nanos(s.next_fetch() - now));
+    delays.push_back(base::Nanos(s.next_fetch() - now));
     now = s.next_fetch();
   }
-  EXPECT_EQ(delays, (std::vector<Nanos>{1s, 2s, 4s, 8s, 16s, 32s, 60s, 60s, 60s}));
+  EXPECT_EQ(delays, (std::vector<base::Nanos>{1s, 2s, 4s, 8s, 16s, 32s, 60s, 60s, 60s}));
   EXPECT_EQ(s.consecutive_failures(), 9u);
 }
 
 TEST(RefreshSchedule, FailuresWhileTheTokenIsValidRetryWithinItsLife) {
   RefreshSchedule s;
   s.succeeded(kStart, kStart + ns(1h));
-  MonoNanos now = s.next_fetch();  // 55 min: 4 min 50 s of use left
-  std::vector<Nanos> delays;
+  base::MonoNanos now = s.next_fetch();  // 55 min: 4 min 50 s of use left
+  std::vector<base::Nanos> delays;
   for (int i = 0; i < 12 && s.token_valid(now); ++i) {
     s.failed(now);
     EXPECT_TRUE(s.token_valid(now));
-    delays.push_back(Nanos(s.next_fetch() - now));
+    delays.push_back(base::Nanos(s.next_fetch() - now));
     now = s.next_fetch();
   }
   // 1, 2, 4, 8, 16, 32, 60, 60 s: 183 s; then half of what is left (107 s -> 53.5 s), ...
   ASSERT_GE(delays.size(), 10u);
   EXPECT_EQ(delays[6], 60s);
-  EXPECT_EQ(delays[8], Nanos(ns(290s - 183s) / 2));
+  EXPECT_EQ(delays[8], base::Nanos(ns(290s - 183s) / 2));
   EXPECT_LE(now, s.usable_until() + ns(1s));  // the retries stay inside the token's life
 }
 
@@ -70,7 +70,7 @@ TEST(RefreshSchedule, SuccessResetsTheBackoff) {
   s.failed(kStart + ns(1s));
   s.succeeded(kStart + ns(3s), kStart + ns(3s) + ns(1h));
   EXPECT_EQ(s.consecutive_failures(), 0u);
-  const MonoNanos later = s.next_fetch();
+  const base::MonoNanos later = s.next_fetch();
   s.failed(later);
   EXPECT_EQ(s.next_fetch() - later, ns(1s));
 }
@@ -111,4 +111,4 @@ TEST(RefreshSchedule, CustomTiming) {
 }
 
 }  // namespace
-}  // namespace smartlb::entra
+}  // namespace smartlb::credentials::entra

@@ -2,7 +2,7 @@
 
 #include "smartlb/credentials/entra/token_request.hpp"
 
-namespace smartlb::entra {
+namespace smartlb::credentials::entra {
 namespace {
 
 using namespace std::chrono_literals;
@@ -103,4 +103,4 @@ TEST(FormEncode, KeepsUnreservedAndEscapesTheRest) {
 }
 
 }  // namespace
-}  // namespace smartlb::entra
+}  // namespace smartlb::credentials::entra

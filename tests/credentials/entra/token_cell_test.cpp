@@ -2,14 +2,14 @@
 
 #include <gtest/gtest.h>
 
-namespace smartlb::entra {
+namespace smartlb::credentials::entra {
 namespace {
 
 using A = TokenCell::Availability;
 const WallTime kExpires{std::chrono::seconds(1'800'003'600)};
 
 TEST(TokenCell, RequestsWaitForTheFirstFetch) {
-  TokenCell c("c", EntraSource::Imds, "s");
+  TokenCell c("c", config::EntraSource::Imds, "s");
   EXPECT_EQ(c.look(100).availability, A::Pending);
   std::string out;
   EXPECT_FALSE(c.append_authorization(out));
@@ -17,7 +17,7 @@ TEST(TokenCell, RequestsWaitForTheFirstFetch) {
 }
 
 TEST(TokenCell, ATokenIsReadyUntilItsUsableEnd) {
-  TokenCell c("c", EntraSource::Imds, "s");
+  TokenCell c("c", config::EntraSource::Imds, "s");
   c.fetch_succeeded({"tok-1", kExpires}, 1000);
   EXPECT_EQ(c.look(999).availability, A::Ready);
   EXPECT_EQ(c.look(1000).availability, A::Unavailable);
@@ -29,7 +29,7 @@ TEST(TokenCell, ATokenIsReadyUntilItsUsableEnd) {
 }
 
 TEST(TokenCell, WaitersAreWokenOnceWhenTheFetchEnds) {
-  TokenCell c("c", EntraSource::Imds, "s");
+  TokenCell c("c", config::EntraSource::Imds, "s");
   int woken = 0;
   const auto t1 = c.on_next_result([&] { ++woken; });
   const auto t2 = c.on_next_result([&] { ++woken; });
@@ -48,7 +48,7 @@ TEST(TokenCell, WaitersAreWokenOnceWhenTheFetchEnds) {
 }
 
 TEST(TokenCell, AFailedRefreshKeepsAValidTokenAndSaysFailing) {
-  TokenCell c("c", EntraSource::Imds, "s");
+  TokenCell c("c", config::EntraSource::Imds, "s");
   c.fetch_succeeded({"tok", kExpires}, 1000);
   c.fetch_started();
   EXPECT_EQ(c.status().state, "refreshing");
@@ -63,7 +63,7 @@ TEST(TokenCell, AFailedRefreshKeepsAValidTokenAndSaysFailing) {
 }
 
 TEST(TokenCell, NoValidTokenAfterAFailureMeansUnavailableUntilTheRetry) {
-  TokenCell c("c", EntraSource::Imds, "s");
+  TokenCell c("c", config::EntraSource::Imds, "s");
   c.fetch_failed("connecting: refused", 7000, false);
   const auto l = c.look(10);
   EXPECT_EQ(l.availability, A::Unavailable);
@@ -74,7 +74,7 @@ TEST(TokenCell, NoValidTokenAfterAFailureMeansUnavailableUntilTheRetry) {
 }
 
 TEST(TokenCell, ARefreshRequestReachesTheServiceHook) {
-  TokenCell c("c", EntraSource::Imds, "s");
+  TokenCell c("c", config::EntraSource::Imds, "s");
   c.request_refresh();  // no service: nothing happens
   int requested = 0;
   c.on_refresh_request([&] { ++requested; });
@@ -86,7 +86,7 @@ TEST(TokenCell, ARefreshRequestReachesTheServiceHook) {
 }
 
 TEST(TokenCell, StatusNeverHoldsTheToken) {
-  TokenCell c("imds abc https://cognitiveservices.azure.com/.default", EntraSource::Imds, "s");
+  TokenCell c("imds abc https://cognitiveservices.azure.com/.default", config::EntraSource::Imds, "s");
   c.add_backend("east");
   c.add_backend("east");
   c.fetch_succeeded({"very-secret-token", kExpires}, 1000);
@@ -97,4 +97,4 @@ TEST(TokenCell, StatusNeverHoldsTheToken) {
 }
 
 }  // namespace
-}  // namespace smartlb::entra
+}  // namespace smartlb::credentials::entra

@@ -2,13 +2,13 @@
 
 #include <gtest/gtest.h>
 
-namespace smartlb::entra {
+namespace smartlb::credentials::entra {
 namespace {
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
-EntraCredentialConfig app(EntraSource source) {
-  EntraCredentialConfig c;
+config::EntraCredentialConfig app(config::EntraSource source) {
+  config::EntraCredentialConfig c;
   c.source = source;
   c.tenant_id = "72f988bf-86f1-41af-91ab-2d7cd011db47";
   c.client_id = "11111111-2222-3333-4444-555555555555";
@@ -18,7 +18,7 @@ EntraCredentialConfig app(EntraSource source) {
 }
 
 TEST(TokenSources, ClientSecretPostsTheClientCredentialsGrant) {
-  const TokenRequest r = client_secret_request(app(EntraSource::ClientSecret));
+  const TokenRequest r = client_secret_request(app(config::EntraSource::ClientSecret));
   EXPECT_EQ(r.method, "POST");
   EXPECT_EQ(r.url,
             "https://login.microsoftonline.com/72f988bf-86f1-41af-91ab-2d7cd011db47/oauth2/v2.0/token");
@@ -30,14 +30,15 @@ TEST(TokenSources, ClientSecretPostsTheClientCredentialsGrant) {
 }
 
 TEST(TokenSources, ClientSecretUsesTheConfiguredAuthorityHost) {
-  auto c = app(EntraSource::ClientSecret);
+  auto c = app(config::EntraSource::ClientSecret);
   c.authority_host = "http://127.0.0.1:8123/";
   EXPECT_EQ(client_secret_request(c).url,
             "http://127.0.0.1:8123/72f988bf-86f1-41af-91ab-2d7cd011db47/oauth2/v2.0/token");
 }
 
 TEST(TokenSources, WorkloadIdentitySendsTheFederatedTokenAsClientAssertion) {
-  const TokenRequest r = workload_identity_request(app(EntraSource::WorkloadIdentity), "eyJhbGc.eyJzdWI.sig");
+  const TokenRequest r =
+      workload_identity_request(app(config::EntraSource::WorkloadIdentity), "eyJhbGc.eyJzdWI.sig");
   EXPECT_EQ(r.method, "POST");
   EXPECT_EQ(r.url,
             "https://login.microsoftonline.com/72f988bf-86f1-41af-91ab-2d7cd011db47/oauth2/v2.0/token");
@@ -49,7 +50,7 @@ TEST(TokenSources, WorkloadIdentitySendsTheFederatedTokenAsClientAssertion) {
 }
 
 TEST(TokenSources, WorkloadIdentityRereadsTheTokenFileOnEveryRequest) {
-  const auto c = app(EntraSource::WorkloadIdentity);
+  const auto c = app(config::EntraSource::WorkloadIdentity);
   int reads = 0;
   std::string path_read;
   const ReadFile read = [&](const std::string& path) -> std::optional<std::string> {
@@ -66,7 +67,7 @@ TEST(TokenSources, WorkloadIdentityRereadsTheTokenFileOnEveryRequest) {
 
 TEST(TokenSources, WorkloadIdentityWithAnUnreadableFileIsAnErrorNamingIt) {
   const auto r =
-      make_token_request(app(EntraSource::WorkloadIdentity),
+      make_token_request(app(config::EntraSource::WorkloadIdentity),
                          [](const std::string&) -> std::optional<std::string> { return std::nullopt; });
   EXPECT_FALSE(r.request);
   EXPECT_NE(r.error.find("AZURE_FEDERATED_TOKEN_FILE"), std::string::npos);
@@ -74,8 +75,8 @@ TEST(TokenSources, WorkloadIdentityWithAnUnreadableFileIsAnErrorNamingIt) {
 }
 
 TEST(TokenSources, AppServiceGetsTheIdentityEndpointWithItsHeader) {
-  EntraCredentialConfig c;
-  c.source = EntraSource::AppService;
+  config::EntraCredentialConfig c;
+  c.source = config::EntraSource::AppService;
   c.identity_endpoint = "http://localhost:42356/msi/token";
   c.identity_header = "6a3b7f1e-header";
   const TokenRequest r = app_service_request(c);
@@ -88,16 +89,16 @@ TEST(TokenSources, AppServiceGetsTheIdentityEndpointWithItsHeader) {
 }
 
 TEST(TokenSources, AppServiceAsksForAUserAssignedIdentityByClientId) {
-  EntraCredentialConfig c;
-  c.source = EntraSource::AppService;
+  config::EntraCredentialConfig c;
+  c.source = config::EntraSource::AppService;
   c.identity_endpoint = "http://localhost:42356/msi/token";
   c.client_id = "abc-123";
   EXPECT_TRUE(app_service_request(c).url.ends_with("&client_id=abc-123"));
 }
 
 TEST(TokenSources, ImdsGetsTheMetadataEndpointWithMetadataTrue) {
-  EntraCredentialConfig c;
-  c.source = EntraSource::Imds;
+  config::EntraCredentialConfig c;
+  c.source = config::EntraSource::Imds;
   const TokenRequest r = imds_request(c);
   EXPECT_EQ(r.method, "GET");
   EXPECT_EQ(r.url,
@@ -112,10 +113,10 @@ TEST(TokenSources, ImdsGetsTheMetadataEndpointWithMetadataTrue) {
 }
 
 TEST(TokenSources, MakeTokenRequestDispatchesOnTheSource) {
-  EXPECT_EQ(make_token_request(app(EntraSource::ClientSecret)).request->method, "POST");
-  auto imds = app(EntraSource::Imds);
+  EXPECT_EQ(make_token_request(app(config::EntraSource::ClientSecret)).request->method, "POST");
+  auto imds = app(config::EntraSource::Imds);
   EXPECT_TRUE(make_token_request(imds).request->url.starts_with("http://169.254.169.254/"));
-  EXPECT_FALSE(make_token_request(app(EntraSource::Auto)).request);
+  EXPECT_FALSE(make_token_request(app(config::EntraSource::Auto)).request);
 }
 
 TEST(TokenSources, ResourceOfScopeDropsDotDefault) {
@@ -125,4 +126,4 @@ TEST(TokenSources, ResourceOfScopeDropsDotDefault) {
 }
 
 }  // namespace
-}  // namespace smartlb::entra
+}  // namespace smartlb::credentials::entra

@@ -6,9 +6,9 @@
 #include <string>
 #include <string_view>
 
-namespace smartlb::jwt {
+namespace smartlb::clients::jwt {
 
 std::optional<std::string> base64url_decode(std::string_view text);
 std::string base64url_encode(std::string_view bytes);  // for tests and tools
 
-}  // namespace smartlb::jwt
+}  // namespace smartlb::clients::jwt

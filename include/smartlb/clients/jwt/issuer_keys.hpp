@@ -16,7 +16,7 @@
 #include "smartlb/base/clock.hpp"
 #include "smartlb/clients/jwt/key_set.hpp"
 
-namespace smartlb::jwt {
+namespace smartlb::clients::jwt {
 
 struct IssuerKeysStatus {
   std::string name;   // the discovery URL
@@ -28,7 +28,7 @@ struct IssuerKeysStatus {
 
 class IssuerKeys {
  public:
-  explicit IssuerKeys(std::string name, Nanos min_refetch_interval = std::chrono::minutes(1));
+  explicit IssuerKeys(std::string name, base::Nanos min_refetch_interval = std::chrono::minutes(1));
   IssuerKeys(const IssuerKeys&) = delete;
   IssuerKeys& operator=(const IssuerKeys&) = delete;
 
@@ -37,7 +37,7 @@ class IssuerKeys {
   // A token names a kid the current keys lack (or there are none). True when a fetch is under
   // way (it may be the one just asked for): its result is worth waiting for. At most one
   // refetch per min_refetch_interval is asked for.
-  bool request_refetch(MonoNanos now);
+  bool request_refetch(base::MonoNanos now);
   bool fetching() const;
   // Calls `wake` once (from the service's thread) when the fetch under way ends; 0 without
   // registering when none is under way.
@@ -57,12 +57,12 @@ class IssuerKeys {
   void wake_all(std::unique_lock<std::mutex>& lock);
 
   const std::string name_;
-  const Nanos min_interval_;
+  const base::Nanos min_interval_;
   mutable std::mutex mutex_;
   std::shared_ptr<const KeySet> keys_;
   bool fetching_ = true;  // until the first fetch ends, requests may wait for it
   bool have_last_request_ = false;
-  MonoNanos last_request_ = 0;
+  base::MonoNanos last_request_ = 0;
   std::string last_error_;
   bool failing_ = false;
   std::uint64_t ok_ = 0, failed_ = 0;
@@ -71,4 +71,4 @@ class IssuerKeys {
   std::function<void()> refetch_hook_;
 };
 
-}  // namespace smartlb::jwt
+}  // namespace smartlb::clients::jwt

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace smartlb::jwt {
+namespace smartlb::clients::jwt {
 
 struct Jwt {
   std::string alg, kid, typ;
@@ -24,4 +24,4 @@ bool looks_like_jwt(std::string_view bearer);
 // header whose alg/kid/typ are not strings.
 std::optional<Jwt> parse_jwt(std::string_view token);
 
-}  // namespace smartlb::jwt
+}  // namespace smartlb::clients::jwt

@@ -10,7 +10,7 @@
 
 struct evp_pkey_st;  // OpenSSL's EVP_PKEY
 
-namespace smartlb::jwt {
+namespace smartlb::clients::jwt {
 
 class RsaPublicKey {
  public:
@@ -50,4 +50,4 @@ struct DiscoveryParse {
 // The `jwks_uri` of an OpenID configuration document (must be http:// or https://).
 DiscoveryParse parse_discovery(std::string_view document);
 
-}  // namespace smartlb::jwt
+}  // namespace smartlb::clients::jwt

@@ -18,14 +18,14 @@ namespace boost::asio::ssl {
 class context;
 }
 
-namespace smartlb::jwt {
+namespace smartlb::clients::jwt {
 
 struct KeySetServiceOptions {
-  Nanos refresh_interval = std::chrono::hours(24);
-  Nanos first_retry = std::chrono::seconds(5);  // after a failure; doubling up to max_retry
-  Nanos max_retry = std::chrono::minutes(5);
-  Nanos fetch_timeout = std::chrono::seconds(10);        // each document, connect to answer
-  Nanos min_refetch_interval = std::chrono::minutes(1);  // refetches asked for by unknown kids
+  base::Nanos refresh_interval = std::chrono::hours(24);
+  base::Nanos first_retry = std::chrono::seconds(5);  // after a failure; doubling up to max_retry
+  base::Nanos max_retry = std::chrono::minutes(5);
+  base::Nanos fetch_timeout = std::chrono::seconds(10);        // each document, connect to answer
+  base::Nanos min_refetch_interval = std::chrono::minutes(1);  // refetches asked for by unknown kids
   std::function<void(const std::string& discovery_url, bool ok)> on_fetch;  // metrics
 };
 
@@ -53,4 +53,4 @@ class KeySetService {
 // `<authority_host>/<tenant>/v2.0/.well-known/openid-configuration`.
 std::string discovery_url_of(const std::string& authority_host, const std::string& tenant_id);
 
-}  // namespace smartlb::jwt
+}  // namespace smartlb::clients::jwt

@@ -6,8 +6,8 @@
 #include "smartlb/clients/jwt/issuer_keys.hpp"
 #include "smartlb/io/beast.hpp"
 
-namespace smartlb::jwt {
+namespace smartlb::clients::jwt {
 
-io::Task<void> wait_for_keys(std::shared_ptr<IssuerKeys> keys, Nanos timeout);
+io::Task<void> wait_for_keys(std::shared_ptr<IssuerKeys> keys, base::Nanos timeout);
 
-}  // namespace smartlb::jwt
+}  // namespace smartlb::clients::jwt

@@ -14,7 +14,7 @@
 #include "smartlb/clients/jwt/token_rules.hpp"
 #include "smartlb/clients/jwt/verified_token_cache.hpp"
 
-namespace smartlb::jwt {
+namespace smartlb::clients::jwt {
 
 struct TokenIssuer {
   IssuerRules rules;
@@ -37,11 +37,11 @@ class TokenAuthenticator {
 
   // The clock's wall time is compared with exp/nbf; its monotonic time (read only on a miss)
   // rate-limits key refetches.
-  TokenVerdict verify(std::string_view token, VerifiedTokenCache& cache, const Clock& clock) const;
+  TokenVerdict verify(std::string_view token, VerifiedTokenCache& cache, const base::Clock& clock) const;
 
  private:
   std::vector<TokenIssuer> issuers_;
   std::uint64_t id_;  // binds caches to this configuration
 };
 
-}  // namespace smartlb::jwt
+}  // namespace smartlb::clients::jwt

@@ -3,7 +3,7 @@
 // message for the client's 401. Neither ever contains the token.
 #include <string_view>
 
-namespace smartlb::jwt {
+namespace smartlb::clients::jwt {
 
 enum class TokenRefusal {
   Malformed,             // not three base64url parts of JSON, or a claim of the wrong type
@@ -24,4 +24,4 @@ std::string_view label(TokenRefusal r);
 // A sentence for the client: "The bearer token has expired." ...
 std::string_view message(TokenRefusal r);
 
-}  // namespace smartlb::jwt
+}  // namespace smartlb::clients::jwt

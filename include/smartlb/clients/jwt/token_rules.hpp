@@ -11,7 +11,7 @@
 
 #include "smartlb/clients/jwt/token_refusal.hpp"
 
-namespace smartlb::jwt {
+namespace smartlb::clients::jwt {
 
 using WallTime = std::chrono::system_clock::time_point;
 
@@ -48,4 +48,4 @@ struct VerifiedToken {
 // principal. nullopt: nothing names the caller (MissingClaim).
 std::optional<VerifiedToken> derive_identity(const nlohmann::json& claims, const IssuerRules& rules);
 
-}  // namespace smartlb::jwt
+}  // namespace smartlb::clients::jwt

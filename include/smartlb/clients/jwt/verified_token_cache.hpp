@@ -16,7 +16,7 @@
 #include "smartlb/clients/jwt/token_refusal.hpp"
 #include "smartlb/clients/jwt/token_rules.hpp"
 
-namespace smartlb::jwt {
+namespace smartlb::clients::jwt {
 
 struct TokenCacheLimits {
   std::size_t max_verified = 10'000;
@@ -72,4 +72,4 @@ class VerifiedTokenCache {
   Table<TokenRefusal> refused_;
 };
 
-}  // namespace smartlb::jwt
+}  // namespace smartlb::clients::jwt

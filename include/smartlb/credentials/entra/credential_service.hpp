@@ -20,11 +20,11 @@ namespace boost::asio::ssl {
 class context;
 }
 
-namespace smartlb::entra {
+namespace smartlb::credentials::entra {
 
 struct CredentialServiceOptions {
   RefreshTiming timing;
-  Nanos fetch_timeout = std::chrono::seconds(30);  // one token request, connect to answer
+  base::Nanos fetch_timeout = std::chrono::seconds(30);  // one token request, connect to answer
   // Told of every fetch's result, for each backend using the credential (metrics).
   std::function<void(const std::string& backend, bool ok)> on_refresh;
   ReadFile read_file = read_whole_file;  // the federated token file
@@ -32,7 +32,7 @@ struct CredentialServiceOptions {
 
 class CredentialService {
  public:
-  CredentialService(const Clock& clock, boost::asio::ssl::context& tls,
+  CredentialService(const base::Clock& clock, boost::asio::ssl::context& tls,
                     CredentialServiceOptions options = {});
   ~CredentialService();  // stops
   CredentialService(const CredentialService&) = delete;
@@ -40,7 +40,7 @@ class CredentialService {
 
   // The token cell for a backend with `auth: entra`: the same for every backend with the same
   // credential and scope. Its refreshing starts with start() (or at once, if started).
-  std::shared_ptr<TokenCell> credential_for(const BackendConfig& backend);
+  std::shared_ptr<TokenCell> credential_for(const config::BackendConfig& backend);
 
   void start();
   void stop();  // the thread ends; pending fetches are abandoned
@@ -53,6 +53,6 @@ class CredentialService {
 };
 
 // The key two backends share a credential by: source, identity, endpoints and scope.
-std::string credential_key(const EntraCredentialConfig& c);
+std::string credential_key(const config::EntraCredentialConfig& c);
 
-}  // namespace smartlb::entra
+}  // namespace smartlb::credentials::entra

@@ -10,18 +10,18 @@
 
 #include "smartlb/base/clock.hpp"
 
-namespace smartlb::entra {
+namespace smartlb::credentials::entra {
 
 struct RefreshTiming {
-  Nanos refresh_before = std::chrono::minutes(5);
-  Nanos first_retry = std::chrono::seconds(1);
-  Nanos max_retry = std::chrono::seconds(60);
+  base::Nanos refresh_before = std::chrono::minutes(5);
+  base::Nanos first_retry = std::chrono::seconds(1);
+  base::Nanos max_retry = std::chrono::seconds(60);
   // A token this close to expiry (at most a quarter of its life) is not sent any more: the
   // request could reach the backend after it expired.
-  Nanos expiry_margin = std::chrono::seconds(10);
+  base::Nanos expiry_margin = std::chrono::seconds(10);
   // A backend that rejects the token (401/403) asks for a new one, at most this often: a
   // revoked token is replaced at once, a missing role assignment costs one request a minute.
-  Nanos min_forced_interval = std::chrono::seconds(60);
+  base::Nanos min_forced_interval = std::chrono::seconds(60);
 };
 
 class RefreshSchedule {
@@ -29,29 +29,29 @@ class RefreshSchedule {
   explicit RefreshSchedule(RefreshTiming t = {}) : t_(t) {}
 
   // When the next fetch should start (0 before the first: at once).
-  MonoNanos next_fetch() const { return next_fetch_; }
+  base::MonoNanos next_fetch() const { return next_fetch_; }
   // A token fetched at `now` that expires at `expires`.
-  void succeeded(MonoNanos now, MonoNanos expires);
-  void failed(MonoNanos now);
+  void succeeded(base::MonoNanos now, base::MonoNanos expires);
+  void failed(base::MonoNanos now);
   // A backend rejected the token: fetch again now, or once the last fetch is
   // min_forced_interval old.
-  void refresh_requested(MonoNanos now);
+  void refresh_requested(base::MonoNanos now);
 
   // Whether there is a token good to send at `now`, and until when.
-  bool token_valid(MonoNanos now) const { return now < usable_until(); }
-  MonoNanos usable_until() const { return has_token_ ? expires_ - margin_ : 0; }
-  MonoNanos expires() const { return expires_; }
+  bool token_valid(base::MonoNanos now) const { return now < usable_until(); }
+  base::MonoNanos usable_until() const { return has_token_ ? expires_ - margin_ : 0; }
+  base::MonoNanos expires() const { return expires_; }
   unsigned consecutive_failures() const { return failures_; }
 
  private:
   RefreshTiming t_;
-  MonoNanos next_fetch_ = 0;
-  MonoNanos expires_ = 0;
-  MonoNanos margin_ = 0;
-  MonoNanos last_fetch_ = 0;  // when the last fetch ended
+  base::MonoNanos next_fetch_ = 0;
+  base::MonoNanos expires_ = 0;
+  base::MonoNanos margin_ = 0;
+  base::MonoNanos last_fetch_ = 0;  // when the last fetch ended
   bool fetched_ = false;
   bool has_token_ = false;
   unsigned failures_ = 0;
 };
 
-}  // namespace smartlb::entra
+}  // namespace smartlb::credentials::entra

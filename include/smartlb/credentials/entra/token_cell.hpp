@@ -20,12 +20,12 @@
 #include "smartlb/config/config.hpp"
 #include "smartlb/credentials/entra/token_request.hpp"
 
-namespace smartlb::entra {
+namespace smartlb::credentials::entra {
 
 // What /status shows of a credential; never the token.
 struct CredentialStatus {
   std::string name;  // "<source> <client id or tenant> <scope>"
-  EntraSource source = EntraSource::Auto;
+  config::EntraSource source = config::EntraSource::Auto;
   std::string scope;
   std::string state;  // starting | valid | refreshing | failing (token still valid) | unavailable
   std::optional<WallTime> expires_at;
@@ -36,7 +36,7 @@ struct CredentialStatus {
 
 class TokenCell {
  public:
-  TokenCell(std::string name, EntraSource source, std::string scope);
+  TokenCell(std::string name, config::EntraSource source, std::string scope);
   TokenCell(const TokenCell&) = delete;
   TokenCell& operator=(const TokenCell&) = delete;
 
@@ -48,9 +48,9 @@ class TokenCell {
   };
   struct Lookup {
     Availability availability;
-    MonoNanos retry_at = 0;  // Unavailable: when the next fetch starts
+    base::MonoNanos retry_at = 0;  // Unavailable: when the next fetch starts
   };
-  Lookup look(MonoNanos now) const;
+  Lookup look(base::MonoNanos now) const;
 
   // Appends "Authorization: Bearer <token>\r\n"; false (nothing appended) when no token is held.
   bool append_authorization(std::string& out) const;
@@ -69,8 +69,8 @@ class TokenCell {
   void add_backend(const std::string& name);
   void on_refresh_request(std::function<void()> hook);
   void fetch_started();
-  void fetch_succeeded(AccessToken token, MonoNanos usable_until);
-  void fetch_failed(std::string error, MonoNanos retry_at, bool token_still_valid);
+  void fetch_succeeded(AccessToken token, base::MonoNanos usable_until);
+  void fetch_failed(std::string error, base::MonoNanos retry_at, bool token_still_valid);
 
   CredentialStatus status() const;
   const std::string& name() const { return name_; }
@@ -79,10 +79,10 @@ class TokenCell {
   void wake_all(std::unique_lock<std::mutex>& lock);
 
   const std::string name_;
-  const EntraSource source_;
+  const config::EntraSource source_;
   const std::string scope_;
-  std::atomic<MonoNanos> usable_until_{0};
-  std::atomic<MonoNanos> retry_at_{0};
+  std::atomic<base::MonoNanos> usable_until_{0};
+  std::atomic<base::MonoNanos> retry_at_{0};
   std::atomic<bool> fetching_{true};  // until the first fetch ends, requests wait for it
 
   mutable std::mutex mutex_;
@@ -97,4 +97,4 @@ class TokenCell {
   std::function<void()> refresh_hook_;
 };
 
-}  // namespace smartlb::entra
+}  // namespace smartlb::credentials::entra

@@ -9,7 +9,7 @@
 #include "smartlb/credentials/entra/token_request.hpp"
 #include "smartlb/io/beast.hpp"
 
-namespace smartlb::entra {
+namespace smartlb::credentials::entra {
 
 struct FetchedAnswer {
   unsigned status = 0;  // 0: no answer (error says why)
@@ -20,4 +20,4 @@ struct FetchedAnswer {
 io::Task<FetchedAnswer> fetch_token_answer(const TokenRequest& request, io::ssl::context& tls,
                                            std::chrono::nanoseconds timeout);
 
-}  // namespace smartlb::entra
+}  // namespace smartlb::credentials::entra

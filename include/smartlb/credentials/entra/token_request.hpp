@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-namespace smartlb::entra {
+namespace smartlb::credentials::entra {
 
 using WallTime = std::chrono::system_clock::time_point;
 
@@ -51,4 +51,4 @@ std::string form_encode(std::string_view value);
 // The resource a managed identity endpoint wants for a scope: the scope without "/.default".
 std::string resource_of_scope(std::string_view scope);
 
-}  // namespace smartlb::entra
+}  // namespace smartlb::credentials::entra

@@ -8,27 +8,28 @@
 #include "smartlb/config/config.hpp"
 #include "smartlb/credentials/entra/token_request.hpp"
 
-namespace smartlb::entra {
+namespace smartlb::credentials::entra {
 
 // POST {authority}{tenant}/oauth2/v2.0/token, grant_type=client_credentials with client_secret.
-TokenRequest client_secret_request(const EntraCredentialConfig& c);
+TokenRequest client_secret_request(const config::EntraCredentialConfig& c);
 
 // The same endpoint with client_assertion = the federated token (the file's contents, read by
 // the caller on every refresh: it rotates).
-TokenRequest workload_identity_request(const EntraCredentialConfig& c, std::string_view assertion);
+TokenRequest workload_identity_request(const config::EntraCredentialConfig& c, std::string_view assertion);
 
 // GET {IDENTITY_ENDPOINT}?api-version=2019-08-01&resource=...[&client_id=...] with
 // X-IDENTITY-HEADER.
-TokenRequest app_service_request(const EntraCredentialConfig& c);
+TokenRequest app_service_request(const config::EntraCredentialConfig& c);
 
 // GET {imds}?api-version=2018-02-01&resource=...[&client_id=...] with Metadata: true.
-TokenRequest imds_request(const EntraCredentialConfig& c);
+TokenRequest imds_request(const config::EntraCredentialConfig& c);
 
 // Reads a file whole; nullopt when it cannot be read.
 using ReadFile = std::function<std::optional<std::string>(const std::string& path)>;
 std::optional<std::string> read_whole_file(const std::string& path);
 
 // The request for the configured source (the federated token file read through `read`).
-TokenRequestResult make_token_request(const EntraCredentialConfig& c, const ReadFile& read = read_whole_file);
+TokenRequestResult make_token_request(const config::EntraCredentialConfig& c,
+                                      const ReadFile& read = read_whole_file);
 
-}  // namespace smartlb::entra
+}  // namespace smartlb::credentials::entra

@@ -5,9 +5,9 @@
 #include "smartlb/credentials/entra/token_cell.hpp"
 #include "smartlb/io/beast.hpp"
 
-namespace smartlb::entra {
+namespace smartlb::credentials::entra {
 
 // Returns what the cell says once the wait ends.
-io::Task<TokenCell::Lookup> wait_for_token(TokenCell& cell, const Clock& clock, Nanos timeout);
+io::Task<TokenCell::Lookup> wait_for_token(TokenCell& cell, const base::Clock& clock, base::Nanos timeout);
 
-}  // namespace smartlb::entra
+}  // namespace smartlb::credentials::entra

@@ -8,7 +8,7 @@
 #include "smartlb/routing/latency_stats.hpp"
 #include "smartlb/routing/selector.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 
 class LatencySelector final : public Selector {
  public:
@@ -16,7 +16,7 @@ class LatencySelector final : public Selector {
 
   // `stats` must be recorded on the timeline of the states' clock, and outlive the selector.
   // A negative percentage counts as 0 (only the fastest, and the warming-up ones).
-  LatencySelector(LatencyStats& stats, Nanos lookback, double allowed_overhead_percentage);
+  LatencySelector(LatencyStats& stats, base::Nanos lookback, double allowed_overhead_percentage);
 
   // Reads each candidate's latency for (member.id, member.effective_deployment(deployment)) at
   // the states' clock's now(). The fastest measured candidate sets the bar; eligible are the
@@ -24,15 +24,15 @@ class LatencySelector final : public Selector {
   // of them is drawn with rng.below(eligible count), counting in candidate order (Candidates
   // gathered group by group, best priority first: the order only maps draws to members).
   std::optional<std::size_t> pick(const RoutingTable& table, const BackendStates& states,
-                                  const PickRequest& request, RandomSource& rng) const override;
+                                  const PickRequest& request, base::RandomSource& rng) const override;
   // Learns from complete 2xx answers whose usage tells how many tokens they took: their time
   // per output token.
   void observe(const Answered& a) const override;
 
  private:
   LatencyStats& stats_;
-  Nanos lookback_;
+  base::Nanos lookback_;
   double allowed_factor_;
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

@@ -3,12 +3,12 @@
 // it a weighted random draw. Lower groups serve only while every better one is out.
 #include "smartlb/routing/selector.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 
 class PrioritySelector final : public Selector {
  public:
   std::optional<std::size_t> pick(const RoutingTable& table, const BackendStates& states,
-                                  const PickRequest& request, RandomSource& rng) const override;
+                                  const PickRequest& request, base::RandomSource& rng) const override;
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::routing

@@ -3,12 +3,12 @@
 // (API Management's weight-based routing, TrueFoundry's weight-based-routing).
 #include "smartlb/routing/selector.hpp"
 
-namespace smartlb {
+namespace smartlb::routing {
 
 class WeightedSelector final : public Selector {
  public:
   std::optional<std::size_t> pick(const RoutingTable& table, const BackendStates& states,
-                                  const PickRequest& request, RandomSource& rng) const override;
+                                  const PickRequest& request, base::RandomSource& rng) const override;
 };
 
-}  // namespace smartlb
+}  // namespace smartlb::routing
