@@ -318,10 +318,10 @@ Task<Attempted> ForwardJob::attempt(const ChosenTarget& t, routing::TriedSet& tr
 // as long as it lasts.
 Attempted ForwardJob::relayed(const ChosenTarget& t, routing::AttemptTicket& ticket,
                               telemetry::AttemptRecord& a, const Relayed& r) {
-  if (r.end == RelayEnd::FailOver) {  // its stream's start failed: nothing went to the client
+  if (r.end == RelayEnd::FailOver) {  // its stream's start or its body failed: nothing went to the client
     rec_.served_by = -1;
-    const std::string why = "HTTP " + std::to_string(a.status) +
-                            " but its stream failed before any content (" + std::string(r.why) + ")";
+    const std::string why = "HTTP " + std::to_string(a.status) + " but its answer failed before any of it " +
+                            "went to the client (" + std::string(r.why) + ")";
     close_failed(
         t, ticket, a,
         {r.fault == RelayFault::Stalled ? routing::AttemptEnd::Stalled : routing::AttemptEnd::StreamFailed,

@@ -278,6 +278,14 @@ Relayed UpstreamExchange::held_start_failed(UpstreamConnection& conn, Relayed fa
   return failed;
 }
 
+// The backend failed after its answer's head, before any of the answer went to the client: the
+// next target may still answer it.
+Relayed UpstreamExchange::body_never_came(UpstreamConnection& conn, const error_code& ec) {
+  conn.close();
+  return Relayed{RelayEnd::FailOver, RelayFault::Transport, classify_transport_error(ec),
+                 "its body never came (its connection failed or went silent after the head)"};
+}
+
 // The backend failed after the answer's head went out: too late to fail over, so the client is
 // cut off without a clean end (it sees a truncated response, not a complete one); the policy
 // accounts the backend's failure.
@@ -379,14 +387,16 @@ Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions option
   write_response_head(res, options, chunked, keep, tagger.has_value());
   std::string& head = buffers_.response_head;
 
-  // Send the head at once only when the body must be waited for (a stream): otherwise the
-  // first write below carries head and body together, one syscall instead of two.
+  // An event stream's head goes at once when its body must be waited for. Any other answer's
+  // head waits for its body's first bytes and goes in the same write: one syscall instead of
+  // two, and a backend that sends a head and then nothing (or fails) before its body began has
+  // sent nothing to the client yet, so the request can still fail over.
   bool head_sent = false;
-  if (pending.empty() && !p.is_done() && conn->buffer.size() == 0) {
+  if (plan.event_stream && pending.empty() && !p.is_done() && conn->buffer.size() == 0) {
     client_.expires_after(ctx_.cfg.http_timeout);
     auto [hec, hn] = co_await asio::async_write(client_, asio::buffer(head), use_tuple);
     if (client_.done(hec)) co_return client_left(*conn);
-    if (plan.event_stream) free_sent_texts(*conn);
+    free_sent_texts(*conn);
     head_sent = true;
   }
 
@@ -399,7 +409,7 @@ Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions option
     // The held start goes first, with what else is buffered, before a read.
     if (held_start.empty() && !p.is_done() &&
         !feed_buffered(conn->buffer, p, http1::ReadGoal::some, progressed, ec)) {  // else no read needed
-      if (head_sent) watch.arm(client_.socket(), *conn);
+      watch.arm(client_.socket(), *conn);
       // The idle timeout, renewed on every read.
       ec = co_await read_body_bytes(*conn, p, ctx_.cfg.http_timeout, plan.event_stream, buffer_fitted,
                                     ctx_.spare_event_rooms);
@@ -416,6 +426,7 @@ Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions option
     take_runs(p, conn->buffer, runs, run_count, chunk, ec);
     if (ec && watch.client_left())
       co_return client_left(*conn);  // while the backend was silent: blame no one
+    if (ec && !head_sent) co_return body_never_came(*conn, ec);
     if (ec) co_return cut_short(*conn, ec);
     const bool last = p.is_done();
     if (tagger) chunk = tag_events_of(*tagger, runs.data(), run_count, last, tagged, usage);

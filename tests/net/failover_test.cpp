@@ -154,6 +154,27 @@ TEST(Failover, TimeoutBeforeHeadersFailsOver) {
   slow.open(never);
 }
 
+TEST(Failover, AnAnswerWhoseBodyNeverComesAfterItsHeadFailsOver) {
+  // A head that promises a JSON body, then silence: nothing reached the client (the head of an
+  // answer that is not an event stream waits for its body), so the next backend answers.
+  MockBackend silent([](const SeenRequest&) {
+    MockReply r;
+    r.raw = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 40\r\n\r\n";
+    return r;
+  });
+  MockBackend good([](const SeenRequest&) { return ok("good"); });
+  ProxyHarness p;
+  p.cfg.http_timeout = 1s;
+  p.add_backend("silent", silent.url(), 1);
+  p.add_backend("good", good.url(), 2);
+  p.start();
+  const auto r = post(p);
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.header("x-smartlb-backend"), "good");
+  EXPECT_EQ(nlohmann::json::parse(r.body)["served_by"], "good");
+  EXPECT_EQ(p.backend_cooldown(0).cause, routing::FailureCause::Timeout);
+}
+
 TEST(Failover, ClientErrorPassesThroughWithoutFailoverOrCooldown) {
   MockBackend primary([](const SeenRequest&) { return status(400); });
   MockBackend secondary([](const SeenRequest&) { return ok("secondary"); });

@@ -3,7 +3,7 @@
 // stretch, a reasoning model thinking -- and closes the upstream connection at once, instead of
 // when the backend next writes or HTTP_TIMEOUT_SECONDS passes. One async_wait on the client
 // socket (no read, no extra syscall while the client stays), armed only when a relay is about
-// to wait on the backend after the response head went out.
+// to wait on the backend.
 #include <memory>
 
 #include "smartlb/io/beast.hpp"

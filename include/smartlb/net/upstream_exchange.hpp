@@ -98,6 +98,7 @@ class UpstreamExchange final : public Exchange {
                          bool tag_events);
   Relayed client_left(UpstreamConnection& conn);
   Relayed held_start_failed(UpstreamConnection& conn, Relayed failed);
+  Relayed body_never_came(UpstreamConnection& conn, const error_code& ec);
   Relayed cut_short(UpstreamConnection& conn, const error_code& ec);
   bool read_usage(telemetry::UsageSniffer& usage, std::span<const std::string_view> runs, bool last);
   void record_usage(const telemetry::TokenUsage& u);
