@@ -6,14 +6,8 @@
 namespace smartlb::http1 {
 namespace asio = io::asio;
 namespace beast = io::beast;
-namespace ssl = io::ssl;
 using io::error_code;
-using io::Executor;
-using io::is_parse_error;
-using io::Socket;
 using io::Task;
-using io::tcp;
-using io::use_task;
 using io::use_tuple;
 using io::use_tuple_for;
 }  // namespace smartlb::http1
