@@ -94,7 +94,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     env[std::string(line.substr(0, eq))] = std::string(line.substr(eq + 1));
   }
 
-  const config::ConfigLoadResult r = load_config_from_env(env);
+  const config::ConfigLoadResult r = config::load_config_from_env(env);
   if (r.config.has_value() != r.errors.empty()) __builtin_trap();
   for (const std::string& e : r.errors) {
     const auto colon = e.find(": ");

@@ -29,7 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   // A fixed wall clock: Sun, 06 Nov 1994 08:49:37 GMT.
   const auto wall_now = std::chrono::system_clock::time_point(std::chrono::seconds(784111777));
-  const auto hint = parse_retry_hint(h, wall_now);
+  const auto hint = routing::parse_retry_hint(h, wall_now);
   if (hint && hint->count() < 0) __builtin_trap();
 
   for (std::string_view* f : fields) {
@@ -38,6 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (auto d = routing::parse_duration_string(*f); d && d->count() < 0) __builtin_trap();
     (void)routing::parse_http_date(*f);
   }
-  if (auto ms = parse_number_delay(h.retry_after_ms, true); ms && (!hint || *hint != *ms)) __builtin_trap();
+  if (auto ms = routing::parse_number_delay(h.retry_after_ms, true); ms && (!hint || *hint != *ms))
+    __builtin_trap();
   return 0;
 }
