@@ -225,9 +225,8 @@ Task<Attempted> ForwardJob::attempt(const ChosenTarget& t, routing::TriedSet& tr
   if (streams_) ticket.expect_stream(body_facts_->reasoning_effort.value_or(""), prompt_tokens_);
   const base::MonoNanos sent = a.sent = ticket.sent();
   const bool inline_body = body_.size() <= kInlineRequestBodyBytes;
-  // A streamed body's pauses are bound by HTTP_TIMEOUT_SECONDS, not by what is left of
-  // REQUEST_TIMEOUT_SECONDS: an upload takes the time it takes.
-  // A first-token deadline bounds the wait for the head too (rounded up: sockets time whole seconds).
+  // A streamed body's pauses are bound by HTTP_TIMEOUT_SECONDS (an upload takes the time it takes);
+  // a first-token deadline bounds the wait for the head too (rounded up: sockets time whole seconds).
   const std::chrono::seconds head_wait = streamed_     ? cfg_.http_timeout
                                          : first_token ? std::chrono::ceil<std::chrono::seconds>(*first_token)
                                                        : header_timeout();
