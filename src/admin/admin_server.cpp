@@ -142,7 +142,13 @@ struct AdminServer::Impl {
     for (const net::ProbeReport& r : server.health())
       for (auto& b : p.backends)
         if (b.present && b.name == r.backend)
-          b.health = {std::string(net::to_string(r.state)), r.status, r.detail, r.last_unix_ms};
+          b.health = {std::string(net::to_string(r.state)),
+                      r.status,
+                      r.detail,
+                      r.last_unix_ms,
+                      r.by,
+                      r.probes_sent,
+                      r.results_read};
     p.config_hash = snapshot->config_hash;
     p.rules = rule_status(*snapshot);
     p.budgets = budget_status();

@@ -328,6 +328,19 @@ constexpr PrometheusFamily kFamilies[] = {
          out.add({s.backend(b)}, health.state == "up" ? 1 : 0);
        }
      }},
+    {{"smartlb_health_probes_total",
+      Type::Counter,
+      "Health probe results applied on this replica, by source: probed (its own probe) or read (another "
+      "replica's, when replicas take turns through Redis).",
+      {"backend", "source"}},
+     [](const Scrape& s, Samples& out) {
+       for (std::uint32_t b = 0; b < s.p.backends.size(); ++b) {
+         const auto& health = s.p.backends[b].health;
+         if (!s.p.backends[b].present || health.state == "off") continue;
+         out.add({s.backend(b), "probed"}, health.probes_sent);
+         out.add({s.backend(b), "read"}, health.results_read);
+       }
+     }},
     {{"smartlb_backend_priority",
       Type::Gauge,
       "Configured priority group of each backend (lower is preferred).",

@@ -216,7 +216,10 @@ json backend_json(const telemetry::MetricsSnapshot& m, const PoolSnapshot& p, st
   jb["health"] = {{"state", pb.health.state},
                   {"status", pb.health.status ? json(pb.health.status) : json(nullptr)},
                   {"detail", string_or_null(pb.health.detail)},
-                  {"last_at", pb.health.last_unix_ms ? json(pb.health.last_unix_ms) : json(nullptr)}};
+                  {"last_at", pb.health.last_unix_ms ? json(pb.health.last_unix_ms) : json(nullptr)},
+                  {"probed_by", string_or_null(pb.health.by)},
+                  {"probes_sent", pb.health.probes_sent},
+                  {"results_read", pb.health.results_read}};
   json jr = json::object();
   if (auto it = totals.responses.find(b); it != totals.responses.end())
     for (const auto& [code, n] : it->second) jr[code] = n;

@@ -26,6 +26,7 @@
 #include "smartlb/redis/shared_admin.hpp"
 #include "smartlb/redis/shared_cooldowns.hpp"
 #include "smartlb/redis/shared_failures.hpp"
+#include "smartlb/redis/shared_probes.hpp"
 #include "smartlb/redis/shared_quotas.hpp"
 #include "smartlb/telemetry/logging.hpp"
 #include "smartlb/telemetry/metrics.hpp"
@@ -164,14 +165,15 @@ sigset_t block_signals() {
 }
 
 // What replicas share through Redis (docs/scale-out.md): cooldowns, the admin API's settings, declared quotas
-// and client budgets' minute limits as leases, failure_tolerance counts. Made before the server starts, so
-// that a cooldown seen before Redis answers is published once it does.
+// and client budgets' minute limits as leases, failure_tolerance counts, health probes' turns and results.
+// Made before the server starts, so that a cooldown seen before Redis answers is published once it does.
 struct RedisSharing {
   std::unique_ptr<smartlb::redis::RedisService> redis;
   std::unique_ptr<smartlb::redis::SharedCooldowns> cooldowns;
   std::unique_ptr<smartlb::redis::SharedAdmin> admin;  // drains, disables, held cooldowns
   std::unique_ptr<smartlb::redis::SharedQuotas> quotas;
   std::unique_ptr<smartlb::redis::SharedFailures> failures;
+  std::unique_ptr<smartlb::redis::SharedProbes> probes;  // one health probe per backend per interval in all
 
   RedisSharing(const smartlb::config::Config& cfg, smartlb::telemetry::Metrics& metrics,
                const smartlb::base::Clock& clock, smartlb::net::Server& server) {
@@ -188,6 +190,8 @@ struct RedisSharing {
     server.budgets().set_lease_broker(quotas.get());
     failures = std::make_unique<smartlb::redis::SharedFailures>(*redis, server.states(), clock);
     server.set_failure_sharer(failures.get());
+    probes = std::make_unique<smartlb::redis::SharedProbes>(*redis);
+    server.set_probe_sharer(probes.get());
   }
   // Deregisters this replica; then nothing calls back into the states. The quotas keep
   // pointing at the broker: it stays until the server is gone (no callback comes after stop).

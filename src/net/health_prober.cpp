@@ -53,11 +53,14 @@ struct HealthProber::Impl {
   routing::BackendStates& states;
   const base::Clock& clock;
   ssl::context& tls;
+  routing::ProbeSharer* sharer = nullptr;
 
   struct Entry {
     ProbeReport report;
-    base::MonoNanos due = 0;  // the next probe's time
-    bool probing = false;
+    base::MonoNanos due = 0;  // the next probe's (or turn's) time
+    base::Nanos interval{0};
+    std::int64_t applied_ms = 0;  // the time of the result applied last
+    bool probing = false;         // a probe, or the question whose turn it is, under way
   };
   mutable std::mutex mutex;  // the entries: this thread writes, /status reads
   std::map<std::string, Entry> entries;
@@ -95,15 +98,33 @@ struct HealthProber::Impl {
           continue;
         }
         if (e.report.state == ProbeReport::State::Off) e.report.state = ProbeReport::State::Pending;
+        e.interval = interval;
         if (e.probing || e.due > now) continue;
         e.probing = true;
         e.due = now + interval.count();
-        asio::co_spawn(ioc, probe(b, snap->table.member(i).id, interval), asio::detached);
+        take_turn(b, snap->table.member(i).id, interval);
       }
       timer.expires_after(std::chrono::seconds(1));
       auto [ec] = co_await timer.async_wait(use_tuple);
       if (ec) co_return;
     }
+  }
+
+  // Probes now, or reads what the replica whose turn it is found (REDIS_URL).
+  void take_turn(const config::BackendConfig& b, routing::BackendId id, base::Nanos interval) {
+    if (sharer == nullptr) {
+      asio::co_spawn(ioc, probe(b, id, interval), asio::detached);
+      return;
+    }
+    // The answer comes on the Redis thread (or here, at once, when Redis is down).
+    sharer->take_turn(b.name, interval, [this, b, id, interval](routing::ProbeSharer::Turn turn) {
+      asio::post(ioc, [this, b, id, interval, turn = std::move(turn)] {
+        if (turn.mine)
+          asio::co_spawn(ioc, probe(b, id, interval), asio::detached);
+        else
+          read_turn(b, id, interval, turn);
+      });
+    });
   }
 
   // `b` by value: a reload may replace the snapshot while the probe waits.
@@ -112,26 +133,64 @@ struct HealthProber::Impl {
         "GET", probe_url(b), {{"User-Agent", "smartlb-health-probe"}}, {}, true};
     const credentials::entra::FetchedAnswer a =
         co_await credentials::entra::fetch_token_answer(request, tls, cfg.health_probe_timeout);
-    const bool up = probe_says_up(a.status);
-    const base::MonoNanos now = clock.now();
-    if (up)
-      states.health_passed(id);
-    else  // a result not renewed goes stale: two intervals and a timeout
-      states.health_failed(id, now + 2 * interval.count() + base::Nanos(cfg.health_probe_timeout).count());
+    routing::SharedProbeResult r;
+    r.up = probe_says_up(a.status);
+    r.status = a.status;
+    r.detail = r.up ? std::string() : a.status != 0 ? "HTTP " + std::to_string(a.status) : a.error;
+    r.unix_ms = wall_ms();
+    if (sharer != nullptr) sharer->publish(b.name, r, stale_after(interval));  // signed there
     std::lock_guard lock(mutex);
     Entry& e = entries[b.name];
-    const ProbeReport::State was = e.report.state;
     e.probing = false;
-    e.report.state = up ? ProbeReport::State::Up : ProbeReport::State::Down;
-    e.report.status = a.status;
-    e.report.detail = up ? std::string() : a.status != 0 ? "HTTP " + std::to_string(a.status) : a.error;
-    e.report.last_unix_ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(clock.wall_now().time_since_epoch()).count();
-    if (!up && was != ProbeReport::State::Down)
-      spdlog::warn("backend {} failed its health probe ({}): passed over while others can serve", b.name,
-                   e.report.detail);
-    else if (up && was == ProbeReport::State::Down)
-      spdlog::info("backend {} passed its health probe again (HTTP {})", b.name, a.status);
+    ++e.report.probes_sent;
+    apply(b.name, id, r, base::Nanos(0), e);
+  }
+
+  // Another replica's turn: what it found, if it is new here; asked again when it may have changed.
+  void read_turn(const config::BackendConfig& b, routing::BackendId id, base::Nanos interval,
+                 const routing::ProbeSharer::Turn& turn) {
+    std::optional<base::Nanos> age;
+    if (turn.last) age = std::chrono::milliseconds(std::max<std::int64_t>(wall_ms() - turn.last->unix_ms, 0));
+    std::lock_guard lock(mutex);
+    Entry& e = entries[b.name];
+    e.probing = false;
+    e.due = clock.now() +
+            routing::next_turn_check(interval, cfg.health_probe_timeout, turn.turn_left, age).count();
+    if (!turn.last || turn.last->unix_ms <= e.applied_ms || *age >= stale_after(interval)) return;
+    ++e.report.results_read;
+    apply(b.name, id, *turn.last, *age, e);
+  }
+
+  // A probe's result, this replica's or another's (`age` old), applied to routing and the report.
+  void apply(const std::string& name, routing::BackendId id, const routing::SharedProbeResult& r,
+             base::Nanos age, Entry& e) {
+    const base::Nanos interval = e.interval;
+    if (r.up)
+      states.health_passed(id);
+    else  // a result not renewed goes stale
+      states.health_failed(id, clock.now() + (stale_after(interval) - age).count());
+    const ProbeReport::State was = e.report.state;
+    e.applied_ms = r.unix_ms;
+    e.report.state = r.up ? ProbeReport::State::Up : ProbeReport::State::Down;
+    e.report.status = r.status;
+    e.report.detail = r.detail;
+    e.report.last_unix_ms = r.unix_ms;
+    e.report.by = r.replica;  // "" for this replica's own
+    const std::string who = e.report.by.empty() ? std::string() : " (probed by replica " + e.report.by + ")";
+    if (!r.up && was != ProbeReport::State::Down)
+      spdlog::warn("backend {} failed its health probe ({}){}: passed over while others can serve", name,
+                   r.detail, who);
+    else if (r.up && was == ProbeReport::State::Down)
+      spdlog::info("backend {} passed its health probe again (HTTP {}){}", name, r.status, who);
+  }
+
+  // Two intervals and a timeout: a result older than that says nothing any more.
+  base::Nanos stale_after(base::Nanos interval) const {
+    return 2 * interval + base::Nanos(cfg.health_probe_timeout);
+  }
+
+  std::int64_t wall_ms() const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(clock.wall_now().time_since_epoch()).count();
   }
 };
 
@@ -140,6 +199,8 @@ HealthProber::HealthProber(const config::Config& cfg, const base::Published<Snap
     : impl_(std::make_unique<Impl>(cfg, published, states, clock, tls)) {}
 
 HealthProber::~HealthProber() { stop(); }
+
+void HealthProber::set_sharer(routing::ProbeSharer* sharer) { impl_->sharer = sharer; }
 
 void HealthProber::start() {
   Impl& I = *impl_;

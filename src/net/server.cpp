@@ -248,6 +248,7 @@ const routing::LatencyStats& Server::latency() const { return impl_->latency; }
 const clients::BudgetRegistry& Server::budgets() const { return impl_->budgets; }
 clients::BudgetRegistry& Server::budgets() { return impl_->budgets; }
 void Server::set_failure_sharer(routing::FailureSharer* sharer) { impl_->shared.breakers.set_sharer(sharer); }
+void Server::set_probe_sharer(routing::ProbeSharer* sharer) { impl_->prober.set_sharer(sharer); }
 
 std::vector<std::string> Server::backend_names() const { return impl_->ids.names(); }
 const routing::BackendStates& Server::states() const { return impl_->states; }

@@ -63,6 +63,7 @@ class ProxyHarness {
     opts.observer = observer;
     opts.tracer = tracer;
     server = std::make_unique<net::Server>(cfg, opts);
+    server->set_probe_sharer(probe_sharer);
     server->start();
   }
   void stop() {
@@ -87,7 +88,8 @@ class ProxyHarness {
   }
 
   config::Config cfg;
-  bool probe_health = false;  // keep cfg.health_probe_interval (tests of the probes)
+  bool probe_health = false;                     // keep cfg.health_probe_interval (tests of the probes)
+  routing::ProbeSharer* probe_sharer = nullptr;  // replicas taking turns to probe (must outlive stop())
   base::ManualClock clock;
   std::unique_ptr<net::Server> server;
 };

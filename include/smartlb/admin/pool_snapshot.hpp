@@ -85,6 +85,9 @@ struct PoolSnapshot {
       unsigned status = 0;   // the last answer's (0: none)
       std::string detail{};  // why it is down
       std::int64_t last_unix_ms = 0;
+      std::string by{};                // the replica that probed ("": this one)
+      std::uint64_t probes_sent = 0;   // by this replica
+      std::uint64_t results_read = 0;  // other replicas' results applied here
     };
     Health health{"off"};
     bool present = true;  // false: an id no longer in the configuration (removed by a reload)

@@ -8,7 +8,8 @@
 // while anything else may serve, used rather than refuse a request), until a probe says
 // otherwise or the result goes stale; a probe that passes ends a cooldown the backend's network
 // failures started. So a backend that goes dark between requests is found by a probe, not by a
-// client's request. No Asio in this header.
+// client's request. With Redis, replicas take turns (routing::ProbeSharer): one probe per backend
+// per interval in total, its result read by the others. No Asio in this header.
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -20,6 +21,7 @@
 #include "smartlb/config/config.hpp"
 #include "smartlb/net/snapshot.hpp"
 #include "smartlb/routing/backend_states.hpp"
+#include "smartlb/routing/probe_sharing.hpp"
 
 namespace boost::asio::ssl {
 class context;
@@ -31,9 +33,12 @@ namespace smartlb::net {
 struct ProbeReport {
   std::string backend;  // its name
   enum class State : std::uint8_t { Off, Pending, Up, Down } state = State::Pending;
-  unsigned status = 0;            // the last answer's status (0: none came)
-  std::string detail;             // why it is down
-  std::int64_t last_unix_ms = 0;  // when the last probe ended (0: none yet)
+  unsigned status = 0;             // the last answer's status (0: none came)
+  std::string detail;              // why it is down
+  std::int64_t last_unix_ms = 0;   // when the last probe ended (0: none yet)
+  std::string by;                  // the replica that probed ("": this one)
+  std::uint64_t probes_sent = 0;   // by this replica
+  std::uint64_t results_read = 0;  // results of other replicas' probes applied here
 };
 
 std::string_view to_string(ProbeReport::State s);
@@ -53,6 +58,8 @@ class HealthProber {
   HealthProber(const HealthProber&) = delete;
   HealthProber& operator=(const HealthProber&) = delete;
 
+  // Replicas taking turns (REDIS_URL): set before start(); it must outlive stop().
+  void set_sharer(routing::ProbeSharer* sharer);
   void start();  // nothing when every backend's interval is 0
   void stop();
   // One per backend of the current configuration.

@@ -68,6 +68,8 @@ class Server {
   clients::BudgetRegistry& budgets();  // for what shares them with other replicas (redis/shared_quotas)
   // failure_tolerance counts shared with other replicas (redis/shared_failures): before start().
   void set_failure_sharer(routing::FailureSharer* sharer);
+  // Health probes taken in turns with other replicas (redis/shared_probes): before start().
+  void set_probe_sharer(routing::ProbeSharer* sharer);
   std::size_t open_connections() const;
   // The Entra ID credentials of the backends: source, state, expiry (never a token).
   std::vector<credentials::entra::CredentialStatus> credentials() const;

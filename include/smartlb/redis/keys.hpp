@@ -33,6 +33,23 @@ inline std::string failures_key(std::string_view prefix, std::string_view backen
   k += "}:failures";
   return k;
 }
+// Whose turn it is to probe a backend (docs/scale-out.md): the replica's id, expiring with the
+// probe interval; and what the last probe found (redis::SharedProbes). Both under the tag
+// "{backend}".
+inline std::string probe_turn_key(std::string_view prefix, std::string_view backend) {
+  std::string k(prefix);
+  k += '{';
+  k += backend;
+  k += "}:probe-turn";
+  return k;
+}
+inline std::string probe_result_key(std::string_view prefix, std::string_view backend) {
+  std::string k(prefix);
+  k += '{';
+  k += backend;
+  k += "}:probe";
+  return k;
+}
 // What the replicas together took of a shared quota (docs/scale-out.md): a hash, field = a
 // sub-window's index (Unix time / sub-window length), value = what was counted in it. The tag
 // is the quota's name, with braces written as "%7B" / "%7D" (and '%' as "%25") so that a name
