@@ -26,7 +26,9 @@
 # Defaults: LOADS="80 120", SYSTEMS="smartlb-reactive smartlb-reactive-off smartlb-quota",
 # DURATION=20, PARALLEL=2. Other knobs: RPM_INTERVAL (sims' --rpm-interval-seconds; empty =
 # requests limited like tokens), JITTER (sims' --report-jitter, default 0), BURST (sims'
-# --burst-seconds, default 1).
+# --burst-seconds, default 1), LIMIT_HEADER (sims' --limit-header: capacity, default, or window:
+# a bucket's x-ratelimit-limit-* then states the limit per window, not what the bucket holds),
+# UNKNOWN_RATE (sims' --report-unknown-rate: 1 = every report says -1, default 0).
 #
 # Reported per cell, system and load: served_pct = sum of sims' tokens_served / capacity, the
 # capacity being what the sims could admit over the run (sum of tokens_per_second x duration,
@@ -53,6 +55,8 @@ PARALLEL=${PARALLEL:-2}
 RPM_INTERVAL=${RPM_INTERVAL:-}
 JITTER=${JITTER:-0}
 BURST=${BURST:-1}
+LIMIT_HEADER=${LIMIT_HEADER:-capacity}
+UNKNOWN_RATE=${UNKNOWN_RATE:-0}
 need node curl jq awk
 case " $SYSTEMS " in *" nginx "*) need nginx ;; esac
 for l in $LIMITERS; do case $l in fixed|sliding|bucket) ;; *) echo "LIMITERS: unknown limiter $l" >&2; exit 2 ;; esac; done
@@ -70,10 +74,12 @@ OUT="$RESULTS/goodput-$STAMP"; mkdir -p "$OUT"
 CAP_TPM=0; for t in "${TPMS[@]}"; do CAP_TPM=$((CAP_TPM + t)); done
 CAP_RPS=$(awk -v t=$CAP_TPM -v c=$REQ_TOKENS 'BEGIN{print t/60/c}')
 REV=$(git -C "$REPO_DIR" rev-parse --short HEAD 2>/dev/null || echo '?')
-SIM_FLAGS=(--stream-chunks 0 --burst-seconds "$BURST" --report-jitter "$JITTER")
+SIM_FLAGS=(--stream-chunks 0 --burst-seconds "$BURST" --report-jitter "$JITTER" --limit-header "$LIMIT_HEADER"
+           --report-unknown-rate "$UNKNOWN_RATE")
 [ -n "$RPM_INTERVAL" ] && SIM_FLAGS+=(--rpm-interval-seconds "$RPM_INTERVAL")
 HEADLINE="goodput matrix $STAMP ($REV): capacity $CAP_TPM TPM = $CAP_RPS req/s of $REQ_TOKENS tokens;"
 HEADLINE+=" DURATION=$DURATION (at least 3 windows) RPM_INTERVAL=${RPM_INTERVAL:-none} JITTER=$JITTER BURST=$BURST"
+HEADLINE+=" LIMIT_HEADER=$LIMIT_HEADER UNKNOWN_RATE=$UNKNOWN_RATE"
 echo "# $HEADLINE; PARALLEL=$PARALLEL; load $(loadavg)"
 
 # A run lasts DURATION seconds, at least 3 windows, rounded up to a whole number of windows.

@@ -8,6 +8,11 @@ DeploymentQuota::DeploymentQuota(QuotaLimits limits, const LimiterSettings& sett
     : tokens_(make_rate_limiter(settings.kind,
                                 scale_limit_to_window(limits.tokens_per_minute, settings.window),
                                 settings.window, settings.burst, origin)) {
+  if (settings.limit_header_per_window) {
+    stated_tokens_ = scale_limit_to_window(limits.tokens_per_minute, settings.window);
+    stated_requests_ =
+        scale_limit_to_window(limits.requests_per_minute, settings.rpm_interval.value_or(settings.window));
+  }
   if (settings.rpm_interval) {
     const auto interval = *settings.rpm_interval;
     requests_ =
@@ -41,8 +46,8 @@ QuotaDecision DeploymentQuota::try_consume(std::int64_t tokens, SteadyTime now) 
 
 QuotaState DeploymentQuota::peek(SteadyTime now) {
   QuotaState state;
-  state.limit_tokens = tokens_->capacity();
-  state.limit_requests = requests_->capacity();
+  state.limit_tokens = stated_tokens_ > 0 ? stated_tokens_ : tokens_->capacity();
+  state.limit_requests = stated_requests_ > 0 ? stated_requests_ : requests_->capacity();
   state.remaining_tokens = tokens_->remaining(now);
   state.remaining_requests = requests_->remaining(now);
   return state;

@@ -51,6 +51,9 @@ Behaviour:
                                 bucket   token bucket refilling limit/window per second,
                                          holding --burst-seconds of refill
   --burst-seconds S           bucket capacity, in seconds of refill (default 1)
+  --limit-header WHAT         what x-ratelimit-limit-* states: capacity (what the limiter
+                              holds, default) or window (the limit per window, which for a
+                              bucket is not what it holds)
   --rpm-interval-seconds S    limit requests per fixed S-second interval to RPM*S/60 (at
                               least 1), apart from tokens, like Azure. Default: requests
                               are limited like tokens
@@ -231,6 +234,12 @@ FlagTable value_flags(SimOptions& options, std::vector<ReasoningSpec>& reasoning
          return "expects fixed|sliding|bucket";
        }},
       {"--burst-seconds", seconds_flag(limiter.burst)},
+      {"--limit-header",
+       [&](const std::string& v) -> std::string {
+         if (v != "capacity" && v != "window") return "expects capacity|window";
+         limiter.limit_header_per_window = v == "window";
+         return {};
+       }},
       {"--rpm-interval-seconds",
        [&](const std::string& v) -> std::string {
          std::chrono::milliseconds interval{0};

@@ -237,6 +237,22 @@ TEST_F(DeploymentQuotaTest, UntilFullOfASlidingWindowIsWhenTheNewestCostLeaves) 
   EXPECT_EQ(quota.until_full(t0 + 4s).tokens, 9s);
 }
 
+TEST_F(DeploymentQuotaTest, ABucketsLimitHeaderCanStateTheLimitPerWindowInsteadOfWhatItHolds) {
+  // 600 TPM over a 10 s window: 100 tokens per window, refilling 10 a second into a bucket of
+  // one second's refill (10).
+  LimiterSettings bucket = model(LimiterKind::Bucket, 10s);
+  DeploymentQuota holds({.tokens_per_minute = 600, .requests_per_minute = 60}, bucket, t0);
+  EXPECT_EQ(holds.peek(t0).limit_tokens, 10);
+  EXPECT_EQ(holds.peek(t0).limit_requests, 1);
+  bucket.limit_header_per_window = true;
+  DeploymentQuota states({.tokens_per_minute = 600, .requests_per_minute = 60}, bucket, t0);
+  const auto state = states.peek(t0);
+  EXPECT_EQ(state.limit_tokens, 100);
+  EXPECT_EQ(state.limit_requests, 10);
+  EXPECT_EQ(state.remaining_tokens, 10) << "what it holds is unchanged";
+  EXPECT_FALSE(states.try_consume(11, t0).admitted());
+}
+
 TEST_F(DeploymentQuotaTest, UntilFullOfABucketIsWhenItHasRefilled) {
   LimiterSettings bucket = model(LimiterKind::Bucket, 1s);
   bucket.burst = 1s;

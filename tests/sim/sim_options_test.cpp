@@ -111,6 +111,10 @@ TEST(ParseSimOptions, LimiterAndReportFlags) {
   EXPECT_EQ(*settings.limiter.rpm_interval, 1s);
   EXPECT_EQ(settings.reports.jitter, 0.2);
   EXPECT_EQ(settings.reports.unknown_rate, 0.01);
+  EXPECT_FALSE(settings.limiter.limit_header_per_window) << "the capacity by default";
+  EXPECT_TRUE(
+      parse_sim_options({"--limit-header", "window"}).options.settings.limiter.limit_header_per_window);
+  EXPECT_NE(parse_sim_options({"--limit-header", "bucket"}).error, "");
 }
 
 TEST(ParseSimOptions, ReasoningDeploymentsWaitBeforeTheirFirstContent) {

@@ -65,6 +65,8 @@ class DeploymentQuota {
  private:
   std::unique_ptr<RateLimiter> tokens_;
   std::unique_ptr<RateLimiter> requests_;
+  // What the limit headers state when they state the limit per window (0: the capacity).
+  std::int64_t stated_tokens_ = 0, stated_requests_ = 0;
 };
 
 }  // namespace smartlb::sim

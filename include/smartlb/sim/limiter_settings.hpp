@@ -18,6 +18,11 @@ struct LimiterSettings {
   /// (at least 1), independently of the token limiter, like Azure's 1 s / 10 s RPM intervals.
   /// Unset: requests are limited by the same model and window as tokens.
   std::optional<std::chrono::milliseconds> rpm_interval;
+  /// The x-ratelimit-limit-* headers state the limit per window (the per-minute limit scaled to
+  /// the window) instead of the limiter's capacity. The same for windows; for a bucket the
+  /// headers then do not describe the bucket (it holds only `burst` of refill), as real
+  /// services' headers often do not.
+  bool limit_header_per_window = false;
 
   bool operator==(const LimiterSettings&) const = default;
 };
