@@ -28,6 +28,7 @@
 #include "smartlb/redis/shared_failures.hpp"
 #include "smartlb/redis/shared_probes.hpp"
 #include "smartlb/redis/shared_quotas.hpp"
+#include "smartlb/redis/shared_reports.hpp"
 #include "smartlb/telemetry/logging.hpp"
 #include "smartlb/telemetry/metrics.hpp"
 #include "smartlb/tracing/tracer.hpp"
@@ -165,7 +166,8 @@ sigset_t block_signals() {
 }
 
 // What replicas share through Redis (docs/scale-out.md): cooldowns, the admin API's settings, declared quotas
-// and client budgets' minute limits as leases, failure_tolerance counts, health probes' turns and results.
+// and client budgets' minute limits as leases, failure_tolerance counts, health probes' turns and results,
+// short rate-limit reports.
 // Made before the server starts, so that a cooldown seen before Redis answers is published once it does.
 struct RedisSharing {
   std::unique_ptr<smartlb::redis::RedisService> redis;
@@ -173,7 +175,8 @@ struct RedisSharing {
   std::unique_ptr<smartlb::redis::SharedAdmin> admin;  // drains, disables, held cooldowns
   std::unique_ptr<smartlb::redis::SharedQuotas> quotas;
   std::unique_ptr<smartlb::redis::SharedFailures> failures;
-  std::unique_ptr<smartlb::redis::SharedProbes> probes;  // one health probe per backend per interval in all
+  std::unique_ptr<smartlb::redis::SharedProbes> probes;    // one health probe per backend per interval in all
+  std::unique_ptr<smartlb::redis::SharedReports> reports;  // short x-ratelimit-remaining-* reports
 
   RedisSharing(const smartlb::config::Config& cfg, smartlb::telemetry::Metrics& metrics,
                const smartlb::base::Clock& clock, smartlb::net::Server& server) {
@@ -192,6 +195,7 @@ struct RedisSharing {
     server.set_failure_sharer(failures.get());
     probes = std::make_unique<smartlb::redis::SharedProbes>(*redis);
     server.set_probe_sharer(probes.get());
+    reports = std::make_unique<smartlb::redis::SharedReports>(*redis, server.states());
   }
   // Deregisters this replica; then nothing calls back into the states. The quotas keep
   // pointing at the broker: it stays until the server is gone (no callback comes after stop).
@@ -199,6 +203,7 @@ struct RedisSharing {
     redis->stop();
     cooldowns.reset();
     admin.reset();
+    reports.reset();
   }
 };
 

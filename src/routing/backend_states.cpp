@@ -195,6 +195,30 @@ void BackendStates::observe_report(const PoolMember& m, std::string_view deploym
   if (d == nullptr) return;
   if (const int change = d->reported.observe(report, sent, mark, taken))
     watched_reports_.fetch_add(change, std::memory_order_relaxed);
+  if (!low) return;
+  if (ReportListener* l = report_listener_.load(std::memory_order_acquire))
+    l->on_report(ReportNotice{m.name, m.effective_deployment(deployment), report, sent});
+}
+
+bool BackendStates::apply_shared_report(std::string_view backend, std::string_view deployment,
+                                        const RateLimitReport& report, std::int64_t sent_epoch_ms) {
+  if (!route_on_remaining_ || report.empty()) return false;
+  const base::MonoNanos now = clock_.now();
+  const auto wall = std::chrono::duration_cast<base::Millis>(clock_.wall_now().time_since_epoch()).count();
+  // Another replica's clock: never in the future here, and a report a minute old says nothing.
+  const std::int64_t age_ms = std::max<std::int64_t>(wall - sent_epoch_ms, 0);
+  if (age_ms > 60'000) return false;
+  PoolMember m;
+  {
+    std::lock_guard lock(names_mutex_);
+    auto it = by_name_.find(backend);
+    if (it == by_name_.end() || !it->second.current) return false;
+    m = it->second.member;
+  }
+  DeploymentState& d = deployment_state(m, deployment);  // `deployment` is already a state key
+  const int change = d.reported.observe_shared(report, now - age_ms * 1'000'000);
+  if (change != 0) watched_reports_.fetch_add(change, std::memory_order_relaxed);
+  return true;
 }
 
 ReportedBudget::View BackendStates::reported_budget(const PoolMember& m, std::string_view deployment) const {

@@ -90,6 +90,32 @@ int ReportedBudget::observe(const RateLimitReport& r, base::MonoNanos sent, Mark
   if (const auto refill = tokens_.take(r.remaining_tokens, mark.tokens, sent, r.reset_tokens, low, was))
     echo_.refilled(refill->from, refill->to, refill->back);
   requests_.take(r.remaining_requests, mark.requests, sent, r.reset_requests, low, was);
+  return settle(sent, low);
+}
+
+int ReportedBudget::observe_shared(const RateLimitReport& r, base::MonoNanos sent) {
+  if (r.empty()) return 0;
+  std::lock_guard lock(mutex_);
+  if (sent < last_sent_) return 0;
+  last_sent_ = sent;
+  const bool low = is_low(r);
+  // The standing only (Limit::take would take it as a refill sample, or reset the baseline).
+  const auto stand_at = [&](Limit& l, std::optional<std::int64_t> remaining, std::int64_t mark,
+                            std::optional<std::chrono::milliseconds> reset) {
+    if (!remaining) return;
+    if (*remaining > l.cap.load(std::memory_order_relaxed))
+      l.cap.store(*remaining, std::memory_order_relaxed);
+    l.base.store(low ? *remaining + mark : kNone, std::memory_order_relaxed);
+    l.reset_at.store(low && reset && reset->count() > 0 ? sent + base::Nanos(*reset).count() : 0,
+                     std::memory_order_relaxed);
+  };
+  stand_at(tokens_, r.remaining_tokens, sent_tokens_.load(std::memory_order_relaxed), r.reset_tokens);
+  stand_at(requests_, r.remaining_requests, sent_requests_.load(std::memory_order_relaxed), r.reset_requests);
+  return settle(sent, low);
+}
+
+int ReportedBudget::settle(base::MonoNanos sent, bool low) {
+  const bool was = watched_.load(std::memory_order_relaxed);
   reported_at_.store(sent, std::memory_order_relaxed);
   publish_echoes(sent);
   // A report from a request that left after a 429's Retry-After ended supersedes it.

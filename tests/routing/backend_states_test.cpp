@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "routing_fixture.hpp"
 #include "smartlb/routing/target_choice.hpp"
@@ -243,6 +244,41 @@ TEST_F(ReportedPool, Reported_ALowReportMovesARequestThatDoesNotFitElsewhere) {
   EXPECT_EQ(states->standing(member(0), "gpt", clock.now(), 200),
             routing::BackendStates::Standing::ReportedShort);
   EXPECT_LE(states->deployment_cooldown(member(0), "gpt").until, clock.now()) << "a skip, not a cooldown";
+}
+
+// Records the short reports BackendStates would share with other replicas.
+struct ReportLog : routing::ReportListener {
+  std::vector<std::string> seen;  // "backend/deployment:remaining tokens"
+  void on_report(const routing::ReportNotice& n) override {
+    seen.push_back(std::string(n.backend) + "/" + std::string(n.deployment) + ":" +
+                   std::to_string(n.report.remaining_tokens.value_or(-1)));
+  }
+};
+
+TEST_F(ReportedPool, Reported_ShortReportsAreToldToWhoeverSharesThem_PlentifulOnesAreNot) {
+  make({{"a", 1, 1, ""}});
+  ReportLog log;
+  states->set_report_listener(&log);
+  states->observe_report(member(0), "gpt", remaining(1'000'000), clock.now(), {});
+  states->observe_report(member(0), "gpt", remaining(150), clock.now(), {});
+  states->set_report_listener(nullptr);
+  EXPECT_EQ(log.seen, std::vector<std::string>{"a/gpt:150"});
+}
+
+TEST_F(ReportedPool, Reported_AReportAnotherReplicaReadMovesRequestsHereToo) {
+  make({{"a", 1, 1, ""}, {"b", 2, 1, ""}});
+  const auto now_ms = std::chrono::duration_cast<base::Millis>(clock.wall_now().time_since_epoch()).count();
+  EXPECT_FALSE(states->apply_shared_report("nobody", "gpt", remaining(150), now_ms)) << "not a backend here";
+  EXPECT_FALSE(states->apply_shared_report("a", "gpt", remaining(150), now_ms - 61'000))
+      << "too old to say anything";
+  ASSERT_TRUE(states->apply_shared_report("a", "gpt", remaining(150), now_ms + 5'000))
+      << "a clock ahead: taken as now";
+  EXPECT_TRUE(states->reported_budget_low());
+  base::ScriptedRandom rng({0});
+  EXPECT_EQ(pick_with("gpt", {}, rng, 200), 1u) << "150 tokens left cannot take 200";
+  EXPECT_EQ(states->reported_budget(member(0), "gpt").reported_at, clock.now());
+  states->set_route_on_remaining(false);
+  EXPECT_FALSE(states->apply_shared_report("a", "gpt", remaining(150), now_ms)) << "reports off: not read";
 }
 
 TEST_F(ReportedPool, Reported_PlentifulReportsNeedNoStateAtAll) {

@@ -149,6 +149,36 @@ TEST(ReportedBudget, LearnsAContinuousRefill_FromSuccessiveReports) {
   EXPECT_NEAR(static_cast<double>(b.next_chance(100, t)), static_cast<double>(t + 100 * kMs), 1e3);
 }
 
+TEST(ReportedBudget, AReportAnotherReplicaRead_SaysWhatIsLeftNow) {
+  routing::ReportedBudget b;
+  EXPECT_EQ(b.observe(tokens_left(5'000), 0, {}), +1);
+  b.charge(1'000);  // this replica's send, which the other replica's report already counts
+  // The other replica's request left after it: 300 left by the backend's word, all sends in it.
+  EXPECT_EQ(b.observe_shared(tokens_left(300), 10 * kMs), 0);
+  EXPECT_EQ(b.view().tokens_left, 300);
+  EXPECT_EQ(b.room(301, 10 * kMs), Room::Confirmed) << "without it, this replica would see 4,000";
+  b.charge(200);
+  EXPECT_EQ(b.view().tokens_left, 100) << "this replica's sends since count as they do after its own";
+  EXPECT_EQ(b.observe_shared(tokens_left(4'000), 5 * kMs), 0);
+  EXPECT_EQ(b.view().tokens_left, 100) << "older than the report taken: ignored";
+  EXPECT_EQ(b.observe_shared(tokens_left(100'000), 20 * kMs), -1) << "plenty again: not watched";
+}
+
+TEST(ReportedBudget, AReportAnotherReplicaRead_TeachesNoRefill) {
+  // The refill is learnt from this replica's own reports: between two of them it knows every
+  // send. Shared reports in between change nothing of it.
+  routing::ReportedBudget b;
+  b.observe(tokens_left(100'000, 1'000), -kSec, {});
+  base::MonoNanos t = 0;
+  b.observe(tokens_left(0), t, b.charge(100));
+  for (int i = 0; i < 20; ++i) {
+    t += 100 * kMs;
+    b.observe_shared(tokens_left(500), t - 50 * kMs);  // would be a refill of 500 in 50 ms
+    b.observe(tokens_left(0), t, b.charge(100));
+  }
+  EXPECT_NEAR(b.view().tokens_per_second, 1'000, 1);
+}
+
 TEST(ReportedBudget, AFixedWindowsJump_IsNotARate) {
   // A fixed window: nothing comes back within it, then all of it at once.
   routing::ReportedBudget b;

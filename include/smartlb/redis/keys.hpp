@@ -76,6 +76,8 @@ inline std::string quota_key(std::string_view prefix, std::string_view quota) {
 inline std::string admin_key(std::string_view prefix) { return std::string(prefix) + "{admin}:settings"; }
 // The channel the admin API's changes are published on.
 inline std::string admin_channel(std::string_view prefix) { return std::string(prefix) + "admin"; }
+// The channel short rate-limit reports are published on (redis::SharedReports).
+inline std::string report_channel(std::string_view prefix) { return std::string(prefix) + "reports"; }
 // The channel cooldowns are published on.
 inline std::string cooldown_channel(std::string_view prefix) { return std::string(prefix) + "cooldowns"; }
 // Live replicas: a sorted set, member = replica id, score = its heartbeat's expiry (Unix ms).

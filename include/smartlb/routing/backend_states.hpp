@@ -66,6 +66,22 @@ class CooldownListener {
   virtual void on_cooldown(const CooldownNotice& notice) = 0;
 };
 
+// A short report (ReportedBudget::is_low) read from an answer on this replica, for whoever shares
+// reports with other replicas (redis/shared_reports): each replica's answers then correct the
+// others' view of what a backend has left, which their own sends alone cannot. Called on a worker
+// thread: must not block.
+struct ReportNotice {
+  std::string_view backend;     // the configured name
+  std::string_view deployment;  // the state's deployment key
+  const RateLimitReport& report;
+  base::MonoNanos sent = 0;  // when the request it answers left
+};
+class ReportListener {
+ public:
+  virtual ~ReportListener() = default;
+  virtual void on_report(const ReportNotice& notice) = 0;
+};
+
 // Told of every change an operator makes on this replica (the admin API), for whoever shares
 // them with other replicas (redis/shared_admin). Called on the admin thread: must not block.
 class AdminListener {
@@ -168,6 +184,15 @@ class BackendStates {
   void observe_report(const PoolMember& m, std::string_view deployment, const RateLimitReport& report,
                       base::MonoNanos sent, ReportedBudget::Mark mark, bool taken = true);
   ReportedBudget::View reported_budget(const PoolMember& m, std::string_view deployment) const;
+  // Short reports shared with other replicas (null: none).
+  void set_report_listener(ReportListener* listener) {
+    report_listener_.store(listener, std::memory_order_release);
+  }
+  // A short report another replica read (ReportedBudget::observe_shared), from a request it sent
+  // at `sent_epoch_ms` (Unix ms); `deployment` is a state key. False when the backend is unknown
+  // here, reports are off, or the report is older than one taken.
+  bool apply_shared_report(std::string_view backend, std::string_view deployment,
+                           const RateLimitReport& report, std::int64_t sent_epoch_ms);
   // Off: reports are not read at all (ROUTE_ON_REMAINING=off), only 429s and declared quotas
   // route. Set before the first request.
   void set_route_on_remaining(bool on) { route_on_remaining_ = on; }
@@ -408,6 +433,7 @@ class BackendStates {
       false};  // a request of a lower priority class was seen  // deployments whose ReportedBudget is watched
   bool route_on_remaining_ = true;
   std::atomic<CooldownListener*> listener_{nullptr};
+  std::atomic<ReportListener*> report_listener_{nullptr};
   LeaseBroker* broker_ = nullptr;
   mutable std::mutex leases_mutex_;  // one maker of missing leases at a time
   std::atomic<AdminListener*> admin_listener_{nullptr};

@@ -78,6 +78,12 @@ class ReportedBudget {
   // took the request (not a 429: then its cost is given back, it spent nothing there). Older
   // reports than the last one taken are ignored. Returns how `watched()` changed: +1, -1 or 0.
   int observe(const RateLimitReport& r, base::MonoNanos sent, Mark mark, bool taken = true);
+  // A report another replica read (redis::SharedReports), from an answer to a request it sent at
+  // `sent`: counts every send of this replica so far as in it (at most its sends of the last
+  // round trip are counted once too many: it errs toward less room). It corrects what is left
+  // now and nothing else: the refill and the echo are learnt from this replica's own reports, whose
+  // sends it knows. Older than the last report taken: ignored. Returns as observe does.
+  int observe_shared(const RateLimitReport& r, base::MonoNanos sent);
 
   // Whether `cost` tokens (at least 1) and one request fit at `now`, by the last report.
   // `cls`: with what a lower priority class leaves to the classes above (routing/class_reserve.hpp):
@@ -188,6 +194,8 @@ class ReportedBudget {
   std::atomic<base::MonoNanos> echo_at_[kEchoes] = {};
   std::atomic<std::int64_t> echo_tokens_[kEchoes] = {}, echo_requests_[kEchoes] = {};
   void publish_echoes(base::MonoNanos reported_at);  // under the mutex
+  // Under the mutex: a report (own or shared) from a request sent at `sent` is the latest.
+  int settle(base::MonoNanos sent, bool low);
 };
 
 }  // namespace smartlb::routing

@@ -1,0 +1,40 @@
+// A short rate-limit report as replicas share it (redis/shared_reports): written and read back
+// whole, and what another writer put on the channel is checked member by member.
+#include <gtest/gtest.h>
+
+#include "smartlb/redis/shared_reports.hpp"
+
+namespace smartlb::redis {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(ReportMessage, ReadsBackWhatItWrote) {
+  ReportMessage m{"eastus", "gpt-4o", "replica-2", 1'700'000'000'123, {}};
+  m.report.remaining_tokens = 150;
+  m.report.remaining_requests = 3;
+  m.report.reset_tokens = 1'500ms;
+  const auto back = decode_report(encode(m));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->backend, "eastus");
+  EXPECT_EQ(back->deployment, "gpt-4o");
+  EXPECT_EQ(back->replica, "replica-2");
+  EXPECT_EQ(back->sent_ms, 1'700'000'000'123);
+  EXPECT_EQ(back->report.remaining_tokens, 150);
+  EXPECT_EQ(back->report.remaining_requests, 3);
+  EXPECT_EQ(back->report.reset_tokens, 1'500ms);
+  EXPECT_FALSE(back->report.reset_requests);
+}
+
+TEST(ReportMessage, AnythingElseIsNotOne) {
+  for (const char* text :
+       {"", "x", "[]", R"({"b":"a","d":"m","r":"x","t":1})" /* no remaining: says nothing */,
+        R"({"d":"m","r":"x","t":1,"rt":5})", R"({"b":"a","d":"m","r":"x","rt":5})",
+        R"({"b":"a","d":"m","r":"x","t":1,"rt":-1})", R"({"b":"a","d":"m","r":"x","t":1,"rt":"5"})",
+        R"({"b":1,"d":"m","r":"x","t":1,"rt":5})", R"({"b":"a","d":"m","r":"x","t":1,"rt":5,"xt":-3})"})
+    EXPECT_FALSE(decode_report(text)) << text;
+  EXPECT_TRUE(decode_report(R"({"b":"a","d":"m","r":"x","t":1,"rr":0})"));
+}
+
+}  // namespace
+}  // namespace smartlb::redis

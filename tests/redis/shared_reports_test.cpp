@@ -1,0 +1,70 @@
+// Short rate-limit reports shared by two replicas through a real redis-server: what one replica
+// reads on an answer moves the other's requests too, before any answer of its own says so.
+#include "smartlb/redis/shared_reports.hpp"
+
+#include <gtest/gtest.h>
+
+#include "await_condition.hpp"
+#include "http_client.hpp"
+#include "mock_backend.hpp"
+#include "proxy_harness.hpp"
+#include "redis_options.hpp"
+#include "redis_server.hpp"
+
+namespace smartlb::testing {
+namespace {
+
+const std::string kChat = "/openai/deployments/m/chat/completions?api-version=2024-10-21";
+
+struct Replica {
+  Replica(const std::string& id, const std::string& a_url, const std::string& b_url,
+          const RedisServer& server) {
+    proxy.clock.set_wall_epoch(std::chrono::system_clock::now() - base::Nanos(proxy.clock.now()));
+    proxy.add_backend("a", a_url, 1);
+    proxy.add_backend("b", b_url, 2);
+    proxy.start();
+    service = std::make_unique<redis::RedisService>(proxy.clock, test_redis_options(server.url(), id));
+    reports = std::make_unique<redis::SharedReports>(*service, proxy.server->states());
+    service->start();
+  }
+  ~Replica() {
+    service->stop();  // no callback after this
+    reports.reset();  // stops listening to the states, which go with the proxy
+    proxy.stop();
+  }
+  routing::ReportedBudget::View a_budget() const {
+    return proxy.server->states().reported_budget(proxy.server->snapshot()->table.member(0), "m");
+  }
+
+  ProxyHarness proxy;
+  std::unique_ptr<redis::RedisService> service;
+  std::unique_ptr<redis::SharedReports> reports;
+};
+
+TEST(SharedReports, AShortReportOneReplicaReadsMovesTheOthersRequests) {
+  // a says 150 tokens are left; b has plenty.
+  MockBackend a([](const SeenRequest&) {
+    return MockReply{200,
+                     {{"content-type", "application/json"},
+                      {"x-ratelimit-remaining-tokens", "150"},
+                      {"x-ratelimit-remaining-requests", "10"}},
+                     R"({"from":"a"})"};
+  });
+  MockBackend b([](const SeenRequest&) { return MockReply{200, {}, R"({"from":"b"})"}; });
+  RedisServer server;
+  Replica one("replica-1", a.url(), b.url(), server), two("replica-2", a.url(), b.url(), server);
+  ASSERT_TRUE(await_condition([&] { return one.service->up() && two.service->up(); }));
+  EXPECT_EQ(http_call(one.proxy.port(), "POST", kChat, {}, "{}").body, R"({"from":"a"})");
+  ASSERT_TRUE(await_condition([&] { return two.a_budget().tokens_left == 150; }))
+      << "replica 2 sent nothing to a, yet knows what a has left";
+  EXPECT_EQ(one.reports->published(), 1u);
+  EXPECT_EQ(two.reports->applied(), 1u);
+  EXPECT_EQ(one.reports->applied(), 0u) << "a replica's own report comes back to it and is not applied twice";
+  // A request too large for what a has left goes to b from replica 2's very first request.
+  const std::string big = R"({"messages":[{"role":"user","content":")" + std::string(2'000, 'x') + R"("}]})";
+  EXPECT_EQ(http_call(two.proxy.port(), "POST", kChat, {}, big).body, R"({"from":"b"})");
+  EXPECT_EQ(a.request_count(), 1u);
+}
+
+}  // namespace
+}  // namespace smartlb::testing
