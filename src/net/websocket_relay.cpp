@@ -3,12 +3,15 @@
 // Why bytes and not Beast's websocket::stream on each side: a stream would unmask every client
 // frame and mask it again, gather fragmented messages whole before handing them on (a large
 // audio append held in memory), and answer pings itself. Relaying the bytes keeps frames as
-// the peers wrote them, memory bounded by two fixed buffers, and ping/pong/close end to end;
+// the peers wrote them, memory bounded by two buffers that exist only from a read to its write
+// (an idle session holds none), and ping/pong/close end to end;
 // the frame parser alone tells where frames begin and end.
 #include "smartlb/net/websocket_relay.hpp"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
+#include <span>
 #include <string>
 
 #include <spdlog/spdlog.h>
@@ -16,6 +19,7 @@
 
 #include "smartlb/http/response_fields.hpp"
 #include "smartlb/http1/wire_format.hpp"
+#include "smartlb/net/event_stream_buffer.hpp"
 #include "smartlb/net/exchange_context.hpp"
 #include "smartlb/net/worker.hpp"  // DrainListener
 #include "smartlb/websocket/frame_parser.hpp"
@@ -118,6 +122,44 @@ class Relay final : public DrainListener {
  private:
   using Direction = websocket::RelayDirection;
 
+  // The next bytes of one direction's source into `buffer` (emptied first). A plain connection
+  // is read without waiting (one recv); when it has nothing, the wait holds no buffer: its room
+  // goes back to the worker (EventRooms) and a read at once follows the wake, so an idle session
+  // holds no relay buffer. (Asio's own read would wait holding it, and the socket's mark cannot
+  // be trusted here: the other direction's writes to the same descriptor bring it events.)
+  // A TLS connection reads the usual way: its layer may hold bytes the socket no longer shows.
+  Task<std::tuple<error_code, std::size_t>> read_into(bool from_upstream, io::beast::flat_buffer& buffer) {
+    using Read = std::tuple<error_code, std::size_t>;
+    buffer.clear();
+    io::TimedSocket& s = from_upstream ? upstream_.tcp() : client_;
+    if (!(from_upstream && upstream_.tls())) {
+      error_code ec;
+      std::size_t n = io::read_now(s.socket(), buffer.prepare(kRelayBufferBytes), ec);
+      if (ec != asio::error::would_block) {  // bytes, the peer's close or an error
+        buffer.commit(n);
+        co_return Read{ec, n};
+      }
+      const std::size_t room = w_.spare_event_rooms.give(buffer);
+      const auto [wec] = co_await s.async_wait_readable(use_tuple);
+      w_.spare_event_rooms.take(buffer, std::max(room, kRelayBufferBytes));
+      if (wec) co_return Read{wec, 0};
+      n = io::read_now(s.socket(), buffer.prepare(kRelayBufferBytes), ec);
+      if (ec != asio::error::would_block) {
+        buffer.commit(n);
+        co_return Read{ec, n};
+      }
+    }
+    // Not a conditional expression around co_await: GCC 12 miscompiles one.
+    const auto room = buffer.prepare(kRelayBufferBytes);
+    const std::span<char> into(static_cast<char*>(room.data()), room.size());
+    Read read;
+    if (from_upstream)
+      read = co_await read_upstream(into);
+    else
+      read = co_await read_client(into);
+    buffer.commit(std::get<1>(read));
+    co_return read;
+  }
   Task<std::tuple<error_code, std::size_t>> read_client(std::span<char> into) {
     co_return co_await client_.async_read_some(asio::buffer(into.data(), into.size()), use_tuple);
   }
@@ -157,7 +199,7 @@ class Relay final : public DrainListener {
 
   // Moves one direction's bytes until its source ends or a write fails.
   Task<void> pump(Direction& d, bool to_client) {
-    std::array<char, kRelayBufferBytes> buffer;
+    io::beast::flat_buffer buffer;  // storage only from a read to its write (read_into)
     std::string_view piece;
     if (to_client && !first_.empty()) piece = first_;
     for (;;) {
@@ -170,15 +212,9 @@ class Relay final : public DrainListener {
         if (wec) break;
       }
       if (piece.empty()) {
-        // Not a conditional expression around co_await: GCC 12 miscompiles one.
-        std::tuple<error_code, std::size_t> read;
-        if (to_client)
-          read = co_await read_upstream(buffer);
-        else
-          read = co_await read_client(buffer);
-        const auto [ec, n] = read;
+        const auto [ec, n] = co_await read_into(to_client, buffer);
         if (ec || n == 0) break;
-        piece = std::string_view(buffer.data(), n);
+        piece = std::string_view(static_cast<const char*>(buffer.data().data()), n);
       }
       last_activity_ = std::chrono::steady_clock::now();
       if (d.close_sent) {  // after smartlb's close: the peers' answers are dropped
@@ -396,6 +432,7 @@ Task<void> relay_websocket(const ExchangeContext& w, io::TimedSocket& client, Up
   const auto pending = upstream->buffer.data();
   std::string first(static_cast<const char*>(pending.data()), pending.size());
   upstream->buffer.consume(pending.size());
+  upstream->buffer.shrink_to_fit();  // the relay reads with rooms of its own: an idle session holds none
   Relay relay(w, client, *upstream, session, rec);
   co_await relay.run(std::move(first));
   upstream->close();
