@@ -17,9 +17,11 @@ namespace {
 const std::string kChat = "/openai/deployments/m/chat/completions?api-version=2024-10-21";
 
 struct Replica {
+  // `wall`: both replicas' wall clocks read the same (their manual clocks stand still), so a
+  // report is as fresh on the other replica as where it was read, however slow the build.
   Replica(const std::string& id, const std::string& a_url, const std::string& b_url,
-          const RedisServer& server) {
-    proxy.clock.set_wall_epoch(std::chrono::system_clock::now() - base::Nanos(proxy.clock.now()));
+          const RedisServer& server, std::chrono::system_clock::time_point wall) {
+    proxy.clock.set_wall_epoch(wall - base::Nanos(proxy.clock.now()));
     proxy.add_backend("a", a_url, 1);
     proxy.add_backend("b", b_url, 2);
     proxy.start();
@@ -52,7 +54,8 @@ TEST(SharedReports, AShortReportOneReplicaReadsMovesTheOthersRequests) {
   });
   MockBackend b([](const SeenRequest&) { return MockReply{200, {}, R"({"from":"b"})"}; });
   RedisServer server;
-  Replica one("replica-1", a.url(), b.url(), server), two("replica-2", a.url(), b.url(), server);
+  const auto wall = std::chrono::system_clock::now();
+  Replica one("replica-1", a.url(), b.url(), server, wall), two("replica-2", a.url(), b.url(), server, wall);
   ASSERT_TRUE(await_condition([&] { return one.service->up() && two.service->up(); }));
   EXPECT_EQ(http_call(one.proxy.port(), "POST", kChat, {}, "{}").body, R"({"from":"a"})");
   ASSERT_TRUE(await_condition([&] { return two.a_budget().tokens_left == 150; }))
