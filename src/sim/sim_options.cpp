@@ -167,6 +167,15 @@ Handler fraction_flag(double& slot) {
   };
 }
 
+// capacity|window: what the limit headers state (LimiterSettings::limit_header_per_window).
+Handler limit_header_flag(bool& per_window) {
+  return [&per_window](const std::string& v) -> std::string {
+    if (v != "capacity" && v != "window") return "expects capacity|window";
+    per_window = v == "window";
+    return {};
+  };
+}
+
 // Every flag that takes a value, writing into `options` (and `reasoning`: applied to the
 // deployments once all are known).
 FlagTable value_flags(SimOptions& options, std::vector<ReasoningSpec>& reasoning) {
@@ -234,12 +243,7 @@ FlagTable value_flags(SimOptions& options, std::vector<ReasoningSpec>& reasoning
          return "expects fixed|sliding|bucket";
        }},
       {"--burst-seconds", seconds_flag(limiter.burst)},
-      {"--limit-header",
-       [&](const std::string& v) -> std::string {
-         if (v != "capacity" && v != "window") return "expects capacity|window";
-         limiter.limit_header_per_window = v == "window";
-         return {};
-       }},
+      {"--limit-header", limit_header_flag(limiter.limit_header_per_window)},
       {"--rpm-interval-seconds",
        [&](const std::string& v) -> std::string {
          std::chrono::milliseconds interval{0};
