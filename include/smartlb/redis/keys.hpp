@@ -33,22 +33,22 @@ inline std::string failures_key(std::string_view prefix, std::string_view backen
   k += "}:failures";
   return k;
 }
-// Whose turn it is to probe a backend (docs/scale-out.md): the replica's id, expiring with the
-// probe interval; and what the last probe found (redis::SharedProbes). Both under the tag
-// "{backend}".
-inline std::string probe_turn_key(std::string_view prefix, std::string_view backend) {
+// A key of one backend's, under the tag "{backend}".
+inline std::string backend_key(std::string_view prefix, std::string_view backend, std::string_view suffix) {
   std::string k(prefix);
   k += '{';
   k += backend;
-  k += "}:probe-turn";
+  k += '}';
+  k += suffix;
   return k;
 }
+// Whose turn it is to probe a backend (docs/scale-out.md): the replica's id, expiring with the
+// probe interval; and what the last probe found (redis::SharedProbes).
+inline std::string probe_turn_key(std::string_view prefix, std::string_view backend) {
+  return backend_key(prefix, backend, ":probe-turn");
+}
 inline std::string probe_result_key(std::string_view prefix, std::string_view backend) {
-  std::string k(prefix);
-  k += '{';
-  k += backend;
-  k += "}:probe";
-  return k;
+  return backend_key(prefix, backend, ":probe");
 }
 // What the replicas together took of a shared quota (docs/scale-out.md): a hash, field = a
 // sub-window's index (Unix time / sub-window length), value = what was counted in it. The tag
