@@ -23,7 +23,8 @@
 #
 # Placement: "N cores" gives the gateway N threads or workers (smartlb THREADS, nginx
 # worker_processes, haproxy nbthread) pinned to cores 1..N, and wrk and the backend the cores
-# left (core 0 and any above N), one wrk thread and one backend thread or worker per load core.
+# left (core 0 and any above N), wrk with WRK_THREADS threads and the backend with BACKEND_THREADS
+# (1 each: on 2 cores, 2 of each sustained half the rate).
 # When N is every core of the machine (N = 2 on a 2-core machine) nothing is left to the load:
 # the gateway may use all cores but shares them with wrk and the backend (marked "shared"); its
 # ceiling is then the whole machine's, and per core is ceiling / N all the same. A CORES entry
@@ -49,9 +50,9 @@
 #   CORES="1 2"  VARIANTS="json sse"  SYSTEMS="smartlb nginx haproxy"
 #   LAT_CORES=1  LAT_DURATION=4  LAT_REPS=3   (the placements where concurrency 1 is measured;
 #                                              seconds per run; interleaved repetitions)
-#   STEP_DURATION=3  STEPS="40 55 70 85 100"  REFINE=2  ANCHOR_DURATION=3  CONNS=64
+#   STEP_DURATION=3  STEPS="30 45 60 75 90 100"  REFINE=2  ANCHOR_DURATION=3  CONNS=64
 #   P99_MS=1000  ERR_PCT=0.1  MAX_BEHIND_PCT=1  RETRY=1  SSE_CHUNKS=8
-#   WRK_THREADS, BACKEND_THREADS   (default: one per load core; the concurrency-1 runs: wrk -t1)
+#   WRK_THREADS=1  BACKEND_THREADS=1   (the concurrency-1 runs: always wrk -t1)
 # Needs: wrk (LuaJIT), nginx, haproxy, taskset, curl; smartlb and smartlb-sim in $BUILD.
 # Output: bench/results/gateway-method-STAMP/: summary.tsv, summary.md (the table), steps.tsv
 # (every sweep step), latency.tsv (every concurrency-1 run), the raw wrk outputs under raw/.
@@ -67,7 +68,7 @@ LAT_CORES=${LAT_CORES:-1}
 LAT_DURATION=${LAT_DURATION:-4}
 LAT_REPS=${LAT_REPS:-3}
 STEP_DURATION=${STEP_DURATION:-3}
-STEPS=${STEPS:-40 55 70 85 100}
+STEPS=${STEPS:-30 45 60 75 90 100}
 REFINE=${REFINE:-2}
 ANCHOR_DURATION=${ANCHOR_DURATION:-3}
 CONNS=${CONNS:-64}
@@ -79,7 +80,8 @@ SSE_CHUNKS=${SSE_CHUNKS:-8}
 LUA="$BENCH_DIR/conf/gateway.lua"
 PATH_Q="/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21"
 NPROC=$(nproc)
-WRK_THREADS_SET=${WRK_THREADS:-}; BACKEND_THREADS_SET=${BACKEND_THREADS:-}
+WRK_THREADS=${WRK_THREADS:-1}
+BACKEND_THREADS=${BACKEND_THREADS:-1}
 [ -x "$SMARTLB" ] || { echo "missing $SMARTLB (BUILD=build-release?)" >&2; exit 2; }
 [ -x "$SIM" ] || { echo "missing $SIM" >&2; exit 2; }
 STAMP=$(date +%Y%m%d-%H%M%S)
@@ -293,8 +295,6 @@ for n in $CORES; do
   else
     GW_CPUS=$(cpu_list 0 $((NPROC - 1))); LOAD_CPUS=$GW_CPUS; PLACEMENT=shared
   fi
-  nload=$(awk -v l="$LOAD_CPUS" 'BEGIN { n = split(l, p, ","); for (i = 1; i <= n; i++) { m = split(p[i], r, "-"); c += (m > 1) ? r[2] - r[1] + 1 : 1 }; print c }')
-  WRK_THREADS=${WRK_THREADS_SET:-$nload}; BACKEND_THREADS=${BACKEND_THREADS_SET:-$nload}
   for variant in $VARIANTS; do
     echo "== $n core(s) ($PLACEMENT: gateway on cpus $GW_CPUS, wrk ($WRK_THREADS threads) and backend ($BACKEND_THREADS) on $LOAD_CPUS), $variant"
     start_run "$n" "$variant"
