@@ -5,7 +5,11 @@
 #
 #   added latency = the gateway's p99 - the direct p99 (client straight to the backend), at
 #                   concurrency 1 (wrk -t1 -c1, closed loop), paired within each repetition
-#                   (the median of the LAT_REPS differences);
+#                   (the median of the LAT_REPS differences); LAT_ON=placed: the gateway on its
+#                   cores, load: moved (taskset -a -p) onto the load's cores for these runs,
+#                   both (default): each. On a VM, a request handed to an idle vCPU waits for
+#                   it to wake (a plain nginx backend moved from wrk's vCPU to the other: p99
+#                   0.12 -> 3.5 ms), so "placed" can measure the VM; "load" leaves that out;
 #   ceiling       = the highest sustained rate with p99 < 1 s and < 0.1 % errors: an open-loop
 #                   rate sweep, the rate stepped up until a step fails, then REFINE bisections
 #                   between the last rate that passed and the one that failed; every target is
@@ -23,9 +27,9 @@
 #
 # Placement: "N cores" gives the gateway N threads or workers (smartlb THREADS, nginx
 # worker_processes, haproxy nbthread) pinned to cores 1..N, and wrk and the backend the cores
-# left (core 0 and any above N), wrk with WRK_THREADS threads and the backend with BACKEND_THREADS
-# (1 each: on 2 cores, 2 of each sustained half the rate).
-# When N is every core of the machine (N = 2 on a 2-core machine) nothing is left to the load:
+# left (core 0 and any above N); wrk with WRK_THREADS threads, the backend with BACKEND_THREADS
+# (1 each; 2 of each sustained less on 2 cores). When N is every core of the machine (N = 2 on
+# a 2-core machine) nothing is left to the load:
 # the gateway may use all cores but shares them with wrk and the backend (marked "shared"); its
 # ceiling is then the whole machine's, and per core is ceiling / N all the same. A CORES entry
 # above the machine's cores is skipped.
@@ -48,15 +52,15 @@
 #
 # Usage: BUILD=build-release bench/gateway_method.sh
 #   CORES="1 2"  VARIANTS="json sse"  SYSTEMS="smartlb nginx haproxy"
-#   LAT_CORES=1  LAT_DURATION=4  LAT_REPS=3   (the placements where concurrency 1 is measured;
-#                                              seconds per run; interleaved repetitions)
+#   LAT_CORES=1  LAT_ON=both  LAT_DURATION=3  LAT_REPS=2   (the placements where concurrency 1
+#                                  is measured; where the gateway runs; seconds per run; rounds)
 #   STEP_DURATION=3  STEPS="30 45 60 75 90 100"  REFINE=2  ANCHOR_DURATION=3  CONNS=64
 #   P99_MS=1000  ERR_PCT=0.1  MAX_BEHIND_PCT=1  RETRY=1  SSE_CHUNKS=8
 #   WRK_THREADS=1  BACKEND_THREADS=1   (the concurrency-1 runs: always wrk -t1)
 # Needs: wrk (LuaJIT), nginx, haproxy, taskset, curl; smartlb and smartlb-sim in $BUILD.
 # Output: bench/results/gateway-method-STAMP/: summary.tsv, summary.md (the table), steps.tsv
 # (every sweep step), latency.tsv (every concurrency-1 run), the raw wrk outputs under raw/.
-# Defaults: about 9 minutes on 2 cores.
+# Defaults: about 10 minutes on 2 cores.
 set -euo pipefail
 # shellcheck source=/dev/null
 source "$(dirname "$0")/lib.sh"
@@ -65,8 +69,9 @@ CORES=${CORES:-1 2}
 VARIANTS=${VARIANTS:-json sse}
 SYSTEMS=${SYSTEMS:-smartlb nginx haproxy}
 LAT_CORES=${LAT_CORES:-1}
-LAT_DURATION=${LAT_DURATION:-4}
-LAT_REPS=${LAT_REPS:-3}
+LAT_ON=${LAT_ON:-both}
+LAT_DURATION=${LAT_DURATION:-3}
+LAT_REPS=${LAT_REPS:-2}
 STEP_DURATION=${STEP_DURATION:-3}
 STEPS=${STEPS:-30 45 60 75 90 100}
 REFINE=${REFINE:-2}
@@ -201,6 +206,12 @@ start_run() {  # start_run CORES VARIANT: the backend on LOAD_CPUS, the gateways
 gw_pids() {  # the gateway's processes (nginx: master and workers)
   case $1 in direct) echo "" ;; *) tree_pids "${GWPID[$1]}" ;; esac
 }
+pin_gateways() {  # pin_gateways CPUS: every thread of every gateway onto CPUS
+  local t p
+  for t in $SYSTEMS; do
+    for p in $(gw_pids "$t"); do taskset -a -pc "$1" "$p" >/dev/null; done
+  done
+}
 
 to_us() {  # wrk latency token (512.00us, 1.23ms, 1.01s) -> µs
   awk -v v="$1" 'BEGIN { if (v ~ /us$/) { sub(/us$/, "", v); print v + 0 }
@@ -223,9 +234,9 @@ wrk_field() {  # wrk_field FILE NAME: requests rps p50_us p99_us errors; lag_p99
   esac
 }
 
-printf 'cores\tplacement\tvariant\trep\ttarget\trps\tp50_us\tp99_us\terrors\n' >"$OUT/latency.tsv"
+printf 'cores\tplacement\tvariant\tlat_on\trep\ttarget\trps\tp50_us\tp99_us\terrors\n' >"$OUT/latency.tsv"
 printf 'cores\tplacement\tvariant\ttarget\tstep_pct\ttry\toffered_rps\tachieved_rps\tp99_ms\tp995_ms\tlag_p995_ms\tlag_max_ms\tbehind_pct\terrors\trequests\tcpu_us_per_req\tgw_cpus_busy_pct\tload_cpus_busy_pct\tpass\tload1\n' >"$OUT/steps.tsv"
-printf 'cores\tplacement\tvariant\ttarget\tp50_c1_us\tp99_c1_us\tadded_p50_us\tadded_p99_us\tbase_rps\tceiling_rps\tceiling_per_core\tcpu_us\tcpu_cap_per_core\tbusy_at_fail_gw_load\tlimit\n' >"$OUT/summary.tsv"
+printf 'cores\tplacement\tvariant\ttarget\tp99_c1_us\tadded_p50_us\tadded_p99_us\tp99_c1_load_us\tadded_p50_load_us\tadded_p99_load_us\tp50_c1_us\tbase_rps\tceiling_rps\tceiling_per_core\tcpu_us\tcpu_cap_per_core\tbusy_at_fail_gw_load\tlimit\n' >"$OUT/summary.tsv"
 echo "# gateway-method $STAMP commit=$COMMIT cores=[$CORES] variants=[$VARIANTS] conns=$CONNS steps=[$STEPS] step=${STEP_DURATION}s lat=${LAT_REPS}x${LAT_DURATION}s load_before=$(loadavg) nproc=$NPROC"
 echo "# gateway-method $STAMP commit=$COMMIT load_before=$(loadavg)" >"$OUT/run.txt"
 
@@ -299,23 +310,29 @@ for n in $CORES; do
     echo "== $n core(s) ($PLACEMENT: gateway on cpus $GW_CPUS, wrk ($WRK_THREADS threads) and backend ($BACKEND_THREADS) on $LOAD_CPUS), $variant"
     start_run "$n" "$variant"
     GM_STREAM=$([ "$variant" = sse ] && echo 1 || echo 0); export GM_STREAM
-    # Concurrency 1 (the placements in LAT_CORES): a 1 s warm-up per target, then LAT_REPS
-    # interleaved rounds (the order rotates each round).
+    # Concurrency 1 (the placements in LAT_CORES): for each LAT_ON mode, a 1 s warm-up per
+    # target, then LAT_REPS interleaved rounds (the order rotates each round).
     read -r -a targets <<<"direct $SYSTEMS"
     if [[ " $LAT_CORES " == *" $n "* ]]; then
-      for t in "${targets[@]}"; do
-        taskset -c "$LOAD_CPUS" wrk -t1 -c1 -d1s -s "$LUA" "http://127.0.0.1:${PORT[$t]}$PATH_Q" >/dev/null
-      done
-      for rep in $(seq 1 "$LAT_REPS"); do
-        nt=${#targets[@]}
-        for ((j = 0; j < nt; j++)); do
-          t=${targets[$(((j + rep - 1) % nt))]}
-          f="$OUT/raw/c$n-$variant-$t-c1-rep$rep.txt"
-          taskset -c "$LOAD_CPUS" wrk -t1 -c1 -d"${LAT_DURATION}s" --timeout 5s --latency -s "$LUA" \
-            "http://127.0.0.1:${PORT[$t]}$PATH_Q" >"$f"
-          printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$PLACEMENT" "$variant" "$rep" "$t" "$(wrk_field "$f" rps)" \
-            "$(wrk_field "$f" p50_us)" "$(wrk_field "$f" p99_us)" "$(wrk_field "$f" errors)" | tee -a "$OUT/latency.tsv"
+      case $LAT_ON in both) modes="placed load" ;; *) modes=$LAT_ON ;; esac
+      for mode in $modes; do
+        if [ "$mode" = load ]; then pin_gateways "$LOAD_CPUS"; fi
+        for t in "${targets[@]}"; do
+          taskset -c "$LOAD_CPUS" wrk -t1 -c1 -d1s -s "$LUA" "http://127.0.0.1:${PORT[$t]}$PATH_Q" >/dev/null
         done
+        for rep in $(seq 1 "$LAT_REPS"); do
+          nt=${#targets[@]}
+          for ((j = 0; j < nt; j++)); do
+            t=${targets[$(((j + rep - 1) % nt))]}
+            f="$OUT/raw/c$n-$variant-$t-c1-$mode-rep$rep.txt"
+            taskset -c "$LOAD_CPUS" wrk -t1 -c1 -d"${LAT_DURATION}s" --timeout 5s --latency -s "$LUA" \
+              "http://127.0.0.1:${PORT[$t]}$PATH_Q" >"$f"
+            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$PLACEMENT" "$variant" "$mode" "$rep" "$t" \
+              "$(wrk_field "$f" rps)" "$(wrk_field "$f" p50_us)" "$(wrk_field "$f" p99_us)" "$(wrk_field "$f" errors)" |
+              tee -a "$OUT/latency.tsv"
+          done
+        done
+        if [ "$mode" = load ]; then pin_gateways "$GW_CPUS"; fi
       done
     fi
     unset GM_STREAM
@@ -336,10 +353,13 @@ for n in $CORES; do
         -v busy="${BUSY[$t]}" -v cpu="${CPUS[$t]}" '
         function median(a, m,   i, j, x) { for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { x = a[i]; a[i] = a[j]; a[j] = x }
           return (m % 2) ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2 }
-        NR > 1 && $1 == n && $3 == v { p50[$4, $5] = $7; p99[$4, $5] = $8; reps[$4] = 1 }
+        NR > 1 && $1 == n && $3 == v { k = $4 SUBSEP $5; p50[k, $6] = $8; p99[k, $6] = $9; reps[k] = $4 }
+        function added(mode, what,   k, m, a, d) {  # median over the rounds of mode: what = "p50" "p99" "d50" "d99"
+          m = 0; for (k in reps) { if (reps[k] != mode || !((k, t) in p99) || !((k, "direct") in p99)) continue; m++
+            a[m] = (what == "p50") ? p50[k, t] : (what == "p99") ? p99[k, t] : (what == "d50") ? p50[k, t] - p50[k, "direct"] : p99[k, t] - p99[k, "direct"] }
+          if (!m || (t == "direct" && what ~ /^d/)) return "-"
+          return sprintf("%.0f", median(a, m)) }
         END {
-          m = 0; for (r in reps) { if (!((r, t) in p99) || !((r, "direct") in p99)) continue; m++
-            a50[m] = p50[r, t]; a99[m] = p99[r, t]; d50[m] = p50[r, t] - p50[r, "direct"]; d99[m] = p99[r, t] - p99[r, "direct"] }
           split(busy, bz, " "); lim = "-"; bs = "-"
           if (busy != "-") {
             bs = (pl == "shared") ? bz[1] "%" : bz[1] "% / " bz[2] "%"
@@ -349,10 +369,9 @@ for n in $CORES; do
             else if (bz[2] >= 90) lim = "load side"
             else lim = "latency"
           } else if (ceil > 0) lim = "not reached"
-          med50 = m ? sprintf("%.0f", median(a50, m)) : "-"; med99 = m ? sprintf("%.0f", median(a99, m)) : "-"
-          printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\n", n, pl, v, t, med50, med99,
-            (t == "direct" || !m ? "-" : sprintf("%.0f", median(d50, m))), (t == "direct" || !m ? "-" : sprintf("%.0f", median(d99, m))),
-            peak, ceil, (t == "direct" ? "-" : sprintf("%.0f", ceil / n)), cpu,
+          printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\n", n, pl, v, t,
+            added("placed", "p99"), added("placed", "d50"), added("placed", "d99"),
+            added("load", "p99"), added("load", "d50"), added("load", "d99"), added("placed", "p50"), peak, ceil, (t == "direct" ? "-" : sprintf("%.0f", ceil / n)), cpu,
             (cpu == "-" || cpu + 0 == 0 ? "-" : sprintf("%.0f", 1e6 / cpu)), bs, lim }' "$OUT/latency.tsv" >>"$OUT/summary.tsv"
     done
     stop_run
@@ -363,9 +382,9 @@ echo "# load_after=$(loadavg)" >>"$OUT/run.txt"
 {
   echo "Gateway method, $STAMP, commit $COMMIT, $NPROC cores, load before/after: $(sed -n 's/.*load_before=//p' "$OUT/run.txt") / $(loadavg)"
   echo
-  echo "| cores | placement | variant | target | p99 at c=1 µs | added p99 µs | added p50 µs | ceiling req/s | per core | CPU µs/req at ceiling | 1 s / CPU per req | busy at the failed rate (gateway / load cores) | stopped by |"
-  echo "|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|"
-  awk -F'\t' 'NR > 1 { printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $6, $8, $7, $10, $11, $12, $13, $14, $15 }' "$OUT/summary.tsv"
+  echo "| cores | placement | variant | target | c=1 p99 µs | added p99 µs | added p50 µs | on the load core: c=1 p99 | added p99 | added p50 | ceiling req/s | per core | CPU µs/req at ceiling | 1 s / CPU per req | busy at the failed rate (gateway / load cores) | stopped by |"
+  echo "|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"
+  awk -F'\t' 'NR > 1 { printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $7, $6, $8, $10, $9, $13, $14, $15, $16, $17, $18 }' "$OUT/summary.tsv"
 } >"$OUT/summary.md"
 echo
 cat "$OUT/summary.md"
