@@ -222,6 +222,25 @@ constexpr PrometheusFamily kFamilies[] = {
      [](const Scrape& s, Samples& out) {
        for (const auto& [name, c] : s.m.priority_classes) out.add({name}, c.throttled);
      }},
+    {{"smartlb_queued_requests_total",
+      Type::Counter,
+      "Requests that waited for capacity (a priority class's max_queue_seconds), by class and how the wait "
+      "ended: served, refused (a 429 after all), left (the client left while it waited).",
+      {"class", "outcome"}},
+     [](const Scrape& s, Samples& out) {
+       for (const auto& [name, q] : s.m.queues) {
+         out.add({name, "served"}, q.served);
+         out.add({name, "refused"}, q.refused);
+         out.add({name, "left"}, q.left);
+       }
+     }},
+    {{"smartlb_queued_seconds_total",
+      Type::Counter,
+      "Seconds requests waited for capacity, in all, by class.",
+      {"class"}},
+     [](const Scrape& s, Samples& out) {
+       for (const auto& [name, q] : s.m.queues) out.add({name}, q.seconds);
+     }},
     {{"smartlb_client_limited_total",
       Type::Counter,
       "Requests a client's own budgets refused (429 rate_limit_exceeded; no backend was called).",

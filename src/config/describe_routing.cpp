@@ -113,6 +113,9 @@ void describe_budgets(std::ostream& out, const Config& cfg) {
       if (c.reserve_permille % 10) out << '.' << c.reserve_permille % 10;
       out << " % of each quota";
     }
+    if (c.max_queue.count() > 0)
+      out << (c.reserve_permille > 0 ? "; " : ": ") << "waits up to " << c.max_queue.count() / 1000.0
+          << " s for capacity (at most " << c.max_queue_length << " at once)";
     const char* sep = "; callers: ";
     for (const auto& n : c.clients) out << std::exchange(sep, ", ") << "client " << n;
     for (const auto& n : c.subjects) out << std::exchange(sep, ", ") << "subject " << n;

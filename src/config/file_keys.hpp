@@ -10,7 +10,8 @@ inline constexpr std::string_view kTopKeys[] = {
     "name",           "type",           "backends",      "targets",         "clients", "rules",
     "model_configs",  "subject_limits", "redis",         "token_issuers",   "admin",   "prices",
     "virtual_models", "integrations",   "collaborators", "priority_classes"};
-inline constexpr std::string_view kPriorityClassKeys[] = {"name", "reserve_percent", "subjects"};
+inline constexpr std::string_view kPriorityClassKeys[] = {"name", "reserve_percent", "subjects",
+                                                          "max_queue_seconds", "max_queue_length"};
 inline constexpr std::string_view kPricesKeys[] = {"currency", "models"};
 inline constexpr std::string_view kModelPriceKeys[] = {"model", "aliases", "input", "cached_input", "output"};
 inline constexpr std::string_view kRedisKeys[] = {"url", "key_prefix", "ca_file", "timeout_ms", "replica_id"};

@@ -46,6 +46,20 @@ bool read_class(Reader& r, const std::string& path, const YAML::Node& n, bool fi
     c.reserve_permille = kDefaultClassReserve;
   }
   c.subjects = r.strings(key_path(path, "subjects"), n["subjects"]);
+  if (const auto v = n["max_queue_seconds"]) {
+    if (auto x =
+            r.number(key_path(path, "max_queue_seconds"), v, 0, 3600, "a number of seconds from 0 to 3600"))
+      c.max_queue = std::chrono::milliseconds(static_cast<std::int64_t>(*x * 1000 + 0.5));
+    else
+      ok = false;
+  }
+  if (const auto v = n["max_queue_length"]) {
+    if (auto x =
+            r.integer(key_path(path, "max_queue_length"), v, 1, 1'000'000, "an integer from 1 to 1000000"))
+      c.max_queue_length = static_cast<std::uint32_t>(*x);
+    else
+      ok = false;
+  }
   return ok;
 }
 

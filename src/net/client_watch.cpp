@@ -12,6 +12,12 @@ void ClientWatch::arm(Socket& client, UpstreamConnection& upstream) {
   wait(state_);
 }
 
+void ClientWatch::arm(Socket& client, WaitTimer& timer) {
+  if (state_) return;
+  state_ = std::make_shared<State>(State{&client, nullptr, &timer});
+  wait(state_);
+}
+
 void ClientWatch::wait(const std::shared_ptr<State>& s) {
   s->client->async_wait(Socket::wait_read, [s](error_code ec) {
     if (!s->active || ec) return;  // the relay is over, or the wait was cancelled
@@ -23,7 +29,8 @@ void ClientWatch::wait(const std::shared_ptr<State>& s) {
       return;
     }
     s->left = true;  // end of stream, or a reset
-    s->upstream->close();
+    if (s->upstream) s->upstream->close();
+    if (s->timer) s->timer->cancel();
   });
 }
 

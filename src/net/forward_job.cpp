@@ -55,8 +55,8 @@ std::optional<clients::BudgetRefused> ForwardJob::admit_to_budgets() {
     }
   const clients::BudgetTime t{s_.clock.coarse_now(), s_.clock.wall_now()};
   std::optional<clients::BudgetRefused> refused = budget_->admit(cost_, price, t);
-  // A WebSocket session may idle for minutes between responses: the in-flight cap counts
-  // requests answered over HTTP, not open sessions.
+  // A WebSocket session may idle for minutes between responses: it holds a slot of the
+  // in-flight cap only while a response is in progress (SessionLearning), not while it idles.
   if (websocket_) budget_->release();
   budget_->append_fields(buffers_.budget_fields);
   return refused;
@@ -144,18 +144,26 @@ std::optional<Refusal> ForwardJob::admit() {
     return Refusal{beast::http::status::not_found, "invalid_request_error", "model_not_found", refusal_text_};
   }
   rec_.rule = rule_->id;
-  if (!snap_.budgets.empty())
-    if (const std::optional<clients::BudgetRefused> refused = admit_to_budgets()) {
-      rec_.client_limited = true;
-      refusal_text_ = refusal_message(*refused, snap_.prices.currency);
-      return Refusal{beast::http::status::too_many_requests,
-                     counts_cost(refused->refusal.limit)     ? "cost"
-                     : counts_tokens(refused->refusal.limit) ? "tokens"
-                                                             : "requests",
-                     "rate_limit_exceeded", refusal_text_,
-                     std::chrono::ceil<std::chrono::milliseconds>(refused->refusal.retry_after)};
-    }
+  if (!snap_.budgets.empty()) return budget_refusal();
   return std::nullopt;
+}
+
+std::optional<Refusal> ForwardJob::budget_refusal() {
+  buffers_.budget_fields.clear();
+  const std::optional<clients::BudgetRefused> refused = admit_to_budgets();
+  rec_.client_limited = refused.has_value();
+  if (!refused) return std::nullopt;
+  refusal_text_ = refusal_message(*refused, snap_.prices.currency);
+  // A slot in flight frees when any of the caller's requests ends, which no clock predicts.
+  budget_back_in_ = refused->refusal.limit == clients::BudgetLimit::InFlight
+                        ? std::nullopt
+                        : std::optional<base::Nanos>(refused->refusal.retry_after);
+  return Refusal{beast::http::status::too_many_requests,
+                 counts_cost(refused->refusal.limit)     ? "cost"
+                 : counts_tokens(refused->refusal.limit) ? "tokens"
+                                                         : "requests",
+                 "rate_limit_exceeded", refusal_text_,
+                 std::chrono::ceil<std::chrono::milliseconds>(refused->refusal.retry_after)};
 }
 
 Task<bool> ForwardJob::run() {
@@ -163,12 +171,27 @@ Task<bool> ForwardJob::run() {
   if (const std::optional<CatalogRequest> c = catalog_asked();
       c && !catalog_names(snap_, caller_.subjects).empty())
     co_return finish(co_await answer_catalog(*c));
-  if (const std::optional<Refusal> refusal = admit()) co_return finish(co_await refuse(*refusal));
+  std::optional<Refusal> refusal = admit();
+  while (refusal && rec_.client_limited) {  // a budget's 429: waited out, when the class may
+    const WaitEnd w = co_await wait_for_capacity(budget_back_in_);
+    if (w == WaitEnd::ClientLeft) co_return finish(false);
+    if (w == WaitEnd::Answer) break;
+    refusal = budget_refusal();
+  }
+  if (refusal) co_return finish(co_await refuse(*refusal));
   routing::TriedSet tried;
   for (;;) {
     const std::optional<ChosenTarget> t = choose_target(tried);
     if (!t) {
       if (stateful_.untagged_try() && next_resource(tried, true)) continue;
+      if (const std::optional<base::Nanos> back = room_back_in()) {  // a 429: waited out, when the class may
+        const WaitEnd w = co_await wait_for_capacity(back);
+        if (w == WaitEnd::Again) {
+          tried = routing::TriedSet{};
+          continue;
+        }
+        if (w == WaitEnd::ClientLeft) co_return finish(false);
+      }
       break;
     }
     if (!credential_ready(*t) && !co_await await_credential(*t)) continue;
@@ -186,6 +209,55 @@ Task<bool> ForwardJob::run() {
     if (a != Attempted::Next) co_return finish(a == Attempted::Keep);
   }
   co_return finish(co_await answer_nothing_left());
+}
+
+std::optional<base::Nanos> ForwardJob::room_back_in() const {
+  // A stateful request's resources, a held "not found" or a streamed body already sent are
+  // answered as they are.
+  if (capacity_wait_.max_wait <= base::Nanos{0} || unavailable_rule_ || held_ ||
+      (streamed_ && streamed_->started))
+    return std::nullopt;
+  const routing::Unavailability u = states_.unavailability(rule_->table, model_, cost_, class_reserve_);
+  if (u.out_of_service || u.not_found) return std::nullopt;
+  if (u.throttled) return base::Nanos(u.retry_after);  // the 429's Retry-After
+  // A target this request found rate limited is back already (its cooldown ended as the
+  // request looked): routed again at once.
+  const std::size_t shown = std::min(rec_.attempt_count, telemetry::RequestRecord::kMaxAttempts);
+  for (std::size_t i = 0; i < shown; ++i)
+    if (routing::is_rate_limit(rec_.attempts[i].cause) && u.retry_after.count() == 0) return base::Nanos{0};
+  return std::nullopt;
+}
+
+Task<ForwardJob::WaitEnd> ForwardJob::wait_for_capacity(std::optional<base::Nanos> retry_after) {
+  const std::size_t level = class_reserve_.level;
+  clients::CapacityWaitAsk ask;
+  ask.waited = waited_;
+  ask.holds_place = queue_place_ != nullptr;
+  ask.waiting = s_.waiting_for_capacity[level].load(std::memory_order_relaxed);
+  ask.retry_after = retry_after;
+  ask.request_left = time_left();
+  const std::optional<base::Nanos> wait = clients::capacity_wait(capacity_wait_, ask);
+  if (!wait) co_return WaitEnd::Answer;
+  if (!queue_place_) {
+    queue_place_ = &s_.waiting_for_capacity[level];
+    queue_place_->fetch_add(1, std::memory_order_relaxed);
+    rec_.queue_class = class_name_;
+  }
+  const base::MonoNanos began = s_.clock.now();
+  const bool stayed = co_await exchange_.wait_for_capacity(*wait);
+  // The wait as planned (a client that left: as it was): the class's bound counts planned waits,
+  // which end whatever the clock does.
+  waited_ += stayed ? *wait : std::min(*wait, base::Nanos(s_.clock.now() - began));
+  rec_.queued_ms = std::chrono::duration_cast<std::chrono::milliseconds>(waited_).count();
+  if (!stayed) {
+    rec_.client_aborted = true;
+    co_return WaitEnd::ClientLeft;
+  }
+  co_return WaitEnd::Again;
+}
+
+void ForwardJob::leave_queue() {
+  if (queue_place_) std::exchange(queue_place_, nullptr)->fetch_sub(1, std::memory_order_relaxed);
 }
 
 // One try of one target. A coroutine of its own, not part of run(), so that both frames stay

@@ -163,6 +163,16 @@ Task<void> UpstreamExchange::pause(std::chrono::milliseconds delay) {
   co_await timer.async_wait(use_tuple);
 }
 
+Task<bool> UpstreamExchange::wait_for_capacity(base::Nanos delay) {
+  WaitTimer timer(client_.get_executor(), delay);
+  ClientWatch watch;
+  watch.arm(client_.socket(), timer);  // a client that leaves meanwhile ends the wait
+  co_await timer.async_wait(use_tuple);
+  if (watch.client_left()) co_return false;
+  watch.disarm(client_.socket());
+  co_return true;
+}
+
 Task<void> UpstreamExchange::open_session(const WebSocketSession& session) {
   return relay_websocket(ctx_, client_, std::move(conn_), session, rec_);
 }

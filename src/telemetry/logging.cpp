@@ -195,6 +195,7 @@ std::string json_access_line(const RequestRecord& rec, const config::Config& cfg
       {"client_aborted", rec.client_aborted},
       {"upstream_aborted", rec.upstream_aborted}};
   if (!rec.priority_class.empty()) j["priority_class"] = rec.priority_class;
+  if (rec.queued_ms >= 0) j["queued_ms"] = rec.queued_ms;
   if (rec.prompt_tokens >= 0) j["prompt_tokens"] = rec.prompt_tokens;
   if (rec.completion_tokens >= 0) j["completion_tokens"] = rec.completion_tokens;
   if (rec.cached_tokens >= 0) j["cached_tokens"] = rec.cached_tokens;
@@ -227,6 +228,10 @@ std::string text_access_line(const RequestRecord& rec, const config::Config& cfg
   line.append(rec.method).append(" "sv).append(rec.path);
   line.append(" client="sv).append(rec.client.empty() ? "-"sv : std::string_view(rec.client));
   if (!rec.priority_class.empty()) line.append(" class="sv).append(rec.priority_class);
+  if (rec.queued_ms >= 0) {
+    line.append(" queued_ms="sv);
+    number(rec.queued_ms);
+  }
   line.append(" backend="sv).append(rec.served_by >= 0 ? backend_name(rec.served_by) : "-"sv);
   line.append(" status="sv);
   number(rec.status);

@@ -345,6 +345,7 @@ void Metrics::on_request(const RequestRecord& rec) {
     add(CounterKind::ClientThrottled, kNoBackend, requested, rec.client_limited ? 1 : 0, 1);
   if (!rec.auth_failure.empty()) count_auth_failure(rec.auth_failure);
   if (!rec.priority_class.empty()) count_priority_class(rec);
+  if (rec.queued_ms >= 0) count_queued(rec);
   if (!rec.client.empty()) {
     const std::uint32_t client = clients_->find_or_add(rec.client, nullptr);
     if (rec.cost > 0)
@@ -403,6 +404,17 @@ void Metrics::count_priority_class(const RequestRecord& rec) {
   }
 }
 
+void Metrics::count_queued(const RequestRecord& rec) {
+  std::lock_guard lock(classes_mutex_);
+  auto it = queues_.find(rec.queue_class);
+  if (it == queues_.end() && queues_.size() < 64)  // classes are few; a reload may rename them
+    it = queues_.emplace(std::string(rec.queue_class), MetricsSnapshot::QueueCounts{}).first;
+  if (it == queues_.end()) return;
+  MetricsSnapshot::QueueCounts& q = it->second;
+  ++(rec.client_aborted && rec.status == 0 ? q.left : rec.status == 429 ? q.refused : q.served);
+  q.seconds += static_cast<double>(rec.queued_ms) / 1000.0;
+}
+
 void Metrics::on_dns_lookup(std::size_t backend, bool ok) {
   if (backend >= known_.load(std::memory_order_acquire)) return;
   Backend& B = backends_[backend];
@@ -441,6 +453,7 @@ MetricsSnapshot Metrics::snapshot() const {
   {
     std::lock_guard lock(classes_mutex_);
     s.priority_classes.insert(classes_.begin(), classes_.end());
+    s.queues.insert(queues_.begin(), queues_.end());
   }
   s.cost_models = cost_models_->names();
   const std::vector<std::string> clients = clients_->names();

@@ -114,6 +114,8 @@ class BusyState : public ::testing::Test {
     limited.status = 429;
     limited.client_limited = true;
     limited.priority_class = "batch";
+    limited.queued_ms = 2000;  // it waited for capacity, then got the 429
+    limited.queue_class = "batch";
     metrics_.on_request(limited);
     metrics_.on_dns_lookup(1, true);
     metrics_.on_credential_refresh("east", true);

@@ -63,6 +63,30 @@ TEST(PriorityClassesConfig, AClassThatMayTakeWhatTheOneAboveMayNotIsAWarning) {
       << r.warnings[0];
 }
 
+TEST(PriorityClassesConfig, AClassMayWaitForCapacityABoundedTime) {
+  const auto r = config::load_config_text(env(),
+                                          "priority_classes: [{name: interactive, max_queue_seconds: 2.5, "
+                                          "max_queue_length: 50}, {name: batch}]\n",
+                                          "f.yaml");
+  ASSERT_TRUE(r.config) << all_errors(r);
+  const auto& c = r.config->policy.priority_classes;
+  EXPECT_EQ(c[0].max_queue, std::chrono::milliseconds(2500));
+  EXPECT_EQ(c[0].max_queue_length, 50u);
+  EXPECT_EQ(c[1].max_queue, std::chrono::milliseconds(0)) << "by default: a 429 at once";
+  EXPECT_EQ(c[1].max_queue_length, config::kDefaultMaxQueueLength);
+  EXPECT_NE(describe_routing(*r.config).find(
+                "priority class interactive: waits up to 2.5 s for capacity (at most 50 "
+                "at once)"),
+            std::string::npos)
+      << describe_routing(*r.config);
+  const auto negative =
+      config::load_config_text(env(), "priority_classes: [{name: a, max_queue_seconds: -1}]\n", "f.yaml");
+  EXPECT_TRUE(has_error(negative, "priority_classes[0].max_queue_seconds")) << all_errors(negative);
+  const auto none =
+      config::load_config_text(env(), "priority_classes: [{name: a, max_queue_length: 0}]\n", "f.yaml");
+  EXPECT_TRUE(has_error(none, "priority_classes[0].max_queue_length")) << all_errors(none);
+}
+
 TEST(PriorityClassesConfig, BadClassesAreRefusedByName) {
   const auto first =
       config::load_config_text(env(), "priority_classes: [{name: a, reserve_percent: 10}]\n", "f.yaml");

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "smartlb/clients/budget_registry.hpp"
 #include "smartlb/config/config_file.hpp"
 #include "smartlb/config/url.hpp"
 #include "smartlb/routing/latency_stats.hpp"
@@ -45,6 +46,8 @@ class FakeExchange final : public Exchange {
   ErrorReply refused;                             // smartlb's own answer, when it gave one
   bool refused_once = false;
   base::ManualClock* clock = nullptr;
+  std::size_t client_leaves_in_wait = 0;  // the client leaves during this wait for capacity (1: the first)
+  std::size_t waits = 0;
 
   Task<Exchanged> send(const UpstreamCall& call) override {
     sent_to.push_back(call.backend.value);
@@ -109,6 +112,16 @@ class FakeExchange final : public Exchange {
     if (clock) clock->advance(delay);
     co_return;
   }
+  Task<bool> wait_for_capacity(base::Nanos delay) override {
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(delay);
+    if (++waits == client_leaves_in_wait) {
+      events.push_back("client left while waiting");
+      co_return false;
+    }
+    events.push_back("waited " + std::to_string(ms.count()) + " ms");
+    if (clock) clock->advance(delay);
+    co_return true;
+  }
 
  private:
   http1::ResponseHead head_;
@@ -124,6 +137,7 @@ struct Policy : ::testing::Test {
   std::unique_ptr<base::Published<Snapshot>> published;
   std::unique_ptr<routing::BackendStates> states;
   routing::LatencyStats latency;
+  clients::BudgetRegistry budgets;
   io::ssl::context tls{io::ssl::context::tls_client};
   std::unique_ptr<Shared> shared;
   base::FastRandom rng{7};
@@ -143,7 +157,8 @@ struct Policy : ::testing::Test {
   }
   void start() {
     exchange.clock = &clock;
-    published = std::make_unique<base::Published<Snapshot>>(make_snapshot(cfg, ids));
+    published =
+        std::make_unique<base::Published<Snapshot>>(make_snapshot(cfg, ids, nullptr, nullptr, &budgets));
     states = std::make_unique<routing::BackendStates>(
         clock, routing::CooldownPolicy{cfg.default_cooldown, cfg.min_cooldown, cfg.max_cooldown});
     states->track(published->current()->table);
@@ -427,6 +442,106 @@ rules:
   EXPECT_TRUE(exchange.sent_to.empty());
   EXPECT_EQ(exchange.refused.status, beast::http::status::not_found);
   EXPECT_EQ(exchange.refused.code, "model_not_found");
+}
+
+// A priority class's bounded wait for capacity (max_queue_seconds) instead of smartlb's own 429.
+struct CapacityWait : Policy {
+  void classes(std::chrono::milliseconds max_queue, std::uint32_t max_length = 10) {
+    config::PriorityClassConfig interactive{"interactive", 0, {}, {}};
+    interactive.max_queue = max_queue;
+    interactive.max_queue_length = max_length;
+    cfg.policy.priority_classes = {interactive, {"batch", 500, {}, {}}};
+  }
+};
+
+TEST_F(CapacityWait, ARequestWaitsOutACooldownAndIsServed) {
+  add_backend("a");
+  classes(5s);
+  start();
+  backend("a") = {true, {}, 429, {{"retry-after-ms", "2000"}}};
+  exchange.then[id_of("a")] = {Plays{}};
+  EXPECT_TRUE(forward("POST", kChat));
+  EXPECT_EQ(tried(), (std::vector<std::string>{"a", "a"}));
+  EXPECT_EQ(exchange.events, (std::vector<std::string>{"drained", "waited 2000 ms", "relayed from a"}));
+  EXPECT_FALSE(exchange.refused_once);
+  EXPECT_EQ(rec.queued_ms, 2000);
+  EXPECT_EQ(rec.queue_class, "interactive");
+  EXPECT_EQ(shared->waiting_for_capacity[0].load(), 0u) << "its place given back";
+}
+
+TEST_F(CapacityWait, ByDefaultThe429IsAnsweredAtOnce) {
+  add_backend("a");
+  start();
+  backend("a") = {true, {}, 429, {{"retry-after-ms", "2000"}}};
+  forward("POST", kChat);
+  EXPECT_EQ(exchange.events, (std::vector<std::string>{"drained", "refused 429"}));
+  EXPECT_EQ(rec.queued_ms, -1);
+}
+
+TEST_F(CapacityWait, RoomThatComesBackOnlyAfterTheWaitIsA429AtOnce) {
+  add_backend("a");
+  classes(5s);
+  start();
+  backend("a") = {true, {}, 429, {{"retry-after", "20"}}};
+  forward("POST", kChat);
+  EXPECT_EQ(exchange.events, (std::vector<std::string>{"drained", "refused 429"}));
+  EXPECT_EQ(exchange.refused.retry_after, 20000ms) << "the client is told when to come back";
+}
+
+TEST_F(CapacityWait, ARequestRefusedAgainAfterItsWaitWaitsOnWithinItsBound) {
+  add_backend("a");
+  classes(5s);
+  start();
+  backend("a") = {true, {}, 429, {{"retry-after-ms", "2000"}}};
+  forward("POST", kChat);
+  EXPECT_EQ(exchange.events, (std::vector<std::string>{"drained", "waited 2000 ms", "drained",
+                                                       "waited 2000 ms", "drained", "refused 429"}))
+      << "a third wait would end past 5 s";
+  EXPECT_EQ(rec.queued_ms, 4000);
+  EXPECT_EQ(rec.attempt_count, 3u);
+  EXPECT_EQ(shared->waiting_for_capacity[0].load(), 0u);
+}
+
+TEST_F(CapacityWait, AClientThatLeavesWhileWaitingIsNotAnsweredAndLeavesTheQueue) {
+  add_backend("a");
+  classes(5s);
+  start();
+  backend("a") = {true, {}, 429, {{"retry-after-ms", "2000"}}};
+  exchange.client_leaves_in_wait = 1;
+  EXPECT_FALSE(forward("POST", kChat));
+  EXPECT_EQ(exchange.events, (std::vector<std::string>{"drained", "client left while waiting"}));
+  EXPECT_EQ(exchange.sent_to.size(), 1u);
+  EXPECT_TRUE(rec.client_aborted);
+  EXPECT_EQ(shared->waiting_for_capacity[0].load(), 0u);
+}
+
+TEST_F(CapacityWait, AFullQueueTurnsANewcomerAwayAtOnce) {
+  add_backend("a");
+  classes(5s, 3);
+  start();
+  backend("a") = {true, {}, 429, {{"retry-after-ms", "2000"}}};
+  shared->waiting_for_capacity[0] = 3;  // three requests of the class wait already
+  forward("POST", kChat);
+  EXPECT_EQ(exchange.events, (std::vector<std::string>{"drained", "refused 429"}));
+  shared->waiting_for_capacity[0] = 0;
+}
+
+TEST_F(CapacityWait, AClientBudgetsRefusalIsWaitedOutToo) {
+  add_backend("a");
+  classes(90s);
+  config::SubjectLimit everyone;
+  everyone.subject = "*";
+  everyone.shared = true;
+  everyone.limits.requests_per_minute = 1;
+  cfg.policy.subject_limits = {everyone};
+  start();
+  EXPECT_TRUE(forward("POST", kChat));
+  EXPECT_TRUE(forward("POST", kChat));
+  ASSERT_EQ(exchange.events.size(), 3u) << ::testing::PrintToString(exchange.events);
+  EXPECT_EQ(exchange.events[1].rfind("waited ", 0), 0u) << exchange.events[1];
+  EXPECT_EQ(exchange.events[2], "relayed from a");
+  EXPECT_FALSE(rec.client_limited);
+  EXPECT_EQ(tried(), (std::vector<std::string>{"a", "a"}));
 }
 
 // TrueFoundry's per-target options (docs/routing-policy.md, From TrueFoundry), from a file.

@@ -102,6 +102,15 @@ TEST(AccessLog, ARequestOfALowerPriorityClassNamesItsClass) {
       << "the first class is not named";
 }
 
+TEST(AccessLog, ARequestThatWaitedForCapacitySaysHowLong) {
+  telemetry::RequestRecord rec = sample_record();
+  rec.queued_ms = 1250;
+  const std::string line = format_access_line(rec, two_backends(), false);
+  EXPECT_NE(line.find(" queued_ms=1250"), std::string::npos) << line;
+  EXPECT_EQ(nlohmann::json::parse(format_access_line(rec, two_backends(), true))["queued_ms"], 1250);
+  EXPECT_EQ(format_access_line(sample_record(), two_backends(), false).find("queued_ms"), std::string::npos);
+}
+
 TEST(AccessLog, APricedAnswerCarriesItsCostAndCachedTokens) {
   telemetry::RequestRecord rec = sample_record();
   EXPECT_FALSE(nlohmann::json::parse(format_access_line(rec, two_backends(), true)).contains("cost"));

@@ -3,6 +3,10 @@
 // caller or a header that may only lower it, and the header never goes upstream.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
+#include "await_condition.hpp"
 #include "chat_request.hpp"
 #include "http_client.hpp"
 #include "mock_backend.hpp"
@@ -95,6 +99,67 @@ TEST_F(PriorityClassesOverSockets, AClientEntryPutsItsRequestsInItsClassAndTheyC
       << "a request cannot raise its caller's class: 3 used + 1 + a reserve of 1 > 4";
   EXPECT_EQ(call({{"api-key", "app-key-1"}}).status, 200u);
   EXPECT_EQ(backend.request_count(), 4u);
+}
+
+}  // namespace
+}  // namespace smartlb::testing
+
+namespace smartlb::testing {
+namespace {
+
+// A class's bounded wait for capacity (max_queue_seconds) over sockets: the request waits on a
+// timer while the client's connection is watched. The manual clock stands still until the test
+// moves it: the waiting request looks again every time its wait ends, and is served once the
+// test lets the cooldown pass.
+struct WaitForCapacityOverSockets : ::testing::Test {
+  std::atomic<int> answered{0};
+  MockBackend backend{[this](const SeenRequest&) {
+    return ++answered == 1 ? MockReply{429u, {{"retry-after-ms", retry_after_ms}}, "{}"}
+                           : MockReply{200u, {}, "ok"};
+  }};
+  std::string retry_after_ms;
+  ProxyHarness proxy;
+  LastRecord records;
+
+  void start(const std::string& retry_ms, std::chrono::milliseconds max_queue) {
+    retry_after_ms = retry_ms;
+    config::PriorityClassConfig interactive{"interactive", 0, {}, {}};
+    interactive.max_queue = max_queue;
+    proxy.cfg.policy.priority_classes = {interactive, {"batch", 500, {}, {}}};
+    proxy.add_backend("only", backend.url());
+    proxy.start(&records);
+  }
+};
+
+TEST_F(WaitForCapacityOverSockets, ARequestWaitsOutTheCooldownInsteadOfA429) {
+  start("300", 10s);
+  std::thread mover([&] {
+    // Once the 429 cooled the backend down, the cooldown passes.
+    if (await_condition([&] { return !proxy.available(0, "gpt-4o"); })) proxy.clock.advance(300ms);
+  });
+  const HttpResponse r = http_call(proxy.port(), "POST", kChat, {}, kBody);
+  mover.join();
+  EXPECT_EQ(r.status, 200u) << r.body;
+  EXPECT_EQ(backend.request_count(), 2u);
+  const auto rec = records.await(1);
+  ASSERT_TRUE(rec);
+  EXPECT_GE(rec->queued_ms, 300);
+  EXPECT_EQ(rec->queue_class, "interactive");
+}
+
+TEST_F(WaitForCapacityOverSockets, AClientThatLeavesWhileItsRequestWaitsEndsTheWait) {
+  start("100000", 300s);  // a wait of 100 s: the test ends long before unless the client's leaving ends it
+  RawConnection client(proxy.port());
+  client.send("POST " + kChat + " HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: " +
+              std::to_string(kBody.size()) + "\r\n\r\n" + kBody);
+  ASSERT_TRUE(backend.wait_for_requests(1));
+  client.close();
+  const auto rec = records.await(1);
+  ASSERT_TRUE(rec);
+  EXPECT_TRUE(rec->client_aborted);
+  EXPECT_EQ(rec->status, 0u) << "nobody was left to answer";
+  EXPECT_GE(rec->queued_ms, 0);
+  EXPECT_EQ(backend.request_count(), 1u);
 }
 
 }  // namespace

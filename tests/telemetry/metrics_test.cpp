@@ -394,6 +394,31 @@ TEST(Metrics, CountsTheRequestsOfLowerPriorityClassesAndTheir429s) {
   EXPECT_EQ(s.priority_classes.at("batch").throttled, 2u);
 }
 
+TEST(Metrics, CountsTheRequestsThatWaitedForCapacityByHowTheirWaitEnded) {
+  telemetry::Metrics m(std::vector<telemetry::Metrics::BackendInfo>{{"east", ""}});
+  const auto waited = [&](unsigned status, bool left, std::int64_t ms) {
+    telemetry::RequestRecord r;
+    r.status = status;
+    r.client_aborted = left;
+    r.queued_ms = ms;
+    r.queue_class = "interactive";
+    m.on_request(r);
+  };
+  waited(200, false, 1500);
+  waited(429, false, 5000);
+  waited(0, true, 500);
+  telemetry::RequestRecord never;  // did not wait: not counted
+  never.status = 429;
+  m.on_request(never);
+  const telemetry::MetricsSnapshot s = m.snapshot();
+  ASSERT_EQ(s.queues.size(), 1u);
+  const auto& q = s.queues.at("interactive");
+  EXPECT_EQ(q.served, 1u);
+  EXPECT_EQ(q.refused, 1u);
+  EXPECT_EQ(q.left, 1u);
+  EXPECT_DOUBLE_EQ(q.seconds, 7.0);
+}
+
 TEST(Metrics, CountsRefusedAuthenticationsByReason) {
   telemetry::Metrics m(std::vector<telemetry::Metrics::BackendInfo>{{"east", ""}});
   for (std::string_view reason : {"expired", "expired", "invalid_api_key"}) {

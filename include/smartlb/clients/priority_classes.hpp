@@ -4,7 +4,9 @@
 // entry or one of its subjects, else in the first class; a request may put itself in a lower
 // class than its caller's (the x-smartlb-priority header), never in a higher one. A lower class's
 // requests leave at each target what the classes above ask for there, at most the class's
-// `reserve_permille` of a limit (routing/class_reserve.hpp). Plain data in, a class out.
+// `reserve_permille` of a limit (routing/class_reserve.hpp), and may wait for capacity
+// (clients/capacity_wait.hpp). Plain data in, a class out.
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -29,6 +31,8 @@ class PriorityClasses {
     std::size_t level = 0;  // 0: the first (highest) class
     std::string_view name;  // a view into this object
     std::uint16_t reserve_permille = 0;
+    std::chrono::milliseconds max_queue{0};  // its bounded wait for capacity (0: none)
+    std::uint32_t max_queue_length = 0;
   };
   // The class of a caller (its client entry's name and its subjects), lowered to `requested`
   // (a class name, or "": none) when that one is lower. nullopt when `requested` names no class.
@@ -40,7 +44,8 @@ class PriorityClasses {
 
  private:
   Class at(std::size_t level) const {
-    return {level, classes_[level].name, classes_[level].reserve_permille};
+    const config::PriorityClassConfig& c = classes_[level];
+    return {level, c.name, c.reserve_permille, c.max_queue, c.max_queue_length};
   }
   std::vector<config::PriorityClassConfig> classes_;
 };

@@ -179,13 +179,19 @@ struct SubjectLimit {
   ClientLimits limits;
 };
 
+// How many of a class's requests may wait for capacity at once, per replica, by default.
+inline constexpr std::uint32_t kDefaultMaxQueueLength = 1000;
+
 // A priority class (`priority_classes`, highest first; docs/client-budgets.md): who belongs to
-// it, and the most of each target's quota its requests leave to what the classes above ask for.
+// it, the most of each target's quota its requests leave to what the classes above ask for, and
+// how long its requests may wait for capacity instead of smartlb's own 429.
 struct PriorityClassConfig {
   std::string name;
   std::uint16_t reserve_permille = 0;  // reserve_percent x 10; 0 for the first class (nothing is above it)
   std::vector<std::string> subjects;   // callers carrying any of them
   std::vector<std::string> clients;    // client entries by name (a client's `priority_class`)
+  std::chrono::milliseconds max_queue{0};                   // max_queue_seconds; 0: a 429 at once
+  std::uint32_t max_queue_length = kDefaultMaxQueueLength;  // waiting at once, per replica
   bool operator==(const PriorityClassConfig&) const = default;
 };
 inline constexpr std::size_t kMaxPriorityClasses = 8;

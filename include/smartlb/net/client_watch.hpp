@@ -3,7 +3,7 @@
 // stretch, a reasoning model thinking -- and closes the upstream connection at once, instead of
 // when the backend next writes or HTTP_TIMEOUT_SECONDS passes. One async_wait on the client
 // socket (no read, no extra syscall while the client stays), armed only when a relay is about
-// to wait on the backend.
+// to wait on the backend, or a request waits for capacity.
 #include <memory>
 
 #include "smartlb/io/beast.hpp"
@@ -11,6 +11,9 @@
 #include "smartlb/net/upstream.hpp"
 
 namespace smartlb::net {
+
+using WaitTimer = asio::basic_waitable_timer<std::chrono::steady_clock,
+                                             asio::wait_traits<std::chrono::steady_clock>, Executor>;
 
 class ClientWatch {
  public:
@@ -25,6 +28,8 @@ class ClientWatch {
   // Starts watching `client` (once; later calls do nothing). When the client closes or resets
   // its connection, `upstream` is closed, so a pending read on it ends at once.
   void arm(Socket& client, UpstreamConnection& upstream);
+  // The same for a request that waits on `timer` (for capacity): its leaving cancels the timer.
+  void arm(Socket& client, WaitTimer& timer);
   // True once the client was seen leaving: the upstream failure that follows is not the
   // backend's.
   bool client_left() const { return state_ && state_->left; }
@@ -34,7 +39,8 @@ class ClientWatch {
  private:
   struct State {
     Socket* client;
-    UpstreamConnection* upstream;
+    UpstreamConnection* upstream = nullptr;  // closed when the client leaves, or
+    WaitTimer* timer = nullptr;              // cancelled
     bool active = true;
     bool left = false;
   };

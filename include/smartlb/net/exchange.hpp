@@ -112,6 +112,9 @@ class Exchange {
   virtual bool client_may_go_on() const = 0;
   // Waits `delay` (a target's retry_config: the one wait smartlb makes, when a file asks for it).
   virtual Task<void> pause(std::chrono::milliseconds delay) = 0;
+  // Waits `delay` for capacity (a priority class's max_queue_seconds) while watching the client:
+  // false when it left meanwhile (the wait ends at once; nobody is left to answer).
+  virtual Task<bool> wait_for_capacity(base::Nanos delay) = 0;
 
  protected:
   ~Exchange() = default;

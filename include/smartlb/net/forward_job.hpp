@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "smartlb/clients/budget_admission.hpp"
+#include "smartlb/clients/capacity_wait.hpp"
 #include "smartlb/cost/request_cost.hpp"
 #include "smartlb/credentials/entra/token_wait.hpp"
 #include "smartlb/credentials/static_key.hpp"
@@ -105,18 +106,33 @@ class ForwardJob {
         exchange_(exchange),
         streamed_(streamed) {}
 
+  ForwardJob(const ForwardJob&) = delete;
+  ForwardJob& operator=(const ForwardJob&) = delete;
+  ~ForwardJob() { leave_queue(); }  // a job destroyed mid-wait (the worker stopping)
+
   Task<bool> run();  // prices the answer and settles the budgets when it ends
 
  private:
   // At the end of run(): what the answer cost, by the price table, then the caller's budgets
   // charged what it used (its cost included). Returns `keep`.
   bool finish(bool keep) {
+    leave_queue();
     price_answer();
     settle_budgets();
     return keep;
   }
   void price_answer();
   void settle_budgets();
+
+  // A bounded wait for capacity instead of smartlb's own 429 (the class's max_queue_seconds;
+  // clients/capacity_wait.hpp): route again, answer the refusal now, or nobody is left to answer.
+  enum class WaitEnd : std::uint8_t { Again, Answer, ClientLeft };
+  // `retry_after`: when the refusal says room comes back (none: no clock predicts it).
+  Task<WaitEnd> wait_for_capacity(std::optional<base::Nanos> retry_after);
+  // When routing found no target: when its 429 says room comes back, if this request may wait
+  // for it at all (nullopt: answer now).
+  std::optional<base::Nanos> room_back_in() const;
+  void leave_queue();  // gives back its place in its class's queue, if it holds one
 
   void prepare_request();
   std::optional<Refusal> admit();
@@ -129,6 +145,8 @@ class ForwardJob {
                     const Relayed& r);
   std::optional<std::string_view> match_rule();
   std::optional<clients::BudgetRefused> admit_to_budgets();
+  // The caller's budgets' refusal, as smartlb's own 429 (nullopt: admitted).
+  std::optional<Refusal> budget_refusal();
   std::optional<ChosenTarget> choose_target(routing::TriedSet& tried);
   // How long attempt `t` of a streamed request may wait for its first content before it fails
   // over as stalled: none for other requests, when off, or for the last candidate.
@@ -202,8 +220,14 @@ class ForwardJob {
   std::string_view body_;  // what goes upstream on this attempt: the client's, or edited
   std::string_view affinity_key_;
 
-  // What the request's priority class leaves of each target's quota to the classes above.
+  // What the request's priority class leaves of each target's quota to the classes above, and
+  // how long it may wait for capacity.
   routing::ClassReserve class_reserve_;
+  clients::CapacityWaitPolicy capacity_wait_{};
+  std::string_view class_name_;
+  base::Nanos waited_{0};                              // for capacity, in all
+  std::optional<base::Nanos> budget_back_in_;          // when the budget that refused it has room again
+  std::atomic<std::uint32_t>* queue_place_ = nullptr;  // the queue it waits in, while it does
   std::int64_t cost_ = 0;  // estimated tokens, only when a quota, a low report or a budget needs them
   bool model_in_body_ = false;
   http::ApiFamily family_ = http::ApiFamily::OpenAI;

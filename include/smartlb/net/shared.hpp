@@ -2,7 +2,9 @@
 // What every worker thread shares: the process settings, the published snapshot, the runtime
 // state that outlives snapshots (backend states, latency samples, failure counts), the clock,
 // the upstream TLS context and the observer, and the counters of connections and the drain.
+#include <array>
 #include <atomic>
+#include <cstdint>
 #include <functional>
 
 #include "smartlb/base/clock.hpp"
@@ -45,6 +47,8 @@ struct Shared {
   std::atomic<std::size_t> connections{0};
   BufferedBodies buffered_bodies{cfg.max_buffered_bodies_bytes};  // MAX_BUFFERED_BODIES_BYTES
   std::atomic<bool> draining{false};
+  // Requests waiting for capacity now, by priority class level (its max_queue_length).
+  std::array<std::atomic<std::uint32_t>, config::kMaxPriorityClasses> waiting_for_capacity{};
   std::function<void()> on_drained;  // called (from any worker) when the last connection ends
   // Where each attempt's outcome goes (its AttemptTicket): the states, the breakers, the log.
   FailureLogLines failure_log;

@@ -148,6 +148,13 @@ struct MetricsSnapshot {
     std::uint64_t requests = 0, throttled = 0;  // throttled: answered 429
   };
   std::map<std::string, ClassCounts> priority_classes;  // requests of the classes below the first
+  // Requests that waited for capacity (a class's max_queue_seconds), by class: how their wait
+  // ended (served: not a 429; refused: a 429 after all; left: the client left while it waited).
+  struct QueueCounts {
+    std::uint64_t served = 0, refused = 0, left = 0;
+    double seconds = 0;  // waited, in all
+  };
+  std::map<std::string, QueueCounts> queues;
   RedisMetrics redis;
   TracingMetrics tracing;
   std::uint64_t in_flight() const { return started > finished ? started - finished : 0; }
@@ -226,6 +233,7 @@ class Metrics final : public RequestObserver {
   static void count_client(ClientCounters& c, const RequestRecord& rec);
   void count_auth_failure(std::string_view reason);     // a 401
   void count_priority_class(const RequestRecord& rec);  // a request below the first class
+  void count_queued(const RequestRecord& rec);          // a request that waited for capacity
 
   std::unique_ptr<BackendInfo[]> info_;  // kMaxBackends; [0, known_) are set
   std::atomic<std::size_t> known_{0};
@@ -241,6 +249,7 @@ class Metrics final : public RequestObserver {
   // Requests of a lower priority class, by class (a handful of names from the configuration).
   mutable std::mutex classes_mutex_;
   std::map<std::string, MetricsSnapshot::ClassCounts, std::less<>> classes_;
+  std::map<std::string, MetricsSnapshot::QueueCounts, std::less<>> queues_;  // (classes_mutex_)
   std::atomic<std::uint64_t> reloads_ok_{0}, reloads_failed_{0};
   std::atomic<double> last_reload_success_{0};
   std::atomic<std::uint64_t> folded_{0};

@@ -44,6 +44,10 @@ struct RequestRecord {
   std::string_view rule;  // the id of the rule that routed it (a view into its configuration)
   // Its priority class when it is not the first (highest) one (a view into the configuration).
   std::string_view priority_class;
+  // It waited for capacity (its class's max_queue_seconds): how long in all, and its class's name
+  // (any class, the first too). -1: it did not wait.
+  std::int64_t queued_ms = -1;
+  std::string_view queue_class;
 
   // Tracing only (trace.on): the trace context, and what only spans show.
   RequestTrace trace;
@@ -72,6 +76,8 @@ struct RequestRecord {
     cost_model = {};
     rule = {};
     priority_class = {};
+    queued_ms = -1;
+    queue_class = {};
     if (trace.on) {  // (what follows is only ever written when tracing is on)
       trace.reset();
       first_byte = 0;

@@ -1,0 +1,39 @@
+#pragma once
+// A request's bounded wait for capacity instead of smartlb's own 429 (a priority class's
+// max_queue_seconds; docs/client-budgets.md, "Waiting for capacity"). When a refusal says when
+// room comes back (a cooldown's end, a declared quota's window, a client budget's) and that is
+// within what is left of the class's wait and of REQUEST_TIMEOUT_SECONDS, the request waits that
+// long and is routed again; a refusal no clock predicts (the in-flight cap: a slot frees when any
+// of the caller's requests ends) is looked at again every kCapacityPollStep. A refusal whose room
+// comes back only after the wait could end is answered at once, with its Retry-After: waiting
+// would only delay the same 429. Plain data in, a wait out.
+#include <chrono>
+#include <cstdint>
+#include <optional>
+
+#include "smartlb/base/clock.hpp"
+
+namespace smartlb::clients {
+
+inline constexpr base::Nanos kCapacityPollStep = std::chrono::milliseconds(50);
+// A refusal that says "now" (a window giving room back as it is read) still waits this long, so
+// that a request never spins.
+inline constexpr base::Nanos kCapacityMinWait = std::chrono::milliseconds(1);
+
+struct CapacityWaitPolicy {
+  base::Nanos max_wait{0};        // the class's max_queue_seconds (0: never waits)
+  std::uint32_t max_waiting = 0;  // its max_queue_length: how many may wait at once
+};
+
+struct CapacityWaitAsk {
+  base::Nanos waited{0};                   // by this request so far (the sum of its waits)
+  bool holds_place = false;                // it waits already: the queue's length does not turn it away
+  std::uint32_t waiting = 0;               // requests of its class waiting now, on this replica
+  std::optional<base::Nanos> retry_after;  // when the refusal says room comes back; none: unknown
+  base::Nanos request_left{0};             // of REQUEST_TIMEOUT_SECONDS
+};
+
+// How long to wait before routing the request again; nullopt: answer the refusal now.
+std::optional<base::Nanos> capacity_wait(const CapacityWaitPolicy& policy, const CapacityWaitAsk& ask);
+
+}  // namespace smartlb::clients
