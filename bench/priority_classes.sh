@@ -9,13 +9,15 @@
 # plus, at the highest load, the same demand without any batch header ("off": today's
 # behaviour, first come first served).
 # Reported per run: interactive and batch requests and how many got 200; served_pct = the
-# sims' tokens served / their capacity over the run; upstream 429s (the sims').
+# sims' tokens served / their capacity over the run; upstream 429s (the sims'); the p99 latency of
+# the requests answered 200.
 #
 #   bench/priority_classes.sh                       (~7 min: 2 limiters x 2 systems x 3 runs of 30 s)
 #   LIMITERS=sliding SYSTEMS=smartlb-quota bench/priority_classes.sh
 # Knobs: LIMITERS ("sliding fixed"), SYSTEMS, LOADS ("80 120"), BATCH_SHARE (0.5), WINDOW (10),
 # DURATION (30, at least 3 windows), RESERVE (the batch class's reserve_percent; default: the
-# built-in default). Output: bench/results/priority-classes-STAMP/summary.tsv.
+# built-in default), QUEUE (the interactive class's max_queue_seconds: its requests wait for
+# capacity instead of a 429; default: none). Output: bench/results/priority-classes-STAMP/summary.tsv.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 LIMITERS=${LIMITERS:-sliding fixed}
@@ -25,6 +27,7 @@ BATCH_SHARE=${BATCH_SHARE:-0.5}
 WINDOW=${WINDOW:-10}
 DURATION=${DURATION:-30}
 RESERVE=${RESERVE:-}
+QUEUE=${QUEUE:-}
 need node curl jq awk
 TPMS=(120000 60000)
 REQ_TOKENS=200
@@ -36,7 +39,7 @@ CAP_RPS=$(awk -v t=$CAP_TPM -v c=$REQ_TOKENS 'BEGIN{print t/60/c}')
 TOP_LOAD=$(tr ' ' '\n' <<<"$LOADS" | sort -n | tail -1)
 echo "# priority classes $STAMP ($(git -C "$REPO_DIR" rev-parse --short HEAD 2>/dev/null || echo '?')):" \
   "capacity $CAP_TPM TPM = $CAP_RPS req/s; window ${WINDOW}s; ${DURATION}s runs; batch share $BATCH_SHARE;" \
-  "reserve ${RESERVE:-default}; load $(loadavg)"
+  "reserve ${RESERVE:-default}; interactive queue ${QUEUE:-none}; load $(loadavg)"
 
 start_smartlb() {  # start_smartlb SYSTEM
   SYS_PORT=$(free_port)
@@ -47,9 +50,13 @@ start_smartlb() {  # start_smartlb SYSTEM
            "BACKEND_${x}_WEIGHT=$((TPMS[i] / 1000))")
     [ "$1" = smartlb-quota ] && envs+=("BACKEND_${x}_TPM=${TPMS[$i]}" QUOTA_WINDOW_SECONDS="$WINDOW")
   done
-  if [ -n "$RESERVE" ]; then
-    printf 'priority_classes:\n  - name: interactive\n  - name: batch\n    reserve_percent: %s\n' "$RESERVE" \
-      >"$TMP/classes.yaml"
+  if [ -n "$RESERVE$QUEUE" ]; then
+    {
+      printf 'priority_classes:\n  - name: interactive\n'
+      [ -n "$QUEUE" ] && printf '    max_queue_seconds: %s\n' "$QUEUE"
+      printf '  - name: batch\n'
+      [ -n "$RESERVE" ] && printf '    reserve_percent: %s\n' "$RESERVE"
+    } >"$TMP/classes.yaml"
     envs+=(CONFIG_FILE="$TMP/classes.yaml")
   fi
   env -i "${envs[@]}" "$SMARTLB" 2>"$OUT/$1.log" &
@@ -57,7 +64,7 @@ start_smartlb() {  # start_smartlb SYSTEM
   wait_port "$SYS_PORT"
 }
 
-printf 'limiter\tsystem\tload\tbatch_share\tinteractive_sent\tinteractive_ok\tbatch_sent\tbatch_ok\tserved_pct\tupstream_429\n' \
+printf 'limiter\tsystem\tload\tbatch_share\tinteractive_sent\tinteractive_ok\tbatch_sent\tbatch_ok\tserved_pct\tupstream_429\tp99_ok_ms\n' \
   >"$OUT/summary.tsv"
 for limiter in $LIMITERS; do
   SIM_PORTS=()
@@ -91,7 +98,7 @@ for limiter in $LIMITERS; do
         --argjson served "$served" --argjson cap "$cap" --argjson up429 "$up429" \
         '(.by_class // {interactive: {sent: .completed, ok: .ok}}) as $c |
          [$limiter, $sys, $load, $share, ($c.interactive.sent // 0), ($c.interactive.ok // 0),
-          ($c.batch.sent // 0), ($c.batch.ok // 0), (100*$served/$cap*100|round/100), $up429] | @tsv' \
+          ($c.batch.sent // 0), ($c.batch.ok // 0), (100*$served/$cap*100|round/100), $up429, (.latency_ok_ms.p99 // 0)] | @tsv' \
         "$base.json" | tee -a "$OUT/summary.tsv"
     done
   done
