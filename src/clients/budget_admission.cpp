@@ -25,6 +25,11 @@ void BudgetAdmission::release() {
     if (charges_[i].in_flight) budgets_[i].budget->release(charges_[i]);
 }
 
+void BudgetAdmission::hold_in_flight() {
+  if (!admitted_) return;
+  for (std::size_t i = 0; i < count_; ++i) budgets_[i].budget->hold(charges_[i]);
+}
+
 void BudgetAdmission::take_tightest(const ClientBudget::State& s) {
   if (s.cost.limit && (!cost_.limit || s.cost.remaining < cost_.remaining)) cost_ = s.cost;
   if (s.tokens.limit && (!tokens_.limit || s.tokens.remaining < tokens_.remaining)) tokens_ = s.tokens;

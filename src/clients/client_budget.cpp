@@ -274,6 +274,13 @@ void ClientBudget::release(BudgetCharge& charge) {
   --in_flight_;
 }
 
+void ClientBudget::hold(BudgetCharge& charge) {
+  if (charge.in_flight) return;
+  charge.in_flight = true;
+  std::lock_guard lock(mutex_);
+  ++in_flight_;
+}
+
 void ClientBudget::cancel(BudgetCharge& charge, BudgetTime t) {
   release(charge);
   settle(charge, 0, 0, t);

@@ -53,11 +53,16 @@ namespace {
 // A session's responses reach the routing as each ends, as an HTTP answer's do: their tokens
 // count against the backend's declared quota (its limiter counts them there, and the next
 // requests must see it), and their speed (response.created to response.done, per output token)
-// feeds latency routing.
+// feeds latency routing. While one is in progress it holds a slot of the caller's max_in_flight.
 class SessionLearning final : public SessionResponses {
  public:
-  SessionLearning(routing::RoutingState& routing, const routing::TicketTarget& target, std::string_view model)
-      : routing_(routing), target_(target), model_(model) {}
+  SessionLearning(routing::RoutingState& routing, const routing::TicketTarget& target, std::string_view model,
+                  clients::BudgetAdmission* budget)
+      : routing_(routing), target_(target), model_(model), budget_(budget) {}
+
+  void response_started() override {
+    if (budget_) budget_->hold_in_flight();
+  }
 
   // A handshake that named no model (a Responses socket's `model` parameter is optional): each
   // response under the model its `response.create` asked for, as the same request over HTTP.
@@ -66,12 +71,14 @@ class SessionLearning final : public SessionResponses {
     routing::AttemptTicket::session_response(routing_, target_, model_.empty() ? asked_model : model_,
                                              usage.input_tokens + usage.output_tokens, took,
                                              usage.output_tokens);
+    if (budget_) budget_->release();
   }
 
  private:
   routing::RoutingState& routing_;
   routing::TicketTarget target_;
   std::string_view model_;
+  clients::BudgetAdmission* budget_;  // the caller's, when it has budgets
 };
 
 }  // namespace
@@ -79,7 +86,7 @@ class SessionLearning final : public SessionResponses {
 Task<void> ForwardJob::open_websocket(const ChosenTarget& t) {
   rec_.served_by = static_cast<int>(t.member.id.value);
   const routing::InFlight session = states_.begin_websocket_session(t.member.id);
-  SessionLearning learning(s_.routing, t.ticket(), model_);
+  SessionLearning learning(s_.routing, t.ticket(), model_, budget_);
   WebSocketSession s;
   s.client_key = req_.fields.get("sec-websocket-key");
   s.backend_name = t.config.name;

@@ -285,7 +285,11 @@ class Relay final : public DrainListener {
 
   void learn(const websocket::UsageEvent& e) {
     const std::optional<base::Nanos> took = usage_.learn(e, std::chrono::steady_clock::now());
-    if (e.created || !responses_) return;
+    if (!responses_) return;
+    if (e.created) {
+      responses_->response_started();
+      return;
+    }
     responses_->response_done(e.usage, took, client_requests_ ? client_requests_->model : std::string_view{});
   }
 

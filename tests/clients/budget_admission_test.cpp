@@ -287,5 +287,39 @@ TEST_F(Admission, InFlightSlotsAreGivenBackByReleaseOrByTheAdmissionsEnd) {
   EXPECT_FALSE(third.admit(1, at()));
 }
 
+// A WebSocket session gives its slot back once admitted, and holds one again while a response is
+// in progress: the caller's other requests meet the cap then, and only then.
+TEST_F(Admission, ASessionHoldsASlotAgainWhileAResponseIsInProgress) {
+  config::Policy p;
+  p.subject_limits.push_back(config::SubjectLimit{"*", false, config::ClientLimits{.max_in_flight = 1}});
+  const clients::BudgetPlan plan(p, registry);
+  const std::vector<std::string> none;
+  clients::BudgetPlan::Budgets budgets;
+  const std::size_t n = plan.budgets_for(who("dave", none), budgets);
+  clients::BudgetAdmission session(budgets, n);
+  ASSERT_FALSE(session.admit(1, at()));
+  session.release();  // idle
+  clients::BudgetAdmission http(budgets, n);
+  EXPECT_FALSE(http.admit(1, at())) << "an idle session holds nothing";
+  http.release();
+  session.hold_in_flight();  // response.created
+  session.hold_in_flight();  // (once)
+  clients::BudgetAdmission during(budgets, n);
+  const auto refused = during.admit(1, at());
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->refusal.limit, clients::BudgetLimit::InFlight);
+  session.release();  // response.done
+  clients::BudgetAdmission after(budgets, n);
+  EXPECT_FALSE(after.admit(1, at()));
+  after.release();
+  clients::BudgetAdmission refused_one(budgets, n);
+  session.hold_in_flight();
+  ASSERT_TRUE(refused_one.admit(1, at()));
+  refused_one.hold_in_flight();  // not admitted: holds nothing
+  session.release();
+  clients::BudgetAdmission last(budgets, n);
+  EXPECT_FALSE(last.admit(1, at())) << "the refused admission took no slot";
+}
+
 }  // namespace
 }  // namespace smartlb

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "await_condition.hpp"
+#include "http_client.hpp"
 #include "mock_backend.hpp"
 #include "proxy_harness.hpp"
 #include "record_observer.hpp"
@@ -112,6 +113,36 @@ TEST_F(RealtimeTest, EachResponseCountsAgainstTheDeclaredQuotaAndTeachesLatencyR
   EXPECT_EQ(used() - before, spent);
   EXPECT_EQ(samples(), 1u) << "response.created to response.done, per output token";
   client.ws().close(websocket::close_code::normal);
+}
+
+// max_in_flight counts a session while one of its responses is in progress, not while it idles.
+TEST_F(RealtimeTest, ASessionHoldsAnInFlightSlotOnlyWhileAResponseIsInProgress) {
+  Sim sim("sim-a", "key-a", 0, std::chrono::seconds(120));  // a response's deltas 120 s apart
+  proxy_.add_backend("a", sim.url(), 1, 1, "key-a");
+  config::ClientConfig app;
+  app.name = "app";
+  app.key = "app-key-1";
+  app.limits.max_in_flight = 1;
+  proxy_.cfg.policy.clients.push_back(app);
+  start();
+  const auto chat = [&] {
+    return http_call(proxy_.port(), "POST", "/openai/deployments/gpt-4o/chat/completions?api-version=1",
+                     {{"api-key", "app-key-1"}, {"content-type", "application/json"}},
+                     R"({"messages":[{"role":"user","content":"hi"}],"max_tokens":1})")
+        .status;
+  };
+  WsClient client(proxy_.port());
+  ASSERT_TRUE(client.open("/openai/v1/realtime?model=gpt-4o", {{"api-key", "app-key-1"}}));
+  EXPECT_EQ(client.read_event()["type"], "session.created");
+  EXPECT_EQ(chat(), 200u) << "an idle session holds no slot";
+  client.send(kItem);
+  client.read_until("conversation.item.created");
+  client.send(R"({"type":"response.create"})");
+  client.read_until("response.created");  // the relay learns an event before it passes it on
+  EXPECT_EQ(chat(), 429u) << "a response in progress holds the caller's one slot";
+  client.ws().next_layer().close();  // the client leaves mid-response
+  ASSERT_TRUE(records_.await(3)) << "the session ended";
+  EXPECT_EQ(chat(), 200u) << "its slot was given back";
 }
 
 TEST_F(RealtimeTest, TheClients101KeepsTheBackendsFieldsButThoseOfOneBackendAndSmartlbsOwn) {

@@ -28,10 +28,14 @@ using nlohmann::json;
 // One simulated resource, served on its own thread.
 class Sim {
  public:
-  Sim(const std::string& name, const std::string& key, int force_status = 0) {
+  // `chunk_interval`: before each content event (a response's deltas), so that a response stays
+  // in progress that long.
+  Sim(const std::string& name, const std::string& key, int force_status = 0,
+      std::chrono::milliseconds chunk_interval = std::chrono::milliseconds(0)) {
     settings_.name = name;
     settings_.api_key = key;
     settings_.stream_chunks = 2;
+    settings_.chunk_interval = chunk_interval;
     settings_.faults.force_status = force_status;
     settings_.faults.force_retry_after_ms = 30'000;
     engine_ = std::make_unique<sim::SimEngine>(settings_, clock_);

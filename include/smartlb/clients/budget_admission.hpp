@@ -44,6 +44,9 @@ class BudgetAdmission {
   // The request is no longer in flight (its answer ended, or it is a WebSocket session, which
   // the cap does not count): every budget's slot is free. Idempotent.
   void release();
+  // In flight again (a WebSocket session's response began): a slot of every budget, whatever
+  // its cap, until release(). Nothing unless admitted.
+  void hold_in_flight();
   bool admitted() const { return admitted_; }
   std::int64_t charged_tokens() const { return charged_; }
 

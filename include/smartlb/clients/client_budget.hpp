@@ -101,6 +101,9 @@ class ClientBudget {
   void cancel(BudgetCharge& charge, BudgetTime t);
   // The request ended: its in-flight slot is free (once; nothing when it holds none).
   void release(BudgetCharge& charge);
+  // An admitted request in flight again (a WebSocket session's response began): it takes a slot
+  // whatever the cap (what it does has begun), once; release() gives it back.
+  void hold(BudgetCharge& charge);
 
   State state(BudgetTime t);
 
