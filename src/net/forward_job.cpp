@@ -238,9 +238,13 @@ Task<ForwardJob::WaitEnd> ForwardJob::wait_for_capacity(std::optional<base::Nano
   ask.request_left = time_left();
   const std::optional<base::Nanos> wait = clients::capacity_wait(capacity_wait_, ask);
   if (!wait) co_return WaitEnd::Answer;
-  if (!queue_place_) {
-    queue_place_ = &s_.waiting_for_capacity[level];
-    queue_place_->fetch_add(1, std::memory_order_relaxed);
+  if (!queue_place_) {  // a place in the queue, unless another worker took the last one meanwhile
+    std::atomic<std::uint32_t>& waiting = s_.waiting_for_capacity[level];
+    if (waiting.fetch_add(1, std::memory_order_relaxed) >= capacity_wait_.max_waiting) {
+      waiting.fetch_sub(1, std::memory_order_relaxed);
+      co_return WaitEnd::Answer;
+    }
+    queue_place_ = &waiting;
     rec_.queue_class = class_name_;
   }
   const base::MonoNanos began = s_.clock.now();
