@@ -19,6 +19,8 @@
 //             tagged with the resource that answered; a Realtime WebSocket's verified 101 opens
 //             its session (net/websocket_relay), any other answer to its handshake is judged
 //             like an HTTP answer
+//   wait      a class with max_queue_seconds: where admit or unavailable would answer 429, wait as
+//             long as the refusal says (the client's leaving ends it), then admit or choose again
 //   unavailable  nothing left: smartlb's own answer (refuse)
 //   price     what the answer cost, by the price table (docs/operations.md#cost)
 //   settle    the caller's budgets are charged the tokens (and the cost) the answer used
