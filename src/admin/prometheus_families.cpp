@@ -224,12 +224,13 @@ constexpr PrometheusFamily kFamilies[] = {
      }},
     {{"smartlb_queued_requests_total",
       Type::Counter,
-      "Requests that waited for capacity (a priority class's max_queue_seconds), by class and how the wait "
-      "ended: served, refused (a 429 after all), left (the client left while it waited).",
+      "Requests that waited for capacity (a priority class's max_queue_seconds), by class and how they "
+      "ended: answered (anything but a 429), refused (a 429 after all), left (the client left before an "
+      "answer).",
       {"class", "outcome"}},
      [](const Scrape& s, Samples& out) {
        for (const auto& [name, q] : s.m.queues) {
-         out.add({name, "served"}, q.served);
+         out.add({name, "answered"}, q.answered);
          out.add({name, "refused"}, q.refused);
          out.add({name, "left"}, q.left);
        }

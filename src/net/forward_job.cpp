@@ -234,32 +234,39 @@ Task<ForwardJob::WaitEnd> ForwardJob::wait_for_capacity(std::optional<base::Nano
   const std::size_t level = class_reserve_.level;
   clients::CapacityWaitAsk ask;
   ask.waited = waited_;
-  ask.holds_place = queue_place_ != nullptr;
+  ask.holds_place = waited_ > base::Nanos{0};  // it waited already: in the queue, its turn kept
   ask.waiting = s_.waiting_for_capacity[level].load(std::memory_order_relaxed);
   ask.retry_after = retry_after;
   ask.request_left = time_left();
   const std::optional<base::Nanos> wait = clients::capacity_wait(capacity_wait_, ask);
   if (!wait) co_return WaitEnd::Answer;
-  if (!queue_place_) {  // a place in the queue, unless another worker took the last one meanwhile
-    std::atomic<std::uint32_t>& waiting = s_.waiting_for_capacity[level];
-    if (waiting.fetch_add(1, std::memory_order_relaxed) >= capacity_wait_.max_waiting) {
-      waiting.fetch_sub(1, std::memory_order_relaxed);
-      co_return WaitEnd::Answer;
-    }
-    queue_place_ = &waiting;
-    rec_.queue_class = class_name_;
+  // A place in the queue for this wait: a newcomer only while another worker did not take the
+  // last one meanwhile; a request that waited already keeps its turn.
+  std::atomic<std::uint32_t>& waiting = s_.waiting_for_capacity[level];
+  if (waiting.fetch_add(1, std::memory_order_relaxed) >= capacity_wait_.max_waiting && !ask.holds_place) {
+    waiting.fetch_sub(1, std::memory_order_relaxed);
+    co_return WaitEnd::Answer;
   }
+  queue_place_ = &waiting;
+  rec_.queue_class = class_name_;
   const base::MonoNanos began = s_.clock.now();
-  const bool stayed = co_await exchange_.wait_for_capacity(*wait);
-  // The wait as planned (a client that left: as it was): the class's bound counts planned waits,
+  const CapacityWaitEnd end = co_await exchange_.wait_for_capacity(*wait);
+  leave_queue();  // routed again: no longer waiting
+  // The wait as planned (one cut short: as it was): the class's bound counts planned waits,
   // which end whatever the clock does.
-  waited_ += stayed ? *wait : std::min(*wait, base::Nanos(s_.clock.now() - began));
+  waited_ += end == CapacityWaitEnd::Waited ? *wait : std::min(*wait, base::Nanos(s_.clock.now() - began));
   rec_.queued_ms = std::chrono::duration_cast<std::chrono::milliseconds>(waited_).count();
-  if (!stayed) {
-    rec_.client_aborted = true;
-    co_return WaitEnd::ClientLeft;
+  switch (end) {
+    case CapacityWaitEnd::Waited:
+      co_return WaitEnd::Again;
+    case CapacityWaitEnd::Draining:
+      co_return WaitEnd::Answer;
+    case CapacityWaitEnd::ClientLeft:
+      break;
   }
-  co_return WaitEnd::Again;
+  rec_.client_aborted = true;
+  rec_.client_limited = false;  // nothing was answered
+  co_return WaitEnd::ClientLeft;
 }
 
 void ForwardJob::leave_queue() {

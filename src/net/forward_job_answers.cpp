@@ -71,6 +71,8 @@ class SessionLearning final : public SessionResponses {
     routing::AttemptTicket::session_response(routing_, target_, model_.empty() ? asked_model : model_,
                                              usage.input_tokens + usage.output_tokens, took,
                                              usage.output_tokens);
+  }
+  void response_ended() override {
     if (budget_) budget_->release();
   }
 

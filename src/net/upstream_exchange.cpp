@@ -11,6 +11,7 @@
 #include "smartlb/http1/wire_format.hpp"
 #include "smartlb/net/replies.hpp"
 #include "smartlb/net/websocket_relay.hpp"
+#include "smartlb/net/worker.hpp"  // DrainListener
 
 namespace smartlb::net {
 namespace {
@@ -163,14 +164,41 @@ Task<void> UpstreamExchange::pause(std::chrono::milliseconds delay) {
   co_await timer.async_wait(use_tuple);
 }
 
-Task<bool> UpstreamExchange::wait_for_capacity(base::Nanos delay) {
+namespace {
+
+// A drain ends a wait for capacity: the request gets its answer rather than be cut when the
+// drain's time is up.
+class DrainEndsWait final : public DrainListener {
+ public:
+  DrainEndsWait(std::list<DrainListener*>& listeners, WaitTimer& timer)
+      : listeners_(listeners), listed_(listeners.insert(listeners.end(), this)), timer_(timer) {}
+  DrainEndsWait(const DrainEndsWait&) = delete;
+  DrainEndsWait& operator=(const DrainEndsWait&) = delete;
+  ~DrainEndsWait() { listeners_.erase(listed_); }
+  void on_drain() override {
+    drained = true;
+    timer_.cancel();
+  }
+  bool drained = false;
+
+ private:
+  std::list<DrainListener*>& listeners_;
+  std::list<DrainListener*>::iterator listed_;
+  WaitTimer& timer_;
+};
+
+}  // namespace
+
+Task<CapacityWaitEnd> UpstreamExchange::wait_for_capacity(base::Nanos delay) {
+  if (ctx_.draining) co_return CapacityWaitEnd::Draining;
   WaitTimer timer(client_.get_executor(), delay);
+  DrainEndsWait drain(ctx_.drain_listeners, timer);
   ClientWatch watch;
   watch.arm(client_.socket(), timer);  // a client that leaves meanwhile ends the wait
   co_await timer.async_wait(use_tuple);
-  if (watch.client_left()) co_return false;
+  if (watch.client_left()) co_return CapacityWaitEnd::ClientLeft;
   watch.disarm(client_.socket());
-  co_return true;
+  co_return drain.drained ? CapacityWaitEnd::Draining : CapacityWaitEnd::Waited;
 }
 
 Task<void> UpstreamExchange::open_session(const WebSocketSession& session) {

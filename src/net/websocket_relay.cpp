@@ -243,7 +243,7 @@ class Relay final : public DrainListener {
       for (const websocket::UsageEvent& e : d.found) learn(e);
       d.found.clear();
       if (server_events_) {
-        for (const websocket::ResponseEvent& e : server_events_->found) learn({e.created, e.usage});
+        for (const websocket::ResponseEvent& e : server_events_->found) learn({e.created, e.usage, e.ended});
         server_events_->found.clear();
       }
       if (client_requests_ && !client_requests_->refusals.empty()) co_await answer_client();
@@ -290,7 +290,10 @@ class Relay final : public DrainListener {
       responses_->response_started();
       return;
     }
-    responses_->response_done(e.usage, took, client_requests_ ? client_requests_->model : std::string_view{});
+    if (!e.ended)
+      responses_->response_done(e.usage, took,
+                                client_requests_ ? client_requests_->model : std::string_view{});
+    responses_->response_ended();
   }
 
   // smartlb writes to the client from elsewhere than the backend's pump too (answer_client,

@@ -411,7 +411,7 @@ void Metrics::count_queued(const RequestRecord& rec) {
     it = queues_.emplace(std::string(rec.queue_class), MetricsSnapshot::QueueCounts{}).first;
   if (it == queues_.end()) return;
   MetricsSnapshot::QueueCounts& q = it->second;
-  ++(rec.client_aborted && rec.status == 0 ? q.left : rec.status == 429 ? q.refused : q.served);
+  ++(rec.client_aborted && rec.status == 0 ? q.left : rec.status == 429 ? q.refused : q.answered);
   q.seconds += static_cast<double>(rec.queued_ms) / 1000.0;
 }
 

@@ -2,6 +2,10 @@
 // (include/smartlb/websocket/realtime_usage.hpp).
 #include "smartlb/websocket/realtime_usage.hpp"
 
+#include <algorithm>
+#include <iterator>
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 namespace smartlb::websocket {
@@ -53,6 +57,38 @@ bool is_response_created(std::string_view text) {
   if (!j.is_object()) return false;
   const auto type = j.find("type");
   return type != j.end() && *type == "response.created";
+}
+
+namespace {
+
+constexpr std::string_view kEndTypes[] = {"response.done", "response.completed", "response.failed",
+                                          "response.incomplete"};
+
+}  // namespace
+
+bool is_response_end(std::string_view text) {
+  if (text.find("\"response.") == std::string_view::npos) return false;
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return false;
+  const auto type = j.find("type");
+  if (type == j.end() || !type->is_string()) return false;
+  const std::string& t = type->get_ref<const std::string&>();
+  return std::find(std::begin(kEndTypes), std::end(kEndTypes), t) != std::end(kEndTypes);
+}
+
+bool starts_as_response_end(std::string_view prefix) {
+  // {"type":"response.done", ... with any whitespace OpenAI's encoders might put in.
+  std::size_t i = prefix.find_first_not_of(" \t\r\n");
+  if (i == std::string_view::npos || prefix[i] != '{') return false;
+  i = prefix.find_first_not_of(" \t\r\n", i + 1);
+  if (i == std::string_view::npos || prefix.substr(i, 6) != "\"type\"") return false;
+  i = prefix.find_first_not_of(" \t\r\n", i + 6);
+  if (i == std::string_view::npos || prefix[i] != ':') return false;
+  i = prefix.find_first_not_of(" \t\r\n", i + 1);
+  if (i == std::string_view::npos) return false;
+  for (const std::string_view t : kEndTypes)
+    if (prefix.substr(i, t.size() + 2) == "\"" + std::string(t) + "\"") return true;
+  return false;
 }
 
 }  // namespace smartlb::websocket

@@ -17,12 +17,15 @@ bool RelayDirection::feed(std::string_view piece, std::string_view& out) {
 }
 
 void RelayDirection::on_header(const FrameHeader& h) {
-  inspecting_ = reads_usage && h.fin && h.opcode == Opcode::Text && h.length <= kInspectedFrameBytes;
+  inspecting_ = reads_usage && h.fin && h.opcode == Opcode::Text;
+  prefix_only_ = inspecting_ && h.length > kInspectedFrameBytes;
   text_.clear();
 }
 
 void RelayDirection::on_payload(std::string_view bytes) {
-  if (inspecting_) text_.append(bytes);
+  if (!inspecting_) return;
+  if (prefix_only_) bytes = bytes.substr(0, kFramePrefixBytes - std::min(text_.size(), kFramePrefixBytes));
+  text_.append(bytes);
 }
 
 void RelayDirection::on_frame_end(std::size_t offset) {
@@ -30,15 +33,25 @@ void RelayDirection::on_frame_end(std::size_t offset) {
   ended_here = true;
   if (!inspecting_) return;
   inspecting_ = false;
+  if (prefix_only_) {
+    if (starts_as_response_end(text_)) found.push_back({false, {}, true});
+    return;
+  }
   if (auto u = response_done_usage(text_))
     found.push_back({false, *u});
   else if (is_response_created(text_))
     found.push_back({true, {}});
+  else if (is_response_end(text_))
+    found.push_back({false, {}, true});
 }
 
 std::optional<std::chrono::nanoseconds> SessionUsage::learn(const UsageEvent& e, TimePoint now) {
   if (e.created) {
     began_ = now;
+    return std::nullopt;
+  }
+  if (e.ended) {  // no usage to add, nor a time to learn from
+    began_.reset();
     return std::nullopt;
   }
   seen_ = true;

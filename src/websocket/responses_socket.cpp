@@ -36,6 +36,8 @@ Edit ServerEventEditor::edit(std::string_view text, std::string& out) {
     found.push_back({false, std::move(*u)});
   else if (is_response_created(text))
     found.push_back({true, {}});
+  else if (is_response_end(text))
+    found.push_back({false, {}, true});
   // Not JSON, or nothing in it to tag: the frame goes as it came.
   if (!stateful::tag_json_ids(text, tag_, out) || out.size() == text.size()) return Edit::Keep;
   return Edit::Replace;

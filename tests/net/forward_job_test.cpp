@@ -47,7 +47,10 @@ class FakeExchange final : public Exchange {
   bool refused_once = false;
   base::ManualClock* clock = nullptr;
   std::size_t client_leaves_in_wait = 0;  // the client leaves during this wait for capacity (1: the first)
+  std::size_t drain_in_wait = 0;          // a drain begins during this one
   std::size_t waits = 0;
+  const std::atomic<std::uint32_t>* waiting = nullptr;  // the first class's queue
+  std::vector<std::uint32_t> waiting_seen;              // its length during each wait
 
   Task<Exchanged> send(const UpstreamCall& call) override {
     sent_to.push_back(call.backend.value);
@@ -112,15 +115,20 @@ class FakeExchange final : public Exchange {
     if (clock) clock->advance(delay);
     co_return;
   }
-  Task<bool> wait_for_capacity(base::Nanos delay) override {
+  Task<CapacityWaitEnd> wait_for_capacity(base::Nanos delay) override {
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(delay);
+    waiting_seen.push_back(waiting ? waiting->load() : 0);
     if (++waits == client_leaves_in_wait) {
       events.push_back("client left while waiting");
-      co_return false;
+      co_return CapacityWaitEnd::ClientLeft;
+    }
+    if (waits == drain_in_wait) {
+      events.push_back("drained while waiting");
+      co_return CapacityWaitEnd::Draining;
     }
     events.push_back("waited " + std::to_string(ms.count()) + " ms");
     if (clock) clock->advance(delay);
-    co_return true;
+    co_return CapacityWaitEnd::Waited;
   }
 
  private:
@@ -452,12 +460,16 @@ struct CapacityWait : Policy {
     interactive.max_queue_length = max_length;
     cfg.policy.priority_classes = {interactive, {"batch", 500, {}, {}}};
   }
+  void start_watching() {
+    start();
+    exchange.waiting = &shared->waiting_for_capacity[0];
+  }
 };
 
 TEST_F(CapacityWait, ARequestWaitsOutACooldownAndIsServed) {
   add_backend("a");
   classes(5s);
-  start();
+  start_watching();
   backend("a") = {true, {}, 429, {{"retry-after-ms", "2000"}}};
   exchange.then[id_of("a")] = {Plays{}};
   EXPECT_TRUE(forward("POST", kChat));
@@ -466,7 +478,8 @@ TEST_F(CapacityWait, ARequestWaitsOutACooldownAndIsServed) {
   EXPECT_FALSE(exchange.refused_once);
   EXPECT_EQ(rec.queued_ms, 2000);
   EXPECT_EQ(rec.queue_class, "interactive");
-  EXPECT_EQ(shared->waiting_for_capacity[0].load(), 0u) << "its place given back";
+  EXPECT_EQ(exchange.waiting_seen, std::vector<std::uint32_t>{1}) << "in its class's queue while it waited";
+  EXPECT_EQ(shared->waiting_for_capacity[0].load(), 0u) << "and out of it once routed again";
 }
 
 TEST_F(CapacityWait, ByDefaultThe429IsAnsweredAtOnce) {
@@ -490,8 +503,8 @@ TEST_F(CapacityWait, RoomThatComesBackOnlyAfterTheWaitIsA429AtOnce) {
 
 TEST_F(CapacityWait, ARequestRefusedAgainAfterItsWaitWaitsOnWithinItsBound) {
   add_backend("a");
-  classes(5s);
-  start();
+  classes(5s, 1);
+  start_watching();
   backend("a") = {true, {}, 429, {{"retry-after-ms", "2000"}}};
   forward("POST", kChat);
   EXPECT_EQ(exchange.events, (std::vector<std::string>{"drained", "waited 2000 ms", "drained",
@@ -499,6 +512,8 @@ TEST_F(CapacityWait, ARequestRefusedAgainAfterItsWaitWaitsOnWithinItsBound) {
       << "a third wait would end past 5 s";
   EXPECT_EQ(rec.queued_ms, 4000);
   EXPECT_EQ(rec.attempt_count, 3u);
+  EXPECT_EQ(exchange.waiting_seen, (std::vector<std::uint32_t>{1, 1}))
+      << "a queue of one: its second wait keeps its turn";
   EXPECT_EQ(shared->waiting_for_capacity[0].load(), 0u);
 }
 
@@ -513,6 +528,35 @@ TEST_F(CapacityWait, AClientThatLeavesWhileWaitingIsNotAnsweredAndLeavesTheQueue
   EXPECT_EQ(exchange.sent_to.size(), 1u);
   EXPECT_TRUE(rec.client_aborted);
   EXPECT_EQ(shared->waiting_for_capacity[0].load(), 0u);
+}
+
+TEST_F(CapacityWait, ADrainEndsAWaitWithTheRefusal) {
+  add_backend("a");
+  classes(5s);
+  start();
+  backend("a") = {true, {}, 429, {{"retry-after-ms", "2000"}}};
+  exchange.drain_in_wait = 1;
+  forward("POST", kChat);
+  EXPECT_EQ(exchange.events, (std::vector<std::string>{"drained", "drained while waiting", "refused 429"}))
+      << "answered now rather than cut when the drain's time is up";
+  EXPECT_EQ(shared->waiting_for_capacity[0].load(), 0u);
+}
+
+TEST_F(CapacityWait, AClientThatLeavesABudgetsWaitIsNotCountedAsLimited) {
+  add_backend("a");
+  classes(90s);
+  config::SubjectLimit everyone;
+  everyone.subject = "*";
+  everyone.shared = true;
+  everyone.limits.requests_per_minute = 1;
+  cfg.policy.subject_limits = {everyone};
+  start();
+  forward("POST", kChat);
+  exchange.client_leaves_in_wait = 1;
+  EXPECT_FALSE(forward("POST", kChat));
+  EXPECT_TRUE(rec.client_aborted);
+  EXPECT_FALSE(rec.client_limited) << "no 429 was sent";
+  EXPECT_EQ(rec.status, 0u);
 }
 
 TEST_F(CapacityWait, AFullQueueTurnsANewcomerAwayAtOnce) {

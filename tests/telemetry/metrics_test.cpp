@@ -413,7 +413,7 @@ TEST(Metrics, CountsTheRequestsThatWaitedForCapacityByHowTheirWaitEnded) {
   const telemetry::MetricsSnapshot s = m.snapshot();
   ASSERT_EQ(s.queues.size(), 1u);
   const auto& q = s.queues.at("interactive");
-  EXPECT_EQ(q.served, 1u);
+  EXPECT_EQ(q.answered, 1u);
   EXPECT_EQ(q.refused, 1u);
   EXPECT_EQ(q.left, 1u);
   EXPECT_DOUBLE_EQ(q.seconds, 7.0);

@@ -42,5 +42,25 @@ TEST(RealtimeUsage, ResponseCreatedIsTheTypeNotTheWords) {
   EXPECT_FALSE(is_response_created(R"({"type":"response.created")"));
 }
 
+TEST(RealtimeUsage, AResponsesEndIsEveryEventThatEndsOneWhateverItCarries) {
+  for (const char* text :
+       {R"({"type":"response.done","response":{"usage":null}})", R"({"type":"response.completed"})",
+        R"({"type":"response.failed","response":{"error":{"code":"server_error"}}})",
+        R"({"type":"response.incomplete"})"})
+    EXPECT_TRUE(is_response_end(text)) << text;
+  for (const char* text : {R"({"type":"response.created"})", R"({"type":"response.output_text.done"})",
+                           R"({"type":"error","message":"response.done"})", "not json"})
+    EXPECT_FALSE(is_response_end(text)) << text;
+}
+
+TEST(RealtimeUsage, ALargeFramesEndIsReadFromItsFirstBytes) {
+  EXPECT_TRUE(starts_as_response_end(R"({"type":"response.done","response":{"output":[{"con)"));
+  EXPECT_TRUE(starts_as_response_end(R"( { "type" : "response.completed", "resp)"));
+  EXPECT_FALSE(starts_as_response_end(R"({"event_id":"e1","type":"response.done")"))
+      << "a type that does not come first is not guessed";
+  EXPECT_FALSE(starts_as_response_end(R"({"type":"response.done_extra")"));
+  EXPECT_FALSE(starts_as_response_end(R"({"type":"response.audio.delta","delta":"AAAA)"));
+}
+
 }  // namespace
 }  // namespace smartlb::websocket

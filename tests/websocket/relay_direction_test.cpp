@@ -52,6 +52,28 @@ TEST(RelayDirection, AFrameSplitAcrossReadsIsReadOnceWholeAndAFragmentedOneNotAt
   EXPECT_TRUE(d.found.empty()) << "a fragment is not a whole message";
 }
 
+TEST(RelayDirection, AResponseThatEndsWithoutUsageOrTooLargeToReadStillEnds) {
+  RelayDirection d(Sender::Server);
+  d.reads_usage = true;
+  std::string_view out;
+  ASSERT_TRUE(
+      d.feed(server_text(R"({"type":"response.done","response":{"status":"failed","usage":null}})"), out));
+  ASSERT_EQ(d.found.size(), 1u);
+  EXPECT_TRUE(d.found[0].ended) << "no usage to read, but the response is over";
+  d.found.clear();  // (the relay takes what each read found)
+  const std::string long_text(kInspectedFrameBytes, 'x');
+  const std::string large =
+      server_text(R"({"type": "response.done","response":{"output":")" + long_text + R"("}})");
+  ASSERT_TRUE(d.feed(std::string_view(large).substr(0, 100), out));  // its first bytes...
+  ASSERT_TRUE(d.feed(std::string_view(large).substr(100), out));     // ... and the rest
+  ASSERT_EQ(d.found.size(), 1u);
+  EXPECT_TRUE(d.found[0].ended) << "a frame too large to read is known by its first bytes";
+  d.found.clear();
+  const std::string audio = server_text(R"({"type":"response.audio.delta","delta":")" + long_text + R"("})");
+  ASSERT_TRUE(d.feed(audio, out));
+  EXPECT_TRUE(d.found.empty());
+}
+
 TEST(RelayDirection, BadFramingIsRefused) {
   RelayDirection d(Sender::Client);  // a client's frames must be masked
   std::string_view out;

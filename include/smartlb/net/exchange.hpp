@@ -69,6 +69,10 @@ struct RelayOptions {
 // How reading a whole body ended.
 enum class BodyRead : std::uint8_t { Done, OverLimit, Failed };
 
+// How a wait for capacity ended: its time passed, the client left meanwhile (nobody is left to
+// answer), or a drain began (the request is answered now rather than cut at the drain's end).
+enum class CapacityWaitEnd : std::uint8_t { Waited, ClientLeft, Draining };
+
 // How a relay ended: the client's connection may carry another request, or not; or the
 // response never reached the client and the next target is to be tried.
 enum class RelayEnd : std::uint8_t { Keep, Close, FailOver };
@@ -112,9 +116,9 @@ class Exchange {
   virtual bool client_may_go_on() const = 0;
   // Waits `delay` (a target's retry_config: the one wait smartlb makes, when a file asks for it).
   virtual Task<void> pause(std::chrono::milliseconds delay) = 0;
-  // Waits `delay` for capacity (a priority class's max_queue_seconds) while watching the client:
-  // false when it left meanwhile (the wait ends at once; nobody is left to answer).
-  virtual Task<bool> wait_for_capacity(base::Nanos delay) = 0;
+  // Waits `delay` for capacity (a priority class's max_queue_seconds) while watching the client
+  // and the worker's drain, either of which ends it at once.
+  virtual Task<CapacityWaitEnd> wait_for_capacity(base::Nanos delay) = 0;
 
  protected:
   ~Exchange() = default;

@@ -227,7 +227,7 @@ class ForwardJob {
   std::string_view class_name_;
   base::Nanos waited_{0};                              // for capacity, in all
   std::optional<base::Nanos> budget_back_in_;          // when the budget that refused it has room again
-  std::atomic<std::uint32_t>* queue_place_ = nullptr;  // the queue it waits in, while it does
+  std::atomic<std::uint32_t>* queue_place_ = nullptr;  // its class's queue, while it waits there
   std::int64_t cost_ = 0;  // estimated tokens, only when a quota, a low report or a budget needs them
   bool model_in_body_ = false;
   http::ApiFamily family_ = http::ApiFamily::OpenAI;

@@ -62,7 +62,7 @@ class UpstreamExchange final : public Exchange {
   Task<void> open_session(const WebSocketSession& session) override;
   bool client_may_go_on() const override;
   Task<void> pause(std::chrono::milliseconds delay) override;
-  Task<bool> wait_for_capacity(base::Nanos delay) override;
+  Task<CapacityWaitEnd> wait_for_capacity(base::Nanos delay) override;
 
  private:
   enum class HoldEnd : std::uint8_t { Release, FailOver, ClientLeft };

@@ -16,8 +16,10 @@ namespace smartlb::net {
 // learns from a session while it lasts, not once at its end (it may last an hour).
 class SessionResponses {
  public:
-  // A response began (its `response.created`): the caller has a request in flight again.
+  // A response began (its `response.created`): the caller has a request in flight again; and
+  // ended, whatever it carried (after response_done when it told its usage).
   virtual void response_started() {}
+  virtual void response_ended() {}
   // `took`: since its `response.created`, when the relay saw one. `asked_model`: what the
   // client's last `response.create` named (a Responses socket; empty when none did).
   virtual void response_done(const websocket::RealtimeUsage& usage, std::optional<base::Nanos> took,

@@ -148,10 +148,11 @@ struct MetricsSnapshot {
     std::uint64_t requests = 0, throttled = 0;  // throttled: answered 429
   };
   std::map<std::string, ClassCounts> priority_classes;  // requests of the classes below the first
-  // Requests that waited for capacity (a class's max_queue_seconds), by class: how their wait
-  // ended (served: not a 429; refused: a 429 after all; left: the client left while it waited).
+  // Requests that waited for capacity (a class's max_queue_seconds), by class: how they ended
+  // (answered: anything but a 429; refused: a 429 after all; left: the client left before an
+  // answer, while it waited or after).
   struct QueueCounts {
-    std::uint64_t served = 0, refused = 0, left = 0;
+    std::uint64_t answered = 0, refused = 0, left = 0;
     double seconds = 0;  // waited, in all
   };
   std::map<std::string, QueueCounts> queues;

@@ -26,7 +26,16 @@ std::optional<RealtimeUsage> response_completed_usage(std::string_view text);
 // how long it took).
 bool is_response_created(std::string_view text);
 
-// Server text frames up to this size are read for usage; larger ones (audio) are not.
+// Whether `text` is an event that ends a response, whatever it carries: Realtime's
+// `response.done`, Responses' `response.completed`, `response.failed`, `response.incomplete`.
+bool is_response_end(std::string_view text);
+// The same for a frame too large to be read whole, from its first bytes (up to kFramePrefixBytes):
+// its `type`, when it comes first, as OpenAI writes its events.
+bool starts_as_response_end(std::string_view prefix);
+
+// Server text frames up to this size are read for usage; larger ones (audio) are not, but their
+// first kFramePrefixBytes are looked at for a response's end.
 inline constexpr std::size_t kInspectedFrameBytes = 64 * 1024;
+inline constexpr std::size_t kFramePrefixBytes = 256;
 
 }  // namespace smartlb::websocket

@@ -17,10 +17,12 @@
 
 namespace smartlb::websocket {
 
-// A response.created, or a response.done with its usage.
+// A response.created, a response.done with its usage, or (`ended`) an event that ended a
+// response without usage smartlb could read (a failed one, or a frame too large to read).
 struct UsageEvent {
   bool created = false;
   RealtimeUsage usage;
+  bool ended = false;
 };
 
 struct RelayDirection final : FrameSink {
@@ -51,9 +53,10 @@ struct RelayDirection final : FrameSink {
   void on_payload(std::string_view bytes) override;
   void on_frame_end(std::size_t offset) override;
 
-  bool inspecting_ = false;  // the frame passing is read for usage
-  std::string text_;         // ... and its text so far
-  std::string rewritten_;    // what the rewriter made of the last piece
+  bool inspecting_ = false;   // the frame passing is read for usage
+  bool prefix_only_ = false;  // ... only its first kFramePrefixBytes (too large to read whole)
+  std::string text_;          // ... and its text so far
+  std::string rewritten_;     // what the rewriter made of the last piece
 };
 
 // What a session's responses used, summed as their response.done events pass.

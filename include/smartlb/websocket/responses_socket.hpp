@@ -25,8 +25,9 @@ inline constexpr std::size_t kEditedRequestBytes = 1024 * 1024;
 
 // A response's start or end, as the relay tells routing (latency, declared quotas).
 struct ResponseEvent {
-  bool created = false;  // response.created; else response.completed with `usage`
+  bool created = false;  // response.created; else response.completed with `usage`, or
   RealtimeUsage usage;
+  bool ended = false;  // a response's end without usage (failed, incomplete)
 };
 
 class ServerEventEditor final : public TextEditor {
