@@ -63,11 +63,16 @@ namespace {
 
 constexpr std::string_view kEndTypes[] = {"response.done", "response.completed", "response.failed",
                                           "response.incomplete"};
+constexpr std::string_view kQuotedEndTypes[] = {"\"response.done\"", "\"response.completed\"",
+                                                "\"response.failed\"", "\"response.incomplete\""};
 
 }  // namespace
 
 bool is_response_end(std::string_view text) {
-  if (text.find("\"response.") == std::string_view::npos) return false;
+  // Most events are deltas (their type begins "response." too): a cheap look before any parse.
+  if (std::none_of(std::begin(kQuotedEndTypes), std::end(kQuotedEndTypes),
+                   [&](std::string_view q) { return text.find(q) != std::string_view::npos; }))
+    return false;
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return false;
   const auto type = j.find("type");
@@ -86,9 +91,8 @@ bool starts_as_response_end(std::string_view prefix) {
   if (i == std::string_view::npos || prefix[i] != ':') return false;
   i = prefix.find_first_not_of(" \t\r\n", i + 1);
   if (i == std::string_view::npos) return false;
-  for (const std::string_view t : kEndTypes)
-    if (prefix.substr(i, t.size() + 2) == "\"" + std::string(t) + "\"") return true;
-  return false;
+  return std::any_of(std::begin(kQuotedEndTypes), std::end(kQuotedEndTypes),
+                     [&](std::string_view q) { return prefix.substr(i, q.size()) == q; });
 }
 
 }  // namespace smartlb::websocket
