@@ -464,6 +464,13 @@ struct CapacityWait : Policy {
     start();
     exchange.waiting = &shared->waiting_for_capacity[0];
   }
+  void one_request_a_minute() {  // every caller's budget, shared
+    config::SubjectLimit everyone;
+    everyone.subject = "*";
+    everyone.shared = true;
+    everyone.limits.requests_per_minute = 1;
+    cfg.policy.subject_limits = {everyone};
+  }
 };
 
 TEST_F(CapacityWait, ARequestWaitsOutACooldownAndIsServed) {
@@ -545,11 +552,7 @@ TEST_F(CapacityWait, ADrainEndsAWaitWithTheRefusal) {
 TEST_F(CapacityWait, AClientThatLeavesABudgetsWaitIsNotCountedAsLimited) {
   add_backend("a");
   classes(90s);
-  config::SubjectLimit everyone;
-  everyone.subject = "*";
-  everyone.shared = true;
-  everyone.limits.requests_per_minute = 1;
-  cfg.policy.subject_limits = {everyone};
+  one_request_a_minute();
   start();
   forward("POST", kChat);
   exchange.client_leaves_in_wait = 1;
@@ -573,11 +576,7 @@ TEST_F(CapacityWait, AFullQueueTurnsANewcomerAwayAtOnce) {
 TEST_F(CapacityWait, AClientBudgetsRefusalIsWaitedOutToo) {
   add_backend("a");
   classes(90s);
-  config::SubjectLimit everyone;
-  everyone.subject = "*";
-  everyone.shared = true;
-  everyone.limits.requests_per_minute = 1;
-  cfg.policy.subject_limits = {everyone};
+  one_request_a_minute();
   start();
   EXPECT_TRUE(forward("POST", kChat));
   EXPECT_TRUE(forward("POST", kChat));
