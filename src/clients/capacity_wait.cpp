@@ -6,7 +6,6 @@ namespace smartlb::clients {
 
 std::optional<base::Nanos> capacity_wait(const CapacityWaitPolicy& policy, const CapacityWaitAsk& ask) {
   if (policy.max_wait <= base::Nanos{0}) return std::nullopt;
-  if (!ask.holds_place && ask.waiting >= policy.max_waiting) return std::nullopt;  // the queue is full
   const base::Nanos left = std::min(policy.max_wait - ask.waited, ask.request_left);
   if (left <= base::Nanos{0}) return std::nullopt;
   if (!ask.retry_after) return std::min(kCapacityPollStep, left);

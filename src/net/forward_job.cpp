@@ -232,18 +232,14 @@ std::optional<base::Nanos> ForwardJob::room_back_in() const {
 
 Task<ForwardJob::WaitEnd> ForwardJob::wait_for_capacity(std::optional<base::Nanos> retry_after) {
   const std::size_t level = class_reserve_.level;
-  clients::CapacityWaitAsk ask;
-  ask.waited = waited_;
-  ask.holds_place = waited_ > base::Nanos{0};  // it waited already: in the queue, its turn kept
-  ask.waiting = s_.waiting_for_capacity[level].load(std::memory_order_relaxed);
-  ask.retry_after = retry_after;
-  ask.request_left = time_left();
-  const std::optional<base::Nanos> wait = clients::capacity_wait(capacity_wait_, ask);
+  const std::optional<base::Nanos> wait =
+      clients::capacity_wait(capacity_wait_, {waited_, retry_after, time_left()});
   if (!wait) co_return WaitEnd::Answer;
-  // A place in the queue for this wait: a newcomer only while another worker did not take the
-  // last one meanwhile; a request that waited already keeps its turn.
+  // A place in the queue for this wait (one atomic add: exact across workers): a newcomer only
+  // while max_queue_length wait at most; a request that waited already keeps its turn.
   std::atomic<std::uint32_t>& waiting = s_.waiting_for_capacity[level];
-  if (waiting.fetch_add(1, std::memory_order_relaxed) >= capacity_wait_.max_waiting && !ask.holds_place) {
+  if (waiting.fetch_add(1, std::memory_order_relaxed) >= capacity_wait_.max_waiting &&
+      waited_ == base::Nanos{0}) {
     waiting.fetch_sub(1, std::memory_order_relaxed);
     co_return WaitEnd::Answer;
   }

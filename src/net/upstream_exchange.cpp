@@ -158,9 +158,7 @@ Task<bool> UpstreamExchange::refuse(const ErrorReply& reply) {
 }
 
 Task<void> UpstreamExchange::pause(std::chrono::milliseconds delay) {
-  asio::basic_waitable_timer<std::chrono::steady_clock, asio::wait_traits<std::chrono::steady_clock>,
-                             Executor>
-      timer(client_.get_executor(), delay);
+  WaitTimer timer(client_.get_executor(), delay);
   co_await timer.async_wait(use_tuple);
 }
 

@@ -47,9 +47,7 @@ class HoldDeadline {
   struct State {
     explicit State(UpstreamConnection& c) : conn(c), timer(c.tcp().get_executor()) {}
     UpstreamConnection& conn;
-    asio::basic_waitable_timer<std::chrono::steady_clock, asio::wait_traits<std::chrono::steady_clock>,
-                               Executor>
-        timer;
+    WaitTimer timer;
     bool active = true;
     bool expired = false;
   };

@@ -61,8 +61,7 @@ bool is_response_created(std::string_view text) {
 
 namespace {
 
-constexpr std::string_view kEndTypes[] = {"response.done", "response.completed", "response.failed",
-                                          "response.incomplete"};
+// The types of the events that end a response, quoted as they stand in an event's text.
 constexpr std::string_view kQuotedEndTypes[] = {"\"response.done\"", "\"response.completed\"",
                                                 "\"response.failed\"", "\"response.incomplete\""};
 
@@ -78,7 +77,8 @@ bool is_response_end(std::string_view text) {
   const auto type = j.find("type");
   if (type == j.end() || !type->is_string()) return false;
   const std::string& t = type->get_ref<const std::string&>();
-  return std::find(std::begin(kEndTypes), std::end(kEndTypes), t) != std::end(kEndTypes);
+  return std::any_of(std::begin(kQuotedEndTypes), std::end(kQuotedEndTypes),
+                     [&](std::string_view q) { return q.substr(1, q.size() - 2) == t; });
 }
 
 bool starts_as_response_end(std::string_view prefix) {

@@ -1,5 +1,5 @@
 // A request's bounded wait for capacity: when it waits, for how long, and when it is answered at
-// once instead.
+// once instead. (The queue's length: forward_job_test's CapacityWait.AFullQueue*.)
 #include "smartlb/clients/capacity_wait.hpp"
 
 #include <gtest/gtest.h>
@@ -14,7 +14,6 @@ constexpr CapacityWaitPolicy kFiveSeconds{5s, 10};
 CapacityWaitAsk ask(std::optional<base::Nanos> retry_after, base::Nanos waited = 0s) {
   CapacityWaitAsk a;
   a.waited = waited;
-  a.holds_place = waited > 0s;
   a.retry_after = retry_after;
   a.request_left = 300s;
   return a;
@@ -53,14 +52,6 @@ TEST(CapacityWait, ARefusalNoClockPredictsIsLookedAtAgainEveryStep) {
 
 TEST(CapacityWait, ARefusalThatSaysNowStillWaitsALittle) {
   EXPECT_EQ(capacity_wait(kFiveSeconds, ask(0ms)), base::Nanos(kCapacityMinWait));
-}
-
-TEST(CapacityWait, AFullQueueTurnsNewcomersAwayButNotThoseInIt) {
-  CapacityWaitAsk a = ask(100ms);
-  a.waiting = 10;
-  EXPECT_EQ(capacity_wait(kFiveSeconds, a), std::nullopt) << "10 wait already: the most there may be";
-  a.holds_place = true;
-  EXPECT_EQ(capacity_wait(kFiveSeconds, a), base::Nanos(100ms)) << "one of the 10 waits on";
 }
 
 }  // namespace

@@ -21,14 +21,14 @@ inline constexpr base::Nanos kCapacityPollStep = std::chrono::milliseconds(50);
 inline constexpr base::Nanos kCapacityMinWait = std::chrono::milliseconds(1);
 
 struct CapacityWaitPolicy {
-  base::Nanos max_wait{0};        // the class's max_queue_seconds (0: never waits)
-  std::uint32_t max_waiting = 0;  // its max_queue_length: how many may wait at once
+  base::Nanos max_wait{0};  // the class's max_queue_seconds (0: never waits)
+  // Its max_queue_length: how many may wait at once (the caller takes a place in the queue,
+  // atomically, once this says to wait).
+  std::uint32_t max_waiting = 0;
 };
 
 struct CapacityWaitAsk {
   base::Nanos waited{0};                   // by this request so far (the sum of its waits)
-  bool holds_place = false;                // it waits already: the queue's length does not turn it away
-  std::uint32_t waiting = 0;               // requests of its class waiting now, on this replica
   std::optional<base::Nanos> retry_after;  // when the refusal says room comes back; none: unknown
   base::Nanos request_left{0};             // of REQUEST_TIMEOUT_SECONDS
 };

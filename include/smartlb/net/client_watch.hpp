@@ -12,6 +12,7 @@
 
 namespace smartlb::net {
 
+// A steady timer on a worker's executor: what net's own waits use.
 using WaitTimer = asio::basic_waitable_timer<std::chrono::steady_clock,
                                              asio::wait_traits<std::chrono::steady_clock>, Executor>;
 
