@@ -20,6 +20,8 @@ env -i PATH="$PATH" PORT="$port" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREADS=1
   BACKEND_1_URL="http://127.0.0.1:$SIM_PORT" BACKEND_1_APIKEY=sim-key "$SMARTLB" 2>"$TMP/smartlb.log" &
 SL_PID=$!; PIDS+=("$SL_PID")
 wait_port "$port"
+fds() { find "/proc/$SL_PID/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
+BASE_FDS=$(($(fds) + 2))  # (a pooled connection to the sim may stay)
 
 # Holds N sessions; prints "RSS_KB open/echoed/failed" once they are idle.
 hold() {
@@ -34,7 +36,9 @@ hold() {
   sleep 1
   echo "$(rss_kb "$SL_PID") $(grep READY "$out" | cut -d' ' -f2- | tr ' ' '/')"
   kill "$hp"; wait "$hp" 2>/dev/null || true
-  sleep 2  # the sessions end in smartlb
+  # The sessions end in smartlb: its descriptors back to what it held before them.
+  deadline=$((SECONDS + 30))
+  until [ "$(fds)" -le "$BASE_FDS" ] || [ $SECONDS -ge $deadline ]; do sleep 0.05; done
 }
 
 read -r _ warm_ok < <(hold 1)
