@@ -26,6 +26,7 @@
 #include "smartlb/redis/shared_admin.hpp"
 #include "smartlb/redis/shared_cooldowns.hpp"
 #include "smartlb/redis/shared_failures.hpp"
+#include "smartlb/redis/shared_in_flight.hpp"
 #include "smartlb/redis/shared_probes.hpp"
 #include "smartlb/redis/shared_quotas.hpp"
 #include "smartlb/redis/shared_reports.hpp"
@@ -166,14 +167,15 @@ sigset_t block_signals() {
 }
 
 // What replicas share through Redis (docs/scale-out.md): cooldowns, the admin API's settings, declared quotas
-// and client budgets' minute limits as leases, failure_tolerance counts, health probes' turns and results,
-// short rate-limit reports.
-// Made before the server starts, so that a cooldown seen before Redis answers is published once it does.
+// and client budgets' minute limits and in-flight caps as leases, failure_tolerance counts, health probes'
+// turns and results, short rate-limit reports. Made before the server starts, so that a cooldown seen before
+// Redis answers is published once it does.
 struct RedisSharing {
   std::unique_ptr<smartlb::redis::RedisService> redis;
   std::unique_ptr<smartlb::redis::SharedCooldowns> cooldowns;
   std::unique_ptr<smartlb::redis::SharedAdmin> admin;  // drains, disables, held cooldowns
   std::unique_ptr<smartlb::redis::SharedQuotas> quotas;
+  std::unique_ptr<smartlb::redis::SharedInFlight> in_flight;  // client budgets' max_in_flight
   std::unique_ptr<smartlb::redis::SharedFailures> failures;
   std::unique_ptr<smartlb::redis::SharedProbes> probes;    // one health probe per backend per interval in all
   std::unique_ptr<smartlb::redis::SharedReports> reports;  // short x-ratelimit-remaining-* reports
@@ -191,6 +193,10 @@ struct RedisSharing {
     quotas = std::make_unique<smartlb::redis::SharedQuotas>(*redis, clock, quota_options);
     server.states().set_lease_broker(quotas.get());
     server.budgets().set_lease_broker(quotas.get());
+    smartlb::redis::SharedInFlightOptions in_flight_options;
+    in_flight_options.on_failure = [&metrics] { metrics.on_lease_failed(); };
+    in_flight = std::make_unique<smartlb::redis::SharedInFlight>(*redis, clock, in_flight_options);
+    server.budgets().set_in_flight_broker(in_flight.get());
     failures = std::make_unique<smartlb::redis::SharedFailures>(*redis, server.states(), clock);
     server.set_failure_sharer(failures.get());
     probes = std::make_unique<smartlb::redis::SharedProbes>(*redis);

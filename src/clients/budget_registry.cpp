@@ -38,6 +38,7 @@ ClientBudget& BudgetRegistry::make(std::string_view key, const config::ClientLim
     it = budgets_.emplace(std::string(key), std::make_unique<ClientBudget>(limits)).first;
     it->second->plan.store(plan, std::memory_order_release);
     if (broker_) it->second->share(*broker_, "budget:" + std::string(key));
+    if (in_flight_broker_) it->second->share_in_flight(*in_flight_broker_, "budget:" + std::string(key));
   } else {
     take_limits(*it->second, limits, plan);
   }
@@ -50,6 +51,14 @@ void BudgetRegistry::set_lease_broker(routing::LeaseBroker* broker) {
   if (broker_)
     for (auto& [key, budget] : budgets_)
       if (!budget->shared()) budget->share(*broker_, "budget:" + key);
+}
+
+void BudgetRegistry::set_in_flight_broker(InFlightBroker* broker) {
+  std::unique_lock lock(mutex_);
+  in_flight_broker_ = broker;
+  if (in_flight_broker_)
+    for (auto& [key, budget] : budgets_)
+      if (!budget->shares_in_flight()) budget->share_in_flight(*in_flight_broker_, "budget:" + key);
 }
 
 std::vector<BudgetRegistry::Entry> BudgetRegistry::entries() const {

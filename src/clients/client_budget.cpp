@@ -121,12 +121,19 @@ void ClientBudget::share(routing::LeaseBroker& broker, const std::string& name) 
   broker_ = &broker;
 }
 
+void ClientBudget::share_in_flight(InFlightBroker& broker, const std::string& name) {
+  in_flight_share_ = std::make_unique<InFlightLease>(name, mutex_, in_flight_, limits_.max_in_flight);
+  broker.attach(*in_flight_share_);
+  in_flight_broker_ = &broker;
+}
+
 std::optional<BudgetRefusal> ClientBudget::admit(std::int64_t tokens, cost::PicoUnits cost, BudgetTime t,
                                                  BudgetCharge& charge, State* after) {
   const base::PeriodSpan day = calendar_period(base::CalendarPeriod::Day, t.wall);
   const base::PeriodSpan month = calendar_period(base::CalendarPeriod::Month, t.wall);
   // What to ask the store for is sent once the lock is released: nothing waits on it.
   routing::PendingAsk asks[6];
+  std::optional<InFlightShare::Ask> in_flight_ask;
   std::optional<BudgetRefusal> refusal;
   {
     std::lock_guard lock(mutex_);
@@ -136,8 +143,10 @@ std::optional<BudgetRefusal> ClientBudget::admit(std::int64_t tokens, cost::Pico
       charge.in_flight = true;
       if (after) after->in_flight = in_flight_;
     }
+    in_flight_ask.swap(in_flight_ask_);
   }
   for (const routing::PendingAsk& a : asks) send_pending(broker_, a);
+  if (in_flight_ask) in_flight_broker_->send(*in_flight_share_, *in_flight_ask);
   return refusal;
 }
 
@@ -184,6 +193,7 @@ std::optional<BudgetRefusal> ClientBudget::admit_locked(std::int64_t tokens, cos
   if (limits_.max_in_flight && in_flight_ >= limits_.max_in_flight)
     refused_by(BudgetLimit::InFlight, limits_.max_in_flight, in_flight_, 1, kInFlightRetry);
   if (binding) return refuse(*binding);
+  if (auto r = in_flight_share_refusal()) return refuse(*r);
   // Shared: the minute limits' leases must admit too (all replicas together).
   const bool lease_tokens = tokens_lease_ && limits_.tokens_per_minute;
   const bool lease_requests = requests_lease_ && limits_.requests_per_minute;
@@ -265,6 +275,20 @@ void ClientBudget::settle(const BudgetCharge& charge, std::int64_t actual_tokens
   // A period that ended meanwhile is not reopened: its successor starts from what it counts.
   for (auto [counter, index] : {std::pair{&day_, charge.day}, std::pair{&month_, charge.month}})
     if (counter->period == index) counter->used = std::max<std::int64_t>(counter->used + delta, 0);
+}
+
+// With replicas sharing the cap, this replica's lease must hold one more: short of it, an ask
+// for more goes out (sent by admit() once the lock is released) and the request looks again
+// once it is answered.
+std::optional<BudgetRefusal> ClientBudget::in_flight_share_refusal() {
+  if (!in_flight_share_ || !limits_.max_in_flight) return std::nullopt;
+  InFlightShare& s = in_flight_share_->share;
+  const InFlightShare::Verdict v = s.take(in_flight_, limits_.max_in_flight, in_flight_ask_);
+  if (v == InFlightShare::Verdict::Admit) return std::nullopt;
+  BudgetRefusal r{BudgetLimit::InFlight, limits_.max_in_flight,
+                  s.in_flight_everywhere(in_flight_, limits_.max_in_flight), 1, kInFlightRetry};
+  r.awaiting_share = v == InFlightShare::Verdict::Wait;
+  return r;
 }
 
 void ClientBudget::release(BudgetCharge& charge) {

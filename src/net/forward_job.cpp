@@ -154,10 +154,13 @@ std::optional<Refusal> ForwardJob::budget_refusal() {
   buffers_.budget_fields.clear();
   const std::optional<clients::BudgetRefused> refused = admit_to_budgets();
   rec_.client_limited = refused.has_value();
+  share_wait_ = refused && refused->refusal.awaiting_share;
   if (!refused) return std::nullopt;
   refusal_text_ = refusal_message(*refused, snap_.prices.currency);
-  // A slot in flight frees when any of the caller's requests ends, which no clock predicts.
-  budget_back_in_ = refused->refusal.limit == clients::BudgetLimit::InFlight
+  // A slot in flight frees when any of the caller's requests ends, which no clock predicts; a
+  // share of a cap held with other replicas comes with Redis's answer, looked for in a moment.
+  budget_back_in_ = share_wait_ ? std::optional<base::Nanos>(clients::kSharePollStep)
+                    : refused->refusal.limit == clients::BudgetLimit::InFlight
                         ? std::nullopt
                         : std::optional<base::Nanos>(refused->refusal.retry_after);
   return Refusal{beast::http::status::too_many_requests,
@@ -224,22 +227,27 @@ std::optional<base::Nanos> ForwardJob::room_back_in() const {
   if (u.throttled) return base::Nanos(u.retry_after);  // the 429's Retry-After
   // A target this request found rate limited is back already (its cooldown ended as the
   // request looked): routed again at once.
+  if (rate_limited() && u.retry_after.count() == 0) return base::Nanos{0};
+  return std::nullopt;
+}
+
+bool ForwardJob::rate_limited() const {
   const std::size_t shown = std::min(rec_.attempt_count, telemetry::RequestRecord::kMaxAttempts);
   for (std::size_t i = 0; i < shown; ++i)
-    if (routing::is_rate_limit(rec_.attempts[i].cause) && u.retry_after.count() == 0) return base::Nanos{0};
-  return std::nullopt;
+    if (routing::is_rate_limit(rec_.attempts[i].cause)) return true;
+  return false;
 }
 
 Task<ForwardJob::WaitEnd> ForwardJob::wait_for_capacity(std::optional<base::Nanos> retry_after) {
   const std::size_t level = class_reserve_.level;
-  const std::optional<base::Nanos> wait =
-      clients::capacity_wait(capacity_wait_, {waited_, retry_after, time_left()});
+  const clients::CapacityWaitPolicy policy =
+      share_wait_ ? clients::share_wait_policy(capacity_wait_) : capacity_wait_;
+  const std::optional<base::Nanos> wait = clients::capacity_wait(policy, {waited_, retry_after, time_left()});
   if (!wait) co_return WaitEnd::Answer;
   // A place in the queue for this wait (one atomic add: exact across workers): a newcomer only
   // while max_queue_length wait at most; a request that waited already keeps its turn.
   std::atomic<std::uint32_t>& waiting = s_.waiting_for_capacity[level];
-  if (waiting.fetch_add(1, std::memory_order_relaxed) >= capacity_wait_.max_waiting &&
-      waited_ == base::Nanos{0}) {
+  if (waiting.fetch_add(1, std::memory_order_relaxed) >= policy.max_waiting && waited_ == base::Nanos{0}) {
     waiting.fetch_sub(1, std::memory_order_relaxed);
     co_return WaitEnd::Answer;
   }

@@ -52,23 +52,10 @@ SharedQuotas::SharedQuotas(RedisService& redis, const base::Clock& clock, Shared
     tick();  // the leases' first asks (and reports of what was taken meanwhile) at once
   });
   redis_.on_disconnected([this] { set_shared(false); });
-  // The tick's clock is the real one (a manual clock in tests does not move by itself); what
-  // it does runs on the Redis thread, with the injected clock's time.
-  ticker_ = std::thread([this, period = options.tick] {
-    std::unique_lock lock(tick_mutex_);
-    while (!tick_cv_.wait_for(lock, period, [this] { return stopping_; }))
-      if (redis_.up()) redis_.post([this] { tick(); });
-  });
+  ticker_.emplace(redis_, options.tick, [this] { tick(); });
 }
 
-SharedQuotas::~SharedQuotas() {
-  {
-    std::lock_guard lock(tick_mutex_);
-    stopping_ = true;
-  }
-  tick_cv_.notify_all();
-  ticker_.join();
-}
+SharedQuotas::~SharedQuotas() = default;
 
 std::size_t SharedQuotas::size() const {
   std::lock_guard lock(mutex_);

@@ -441,5 +441,55 @@ TEST_F(Budget, ACancelledRequestGivesItsSlotBack) {
   EXPECT_FALSE(b.admit(10, at(), c));
 }
 
+// The cap held with other replicas: the budget takes its slots from its share (no ask within
+// it); short of it, the refusal awaits the share's answer, whose ask is sent once the budget's
+// lock is released. The store here is a test's: it answers when told to.
+struct RecordingInFlightBroker : clients::InFlightBroker {
+  clients::InFlightLease* lease = nullptr;
+  std::vector<clients::InFlightShare::Ask> sent;
+  void attach(clients::InFlightLease& l) override {
+    lease = &l;
+    std::lock_guard lock(l.mutex);
+    l.share.set_shared(true, 2);
+  }
+  void send(clients::InFlightLease& l, const clients::InFlightShare::Ask& ask) override {
+    EXPECT_TRUE(l.mutex.try_lock()) << "sent with the budget's lock released";
+    l.mutex.unlock();
+    sent.push_back(ask);
+  }
+  void answer(std::int64_t grant, std::int64_t others) {
+    std::lock_guard lock(lease->mutex);
+    lease->share.granted(sent.back(), grant, others, 0);
+  }
+};
+
+TEST_F(Budget, ASharedCapAdmitsWithinThisReplicasShareAndAwaitsTheStoreBeyondIt) {
+  clients::ClientBudget b(config::ClientLimits{.max_in_flight = 3});
+  RecordingInFlightBroker broker;
+  b.share_in_flight(broker, "budget:batch");
+  EXPECT_EQ(broker.lease->name, "budget:batch");
+  clients::BudgetCharge first, second, third;
+  auto refused = b.admit(10, at(), first);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->limit, clients::BudgetLimit::InFlight);
+  EXPECT_TRUE(refused->awaiting_share);
+  ASSERT_EQ(broker.sent.size(), 1u);
+  EXPECT_EQ(broker.sent[0].want, 1);
+  broker.answer(2, 0);
+  EXPECT_FALSE(b.admit(10, at(), first));
+  EXPECT_FALSE(b.admit(10, at(), second));
+  EXPECT_EQ(broker.sent.size(), 1u) << "within its share: no ask";
+  // Short again: the store says the third slot is another replica's.
+  ASSERT_TRUE(b.admit(10, at(), third));
+  ASSERT_EQ(broker.sent.size(), 2u);
+  broker.answer(2, 1);
+  refused = b.admit(10, at(), third);
+  ASSERT_TRUE(refused);
+  EXPECT_FALSE(refused->awaiting_share) << "told no: answered now";
+  EXPECT_EQ(refused->used, 3) << "in flight on every replica, as far as this one knows";
+  EXPECT_EQ(refused->retry_after, seconds(1));
+  EXPECT_FALSE(third.in_flight);
+}
+
 }  // namespace
 }  // namespace smartlb

@@ -35,6 +35,8 @@ class BudgetRegistry {
   // Budgets shared by replicas (docs/scale-out.md): every budget, made before or after, leases
   // its minute limits through `broker` under "budget:<key>". Before the first request.
   void set_lease_broker(routing::LeaseBroker* broker);
+  // The same for max_in_flight: every budget's share of it is leased through `broker`.
+  void set_in_flight_broker(InFlightBroker* broker);
   std::size_t size() const;
 
  private:
@@ -45,6 +47,7 @@ class BudgetRegistry {
   ClientBudget& make(std::string_view key, const config::ClientLimits& limits, std::uint64_t plan);
 
   routing::LeaseBroker* broker_ = nullptr;
+  InFlightBroker* in_flight_broker_ = nullptr;
   mutable std::shared_mutex mutex_;
   std::unordered_map<std::string, std::unique_ptr<ClientBudget>, Hash, std::equal_to<>> budgets_;
 };

@@ -7,6 +7,7 @@
 // of the caller's requests ends) is looked at again every kCapacityPollStep. A refusal whose room
 // comes back only after the wait could end is answered at once, with its Retry-After: waiting
 // would only delay the same 429. Plain data in, a wait out.
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -35,5 +36,14 @@ struct CapacityWaitAsk {
 
 // How long to wait before routing the request again; nullopt: answer the refusal now.
 std::optional<base::Nanos> capacity_wait(const CapacityWaitPolicy& policy, const CapacityWaitAsk& ask);
+
+// A request short of its replica's share of a max_in_flight held with other replicas, while an
+// ask for more is out (BudgetRefusal::awaiting_share: one round trip to Redis), waits for the
+// answer whatever its class: at most kShareWaitMax in all, looking every kSharePollStep.
+inline constexpr base::Nanos kSharePollStep = std::chrono::milliseconds(2);
+inline constexpr base::Nanos kShareWaitMax = std::chrono::milliseconds(250);
+inline CapacityWaitPolicy share_wait_policy(const CapacityWaitPolicy& of_class) {
+  return {std::max(of_class.max_wait, kShareWaitMax), of_class.max_waiting};
+}
 
 }  // namespace smartlb::clients

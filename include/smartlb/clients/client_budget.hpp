@@ -14,6 +14,7 @@
 
 #include "smartlb/base/calendar.hpp"
 #include "smartlb/base/clock.hpp"
+#include "smartlb/clients/in_flight_share.hpp"
 #include "smartlb/config/config.hpp"
 #include "smartlb/routing/shared_lease.hpp"
 #include "smartlb/routing/sliding_window_budget.hpp"
@@ -54,6 +55,9 @@ struct BudgetRefusal {
   BudgetLimit limit = BudgetLimit::TokensPerMinute;
   std::int64_t limit_value = 0, used = 0, requested = 0;
   base::Nanos retry_after{0};  // when the request would fit again (the period's end for a quota)
+  // The in-flight cap shared by replicas: this replica asked the store for a larger share, and
+  // the answer (one round trip) may admit the request: look again in a moment.
+  bool awaiting_share = false;
 };
 
 // One dimension's state, as OpenAI's x-ratelimit-* headers tell it.
@@ -112,6 +116,10 @@ class ClientBudget {
   // first request.
   void share(routing::LeaseBroker& broker, const std::string& name);
   bool shared() const { return broker_ != nullptr; }
+  // max_in_flight held by the replicas together (docs/scale-out.md): this replica's share is
+  // leased through `broker`, under `name`. Before the budget's first request.
+  void share_in_flight(InFlightBroker& broker, const std::string& name);
+  bool shares_in_flight() const { return in_flight_broker_ != nullptr; }
 
   // The configuration whose limits this budget last took (BudgetRegistry: one look, not a
   // lock, per request once they are taken).
@@ -122,6 +130,7 @@ class ClientBudget {
   std::optional<BudgetRefusal> admit_locked(std::int64_t tokens, cost::PicoUnits cost, BudgetTime t,
                                             BudgetCharge& charge, State* after, const base::PeriodSpan& day,
                                             const base::PeriodSpan& month, routing::PendingAsk (&asks)[6]);
+  std::optional<BudgetRefusal> in_flight_share_refusal();  // under mutex_
 
   // A calendar quota: what was used in the current period.
   struct PeriodCounter {
@@ -140,6 +149,11 @@ class ClientBudget {
   routing::LeaseBroker* broker_ = nullptr;
   std::unique_ptr<routing::SharedLease> tokens_lease_, requests_lease_, day_lease_, month_lease_;
   std::unique_ptr<routing::SharedLease> day_cost_lease_, month_cost_lease_;
+  // max_in_flight shared by replicas: this replica's share, and its ask to send once the lock
+  // is released (guarded by mutex_).
+  InFlightBroker* in_flight_broker_ = nullptr;
+  std::unique_ptr<InFlightLease> in_flight_share_;
+  std::optional<InFlightShare::Ask> in_flight_ask_;
 };
 
 }  // namespace smartlb::clients

@@ -132,7 +132,8 @@ class ForwardJob {
   // When routing found no target: when its 429 says room comes back, if this request may wait
   // for it at all (nullopt: answer now).
   std::optional<base::Nanos> room_back_in() const;
-  void leave_queue();  // gives back its place in its class's queue, if it holds one
+  bool rate_limited() const;  // one of its attempts was answered 429 (or found a quota spent)
+  void leave_queue();         // gives back its place in its class's queue, if it holds one
 
   void prepare_request();
   std::optional<Refusal> admit();
@@ -225,8 +226,9 @@ class ForwardJob {
   routing::ClassReserve class_reserve_;
   clients::CapacityWaitPolicy capacity_wait_{};
   std::string_view class_name_;
-  base::Nanos waited_{0};                              // for capacity, in all
-  std::optional<base::Nanos> budget_back_in_;          // when the budget that refused it has room again
+  base::Nanos waited_{0};                      // for capacity, in all
+  std::optional<base::Nanos> budget_back_in_;  // when the budget that refused it has room again
+  bool share_wait_ = false;  // the refusal awaits this replica's share of a shared max_in_flight
   std::atomic<std::uint32_t>* queue_place_ = nullptr;  // its class's queue, while it waits there
   std::int64_t cost_ = 0;  // estimated tokens, only when a quota, a low report or a budget needs them
   bool model_in_body_ = false;

@@ -50,11 +50,9 @@ inline std::string probe_turn_key(std::string_view prefix, std::string_view back
 inline std::string probe_result_key(std::string_view prefix, std::string_view backend) {
   return backend_key(prefix, backend, ":probe");
 }
-// What the replicas together took of a shared quota (docs/scale-out.md): a hash, field = a
-// sub-window's index (Unix time / sub-window length), value = what was counted in it. The tag
-// is the quota's name, with braces written as "%7B" / "%7D" (and '%' as "%25") so that a name
-// cannot end the tag early.
-inline std::string quota_key(std::string_view prefix, std::string_view quota) {
+// "{quota:<name>}" with braces in the name written as "%7B" / "%7D" (and '%' as "%25"), so
+// that a name cannot end the hash tag early.
+inline std::string quota_tag(std::string_view prefix, std::string_view quota) {
   std::string k(prefix);
   k += "{quota:";
   for (char c : quota) {
@@ -67,8 +65,19 @@ inline std::string quota_key(std::string_view prefix, std::string_view quota) {
     else
       k += c;
   }
-  k += "}:counts";
+  k += '}';
   return k;
+}
+// What the replicas together took of a shared quota (docs/scale-out.md): a hash, field = a
+// sub-window's index (Unix time / sub-window length), value = what was counted in it; tagged
+// with the quota's name.
+inline std::string quota_key(std::string_view prefix, std::string_view quota) {
+  return quota_tag(prefix, quota) + ":counts";
+}
+// The leases of a budget's max_in_flight (redis::SharedInFlight): a hash, field = replica id,
+// value = "<slots>:<expiry, Redis's Unix ms>"; tagged with the budget's name.
+inline std::string in_flight_key(std::string_view prefix, std::string_view budget) {
+  return quota_tag(prefix, budget) + ":in-flight";
 }
 // The operators' admin settings (docs/operations.md): a hash, field = "backend" or
 // "backend/deployment", value = the scope's settings (redis/admin_message.hpp). A scope that is

@@ -10,15 +10,15 @@
 // the leases that had traffic lately, so the next sub-window's lease arrives before it begins.
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <mutex>
-#include <thread>
+#include <optional>
 #include <vector>
 
 #include "smartlb/base/clock.hpp"
 #include "smartlb/redis/redis_service.hpp"
+#include "smartlb/redis/redis_ticker.hpp"
 #include "smartlb/routing/shared_lease.hpp"
 
 namespace smartlb::redis {
@@ -69,10 +69,7 @@ class SharedQuotas final : public routing::LeaseBroker {
   std::vector<Entry> leases_;
   std::atomic<std::uint64_t> answered_{0}, granted_{0}, failed_{0};
   const SharedQuotasOptions options_;
-  std::mutex tick_mutex_;
-  std::condition_variable tick_cv_;
-  bool stopping_ = false;
-  std::thread ticker_;
+  std::optional<RedisTicker> ticker_;  // last: stopped first
 };
 
 }  // namespace smartlb::redis
