@@ -144,7 +144,7 @@ Task<bool> ForwardJob::answer_catalog(const CatalogRequest& c) {
 Task<bool> ForwardJob::refuse_unavailable() {
   const routing::UnavailableAnswer a =
       answer_unavailable(states_.unavailability(rule_->table, model_, cost_, class_reserve_),
-                         rec_.attempt_count, model_, stateful_.pinned_resource(snap_));
+                         rec_.attempt_count, model_, stateful_.pinned_resource(snap_), rate_limited());
   co_return co_await refuse(
       {static_cast<beast::http::status>(a.status), a.type, a.code, a.message, a.retry_after});
 }

@@ -3,7 +3,8 @@
 namespace smartlb::routing {
 
 UnavailableAnswer answer_unavailable(const Unavailability& u, std::size_t attempts,
-                                     std::string_view deployment, std::string_view resource) {
+                                     std::string_view deployment, std::string_view resource,
+                                     bool rate_limited) {
   UnavailableAnswer a;
   // A request pinned to its objects' resource speaks of that resource: others may well serve.
   const std::string of =
@@ -33,7 +34,7 @@ UnavailableAnswer answer_unavailable(const Unavailability& u, std::size_t attemp
   }
   // Nothing known to wait for (no backend at all, or one that just recovered): a second.
   a.retry_after = u.retry_after.count() > 0 ? u.retry_after : std::chrono::milliseconds(1000);
-  if (u.throttled) {
+  if (u.throttled || rate_limited) {
     a.status = 429;
     a.type = "requests";
     a.code = "rate_limit_exceeded";

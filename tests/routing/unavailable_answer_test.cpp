@@ -23,6 +23,16 @@ TEST(UnavailableAnswer, FailedAttemptsWithoutThrottlingAre502) {
   EXPECT_EQ(a.message, "Every backend failed; retry after 2000 ms.");
 }
 
+// Backends that answered 429 with sub-second retry-after-ms may be back by the time the last
+// attempt ends: the request was still rate limited, not failed.
+TEST(UnavailableAnswer, AnAttemptAnswered429Is429EvenWhenItsCooldownEndedSince) {
+  const auto a = routing::answer_unavailable({0ms, false}, 2, "gpt-4o", {}, /*rate_limited=*/true);
+  EXPECT_EQ(a.status, 429u);
+  EXPECT_EQ(a.code, "rate_limit_exceeded");
+  EXPECT_EQ(a.retry_after, 1s);
+  EXPECT_EQ(a.message, "Every backend is rate limited for deployment 'gpt-4o'; retry after 1000 ms.");
+}
+
 TEST(UnavailableAnswer, NothingTriedIs503) {
   const auto a = routing::answer_unavailable({5s, false}, 0, "embeddings");
   EXPECT_EQ(a.status, 503u);

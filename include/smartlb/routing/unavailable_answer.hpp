@@ -25,8 +25,11 @@ struct UnavailableAnswer {
 };
 
 // `attempts`: how many backends this request was sent to; `deployment` may be empty;
-// `resource`: the resource a stateful request is pinned to (its objects live there), if any.
+// `resource`: the resource a stateful request is pinned to (its objects live there), if any;
+// `rate_limited`: one of its attempts was answered 429 (a 429 still, when that backend's short
+// Retry-After has already passed: it said "slow down", not "failed").
 UnavailableAnswer answer_unavailable(const Unavailability& u, std::size_t attempts,
-                                     std::string_view deployment, std::string_view resource = {});
+                                     std::string_view deployment, std::string_view resource = {},
+                                     bool rate_limited = false);
 
 }  // namespace smartlb::routing
