@@ -30,6 +30,7 @@ struct Plays {
   Relayed relay{RelayEnd::Keep};   // how relaying its answer ends
   std::string body = "not found";  // what read_body gives (a held answer)
   base::Nanos first_content{0};    // a held stream's first content comes this long after the head
+  base::Nanos drain_takes{0};      // reading the rest of its answer (a failure's) takes this long
 };
 
 // The mechanism, played: each send() goes to the backend its call names, and that backend's
@@ -77,6 +78,7 @@ class FakeExchange final : public Exchange {
   const http1::ResponseHead& answer_head() const override { return head_; }
   Task<void> drain_or_close() override {
     events.push_back("drained");
+    if (clock && current_) clock->advance(current_->drain_takes);
     co_return;
   }
   void discard() override { events.push_back("discarded"); }
@@ -258,6 +260,21 @@ TEST_F(Policy, EveryOutcomeThatFailsOverTriesEachBackendOnceThenAnswersWhenToCom
   EXPECT_EQ(rec.attempts[0].cause, routing::FailureCause::ConnectFailed);
   EXPECT_EQ(rec.attempts[1].cause, routing::FailureCause::ServerError);
   EXPECT_EQ(rec.attempts[2].cause, routing::FailureCause::Throttled);
+}
+
+// A backend's short retry-after-ms may pass before the request has nothing left to try: it was
+// still rate limited (a 429 tells the client to slow down), not failed (a 502).
+TEST_F(Policy, A429WhoseShortRetryAfterPassedBeforeTheAnswerIsStillA429) {
+  add_backend("a");
+  start();
+  Plays throttled{true, {}, 429, {{"retry-after-ms", "100"}}};
+  throttled.drain_takes = 150ms;
+  backend("a") = throttled;
+  EXPECT_TRUE(forward("POST", kChat));
+  EXPECT_EQ(tried(), (std::vector<std::string>{"a"}));
+  ASSERT_TRUE(exchange.refused_once);
+  EXPECT_EQ(exchange.refused.status, beast::http::status::too_many_requests);
+  EXPECT_EQ(exchange.refused.code, "rate_limit_exceeded");
 }
 
 TEST_F(Policy, A400IsRelayedAsItIsAndCoolsNothing) {
