@@ -193,7 +193,7 @@ std::optional<BudgetRefusal> ClientBudget::admit_locked(std::int64_t tokens, cos
   if (limits_.max_in_flight && in_flight_ >= limits_.max_in_flight)
     refused_by(BudgetLimit::InFlight, limits_.max_in_flight, in_flight_, 1, kInFlightRetry);
   if (binding) return refuse(*binding);
-  if (auto r = in_flight_share_refusal()) return refuse(*r);
+  if (auto r = in_flight_share_refusal(charge)) return refuse(*r);
   // Shared: the minute limits' leases must admit too (all replicas together).
   const bool lease_tokens = tokens_lease_ && limits_.tokens_per_minute;
   const bool lease_requests = requests_lease_ && limits_.requests_per_minute;
@@ -280,10 +280,11 @@ void ClientBudget::settle(const BudgetCharge& charge, std::int64_t actual_tokens
 // With replicas sharing the cap, this replica's lease must hold one more: short of it, an ask
 // for more goes out (sent by admit() once the lock is released) and the request looks again
 // once it is answered.
-std::optional<BudgetRefusal> ClientBudget::in_flight_share_refusal() {
+std::optional<BudgetRefusal> ClientBudget::in_flight_share_refusal(const BudgetCharge& charge) {
   if (!in_flight_share_ || !limits_.max_in_flight) return std::nullopt;
   InFlightShare& s = in_flight_share_->share;
-  const InFlightShare::Verdict v = s.take(in_flight_, limits_.max_in_flight, in_flight_ask_);
+  const InFlightShare::Verdict v =
+      s.take(in_flight_, limits_.max_in_flight, in_flight_ask_, charge.share_waiting);
   if (v == InFlightShare::Verdict::Admit) return std::nullopt;
   BudgetRefusal r{BudgetLimit::InFlight, limits_.max_in_flight,
                   s.in_flight_everywhere(in_flight_, limits_.max_in_flight), 1, kInFlightRetry};

@@ -12,12 +12,12 @@ void InFlightShare::set_shared(bool shared, std::size_t live_replicas) {
   lease_ = 0;
   asking_ = denied_ = failed_ = false;
   renew_at_ = 0;
+  ++generation_;  // an ask still out answers for a lease this replica no longer counts on
 }
 
 std::int64_t InFlightShare::allowed(std::int64_t cap) const {
   const std::int64_t local = std::max<std::int64_t>(1, cap / static_cast<std::int64_t>(replicas_));
-  if (!shared_) return local;
-  if (failed_) return std::max(local, std::min(lease_, cap));
+  if (!shared_ || failed_) return local;
   return std::min(lease_, cap);
 }
 
@@ -32,19 +32,21 @@ InFlightShare::Ask InFlightShare::send(std::int64_t in_use, std::int64_t want, s
   lease_ = std::min(lease_, std::max(want, in_use));
   short_ = 0;
   asking_ = true;
-  return {in_use, want, cap};
+  return {in_use, want, cap, generation_};
 }
 
-InFlightShare::Verdict InFlightShare::take(std::int64_t in_use, std::int64_t cap, std::optional<Ask>& ask) {
+InFlightShare::Verdict InFlightShare::take(std::int64_t in_use, std::int64_t cap, std::optional<Ask>& ask,
+                                           bool waiting) {
   if (in_use >= cap) return Verdict::Refuse;  // no lease can hold more
   if (in_use < allowed(cap)) return Verdict::Admit;
   if (!shared_ || failed_) return Verdict::Refuse;  // the local share is all there is
   // Told "no" since the last tick: the cap is reached elsewhere. No round trip per refused
   // request: asks go out again after the tick.
   if (denied_) return Verdict::Refuse;
-  ++short_;  // a request that waits (this one, and any waiting on the ask already out)
+  if (!waiting) ++short_;  // once per request, not at each of its looks
   if (asking_) return Verdict::Wait;
-  ask = send(in_use, std::min(cap, in_use + short_), cap);
+  // One slot more for each request that began waiting since the last ask (this one at least).
+  ask = send(in_use, std::min(cap, in_use + std::max<std::int64_t>(short_, 1)), cap);
   return Verdict::Wait;
 }
 
@@ -57,11 +59,12 @@ std::optional<InFlightShare::Ask> InFlightShare::tick(std::int64_t in_use, std::
   denied_ = false;
   // A slot held beyond the requests in flight goes back.
   const std::int64_t want = std::min(std::max<std::int64_t>(cap, 0), in_use);
-  if (want == lease_ && (lease_ == 0 || now < renew_at_)) return std::nullopt;
+  if (!failed_ && want == lease_ && (lease_ == 0 || now < renew_at_)) return std::nullopt;
   return send(in_use, want, cap);
 }
 
 void InFlightShare::granted(const Ask& ask, std::int64_t grant, std::int64_t others, base::MonoNanos now) {
+  if (ask.generation != generation_) return;
   asking_ = failed_ = false;
   lease_ = grant;
   others_ = std::max<std::int64_t>(others, 0);
@@ -69,7 +72,8 @@ void InFlightShare::granted(const Ask& ask, std::int64_t grant, std::int64_t oth
   renew_at_ = now + kInFlightRenewEvery.count();
 }
 
-void InFlightShare::ask_failed() {
+void InFlightShare::ask_failed(const Ask& ask) {
+  if (ask.generation != generation_) return;
   asking_ = false;
   failed_ = true;
 }

@@ -42,6 +42,7 @@ std::optional<clients::BudgetRefused> ForwardJob::admit_to_budgets() {
   else
     buffers_.budget = std::make_unique<clients::BudgetAdmission>(refs, n);
   budget_ = buffers_.budget.get();
+  if (share_wait_) budget_->waiting_for_share();  // looking again after the last refusal's wait
   // The estimate needs the body read: only when a budget counts tokens.
   if (!cost_known_ && budget_->counts_tokens()) {
     cost_ = routing::estimate_request_tokens(body_facts());

@@ -97,7 +97,7 @@ void SharedInFlight::send(clients::InFlightLease& s, const clients::InFlightShar
                   if (answered)
                     s.share.granted(ask, *grant, *others, clock_.now());
                   else
-                    s.share.ask_failed();
+                    s.share.ask_failed(ask);
                 }
                 (answered ? answered_ : failed_).fetch_add(1, std::memory_order_relaxed);
                 if (!answered && options_.on_failure) options_.on_failure();

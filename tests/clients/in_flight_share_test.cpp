@@ -14,11 +14,23 @@ constexpr base::MonoNanos at(base::Nanos d) { return d.count(); }
 
 struct InFlightLeased : ::testing::Test {
   InFlightShare s;
-  std::optional<InFlightShare::Ask> ask;
+  std::optional<InFlightShare::Ask> ask;   // what the last take() sent, if anything
+  std::optional<InFlightShare::Ask> last;  // the last ask sent, by take() or tick()
   InFlightLeased() { s.set_shared(true, 3); }
-  Verdict take(std::int64_t in_use, std::int64_t cap = 4) {
+  Verdict take(std::int64_t in_use, bool waiting = false, std::int64_t cap = 4) {
     ask.reset();
-    return s.take(in_use, cap, ask);
+    const Verdict v = s.take(in_use, cap, ask, waiting);
+    if (ask) last = ask;
+    return v;
+  }
+  std::optional<InFlightShare::Ask> tick(std::int64_t in_use, base::Nanos now) {
+    auto a = s.tick(in_use, 4, at(now));
+    if (a) last = a;
+    return a;
+  }
+  void answer(std::int64_t grant, std::int64_t others, base::Nanos now = 0s) {
+    ASSERT_TRUE(last);
+    s.granted(*last, grant, others, at(now));
   }
 };
 
@@ -29,45 +41,54 @@ TEST_F(InFlightLeased, WithoutALeaseTheFirstRequestAsksAndWaitsForTheAnswer) {
   EXPECT_EQ(ask->want, 1);
   EXPECT_EQ(ask->cap, 4);
   EXPECT_TRUE(s.asking());
-  // Another request meanwhile waits on the same ask.
+  // The same request looking again, and another one, wait on the same ask.
+  EXPECT_EQ(take(0, /*waiting=*/true), Verdict::Wait);
   EXPECT_EQ(take(0), Verdict::Wait);
   EXPECT_FALSE(ask);
-  s.granted({0, 1, 4}, 1, 0, at(0s));
-  EXPECT_EQ(take(0), Verdict::Admit);
+  answer(1, 0);
+  EXPECT_EQ(take(0, true), Verdict::Admit);
 }
 
 TEST_F(InFlightLeased, WithinItsLeaseAReplicaAdmitsWithNoAsk) {
   take(0);
-  s.granted(*ask, 3, 1, at(0s));
+  answer(3, 1);
   for (std::int64_t in_use = 0; in_use < 3; ++in_use) {
     EXPECT_EQ(take(in_use), Verdict::Admit);
     EXPECT_FALSE(ask);
   }
 }
 
-TEST_F(InFlightLeased, ShortOfItsLeaseItAsksForWhatItHoldsAndEveryRequestFoundShort) {
+TEST_F(InFlightLeased, ShortOfItsLeaseItAsksForOneSlotPerRequestThatBeganWaiting) {
   take(0);
-  s.granted(*ask, 1, 0, at(0s));
+  answer(1, 0);
   EXPECT_EQ(take(1), Verdict::Wait);
   ASSERT_TRUE(ask);
   EXPECT_EQ(ask->in_use, 1);
   EXPECT_EQ(ask->want, 2);
-  EXPECT_EQ(take(1), Verdict::Wait);  // a second request, found short while the ask is out
-  s.granted({1, 2, 4}, 2, 0, at(0s));
-  EXPECT_EQ(take(2), Verdict::Wait);
+  // While it is out: the first request looks again (not counted twice), two more begin waiting.
+  EXPECT_EQ(take(1, true), Verdict::Wait);
+  EXPECT_EQ(take(1), Verdict::Wait);
+  EXPECT_EQ(take(1), Verdict::Wait);
+  EXPECT_EQ(take(1, true), Verdict::Wait);
+  answer(2, 0);
+  EXPECT_EQ(take(2, true), Verdict::Wait);
   ASSERT_TRUE(ask);
-  EXPECT_EQ(ask->want, 4) << "what it holds, and the two found short since the last ask (at most the cap)";
+  EXPECT_EQ(ask->want, 4) << "what it holds, and the two that began waiting since the last ask";
+  answer(4, 0);
+  EXPECT_EQ(take(2, true), Verdict::Admit);
+  EXPECT_EQ(take(3, true), Verdict::Admit);
 }
 
 TEST_F(InFlightLeased, AnAnswerShortOfTheAskRefusesWithNoAskUntilTheNextTick) {
   take(0);
-  s.granted(*ask, 1, 3, at(0s));  // the others hold the rest
+  answer(1, 3);  // the others hold the rest
   EXPECT_EQ(take(1), Verdict::Wait);
-  s.granted(*ask, 1, 3, at(0s));
-  EXPECT_EQ(take(1), Verdict::Refuse) << "told no: no round trip per refused request";
+  answer(1, 3);
+  EXPECT_EQ(take(1, true), Verdict::Refuse) << "told no: no round trip per refused request";
+  EXPECT_EQ(take(1), Verdict::Refuse);
   EXPECT_FALSE(ask);
   EXPECT_EQ(s.in_flight_everywhere(1, 4), 4);
-  EXPECT_FALSE(s.tick(1, 4, at(100ms))) << "no slot asked for requests that are gone";
+  EXPECT_FALSE(tick(1, 100ms)) << "no slot asked for requests that are gone";
   EXPECT_EQ(take(1), Verdict::Wait) << "a request after the tick asks again";
   ASSERT_TRUE(ask);
   EXPECT_EQ(ask->want, 2);
@@ -81,57 +102,71 @@ TEST_F(InFlightLeased, TheCapReachedOnThisReplicaAloneRefusesWithNoAsk) {
 
 TEST_F(InFlightLeased, TheTickGivesBackWhatIsHeldBeyondTheRequestsInFlightAtOnce) {
   take(0);
-  s.granted({0, 3, 4}, 3, 0, at(0s));
-  const auto back = s.tick(1, 4, at(100ms));
+  answer(3, 0);
+  const auto back = tick(1, 100ms);
   ASSERT_TRUE(back);
   EXPECT_EQ(back->in_use, 1);
   EXPECT_EQ(back->want, 1);
   // While the giving back is out, this replica holds no more than it gives back to.
   EXPECT_EQ(s.allowed(4), 1);
   EXPECT_EQ(take(1), Verdict::Wait);
-  s.granted(*back, 1, 0, at(100ms));
+  answer(1, 0, 100ms);
   EXPECT_EQ(s.lease(), 1);
 }
 
 TEST_F(InFlightLeased, AnIdleReplicaGivesAllBackAndThenAsksNothing) {
   take(0);
-  s.granted({0, 1, 4}, 1, 0, at(0s));
-  const auto back = s.tick(0, 4, at(100ms));
+  answer(1, 0);
+  const auto back = tick(0, 100ms);
   ASSERT_TRUE(back);
   EXPECT_EQ(back->want, 0);
-  s.granted(*back, 0, 0, at(100ms));
-  EXPECT_FALSE(s.tick(0, 4, at(200ms)));
-  EXPECT_FALSE(s.tick(0, 4, at(10s))) << "nothing held: nothing to renew";
+  answer(0, 0, 100ms);
+  EXPECT_FALSE(tick(0, 200ms));
+  EXPECT_FALSE(tick(0, 10s)) << "nothing held: nothing to renew";
 }
 
 TEST_F(InFlightLeased, ALeaseInUseIsRenewedBeforeTheStoreForgetsIt) {
   take(0);
-  s.granted({0, 2, 4}, 2, 0, at(0s));
-  EXPECT_FALSE(s.tick(2, 4, at(500ms)));
-  const auto renew = s.tick(2, 4, at(kInFlightRenewEvery));
+  answer(2, 0);
+  EXPECT_FALSE(tick(2, 500ms));
+  const auto renew = tick(2, kInFlightRenewEvery);
   ASSERT_TRUE(renew);
   EXPECT_EQ(renew->want, 2);
   EXPECT_LT(kInFlightRenewEvery * 3, kInFlightLeaseTtl) << "a few renewals may fail first";
 }
 
-TEST_F(InFlightLeased, AFailedAskKeepsToTheLocalShareUntilAnAnswer) {
+TEST_F(InFlightLeased, AFailedAskKeepsToTheLocalShareAndTheTickAsksUntilAnAnswer) {
   take(0);
-  s.ask_failed();
-  EXPECT_EQ(s.allowed(4), 1) << "4 / 3 replicas, at least 1";
+  answer(3, 0);
+  take(3);  // short: asks for a fourth
+  ASSERT_TRUE(last);
+  s.ask_failed(*last);
+  EXPECT_EQ(s.allowed(4), 1) << "4 / 3 replicas, at least 1; not the lease it may have lost";
   EXPECT_EQ(take(0), Verdict::Admit);
   EXPECT_EQ(take(1), Verdict::Refuse);
-  const auto a = s.tick(1, 4, at(100ms));
-  ASSERT_TRUE(a);
-  s.granted(*a, 3, 1, at(100ms));
+  const auto a = tick(1, 100ms);
+  ASSERT_TRUE(a) << "even with nothing to change, the tick asks while the last ask failed";
+  answer(3, 1, 100ms);
   EXPECT_EQ(take(2), Verdict::Admit);
+}
+
+TEST_F(InFlightLeased, AnAnswerToAnAskFromBeforeRedisCameBackIsIgnored) {
+  take(0);
+  const InFlightShare::Ask before = *last;
+  s.set_shared(true, 3);  // Redis back: the lease is unknown again
+  EXPECT_FALSE(s.asking());
+  s.granted(before, 4, 0, at(0s));
+  EXPECT_EQ(s.lease(), 0) << "an answer for a lease this replica no longer counts on";
+  s.ask_failed(before);
+  EXPECT_EQ(s.allowed(4), 0) << "nor does its failure";
 }
 
 TEST_F(InFlightLeased, RedisBackForgetsTheLeaseAndTheTickReportsWhatIsHeld) {
   take(0);
-  s.granted({0, 2, 4}, 2, 0, at(0s));
+  answer(2, 0);
   s.set_shared(true, 3);
   EXPECT_EQ(s.lease(), 0);
-  const auto a = s.tick(2, 4, at(1ms));
+  const auto a = tick(2, 1ms);
   ASSERT_TRUE(a);
   EXPECT_EQ(a->in_use, 2);
   EXPECT_EQ(a->want, 2);

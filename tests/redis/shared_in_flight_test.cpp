@@ -157,7 +157,7 @@ TEST_F(SharedInFlightTest, AReplicaThatDiesLeavesNoSlotTakenPastItsLeasesTimeToL
   r.connect(server);
   ASSERT_TRUE(r.service->up());
   // "gone" takes the whole cap with a short lease and is never heard from again.
-  EXPECT_EQ(ask(*r.service, "gone", 2, 2, 2, /*ttl_ms=*/300).first, 2);
+  EXPECT_EQ(ask(*r.service, "gone", 2, 2, 2, /*ttl_ms=*/2000).first, 2);
   EXPECT_EQ(ask(*r.service, "alive", 0, 1, 2).first, 0);
   EXPECT_TRUE(await_condition([&] { return ask(*r.service, "alive", 0, 1, 2).first == 1; }))
       << "the dead replica's lease expired: its slots are free";

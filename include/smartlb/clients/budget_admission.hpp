@@ -37,6 +37,11 @@ class BudgetAdmission {
   // or (refused) to none.
   std::optional<BudgetRefused> admit(std::int64_t tokens, cost::PicoUnits cost, BudgetTime t);
   std::optional<BudgetRefused> admit(std::int64_t tokens, BudgetTime t) { return admit(tokens, 0, t); }
+  // Before admit(): this request waits already for its replica's share of a shared max_in_flight
+  // (BudgetRefusal::awaiting_share): it is counted once among those waiting, not at every look.
+  void waiting_for_share() {
+    for (BudgetCharge& c : charges_) c.share_waiting = true;
+  }
   // The real cost, once known: every charge becomes `actual_tokens` and `actual_cost`
   // (negative: the estimated cost stays). Once.
   void settle(std::int64_t actual_tokens, cost::PicoUnits actual_cost, BudgetTime t);

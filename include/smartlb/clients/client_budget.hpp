@@ -49,6 +49,7 @@ struct BudgetCharge {
   std::int64_t day = -1, month = -1;
   std::int64_t lease_window = -1;  // the shared minute window (shared budgets only)
   bool in_flight = false;          // holds one of the budget's in-flight slots (release())
+  bool share_waiting = false;      // waits already for the replica's share of a shared max_in_flight
 };
 
 struct BudgetRefusal {
@@ -130,7 +131,7 @@ class ClientBudget {
   std::optional<BudgetRefusal> admit_locked(std::int64_t tokens, cost::PicoUnits cost, BudgetTime t,
                                             BudgetCharge& charge, State* after, const base::PeriodSpan& day,
                                             const base::PeriodSpan& month, routing::PendingAsk (&asks)[6]);
-  std::optional<BudgetRefusal> in_flight_share_refusal();  // under mutex_
+  std::optional<BudgetRefusal> in_flight_share_refusal(const BudgetCharge& charge);  // under mutex_
 
   // A calendar quota: what was used in the current period.
   struct PeriodCounter {

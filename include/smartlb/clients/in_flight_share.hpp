@@ -8,8 +8,8 @@
 // that a slot one replica no longer uses is another's within a tick, and renews the lease before
 // the store forgets it (a replica that dies leaves nothing taken past the lease's time to live).
 // Redis lost (or an ask failed): each replica keeps to its share, the cap divided by the live
-// replicas (at least 1), until an answer comes. Plain C++ with the time passed in; guarded by
-// its owner's lock.
+// replicas (at least 1), until an answer comes (the tick asks again while it has none). Plain C++ with the
+// time passed in; guarded by its owner's lock.
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -28,9 +28,10 @@ inline constexpr base::Nanos kInFlightLeaseTtl = std::chrono::seconds(5);
 class InFlightShare {
  public:
   struct Ask {
-    std::int64_t in_use = 0;  // requests this replica holds as it asks (the store grants at least these)
-    std::int64_t want = 0;    // the lease it asks for (0: it gives all back)
-    std::int64_t cap = 0;     // the budget's max_in_flight as it asks
+    std::int64_t in_use = 0;       // requests this replica holds as it asks (the store grants at least these)
+    std::int64_t want = 0;         // the lease it asks for (0: it gives all back)
+    std::int64_t cap = 0;          // the budget's max_in_flight as it asks
+    std::uint64_t generation = 0;  // answers to asks of an earlier set_shared() are ignored
   };
   enum class Verdict : std::uint8_t {
     Admit,   // within the lease
@@ -41,15 +42,16 @@ class InFlightShare {
   // Redis up (leases) or lost (each replica its share of the cap).
   void set_shared(bool shared, std::size_t live_replicas);
 
-  // One more request, `in_use` being held and `cap` the budget's max_in_flight (> 0). On Wait,
-  // `ask` may hold the ask to send (after the owner's lock is released).
-  Verdict take(std::int64_t in_use, std::int64_t cap, std::optional<Ask>& ask);
+  // One more request, `in_use` being held and `cap` the budget's max_in_flight (> 0); `waiting`:
+  // it waits already (a Wait before), so it is not counted again. On Wait, `ask` may hold the
+  // ask to send (after the owner's lock is released).
+  Verdict take(std::int64_t in_use, std::int64_t cap, std::optional<Ask>& ask, bool waiting = false);
   // Every tick: the ask that gives back what is held beyond `in_use` (or renews the lease), if
   // any; asks refused since the last answer may go out again.
   std::optional<Ask> tick(std::int64_t in_use, std::int64_t cap, base::MonoNanos now);
   // The store's answer to `ask`: the lease granted, and what the other replicas hold.
   void granted(const Ask& ask, std::int64_t grant, std::int64_t others, base::MonoNanos now);
-  void ask_failed();  // no answer: this replica keeps to its share until one comes
+  void ask_failed(const Ask& ask);  // no answer: this replica keeps to its share until one comes
 
   // How many this replica may hold now, of `cap`.
   std::int64_t allowed(std::int64_t cap) const;
@@ -66,11 +68,12 @@ class InFlightShare {
   std::size_t replicas_ = 1;
   std::int64_t lease_ = 0;   // granted by the store (shrunk at once when an ask gives back)
   std::int64_t others_ = 0;  // the other replicas' leases, as last answered
-  std::int64_t short_ = 0;   // requests found short of the lease since the last ask went out
+  std::int64_t short_ = 0;   // requests that began waiting since the last ask went out
   bool asking_ = false;      // an ask is out
   bool denied_ = false;      // the last answer granted less than asked: no ask until the next tick
   bool failed_ = false;      // the last ask got no answer: the local share until one comes
   base::MonoNanos renew_at_ = 0;
+  std::uint64_t generation_ = 0;  // of the last set_shared()
 };
 
 // A ClientBudget's share as the store's broker sees it: named the same on every replica
