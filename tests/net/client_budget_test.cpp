@@ -7,6 +7,7 @@
 
 #include "await_condition.hpp"
 #include "chat_request.hpp"
+#include "held_stream.hpp"
 #include "http_client.hpp"
 #include "mock_backend.hpp"
 #include "proxy_harness.hpp"
@@ -261,13 +262,7 @@ TEST_F(ClientBudgets, OverItsCostBudgetAClientGets429InOpenAIsShape) {
 TEST_F(ClientBudgets, AStreamHoldsItsInFlightSlotUntilItEnds) {
   MockBackend backend([](const SeenRequest&) { return MockReply{200, {}, "ok"}; });
   const GatePtr last_event = backend.make_gate();
-  backend.set_handler([last_event](const SeenRequest& r) {
-    if (r.body.find("\"stream\":true") == std::string::npos) return MockReply{200, {}, "ok"};
-    MockReply reply{200, {{"content-type", "text/event-stream"}}, ""};
-    reply.events = {"data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n", "data: [DONE]\n\n"};
-    reply.wait_before[1] = last_event;
-    return reply;
-  });
+  backend.set_handler(stream_held_before_last_event(last_event));
   proxy.add_backend("only", backend.url());
   proxy.cfg.policy.clients.push_back(client("batch", "batch-key-1", {.max_in_flight = 1}));
   proxy.cfg.policy.clients.push_back(client("search", "search-key-1", {.max_in_flight = 1}));

@@ -9,6 +9,7 @@
 
 #include "await_condition.hpp"
 #include "chat_request.hpp"
+#include "held_stream.hpp"
 #include "http_client.hpp"
 #include "mock_backend.hpp"
 #include "proxy_harness.hpp"
@@ -102,13 +103,7 @@ struct SharedInFlightTest : ::testing::Test {
 // Without the shared cap, each replica would admit up to max_in_flight of its own.
 TEST_F(SharedInFlightTest, ARequestOnAnotherReplicaMeetsTheCapThatOneReplicasStreamHolds) {
   const GatePtr last_event = backend.make_gate();
-  backend.set_handler([last_event](const SeenRequest& r) {
-    if (r.body.find("\"stream\":true") == std::string::npos) return MockReply{200, {}, "ok"};
-    MockReply reply{200, {{"content-type", "text/event-stream"}}, ""};
-    reply.events = {"data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n", "data: [DONE]\n\n"};
-    reply.wait_before[1] = last_event;
-    return reply;
-  });
+  backend.set_handler(stream_held_before_last_event(last_event));
   Replica a("replica-a", backend.url(), 1), b("replica-b", backend.url(), 1);
   a.connect(server);
   b.connect(server);

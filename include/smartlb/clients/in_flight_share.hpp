@@ -8,8 +8,8 @@
 // that a slot one replica no longer uses is another's within a tick, and renews the lease before
 // the store forgets it (a replica that dies leaves nothing taken past the lease's time to live).
 // Redis lost (or an ask failed): each replica keeps to its share, the cap divided by the live
-// replicas (at least 1), until an answer comes (the tick asks again while it has none). Plain C++ with the
-// time passed in; guarded by its owner's lock.
+// replicas (at least 1), until an answer comes (the tick asks again while it has none). Plain
+// C++ with the time passed in; guarded by its owner's lock.
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
