@@ -99,7 +99,6 @@ void SharedInFlight::send(clients::InFlightLease& s, const clients::InFlightShar
                   else
                     s.share.ask_failed(ask);
                 }
-                (answered ? answered_ : failed_).fetch_add(1, std::memory_order_relaxed);
                 if (!answered && options_.on_failure) options_.on_failure();
               });
 }

@@ -6,7 +6,6 @@
 // leases), never less than what it holds in flight. A tick (every 100 ms, on the Redis thread)
 // gives back slots held beyond what is in flight and renews the leases before they expire. Redis
 // lost: each budget keeps to its local share (the cap divided by the live replicas) until it is back.
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -41,9 +40,6 @@ class SharedInFlight final : public clients::InFlightBroker {
   void attach(clients::InFlightLease& s) override;
   void send(clients::InFlightLease& s, const clients::InFlightShare::Ask& ask) override;
 
-  std::uint64_t answered() const { return answered_.load(std::memory_order_relaxed); }
-  std::uint64_t failed() const { return failed_.load(std::memory_order_relaxed); }
-
   // The script: KEYS[1] the budget's hash (redis::in_flight_key); ARGV: the replica's id, what it
   // holds in flight, the lease it wants, the cap, the lease's time to live (ms). Returns
   // {grant, the other replicas' leases}. Expiries are Redis's own clock (TIME): replicas' clocks
@@ -60,7 +56,6 @@ class SharedInFlight final : public clients::InFlightBroker {
   const SharedInFlightOptions options_;
   mutable std::mutex mutex_;  // before any share's lock
   std::vector<clients::InFlightLease*> shares_;
-  std::atomic<std::uint64_t> answered_{0}, failed_{0};
   std::optional<RedisTicker> ticker_;  // last: stopped first
 };
 
