@@ -180,6 +180,7 @@ struct AdminServer::Impl {
       b.cost_day = s.cost_day_used;
       b.cost_month = s.cost_month_used;
       b.in_flight = s.in_flight;
+      b.in_flight_all_replicas = s.in_flight_everywhere;
       out.push_back(std::move(b));
     }
     return out;

@@ -257,6 +257,16 @@ constexpr PrometheusFamily kFamilies[] = {
        for (const BudgetStatus& b : s.p.budgets)
          if (b.limits.max_in_flight && b.principal.empty()) out.add({b.owner, b.name}, b.in_flight);
      }},
+    {{"smartlb_budget_in_flight_all_replicas",
+      Type::Gauge,
+      "The same on every replica, as this one last learnt from Redis (at most max_in_flight; without "
+      "Redis, this replica's).",
+      {"owner", "name"}},
+     [](const Scrape& s, Samples& out) {
+       for (const BudgetStatus& b : s.p.budgets)
+         if (b.limits.max_in_flight && b.principal.empty())
+           out.add({b.owner, b.name}, b.in_flight_all_replicas);
+     }},
     {{"smartlb_budget_max_in_flight",
       Type::Gauge,
       "A budget's max_in_flight (as smartlb_budget_in_flight).",

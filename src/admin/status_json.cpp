@@ -287,6 +287,7 @@ json budget_json(const BudgetStatus& b, const std::string& currency) {
   json jb = {{"owner", b.owner}, {"name", b.name}, {"limits", limits}, {"used", used}};
   if (b.limits.cost_per_day || b.limits.cost_per_month) jb["currency"] = currency;
   if (!b.principal.empty()) jb["caller"] = b.principal;
+  if (b.limits.max_in_flight) jb["in_flight_all_replicas"] = b.in_flight_all_replicas;
   return jb;
 }
 

@@ -331,6 +331,10 @@ ClientBudget::State ClientBudget::state_locked(BudgetTime t, const base::PeriodS
   s.cost_day_used = day_cost_.used_in(day.index);
   s.cost_month_used = month_cost_.used_in(month.index);
   s.in_flight = in_flight_;
+  s.in_flight_everywhere =
+      in_flight_share_ && limits_.max_in_flight
+          ? in_flight_share_->share.in_flight_everywhere(in_flight_, limits_.max_in_flight)
+          : in_flight_;
   // The token limit that binds first: the least remaining of those set. Reset: until the whole
   // limit is free again (OpenAI's x-ratelimit-reset-*).
   const auto consider = [&](std::int64_t limit, std::int64_t used, auto reset) {

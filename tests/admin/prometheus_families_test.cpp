@@ -134,6 +134,7 @@ class BusyState : public ::testing::Test {
     admin::BudgetStatus batch{
         .owner = "client", .name = "batch", .principal = {}, .limits = {.max_in_flight = 4}};
     batch.in_flight = 3;
+    batch.in_flight_all_replicas = 4;
     pool.budgets.push_back(batch);
     text_ = render_prometheus(metrics_.snapshot(), pool);
   }
@@ -301,6 +302,7 @@ TEST(PrometheusFamilies, BudgetsWithACapShowTheirRequestsInFlight) {
   admin::BudgetStatus batch{
       .owner = "client", .name = "batch", .principal = {}, .limits = {.max_in_flight = 4}};
   batch.in_flight = 3;
+  batch.in_flight_all_replicas = 4;
   admin::BudgetStatus one_caller{
       .owner = "subject-caller", .name = "*", .principal = "user:1", .limits = {.max_in_flight = 2}};
   admin::BudgetStatus uncapped{
@@ -311,6 +313,9 @@ TEST(PrometheusFamilies, BudgetsWithACapShowTheirRequestsInFlight) {
       << text;
   EXPECT_NE(text.find("smartlb_budget_max_in_flight{owner=\"client\",name=\"batch\"} 4\n"),
             std::string::npos);
+  EXPECT_NE(text.find("smartlb_budget_in_flight_all_replicas{owner=\"client\",name=\"batch\"} 4\n"),
+            std::string::npos)
+      << "with the other replicas' (Redis)";
   EXPECT_EQ(text.find("user:1"), std::string::npos);
   EXPECT_EQ(text.find("name=\"search\""), std::string::npos);
 }

@@ -246,6 +246,20 @@ TEST_F(StatusFixture, ClientsAndTheirBudgetsInMetricsAndStatus) {
   EXPECT_EQ(doc["budgets"][0]["limits"], nlohmann::json({{"tokens_per_minute", 1000}}));
   EXPECT_EQ(doc["budgets"][0]["used"]["tokens_per_minute"], 400);
   EXPECT_EQ(doc["budgets"][0]["used"]["requests_per_minute"], 3);
+  EXPECT_FALSE(doc["budgets"][0].contains("in_flight_all_replicas")) << "no cap on requests in flight";
+}
+
+TEST_F(StatusFixture, ABudgetWithACapShowsItsRequestsInFlightHereAndOnEveryReplica) {
+  admin::PoolSnapshot p = pool_snapshot();
+  admin::BudgetStatus b{.owner = "client", .name = "batch", .principal = {}, .limits = {.max_in_flight = 4}};
+  b.in_flight = 1;
+  b.in_flight_all_replicas = 3;
+  p.budgets.push_back(b);
+  const auto doc = build_status(metrics->snapshot(), p);
+  ASSERT_EQ(doc["budgets"].size(), 1u);
+  EXPECT_EQ(doc["budgets"][0]["limits"], nlohmann::json({{"max_in_flight", 4}}));
+  EXPECT_EQ(doc["budgets"][0]["used"]["max_in_flight"], 1) << "this replica's";
+  EXPECT_EQ(doc["budgets"][0]["in_flight_all_replicas"], 3) << "the other replicas' leases too";
 }
 
 TEST_F(StatusFixture, CostByClientPricedModelAndBackend) {

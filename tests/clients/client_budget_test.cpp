@@ -496,6 +496,16 @@ TEST_F(Budget, ASharedCapAdmitsWithinThisReplicasShareAndAwaitsTheStoreBeyondIt)
   EXPECT_EQ(refused->used, 3) << "in flight on every replica, as far as this one knows";
   EXPECT_EQ(refused->retry_after, seconds(1));
   EXPECT_FALSE(third.in_flight);
+  const auto state = b.state(at());
+  EXPECT_EQ(state.in_flight, 2) << "on this replica";
+  EXPECT_EQ(state.in_flight_everywhere, 3) << "with the other replica's lease (/status, metrics)";
+}
+
+TEST_F(Budget, WithoutSharingTheCountEverywhereIsThisReplicas) {
+  clients::ClientBudget b(config::ClientLimits{.max_in_flight = 3});
+  clients::BudgetCharge one;
+  ASSERT_FALSE(b.admit(10, at(), one));
+  EXPECT_EQ(b.state(at()).in_flight_everywhere, 1);
 }
 
 }  // namespace

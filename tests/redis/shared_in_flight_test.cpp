@@ -15,6 +15,7 @@
 #include "proxy_harness.hpp"
 #include "redis_options.hpp"
 #include "redis_server.hpp"
+#include "smartlb/clients/client_budget.hpp"
 #include "smartlb/http/error_body.hpp"
 #include "smartlb/redis/keys.hpp"
 
@@ -54,6 +55,14 @@ struct Replica {
 
   HttpResponse post(const std::string& body = kBody) {
     return http_call(proxy.port(), "POST", kChat, {{"api-key", "batch-key-1"}}, body);
+  }
+
+  // The client's budget on this replica (the one /status and the metrics read).
+  clients::ClientBudget::State budget_state() {
+    const auto entries = proxy.server->budgets().entries();
+    EXPECT_EQ(entries.size(), 1u);
+    const base::Clock& clock = proxy.server->states().clock();
+    return entries.at(0).budget->state({clock.now(), clock.wall_now()});
   }
 
   const std::string id;
@@ -119,6 +128,9 @@ TEST_F(SharedInFlightTest, ARequestOnAnotherReplicaMeetsTheCapThatOneReplicasStr
                                     "Please try again in 1s or when one of them has ended.",
                                     "requests", "rate_limit_exceeded"));
   EXPECT_EQ(backend.request_count(), 1u) << "no backend called for the refused request";
+  const clients::ClientBudget::State seen = b.budget_state();
+  EXPECT_EQ(seen.in_flight, 0) << "none on replica b";
+  EXPECT_EQ(seen.in_flight_everywhere, 1) << "a's stream, as b's ask learnt it (/status, metrics)";
 
   backend.open(last_event);
   holder.join();

@@ -47,7 +47,8 @@ struct BudgetStatus {
   config::ClientLimits limits;
   std::int64_t tokens_minute = 0, requests_minute = 0, tokens_day = 0, tokens_month = 0;  // used
   cost::PicoUnits cost_day = 0, cost_month = 0;                                           // used
-  std::int64_t in_flight = 0;  // requests being answered now (max_in_flight)
+  std::int64_t in_flight = 0;               // requests being answered now (max_in_flight), on this replica
+  std::int64_t in_flight_all_replicas = 0;  // on every replica, as this one knows (Redis), else in_flight
 };
 
 struct PoolSnapshot {

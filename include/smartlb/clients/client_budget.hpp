@@ -83,6 +83,9 @@ class ClientBudget {
     std::int64_t tokens_minute_used = 0, requests_minute_used = 0, tokens_day_used = 0, tokens_month_used = 0;
     cost::PicoUnits cost_day_used = 0, cost_month_used = 0;
     std::int64_t in_flight = 0;  // requests admitted and not yet released
+    // With the cap shared through Redis: the requests in flight on every replica, as far as this
+    // one knows (the others' leases as last answered, at most the cap); else `in_flight`.
+    std::int64_t in_flight_everywhere = 0;
   };
 
   // Charges one request of `tokens` (and `cost`, its estimated price) to every limit when all

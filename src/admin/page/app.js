@@ -236,9 +236,16 @@ function budgetsSection(budgets) {
         tr.appendChild(el("td", "num", "–"));
         continue;
       }
-      const used = b.used[key] || 0;
+      let used = b.used[key] || 0;
       const fmt = key.startsWith("cost") ? (x) => fmtMoney(x, b.currency) : fmtInt;
-      const cell = shareCell(Math.min(used / limit, 1), fmt(used) + " of " + fmt(limit), key.startsWith("tokens"));
+      let text = fmt(used) + " of " + fmt(limit);
+      // A cap held with other replicas (Redis): the bar is all of theirs, the text says which are here.
+      const all = key === "max_in_flight" ? b.in_flight_all_replicas : undefined;
+      if (all !== undefined && all !== used) {
+        text = fmt(all) + " of " + fmt(limit) + " (" + fmt(used) + " here)";
+        used = all;
+      }
+      const cell = shareCell(Math.min(used / limit, 1), text, key.startsWith("tokens"));
       if (used >= limit) cell.classList.add("r-hi");
       tr.appendChild(cell);
     }
