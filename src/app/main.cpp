@@ -24,6 +24,7 @@
 #include "smartlb/net/server.hpp"
 #include "smartlb/redis/redis_service.hpp"
 #include "smartlb/redis/shared_admin.hpp"
+#include "smartlb/redis/shared_class_demand.hpp"
 #include "smartlb/redis/shared_cooldowns.hpp"
 #include "smartlb/redis/shared_failures.hpp"
 #include "smartlb/redis/shared_in_flight.hpp"
@@ -168,8 +169,8 @@ sigset_t block_signals() {
 
 // What replicas share through Redis (docs/scale-out.md): cooldowns, the admin API's settings, declared quotas
 // and client budgets' minute limits and in-flight caps as leases, failure_tolerance counts, health probes'
-// turns and results, short rate-limit reports. Made before the server starts, so that a cooldown seen before
-// Redis answers is published once it does.
+// turns and results, short rate-limit reports, priority classes' demand. Made before the server starts, so
+// that a cooldown seen before Redis answers is published once it does.
 struct RedisSharing {
   std::unique_ptr<smartlb::redis::RedisService> redis;
   std::unique_ptr<smartlb::redis::SharedCooldowns> cooldowns;
@@ -179,6 +180,7 @@ struct RedisSharing {
   std::unique_ptr<smartlb::redis::SharedFailures> failures;
   std::unique_ptr<smartlb::redis::SharedProbes> probes;    // one health probe per backend per interval in all
   std::unique_ptr<smartlb::redis::SharedReports> reports;  // short x-ratelimit-remaining-* reports
+  std::unique_ptr<smartlb::redis::SharedClassDemand> class_demand;  // what a lower class leaves room for
 
   RedisSharing(const smartlb::config::Config& cfg, smartlb::telemetry::Metrics& metrics,
                const smartlb::base::Clock& clock, smartlb::net::Server& server) {
@@ -202,6 +204,7 @@ struct RedisSharing {
     probes = std::make_unique<smartlb::redis::SharedProbes>(*redis);
     server.set_probe_sharer(probes.get());
     reports = std::make_unique<smartlb::redis::SharedReports>(*redis, server.states());
+    class_demand = std::make_unique<smartlb::redis::SharedClassDemand>(*redis, server.states(), clock);
   }
   // Deregisters this replica; then nothing calls back into the states. The quotas keep
   // pointing at the broker: it stays until the server is gone (no callback comes after stop).
@@ -210,6 +213,7 @@ struct RedisSharing {
     cooldowns.reset();
     admin.reset();
     reports.reset();
+    class_demand.reset();
   }
 };
 

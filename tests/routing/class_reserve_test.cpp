@@ -47,6 +47,22 @@ TEST(ClassReserve, DemandIsTheDecayedRateOfTheLevelsAbove) {
   EXPECT_EQ(tokens, 0.0);
 }
 
+TEST(ClassReserve, TheOtherReplicasDemandAddsToThisOnesUntilItExpires) {
+  routing::ClassDemand d;
+  d.add(0, 200, 0);  // 100 tokens/s here
+  routing::ClassDemand::Rates others{};
+  others[0] = {300, 3};
+  others[1] = {1'000, 1};
+  d.set_remote(others, 1'000'000'000);
+  double tokens = 0, requests = 0;
+  d.above(1, 0, tokens, requests);
+  EXPECT_DOUBLE_EQ(tokens, 400.0) << "100 here and 300 elsewhere";
+  EXPECT_DOUBLE_EQ(requests, 3.5);
+  EXPECT_DOUBLE_EQ(d.local(0)[0].tokens_per_second, 100.0) << "what this replica tells is its own";
+  d.above(1, 1'000'000'000, tokens, requests);
+  EXPECT_NEAR(tokens, 100.0 / std::exp(0.5), 1e-9) << "the others' demand ends unless renewed";
+}
+
 struct ReservePool : QuotaPool {
   std::optional<std::size_t> pick_class(std::int64_t cost, routing::ClassReserve cls) {
     base::ScriptedRandom rng({0});
@@ -101,6 +117,34 @@ TEST_F(ReservePool, DeclaredQuota_ALowerClassGoesToATargetWithRoomBeforeBeingRef
   for (int i = 0; i < 8; ++i) sent(0, 100, kFirst);  // 900 used; 200 (the share) kept
   EXPECT_EQ(pick_class(50, kBatch), 1u) << "a's room is its reserve: b, in a worse group, serves";
   EXPECT_EQ(pick_class(50, kFirst), 0u);
+}
+
+TEST_F(ReservePool, DeclaredQuota_ALowerClassLeavesRoomForTheDemandAboveOnOtherReplicas) {
+  make({{"a", 1, 1, "", 1'000, 0}});
+  sent(0, 800, kBatch);
+  EXPECT_EQ(pick_class(150, kBatch), 0u) << "nothing asked above batch anywhere";
+  routing::ClassDemand::Rates others{};
+  others[0] = {250, 2.5};  // another replica's interactive requests there
+  EXPECT_FALSE(states->apply_shared_demand("z", "gpt", others, 1s)) << "a backend this replica does not have";
+  ASSERT_TRUE(states->apply_shared_demand("a", "gpt", others, 1s));
+  EXPECT_EQ(pick_class(150, kBatch), std::nullopt) << "800 + 150 + 200 (the share) > 1,000";
+  EXPECT_EQ(pick_class(150, kFirst), 0u);
+}
+
+TEST_F(ReservePool, AnotherReplicasLowerClassStartsTheCountingOfThisOnesDemand) {
+  make({{"a", 1, 1, "", 1'000, 0}});
+  sent(0, 100, kFirst);
+  EXPECT_TRUE(states->class_demand(0.01).empty()) << "no lower class seen: nothing counted, nothing to tell";
+  routing::ClassDemand::Rates others{};
+  others[1] = {50, 0.5};  // batch, elsewhere
+  ASSERT_TRUE(states->apply_shared_demand("a", "gpt", others, 1s));
+  sent(0, 100, kFirst);
+  const auto told = states->class_demand(0.01);
+  ASSERT_EQ(told.size(), 1u);
+  EXPECT_EQ(told[0].backend, "a");
+  EXPECT_EQ(told[0].deployment, "gpt");
+  EXPECT_DOUBLE_EQ(told[0].rates[0].tokens_per_second, 50.0) << "this replica's own, not the others'";
+  EXPECT_EQ(told[0].rates[1].requests_per_second, 0.0);
 }
 
 TEST_F(ReservePool, Unavailability_TellsALowerClassWhenItsCostAndTheReserveFit) {

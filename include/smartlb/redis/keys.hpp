@@ -87,6 +87,10 @@ inline std::string admin_key(std::string_view prefix) { return std::string(prefi
 inline std::string admin_channel(std::string_view prefix) { return std::string(prefix) + "admin"; }
 // The channel short rate-limit reports are published on (redis::SharedReports).
 inline std::string report_channel(std::string_view prefix) { return std::string(prefix) + "reports"; }
+// The channel priority classes' demand per target is published on (redis::SharedClassDemand).
+inline std::string class_demand_channel(std::string_view prefix) {
+  return std::string(prefix) + "class-demand";
+}
 // The channel cooldowns are published on.
 inline std::string cooldown_channel(std::string_view prefix) { return std::string(prefix) + "cooldowns"; }
 // Live replicas: a sorted set, member = replica id, score = its heartbeat's expiry (Unix ms).

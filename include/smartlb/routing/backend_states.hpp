@@ -193,6 +193,18 @@ class BackendStates {
   // here, reports are off, or the report is older than one taken.
   bool apply_shared_report(std::string_view backend, std::string_view deployment,
                            const RateLimitReport& report, std::int64_t sent_epoch_ms);
+  // Priority classes' demand, shared by replicas (redis::SharedClassDemand). Each target where
+  // this replica sent any level at least `min_requests_per_second` lately, by backend name and
+  // state key; nothing until a lower class was seen here or on another replica.
+  struct TargetDemand {
+    std::string backend, deployment;
+    ClassDemand::Rates rates;
+  };
+  std::vector<TargetDemand> class_demand(double min_requests_per_second) const;
+  // The other replicas' demand at a target, summed (ClassDemand::set_remote), counted for `ttl`.
+  // A lower class in it starts this replica's own counting. False when the backend is unknown.
+  bool apply_shared_demand(std::string_view backend, std::string_view deployment,
+                           const ClassDemand::Rates& rates, base::Nanos ttl);
   // Off: reports are not read at all (ROUTE_ON_REMAINING=off), only 429s and declared quotas
   // route. Set before the first request.
   void set_route_on_remaining(bool on) { route_on_remaining_ = on; }
@@ -428,9 +440,9 @@ class BackendStates {
   mutable std::unordered_map<std::string, std::unique_ptr<Quota>, StringHash, std::equal_to<>> groups_;
   const base::Clock& clock_;
   CooldownPolicy policy_;
-  std::atomic<int> watched_reports_{0};
-  std::atomic<bool> classes_in_use_{
-      false};  // a request of a lower priority class was seen  // deployments whose ReportedBudget is watched
+  std::atomic<int> watched_reports_{0};  // deployments whose ReportedBudget is watched
+  // A request of a lower priority class was seen (here, or another replica's demand).
+  std::atomic<bool> classes_in_use_{false};
   bool route_on_remaining_ = true;
   std::atomic<CooldownListener*> listener_{nullptr};
   std::atomic<ReportListener*> report_listener_{nullptr};

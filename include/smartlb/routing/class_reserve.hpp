@@ -6,6 +6,7 @@
 // demand keeps the whole quota in use: while the classes above ask for nothing, it is nothing;
 // a fixed share would be idle capacity whenever they need less than it.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -46,11 +47,18 @@ constexpr std::int64_t with_reserve(std::int64_t cost, std::int64_t limit, std::
 }
 
 // The demand of each priority class at one target: tokens and requests sent, decayed over a
-// few seconds. Thread-safe (a mutex: only requests of a deployment with classes in use add).
+// few seconds, plus what the other replicas send there (redis::SharedClassDemand: with
+// several replicas, the interactive requests one replica sends are demand that the batch
+// requests another sends must leave room for). Thread-safe (a mutex: only requests of a
+// deployment with classes in use add).
 class ClassDemand {
  public:
   static constexpr std::size_t kLevels = 8;
   static constexpr double kTauNanos = 2e9;  // the rate follows about the last 2 s
+  struct Rate {
+    double tokens_per_second = 0, requests_per_second = 0;
+  };
+  using Rates = std::array<Rate, kLevels>;
 
   void add(std::size_t level, std::int64_t tokens, base::MonoNanos now) {
     if (level >= kLevels) level = kLevels - 1;
@@ -61,19 +69,34 @@ class ClassDemand {
     l.requests = l.requests * decay + 1;
     l.at = now;
   }
-  // The rate of the levels before `level`, per second.
+  // The rate of the levels before `level`, per second: this replica's and, until they expire,
+  // the others'.
   void above(std::size_t level, base::MonoNanos now, double& tokens_per_second,
              double& requests_per_second) const {
     tokens_per_second = requests_per_second = 0;
     std::lock_guard lock(mutex_);
+    const bool remote = now < remote_until_;
     for (std::size_t i = 0; i < level && i < kLevels; ++i) {
-      const Level& l = levels_[i];
-      if (l.requests == 0) continue;
-      const double decay =
-          std::exp(-static_cast<double>(std::max<base::MonoNanos>(now - l.at, 0)) / kTauNanos);
-      tokens_per_second += l.tokens * decay * 1e9 / kTauNanos;
-      requests_per_second += l.requests * decay * 1e9 / kTauNanos;
+      const Rate r = rate_locked(i, now);
+      tokens_per_second += r.tokens_per_second;
+      requests_per_second += r.requests_per_second;
+      if (!remote) continue;
+      tokens_per_second += remote_[i].tokens_per_second;
+      requests_per_second += remote_[i].requests_per_second;
     }
+  }
+  // This replica's own rate of each level (what it tells the others).
+  Rates local(base::MonoNanos now) const {
+    Rates out;
+    std::lock_guard lock(mutex_);
+    for (std::size_t i = 0; i < kLevels; ++i) out[i] = rate_locked(i, now);
+    return out;
+  }
+  // The other replicas' rates here, summed: counted until `until`, unless replaced before.
+  void set_remote(const Rates& rates, base::MonoNanos until) {
+    std::lock_guard lock(mutex_);
+    remote_ = rates;
+    remote_until_ = until;
   }
 
  private:
@@ -81,8 +104,18 @@ class ClassDemand {
     double tokens = 0, requests = 0;  // decayed sums
     base::MonoNanos at = 0;
   };
+  Rate rate_locked(std::size_t i, base::MonoNanos now) const {
+    const Level& l = levels_[i];
+    if (l.requests == 0) return {};
+    const double per_second =
+        std::exp(-static_cast<double>(std::max<base::MonoNanos>(now - l.at, 0)) / kTauNanos) * 1e9 /
+        kTauNanos;
+    return {l.tokens * per_second, l.requests * per_second};
+  }
   mutable std::mutex mutex_;
   Level levels_[kLevels];
+  Rates remote_{};
+  base::MonoNanos remote_until_ = 0;
 };
 
 }  // namespace smartlb::routing
