@@ -9,7 +9,7 @@ void InFlightShare::set_shared(bool shared, std::size_t live_replicas) {
   replicas_ = std::max<std::size_t>(live_replicas, 1);
   // What the store held for this replica is unknown again (it may have expired meanwhile): the
   // next ask says what is in use, and the store grants at least that.
-  lease_ = 0;
+  lease_ = others_ = 0;
   asking_ = denied_ = failed_ = false;
   renew_at_ = 0;
   ++generation_;  // an ask still out answers for a lease this replica no longer counts on
@@ -23,7 +23,9 @@ std::int64_t InFlightShare::allowed(std::int64_t cap) const {
 
 std::int64_t InFlightShare::in_flight_everywhere(std::int64_t in_use, std::int64_t cap) const {
   if (!shared_) return in_use;
-  return std::min(cap, in_use + others_);
+  // The others' leases fill the cap at most; this replica's own are counted whatever the cap (a
+  // reload may have lowered it under them).
+  return std::max(in_use, std::min(cap, in_use + others_));
 }
 
 InFlightShare::Ask InFlightShare::send(std::int64_t in_use, std::int64_t want, std::int64_t cap) {
@@ -59,7 +61,10 @@ std::optional<InFlightShare::Ask> InFlightShare::tick(std::int64_t in_use, std::
   denied_ = false;
   // A slot held beyond the requests in flight goes back.
   const std::int64_t want = std::min(std::max<std::int64_t>(cap, 0), in_use);
-  if (!failed_ && want == lease_ && (lease_ == 0 || now < renew_at_)) return std::nullopt;
+  // Idle here while other replicas hold slots: an ask for nothing once a second learns when they
+  // end (what /status shows as in flight on every replica).
+  const bool watching = lease_ == 0 && others_ > 0;
+  if (!failed_ && want == lease_ && ((lease_ == 0 && !watching) || now < renew_at_)) return std::nullopt;
   return send(in_use, want, cap);
 }
 

@@ -125,6 +125,30 @@ TEST_F(InFlightLeased, AnIdleReplicaGivesAllBackAndThenAsksNothing) {
   EXPECT_FALSE(tick(0, 10s)) << "nothing held: nothing to renew";
 }
 
+TEST_F(InFlightLeased, IdleWhileOthersHoldSlotsItAsksForNothingOnceASecondToLearnWhenTheyEnd) {
+  take(0);
+  answer(1, 2);
+  const auto back = tick(0, 100ms);
+  ASSERT_TRUE(back);
+  answer(0, 2, 100ms);
+  EXPECT_EQ(s.in_flight_everywhere(0, 4), 2) << "the others' leases";
+  EXPECT_FALSE(tick(0, 500ms));
+  const auto look = tick(0, 100ms + kInFlightRenewEvery);
+  ASSERT_TRUE(look);
+  EXPECT_EQ(look->want, 0);
+  answer(0, 0, 100ms + kInFlightRenewEvery);
+  EXPECT_EQ(s.in_flight_everywhere(0, 4), 0) << "their requests ended";
+  EXPECT_FALSE(tick(0, 10s)) << "everyone idle: nothing asked";
+}
+
+TEST_F(InFlightLeased, TheCountEverywhereNeverHidesThisReplicasOwn) {
+  take(0);
+  answer(3, 2);
+  EXPECT_EQ(s.in_flight_everywhere(1, 4), 3) << "1 here and 2 elsewhere";
+  EXPECT_EQ(s.in_flight_everywhere(1, 2), 2) << "the others' fill the cap at most";
+  EXPECT_EQ(s.in_flight_everywhere(3, 2), 3) << "a reload lowered the cap under this replica's own";
+}
+
 TEST_F(InFlightLeased, ALeaseInUseIsRenewedBeforeTheStoreForgetsIt) {
   take(0);
   answer(2, 0);
