@@ -49,7 +49,7 @@ if [ "$REPLICAS" = 2 ]; then
   need redis-server
   REDIS_PORT=$(free_port)
   redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save '' --appendonly no >"$OUT/redis.log" 2>&1 &
-  PIDS+=("$!")
+  REDIS_PID=$!; PIDS+=("$REDIS_PID")
   wait_port "$REDIS_PORT"
 fi
 
@@ -134,7 +134,7 @@ for limiter in $LIMITERS; do
         "$base"-[0-9].json | tee -a "$OUT/summary.tsv"
     done
   done
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  PIDS=()
+  for p in "${PIDS[@]}"; do [ "$p" = "${REDIS_PID:-}" ] || kill "$p" 2>/dev/null || true; done
+  PIDS=(${REDIS_PID:+"$REDIS_PID"})  # Redis serves every limiter's runs
 done
 echo "# $OUT/summary.tsv"

@@ -206,8 +206,14 @@ struct RedisSharing {
     reports = std::make_unique<smartlb::redis::SharedReports>(*redis, server.states());
     class_demand = std::make_unique<smartlb::redis::SharedClassDemand>(*redis, server.states(), clock);
   }
+  // Stopped however main ends (an admin port in use throws after Redis started): nothing may
+  // tick or call back into what is destroyed here.
+  ~RedisSharing() { stop(); }
+  RedisSharing(const RedisSharing&) = delete;
+  RedisSharing& operator=(const RedisSharing&) = delete;
   // Deregisters this replica; then nothing calls back into the states. The quotas keep
   // pointing at the broker: it stays until the server is gone (no callback comes after stop).
+  // Twice is harmless.
   void stop() {
     redis->stop();
     cooldowns.reset();

@@ -1,5 +1,6 @@
 #include "smartlb/redis/shared_class_demand.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -8,8 +9,6 @@
 namespace smartlb::redis {
 
 namespace {
-
-using Rates = routing::ClassDemand::Rates;
 
 // A rate read from another replica (or anyone with access to Redis): finite, not negative.
 bool read_rate(const nlohmann::json& j, double& out) {
@@ -55,7 +54,9 @@ std::optional<DemandMessage> decode_demand(std::string_view text) {
   const auto j = nlohmann::json::parse(text, nullptr, false);
   if (!j.is_object()) return std::nullopt;
   const auto r = j.find("r"), t = j.find("t");
-  if (r == j.end() || !r->is_string() || t == j.end() || !t->is_array()) return std::nullopt;
+  if (r == j.end() || !r->is_string() || t == j.end() || !t->is_array() ||
+      t->size() > SharedClassDemand::kMaxPublished)
+    return std::nullopt;
   DemandMessage m;
   m.replica = r->get<std::string>();
   for (const auto& target : *t) {
@@ -78,8 +79,13 @@ SharedClassDemand::SharedClassDemand(RedisService& redis, routing::BackendStates
 
 void SharedClassDemand::publish() {
   DemandMessage m{redis_.replica_id(), states_.class_demand(kMinRequestsPerSecond)};
-  if (m.targets.empty()) return;  // nothing sent lately, or no lower class anywhere
-  if (m.targets.size() > kMaxPublished) m.targets.resize(kMaxPublished);
+  if (m.targets.empty()) return;           // nothing sent lately, or no lower class anywhere
+  if (m.targets.size() > kMaxPublished) {  // a different part each time: every target's demand travels
+    const std::size_t first = next_published_ % m.targets.size();
+    std::rotate(m.targets.begin(), m.targets.begin() + static_cast<std::ptrdiff_t>(first), m.targets.end());
+    m.targets.resize(kMaxPublished);
+    next_published_ = first + kMaxPublished;
+  }
   redis_.command({"PUBLISH", channel_, encode(m)});
 }
 
@@ -87,24 +93,12 @@ void SharedClassDemand::apply(std::string_view payload) {
   const auto m = decode_demand(payload);
   if (!m || m->replica == redis_.replica_id()) return;  // our own demand is counted already
   const base::MonoNanos now = clock_.now();
-  const base::Nanos ttl = std::chrono::duration_cast<base::Nanos>(kTtl);
   for (const auto& t : m->targets) {
-    if (heard_.size() >= kMaxTargets && !heard_.count(t.backend + '\n' + t.deployment)) heard_.clear();
-    auto& replicas = heard_[t.backend + '\n' + t.deployment];
-    replicas[m->replica] = Heard{t.rates, now};
-    Rates sum{};
-    for (auto it = replicas.begin(); it != replicas.end();) {
-      if (now - it->second.at >= ttl.count()) {  // that replica stopped sending there
-        it = replicas.erase(it);
-        continue;
-      }
-      for (std::size_t i = 0; i < sum.size(); ++i) {
-        sum[i].tokens_per_second += it->second.rates[i].tokens_per_second;
-        sum[i].requests_per_second += it->second.rates[i].requests_per_second;
-      }
-      ++it;
-    }
-    states_.apply_shared_demand(t.backend, t.deployment, sum, ttl);
+    const std::string key = t.backend + '\n' + t.deployment;
+    const auto sum = heard_.hear(key, m->replica, t.rates, now);
+    if (sum &&
+        !states_.apply_shared_demand(t.backend, t.deployment, sum->rates, base::Nanos(sum->until - now)))
+      heard_.forget(key);  // a backend this replica does not have
   }
 }
 

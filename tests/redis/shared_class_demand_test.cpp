@@ -75,6 +75,10 @@ TEST(SharedClassDemand, MessagesFromOthersAreCheckedMemberByMember) {
   EXPECT_FALSE(redis::decode_demand(R"({"r":"x","t":[{"b":"a","d":"gpt","l":[[0,0],[0,0],[0,0],[0,0],)"
                                     R"([0,0],[0,0],[0,0],[0,0],[0,0]]}]})"))
       << "more levels than there are";
+  std::string many = R"({"r":"x","t":[)";
+  for (std::size_t i = 0; i <= redis::SharedClassDemand::kMaxPublished; ++i)
+    many += std::string(i ? "," : "") + R"({"b":"a","d":"gpt","l":[]})";
+  EXPECT_FALSE(redis::decode_demand(many + "]}")) << "more targets than a replica sends";
   redis::DemandMessage m{"replica-1", {{"a", "gpt", {}}}};
   m.targets[0].rates[0] = {250, 2.5};
   m.targets[0].rates[2] = {10, 0.5};

@@ -11,9 +11,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
+#include "smartlb/redis/heard_demand.hpp"
 #include "smartlb/redis/redis_service.hpp"
 #include "smartlb/redis/redis_ticker.hpp"
 #include "smartlb/routing/backend_states.hpp"
@@ -33,10 +33,10 @@ class SharedClassDemand {
   static constexpr std::chrono::milliseconds kPeriod{250};
   static constexpr std::chrono::milliseconds kTtl{1'000};  // a lost message is not a lost demand
   static constexpr double kMinRequestsPerSecond = 0.01;    // below it, a class sends nothing
-  static constexpr std::size_t kMaxTargets = 4096;         // kept from the others (memory bound)
-  static constexpr std::size_t kMaxPublished = 512;        // per message
+  static constexpr std::size_t kMaxPublished = 512;        // targets per message (longer ones are refused)
 
-  // Subscribes (call before redis.start()) and publishes every kPeriod while Redis is up.
+  // Subscribes (call before redis.start()) and publishes every kPeriod while Redis is up. Stop
+  // `redis` before destroying it.
   SharedClassDemand(RedisService& redis, routing::BackendStates& states, const base::Clock& clock);
   SharedClassDemand(const SharedClassDemand&) = delete;
   SharedClassDemand& operator=(const SharedClassDemand&) = delete;
@@ -47,17 +47,14 @@ class SharedClassDemand {
  private:
   void apply(std::string_view payload);  // on the Redis thread
 
-  struct Heard {
-    routing::ClassDemand::Rates rates;
-    base::MonoNanos at = 0;
-  };
   RedisService& redis_;
   routing::BackendStates& states_;
   const base::Clock& clock_;
   const std::string channel_;
-  // Only the Redis thread touches it: "backend\n deployment" -> replica -> its last rates.
-  std::unordered_map<std::string, std::unordered_map<std::string, Heard>> heard_;
-  RedisTicker ticker_;  // last: it starts ticking once the rest is built
+  // Only the Redis thread touches these.
+  HeardDemand heard_{std::chrono::duration_cast<base::Nanos>(kTtl)};  // by "backend\ndeployment"
+  std::size_t next_published_ = 0;  // where the next message starts when there are too many targets
+  RedisTicker ticker_;              // last: it starts ticking once the rest is built
 };
 
 }  // namespace smartlb::redis
