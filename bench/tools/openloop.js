@@ -8,6 +8,7 @@
 //                  [--content-chars 400] [--max-tokens 100] [--timeout-ms 30000]
 //                  [--batch-share 0.5]   (that share of the requests, evenly spread, carries
 //                                         x-smartlb-priority: batch; the summary adds by_class)
+//                  [--api-key KEY]       (sent as api-key: a client of smartlb's)
 'use strict';
 const http = require('http');
 const fs = require('fs');
@@ -41,7 +42,8 @@ function fire(i) {
   const req = http.request({
     host: url.hostname, port: url.port, path: url.pathname + url.search, method: 'POST', agent,
     headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body),
-      ...(cls === 'batch' ? { 'x-smartlb-priority': 'batch' } : {}) },
+      ...(cls === 'batch' ? { 'x-smartlb-priority': 'batch' } : {}),
+      ...(args['api-key'] ? { 'api-key': args['api-key'] } : {}) },
   }, (res) => {
     rec.status = res.statusCode;
     rec.backend = res.headers['x-smartlb-backend'] || '';

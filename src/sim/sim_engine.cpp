@@ -541,6 +541,8 @@ nlohmann::json SimEngine::stats_json_locked() const {
                       {"burst_tokens", limiter.kind == LimiterKind::Bucket ? tokens.capacity() : 0}};
   }
   json["capacity"] = std::move(capacity);
+  json["answers_in_flight"] = answers_in_flight_;
+  json["answers_in_flight_peak"] = answers_in_flight_peak_;
   json["stores"] = stateful_.stats_json();
   json["realtime"] = {{"sessions", realtime_.sessions},
                       {"open", realtime_.open},
@@ -552,10 +554,21 @@ nlohmann::json SimEngine::stats_json_locked() const {
 SimResponse SimEngine::handle_reset(const SimRequest& request) {
   if (request.method != "POST") return method_not_allowed("POST");
   stats_.clear();
+  answers_in_flight_peak_ = answers_in_flight_;
   faults_ = settings_.faults;
   const auto now = clock_.now();
   for (auto& [name, deployment] : deployments_) deployment.quota.reset(now);
   return json_response(200, R"({"reset":true})");
+}
+
+void SimEngine::answer_began() {
+  std::lock_guard lock(mutex_);
+  answers_in_flight_peak_ = std::max(answers_in_flight_peak_, ++answers_in_flight_);
+}
+
+void SimEngine::answer_ended() {
+  std::lock_guard lock(mutex_);
+  --answers_in_flight_;
 }
 
 nlohmann::json SimEngine::stats_json() const {

@@ -210,10 +210,17 @@ net::awaitable<void> serve_connection(SimEngine& engine, tcp::socket socket, std
       if (!keep_alive) break;
       continue;
     }
+    // The control endpoints are not answers in flight.
+    const Endpoint endpoint = parse_route(target).endpoint;
+    const bool api =
+        endpoint != Endpoint::SimFaults && endpoint != Endpoint::SimStats && endpoint != Endpoint::SimReset;
+    if (api) engine.answer_began();
     const SimResponse plan = engine.handle(to_sim_request(request));
     spdlog::debug("sim {}: {} {} -> {}", engine.settings().name, method, target, plan.status);
     const bool keep_alive = request.keep_alive();
-    if (!co_await write_response(stream, plan, request.version(), keep_alive)) co_return;
+    const bool written = co_await write_response(stream, plan, request.version(), keep_alive);
+    if (api) engine.answer_ended();
+    if (!written) co_return;
     if (!keep_alive) break;
   }
   stream.socket().shutdown(tcp::socket::shutdown_send, ignored);

@@ -238,6 +238,31 @@ TEST_F(SimServerTest, StallBeforeHeadersDelaysTheHeaders) {
   EXPECT_GE(result.headers_at - begin, 150ms);
 }
 
+// What a concurrency cap in front of the sim let through at once: the answers being written
+// and their peak since the last reset (the control endpoints are not counted).
+TEST_F(SimServerTest, AnswersInFlightAndTheirPeakAreCounted) {
+  settings_.faults.stall_ms = 60'000;  // held until the server stops
+  settings_.faults.stall_before_headers = true;
+  const std::uint16_t port = start();
+  const auto held = [port] {
+    HttpTestClient c(port);
+    return c.request("POST", kChat, kBody, kKey);
+  };
+  auto one = std::async(std::launch::async, held), two = std::async(std::launch::async, held);
+  HttpTestClient control(port);
+  const auto stats = [&] { return json::parse(control.request("GET", "/_sim/stats").body); };
+  ASSERT_TRUE(smartlb::testing::await_condition([&] { return stats()["answers_in_flight"] == 2; }));
+  EXPECT_EQ(stats()["answers_in_flight_peak"], 2);
+  ASSERT_EQ(control.request("POST", "/_sim/reset").status, 200);
+  EXPECT_EQ(stats()["answers_in_flight_peak"], 2) << "a reset starts the peak from what is in flight";
+  // Gone with the server, its sockets closed: the held answers end.
+  server_->stop();
+  thread_.join();
+  server_.reset();
+  EXPECT_TRUE(one.get().error);
+  EXPECT_TRUE(two.get().error);
+}
+
 TEST_F(SimServerTest, ChunkIntervalPacesContentChunks) {
   settings_.chunk_interval = 40ms;
   HttpTestClient client(start());

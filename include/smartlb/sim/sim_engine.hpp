@@ -59,6 +59,12 @@ class SimEngine {
   /// response.create is charged as the POST it stands for).
   std::optional<SimResponse> admit_responses_socket(const SimRequest& request);
 
+  /// An API answer being written, from its plan to its last byte (the server calls both): the
+  /// stats' "answers_in_flight" and its peak since the last reset (what a concurrency cap in
+  /// front of the sim let through at once).
+  void answer_began();
+  void answer_ended();
+
   nlohmann::json stats_json() const;
   FaultConfig faults() const;
   const SimSettings& settings() const { return settings_; }
@@ -108,6 +114,7 @@ class SimEngine {
   std::function<double()> random01_;
 
   mutable std::mutex mutex_;
+  std::int64_t answers_in_flight_ = 0, answers_in_flight_peak_ = 0;  // under mutex_
   std::map<std::string, Deployment> deployments_;
   FaultConfig faults_;
   SimStats stats_;
