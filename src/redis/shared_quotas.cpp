@@ -40,7 +40,7 @@ end
 local grant = math.min(tonumber(ARGV[2]), tonumber(ARGV[3]) - counted)
 if grant > 0 then redis.call('HINCRBY', KEYS[1], ARGV[4], grant) else grant = 0 end
 redis.call('PEXPIRE', KEYS[1], ARGV[6])
-return grant
+return {grant, counted + grant}
 )lua");
   return s;
 }
@@ -110,12 +110,16 @@ void SharedQuotas::send(routing::SharedLease& lease, const routing::LeasedQuota:
                std::to_string(from), std::to_string(ttl_ms), std::to_string(ask.returned_subwindow),
                std::to_string(ask.returned)},
               [this, &lease, ask](RedisResult r) {
-                std::optional<std::int64_t> grant;
-                if (r.ok()) grant = r.value->as_integer();
+                // {grant, what the window holds once granted}
+                std::optional<std::int64_t> grant, counted;
+                if (r.ok() && r.value->elements.size() == 2) {
+                  grant = r.value->elements[0].as_integer();
+                  counted = r.value->elements[1].as_integer();
+                }
                 {
                   std::lock_guard lock(lease.mutex);
                   if (grant)
-                    lease.quota.granted(ask, *grant, clock_.wall_now());
+                    lease.quota.granted(ask, *grant, clock_.wall_now(), counted.value_or(-1));
                   else
                     lease.quota.ask_failed();
                 }

@@ -201,10 +201,14 @@ std::optional<LeasedQuota::Ask> LeasedQuota::ask(WallTime now, std::int64_t need
   return a;
 }
 
-void LeasedQuota::granted(const Ask& a, std::int64_t tokens, WallTime now) {
+void LeasedQuota::granted(const Ask& a, std::int64_t tokens, WallTime now, std::int64_t counted) {
   in_flight_ = false;
   const std::int64_t w = now_subwindow(now);
   cur_ = w;
+  if (counted >= 0) {
+    store_counted_ = counted;
+    store_counted_in_ = w;
+  }
   tokens = std::max<std::int64_t>(tokens, 0);
   // What was reported of the earlier sub-windows is known to the store now.
   for (std::int64_t p = counted_from(a.subwindow); p < a.subwindow; ++p)
@@ -228,6 +232,17 @@ void LeasedQuota::granted(const Ask& a, std::int64_t tokens, WallTime now) {
     if (tokens < a.tokens) s.spent = true;
   }
   if (tokens > 0) last_lease_ = tokens;
+}
+
+std::optional<std::int64_t> LeasedQuota::left_everywhere(WallTime now) const {
+  const std::int64_t w = now_subwindow(now);
+  if (!shared_ || store_counted_ < 0 || store_counted_in_ < w - 1) return std::nullopt;
+  // Held and not taken: this sub-window's lease and the next one's, asked ahead (as room_for:
+  // what was reported beyond the leases is paid for).
+  std::int64_t own = 0;
+  for (std::int64_t p = w; p <= w + 1; ++p)
+    if (const Slot* s = slot_of(p)) own += std::max<std::int64_t>(s->leased + s->reported - s->taken, 0);
+  return std::max<std::int64_t>(o_.limit - store_counted_, 0) + own;
 }
 
 LeasedQuota::View LeasedQuota::view() const {

@@ -172,17 +172,22 @@ TEST_F(SharedQuotasTest, TheScriptNeverGrantsPastTheLimitInTheLastWindowsSubWind
   a.connect(server);
   const std::string key = redis::quota_key("smartlb:", "x/y:tokens");
   // used, want, sub-window, first counted (ten sub-windows a window), an ended sub-window and
-  // what was left unused of it -> the grant.
+  // what was left unused of it -> the grant; `counted`: what the window holds once granted.
+  std::int64_t counted = -1;
   const auto ask = [&](std::int64_t used, std::int64_t want, std::int64_t window,
                        std::int64_t returned_subwindow = 0, std::int64_t returned = 0) {
     std::atomic<bool> done{false};
     std::int64_t grant = -1;
+    counted = -1;
     a.service->eval(
         SharedQuotas::script(), {key},
         {std::to_string(used), std::to_string(want), "2000", std::to_string(window),
          std::to_string(window - 10), "120000", std::to_string(returned_subwindow), std::to_string(returned)},
         [&](redis::RedisResult r) {
-          grant = r.ok() ? r.value->as_integer().value_or(-1) : -1;
+          if (r.ok() && r.value->elements.size() == 2) {
+            grant = r.value->elements[0].as_integer().value_or(-1);
+            counted = r.value->elements[1].as_integer().value_or(-1);
+          }
           done = true;
         });
     EXPECT_TRUE(await_condition([&] { return done.load(); }));
@@ -199,7 +204,9 @@ TEST_F(SharedQuotasTest, TheScriptNeverGrantsPastTheLimitInTheLastWindowsSubWind
     return value;
   };
   EXPECT_EQ(ask(300, 500, 17), 500) << "300 reported + 500 granted";
+  EXPECT_EQ(counted, 800) << "what the window holds, for a lower class's reserve";
   EXPECT_EQ(ask(0, 1500, 17), 1200) << "what is left";
+  EXPECT_EQ(counted, 2000);
   EXPECT_EQ(ask(0, 10, 17), 0);
   EXPECT_EQ(ask(50, 10, 17), 0);
   EXPECT_EQ(command({"HGET", key, "17"}), 2050) << "a late report is counted even past the limit";

@@ -594,9 +594,10 @@ struct RecordingBroker : routing::LeaseBroker {
   void send(routing::SharedLease& lease, const routing::LeasedQuota::Ask& ask) override {
     asks.push_back({&lease, ask});
   }
-  void answer(std::size_t i, std::int64_t grant, routing::LeasedQuota::WallTime now) {
+  void answer(std::size_t i, std::int64_t grant, routing::LeasedQuota::WallTime now,
+              std::int64_t counted = -1) {
     std::lock_guard lock(asks[i].lease->mutex);
-    asks[i].lease->quota.granted(asks[i].ask, grant, now);
+    asks[i].lease->quota.granted(asks[i].ask, grant, now, counted);
   }
 };
 
@@ -647,6 +648,27 @@ TEST_F(LeasedQuotas, SharedAQuotaAdmitsWhatTheStoreGrantsBeyondItsLocalWindow) {
   EXPECT_EQ(u.retry_after, std::chrono::milliseconds(60'000) / routing::LeasedQuota::kDefaultSubwindows)
       << "spent: until the shared sub-window ends (the clock is at the start of one)";
   EXPECT_EQ(states->quota_usage(table->member(0), "gpt-4o").tokens_used, 300);
+}
+
+// Two replicas, interactive requests on the other one: this replica's batch lease knows only its
+// own grants, so the reserve for the others' demand is kept in what the store left unheld.
+TEST_F(LeasedQuotas, ALowerClassKeepsItsReserveInWhatNoOtherReplicaHoldsYet) {
+  broker.replicas = 2;
+  make(1000);
+  const routing::ClassReserve batch{1, 200};                             // leaves at most 20 %
+  ASSERT_TRUE(states->reserve(table->member(0), "gpt-4o", 100, batch));  // on credit; the ask reports it
+  ASSERT_EQ(broker.asks.size(), 1u);
+  broker.answer(0, 300, clock.wall_now(), 850);  // with its 100 and 300, the other replica's 450
+  EXPECT_TRUE(states->available(table->member(0), "gpt-4o", clock.now(), 100, batch))
+      << "no demand above batch anywhere: 150 unheld + its lease of 300";
+  routing::ClassDemand::Rates others{};
+  others[0] = {1'000, 10};  // the other replica's interactive requests here
+  ASSERT_TRUE(states->apply_shared_demand("eastus", "gpt-4o", others, std::chrono::seconds(1)));
+  EXPECT_FALSE(states->available(table->member(0), "gpt-4o", clock.now(), 300, batch))
+      << "300 and the reserve (200: the share) do not fit in the 450 no one else holds";
+  EXPECT_FALSE(states->reserve(table->member(0), "gpt-4o", 300, batch)) << "the reservation checks it too";
+  EXPECT_TRUE(states->reserve(table->member(0), "gpt-4o", 250, batch)) << "250 + 200 fit";
+  EXPECT_TRUE(states->reserve(table->member(0), "gpt-4o", 50)) << "an interactive request takes the rest";
 }
 
 TEST_F(LeasedQuotas, ALeaseYetToComeDoesNotHideTheBackendFromThePickItsReserveAsks) {

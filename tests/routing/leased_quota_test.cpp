@@ -92,6 +92,32 @@ TEST(LeasedQuota, SharedItTakesOnlyWhatTheStoreGranted) {
   EXPECT_FALSE(q.try_take(1, kStart));
 }
 
+// What a lower priority class checks its reserve against with several replicas: what the store
+// left unheld at its last answer, plus what this replica holds and has not taken.
+TEST(LeasedQuota, WhatIsLeftEverywhereIsTheStoresRestAndTheUnspentLease) {
+  routing::LeasedQuota q = quota(10'000);
+  q.set_shared(true, 2);
+  EXPECT_FALSE(q.left_everywhere(kStart)) << "no answer yet";
+  const auto a = q.ask(kStart, 1'000);
+  ASSERT_TRUE(a);
+  q.granted(*a, 1'000, kStart, 9'000);  // every replica holds or took 9,000 now, this one's 1,000 with it
+  EXPECT_EQ(q.left_everywhere(kStart), 2'000);
+  ASSERT_TRUE(q.try_take(400, kStart));
+  EXPECT_EQ(q.left_everywhere(kStart), 1'600) << "what it takes of its lease is gone too";
+  EXPECT_EQ(q.left_everywhere(kStart + seconds(8)), std::nullopt)
+      << "an answer from before the last sub-window: not known (the others moved on)";
+  q.set_shared(false, 2);
+  EXPECT_EQ(q.left_everywhere(kStart), std::nullopt) << "local: nothing known of the others";
+}
+
+TEST(LeasedQuota, AnAnswerWithoutACountLeavesWhatIsLeftUnknown) {
+  routing::LeasedQuota q = quota(10'000);
+  q.set_shared(true, 2);
+  const auto a = q.ask(kStart, 1'000);
+  q.granted(*a, 1'000, kStart);
+  EXPECT_EQ(q.left_everywhere(kStart), std::nullopt);
+}
+
 TEST(LeasedQuota, AsksAheadOfNeedAtHalfTheLastLease) {
   routing::LeasedQuota q = quota(10'000);
   q.set_shared(true, 1);

@@ -104,8 +104,16 @@ class LeasedQuota {
     std::int64_t returned = 0;
   };
   std::optional<Ask> ask(WallTime now, std::int64_t need = 0);
-  // The store's answer to `a`: `tokens` granted (0 when the sub-window's quota is spent).
-  void granted(const Ask& a, std::int64_t tokens, WallTime now);
+  // The store's answer to `a`: `tokens` granted (0 when the sub-window's quota is spent) and,
+  // when it says so, `counted`: what every replica holds or took of the window (grants and
+  // reports, this one included) once it granted.
+  void granted(const Ask& a, std::int64_t tokens, WallTime now, std::int64_t counted = -1);
+  // What this replica may take now without taking what no other replica holds yet: what the
+  // store left unheld at its last answer, plus what this replica holds and has not taken. What
+  // a priority class below the first checks its reserve against (routing/class_reserve.hpp):
+  // with several replicas, its own lease says nothing of what the others still need. Nullopt
+  // when not known: local, or no answer since the sub-window before this one.
+  std::optional<std::int64_t> left_everywhere(WallTime now) const;
   // The ask got no answer (the store is being lost): another may be made.
   void ask_failed() { in_flight_ = false; }
 
@@ -152,6 +160,8 @@ class LeasedQuota {
   bool unreported_ = false;  // a slot may hold takes beyond its leases (see ask())
   std::int64_t last_lease_ = 0;
   std::int64_t spent_in_ = std::numeric_limits<std::int64_t>::min();  // the latest sub-window found spent
+  std::int64_t store_counted_ = -1;                                   // the store's count at its last answer
+  std::int64_t store_counted_in_ = -1;                                // the sub-window that answer came in
   // Tokens taken per second, an exponentially weighted mean (for the lease size).
   double rate_ = 0;
   WallTime rate_at_{};
