@@ -34,23 +34,13 @@ std::int64_t requests_need(SlidingWindowBudget& b, const ClassReserve& cls, base
   return cls.any() ? requests_need(b.limit(), cls, b.until_release(now)) : 1;
 }
 std::int64_t lease_limit(const SharedLease& lease) { return lease.limit.load(std::memory_order_relaxed); }
-// What a request of `cls` needs of a shared quota's lease (`limit`): its cost and, for a lower
-// class, the reserve over the horizon this replica's own window of the quota shows (`local`:
-// when its next release comes), as with one replica.
-std::int64_t lease_tokens_need(std::int64_t cost, const SharedLease& lease, const ClassReserve& cls,
-                               SlidingWindowBudget* local, base::MonoNanos now) {
-  if (!cls.any()) return cost;
-  return tokens_need(cost, lease_limit(lease), cls, local ? local->until_release(now) : base::Nanos{0});
-}
-std::int64_t lease_requests_need(const SharedLease& lease, const ClassReserve& cls,
-                                 SlidingWindowBudget* local, base::MonoNanos now) {
-  if (!cls.any()) return 1;
-  return requests_need(lease_limit(lease), cls, local ? local->until_release(now) : base::Nanos{0});
-}
 // Whether a lease may still hold `need` (`cost` and, for a lower class, its reserve). With a
 // reserve, also whether `need` fits in what no other replica holds yet
 // (LeasedQuota::left_everywhere): its own lease knows nothing of what the other replicas'
 // higher classes still need. Without one (nothing asked above it), exactly as for any request.
+// The reserve's horizon is the least one (kReserveHorizon): the store's window is not seen
+// here, and a batch replica's own window would grow it while its requests are refused (measured:
+// batch locked out, 4.7 % of the quota idle).
 bool lease_may_fit(const SharedLease& lease, std::int64_t cost, std::int64_t need,
                    LeasedQuota::WallTime wall) {
   if (!lease.quota.may_fit(need, wall)) return false;
@@ -97,13 +87,9 @@ bool BackendStates::Quota::fits(const PoolMember& m, std::int64_t cost, base::Mo
   // A lease yet to come does not hide the member: its reserve() asks for one.
   const auto wall = clock.wall_now();
   return (!tokens_lease ||
-          lease_may_fit(*tokens_lease, cost,
-                        lease_tokens_need(cost, *tokens_lease, cls, tokens ? &*tokens : nullptr, now),
-                        wall)) &&
+          lease_may_fit(*tokens_lease, cost, tokens_need(cost, lease_limit(*tokens_lease), cls), wall)) &&
          (!requests_lease ||
-          lease_may_fit(*requests_lease, 1,
-                        lease_requests_need(*requests_lease, cls, requests ? &*requests : nullptr, now),
-                        wall));
+          lease_may_fit(*requests_lease, 1, requests_need(lease_limit(*requests_lease), cls), wall));
 }
 
 base::Nanos BackendStates::Quota::wait_for(const PoolMember& m, std::int64_t cost, base::MonoNanos now,
@@ -236,14 +222,10 @@ bool BackendStates::reserve(const PoolMember& m, std::string_view deployment, st
          (!q.requests || q.requests->fits(requests_need(*q.requests, cls, now), now));
     if (ok && cls.any()) {
       const auto wall = clock_.wall_now();
-      SlidingWindowBudget* local_tokens = q.tokens ? &*q.tokens : nullptr;
-      SlidingWindowBudget* local_requests = q.requests ? &*q.requests : nullptr;
-      ok = (!q.tokens_lease ||
-            lease_may_fit(*q.tokens_lease, cost,
-                          lease_tokens_need(cost, *q.tokens_lease, cls, local_tokens, now), wall)) &&
+      ok = (!q.tokens_lease || lease_may_fit(*q.tokens_lease, cost,
+                                             tokens_need(cost, lease_limit(*q.tokens_lease), cls), wall)) &&
            (!q.requests_lease ||
-            lease_may_fit(*q.requests_lease, 1,
-                          lease_requests_need(*q.requests_lease, cls, local_requests, now), wall));
+            lease_may_fit(*q.requests_lease, 1, requests_need(lease_limit(*q.requests_lease), cls), wall));
     }
     if (ok && (q.tokens_lease || q.requests_lease)) {
       const auto wall = clock_.wall_now();
