@@ -1,7 +1,7 @@
 // What Redis (or whoever answers in its place) sends a replica: RESP replies, read through
 // hiredis's reader exactly as RedisConnection feeds it, and the cooldown messages of other
-// replicas; and REDIS_URL. Invariants: no crash, no hang; a decoded message re-encodes to one
-// that decodes the same; a refused URL is not quoted in its error.
+// replicas and their priority classes' demand; and REDIS_URL. Invariants: no crash, no hang; a decoded
+// message re-encodes to one that decodes the same; a refused URL is not quoted in its error.
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -9,6 +9,7 @@
 
 #include "smartlb/config/redis_url.hpp"
 #include "smartlb/redis/cooldown_message.hpp"
+#include "smartlb/redis/demand_message.hpp"
 #include "smartlb/redis/resp.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -33,6 +34,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto again = redis::decode_cooldown(redis::encode(*m));
     if (!again || again->until_ms != m->until_ms || again->whole_backend != m->whole_backend)
       __builtin_trap();
+  }
+
+  if (auto m = redis::decode_demand(input)) {
+    auto again = redis::decode_demand(redis::encode(*m));
+    if (!again || again->replica != m->replica || again->targets.size() != m->targets.size())
+      __builtin_trap();
+    for (std::size_t i = 0; i < m->targets.size(); ++i)
+      for (std::size_t l = 0; l < m->targets[i].rates.size(); ++l)
+        if (again->targets[i].rates[l].requests_per_second != m->targets[i].rates[l].requests_per_second)
+          __builtin_trap();
   }
 
   // A refusal never quotes the input (it may hold the password).

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "smartlb/redis/demand_message.hpp"
 #include "smartlb/redis/heard_demand.hpp"
 #include "smartlb/redis/redis_service.hpp"
 #include "smartlb/redis/redis_ticker.hpp"
@@ -20,20 +21,12 @@
 
 namespace smartlb::redis {
 
-// One replica's demand as it travels.
-struct DemandMessage {
-  std::string replica;
-  std::vector<routing::BackendStates::TargetDemand> targets;
-};
-std::string encode(const DemandMessage& m);
-std::optional<DemandMessage> decode_demand(std::string_view text);
-
 class SharedClassDemand {
  public:
   static constexpr std::chrono::milliseconds kPeriod{250};
-  static constexpr std::chrono::milliseconds kTtl{1'000};  // a lost message is not a lost demand
-  static constexpr double kMinRequestsPerSecond = 0.01;    // below it, a class sends nothing
-  static constexpr std::size_t kMaxPublished = 512;        // targets per message (longer ones are refused)
+  static constexpr std::chrono::milliseconds kTtl{1'000};          // a lost message is not a lost demand
+  static constexpr double kMinRequestsPerSecond = 0.01;            // below it, a class sends nothing
+  static constexpr std::size_t kMaxPublished = kMaxDemandTargets;  // targets per message
 
   // Subscribes (call before redis.start()) and publishes every kPeriod while Redis is up. Stop
   // `redis` before destroying it.
