@@ -101,12 +101,18 @@ base::Nanos BackendStates::Quota::wait_for(const PoolMember& m, std::int64_t cos
   if (requests) wait = std::max(wait, requests->wait_for(requests_need(*requests, cls, now), now));
   if (tokens_lease || requests_lease) {
     const auto wall = clock.wall_now();
+    // A lower class refused for what no replica holds yet (lease_may_fit): at least until the
+    // others' demand over the reserve's horizon has gone by, not "now".
+    const auto lease_wait = [&](const SharedLease& lease, std::int64_t own_cost, std::int64_t need) {
+      base::Nanos w = lease.quota.wait_for(need, wall);
+      if (need > own_cost && !lease_may_fit(lease, own_cost, need, wall)) w = std::max(w, kReserveHorizon);
+      return w;
+    };
     if (tokens_lease)
-      wait = std::max(wait,
-                      tokens_lease->quota.wait_for(tokens_need(cost, lease_limit(*tokens_lease), cls), wall));
+      wait =
+          std::max(wait, lease_wait(*tokens_lease, cost, tokens_need(cost, lease_limit(*tokens_lease), cls)));
     if (requests_lease)
-      wait = std::max(wait,
-                      requests_lease->quota.wait_for(requests_need(lease_limit(*requests_lease), cls), wall));
+      wait = std::max(wait, lease_wait(*requests_lease, 1, requests_need(lease_limit(*requests_lease), cls)));
   }
   return wait;
 }

@@ -18,6 +18,7 @@ void LeasedQuota::set_shared(bool shared, std::size_t replicas) {
   if (shared == shared_) return;
   shared_ = shared;
   in_flight_ = false;
+  store_counted_ = store_counted_in_ = -1;  // what the store counted (with leases void now) is unknown
   // Back to shared: what was taken locally beyond any lease is reported with the next ask.
   // Leases of a lost store are void (it may have restarted empty).
   if (shared) {
@@ -239,10 +240,11 @@ std::optional<std::int64_t> LeasedQuota::left_everywhere(WallTime now) const {
   if (!shared_ || store_counted_ < 0 || store_counted_in_ < w - 1) return std::nullopt;
   // Held and not taken: this sub-window's lease and the next one's, asked ahead (as room_for:
   // what was reported beyond the leases is paid for).
+  // Taken beyond the leases and not reported yet is not in the store's count: it comes off too.
   std::int64_t own = 0;
   for (std::int64_t p = w; p <= w + 1; ++p)
-    if (const Slot* s = slot_of(p)) own += std::max<std::int64_t>(s->leased + s->reported - s->taken, 0);
-  return std::max<std::int64_t>(o_.limit - store_counted_, 0) + own;
+    if (const Slot* s = slot_of(p)) own += s->leased + s->reported - s->taken;
+  return std::max<std::int64_t>(o_.limit - store_counted_ + own, 0);
 }
 
 LeasedQuota::View LeasedQuota::view() const {

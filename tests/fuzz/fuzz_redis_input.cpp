@@ -40,10 +40,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto again = redis::decode_demand(redis::encode(*m));
     if (!again || again->replica != m->replica || again->targets.size() != m->targets.size())
       __builtin_trap();
-    for (std::size_t i = 0; i < m->targets.size(); ++i)
-      for (std::size_t l = 0; l < m->targets[i].rates.size(); ++l)
-        if (again->targets[i].rates[l].requests_per_second != m->targets[i].rates[l].requests_per_second)
+    for (std::size_t i = 0; i < m->targets.size(); ++i) {
+      const auto &a = m->targets[i], &b = again->targets[i];
+      if (a.backend != b.backend || a.deployment != b.deployment) __builtin_trap();
+      // Levels after the last one with requests are left out of a message (nobody sent there).
+      std::size_t sent = a.rates.size();
+      while (sent > 0 && a.rates[sent - 1].requests_per_second == 0) --sent;
+      for (std::size_t l = 0; l < a.rates.size(); ++l)
+        if (b.rates[l].requests_per_second != a.rates[l].requests_per_second ||
+            (l < sent && b.rates[l].tokens_per_second != a.rates[l].tokens_per_second))
           __builtin_trap();
+    }
   }
 
   // A refusal never quotes the input (it may hold the password).

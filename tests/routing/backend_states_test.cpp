@@ -667,6 +667,7 @@ TEST_F(LeasedQuotas, ALowerClassKeepsItsReserveInWhatNoOtherReplicaHoldsYet) {
   EXPECT_FALSE(states->available(table->member(0), "gpt-4o", clock.now(), 300, batch))
       << "300 and the reserve (200: the share) do not fit in the 450 no one else holds";
   EXPECT_FALSE(states->reserve(table->member(0), "gpt-4o", 300, batch)) << "the reservation checks it too";
+  EXPECT_TRUE(available(460)) << "a first-class request leaves nothing: what others hold is not its business";
   EXPECT_TRUE(states->reserve(table->member(0), "gpt-4o", 250, batch)) << "250 + 200 fit";
   EXPECT_TRUE(states->reserve(table->member(0), "gpt-4o", 50)) << "an interactive request takes the rest";
 }

@@ -106,8 +106,12 @@ TEST(LeasedQuota, WhatIsLeftEverywhereIsTheStoresRestAndTheUnspentLease) {
   EXPECT_EQ(q.left_everywhere(kStart), 1'600) << "what it takes of its lease is gone too";
   EXPECT_EQ(q.left_everywhere(kStart + seconds(8)), std::nullopt)
       << "an answer from before the last sub-window: not known (the others moved on)";
+  q.adjust(q.subwindow_of(kStart), 1'000);  // its real cost: beyond the lease, not reported yet
+  EXPECT_EQ(q.left_everywhere(kStart), 600) << "not in the store's count: it comes off too";
   q.set_shared(false, 2);
   EXPECT_EQ(q.left_everywhere(kStart), std::nullopt) << "local: nothing known of the others";
+  q.set_shared(true, 2);
+  EXPECT_EQ(q.left_everywhere(kStart), std::nullopt) << "the store is back: its count is to be learnt again";
 }
 
 TEST(LeasedQuota, AnAnswerWithoutACountLeavesWhatIsLeftUnknown) {
