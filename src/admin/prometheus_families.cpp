@@ -259,8 +259,8 @@ constexpr PrometheusFamily kFamilies[] = {
      }},
     {{"smartlb_budget_in_flight_all_replicas",
       Type::Gauge,
-      "The same on every replica, as this one last learnt from Redis (at most max_in_flight; without "
-      "Redis, this replica's).",
+      "The same on every replica, as this one last learnt from Redis (the others fill max_in_flight "
+      "at most; without Redis, this replica's).",
       {"owner", "name"}},
      [](const Scrape& s, Samples& out) {
        for (const BudgetStatus& b : s.p.budgets)
