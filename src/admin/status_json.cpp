@@ -111,12 +111,15 @@ void add_pool_state(json& j, const PoolSnapshot::Deployment& d, base::MonoNanos 
   // Shared quotas: this replica's lease of the current sub-window.
   for (const auto& [key, view] :
        {std::pair{"tokens", d.lease.tokens}, std::pair{"requests", d.lease.requests}})
-    if (view)
-      j["lease"][key] = {{"shared", view->shared},
-                         {"subwindow", view->subwindow},
-                         {"leased", view->leased},
-                         {"taken", view->taken},
-                         {"next_leased", view->next_leased}};
+    if (view) {
+      json& l = j["lease"][key];
+      l = {{"shared", view->shared},
+           {"subwindow", view->subwindow},
+           {"leased", view->leased},
+           {"taken", view->taken},
+           {"next_leased", view->next_leased}};
+      if (view->counted >= 0) l["counted_all_replicas"] = view->counted;
+    }
   if (is_cooling(d.cooldown, now)) {
     j["state"] = "cooling";
     j["cooldown_remaining_ms"] = cooldown_remaining_ms(d.cooldown, now);

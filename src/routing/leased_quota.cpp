@@ -209,6 +209,7 @@ void LeasedQuota::granted(const Ask& a, std::int64_t tokens, WallTime now, std::
   if (counted >= 0) {
     store_counted_ = counted;
     store_counted_in_ = w;
+    store_counted_at_ = now;
   }
   tokens = std::max<std::int64_t>(tokens, 0);
   // What was reported of the earlier sub-windows is known to the store now.
@@ -237,7 +238,8 @@ void LeasedQuota::granted(const Ask& a, std::int64_t tokens, WallTime now, std::
 
 std::optional<std::int64_t> LeasedQuota::left_everywhere(WallTime now) const {
   const std::int64_t w = now_subwindow(now);
-  if (!shared_ || store_counted_ < 0 || store_counted_in_ < w - 1) return std::nullopt;
+  if (!shared_ || store_counted_ < 0 || store_counted_in_ < w - 1 || now - store_counted_at_ > kCountFreshFor)
+    return std::nullopt;
   // Held and not taken: this sub-window's lease and the next one's, asked ahead (as room_for:
   // what was reported beyond the leases is paid for).
   // Taken beyond the leases and not reported yet is not in the store's count: it comes off too.
@@ -253,6 +255,7 @@ LeasedQuota::View LeasedQuota::view() const {
   if (const Slot* n = slot_of(cur_ + 1)) v.next_leased = n->leased;
   v.in_flight = in_flight_;
   v.shared = shared_;
+  if (shared_) v.counted = store_counted_;
   return v;
 }
 

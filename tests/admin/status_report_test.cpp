@@ -618,6 +618,7 @@ TEST(StatusQuota, ASharedQuotasLeaseShowsInStatus) {
   EXPECT_EQ(lease["tokens"]["shared"], true);
   EXPECT_EQ(lease["tokens"]["taken"], 250);
   EXPECT_EQ(lease["tokens"]["leased"], 0) << "nothing granted yet";
+  EXPECT_FALSE(lease["tokens"].contains("counted_all_replicas")) << "Redis has not said yet";
   EXPECT_FALSE(lease.contains("requests")) << "no request quota declared: no lease";
 }
 

@@ -71,6 +71,16 @@ struct Replica {
     return http_call(proxy.port(), "POST", kChat, {{"api-key", "search-key-1"}}, kBody).status;
   }
   void advance(base::Nanos d) { proxy.clock.advance(d); }
+  // This replica's lease of the backend's token quota, once no ask of it is in flight.
+  routing::LeasedQuota::View settled_lease() {
+    routing::LeasedQuota::View v;
+    EXPECT_TRUE(await_condition([&] {
+      const auto snapshot = proxy.server->snapshot();
+      v = proxy.server->states().leases(snapshot->table.member(0), "gpt-4o").tokens.value_or(v);
+      return v.shared && !v.in_flight;
+    }));
+    return v;
+  }
 
   std::string id;
   ProxyHarness proxy;
@@ -127,6 +137,25 @@ TEST_F(SharedQuotasTest, TwoReplicasTogetherNeverSendMoreThanTheDeclaredTpmInAWi
   EXPECT_EQ(a.quotas->failed() + b.quotas->failed(), 0u);
   EXPECT_GT(a.full_answers + b.full_answers, 0);
   EXPECT_GT(a.short_answers + b.short_answers, 0) << "the quota ran out: asks got less than they asked for";
+}
+
+// What a lower priority class checks its reserve against (LeasedQuota::left_everywhere) starts
+// from Redis's count of what every replica holds: each answer brings it.
+TEST_F(SharedQuotasTest, EachAnswerTellsAReplicaWhatEveryReplicaHoldsOfTheWindow) {
+  Replica a("replica-a", backend.url(), 20'000, start), b("replica-b", backend.url(), 20'000, start);
+  a.connect(server);
+  b.connect(server);
+  ASSERT_TRUE(a.service->up() && b.service->up());
+  ASSERT_EQ(a.post(), 200);
+  const routing::LeasedQuota::View held_by_a = a.settled_lease();
+  EXPECT_GT(held_by_a.leased, 0);
+  EXPECT_GE(held_by_a.counted, held_by_a.leased + held_by_a.next_leased);
+  EXPECT_LE(held_by_a.counted, held_by_a.leased + held_by_a.next_leased + held_by_a.taken)
+      << "only a holds or took any (what it took before its first lease, reported with its ask)";
+  ASSERT_EQ(b.post(), 200);
+  const routing::LeasedQuota::View held_by_b = b.settled_lease();
+  EXPECT_GT(held_by_b.leased, 0);
+  EXPECT_GE(held_by_b.counted, held_by_a.leased + held_by_b.leased) << "b's count holds a's lease too";
 }
 
 TEST_F(SharedQuotasTest, AReloadThatRaisesASharedLimit_AppliesAtOnceAndKeepsWhatWasUsed) {

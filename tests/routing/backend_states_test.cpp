@@ -672,6 +672,26 @@ TEST_F(LeasedQuotas, ALowerClassKeepsItsReserveInWhatNoOtherReplicaHoldsYet) {
   EXPECT_TRUE(states->reserve(table->member(0), "gpt-4o", 50)) << "an interactive request takes the rest";
 }
 
+// Its own lease holds the batch request and its reserve, but the store counts the window past
+// its limit (reports of what replicas took beyond their leases): refused, and the answer says
+// when to come back, as for any rate limit -- not "now", which would read as an outage (503).
+TEST_F(LeasedQuotas, ALowerClassRefusedForWhatOthersHoldIsToldToWaitTheReservesHorizon) {
+  broker.replicas = 2;
+  make(1000);
+  const routing::ClassReserve batch{1, 200};
+  ASSERT_TRUE(states->reserve(table->member(0), "gpt-4o", 100, batch));
+  ASSERT_EQ(broker.asks.size(), 1u);
+  broker.answer(0, 300, clock.wall_now(), 1'200);  // 200 over the limit, reported late
+  routing::ClassDemand::Rates others{};
+  others[0] = {1'000, 10};
+  ASSERT_TRUE(states->apply_shared_demand("eastus", "gpt-4o", others, std::chrono::seconds(1)));
+  EXPECT_FALSE(states->reserve(table->member(0), "gpt-4o", 50, batch))
+      << "50 and the reserve (250) fit in its lease, not in the 100 unheld (1000 - 1200 + its 300)";
+  const routing::Unavailability u = states->unavailability(*table, "gpt-4o", 50, batch);
+  EXPECT_TRUE(u.throttled);
+  EXPECT_GE(u.retry_after, std::chrono::duration_cast<std::chrono::milliseconds>(routing::kReserveHorizon));
+}
+
 TEST_F(LeasedQuotas, ALeaseYetToComeDoesNotHideTheBackendFromThePickItsReserveAsks) {
   broker.replicas = 3;
   make(300);  // a share of 100: no request of 200 on credit

@@ -114,6 +114,21 @@ TEST(LeasedQuota, WhatIsLeftEverywhereIsTheStoresRestAndTheUnspentLease) {
   EXPECT_EQ(q.left_everywhere(kStart), std::nullopt) << "the store is back: its count is to be learnt again";
 }
 
+// An hour's window has sub-windows of 72 s: "this sub-window or the last" would trust a count
+// for up to 144 s while the other replicas move on. It is trusted for kCountFreshFor at most.
+TEST(LeasedQuota, TheStoresCountIsTrustedForAMomentOnlyHoweverLongTheSubWindow) {
+  routing::LeasedQuota q({10'000, hours(1), milliseconds(500), 10, false, 50});
+  q.set_shared(true, 2);
+  const WallTime at = q.subwindow_end(q.subwindow_of(kStart)) + seconds(1);  // 1 s into a sub-window
+  const auto a = q.ask(at, 1'000);
+  ASSERT_TRUE(a);
+  q.granted(*a, 1'000, at, 9'000);
+  EXPECT_EQ(q.left_everywhere(at + routing::LeasedQuota::kCountFreshFor), 2'000);
+  EXPECT_EQ(q.left_everywhere(at + routing::LeasedQuota::kCountFreshFor + milliseconds(1)), std::nullopt)
+      << "the same sub-window, but the count is stale";
+  EXPECT_EQ(q.view().counted, 9'000) << "what /status shows (the last answer's, however old)";
+}
+
 TEST(LeasedQuota, AnAnswerWithoutACountLeavesWhatIsLeftUnknown) {
   routing::LeasedQuota q = quota(10'000);
   q.set_shared(true, 2);

@@ -112,8 +112,10 @@ class LeasedQuota {
   // store left unheld at its last answer, plus what this replica holds and has not taken. What
   // a priority class below the first checks its reserve against (routing/class_reserve.hpp):
   // with several replicas, its own lease says nothing of what the others still need. Nullopt
-  // when not known: local, or no answer since the sub-window before this one.
+  // when not known: local, or no answer since the sub-window before this one or for
+  // kCountFreshFor (with hour-long windows a sub-window lasts 72 s: the others move on sooner).
   std::optional<std::int64_t> left_everywhere(WallTime now) const;
+  static constexpr std::chrono::seconds kCountFreshFor{2};
   // The ask got no answer (the store is being lost): another may be made.
   void ask_failed() { in_flight_ = false; }
 
@@ -123,6 +125,8 @@ class LeasedQuota {
     std::int64_t next_leased = 0;  // granted ahead for the next sub-window
     bool in_flight = false;
     bool shared = false;  // leased from the store (else: the local share)
+    // What every replica held or took of the window at the store's last answer; -1: unknown.
+    std::int64_t counted = -1;
   };
   View view() const;
 
@@ -162,6 +166,7 @@ class LeasedQuota {
   std::int64_t spent_in_ = std::numeric_limits<std::int64_t>::min();  // the latest sub-window found spent
   std::int64_t store_counted_ = -1;                                   // the store's count at its last answer
   std::int64_t store_counted_in_ = -1;                                // the sub-window that answer came in
+  WallTime store_counted_at_{};                                       // ... and when
   // Tokens taken per second, an exponentially weighted mean (for the lease size).
   double rate_ = 0;
   WallTime rate_at_{};
