@@ -200,7 +200,7 @@ Task<CapacityWaitEnd> UpstreamExchange::wait_for_capacity(base::Nanos delay) {
 }
 
 Task<void> UpstreamExchange::open_session(const WebSocketSession& session) {
-  return relay_websocket(ctx_, client_, std::move(conn_), session, rec_);
+  return relay_websocket(ctx_, client_, std::move(conn_), session, rec_, buffers_);
 }
 
 Task<void> UpstreamExchange::drain_or_close(UpstreamPtr conn) {

@@ -19,12 +19,15 @@
 namespace smartlb::net {
 
 struct ExchangeContext;
+struct ForwardBuffers;
 
 // Writes the client's 101 (the backend's fields but those of the handshake itself, which are
 // smartlb's to answer), then relays until both sides are done. What the session used (its
 // response.done usage, summed) goes into `rec`, with status 101; each response is told to
-// `session.responses` as it ends.
+// `session.responses` as it ends. Once the client has its 101, the request's texts in `buffers`
+// are freed: the session is the connection's last exchange, and may last an hour.
 Task<void> relay_websocket(const ExchangeContext& ctx, io::TimedSocket& client, UpstreamPtr upstream,
-                           const WebSocketSession& session, telemetry::RequestRecord& rec);
+                           const WebSocketSession& session, telemetry::RequestRecord& rec,
+                           ForwardBuffers& buffers);
 
 }  // namespace smartlb::net

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,8 +45,10 @@ struct RelayDirection final : FrameSink {
   bool ended_here = false;        // ... when one did
   bool reads_usage = false;       // a backend's small unfragmented text frames are read for usage
   std::vector<UsageEvent> found;  // in the piece fed last, in order
-  // A Responses socket: its frames go through this instead (held whole where edited).
-  std::optional<FrameRewriter> rewriter;
+  // A Responses socket: its frames go through this instead (held whole where edited). On the
+  // heap: a Realtime session, which has none, holds nothing for it (an idle session's size is
+  // what thousands of them cost).
+  std::unique_ptr<FrameRewriter> rewriter;
   std::string injected;  // smartlb's own frames for this destination, at its next boundary
 
  private:
