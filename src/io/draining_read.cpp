@@ -77,8 +77,12 @@ std::size_t read_now(Socket& s, asio::mutable_buffer b, error_code& ec) {
     n = ::recv(impl.socket_, b.data(), b.size(), MSG_DONTWAIT);
   } while (n < 0 && errno == EINTR);
   if (n < 0) {
-    ec = (errno == EAGAIN || errno == EWOULDBLOCK) ? error_code(asio::error::would_block)
-                                                   : error_code(errno, asio::error::get_system_category());
+    const bool empty = errno == EAGAIN || errno == EWOULDBLOCK;
+    ec = empty ? error_code(asio::error::would_block) : error_code(errno, asio::error::get_system_category());
+    // Known empty, as after a short read: a wait then goes to epoll rather than completing at
+    // once on an event whose bytes were already read (which would make a wait-and-read loop spin).
+    if (empty && impl.reactor_data_)
+      (impl.reactor_data_->*member(SpeculativeFlags{}))[Reactor::read_op] = false;
     return 0;
   }
   if (n == 0) {

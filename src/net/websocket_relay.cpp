@@ -113,16 +113,24 @@ class Relay final : public DrainListener {
   // `first`: bytes the backend sent right behind its 101 (read with its head).
   // The pumps run as coroutines of their own, this one supervises: lighter than awaiting the
   // three together (`&&`, a parallel group of three spawned coroutines and its cancellation
-  // slots), about 1.5 KiB of each session's memory. Returns once both pumps are done; an
-  // exception of either closes both connections and is thrown here then.
+  // slots), about 1.5 KiB of each session's memory. Returns once both pumps are done, whatever
+  // was thrown (the Relay outlives them); an exception closes both connections and is thrown here then.
   Task<void> run(std::string first) {
     first_ = std::move(first);
     const Executor ex = co_await asio::this_coro::executor;
-    for (const bool down : {true, false}) {
-      ++pumps_running_;
-      asio::co_spawn(ex, down ? pump_down() : pump_up(), [this](std::exception_ptr e) { pump_ended(e); });
+    try {
+      for (const bool down : {true, false}) {
+        asio::co_spawn(ex, down ? pump_down() : pump_up(), [this](std::exception_ptr e) { pump_ended(e); });
+        ++pumps_running_;
+      }
+      co_await supervise();
+    } catch (...) {
+      failed(std::current_exception());
     }
-    co_await supervise();
+    while (pumps_running_ > 0) {  // only after a throw: supervise returns when none runs
+      timer_.expires_at(std::chrono::steady_clock::time_point::max());
+      co_await timer_.async_wait(use_tuple);
+    }
     if (failure_) std::rethrow_exception(failure_);
     if (usage_.seen()) {
       rec_.prompt_tokens = usage_.input_tokens();
@@ -138,7 +146,8 @@ class Relay final : public DrainListener {
   using Read = std::tuple<error_code, std::size_t>;
   // The next bytes of one direction's source into `buffer` (emptied first), without waiting: one
   // recv of a plain connection; would_block when it has nothing, and always for a TLS
-  // connection, whose layer may hold bytes the socket no longer shows (read_into reads it).
+  // connection, whose layer may hold bytes the socket no longer shows (read_into reads it), and
+  // where reads-now are not compiled (io/draining_read.hpp).
   // When a plain one has nothing, the pump waits for it holding no buffer: the room goes back to
   // the worker (EventRooms) and this read follows the wake, so an idle session holds no relay
   // buffer, and no frame but its pumps'. (Asio's own read would wait holding the buffer, and the
@@ -154,7 +163,7 @@ class Relay final : public DrainListener {
     if (ec != asio::error::would_block) buffer.commit(n);
     return {ec, n};
   }
-  // A TLS connection's next bytes, the usual way.
+  // A TLS connection's next bytes, the usual way (or any, without reads-now).
   Task<Read> read_into(bool from_upstream, io::beast::flat_buffer& buffer) {
     buffer.clear();
     // Not a conditional expression around co_await: GCC 12 miscompiles one.
@@ -227,7 +236,7 @@ class Relay final : public DrainListener {
         auto [ec, n] = read_ready(to_client, buffer);
         // Idle: a wait that holds no buffer (read_ready). A wake may find nothing (the other
         // direction's writes to the descriptor wake it too): it waits again the same way.
-        while (ec == asio::error::would_block && !(to_client && upstream_.tls())) {
+        while (SMARTLB_DRAINING_READS && ec == asio::error::would_block && !(to_client && upstream_.tls())) {
           const std::size_t room = w_.spare_event_rooms.give(buffer);
           const auto [wec] = co_await source.async_wait_readable(use_tuple);
           w_.spare_event_rooms.take(buffer, std::max(room, kRelayBufferBytes));
@@ -308,12 +317,17 @@ class Relay final : public DrainListener {
   Task<void> pump_down() { return pump(down_, true); }
   Task<void> pump_up() { return pump(up_, false); }
   void pump_ended(std::exception_ptr e) {
-    if (e && !failure_) {
-      failure_ = e;
-      close_both();  // the other pump's wait ends with an error
-    }
+    if (e) failed(e);
     --pumps_running_;
     timer_.cancel();  // the supervisor returns once none runs
+  }
+  // Something threw: both connections close, so the other pump's wait ends with an error, and
+  // a pump waiting for its turn to write (wait_turn) is let go.
+  void failed(std::exception_ptr e) {
+    if (!failure_) failure_ = e;
+    close_both();
+    down_.writing = up_.writing = false;
+    client_turn_.cancel();
   }
 
   void learn(const websocket::UsageEvent& e) {

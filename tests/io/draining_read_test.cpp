@@ -204,6 +204,27 @@ TEST_F(DrainingRead, AWaitOnASocketThatMayHaveBytesEndsAtOnce) {
   EXPECT_TRUE(woke);
 }
 
+// A WebSocket session's pump waits, reads now, and waits again when a wake found nothing (an
+// event for bytes it had read already). The read that found nothing leaves the socket known
+// empty, so the next wait goes to epoll instead of ending at once: else the loop would spin.
+TEST_F(DrainingRead, AReadNowThatFindsNothingLeavesTheSocketKnownEmptySoTheNextWaitWaits) {
+  ASSERT_TRUE(s.bytes_may_have_arrived()) << "a fresh socket may have bytes";
+  error_code ec;
+  ASSERT_EQ(read_now(s.socket(), asio::buffer(buffer), ec), 0u);
+  ASSERT_EQ(ec, asio::error::would_block);
+  EXPECT_FALSE(s.bytes_may_have_arrived());
+  bool woke = false;
+  s.async_wait_readable([&](error_code) { woke = true; });
+  process_events();
+  EXPECT_FALSE(woke) << "nothing has arrived: the wait goes on";
+  peer_writes("x");
+  auto busy = asio::make_work_guard(ioc);
+  ioc.restart();
+  while (!woke && ioc.run_one_for(5s) > 0) {
+  }
+  EXPECT_TRUE(woke) << "and ends with the next bytes";
+}
+
 TEST_F(DrainingRead, ReadNowSaysWouldBlockOnAnEmptySocketAndEofAtItsEnd) {
   error_code ec;
   EXPECT_EQ(read_now(s.socket(), asio::buffer(buffer), ec), 0u);
