@@ -446,6 +446,7 @@ Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions option
       if (chunk > 0 && rec_.trace.sampled && rec_.first_byte == 0) rec_.first_byte = ctx_.clock.now();
     }
     if (tagger ? last : read_usage(usage, std::span(runs.data(), run_count), last)) break;
+    if (!held_start.empty()) std::string().swap(scratch->held);  // sent and read: not kept for minutes
   }
   if (tagger) record_usage(usage.finish());  // its events came through the tagger
   pool_or_close(std::move(conn), p.keep_alive(), plan.event_stream);
