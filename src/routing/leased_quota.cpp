@@ -238,7 +238,9 @@ void LeasedQuota::granted(const Ask& a, std::int64_t tokens, WallTime now, std::
 
 std::optional<std::int64_t> LeasedQuota::left_everywhere(WallTime now) const {
   const std::int64_t w = now_subwindow(now);
-  if (!shared_ || store_counted_ < 0 || store_counted_in_ < w - 1 || now - store_counted_at_ > kCountFreshFor)
+  // (A wall clock stepped back: the count's age is unknown, so it is not trusted either.)
+  if (!shared_ || store_counted_ < 0 || store_counted_in_ < w - 1 || now < store_counted_at_ ||
+      now - store_counted_at_ > kCountFreshFor)
     return std::nullopt;
   // Held and not taken: this sub-window's lease and the next one's, asked ahead (as room_for:
   // what was reported beyond the leases is paid for).

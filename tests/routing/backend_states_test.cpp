@@ -690,6 +690,8 @@ TEST_F(LeasedQuotas, ALowerClassRefusedForWhatOthersHoldIsToldToWaitTheReservesH
   const routing::Unavailability u = states->unavailability(*table, "gpt-4o", 50, batch);
   EXPECT_TRUE(u.throttled);
   EXPECT_GE(u.retry_after, std::chrono::duration_cast<std::chrono::milliseconds>(routing::kReserveHorizon));
+  EXPECT_LT(u.retry_after, std::chrono::milliseconds(60'000) / routing::LeasedQuota::kDefaultSubwindows)
+      << "not the sub-window's end: its quota is not spent";
 }
 
 TEST_F(LeasedQuotas, ALeaseYetToComeDoesNotHideTheBackendFromThePickItsReserveAsks) {

@@ -126,6 +126,8 @@ TEST(LeasedQuota, TheStoresCountIsTrustedForAMomentOnlyHoweverLongTheSubWindow) 
   EXPECT_EQ(q.left_everywhere(at + routing::LeasedQuota::kCountFreshFor), 2'000);
   EXPECT_EQ(q.left_everywhere(at + routing::LeasedQuota::kCountFreshFor + milliseconds(1)), std::nullopt)
       << "the same sub-window, but the count is stale";
+  EXPECT_EQ(q.left_everywhere(at - milliseconds(1)), std::nullopt)
+      << "a clock stepped back: its age is unknown";
   EXPECT_EQ(q.view().counted, 9'000) << "what /status shows (the last answer's, however old)";
 }
 
