@@ -583,12 +583,18 @@ TEST(StatusRules, BackendsAreShownByIdAfterAReloadRemovedOne) {
 }
 
 // A broker that leaves every lease shared and answers nothing: what /status shows of a lease.
+// Answers nothing by itself: the test answers its last ask.
 struct SilentBroker : routing::LeaseBroker {
   void attach(routing::SharedLease& lease) override {
     std::lock_guard lock(lease.mutex);
     lease.quota.set_shared(true, 2);
   }
-  void send(routing::SharedLease&, const routing::LeasedQuota::Ask&) override {}
+  void send(routing::SharedLease& lease, const routing::LeasedQuota::Ask& ask) override {
+    last_lease = &lease;
+    last_ask = ask;
+  }
+  routing::SharedLease* last_lease = nullptr;
+  routing::LeasedQuota::Ask last_ask;
 };
 
 TEST(StatusQuota, ASharedQuotasLeaseShowsInStatus) {
@@ -620,6 +626,16 @@ TEST(StatusQuota, ASharedQuotasLeaseShowsInStatus) {
   EXPECT_EQ(lease["tokens"]["leased"], 0) << "nothing granted yet";
   EXPECT_FALSE(lease["tokens"].contains("counted_all_replicas")) << "Redis has not said yet";
   EXPECT_FALSE(lease.contains("requests")) << "no request quota declared: no lease";
+
+  ASSERT_NE(broker.last_lease, nullptr);
+  {
+    std::lock_guard lock(broker.last_lease->mutex);
+    broker.last_lease->quota.granted(broker.last_ask, 1'000, clock.wall_now(), 4'000);
+  }
+  const auto answered = build_status(metrics.snapshot(), admin::snapshot_pool(table, states, cfg.backends));
+  const auto& tokens = answered["backends"][0]["deployments"][0]["lease"]["tokens"];
+  EXPECT_EQ(tokens["leased"], 1'000);
+  EXPECT_EQ(tokens["counted_all_replicas"], 4'000) << "what every replica holds, as Redis said";
 }
 
 // A quota declared only by a target (model_configs' usage_limits) on a renamed deployment: it
