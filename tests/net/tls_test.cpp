@@ -1,15 +1,65 @@
 // HTTPS backends: a certificate from a CA made for this test is trusted through
-// UPSTREAM_CA_FILE; a certificate for another host is refused and the request fails over.
+// UPSTREAM_CA_FILE; a certificate for another host is refused and the request fails over. A
+// WebSocket session to such a backend relays both ways.
 #include <gtest/gtest.h>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/buffers_to_string.hpp>
+#include <boost/beast/ssl.hpp>
+#include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
 #include <cstdio>
+#include <thread>
 
 #include "http_client.hpp"
 #include "mock_backend.hpp"
 #include "proxy_harness.hpp"
+#include "websocket_sim.hpp"
 
 namespace smartlb::testing {
 namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace websocket = beast::websocket;
+
+// A WebSocket backend over TLS, on its own thread: answers one upgrade, then sends each message
+// back as it came, until the close.
+class TlsWebSocketEcho {
+ public:
+  explicit TlsWebSocketEcho(const MockBackend::TlsIdentity& identity) {
+    tls_.use_certificate_chain(asio::buffer(identity.cert_pem));
+    tls_.use_private_key(asio::buffer(identity.key_pem), asio::ssl::context::pem);
+    asio::co_spawn(io_, serve(), asio::detached);  // its errors (the close) end it quietly
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  ~TlsWebSocketEcho() {
+    io_.stop();
+    thread_.join();
+  }
+  std::uint16_t port() const { return acceptor_.local_endpoint().port(); }
+
+ private:
+  asio::awaitable<void> serve() {
+    websocket::stream<beast::ssl_stream<asio::ip::tcp::socket>> ws(
+        co_await acceptor_.async_accept(asio::use_awaitable), tls_);
+    co_await ws.next_layer().async_handshake(asio::ssl::stream_base::server, asio::use_awaitable);
+    co_await ws.async_accept(asio::use_awaitable);
+    for (;;) {
+      beast::flat_buffer message;
+      co_await ws.async_read(message, asio::use_awaitable);
+      ws.text(ws.got_text());
+      co_await ws.async_write(message.data(), asio::use_awaitable);
+    }
+  }
+
+  asio::io_context io_;
+  asio::ssl::context tls_{asio::ssl::context::tls_server};
+  asio::ip::tcp::acceptor acceptor_{io_, {asio::ip::address_v4::loopback(), 0}};
+  std::thread thread_;
+};
 
 TEST(Tls, HttpsBackendWithTrustedCertificate) {
   TestCa ca;
@@ -58,6 +108,38 @@ TEST(Tls, UnknownCaIsRefused) {
   auto r = http_call(p.port(), "POST", "/openai/deployments/d/chat/completions?api-version=1", {}, "{}");
   EXPECT_EQ(r.status, 502u);
   EXPECT_EQ(backend.request_count(), 0u);
+}
+
+// The backend's reads go through the TLS layer (which may hold bytes the socket no longer
+// shows), the client's through the bufferless wait: a message larger than a relay buffer crosses
+// in many reads each way.
+TEST(Tls, AWebSocketSessionToAnHttpsBackendRelaysBothWays) {
+  TestCa ca;
+  const auto identity = ca.issue("localhost");
+  TlsWebSocketEcho backend(identity);
+  ProxyHarness p;
+  const std::string ca_file = ca.write_cert_file();
+  p.cfg.upstream_ca_file = ca_file;
+  p.add_backend("tls", "https://localhost:" + std::to_string(backend.port()), 1, 1, "k");
+  p.start();
+  WsClient client(p.port());
+  ASSERT_TRUE(client.open("/openai/v1/realtime?model=gpt-4o"));
+  const auto echoed = [&](const std::string& text) {
+    client.send(text);
+    beast::flat_buffer message;
+    client.ws().read(message);
+    return beast::buffers_to_string(message.data());
+  };
+  const std::string small = R"({"type":"input_audio_buffer.commit"})";
+  EXPECT_EQ(echoed(small), small);
+  const std::string large =
+      R"({"type":"input_audio_buffer.append","audio":")" + std::string(100'000, 'A') + "\"}";
+  EXPECT_EQ(echoed(large), large);
+  EXPECT_EQ(echoed(small), small) << "and the session goes on";
+  beast::error_code ec;
+  client.ws().close(websocket::close_code::normal, ec);  // returns once the answering close came
+  EXPECT_FALSE(ec) << ec.message();
+  std::remove(ca_file.c_str());
 }
 
 }  // namespace
