@@ -226,8 +226,8 @@ auto draining_read_some(Socket& s, NoReactor*, const Buffers& buffers, Token&& t
 void report_peer_close(Socket& s);
 
 // What `s` holds now, read into `b` without waiting: for a socket a wait has just found
-// readable, whose bytes then need no second operation (net/upstream_exchange, read_body_bytes).
-// Leaves the mark a draining read leaves (a short read: known empty). Returns the bytes read;
+// readable, whose bytes then need no second operation (net/upstream_exchange, read_body_bytes;
+// net/websocket_relay). A short read or none leaves the socket known empty. Returns the bytes read;
 // `ec`: eof at the end of the stream, would_block when nothing was there after all (or where
 // draining reads are not compiled: then read it the usual way), else the socket's error.
 std::size_t read_now(Socket& s, asio::mutable_buffer b, error_code& ec);
