@@ -17,7 +17,9 @@ const RedisScript& SharedQuotas::script() {
   // the k + 1 sub-windows around any interval of a window's length never hold more. Fields a
   // whole window older than any that still counts are dropped; what a replica left unused of an
   // ended sub-window's leases comes off that sub-window (nothing can be taken from it any more); the hash
-  // expires when no replica asked for a window and two sub-windows.
+  // expires when no replica asked for a window and two sub-windows. The answer: the grant, what
+  // every replica holds or took of the window once granted, and the oldest sub-window counted
+  // with any of it (-1: none), whose end gives room back.
   static const RedisScript s(R"lua(
 local window, from = tonumber(ARGV[4]), tonumber(ARGV[5])
 local used = tonumber(ARGV[1])
@@ -27,20 +29,27 @@ if back > 0 then
   back = math.min(back, tonumber(redis.call('HGET', KEYS[1], ARGV[7]) or '0'))
   if back > 0 then redis.call('HINCRBY', KEYS[1], ARGV[7], -back) end
 end
-local counted = 0
+local counted, oldest = 0, -1
 local fields = redis.call('HGETALL', KEYS[1])
 for i = 1, #fields, 2 do
   local w = tonumber(fields[i])
   if w >= from then
-    counted = counted + tonumber(fields[i + 1])
+    local n = tonumber(fields[i + 1])
+    counted = counted + n
+    if n > 0 and (oldest < 0 or w < oldest) then oldest = w end
   elseif w < from - (window - from) - 1 then
     redis.call('HDEL', KEYS[1], fields[i])
   end
 end
 local grant = math.min(tonumber(ARGV[2]), tonumber(ARGV[3]) - counted)
-if grant > 0 then redis.call('HINCRBY', KEYS[1], ARGV[4], grant) else grant = 0 end
+if grant > 0 then
+  redis.call('HINCRBY', KEYS[1], ARGV[4], grant)
+  if oldest < 0 or window < oldest then oldest = window end
+else
+  grant = 0
+end
 redis.call('PEXPIRE', KEYS[1], ARGV[6])
-return {grant, counted + grant}
+return {grant, counted + grant, oldest}
 )lua");
   return s;
 }
@@ -110,16 +119,18 @@ void SharedQuotas::send(routing::SharedLease& lease, const routing::LeasedQuota:
                std::to_string(from), std::to_string(ttl_ms), std::to_string(ask.returned_subwindow),
                std::to_string(ask.returned)},
               [this, &lease, ask](RedisResult r) {
-                // {grant, what the window holds once granted}
-                std::optional<std::int64_t> grant, counted;
-                if (r.ok() && r.value->elements.size() == 2) {
+                // {grant, what the window holds once granted, its oldest sub-window counted}
+                std::optional<std::int64_t> grant, counted, oldest;
+                if (r.ok() && r.value->elements.size() == 3) {
                   grant = r.value->elements[0].as_integer();
                   counted = r.value->elements[1].as_integer();
+                  oldest = r.value->elements[2].as_integer();
                 }
                 {
                   std::lock_guard lock(lease.mutex);
                   if (grant)
-                    lease.quota.granted(ask, *grant, clock_.wall_now(), counted.value_or(-1));
+                    lease.quota.granted(ask, *grant, clock_.wall_now(), counted.value_or(-1),
+                                        oldest.value_or(-1));
                   else
                     lease.quota.ask_failed();
                 }

@@ -202,7 +202,8 @@ std::optional<LeasedQuota::Ask> LeasedQuota::ask(WallTime now, std::int64_t need
   return a;
 }
 
-void LeasedQuota::granted(const Ask& a, std::int64_t tokens, WallTime now, std::int64_t counted) {
+void LeasedQuota::granted(const Ask& a, std::int64_t tokens, WallTime now, std::int64_t counted,
+                          std::int64_t oldest) {
   in_flight_ = false;
   const std::int64_t w = now_subwindow(now);
   cur_ = w;
@@ -210,6 +211,7 @@ void LeasedQuota::granted(const Ask& a, std::int64_t tokens, WallTime now, std::
     store_counted_ = counted;
     store_counted_in_ = w;
     store_counted_at_ = now;
+    store_oldest_ = oldest;
   }
   tokens = std::max<std::int64_t>(tokens, 0);
   // What was reported of the earlier sub-windows is known to the store now.
@@ -236,12 +238,15 @@ void LeasedQuota::granted(const Ask& a, std::int64_t tokens, WallTime now, std::
   if (tokens > 0) last_lease_ = tokens;
 }
 
+bool LeasedQuota::store_count_fresh(WallTime now) const {
+  // (A wall clock stepped back: the count's age is unknown, so it is not trusted either.)
+  return shared_ && store_counted_ >= 0 && store_counted_in_ >= now_subwindow(now) - 1 &&
+         now >= store_counted_at_ && now - store_counted_at_ <= kCountFreshFor;
+}
+
 std::optional<std::int64_t> LeasedQuota::left_everywhere(WallTime now) const {
   const std::int64_t w = now_subwindow(now);
-  // (A wall clock stepped back: the count's age is unknown, so it is not trusted either.)
-  if (!shared_ || store_counted_ < 0 || store_counted_in_ < w - 1 || now < store_counted_at_ ||
-      now - store_counted_at_ > kCountFreshFor)
-    return std::nullopt;
+  if (!store_count_fresh(now)) return std::nullopt;
   // Held and not taken: this sub-window's lease and the next one's, asked ahead (as room_for:
   // what was reported beyond the leases is paid for).
   // Taken beyond the leases and not reported yet is not in the store's count: it comes off too.
@@ -251,13 +256,23 @@ std::optional<std::int64_t> LeasedQuota::left_everywhere(WallTime now) const {
   return std::max<std::int64_t>(o_.limit - store_counted_ + own, 0);
 }
 
+std::optional<base::Nanos> LeasedQuota::until_store_release(WallTime now) const {
+  if (!store_count_fresh(now) || store_oldest_ < 0) return std::nullopt;
+  // A sub-window stops counting once the asks' first counted one is past it (counted_from).
+  const WallTime released = subwindow_end(o_.subwindows > 1 ? store_oldest_ + o_.subwindows : store_oldest_);
+  return std::max<base::Nanos>(std::chrono::duration_cast<base::Nanos>(released - now), base::Nanos{0});
+}
+
 LeasedQuota::View LeasedQuota::view() const {
   View v;
   if (const Slot* s = slot_of(cur_)) v = {s->subwindow, s->leased, s->taken, 0, in_flight_};
   if (const Slot* n = slot_of(cur_ + 1)) v.next_leased = n->leased;
   v.in_flight = in_flight_;
   v.shared = shared_;
-  if (shared_) v.counted = store_counted_;
+  if (shared_) {
+    v.counted = store_counted_;
+    if (store_counted_ >= 0) v.oldest_counted = store_oldest_;
+  }
   return v;
 }
 

@@ -156,6 +156,9 @@ TEST_F(SharedQuotasTest, EachAnswerTellsAReplicaWhatEveryReplicaHoldsOfTheWindow
   const routing::LeasedQuota::View held_by_b = b.settled_lease();
   EXPECT_GT(held_by_b.leased, 0);
   EXPECT_GE(held_by_b.counted, held_by_a.leased + held_by_b.leased) << "b's count holds a's lease too";
+  // ... and the earliest sub-window it counts any of them in, whose end gives room back.
+  EXPECT_EQ(held_by_a.oldest_counted, held_by_a.subwindow);
+  EXPECT_EQ(held_by_b.oldest_counted, held_by_a.subwindow) << "a's lease, from before b's";
 }
 
 TEST_F(SharedQuotasTest, AReloadThatRaisesASharedLimit_AppliesAtOnceAndKeepsWhatWasUsed) {
@@ -201,21 +204,24 @@ TEST_F(SharedQuotasTest, TheScriptNeverGrantsPastTheLimitInTheLastWindowsSubWind
   a.connect(server);
   const std::string key = redis::quota_key("smartlb:", "x/y:tokens");
   // used, want, sub-window, first counted (ten sub-windows a window), an ended sub-window and
-  // what was left unused of it -> the grant; `counted`: what the window holds once granted.
-  std::int64_t counted = -1;
+  // what was left unused of it -> the grant; `counted`: what the window holds once granted;
+  // `oldest`: the earliest sub-window counted with the asked one that holds any (-1: none).
+  std::int64_t counted = -1, oldest = -2;
   const auto ask = [&](std::int64_t used, std::int64_t want, std::int64_t window,
                        std::int64_t returned_subwindow = 0, std::int64_t returned = 0) {
     std::atomic<bool> done{false};
     std::int64_t grant = -1;
     counted = -1;
+    oldest = -2;
     a.service->eval(
         SharedQuotas::script(), {key},
         {std::to_string(used), std::to_string(want), "2000", std::to_string(window),
          std::to_string(window - 10), "120000", std::to_string(returned_subwindow), std::to_string(returned)},
         [&](redis::RedisResult r) {
-          if (r.ok() && r.value->elements.size() == 2) {
+          if (r.ok() && r.value->elements.size() == 3) {
             grant = r.value->elements[0].as_integer().value_or(-1);
             counted = r.value->elements[1].as_integer().value_or(-1);
+            oldest = r.value->elements[2].as_integer().value_or(-2);
           }
           done = true;
         });
@@ -234,6 +240,7 @@ TEST_F(SharedQuotasTest, TheScriptNeverGrantsPastTheLimitInTheLastWindowsSubWind
   };
   EXPECT_EQ(ask(300, 500, 17), 500) << "300 reported + 500 granted";
   EXPECT_EQ(counted, 800) << "what the window holds, for a lower class's reserve";
+  EXPECT_EQ(oldest, 17) << "and when it gives room back";
   EXPECT_EQ(ask(0, 1500, 17), 1200) << "what is left";
   EXPECT_EQ(counted, 2000);
   EXPECT_EQ(ask(0, 10, 17), 0);
@@ -241,12 +248,16 @@ TEST_F(SharedQuotasTest, TheScriptNeverGrantsPastTheLimitInTheLastWindowsSubWind
   EXPECT_EQ(command({"HGET", key, "17"}), 2050) << "a late report is counted even past the limit";
   EXPECT_GT(command({"PTTL", key}), 100'000) << "the time to live asked";
   EXPECT_EQ(ask(0, 10, 27), 0) << "sub-window 17 still counts ten sub-windows on";
+  EXPECT_EQ(oldest, 17);
   EXPECT_EQ(ask(0, 10, 28), 10) << "and no longer eleven on";
+  EXPECT_EQ(oldest, 28) << "its grant is the oldest that counts now";
   EXPECT_EQ(ask(0, 10, 16), 0) << "an earlier sub-window counts those after it (granted ahead) too";
+  EXPECT_EQ(oldest, 17);
   EXPECT_EQ(ask(0, 1, 40), 1);
   EXPECT_EQ(command({"HEXISTS", key, "17"}), 0) << "forgotten: a window older than any still counted";
   EXPECT_EQ(command({"HEXISTS", key, "28"}), 1);
   EXPECT_EQ(ask(0, 0, 41, 40, 1), 0);
+  EXPECT_EQ(oldest, -1) << "nothing counts any more";
   EXPECT_EQ(command({"HGET", key, "40"}), 0) << "what a replica left unused comes off its sub-window";
   EXPECT_EQ(ask(0, 0, 41, 28, 100), 0);
   EXPECT_EQ(command({"HGET", key, "28"}), 0) << "never below nothing";

@@ -595,9 +595,9 @@ struct RecordingBroker : routing::LeaseBroker {
     asks.push_back({&lease, ask});
   }
   void answer(std::size_t i, std::int64_t grant, routing::LeasedQuota::WallTime now,
-              std::int64_t counted = -1) {
+              std::int64_t counted = -1, std::int64_t oldest = -1) {
     std::lock_guard lock(asks[i].lease->mutex);
-    asks[i].lease->quota.granted(asks[i].ask, grant, now, counted);
+    asks[i].lease->quota.granted(asks[i].ask, grant, now, counted, oldest);
   }
 };
 
@@ -670,6 +670,35 @@ TEST_F(LeasedQuotas, ALowerClassKeepsItsReserveInWhatNoOtherReplicaHoldsYet) {
   EXPECT_TRUE(available(460)) << "a first-class request leaves nothing: what others hold is not its business";
   EXPECT_TRUE(states->reserve(table->member(0), "gpt-4o", 250, batch)) << "250 + 200 fit";
   EXPECT_TRUE(states->reserve(table->member(0), "gpt-4o", 50)) << "an interactive request takes the rest";
+}
+
+// The window's first grants are recent: nothing comes back for a minute, so batch leaves the
+// others' interactive demand until then (up to its share), as with a declared quota of its own --
+// not only the least horizon's worth, which the interactive replica would find gone before then.
+TEST_F(LeasedQuotas, ALowerClassLeavesTheOthersDemandUntilTheStoreGivesRoomBack) {
+  broker.replicas = 2;
+  const routing::ClassReserve batch{1, 500};
+  routing::ClassDemand::Rates others{};
+  others[0] = {10, 1};  // the other replica's interactive requests: 10 tokens a second
+  // The store's oldest counted sub-window, from this one back: room comes back when it ends.
+  for (const std::int64_t oldest_back : {50, 0}) {
+    broker.asks.clear();
+    make(1000);
+    ASSERT_TRUE(states->reserve(table->member(0), "gpt-4o", 100, batch));  // on credit; the ask reports it
+    ASSERT_EQ(broker.asks.size(), 1u);
+    ASSERT_TRUE(states->apply_shared_demand("eastus", "gpt-4o", others, std::chrono::seconds(1)));
+    // With its 100 and 300, the other replica's 400: 200 unheld, 500 with its own 300 unspent.
+    broker.answer(0, 300, clock.wall_now(), 800, broker.asks[0].ask.subwindow - oldest_back);
+    if (oldest_back == 50) {
+      EXPECT_TRUE(states->available(table->member(0), "gpt-4o", clock.now(), 200, batch))
+          << "room comes back at the next sub-window: 200 and 12 (1.2 s of demand) fit";
+      continue;
+    }
+    EXPECT_FALSE(states->available(table->member(0), "gpt-4o", clock.now(), 200, batch))
+        << "nothing comes back for 61.2 s: 200 and the reserve (500: the share) do not fit in 500";
+    EXPECT_FALSE(states->reserve(table->member(0), "gpt-4o", 200, batch)) << "the reservation checks it too";
+    EXPECT_TRUE(states->reserve(table->member(0), "gpt-4o", 200)) << "an interactive request takes it";
+  }
 }
 
 // Its own lease holds the batch request and its reserve, but the store counts the window past

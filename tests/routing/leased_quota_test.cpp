@@ -131,6 +131,33 @@ TEST(LeasedQuota, TheStoresCountIsTrustedForAMomentOnlyHoweverLongTheSubWindow) 
   EXPECT_EQ(q.view().counted, 9'000) << "what /status shows (the last answer's, however old)";
 }
 
+// What a lower class leaves to the classes above covers their demand until the store gives room
+// back: until the earliest sub-window it counts any of the window in stops counting.
+TEST(LeasedQuota, TheStoreSaysWhenItGivesRoomBack) {
+  routing::LeasedQuota q = quota(10'000);
+  q.set_shared(true, 2);
+  auto a = q.ask(kStart, 1'000);
+  ASSERT_TRUE(a);
+  q.granted(*a, 1'000, kStart, 9'000, a->subwindow - 3);  // the window's first grants, three sub-windows ago
+  EXPECT_EQ(q.view().oldest_counted, a->subwindow - 3);
+  EXPECT_EQ(q.until_store_release(kStart), seconds(44))
+      << "counted with the ten sub-windows after it (6 s each): this one's last 2 s and seven more";
+  EXPECT_EQ(q.until_store_release(kStart + seconds(1)), seconds(43));
+  EXPECT_EQ(q.until_store_release(kStart + seconds(3)), std::nullopt) << "a stale count: not known";
+  ASSERT_TRUE(q.try_take(1'000, kStart));
+  a = q.ask(kStart, 1'000);
+  ASSERT_TRUE(a);
+  q.granted(*a, 0, kStart, 0, -1);
+  EXPECT_EQ(q.until_store_release(kStart), std::nullopt) << "nothing counted: nothing to give back";
+
+  routing::LeasedQuota fixed({10'000, minutes(1), milliseconds(500), 10, false, 1});
+  fixed.set_shared(true, 2);
+  a = fixed.ask(kStart, 1'000);
+  ASSERT_TRUE(a);
+  fixed.granted(*a, 1'000, kStart, 1'000, a->subwindow);
+  EXPECT_EQ(fixed.until_store_release(kStart), seconds(20)) << "a fixed window gives all back at its end";
+}
+
 TEST(LeasedQuota, AnAnswerWithoutACountLeavesWhatIsLeftUnknown) {
   routing::LeasedQuota q = quota(10'000);
   q.set_shared(true, 2);

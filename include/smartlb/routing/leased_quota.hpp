@@ -106,8 +106,10 @@ class LeasedQuota {
   std::optional<Ask> ask(WallTime now, std::int64_t need = 0);
   // The store's answer to `a`: `tokens` granted (0 when the sub-window's quota is spent) and,
   // when it says so, `counted`: what every replica holds or took of the window (grants and
-  // reports, this one included) once it granted.
-  void granted(const Ask& a, std::int64_t tokens, WallTime now, std::int64_t counted = -1);
+  // reports, this one included) once it granted, and `oldest`: the earliest sub-window in which
+  // it counts any of that (-1: none).
+  void granted(const Ask& a, std::int64_t tokens, WallTime now, std::int64_t counted = -1,
+               std::int64_t oldest = -1);
   // What this replica may take now without taking what no other replica holds yet: what the
   // store left unheld at its last answer, plus what this replica holds and has not taken. What
   // a priority class below the first checks its reserve against (routing/class_reserve.hpp):
@@ -116,6 +118,11 @@ class LeasedQuota {
   // kCountFreshFor (with hour-long windows a sub-window lasts 72 s: the others move on sooner).
   std::optional<std::int64_t> left_everywhere(WallTime now) const;
   static constexpr std::chrono::seconds kCountFreshFor{2};
+  // How long until the store gives room back: until the oldest sub-window it counted any of the
+  // window in at its last answer stops counting. What the classes above a lower one may ask for
+  // meanwhile is what that one leaves them (the same horizon as a declared budget's own window,
+  // seen across replicas). Nullopt when not known, as left_everywhere, or when nothing counts.
+  std::optional<base::Nanos> until_store_release(WallTime now) const;
   // The ask got no answer (the store is being lost): another may be made.
   void ask_failed() { in_flight_ = false; }
 
@@ -127,6 +134,7 @@ class LeasedQuota {
     bool shared = false;  // leased from the store (else: the local share)
     // What every replica held or took of the window at the store's last answer; -1: unknown.
     std::int64_t counted = -1;
+    std::int64_t oldest_counted = -1;  // ... the earliest sub-window it counted any in; -1: none or unknown
   };
   View view() const;
 
@@ -152,6 +160,7 @@ class LeasedQuota {
     return shared_ && o_.bridge && !s.answered && spent_in_ < counted_from(s.subwindow);
   }
   std::int64_t lease_size(std::int64_t need) const;
+  bool store_count_fresh(WallTime now) const;  // the store's last count may be trusted now
 
   Options o_;
   std::int64_t sub_ns_ = 1;  // a sub-window's length
@@ -167,6 +176,7 @@ class LeasedQuota {
   std::int64_t store_counted_ = -1;                                   // the store's count at its last answer
   std::int64_t store_counted_in_ = -1;                                // the sub-window that answer came in
   WallTime store_counted_at_{};                                       // ... and when
+  std::int64_t store_oldest_ = -1;  // the earliest sub-window it counted any in (-1: none)
   // Tokens taken per second, an exponentially weighted mean (for the lease size).
   double rate_ = 0;
   WallTime rate_at_{};
