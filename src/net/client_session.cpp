@@ -360,11 +360,48 @@ std::optional<IntakeStart> plan_intake(const config::Config& cfg, const http1::R
   return intake;
 }
 
-// Ends a request (its access line, metrics, spans) when the session's iteration ends, however.
-struct RequestEnd {
+// A client connection's state, on the heap: a session's frame refers to it, and a WebSocket
+// session that a request opens takes it whole (relay_opened_session), so that the frames of the
+// request that opened it end. The forwarded request's job (in forward_buffers) comes last: it
+// refers to the rest.
+struct ClientConnection {
+  ClientConnection(Worker& worker, Socket socket)
+      : w(worker), stream(worker.sweeper, std::move(socket)), registration(worker, stream) {}
+  // The request's end: its access line, metrics and spans, then what it held let go (the
+  // configuration it routed with, which its record views; its caller; its target).
+  void end_request() {
+    finish_request(w, rec);
+    auth = {};
+    target.reset();
+    leased.reset();
+  }
+
   Worker& w;
-  telemetry::RequestRecord& rec;
-  ~RequestEnd() { finish_request(w, rec); }
+  io::TimedSocket stream;
+  SessionRegistration registration;
+  // Reused for every request on this connection, so that steady state allocates little.
+  beast::flat_buffer buffer;
+  http1::RequestHead head;
+  telemetry::RequestRecord rec;
+  http::FramingInput framing;
+  // The current request's configuration, target and caller: the identity's views stay valid to
+  // the end of the request (the snapshot lease keeps a key's name, and identity->hold a token's
+  // VerifiedToken).
+  std::optional<SnapshotCache::Lease> leased;
+  std::optional<http::RequestTarget> target;
+  clients::Authentication auth;
+  ForwardBuffers forward_buffers;
+};
+using ConnectionPtr = std::unique_ptr<ClientConnection>;
+
+// Ends a request when the session's iteration ends, however; not when its WebSocket session was
+// handed off (that ends it).
+struct RequestEnd {
+  ClientConnection& c;
+  bool handed_off = false;
+  ~RequestEnd() {
+    if (!handed_off) c.end_request();
+  }
 };
 
 void close_client_socket(io::TimedSocket& stream) {
@@ -465,73 +502,75 @@ void sync_origins(Worker& w, const Snapshot& snapshot) {
   w.origins_generation = snapshot.generation;
 }
 
-}  // namespace
+// A WebSocket session its request opened (the backend's 101 came), on the connection it now
+// owns: relayed until both sides are done, then the request ends (priced, the caller's budgets
+// settled, its access line) and the connection closes. A coroutine of its own, so that an idle
+// session holds no frame of the request that opened it (docs/benchmarks.md, Realtime).
+Task<> relay_opened_session(ConnectionPtr conn) {
+  ClientConnection& c = *conn;
+  const RequestEnd request_end{c};  // however the relay ends
+  co_await c.forward_buffers.job.relay_session();
+  c.forward_buffers.job.end_session();
+  c.forward_buffers.job.end();
+  close_client_socket(c.stream);
+}
 
 // One client connection, request after request. Each request's intake (its head and caller
 // checked, its body read or left to stream) is a do/while(false) that every refusal leaves: each
 // way out but the last closes the connection after the answer `refused` holds, written at one
 // place (each awaited call has its own room in the session's frame, which every open stream and
 // idle connection holds).
-Task<> run_client_session(Worker& w, Socket socket) {
+Task<> serve_client(ConnectionPtr conn) {
+  ClientConnection& c = *conn;
+  Worker& w = c.w;
   const config::Config& cfg = w.shared.cfg;
-  io::TimedSocket stream(w.sweeper, std::move(socket));
-  prepare_client_socket(stream);
-  SessionRegistration registration(w, stream);
-  // Reused for every request on this connection, so that steady state allocates little.
-  beast::flat_buffer buffer;
-  http1::RequestHead head;
-  telemetry::RequestRecord rec;
-  ForwardBuffers forward_buffers;
-  lend_buffers(forward_buffers, buffer, head);
-  http::FramingInput framing;
+  prepare_client_socket(c.stream);
+  lend_buffers(c.forward_buffers, c.buffer, c.head);
 
   for (;;) {
     if (w.draining) break;
-    http1::RequestReader parser(head);
-    await_next_request(cfg, stream, buffer, forward_buffers, parser, registration);
-    error_code hec = stream.done(co_await read_http(stream, buffer, parser, http1::ReadGoal::header));
-    registration.entry().idle = false;
+    http1::RequestReader parser(c.head);
+    await_next_request(cfg, c.stream, c.buffer, c.forward_buffers, parser, c.registration);
+    error_code hec = c.stream.done(co_await read_http(c.stream, c.buffer, parser, http1::ReadGoal::header));
+    c.registration.entry().idle = false;
     if (hec) {
-      if (!ended_quietly(hec, parser)) co_await answer_head_error(stream, hec);
+      if (!ended_quietly(hec, parser)) co_await answer_head_error(c.stream, hec);
       break;
     }
 
-    begin_request(w, head, rec);
-    std::optional<SnapshotCache::Lease> leased;  // held until the request is accounted (its record views it)
-    const RequestEnd request_end{w, rec};        // every way out of this iteration ends the request once
+    begin_request(w, c.head, c.rec);
+    RequestEnd request_end{c};  // every way out of this iteration ends the request once
 
     std::unique_ptr<StreamedBody> streamed;          // a large upload's body, left unread for the forwarder
     BodyShare body_share(w.shared.buffered_bodies);  // its part of MAX_BUFFERED_BODIES_BYTES
     RefusedPtr refused;                              // smartlb's answer, when it refuses the request
-    const std::optional<http::RequestTarget> target = http::parse_request_target(head.target);
-    clients::Authentication auth;
+    c.target = http::parse_request_target(c.head.target);
     bool taken = false;  // the request's intake (see above) went through
     do {
       // A bad head or method: answered before the body is read, so the connection closes after.
-      if (refuse_head(head, cfg, framing, target.has_value(), refused, rec)) break;
-      const SnapshotCache::Lease& snapshot = leased.emplace(w.snapshots.acquire());
+      if (refuse_head(c.head, cfg, c.framing, c.target.has_value(), refused, c.rec)) break;
+      const SnapshotCache::Lease& snapshot = c.leased.emplace(w.snapshots.acquire());
       sync_origins(w, *snapshot);
-      // The identity's views stay valid to the end of the request: the snapshot lease keeps a
-      // key's name, and identity->hold a token's VerifiedToken.
-      auth = authenticate_caller(w, *snapshot, head, *target);
-      if (auth.wait_for) {  // the issuer's keys are being fetched (first fetch, or an unknown kid)
-        co_await clients::jwt::wait_for_keys(std::move(auth.wait_for), kTokenKeyWait);
-        auth = authenticate_caller(w, *snapshot, head, *target);
+      c.auth = authenticate_caller(w, *snapshot, c.head, *c.target);
+      if (c.auth.wait_for) {  // the issuer's keys are being fetched (first fetch, or an unknown kid)
+        co_await clients::jwt::wait_for_keys(std::move(c.auth.wait_for), kTokenKeyWait);
+        c.auth = authenticate_caller(w, *snapshot, c.head, *c.target);
       }
-      if (!auth.identity) {
+      if (!c.auth.identity) {
         // The body is unread, so the connection cannot carry another request.
-        refuse_caller(auth, refuse(refused, head.version, rec).reply, rec);
+        refuse_caller(c.auth, refuse(refused, c.head.version, c.rec).reply, c.rec);
         break;
       }
-      rec.client.assign(auth.identity->name);
+      c.rec.client.assign(c.auth.identity->name);
       if (!parser.is_done()) {
-        const std::optional<IntakeStart> intake = plan_intake(cfg, head, parser, body_share, refused, rec);
+        const std::optional<IntakeStart> intake =
+            plan_intake(cfg, c.head, parser, body_share, refused, c.rec);
         if (!intake) break;
         bool stream_it = intake->stream;
-        if (head.fields.contains(beast::http::field::expect)) {
-          if (refuse_expectation(head, refused, rec)) break;
-          if (stream.done(co_await send_continue(stream, head, cfg.http_timeout))) {
-            rec.client_aborted = true;
+        if (c.head.fields.contains(beast::http::field::expect)) {
+          if (refuse_expectation(c.head, refused, c.rec)) break;
+          if (c.stream.done(co_await send_continue(c.stream, c.head, cfg.http_timeout))) {
+            c.rec.client_aborted = true;
             break;
           }
         }
@@ -539,36 +578,56 @@ Task<> run_client_session(Worker& w, Socket socket) {
           // Usually the body came with the head: then no read, and no coroutine, is needed.
           bool progressed = false;
           error_code bec;
-          if (!feed_buffered(buffer, parser, http1::ReadGoal::message, progressed, bec) &&
-              head.body.size() <= intake->stop_past)
-            bec = co_await read_body(stream, buffer, parser, cfg.http_timeout, head.body, intake->stop_past,
-                                     body_share);
+          if (!feed_buffered(c.buffer, parser, http1::ReadGoal::message, progressed, bec) &&
+              c.head.body.size() <= intake->stop_past)
+            bec = co_await read_body(c.stream, c.buffer, parser, cfg.http_timeout, c.head.body,
+                                     intake->stop_past, body_share);
           if (bec) {
-            refuse_body_read(bec, intake->limit, refused, head.version, rec);
+            refuse_body_read(bec, intake->limit, refused, c.head.version, c.rec);
             break;
           }
           stream_it = !intake->length &&
-                      stream_chunked(intake->limits, intake->kind, head.body.size(), parser.is_done());
+                      stream_chunked(intake->limits, intake->kind, c.head.body.size(), parser.is_done());
         }
         if (stream_it)
-          begin_streamed(*(streamed = std::make_unique<StreamedBody>(stream, buffer, parser)), head,
+          begin_streamed(*(streamed = std::make_unique<StreamedBody>(c.stream, c.buffer, parser)), c.head,
                          intake->length, cfg, parser);
       }
       taken = true;
     } while (false);
     if (!taken) {
-      if (refused) co_await write_error_reply(stream, refused->reply, std::chrono::seconds(5));
+      if (refused) co_await write_error_reply(c.stream, refused->reply, std::chrono::seconds(5));
       break;
     }
 
-    bool keep = co_await forward_request(w, **leased, stream, head, *target, *auth.identity, rec,
-                                         forward_buffers, streamed.get());
-    forward_buffers.job.end();  // its memory back to the worker while the connection idles
+    bool keep = co_await forward_request(w, **c.leased, c.stream, c.head, *c.target, *c.auth.identity, c.rec,
+                                         c.forward_buffers, streamed.get());
+    if (c.forward_buffers.job.session_ready()) {  // a WebSocket's 101: its session takes the connection
+      request_end.handed_off = true;
+      asio::co_spawn(w.ioc, relay_opened_session(std::move(conn)), log_session_exception);
+      co_return;
+    }
+    c.forward_buffers.job.end();  // its memory back to the worker while the connection idles
     // A body not read to its end leaves the connection unable to carry another request.
     if (streamed && streamed->unread()) keep = false;
     if (!keep) break;
   }
-  close_client_socket(stream);
+  close_client_socket(c.stream);
+}
+
+}  // namespace
+
+void log_session_exception(std::exception_ptr e) {
+  if (!e) return;
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    spdlog::error("connection ended by an internal error: {}", ex.what());
+  }
+}
+
+Task<> run_client_session(Worker& w, Socket socket) {
+  return serve_client(std::make_unique<ClientConnection>(w, std::move(socket)));
 }
 
 }  // namespace smartlb::net

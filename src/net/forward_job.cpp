@@ -212,6 +212,7 @@ Task<bool> ForwardJob::run() {
               : Attempted::Next;
     }
     if (a == Attempted::NothingLeft) break;
+    if (a == Attempted::Session) co_return false;  // finished by end_session()
     if (a != Attempted::Next) co_return finish(a == Attempted::Keep);
   }
   co_return finish(co_await answer_nothing_left());
@@ -351,8 +352,8 @@ Task<Attempted> ForwardJob::attempt(const ChosenTarget& t, routing::TriedSet& tr
       websocket_ ? judge_upgrade(head) : websocket::UpgradeAnswer::NotUpgraded;
   if (upgrade == websocket::UpgradeAnswer::Accepted) {
     ticket.close({routing::AttemptEnd::Upgraded});
-    co_await open_websocket(t);
-    co_return Attempted::Close;  // the connection was the session's
+    open_websocket(t);
+    co_return Attempted::Session;  // relayed once this frame and run()'s have ended
   }
   if (upgrade != websocket::UpgradeAnswer::NotUpgraded || (status == 101 && !websocket_)) {
     const std::string_view why = websocket_ ? std::string_view(websocket::to_string(upgrade))

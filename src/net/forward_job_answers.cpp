@@ -85,21 +85,42 @@ class SessionLearning final : public SessionResponses {
 
 }  // namespace
 
-Task<void> ForwardJob::open_websocket(const ChosenTarget& t) {
+// What a session holds while it is relayed: its count on its backend, what its responses teach
+// routing and the budgets, and how it is relayed.
+struct ForwardJob::OpenSession {
+  OpenSession(routing::InFlight count, SessionLearning learn)
+      : in_flight(std::move(count)), learning(learn) {}
+  routing::InFlight in_flight;
+  SessionLearning learning;
+  WebSocketSession settings;
+};
+
+void ForwardJob::OpenSessionDelete::operator()(OpenSession* s) const { delete s; }
+
+ForwardJob::~ForwardJob() { leave_queue(); }
+
+void ForwardJob::open_websocket(const ChosenTarget& t) {
   rec_.served_by = static_cast<int>(t.member.id.value);
-  const routing::InFlight session = states_.begin_websocket_session(t.member.id);
-  SessionLearning learning(s_.routing, t.ticket(), model_, budget_);
-  WebSocketSession s;
+  session_.reset(new OpenSession(states_.begin_websocket_session(t.member.id),
+                                 SessionLearning(s_.routing, t.ticket(), model_, budget_)));
+  WebSocketSession& s = session_->settings;
   s.client_key = req_.fields.get("sec-websocket-key");
   s.backend_name = t.config.name;
   s.request_id = rec_.request_id;
-  s.responses = &learning;
+  s.responses = &session_->learning;
   if (websocket::is_responses_path(request_target_.path)) {
     s.responses_tag = &snap_.resources[snap_.resource_of[t.route.backend]].tag;
     s.configured_tag = [this](std::uint64_t bits) { return snap_.resource_tagged(bits) != nullptr; };
     s.reads_model = model_.empty();
   }
-  co_await exchange_.open_session(s);
+}
+
+// Not a coroutine: the session's relay is the only frame it needs.
+Task<void> ForwardJob::relay_session() { return exchange_.open_session(session_->settings); }
+
+void ForwardJob::end_session() {
+  session_.reset();  // its count on the backend ends with it
+  finish(false);
 }
 
 Task<bool> ForwardJob::relay_held() {

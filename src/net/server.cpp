@@ -41,15 +41,6 @@ void net::Worker::begin_drain() {
 
 namespace {
 
-void log_exception(std::exception_ptr e) {
-  if (!e) return;
-  try {
-    std::rethrow_exception(e);
-  } catch (const std::exception& ex) {
-    spdlog::error("connection ended by an internal error: {}", ex.what());
-  }
-}
-
 Task<> accept_loop(Worker& w) {
   for (;;) {
     auto [ec, socket] = co_await w.acceptor->async_accept(use_tuple);
@@ -68,7 +59,7 @@ Task<> accept_loop(Worker& w) {
       socket.close(ignored);  // over MAX_CONNECTIONS: refuse rather than degrade everyone
       continue;
     }
-    asio::co_spawn(w.ioc, run_client_session(w, std::move(socket)), log_exception);
+    asio::co_spawn(w.ioc, run_client_session(w, std::move(socket)), log_session_exception);
   }
 }
 
@@ -193,7 +184,7 @@ void Server::start() {
     });
   };
   for (auto& w : I.workers) {
-    asio::co_spawn(w->ioc, accept_loop(*w), log_exception);
+    asio::co_spawn(w->ioc, accept_loop(*w), log_session_exception);
     I.threads.emplace_back([&ioc = w->ioc] { ioc.run(); });
   }
 }

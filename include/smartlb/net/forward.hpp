@@ -40,6 +40,11 @@ class ForwardJobSlot {
   // The request's end (after forward_request's task finished): its job is destroyed, its room
   // goes back to the spares.
   void end();
+  // A WebSocket session the request opened (ForwardJob::session_ready): relayed by a coroutine
+  // of its own once forward_request's task finished, then ended (priced, budgets settled).
+  bool session_ready() const;
+  Task<void> relay_session();
+  void end_session();
 
  private:
   friend Task<bool> forward_request(Worker&, const Snapshot&, io::TimedSocket&, http1::RequestHead&,

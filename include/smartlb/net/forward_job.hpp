@@ -84,7 +84,8 @@ struct Refusal {
 // How one attempt ended: failed over (try the next), nothing left to try, answered (and
 // whether the client connection may carry another request), or to be tried again (the
 // target's retry_config).
-enum class Attempted : std::uint8_t { Next, NothingLeft, Keep, Close, Retry };
+// Session: a verified 101; the WebSocket session waits to be relayed (ForwardJob::relay_session).
+enum class Attempted : std::uint8_t { Next, NothingLeft, Keep, Close, Retry, Session };
 
 class ForwardJob {
  public:
@@ -108,9 +109,18 @@ class ForwardJob {
 
   ForwardJob(const ForwardJob&) = delete;
   ForwardJob& operator=(const ForwardJob&) = delete;
-  ~ForwardJob() { leave_queue(); }  // a job destroyed mid-wait (the worker stopping)
+  ~ForwardJob();  // leaves its queue: a job destroyed mid-wait (the worker stopping)
 
   Task<bool> run();  // prices the answer and settles the budgets when it ends
+
+  // A Realtime or Responses WebSocket whose 101 the backend sent ends run() (false) with its
+  // session ready, not relayed: its connection hands itself to a coroutine of its own for the
+  // session (net/client_session.cpp), so that the frames of the request (run(), its attempt,
+  // the client session's) end rather than wait for an hour. relay_session() is the session;
+  // end_session() then prices it and settles the budgets, as run() does at its end.
+  bool session_ready() const { return session_ != nullptr; }
+  Task<void> relay_session();
+  void end_session();
 
  private:
   // At the end of run(): what the answer cost, by the price table, then the caller's budgets
@@ -173,9 +183,9 @@ class ForwardJob {
   // says "not found"; the held answer relayed; what is answered when nothing is left to try.
   bool next_resource(routing::TriedSet& tried, bool unavailable);
   Task<bool> hold_not_found(const ChosenTarget& t);
-  // After a verified 101: the client's 101 and the session, counted on its backend. Not a
-  // failure of the backend however it ends.
-  Task<void> open_websocket(const ChosenTarget& t);
+  // After a verified 101: the session made ready, counted on its backend, for relay_session().
+  // Not a failure of the backend however it ends.
+  void open_websocket(const ChosenTarget& t);
   // What the backend's answer to a handshake is, against the key this attempt sent.
   websocket::UpgradeAnswer judge_upgrade(const http1::ResponseHead& h) const;
   Task<bool> relay_held();
@@ -215,6 +225,12 @@ class ForwardJob {
     int by = -1;
   };
   std::unique_ptr<HeldAnswer> held_;
+  // A WebSocket session's in-flight count, learning and settings (forward_job_answers.cpp).
+  struct OpenSession;
+  struct OpenSessionDelete {
+    void operator()(OpenSession* s) const;
+  };
+  std::unique_ptr<OpenSession, OpenSessionDelete> session_;
   // The model the client asked for: the deployment path segment, or the body's `model` of an
   // OpenAI-style request. Rules match it, and cooldowns and quotas are kept under it.
   std::string_view model_;
