@@ -352,7 +352,7 @@ Task<Attempted> ForwardJob::attempt(const ChosenTarget& t, routing::TriedSet& tr
       websocket_ ? judge_upgrade(head) : websocket::UpgradeAnswer::NotUpgraded;
   if (upgrade == websocket::UpgradeAnswer::Accepted) {
     ticket.close({routing::AttemptEnd::Upgraded});
-    open_websocket(t);
+    open_websocket(t, ticket.take_in_flight());
     co_return Attempted::Session;  // relayed once this frame and run()'s have ended
   }
   if (upgrade != websocket::UpgradeAnswer::NotUpgraded || (status == 101 && !websocket_)) {

@@ -88,9 +88,10 @@ class SessionLearning final : public SessionResponses {
 // What a session holds while it is relayed: its count on its backend, what its responses teach
 // routing and the budgets, and how it is relayed.
 struct ForwardJob::OpenSession {
-  OpenSession(routing::InFlight count, SessionLearning learn)
-      : in_flight(std::move(count)), learning(learn) {}
-  routing::InFlight in_flight;
+  OpenSession(routing::InFlight attempt, routing::InFlight session, SessionLearning learn)
+      : in_flight(std::move(attempt)), sessions(std::move(session)), learning(learn) {}
+  routing::InFlight in_flight;  // its attempt's, on its deployment
+  routing::InFlight sessions;   // on its backend's open sessions
   SessionLearning learning;
   WebSocketSession settings;
 };
@@ -99,9 +100,9 @@ void ForwardJob::OpenSessionDelete::operator()(OpenSession* s) const { delete s;
 
 ForwardJob::~ForwardJob() { leave_queue(); }
 
-void ForwardJob::open_websocket(const ChosenTarget& t) {
+void ForwardJob::open_websocket(const ChosenTarget& t, routing::InFlight attempt_in_flight) {
   rec_.served_by = static_cast<int>(t.member.id.value);
-  session_.reset(new OpenSession(states_.begin_websocket_session(t.member.id),
+  session_.reset(new OpenSession(std::move(attempt_in_flight), states_.begin_websocket_session(t.member.id),
                                  SessionLearning(s_.routing, t.ticket(), model_, budget_)));
   WebSocketSession& s = session_->settings;
   s.client_key = req_.fields.get("sec-websocket-key");

@@ -54,6 +54,10 @@ TEST_F(RealtimeTest, ASessionRelaysFramesBothWaysWithTheBackendsKeyAndCountsItsU
     return proxy_.server->states().websocket_sessions(proxy_.server->snapshot()->table.member(0).id);
   };
   EXPECT_EQ(sessions(), 1) << "the open session counts on its backend (/status, metrics)";
+  const auto in_flight = [&] {
+    return proxy_.server->states().in_flight(proxy_.server->snapshot()->table.member(0).id);
+  };
+  EXPECT_EQ(in_flight(), 1) << "and in flight there until it ends: an admin drain waits for it";
 
   bool pong = false;
   client.ws().control_callback([&](websocket::frame_type kind, beast::string_view payload) {
@@ -74,6 +78,7 @@ TEST_F(RealtimeTest, ASessionRelaysFramesBothWaysWithTheBackendsKeyAndCountsItsU
   EXPECT_FALSE(ec) << "the backend's close answer came back: " << ec.message();
   ASSERT_TRUE(sim.sessions_closed());
   EXPECT_TRUE(await_condition([&] { return sessions() == 0; }));
+  EXPECT_TRUE(await_condition([&] { return in_flight() == 0; }));
 
   const json stats = sim.stats();
   EXPECT_EQ(stats["realtime"]["client_messages"], 3);

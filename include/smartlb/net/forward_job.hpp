@@ -79,12 +79,10 @@ struct Refusal {
   std::string_view body{};  // an answer of smartlb's own that is no error (status 200)
 };
 
-// How one attempt ended: failed over (try the next), nothing left to try, or answered (and
-// whether the client connection may carry another request).
 // How one attempt ended: failed over (try the next), nothing left to try, answered (and
-// whether the client connection may carry another request), or to be tried again (the
-// target's retry_config).
-// Session: a verified 101; the WebSocket session waits to be relayed (ForwardJob::relay_session).
+// whether the client connection may carry another request), to be tried again (the target's
+// retry_config), or a verified 101 whose WebSocket session waits to be relayed (Session:
+// ForwardJob::relay_session).
 enum class Attempted : std::uint8_t { Next, NothingLeft, Keep, Close, Retry, Session };
 
 class ForwardJob {
@@ -183,9 +181,9 @@ class ForwardJob {
   // says "not found"; the held answer relayed; what is answered when nothing is left to try.
   bool next_resource(routing::TriedSet& tried, bool unavailable);
   Task<bool> hold_not_found(const ChosenTarget& t);
-  // After a verified 101: the session made ready, counted on its backend, for relay_session().
-  // Not a failure of the backend however it ends.
-  void open_websocket(const ChosenTarget& t);
+  // After a verified 101: the session made ready, counted on its backend (and still in flight
+  // there, as its attempt was), for relay_session(). Not a failure of the backend however it ends.
+  void open_websocket(const ChosenTarget& t, routing::InFlight attempt_in_flight);
   // What the backend's answer to a handshake is, against the key this attempt sent.
   websocket::UpgradeAnswer judge_upgrade(const http1::ResponseHead& h) const;
   Task<bool> relay_held();

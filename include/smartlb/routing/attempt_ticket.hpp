@@ -142,6 +142,9 @@ class AttemptTicket {
   }
   base::MonoNanos sent_at() const { return sent_; }
   bool closed() const { return closed_; }
+  // An upgraded attempt's count in flight, which its WebSocket session carries on until it ends
+  // (an admin drain waits for it), after the ticket is gone.
+  InFlight take_in_flight() { return std::move(in_flight_); }
 
  private:
   Closed fail(const AttemptOutcome& o, const Verdict& v, std::optional<std::chrono::milliseconds> hint);
