@@ -362,14 +362,15 @@ std::optional<IntakeStart> plan_intake(const config::Config& cfg, const http1::R
 
 // A client connection's state, on the heap: a session's frame refers to it, and a WebSocket
 // session that a request opens takes it whole (relay_opened_session), so that the frames of the
-// request that opened it end. The forwarded request's job (in forward_buffers) comes last: it
-// refers to the rest.
+// request that opened it end. The forwarded request's job (in forward_buffers), and a session
+// taken out of it, come last: they refer to the rest.
 struct ClientConnection {
   ClientConnection(Worker& worker, Socket socket)
       : w(worker), stream(worker.sweeper, std::move(socket)), registration(worker, stream) {}
   // The request's end: its access line, metrics and spans, then what it held let go (the
   // configuration it routed with, which its record views; its caller; its target).
   void end_request() {
+    session.reset();  // (a relay that threw: its counts on the backend end first)
     finish_request(w, rec);
     auth = {};
     target.reset();
@@ -391,6 +392,8 @@ struct ClientConnection {
   std::optional<http::RequestTarget> target;
   clients::Authentication auth;
   ForwardBuffers forward_buffers;
+  // A WebSocket session the current request opened, out of its job (relay_opened_session).
+  std::unique_ptr<OpenedSession> session;
 };
 using ConnectionPtr = std::unique_ptr<ClientConnection>;
 
@@ -509,9 +512,9 @@ void sync_origins(Worker& w, const Snapshot& snapshot) {
 Task<> relay_opened_session(ConnectionPtr conn) {
   ClientConnection& c = *conn;
   const RequestEnd request_end{c};  // however the relay ends
-  co_await c.forward_buffers.job.relay_session();
-  c.forward_buffers.job.end_session();
-  c.forward_buffers.job.end();
+  co_await c.session->relay();
+  c.session->end();
+  c.session.reset();
   close_client_socket(c.stream);
 }
 
@@ -603,6 +606,8 @@ Task<> serve_client(ConnectionPtr conn) {
     bool keep = co_await forward_request(w, **c.leased, c.stream, c.head, *c.target, *c.auth.identity, c.rec,
                                          c.forward_buffers, streamed.get());
     if (c.forward_buffers.job.session_ready()) {  // a WebSocket's 101: its session takes the connection
+      c.session = c.forward_buffers.job.take_session();
+      c.forward_buffers.job.end();  // the job's memory back to the worker now, not in an hour
       request_end.handed_off = true;
       asio::co_spawn(w.ioc, relay_opened_session(std::move(conn)), log_session_exception);
       co_return;

@@ -83,17 +83,80 @@ class SessionLearning final : public SessionResponses {
   clients::BudgetAdmission* budget_;  // the caller's, when it has budgets
 };
 
+// What the answer cost, by the price table: priced under the deployment its last attempt asked
+// for, else the model the client asked for.
+void price_answer(const Snapshot& snap, telemetry::RequestRecord& rec) {
+  if (snap.prices.empty() || (rec.prompt_tokens < 0 && rec.completion_tokens < 0)) return;
+  const cost::ModelPrice* price = nullptr;
+  if (rec.served_by >= 0 && rec.attempt_count > 0)
+    price = snap.prices.find(
+        rec.attempts[std::min(rec.attempt_count, telemetry::RequestRecord::kMaxAttempts) - 1].deployment);
+  if (!price) price = snap.prices.find(rec.deployment);
+  if (!price) return;
+  if (const auto cost = cost_of({rec.prompt_tokens, rec.cached_tokens, rec.completion_tokens}, *price)) {
+    rec.cost = *cost;
+    rec.cost_model = price->model;
+  }
+}
+
+// The budgets are charged what the answer says it used (tokens, and their price); an answer that
+// used nothing (an error, smartlb's own) gives the tokens and cost back; a success that does not
+// say (a stream without include_usage) keeps the estimate.
+void settle_budgets(clients::BudgetAdmission* budget, const base::Clock& clock,
+                    const telemetry::RequestRecord& rec) {
+  if (!budget) return;
+  budget->release();  // no longer in flight (max_in_flight)
+  const clients::BudgetTime t{clock.coarse_now(), clock.wall_now()};
+  // (An answer whose model has no price keeps its estimated cost.)
+  if (rec.prompt_tokens >= 0 || rec.completion_tokens >= 0)
+    budget->settle(
+        std::max<std::int64_t>(rec.prompt_tokens, 0) + std::max<std::int64_t>(rec.completion_tokens, 0),
+        rec.cost, t);
+  else if (rec.served_by < 0 || rec.status / 100 != 2)
+    budget->settle(0, 0, t);
+}
+
 }  // namespace
 
-// What a session holds while it is relayed: its count on its backend, what its responses teach
-// routing and the budgets, and how it is relayed.
-struct ForwardJob::OpenSession {
-  OpenSession(routing::InFlight attempt, routing::InFlight session, SessionLearning learn)
-      : in_flight(std::move(attempt)), sessions(std::move(session)), learning(learn) {}
-  routing::InFlight in_flight;  // its attempt's, on its deployment
-  routing::InFlight sessions;   // on its backend's open sessions
-  SessionLearning learning;
-  WebSocketSession settings;
+// What a session holds while it is relayed, out of its job: its counts on its backend, what its
+// responses teach routing and the budgets, its relay (made before the job goes: it refers to
+// nothing of the job), and what its end needs. Everything it views lives as long as the
+// connection's request: the configuration (its lease), the record, the caller's budgets.
+class ForwardJob::OpenSession final : public OpenedSession {
+ public:
+  OpenSession(routing::InFlight attempt, routing::InFlight session, SessionLearning learn,
+              const Snapshot& snap, const base::Clock& clock, telemetry::RequestRecord& rec)
+      : in_flight_(std::move(attempt)),
+        sessions_(std::move(session)),
+        learning_(learn),
+        snap_(snap),
+        clock_(clock),
+        rec_(rec) {}
+  WebSocketSession& settings() { return settings_; }
+  SessionLearning& learning() { return learning_; }
+  void set_relay(Task<void> relay, clients::BudgetAdmission* budget) {
+    relay_.emplace(std::move(relay));
+    budget_ = budget;
+  }
+
+  Task<void> relay() override { return std::move(*relay_); }
+  void end() override {
+    in_flight_ = {};  // its counts on the backend end with it
+    sessions_ = {};
+    net::price_answer(snap_, rec_);
+    net::settle_budgets(budget_, clock_, rec_);
+  }
+
+ private:
+  routing::InFlight in_flight_;  // its attempt's, on its deployment
+  routing::InFlight sessions_;   // on its backend's open sessions
+  SessionLearning learning_;
+  WebSocketSession settings_;
+  std::optional<Task<void>> relay_;
+  const Snapshot& snap_;
+  const base::Clock& clock_;
+  telemetry::RequestRecord& rec_;
+  clients::BudgetAdmission* budget_ = nullptr;
 };
 
 void ForwardJob::OpenSessionDelete::operator()(OpenSession* s) const { delete s; }
@@ -102,26 +165,31 @@ ForwardJob::~ForwardJob() { leave_queue(); }
 
 void ForwardJob::open_websocket(const ChosenTarget& t, routing::InFlight attempt_in_flight) {
   rec_.served_by = static_cast<int>(t.member.id.value);
+  // The model as the record holds it (the same text): model_ may view the job's own copy of the
+  // path (a stateful one's, untagged), which goes before the session ends. The attempts'
+  // records view it likewise.
+  const std::string_view model = rec_.deployment;
+  for (std::size_t i = 0; i < std::min(rec_.attempt_count, telemetry::RequestRecord::kMaxAttempts); ++i)
+    if (rec_.attempts[i].deployment.data() == model_.data()) rec_.attempts[i].deployment = model;
   session_.reset(new OpenSession(std::move(attempt_in_flight), states_.begin_websocket_session(t.member.id),
-                                 SessionLearning(s_.routing, t.ticket(), model_, budget_)));
-  WebSocketSession& s = session_->settings;
+                                 SessionLearning(s_.routing, t.ticket(), model, budget_), snap_, s_.clock,
+                                 rec_));
+  WebSocketSession& s = session_->settings();
   s.client_key = req_.fields.get("sec-websocket-key");
   s.backend_name = t.config.name;
   s.request_id = rec_.request_id;
-  s.responses = &session_->learning;
+  s.responses = &session_->learning();
   if (websocket::is_responses_path(request_target_.path)) {
     s.responses_tag = &snap_.resources[snap_.resource_of[t.route.backend]].tag;
-    s.configured_tag = [this](std::uint64_t bits) { return snap_.resource_tagged(bits) != nullptr; };
+    s.configured_tag = [&snap = snap_](std::uint64_t bits) { return snap.resource_tagged(bits) != nullptr; };
     s.reads_model = model_.empty();
   }
 }
 
-// Not a coroutine: the session's relay is the only frame it needs.
-Task<void> ForwardJob::relay_session() { return exchange_.open_session(session_->settings); }
-
-void ForwardJob::end_session() {
-  session_.reset();  // its count on the backend ends with it
-  finish(false);
+std::unique_ptr<OpenedSession> ForwardJob::take_session() {
+  leave_queue();
+  session_->set_relay(exchange_.open_session(session_->settings()), budget_);
+  return std::unique_ptr<OpenedSession>(session_.release());
 }
 
 Task<bool> ForwardJob::relay_held() {
@@ -173,34 +241,7 @@ Task<bool> ForwardJob::refuse_unavailable() {
 
 // The model priced is the deployment the serving backend was asked for (after a target's
 // rename: a rule may send a model's requests to a cheaper one), else the model the client named.
-void ForwardJob::price_answer() {
-  if (snap_.prices.empty() || (rec_.prompt_tokens < 0 && rec_.completion_tokens < 0)) return;
-  const cost::ModelPrice* price = nullptr;
-  if (rec_.served_by >= 0 && rec_.attempt_count > 0)
-    price = snap_.prices.find(
-        rec_.attempts[std::min(rec_.attempt_count, telemetry::RequestRecord::kMaxAttempts) - 1].deployment);
-  if (!price) price = snap_.prices.find(rec_.deployment);
-  if (!price) return;
-  if (const auto cost = cost_of({rec_.prompt_tokens, rec_.cached_tokens, rec_.completion_tokens}, *price)) {
-    rec_.cost = *cost;
-    rec_.cost_model = price->model;
-  }
-}
-
-// The budgets are charged what the answer says it used (tokens, and their price); an answer that
-// used nothing (an error, smartlb's own) gives the tokens and cost back; a success that does not
-// say (a stream without include_usage) keeps the estimate.
-void ForwardJob::settle_budgets() {
-  if (!budget_) return;
-  budget_->release();  // no longer in flight (max_in_flight)
-  const clients::BudgetTime t{s_.clock.coarse_now(), s_.clock.wall_now()};
-  // (An answer whose model has no price keeps its estimated cost.)
-  if (rec_.prompt_tokens >= 0 || rec_.completion_tokens >= 0)
-    budget_->settle(
-        std::max<std::int64_t>(rec_.prompt_tokens, 0) + std::max<std::int64_t>(rec_.completion_tokens, 0),
-        rec_.cost, t);
-  else if (rec_.served_by < 0 || rec_.status / 100 != 2)
-    budget_->settle(0, 0, t);
-}
+void ForwardJob::price_answer() { net::price_answer(snap_, rec_); }
+void ForwardJob::settle_budgets() { net::settle_budgets(budget_, s_.clock, rec_); }
 
 }  // namespace smartlb::net

@@ -37,8 +37,7 @@ void ForwardJobSlot::end() {
 }
 
 bool ForwardJobSlot::session_ready() const { return job_ && job_->job.session_ready(); }
-Task<void> ForwardJobSlot::relay_session() { return job_->job.relay_session(); }
-void ForwardJobSlot::end_session() { job_->job.end_session(); }
+std::unique_ptr<OpenedSession> ForwardJobSlot::take_session() { return job_->job.take_session(); }
 
 // Not a coroutine: the request's job lives in memory its connection borrows rather than in a
 // frame of its own, which would cost an aligned_alloc and a free per request most of the time

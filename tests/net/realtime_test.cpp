@@ -13,6 +13,7 @@
 #include "mock_backend.hpp"
 #include "proxy_harness.hpp"
 #include "record_observer.hpp"
+#include "smartlb/routing/token_estimate.hpp"
 #include "smartlb/websocket/handshake.hpp"
 #include "websocket_sim.hpp"
 
@@ -148,6 +149,49 @@ TEST_F(RealtimeTest, ASessionHoldsAnInFlightSlotOnlyWhileAResponseIsInProgress) 
   client.ws().next_layer().close();  // the client leaves mid-response
   ASSERT_TRUE(records_.await(3)) << "the session ended";
   EXPECT_EQ(chat(), 200u) << "its slot was given back";
+}
+
+// The session's usage is charged to the caller's token budget when it ends, as an HTTP answer's
+// is: its handshake was admitted on an estimate, and the session's end settles it (once its job
+// is gone: the session carries what its end needs).
+TEST_F(RealtimeTest, ASessionsUsageIsChargedToTheCallersTokenBudgetWhenItEnds) {
+  Sim sim("sim-a", "key-a");
+  proxy_.add_backend("a", sim.url(), 1, 1, "key-a");
+  config::ClientConfig app;
+  app.name = "app";
+  app.key = "app-key-1";
+  app.limits.tokens_per_minute = 1000;
+  proxy_.cfg.policy.clients.push_back(app);
+  start();
+  {
+    WsClient client(proxy_.port());
+    ASSERT_TRUE(client.open("/openai/v1/realtime?model=gpt-4o", {{"api-key", "app-key-1"}}));
+    EXPECT_EQ(client.read_event()["type"], "session.created");
+    client.send(kItem);
+    client.read_until("conversation.item.created");
+    client.send(R"({"type":"response.create"})");
+    client.read_until("response.done");
+    beast::error_code ec;
+    client.ws().close(websocket::close_code::normal, ec);
+  }
+  const auto rec = records_.await();
+  ASSERT_TRUE(rec);
+  const std::int64_t used = rec->prompt_tokens + rec->completion_tokens;
+  ASSERT_GT(used, 0);
+  ASSERT_NE(used, routing::kDefaultMaxTokensEstimate) << "the test tells the usage from the estimate";
+  // A chat estimated at one token more than the session left when charged what it used is
+  // refused; one estimated at exactly that is served. The handshake's estimate alone would leave
+  // 1000 - 16, and answer the other way.
+  const std::int64_t left = 1000 - used;
+  const bool over = left < 1000 - routing::kDefaultMaxTokensEstimate;
+  const std::int64_t max_tokens = (over ? left + 1 : left) - 1;  // the prompt "hi": one token
+  const unsigned status =
+      http_call(
+          proxy_.port(), "POST", "/openai/deployments/gpt-4o/chat/completions?api-version=1",
+          {{"api-key", "app-key-1"}, {"content-type", "application/json"}},
+          R"({"messages":[{"role":"user","content":"hi"}],"max_tokens":)" + std::to_string(max_tokens) + "}")
+          .status;
+  EXPECT_EQ(status, over ? 429u : 200u) << used << " tokens used";
 }
 
 TEST_F(RealtimeTest, TheClients101KeepsTheBackendsFieldsButThoseOfOneBackendAndSmartlbsOwn) {

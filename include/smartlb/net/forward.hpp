@@ -24,6 +24,17 @@ struct ForwardBuffers;
 struct StreamedBody;    // a large upload's body (net/streamed_body.hpp)
 struct ForwardRequest;  // one request's policy and mechanism (forward_request.cpp)
 
+// A Realtime or Responses WebSocket session whose 101 the backend sent, taken out of its
+// request's job (ForwardJob::take_session): what it holds while it is relayed (its counts on
+// the backend, what its responses teach routing and the budgets) and what its end needs, so
+// that neither the job nor the request's frames wait as long as the session lasts.
+class OpenedSession {
+ public:
+  virtual ~OpenedSession() = default;
+  virtual Task<void> relay() = 0;  // once: the client's 101, then both ways until both are done
+  virtual void end() = 0;          // after the relay: priced, the caller's budgets settled
+};
+
 // Where a connection's current request keeps its policy and mechanism: memory borrowed from the worker's
 // spares (Worker::spare_job_rooms) when the request starts and given back when it ends, so a
 // request allocates no frame for it and an idle connection holds none.
@@ -40,11 +51,10 @@ class ForwardJobSlot {
   // The request's end (after forward_request's task finished): its job is destroyed, its room
   // goes back to the spares.
   void end();
-  // A WebSocket session the request opened (ForwardJob::session_ready): relayed by a coroutine
-  // of its own once forward_request's task finished, then ended (priced, budgets settled).
+  // A WebSocket session the request opened (ForwardJob::session_ready), taken out of the job
+  // once forward_request's task finished (then end() gives the job's memory back at once).
   bool session_ready() const;
-  Task<void> relay_session();
-  void end_session();
+  std::unique_ptr<OpenedSession> take_session();
 
  private:
   friend Task<bool> forward_request(Worker&, const Snapshot&, io::TimedSocket&, http1::RequestHead&,

@@ -112,13 +112,13 @@ class ForwardJob {
   Task<bool> run();  // prices the answer and settles the budgets when it ends
 
   // A Realtime or Responses WebSocket whose 101 the backend sent ends run() (false) with its
-  // session ready, not relayed: its connection hands itself to a coroutine of its own for the
-  // session (net/client_session.cpp), so that the frames of the request (run(), its attempt,
-  // the client session's) end rather than wait for an hour. relay_session() is the session;
-  // end_session() then prices it and settles the budgets, as run() does at its end.
+  // session ready, not relayed: its connection takes it (take_session, which leaves nothing of
+  // the session in the job) and hands itself to a coroutine of its own for it
+  // (net/client_session.cpp), so that the job and the request's frames (run(), its attempt, the
+  // client session's) end rather than wait for an hour. The session's end() then prices it and
+  // settles the budgets, as run() does at its end.
   bool session_ready() const { return session_ != nullptr; }
-  Task<void> relay_session();
-  void end_session();
+  std::unique_ptr<OpenedSession> take_session();
 
  private:
   // At the end of run(): what the answer cost, by the price table, then the caller's budgets
@@ -223,8 +223,8 @@ class ForwardJob {
     int by = -1;
   };
   std::unique_ptr<HeldAnswer> held_;
-  // A WebSocket session's in-flight count, learning and settings (forward_job_answers.cpp).
-  struct OpenSession;
+  // A WebSocket session's in-flight counts, learning and settings (forward_job_answers.cpp).
+  class OpenSession;
   struct OpenSessionDelete {
     void operator()(OpenSession* s) const;
   };
