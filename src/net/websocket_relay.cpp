@@ -117,10 +117,9 @@ class Relay final : public DrainListener {
   // was thrown (the Relay outlives them); an exception closes both connections and is thrown here then.
   Task<void> run(std::string first) {
     first_ = std::move(first);
-    const Executor ex = co_await asio::this_coro::executor;
     try {
       for (const bool down : {true, false}) {
-        asio::co_spawn(ex, down ? pump_down() : pump_up(), [this](std::exception_ptr e) { pump_ended(e); });
+        start_pump(down);
         ++pumps_running_;
       }
       co_await supervise();
@@ -148,9 +147,10 @@ class Relay final : public DrainListener {
   // recv of a plain connection; would_block when it has nothing, and always for a TLS
   // connection, whose layer may hold bytes the socket no longer shows (read_into reads it), and
   // where reads-now are not compiled (io/draining_read.hpp).
-  // When a plain one has nothing, the pump waits for it holding no buffer: the room goes back to
-  // the worker (EventRooms) and this read follows the wake, so an idle session holds no relay
-  // buffer, and no frame but its pumps'. (Asio's own read would wait holding the buffer, and the
+  // When a plain one has nothing, the pump returns and its source is waited for holding no buffer
+  // and no frame: the room goes back to the worker (EventRooms), the pump starts again on the
+  // wake and this read follows, so an idle session holds no relay buffer and no pump frame
+  // (await_source). (Asio's own read would wait holding the buffer, and the
   // socket's mark cannot be trusted here: the other direction's writes to the same descriptor
   // bring it events. Measured at 500 idle sessions, falling back to Asio's read after a wake
   // that found nothing left a third of the pumps holding 16 KiB each.)
@@ -217,7 +217,6 @@ class Relay final : public DrainListener {
   // Moves one direction's bytes until its source ends or a write fails.
   Task<void> pump(Direction& d, bool to_client) {
     io::beast::flat_buffer buffer;  // storage only from a read to its write (read_ready)
-    io::TimedSocket& source = to_client ? upstream_.tcp() : client_;
     std::string_view piece;
     if (to_client && !first_.empty()) piece = first_;
     for (;;) {
@@ -233,18 +232,16 @@ class Relay final : public DrainListener {
         // The backend's first events may have come with its 101 (Realtime's session.created):
         // written now, their room goes before the session idles.
         if (to_client && !first_.empty()) std::string().swap(first_);
+        if (buffer.capacity() == 0) w_.spare_event_rooms.take(buffer, kRelayBufferBytes);
         auto [ec, n] = read_ready(to_client, buffer);
-        // Idle: a wait that holds no buffer (read_ready). A wake may find nothing (the other
-        // direction's writes to the descriptor wake it too): it waits again the same way.
-        while (SMARTLB_DRAINING_READS && ec == asio::error::would_block && !(to_client && upstream_.tls())) {
-          const std::size_t room = w_.spare_event_rooms.give(buffer);
-          const auto [wec] = co_await source.async_wait_readable(use_tuple);
-          w_.spare_event_rooms.take(buffer, std::max(room, kRelayBufferBytes));
-          if (wec) {
-            ec = wec;
-            break;
-          }
-          std::tie(ec, n) = read_ready(to_client, buffer);
+        // Idle: the pump ends here, its frame and its buffer's room with it, and a wait with a
+        // small handler starts it again when the source has bytes, its close or an error
+        // (await_source). A wake that finds nothing (the other direction's writes to the
+        // descriptor wake it too) ends it the same way.
+        if (SMARTLB_DRAINING_READS && ec == asio::error::would_block && !(to_client && upstream_.tls())) {
+          w_.spare_event_rooms.give(buffer);
+          (to_client ? down_waits_ : up_waits_) = true;
+          co_return;
         }
         if (ec == asio::error::would_block) std::tie(ec, n) = co_await read_into(to_client, buffer);  // TLS
         if (ec || n == 0) break;
@@ -316,6 +313,26 @@ class Relay final : public DrainListener {
   }
   Task<void> pump_down() { return pump(down_, true); }
   Task<void> pump_up() { return pump(up_, false); }
+  // A pump runs as a coroutine of its own while its source has bytes, and not at all while it
+  // waits for them: an idle session holds no pump frame, only two waits (pumps_running_ counts
+  // a waiting pump as running).
+  void start_pump(bool down) {
+    asio::co_spawn(client_.get_executor(), down ? pump_down() : pump_up(),
+                   [this, down](std::exception_ptr e) { pump_returned(down, e); });
+  }
+  void pump_returned(bool down, std::exception_ptr e) {
+    if (!e && std::exchange(down ? down_waits_ : up_waits_, false)) {
+      await_source(down);
+      return;
+    }
+    pump_ended(e);
+  }
+  // However the wait ends (bytes, the peer's close, the socket closed by smartlb), the pump
+  // starts again and reads what it finds.
+  void await_source(bool down) {
+    io::TimedSocket& source = down ? upstream_.tcp() : client_;
+    source.async_wait_readable([this, down](error_code) { start_pump(down); });
+  }
   void pump_ended(std::exception_ptr e) {
     if (e) failed(e);
     --pumps_running_;
@@ -470,7 +487,8 @@ class Relay final : public DrainListener {
   websocket::SessionUsage usage_;
   bool protocol_error_ = false;  // either side sent what is not WebSocket framing
   int pumps_running_ = 0;
-  std::exception_ptr failure_;  // what a pump threw
+  bool down_waits_ = false, up_waits_ = false;  // a pump returned to wait for its source (await_source)
+  std::exception_ptr failure_;                  // what a pump threw
 };
 
 // What an idle session holds is what a thousand of them cost: none of the request's texts is
