@@ -212,7 +212,7 @@ Task<bool> ForwardJob::run() {
               : Attempted::Next;
     }
     if (a == Attempted::NothingLeft) break;
-    if (a == Attempted::Session) co_return false;  // finished by end_session()
+    if (a == Attempted::Session) co_return false;  // priced and settled by the session's end()
     if (a != Attempted::Next) co_return finish(a == Attempted::Keep);
   }
   co_return finish(co_await answer_nothing_left());

@@ -316,19 +316,29 @@ class Relay final : public DrainListener {
   // A pump runs as a coroutine of its own while its source has bytes, and not at all while it
   // waits for them: an idle session holds no pump frame, only two waits (pumps_running_ counts
   // a waiting pump as running).
+  // (Outside run()'s try once the session is under way: what starting one throws ends the pump,
+  // as what the pump throws does.)
   void start_pump(bool down) {
-    asio::co_spawn(client_.get_executor(), down ? pump_down() : pump_up(),
-                   [this, down](std::exception_ptr e) { pump_returned(down, e); });
+    try {
+      asio::co_spawn(client_.get_executor(), down ? pump_down() : pump_up(),
+                     [this, down](std::exception_ptr e) { pump_returned(down, e); });
+    } catch (...) {
+      pump_ended(std::current_exception());
+    }
   }
   void pump_returned(bool down, std::exception_ptr e) {
     if (!e && std::exchange(down ? down_waits_ : up_waits_, false)) {
-      await_source(down);
+      try {
+        await_source(down);
+      } catch (...) {
+        pump_ended(std::current_exception());
+      }
       return;
     }
     pump_ended(e);
   }
   // However the wait ends (bytes, the peer's close, the socket closed by smartlb), the pump
-  // starts again and reads what it finds.
+  // starts again and reads what it finds: its read reports an error the wait saw.
   void await_source(bool down) {
     io::TimedSocket& source = down ? upstream_.tcp() : client_;
     source.async_wait_readable([this, down](error_code) { start_pump(down); });

@@ -82,7 +82,7 @@ struct Refusal {
 // How one attempt ended: failed over (try the next), nothing left to try, answered (and
 // whether the client connection may carry another request), to be tried again (the target's
 // retry_config), or a verified 101 whose WebSocket session waits to be relayed (Session:
-// ForwardJob::relay_session).
+// ForwardJob::take_session).
 enum class Attempted : std::uint8_t { Next, NothingLeft, Keep, Close, Retry, Session };
 
 class ForwardJob {
@@ -182,7 +182,7 @@ class ForwardJob {
   bool next_resource(routing::TriedSet& tried, bool unavailable);
   Task<bool> hold_not_found(const ChosenTarget& t);
   // After a verified 101: the session made ready, counted on its backend (and still in flight
-  // there, as its attempt was), for relay_session(). Not a failure of the backend however it ends.
+  // there, as its attempt was), for take_session(). Not a failure of the backend however it ends.
   void open_websocket(const ChosenTarget& t, routing::InFlight attempt_in_flight);
   // What the backend's answer to a handshake is, against the key this attempt sent.
   websocket::UpgradeAnswer judge_upgrade(const http1::ResponseHead& h) const;
