@@ -33,6 +33,23 @@ class RealtimeTest : public ::testing::Test {
   ~RealtimeTest() override { proxy_.stop(); }
   void start() { proxy_.start(&records_); }
 
+  // A client "app" (key app-key-1) with `limits`.
+  void add_app(const config::ClientLimits& limits) {
+    config::ClientConfig app;
+    app.name = "app";
+    app.key = "app-key-1";
+    app.limits = limits;
+    proxy_.cfg.policy.clients.push_back(app);
+  }
+  // A chat from "app" (its prompt estimated at one token) asking for `max_tokens`: its status.
+  unsigned app_chat(std::int64_t max_tokens = 1) {
+    return http_call(proxy_.port(), "POST", "/openai/deployments/gpt-4o/chat/completions?api-version=1",
+                     {{"api-key", "app-key-1"}, {"content-type", "application/json"}},
+                     R"({"messages":[{"role":"user","content":"hi"}],"max_tokens":)" +
+                         std::to_string(max_tokens) + "}")
+        .status;
+  }
+
   ProxyHarness proxy_;
   LastRecord records_;
 };
@@ -125,18 +142,9 @@ TEST_F(RealtimeTest, EachResponseCountsAgainstTheDeclaredQuotaAndTeachesLatencyR
 TEST_F(RealtimeTest, ASessionHoldsAnInFlightSlotOnlyWhileAResponseIsInProgress) {
   Sim sim("sim-a", "key-a", 0, std::chrono::seconds(120));  // a response's deltas 120 s apart
   proxy_.add_backend("a", sim.url(), 1, 1, "key-a");
-  config::ClientConfig app;
-  app.name = "app";
-  app.key = "app-key-1";
-  app.limits.max_in_flight = 1;
-  proxy_.cfg.policy.clients.push_back(app);
+  add_app({.max_in_flight = 1});
   start();
-  const auto chat = [&] {
-    return http_call(proxy_.port(), "POST", "/openai/deployments/gpt-4o/chat/completions?api-version=1",
-                     {{"api-key", "app-key-1"}, {"content-type", "application/json"}},
-                     R"({"messages":[{"role":"user","content":"hi"}],"max_tokens":1})")
-        .status;
-  };
+  const auto chat = [&] { return app_chat(); };
   WsClient client(proxy_.port());
   ASSERT_TRUE(client.open("/openai/v1/realtime?model=gpt-4o", {{"api-key", "app-key-1"}}));
   EXPECT_EQ(client.read_event()["type"], "session.created");
@@ -157,11 +165,7 @@ TEST_F(RealtimeTest, ASessionHoldsAnInFlightSlotOnlyWhileAResponseIsInProgress) 
 TEST_F(RealtimeTest, ASessionsUsageIsChargedToTheCallersTokenBudgetWhenItEnds) {
   Sim sim("sim-a", "key-a");
   proxy_.add_backend("a", sim.url(), 1, 1, "key-a");
-  config::ClientConfig app;
-  app.name = "app";
-  app.key = "app-key-1";
-  app.limits.tokens_per_minute = 1000;
-  proxy_.cfg.policy.clients.push_back(app);
+  add_app({.tokens_per_minute = 1000});
   start();
   {
     WsClient client(proxy_.port());
@@ -184,14 +188,7 @@ TEST_F(RealtimeTest, ASessionsUsageIsChargedToTheCallersTokenBudgetWhenItEnds) {
   // 1000 - 16, and answer the other way.
   const std::int64_t left = 1000 - used;
   const bool over = left < 1000 - routing::kDefaultMaxTokensEstimate;
-  const std::int64_t max_tokens = (over ? left + 1 : left) - 1;  // the prompt "hi": one token
-  const unsigned status =
-      http_call(
-          proxy_.port(), "POST", "/openai/deployments/gpt-4o/chat/completions?api-version=1",
-          {{"api-key", "app-key-1"}, {"content-type", "application/json"}},
-          R"({"messages":[{"role":"user","content":"hi"}],"max_tokens":)" + std::to_string(max_tokens) + "}")
-          .status;
-  EXPECT_EQ(status, over ? 429u : 200u) << used << " tokens used";
+  EXPECT_EQ(app_chat((over ? left + 1 : left) - 1), over ? 429u : 200u) << used << " tokens used";
 }
 
 TEST_F(RealtimeTest, TheClients101KeepsTheBackendsFieldsButThoseOfOneBackendAndSmartlbsOwn) {
