@@ -119,8 +119,8 @@ class Relay final : public DrainListener {
     first_ = std::move(first);
     try {
       for (const bool down : {true, false}) {
+        ++pumps_running_;  // (first: a pump that fails to start counts itself out)
         start_pump(down);
-        ++pumps_running_;
       }
       co_await supervise();
     } catch (...) {
