@@ -83,8 +83,9 @@ class SessionLearning final : public SessionResponses {
   clients::BudgetAdmission* budget_;  // the caller's, when it has budgets
 };
 
-// What the answer cost, by the price table: priced under the deployment its last attempt asked
-// for, else the model the client asked for.
+// What the answer cost, by the price table. The model priced is the deployment the serving
+// backend was asked for (after a target's rename: a rule may send a model's requests to a cheaper
+// one), else the model the client named.
 void price_answer(const Snapshot& snap, telemetry::RequestRecord& rec) {
   if (snap.prices.empty() || (rec.prompt_tokens < 0 && rec.completion_tokens < 0)) return;
   const cost::ModelPrice* price = nullptr;
@@ -239,8 +240,7 @@ Task<bool> ForwardJob::refuse_unavailable() {
       {static_cast<beast::http::status>(a.status), a.type, a.code, a.message, a.retry_after});
 }
 
-// The model priced is the deployment the serving backend was asked for (after a target's
-// rename: a rule may send a model's requests to a cheaper one), else the model the client named.
+// run()'s end, as a session's end() does them (above).
 void ForwardJob::price_answer() { net::price_answer(snap_, rec_); }
 void ForwardJob::settle_budgets() { net::settle_budgets(budget_, s_.clock, rec_); }
 
