@@ -11,6 +11,7 @@
 #include "smartlb/http/header_rules.hpp"
 #include "smartlb/http/request_target.hpp"
 #include "smartlb/http1/http_io.hpp"
+#include "smartlb/io/lingering_close.hpp"
 #include "smartlb/net/client_session.hpp"
 #include "smartlb/net/forward.hpp"
 #include "smartlb/net/replies.hpp"
@@ -369,6 +370,18 @@ Task<> relay_opened_session(ConnectionPtr conn) {
   close_client_socket(c.stream);
 }
 
+// A connection whose client may still be sending a body that smartlb did not read, closed after a
+// lingering read (io/lingering_close.hpp) in a coroutine of its own, so that its wait holds only the
+// connection.
+Task<> linger_then_close(ConnectionPtr conn) { co_await io::close_lingering(conn->stream, conn->buffer); }
+
+// A connection's end: at once, or lingering while its client may still be sending.
+void end_connection(ConnectionPtr conn, bool client_sending) {
+  if (!client_sending) return close_client_socket(conn->stream);
+  Worker& w = conn->w;
+  asio::co_spawn(w.ioc, linger_then_close(std::move(conn)), log_session_exception);
+}
+
 // One client connection, request after request. Each request's intake (its head and caller
 // checked, its body read or left to stream) is a do/while(false) that every refusal leaves: each
 // way out but the last closes the connection after the answer `refused` holds, written at one
@@ -380,6 +393,7 @@ Task<> serve_client(ConnectionPtr conn) {
   const config::Config& cfg = w.shared.cfg;
   prepare_client_socket(c.stream);
   lend_buffers(c.forward_buffers, c.buffer, c.head);
+  bool unread = false;  // the client may still be sending: the connection closes lingering
 
   for (;;) {
     if (w.draining) break;
@@ -388,7 +402,8 @@ Task<> serve_client(ConnectionPtr conn) {
     error_code hec = c.stream.done(co_await read_http(c.stream, c.buffer, parser, http1::ReadGoal::header));
     c.registration.entry().idle = false;
     if (hec) {
-      if (!ended_quietly(hec, parser)) co_await answer_head_error(c.stream, hec);
+      unread = !ended_quietly(hec, parser);
+      if (unread) co_await answer_head_error(c.stream, hec);
       break;
     }
 
@@ -451,6 +466,7 @@ Task<> serve_client(ConnectionPtr conn) {
     } while (false);
     if (!taken) {
       if (refused) co_await write_error_reply(c.stream, refused->reply, std::chrono::seconds(5));
+      unread = !parser.is_done();
       break;
     }
 
@@ -465,10 +481,10 @@ Task<> serve_client(ConnectionPtr conn) {
     }
     c.forward_buffers.job.end();  // its memory back to the worker while the connection idles
     // A body not read to its end leaves the connection unable to carry another request.
-    if (streamed && streamed->unread()) keep = false;
-    if (!keep) break;
+    unread = streamed && streamed->unread();
+    if (!keep || unread) break;
   }
-  close_client_socket(c.stream);
+  end_connection(std::move(conn), unread);
 }
 
 }  // namespace

@@ -95,6 +95,28 @@ TEST_F(BodyLimits, ARequestOverTheBufferedLimitIs413WhateverItsFraming) {
   EXPECT_EQ(backend.request_count(), 0u);
 }
 
+// A client sends its body right after its head (as the SDKs do), so it may still be sending when
+// the proxy refuses the request. The proxy reads the rest away before it closes: a close with bytes
+// unread resets the connection, and the client's send fails, its answer unread.
+TEST_F(BodyLimits, AClientStillSendingARefusedBodyFinishesAndReadsWhy) {
+  p.cfg.max_request_body_bytes = 256 * 1024;
+  MockBackend backend([](const SeenRequest&) { return ok(); });
+  p.add_backend("b", backend.url());
+  p.start();
+  const std::string body = chat_with_image(1024 * 1024);
+  RawConnection c(p.port());
+  c.send("POST " + kChat + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n");
+  const std::string answer = c.read_until("MAX_REQUEST_BODY_BYTES");  // refused on its length alone
+  EXPECT_EQ(answer.rfind("HTTP/1.1 413", 0), 0u) << answer.substr(0, 200);
+  for (std::size_t at = 0; at < body.size(); at += 64 * 1024)
+    ASSERT_NO_THROW(c.send(body.substr(at, 64 * 1024))) << "reset after " << at << " bytes";
+  c.send_and_close_sending("");
+  c.read_until_close();
+  EXPECT_TRUE(c.peer_closed());
+  EXPECT_EQ(backend.request_count(), 0u);
+}
+
 TEST_F(BodyLimits, AnUploadOverTheBufferedLimitStreamsInsteadOfBeingRefused) {
   p.cfg.max_request_body_bytes = 32 * 1024;  // below the 64 KiB threshold: uploads stream past it
   MockBackend backend([](const SeenRequest&) { return ok(); });
