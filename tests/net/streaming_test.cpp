@@ -252,6 +252,35 @@ TEST(Streaming, ClientLeavingDuringASilentStretchEndsTheRequestAtOnce) {
   EXPECT_TRUE(p.available(0, "gpt-4o")) << "and is not cooled down";
 }
 
+// A reasoning model's stream teaches the first-token deadline of its shape (its reasoning effort)
+// when it ends, long after the request's body was freed (once the client had the stream's head):
+// the shape the attempt keeps is its own copy, not a view into that body (ASan's build reads the
+// freed body otherwise).
+TEST(Streaming, AStreamsReasoningEffortOutlivesItsFreedRequestBody) {
+  LastRecord observer;
+  ProxyHarness p;
+  MockBackend backend([&p](const SeenRequest&) {
+    p.clock.advance(std::chrono::milliseconds(5));  // its first token comes 5 ms after the request
+    return sse({"data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n", "data: [DONE]\n\n"});
+  });
+  p.add_backend("backend", backend.url());
+  p.start(&observer);
+  const std::string body =
+      R"({"stream":true,"reasoning_effort":"high","messages":[{"role":"user","content":"a prompt on the heap"}]})";
+  RawConnection c(p.port());
+  c.send(
+      "POST /openai/deployments/gpt-4o/chat/completions?api-version=1 HTTP/1.1\r\nHost: proxy\r\n"
+      "Content-Type: application/json\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body);
+  const std::string all = c.read_until("0\r\n\r\n");
+  EXPECT_NE(all.find("data: [DONE]"), std::string::npos);
+  const auto rec = observer.await();
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(rec->status, 200u);
+  EXPECT_EQ(rec->attempts[0].ttfb_us, 5000)
+      << "its first content came after it was sent: its shape was learned";
+}
+
 TEST(Streaming, AWatchedClientThatStaysKeepsItsConnection) {
   // The watch must not end a connection whose client is still there: a stream with a silent
   // stretch completes, and the same connection carries the next request.

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "smartlb/base/clock.hpp"
@@ -161,7 +162,7 @@ class AttemptTicket {
   unsigned status_ = 0;
   Verdict head_verdict_{};
   std::optional<std::chrono::milliseconds> head_hint_;
-  std::string_view stream_shape_;
+  std::string stream_shape_;  // a copy: the request's body it came from may be freed before the stream ends
   std::int64_t prompt_tokens_ = 0;
   bool stream_ = false;
   bool closed_ = false;
