@@ -228,15 +228,20 @@ std::optional<IntakeStart> plan_intake(const config::Config& cfg, const http1::R
 // taken out of it, come last: they refer to the rest.
 struct ClientConnection {
   ClientConnection(Worker& worker, Socket socket)
-      : w(worker), stream(worker.sweeper, std::move(socket)), registration(worker, stream) {}
+      : w(worker),
+        stream(worker.sweeper, std::move(socket)),
+        registration(worker, stream),
+        body_share(worker.shared.buffered_bodies) {}
   // The request's end: its access line, metrics and spans, then what it held let go (the
-  // configuration it routed with, which its record views; its caller; its target).
+  // configuration it routed with, which its record views; its caller; its target; its body's
+  // share of MAX_BUFFERED_BODIES_BYTES, held until then: a copy of the body may live in its job).
   void end_request() {
     session.reset();  // (a relay that threw: its counts on the backend end first)
     finish_request(w, rec);
     auth = {};
     target.reset();
     leased.reset();
+    body_share.release();
   }
 
   Worker& w;
@@ -253,6 +258,7 @@ struct ClientConnection {
   std::optional<SnapshotCache::Lease> leased;
   std::optional<http::RequestTarget> target;
   clients::Authentication auth;
+  BodyShare body_share;
   ForwardBuffers forward_buffers;
   // A WebSocket session the current request opened, out of its job (relay_opened_session).
   std::unique_ptr<OpenedSession> session;
@@ -364,10 +370,62 @@ void sync_origins(Worker& w, const Snapshot& snapshot) {
 Task<> relay_opened_session(ConnectionPtr conn) {
   ClientConnection& c = *conn;
   const RequestEnd request_end{c};  // however the relay ends
+  c.session = c.forward_buffers.job.take_session();
+  c.forward_buffers.job.end();  // the job's memory back to the worker now, not in an hour
   co_await c.session->relay();
   c.session->end();
   c.session.reset();
   close_client_socket(c.stream);
+}
+
+Task<> serve_client(ConnectionPtr conn);
+
+// An event stream its request committed to the client, on the connection it now owns: what came
+// relayed, in a coroutine of its own that ends while the stream waits for its next event, which
+// starts it again (so a waiting stream holds no frame: docs/benchmarks.md, streaming memory).
+// At its end the request ends, and the connection reads its next one in a new session
+// coroutine, or closes.
+Task<> relay_committed_stream(ConnectionPtr conn);
+void wake_committed_stream(ConnectionPtr conn) {
+  Worker& w = conn->w;
+  asio::co_spawn(w.ioc, relay_committed_stream(std::move(conn)), log_session_exception);
+}
+// A waiting stream's wait dropped uncalled (its worker stopping): the request ends all the same,
+// as it did when a frame of its own ended it.
+void drop_committed_stream(ConnectionPtr conn) {
+  conn->forward_buffers.job.end();
+  conn->end_request();
+}
+
+Task<> relay_committed_stream(ConnectionPtr conn) {
+  ClientConnection& c = *conn;
+  ForwardJobSlot& job = c.forward_buffers.job;
+  RequestEnd request_end{c};  // however the relay ends, but for a wait
+  const std::optional<bool> keep = co_await job.relay_stream();
+  if (!keep) {
+    request_end.handed_off = true;
+    job.await_stream(
+        StreamWaker::make<ClientConnection, wake_committed_stream, drop_committed_stream>(std::move(conn)));
+    co_return;
+  }
+  job.end();  // its memory back to the worker while the connection idles
+  request_end.handed_off = true;
+  c.end_request();
+  if (!*keep) co_return close_client_socket(c.stream);
+  Worker& w = c.w;
+  asio::co_spawn(w.ioc, serve_client(std::move(conn)), log_session_exception);
+}
+
+// A request whose job ended with a WebSocket session or an event stream under way: the
+// connection goes with it to a coroutine of its own. (co_spawn runs that coroutine's first step
+// at once, inside serve_client's co_return: safe because that step always suspends, or leaves the
+// connection to a wait, before it could end the connection that serve_client's locals refer to.)
+void hand_off_connection(ConnectionPtr conn) {
+  Worker& w = conn->w;
+  if (conn->forward_buffers.job.session_ready())
+    asio::co_spawn(w.ioc, relay_opened_session(std::move(conn)), log_session_exception);
+  else
+    asio::co_spawn(w.ioc, relay_committed_stream(std::move(conn)), log_session_exception);
 }
 
 // A connection whose client may still be sending a body that smartlb did not read, closed after a
@@ -410,9 +468,8 @@ Task<> serve_client(ConnectionPtr conn) {
     begin_request(w, c.head, c.rec);
     RequestEnd request_end{c};  // every way out of this iteration ends the request once
 
-    std::unique_ptr<StreamedBody> streamed;          // a large upload's body, left unread for the forwarder
-    BodyShare body_share(w.shared.buffered_bodies);  // its part of MAX_BUFFERED_BODIES_BYTES
-    RefusedPtr refused;                              // smartlb's answer, when it refuses the request
+    std::unique_ptr<StreamedBody> streamed;  // a large upload's body, left unread for the forwarder
+    RefusedPtr refused;                      // smartlb's answer, when it refuses the request
     c.target = http::parse_request_target(c.head.target);
     bool taken = false;  // the request's intake (see above) went through
     do {
@@ -433,7 +490,7 @@ Task<> serve_client(ConnectionPtr conn) {
       c.rec.client.assign(c.auth.identity->name);
       if (!parser.is_done()) {
         const std::optional<IntakeStart> intake =
-            plan_intake(cfg, c.head, parser, body_share, refused, c.rec);
+            plan_intake(cfg, c.head, parser, c.body_share, refused, c.rec);
         if (!intake) break;
         bool stream_it = intake->stream;
         if (c.head.fields.contains(beast::http::field::expect)) {
@@ -450,7 +507,7 @@ Task<> serve_client(ConnectionPtr conn) {
           if (!feed_buffered(c.buffer, parser, http1::ReadGoal::message, progressed, bec) &&
               c.head.body.size() <= intake->stop_past)
             bec = co_await read_body(c.stream, c.buffer, parser, cfg.http_timeout, c.head.body,
-                                     intake->stop_past, body_share);
+                                     intake->stop_past, c.body_share);
           if (bec) {
             refuse_body_read(bec, intake->limit, refused, c.head.version, c.rec);
             break;
@@ -472,12 +529,10 @@ Task<> serve_client(ConnectionPtr conn) {
 
     bool keep = co_await forward_request(w, **c.leased, c.stream, c.head, *c.target, *c.auth.identity, c.rec,
                                          c.forward_buffers, streamed.get());
-    if (c.forward_buffers.job.session_ready()) {  // a WebSocket's 101: its session takes the connection
-      c.session = c.forward_buffers.job.take_session();
-      c.forward_buffers.job.end();  // the job's memory back to the worker now, not in an hour
+    // A WebSocket's 101, or an event stream under way: it takes the connection.
+    if (c.forward_buffers.job.session_ready() || c.forward_buffers.job.stream_ready()) {
       request_end.handed_off = true;
-      asio::co_spawn(w.ioc, relay_opened_session(std::move(conn)), log_session_exception);
-      co_return;
+      co_return hand_off_connection(std::move(conn));
     }
     c.forward_buffers.job.end();  // its memory back to the worker while the connection idles
     // A body not read to its end leaves the connection unable to carry another request.

@@ -212,7 +212,8 @@ Task<bool> ForwardJob::run() {
               : Attempted::Next;
     }
     if (a == Attempted::NothingLeft) break;
-    if (a == Attempted::Session) co_return false;  // priced and settled by the session's end()
+    // Priced and settled by the session's end(), or at the end of relay_stream().
+    if (a == Attempted::Session || a == Attempted::Stream) co_return false;
     if (a != Attempted::Next) co_return finish(a == Attempted::Keep);
   }
   co_return finish(co_await answer_nothing_left());
@@ -391,23 +392,32 @@ Task<Attempted> ForwardJob::attempt(const ChosenTarget& t, routing::TriedSet& tr
     }
   }
   rec_.served_by = static_cast<int>(t.member.id.value);
-  const stateful::ResourceTag* tag =
-      stateful_.tags_answers() ? &snap_.resources[snap_.resource_of[t.route.backend]].tag : nullptr;
   // What is left of a first-token deadline bounds the hold of a stream's start, and fails it over.
   const base::Nanos hold =
       first_token ? std::max<base::Nanos>(*first_token - base::Nanos(s_.clock.now() - sent), base::Nanos(1))
                   : base::Nanos(header_timeout());
-  const Relayed rl = co_await exchange_.relay(
-      {t.config.name, buffers_.budget_fields, rec_.request_id, hold, first_token.has_value(), tag});
+  const Relayed rl = co_await exchange_.relay(relay_options(t, hold, first_token.has_value()));
   const Attempted next = relayed(t, ticket, a, rl);
   if (rl.end == RelayEnd::FailOver && streamed_) co_return co_await end_streamed(StreamEnd::UpstreamFailed);
   co_return next;
+}
+
+RelayOptions ForwardJob::relay_options(const ChosenTarget& t, base::Nanos hold, bool fail_over_stall) const {
+  const stateful::ResourceTag* tag =
+      stateful_.tags_answers() ? &snap_.resources[snap_.resource_of[t.route.backend]].tag : nullptr;
+  // A streamed upload's stream is not handed off: the reader of its body lives in the client
+  // session's frame.
+  return {t.config.name, buffers_.budget_fields, rec_.request_id, hold, fail_over_stall, tag, {}, !streamed_};
 }
 
 // Not part of attempt(): a coroutine's locals all live in its frame, which a stream holds for
 // as long as it lasts.
 Attempted ForwardJob::relayed(const ChosenTarget& t, routing::AttemptTicket& ticket,
                               telemetry::AttemptRecord& a, const Relayed& r) {
+  if (r.end == RelayEnd::HandedOff) {  // the attempt goes on without this frame (stream_ready)
+    stream_.reset(new CommittedStream{t, std::move(ticket), a});
+    return Attempted::Stream;
+  }
   if (r.end == RelayEnd::FailOver) {  // its stream's start or its body failed: nothing went to the client
     rec_.served_by = -1;
     const std::string why = "HTTP " + std::to_string(a.status) + " but its answer failed before any of it " +
@@ -447,6 +457,13 @@ Attempted ForwardJob::relayed(const ChosenTarget& t, routing::AttemptTicket& tic
                   {},
                   r.content_at});
   return r.end == RelayEnd::Keep ? Attempted::Keep : Attempted::Close;
+}
+
+Task<std::optional<bool>> ForwardJob::relay_stream() {
+  const Relayed r = co_await exchange_.relay_committed();
+  if (r.end == RelayEnd::HandedOff) co_return std::nullopt;  // it waits for its next event
+  const std::unique_ptr<CommittedStream> s = std::move(stream_);
+  co_return finish(relayed(s->target, s->ticket, s->attempt, r) == Attempted::Keep);
 }
 
 Task<Attempted> ForwardJob::end_streamed(StreamEnd end) {

@@ -54,49 +54,50 @@ class HoldDeadline {
   std::shared_ptr<State> s_;
 };
 
+// A bufferless wait found the socket readable (or failed: `ec`): its bytes (or its close) read at
+// once with one recv() (no second operation) into a room as large as the buffer had, and fed to
+// the parser. True when that settles the read (`ec` says how); false when there was nothing after
+// all, or nothing the parser could use yet.
+bool read_after_wait(UpstreamConnection& c, http1::ResponseReader& p, error_code& ec) {
+  if (ec) return true;
+  c.buffer.commit(io::read_now(c.tcp().socket(), c.buffer.prepare(c.buffer.capacity()), ec));
+  if (ec == asio::error::eof) {
+    p.put_eof(ec);  // the parser says whether the body was whole
+    return true;
+  }
+  if (ec && ec != asio::error::would_block) return true;
+  ec = {};
+  bool progressed = false;
+  return c.buffer.size() != 0 && feed_buffered(c.buffer, p, http1::ReadGoal::some, progressed, ec);
+}
+
+// An event stream on a plain connection known to be quiet (nothing reached it since its last read
+// emptied it, its close included: io/draining_read) may wait for its next bytes with its buffer's
+// storage given back and without the recv() that would find EAGAIN. A TLS connection reads at
+// once: its layer may hold bytes the socket no longer shows.
+bool may_wait_bufferless(UpstreamConnection& c) {
+  return !c.tls() && c.buffer.size() == 0 && !c.tcp().bytes_may_have_arrived();
+}
+
 // The next bytes of a response body (ReadGoal::some), within `timeout`. An event stream
-// (`event_stream`) waits long between events, and a pending read holds its buffer: on a plain
-// connection known to be quiet (nothing reached it since its last read emptied it, its close
-// included: io/draining_read), it waits for its next bytes with the buffer's storage given back
-// and without the recv() that would find EAGAIN, then reads them with one recv() (no second
-// operation) into a room as large as the buffer had (`rooms`: the worker's). A TLS connection
-// reads at once: its layer may hold bytes the socket no longer shows.
+// (`event_stream`) waits long between events, and a pending read holds its buffer: when it may
+// (may_wait_bufferless), it waits for its next bytes with the buffer's room lent to `rooms` (the
+// worker's), then reads them (read_after_wait).
 Task<error_code> read_body_bytes(UpstreamConnection& c, http1::ResponseReader& p,
                                  std::chrono::seconds timeout, bool event_stream, bool& fitted,
                                  EventRooms& rooms) {
   c.tcp().expires_after(timeout);
   fit_to_events(c.buffer, fitted);
   error_code ec;
-  if (event_stream && !c.tls() && c.buffer.size() == 0 && !c.tcp().bytes_may_have_arrived()) {
+  if (event_stream && may_wait_bufferless(c)) {
     const std::size_t room = rooms.give(c.buffer);
     ec = std::get<0>(co_await c.tcp().async_wait_readable(use_tuple));
     rooms.take(c.buffer, room);
-    if (!ec) {
-      // The socket has bytes, or its close: read at once, not by a second operation.
-      c.buffer.commit(io::read_now(c.tcp().socket(), c.buffer.prepare(c.buffer.capacity()), ec));
-      if (ec == asio::error::eof) {
-        p.put_eof(ec);  // the parser says whether the body was whole
-        co_return c.tcp().done(ec);
-      }
-      if (ec && ec != asio::error::would_block) co_return c.tcp().done(ec);
-      ec = {};  // bytes for the parser, or none after all: then the usual read below
-      bool progressed = false;
-      if (c.buffer.size() != 0 && feed_buffered(c.buffer, p, http1::ReadGoal::some, progressed, ec))
-        co_return c.tcp().done(ec);
-    }
+    if (read_after_wait(c, p, ec)) co_return c.tcp().done(ec);
   }
-  if (!ec) ec = co_await c.visit([&](auto& s) { return read_http(s, c.buffer, p, http1::ReadGoal::some); });
+  ec = co_await c.visit([&](auto& s) { return read_http(s, c.buffer, p, http1::ReadGoal::some); });
   co_return c.tcp().done(ec);
 }
-
-// A held-back start larger than this is not kept in the worker's spare scratch.
-constexpr std::size_t kKeepHeldBytes = 4 * 1024;
-struct TrimHeld {
-  std::string& held;
-  ~TrimHeld() {
-    if (held.capacity() > kKeepHeldBytes) std::string().swap(held);
-  }
-};
 
 // What goes out of an event stream whose ids are tagged: the events these runs complete,
 // tagged, as one run (in `tagged`). Returns its size. The usage reader sees the same events as
@@ -345,8 +346,8 @@ Task<Relayed> UpstreamExchange::relay(UpstreamPtr conn, const RelayOptions& opti
 UpstreamExchange::BodyPlan UpstreamExchange::start_readers(RelayScratch& scratch,
                                                            const http1::ResponseHead& res,
                                                            const RelayOptions& options, bool tag_events) {
-  if (tag_events) scratch.tagger.emplace(*options.tag_ids);
-  const BodyPlan plan = plan_body(res, scratch.tagger.has_value());
+  if (tag_events) scratch.tagger = std::make_unique<stateful::EventStreamTagger>(*options.tag_ids);
+  const BodyPlan plan = plan_body(res, scratch.tagger != nullptr);
   if (rec_.trace.sampled) rec_.event_stream = plan.usage == telemetry::UsageSniffer::Mode::EventStream;
   telemetry::UsageSniffer& usage = scratch.usage.emplace(plan.usage);
   if (rec_.trace.sampled) usage.read_facts_into(&rec_.response);  // gen_ai.response.* of its spans
@@ -355,61 +356,103 @@ UpstreamExchange::BodyPlan UpstreamExchange::start_readers(RelayScratch& scratch
 
 Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions options, bool tag_events) {
   http1::ResponseReader& p = *parser_;
-  const http1::ResponseHead& res = conn->head;
-  RelayScratchLease scratch(ctx_.spare_scratch);
-  const BodyPlan plan = start_readers(*scratch.get(), res, options, tag_events);
-  const bool chunked = plan.chunked, keep = plan.keep;
-  bool buffer_fitted = !plan.event_stream;  // only an event stream's buffer is cut
-  if (plan.event_stream) free_stream_idle_room();
-  std::optional<stateful::EventStreamTagger>& tagger = scratch->tagger;
-  telemetry::UsageSniffer& usage = *scratch->usage;
-
-  const TrimHeld trim{scratch->held};
-  ClientWatch watch;                          // armed once the client waits on the backend
-  std::string_view pending = options.prefix;  // a stream's held-back start: the first bytes written
-  std::string tagged;                         // this round's events, their ids tagged
-  Relayed held{RelayEnd::FailOver};           // what the hold saw
-  if (plan.hold) {
-    switch (
-        co_await hold_stream_start(*conn, p, scratch->held, pending, watch, held, options, buffer_fitted)) {
-      case HoldEnd::Release:
-        break;
-      case HoldEnd::ClientLeft:
-        co_return client_left(*conn);
-      case HoldEnd::FailOver:
-        watch.disarm(client_.socket());  // the client's connection gets the next attempt's answer
-        co_return held_start_failed(*conn, held);
+  BodyRelay& r = body_relay_.emplace(ctx_.spare_scratch);
+  r.conn = std::move(conn);
+  const http1::ResponseHead& res = r.conn->head;
+  r.plan = start_readers(*r.scratch.get(), res, options, tag_events);
+  r.buffer_fitted = !r.plan.event_stream;  // only an event stream's buffer is cut
+  if (r.plan.event_stream) free_stream_idle_room();
+  r.pending = options.prefix;  // a stream's held-back start: the first bytes written
+  if (r.plan.hold) {
+    Relayed held{RelayEnd::FailOver};  // what the hold saw
+    const HoldEnd end = co_await hold_stream_start(*r.conn, p, r.scratch->held, r.pending, r.watch, held,
+                                                   options, r.buffer_fitted);
+    r.content_at = held.content_at;
+    if (end != HoldEnd::Release) {
+      Relayed failed = end == HoldEnd::ClientLeft ? client_left(*r.conn) : held_start_failed(*r.conn, held);
+      // The client's connection gets the next attempt's answer.
+      if (end == HoldEnd::FailOver) r.watch.disarm(client_.socket());
+      body_relay_.reset();
+      co_return failed;
     }
   }
 
-  write_response_head(res, options, chunked, keep, tagger.has_value());
-  std::string& head = buffers_.response_head;
-
+  write_response_head(res, options, r.plan.chunked, r.plan.keep, r.scratch->tagger != nullptr);
   // An event stream's head goes at once when its body must be waited for. Any other answer's
   // head waits for its body's first bytes and goes in the same write: one syscall instead of
   // two, and a backend that sends a head and then nothing (or fails) before its body began has
   // sent nothing to the client yet, so the request can still fail over.
-  bool head_sent = false;
-  if (plan.event_stream && pending.empty() && !p.is_done() && conn->buffer.size() == 0) {
+  if (r.plan.event_stream && r.pending.empty() && !p.is_done() && r.conn->buffer.size() == 0) {
     client_.expires_after(ctx_.cfg.http_timeout);
-    auto [hec, hn] = co_await asio::async_write(client_, asio::buffer(head), use_tuple);
-    if (client_.done(hec)) co_return client_left(*conn);
-    free_sent_texts(*conn);
-    head_sent = true;
+    auto [hec, hn] = co_await asio::async_write(client_, asio::buffer(buffers_.response_head), use_tuple);
+    if (client_.done(hec)) {
+      const Relayed left = client_left(*r.conn);
+      body_relay_.reset();
+      co_return left;
+    }
+    free_sent_texts(*r.conn);
+    r.head_sent = true;
   }
+  co_return co_await relay_rounds(options.may_hand_off ? Rounds::HandOff : Rounds::Whole);
+}
 
+Task<Relayed> UpstreamExchange::relay_committed() { return relay_rounds(Rounds::Committed); }
+
+// A committed stream waits for its next event holding neither a buffer nor a coroutine frame: a
+// wait on the socket whose handler (`wake`: the one that owns the client's connection) starts the
+// next rounds. The client's watch and the idle timeout hold meanwhile, as for a read.
+void UpstreamExchange::await_committed(StreamWaker wake) {
+  BodyRelay& r = *body_relay_;
+  UpstreamConnection& c = *r.conn;
+  r.watch.arm(client_.socket(), c);  // a client that leaves meanwhile closes `c`: the wait ends
+  c.tcp().expires_after(ctx_.cfg.http_timeout);
+  fit_to_events(c.buffer, r.buffer_fitted);
+  r.room = ctx_.spare_event_rooms.give(c.buffer);
+  r.waited = true;
+  c.tcp().async_wait_readable([&r, wake = std::move(wake)](error_code ec) mutable {
+    r.woke = ec;
+    std::move(wake)();
+  });
+}
+
+bool UpstreamExchange::read_after_wake(BodyRelay& r, error_code& ec) {
+  r.waited = false;
+  ctx_.spare_event_rooms.take(r.conn->buffer, r.room);
+  ec = r.woke;
+  const bool settled = read_after_wait(*r.conn, *parser_, ec);
+  ec = r.conn->tcp().done(ec);
+  return settled;
+}
+
+// Each round: what came (or what the connection's buffer holds already), written to the client in
+// one write. Ends the relay (body_relay_ reset) unless it is handed off, or waits committed.
+Task<Relayed> UpstreamExchange::relay_rounds(Rounds rounds) {
+  http1::ResponseReader& p = *parser_;
+  BodyRelay& r = *body_relay_;
+  UpstreamConnection& conn = *r.conn;
+  const std::unique_ptr<stateful::EventStreamTagger>& tagger = r.scratch->tagger;
+  telemetry::UsageSniffer& usage = *r.scratch->usage;
   char size_line[20];
+  Relayed end;
   for (;;) {
     std::size_t run_count = 0, chunk = 0;
     bool progressed = false;
     error_code ec;
-    const std::string_view held_start = std::exchange(pending, {});
-    // The held start goes first, with what else is buffered, before a read.
-    if (held_start.empty() && !p.is_done() &&
-        !feed_buffered(conn->buffer, p, http1::ReadGoal::some, progressed, ec)) {  // else no read needed
-      watch.arm(client_.socket(), *conn);
+    const std::string_view held_start = std::exchange(r.pending, {});
+    if (r.waited) {  // woken: a committed stream's wait (await_committed) ended
+      if (!read_after_wake(r, ec)) continue;
+    } else if (held_start.empty() && !p.is_done() &&  // the held start goes first, then what is buffered
+               !feed_buffered(conn.buffer, p, http1::ReadGoal::some, progressed,
+                              ec)) {  // else no read needed
+      // Committed to the client and waiting for its next event: whoever takes it over goes on, or
+      // a committed stream waits without a frame.
+      const bool committed = r.head_sent && r.plan.event_stream && !ec;
+      if (committed &&
+          (rounds == Rounds::HandOff || (rounds == Rounds::Committed && may_wait_bufferless(conn))))
+        co_return Relayed{RelayEnd::HandedOff};
+      r.watch.arm(client_.socket(), conn);
       // The idle timeout, renewed on every read.
-      ec = co_await read_body_bytes(*conn, p, ctx_.cfg.http_timeout, plan.event_stream, buffer_fitted,
+      ec = co_await read_body_bytes(conn, p, ctx_.cfg.http_timeout, r.plan.event_stream, r.buffer_fitted,
                                     ctx_.spare_event_rooms);
     }
     // Body bytes this round: views into the connection's buffer, valid until its next read (so:
@@ -421,17 +464,20 @@ Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions option
       runs[run_count++] = held_start;
       chunk = held_start.size();
     }
-    take_runs(p, conn->buffer, runs, run_count, chunk, ec);
-    if (ec && watch.client_left())
-      co_return client_left(*conn);  // while the backend was silent: blame no one
-    if (ec && !head_sent) co_return body_never_came(*conn, ec);
-    if (ec) co_return cut_short(*conn, ec);
+    take_runs(p, conn.buffer, runs, run_count, chunk, ec);
+    if (ec) {
+      // While the backend was silent, the client left: blame no one.
+      end = r.watch.client_left() ? client_left(conn)
+            : r.head_sent         ? cut_short(conn, ec)
+                                  : body_never_came(conn, ec);
+      break;
+    }
     const bool last = p.is_done();
-    if (tagger) chunk = tag_events_of(*tagger, runs.data(), run_count, last, tagged, usage);
+    if (tagger) chunk = tag_events_of(*tagger, runs.data(), run_count, last, r.tagged, usage);
     rec_.response_bytes += chunk;
     auto& out = round->out;
-    const std::size_t k = gather_write(out, head, head_sent, chunked, std::span(runs.data(), run_count),
-                                       chunk, last, size_line);
+    const std::size_t k = gather_write(out, buffers_.response_head, r.head_sent, r.plan.chunked,
+                                       std::span(runs.data(), run_count), chunk, last, size_line);
     if (k > 0) {
       client_.expires_after(ctx_.cfg.http_timeout);
       // One buffer goes as send(): Asio uses sendmsg() for any sequence. (GCC 12: no ?: around co_await.)
@@ -440,18 +486,31 @@ Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions option
         wec = std::get<0>(co_await asio::async_write(client_, out[0], use_tuple));
       else
         wec = std::get<0>(co_await asio::async_write(client_, std::span(out.data(), k), use_tuple));
-      if (client_.done(wec)) co_return client_left(*conn);  // stop reading, blame no one
-      if (!head_sent && plan.event_stream) free_sent_texts(*conn);
-      head_sent = true;
+      if (client_.done(wec)) {
+        end = client_left(conn);  // stop reading, blame no one
+        break;
+      }
+      if (!r.head_sent && r.plan.event_stream) free_sent_texts(conn);
+      r.head_sent = true;
       if (chunk > 0 && rec_.trace.sampled && rec_.first_byte == 0) rec_.first_byte = ctx_.clock.now();
     }
-    if (tagger ? last : read_usage(usage, std::span(runs.data(), run_count), last)) break;
-    if (!held_start.empty()) std::string().swap(scratch->held);  // sent and read: not kept for minutes
+    if (tagger ? last : read_usage(usage, std::span(runs.data(), run_count), last)) {
+      if (tagger) record_usage(usage.finish());  // its events came through the tagger
+      pool_or_close(std::move(r.conn), p.keep_alive(), r.plan.event_stream);
+      r.watch.disarm(client_.socket());
+      end = Relayed{r.plan.keep ? RelayEnd::Keep : RelayEnd::Close, {}, {}, {}, r.content_at};
+      break;
+    }
+    if (!held_start.empty()) std::string().swap(r.scratch->held);  // sent and read: not kept for minutes
   }
-  if (tagger) record_usage(usage.finish());  // its events came through the tagger
-  pool_or_close(std::move(conn), p.keep_alive(), plan.event_stream);
-  watch.disarm(client_.socket());
-  co_return Relayed{keep ? RelayEnd::Keep : RelayEnd::Close, {}, {}, {}, held.content_at};
+  body_relay_.reset();
+  co_return end;
+}
+
+// A held-back start larger than this is not kept in the worker's spare scratch.
+UpstreamExchange::BodyRelay::~BodyRelay() {
+  constexpr std::size_t kKeepHeldBytes = 4 * 1024;
+  if (scratch->held.capacity() > kKeepHeldBytes) std::string().swap(scratch->held);
 }
 
 bool UpstreamExchange::client_may_go_on() const {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -28,10 +29,14 @@ struct Plays {
   unsigned status = 200;
   std::vector<std::pair<std::string, std::string>> fields{};
   Relayed relay{RelayEnd::Keep};   // how relaying its answer ends
+  Relayed rest{RelayEnd::Keep};    // how relaying a handed-off stream's rest ends
+  std::deque<Relayed> rests{};     // ... before that, each relay of it (HandedOff: it waits)
   std::string body = "not found";  // what read_body gives (a held answer)
   base::Nanos first_content{0};    // a held stream's first content comes this long after the head
   base::Nanos drain_takes{0};      // reading the rest of its answer (a failure's) takes this long
 };
+
+void ignore_wake(std::unique_ptr<int>) {}
 
 // The mechanism, played: each send() goes to the backend its call names, and that backend's
 // Plays say what happens; what the policy asked for is recorded.
@@ -85,12 +90,24 @@ class FakeExchange final : public Exchange {
   Task<Relayed> relay(const RelayOptions& o) override {
     events.push_back("relayed from " + std::string(o.backend_name));
     relays.push_back(o);
+    rests_ = current_->rests;
     Relayed r = current_->relay;
     if (current_->first_content.count() > 0 && clock) {
       clock->advance(current_->first_content);
       r.content_at = clock->now();
     }
     co_return r;
+  }
+  Task<Relayed> relay_committed() override {
+    events.push_back("relayed the rest");
+    if (rests_.empty()) co_return current_->rest;
+    const Relayed r = rests_.front();
+    rests_.pop_front();
+    co_return r;
+  }
+  void await_committed(StreamWaker wake) override {
+    events.push_back("waited");
+    std::move(wake)();
   }
   Task<BodyRead> read_body(std::string& out, std::size_t) override {
     out += current_->body;
@@ -136,6 +153,7 @@ class FakeExchange final : public Exchange {
  private:
   http1::ResponseHead head_;
   const Plays* current_ = nullptr;
+  std::deque<Relayed> rests_;                 // the current stream's relays to come
   std::map<std::size_t, std::size_t> sends_;  // by backend
 };
 
@@ -190,6 +208,7 @@ struct Policy : ::testing::Test {
         if (s.table.member(i).id.value == id) out.push_back(s.backends[i].name);
     return out;
   }
+  std::function<void()> on_hand_off;  // called when a request's stream is handed off, before its rest
   // Runs one request through the policy to its end; whether the connection may go on.
   bool forward(const std::string& method, const std::string& target, const std::string& body = "{}") {
     http1::RequestHead req;
@@ -210,6 +229,13 @@ struct Policy : ::testing::Test {
         [&]() -> Task<void> {
           ForwardJob job(*shared, rng, exchange, *snap, req, rt, caller, rec, buffers, nullptr);
           keep = co_await job.run();
+          if (job.stream_ready()) {  // as a client connection does with a stream handed off
+            if (on_hand_off) on_hand_off();
+            std::optional<bool> relayed;
+            while (!(relayed = co_await job.relay_stream()))  // it waits: woken at once here
+              job.await_stream(StreamWaker::make<int, ignore_wake, ignore_wake>(std::make_unique<int>()));
+            keep = *relayed;
+          }
         },
         io::asio::detached);
     ioc.run();
@@ -217,6 +243,60 @@ struct Policy : ::testing::Test {
   }
   static constexpr const char* kChat = "/openai/deployments/gpt/chat/completions?api-version=2024-10-21";
 };
+
+// A stream committed to the client leaves run() for its connection to relay the rest in a coroutine
+// of its own: its attempt stays in flight on its target (an admin drain waits for it) and is
+// closed, as relayed, only when the rest has gone; the request's relay asked for the hand-off.
+TEST_F(Policy, AHandedOffStreamStaysInFlightUntilItsRestIsRelayed) {
+  add_backend("a", 1);
+  start();
+  backend("a").relay = Relayed{RelayEnd::HandedOff};
+  backend("a").rest = Relayed{RelayEnd::Keep};
+  const routing::BackendId a{static_cast<std::uint32_t>(id_of("a"))};
+  std::int64_t in_flight_handed_off = -1;
+  on_hand_off = [&] { in_flight_handed_off = states->in_flight(a); };
+  EXPECT_TRUE(forward("POST", kChat, R"({"stream":true})"));
+  EXPECT_EQ(in_flight_handed_off, 1);
+  EXPECT_EQ(states->in_flight(a), 0);
+  EXPECT_EQ(exchange.events, (std::vector<std::string>{"relayed from a", "relayed the rest"}));
+  ASSERT_EQ(exchange.relays.size(), 1u);
+  EXPECT_TRUE(exchange.relays[0].may_hand_off);
+  ASSERT_EQ(rec.attempt_count, 1u);
+  EXPECT_EQ(rec.attempts[0].cause, routing::FailureCause::None);
+  EXPECT_EQ(rec.served_by, static_cast<int>(a.value));
+}
+
+// A handed-off stream that waits for its next event is relayed again once woken, until it ends:
+// in flight on its target the whole time.
+TEST_F(Policy, AHandedOffStreamThatWaitsIsRelayedAgainOnceWoken) {
+  add_backend("a", 1);
+  start();
+  backend("a").relay = Relayed{RelayEnd::HandedOff};
+  backend("a").rests = {Relayed{RelayEnd::HandedOff}, Relayed{RelayEnd::HandedOff}};
+  backend("a").rest = Relayed{RelayEnd::Keep};
+  EXPECT_TRUE(forward("POST", kChat, R"({"stream":true})"));
+  EXPECT_EQ(exchange.events, (std::vector<std::string>{"relayed from a", "relayed the rest", "waited",
+                                                       "relayed the rest", "waited", "relayed the rest"}));
+  EXPECT_EQ(states->in_flight(routing::BackendId{static_cast<std::uint32_t>(id_of("a"))}), 0);
+  EXPECT_EQ(rec.attempts[0].cause, routing::FailureCause::None);
+}
+
+// A handed-off stream that the backend cuts short is that backend's failure, as one cut in run()'s
+// own relay is: its target cools down, and the next request goes elsewhere.
+TEST_F(Policy, AHandedOffStreamCutShortCoolsItsTarget) {
+  add_backend("a", 1);
+  add_backend("b", 2);
+  start();
+  backend("a").relay = Relayed{RelayEnd::HandedOff};
+  backend("a").rest = Relayed{RelayEnd::Close, RelayFault::Transport, routing::TransportFailure::Lost};
+  EXPECT_FALSE(forward("POST", kChat, R"({"stream":true})"));
+  EXPECT_EQ(tried(), (std::vector<std::string>{"a"})) << "the client had its head: no failover";
+  ASSERT_EQ(rec.attempt_count, 1u);
+  EXPECT_EQ(rec.attempts[0].cause, routing::FailureCause::ConnectionLost);
+  exchange.sent_to.clear();
+  forward("POST", kChat);
+  EXPECT_EQ(tried(), (std::vector<std::string>{"b"}));
+}
 
 TEST_F(Policy, A429FailsOverAtOnceToTheNextPriorityAndCoolsTheFirst) {
   add_backend("ptu", 1);

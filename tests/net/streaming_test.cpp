@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 
+#include "await_condition.hpp"
 #include "http_client.hpp"
 #include "mock_backend.hpp"
 #include "proxy_harness.hpp"
@@ -250,6 +251,61 @@ TEST(Streaming, ClientLeavingDuringASilentStretchEndsTheRequestAtOnce) {
   EXPECT_TRUE(rec->client_aborted);
   EXPECT_FALSE(rec->upstream_aborted) << "the backend did nothing wrong";
   EXPECT_TRUE(p.available(0, "gpt-4o")) << "and is not cooled down";
+}
+
+// A stream that waits for its next event holds no coroutine of the request (docs/benchmarks.md,
+// streaming memory) but is still the request under way: it counts in flight on its backend (an
+// admin drain waits for it), and the request ends once, with the stream.
+TEST(Streaming, AStreamWaitingForItsNextEventIsInFlightUntilItEnds) {
+  MockBackend backend([](const SeenRequest&) { return MockReply{}; });
+  auto gate = backend.make_gate();
+  backend.set_handler([gate](const SeenRequest&) { return silent_after_one_event(gate); });
+  LastRecord observer;  // outlives the proxy, which reports to it until it stops
+  ProxyHarness p;
+  p.cfg.threads = 1;
+  p.add_backend("backend", backend.url());
+  p.start(&observer);
+  const auto in_flight = [&] {
+    return p.server->states().in_flight(p.server->snapshot()->table.member(0).id);
+  };
+  RawConnection c(p.port());
+  c.send(kStreamRequest);
+  c.read_until("data: 1\n\n");
+  EXPECT_EQ(in_flight(), 1);
+  EXPECT_EQ(observer.finished(), 0u) << "the request has not ended";
+  backend.open(gate);
+  c.read_until("0\r\n\r\n");
+  const auto rec = observer.await();
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(rec->status, 200u);
+  EXPECT_FALSE(rec->client_aborted);
+  EXPECT_FALSE(rec->upstream_aborted);
+  EXPECT_TRUE(await_condition([&] { return in_flight() == 0; }));
+  EXPECT_EQ(observer.finished(), 1u);
+}
+
+// A waiting stream keeps its idle timeout: a backend silent past HTTP_TIMEOUT_SECONDS cuts the
+// client's stream (no clean end) and is blamed for it.
+TEST(Streaming, AStreamSilentPastTheIdleTimeoutIsCutAndItsBackendCooled) {
+  MockBackend backend([](const SeenRequest&) { return MockReply{}; });
+  auto gate = backend.make_gate();
+  backend.set_handler([gate](const SeenRequest&) { return silent_after_one_event(gate); });
+  LastRecord observer;
+  ProxyHarness p;
+  p.cfg.threads = 1;
+  p.cfg.http_timeout = std::chrono::seconds(1);
+  p.add_backend("backend", backend.url());
+  p.start(&observer);
+  RawConnection c(p.port());
+  c.send(kStreamRequest);
+  c.read_until("data: 1\n\n");
+  const std::string all = c.read_until_close();
+  backend.open(gate);
+  EXPECT_EQ(all.find("0\r\n\r\n"), std::string::npos) << "no clean end: the stream was cut";
+  const auto rec = observer.await();
+  ASSERT_TRUE(rec);
+  EXPECT_TRUE(rec->upstream_aborted);
+  EXPECT_FALSE(p.available(0, "gpt-4o")) << "its backend cools down";
 }
 
 // A reasoning model's stream teaches the first-token deadline of its shape (its reasoning effort)

@@ -17,6 +17,10 @@ class LastRecord final : public telemetry::RequestObserver {
     ++finished_;
     cv_.notify_all();
   }
+  std::size_t finished() const {
+    std::lock_guard lock(mutex_);
+    return finished_;
+  }
   // The last record once `n` requests have finished (nullopt after a safety deadline: a hang,
   // not a timing assertion).
   std::optional<telemetry::RequestRecord> await(std::size_t n = 1) {
@@ -26,7 +30,7 @@ class LastRecord final : public telemetry::RequestObserver {
   }
 
  private:
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::size_t finished_ = 0;
   telemetry::RequestRecord last_;

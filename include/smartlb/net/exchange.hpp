@@ -14,6 +14,7 @@
 #include "smartlb/http1/http_head.hpp"
 #include "smartlb/io/beast.hpp"
 #include "smartlb/net/replies.hpp"
+#include "smartlb/net/stream_waker.hpp"
 #include "smartlb/net/websocket_session.hpp"
 #include "smartlb/routing/backend_id.hpp"
 #include "smartlb/routing/outcome.hpp"
@@ -64,6 +65,9 @@ struct RelayOptions {
   // event stream event by event). Null: the bytes go as they are.
   const stateful::ResourceTag* tag_ids = nullptr;
   std::string_view prefix{};  // body bytes read already, written first (as they are)
+  // An event stream whose head went out and whose next event is awaited may end the relay as
+  // HandedOff: its rounds go on in relay_committed(), called by whoever takes the stream over.
+  bool may_hand_off = false;
 };
 
 // How reading a whole body ended.
@@ -74,8 +78,10 @@ enum class BodyRead : std::uint8_t { Done, OverLimit, Failed };
 enum class CapacityWaitEnd : std::uint8_t { Waited, ClientLeft, Draining };
 
 // How a relay ended: the client's connection may carry another request, or not; or the
-// response never reached the client and the next target is to be tried.
-enum class RelayEnd : std::uint8_t { Keep, Close, FailOver };
+// response never reached the client and the next target is to be tried; or (HandedOff, with
+// RelayOptions::may_hand_off, and from relay_committed()) an event stream committed to the client
+// waits for its next event, its rounds to go on in Exchange::relay_committed().
+enum class RelayEnd : std::uint8_t { Keep, Close, FailOver, HandedOff };
 // What the backend did wrong during a relay, when it did.
 enum class RelayFault : std::uint8_t {
   None,
@@ -103,6 +109,11 @@ class Exchange {
   virtual void discard() = 0;
   // The answer, to the client, as it arrives.
   virtual Task<Relayed> relay(const RelayOptions& options) = 0;
+  // The rest of an event stream whose relay ended HandedOff, as it comes. HandedOff again when
+  // the stream waits for its next event on a plain connection holding no buffer and no frame:
+  // await_committed() then says when to call this again.
+  virtual Task<Relayed> relay_committed() = 0;
+  virtual void await_committed(StreamWaker wake) = 0;
   // The answer's body, appended to `out` until it ends or passes `limit` bytes.
   virtual Task<BodyRead> read_body(std::string& out, std::size_t limit) = 0;
   // An answer whose body is known whole (a held one), written with its own Content-Length.

@@ -14,6 +14,7 @@
 #include "smartlb/io/timed_socket.hpp"
 #include "smartlb/net/io_vocabulary.hpp"
 #include "smartlb/net/snapshot.hpp"
+#include "smartlb/net/stream_waker.hpp"
 #include "smartlb/routing/rule_match.hpp"
 #include "smartlb/telemetry/request_record.hpp"
 
@@ -55,6 +56,12 @@ class ForwardJobSlot {
   // once forward_request's task finished (then end() gives the job's memory back at once).
   bool session_ready() const;
   std::unique_ptr<OpenedSession> take_session();
+  // An event stream the request committed to the client (ForwardJob::stream_ready), relayed to
+  // its end once forward_request's task finished (ForwardJob::relay_stream, await_stream); then
+  // end() as for any request.
+  bool stream_ready() const;
+  Task<std::optional<bool>> relay_stream();
+  void await_stream(StreamWaker wake);
 
  private:
   friend Task<bool> forward_request(Worker&, const Snapshot&, io::TimedSocket&, http1::RequestHead&,

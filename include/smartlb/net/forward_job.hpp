@@ -81,9 +81,10 @@ struct Refusal {
 
 // How one attempt ended: failed over (try the next), nothing left to try, answered (and
 // whether the client connection may carry another request), to be tried again (the target's
-// retry_config), or a verified 101 whose WebSocket session waits to be relayed (Session:
-// ForwardJob::take_session).
-enum class Attempted : std::uint8_t { Next, NothingLeft, Keep, Close, Retry, Session };
+// retry_config), a verified 101 whose WebSocket session waits to be relayed (Session:
+// ForwardJob::take_session), or an event stream committed to the client whose rest waits to be
+// relayed (Stream: ForwardJob::relay_stream).
+enum class Attempted : std::uint8_t { Next, NothingLeft, Keep, Close, Retry, Session, Stream };
 
 class ForwardJob {
  public:
@@ -120,6 +121,17 @@ class ForwardJob {
   bool session_ready() const { return session_ != nullptr; }
   std::unique_ptr<OpenedSession> take_session();
 
+  // Likewise an event stream whose head went out and whose next event is awaited ends run()
+  // (false) with the stream ready (net/client_session.cpp): its connection relays the rest, so
+  // that the frames of the request (run(), its attempt, the client session's) do not wait for as
+  // long as the stream lasts. relay_stream() relays what has come; nullopt while the stream waits
+  // for more (await_stream: `wake` is called when it comes, and relay_stream() again), else it has
+  // ended the attempt and the request as run() would have: whether the client's connection may
+  // carry another request.
+  bool stream_ready() const { return stream_ != nullptr; }
+  Task<std::optional<bool>> relay_stream();
+  void await_stream(StreamWaker wake) { exchange_.await_committed(std::move(wake)); }
+
  private:
   // At the end of run(): what the answer cost, by the price table, then the caller's budgets
   // charged what it used (its cost included). Returns `keep`.
@@ -149,6 +161,9 @@ class ForwardJob {
   // A streamed body's attempt that can neither fail over (its first byte left) nor relay an
   // answer (none came whole): the client is told how it ended, or is gone.
   Task<Attempted> end_streamed(StreamEnd end);
+  // What the relay of attempt `t`'s answer is told: `hold`, how long a stream's start may be held
+  // back (with `fail_over_stall`, a first-token deadline: past it, it fails over).
+  RelayOptions relay_options(const ChosenTarget& t, base::Nanos hold, bool fail_over_stall) const;
   // What the relay of an answer (or its held start) ended with, to the attempt's ticket.
   Attempted relayed(const ChosenTarget& t, routing::AttemptTicket& ticket, telemetry::AttemptRecord& a,
                     const Relayed& r);
@@ -229,6 +244,13 @@ class ForwardJob {
     void operator()(OpenSession* s) const;
   };
   std::unique_ptr<OpenSession, OpenSessionDelete> session_;
+  // An event stream's attempt, handed off (stream_ready): what relayed() needs at its end.
+  struct CommittedStream {
+    ChosenTarget target;
+    routing::AttemptTicket ticket;
+    telemetry::AttemptRecord& attempt;
+  };
+  std::unique_ptr<CommittedStream> stream_;
   // The model the client asked for: the deployment path segment, or the body's `model` of an
   // OpenAI-style request. Rules match it, and cooldowns and quotas are kept under it.
   std::string_view model_;

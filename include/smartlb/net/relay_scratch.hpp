@@ -31,7 +31,9 @@ struct RelayRound {
 struct RelayScratch {
   std::string held;                              // an event stream's start, held back until its first content
   std::optional<telemetry::UsageSniffer> usage;  // this response's token usage
-  std::optional<stateful::EventStreamTagger> tagger;  // an event stream's ids, tagged
+  // An event stream's ids, tagged: made only for a stateful API's stream (a pointer, not an
+  // optional: every stream holds its scratch for as long as it lasts).
+  std::unique_ptr<stateful::EventStreamTagger> tagger;
   // A spare holds no response's state (nor its buffered body).
   void forget() {
     usage.reset();

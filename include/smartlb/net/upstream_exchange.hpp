@@ -20,14 +20,13 @@
 #include "smartlb/net/exchange.hpp"
 #include "smartlb/net/exchange_context.hpp"
 #include "smartlb/net/forward.hpp"
+#include "smartlb/net/relay_scratch.hpp"
 #include "smartlb/net/streamed_body.hpp"
 #include "smartlb/net/upstream.hpp"
 #include "smartlb/telemetry/request_record.hpp"
 #include "smartlb/telemetry/usage_sniffer.hpp"
 
 namespace smartlb::net {
-
-struct RelayScratch;
 
 // What a transport error says of the backend: a timeout, bad HTTP, or a connection lost.
 routing::TransportFailure classify_transport_error(const error_code& ec);
@@ -52,6 +51,8 @@ class UpstreamExchange final : public Exchange {
   Task<void> drain_or_close() override;
   void discard() override;
   Task<Relayed> relay(const RelayOptions& options) override;
+  Task<Relayed> relay_committed() override;
+  void await_committed(StreamWaker wake) override;
   // The response body (buffered_answer.cpp).
   Task<BodyRead> read_body(std::string& out, std::size_t limit) override;
   // An answer whose body is known whole (`res`: a copy, or the head of a connection not yet
@@ -81,6 +82,15 @@ class UpstreamExchange final : public Exchange {
   // The response as it arrives; an event stream's ids tagged when `tag_events`. `options` by
   // value: relay() passes it on from the caller's frame.
   Task<Relayed> relay_body(UpstreamPtr conn, RelayOptions options, bool tag_events);
+  // relay_body's rounds (read what came, write it), on body_relay_, until the body ends; with
+  // HandOff, until an event stream whose head went out waits for its next event; Committed (the
+  // rest of a handed-off one), until it waits on a quiet plain connection (await_committed).
+  enum class Rounds : std::uint8_t { Whole, HandOff, Committed };
+  struct BodyRelay;
+  Task<Relayed> relay_rounds(Rounds rounds);
+  // After await_committed's wait: what it found read at once. False when nothing is to be relayed
+  // yet (the stream waits again).
+  bool read_after_wake(BodyRelay& r, error_code& ec);
   // A JSON answer of a stateful API: read whole (up to a limit), its ids tagged, written.
   Task<Relayed> relay_tagged_json(UpstreamPtr conn, const RelayOptions& options);
   Task<Relayed> relay(UpstreamPtr conn, const RelayOptions& options);
@@ -112,6 +122,30 @@ class UpstreamExchange final : public Exchange {
   const http1::RequestHead& req_;
   telemetry::RequestRecord& rec_;
   ForwardBuffers& buffers_;
+  // What a relay carries from round to round. Not in relay_body's frame: a committed event
+  // stream's rounds go on in relay_committed() once the request's frames have ended
+  // (docs/benchmarks.md, streaming memory); in the job's memory, which a request has anyway.
+  struct BodyRelay {  // (declared above)
+    explicit BodyRelay(RelayScratchLease::Spares& spares) : scratch(spares) {}
+    ~BodyRelay();
+    BodyRelay(const BodyRelay&) = delete;
+    BodyRelay& operator=(const BodyRelay&) = delete;
+    RelayScratchLease scratch;  // the body's readers: usage, stateful ids, the held start
+    UpstreamPtr conn;
+    BodyPlan plan;
+    ClientWatch watch;               // armed once the client waits on the backend
+    std::string tagged;              // this round's events, their ids tagged
+    std::string_view pending;        // a stream's held-back start: the first bytes written
+    base::MonoNanos content_at = 0;  // the held start's first content
+    bool buffer_fitted = false;      // only an event stream's buffer is cut (event_stream_buffer)
+    bool head_sent = false;
+    // A committed stream's wait for its next event (await_committed): the buffer's room lent to
+    // the worker meanwhile, and what the wait ended with.
+    bool waited = false;
+    std::size_t room = 0;
+    error_code woke;
+  };
+  std::optional<BodyRelay> body_relay_;
   UpstreamPtr conn_;                             // the current attempt's connection, once answered
   std::optional<http1::ResponseReader> parser_;  // the current attempt's response
   // The backend answered before a streamed body was whole: neither connection can carry another

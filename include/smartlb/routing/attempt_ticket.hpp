@@ -110,6 +110,9 @@ class AttemptTicket {
   AttemptTicket(RoutingState& routing, const TicketTarget& target, std::string_view model, std::int64_t cost);
   AttemptTicket(const AttemptTicket&) = delete;
   AttemptTicket& operator=(const AttemptTicket&) = delete;
+  // An attempt whose event stream outlives the coroutine that opened it (net/forward_job.hpp):
+  // what the ticket counts goes with it; the moved-from ticket is left with nothing in flight.
+  AttemptTicket(AttemptTicket&&) noexcept = default;
 
   // The request leaves now: the backend's reported budget counts it. Returns the time.
   base::MonoNanos sent();
