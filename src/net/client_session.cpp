@@ -379,17 +379,21 @@ Task<> relay_opened_session(ConnectionPtr conn) {
 }
 
 Task<> serve_client(ConnectionPtr conn);
+void after_stream_round(ConnectionPtr conn, std::exception_ptr e, const Relayed& r);
 
 // An event stream its request committed to the client, on the connection it now owns: what came
-// relayed, in a coroutine of its own that ends while the stream waits for its next event, which
-// starts it again (so a waiting stream holds no frame: docs/benchmarks.md, streaming memory).
-// At its end the request ends, and the connection reads its next one in a new session
-// coroutine, or closes.
-Task<> relay_committed_stream(ConnectionPtr conn);
-void wake_committed_stream(ConnectionPtr conn) {
+// relayed (the exchange's rounds, in a coroutine of their own), then after_stream_round. No
+// coroutine of the request's, nor one of its own, waits with the stream for its next event (so a
+// waiting stream holds no frame: docs/benchmarks.md, streaming memory).
+void relay_committed_stream(ConnectionPtr conn) {
   Worker& w = conn->w;
-  asio::co_spawn(w.ioc, relay_committed_stream(std::move(conn)), log_session_exception);
+  ForwardJobSlot& job = conn->forward_buffers.job;
+  asio::co_spawn(w.ioc, job.relay_stream(),
+                 [conn = std::move(conn)](std::exception_ptr e, Relayed r) mutable {
+                   after_stream_round(std::move(conn), e, r);
+                 });
 }
+
 // A waiting stream's wait dropped uncalled (its worker stopping): the request ends all the same,
 // as it did when a frame of its own ended it.
 void drop_committed_stream(ConnectionPtr conn) {
@@ -397,21 +401,28 @@ void drop_committed_stream(ConnectionPtr conn) {
   conn->end_request();
 }
 
-Task<> relay_committed_stream(ConnectionPtr conn) {
+// The stream waits for its next event (its wait owns the connection and starts the next rounds),
+// or it has ended: then the attempt and the request end, and the connection reads its next
+// request in a new session coroutine, or closes.
+void after_stream_round(ConnectionPtr conn, std::exception_ptr e, const Relayed& r) {
   ClientConnection& c = *conn;
   ForwardJobSlot& job = c.forward_buffers.job;
-  RequestEnd request_end{c};  // however the relay ends, but for a wait
-  const std::optional<bool> keep = co_await job.relay_stream();
-  if (!keep) {
-    request_end.handed_off = true;
-    job.await_stream(
-        StreamWaker::make<ClientConnection, wake_committed_stream, drop_committed_stream>(std::move(conn)));
-    co_return;
+  bool keep = false;
+  try {
+    if (!e && r.end == RelayEnd::HandedOff) {
+      job.await_stream(StreamWaker::make<ClientConnection, relay_committed_stream, drop_committed_stream>(
+          std::move(conn)));
+      return;
+    }
+    if (!e) keep = job.end_stream(r);
+  } catch (...) {
+    if (!conn) return log_session_exception(std::current_exception());  // its waker's drop ended it
+    e = std::current_exception();
   }
   job.end();  // its memory back to the worker while the connection idles
-  request_end.handed_off = true;
   c.end_request();
-  if (!*keep) co_return close_client_socket(c.stream);
+  if (e) log_session_exception(e);
+  if (!keep) return close_client_socket(c.stream);
   Worker& w = c.w;
   asio::co_spawn(w.ioc, serve_client(std::move(conn)), log_session_exception);
 }
@@ -425,7 +436,7 @@ void hand_off_connection(ConnectionPtr conn) {
   if (conn->forward_buffers.job.session_ready())
     asio::co_spawn(w.ioc, relay_opened_session(std::move(conn)), log_session_exception);
   else
-    asio::co_spawn(w.ioc, relay_committed_stream(std::move(conn)), log_session_exception);
+    relay_committed_stream(std::move(conn));
 }
 
 // A connection whose client may still be sending a body that smartlb did not read, closed after a

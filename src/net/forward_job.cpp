@@ -212,7 +212,7 @@ Task<bool> ForwardJob::run() {
               : Attempted::Next;
     }
     if (a == Attempted::NothingLeft) break;
-    // Priced and settled by the session's end(), or at the end of relay_stream().
+    // Priced and settled by the session's end(), or by end_stream().
     if (a == Attempted::Session || a == Attempted::Stream) co_return false;
     if (a != Attempted::Next) co_return finish(a == Attempted::Keep);
   }
@@ -459,11 +459,9 @@ Attempted ForwardJob::relayed(const ChosenTarget& t, routing::AttemptTicket& tic
   return r.end == RelayEnd::Keep ? Attempted::Keep : Attempted::Close;
 }
 
-Task<std::optional<bool>> ForwardJob::relay_stream() {
-  const Relayed r = co_await exchange_.relay_committed();
-  if (r.end == RelayEnd::HandedOff) co_return std::nullopt;  // it waits for its next event
+bool ForwardJob::end_stream(const Relayed& r) {
   const std::unique_ptr<CommittedStream> s = std::move(stream_);
-  co_return finish(relayed(s->target, s->ticket, s->attempt, r) == Attempted::Keep);
+  return finish(relayed(s->target, s->ticket, s->attempt, r) == Attempted::Keep);
 }
 
 Task<Attempted> ForwardJob::end_streamed(StreamEnd end) {

@@ -39,8 +39,9 @@ void ForwardJobSlot::end() {
 bool ForwardJobSlot::session_ready() const { return job_ && job_->job.session_ready(); }
 std::unique_ptr<OpenedSession> ForwardJobSlot::take_session() { return job_->job.take_session(); }
 bool ForwardJobSlot::stream_ready() const { return job_ && job_->job.stream_ready(); }
-Task<std::optional<bool>> ForwardJobSlot::relay_stream() { return job_->job.relay_stream(); }
+Task<Relayed> ForwardJobSlot::relay_stream() { return job_->job.relay_stream(); }
 void ForwardJobSlot::await_stream(StreamWaker wake) { job_->job.await_stream(std::move(wake)); }
+bool ForwardJobSlot::end_stream(const Relayed& r) { return job_->job.end_stream(r); }
 
 // Not a coroutine: the request's job lives in memory its connection borrows rather than in a
 // frame of its own, which would cost an aligned_alloc and a free per request most of the time

@@ -231,10 +231,11 @@ struct Policy : ::testing::Test {
           keep = co_await job.run();
           if (job.stream_ready()) {  // as a client connection does with a stream handed off
             if (on_hand_off) on_hand_off();
-            std::optional<bool> relayed;
-            while (!(relayed = co_await job.relay_stream()))  // it waits: woken at once here
+            Relayed relayed;
+            while ((relayed = co_await job.relay_stream()).end ==
+                   RelayEnd::HandedOff)  // it waits: woken at once here
               job.await_stream(StreamWaker::make<int, ignore_wake, ignore_wake>(std::make_unique<int>()));
-            keep = *relayed;
+            keep = job.end_stream(relayed);
           }
         },
         io::asio::detached);

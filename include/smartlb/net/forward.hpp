@@ -24,6 +24,7 @@ struct Worker;
 struct ForwardBuffers;
 struct StreamedBody;    // a large upload's body (net/streamed_body.hpp)
 struct ForwardRequest;  // one request's policy and mechanism (forward_request.cpp)
+struct Relayed;         // how a relay ended (net/exchange.hpp)
 
 // A Realtime or Responses WebSocket session whose 101 the backend sent, taken out of its
 // request's job (ForwardJob::take_session): what it holds while it is relayed (its counts on
@@ -57,11 +58,12 @@ class ForwardJobSlot {
   bool session_ready() const;
   std::unique_ptr<OpenedSession> take_session();
   // An event stream the request committed to the client (ForwardJob::stream_ready), relayed to
-  // its end once forward_request's task finished (ForwardJob::relay_stream, await_stream); then
-  // end() as for any request.
+  // its end once forward_request's task finished (ForwardJob::relay_stream, await_stream,
+  // end_stream); then end() as for any request.
   bool stream_ready() const;
-  Task<std::optional<bool>> relay_stream();
+  Task<Relayed> relay_stream();
   void await_stream(StreamWaker wake);
+  bool end_stream(const Relayed& r);
 
  private:
   friend Task<bool> forward_request(Worker&, const Snapshot&, io::TimedSocket&, http1::RequestHead&,

@@ -83,7 +83,7 @@ struct Refusal {
 // whether the client connection may carry another request), to be tried again (the target's
 // retry_config), a verified 101 whose WebSocket session waits to be relayed (Session:
 // ForwardJob::take_session), or an event stream committed to the client whose rest waits to be
-// relayed (Stream: ForwardJob::relay_stream).
+// relayed (Stream: ForwardJob::relay_stream, end_stream).
 enum class Attempted : std::uint8_t { Next, NothingLeft, Keep, Close, Retry, Session, Stream };
 
 class ForwardJob {
@@ -124,13 +124,14 @@ class ForwardJob {
   // Likewise an event stream whose head went out and whose next event is awaited ends run()
   // (false) with the stream ready (net/client_session.cpp): its connection relays the rest, so
   // that the frames of the request (run(), its attempt, the client session's) do not wait for as
-  // long as the stream lasts. relay_stream() relays what has come; nullopt while the stream waits
-  // for more (await_stream: `wake` is called when it comes, and relay_stream() again), else it has
-  // ended the attempt and the request as run() would have: whether the client's connection may
-  // carry another request.
+  // long as the stream lasts. relay_stream() relays what has come: HandedOff while the stream
+  // waits for more (await_stream: `wake` is called when it comes, and relay_stream() again);
+  // else end_stream() ends the attempt and the request as run() would have, and says whether the
+  // client's connection may carry another request.
   bool stream_ready() const { return stream_ != nullptr; }
-  Task<std::optional<bool>> relay_stream();
+  Task<Relayed> relay_stream() { return exchange_.relay_committed(); }
   void await_stream(StreamWaker wake) { exchange_.await_committed(std::move(wake)); }
+  bool end_stream(const Relayed& r);
 
  private:
   // At the end of run(): what the answer cost, by the price table, then the caller's budgets
