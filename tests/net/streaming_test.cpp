@@ -227,44 +227,47 @@ MockReply silent_after_one_event(const GatePtr& gate) {
   return r;
 }
 
-TEST(Streaming, ClientLeavingDuringASilentStretchEndsTheRequestAtOnce) {
-  // The backend sends one event, then says nothing (a reasoning model thinking) until the
-  // test opens the gate. The client leaves meanwhile: the proxy must notice without waiting
-  // for the backend's next byte or HTTP_TIMEOUT_SECONDS (100 s here).
-  MockBackend backend([](const SeenRequest&) { return MockReply{}; });
-  auto gate = backend.make_gate();
-  backend.set_handler([gate](const SeenRequest&) { return silent_after_one_event(gate); });
+// A backend that sends one event, then says nothing (a reasoning model thinking) until the test
+// opens `gate`, behind a one-worker proxy that reports to `observer` once started.
+struct SilentStretch {
   LastRecord observer;  // outlives the proxy, which reports to it until it stops
   ProxyHarness p;
-  p.cfg.threads = 1;
-  p.add_backend("backend", backend.url());
-  p.start(&observer);
+  MockBackend backend{[](const SeenRequest&) { return MockReply{}; }};
+  GatePtr gate = backend.make_gate();
+  SilentStretch() {
+    backend.set_handler([g = gate](const SeenRequest&) { return silent_after_one_event(g); });
+    p.cfg.threads = 1;
+    p.add_backend("backend", backend.url());
+  }
+  void start() { p.start(&observer); }
+};
+
+TEST(Streaming, ClientLeavingDuringASilentStretchEndsTheRequestAtOnce) {
+  // The client leaves during the silent stretch: the proxy must notice without waiting for the
+  // backend's next byte or HTTP_TIMEOUT_SECONDS (100 s here).
+  SilentStretch s;
+  s.start();
   {
-    RawConnection c(p.port());
+    RawConnection c(s.p.port());
     c.send(kStreamRequest);
     c.read_until("data: 1\n\n");
     c.close();
   }
-  const auto rec = observer.await();  // without the watch: only when the gate opens
-  backend.open(gate);
+  const auto rec = s.observer.await();  // without the watch: only when the gate opens
+  s.backend.open(s.gate);
   ASSERT_TRUE(rec) << "the request did not end while the backend was silent";
   EXPECT_TRUE(rec->client_aborted);
   EXPECT_FALSE(rec->upstream_aborted) << "the backend did nothing wrong";
-  EXPECT_TRUE(p.available(0, "gpt-4o")) << "and is not cooled down";
+  EXPECT_TRUE(s.p.available(0, "gpt-4o")) << "and is not cooled down";
 }
 
 // A stream that waits for its next event holds no coroutine of the request (docs/benchmarks.md,
 // streaming memory) but is still the request under way: it counts in flight on its backend (an
 // admin drain waits for it), and the request ends once, with the stream.
 TEST(Streaming, AStreamWaitingForItsNextEventIsInFlightUntilItEnds) {
-  MockBackend backend([](const SeenRequest&) { return MockReply{}; });
-  auto gate = backend.make_gate();
-  backend.set_handler([gate](const SeenRequest&) { return silent_after_one_event(gate); });
-  LastRecord observer;  // outlives the proxy, which reports to it until it stops
-  ProxyHarness p;
-  p.cfg.threads = 1;
-  p.add_backend("backend", backend.url());
-  p.start(&observer);
+  SilentStretch s;
+  s.start();
+  ProxyHarness& p = s.p;
   const auto in_flight = [&] {
     return p.server->states().in_flight(p.server->snapshot()->table.member(0).id);
   };
@@ -272,40 +275,34 @@ TEST(Streaming, AStreamWaitingForItsNextEventIsInFlightUntilItEnds) {
   c.send(kStreamRequest);
   c.read_until("data: 1\n\n");
   EXPECT_EQ(in_flight(), 1);
-  EXPECT_EQ(observer.finished(), 0u) << "the request has not ended";
-  backend.open(gate);
+  EXPECT_EQ(s.observer.finished(), 0u) << "the request has not ended";
+  s.backend.open(s.gate);
   c.read_until("0\r\n\r\n");
-  const auto rec = observer.await();
+  const auto rec = s.observer.await();
   ASSERT_TRUE(rec);
   EXPECT_EQ(rec->status, 200u);
   EXPECT_FALSE(rec->client_aborted);
   EXPECT_FALSE(rec->upstream_aborted);
   EXPECT_TRUE(await_condition([&] { return in_flight() == 0; }));
-  EXPECT_EQ(observer.finished(), 1u);
+  EXPECT_EQ(s.observer.finished(), 1u);
 }
 
 // A waiting stream keeps its idle timeout: a backend silent past HTTP_TIMEOUT_SECONDS cuts the
 // client's stream (no clean end) and is blamed for it.
 TEST(Streaming, AStreamSilentPastTheIdleTimeoutIsCutAndItsBackendCooled) {
-  MockBackend backend([](const SeenRequest&) { return MockReply{}; });
-  auto gate = backend.make_gate();
-  backend.set_handler([gate](const SeenRequest&) { return silent_after_one_event(gate); });
-  LastRecord observer;
-  ProxyHarness p;
-  p.cfg.threads = 1;
-  p.cfg.http_timeout = std::chrono::seconds(1);
-  p.add_backend("backend", backend.url());
-  p.start(&observer);
-  RawConnection c(p.port());
+  SilentStretch s;
+  s.p.cfg.http_timeout = std::chrono::seconds(1);
+  s.start();
+  RawConnection c(s.p.port());
   c.send(kStreamRequest);
   c.read_until("data: 1\n\n");
   const std::string all = c.read_until_close();
-  backend.open(gate);
+  s.backend.open(s.gate);
   EXPECT_EQ(all.find("0\r\n\r\n"), std::string::npos) << "no clean end: the stream was cut";
-  const auto rec = observer.await();
+  const auto rec = s.observer.await();
   ASSERT_TRUE(rec);
   EXPECT_TRUE(rec->upstream_aborted);
-  EXPECT_FALSE(p.available(0, "gpt-4o")) << "its backend cools down";
+  EXPECT_FALSE(s.p.available(0, "gpt-4o")) << "its backend cools down";
 }
 
 // A reasoning model's stream teaches the first-token deadline of its shape (its reasoning effort)
