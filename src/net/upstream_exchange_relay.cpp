@@ -354,46 +354,43 @@ UpstreamExchange::BodyPlan UpstreamExchange::start_readers(RelayScratch& scratch
   return plan;
 }
 
-Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, RelayOptions options, bool tag_events) {
-  http1::ResponseReader& p = *parser_;
+Task<Relayed> UpstreamExchange::relay_body(UpstreamPtr conn, const RelayOptions& options, bool tag_events) {
   BodyRelay& r = body_relay_.emplace(ctx_.spare_scratch);
   r.conn = std::move(conn);
-  const http1::ResponseHead& res = r.conn->head;
-  r.plan = start_readers(*r.scratch.get(), res, options, tag_events);
+  r.plan = start_readers(*r.scratch.get(), r.conn->head, options, tag_events);
   r.buffer_fitted = !r.plan.event_stream;  // only an event stream's buffer is cut
   if (r.plan.event_stream) free_stream_idle_room();
   r.pending = options.prefix;  // a stream's held-back start: the first bytes written
+  return relay_rounds(options.may_hand_off ? Rounds::HandOff : Rounds::Whole, &options);
+}
+
+Task<std::optional<Relayed>> UpstreamExchange::start_event_stream(const RelayOptions& options) {
+  http1::ResponseReader& p = *parser_;
+  BodyRelay& r = *body_relay_;
   if (r.plan.hold) {
     Relayed held{RelayEnd::FailOver};  // what the hold saw
     const HoldEnd end = co_await hold_stream_start(*r.conn, p, r.scratch->held, r.pending, r.watch, held,
                                                    options, r.buffer_fitted);
     r.content_at = held.content_at;
-    if (end != HoldEnd::Release) {
-      Relayed failed = end == HoldEnd::ClientLeft ? client_left(*r.conn) : held_start_failed(*r.conn, held);
-      // The client's connection gets the next attempt's answer.
-      if (end == HoldEnd::FailOver) r.watch.disarm(client_.socket());
-      body_relay_.reset();
-      co_return failed;
+    if (end == HoldEnd::ClientLeft) co_return client_left(*r.conn);
+    if (end == HoldEnd::FailOver) {
+      r.watch.disarm(client_.socket());  // the client's connection gets the next attempt's answer
+      co_return held_start_failed(*r.conn, held);
     }
   }
-
-  write_response_head(res, options, r.plan.chunked, r.plan.keep, r.scratch->tagger != nullptr);
+  write_response_head(r.conn->head, options, r.plan.chunked, r.plan.keep, r.scratch->tagger != nullptr);
   // An event stream's head goes at once when its body must be waited for. Any other answer's
-  // head waits for its body's first bytes and goes in the same write: one syscall instead of
-  // two, and a backend that sends a head and then nothing (or fails) before its body began has
-  // sent nothing to the client yet, so the request can still fail over.
-  if (r.plan.event_stream && r.pending.empty() && !p.is_done() && r.conn->buffer.size() == 0) {
+  // head waits for its body's first bytes and goes in the same write (relay_rounds): one syscall
+  // instead of two, and a backend that sends a head and then nothing (or fails) before its body
+  // began has sent nothing to the client yet, so the request can still fail over.
+  if (r.pending.empty() && !p.is_done() && r.conn->buffer.size() == 0) {
     client_.expires_after(ctx_.cfg.http_timeout);
     auto [hec, hn] = co_await asio::async_write(client_, asio::buffer(buffers_.response_head), use_tuple);
-    if (client_.done(hec)) {
-      const Relayed left = client_left(*r.conn);
-      body_relay_.reset();
-      co_return left;
-    }
+    if (client_.done(hec)) co_return client_left(*r.conn);
     free_sent_texts(*r.conn);
     r.head_sent = true;
   }
-  co_return co_await relay_rounds(options.may_hand_off ? Rounds::HandOff : Rounds::Whole);
+  co_return std::nullopt;
 }
 
 Task<Relayed> UpstreamExchange::relay_committed() { return relay_rounds(Rounds::Committed); }
@@ -426,12 +423,21 @@ bool UpstreamExchange::read_after_wake(BodyRelay& r, error_code& ec) {
 
 // Each round: what came (or what the connection's buffer holds already), written to the client in
 // one write. Ends the relay (body_relay_ reset) unless it is handed off, or waits committed.
-Task<Relayed> UpstreamExchange::relay_rounds(Rounds rounds) {
+Task<Relayed> UpstreamExchange::relay_rounds(Rounds rounds, const RelayOptions* start) {
   http1::ResponseReader& p = *parser_;
   BodyRelay& r = *body_relay_;
   UpstreamConnection& conn = *r.conn;
   const std::unique_ptr<stateful::EventStreamTagger>& tagger = r.scratch->tagger;
   telemetry::UsageSniffer& usage = *r.scratch->usage;
+  if (start && r.plan.event_stream) {  // its own coroutine: the frame of every other answer stays small
+    const std::optional<Relayed> ended = co_await start_event_stream(*start);
+    if (ended) {
+      body_relay_.reset();
+      co_return *ended;
+    }
+  } else if (start) {
+    write_response_head(conn.head, *start, r.plan.chunked, r.plan.keep, tagger != nullptr);
+  }
   char size_line[20];
   Relayed end;
   for (;;) {
@@ -465,8 +471,7 @@ Task<Relayed> UpstreamExchange::relay_rounds(Rounds rounds) {
       chunk = held_start.size();
     }
     take_runs(p, conn.buffer, runs, run_count, chunk, ec);
-    if (ec) {
-      // While the backend was silent, the client left: blame no one.
+    if (ec) {  // (the client left while the backend was silent: blame no one)
       end = r.watch.client_left() ? client_left(conn)
             : r.head_sent         ? cut_short(conn, ec)
                                   : body_never_came(conn, ec);

@@ -79,15 +79,20 @@ class UpstreamExchange final : public Exchange {
   // `own_length`: the body's length changes, so the backend's Content-Length is not passed on.
   void write_response_head(const http1::ResponseHead& res, const RelayOptions& o, bool chunked, bool keep,
                            bool own_length = false);
-  // The response as it arrives; an event stream's ids tagged when `tag_events`. `options` by
-  // value: relay() passes it on from the caller's frame.
-  Task<Relayed> relay_body(UpstreamPtr conn, RelayOptions options, bool tag_events);
-  // relay_body's rounds (read what came, write it), on body_relay_, until the body ends; with
-  // HandOff, until an event stream whose head went out waits for its next event; Committed (the
-  // rest of a handed-off one), until it waits on a quiet plain connection (await_committed).
+  // The response as it arrives; an event stream's ids tagged when `tag_events`. Not a coroutine:
+  // it sets body_relay_ up, and relay_rounds is the one frame a response's relay needs (`options`
+  // live in the caller's co_await for as long as it).
+  Task<Relayed> relay_body(UpstreamPtr conn, const RelayOptions& options, bool tag_events);
+  // The rounds (read what came, write it), on body_relay_, until the body ends; with HandOff,
+  // until an event stream whose head went out waits for its next event; Committed (the rest of a
+  // handed-off one), until it waits on a quiet plain connection (await_committed). `start`: the
+  // relay's options, for its start (the head, an event stream's held start); null when committed.
   enum class Rounds : std::uint8_t { Whole, HandOff, Committed };
   struct BodyRelay;
-  Task<Relayed> relay_rounds(Rounds rounds);
+  Task<Relayed> relay_rounds(Rounds rounds, const RelayOptions* start = nullptr);
+  // An event stream's start: its first content held back (fail over, or the client left: how the
+  // relay ended), then its head, at once when its body must be waited for.
+  Task<std::optional<Relayed>> start_event_stream(const RelayOptions& options);
   // After await_committed's wait: what it found read at once. False when nothing is to be relayed
   // yet (the stream waits again).
   bool read_after_wake(BodyRelay& r, error_code& ec);
