@@ -394,6 +394,19 @@ void relay_committed_stream(ConnectionPtr conn) {
                  });
 }
 
+// A waiting stream woken (its next event, its end, a failure): its rounds without a coroutine
+// when the client takes each write at once, as usual; else in one (relay_committed_stream).
+void relay_woken_stream(ConnectionPtr conn) {
+  std::optional<Relayed> now;
+  try {
+    now = conn->forward_buffers.job.relay_stream_now();
+  } catch (...) {
+    return after_stream_round(std::move(conn), std::current_exception(), Relayed{});
+  }
+  if (now) return after_stream_round(std::move(conn), nullptr, *now);
+  relay_committed_stream(std::move(conn));
+}
+
 // A waiting stream's wait dropped uncalled (its worker stopping): the request ends all the same,
 // as it did when a frame of its own ended it.
 void drop_committed_stream(ConnectionPtr conn) {
@@ -410,8 +423,8 @@ void after_stream_round(ConnectionPtr conn, std::exception_ptr e, const Relayed&
   bool keep = false;
   try {
     if (!e && r.end == RelayEnd::HandedOff) {
-      job.await_stream(StreamWaker::make<ClientConnection, relay_committed_stream, drop_committed_stream>(
-          std::move(conn)));
+      job.await_stream(
+          StreamWaker::make<ClientConnection, relay_woken_stream, drop_committed_stream>(std::move(conn)));
       return;
     }
     if (!e) keep = job.end_stream(r);

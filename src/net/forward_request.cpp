@@ -40,6 +40,7 @@ bool ForwardJobSlot::session_ready() const { return job_ && job_->job.session_re
 std::unique_ptr<OpenedSession> ForwardJobSlot::take_session() { return job_->job.take_session(); }
 bool ForwardJobSlot::stream_ready() const { return job_ && job_->job.stream_ready(); }
 Task<Relayed> ForwardJobSlot::relay_stream() { return job_->job.relay_stream(); }
+std::optional<Relayed> ForwardJobSlot::relay_stream_now() { return job_->job.relay_stream_now(); }
 void ForwardJobSlot::await_stream(StreamWaker wake) { job_->job.await_stream(std::move(wake)); }
 bool ForwardJobSlot::end_stream(const Relayed& r) { return job_->job.end_stream(r); }
 

@@ -54,51 +54,6 @@ class HoldDeadline {
   std::shared_ptr<State> s_;
 };
 
-// A bufferless wait found the socket readable (or failed: `ec`): its bytes (or its close) read at
-// once with one recv() (no second operation) into a room as large as the buffer had, and fed to
-// the parser. True when that settles the read (`ec` says how); false when there was nothing after
-// all, or nothing the parser could use yet.
-bool read_after_wait(UpstreamConnection& c, http1::ResponseReader& p, error_code& ec) {
-  if (ec) return true;
-  c.buffer.commit(io::read_now(c.tcp().socket(), c.buffer.prepare(c.buffer.capacity()), ec));
-  if (ec == asio::error::eof) {
-    p.put_eof(ec);  // the parser says whether the body was whole
-    return true;
-  }
-  if (ec && ec != asio::error::would_block) return true;
-  ec = {};
-  bool progressed = false;
-  return c.buffer.size() != 0 && feed_buffered(c.buffer, p, http1::ReadGoal::some, progressed, ec);
-}
-
-// An event stream on a plain connection known to be quiet (nothing reached it since its last read
-// emptied it, its close included: io/draining_read) may wait for its next bytes with its buffer's
-// storage given back and without the recv() that would find EAGAIN. A TLS connection reads at
-// once: its layer may hold bytes the socket no longer shows.
-bool may_wait_bufferless(UpstreamConnection& c) {
-  return !c.tls() && c.buffer.size() == 0 && !c.tcp().bytes_may_have_arrived();
-}
-
-// The next bytes of a response body (ReadGoal::some), within `timeout`. An event stream
-// (`event_stream`) waits long between events, and a pending read holds its buffer: when it may
-// (may_wait_bufferless), it waits for its next bytes with the buffer's room lent to `rooms` (the
-// worker's), then reads them (read_after_wait).
-Task<error_code> read_body_bytes(UpstreamConnection& c, http1::ResponseReader& p,
-                                 std::chrono::seconds timeout, bool event_stream, bool& fitted,
-                                 EventRooms& rooms) {
-  c.tcp().expires_after(timeout);
-  fit_to_events(c.buffer, fitted);
-  error_code ec;
-  if (event_stream && may_wait_bufferless(c)) {
-    const std::size_t room = rooms.give(c.buffer);
-    ec = std::get<0>(co_await c.tcp().async_wait_readable(use_tuple));
-    rooms.take(c.buffer, room);
-    if (read_after_wait(c, p, ec)) co_return c.tcp().done(ec);
-  }
-  ec = co_await c.visit([&](auto& s) { return read_http(s, c.buffer, p, http1::ReadGoal::some); });
-  co_return c.tcp().done(ec);
-}
-
 // What goes out of an event stream whose ids are tagged: the events these runs complete,
 // tagged, as one run (in `tagged`). Returns its size. The usage reader sees the same events as
 // the tagger splits them (before they are written: tagging delays them anyway).
@@ -157,6 +112,26 @@ std::size_t gather_write(std::span<asio::const_buffer> out, std::string& head, b
 }
 
 }  // namespace
+
+// The next bytes of a response body (ReadGoal::some), within `timeout`. An event stream
+// (`event_stream`) waits long between events, and a pending read holds its buffer: when it may
+// (may_wait_bufferless), it waits for its next bytes with the buffer's room lent to `rooms` (the
+// worker's), then reads them (read_after_wait).
+Task<error_code> UpstreamExchange::read_body_bytes(UpstreamConnection& c, http1::ResponseReader& p,
+                                                   std::chrono::seconds timeout, bool event_stream,
+                                                   bool& fitted, EventRooms& rooms) {
+  c.tcp().expires_after(timeout);
+  fit_to_events(c.buffer, fitted);
+  error_code ec;
+  if (event_stream && may_wait_bufferless(c)) {
+    const std::size_t room = rooms.give(c.buffer);
+    ec = std::get<0>(co_await c.tcp().async_wait_readable(use_tuple));
+    rooms.take(c.buffer, room);
+    if (read_after_wait(c, p, ec)) co_return c.tcp().done(ec);
+  }
+  ec = co_await c.visit([&](auto& s) { return read_http(s, c.buffer, p, http1::ReadGoal::some); });
+  co_return c.tcp().done(ec);
+}
 
 // The head the client gets, into buffers_.response_head: the backend's fields but hop-by-hop
 // ones and its per-backend quota headers, then ours. Not part of the relay coroutine, so that
@@ -393,32 +368,53 @@ Task<std::optional<Relayed>> UpstreamExchange::start_event_stream(const RelayOpt
   co_return std::nullopt;
 }
 
-Task<Relayed> UpstreamExchange::relay_committed() { return relay_rounds(Rounds::Committed); }
-
-// A committed stream waits for its next event holding neither a buffer nor a coroutine frame: a
-// wait on the socket whose handler (`wake`: the one that owns the client's connection) starts the
-// next rounds. The client's watch and the idle timeout hold meanwhile, as for a read.
-void UpstreamExchange::await_committed(StreamWaker wake) {
-  BodyRelay& r = *body_relay_;
-  UpstreamConnection& c = *r.conn;
-  r.watch.arm(client_.socket(), c);  // a client that leaves meanwhile closes `c`: the wait ends
-  c.tcp().expires_after(ctx_.cfg.http_timeout);
-  fit_to_events(c.buffer, r.buffer_fitted);
-  r.room = ctx_.spare_event_rooms.give(c.buffer);
-  r.waited = true;
-  c.tcp().async_wait_readable([&r, wake = std::move(wake)](error_code ec) mutable {
-    r.woke = ec;
-    std::move(wake)();
-  });
+// Body bytes of a round: views into the connection's buffer, valid until its next read (so:
+// written, and fed to the usage scan, before the relay reads again). Every run of body bytes one
+// read brought (several chunks of a stream, often) goes out in one write.
+bool UpstreamExchange::gather_round(BodyRelay& r, RelayRound& round, std::string_view held_start,
+                                    error_code& ec) {
+  http1::ResponseReader& p = *parser_;
+  round.run_count = round.chunk = round.k = 0;
+  if (!held_start.empty()) {
+    round.runs[round.run_count++] = held_start;
+    round.chunk = held_start.size();
+  }
+  take_runs(p, r.conn->buffer, round.runs, round.run_count, round.chunk, ec);
+  if (ec) return false;
+  round.last = p.is_done();
+  if (r.scratch->tagger)
+    round.chunk = tag_events_of(*r.scratch->tagger, round.runs.data(), round.run_count, round.last, r.tagged,
+                                *r.scratch->usage);
+  rec_.response_bytes += round.chunk;
+  round.k =
+      gather_write(round.out, buffers_.response_head, r.head_sent, r.plan.chunked,
+                   std::span(round.runs.data(), round.run_count), round.chunk, round.last, round.size_line);
+  return true;
 }
 
-bool UpstreamExchange::read_after_wake(BodyRelay& r, error_code& ec) {
-  r.waited = false;
-  ctx_.spare_event_rooms.take(r.conn->buffer, r.room);
-  ec = r.woke;
-  const bool settled = read_after_wait(*r.conn, *parser_, ec);
-  ec = r.conn->tcp().done(ec);
-  return settled;
+bool UpstreamExchange::round_written(BodyRelay& r, const RelayRound& round) {
+  if (round.k > 0) {
+    if (!r.head_sent && r.plan.event_stream) free_sent_texts(*r.conn);
+    r.head_sent = true;
+    if (round.chunk > 0 && rec_.trace.sampled && rec_.first_byte == 0) rec_.first_byte = ctx_.clock.now();
+  }
+  telemetry::UsageSniffer& usage = *r.scratch->usage;
+  if (!r.scratch->tagger) return read_usage(usage, std::span(round.runs.data(), round.run_count), round.last);
+  if (round.last) record_usage(usage.finish());  // its events came through the tagger
+  return round.last;
+}
+
+Relayed UpstreamExchange::body_ended(BodyRelay& r) {
+  pool_or_close(std::move(r.conn), parser_->keep_alive(), r.plan.event_stream);
+  r.watch.disarm(client_.socket());
+  return Relayed{r.plan.keep ? RelayEnd::Keep : RelayEnd::Close, {}, {}, {}, r.content_at};
+}
+
+Relayed UpstreamExchange::read_failed(BodyRelay& r, const error_code& ec) {
+  // (the client left while the backend was silent: blame no one)
+  return r.watch.client_left() ? client_left(*r.conn)
+         : r.head_sent         ? cut_short(*r.conn, ec)
+                               : body_never_came(*r.conn, ec);
 }
 
 // Each round: what came (or what the connection's buffer holds already), written to the client in
@@ -427,8 +423,6 @@ Task<Relayed> UpstreamExchange::relay_rounds(Rounds rounds, const RelayOptions* 
   http1::ResponseReader& p = *parser_;
   BodyRelay& r = *body_relay_;
   UpstreamConnection& conn = *r.conn;
-  const std::unique_ptr<stateful::EventStreamTagger>& tagger = r.scratch->tagger;
-  telemetry::UsageSniffer& usage = *r.scratch->usage;
   if (start && r.plan.event_stream) {  // its own coroutine: the frame of every other answer stays small
     const std::optional<Relayed> ended = co_await start_event_stream(*start);
     if (ended) {
@@ -436,14 +430,25 @@ Task<Relayed> UpstreamExchange::relay_rounds(Rounds rounds, const RelayOptions* 
       co_return *ended;
     }
   } else if (start) {
-    write_response_head(conn.head, *start, r.plan.chunked, r.plan.keep, tagger != nullptr);
+    write_response_head(conn.head, *start, r.plan.chunked, r.plan.keep, r.scratch->tagger != nullptr);
   }
-  char size_line[20];
   Relayed end;
   for (;;) {
-    std::size_t run_count = 0, chunk = 0;
     bool progressed = false;
     error_code ec;
+    if (!r.unsent.empty()) {  // what relay_committed_now's round could not send at once
+      client_.expires_after(ctx_.cfg.http_timeout);
+      ec = std::get<0>(co_await asio::async_write(client_, asio::buffer(r.unsent), use_tuple));
+      std::string().swap(r.unsent);
+      if (client_.done(ec)) {
+        end = client_left(conn);
+        break;
+      }
+      if (p.is_done()) {  // that round ended the body (its usage was read)
+        end = body_ended(r);
+        break;
+      }
+    }
     const std::string_view held_start = std::exchange(r.pending, {});
     if (r.waited) {  // woken: a committed stream's wait (await_committed) ended
       if (!read_after_wake(r, ec)) continue;
@@ -461,49 +466,27 @@ Task<Relayed> UpstreamExchange::relay_rounds(Rounds rounds, const RelayOptions* 
       ec = co_await read_body_bytes(conn, p, ctx_.cfg.http_timeout, r.plan.event_stream, r.buffer_fitted,
                                     ctx_.spare_event_rooms);
     }
-    // Body bytes this round: views into the connection's buffer, valid until its next read (so:
-    // written, and fed to the usage scan, before the loop reads again). Every run of body bytes
-    // one read brought (several chunks of a stream, often) goes out in one write.
-    RelayRoundLease round(ctx_.spare_rounds);
-    auto& runs = round->runs;
-    if (!held_start.empty()) {
-      runs[run_count++] = held_start;
-      chunk = held_start.size();
-    }
-    take_runs(p, conn.buffer, runs, run_count, chunk, ec);
-    if (ec) {  // (the client left while the backend was silent: blame no one)
-      end = r.watch.client_left() ? client_left(conn)
-            : r.head_sent         ? cut_short(conn, ec)
-                                  : body_never_came(conn, ec);
+    RelayRoundLease lease(ctx_.spare_rounds);
+    RelayRound& round = *lease.get();
+    if (!gather_round(r, round, held_start, ec)) {
+      end = read_failed(r, ec);
       break;
     }
-    const bool last = p.is_done();
-    if (tagger) chunk = tag_events_of(*tagger, runs.data(), run_count, last, r.tagged, usage);
-    rec_.response_bytes += chunk;
-    auto& out = round->out;
-    const std::size_t k = gather_write(out, buffers_.response_head, r.head_sent, r.plan.chunked,
-                                       std::span(runs.data(), run_count), chunk, last, size_line);
-    if (k > 0) {
+    if (round.k > 0) {
       client_.expires_after(ctx_.cfg.http_timeout);
       // One buffer goes as send(): Asio uses sendmsg() for any sequence. (GCC 12: no ?: around co_await.)
-      error_code wec;
-      if (k == 1)
-        wec = std::get<0>(co_await asio::async_write(client_, out[0], use_tuple));
+      if (round.k == 1)
+        ec = std::get<0>(co_await asio::async_write(client_, round.out[0], use_tuple));
       else
-        wec = std::get<0>(co_await asio::async_write(client_, std::span(out.data(), k), use_tuple));
-      if (client_.done(wec)) {
+        ec =
+            std::get<0>(co_await asio::async_write(client_, std::span(round.out.data(), round.k), use_tuple));
+      if (client_.done(ec)) {
         end = client_left(conn);  // stop reading, blame no one
         break;
       }
-      if (!r.head_sent && r.plan.event_stream) free_sent_texts(conn);
-      r.head_sent = true;
-      if (chunk > 0 && rec_.trace.sampled && rec_.first_byte == 0) rec_.first_byte = ctx_.clock.now();
     }
-    if (tagger ? last : read_usage(usage, std::span(runs.data(), run_count), last)) {
-      if (tagger) record_usage(usage.finish());  // its events came through the tagger
-      pool_or_close(std::move(r.conn), p.keep_alive(), r.plan.event_stream);
-      r.watch.disarm(client_.socket());
-      end = Relayed{r.plan.keep ? RelayEnd::Keep : RelayEnd::Close, {}, {}, {}, r.content_at};
+    if (round_written(r, round)) {
+      end = body_ended(r);
       break;
     }
     if (!held_start.empty()) std::string().swap(r.scratch->held);  // sent and read: not kept for minutes

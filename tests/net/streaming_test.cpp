@@ -1,7 +1,9 @@
 // Server-sent events pass through event by event, and failures after the headers cut the
 // client off instead of faking a clean end.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -399,6 +401,54 @@ TEST(Streaming, EventsLargerThanAWaitingStreamsBufferArriveWhole) {
   backend.open(gate);
   const std::string all = c.read_until("\r\n0\r\n\r\n");
   EXPECT_EQ(dechunked_body(all), small + large + huge + small + large + "data: [DONE]\n\n");
+}
+
+// A client that takes its stream slower than it comes (small socket buffers, and nothing read
+// until the backend has sent it all), from a backend whose events come apart (each one wakes the
+// waiting stream): once the client's socket is full, a woken round's write goes out in part
+// (net/upstream_exchange_committed.cpp), its rest once there is room, and the stream goes on after
+// it, in order, byte for byte, its usage read.
+TEST(Streaming, AStreamOutpacingItsClientArrivesWholeAndInOrder) {
+  const std::string first = "data: {\"n\":0}\n\n";
+  const std::string usage = R"(data: {"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3}})"
+                            "\n\n";
+  std::vector<std::string> events{first};
+  for (int i = 0; i < 200; ++i)  // each within a waiting stream's 1 KiB room: read whole on its wake
+    events.push_back("data: {\"i\":" + std::to_string(i) + ",\"x\":\"" +
+                     std::string(300 + i * 7 % 600, 'a' + i % 26) + "\"}\n\n");
+  events.push_back(usage);
+  events.push_back("data: [DONE]\n\n");
+  std::string expected;
+  for (const std::string& e : events) expected += e;
+  std::atomic<bool> all_sent{false};
+  MockBackend backend([](const SeenRequest&) { return MockReply{}; });
+  auto gate = backend.make_gate();
+  backend.set_handler([&](const SeenRequest&) {
+    MockReply r = sse(events);
+    r.wait_before[1] = gate;
+    r.pace = std::chrono::microseconds(500);
+    r.after_events = [&all_sent] { all_sent = true; };
+    return r;
+  });
+  UsageObserver observer;
+  ProxyHarness p;
+  p.cfg.threads = 1;
+  p.add_backend("backend", backend.url());
+  p.start(&observer);
+  RawConnection c(p.port(), 4096);
+  c.send(kStreamRequest);
+  c.read_until(first);  // the stream is committed and waits
+  // The proxy's end holds little too (as a slow client's would, once its window closed): the 120
+  // KB that come fill both ends many times over.
+  const int proxy_end = c.proxy_end();
+  ASSERT_GE(proxy_end, 0);
+  const int small = 4096;
+  ASSERT_EQ(::setsockopt(proxy_end, SOL_SOCKET, SO_SNDBUF, &small, sizeof small), 0);
+  backend.open(gate);
+  ASSERT_TRUE(await_condition([&] { return all_sent.load(); }));
+  const std::string all = c.read_until("\r\n0\r\n\r\n");
+  EXPECT_EQ(dechunked_body(all), expected);
+  EXPECT_EQ(observer.await_usage(), (std::pair<std::int64_t, std::int64_t>{7, 3}));
 }
 
 }  // namespace

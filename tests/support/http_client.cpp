@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 
 #include <boost/beast/http.hpp>
@@ -18,9 +19,10 @@ namespace smartlb::testing {
 namespace beast = boost::beast;
 
 namespace {
-int connect_to(std::uint16_t port) {
+int connect_to(std::uint16_t port, int receive_buffer) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) throw std::runtime_error("socket failed");
+  if (receive_buffer > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
   timeval tv{30, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
@@ -38,8 +40,27 @@ int connect_to(std::uint16_t port) {
 }
 }  // namespace
 
-RawConnection::RawConnection(std::uint16_t port) : fd_(connect_to(port)) {}
+RawConnection::RawConnection(std::uint16_t port, int receive_buffer)
+    : fd_(connect_to(port, receive_buffer)) {}
 RawConnection::~RawConnection() { close(); }
+
+int RawConnection::proxy_end() const {
+  sockaddr_in mine{}, proxy{};
+  socklen_t len = sizeof mine;
+  if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&mine), &len) != 0) return -1;
+  len = sizeof proxy;
+  if (::getpeername(fd_, reinterpret_cast<sockaddr*>(&proxy), &len) != 0) return -1;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    const int fd = std::stoi(entry.path().filename().string());
+    sockaddr_in local{}, peer{};
+    socklen_t l = sizeof local, p = sizeof peer;
+    if (fd != fd_ && ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &l) == 0 &&
+        local.sin_family == AF_INET && local.sin_port == proxy.sin_port &&
+        ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &p) == 0 && peer.sin_port == mine.sin_port)
+      return fd;
+  }
+  return -1;
+}
 
 void RawConnection::close() {
   if (fd_ >= 0) ::close(fd_);

@@ -29,7 +29,9 @@ HttpResponse http_call(std::uint16_t port, const std::string& method, const std:
 // A raw TCP connection for byte-level tests (streams, malformed requests).
 class RawConnection {
  public:
-  explicit RawConnection(std::uint16_t port);
+  // `receive_buffer`: the socket's SO_RCVBUF, set before it connects (0: the system's), for a
+  // client that takes what it is sent slower than it comes.
+  explicit RawConnection(std::uint16_t port, int receive_buffer = 0);
   ~RawConnection();
   RawConnection(const RawConnection&) = delete;
   RawConnection& operator=(const RawConnection&) = delete;
@@ -44,6 +46,9 @@ class RawConnection {
   // Reads until the peer closes (or 30 s).
   std::string read_until_close();
   bool peer_closed() const { return closed_; }
+  // The descriptor of the proxy's end of this connection, for a proxy that runs in this process
+  // (ProxyHarness): found among its sockets by the two ports. -1 when there is none.
+  int proxy_end() const;
   void close();
 
  private:

@@ -139,10 +139,15 @@ struct MockBackend::Impl {
       if (hec) co_return;
       for (std::size_t i = 0; i < reply.events.size(); ++i) {
         if (auto it = reply.wait_before.find(i); it != reply.wait_before.end()) co_await it->second->wait();
+        if (i > 0 && reply.pace.count() > 0) {
+          asio::steady_timer pause(stream.get_executor(), reply.pace);
+          co_await pause.async_wait(use_tuple);
+        }
         auto [cec, cn] = co_await asio::async_write(
             stream, beast::http::make_chunk(asio::buffer(reply.events[i])), use_tuple);
         if (cec) co_return;
       }
+      if (reply.after_events) reply.after_events();
       if (reply.reset_after_events) co_return;  // the caller closes the socket: no final chunk
       auto [lec, ln] = co_await asio::async_write(stream, beast::http::make_chunk_last(), use_tuple);
       if (lec) co_return;

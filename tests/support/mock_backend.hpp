@@ -45,6 +45,10 @@ struct MockReply {
   // before event i is written.
   std::vector<std::string> events;
   std::map<std::size_t, GatePtr> wait_before;
+  // A model's pace: a pause before each event after the first (chunked events only), so that the
+  // proxy has relayed one before the next comes; and what to call once every event was written.
+  std::chrono::microseconds pace{0};
+  std::function<void()> after_events;
   bool reset_after_events = false;  // abort the connection after the events (no final chunk)
   // The events as they are, without chunks: the body ends with the connection, whose FIN leaves
   // in the same segment as the last event, or alone after `wait_before[events.size()]` if set.

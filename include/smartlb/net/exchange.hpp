@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -113,6 +114,10 @@ class Exchange {
   // the stream waits for its next event on a plain connection holding no buffer and no frame:
   // await_committed() then says when to call this again.
   virtual Task<Relayed> relay_committed() = 0;
+  // The same without a coroutine, as long as each round's write goes out whole at once (the usual
+  // wake): how it ended, HandedOff when it waits again, or nothing when relay_committed() is to
+  // go on (a write the client's socket took only part of, a read that waits with a buffer).
+  virtual std::optional<Relayed> relay_committed_now() { return std::nullopt; }
   virtual void await_committed(StreamWaker wake) = 0;
   // The answer's body, appended to `out` until it ends or passes `limit` bytes.
   virtual Task<BodyRead> read_body(std::string& out, std::size_t limit) = 0;

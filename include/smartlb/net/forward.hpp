@@ -62,6 +62,7 @@ class ForwardJobSlot {
   // end_stream); then end() as for any request.
   bool stream_ready() const;
   Task<Relayed> relay_stream();
+  std::optional<Relayed> relay_stream_now();
   void await_stream(StreamWaker wake);
   bool end_stream(const Relayed& r);
 

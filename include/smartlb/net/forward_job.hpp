@@ -125,11 +125,13 @@ class ForwardJob {
   // (false) with the stream ready (net/client_session.cpp): its connection relays the rest, so
   // that the frames of the request (run(), its attempt, the client session's) do not wait for as
   // long as the stream lasts. relay_stream() relays what has come: HandedOff while the stream
-  // waits for more (await_stream: `wake` is called when it comes, and relay_stream() again);
+  // waits for more (await_stream: `wake` is called when it comes, and relay_stream() again, or
+  // first relay_stream_now(), which needs no coroutine while the client takes each write whole);
   // else end_stream() ends the attempt and the request as run() would have, and says whether the
   // client's connection may carry another request.
   bool stream_ready() const { return stream_ != nullptr; }
   Task<Relayed> relay_stream() { return exchange_.relay_committed(); }
+  std::optional<Relayed> relay_stream_now() { return exchange_.relay_committed_now(); }
   void await_stream(StreamWaker wake) { exchange_.await_committed(std::move(wake)); }
   bool end_stream(const Relayed& r);
 

@@ -25,6 +25,11 @@ struct RelayRound {
   static constexpr std::size_t kMaxRunsPerWrite = 16;
   std::array<std::string_view, kMaxRunsPerWrite> runs;           // body bytes of one write
   std::array<io::asio::const_buffer, kMaxRunsPerWrite + 4> out;  // [head] [size line] runs [CRLF] [last]
+  // This round's runs, their body bytes, the buffers of its write in `out` (0: nothing to write),
+  // and whether the body ends with it. Set by each round (UpstreamExchange::gather_round).
+  std::size_t run_count = 0, chunk = 0, k = 0;
+  bool last = false;
+  char size_line[20];  // a chunk's size line, one of `out`
 };
 
 // The relay's readers of the body, kept for the whole relay.

@@ -52,6 +52,7 @@ class UpstreamExchange final : public Exchange {
   void discard() override;
   Task<Relayed> relay(const RelayOptions& options) override;
   Task<Relayed> relay_committed() override;
+  std::optional<Relayed> relay_committed_now() override;
   void await_committed(StreamWaker wake) override;
   // The response body (buffered_answer.cpp).
   Task<BodyRead> read_body(std::string& out, std::size_t limit) override;
@@ -96,6 +97,21 @@ class UpstreamExchange final : public Exchange {
   // After await_committed's wait: what it found read at once. False when nothing is to be relayed
   // yet (the stream waits again).
   bool read_after_wake(BodyRelay& r, error_code& ec);
+  // One round's steps around its write, shared by relay_rounds and relay_committed_now: what the
+  // read just done brought (after `held_start`), as the buffers of one write in `round` (false:
+  // the read failed, `ec`); once written, its bytes to the usage reader (true: the body ended).
+  bool gather_round(BodyRelay& r, RelayRound& round, std::string_view held_start, error_code& ec);
+  bool round_written(BodyRelay& r, const RelayRound& round);
+  // How the relay ends: its body whole (the connection pooled or closed), or its read failed.
+  Relayed body_ended(BodyRelay& r);
+  Relayed read_failed(BodyRelay& r, const error_code& ec);
+  // An event stream's body bytes, within `timeout` (upstream_exchange_relay.cpp); a committed
+  // stream's wait without a buffer, and the read at once after it (upstream_exchange_committed.cpp).
+  static Task<error_code> read_body_bytes(UpstreamConnection& c, http1::ResponseReader& p,
+                                          std::chrono::seconds timeout, bool event_stream, bool& fitted,
+                                          EventRooms& rooms);
+  static bool may_wait_bufferless(UpstreamConnection& c);
+  static bool read_after_wait(UpstreamConnection& c, http1::ResponseReader& p, error_code& ec);
   // A JSON answer of a stateful API: read whole (up to a limit), its ids tagged, written.
   Task<Relayed> relay_tagged_json(UpstreamPtr conn, const RelayOptions& options);
   Task<Relayed> relay(UpstreamPtr conn, const RelayOptions& options);
@@ -149,6 +165,8 @@ class UpstreamExchange final : public Exchange {
     bool waited = false;
     std::size_t room = 0;
     error_code woke;
+    // What relay_committed_now wrote in part: the rest, written first by relay_committed.
+    std::string unsent;
   };
   std::optional<BodyRelay> body_relay_;
   UpstreamPtr conn_;                             // the current attempt's connection, once answered
