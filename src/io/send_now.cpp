@@ -30,4 +30,15 @@ std::size_t send_now(Socket& s, std::span<const asio::const_buffer> buffers, err
   return static_cast<std::size_t>(sent);
 }
 
+void append_unsent(std::span<const asio::const_buffer> buffers, std::size_t sent, std::string& rest) {
+  for (const asio::const_buffer& b : buffers) {
+    if (sent >= b.size()) {
+      sent -= b.size();
+      continue;
+    }
+    rest.append(static_cast<const char*>(b.data()) + sent, b.size() - sent);
+    sent = 0;
+  }
+}
+
 }  // namespace smartlb::io

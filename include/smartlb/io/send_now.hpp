@@ -3,6 +3,7 @@
 // without a coroutine when it takes all (net/upstream_exchange_committed.cpp: a woken event
 // stream's rounds), and hands the rest to an asynchronous write otherwise.
 #include <span>
+#include <string>
 
 #include "smartlb/io/beast.hpp"
 
@@ -12,5 +13,8 @@ namespace smartlb::io {
 // fewer than the buffers hold when the send buffer filled (`ec` clear, or would_block when it took
 // nothing); `ec` is the socket's error otherwise (the peer gone).
 std::size_t send_now(Socket& s, std::span<const asio::const_buffer> buffers, error_code& ec);
+
+// What send_now did not send: the bytes of `buffers` past the first `sent`, appended to `rest`.
+void append_unsent(std::span<const asio::const_buffer> buffers, std::size_t sent, std::string& rest);
 
 }  // namespace smartlb::io
