@@ -41,6 +41,23 @@ wait_port() {  # wait_port PORT [seconds]
   done
 }
 
+# Starts bench/conf/nginx-backend.conf.in over HTTPS (a CA and a localhost certificate made here,
+# in $TMP/ca.pem): start_tls_backend [CPUS] [CONTENT_TYPE]; sets TPORT.
+start_tls_backend() {
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=bench CA" -keyout "$TMP/ca.key" -out "$TMP/ca.pem" \
+    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" -keyout "$TMP/tls.key" -out "$TMP/tls.csr" 2>/dev/null
+  openssl x509 -req -in "$TMP/tls.csr" -CA "$TMP/ca.pem" -CAkey "$TMP/ca.key" -CAcreateserial -days 2 \
+    -extfile <(printf 'subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n') -out "$TMP/tls.pem" 2>/dev/null
+  TPORT=$(free_port)
+  sed -e "s|@TMP@|$TMP|g" -e "s|@PORT@|$TPORT|g" -e "s|@CT@|${2:-application/json}|" "$BENCH_DIR/conf/nginx-backend.conf.in" |
+    sed -e "s|listen 127.0.0.1:$TPORT backlog=4096;|listen 127.0.0.1:$TPORT ssl backlog=4096; ssl_certificate $TMP/tls.pem; ssl_certificate_key $TMP/tls.key; ssl_session_cache shared:TLS:4m;|" \
+        -e "s|nginx-backend.pid|nginx-backend-tls.pid|; s|nginx-backend.err|nginx-backend-tls.err|" >"$TMP/nginx-backend-tls.conf"
+  taskset -c "${1:-0-$(($(nproc) - 1))}" nginx -c "$TMP/nginx-backend-tls.conf" -p "$TMP" &
+  PIDS+=($!)
+  wait_port "$TPORT"
+}
+
 # Starts smartlb-sim with the given args on an ephemeral port; sets SIM_PORT and SIM_PID.
 start_sim() {
   local out="$TMP/sim.$RANDOM.out"

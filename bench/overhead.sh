@@ -64,20 +64,7 @@ fi
 wait_port "$BPORT"
 
 # --- with TLS=1, the same fixed backend over HTTPS (a CA and a localhost certificate made here)
-if [ "${TLS:-0}" = 1 ]; then
-  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=bench CA" -keyout "$TMP/ca.key" -out "$TMP/ca.pem" \
-    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null
-  openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" -keyout "$TMP/tls.key" -out "$TMP/tls.csr" 2>/dev/null
-  openssl x509 -req -in "$TMP/tls.csr" -CA "$TMP/ca.pem" -CAkey "$TMP/ca.key" -CAcreateserial -days 2 \
-    -extfile <(printf 'subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n') -out "$TMP/tls.pem" 2>/dev/null
-  TPORT=$(free_port)
-  subst "$BENCH_DIR/conf/nginx-backend.conf.in" "$TPORT" | sed "s|@CT@|${BACKEND_CT:-application/json}|" |
-    sed -e "s|listen 127.0.0.1:$TPORT backlog=4096;|listen 127.0.0.1:$TPORT ssl backlog=4096; ssl_certificate $TMP/tls.pem; ssl_certificate_key $TMP/tls.key; ssl_session_cache shared:TLS:4m;|" \
-        -e "s|nginx-backend.pid|nginx-backend-tls.pid|; s|nginx-backend.err|nginx-backend-tls.err|" >"$TMP/nginx-backend-tls.conf"
-  taskset -c "$LOAD_CORE" nginx -c "$TMP/nginx-backend-tls.conf" -p "$TMP" &
-  PIDS+=($!)
-  wait_port "$TPORT"
-fi
+if [ "${TLS:-0}" = 1 ]; then start_tls_backend "$LOAD_CORE" "${BACKEND_CT:-application/json}"; fi
 
 # --- proxies on the proxy core
 declare -A PORT PROCS
