@@ -99,6 +99,7 @@ UpstreamPtr UpstreamPool::take_pooled(routing::BackendId id) {
     // (docs/architecture.md, "Upstream connections").
     if (now - c->idle_since < kMaxIdleNanos && still_alive(*c)) {
       c->reused = true;
+      rooms_.take(c->buffer, UpstreamConnection::kBufferBytes);
       return c;
     }
     c->close();
@@ -120,6 +121,7 @@ void UpstreamPool::release(UpstreamPtr conn) {
   }
   conn->idle_since = clock_.coarse_now();
   conn->reused = false;
+  if (conn->buffer.size() == 0) rooms_.give(conn->buffer);  // (the exchange pools only those)
   idle.push_back(std::move(conn));
 }
 
@@ -141,6 +143,13 @@ std::unique_ptr<ssl::context> make_upstream_tls_context(const config::Config& cf
   static const unsigned char alpn[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
   SSL_CTX_set_alpn_protos(ctx->native_handle(), alpn, sizeof(alpn));
   return ctx;
+}
+
+std::size_t UpstreamPool::idle_buffer_bytes() const {
+  std::size_t n = 0;
+  for (const auto& list : idle_)
+    for (const auto& c : list) n += c->buffer.capacity();
+  return n;
 }
 
 std::size_t UpstreamPool::idle_count() const {

@@ -405,7 +405,7 @@ bool UpstreamExchange::round_written(BodyRelay& r, const RelayRound& round) {
 }
 
 Relayed UpstreamExchange::body_ended(BodyRelay& r) {
-  pool_or_close(std::move(r.conn), parser_->keep_alive(), r.plan.event_stream);
+  pool_or_close(std::move(r.conn), parser_->keep_alive());
   r.watch.disarm(client_.socket());
   return Relayed{r.plan.keep ? RelayEnd::Keep : RelayEnd::Close, {}, {}, {}, r.content_at};
 }
@@ -527,13 +527,12 @@ void UpstreamExchange::free_sent_texts(UpstreamConnection& conn) {
 
 // After a whole body: back to the pool when the backend keeps the connection and nothing
 // follows the body, else closed (bytes after the body, or the server said close: never reuse).
-void UpstreamExchange::pool_or_close(UpstreamPtr conn, bool keep_alive, bool event_stream) {
+void UpstreamExchange::pool_or_close(UpstreamPtr conn, bool keep_alive) {
   if (!keep_alive || conn->buffer.size() != 0 || answered_mid_body_) {
     conn->close();
     return;
   }
-  // A stream's buffer was cut to its events: pooled, it gets back the room a response needs.
-  if (event_stream) conn->buffer.reserve(UpstreamConnection::kBufferBytes);
+  // (A stream's buffer, cut to its events, gets the room a response needs when it is next taken.)
   ctx_.pool.release(std::move(conn));
 }
 

@@ -4,9 +4,8 @@
 // and JSON body want would be most of what an open stream costs. A plain connection waits
 // without its buffer's storage (net/upstream_exchange: read_body_bytes); the room it reads into
 // is still what is set here, and a TLS connection's pending read holds it. Private to src/net.
-#include <vector>
-
 #include "smartlb/io/beast.hpp"
+#include "smartlb/net/spare_rooms.hpp"
 
 namespace smartlb::net {
 
@@ -29,36 +28,7 @@ inline void fit_to_events(io::beast::flat_buffer& buffer, bool& fitted) {
 // net/upstream_exchange, read_body_bytes). Given up before each wait and taken back after it,
 // a room is kept here rather than freed, so that the next stream that reads takes it instead of
 // malloc's slow path (architecture.md, "Why it is fast").
-// Bounded: what is kept is at most what the streams read at one time needed.
-class EventRooms {
- public:
-  static constexpr std::size_t kMaxKept = 64;
-  static constexpr std::size_t kMaxKeptBytes = 4 * kEventStreamBufferBytes;  // larger: freed
-
-  // Before a wait: the room of `buffer` (empty), kept or freed. Returns its size.
-  std::size_t give(io::beast::flat_buffer& buffer) {
-    const std::size_t room = buffer.capacity();
-    if (kept_.size() < kMaxKept && room <= kMaxKeptBytes) {
-      if (kept_.capacity() == 0) kept_.reserve(kMaxKept);
-      kept_.push_back(std::move(buffer));  // `buffer` is left without storage
-    } else {
-      buffer.shrink_to_fit();  // empty: its storage is freed
-    }
-    return room;
-  }
-  // After the wait: `buffer` (without storage) gets a room of at least `room` bytes.
-  void take(io::beast::flat_buffer& buffer, std::size_t room) {
-    if (!kept_.empty() && kept_.back().capacity() >= room) {
-      buffer = std::move(kept_.back());
-      kept_.pop_back();
-    } else {
-      buffer.reserve(room);
-    }
-  }
-  std::size_t kept() const { return kept_.size(); }
-
- private:
-  std::vector<io::beast::flat_buffer> kept_;
-};
+// (A class of its own, not an alias: exchange_context.hpp declares it without this header.)
+class EventRooms : public SpareRooms<64, 4 * kEventStreamBufferBytes> {};
 
 }  // namespace smartlb::net

@@ -15,6 +15,7 @@
 #include "smartlb/io/timed_socket.hpp"
 #include "smartlb/net/io_vocabulary.hpp"
 #include "smartlb/net/resolve_cache.hpp"
+#include "smartlb/net/spare_rooms.hpp"
 #include "smartlb/routing/backend_id.hpp"
 #include "smartlb/routing/outcome.hpp"
 #include "smartlb/telemetry/request_record.hpp"
@@ -90,8 +91,13 @@ class UpstreamPool {
   void release(UpstreamPtr conn);
   void clear();
   std::size_t idle_count() const;
+  // The read-buffer storage the idle connections hold (none: it waits in the pool's rooms).
+  std::size_t idle_buffer_bytes() const;
 
   static constexpr std::size_t kMaxIdlePerBackend = 256;
+  // An idle connection holds no read buffer (16 KiB each, up to kMaxIdlePerBackend per backend
+  // after a burst): its room is kept here for the next connection that reads, at most this many.
+  using IdleRooms = SpareRooms<64, 4 * UpstreamConnection::kBufferBytes>;
 
  private:
   bool still_alive(UpstreamConnection& c) const;
@@ -126,7 +132,8 @@ class UpstreamPool {
   const base::Clock& clock_;
   telemetry::RequestObserver* observer_;
   LookupFn lookup_;
-  std::vector<std::vector<UpstreamPtr>> idle_;           // by backend id, most recent last
+  std::vector<std::vector<UpstreamPtr>> idle_;  // by backend id, most recent last
+  IdleRooms rooms_;
   ResolveCache<Endpoints> resolved_;                     // by backend id
   std::vector<std::string> origins_;                     // by backend id: scheme, host, port seen last
   std::vector<std::shared_ptr<PendingLookup>> pending_;  // by backend id, while one is under way

@@ -136,7 +136,7 @@ class UpstreamExchange final : public Exchange {
   void record_usage(const telemetry::TokenUsage& u);
   void free_stream_idle_room();
   void free_sent_texts(UpstreamConnection& conn);
-  void pool_or_close(UpstreamPtr conn, bool keep_alive, bool event_stream);
+  void pool_or_close(UpstreamPtr conn, bool keep_alive);
 
   const ExchangeContext& ctx_;
   io::TimedSocket& client_;
