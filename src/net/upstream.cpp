@@ -121,7 +121,12 @@ void UpstreamPool::release(UpstreamPtr conn) {
   }
   conn->idle_since = clock_.coarse_now();
   conn->reused = false;
-  if (conn->buffer.size() == 0) rooms_.give(conn->buffer);  // (the exchange pools only those)
+  // (The exchange pools only a connection read to its end.) A stream's room, cut to its events, is
+  // freed rather than kept: a kept room is a whole response's, so that taking one never allocates.
+  if (conn->buffer.size() == 0 && conn->buffer.capacity() >= UpstreamConnection::kBufferBytes)
+    rooms_.give(conn->buffer);
+  else if (conn->buffer.size() == 0)
+    conn->buffer.shrink_to_fit();
   idle.push_back(std::move(conn));
 }
 
