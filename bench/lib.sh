@@ -41,14 +41,37 @@ wait_port() {  # wait_port PORT [seconds]
   done
 }
 
-# Starts bench/conf/nginx-backend.conf.in over HTTPS (a CA and a localhost certificate made here,
-# in $TMP/ca.pem): start_tls_backend [CPUS] [CONTENT_TYPE]; sets TPORT.
-start_tls_backend() {
+# A certificate for localhost signed by a CA made for the run, once: $TMP/tls.pem and
+# $TMP/tls.key, the CA in $TMP/ca.pem (for smartlb's UPSTREAM_CA_FILE).
+make_bench_certs() {
+  [ -f "$TMP/tls.pem" ] && return 0
   openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=bench CA" -keyout "$TMP/ca.key" -out "$TMP/ca.pem" \
     -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null
   openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" -keyout "$TMP/tls.key" -out "$TMP/tls.csr" 2>/dev/null
   openssl x509 -req -in "$TMP/tls.csr" -CA "$TMP/ca.pem" -CAkey "$TMP/ca.key" -CAcreateserial -days 2 \
     -extfile <(printf 'subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n') -out "$TMP/tls.pem" 2>/dev/null
+}
+
+# nginx terminating TLS in front of a plain backend on port $1, for an https:// upstream that
+# streams (one worker, proxy_buffering off: events pass as they come; 9,900 streams at most):
+# start_tls_front BACKEND_PORT; sets TPORT (its certificate is make_bench_certs').
+start_tls_front() {
+  make_bench_certs
+  TPORT=$(free_port)
+  sed -e "s|@TMP@|$TMP|g" -e "s|@PORT@|$TPORT|g" -e "s|@BACKEND_PORT@|$1|g" "$BENCH_DIR/conf/nginx-proxy.conf.in" |
+    sed -e "s|listen 127.0.0.1:$TPORT backlog=4096;|listen 127.0.0.1:$TPORT ssl backlog=4096; ssl_certificate $TMP/tls.pem; ssl_certificate_key $TMP/tls.key;|" \
+        -e 's|^worker_processes 1;|worker_processes 1;\nworker_rlimit_nofile 20000;|' \
+        -e 's|proxy_pass http://backend;|proxy_pass http://backend; proxy_buffering off;|' \
+        -e "s|nginx-proxy.pid|nginx-tls-front.pid|; s|nginx-proxy.err|nginx-tls-front.err|" >"$TMP/nginx-tls-front.conf"
+  nginx -c "$TMP/nginx-tls-front.conf" -p "$TMP" &
+  PIDS+=($!)
+  wait_port "$TPORT"
+}
+
+# Starts bench/conf/nginx-backend.conf.in over HTTPS (a CA and a localhost certificate made here,
+# in $TMP/ca.pem): start_tls_backend [CPUS] [CONTENT_TYPE]; sets TPORT.
+start_tls_backend() {
+  make_bench_certs
   TPORT=$(free_port)
   sed -e "s|@TMP@|$TMP|g" -e "s|@PORT@|$TPORT|g" -e "s|@CT@|${2:-application/json}|" "$BENCH_DIR/conf/nginx-backend.conf.in" |
     sed -e "s|listen 127.0.0.1:$TPORT backlog=4096;|listen 127.0.0.1:$TPORT ssl backlog=4096; ssl_certificate $TMP/tls.pem; ssl_certificate_key $TMP/tls.key; ssl_session_cache shared:TLS:4m;|" \

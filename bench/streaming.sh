@@ -20,7 +20,13 @@
 # These machines cap open files at 20,000 per process: a proxy holds two per stream, so
 # STREAMS tops out near 9,900.
 #
+# UPSTREAM=https: smartlb's backend is https:// (Azure OpenAI always is): nginx terminates TLS in
+# front of the same backend (lib.sh start_tls_front), certificate verified. The direct path and
+# the peers stay plain, so the added delay then includes nginx's hop; memory and CPU are
+# smartlb's own.
+#
 # Usage: bench/streaming.sh   (STREAMS=1000  EVENTS=100  INTERVAL_MS=100  REPS=2  THREADS=1
+#                              UPSTREAM=http|https
 #                              PROXIES=smartlb  TOOLS=cpp|node
 #                              PIN=1: smartlb alone on core 1, the backend and client on core 0,
 #                              so the proxy does not wait for a CPU the load tools hold)
@@ -50,9 +56,16 @@ PATH_Q="/openai/deployments/gpt-4o/chat/completions?api-version=2024-02-01"
 PIDS+=($!)
 until grep -q listening "$TMP/sse.out" 2>/dev/null; do sleep 0.05; done
 BPORT=$(sed -E 's/.*:([0-9]+)$/\1/' "$TMP/sse.out")
+UPSTREAM=${UPSTREAM:-http}
+UPSTREAM_ENV=(BACKEND_1_URL="http://127.0.0.1:$BPORT")
+if [ "$UPSTREAM" = https ]; then
+  need nginx openssl
+  start_tls_front "$BPORT"
+  UPSTREAM_ENV=(BACKEND_1_URL="https://localhost:$TPORT" UPSTREAM_CA_FILE="$TMP/ca.pem")
+fi
 SL_PORT=$(free_port)
 env -i PATH="$PATH" PORT="$SL_PORT" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREADS="$SL_THREADS" ACCESS_LOG=off LOG_LEVEL=warn \
-  BACKEND_1_URL="http://127.0.0.1:$BPORT" "${PROXY_PIN[@]}" "$SMARTLB" 2>"$TMP/smartlb.log" &
+  "${UPSTREAM_ENV[@]}" "${PROXY_PIN[@]}" "$SMARTLB" 2>"$TMP/smartlb.log" &
 SL_PID=$!; PIDS+=("$SL_PID")
 wait_port "$SL_PORT"
 PROXIES=${PROXIES:-smartlb}
@@ -78,7 +91,7 @@ case " $PROXIES " in *" nginx "*)
   PORT[nginx]=$NG_PORT; PROCS[nginx]=$(tree_pids "$NG_PID"); RSS_PID[nginx]=$(pgrep -P "$NG_PID" | head -1) ;;
 esac
 
-echo "# streaming $STAMP streams=$STREAMS prompt_bytes=${PROMPT_BYTES:-short} events=$EVENTS interval=${INTERVAL_MS}ms smartlb THREADS=$SL_THREADS pin=${PIN:-0} tools=$TOOLS load $(loadavg)" | tee "$TSV"
+echo "# streaming $STAMP upstream=$UPSTREAM streams=$STREAMS prompt_bytes=${PROMPT_BYTES:-short} events=$EVENTS interval=${INTERVAL_MS}ms smartlb THREADS=$SL_THREADS pin=${PIN:-0} tools=$TOOLS load $(loadavg)" | tee "$TSV"
 printf 'rep\tpath\tok_streams\tevents\tp50_ms\tp90_ms\tp99_ms\tp999_ms\tmax_ms\trss_before_kb\trss_all_open_kb\trss_per_stream_kb\tproxy_cpu_s\tload1\tsteal_ms\tfirst_p50_ms\tfirst_p99_ms\tproxy_user_s\trss_later_per_stream_kb\n' | tee -a "$TSV"
 for rep in $(seq 1 "$REPS"); do
   for path in direct $PROXIES; do

@@ -70,6 +70,8 @@ void report_peer_close(Socket& s) {
     registered = ev.events;
 }
 
+std::size_t recv_now(Socket& s, asio::mutable_buffer b, error_code& ec) { return read_now(s, b, ec); }
+
 std::size_t read_now(Socket& s, asio::mutable_buffer b, error_code& ec) {
   auto& impl = draining::SocketImpl::of(s).get_implementation();
   ssize_t n;
@@ -114,6 +116,19 @@ bool bytes_may_have_arrived(Socket&) { return true; }
 std::size_t read_now(Socket&, asio::mutable_buffer, error_code& ec) {
   ec = asio::error::would_block;
   return 0;
+}
+std::size_t recv_now(Socket& s, asio::mutable_buffer b, error_code& ec) {
+  ssize_t n;
+  do {
+    n = ::recv(s.native_handle(), b.data(), b.size(), MSG_DONTWAIT);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) {
+    ec = errno == EAGAIN || errno == EWOULDBLOCK ? error_code(asio::error::would_block)
+                                                 : error_code(errno, asio::error::get_system_category());
+    return 0;
+  }
+  ec = n == 0 ? error_code(asio::error::eof) : error_code();
+  return static_cast<std::size_t>(n);
 }
 #endif
 

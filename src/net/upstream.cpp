@@ -4,6 +4,8 @@
 
 #include <openssl/ssl.h>
 
+#include "smartlb/io/draining_read.hpp"
+
 namespace smartlb::net {
 
 UpstreamConnection::UpstreamConnection(io::DeadlineSweeper& sweeper, routing::BackendId id)
@@ -19,6 +21,16 @@ UpstreamConnection::UpstreamConnection(io::DeadlineSweeper& sweeper, ssl::contex
 io::TimedSocket& UpstreamConnection::tcp() {
   if (auto* p = std::get_if<Plain>(&stream_)) return *p;
   return std::get<Tls>(stream_).next_layer();
+}
+
+std::size_t UpstreamConnection::read_now(asio::mutable_buffer b, error_code& ec) {
+  if (Tls* t = tls()) return t->read_now(b, ec);
+  return io::read_now(tcp().socket(), b, ec);
+}
+
+bool UpstreamConnection::known_quiet() {
+  if (Tls* t = tls(); t && t->holds_bytes()) return false;
+  return !tcp().bytes_may_have_arrived();
 }
 
 void UpstreamConnection::close() {
@@ -51,11 +63,8 @@ bool UpstreamPool::still_alive(UpstreamConnection& c) const {
   // behind -- clients would get each other's completions.
   auto& sock = c.tcp().socket();
   if (!sock.is_open()) return false;
-  if (auto* tls = c.tls()) {
-    // Bytes the TLS layer already took off the socket: decrypted, or still in its input BIO.
-    SSL* ssl = tls->native_handle();
-    if (SSL_has_pending(ssl) || BIO_ctrl_pending(SSL_get_rbio(ssl)) > 0) return false;
-  }
+  // Bytes the TLS layer already took off the socket (a record, whole or in part).
+  if (auto* tls = c.tls(); tls && tls->holds_bytes()) return false;
   // Nothing has reached the socket since the response's last read emptied it (the worker has
   // seen no epoll event for it): a look would find EAGAIN, so spare the recv(); and the next
   // response's read, which would find EAGAIN too, waits for its event at once.
@@ -277,22 +286,19 @@ Task<ConnectResult> UpstreamPool::connect(routing::BackendId backend, const conf
   conn->tcp().report_peer_close();
   if (auto* tls = conn->tls()) {
     // SNI (not for IP literals) and certificate name verification, both from the URL host.
-    boost::system::error_code parse_ec;
-    asio::ip::make_address(url.host, parse_ec);
-    if (parse_ec && !SSL_set_tlsext_host_name(tls->native_handle(), url.host.c_str())) {
+    if (!tls->expect_peer(url.host)) {
       r.failure = routing::TransportFailure::Tls;
-      r.detail = "tls: cannot set SNI";
+      r.detail = "tls: cannot set the server's name";
       co_return r;
     }
-    tls->set_verify_mode(ssl::verify_peer);
-    tls->set_verify_callback(ssl::host_name_verification(url.host));
     conn->tcp().expires_after(cfg_.connect_timeout);
-    auto [hec] = co_await tls->async_handshake(ssl::stream_base::client, use_task);
-    hec = conn->tcp().done(hec);
+    error_code hec = conn->tcp().done(co_await tls->handshake());
     if (hec) {
       r.failure =
           hec == beast::error::timeout ? routing::TransportFailure::Timeout : routing::TransportFailure::Tls;
       r.detail = "tls handshake: " + hec.message();
+      if (const long verified = SSL_get_verify_result(tls->native_handle()); verified != X509_V_OK)
+        r.detail += std::string(" (") + X509_verify_cert_error_string(verified) + ")";
       co_return r;
     }
   }

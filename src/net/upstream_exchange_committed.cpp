@@ -16,7 +16,7 @@ namespace smartlb::net {
 // all, or nothing the parser could use yet.
 bool UpstreamExchange::read_after_wait(UpstreamConnection& c, http1::ResponseReader& p, error_code& ec) {
   if (ec) return true;
-  c.buffer.commit(io::read_now(c.tcp().socket(), c.buffer.prepare(c.buffer.capacity()), ec));
+  c.buffer.commit(c.read_now(c.buffer.prepare(c.buffer.capacity()), ec));
   if (ec == asio::error::eof) {
     p.put_eof(ec);  // the parser says whether the body was whole
     return true;
@@ -27,12 +27,12 @@ bool UpstreamExchange::read_after_wait(UpstreamConnection& c, http1::ResponseRea
   return c.buffer.size() != 0 && feed_buffered(c.buffer, p, http1::ReadGoal::some, progressed, ec);
 }
 
-// An event stream on a plain connection known to be quiet (nothing reached it since its last read
-// emptied it, its close included: io/draining_read) may wait for its next bytes with its buffer's
-// storage given back and without the recv() that would find EAGAIN. A TLS connection reads at
-// once: its layer may hold bytes the socket no longer shows.
+// An event stream on a connection known to be quiet (nothing reached it since its last read
+// emptied it, its close included: io/draining_read; and no TLS record taken off the socket, whole
+// or in part) may wait for its next bytes with its buffer's storage given back and without the
+// recv() that would find EAGAIN.
 bool UpstreamExchange::may_wait_bufferless(UpstreamConnection& c) {
-  return !c.tls() && c.buffer.size() == 0 && !c.tcp().bytes_may_have_arrived();
+  return c.buffer.size() == 0 && c.known_quiet();
 }
 
 Task<Relayed> UpstreamExchange::relay_committed() { return relay_rounds(Rounds::Committed); }

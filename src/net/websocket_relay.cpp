@@ -144,9 +144,8 @@ class Relay final : public DrainListener {
 
   using Read = std::tuple<error_code, std::size_t>;
   // The next bytes of one direction's source into `buffer` (emptied first), without waiting: one
-  // recv of a plain connection; would_block when it has nothing, and always for a TLS
-  // connection, whose layer may hold bytes the socket no longer shows (read_into reads it), and
-  // where reads-now are not compiled (io/draining_read.hpp).
+  // recv (decrypted, for a TLS upstream); would_block when it has nothing, and always where
+  // reads-now are not compiled for a plain connection (io/draining_read.hpp).
   // When a plain one has nothing, the pump returns and its source is waited for holding no buffer
   // and no frame: the room goes back to the worker (EventRooms), the pump starts again on the
   // wake and this read follows, so an idle session holds no relay buffer and no pump frame
@@ -156,14 +155,16 @@ class Relay final : public DrainListener {
   // that found nothing left a third of the pumps holding 16 KiB each.)
   Read read_ready(bool from_upstream, io::beast::flat_buffer& buffer) {
     buffer.clear();
-    if (from_upstream && upstream_.tls()) return {asio::error::would_block, 0};
     error_code ec;
-    io::TimedSocket& s = from_upstream ? upstream_.tcp() : client_;
-    const std::size_t n = io::read_now(s.socket(), buffer.prepare(kRelayBufferBytes), ec);
+    const auto room = buffer.prepare(kRelayBufferBytes);
+    const std::size_t n =
+        from_upstream ? upstream_.read_now(room, ec) : io::read_now(client_.socket(), room, ec);
     if (ec != asio::error::would_block) buffer.commit(n);
     return {ec, n};
   }
-  // A TLS connection's next bytes, the usual way (or any, without reads-now).
+  // The next bytes the usual way: without reads-now, or from a TLS upstream whose layer holds
+  // part of a record or one it could not write (a write that must wait is the usual read's to
+  // handle: a wait for readability alone would not end it).
   Task<Read> read_into(bool from_upstream, io::beast::flat_buffer& buffer) {
     buffer.clear();
     // Not a conditional expression around co_await: GCC 12 miscompiles one.
@@ -177,13 +178,17 @@ class Relay final : public DrainListener {
     buffer.commit(std::get<1>(read));
     co_return read;
   }
+  bool tls_holds_bytes() {
+    UpstreamConnection::Tls* tls = upstream_.tls();
+    return tls && tls->holds_bytes();
+  }
   Task<std::tuple<error_code, std::size_t>> read_client(std::span<char> into) {
     co_return co_await client_.async_read_some(asio::buffer(into.data(), into.size()), use_tuple);
   }
   Task<std::tuple<error_code, std::size_t>> read_upstream(std::span<char> into) {
     const auto buffer = asio::buffer(into.data(), into.size());
     if (UpstreamConnection::Tls* tls = upstream_.tls())
-      co_return co_await tls->async_read_some(buffer, use_tuple_for<UpstreamConnection::Tls>);
+      co_return co_await tls->async_read_some(buffer, use_tuple);
     co_return co_await upstream_.tcp().async_read_some(buffer, use_tuple);
   }
   Task<error_code> write_client(std::string_view a, std::string_view b = {}) {
@@ -238,12 +243,12 @@ class Relay final : public DrainListener {
         // small handler starts it again when the source has bytes, its close or an error
         // (await_source). A wake that finds nothing (the other direction's writes to the
         // descriptor wake it too) ends it the same way.
-        if (SMARTLB_DRAINING_READS && ec == asio::error::would_block && !(to_client && upstream_.tls())) {
+        if (SMARTLB_DRAINING_READS && ec == asio::error::would_block && !(to_client && tls_holds_bytes())) {
           w_.spare_event_rooms.give(buffer);
           (to_client ? down_waits_ : up_waits_) = true;
           co_return;
         }
-        if (ec == asio::error::would_block) std::tie(ec, n) = co_await read_into(to_client, buffer);  // TLS
+        if (ec == asio::error::would_block) std::tie(ec, n) = co_await read_into(to_client, buffer);
         if (ec || n == 0) break;
         piece = std::string_view(static_cast<const char*>(buffer.data().data()), n);
       }

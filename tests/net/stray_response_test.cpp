@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "backend_over.hpp"
 #include "http_client.hpp"
 #include "mock_backend.hpp"
 #include "proxy_harness.hpp"
@@ -77,11 +78,11 @@ TEST(StrayResponse, BytesOnAnIdlePooledTlsConnectionRetireIt) {
   std::remove(ca_file.c_str());
 }
 
-TEST(StrayResponse, APooledConnectionWhoseBackendClosedWithItsAnswerIsNotWaitedOn) {
-  // The FIN came with the response's last bytes: no later event tells the pool, so the next
-  // request may go out on it; its answer's read must find the end at once (and the request go
-  // on a new connection), not wait for an event that never comes (HTTP_TIMEOUT_SECONDS).
-  MockBackend backend([](const SeenRequest& s) {
+// The FIN came with the response's last bytes: no later event tells the pool, so the next
+// request may go out on it; its answer's read must find the end at once (and the request go
+// on a new connection), not wait for an event that never comes (HTTP_TIMEOUT_SECONDS).
+void expect_a_connection_closed_with_its_answer_is_not_waited_on(bool tls) {
+  BackendOver b(tls, [](const SeenRequest& s) {
     MockReply r{200, {}, R"({"for":")" + s.header("x-marker") + R"("})"};
     r.half_close_after = true;
     return r;
@@ -90,7 +91,7 @@ TEST(StrayResponse, APooledConnectionWhoseBackendClosedWithItsAnswerIsNotWaitedO
   p.cfg.threads = 1;
   p.cfg.http_timeout = 2s;  // a wait that never ends would end here, as a 504
   p.cfg.request_timeout = 2s;
-  p.add_backend("backend", backend.url(), 1);
+  b.add_to(p);
   p.start();
   for (int i = 1; i <= 3; ++i) {
     const HttpResponse r = ask(p, std::to_string(i));
@@ -100,20 +101,35 @@ TEST(StrayResponse, APooledConnectionWhoseBackendClosedWithItsAnswerIsNotWaitedO
   EXPECT_TRUE(p.available(0, "gpt-4o")) << "a connection the backend ended is not the backend's failure";
 }
 
-TEST(StrayResponse, QuietPooledConnectionIsStillReused) {
-  // The check must not cost the pool its point: without strays, one connection serves all.
-  MockBackend backend([](const SeenRequest& s) {
+TEST(StrayResponse, APooledConnectionWhoseBackendClosedWithItsAnswerIsNotWaitedOn) {
+  expect_a_connection_closed_with_its_answer_is_not_waited_on(false);
+}
+
+TEST(StrayResponse, APooledTlsConnectionWhoseBackendClosedWithItsAnswerIsNotWaitedOn) {
+  expect_a_connection_closed_with_its_answer_is_not_waited_on(true);
+}
+
+// The check must not cost the pool its point: without strays, one connection serves all (over
+// TLS too, where the look at a quiet connection costs no syscall either: io/tls_socket.hpp).
+void expect_a_quiet_pooled_connection_is_reused(bool tls) {
+  BackendOver b(tls, [](const SeenRequest& s) {
     return MockReply{200, {}, R"({"for":")" + s.header("x-marker") + R"("})"};
   });
   ProxyHarness p;
   p.cfg.threads = 1;
-  p.add_backend("backend", backend.url(), 1);
+  b.add_to(p);
   p.start();
   for (int i = 1; i <= 3; ++i)
     EXPECT_EQ(ask(p, std::to_string(i)).body, R"({"for":")" + std::to_string(i) + R"("})");
-  const auto seen = backend.requests();
+  const auto seen = b.backend.requests();
   ASSERT_EQ(seen.size(), 3u);
   EXPECT_EQ(seen.back().request_on_connection, 3);
+}
+
+TEST(StrayResponse, QuietPooledConnectionIsStillReused) { expect_a_quiet_pooled_connection_is_reused(false); }
+
+TEST(StrayResponse, AQuietPooledTlsConnectionIsStillReused) {
+  expect_a_quiet_pooled_connection_is_reused(true);
 }
 
 }  // namespace

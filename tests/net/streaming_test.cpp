@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "await_condition.hpp"
+#include "backend_over.hpp"
 #include "http_client.hpp"
 #include "mock_backend.hpp"
 #include "proxy_harness.hpp"
@@ -378,29 +379,37 @@ std::string dechunked_body(const std::string& response) {
   }
 }
 
-TEST(Streaming, EventsLargerThanAWaitingStreamsBufferArriveWhole) {
-  // While a stream waits between events its read buffer is cut to kEventStreamBufferBytes
-  // (1 KiB); events of 3 and 40 KB after the wait grow it again, and pass byte for byte.
+// While a stream waits between events its read buffer is cut to kEventStreamBufferBytes
+// (1 KiB); events of 3 and 40 KB after the wait grow it again, and pass byte for byte.
+void expect_events_larger_than_a_waiting_buffer_arrive_whole(bool tls) {
   const std::string small = "data: {\"n\":1}\n\n";
   const std::string large = "data: {\"x\":\"" + std::string(3000, 'a') + "\"}\n\n";
   const std::string huge = "data: {\"y\":\"" + std::string(40000, 'b') + "\"}\n\n";
-  MockBackend backend([](const SeenRequest&) { return MockReply{}; });
-  auto gate = backend.make_gate();
-  backend.set_handler([small, large, huge, gate](const SeenRequest&) {
+  BackendOver b(tls);
+  auto gate = b.backend.make_gate();
+  b.backend.set_handler([small, large, huge, gate](const SeenRequest&) {
     MockReply r = sse({small, large, huge, small, large, "data: [DONE]\n\n"});
     r.wait_before[1] = gate;
     return r;
   });
   ProxyHarness p;
   p.cfg.threads = 1;
-  p.add_backend("backend", backend.url());
+  b.add_to(p);
   p.start();
   RawConnection c(p.port());
   c.send(kStreamRequest);
   c.read_until(small);  // the proxy now waits on the backend, its buffer cut
-  backend.open(gate);
+  b.backend.open(gate);
   const std::string all = c.read_until("\r\n0\r\n\r\n");
   EXPECT_EQ(dechunked_body(all), small + large + huge + small + large + "data: [DONE]\n\n");
+}
+
+TEST(Streaming, EventsLargerThanAWaitingStreamsBufferArriveWhole) {
+  expect_events_larger_than_a_waiting_buffer_arrive_whole(false);
+}
+
+TEST(Streaming, EventsLargerThanAWaitingStreamsBufferArriveWholeFromAnHttpsBackend) {
+  expect_events_larger_than_a_waiting_buffer_arrive_whole(true);
 }
 
 // A client that takes its stream slower than it comes (small socket buffers, and nothing read
@@ -408,7 +417,7 @@ TEST(Streaming, EventsLargerThanAWaitingStreamsBufferArriveWhole) {
 // waiting stream): once the client's socket is full, a woken round's write goes out in part
 // (net/upstream_exchange_committed.cpp), its rest once there is room, and the stream goes on after
 // it, in order, byte for byte, its usage read.
-TEST(Streaming, AStreamOutpacingItsClientArrivesWholeAndInOrder) {
+void expect_a_stream_outpacing_its_client_arrives_whole(bool tls) {
   const std::string first = "data: {\"n\":0}\n\n";
   const std::string usage = R"(data: {"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3}})"
                             "\n\n";
@@ -421,7 +430,8 @@ TEST(Streaming, AStreamOutpacingItsClientArrivesWholeAndInOrder) {
   std::string expected;
   for (const std::string& e : events) expected += e;
   std::atomic<bool> all_sent{false};
-  MockBackend backend([](const SeenRequest&) { return MockReply{}; });
+  BackendOver b(tls);
+  MockBackend& backend = b.backend;
   auto gate = backend.make_gate();
   backend.set_handler([&](const SeenRequest&) {
     MockReply r = sse(events);
@@ -433,7 +443,7 @@ TEST(Streaming, AStreamOutpacingItsClientArrivesWholeAndInOrder) {
   UsageObserver observer;
   ProxyHarness p;
   p.cfg.threads = 1;
-  p.add_backend("backend", backend.url());
+  b.add_to(p);
   p.start(&observer);
   RawConnection c(p.port(), 4096);
   c.send(kStreamRequest);
@@ -449,6 +459,14 @@ TEST(Streaming, AStreamOutpacingItsClientArrivesWholeAndInOrder) {
   const std::string all = c.read_until("\r\n0\r\n\r\n");
   EXPECT_EQ(dechunked_body(all), expected);
   EXPECT_EQ(observer.await_usage(), (std::pair<std::int64_t, std::int64_t>{7, 3}));
+}
+
+TEST(Streaming, AStreamOutpacingItsClientArrivesWholeAndInOrder) {
+  expect_a_stream_outpacing_its_client_arrives_whole(false);
+}
+
+TEST(Streaming, AStreamFromAnHttpsBackendOutpacingItsClientArrivesWholeAndInOrder) {
+  expect_a_stream_outpacing_its_client_arrives_whole(true);
 }
 
 }  // namespace

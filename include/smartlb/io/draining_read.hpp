@@ -231,6 +231,9 @@ void report_peer_close(Socket& s);
 // `ec`: eof at the end of the stream, would_block when nothing was there after all (or where
 // draining reads are not compiled: then read it the usual way), else the socket's error.
 std::size_t read_now(Socket& s, asio::mutable_buffer b, error_code& ec);
+// read_now, for a reader that cannot read the usual way (io/tls_socket.hpp: OpenSSL reads the
+// socket through it): without draining reads compiled, a plain recv() that leaves no mark.
+std::size_t recv_now(Socket& s, asio::mutable_buffer b, error_code& ec);
 
 // False only when nothing has happened on `s` (no byte, no close, no error) since a read of
 // draining_read_some emptied it, as of its io_context's last epoll_wait (and, without

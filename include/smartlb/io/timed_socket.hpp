@@ -77,6 +77,8 @@ class TimedSocket {
   // The next read waits for epoll's event without trying first if the socket is known empty:
   // for the answer to what is about to be written (io/draining_read.hpp).
   void next_read_awaits_answer() { next_read_awaits_answer_ = true; }
+  // Whether it was said so, for a read of a layer above this one (io/tls_socket.hpp); clears it.
+  bool take_awaits_answer() { return std::exchange(next_read_awaits_answer_, false); }
   template <class ConstBufferSequence, class Token>
   auto async_write_some(const ConstBufferSequence& buffers, Token&& token) {
     return socket_.async_write_some(buffers, std::forward<Token>(token));

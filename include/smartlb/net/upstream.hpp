@@ -13,6 +13,7 @@
 #include "smartlb/http1/http_head.hpp"
 #include "smartlb/io/beast.hpp"
 #include "smartlb/io/timed_socket.hpp"
+#include "smartlb/io/tls_socket.hpp"
 #include "smartlb/net/io_vocabulary.hpp"
 #include "smartlb/net/resolve_cache.hpp"
 #include "smartlb/net/spare_rooms.hpp"
@@ -25,7 +26,7 @@ namespace smartlb::net {
 class UpstreamConnection {
  public:
   using Plain = io::TimedSocket;
-  using Tls = beast::ssl_stream<io::TimedSocket>;
+  using Tls = io::TlsSocket;
 
   UpstreamConnection(io::DeadlineSweeper& sweeper, routing::BackendId backend);                     // plain
   UpstreamConnection(io::DeadlineSweeper& sweeper, ssl::context& ctx, routing::BackendId backend);  // TLS
@@ -39,6 +40,12 @@ class UpstreamConnection {
   }
   // Closes the socket at once (no TLS close_notify round trip: we are discarding it).
   void close();
+  // What the connection holds now, read without waiting (io::read_now; decrypted, for TLS): for
+  // one a wait has just found readable. `ec` would_block when there is nothing whole yet.
+  std::size_t read_now(asio::mutable_buffer b, error_code& ec);
+  // Nothing has reached the connection since a read emptied it, and its TLS layer (if any)
+  // holds no byte: a wait for its next bytes may hold no buffer (io/draining_read.hpp).
+  bool known_quiet();
 
   // What `buffer` holds room for when made or pooled: Beast reads into what the buffer has room
   // for, starting at 512 bytes, so a typical response head plus JSON body would take several
