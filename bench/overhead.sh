@@ -27,7 +27,8 @@
 #                                         local redis-server (shared quotas, issue 16), with REDIS=1;
 #                                         QUOTA_WINDOW=s: their quota window (default 1 s, the costliest
 #                                         for leases: 20 ms sub-windows; smartlb's default is 60);
-#                                         SMARTLB_B=path adds target smartlb_b, another build, for an A/B)
+#                                         SMARTLB_B=path adds target smartlb_b, another build, for an A/B,
+#                                         and with TLS=1 smartlb_b_tls, paired with smartlb_tls)
 #                                        BACKEND_CT=application/json: content type of the fixed answer)
 # Needs: wrk nginx haproxy taskset; smartlb built in $BUILD (default build-bench).
 # Output: a summary table on stdout; raw wrk output and a TSV under bench/results/.
@@ -188,6 +189,14 @@ if [ "${TLS:-0}" = 1 ]; then
   taskset -c "$PROXY_CORE" haproxy -db -f "$TMP/haproxy-tls.cfg" 2>"$TMP/haproxy-tls.log" &
   HT_PID=$!; PIDS+=("$HT_PID"); PORT[haproxy_tls]=$HT_PORT
   TLS_TARGETS="smartlb_tls nginx_tls haproxy_tls"
+  if [ -n "${SMARTLB_B:-}" ]; then  # the other build over HTTPS too: smartlb_b_tls
+    SBT_PORT=$(free_port)
+    env -i PATH="$PATH" PORT="$SBT_PORT" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREADS=1 ACCESS_LOG=off \
+      LOG_LEVEL=warn BACKEND_1_URL="https://localhost:$TPORT" BACKEND_1_NAME=fast UPSTREAM_CA_FILE="$TMP/ca.pem" \
+      taskset -c "$PROXY_CORE" "$SMARTLB_B" 2>"$TMP/smartlb-b-tls.log" &
+    SBT_PID=$!; PIDS+=("$SBT_PID"); PORT[smartlb_b_tls]=$SBT_PORT; PROCS[smartlb_b_tls]=$SBT_PID
+    TLS_TARGETS+=" smartlb_b_tls"
+  fi
 fi
 
 for t in smartlb smartlb_log smartlb_q smartlb_rules smartlb_budgets smartlb_trace100 smartlb_trace1 nginx haproxy ${SMARTLB_B:+smartlb_b} $TLS_TARGETS \

@@ -65,10 +65,8 @@ class TlsSocket {
   enum class Want { nothing, read, write };
 
  private:
-  template <class Buffers>
-  struct ReadOp;
-  template <class Buffers>
-  struct WriteOp;
+  template <class Buffers, bool Write>
+  struct Op;
 
   Want read_step(asio::mutable_buffer b, std::size_t& n, error_code& ec);
   Want write_step(std::span<const asio::const_buffer> buffers, std::size_t& n, error_code& ec);
@@ -113,9 +111,9 @@ void TlsSocket::await(Want want, Handler&& handler) {
 
 // Each step is tried at once; a step that completes on the first try is completed through a
 // post, never inside the initiating call (Asio's rule for asynchronous operations).
-template <class Buffers>
-struct TlsSocket::ReadOp {
-  ReadOp(TlsSocket& socket, const Buffers& b) : s(socket), buffers(b) {}
+template <class Buffers, bool Write>
+struct TlsSocket::Op {
+  Op(TlsSocket& socket, const Buffers& b) : s(socket), buffers(b) {}
   TlsSocket& s;
   Buffers buffers;
   error_code ec;
@@ -126,11 +124,7 @@ struct TlsSocket::ReadOp {
   void operator()(Self& self, error_code wait_error = {}) {
     if (phase == finished) return self.complete(ec, n);
     if (wait_error) return self.complete(wait_error, 0);
-    Want want;
-    if (phase == start && s.socket_.take_awaits_answer() && !s.holds_bytes())
-      want = Want::read;  // the answer to what was just written: nothing to read before its event
-    else
-      want = s.read_step(*asio::buffer_sequence_begin(buffers), n, ec);
+    const Want want = step();
     if (want != Want::nothing) {
       phase = waited;
       return s.await(want, std::move(self));
@@ -139,41 +133,26 @@ struct TlsSocket::ReadOp {
     phase = finished;
     asio::post(std::move(self));
   }
-};
-
-template <class Buffers>
-struct TlsSocket::WriteOp {
-  WriteOp(TlsSocket& socket, const Buffers& b) : s(socket), buffers(b) {}
-  TlsSocket& s;
-  Buffers buffers;
-  error_code ec;
-  std::size_t n = 0;
-  enum { start, waited, finished } phase = start;
-
-  template <class Self>
-  void operator()(Self& self, error_code wait_error = {}) {
-    if (phase == finished) return self.complete(ec, n);
-    if (wait_error) return self.complete(wait_error, 0);
-    const Want want = s.write_step(FirstBuffers<8>(buffers).span(), n, ec);
-    if (want != Want::nothing) {
-      phase = waited;
-      return s.await(want, std::move(self));
+  Want step() {
+    if constexpr (Write) {
+      return s.write_step(FirstBuffers<8>(buffers).span(), n, ec);
+    } else {
+      // The answer to what was just written: nothing to read before its event.
+      if (phase == start && s.socket_.take_awaits_answer() && !s.holds_bytes()) return Want::read;
+      return s.read_step(*asio::buffer_sequence_begin(buffers), n, ec);
     }
-    if (phase == waited) return self.complete(ec, n);
-    phase = finished;
-    asio::post(std::move(self));
   }
 };
 
 template <class MutableBuffers, class Token>
 auto TlsSocket::async_read_some(const MutableBuffers& buffers, Token&& token) {
-  return asio::async_compose<Token, void(error_code, std::size_t)>(ReadOp<MutableBuffers>(*this, buffers),
+  return asio::async_compose<Token, void(error_code, std::size_t)>(Op<MutableBuffers, false>(*this, buffers),
                                                                    token, socket_.socket());
 }
 
 template <class ConstBuffers, class Token>
 auto TlsSocket::async_write_some(const ConstBuffers& buffers, Token&& token) {
-  return asio::async_compose<Token, void(error_code, std::size_t)>(WriteOp<ConstBuffers>(*this, buffers),
+  return asio::async_compose<Token, void(error_code, std::size_t)>(Op<ConstBuffers, true>(*this, buffers),
                                                                    token, socket_.socket());
 }
 
