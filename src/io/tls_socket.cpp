@@ -67,6 +67,21 @@ BIO_METHOD* socket_bio_method() {
   return method;
 }
 
+// Where each SSL keeps its TlsSocket for the session callback (not app data: Asio's own streams,
+// which share the context, keep their verify callback there).
+int socket_index() {
+  static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+  return index;
+}
+
+// OpenSSL's new-session callback: a resumable session goes to the connection's TlsResumption.
+// Returns 1 when it took the session's reference.
+int keep_new_session(SSL* ssl, SSL_SESSION* session) {
+  auto* s = static_cast<TlsSocket*>(SSL_get_ex_data(ssl, socket_index()));
+  if (!s || !SSL_SESSION_is_resumable(session)) return 0;
+  return s->keep_session(session) ? 1 : 0;
+}
+
 // A TLS record's most plaintext: what one write gathers from a buffer sequence.
 constexpr std::size_t kRecordBytes = 16 * 1024;
 
@@ -83,6 +98,7 @@ TlsSocket::TlsSocket(DeadlineSweeper& sweeper, ssl::context& ctx)
   BIO_set_data(bio, this);
   BIO_set_init(bio, 1);
   SSL_set_bio(ssl_, bio, bio);
+  SSL_set_ex_data(ssl_, socket_index(), this);
   // Partial writes and a moving buffer: a write step gathers its buffers anew each time it is
   // tried. Released buffers: an idle connection holds no record buffer. Read-ahead: one recv
   // takes all that has arrived (not a record's header, then its body).
@@ -92,13 +108,44 @@ TlsSocket::TlsSocket(DeadlineSweeper& sweeper, ssl::context& ctx)
   SSL_set_connect_state(ssl_);
 }
 
-TlsSocket::~TlsSocket() { SSL_free(ssl_); }
+TlsSocket::~TlsSocket() {
+  // Closed without close_notify on purpose (smartlb discards a connection at once, as nginx does
+  // after an error): marked shut down, OpenSSL does not retire the session the connection shares
+  // with its TlsResumption.
+  SSL_set_shutdown(ssl_, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
+  SSL_free(ssl_);
+}
+
+TlsResumption::~TlsResumption() { SSL_SESSION_free(session_); }
+
+void TlsResumption::keep(SSL_SESSION* session) {
+  SSL_SESSION_free(session_);
+  session_ = session;
+}
+
+void TlsSocket::enable_resumption(ssl::context& ctx) {
+  SSL_CTX_set_session_cache_mode(ctx.native_handle(),
+                                 SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+  SSL_CTX_sess_set_new_cb(ctx.native_handle(), keep_new_session);
+}
+
+void TlsSocket::resume_from(std::shared_ptr<TlsResumption> slot) {
+  resumption_ = std::move(slot);
+  if (resumption_ && resumption_->session_) SSL_set_session(ssl_, resumption_->session_);
+}
+
+bool TlsSocket::keep_session(SSL_SESSION* session) {
+  if (!resumption_) return false;
+  resumption_->keep(session);
+  return true;
+}
 
 bool TlsSocket::expect_peer(const std::string& host) {
   SSL_set_verify(ssl_, SSL_VERIFY_PEER, nullptr);
   error_code not_an_address;
   asio::ip::make_address(host, not_an_address);
-  if (!not_an_address) return X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl_), host.c_str()) == 1;
+  if (!not_an_address)  // without an IPv6 scope ("%eth0"), which a certificate cannot name
+    return X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl_), host.substr(0, host.find('%')).c_str()) == 1;
   return SSL_set_tlsext_host_name(ssl_, host.c_str()) == 1 && SSL_set1_host(ssl_, host.c_str()) == 1;
 }
 
@@ -127,8 +174,8 @@ TlsSocket::Want TlsSocket::handshake_step(error_code& ec) {
 
 TlsSocket::Want TlsSocket::read_step(asio::mutable_buffer b, std::size_t& n, error_code& ec) {
   n = 0;
-  ec = {};
-  if (b.size() == 0) return Want::nothing;
+  ec = std::exchange(deferred_error_, {});  // found by read_now after the bytes it returned
+  if (ec || b.size() == 0) return Want::nothing;
   ERR_clear_error();
   if (SSL_read_ex(ssl_, b.data(), b.size(), &n) == 1) return Want::nothing;
   return outcome(0, ec);
@@ -173,46 +220,53 @@ TlsSocket::Want TlsSocket::write_step(std::span<const asio::const_buffer> buffer
 }
 
 TlsSocket::Want TlsSocket::outcome(int ret, error_code& ec) {
-  switch (SSL_get_error(ssl_, ret)) {
-    case SSL_ERROR_WANT_READ:
-      return Want::read;
-    case SSL_ERROR_WANT_WRITE:
-      return Want::write;
-    case SSL_ERROR_ZERO_RETURN:  // the server's close_notify
-      ec = asio::error::eof;
-      break;
-    default:
-      if (sys_error != 0) {
-        ec = error_code(std::exchange(sys_error, 0), asio::error::get_system_category());
-      } else if (peer_ended) {
-        ec = ssl::error::stream_truncated;  // the TCP connection ended without close_notify
-      } else if (const unsigned long e = ERR_get_error(); e != 0) {
-        ec = error_code(static_cast<int>(e), asio::error::get_ssl_category());
-      } else {
-        ec = ssl::error::unspecified_system_error;
-      }
+  const int error = SSL_get_error(ssl_, ret);
+  if (error == SSL_ERROR_WANT_READ) return Want::read;
+  if (error == SSL_ERROR_WANT_WRITE) return Want::write;
+  const unsigned long reason = ERR_get_error();
+  if (error == SSL_ERROR_ZERO_RETURN) {
+    ec = asio::error::eof;  // the server's close_notify
+  } else if (error == SSL_ERROR_SSL && reason != 0) {
+    ec = error_code(static_cast<int>(reason), asio::error::get_ssl_category());  // what OpenSSL refused
+  } else if (sys_error != 0) {
+    ec = error_code(std::exchange(sys_error, 0), asio::error::get_system_category());
+  } else if (peer_ended) {
+    ec = ssl::error::stream_truncated;  // the TCP connection ended without close_notify
+  } else if (reason != 0) {
+    ec = error_code(static_cast<int>(reason), asio::error::get_ssl_category());
+  } else {
+    ec = ssl::error::unspecified_system_error;
   }
   ERR_clear_error();
   return Want::nothing;
 }
 
-// Record after record (one SSL_read gives one), until `b` is full or nothing whole is left. An
-// error after some bytes is left for the next read to find.
+// Record after record (one SSL_read gives one), until `b` is full or nothing whole is left. The
+// end (a close_notify that came with the last bytes) or an error after some bytes is kept for the
+// next read, which returns it at once (holds_bytes says so meanwhile).
 std::size_t TlsSocket::read_now(asio::mutable_buffer b, error_code& ec) {
   std::size_t total = 0;
   for (;;) {
     std::size_t n = 0;
     const Want want = read_step(b + total, n, ec);
     total += n;
-    if (want != Want::nothing) ec = asio::error::would_block;
+    if (want != Want::nothing) {
+      ec = total != 0 ? error_code() : error_code(asio::error::would_block);
+      return total;
+    }
     if (ec) {
-      if (total != 0) ec = {};
+      if (total != 0) deferred_error_ = std::exchange(ec, {});
       return total;
     }
     if (total == b.size()) return total;
   }
 }
 
-bool TlsSocket::holds_bytes() const { return SSL_has_pending(ssl_) == 1 || SSL_want_write(ssl_); }
+// Also: a record whose header was read but not its body (read-ahead's buffer is then empty), and
+// an end the socket may no longer show (read_now's deferred one, or a recv that found it).
+bool TlsSocket::holds_bytes() const {
+  return SSL_has_pending(ssl_) == 1 || SSL_want_write(ssl_) || deferred_error_ || peer_ended ||
+         std::strcmp(SSL_rstate_string(ssl_), "RB") == 0;
+}
 
 }  // namespace smartlb::io

@@ -53,6 +53,7 @@ void UpstreamPool::ensure(routing::BackendId id) {
   if (id.value < idle_.size()) return;
   idle_.resize(id.value + 1);
   pending_.resize(id.value + 1);
+  resumptions_.resize(id.value + 1);
   resolved_.ensure(id.value + 1);
 }
 
@@ -84,6 +85,7 @@ void UpstreamPool::sync_origin(routing::BackendId id, const config::BackendUrl& 
   const bool moved = !origins_[id.value].empty();
   origins_[id.value] = std::move(origin);
   if (!moved) return;
+  if (id.value < resumptions_.size()) resumptions_[id.value].reset();  // a session of the old server
   if (id.value < idle_.size()) {
     for (auto& c : idle_[id.value]) c->close();
     idle_[id.value].clear();
@@ -156,6 +158,7 @@ std::unique_ptr<ssl::context> make_upstream_tls_context(const config::Config& cf
   // Offer only HTTP/1.1 so that no server switches to h2 under us.
   static const unsigned char alpn[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
   SSL_CTX_set_alpn_protos(ctx->native_handle(), alpn, sizeof(alpn));
+  io::TlsSocket::enable_resumption(*ctx);
   return ctx;
 }
 
@@ -291,6 +294,9 @@ Task<ConnectResult> UpstreamPool::connect(routing::BackendId backend, const conf
       r.detail = "tls: cannot set the server's name";
       co_return r;
     }
+    std::shared_ptr<io::TlsResumption>& resumption = resumptions_[backend.value];
+    if (!resumption) resumption = std::make_shared<io::TlsResumption>();
+    tls->resume_from(resumption);
     conn->tcp().expires_after(cfg_.connect_timeout);
     error_code hec = conn->tcp().done(co_await tls->handshake());
     if (hec) {

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "backend_over.hpp"
 #include "http_client.hpp"
 #include "mock_backend.hpp"
 #include "proxy_harness.hpp"
@@ -78,6 +79,31 @@ TEST(Tls, HttpsBackendWithTrustedCertificate) {
   auto r2 = http_call(p.port(), "POST", "/openai/deployments/d/chat/completions?api-version=1", {}, "{}");
   EXPECT_EQ(r2.body, "secure");
   std::remove(ca_file.c_str());
+}
+
+// A backend that ends each connection with its answer: every request needs a new connection,
+// and each after the first resumes the session the last one was given (no certificate sent or
+// checked again), as nginx and haproxy do.
+TEST(Tls, ANewConnectionResumesTheBackendsLastSession) {
+  BackendOver b(true, [](const SeenRequest&) {
+    MockReply r{200, {}, "secure"};
+    r.half_close_after = true;
+    return r;
+  });
+  ProxyHarness p;
+  p.cfg.threads = 1;  // one pool, so one backend's sessions are in one place
+  b.add_to(p);
+  p.start();
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(
+        http_call(p.port(), "POST", "/openai/deployments/d/chat/completions?api-version=1", {}, "{}").body,
+        "secure");
+  const auto seen = b.backend.requests();
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[2].connection_index, 3) << "each request came on a connection of its own";
+  EXPECT_FALSE(seen[0].tls_resumed);
+  EXPECT_TRUE(seen[1].tls_resumed);
+  EXPECT_TRUE(seen[2].tls_resumed);
 }
 
 TEST(Tls, WrongHostCertificateIsRefused) {

@@ -73,7 +73,7 @@ struct MockBackend::Impl {
   }
 
   template <class Stream>
-  asio::awaitable<void> serve(Stream& stream, int conn_index) {
+  asio::awaitable<void> serve(Stream& stream, int conn_index, bool tls_resumed = false) {
     beast::flat_buffer buffer;
     for (int n = 1;; ++n) {
       beast::http::request<beast::http::string_body> req;
@@ -91,6 +91,7 @@ struct MockBackend::Impl {
       s.body = req.body();
       s.connection_index = conn_index;
       s.request_on_connection = n;
+      s.tls_resumed = tls_resumed;
       Handler h;
       {
         std::lock_guard lock(mutex);
@@ -188,7 +189,7 @@ struct MockBackend::Impl {
       beast::ssl_stream<beast::tcp_stream> stream(std::move(socket), *tls);
       auto [ec] = co_await stream.async_handshake(asio::ssl::stream_base::server, use_tuple);
       if (ec) co_return;
-      co_await serve(stream, conn_index);
+      co_await serve(stream, conn_index, SSL_session_reused(stream.native_handle()) == 1);
       beast::get_lowest_layer(stream).close();
     } else {
       beast::tcp_stream stream(std::move(socket));

@@ -21,6 +21,7 @@ struct SeenRequest {
   std::string body;
   int connection_index = 0;       // which accepted connection (1-based)
   int request_on_connection = 0;  // 1 for the first request on that connection
+  bool tls_resumed = false;       // its TLS connection resumed an earlier session
   std::string header(const std::string& lower_name) const {
     auto it = headers.find(lower_name);
     return it == headers.end() ? std::string() : it->second;

@@ -15,6 +15,7 @@
 // thread. Closing the socket (TimedSocket's deadline, the pool) ends both.
 #include <array>
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <string>
 
@@ -22,8 +23,28 @@
 #include "smartlb/io/timed_socket.hpp"
 
 struct ssl_st;
+struct ssl_session_st;
 
 namespace smartlb::io {
+
+// The session one backend's TLS connections were last given (one per backend and worker): the
+// next connection's handshake resumes it, as nginx's proxy_ssl_session_reuse and haproxy do,
+// which spares the certificate chain and its verification (and, with TLS 1.2, a round trip).
+class TlsResumption {
+ public:
+  TlsResumption() = default;
+  ~TlsResumption();
+  TlsResumption(const TlsResumption&) = delete;
+  TlsResumption& operator=(const TlsResumption&) = delete;
+
+  bool has_session() const { return session_ != nullptr; }
+
+ private:
+  friend class TlsSocket;
+  void keep(ssl_session_st* session);  // takes its reference
+
+  ssl_session_st* session_ = nullptr;
+};
 
 class TlsSocket {
  public:
@@ -44,6 +65,12 @@ class TlsSocket {
   bool expect_peer(const std::string& host);
   // The client handshake. An error from the certificate's check names why (its verify result).
   Task<error_code> handshake();
+  // Before the handshake: offers `slot`'s session, if any, and keeps in it each session the
+  // server gives this connection (make_upstream_tls_context enables it: enable_resumption).
+  void resume_from(std::shared_ptr<TlsResumption> slot);
+  // Lets the sessions of `ctx`'s connections reach their TlsResumption (OpenSSL's client
+  // session callback; no internal cache).
+  static void enable_resumption(ssl::context& ctx);
 
   // Asio's AsyncReadStream and AsyncWriteStream: void(error_code, std::size_t). A read reaches
   // the end as asio::error::eof after the server's close_notify, ssl::error::stream_truncated
@@ -58,7 +85,8 @@ class TlsSocket {
   // is there yet.
   std::size_t read_now(asio::mutable_buffer b, error_code& ec);
   // Whether OpenSSL holds bytes taken off the socket (a record, or part of one), or a record it
-  // could not finish writing: then the socket alone does not say what the connection holds.
+  // could not finish writing, or the connection's end was already read: then the socket alone
+  // does not say what the connection holds.
   bool holds_bytes() const;
 
   // What an operation's step needs before it can go on.
@@ -79,12 +107,17 @@ class TlsSocket {
 
   TimedSocket socket_;
   ssl_st* ssl_ = nullptr;
+  std::shared_ptr<TlsResumption> resumption_;
+  error_code deferred_error_;  // read_now's: the next read returns it
 
  public:
   // For the BIO (tls_socket.cpp): the socket, and what its last call saw.
   Socket& socket() { return socket_.socket(); }
   int sys_error = 0;        // errno of the BIO's last failed recv or send
   bool peer_ended = false;  // a recv found the end of the stream
+  // For the session callback: keeps `session` (its reference) in this connection's
+  // TlsResumption; false when it has none.
+  bool keep_session(ssl_session_st* session);
 };
 
 // A buffer sequence's buffers, at most `N` of them, as a span (a write gathers them).

@@ -144,6 +144,7 @@ class UpstreamPool {
   ResolveCache<Endpoints> resolved_;                     // by backend id
   std::vector<std::string> origins_;                     // by backend id: scheme, host, port seen last
   std::vector<std::shared_ptr<PendingLookup>> pending_;  // by backend id, while one is under way
+  std::vector<std::shared_ptr<io::TlsResumption>> resumptions_;  // by backend id: its last TLS session
 };
 
 // The client TLS context for all upstreams: system CAs (+ UPSTREAM_CA_FILE), TLS >= 1.2,
