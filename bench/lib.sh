@@ -54,15 +54,17 @@ make_bench_certs() {
 
 # nginx terminating TLS in front of a plain backend on port $1, for an https:// upstream that
 # streams (one worker, proxy_buffering off: events pass as they come; 9,900 streams at most):
-# start_tls_front BACKEND_PORT; sets TPORT (its certificate is make_bench_certs').
+# start_tls_front BACKEND_PORT [CONF] (default nginx-proxy.conf.in; nginx-websocket.conf.in for
+# WebSocket sessions); sets TPORT (its certificate is make_bench_certs').
 start_tls_front() {
   make_bench_certs
   TPORT=$(free_port)
-  sed -e "s|@TMP@|$TMP|g" -e "s|@PORT@|$TPORT|g" -e "s|@BACKEND_PORT@|$1|g" "$BENCH_DIR/conf/nginx-proxy.conf.in" |
-    sed -e "s|listen 127.0.0.1:$TPORT backlog=4096;|listen 127.0.0.1:$TPORT ssl backlog=4096; ssl_certificate $TMP/tls.pem; ssl_certificate_key $TMP/tls.key;|" \
+  sed -e "s|@TMP@|$TMP|g" -e "s|@PORT@|$TPORT|g" -e "s|@BACKEND_PORT@|$1|g" "$BENCH_DIR/conf/${2:-nginx-proxy.conf.in}" |
+    sed -E -e "s|listen 127.0.0.1:$TPORT( backlog=4096)?;|listen 127.0.0.1:$TPORT ssl\1; ssl_certificate $TMP/tls.pem; ssl_certificate_key $TMP/tls.key;|" \
         -e 's|^worker_processes 1;|worker_processes 1;\nworker_rlimit_nofile 20000;|' \
+        -e 's|worker_connections [0-9]+;|worker_connections 20000;|' \
         -e 's|proxy_pass http://backend;|proxy_pass http://backend; proxy_buffering off;|' \
-        -e "s|nginx-proxy.pid|nginx-tls-front.pid|; s|nginx-proxy.err|nginx-tls-front.err|" >"$TMP/nginx-tls-front.conf"
+        -e "s|/nginx-[a-z-]+\.pid;|/nginx-tls-front.pid;|; s|/nginx-[a-z-]+\.err |/nginx-tls-front.err |" >"$TMP/nginx-tls-front.conf"
   nginx -c "$TMP/nginx-tls-front.conf" -p "$TMP" &
   PIDS+=($!)
   wait_port "$TPORT"

@@ -5,8 +5,11 @@
 # SESSIONS, from /proc/PID/status VmRSS. Each session holds two descriptors in smartlb (client
 # and backend): mind the descriptor limit (ulimit -n).
 #
-# Usage: bench/realtime_memory.sh   (SESSIONS="1000 4000"; needs smartlb, smartlb-sim and node with
-#                                    tests/e2e's node_modules)
+# UPSTREAM=https: smartlb's backend is https://, nginx terminating TLS in front of the sim (lib.sh
+# start_tls_front), certificate verified.
+#
+# Usage: bench/realtime_memory.sh   (SESSIONS="1000 4000" UPSTREAM=http|https; needs smartlb,
+#                                    smartlb-sim and node with tests/e2e's node_modules)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 need node
@@ -15,9 +18,15 @@ HOLDER="$BENCH_DIR/tools/ws_holder.js"
 TARGET="/openai/v1/realtime?model=gpt-4o"
 
 start_sim --realtime-echo --api-key sim-key --name echo
+UPSTREAM_ENV=(BACKEND_1_URL="http://127.0.0.1:$SIM_PORT")
+if [ "${UPSTREAM:-http}" = https ]; then
+  need nginx openssl
+  start_tls_front "$SIM_PORT" nginx-websocket.conf.in
+  UPSTREAM_ENV=(BACKEND_1_URL="https://localhost:$TPORT" UPSTREAM_CA_FILE="$TMP/ca.pem")
+fi
 port=$(free_port)
 env -i PATH="$PATH" PORT="$port" LISTEN_ADDRESS=127.0.0.1 ADMIN_PORT=0 THREADS=1 ACCESS_LOG=off LOG_LEVEL=warn \
-  BACKEND_1_URL="http://127.0.0.1:$SIM_PORT" BACKEND_1_APIKEY=sim-key "$SMARTLB" 2>"$TMP/smartlb.log" &
+  "${UPSTREAM_ENV[@]}" BACKEND_1_APIKEY=sim-key "$SMARTLB" 2>"$TMP/smartlb.log" &
 SL_PID=$!; PIDS+=("$SL_PID")
 wait_port "$port"
 fds() { find "/proc/$SL_PID/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
