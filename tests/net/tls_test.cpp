@@ -106,6 +106,27 @@ TEST(Tls, ANewConnectionResumesTheBackendsLastSession) {
   EXPECT_TRUE(seen[2].tls_resumed);
 }
 
+// A backend whose port takes the connection but never answers the ClientHello (a listener that
+// never accepts: the kernel completes the TCP handshake): the TLS handshake ends at
+// CONNECT_TIMEOUT_SECONDS as a timeout, and the request fails over.
+TEST(Tls, ABackendThatNeverAnswersTheHandshakeTimesOutAndTheRequestFailsOver) {
+  asio::io_context io;
+  asio::ip::tcp::acceptor silent(io, {asio::ip::address_v4::loopback(), 0});  // listens, never accepts
+  MockBackend fallback([](const SeenRequest&) { return MockReply{200, {}, "fallback"}; });
+  TestCa ca;
+  const std::string ca_file = ca.write_cert_file();
+  ProxyHarness p;
+  p.cfg.upstream_ca_file = ca_file;
+  p.cfg.connect_timeout = std::chrono::seconds(1);
+  p.add_backend("silent", "https://localhost:" + std::to_string(silent.local_endpoint().port()), 1, 1, "k");
+  p.add_backend("fallback", fallback.url(), 2);
+  p.start();
+  auto r = http_call(p.port(), "POST", "/openai/deployments/d/chat/completions?api-version=1", {}, "{}");
+  EXPECT_EQ(r.body, "fallback");
+  EXPECT_EQ(p.backend_cooldown(0).cause, routing::FailureCause::Timeout);
+  std::remove(ca_file.c_str());
+}
+
 TEST(Tls, WrongHostCertificateIsRefused) {
   TestCa ca;
   const auto wrong = ca.issue("wrong.example");
