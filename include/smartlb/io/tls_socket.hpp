@@ -37,8 +37,6 @@ class TlsResumption {
   TlsResumption(const TlsResumption&) = delete;
   TlsResumption& operator=(const TlsResumption&) = delete;
 
-  bool has_session() const { return session_ != nullptr; }
-
  private:
   friend class TlsSocket;
   void keep(ssl_session_st* session);  // takes its reference
