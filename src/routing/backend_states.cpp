@@ -122,7 +122,7 @@ BackendStates::Standing BackendStates::deployment_standing(const PoolMember& m, 
     // The backend's own Retry-After has passed; only smartlb's floor on cooldowns holds it: a
     // target whose reports are watched may be probed at the moment the backend named.
     const bool floor_only = d->cause.load(std::memory_order_relaxed) == FailureCause::Throttled &&
-                            d->reported.watched() && d->reported.retry_passed(now);
+                            d->reported.models_room() && d->reported.retry_passed(now);
     if (!floor_only) return Standing::Out;
   }
   if (m.has_quota()) {
@@ -187,11 +187,12 @@ void BackendStates::observe_report(const PoolMember& m, std::string_view deploym
                                    ReportedBudget::Mark mark, bool taken) {
   if (!route_on_remaining_) return;
   const bool low = !report.empty() && ReportedBudget::is_low(report);
-  const bool refund = !taken && mark.own_requests > 0;  // a counted request the backend refused
+  const bool counted = mark.own_requests > 0;   // its deployment is watched
+  const bool blind = !taken && report.empty();  // a 429 that reported nothing teaches something too
   // Plenty left and nothing watched anywhere: the common case costs no lookup.
-  if (!low && !refund && (report.empty() || !reported_budget_low())) return;
-  DeploymentState* d = low ? &deployment_state(m, m.effective_deployment(deployment))
-                           : find_deployment(m.id, m.effective_deployment(deployment));
+  if (!low && !counted && !blind && (report.empty() || !reported_budget_low())) return;
+  DeploymentState* d = low || blind ? &deployment_state(m, m.effective_deployment(deployment))
+                                    : find_deployment(m.id, m.effective_deployment(deployment));
   if (d == nullptr) return;
   if (const int change = d->reported.observe(report, sent, mark, taken))
     watched_reports_.fetch_add(change, std::memory_order_relaxed);

@@ -1,16 +1,21 @@
 #include "smartlb/routing/refill_echo.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 
 namespace smartlb::routing {
 
 void RefillEcho::sent(base::MonoNanos at, std::int64_t tokens) {
   // Answers come back out of order: keep the sends by the time they left.
+  if (forgot_ == kNothingSeen) forgot_ = at - 1;  // nothing before the first is known
   auto it = sends_.end();
   while (it != sends_.begin() && std::prev(it)->at > at) --it;
   sends_.insert(it, Send{at, tokens});
-  if (sends_.size() > kSends) sends_.pop_front();
+  if (sends_.size() > kSends) {
+    forgot_ = sends_.front().at;
+    sends_.pop_front();
+  }
 }
 
 bool RefillEcho::explains(std::int64_t lag, base::MonoNanos moment) const {
@@ -20,16 +25,21 @@ bool RefillEcho::explains(std::int64_t lag, base::MonoNanos moment) const {
   return it != sends_.end() && it->at <= moment - lag + kTolerance.count();
 }
 
-void RefillEcho::room_at(base::MonoNanos moment) {
+void RefillEcho::room_at(base::MonoNanos moment, bool strict) {
   // Answers that crossed one another name the same moment: it counts once.
   if (last_moment_ != 0 && moment - last_moment_ <= kTolerance.count() &&
       last_moment_ - moment <= kTolerance.count())
     return;
   last_moment_ = moment;
   if (window_) {
-    if (explains(window_->count(), moment)) return;
-    window_.reset();  // contradicted: start again from this moment
-    lags_.clear();
+    if (explains(window_->count(), moment)) {
+      if (strict) disagreements_ = 0;
+      return;
+    }
+    // Contradicted: start again from this moment. Strict: only at the third in a row, as a
+    // window learned from moments alone took many of them, and one late answer is no proof.
+    if (strict && ++disagreements_ < 3) return;
+    forget();
   }
   if (!lags_.empty()) {
     std::erase_if(lags_, [&](std::int64_t lag) { return !explains(lag, moment); });
@@ -45,11 +55,34 @@ void RefillEcho::room_at(base::MonoNanos moment) {
   }
   std::sort(lags_.begin(), lags_.end());
   confirmed_ = lags_.empty() ? 0 : 1;
+  needed_ = kConfirmations;
+  if (strict && sends_.size() > 1 && !lags_.empty()) {
+    // A moment falls within kTolerance of some send by chance with this probability.
+    const double span = static_cast<double>(sends_.back().at - sends_.front().at) + 1;
+    const double chance =
+        static_cast<double>(sends_.size()) * 2 * static_cast<double>(kTolerance.count()) / span;
+    needed_ = confirmations_needed(lags_.size(), chance);
+    if (needed_ == 0) {  // too many sends to tell one lag from chance
+      lags_.clear();
+      confirmed_ = 0;
+    }
+  }
+}
+
+int RefillEcho::confirmations_needed(std::size_t candidates, double chance) {
+  // The first moment made the candidates; each later one keeps a wrong one with `chance`.
+  double wrong = static_cast<double>(candidates) * std::pow(std::min(chance, 1.0), kConfirmations - 1);
+  int needed = kConfirmations;
+  for (; wrong > 1e-3; ++needed) {
+    if (needed == kMaxConfirmations) return 0;
+    wrong *= chance;
+  }
+  return needed;
 }
 
 void RefillEcho::confirm() {
   ++confirmed_;
-  if (confirmed_ >= kConfirmations && lags_.back() - lags_.front() <= 2 * kTolerance.count()) {
+  if (confirmed_ >= needed_ && lags_.back() - lags_.front() <= 2 * kTolerance.count()) {
     window_ = base::Nanos(lags_[lags_.size() / 2]);
     disagreements_ = 0;
   }
@@ -67,15 +100,17 @@ bool RefillEcho::agrees(std::int64_t lag, base::MonoNanos from, base::MonoNanos 
   return tokens > 0 ? may_have_left : !left;
 }
 
+void RefillEcho::forget() {
+  window_.reset();
+  lags_.clear();
+  confirmed_ = 0;
+}
+
 void RefillEcho::refilled(base::MonoNanos from, base::MonoNanos to, std::int64_t tokens) {
   if (sends_.empty() || to - from <= 2 * kTolerance.count()) return;  // too close to tell
   if (window_) {
     disagreements_ = agrees(window_->count(), from, to, tokens) ? 0 : disagreements_ + 1;
-    if (disagreements_ >= 3) {
-      window_.reset();
-      lags_.clear();
-      confirmed_ = 0;
-    }
+    if (disagreements_ >= 3) forget();
     return;
   }
   if (lags_.empty()) return;  // candidates come from a 429's moment
@@ -99,6 +134,19 @@ std::vector<RefillEcho::Refill> RefillEcho::refills_after(base::MonoNanos after,
     out.push_back(Refill{it->at + w, tokens, requests});
   }
   return out;
+}
+
+bool RefillEcho::covers(base::MonoNanos from) const { return window_ && from - window_->count() >= forgot_; }
+
+std::int64_t RefillEcho::refilled_between(base::MonoNanos from, base::MonoNanos to) const {
+  if (!window_ || to <= from) return 0;
+  const std::int64_t w = window_->count();
+  const auto after = [](base::MonoNanos t, const Send& s) { return t < s.at; };
+  auto it = std::upper_bound(sends_.begin(), sends_.end(), from - w, after);
+  const auto end = std::upper_bound(it, sends_.end(), to - w, after);
+  std::int64_t tokens = 0;
+  for (; it != end; ++it) tokens += it->tokens;
+  return tokens;
 }
 
 }  // namespace smartlb::routing

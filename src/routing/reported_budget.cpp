@@ -81,10 +81,14 @@ int ReportedBudget::observe(const RateLimitReport& r, base::MonoNanos sent, Mark
     mark.tokens -= mark.own_tokens;
     mark.requests -= mark.own_requests;
   }
-  if (r.empty()) return 0;
+  if (r.empty()) {
+    if (!taken) return refused_blind(sent, mark);
+    return blind_.load(std::memory_order_relaxed) && mark.own_requests > 0 ? took_blind(sent, mark) : 0;
+  }
   std::lock_guard lock(mutex_);
   if (sent < last_sent_) return 0;  // an answer to an older request than one already taken
   last_sent_ = sent;
+  blind_.store(false, std::memory_order_relaxed);
   const bool was = watched_.load(std::memory_order_relaxed);
   const bool low = is_low(r);
   if (const auto refill = tokens_.take(r.remaining_tokens, mark.tokens, sent, r.reset_tokens, low, was))
@@ -98,6 +102,7 @@ int ReportedBudget::observe_shared(const RateLimitReport& r, base::MonoNanos sen
   std::lock_guard lock(mutex_);
   if (sent < last_sent_) return 0;
   last_sent_ = sent;
+  blind_.store(false, std::memory_order_relaxed);
   const bool low = is_low(r);
   // The standing only (Limit::take would take it as a refill sample, or reset the baseline).
   const auto stand_at = [&](Limit& l, std::optional<std::int64_t> remaining, std::int64_t mark,
@@ -128,6 +133,64 @@ int ReportedBudget::settle(base::MonoNanos sent, bool low) {
     probe_until_.store(0, std::memory_order_relaxed);
   watched_.store(low, std::memory_order_relaxed);
   return static_cast<int>(low) - static_cast<int>(was);
+}
+
+int ReportedBudget::refused_blind(base::MonoNanos sent, Mark mark) {
+  std::lock_guard lock(mutex_);
+  if (sent < last_sent_) return 0;
+  last_sent_ = sent;
+  const bool was = watched_.load(std::memory_order_relaxed);
+  blind_.store(true, std::memory_order_relaxed);
+  blind_at_ = sent;
+  // Its sends are counted from now on, so that the echo can be learned from them.
+  watched_.store(true, std::memory_order_relaxed);
+  probe_until_.store(0, std::memory_order_relaxed);  // a probe's answer, if it was one
+  requests_.base.store(kNone, std::memory_order_relaxed);
+  tokens_.reset_at.store(0, std::memory_order_relaxed);
+  if (!echo_.covers(sent)) {
+    tokens_.base.store(kNone, std::memory_order_relaxed);  // nothing predicts the room: cooldowns only
+    return was ? 0 : 1;
+  }
+  // A probe that found nothing (or any 429 while the echo held): the echo was right.
+  const bool held = tokens_.base.load(std::memory_order_relaxed) != kNone;
+  probe_gap_ = held ? std::min<base::Nanos>(2 * probe_gap_, kMaxProbeGap) : kMaxFresh;
+  probe_cap_.store(sent + probe_gap_.count(), std::memory_order_relaxed);
+  tokens_.base.store(mark.tokens, std::memory_order_relaxed);  // nothing left when it arrived
+  reported_at_.store(sent, std::memory_order_relaxed);
+  publish_echoes(sent);
+  return was ? 0 : 1;
+}
+
+int ReportedBudget::took_blind(base::MonoNanos sent, Mark mark) {
+  std::lock_guard lock(mutex_);
+  if (sent < last_sent_) return 0;
+  const std::int64_t base = tokens_.base.load(std::memory_order_relaxed);
+  if (base == kNone) {
+    if (sent - blind_at_ < kForgetBlind.count()) return 0;
+    blind_.store(false, std::memory_order_relaxed);  // long without a 429: stop counting
+    watched_.store(false, std::memory_order_relaxed);
+    return -1;
+  }
+  last_sent_ = sent;
+  const base::MonoNanos at = reported_at_.load(std::memory_order_relaxed);
+  const std::int64_t left = base - mark.tokens + echo_.refilled_between(at, sent);
+  // Taken beyond what the echo gave back: it does not describe this limiter (or no longer
+  // remembers all the sends it would need).
+  if (left < 0 || !echo_.covers(at)) {
+    tokens_.base.store(kNone, std::memory_order_relaxed);
+    probe_gap_ = kMaxFresh;
+    return 0;
+  }
+  // As predicted: the prediction is the report of what was left when it arrived.
+  tokens_.base.store(left + mark.tokens, std::memory_order_relaxed);
+  reported_at_.store(sent, std::memory_order_relaxed);
+  publish_echoes(sent);
+  if (const base::MonoNanos retry = retry_at_.load(std::memory_order_relaxed); retry != 0 && sent >= retry)
+    retry_at_.store(0, std::memory_order_relaxed);
+  const base::MonoNanos probe_until = probe_until_.load(std::memory_order_relaxed);
+  if (probe_until != 0 && sent >= probe_until - kFreshFor.count())
+    probe_until_.store(0, std::memory_order_relaxed);
+  return 0;
 }
 
 ReportedBudget::Standing ReportedBudget::stand(const Limit& l, std::int64_t sent, std::int64_t need,
@@ -191,13 +254,18 @@ ReportedBudget::Outlook ReportedBudget::outlook(std::int64_t cost, base::MonoNan
                            echo_requests_);
   if (!t.short_now && !r.short_now) return {};
   base::MonoNanos back = std::max(t.short_now ? t.refill_at : 0, r.short_now ? r.refill_at : 0);
-  // Nothing predicts it (no rate: a limiter that jumps, or nothing learned yet): the horizon the
-  // probes' answers taught. No guess holds a target back longer than kMaxFresh.
-  if (back == kNever) {
-    const base::MonoNanos boundary = next_boundary(at);
-    back = boundary != kNever ? boundary : at + kFreshFor.count();
+  if (blind_.load(std::memory_order_relaxed)) {
+    // Short by the echo alone: tested when it says, and no later than the probe gap allows.
+    back = std::min(back, probe_cap_.load(std::memory_order_relaxed));
+  } else {
+    // Nothing predicts it (no rate: a limiter that jumps, or nothing learned yet): the horizon
+    // the probes' answers taught. No guess holds a target back longer than kMaxFresh.
+    if (back == kNever) {
+      const base::MonoNanos boundary = next_boundary(at);
+      back = boundary != kNever ? boundary : at + kFreshFor.count();
+    }
+    back = std::min(back, at + kMaxFresh.count());
   }
-  back = std::min(back, at + kMaxFresh.count());
   // A 429 said when the backend would take a request again: no later than that.
   if (const base::MonoNanos retry = retry_at_.load(std::memory_order_relaxed); retry != 0)
     back = std::min(back, retry);
@@ -224,7 +292,7 @@ void ReportedBudget::retry_at(base::MonoNanos at) {
   backend_retry_.store(at, std::memory_order_relaxed);
   std::lock_guard lock(mutex_);
   const bool knew = echo_.window().has_value();
-  echo_.room_at(at);
+  echo_.room_at(at, blind_.load(std::memory_order_relaxed));
   if (knew || echo_.window()) publish_echoes(reported_at_.load(std::memory_order_relaxed));
   const base::MonoNanos last = boundary_.load(std::memory_order_relaxed);
   // 429s that crossed one another name the same boundary, give or take their round trips.

@@ -75,5 +75,49 @@ TEST(RefillEcho, AFixedWindowExplainsNoLag) {
   EXPECT_FALSE(e.window());
 }
 
+TEST(RefillEcho, RefilledBetween_IsWhatTheSendsAWindowEarlierGaveBack) {
+  routing::RefillEcho e = with_sends({0, 37, 90, 161, 230, 311, 402, 455, 530, 612});
+  EXPECT_EQ(e.refilled_between(0, 10 * kWindow), 0) << "no window learned: nothing predicted";
+  for (base::MonoNanos m : {37, 161, 311, 455, 612}) e.room_at(kWindow + m * kMs);
+  ASSERT_TRUE(e.window());
+  EXPECT_EQ(e.refilled_between(kWindow + 100 * kMs, kWindow + 230 * kMs), 400) << "161 and 230";
+  EXPECT_EQ(e.refilled_between(kWindow + 161 * kMs, kWindow + 229 * kMs), 0) << "(from, to]";
+}
+
+TEST(RefillEcho, CoversOnlyWhatItRemembers) {
+  routing::RefillEcho e = with_sends({100, 137, 190, 261, 330, 411, 502, 555, 630, 712});
+  for (base::MonoNanos m : {137, 261, 411, 555, 712}) e.room_at(kWindow + m * kMs);
+  ASSERT_TRUE(e.window());
+  EXPECT_TRUE(e.covers(kWindow + 100 * kMs));
+  EXPECT_FALSE(e.covers(kWindow + 50 * kMs)) << "sends before the first one seen are unknown";
+  for (std::size_t i = 0; i < routing::RefillEcho::kSends; ++i)
+    e.sent((800 + static_cast<base::MonoNanos>(i)) * kMs / 100 + 800 * kMs, 200);
+  EXPECT_FALSE(e.covers(kWindow + 700 * kMs)) << "forgotten sends could give back room then";
+  EXPECT_TRUE(e.covers(kWindow + 900 * kMs));
+}
+
+TEST(RefillEcho, Strict_TheMomentsNeededGrowWithTheChanceOfAMatch) {
+  using routing::RefillEcho;
+  EXPECT_EQ(RefillEcho::confirmations_needed(12, 0.088), RefillEcho::kConfirmations) << "sparse sends";
+  // 250 candidate lags, a send every 40 ms: a moment matches one by chance 15 % of the time.
+  EXPECT_EQ(RefillEcho::confirmations_needed(250, 0.15), 8);
+  EXPECT_EQ(RefillEcho::confirmations_needed(500, 0.7), 0) << "too dense to tell: never";
+}
+
+TEST(RefillEcho, Strict_SendsTooDenseToTellNeverTeachAWindow) {
+  routing::RefillEcho e;
+  for (base::MonoNanos t = 0; t < 2'000; t += 2) e.sent(t * kMs, 200);
+  for (int i = 0; i < 20; ++i) e.room_at(kWindow + (100 + i * 37) * kMs, /*strict=*/true);
+  EXPECT_FALSE(e.window());
+}
+
+TEST(RefillEcho, Strict_SparseSendsLearnTheWindowAsBefore) {
+  routing::RefillEcho e = with_sends({0, 137, 290, 461, 630, 811, 1002, 1155, 1330, 1512});
+  for (base::MonoNanos m : {137, 290, 461, 630, 811, 1002, 1155})
+    if (!e.window()) e.room_at(2 * kWindow + m * kMs, /*strict=*/true);
+  ASSERT_TRUE(e.window());
+  EXPECT_EQ(*e.window(), base::Nanos(2 * kWindow));
+}
+
 }  // namespace
 }  // namespace smartlb

@@ -42,6 +42,7 @@ struct Cell {
   bool route_on_remaining = true;
   base::Nanos latency = 20ms;
   bool poisson = true;  // else evenly spaced arrivals, as bench/tools/openloop.js sends them
+  bool blind = false;   // every report says -1 (Azure has): 429s and their Retry-After only
 };
 
 struct Outcome {
@@ -97,8 +98,10 @@ class Simulation {
       if (e.attempt >= 0) {  // an answer
         const sim::QuotaDecision& a = r.answer;
         routing::RateLimitReport report;
-        report.remaining_tokens = a.state.remaining_tokens;
-        report.remaining_requests = a.state.remaining_requests;
+        if (!cell_.blind) {
+          report.remaining_tokens = a.state.remaining_tokens;
+          report.remaining_requests = a.state.remaining_requests;
+        }
         const routing::PoolMember& m = table_.member(static_cast<std::size_t>(e.attempt));
         states_.observe_report(m, "gpt", report, r.sent, r.mark, a.admitted());
         if (a.admitted()) {
@@ -215,6 +218,33 @@ TEST(ReportRoutingSimulation, EvenArrivalsAndQuickAnswers_AsTheGoodputBenchmarkS
 }
 
 TEST(ReportRoutingSimulation, PoissonArrivalsAndSlowerAnswers) { check_every_cell(20ms, true); }
+
+// Reports that are all -1 (Azure has sent them): 429s and their Retry-After are all smartlb
+// learns from. Against a sliding window it learns the echo of its own sends from the 429s and
+// stops sending where the echo says nothing is left; against any other limiter the echo is never
+// learned and routing is as with report routing off, so no cell may do worse than off.
+TEST(ReportRoutingSimulation, ReportsThatAreAllMinusOne_NeverWorseThanOff_AndFewer429sOnASlidingWindow) {
+  for (const Bound& b : kBounds) {
+    for (const auto latency : {1ms, 20ms}) {
+      const Cell cell{b.model, b.window, 120, true, latency, latency > 1ms, /*blind=*/true};
+      Cell off_cell = cell;
+      off_cell.route_on_remaining = false;
+      const Outcome on = simulate(cell), off = simulate(off_cell);
+      const std::string name = std::string(sim::limiter_kind_name(b.model)) + " " +
+                               std::to_string(b.window.count() / kSec) + " s, answers in " +
+                               std::to_string(latency.count()) + " ms";
+      std::printf("%-34s served %6.2f %% (off %6.2f %%), upstream 429s per success %.4f (off %.4f)\n",
+                  name.c_str(), on.served_pct, off.served_pct, on.upstream_429_per_ok(),
+                  off.upstream_429_per_ok());
+      EXPECT_LE(on.upstream_429, off.upstream_429 + off.upstream_429 / 100 + 10) << name;
+      EXPECT_GE(on.served_pct, off.served_pct - 0.1) << name;
+      if (b.model == LimiterKind::Sliding && b.window <= 10s) {
+        EXPECT_LT(on.upstream_429_per_ok(), off.upstream_429_per_ok() / 2) << name;
+        EXPECT_LE(on.upstream_429_per_ok(), 0.06) << name;
+      }
+    }
+  }
+}
 
 }  // namespace
 }  // namespace smartlb

@@ -284,5 +284,86 @@ TEST(ReportedBudget, RequestsOnlyReports_AreEnough) {
   EXPECT_EQ(b.room(1, 0), Room::Confirmed);
 }
 
+// Blind: a deployment whose every report is -1 (parsed as nothing). `send` is a request of 200
+// tokens sent at `t_ms`, taken (a 200) or refused (a 429 naming `retry_ms`, when given).
+struct Blind {
+  routing::ReportedBudget b;
+  int send(base::MonoNanos t_ms, bool taken, base::MonoNanos retry_ms = 0) {
+    const int change = b.observe({}, t_ms * kMs, b.charge(200), taken);
+    if (retry_ms) b.retry_at(retry_ms * kMs);
+    return change;
+  }
+};
+
+// A 1 s sliding window: after a first 429, twelve requests are taken; then 429s name the
+// moments the first five leave (sent + 1 s), which teaches the window; then a 429 sent at
+// 1.375 s names 1.380 s, the moment the send of 0.380 s leaves.
+void learn_and_fill(Blind& s) {
+  s.send(0, false, 1'000);
+  for (base::MonoNanos t : {10, 70, 160, 230, 310, 380, 460, 540, 610, 700, 760, 830}) s.send(t, true);
+  for (base::MonoNanos t : {10, 70, 160, 230, 310}) s.send(1'000 + t - 5, false, 1'000 + t);
+  s.send(1'375, false, 1'380);
+}
+
+TEST(ReportedBudget, Blind_A429WithoutReports_CountsTheSendsButHoldsNothingBeforeAWindowIsLearned) {
+  Blind s;
+  EXPECT_FALSE(s.b.watched());
+  EXPECT_EQ(s.send(0, false, 40), +1);
+  EXPECT_TRUE(s.b.watched()) << "its sends are counted: the echo is learned from them";
+  EXPECT_FALSE(s.b.models_room()) << "a cooldown's floor still holds it";
+  EXPECT_EQ(s.b.room(200, 50 * kMs), Room::Fits) << "nothing learned: cooldowns only, as with reports off";
+  EXPECT_EQ(s.b.charge(200).own_requests, 1);
+}
+
+TEST(ReportedBudget, Blind_OnceTheEchoIsLearned_NothingIsLeftUntilTheNextSendLeavesTheWindow) {
+  Blind s;
+  learn_and_fill(s);
+  EXPECT_TRUE(s.b.models_room());
+  EXPECT_EQ(s.b.room(200, 1'376 * kMs), Room::Confirmed) << "the 429 left nothing";
+  EXPECT_EQ(s.b.room(200, 1'380 * kMs), Room::Probe) << "the send of 0.380 s left the window";
+  EXPECT_EQ(s.send(1'380, true), 0);
+  EXPECT_TRUE(s.b.models_room()) << "taken as the echo predicted: the prediction goes on";
+  EXPECT_EQ(s.b.room(200, 1'381 * kMs), Room::Confirmed);
+  EXPECT_EQ(s.b.room(200, 1'460 * kMs), Room::Probe) << "the send of 0.460 s";
+}
+
+TEST(ReportedBudget, Blind_ATakenRequestTheEchoDidNotPredict_DropsThePrediction) {
+  Blind s;
+  learn_and_fill(s);
+  s.send(1'380, true);
+  s.send(1'400, true);  // nothing had come back since 1.380 s, yet the backend took it
+  EXPECT_FALSE(s.b.models_room()) << "this limiter gives back more than the echo: cooldowns only";
+  EXPECT_EQ(s.b.room(200, 1'401 * kMs), Room::Fits);
+}
+
+TEST(ReportedBudget, Blind_EachProbeThatFindsNothingDoublesTheWaitForTheNext) {
+  Blind s;
+  learn_and_fill(s);
+  s.send(1'380, true);  // as predicted (and past the 429's Retry-After)
+  // No echo brings back 100,000 tokens: only the probe gap lets such a request test it.
+  EXPECT_EQ(s.b.room(100'000, 1'375 * kMs + kFresh * 2 - kMs), Room::Confirmed);
+  EXPECT_EQ(s.b.room(100'000, 1'375 * kMs + kFresh * 2), Room::Probe) << "at most kMaxFresh after the 429";
+  s.send(1'900, false);  // a probe refused: the echo was right
+  EXPECT_EQ(s.b.room(100'000, 2'899 * kMs), Room::Confirmed);
+  EXPECT_EQ(s.b.room(100'000, 2'900 * kMs), Room::Probe) << "twice as long";
+}
+
+TEST(ReportedBudget, Blind_ARealReportEndsIt) {
+  Blind s;
+  learn_and_fill(s);
+  EXPECT_EQ(s.b.observe(tokens_left(100'000, 500), 2'000 * kMs, s.b.charge(200)), -1);
+  EXPECT_FALSE(s.b.watched());
+  EXPECT_EQ(s.b.room(200, 2'001 * kMs), Room::Fits);
+}
+
+TEST(ReportedBudget, Blind_LongWithoutA429AndNothingLearned_StopsCounting) {
+  Blind s;
+  s.send(0, false, 40);
+  EXPECT_EQ(s.send(100, true), 0);
+  const base::MonoNanos later = routing::ReportedBudget::kForgetBlind.count() / kMs + 1;
+  EXPECT_EQ(s.send(later, true), -1);
+  EXPECT_FALSE(s.b.watched()) << "the hot path stops looking it up";
+}
+
 }  // namespace
 }  // namespace smartlb

@@ -20,9 +20,17 @@
 // promise room in the middle of a window that has none.
 //
 // Negative or unparsable reports (Azure has answered `-1`) are "unknown", never "empty": the
-// parser drops them (parse_rate_limit_report). Thread-safe: the request path reads atomics and,
-// only while the budget is low (`watched`), adds its cost to two atomic counters; reports take a
-// mutex of this deployment.
+// parser drops them (parse_rate_limit_report). A deployment that reports nothing still says
+// something with each 429: nothing was left when that request arrived ("blind"). From its first
+// such 429 smartlb counts its sends there, so that the echo of a sliding window can be learned
+// from the 429s' Retry-After (RefillEcho); once it is, each 429 is a report of nothing left, and
+// each answer that the echo predicted carries the prediction on as the next report. An answer
+// the echo did not predict (the backend took more) drops the prediction until the next 429:
+// for a limiter that is no sliding window of smartlb's own sends, nothing changes. A target
+// short by the echo may be probed no later than kMaxFresh after its 429; each 429 that confirms
+// the echo doubles that, up to kMaxProbeGap, as a probe that finds nothing costs a 429. Thread-safe: the
+// request path reads atomics and, only while the budget is low (`watched`), adds its cost to two atomic
+// counters; reports take a mutex of this deployment.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -55,6 +63,11 @@ class ReportedBudget {
   static constexpr base::Nanos kMinSampleGap = std::chrono::milliseconds(20);
   // The learned rate follows the samples of about the last few seconds.
   static constexpr base::Nanos kRateHalfLife = std::chrono::seconds(2);
+  // Blind (a deployment that reports nothing): the longest a target short by the echo of its
+  // sends waits for a probe, and how long a deployment without a learned echo keeps counting
+  // its sends after its last 429.
+  static constexpr base::Nanos kMaxProbeGap = std::chrono::seconds(8);
+  static constexpr base::Nanos kForgetBlind = std::chrono::minutes(4);
 
   // What smartlb had sent there when a request left (its own cost included, when counted).
   struct Mark {
@@ -70,13 +83,20 @@ class ReportedBudget {
   }
 
   bool watched() const { return watched_.load(std::memory_order_relaxed); }
+  // Whether the reports (or, for a deployment that reports nothing, the learned echo of its
+  // sends) say what is left: only then may they decide before a cooldown's floor ends.
+  bool models_room() const {
+    return watched() &&
+           (!blind_.load(std::memory_order_relaxed) || tokens_.base.load(std::memory_order_relaxed) != kNone);
+  }
 
   // Counts a request of `cost` tokens sent now (only while watched; otherwise free).
   Mark charge(std::int64_t cost);
 
   // A report from the answer to a request sent at `sent` with `mark`; `taken`: the backend
   // took the request (not a 429: then its cost is given back, it spent nothing there). Older
-  // reports than the last one taken are ignored. Returns how `watched()` changed: +1, -1 or 0.
+  // reports than the last one taken are ignored. An empty report is the blind case (above).
+  // Returns how `watched()` changed: +1, -1 or 0.
   int observe(const RateLimitReport& r, base::MonoNanos sent, Mark mark, bool taken = true);
   // A report another replica read (redis::SharedReports), from an answer to a request it sent at
   // `sent`: counts every send of this replica so far as in it (at most its sends of the last
@@ -196,6 +216,13 @@ class ReportedBudget {
   void publish_echoes(base::MonoNanos reported_at);  // under the mutex
   // Under the mutex: a report (own or shared) from a request sent at `sent` is the latest.
   int settle(base::MonoNanos sent, bool low);
+  // Blind: a 429, and an answer taken (under the mutex).
+  int refused_blind(base::MonoNanos sent, Mark mark);
+  int took_blind(base::MonoNanos sent, Mark mark);
+  std::atomic<bool> blind_{false};
+  std::atomic<base::MonoNanos> probe_cap_{0};  // blind: a target short by the echo may be probed then
+  base::Nanos probe_gap_ = kMaxFresh;          // under the mutex
+  base::MonoNanos blind_at_ = 0;               // under the mutex: the last 429's request left then
 };
 
 }  // namespace smartlb::routing
