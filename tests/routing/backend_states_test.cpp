@@ -288,6 +288,19 @@ TEST_F(ReportedPool, Reported_PlentifulReportsNeedNoStateAtAll) {
   EXPECT_TRUE(states->deployment_cooldowns(member(0).id).empty());
 }
 
+TEST_F(ReportedPool, Reported_A429ThatReportsNothing_StartsCountingTheSends_UnlessReportsAreOff) {
+  make({{"a", 1, 1, ""}});
+  states->set_route_on_remaining(false);
+  states->observe_report(member(0), "gpt", {}, clock.now(), {}, /*taken=*/false);
+  EXPECT_FALSE(states->reported_budget_low()) << "reports off: a 429 is a cooldown only";
+  states->set_route_on_remaining(true);
+  states->observe_report(member(0), "gpt", {}, clock.now(), {}, /*taken=*/false);
+  EXPECT_TRUE(states->reported_budget_low()) << "its sends are counted, so that its window can be learned";
+  EXPECT_EQ(states->charge_reported(member(0), "gpt", 200).own_requests, 1);
+  base::ScriptedRandom rng({0});
+  EXPECT_EQ(pick_with("gpt", {}, rng, 200), 0u) << "nothing learned yet: nothing held back";
+}
+
 TEST_F(ReportedPool, Reported_SendsAreCountedWhileLow) {
   make({{"a", 1, 1, ""}, {"b", 2, 1, ""}});
   states->observe_report(member(0), "gpt", remaining(500), clock.now(), {});
