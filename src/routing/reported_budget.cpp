@@ -183,14 +183,7 @@ int ReportedBudget::took_blind(base::MonoNanos sent, Mark mark) {
   }
   // As predicted: the prediction is the report of what was left when it arrived.
   tokens_.base.store(left + mark.tokens, std::memory_order_relaxed);
-  reported_at_.store(sent, std::memory_order_relaxed);
-  publish_echoes(sent);
-  if (const base::MonoNanos retry = retry_at_.load(std::memory_order_relaxed); retry != 0 && sent >= retry)
-    retry_at_.store(0, std::memory_order_relaxed);
-  const base::MonoNanos probe_until = probe_until_.load(std::memory_order_relaxed);
-  if (probe_until != 0 && sent >= probe_until - kFreshFor.count())
-    probe_until_.store(0, std::memory_order_relaxed);
-  return 0;
+  return settle(sent, true);
 }
 
 ReportedBudget::Standing ReportedBudget::stand(const Limit& l, std::int64_t sent, std::int64_t need,
