@@ -82,8 +82,11 @@ int ReportedBudget::observe(const RateLimitReport& r, base::MonoNanos sent, Mark
     mark.requests -= mark.own_requests;
   }
   if (r.empty()) {
-    if (!taken) return refused_blind(sent, mark);
-    return blind_.load(std::memory_order_relaxed) && mark.own_requests > 0 ? took_blind(sent, mark) : 0;
+    const bool blind = blind_.load(std::memory_order_relaxed);
+    // A deployment whose reports are watched is no blind one (one answer without them says less).
+    if (!taken) return blind || !watched() ? refused_blind(sent, mark) : refused_unreported(sent);
+    if (mark.own_requests == 0) return 0;
+    return blind ? took_blind(sent, mark) : took_unreported(sent, mark);
   }
   std::lock_guard lock(mutex_);
   if (sent < last_sent_) return 0;  // an answer to an older request than one already taken
@@ -119,6 +122,14 @@ int ReportedBudget::observe_shared(const RateLimitReport& r, base::MonoNanos sen
   return settle(sent, low);
 }
 
+void ReportedBudget::probe_answered(base::MonoNanos sent) {
+  // The answer to a probe (or to anything sent since it left) is the observation it was sent
+  // for: the next probe need not wait for the probe's time to run out.
+  const base::MonoNanos probe_until = probe_until_.load(std::memory_order_relaxed);
+  if (probe_until != 0 && sent >= probe_until - kFreshFor.count())
+    probe_until_.store(0, std::memory_order_relaxed);
+}
+
 int ReportedBudget::settle(base::MonoNanos sent, bool low) {
   const bool was = watched_.load(std::memory_order_relaxed);
   reported_at_.store(sent, std::memory_order_relaxed);
@@ -126,13 +137,34 @@ int ReportedBudget::settle(base::MonoNanos sent, bool low) {
   // A report from a request that left after a 429's Retry-After ended supersedes it.
   if (const base::MonoNanos retry = retry_at_.load(std::memory_order_relaxed); retry != 0 && sent >= retry)
     retry_at_.store(0, std::memory_order_relaxed);
-  // The answer to a probe (or to anything sent since it left) is the observation it was sent
-  // for: the next probe need not wait for the probe's time to run out.
-  const base::MonoNanos probe_until = probe_until_.load(std::memory_order_relaxed);
-  if (probe_until != 0 && sent >= probe_until - kFreshFor.count())
-    probe_until_.store(0, std::memory_order_relaxed);
+  probe_answered(sent);
   watched_.store(low, std::memory_order_relaxed);
   return static_cast<int>(low) - static_cast<int>(was);
+}
+
+int ReportedBudget::refused_unreported(base::MonoNanos sent) {
+  std::lock_guard lock(mutex_);
+  if (sent >= last_sent_) probe_answered(sent);  // the report still stands
+  return 0;
+}
+
+int ReportedBudget::took_unreported(base::MonoNanos sent, Mark mark) {
+  std::lock_guard lock(mutex_);
+  if (sent < last_sent_) return 0;
+  const auto beyond = [](const Limit& l, std::int64_t sent_so_far) {
+    const std::int64_t base = l.base.load(std::memory_order_relaxed);
+    return base != kNone && base - sent_so_far < 0;
+  };
+  // Taken where the last report left no room (a probe, or a guess past it): that report no
+  // longer describes the limiter, and this answer brought none. Nothing is known until the next.
+  if (!beyond(tokens_, mark.tokens) && !beyond(requests_, mark.requests)) return 0;
+  last_sent_ = sent;
+  for (Limit* l : {&tokens_, &requests_}) {
+    l->base.store(kNone, std::memory_order_relaxed);
+    l->reset_at.store(0, std::memory_order_relaxed);
+    l->baseline = kNone;
+  }
+  return settle(sent, false);
 }
 
 int ReportedBudget::refused_blind(base::MonoNanos sent, Mark mark) {

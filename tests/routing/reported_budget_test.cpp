@@ -284,6 +284,33 @@ TEST(ReportedBudget, RequestsOnlyReports_AreEnough) {
   EXPECT_EQ(b.room(1, 0), Room::Confirmed);
 }
 
+// Some answers report -1 (or nothing) where others report: an answer without a report says
+// only that its request was taken, or refused.
+TEST(ReportedBudget, AnAnswerWithoutAReport_TakenWhereTheReportLeftNoRoom_MakesTheReportStale) {
+  routing::ReportedBudget b;
+  b.observe(tokens_left(0), 0, {});
+  ASSERT_TRUE(b.claim_probe(kFresh));
+  EXPECT_EQ(b.observe({}, kFresh, b.charge(200)), -1) << "the backend had room the report did not show";
+  EXPECT_FALSE(b.watched());
+  EXPECT_EQ(b.room(200, kFresh + kMs), Room::Fits) << "nothing known until the next report";
+}
+
+TEST(ReportedBudget, AnAnswerWithoutAReport_TakenWithinTheReportsRoom_ChangesNothing) {
+  routing::ReportedBudget b;
+  b.observe(tokens_left(500), 0, {});
+  EXPECT_EQ(b.observe({}, kMs, b.charge(200)), 0);
+  EXPECT_EQ(b.view().tokens_left, 300);
+}
+
+TEST(ReportedBudget, A429WithoutAReport_AnswersTheProbe) {
+  routing::ReportedBudget b;
+  b.observe(tokens_left(0), 0, {});
+  ASSERT_TRUE(b.claim_probe(kFresh));
+  b.observe({}, kFresh, b.charge(200), /*taken=*/false);
+  EXPECT_TRUE(b.claim_probe(kFresh + kMs)) << "its answer came: the next need not wait 250 ms";
+  EXPECT_EQ(b.view().tokens_left, 0) << "and the report still stands";
+}
+
 // Blind: a deployment whose every report is -1 (parsed as nothing). `send` is a request of 200
 // tokens sent at `t_ms`, taken (a 200) or refused (a 429 naming `retry_ms`, when given).
 struct Blind {
@@ -354,6 +381,14 @@ TEST(ReportedBudget, Blind_ARealReportEndsIt) {
   EXPECT_EQ(s.b.observe(tokens_left(100'000, 500), 2'000 * kMs, s.b.charge(200)), -1);
   EXPECT_FALSE(s.b.watched());
   EXPECT_EQ(s.b.room(200, 2'001 * kMs), Room::Fits);
+}
+
+TEST(ReportedBudget, Blind_A429WithoutAReport_LeavesTheReportsOfADeploymentThatSendsThem) {
+  routing::ReportedBudget b;
+  b.observe(tokens_left(150), 0, {});
+  b.observe({}, 10 * kMs, b.charge(200), /*taken=*/false);  // some answers say -1
+  EXPECT_EQ(b.view().tokens_left, 150) << "what the reports said still stands";
+  EXPECT_TRUE(b.models_room());
 }
 
 TEST(ReportedBudget, Blind_LongWithoutA429AndNothingLearned_StopsCounting) {

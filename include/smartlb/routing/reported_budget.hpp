@@ -28,9 +28,10 @@
 // the echo did not predict (the backend took more) drops the prediction until the next 429:
 // for a limiter that is no sliding window of smartlb's own sends, nothing changes. A target
 // short by the echo may be probed no later than kMaxFresh after its 429; each 429 that confirms
-// the echo doubles that, up to kMaxProbeGap, as a probe that finds nothing costs a 429. Thread-safe: the
-// request path reads atomics and, only while the budget is low (`watched`), adds its cost to two atomic
-// counters; reports take a mutex of this deployment.
+// the echo doubles that, up to kMaxProbeGap, as a probe that finds nothing costs a 429.
+//
+// Thread-safe: the request path reads atomics and, only while the budget is low (`watched`),
+// adds its cost to two atomic counters; reports take a mutex of this deployment.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -216,6 +217,12 @@ class ReportedBudget {
   void publish_echoes(base::MonoNanos reported_at);  // under the mutex
   // Under the mutex: a report (own or shared) from a request sent at `sent` is the latest.
   int settle(base::MonoNanos sent, bool low);
+  void probe_answered(base::MonoNanos sent);  // under the mutex
+  // An answer that reported nothing, from a deployment whose reports are watched (under the
+  // mutex): a 429 is a report of nothing left; a request taken where the report left no room
+  // makes that report stale.
+  int refused_unreported(base::MonoNanos sent);
+  int took_unreported(base::MonoNanos sent, Mark mark);
   // Blind: a 429, and an answer taken (under the mutex).
   int refused_blind(base::MonoNanos sent, Mark mark);
   int took_blind(base::MonoNanos sent, Mark mark);
