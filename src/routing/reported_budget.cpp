@@ -176,7 +176,7 @@ int ReportedBudget::refused_blind(base::MonoNanos sent, Mark mark) {
   blind_at_ = sent;
   // Its sends are counted from now on, so that the echo can be learned from them.
   watched_.store(true, std::memory_order_relaxed);
-  probe_until_.store(0, std::memory_order_relaxed);  // a probe's answer, if it was one
+  probe_answered(sent);
   requests_.base.store(kNone, std::memory_order_relaxed);
   tokens_.reset_at.store(0, std::memory_order_relaxed);
   if (!echo_.covers(sent)) {

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <vector>
+
 namespace smartlb {
 namespace {
 
@@ -104,11 +107,33 @@ TEST(RefillEcho, Strict_TheMomentsNeededGrowWithTheChanceOfAMatch) {
   EXPECT_EQ(RefillEcho::confirmations_needed(500, 0.7), 0) << "too dense to tell: never";
 }
 
-TEST(RefillEcho, Strict_SendsTooDenseToTellNeverTeachAWindow) {
-  routing::RefillEcho e;
-  for (base::MonoNanos t = 0; t < 2'000; t += 2) e.sent(t * kMs, 200);
-  for (int i = 0; i < 20; ++i) e.room_at(kWindow + (100 + i * 37) * kMs, /*strict=*/true);
-  EXPECT_FALSE(e.window());
+TEST(RefillEcho, Strict_DenserSendsNeedMoreMomentsBeforeTheWindowIsTrusted) {
+  // A send every 20-60 ms: a moment falls near one by chance about 15 % of the time. Five
+  // moments teach the lax echo (reports will check it); the strict one waits for more.
+  routing::RefillEcho lax, strict;
+  std::vector<base::MonoNanos> sends;
+  std::uint32_t x = 12345;
+  for (base::MonoNanos t = 0; t < 1'500;
+       t += 20 + static_cast<base::MonoNanos>((x = x * 1103515245u + 12345u) >> 16) % 41) {
+    sends.push_back(t);
+    lax.sent(t * kMs, 200);
+    strict.sent(t * kMs, 200);
+  }
+  int strict_moments = 0;
+  for (std::size_t i = 3; i < sends.size() && !strict.window(); i += 3) {
+    const base::MonoNanos moment = kWindow + sends[i] * kMs;
+    if (!lax.window()) lax.room_at(moment);
+    strict.room_at(moment, /*strict=*/true);
+    ++strict_moments;
+    if (strict_moments == routing::RefillEcho::kConfirmations) {
+      ASSERT_TRUE(lax.window());
+      EXPECT_EQ(*lax.window(), base::Nanos(kWindow));
+      EXPECT_FALSE(strict.window()) << "five moments among this many sends may be chance";
+    }
+  }
+  ASSERT_TRUE(strict.window());
+  EXPECT_GT(strict_moments, routing::RefillEcho::kConfirmations);
+  EXPECT_EQ(*strict.window(), base::Nanos(kWindow));
 }
 
 TEST(RefillEcho, Strict_SparseSendsLearnTheWindowAsBefore) {

@@ -193,17 +193,31 @@ constexpr Bound kBounds[] = {
     {LimiterKind::Bucket, 60s, 0.1, 0.001},
 };
 
+// A cell run as it is and with report routing off; `name` says which, and the figures are printed.
+struct AgainstOff {
+  Outcome on, off;
+};
+AgainstOff against_off(Cell cell, const std::string& name) {
+  AgainstOff r;
+  r.on = simulate(cell);
+  cell.route_on_remaining = false;
+  r.off = simulate(cell);
+  std::printf("%-38s served %6.2f %% (off %6.2f %%), upstream 429s per success %.4f (off %.4f)\n",
+              name.c_str(), r.on.served_pct, r.off.served_pct, r.on.upstream_429_per_ok(),
+              r.off.upstream_429_per_ok());
+  return r;
+}
+
+std::string cell_name(const Bound& b, const std::string& what) {
+  return std::string(sim::limiter_kind_name(b.model)) + " " + std::to_string(b.window.count() / kSec) +
+         " s, " + what;
+}
+
 void check_every_cell(base::Nanos latency, bool poisson) {
   for (const Bound& b : kBounds) {
     for (int load : {80, 120}) {
-      const Outcome on = simulate({b.model, b.window, load, true, latency, poisson});
-      const Outcome off = simulate({b.model, b.window, load, false, latency, poisson});
-      const std::string cell = std::string(sim::limiter_kind_name(b.model)) + " " +
-                               std::to_string(b.window.count() / kSec) + " s, " + std::to_string(load) +
-                               " % load";
-      std::printf("%-22s served %6.2f %% (off %6.2f %%), upstream 429s per success %.4f (off %.4f)\n",
-                  cell.c_str(), on.served_pct, off.served_pct, on.upstream_429_per_ok(),
-                  off.upstream_429_per_ok());
+      const std::string cell = cell_name(b, std::to_string(load) + " % load");
+      const auto [on, off] = against_off({b.model, b.window, load, true, latency, poisson}, cell);
       EXPECT_LE(on.upstream_429, std::max<std::int64_t>(off.upstream_429, 10))
           << cell << " (a handful is noise)";
       EXPECT_GE(on.served_pct, off.served_pct - b.served_below_off) << cell;
@@ -231,26 +245,15 @@ TEST(ReportRoutingSimulation,
      ReportsThatAreAllOrHalfMinusOne_NeverWorseThanOff_AndFewer429sOnASlidingWindow) {
   for (const Bound& b : kBounds) {
     for (const auto latency : {1ms, 20ms}) {
-      Cell half{b.model, b.window, 120, true, latency, latency > 1ms, /*unknown=*/0.5};
-      Cell half_off = half;
-      half_off.route_on_remaining = false;
-      const Outcome h = simulate(half), h_off = simulate(half_off);
-      std::printf(
-          "%s %lld s, half -1: served %6.2f %% (off %6.2f %%), upstream 429s per success %.4f (off %.4f)\n",
-          sim::limiter_kind_name(b.model).data(), static_cast<long long>(b.window.count() / kSec),
-          h.served_pct, h_off.served_pct, h.upstream_429_per_ok(), h_off.upstream_429_per_ok());
-      EXPECT_LE(h.upstream_429, h_off.upstream_429 + h_off.upstream_429 / 100 + 10) << "half -1";
-      EXPECT_GE(h.served_pct, h_off.served_pct - std::max(0.1, b.served_below_off)) << "half -1";
-      const Cell cell{b.model, b.window, 120, true, latency, latency > 1ms, /*unknown=*/1.0};
-      Cell off_cell = cell;
-      off_cell.route_on_remaining = false;
-      const Outcome on = simulate(cell), off = simulate(off_cell);
-      const std::string name = std::string(sim::limiter_kind_name(b.model)) + " " +
-                               std::to_string(b.window.count() / kSec) + " s, answers in " +
-                               std::to_string(latency.count()) + " ms";
-      std::printf("%-34s served %6.2f %% (off %6.2f %%), upstream 429s per success %.4f (off %.4f)\n",
-                  name.c_str(), on.served_pct, off.served_pct, on.upstream_429_per_ok(),
-                  off.upstream_429_per_ok());
+      const std::string answers = "answers in " + std::to_string(latency.count()) + " ms";
+      const auto [half, half_off] =
+          against_off({b.model, b.window, 120, true, latency, latency > 1ms, /*unknown=*/0.5},
+                      cell_name(b, "half -1, " + answers));
+      EXPECT_LE(half.upstream_429, half_off.upstream_429 + half_off.upstream_429 / 100 + 10) << "half -1";
+      EXPECT_GE(half.served_pct, half_off.served_pct - std::max(0.1, b.served_below_off)) << "half -1";
+      const std::string name = cell_name(b, "all -1, " + answers);
+      const auto [on, off] =
+          against_off({b.model, b.window, 120, true, latency, latency > 1ms, /*unknown=*/1.0}, name);
       EXPECT_LE(on.upstream_429, off.upstream_429 + off.upstream_429 / 100 + 10) << name;
       EXPECT_GE(on.served_pct, off.served_pct - 0.1) << name;
       if (b.model == LimiterKind::Sliding && b.window <= 10s) {
