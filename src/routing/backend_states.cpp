@@ -172,7 +172,11 @@ std::optional<base::MonoNanos> BackendStates::probe_rank(const PoolMember& m, st
 
 bool BackendStates::claim_probe(const PoolMember& m, std::string_view deployment, base::MonoNanos now) {
   DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment));
-  return d != nullptr && d->reported.claim_probe(now);
+  if (d == nullptr || !d->reported.claim_probe(now)) return false;
+  if (ReportListener* l = report_listener_.load(std::memory_order_acquire))
+    l->on_moment({m.name, m.effective_deployment(deployment), MomentNotice::Kind::Probe,
+                  now + ReportedBudget::kFreshFor.count()});
+  return true;
 }
 
 ReportedBudget::Mark BackendStates::charge_reported(const PoolMember& m, std::string_view deployment,
@@ -201,27 +205,6 @@ void BackendStates::observe_report(const PoolMember& m, std::string_view deploym
     l->on_report(ReportNotice{m.name, m.effective_deployment(deployment), report, sent});
 }
 
-bool BackendStates::apply_shared_report(std::string_view backend, std::string_view deployment,
-                                        const RateLimitReport& report, std::int64_t sent_epoch_ms) {
-  if (!route_on_remaining_ || report.empty()) return false;
-  const base::MonoNanos now = clock_.now();
-  const auto wall = std::chrono::duration_cast<base::Millis>(clock_.wall_now().time_since_epoch()).count();
-  // Another replica's clock: never in the future here, and a report a minute old says nothing.
-  const std::int64_t age_ms = std::max<std::int64_t>(wall - sent_epoch_ms, 0);
-  if (age_ms > 60'000) return false;
-  PoolMember m;
-  {
-    std::lock_guard lock(names_mutex_);
-    auto it = by_name_.find(backend);
-    if (it == by_name_.end() || !it->second.current) return false;
-    m = it->second.member;
-  }
-  DeploymentState& d = deployment_state(m, deployment);  // `deployment` is already a state key
-  const int change = d.reported.observe_shared(report, now - age_ms * 1'000'000);
-  if (change != 0) watched_reports_.fetch_add(change, std::memory_order_relaxed);
-  return true;
-}
-
 ReportedBudget::View BackendStates::reported_budget(const PoolMember& m, std::string_view deployment) const {
   const DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment));
   return d ? d->reported.view() : ReportedBudget::View{};
@@ -247,7 +230,10 @@ std::chrono::milliseconds BackendStates::record_failure(const PoolMember& m, std
       notify(m, m.effective_deployment(deployment), false, until, verdict.cause);
     if (verdict.cause == FailureCause::Throttled && hint) {
       const base::MonoNanos answered = sent != 0 && sent < now ? sent + (now - sent) / 2 : now;
-      d.reported.retry_at(answered + std::chrono::duration_cast<base::Nanos>(*hint).count());
+      const base::MonoNanos at = answered + std::chrono::duration_cast<base::Nanos>(*hint).count();
+      d.reported.retry_at(at);
+      if (ReportListener* l = report_listener_.load(std::memory_order_acquire); l && d.reported.watched())
+        l->on_moment({m.name, m.effective_deployment(deployment), MomentNotice::Kind::Retry, at});
     }
   }
   return cooldown;

@@ -312,6 +312,12 @@ bool ReportedBudget::claim_probe(base::MonoNanos now) {
   return false;
 }
 
+void ReportedBudget::probe_elsewhere(base::MonoNanos until) {
+  base::MonoNanos was = probe_until_.load(std::memory_order_relaxed);
+  while (was < until && !probe_until_.compare_exchange_weak(was, until, std::memory_order_relaxed)) {
+  }
+}
+
 void ReportedBudget::retry_at(base::MonoNanos at) {
   retry_at_.store(at, std::memory_order_relaxed);
   backend_retry_.store(at, std::memory_order_relaxed);

@@ -1,6 +1,7 @@
 // What Redis (or whoever answers in its place) sends a replica: RESP replies, read through
 // hiredis's reader exactly as RedisConnection feeds it, and the cooldown messages of other
-// replicas and their priority classes' demand; and REDIS_URL. Invariants: no crash, no hang; a decoded
+// replicas, their priority classes' demand, their rate-limit reports, probes and 429 moments;
+// and REDIS_URL. Invariants: no crash, no hang; a decoded
 // message re-encodes to one that decodes the same; a refused URL is not quoted in its error.
 #include <cstddef>
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include "smartlb/config/redis_url.hpp"
 #include "smartlb/redis/cooldown_message.hpp"
 #include "smartlb/redis/demand_message.hpp"
+#include "smartlb/redis/report_message.hpp"
 #include "smartlb/redis/resp.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -33,6 +35,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (auto m = redis::decode_cooldown(input)) {
     auto again = redis::decode_cooldown(redis::encode(*m));
     if (!again || again->until_ms != m->until_ms || again->whole_backend != m->whole_backend)
+      __builtin_trap();
+  }
+
+  if (auto m = redis::decode_report(input)) {
+    auto again = redis::decode_report(redis::encode(*m));
+    if (!again || again->sent_ms != m->sent_ms ||
+        again->report.remaining_tokens != m->report.remaining_tokens ||
+        again->report.remaining_requests != m->report.remaining_requests)
+      __builtin_trap();
+  }
+
+  if (auto m = redis::decode_moment(input)) {
+    auto again = redis::decode_moment(redis::encode(*m));
+    if (!again || again->kind != m->kind || again->at_ms != m->at_ms || again->backend != m->backend)
       __builtin_trap();
   }
 

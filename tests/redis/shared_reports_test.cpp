@@ -1,8 +1,11 @@
-// Short rate-limit reports shared by two replicas through a real redis-server: what one replica
-// reads on an answer moves the other's requests too, before any answer of its own says so.
+// Rate-limit reports shared by two replicas through a real redis-server: what one replica reads on
+// an answer, and the moment its 429 names, move the other's requests too, before any answer of
+// its own says so.
 #include "smartlb/redis/shared_reports.hpp"
 
 #include <gtest/gtest.h>
+
+#include <atomic>
 
 #include "await_condition.hpp"
 #include "http_client.hpp"
@@ -67,6 +70,49 @@ TEST(SharedReports, AShortReportOneReplicaReadsMovesTheOthersRequests) {
   const std::string big = R"({"messages":[{"role":"user","content":")" + std::string(2'000, 'x') + R"("}]})";
   EXPECT_EQ(http_call(two.proxy.port(), "POST", kChat, {}, big).body, R"({"from":"b"})");
   EXPECT_EQ(a.request_count(), 1u);
+}
+
+TEST(SharedReports, A429OneReplicaGetsSaysWhenTheOtherTestsTheTarget) {
+  // a has nothing left; the probe replica 1 sends it is refused, and the 429 names 50 ms.
+  std::atomic<int> answers{0};
+  MockBackend a([&](const SeenRequest&) {
+    const int n = answers++;
+    if (n == 1)
+      return MockReply{429,
+                       {{"content-type", "application/json"},
+                        {"x-ratelimit-remaining-tokens", "0"},
+                        {"x-ratelimit-remaining-requests", "10"},
+                        {"retry-after-ms", "50"}},
+                       R"({"error":{"code":"429"}})"};
+    return MockReply{200,
+                     {{"content-type", "application/json"},
+                      {"x-ratelimit-remaining-tokens", n == 0 ? "0" : "5000"},
+                      {"x-ratelimit-remaining-requests", "10"}},
+                     R"({"from":"a"})"};
+  });
+  MockBackend b([](const SeenRequest&) { return MockReply{200, {}, R"({"from":"b"})"}; });
+  RedisServer server;
+  const auto wall = std::chrono::system_clock::now();
+  Replica one("replica-1", a.url(), b.url(), server, wall), two("replica-2", a.url(), b.url(), server, wall);
+  ASSERT_TRUE(await_condition([&] { return one.service->up() && two.service->up(); }));
+  const auto advance_both = [&](base::Nanos d) {
+    one.proxy.clock.advance(d);
+    two.proxy.clock.advance(d);
+  };
+  EXPECT_EQ(http_call(one.proxy.port(), "POST", kChat, {}, "{}").body, R"({"from":"a"})");
+  ASSERT_TRUE(await_condition([&] { return two.reports->applied() == 1; }));
+  advance_both(routing::ReportedBudget::kFreshFor);  // a's report is no longer fresh: one request tests it
+  EXPECT_EQ(http_call(one.proxy.port(), "POST", kChat, {}, "{}").body, R"({"from":"b"})")
+      << "replica 1's probe was refused, and the request went on to b";
+  ASSERT_TRUE(await_condition([&] {
+    return two.reports->applied() == 2 && two.reports->moments_applied() == 2;
+  })) << "the probe, the 429's report and its moment";
+  EXPECT_EQ(one.reports->moments_published(), 2u);
+  EXPECT_EQ(one.reports->moments_applied(), 0u) << "a replica's own messages are not applied again";
+  // a's report is fresh again (250 ms), but the backend said 50 ms: replica 2 tests it then.
+  advance_both(std::chrono::milliseconds(50));
+  EXPECT_EQ(http_call(two.proxy.port(), "POST", kChat, {}, "{}").body, R"({"from":"a"})");
+  EXPECT_EQ(answers.load(), 3);
 }
 
 }  // namespace

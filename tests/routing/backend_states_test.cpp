@@ -253,6 +253,7 @@ struct ReportLog : routing::ReportListener {
     seen.push_back(std::string(n.backend) + "/" + std::string(n.deployment) + ":" +
                    std::to_string(n.report.remaining_tokens.value_or(-1)));
   }
+  void on_moment(const routing::MomentNotice&) override {}
 };
 
 TEST_F(ReportedPool, Reported_ShortReportsAreToldToWhoeverSharesThem_PlentifulOnesAreNot) {

@@ -21,6 +21,7 @@
 #include "smartlb/routing/backend_id.hpp"
 #include "smartlb/routing/class_reserve.hpp"
 #include "smartlb/routing/outcome.hpp"
+#include "smartlb/routing/report_sharing.hpp"
 #include "smartlb/routing/reported_budget.hpp"
 #include "smartlb/routing/routing_table.hpp"
 #include "smartlb/routing/shared_lease.hpp"
@@ -64,22 +65,6 @@ class CooldownListener {
   virtual ~CooldownListener() = default;
   // Called on the thread that applied the cooldown (a worker): must not block.
   virtual void on_cooldown(const CooldownNotice& notice) = 0;
-};
-
-// A short report (ReportedBudget::is_low) read from an answer on this replica, for whoever shares
-// reports with other replicas (redis/shared_reports): each replica's answers then correct the
-// others' view of what a backend has left, which their own sends alone cannot. Called on a worker
-// thread: must not block.
-struct ReportNotice {
-  std::string_view backend;     // the configured name
-  std::string_view deployment;  // the state's deployment key
-  const RateLimitReport& report;
-  base::MonoNanos sent = 0;  // when the request it answers left
-};
-class ReportListener {
- public:
-  virtual ~ReportListener() = default;
-  virtual void on_report(const ReportNotice& notice) = 0;
 };
 
 // Told of every change an operator makes on this replica (the admin API), for whoever shares
@@ -193,6 +178,12 @@ class BackendStates {
   // here, reports are off, or the report is older than one taken.
   bool apply_shared_report(std::string_view backend, std::string_view deployment,
                            const RateLimitReport& report, std::int64_t sent_epoch_ms);
+  // A moment another replica told (Unix ms), as if it happened here: its probe is left to it (no
+  // probe is taken here before `at`, kFreshFor at most), its 429's Retry-After is when one
+  // request may test the target here too (ReportedBudget::retry_at). False when the backend is
+  // unknown here or its deployment's reports are not watched.
+  bool apply_shared_moment(std::string_view backend, std::string_view deployment, MomentNotice::Kind kind,
+                           std::int64_t at_epoch_ms);
   // Priority classes' demand, shared by replicas (redis::SharedClassDemand). Each target where
   // this replica sent any level at least `min_requests_per_second` lately, by backend name and
   // state key; nothing until a lower class was seen here or on another replica.

@@ -117,6 +117,11 @@ class ReportedBudget {
   // Takes the one probe a target short by its reports may have at `now`: true at most once per
   // kFreshFor (the caller sends the request).
   bool claim_probe(base::MonoNanos now);
+  // Another replica took this target's probe, out until `until`: none is taken here before then
+  // (or before an answer to a request sent since, as for a probe of this replica's own).
+  void probe_elsewhere(base::MonoNanos until);
+  // Another replica's 429 there: whichever probe was out has its answer.
+  void probe_elsewhere_answered() { probe_until_.store(0, std::memory_order_relaxed); }
   // A 429 said when the backend will take the request again: its Retry-After, over at `at`
   // (smartlb's cooldown may last longer: it has a floor). From then the last report is no
   // confirmation, and one request may test it. The moments a limiter that jumps (no refill
