@@ -232,7 +232,10 @@ std::chrono::milliseconds BackendStates::record_failure(const PoolMember& m, std
       const base::MonoNanos answered = sent != 0 && sent < now ? sent + (now - sent) / 2 : now;
       const base::MonoNanos at = answered + std::chrono::duration_cast<base::Nanos>(*hint).count();
       d.reported.retry_at(at);
-      if (ReportListener* l = report_listener_.load(std::memory_order_acquire); l && d.reported.watched())
+      // The other replicas test the target then too (not where nothing is reported: there each
+      // replica learns the echo of its own sends from its own 429s).
+      if (ReportListener* l = report_listener_.load(std::memory_order_acquire);
+          l && d.reported.watched() && !d.reported.blind())
         l->on_moment({m.name, m.effective_deployment(deployment), MomentNotice::Kind::Retry, at});
     }
   }

@@ -59,6 +59,9 @@ bool BackendStates::apply_shared_moment(std::string_view backend, std::string_vi
         d->reported.probe_elsewhere(std::min(at, clock_.now() + ReportedBudget::kFreshFor.count()));
       return true;
     case MomentNotice::Kind::Retry:  // the answer a probe there was sent for, if one was out
+      // A deployment that reports nothing learns the echo of this replica's own sends from its
+      // own 429s: another replica's moments are the echo of sends it does not know.
+      if (d->reported.blind()) return false;
       d->reported.probe_elsewhere_answered();
       d->reported.retry_at(at);
       return true;

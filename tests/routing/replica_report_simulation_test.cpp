@@ -65,5 +65,28 @@ TEST(ReplicaReportSimulation, ThreeReplicas_NeverWorseThanReportsOff_AndNearlyAs
   }
 }
 
+// Reports that are half or all -1 (report_routing_simulation_test.cpp): a deployment that reports
+// nothing learns the echo of each replica's own sends from its own 429s, so another replica's
+// 429 moments are not applied there; where half report, they are. Never worse than reports off.
+TEST(ReplicaReportSimulation, ThreeReplicas_ReportsThatAreHalfOrAllMinusOne_NeverWorseThanOff) {
+  for (const double unknown : {0.5, 1.0}) {
+    for (const auto latency : {1ms, 20ms}) {
+      Cell three{LimiterKind::Sliding, 10s, 120, true, latency, latency > 1ms, unknown};
+      three.replicas = {3, 1, 1};
+      const Outcome shared = simulate(three);
+      three.route_on_remaining = false;
+      const Outcome off = simulate(three);
+      const std::string name =
+          "sliding, " + std::to_string(static_cast<int>(unknown * 100)) + " % of reports -1, " +
+          "answers in " +
+          std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(latency).count()) + " ms";
+      std::printf("%-48s three %6.2f %% %.4f | three, reports off %6.2f %% %.4f\n", name.c_str(),
+                  shared.served_pct, shared.upstream_429_per_ok(), off.served_pct, off.upstream_429_per_ok());
+      EXPECT_LE(shared.upstream_429, off.upstream_429 + off.upstream_429 / 100 + 10) << name;
+      EXPECT_GE(shared.served_pct, off.served_pct - 0.1) << name;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace smartlb

@@ -101,5 +101,13 @@ TEST_F(SharedMoments, A429sRetryAfterElsewhere_IsWhenOneRequestTestsTheTargetHer
   EXPECT_TRUE(c->probe);
 }
 
+TEST_F(SharedMoments, ADeploymentThatReportsNothing_LearnsOnlyFromItsOwn429s) {
+  make({{"a", 1, 1, ""}, {"b", 2, 1, ""}});
+  states->observe_report(member(0), "gpt", {}, clock.now(), {}, /*taken=*/false);  // a 429 without a report
+  ASSERT_TRUE(states->reported_budget_low()) << "its sends are counted from now on";
+  EXPECT_FALSE(states->apply_shared_moment("a", "gpt", Kind::Retry, ms(clock.now()) + 20))
+      << "another replica's 429 moment is the echo of sends this one does not know";
+}
+
 }  // namespace
 }  // namespace smartlb

@@ -84,6 +84,8 @@ class ReportedBudget {
   }
 
   bool watched() const { return watched_.load(std::memory_order_relaxed); }
+  // Watched because its 429s reported nothing (below): its echo is of this replica's sends only.
+  bool blind() const { return blind_.load(std::memory_order_relaxed); }
   // Whether the reports (or, for a deployment that reports nothing, the learned echo of its
   // sends) say what is left: only then may they decide before a cooldown's floor ends.
   bool models_room() const {
