@@ -46,6 +46,16 @@ struct Replica {
   std::unique_ptr<redis::SharedReports> reports;
 };
 
+// Two replicas in front of the same backends a and b, sharing one redis-server.
+struct TwoReplicas {
+  TwoReplicas(const MockBackend& a, const MockBackend& b)
+      : one("replica-1", a.url(), b.url(), server, wall), two("replica-2", a.url(), b.url(), server, wall) {}
+  bool up() const { return one.service->up() && two.service->up(); }
+  RedisServer server;
+  const std::chrono::system_clock::time_point wall = std::chrono::system_clock::now();
+  Replica one, two;
+};
+
 TEST(SharedReports, AShortReportOneReplicaReadsMovesTheOthersRequests) {
   // a says 150 tokens are left; b has plenty.
   MockBackend a([](const SeenRequest&) {
@@ -56,10 +66,9 @@ TEST(SharedReports, AShortReportOneReplicaReadsMovesTheOthersRequests) {
                      R"({"from":"a"})"};
   });
   MockBackend b([](const SeenRequest&) { return MockReply{200, {}, R"({"from":"b"})"}; });
-  RedisServer server;
-  const auto wall = std::chrono::system_clock::now();
-  Replica one("replica-1", a.url(), b.url(), server, wall), two("replica-2", a.url(), b.url(), server, wall);
-  ASSERT_TRUE(await_condition([&] { return one.service->up() && two.service->up(); }));
+  TwoReplicas replicas(a, b);
+  ASSERT_TRUE(await_condition([&] { return replicas.up(); }));
+  Replica &one = replicas.one, &two = replicas.two;
   EXPECT_EQ(http_call(one.proxy.port(), "POST", kChat, {}, "{}").body, R"({"from":"a"})");
   ASSERT_TRUE(await_condition([&] { return two.a_budget().tokens_left == 150; }))
       << "replica 2 sent nothing to a, yet knows what a has left";
@@ -91,10 +100,9 @@ TEST(SharedReports, A429OneReplicaGetsSaysWhenTheOtherTestsTheTarget) {
                      R"({"from":"a"})"};
   });
   MockBackend b([](const SeenRequest&) { return MockReply{200, {}, R"({"from":"b"})"}; });
-  RedisServer server;
-  const auto wall = std::chrono::system_clock::now();
-  Replica one("replica-1", a.url(), b.url(), server, wall), two("replica-2", a.url(), b.url(), server, wall);
-  ASSERT_TRUE(await_condition([&] { return one.service->up() && two.service->up(); }));
+  TwoReplicas replicas(a, b);
+  ASSERT_TRUE(await_condition([&] { return replicas.up(); }));
+  Replica &one = replicas.one, &two = replicas.two;
   const auto advance_both = [&](base::Nanos d) {
     one.proxy.clock.advance(d);
     two.proxy.clock.advance(d);
