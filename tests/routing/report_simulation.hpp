@@ -162,7 +162,8 @@ class Simulation {
   };
 
   // One replica: its own routing state, telling the others what redis::SharedReports and
-  // redis::SharedCooldowns would (a short report at most once per target every 10 ms).
+  // redis::SharedCooldowns would (a short report at most once per target every 10 ms, a 429
+  // moment once within 10 ms).
   struct Replica final : routing::ReportListener, routing::CooldownListener {
     Replica(Simulation& s, std::size_t n)
         : sim(s), index(n), states(s.clock_, routing::CooldownPolicy{10s, 100ms, 300s}), rng(11 + n) {
@@ -184,6 +185,11 @@ class Simulation {
     }
     void on_moment(const routing::MomentNotice& n) override {
       const std::int64_t at_ms = states.to_epoch_ms(n.at);
+      if (n.kind == routing::MomentNotice::Kind::Retry) {  // 429s naming one moment: one message
+        std::int64_t& last = last_retry_ms[std::string(n.backend)];
+        if (at_ms >= last - 10 && at_ms < last + 10) return;
+        last = at_ms;
+      }
       sim.tell_others(index, [backend = std::string(n.backend), kind = n.kind, at_ms](Replica& r) {
         r.states.apply_shared_moment(backend, "gpt", kind, at_ms);
       });
@@ -200,7 +206,7 @@ class Simulation {
     routing::BackendStates states;
     routing::PrioritySelector selector;
     base::FastRandom rng;
-    std::map<std::string, std::int64_t> last_published_ms;
+    std::map<std::string, std::int64_t> last_published_ms, last_retry_ms;
   };
 
   void tell_others(std::size_t from, std::function<void(Replica&)> apply) {
