@@ -32,12 +32,7 @@ std::vector<BackendStates::TargetDemand> BackendStates::class_demand(double min_
 bool BackendStates::apply_shared_demand(std::string_view backend, std::string_view deployment,
                                         const ClassDemand::Rates& rates, base::Nanos ttl) {
   PoolMember m;
-  {
-    std::lock_guard lock(names_mutex_);
-    auto it = by_name_.find(backend);
-    if (it == by_name_.end() || !it->second.current) return false;
-    m = it->second.member;
-  }
+  if (!current_member(backend, m)) return false;
   // Another replica sends a lower class: this one counts its own demand from now on, which is
   // what that replica's lower class must leave room for.
   if (std::any_of(rates.begin() + 1, rates.end(),

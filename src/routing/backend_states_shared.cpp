@@ -25,12 +25,7 @@ bool BackendStates::apply_shared_report(std::string_view backend, std::string_vi
   const std::int64_t age_ms = std::max<std::int64_t>(wall_ms(clock_) - sent_epoch_ms, 0);
   if (age_ms > kMaxAgeMs) return false;
   PoolMember m;
-  {
-    std::lock_guard lock(names_mutex_);
-    auto it = by_name_.find(backend);
-    if (it == by_name_.end() || !it->second.current) return false;
-    m = it->second.member;
-  }
+  if (!current_member(backend, m)) return false;
   DeploymentState& d = deployment_state(m, deployment);  // `deployment` is already a state key
   const int change = d.reported.observe_shared(report, now - age_ms * 1'000'000);
   if (change != 0) watched_reports_.fetch_add(change, std::memory_order_relaxed);
@@ -40,14 +35,9 @@ bool BackendStates::apply_shared_report(std::string_view backend, std::string_vi
 bool BackendStates::apply_shared_moment(std::string_view backend, std::string_view deployment,
                                         MomentNotice::Kind kind, std::int64_t at_epoch_ms) {
   if (!route_on_remaining_ || !reported_budget_low()) return false;
-  BackendId id{};
-  {
-    std::lock_guard lock(names_mutex_);
-    auto it = by_name_.find(backend);
-    if (it == by_name_.end() || !it->second.current) return false;
-    id = it->second.member.id;
-  }
-  DeploymentState* d = find_deployment(id, deployment);  // `deployment` is already a state key
+  PoolMember m;
+  if (!current_member(backend, m)) return false;
+  DeploymentState* d = find_deployment(m.id, deployment);  // `deployment` is already a state key
   if (d == nullptr || !d->reported.watched()) return false;
   // Another replica's clock, on this one: a minute in the past at most, a week ahead.
   const std::int64_t ahead_ms =

@@ -3,6 +3,7 @@
 // what the others tell it through Redis (routing/report_sharing.hpp).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 
 #include "report_simulation.hpp"

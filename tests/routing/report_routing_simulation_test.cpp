@@ -3,6 +3,7 @@
 // smartlb is told about (report_simulation.hpp: the goodput benchmark without its sockets).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 
 #include "report_simulation.hpp"

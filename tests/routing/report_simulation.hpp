@@ -13,7 +13,6 @@
 // report, a probe taken, a 429's moment, a cooldown) reaches the others `share_delay` later, as
 // redis::SharedReports and redis::SharedCooldowns carry it. Deterministic: seeded generators, simulated time.
 #include <chrono>
-#include <cstdio>
 #include <deque>
 #include <functional>
 #include <map>
@@ -146,7 +145,6 @@ class Simulation {
     base::MonoNanos sent = 0;
     routing::ReportedBudget::Mark mark{};
     sim::QuotaDecision answer{};
-    bool probe = false;
   };
   struct Event {
     base::MonoNanos at;
@@ -234,7 +232,6 @@ class Simulation {
       return;
     }
     r.tried.add(choice->position);
-    r.probe = choice->probe;
     const routing::PoolMember& m = table_.member(choice->position);
     r.mark = rep.states.charge_reported(m, "gpt", kCost);
     r.sent = clock_.now();
