@@ -344,6 +344,13 @@ Unavailability BackendStates::unavailability(const RoutingTable& table, std::str
     }
     if (at < soonest) soonest = at;
   }
+  // A lower class its pool refuses (pool_reserve) where a member alone might take it: no one
+  // window says when the pool keeps the reserve again; it is looked at after kReserveHorizon.
+  if (soonest != std::numeric_limits<base::MonoNanos>::max() && cls.any() &&
+      pool_reserve(table, deployment, cost, cls) == PoolReserve::Short) {
+    soonest = std::max(soonest, now + kReserveHorizon.count());
+    throttled = true;
+  }
   Unavailability u;
   u.throttled = throttled;
   u.not_found = not_found && said_not_found && !throttled;

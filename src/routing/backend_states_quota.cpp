@@ -2,6 +2,7 @@
 // budgets, the leases shared with other replicas, and what a lower priority class leaves of them
 // (routing/class_reserve.hpp).
 #include <algorithm>
+#include <cmath>
 #include <mutex>
 
 #include "smartlb/routing/backend_states.hpp"
@@ -25,13 +26,30 @@ std::int64_t tokens_need(std::int64_t cost, std::int64_t limit, const ClassReser
 std::int64_t requests_need(std::int64_t limit, const ClassReserve& cls, base::Nanos horizon = {}) {
   return need_of(1, limit, cls, cls.requests_per_second, horizon);
 }
-// The same for a declared budget: its window's next release is the horizon.
-std::int64_t tokens_need(std::int64_t cost, SlidingWindowBudget& b, const ClassReserve& cls,
-                         base::MonoNanos now) {
-  return cls.any() ? tokens_need(cost, b.limit(), cls, b.until_release(now)) : cost;
+// The same for a declared budget, whose window says what it gives back when: the demand above
+// that its releases do not cover, over any horizon up to the window (demand_shortfall).
+// Measured: with the window's next release as the only horizon, a lower class took what one
+// release gave back while the next ones would give back less than the classes above ask for
+// (what the window had refused them a window earlier), and they were refused again then.
+// `leased`: the quota is shared with other replicas, whose sends are not in this window, and
+// the demand above is largely theirs: their room is their lease's to keep (below), and this
+// window's horizon stays its next release.
+std::int64_t declared_need(std::int64_t cost, SlidingWindowBudget& b, const ClassReserve& cls,
+                           double per_second, base::MonoNanos now, bool leased) {
+  if (!cls.any() || cls.pool_checked) return cost;
+  if (leased) return need_of(cost, b.limit(), cls, per_second, b.until_release(now));
+  const auto least = static_cast<std::int64_t>(
+      std::ceil(per_second * std::chrono::duration<double>(kReserveHorizon).count()));
+  return with_reserve(cost, b.limit(),
+                      reserve_capped(cls, b.demand_shortfall(per_second, least, now), b.limit()));
 }
-std::int64_t requests_need(SlidingWindowBudget& b, const ClassReserve& cls, base::MonoNanos now) {
-  return cls.any() ? requests_need(b.limit(), cls, b.until_release(now)) : 1;
+std::int64_t tokens_need(std::int64_t cost, SlidingWindowBudget& b, const ClassReserve& cls,
+                         base::MonoNanos now, bool leased) {
+  return declared_need(cost, b, cls, cls.tokens_per_second, now, leased);
+}
+std::int64_t requests_need(SlidingWindowBudget& b, const ClassReserve& cls, base::MonoNanos now,
+                           bool leased) {
+  return declared_need(1, b, cls, cls.requests_per_second, now, leased);
 }
 std::int64_t lease_limit(const SharedLease& lease) { return lease.limit.load(std::memory_order_relaxed); }
 // The same for a lease: until the store gives room back, as it said at its last answer (the
@@ -92,8 +110,8 @@ bool BackendStates::Quota::fits(const PoolMember& m, std::int64_t cost, base::Mo
                                 const base::Clock& clock, ClassReserve cls) {
   std::lock_guard lock(quota_mutex);
   sync(m);
-  if ((tokens && !tokens->fits(tokens_need(cost, *tokens, cls, now), now)) ||
-      (requests && !requests->fits(requests_need(*requests, cls, now), now)))
+  if ((tokens && !tokens->fits(tokens_need(cost, *tokens, cls, now, tokens_lease != nullptr), now)) ||
+      (requests && !requests->fits(requests_need(*requests, cls, now, requests_lease != nullptr), now)))
     return false;
   if (!tokens_lease && !requests_lease) return true;
   // A lease yet to come does not hide the member: its reserve() asks for one.
@@ -104,13 +122,97 @@ bool BackendStates::Quota::fits(const PoolMember& m, std::int64_t cost, base::Mo
           lease_may_fit(*requests_lease, 1, requests_need(*requests_lease, cls, wall), wall));
 }
 
+void BackendStates::Quota::add_to_pool(const PoolMember& m, base::MonoNanos now, const ClassReserve& above,
+                                       PoolSum& tokens_sum, PoolSum& requests_sum) {
+  std::lock_guard lock(quota_mutex);
+  sync(m);
+  const auto add = [&](std::optional<SlidingWindowBudget>& b, double per_second, PoolSum& sum) {
+    if (!b) {
+      sum.unbounded = true;
+      return;
+    }
+    sum.left += b->limit() - b->used(now);
+    sum.limit += b->limit();
+    sum.per_second += per_second;
+    sum.window = std::max(sum.window, b->window());
+    b->releases(now, sum.releases);
+  };
+  add(tokens, above.tokens_per_second, tokens_sum);
+  add(requests, above.requests_per_second, requests_sum);
+}
+
+bool BackendStates::in_service(const PoolMember& m, const DeploymentState* d, base::MonoNanos now) const {
+  const BackendState& s = state(m.id);
+  return s.backend.until.load(std::memory_order_relaxed) <= now && admin_out(m, d) <= now &&
+         s.unhealthy_until.load(std::memory_order_relaxed) <= now &&
+         (d == nullptr || d->until.load(std::memory_order_relaxed) <= now);
+}
+
+BackendStates::PoolReserve BackendStates::pool_reserve(const RoutingTable& table, std::string_view deployment,
+                                                       std::int64_t cost, ClassReserve cls) const {
+  // With leases, what the other replicas hold is not in this replica's windows.
+  if (!cls.any() || broker_ != nullptr) return PoolReserve::Unbounded;
+  const base::MonoNanos now = clock_.now();
+  PoolSum tokens_sum, requests_sum;
+  std::vector<const Quota*> counted;  // members of one quota group share its windows
+  for (const PoolMember& m : table.members()) {
+    if (!m.has_quota()) return PoolReserve::Unbounded;
+    // A member out of service (cooling down, held, unhealthy): its room is no one's, and the
+    // demand above it goes to the others, where it is counted. One only short of room is in.
+    DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment));
+    if (!in_service(m, d, now)) continue;
+    ClassReserve above = cls;
+    with_demand(d, above, now);
+    if (Quota* q = find_quota_of(m, deployment, d)) {
+      if (std::find(counted.begin(), counted.end(), q) == counted.end()) {
+        counted.push_back(q);
+        q->add_to_pool(m, now, above, tokens_sum, requests_sum);
+      } else {
+        tokens_sum.per_second += above.tokens_per_second;  // its demand, not its room again
+        requests_sum.per_second += above.requests_per_second;
+      }
+      continue;
+    }
+    // Nothing sent there yet: all of it is left.
+    const auto add_unused = [&](std::int64_t limit, PoolSum& sum) {
+      if (limit <= 0) sum.unbounded = true;
+      sum.left += limit;
+      sum.limit += limit;
+    };
+    add_unused(m.tokens_per_window, tokens_sum);
+    add_unused(m.requests_per_window, requests_sum);
+  }
+  if (tokens_sum.unbounded && requests_sum.unbounded) return PoolReserve::Unbounded;
+  // Never less than the next request above (the average one): a pool keeps no more idle than
+  // that while its windows give back what the classes above ask for. (0.2 s of their demand,
+  // the least a single member keeps, left 1.3 % of the pool idle.)
+  const auto holds = [&](PoolSum& sum, std::int64_t own, std::int64_t next_above) {
+    if (sum.unbounded || sum.limit <= 0) return true;
+    std::sort(sum.releases.begin(), sum.releases.end(),
+              [](const WindowRelease& a, const WindowRelease& b) { return a.in < b.in; });
+    const std::int64_t reserve = reserve_capped(
+        cls, demand_shortfall(sum.releases, sum.per_second, next_above, sum.window), sum.limit);
+    return sum.left - own >= reserve;
+  };
+  const double per_request =
+      requests_sum.per_second > 0 ? tokens_sum.per_second / requests_sum.per_second : 0;
+  return holds(tokens_sum, cost, static_cast<std::int64_t>(std::ceil(per_request))) &&
+                 holds(requests_sum, 1, 1)
+             ? PoolReserve::Holds
+             : PoolReserve::Short;
+}
+
 base::Nanos BackendStates::Quota::wait_for(const PoolMember& m, std::int64_t cost, base::MonoNanos now,
                                            const base::Clock& clock, ClassReserve cls) {
   std::lock_guard lock(quota_mutex);
   sync(m);
   base::Nanos wait{0};
-  if (tokens) wait = std::max(wait, tokens->wait_for(tokens_need(cost, *tokens, cls, now), now));
-  if (requests) wait = std::max(wait, requests->wait_for(requests_need(*requests, cls, now), now));
+  if (tokens)
+    wait =
+        std::max(wait, tokens->wait_for(tokens_need(cost, *tokens, cls, now, tokens_lease != nullptr), now));
+  if (requests)
+    wait = std::max(wait,
+                    requests->wait_for(requests_need(*requests, cls, now, requests_lease != nullptr), now));
   if (tokens_lease || requests_lease) {
     const auto wall = clock.wall_now();
     // A lower class refused for what no replica holds yet (lease_may_fit): at least until the
@@ -235,8 +337,10 @@ bool BackendStates::reserve(const PoolMember& m, std::string_view deployment, st
     leases_missing = q.sync(m) && broker_ != nullptr;
     const base::MonoNanos now = clock_.now();  // read under the lock: budgets only see time move forward
     // A lower class's reserve is checked, not taken: only its cost is counted.
-    ok = (!q.tokens || q.tokens->fits(tokens_need(cost, *q.tokens, cls, now), now)) &&
-         (!q.requests || q.requests->fits(requests_need(*q.requests, cls, now), now));
+    ok = (!q.tokens ||
+          q.tokens->fits(tokens_need(cost, *q.tokens, cls, now, q.tokens_lease != nullptr), now)) &&
+         (!q.requests ||
+          q.requests->fits(requests_need(*q.requests, cls, now, q.requests_lease != nullptr), now));
     if (ok && cls.any()) {
       const auto wall = clock_.wall_now();
       ok = (!q.tokens_lease ||

@@ -1,6 +1,7 @@
 #include "smartlb/routing/sliding_window_budget.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace smartlb::routing {
 
@@ -91,6 +92,47 @@ base::Nanos SlidingWindowBudget::until_release(base::MonoNanos now) {
       return base::Nanos(std::max<std::int64_t>((index + slots) * bucket_nanos_ - now, 0));
   }
   return base::Nanos(0);
+}
+
+std::int64_t demand_shortfall(const std::vector<WindowRelease>& releases, double per_second,
+                              std::int64_t least, base::Nanos window) {
+  if (per_second <= 0) return 0;
+  const auto demand = [&](base::Nanos in) {
+    return std::ceil(per_second * static_cast<double>(in.count()) / 1e9);
+  };
+  // Just before each release, what the demand asked for by then less what came back before it;
+  // by the window's end (or the last release: a bucket leaves a bucket's length after it),
+  // everything counted now has come back.
+  double most = static_cast<double>(least);
+  std::int64_t released = 0;
+  base::Nanos last = window;
+  for (const WindowRelease& r : releases) {
+    most = std::max(most, demand(r.in) - static_cast<double>(released));
+    released += r.amount;
+    last = std::max(last, r.in);
+  }
+  most = std::max(most, demand(last) - static_cast<double>(released));
+  return static_cast<std::int64_t>(std::min(most, 1e15));
+}
+
+void SlidingWindowBudget::releases(base::MonoNanos now, std::vector<WindowRelease>& out) {
+  advance(now);
+  if (used_ == 0) return;
+  const auto slots = static_cast<std::int64_t>(ring_.size());
+  for (std::int64_t index = std::max<std::int64_t>(now / bucket_nanos_ - slots + 1, 0);
+       index <= now / bucket_nanos_; ++index) {
+    const Bucket& b = ring_[static_cast<std::size_t>(index % slots)];
+    if (b.index == index && b.used > 0)
+      out.push_back({base::Nanos(std::max<std::int64_t>((index + slots) * bucket_nanos_ - now, 0)), b.used});
+  }
+}
+
+std::int64_t SlidingWindowBudget::demand_shortfall(double per_second, std::int64_t least,
+                                                   base::MonoNanos now) {
+  static thread_local std::vector<WindowRelease> buffer;
+  buffer.clear();
+  releases(now, buffer);
+  return routing::demand_shortfall(buffer, per_second, least, window());
 }
 
 base::Nanos SlidingWindowBudget::wait_for(std::int64_t amount, base::MonoNanos now) {

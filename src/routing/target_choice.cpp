@@ -59,19 +59,49 @@ std::optional<std::size_t> pick_unhealthy(const RoutingTable& table, const Backe
   return std::nullopt;
 }
 
+namespace {
+
+// What `request` leaves at each member: for a lower class whose pool's declared quotas keep the
+// reserve between them, only its cost in each declared window; none when the pool is short
+// (BackendStates::pool_reserve).
+std::optional<ClassReserve> member_reserve(const RoutingTable& table, const BackendStates& states,
+                                           const PickRequest& request) {
+  switch (states.pool_reserve(table, request.deployment, request.cost, request.reserve)) {
+    case BackendStates::PoolReserve::Holds:
+      return request.reserve.checked_by_pool();
+    case BackendStates::PoolReserve::Short:
+      return std::nullopt;
+    case BackendStates::PoolReserve::Unbounded:
+      break;
+  }
+  return request.reserve;
+}
+
+PickRequest leaving(const PickRequest& r, ClassReserve reserve) {
+  return PickRequest(r.deployment, r.tried, r.cost, r.affinity_key, r.slow_start, reserve);
+}
+
+}  // namespace
+
 std::optional<TargetChoice> choose_and_reserve(const Selector& selector, const RoutingTable& table,
                                                BackendStates& states, const PickRequest& request,
                                                TriedSet& tried, base::RandomSource& rng) {
+  const std::optional<ClassReserve> reserve = member_reserve(table, states, request);
+  if (!reserve) return std::nullopt;
+  const PickRequest at_member = leaving(request, *reserve);
   for (;;) {
-    const std::optional<TargetChoice> choice = choose_target(selector, table, states, request, rng);
+    const std::optional<TargetChoice> choice = choose_target(selector, table, states, at_member, rng);
     if (!choice) return std::nullopt;
     tried.add(choice->position);
-    if (states.reserve(table.member(choice->position), request.deployment, request.cost, request.reserve))
+    if (states.reserve(table.member(choice->position), request.deployment, request.cost, *reserve))
       return choice;
   }
 }
 
-bool another_candidate(const RoutingTable& table, const BackendStates& states, const PickRequest& request) {
+bool another_candidate(const RoutingTable& table, const BackendStates& states, const PickRequest& asked) {
+  const std::optional<ClassReserve> reserve = member_reserve(table, states, asked);
+  if (!reserve) return false;
+  const PickRequest request = leaving(asked, *reserve);
   const base::MonoNanos now = states.clock().now();
   using Standing = BackendStates::Standing;
   for (std::size_t i = 0; i < table.size(); ++i) {

@@ -69,6 +69,14 @@ struct ReservePool : QuotaPool {
     routing::TriedSet tried;
     return priority.pick(*table, *states, {"gpt", tried, cost, {}, base::Nanos{0}, cls}, rng);
   }
+  // Chosen and reserved, as a request is (with the pool's check).
+  std::optional<std::size_t> send_class(std::int64_t cost, routing::ClassReserve cls) {
+    base::ScriptedRandom rng({0});
+    routing::TriedSet tried;
+    const auto choice = routing::choose_and_reserve(
+        priority, *table, *states, {"gpt", tried, cost, {}, base::Nanos{0}, cls}, tried, rng);
+    return choice ? std::optional<std::size_t>(choice->position) : std::nullopt;
+  }
   void sent(std::size_t i, std::int64_t cost, routing::ClassReserve cls) {
     ASSERT_TRUE(states->reserve(member(i), "gpt", cost, cls));
   }
@@ -157,6 +165,35 @@ TEST_F(ReservePool, Unavailability_TellsALowerClassWhenItsCostAndTheReserveFit) 
   EXPECT_GT(u.retry_after, 0ms);
   clock.advance(u.retry_after);
   EXPECT_EQ(pick_class(50, kBatch), 0u) << "the promised time is when it fits with its reserve";
+}
+
+TEST_F(ReservePool, DeclaredQuota_TheDemandAboveAFullMemberIsLeftRoomAtTheOthers) {
+  make({{"a", 1, 1, "", 1'000, 0}, {"b", 1, 1, "", 1'000, 0}});
+  sent(0, 100, kBatch);
+  for (int i = 0; i < 9; ++i) sent(0, 100, kFirst);  // a full: 450 tokens/s above batch, back in 1 s
+  // b has seen none of it, yet it is where a's interactive requests go now: between them, a and
+  // b keep 452 (at most 20 % of the 2,000: 400) of b's 1,000.
+  EXPECT_EQ(send_class(601, kBatch), std::nullopt);
+  routing::TriedSet none;
+  EXPECT_FALSE(another_candidate(*table, *states, {"gpt", none, 601, {}, base::Nanos{0}, kBatch}));
+  const auto u = states->unavailability(*table, "gpt", 601, kBatch);
+  EXPECT_TRUE(u.throttled);
+  EXPECT_EQ(u.retry_after, 200ms) << "no one window says when the pool has room: looked at again in 0.2 s";
+  EXPECT_EQ(pick_class(1'000, kFirst), 1u) << "the first class may take it all";
+  EXPECT_EQ(send_class(600, kBatch), 1u);
+}
+
+TEST_F(ReservePool, DeclaredQuota_ALowerClassLeavesWhatLaterReleasesWillNotGiveBack) {
+  // z, with no quota, leaves the pool unbounded: a keeps its own reserve.
+  make({{"a", 1, 1, "", 1'000, 0}, {"z", 2, 1, "", 0, 0}});
+  sent(0, 10, kBatch);  // back in 1.004 s
+  clock.advance(500ms);
+  for (int i = 0; i < 4; ++i) sent(0, 100, kFirst);  // back in 1.504 s
+  clock.advance(400ms);
+  // 164 tokens/s above batch. The next release gives back 10; the one after it, 0.6 s from now,
+  // 400: until then they ask for 99, less the 10 (0.2 s of their demand, the least kept: 33).
+  EXPECT_EQ(pick_class(501, kBatch), 0u) << "410 + 501 + 89 = 1,000";
+  EXPECT_EQ(pick_class(502, kBatch), 1u) << "to z, which has no quota";
 }
 
 routing::RateLimitReport left(std::int64_t tokens, std::int64_t requests) {

@@ -63,6 +63,32 @@ TEST(SlidingWindowBudget, UntilReleaseIsWhenTheOldestCountedBucketLeaves) {
       << "bucket 2 gone: bucket 5 is next";
 }
 
+TEST(SlidingWindowBudget, ReleasesSayWhatComesBackWhen) {
+  routing::SlidingWindowBudget b(1'000, 1s, 4);  // buckets of 250 ms, forgotten 1.25 s after their start
+  b.consume(100, 0);
+  b.consume(500, kSecond / 2);
+  std::vector<routing::WindowRelease> out;
+  b.releases(kSecond * 9 / 10, out);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].in, 350ms);
+  EXPECT_EQ(out[0].amount, 100);
+  EXPECT_EQ(out[1].in, 850ms);
+  EXPECT_EQ(out[1].amount, 500);
+}
+
+TEST(SlidingWindowBudget, DemandShortfallIsWhatTheReleasesDoNotCoverByThen) {
+  routing::SlidingWindowBudget b(1'000, 1s, 4);
+  b.consume(100, 0);            // back in 350 ms (seen from 0.9 s)
+  b.consume(500, kSecond / 2);  // back in 850 ms
+  const base::MonoNanos now = kSecond * 9 / 10;
+  EXPECT_EQ(b.demand_shortfall(400, 0, now), 240)
+      << "400/s for 0.85 s, less the 100 back before then (until the first release alone: 140)";
+  EXPECT_EQ(b.demand_shortfall(100, 0, now), 35) << "until the first release; the second covers the rest";
+  EXPECT_EQ(b.demand_shortfall(400, 300, now), 300) << "never less than the least asked";
+  EXPECT_EQ(b.demand_shortfall(0, 300, now), 0) << "nothing asked: nothing kept";
+  EXPECT_EQ(routing::demand_shortfall({}, 100, 0, 1s), 100) << "an empty window: a window's demand";
+}
+
 TEST(SlidingWindowBudget, AmountOverTheLimitNeverFits) {
   routing::SlidingWindowBudget b(10, 1s, 4);
   EXPECT_FALSE(b.try_consume(11, 0));

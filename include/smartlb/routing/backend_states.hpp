@@ -235,6 +235,19 @@ class BackendStates {
   Unavailability unavailability(const RoutingTable& table, std::string_view deployment, std::int64_t cost = 0,
                                 ClassReserve cls = {}) const;
 
+  // What a request of a lower priority class may take of `table`'s declared quotas
+  // (routing/class_reserve.hpp). The demand above it goes from a full member to another, so
+  // what matters is what the members keep between them: their room now and what their windows
+  // give back, against the demand above at all of them (a lower class that checked each member
+  // alone took the one where it saw the least demand, and left too little in all).
+  //   Holds: the members keep the reserve once `cost` is taken; one need only fit its cost.
+  //   Short: they do not; the request is refused.
+  //   Unbounded: the first class, a member with no declared quota, or quotas shared with other
+  //   replicas (leases): each member keeps its own reserve.
+  enum class PoolReserve : std::uint8_t { Unbounded, Holds, Short };
+  PoolReserve pool_reserve(const RoutingTable& table, std::string_view deployment, std::int64_t cost,
+                           ClassReserve cls) const;
+
   struct QuotaUsage {
     std::int64_t tokens_used = 0, tokens_limit = 0, requests_used = 0, requests_limit = 0;
   };
@@ -337,6 +350,14 @@ class BackendStates {
     std::atomic<base::MonoNanos> out_until{0};  // out while later than now (kAdminForever: until changed)
     std::atomic<base::MonoNanos> back_at{0};    // when it last came back, for slow start
   };
+  // One limit (tokens or requests) summed over a pool's members (pool_reserve).
+  struct PoolSum {
+    std::int64_t left = 0, limit = 0;
+    double per_second = 0;  // the demand above
+    base::Nanos window{0};  // the longest
+    std::vector<WindowRelease> releases;
+    bool unbounded = false;  // a member does not declare it
+  };
   // Declared quota budgets: a (backend, deployment)'s own, or those of its quota group.
   struct Quota {
     std::mutex quota_mutex;  // per (backend, deployment), or per group
@@ -352,6 +373,9 @@ class BackendStates {
               ClassReserve cls = {});
     base::Nanos wait_for(const PoolMember& m, std::int64_t cost, base::MonoNanos now,
                          const base::Clock& clock, ClassReserve cls = {});
+    // Adds its windows' room, limits, releases and `above`'s demand to the pool's sums.
+    void add_to_pool(const PoolMember& m, base::MonoNanos now, const ClassReserve& above, PoolSum& tokens,
+                     PoolSum& requests);
   };
   // The leases a quota's limits need and it lacks (a quota declared by a reload), made and
   // attached outside its lock.
@@ -422,6 +446,8 @@ class BackendStates {
   // When the scope's admin settings take `m` out for `deployment`: 0 when they do not.
   base::MonoNanos admin_out(const PoolMember& m, const DeploymentState* d) const;
   base::MonoNanos recovery_at(const PoolMember& m, std::string_view deployment, FailureCause* cause) const;
+  // Whether `m` serves `d` at all now: no cooldown, no operator's hold, healthy (room aside).
+  bool in_service(const PoolMember& m, const DeploymentState* d, base::MonoNanos now) const;
 
   // kMaxBackends / kChunk slots, each null or a chunk of kChunk states; a chunk, once
   // published, never moves.

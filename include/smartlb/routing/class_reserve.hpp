@@ -25,7 +25,16 @@ struct ClassReserve {
   std::uint16_t cap_permille = 0;  // the most it leaves, as a share of the limit
   // The classes above it at this target, per second (BackendStates fills them in).
   double tokens_per_second = 0, requests_per_second = 0;
+  // What its pool's declared quotas keep between them was checked (BackendStates::pool_reserve):
+  // each member's declared window need only fit the request's cost. (What a backend reports of
+  // its own limiter is still checked member by member.)
+  bool pool_checked = false;
   bool any() const { return level > 0 && cap_permille > 0; }
+  ClassReserve checked_by_pool() const {
+    ClassReserve r = *this;
+    r.pool_checked = true;
+    return r;
+  }
 };
 
 // The amount to leave in a limit of `limit`: `per_second` of demand over `horizon`, at most the
@@ -36,6 +45,13 @@ inline std::int64_t reserve_amount(const ClassReserve& r, double per_second, bas
   const double demand = std::ceil(per_second * static_cast<double>(horizon.count()) / 1e9);
   const std::int64_t cap = (limit * r.cap_permille + 999) / 1000;
   return std::min(cap, static_cast<std::int64_t>(std::min(demand, 1e15)));
+}
+
+// `amount` (a demand worked out elsewhere: SlidingWindowBudget::demand_shortfall) as the
+// class may leave it: at most its share of the limit; 0 when it leaves nothing.
+inline std::int64_t reserve_capped(const ClassReserve& r, std::int64_t amount, std::int64_t limit) {
+  if (!r.any() || limit <= 0 || amount <= 0) return 0;
+  return std::min((limit * r.cap_permille + 999) / 1000, amount);
 }
 
 // What a request of `cost` needs of a limit of `limit` with `reserve` left: its cost and the

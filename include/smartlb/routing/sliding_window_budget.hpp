@@ -10,6 +10,21 @@
 
 namespace smartlb::routing {
 
+// What a window gives back: `amount`, `in` from now.
+struct WindowRelease {
+  base::Nanos in{0};
+  std::int64_t amount = 0;
+};
+
+// The most that a demand of `per_second` from now on outgrows what `releases` (sorted by `in`)
+// give back by then, over every horizon up to `window`, and never less than `least` (0 when
+// nothing is asked): what a lower priority class must leave in one or several windows for the classes
+// above it (routing/class_reserve.hpp). A window that will give back less than they ask for --
+// what it counts was spent before they asked, or a gap it refused them comes round again -- is
+// kept for them ahead of time.
+std::int64_t demand_shortfall(const std::vector<WindowRelease>& releases, double per_second,
+                              std::int64_t least, base::Nanos window);
+
 class SlidingWindowBudget {
  public:
   // Finer buckets waste less of the window (the budget forgets a bucket only a whole window
@@ -38,6 +53,13 @@ class SlidingWindowBudget {
   // How long until the window next gives anything back (its oldest counted bucket leaves); 0
   // when nothing is counted.
   base::Nanos until_release(base::MonoNanos now);
+  // Appends what each counted bucket gives back and when, oldest first.
+  void releases(base::MonoNanos now, std::vector<WindowRelease>& out);
+  // demand_shortfall() over this window alone.
+  std::int64_t demand_shortfall(double per_second, std::int64_t least, base::MonoNanos now);
+  base::Nanos window() const {
+    return base::Nanos(bucket_nanos_ * static_cast<std::int64_t>(ring_.size() - 1));
+  }
   // How long until `amount` fits: 0 when it fits now; the full window when it can never fit
   // (larger than the limit), so callers still get a finite retry time.
   base::Nanos wait_for(std::int64_t amount, base::MonoNanos now);
