@@ -183,6 +183,15 @@ TEST_F(ReservePool, DeclaredQuota_TheDemandAboveAFullMemberIsLeftRoomAtTheOthers
   EXPECT_EQ(send_class(600, kBatch), 1u);
 }
 
+TEST_F(ReservePool, DeclaredQuota_MembersOfOneQuotaGroupCountItsRoomOnce) {
+  make({{"a", 1, 1, "", 1'000, 0, 1s, "g"}, {"b", 1, 1, "", 1'000, 0, 1s, "g"}});
+  sent(0, 100, kBatch);
+  for (int i = 0; i < 4; ++i) sent(0, 100, kFirst);  // 200 tokens/s above batch
+  // 500 left in the group; 201 of it kept, at most 20 % of the group's 1,000 (not of 2,000).
+  EXPECT_EQ(send_class(301, kBatch), std::nullopt);
+  EXPECT_TRUE(send_class(300, kBatch).has_value());
+}
+
 TEST_F(ReservePool, DeclaredQuota_ALowerClassLeavesWhatLaterReleasesWillNotGiveBack) {
   // z, with no quota, leaves the pool unbounded: a keeps its own reserve.
   make({{"a", 1, 1, "", 1'000, 0}, {"z", 2, 1, "", 0, 0}});
