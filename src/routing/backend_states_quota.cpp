@@ -38,8 +38,7 @@ std::int64_t declared_need(std::int64_t cost, SlidingWindowBudget& b, const Clas
                            double per_second, base::MonoNanos now, bool leased) {
   if (!cls.any() || cls.pool_checked) return cost;
   if (leased) return need_of(cost, b.limit(), cls, per_second, b.until_release(now));
-  const auto least = static_cast<std::int64_t>(
-      std::ceil(per_second * std::chrono::duration<double>(kReserveHorizon).count()));
+  const std::int64_t least = reserve_amount(cls, per_second, kReserveHorizon, b.limit());
   return with_reserve(cost, b.limit(),
                       reserve_capped(cls, b.demand_shortfall(per_second, least, now), b.limit()));
 }

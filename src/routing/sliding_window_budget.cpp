@@ -137,8 +137,7 @@ std::int64_t SlidingWindowBudget::demand_shortfall(double per_second, std::int64
 
 base::Nanos SlidingWindowBudget::wait_for(std::int64_t amount, base::MonoNanos now) {
   advance(now);
-  const std::int64_t window = bucket_nanos_ * static_cast<std::int64_t>(ring_.size() - 1);
-  if (amount > limit_) return base::Nanos(window);
+  if (amount > limit_) return window();
   if (used_ + amount <= limit_) return base::Nanos(0);
   // Expire buckets oldest first until enough is freed; a bucket leaves the live span when
   // `ring_.size()` bucket lengths have passed since its start.
@@ -154,7 +153,7 @@ base::Nanos SlidingWindowBudget::wait_for(std::int64_t amount, base::MonoNanos n
       return base::Nanos(std::max<std::int64_t>(expires - now, 0));
     }
   }
-  return base::Nanos(window);
+  return window();
 }
 
 }  // namespace smartlb::routing
