@@ -7,6 +7,7 @@ let last = null, lastAt = 0;
 const TOKEN_KEY = "smartlb-admin-token";
 let token = sessionStorage.getItem(TOKEN_KEY) || "";
 let role = null;  // the token's, once /admin/whoami answered: "read" or "write"
+let pressed = false;  // a pointer is pressed on the tables: render() leaves them until it is released
 const COLUMNS = [["Backend", "13%"], ["State", "11%"], ["Weight", "6%"], ["Traffic share", "10%"], ["Token share", "10%"],
   ["429 rate", "7%"], ["Latency avg · p95", "9%"], ["TTFB p50", "6%"], ["Deployments", "17%"], ["Errors", "11%"]];
 
@@ -95,6 +96,12 @@ function render() {
     groups.get(b.priority).push(b);
   }
   const root = document.getElementById("groups");
+  // A click is a press and a release on one element: drawing the buttons again between the two
+  // would lose it (the click then goes to #groups). Wait for the release; it draws again.
+  if (pressed) return;
+  const focused = document.activeElement && document.activeElement.closest &&
+                  document.activeElement.closest("tr[data-backend] button[data-action]");
+  const refocus = focused && [focused.closest("tr").dataset.backend, focused.dataset.action];
   const frag = document.createDocumentFragment();
   if (doc.history) frag.appendChild(chartsSection(doc.history, doc.backends.map((b) => b.name)));
   for (const prio of [...groups.keys()].sort((a, b) => a - b)) {
@@ -119,6 +126,12 @@ function render() {
   if ((doc.budgets || []).length) frag.appendChild(budgetsSection(doc.budgets));
   if (doc.redis) frag.appendChild(redisSection(doc.redis));
   root.replaceChildren(frag);
+  // A keyboard user's focus stays on the same action across the redraw.
+  if (refocus) {
+    for (const b of root.querySelectorAll("tr[data-backend] button[data-action]")) {
+      if (b.closest("tr").dataset.backend === refocus[0] && b.dataset.action === refocus[1]) b.focus();
+    }
+  }
 }
 
 // The last 15 minutes, from the samples /status keeps (one per interval_seconds): small SVG
@@ -475,6 +488,13 @@ document.getElementById("token-forget").addEventListener("click", () => {
   sessionStorage.removeItem(TOKEN_KEY);
   learnRole();
 });
+
+document.getElementById("groups").addEventListener("pointerdown", () => { pressed = true; });
+// The click comes after the release, in the same task: no render can come between them.
+const released = () => { if (pressed) { pressed = false; setTimeout(render, 0); } };
+window.addEventListener("pointerup", released, true);
+window.addEventListener("pointercancel", released, true);
+window.addEventListener("blur", (e) => { if (e.target === window) released(); });  // not an element's blur
 
 // The actions' buttons are drawn again on every render: one listener on the table's root.
 document.getElementById("groups").addEventListener("click", async (e) => {

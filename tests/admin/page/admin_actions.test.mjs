@@ -1,7 +1,8 @@
 // The status page's admin actions in headless Chromium: smartlb (the real binary) with
 // ADMIN_TOKENS set. Without a token the page says it needs one; a read token shows the status
 // and no action; a write token shows the actions, and Drain, then Enable, change the backend
-// (shown with who did it). The token is never in the page's URL, and the page's CSP holds.
+// (shown with who did it), even when the page redraws between a click's press and release, or
+// while an action has the keyboard's focus. The token is never in the page's URL, and the page's CSP holds.
 //
 // Needs: SMARTLB_BIN, /usr/bin/chromium and `npm ci` in this directory.
 import { test } from "node:test";
@@ -66,7 +67,14 @@ test("the page asks for a token, shows actions to a write token only, and drains
   await page.click("#token-use");
   await page.waitForFunction(() => /write-1 · write/.test(document.getElementById("who").textContent));
   await page.waitForSelector("tr[data-backend=eastus] button[data-action=drain]");
-  await page.click("tr[data-backend=eastus] button[data-action=drain]");
+  // Drain, pressed across a redraw: the page redraws the tables twice a second, and a click is
+  // a press and a release on one element. The page holds the tables while a pointer is pressed.
+  const box = await page.locator("tr[data-backend=eastus] button[data-action=drain]").boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.mouse.down();
+  const shown = await page.textContent("#conn");
+  await page.waitForFunction((was) => document.getElementById("conn").textContent !== was, shown);
+  await page.mouse.up();
   await page.waitForFunction(() => /drained/.test(document.querySelector("tr[data-backend=eastus]")?.textContent || ""));
   const row = await page.textContent("tr[data-backend=eastus]");
   assert.match(row, /drained by write-1 \(write, sha256:[0-9a-f]{8}\) at \d\d:\d\d:\d\d UTC/);
@@ -77,7 +85,12 @@ test("the page asks for a token, shows actions to a write token only, and drains
   })).json();
   assert.equal(status.backends[0].admin_state, "drained");
 
-  await page.click("tr[data-backend=eastus] button[data-action=enable]");
+  // Enable, from the keyboard: the focus stays on the action across a redraw.
+  await page.focus("tr[data-backend=eastus] button[data-action=enable]");
+  const before = await page.textContent("#conn");
+  await page.waitForFunction((was) => document.getElementById("conn").textContent !== was, before);
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.action), "enable", "focus kept");
+  await page.keyboard.press("Enter");
   await page.waitForFunction(() => !/drained/.test(document.querySelector("tr[data-backend=eastus]")?.textContent || "x"));
 
   assert.ok(!page.url().includes(WRITE_TOKEN) && !page.url().includes(READ_TOKEN), "a token in the URL");
