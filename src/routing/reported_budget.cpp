@@ -3,7 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "smartlb/routing/blind_bucket.hpp"
+
 namespace smartlb::routing {
+
+ReportedBudget::ReportedBudget() = default;
+ReportedBudget::~ReportedBudget() = default;
 
 ReportedBudget::Mark ReportedBudget::charge(std::int64_t cost) {
   if (!watched()) {
@@ -92,6 +97,7 @@ int ReportedBudget::observe(const RateLimitReport& r, base::MonoNanos sent, Mark
   if (sent < last_sent_) return 0;  // an answer to an older request than one already taken
   last_sent_ = sent;
   blind_.store(false, std::memory_order_relaxed);
+  drop_bucket();
   const bool was = watched_.load(std::memory_order_relaxed);
   const bool low = is_low(r);
   if (const auto refill = tokens_.take(r.remaining_tokens, mark.tokens, sent, r.reset_tokens, low, was))
@@ -106,6 +112,7 @@ int ReportedBudget::observe_shared(const RateLimitReport& r, base::MonoNanos sen
   if (sent < last_sent_) return 0;
   last_sent_ = sent;
   blind_.store(false, std::memory_order_relaxed);
+  drop_bucket();
   const bool low = is_low(r);
   // The standing only (Limit::take would take it as a refill sample, or reset the baseline).
   const auto stand_at = [&](Limit& l, std::optional<std::int64_t> remaining, std::int64_t mark,
@@ -179,12 +186,22 @@ int ReportedBudget::refused_blind(base::MonoNanos sent, Mark mark) {
   probe_answered(sent);
   requests_.base.store(kNone, std::memory_order_relaxed);
   tokens_.reset_at.store(0, std::memory_order_relaxed);
+  const bool held = tokens_.base.load(std::memory_order_relaxed) != kNone;
+  const bool bucket = bucket_at_.load(std::memory_order_relaxed) != 0;
+  drop_bucket();
+  refused_.reset();
+  if (mark.own_requests > 0) refused_ = Refused{sent, mark.own_tokens, mark.tokens};
   if (!echo_.covers(sent)) {
-    tokens_.base.store(kNone, std::memory_order_relaxed);  // nothing predicts the room: cooldowns only
+    // Nothing predicts the room but, once its Retry-After comes (retry_at), a bucket's refill.
+    // A probe the level said would not fit, refused: the level was right.
+    if (bucket) {
+      const bool right = held && bucket_->level(sent, mark.tokens) < mark.own_tokens;
+      probe_gap_ = right ? std::min<base::Nanos>(2 * probe_gap_, kMaxProbeGap) : kMaxFresh;
+    }
+    tokens_.base.store(kNone, std::memory_order_relaxed);
     return was ? 0 : 1;
   }
   // A probe that found nothing (or any 429 while the echo held): the echo was right.
-  const bool held = tokens_.base.load(std::memory_order_relaxed) != kNone;
   probe_gap_ = held ? std::min<base::Nanos>(2 * probe_gap_, kMaxProbeGap) : kMaxFresh;
   probe_cap_.store(sent + probe_gap_.count(), std::memory_order_relaxed);
   tokens_.base.store(mark.tokens, std::memory_order_relaxed);  // nothing left when it arrived
@@ -197,6 +214,23 @@ int ReportedBudget::took_blind(base::MonoNanos sent, Mark mark) {
   std::lock_guard lock(mutex_);
   if (sent < last_sent_) return 0;
   const std::int64_t base = tokens_.base.load(std::memory_order_relaxed);
+  if (bucket_) {
+    // Each request taken checks the bucket's rate (and raises a level that said it would not fit).
+    const base::MonoNanos anchored = bucket_->anchor_at();
+    bucket_->taken(sent, mark.own_tokens, mark.tokens - mark.own_tokens);
+    if (base != kNone && bucket_at_.load(std::memory_order_relaxed) != 0) {
+      if (!bucket_->known()) {  // no bucket after all: cooldowns only
+        drop_bucket();
+        tokens_.base.store(kNone, std::memory_order_relaxed);
+        probe_gap_ = kMaxFresh;
+      } else if (bucket_->anchor_at() != anchored) {
+        tokens_.base.store(bucket_->anchor_level() + bucket_->anchor_taken(), std::memory_order_relaxed);
+        bucket_rate_.store(bucket_->rate(), std::memory_order_relaxed);
+        bucket_at_.store(bucket_->anchor_at(), std::memory_order_relaxed);
+      }
+      return 0;
+    }
+  }
   if (base == kNone) {
     if (sent - blind_at_ < kForgetBlind.count()) return 0;
     blind_.store(false, std::memory_order_relaxed);  // long without a 429: stop counting
@@ -220,16 +254,22 @@ int ReportedBudget::took_blind(base::MonoNanos sent, Mark mark) {
 
 ReportedBudget::Standing ReportedBudget::stand(const Limit& l, std::int64_t sent, std::int64_t need,
                                                base::MonoNanos reported_at, base::MonoNanos now,
-                                               const std::atomic<std::int64_t>* echo) const {
+                                               const std::atomic<std::int64_t>* echo, std::int64_t credit,
+                                               double bucket_rate) const {
   Standing s;
   const std::int64_t base = l.base.load(std::memory_order_relaxed);
   if (base == kNone) return s;
   const base::MonoNanos reset = l.reset_at.load(std::memory_order_relaxed);
   if (reset != 0 && now >= reset) return s;  // the backend said it would be full again by now
-  const std::int64_t left = base - sent;
+  const std::int64_t left = base - sent + credit;
   if (left >= need) return s;
   s.short_now = true;
   s.refill_at = reset != 0 ? reset : kNever;
+  if (bucket_rate > 0) {  // a blind bucket: its refill says when
+    s.refill_at = now + static_cast<base::MonoNanos>(
+                            std::ceil(std::min(static_cast<double>(need - left) / bucket_rate, 1e15)));
+    return s;
+  }
   // A sliding window's echo of smartlb's own sends says when exactly; else the learned rate.
   const std::size_t echoes = echo_count_.load(std::memory_order_relaxed);
   for (std::size_t k = 0; k < echoes; ++k)
@@ -273,8 +313,10 @@ ReportedBudget::Outlook ReportedBudget::outlook(std::int64_t cost, base::MonoNan
   };
   const std::int64_t tokens_need = need(tokens_, std::max<std::int64_t>(cost, 1), cls.tokens_per_second);
   const std::int64_t requests_need = need(requests_, 1, cls.requests_per_second);
+  const bool bucket = bucket_at_.load(std::memory_order_relaxed) != 0;
   const Standing t =
-      stand(tokens_, sent_tokens_.load(std::memory_order_relaxed), tokens_need, at, now, echo_tokens_);
+      stand(tokens_, sent_tokens_.load(std::memory_order_relaxed), tokens_need, at, now, echo_tokens_,
+            bucket_credit(now), bucket ? bucket_rate_.load(std::memory_order_relaxed) : 0);
   const Standing r = stand(requests_, sent_requests_.load(std::memory_order_relaxed), requests_need, at, now,
                            echo_requests_);
   if (!t.short_now && !r.short_now) return {};
@@ -291,8 +333,9 @@ ReportedBudget::Outlook ReportedBudget::outlook(std::int64_t cost, base::MonoNan
     }
     back = std::min(back, at + kMaxFresh.count());
   }
-  // A 429 said when the backend would take a request again: no later than that.
-  if (const base::MonoNanos retry = retry_at_.load(std::memory_order_relaxed); retry != 0)
+  // A 429 said when the backend would take a request again: no later than that. (A blind
+  // bucket's level holds that 429's request then, and counts the sends since.)
+  if (const base::MonoNanos retry = retry_at_.load(std::memory_order_relaxed); retry != 0 && !bucket)
     back = std::min(back, retry);
   return {false, back};
 }
@@ -318,10 +361,32 @@ void ReportedBudget::probe_elsewhere(base::MonoNanos until) {
   }
 }
 
+std::int64_t ReportedBudget::bucket_credit(base::MonoNanos now) const {
+  const base::MonoNanos at = bucket_at_.load(std::memory_order_relaxed);
+  if (at == 0) return 0;
+  const double credit = bucket_rate_.load(std::memory_order_relaxed) * static_cast<double>(now - at);
+  return static_cast<std::int64_t>(std::floor(std::clamp(credit, -1e15, 1e15)));
+}
+
+void ReportedBudget::publish_bucket(base::MonoNanos retry) {
+  if (!bucket_->known()) return;
+  tokens_.base.store(bucket_->anchor_level() + bucket_->anchor_taken(), std::memory_order_relaxed);
+  bucket_rate_.store(bucket_->rate(), std::memory_order_relaxed);
+  bucket_at_.store(bucket_->anchor_at(), std::memory_order_relaxed);
+  probe_cap_.store(retry + probe_gap_.count(), std::memory_order_relaxed);
+}
+
 void ReportedBudget::retry_at(base::MonoNanos at) {
   retry_at_.store(at, std::memory_order_relaxed);
   backend_retry_.store(at, std::memory_order_relaxed);
   std::lock_guard lock(mutex_);
+  // A blind 429's Retry-After: a moment a token bucket holds the refused request's cost.
+  if (refused_ && blind_.load(std::memory_order_relaxed) && refused_->sent == last_sent_) {
+    if (!bucket_) bucket_ = std::make_unique<BlindBucket>();
+    bucket_->refused(refused_->sent, at, refused_->cost, refused_->taken);
+    if (!echo_.covers(refused_->sent)) publish_bucket(at);
+    refused_.reset();
+  }
   const bool knew = echo_.window().has_value();
   echo_.room_at(at, blind_.load(std::memory_order_relaxed));
   if (knew || echo_.window()) publish_echoes(reported_at_.load(std::memory_order_relaxed));

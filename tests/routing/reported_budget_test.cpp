@@ -400,5 +400,55 @@ TEST(ReportedBudget, Blind_LongWithoutA429AndNothingLearned_StopsCounting) {
   EXPECT_FALSE(s.b.watched()) << "the hot path stops looking it up";
 }
 
+// A token bucket of 1,000 tokens a second (one a millisecond), holding 1,000, asked 200 tokens
+// every 150 ms (1,333 a second) for 7 s: each 429 names when its request fits (retry-after-ms).
+// Returns when the bucket holds 200 again after the last send (6,900 ms).
+base::MonoNanos drain_a_bucket(Blind& s) {
+  std::int64_t level = 1'000;
+  base::MonoNanos t = 0;
+  for (; t < 7'000; t += 150) {
+    if (t > 0) level = std::min<std::int64_t>(1'000, level + 150);
+    if (level >= 200) {
+      level -= 200;
+      s.send(t, true);
+    } else {
+      s.send(t, false, t + 200 - level);
+    }
+  }
+  return t - 150 + std::max<std::int64_t>(0, 200 - level);
+}
+
+TEST(ReportedBudget, Blind_ABucketsRefillFromIts429s_SendsThereOnlyWhenItsLevelHoldsTheRequest) {
+  Blind s;
+  const base::MonoNanos fits = drain_a_bucket(s);
+  ASSERT_TRUE(s.b.models_room()) << "the refill rate, from the moments the 429s named";
+  // The bucket holds 200 again then, not a millisecond before, as its 429s had it (each
+  // request sent before would have cost another 429 with reports off).
+  ASSERT_EQ(fits, 7'000);
+  EXPECT_EQ(s.b.room(200, (fits - 2) * kMs), Room::Confirmed);
+  EXPECT_EQ(s.b.room(200, (fits + 1) * kMs), Room::Fits);
+  EXPECT_EQ(s.b.room(100, (fits - 100) * kMs), Room::Fits) << "a smaller request fits sooner";
+}
+
+TEST(ReportedBudget, Blind_ARequestABucketTookWhereItsLevelSaidNo_RaisesTheLevelAndTheRate) {
+  Blind s;
+  const base::MonoNanos fits = drain_a_bucket(s);
+  ASSERT_EQ(s.b.room(200, (fits - 50) * kMs), Room::Confirmed);
+  // The bucket held more than the level said (a rate learned too low): since the last 429's
+  // moment (6,800 ms: 200 held), 200 taken at 6,900 ms and 200 now, at 6,950 ms, prove 200
+  // back in 150 ms. From here it holds 200 again 150 ms later.
+  s.send(fits - 50, true);
+  EXPECT_EQ(s.b.room(200, (fits + 98) * kMs), Room::Confirmed);
+  EXPECT_EQ(s.b.room(200, (fits + 101) * kMs), Room::Fits);
+}
+
+TEST(ReportedBudget, Blind_ABucketsLevel_IsDroppedByARealReport) {
+  Blind s;
+  drain_a_bucket(s);
+  s.b.observe(tokens_left(100'000, 500), 6'950 * kMs, s.b.charge(200));
+  EXPECT_EQ(s.b.room(200, 6'951 * kMs), Room::Fits);
+  EXPECT_FALSE(s.b.watched());
+}
+
 }  // namespace
 }  // namespace smartlb

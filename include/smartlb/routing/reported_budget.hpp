@@ -29,6 +29,10 @@
 // for a limiter that is no sliding window of smartlb's own sends, nothing changes. A target
 // short by the echo may be probed no later than kMaxFresh after its 429; each 429 that confirms
 // the echo doubles that, up to kMaxProbeGap, as a probe that finds nothing costs a 429.
+// Where no echo explains the 429s, their Retry-Afters may still show a token bucket's refill
+// (BlindBucket): once its rate is learned, each 429 anchors the bucket's level (the refused
+// request's cost at the moment it fits), the refill since counts as room, and a request is
+// sent there only when the level holds it. A request taken where the level said no raises it.
 //
 // Thread-safe: the request path reads atomics and, only while the budget is low (`watched`),
 // adds its cost to two atomic counters; reports take a mutex of this deployment.
@@ -36,6 +40,7 @@
 #include <chrono>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <optional>
 
@@ -46,8 +51,15 @@
 
 namespace smartlb::routing {
 
+class BlindBucket;
+
 class ReportedBudget {
  public:
+  ReportedBudget();
+  ~ReportedBudget();
+  ReportedBudget(const ReportedBudget&) = delete;
+  ReportedBudget& operator=(const ReportedBudget&) = delete;
+
   // Below either of these remaining counts a deployment is watched: requests to it are
   // estimated and counted. Above both, a request's estimate cannot matter (larger requests
   // than this are left to the backend's 429).
@@ -92,7 +104,6 @@ class ReportedBudget {
     return watched() &&
            (!blind_.load(std::memory_order_relaxed) || tokens_.base.load(std::memory_order_relaxed) != kNone);
   }
-
   // Counts a request of `cost` tokens sent now (only while watched; otherwise free).
   Mark charge(std::int64_t cost);
 
@@ -184,8 +195,11 @@ class ReportedBudget {
         0;  // when it should fit by the learned refill or a reset hint (kNever: nothing says)
   };
   // `echo`: the cumulative refill of the echo schedule for this limit (echo_tokens_ or _requests_).
+  // `credit`: a blind bucket's refill since its anchor (tokens; 0 otherwise), and `bucket_rate`
+  // its rate per nanosecond (0: none).
   Standing stand(const Limit& l, std::int64_t sent, std::int64_t need, base::MonoNanos reported_at,
-                 base::MonoNanos now, const std::atomic<std::int64_t>* echo) const;
+                 base::MonoNanos now, const std::atomic<std::int64_t>* echo, std::int64_t credit = 0,
+                 double bucket_rate = 0) const;
   struct Outlook {
     bool fits = true;
     base::MonoNanos back = 0;  // not fitting: when a request may test it
@@ -237,6 +251,21 @@ class ReportedBudget {
   std::atomic<base::MonoNanos> probe_cap_{0};  // blind: a target short by the echo may be probed then
   base::Nanos probe_gap_ = kMaxFresh;          // under the mutex
   base::MonoNanos blind_at_ = 0;               // under the mutex: the last 429's request left then
+  // Blind, a token bucket (BlindBucket, under the mutex): the last 429's request, waiting for
+  // its Retry-After (retry_at), and what the request path reads. While `bucket_at_` is set,
+  // tokens_.base is the bucket's level then plus smartlb's sends by then, and the refill since
+  // (`bucket_rate_` per nanosecond, less before) is room too.
+  std::unique_ptr<BlindBucket> bucket_;  // made at the first blind 429 with a Retry-After
+  struct Refused {
+    base::MonoNanos sent = 0;
+    std::int64_t cost = 0, taken = 0;
+  };
+  std::optional<Refused> refused_;  // under the mutex
+  std::atomic<base::MonoNanos> bucket_at_{0};
+  std::atomic<double> bucket_rate_{0};
+  void publish_bucket(base::MonoNanos retry);  // under the mutex: from a 429 whose room returns then
+  void drop_bucket() { bucket_at_.store(0, std::memory_order_relaxed); }
+  std::int64_t bucket_credit(base::MonoNanos now) const;
 };
 
 }  // namespace smartlb::routing
