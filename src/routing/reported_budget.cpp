@@ -158,24 +158,13 @@ int ReportedBudget::refused_unreported(base::MonoNanos sent) {
 int ReportedBudget::took_unreported(base::MonoNanos sent, Mark mark) {
   std::lock_guard lock(mutex_);
   if (sent < last_sent_) return 0;
-  // What the limiter gave back since the report's request left, as far as was learned: its
-  // refill rate, and (tokens) the echo of smartlb's own sends.
-  const base::MonoNanos at = reported_at_.load(std::memory_order_relaxed);
-  const auto beyond = [&](const Limit& l, std::int64_t sent_so_far, std::int64_t echoed) {
+  const auto beyond = [](const Limit& l, std::int64_t sent_so_far) {
     const std::int64_t base = l.base.load(std::memory_order_relaxed);
-    if (base == kNone) return false;
-    const double refilled = l.rate.load(std::memory_order_relaxed) * static_cast<double>(sent - at);
-    return base - sent_so_far + echoed + static_cast<std::int64_t>(std::min(refilled, 1e15)) < 0;
+    return base != kNone && base - sent_so_far < 0;
   };
-  // Taken where the last report (and what came back since, as learned) left no room: that report
-  // no longer describes the limiter, and this answer brought none. Nothing is known until the
-  // next. Taken within what came back: the report, and its refill, still stand, and a probe has
-  // its answer.
-  if (!beyond(tokens_, mark.tokens, echo_.refilled_between(at, sent)) &&
-      !beyond(requests_, mark.requests, 0)) {
-    probe_answered(sent);
-    return 0;
-  }
+  // Taken where the last report left no room (a probe, or a guess past it): that report no
+  // longer describes the limiter, and this answer brought none. Nothing is known until the next.
+  if (!beyond(tokens_, mark.tokens) && !beyond(requests_, mark.requests)) return 0;
   last_sent_ = sent;
   for (Limit* l : {&tokens_, &requests_}) {
     l->base.store(kNone, std::memory_order_relaxed);

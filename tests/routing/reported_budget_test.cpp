@@ -302,26 +302,6 @@ TEST(ReportedBudget, AnAnswerWithoutAReport_TakenWithinTheReportsRoom_ChangesNot
   EXPECT_EQ(b.view().tokens_left, 300);
 }
 
-TEST(ReportedBudget, AnAnswerWithoutAReport_TakenWithinTheLearnedRefill_LeavesTheReportStanding) {
-  // The bucket of LearnsAContinuousRefill (1,000 tokens/s, kept empty), then a probe 100 ms
-  // after the last report, answered without one: the 100 it took had come back, as learned.
-  routing::ReportedBudget b;
-  b.observe(tokens_left(100'000, 1'000), -kSec, {});
-  base::MonoNanos t = 0;
-  b.observe(tokens_left(0), t, b.charge(100));
-  for (int i = 0; i < 20; ++i) {
-    t += 100 * kMs;
-    b.observe(tokens_left(0), t, b.charge(100));
-  }
-  ASSERT_EQ(b.room(100, t + 100 * kMs), Room::Probe);
-  ASSERT_TRUE(b.claim_probe(t + 100 * kMs));
-  EXPECT_EQ(b.observe({}, t + 100 * kMs, b.charge(100)), 0);
-  EXPECT_TRUE(b.watched()) << "the report and its refill still describe the limiter";
-  EXPECT_EQ(b.room(100, t + 150 * kMs), Room::Confirmed) << "what came back was taken";
-  EXPECT_TRUE(b.claim_probe(t + 200 * kMs)) << "the probe had its answer";
-  EXPECT_EQ(b.room(100, t + 200 * kMs), Room::Probe) << "and the next 100 is back by then";
-}
-
 TEST(ReportedBudget, A429WithoutAReport_AnswersTheProbe) {
   routing::ReportedBudget b;
   b.observe(tokens_left(0), 0, {});
