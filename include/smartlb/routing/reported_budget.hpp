@@ -104,6 +104,7 @@ class ReportedBudget {
     return watched() &&
            (!blind_.load(std::memory_order_relaxed) || tokens_.base.load(std::memory_order_relaxed) != kNone);
   }
+
   // Counts a request of `cost` tokens sent now (only while watched; otherwise free).
   Mark charge(std::int64_t cost);
 
