@@ -224,9 +224,7 @@ int ReportedBudget::took_blind(base::MonoNanos sent, Mark mark) {
         tokens_.base.store(kNone, std::memory_order_relaxed);
         probe_gap_ = kMaxFresh;
       } else if (bucket_->anchor_at() != anchored) {
-        tokens_.base.store(bucket_->anchor_level() + bucket_->anchor_taken(), std::memory_order_relaxed);
-        bucket_rate_.store(bucket_->rate(), std::memory_order_relaxed);
-        bucket_at_.store(bucket_->anchor_at(), std::memory_order_relaxed);
+        store_bucket();
       }
       return 0;
     }
@@ -368,11 +366,15 @@ std::int64_t ReportedBudget::bucket_credit(base::MonoNanos now) const {
   return static_cast<std::int64_t>(std::floor(std::clamp(credit, -1e15, 1e15)));
 }
 
-void ReportedBudget::publish_bucket(base::MonoNanos retry) {
-  if (!bucket_->known()) return;
+void ReportedBudget::store_bucket() {
   tokens_.base.store(bucket_->anchor_level() + bucket_->anchor_taken(), std::memory_order_relaxed);
   bucket_rate_.store(bucket_->rate(), std::memory_order_relaxed);
   bucket_at_.store(bucket_->anchor_at(), std::memory_order_relaxed);
+}
+
+void ReportedBudget::publish_bucket(base::MonoNanos retry) {
+  if (!bucket_->known()) return;
+  store_bucket();
   probe_cap_.store(retry + probe_gap_.count(), std::memory_order_relaxed);
 }
 

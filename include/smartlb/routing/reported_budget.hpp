@@ -265,6 +265,7 @@ class ReportedBudget {
   std::atomic<base::MonoNanos> bucket_at_{0};
   std::atomic<double> bucket_rate_{0};
   void publish_bucket(base::MonoNanos retry);  // under the mutex: from a 429 whose room returns then
+  void store_bucket();                         // under the mutex: the anchor and rate, for the request path
   void drop_bucket() { bucket_at_.store(0, std::memory_order_relaxed); }
   std::int64_t bucket_credit(base::MonoNanos now) const;
 };
