@@ -233,9 +233,13 @@ Task<bool> ForwardJob::answer_catalog(const CatalogRequest& c) {
 }
 
 Task<bool> ForwardJob::refuse_unavailable() {
+  const routing::Unavailability u = states_.unavailability(rule_->table, model_, cost_, class_reserve_);
+  // Refused for want of room before any attempt: what the classes below must leave room for.
+  // (One that was sent somewhere was counted there.)
+  if (u.throttled && rec_.attempt_count == 0)
+    states_.count_refused(rule_->table, model_, cost_, class_reserve_.level);
   const routing::UnavailableAnswer a =
-      answer_unavailable(states_.unavailability(rule_->table, model_, cost_, class_reserve_),
-                         rec_.attempt_count, model_, stateful_.pinned_resource(snap_), rate_limited());
+      answer_unavailable(u, rec_.attempt_count, model_, stateful_.pinned_resource(snap_), rate_limited());
   co_return co_await refuse(
       {static_cast<beast::http::status>(a.status), a.type, a.code, a.message, a.retry_after});
 }

@@ -29,6 +29,20 @@ std::vector<BackendStates::TargetDemand> BackendStates::class_demand(double min_
   return out;
 }
 
+void BackendStates::count_refused(const RoutingTable& table, std::string_view deployment, std::int64_t cost,
+                                  std::size_t level) {
+  if (!classes_in_use_.load(std::memory_order_relaxed) || table.groups().empty()) return;
+  const PriorityGroup& best = table.groups().front();
+  double weights = 0;
+  for (const std::size_t i : best.members) weights += table.member(i).weight;
+  if (weights <= 0) return;
+  const base::MonoNanos now = clock_.now();
+  for (const std::size_t i : best.members) {
+    const PoolMember& m = table.member(i);
+    counted_state(m, m.effective_deployment(deployment)).demand.add(level, cost, now, m.weight / weights);
+  }
+}
+
 bool BackendStates::apply_shared_demand(std::string_view backend, std::string_view deployment,
                                         const ClassDemand::Rates& rates, base::Nanos ttl) {
   PoolMember m;

@@ -205,6 +205,17 @@ TEST_F(ReservePool, DeclaredQuota_ALowerClassLeavesWhatLaterReleasesWillNotGiveB
   EXPECT_EQ(pick_class(502, kBatch), 1u) << "to z, which has no quota";
 }
 
+TEST_F(ReservePool, ARequestNoTargetHadRoomFor_IsDemandAtTheMembersItWouldHaveGoneTo) {
+  make({{"a", 1, 1, "", 1'000, 0}});
+  sent(0, 1, kBatch);
+  EXPECT_EQ(pick_class(800, kBatch), 0u) << "nothing asked above batch yet";
+  // An interactive request of 500 tokens that found no room: 250 tokens/s above batch, at most
+  // 200 kept (20 %).
+  states->count_refused(*table, "gpt", 500, 0);
+  EXPECT_EQ(pick_class(800, kBatch), std::nullopt) << "1 used + 800 + 200 > 1,000";
+  EXPECT_EQ(pick_class(799, kBatch), 0u);
+}
+
 routing::RateLimitReport left(std::int64_t tokens, std::int64_t requests) {
   routing::RateLimitReport r;
   r.remaining_tokens = tokens;
@@ -243,6 +254,60 @@ TEST(ClassReserveReports, TheDemandAboveIsCoveredUntilTheResetTheBackendNamed) {
   EXPECT_EQ(b.room(1'301, 1'000'000, batch), routing::ReportedBudget::Room::Confirmed);
   EXPECT_EQ(b.room(2'000, 1'000'000), routing::ReportedBudget::Room::Fits)
       << "the first class leaves nothing";
+}
+
+constexpr base::MonoNanos kMs = 1'000'000;
+
+TEST(ClassReserveReports, NothingComeBackYet_TheDemandAboveIsCoveredForAThirdOfTheTimeTheLimitWasLow) {
+  routing::ReportedBudget b;
+  b.observe(left(10'000, 500), kMs, {});  // low from 1 ms
+  b.observe(left(5'000, 500), 3'001 * kMs, {});
+  routing::ClassReserve batch = kBatch;
+  batch.tokens_per_second = 1'000;  // over 1 s: 1,000 kept
+  EXPECT_EQ(b.room(4'000, 3'001 * kMs, batch), routing::ReportedBudget::Room::Fits);
+  EXPECT_NE(b.room(4'001, 3'001 * kMs, batch), routing::ReportedBudget::Room::Fits)
+      << "a first window is at least 3 s long: 0.2 s of their demand would let batch take what they then "
+         "miss";
+  b.observe(left(6'000, 500), 3'100 * kMs, {});  // 1,000 came back: a refill
+  EXPECT_EQ(b.room(5'800, 3'100 * kMs, batch), routing::ReportedBudget::Room::Fits)
+      << "room comes back: 0.2 s of their demand, 200";
+}
+
+// A 1 s sliding window of 2,000 tokens (ten requests of 200), reporting what it has left; a
+// refused request's Retry-After names the moment its oldest send leaves the window.
+struct SlidingReports {
+  routing::ReportedBudget b;
+  std::vector<base::MonoNanos> taken_at;  // ms
+  SlidingReports() { b.observe(left(2'000, 1'000), 0, {}); }
+  void send(base::MonoNanos t) {
+    std::size_t in = 0;
+    for (base::MonoNanos at : taken_at) in += at > t - 1'000;
+    const bool taken = in < 10;
+    if (taken) taken_at.push_back(t);
+    const std::int64_t left_now = 2'000 - 200 * static_cast<std::int64_t>(in + taken);
+    b.observe(left(left_now, 1'000), t * kMs, b.charge(200), taken);
+    if (taken) return;
+    for (base::MonoNanos at : taken_at)
+      if (at > t - 1'000) return b.retry_at((at + 1'000) * kMs);
+  }
+};
+
+TEST(ClassReserveReports, OnceTheEchoIsLearned_AGapInWhatComesBackIsKeptForTheClassesAbove) {
+  SlidingReports s;
+  for (base::MonoNanos t : {10, 24, 31, 52, 60, 77, 91, 98, 120, 135}) s.send(t);
+  // Refused, then taken as each of the first five leaves: five moments teach the 1 s window.
+  for (base::MonoNanos t : {10, 24, 31, 52, 60}) {
+    s.send(1'000 + t - 5);
+    s.send(1'000 + t);
+  }
+  s.send(1'136);  // after the last five left: 800 left, and nothing comes back for 874 ms
+  routing::ClassReserve batch = kBatch;
+  batch.tokens_per_second = 500;  // 437 by then: at most 400 kept (20 %)
+  const base::MonoNanos now = 1'137 * kMs;
+  EXPECT_EQ(s.b.room(400, now, batch), routing::ReportedBudget::Room::Fits);
+  EXPECT_NE(s.b.room(401, now, batch), routing::ReportedBudget::Room::Fits)
+      << "0.2 s of their demand (100) would leave them short before the next send comes back";
+  EXPECT_EQ(s.b.room(800, now), routing::ReportedBudget::Room::Fits) << "the first class leaves nothing";
 }
 
 }  // namespace

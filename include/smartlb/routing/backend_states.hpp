@@ -196,6 +196,12 @@ class BackendStates {
   // A lower class in it starts this replica's own counting. False when the backend is unknown.
   bool apply_shared_demand(std::string_view backend, std::string_view deployment,
                            const ClassDemand::Rates& rates, base::Nanos ttl);
+  // A request of class `level` that no target had room for, before any attempt: demand all the
+  // same, counted at the members of `table`'s best group by their weights (where it would have
+  // gone). Counting only what is sent measured the classes above lowest just after a gap had
+  // refused them, and a lower class took what they then needed again.
+  void count_refused(const RoutingTable& table, std::string_view deployment, std::int64_t cost,
+                     std::size_t level);
   // Off: reports are not read at all (ROUTE_ON_REMAINING=off), only 429s and declared quotas
   // route. Set before the first request.
   void set_route_on_remaining(bool on) { route_on_remaining_ = on; }

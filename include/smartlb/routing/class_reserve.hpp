@@ -76,13 +76,14 @@ class ClassDemand {
   };
   using Rates = std::array<Rate, kLevels>;
 
-  void add(std::size_t level, std::int64_t tokens, base::MonoNanos now) {
+  // `share`: the part of one request counted here (a refused request, spread by weight).
+  void add(std::size_t level, std::int64_t tokens, base::MonoNanos now, double share = 1) {
     if (level >= kLevels) level = kLevels - 1;
     std::lock_guard lock(mutex_);
     Level& l = levels_[level];
     const double decay = std::exp(-static_cast<double>(std::max<base::MonoNanos>(now - l.at, 0)) / kTauNanos);
-    l.tokens = l.tokens * decay + static_cast<double>(std::max<std::int64_t>(tokens, 1));
-    l.requests = l.requests * decay + 1;
+    l.tokens = l.tokens * decay + share * static_cast<double>(std::max<std::int64_t>(tokens, 1));
+    l.requests = l.requests * decay + share;
     l.at = now;
   }
   // The rate of the levels before `level`, per second: this replica's and, until they expire,

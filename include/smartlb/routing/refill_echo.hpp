@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "smartlb/base/clock.hpp"
+#include "smartlb/routing/sliding_window_budget.hpp"
 
 namespace smartlb::routing {
 
@@ -55,6 +56,9 @@ class RefillEcho {
     std::int64_t tokens, requests;
   };
   std::vector<Refill> refills_after(base::MonoNanos after, std::size_t max) const;
+  // What each of smartlb's own sends gives back after `after` by the learned window, oldest
+  // first: its tokens (`tokens`) or one request. Nothing when no window is learned.
+  void releases_after(base::MonoNanos after, bool tokens, std::vector<WindowRelease>& out) const;
   // Whether the learned window is known and every send whose echo may come after `from` is
   // still remembered (a window longer than kSends sends is not).
   bool covers(base::MonoNanos from) const;
