@@ -218,8 +218,8 @@ class ForwardJob {
   Shared& s_;
   const config::Config& cfg_;  // process settings: timeouts
   const Snapshot& snap_;
-  routing::BackendStates&
-      states_;  // read, but for a refused request's demand: the rest goes through an attempt's ticket
+  // Read, but for a refused request's demand: what else changes goes through an attempt's ticket.
+  routing::BackendStates& states_;
   base::FastRandom& rng_;
   http1::RequestHead& req_;
   http::RequestTarget request_target_;  // the client's, less its tags
