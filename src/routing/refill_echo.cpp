@@ -136,12 +136,17 @@ std::vector<RefillEcho::Refill> RefillEcho::refills_after(base::MonoNanos after,
   return out;
 }
 
-void RefillEcho::releases_after(base::MonoNanos after, bool tokens, std::vector<WindowRelease>& out) const {
+void RefillEcho::releases_after(base::MonoNanos after, std::vector<WindowRelease>& tokens,
+                                std::vector<WindowRelease>& requests) const {
   if (!window_) return;
   const std::int64_t w = window_->count();
   auto it = std::upper_bound(sends_.begin(), sends_.end(), after - w,
                              [](base::MonoNanos t, const Send& s) { return t < s.at; });
-  for (; it != sends_.end(); ++it) out.push_back({base::Nanos(it->at + w - after), tokens ? it->tokens : 1});
+  for (; it != sends_.end(); ++it) {
+    const base::Nanos in(it->at + w - after);
+    tokens.push_back({in, it->tokens});
+    requests.push_back({in, 1});
+  }
 }
 
 bool RefillEcho::covers(base::MonoNanos from) const { return window_ && from - window_->count() >= forgot_; }

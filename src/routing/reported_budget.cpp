@@ -25,8 +25,13 @@ std::optional<ReportedBudget::Limit::Sample> ReportedBudget::Limit::learn(std::i
   if (gap < kMinSampleGap) return std::nullopt;  // measured later, from this baseline
   // What came back beyond our own sends (less, if someone else spent some: never below 0).
   const std::int64_t back = std::max<std::int64_t>(base_now - baseline, 0);
+  const base::MonoNanos since = low_since.load(std::memory_order_relaxed);
   if (back > 0) low_since.store(kNever, std::memory_order_relaxed);
-  if (back * 4 <= cap.load(std::memory_order_relaxed)) {
+  if (back * 4 > cap.load(std::memory_order_relaxed)) {  // a jump: somewhere since baseline_at
+    if (jumped_at.load(std::memory_order_relaxed) == 0 && since != 0 && since < at)
+      first_window.store(at - since, std::memory_order_relaxed);
+    learn_boundary(jumped_at, jump_period, at);
+  } else {
     const double decay =
         std::exp2(-static_cast<double>(gap.count()) / static_cast<double>(kRateHalfLife.count()));
     refilled = refilled * decay + static_cast<double>(back);
@@ -297,6 +302,13 @@ base::Nanos ReportedBudget::room_back_in(const Limit& l, base::MonoNanos now) co
   base::MonoNanos back = kNever;
   if (const base::MonoNanos reset = l.reset_at.load(std::memory_order_relaxed); reset > now) back = reset;
   if (const base::MonoNanos boundary = next_boundary(now); boundary > now) back = std::min(back, boundary);
+  // A window that jumps back: its next jump, by the period two taught or, after the first, as
+  // long again as the limit was low before it.
+  std::int64_t period = l.jump_period.load(std::memory_order_relaxed);
+  if (period == 0) period = l.first_window.load(std::memory_order_relaxed);
+  if (const base::MonoNanos jump = next_of(l.jumped_at.load(std::memory_order_relaxed), period, now);
+      jump > now)
+    back = std::min(back, jump);
   // The next echo of smartlb's own sends (a sliding window gives them back a window later).
   for (std::size_t k = 0, n = echo_count_.load(std::memory_order_relaxed); k < n && k < kEchoes; ++k)
     if (const base::MonoNanos at = echo_at_[k].load(std::memory_order_relaxed); at > now) {
@@ -314,12 +326,14 @@ base::Nanos ReportedBudget::room_back_in(const Limit& l, base::MonoNanos now) co
   return std::max(kReserveHorizon, base::Nanos((now - since) / 3));
 }
 
-std::int64_t ReportedBudget::class_reserve(const Limit& l, double per_second, base::MonoNanos now,
-                                           ClassReserve cls, bool tokens) const {
-  const std::int64_t cap = l.cap.load(std::memory_order_relaxed);
-  if (per_second > 0 && cap > 0 && echo_known_.load(std::memory_order_relaxed)) {
-    static thread_local std::vector<WindowRelease> releases;
-    releases.clear();
+ReportedBudget::Reserves ReportedBudget::class_reserves(base::MonoNanos now, ClassReserve cls) const {
+  const std::int64_t token_cap = tokens_.cap.load(std::memory_order_relaxed);
+  const std::int64_t request_cap = requests_.cap.load(std::memory_order_relaxed);
+  if (echo_known_.load(std::memory_order_relaxed) &&
+      (cls.tokens_per_second > 0 || cls.requests_per_second > 0)) {
+    static thread_local std::vector<WindowRelease> token_releases, request_releases;
+    token_releases.clear();
+    request_releases.clear();
     std::optional<base::Nanos> window;
     {
       std::lock_guard lock(mutex_);
@@ -327,15 +341,22 @@ std::int64_t ReportedBudget::class_reserve(const Limit& l, double per_second, ba
       // would be missing some, and the reserve too large.
       if (echo_.covers(now)) {
         window = echo_.window();
-        echo_.releases_after(now, tokens, releases);
+        echo_.releases_after(now, token_releases, request_releases);
       }
     }
     if (window) {
-      const std::int64_t least = reserve_amount(cls, per_second, kReserveHorizon, cap);
-      return reserve_capped(cls, demand_shortfall(releases, per_second, least, *window), cap);
+      const auto shortfall = [&](const std::vector<WindowRelease>& releases, double per_second,
+                                 std::int64_t cap) {
+        const std::int64_t least = reserve_amount(cls, per_second, kReserveHorizon, cap);
+        return reserve_capped(cls, demand_shortfall(releases, per_second, least, *window), cap);
+      };
+      return {shortfall(token_releases, cls.tokens_per_second, token_cap),
+              shortfall(request_releases, cls.requests_per_second, request_cap)};
     }
   }
-  return reserve_amount(cls, per_second, room_back_in(l, now), cap);
+  return {reserve_amount(cls, cls.tokens_per_second, room_back_in(tokens_, now), token_cap, cls.token_unit()),
+          reserve_amount(cls, cls.requests_per_second, room_back_in(requests_, now), request_cap,
+                         cls.request_unit())};
 }
 
 ReportedBudget::Outlook ReportedBudget::outlook(std::int64_t cost, base::MonoNanos now,
@@ -344,14 +365,13 @@ ReportedBudget::Outlook ReportedBudget::outlook(std::int64_t cost, base::MonoNan
   const base::MonoNanos at = reported_at_.load(std::memory_order_relaxed);
   // A lower class leaves the demand of the classes above until room comes back, at most its
   // share of the most ever reported (the limit, as near as the reports tell it).
-  const auto need = [&](const Limit& l, std::int64_t amount, double per_second, bool tokens) {
-    if (!cls.any()) return amount;
-    return with_reserve(amount, l.cap.load(std::memory_order_relaxed),
-                        class_reserve(l, per_second, now, cls, tokens));
-  };
-  const std::int64_t tokens_need =
-      need(tokens_, std::max<std::int64_t>(cost, 1), cls.tokens_per_second, true);
-  const std::int64_t requests_need = need(requests_, 1, cls.requests_per_second, false);
+  std::int64_t tokens_need = std::max<std::int64_t>(cost, 1), requests_need = 1;
+  if (cls.any()) {
+    const Reserves reserve = class_reserves(now, cls);
+    tokens_need = with_reserve(tokens_need, tokens_.cap.load(std::memory_order_relaxed), reserve.tokens);
+    requests_need =
+        with_reserve(requests_need, requests_.cap.load(std::memory_order_relaxed), reserve.requests);
+  }
   const bool bucket = bucket_at_.load(std::memory_order_relaxed) != 0;
   const Standing t =
       stand(tokens_, sent_tokens_.load(std::memory_order_relaxed), tokens_need, at, now, echo_tokens_,
@@ -433,31 +453,34 @@ void ReportedBudget::retry_at(base::MonoNanos at) {
   const bool knew = echo_.window().has_value();
   echo_.room_at(at, blind_.load(std::memory_order_relaxed));
   if (knew || echo_.window()) publish_echoes(reported_at_.load(std::memory_order_relaxed));
-  const base::MonoNanos last = boundary_.load(std::memory_order_relaxed);
-  // 429s that crossed one another name the same boundary, give or take their round trips.
-  const std::int64_t gap = at - last;
-  if (last != 0 && gap < kMinPeriod.count()) return;
-  boundary_.store(at, std::memory_order_relaxed);
-  if (last == 0) return;
-  // The period is the gap between two boundaries, or the smaller period that divides it (a
-  // window passed without a 429).
-  const std::int64_t period = period_.load(std::memory_order_relaxed);
-  if (period == 0 || gap < period - period / 20) {
-    period_.store(gap, std::memory_order_relaxed);
-    return;
-  }
-  const std::int64_t off = gap % period;
-  if (std::min(off, period - off) > period / 20)
-    period_.store(gap, std::memory_order_relaxed);  // contradicted
+  learn_boundary(boundary_, period_, at);
 }
 
-base::MonoNanos ReportedBudget::next_boundary(base::MonoNanos t) const {
-  const base::MonoNanos boundary = boundary_.load(std::memory_order_relaxed);
-  const std::int64_t period = period_.load(std::memory_order_relaxed);
-  if (boundary == 0) return kNever;
-  if (t < boundary) return boundary;
-  if (period == 0) return kNever;
-  return boundary + ((t - boundary) / period + 1) * period;
+void ReportedBudget::learn_boundary(std::atomic<base::MonoNanos>& last, std::atomic<std::int64_t>& period,
+                                    base::MonoNanos at) {
+  const base::MonoNanos before = last.load(std::memory_order_relaxed);
+  // 429s (or reports) that crossed one another name the same boundary, give or take their
+  // round trips.
+  const std::int64_t gap = at - before;
+  if (before != 0 && gap < kMinPeriod.count()) return;
+  last.store(at, std::memory_order_relaxed);
+  if (before == 0) return;
+  // The period is the gap between two boundaries, or the smaller period that divides it (a
+  // window passed without one seen).
+  const std::int64_t known = period.load(std::memory_order_relaxed);
+  if (known == 0 || gap < known - known / 20) {
+    period.store(gap, std::memory_order_relaxed);
+    return;
+  }
+  const std::int64_t off = gap % known;
+  if (std::min(off, known - off) > known / 20) period.store(gap, std::memory_order_relaxed);  // contradicted
+}
+
+base::MonoNanos ReportedBudget::next_of(base::MonoNanos last, std::int64_t period, base::MonoNanos t) {
+  if (last == 0) return kNever;
+  if (t < last) return last;
+  if (period <= 0) return kNever;
+  return last + ((t - last) / period + 1) * period;
 }
 
 base::MonoNanos ReportedBudget::back_at(std::int64_t cost, base::MonoNanos now, ClassReserve cls) const {

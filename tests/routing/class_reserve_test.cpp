@@ -30,6 +30,15 @@ TEST(ClassReserve, TheAmountIsTheDemandAboveOverTheHorizonAtMostTheShare) {
   EXPECT_EQ(routing::with_reserve(150, 100, 20), 150) << "never less than its cost";
 }
 
+TEST(ClassReserve, BeyondTheLeastHorizon_ArrivalsAboveTheAverageAreCoveredToo) {
+  // 1,000 tokens/s in requests of 100, over 1 s: 10 requests on average, which random arrivals
+  // spread by the square root of 10; two of those more: 632 tokens.
+  EXPECT_EQ(reserve_amount(kBatch, 1'000, 1s, 100'000, 100), 1'633);
+  EXPECT_EQ(reserve_amount(kBatch, 1'000, 1s, 100'000), 1'000) << "their requests not known: the average";
+  EXPECT_EQ(reserve_amount(kBatch, 1'000, 200ms, 100'000, 100), 200)
+      << "the least horizon, kept all the time: the average alone";
+}
+
 TEST(ClassReserve, DemandIsTheDecayedRateOfTheLevelsAbove) {
   routing::ClassDemand d;
   d.add(0, 100, 0);
@@ -271,6 +280,30 @@ TEST(ClassReserveReports, NothingComeBackYet_TheDemandAboveIsCoveredForAThirdOfT
   b.observe(left(6'000, 500), 3'100 * kMs, {});  // 1,000 came back: a refill
   EXPECT_EQ(b.room(5'800, 3'100 * kMs, batch), routing::ReportedBudget::Room::Fits)
       << "room comes back: 0.2 s of their demand, 200";
+}
+
+TEST(ClassReserveReports, AWindowThatJumpsBack_TheDemandAboveIsCoveredUntilItsNextJump) {
+  // A fixed 3 s window of 10,000 tokens, with no reset hint: low from 1 ms, full again at 3 s.
+  routing::ReportedBudget b;
+  for (base::MonoNanos t : {1, 2'900, 3'050}) b.observe(left(t == 2'900 ? 2'000 : 10'000, 50), t * kMs, {});
+  b.observe(left(5'000, 50), 4'000 * kMs, {});
+  routing::ClassReserve batch = kBatch;
+  batch.tokens_per_second = 500;
+  // After one jump, the next is no sooner than the first window was long: 6.099 s, 1,050 kept.
+  EXPECT_EQ(b.room(3'950, 4'000 * kMs, batch), routing::ReportedBudget::Room::Fits);
+  EXPECT_NE(b.room(3'951, 4'000 * kMs, batch), routing::ReportedBudget::Room::Fits)
+      << "0.2 s of their demand would let batch take what they then miss before the jump";
+  // Full again at 6 s: the period two jumps taught, 3 s; the next at 9.05 s.
+  b.observe(left(2'000, 50), 5'900 * kMs, {});
+  b.observe(left(10'000, 50), 6'050 * kMs, {});
+  b.observe(left(2'000, 50), 8'000 * kMs, {});
+  EXPECT_EQ(b.room(1'475, 8'000 * kMs, batch), routing::ReportedBudget::Room::Fits) << "525 kept";
+  EXPECT_NE(b.room(1'476, 8'000 * kMs, batch), routing::ReportedBudget::Room::Fits);
+  batch.requests_per_second = 5;  // requests of 100 tokens: 984 kept (with_spread)
+  EXPECT_EQ(b.room(1'016, 8'000 * kMs, batch), routing::ReportedBudget::Room::Fits);
+  EXPECT_NE(b.room(1'017, 8'000 * kMs, batch), routing::ReportedBudget::Room::Fits);
+  EXPECT_EQ(b.room(2'000, 8'000 * kMs), routing::ReportedBudget::Room::Fits)
+      << "the first class leaves nothing";
 }
 
 // A 1 s sliding window of 2,000 tokens (ten requests of 200), reporting what it has left; a

@@ -57,8 +57,10 @@ class RefillEcho {
   };
   std::vector<Refill> refills_after(base::MonoNanos after, std::size_t max) const;
   // What each of smartlb's own sends gives back after `after` by the learned window, oldest
-  // first: its tokens (`tokens`) or one request. Nothing when no window is learned.
-  void releases_after(base::MonoNanos after, bool tokens, std::vector<WindowRelease>& out) const;
+  // first: its tokens (into `tokens`) and one request (into `requests`). Nothing when no window
+  // is learned.
+  void releases_after(base::MonoNanos after, std::vector<WindowRelease>& tokens,
+                      std::vector<WindowRelease>& requests) const;
   // Whether the learned window is known and every send whose echo may come after `from` is
   // still remembered (a window longer than kSends sends is not).
   bool covers(base::MonoNanos from) const;

@@ -175,6 +175,12 @@ class ReportedBudget {
     // Low since then with nothing come back (0: not low; kNever: something came back since it
     // went low, a refill or a jump): how long its window is at least (room_back_in).
     std::atomic<base::MonoNanos> low_since{0};
+    // A limiter that jumps (a fixed window): the last report that showed room come back all at
+    // once, and the period between such jumps (0: not known); until a second jump, how long the
+    // limit was low before the first (the first window was at least that long). Only a lower
+    // class's reserve looks at them (room_back_in): probing keeps to what 429s taught.
+    std::atomic<base::MonoNanos> jumped_at{0};
+    std::atomic<std::int64_t> jump_period{0}, first_window{0};
     // Learning, under the mutex: the last report's base and time, and the rate's sums.
     std::int64_t baseline = kNone;
     base::MonoNanos baseline_at = 0;
@@ -210,22 +216,31 @@ class ReportedBudget {
   };
   Outlook outlook(std::int64_t cost, base::MonoNanos now, ClassReserve cls) const;
   // How long until the limiter gives room back, as far as is known: soon where a refill rate was
-  // learned; else the reset it named, the next boundary its 429s taught, or the next echo of
-  // smartlb's own sends, whichever comes first; at least kReserveHorizon. Nothing known: a third
-  // of the time the limit has been low with nothing come back (its first window is at least that
-  // long), else kReserveHorizon.
+  // learned; else the reset it named, the next boundary its 429s or its reports' jumps taught,
+  // or the next echo of smartlb's own sends, whichever comes first; at least kReserveHorizon.
+  // Nothing known: a third of the time the limit has been low with nothing come back (its first
+  // window is at least that long), else kReserveHorizon.
   base::Nanos room_back_in(const Limit& l, base::MonoNanos now) const;
-  // What a lower class leaves at limit `l` for the classes above it, asking `per_second`
-  // (tokens, or requests when `tokens` is false). Once a sliding window's echo of smartlb's own
+  // What a lower class leaves for the classes above it, at each limit (the tokens and the
+  // requests they ask per second: `cls`). Once a sliding window's echo of smartlb's own
   // sends is learned: the demand that what those sends give back does not cover, over the whole
   // window ahead (demand_shortfall, as for a declared window). A window that gives back little
   // later -- a gap in which it refused them a window ago -- is kept for them ahead of time; the
   // next refill alone as the horizon let a lower class take room that the classes above then
   // missed in that gap, window after window. Else their demand until room comes back.
-  std::int64_t class_reserve(const Limit& l, double per_second, base::MonoNanos now, ClassReserve cls,
-                             bool tokens) const;
+  struct Reserves {
+    std::int64_t tokens = 0, requests = 0;
+  };
+  Reserves class_reserves(base::MonoNanos now, ClassReserve cls) const;
   // The first learned boundary after `t` (kNever: none known).
-  base::MonoNanos next_boundary(base::MonoNanos t) const;
+  base::MonoNanos next_boundary(base::MonoNanos t) const {
+    return next_of(boundary_.load(std::memory_order_relaxed), period_.load(std::memory_order_relaxed), t);
+  }
+  // Learns a boundary seen at `at` into `last` and `period` (the gap between two, or the smaller
+  // period that divides it); the first after `t` by them (kNever: none known).
+  static void learn_boundary(std::atomic<base::MonoNanos>& last, std::atomic<std::int64_t>& period,
+                             base::MonoNanos at);
+  static base::MonoNanos next_of(base::MonoNanos last, std::int64_t period, base::MonoNanos t);
   // 429s whose boundaries are closer than this name the same one.
   static constexpr base::Nanos kMinPeriod = std::chrono::milliseconds(100);
 
@@ -240,7 +255,7 @@ class ReportedBudget {
   std::atomic<std::int64_t> period_{0};
   Limit tokens_, requests_;
 
-  mutable std::mutex mutex_;  // reports (and a lower class's look at the echo: class_reserve)
+  mutable std::mutex mutex_;  // reports (and a lower class's look at the echo: class_reserves)
   base::MonoNanos last_sent_ = std::numeric_limits<base::MonoNanos>::min();
   // A sliding window's refills, the echo of smartlb's own sends (RefillEcho, under the mutex),
   // and what it says comes back after the last report: the next kEchoes moments, with what has
@@ -248,7 +263,7 @@ class ReportedBudget {
   RefillEcho echo_;
   static constexpr std::size_t kEchoes = 8;
   std::atomic<std::size_t> echo_count_{0};
-  std::atomic<bool> echo_known_{false};  // a window is learned: class_reserve looks at the echo
+  std::atomic<bool> echo_known_{false};  // a window is learned: class_reserves looks at the echo
   std::atomic<base::MonoNanos> echo_at_[kEchoes] = {};
   std::atomic<std::int64_t> echo_tokens_[kEchoes] = {}, echo_requests_[kEchoes] = {};
   void publish_echoes(base::MonoNanos reported_at);  // under the mutex
