@@ -25,13 +25,8 @@ std::optional<ReportedBudget::Limit::Sample> ReportedBudget::Limit::learn(std::i
   if (gap < kMinSampleGap) return std::nullopt;  // measured later, from this baseline
   // What came back beyond our own sends (less, if someone else spent some: never below 0).
   const std::int64_t back = std::max<std::int64_t>(base_now - baseline, 0);
-  const base::MonoNanos since = low_since.load(std::memory_order_relaxed);
   if (back > 0) low_since.store(kNever, std::memory_order_relaxed);
-  if (back * 4 > cap.load(std::memory_order_relaxed)) {  // a jump: somewhere since baseline_at
-    if (jumped_at.load(std::memory_order_relaxed) == 0 && since != 0 && since < at)
-      first_window.store(at - since, std::memory_order_relaxed);
-    learn_boundary(jumped_at, jump_period, at);
-  } else {
+  if (back * 4 <= cap.load(std::memory_order_relaxed)) {
     const double decay =
         std::exp2(-static_cast<double>(gap.count()) / static_cast<double>(kRateHalfLife.count()));
     refilled = refilled * decay + static_cast<double>(back);
@@ -57,7 +52,18 @@ std::optional<ReportedBudget::Limit::Sample> ReportedBudget::Limit::take(
   const std::int64_t base_now = *remaining + mark;
   std::optional<Sample> sample;
   if (counted && baseline != kNone) {
+    const base::MonoNanos since = low_since.load(std::memory_order_relaxed);
     sample = learn(base_now, sent);
+    // A jump: much came back at once, and at least half the limit is free (a window that
+    // started again; much coming back into a window still short -- a sliding window another
+    // replica also fills, seen by one that sends little -- is none: measured, taken for one, it
+    // held a batch replica's reserve for a made-up period and left up to 15 % of the quota idle).
+    const std::int64_t most = cap.load(std::memory_order_relaxed);
+    if (sample && sample->back * 4 > most && *remaining * 2 >= most) {
+      if (jumped_at.load(std::memory_order_relaxed) == 0 && since != 0 && since < sent)
+        first_window.store(sent - since, std::memory_order_relaxed);
+      learn_boundary(jumped_at, jump_period, sent);  // somewhere since the sample's start
+    }
   } else {
     baseline = base_now;
     baseline_at = sent;
@@ -354,9 +360,8 @@ ReportedBudget::Reserves ReportedBudget::class_reserves(base::MonoNanos now, Cla
               shortfall(request_releases, cls.requests_per_second, request_cap)};
     }
   }
-  return {reserve_amount(cls, cls.tokens_per_second, room_back_in(tokens_, now), token_cap, cls.token_unit()),
-          reserve_amount(cls, cls.requests_per_second, room_back_in(requests_, now), request_cap,
-                         cls.request_unit())};
+  return {reserve_amount(cls, cls.tokens_per_second, room_back_in(tokens_, now), token_cap),
+          reserve_amount(cls, cls.requests_per_second, room_back_in(requests_, now), request_cap)};
 }
 
 ReportedBudget::Outlook ReportedBudget::outlook(std::int64_t cost, base::MonoNanos now,

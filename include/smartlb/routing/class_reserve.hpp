@@ -20,16 +20,6 @@ namespace smartlb::routing {
 // but requests do not arrive evenly.
 inline constexpr base::Nanos kReserveHorizon = std::chrono::milliseconds(200);
 
-// Requests arrive at random, not evenly: over a horizon in which the classes above ask for
-// `demand` on average, in requests of `unit` each, they ask for more about half the time, and a
-// reserve of the average alone left them short at a window's end (measured: 6-8 interactive
-// requests refused in the last second of each 10 s window). A count of random arrivals spreads
-// by its square root; kDemandSpread of those are kept beyond the average. `unit` 0: none known.
-inline constexpr double kDemandSpread = 2;
-inline double with_spread(double demand, double unit) {
-  return unit > 0 && demand > 0 ? demand + kDemandSpread * std::sqrt(demand * unit) : demand;
-}
-
 struct ClassReserve {
   std::uint8_t level = 0;          // 0: the first class, which leaves nothing
   std::uint16_t cap_permille = 0;  // the most it leaves, as a share of the limit
@@ -40,9 +30,6 @@ struct ClassReserve {
   // its own limiter is still checked member by member.)
   bool pool_checked = false;
   bool any() const { return level > 0 && cap_permille > 0; }
-  // Their average request, in tokens and in requests (0: nothing asked): with_spread's unit.
-  double token_unit() const { return requests_per_second > 0 ? tokens_per_second / requests_per_second : 0; }
-  double request_unit() const { return requests_per_second > 0 ? 1 : 0; }
   ClassReserve checked_by_pool() const {
     ClassReserve r = *this;
     r.pool_checked = true;
@@ -50,16 +37,12 @@ struct ClassReserve {
   }
 };
 
-// The amount to leave in a limit of `limit`: `per_second` of demand over `horizon` (in requests
-// of `unit`: with_spread), at most the class's share of the limit. 0 when the limit is unknown
-// (<= 0) or the class leaves nothing.
+// The amount to leave in a limit of `limit`: `per_second` of demand over `horizon`, at most the
+// class's share of the limit. 0 when the limit is unknown (<= 0) or the class leaves nothing.
 inline std::int64_t reserve_amount(const ClassReserve& r, double per_second, base::Nanos horizon,
-                                   std::int64_t limit, double unit = 0) {
+                                   std::int64_t limit) {
   if (!r.any() || limit <= 0 || per_second <= 0) return 0;
-  // The least horizon, kept all the time where room comes back continuously, without a spread:
-  // a margin kept all the time is idle all the time.
-  const double average = per_second * static_cast<double>(horizon.count()) / 1e9;
-  const double demand = std::ceil(horizon > kReserveHorizon ? with_spread(average, unit) : average);
+  const double demand = std::ceil(per_second * static_cast<double>(horizon.count()) / 1e9);
   const std::int64_t cap = (limit * r.cap_permille + 999) / 1000;
   return std::min(cap, static_cast<std::int64_t>(std::min(demand, 1e15)));
 }
