@@ -55,9 +55,9 @@ std::optional<ReportedBudget::Limit::Sample> ReportedBudget::Limit::take(
     const base::MonoNanos since = low_since.load(std::memory_order_relaxed);
     sample = learn(base_now, sent);
     // A jump: much came back at once, and at least half the limit is free (a window that
-    // started again; much coming back into a window still short -- a sliding window another
-    // replica also fills, seen by one that sends little -- is none: measured, taken for one, it
-    // held a batch replica's reserve for a made-up period and left up to 15 % of the quota idle).
+    // started again). Much coming back into a window still short -- a sliding window another
+    // replica also fills, seen by one that sends little -- is none: taken for one, it would hold
+    // a batch replica's reserve for a made-up period.
     const std::int64_t most = cap.load(std::memory_order_relaxed);
     if (sample && sample->back * 4 > most && *remaining * 2 >= most) {
       if (jumped_at.load(std::memory_order_relaxed) == 0 && since != 0 && since < sent)
