@@ -128,6 +128,7 @@ int ReportedBudget::observe(const RateLimitReport& r, base::MonoNanos sent, Mark
 int ReportedBudget::observe_shared(const RateLimitReport& r, base::MonoNanos sent) {
   if (r.empty()) return 0;
   std::lock_guard lock(mutex_);
+  peer_report_at_ = std::max(peer_report_at_, sent);
   if (sent < last_sent_) return 0;
   last_sent_ = sent;
   blind_.store(false, std::memory_order_relaxed);
@@ -177,13 +178,28 @@ int ReportedBudget::refused_unreported(base::MonoNanos sent) {
 int ReportedBudget::took_unreported(base::MonoNanos sent, Mark mark) {
   std::lock_guard lock(mutex_);
   if (sent < last_sent_) return 0;
-  const auto beyond = [](const Limit& l, std::int64_t sent_so_far) {
+  // What the limiter gave back since the report's request left, as far as was learned (its
+  // refill rate; tokens: the echo of smartlb's own sends), when this replica is the only one
+  // known to send there: another replica's sends take from the same refill, uncounted here.
+  const base::MonoNanos at = reported_at_.load(std::memory_order_relaxed);
+  const bool alone = peer_report_at_ == 0 || sent - peer_report_at_ > kPeersQuietFor.count();
+  const auto beyond = [&](const Limit& l, std::int64_t sent_so_far, std::int64_t echoed) {
     const std::int64_t base = l.base.load(std::memory_order_relaxed);
-    return base != kNone && base - sent_so_far < 0;
+    if (base == kNone) return false;
+    if (!alone) return base - sent_so_far < 0;
+    const double refilled = l.rate.load(std::memory_order_relaxed) * static_cast<double>(sent - at);
+    return base - sent_so_far + echoed + static_cast<std::int64_t>(std::min(refilled, 1e15)) < 0;
   };
-  // Taken where the last report left no room (a probe, or a guess past it): that report no
-  // longer describes the limiter, and this answer brought none. Nothing is known until the next.
-  if (!beyond(tokens_, mark.tokens) && !beyond(requests_, mark.requests)) return 0;
+  // Taken where the last report (and what came back since, as learned) left no room: that report
+  // no longer describes the limiter, and this answer brought none. Nothing is known until the
+  // next. Taken within what came back: the report, and its refill, still stand, and a probe has
+  // its answer (else, where half the answers report nothing, each probe's unreported answer
+  // would open the target to a flood until the next report).
+  if (!beyond(tokens_, mark.tokens, alone ? echo_.refilled_between(at, sent) : 0) &&
+      !beyond(requests_, mark.requests, 0)) {
+    if (alone) probe_answered(sent);
+    return 0;
+  }
   last_sent_ = sent;
   for (Limit* l : {&tokens_, &requests_}) {
     l->base.store(kNone, std::memory_order_relaxed);

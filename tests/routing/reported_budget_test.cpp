@@ -130,17 +130,22 @@ TEST(ReportedBudget, NegativeAndGarbageReports_AreUnknownNotEmpty) {
   EXPECT_EQ(r.remaining_requests, 3);
 }
 
-TEST(ReportedBudget, LearnsAContinuousRefill_FromSuccessiveReports) {
-  // A token bucket at 1,000 tokens/s, kept empty: each report says 0 after smartlb sent 100
-  // more every 100 ms, so 100 came back each time.
-  routing::ReportedBudget b;
-  b.observe(tokens_left(100'000, 1'000), -kSec, {});  // plentiful: the most it ever had
-  base::MonoNanos t = 0;
+// A token bucket at 1,000 tokens/s, kept empty: each report says 0 after smartlb sent 100
+// more every 100 ms, so 100 came back each time (the first report: plentiful, the most it ever had).
+void keep_empty(routing::ReportedBudget& b, base::MonoNanos& t) {
+  b.observe(tokens_left(100'000, 1'000), -kSec, {});
+  t = 0;
   b.observe(tokens_left(0), t, b.charge(100));
   for (int i = 0; i < 20; ++i) {
     t += 100 * kMs;
     b.observe(tokens_left(0), t, b.charge(100));
   }
+}
+
+TEST(ReportedBudget, LearnsAContinuousRefill_FromSuccessiveReports) {
+  routing::ReportedBudget b;
+  base::MonoNanos t = 0;
+  keep_empty(b, t);
   EXPECT_NEAR(b.view().tokens_per_second, 1'000, 1);
   EXPECT_EQ(b.room(100, t + 50 * kMs), Room::Confirmed) << "fresh, and only 50 back yet";
   EXPECT_EQ(b.room(100, t + 100 * kMs), Room::Probe)
@@ -300,6 +305,33 @@ TEST(ReportedBudget, AnAnswerWithoutAReport_TakenWithinTheReportsRoom_ChangesNot
   b.observe(tokens_left(500), 0, {});
   EXPECT_EQ(b.observe({}, kMs, b.charge(200)), 0);
   EXPECT_EQ(b.view().tokens_left, 300);
+}
+
+TEST(ReportedBudget, AnAnswerWithoutAReport_TakenWithinTheLearnedRefill_LeavesTheReportStanding) {
+  // The bucket kept empty: a probe 100 ms after the last report, answered without one (half the answers of
+  // some deployments report -1): the 100 it took had come back, as learned.
+  base::MonoNanos t = 0;
+  routing::ReportedBudget b;
+  keep_empty(b, t);
+  ASSERT_EQ(b.room(100, t + 100 * kMs), Room::Probe);
+  ASSERT_TRUE(b.claim_probe(t + 100 * kMs));
+  EXPECT_EQ(b.observe({}, t + 100 * kMs, b.charge(100)), 0);
+  EXPECT_TRUE(b.watched()) << "the report and its refill still describe the limiter";
+  EXPECT_EQ(b.room(100, t + 150 * kMs), Room::Confirmed) << "what came back was taken";
+  EXPECT_TRUE(b.claim_probe(t + 200 * kMs)) << "the probe had its answer";
+  EXPECT_EQ(b.room(100, t + 200 * kMs), Room::Probe) << "and the next 100 is back by then";
+}
+
+TEST(ReportedBudget, AnAnswerWithoutAReport_WhereOtherReplicasSend_MakesTheReportStale) {
+  // As above, but another replica has shared a report of this deployment: its sends take from
+  // the same refill, uncounted here, so what came back is no room of this replica's own.
+  base::MonoNanos t = 0;
+  routing::ReportedBudget b;
+  keep_empty(b, t);
+  b.observe_shared(tokens_left(0), t + 10 * kMs);
+  ASSERT_TRUE(b.claim_probe(t + 110 * kMs));
+  EXPECT_EQ(b.observe({}, t + 110 * kMs, b.charge(100)), -1);
+  EXPECT_FALSE(b.watched()) << "nothing is known until the next report";
 }
 
 TEST(ReportedBudget, A429WithoutAReport_AnswersTheProbe) {

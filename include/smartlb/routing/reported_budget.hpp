@@ -275,6 +275,10 @@ class ReportedBudget {
   // makes that report stale.
   int refused_unreported(base::MonoNanos sent);
   int took_unreported(base::MonoNanos sent, Mark mark);
+  // Under the mutex: the latest report another replica shared (0: none). Within kPeersQuietFor
+  // of one, other replicas are known to send here too.
+  base::MonoNanos peer_report_at_ = 0;
+  static constexpr base::Nanos kPeersQuietFor = std::chrono::minutes(1);
   // Blind: a 429, and an answer taken (under the mutex).
   int refused_blind(base::MonoNanos sent, Mark mark);
   int took_blind(base::MonoNanos sent, Mark mark);
