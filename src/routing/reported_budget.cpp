@@ -25,6 +25,10 @@ std::optional<ReportedBudget::Limit::Sample> ReportedBudget::Limit::learn(std::i
   if (gap < kMinSampleGap) return std::nullopt;  // measured later, from this baseline
   // What came back beyond our own sends (less, if someone else spent some: never below 0).
   const std::int64_t back = std::max<std::int64_t>(base_now - baseline, 0);
+  const double foretold = rate.load(std::memory_order_relaxed) * static_cast<double>(gap.count());
+  borne_out = foretold > 0 && std::abs(static_cast<double>(back) - foretold) <= std::max(foretold / 4, 2.0)
+                  ? borne_out + 1
+                  : 0;
   if (back > 0) low_since.store(kNever, std::memory_order_relaxed);
   if (back * 4 <= cap.load(std::memory_order_relaxed)) {
     const double decay =
@@ -197,7 +201,13 @@ int ReportedBudget::took_unreported(base::MonoNanos sent, Mark mark) {
   // would open the target to a flood until the next report).
   if (!beyond(tokens_, mark.tokens, alone ? echo_.refilled_between(at, sent) : 0) &&
       !beyond(requests_, mark.requests, 0)) {
-    if (alone) probe_answered(sent);
+    if (alone) {
+      probe_answered(sent);
+      // Only a refill its reports have borne out: a sliding window's learned rate is an average
+      // of bursts, and holding its target to it past kMaxFresh served less than not.
+      if (!echo_.window() && tokens_.refill_borne_out() && requests_.refill_borne_out())
+        confirmed_at_.store(sent, std::memory_order_relaxed);
+    }
     return 0;
   }
   last_sent_ = sent;
@@ -405,19 +415,29 @@ ReportedBudget::Outlook ReportedBudget::outlook(std::int64_t cost, base::MonoNan
     // Short by the echo alone: tested when it says, and no later than the probe gap allows.
     back = std::min(back, probe_cap_.load(std::memory_order_relaxed));
   } else {
-    // Nothing predicts it (no rate: a limiter that jumps, or nothing learned yet): the horizon
-    // the probes' answers taught. No guess holds a target back longer than kMaxFresh.
-    if (back == kNever) {
-      const base::MonoNanos boundary = next_boundary(at);
-      back = boundary != kNever ? boundary : at + kFreshFor.count();
-    }
-    back = std::min(back, at + kMaxFresh.count());
+    back = guessed_back(back, at);
   }
   // A 429 said when the backend would take a request again: no later than that. (A blind
   // bucket's level holds that 429's request then, and counts the sends since.)
   if (const base::MonoNanos retry = retry_at_.load(std::memory_order_relaxed); retry != 0 && !bucket)
     back = std::min(back, retry);
   return {false, back};
+}
+
+base::MonoNanos ReportedBudget::guessed_back(base::MonoNanos back, base::MonoNanos at) const {
+  // Nothing predicts it (no rate: a limiter that jumps, or nothing learned yet): the horizon
+  // the probes' answers taught.
+  if (back == kNever) {
+    const base::MonoNanos boundary = next_boundary(at);
+    back = boundary != kNever ? boundary : at + kFreshFor.count();
+  }
+  // No guess holds a target back longer than kMaxFresh after what last bore it out: the report,
+  // or an answer without one taken as the refill foretold (where half the answers report -1, a
+  // report stands that long; a probe at its kMaxFresh, where the refill said the cost was not
+  // back yet, was refused).
+  const base::MonoNanos confirmed =
+      std::clamp(confirmed_at_.load(std::memory_order_relaxed), at, at + kMaxConfirmed.count());
+  return std::min(back, confirmed + kMaxFresh.count());
 }
 
 ReportedBudget::Room ReportedBudget::room(std::int64_t cost, base::MonoNanos now, ClassReserve cls) const {

@@ -322,6 +322,36 @@ TEST(ReportedBudget, AnAnswerWithoutAReport_TakenWithinTheLearnedRefill_LeavesTh
   EXPECT_EQ(b.room(100, t + 200 * kMs), Room::Probe) << "and the next 100 is back by then";
 }
 
+TEST(ReportedBudget, AnAnswerWithoutAReport_AsABorneOutRefillForetold_HoldsTheTargetPastMaxFresh) {
+  // The bucket kept empty (every refill as its rate foretold), then a probe answered without a
+  // report: where half the answers report -1 a report stands long, and a probe at its kMaxFresh,
+  // where the refill says a large request is not back yet, would be refused.
+  base::MonoNanos t = 0;
+  routing::ReportedBudget b;
+  keep_empty(b, t);
+  ASSERT_TRUE(b.claim_probe(t + 100 * kMs));
+  b.observe({}, t + 100 * kMs, b.charge(100));
+  EXPECT_EQ(b.room(1'000, t + 550 * kMs), Room::Confirmed) << "450 back of 1,000: no probe yet";
+  EXPECT_EQ(b.room(1'000, t + 650 * kMs), Room::Probe) << "no later than kMaxFresh after the answer";
+}
+
+TEST(ReportedBudget, AnAnswerWithoutAReport_WhereTheRefillComesInBursts_HoldsNothingPastMaxFresh) {
+  // Refills of 300 and 0 in turn (a sliding window's echo): the learned rate is an average that
+  // its samples do not bear out, so kMaxFresh after the report a probe tests the target.
+  routing::ReportedBudget b;
+  b.observe(tokens_left(100'000, 1'000), -kSec, {});
+  base::MonoNanos t = 0;
+  b.observe(tokens_left(0), t, b.charge(100));
+  for (int i = 1; i <= 20; ++i) {
+    t += 100 * kMs;
+    b.observe(tokens_left(i % 2 ? 200 : 0), t, b.charge(100));
+  }
+  ASSERT_TRUE(b.claim_probe(t + 100 * kMs));
+  b.observe({}, t + 100 * kMs, b.charge(100));
+  EXPECT_EQ(b.room(1'000, t + 450 * kMs), Room::Confirmed) << "the refill says not yet";
+  EXPECT_EQ(b.room(1'000, t + 550 * kMs), Room::Probe) << "kMaxFresh after the report";
+}
+
 TEST(ReportedBudget, AnAnswerWithoutAReport_WhereOtherReplicasSend_MakesTheReportStale) {
   // As above, but another replica has shared a report of this deployment: its sends take from
   // the same refill, uncounted here, so what came back is no room of this replica's own.

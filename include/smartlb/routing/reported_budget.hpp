@@ -69,8 +69,10 @@ class ReportedBudget {
   // refill, and how long a probe's answer is waited for before another may go.
   static constexpr base::Nanos kFreshFor = std::chrono::milliseconds(250);
   // No prediction (a learned refill, a learned boundary) holds a target back longer than this
-  // after its report: a wrong one costs at most this much of one target.
+  // after its report (or after the last answer without one that it predicted, at most
+  // kMaxConfirmed after the report): a wrong one costs at most this much of one target.
   static constexpr base::Nanos kMaxFresh = std::chrono::milliseconds(500);
+  static constexpr base::Nanos kMaxConfirmed = std::chrono::seconds(2);
   // Reports closer together than this are not a refill sample (the next one is measured from
   // the earlier baseline).
   static constexpr base::Nanos kMinSampleGap = std::chrono::milliseconds(20);
@@ -149,7 +151,8 @@ class ReportedBudget {
   }
   // When a request of `cost` may test it again (`now` when it fits): by the learned refill, a
   // reset hint or a 429's Retry-After, else when the report is no longer fresh, and never later
-  // than kMaxFresh after the report. Orders the targets a probe may test.
+  // than kMaxFresh after the report (or an answer as its refill foretold). Orders the targets a
+  // probe may test.
   base::MonoNanos back_at(std::int64_t cost, base::MonoNanos now, ClassReserve cls = {}) const;
   // The soonest time at or after `now` when a request of `cost` may go there (it fits, or may
   // be probed and no probe is out).
@@ -185,6 +188,10 @@ class ReportedBudget {
     std::int64_t baseline = kNone;
     base::MonoNanos baseline_at = 0;
     double refilled = 0, over = 0;  // decayed sums of refill and of time (ns)
+    // Samples in a row whose refill the rate learned before them foretold (within a quarter): a
+    // continuous refill (a token bucket), which a sliding window's bursts of echo are not.
+    int borne_out = 0;
+    bool refill_borne_out() const { return base.load(std::memory_order_relaxed) == kNone || borne_out >= 3; }
 
     // What came back between two reports (their requests' send times).
     struct Sample {
@@ -210,6 +217,9 @@ class ReportedBudget {
   Standing stand(const Limit& l, std::int64_t sent, std::int64_t need, base::MonoNanos reported_at,
                  base::MonoNanos now, const std::atomic<std::int64_t>* echo, std::int64_t credit = 0,
                  double bucket_rate = 0) const;
+  // When a short target whose reports are not blind may be tested, given `back` by the refill
+  // (kNever: nothing predicts it) and the report's time `at`.
+  base::MonoNanos guessed_back(base::MonoNanos back, base::MonoNanos at) const;
   struct Outlook {
     bool fits = true;
     base::MonoNanos back = 0;  // not fitting: when a request may test it
@@ -247,6 +257,7 @@ class ReportedBudget {
   std::atomic<bool> watched_{false};
   std::atomic<std::int64_t> sent_tokens_{0}, sent_requests_{0};
   std::atomic<base::MonoNanos> reported_at_{0};    // when the last report's request left
+  std::atomic<base::MonoNanos> confirmed_at_{0};   // an answer without a report, as predicted, left then
   std::atomic<base::MonoNanos> probe_until_{0};    // a probe is out until then
   std::atomic<base::MonoNanos> retry_at_{0};       // a 429's Retry-After ends then (0: none since the report)
   std::atomic<base::MonoNanos> backend_retry_{0};  // the last 429's Retry-After ends then
