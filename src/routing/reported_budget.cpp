@@ -27,7 +27,7 @@ std::optional<ReportedBudget::Limit::Sample> ReportedBudget::Limit::learn(std::i
   const std::int64_t back = std::max<std::int64_t>(base_now - baseline, 0);
   const double foretold = rate.load(std::memory_order_relaxed) * static_cast<double>(gap.count());
   borne_out = foretold > 0 && std::abs(static_cast<double>(back) - foretold) <= std::max(foretold / 4, 2.0)
-                  ? borne_out + 1
+                  ? std::min(borne_out + 1, kBorneOut)
                   : 0;
   if (back > 0) low_since.store(kNever, std::memory_order_relaxed);
   if (back * 4 <= cap.load(std::memory_order_relaxed)) {

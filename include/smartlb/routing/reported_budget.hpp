@@ -190,8 +190,11 @@ class ReportedBudget {
     double refilled = 0, over = 0;  // decayed sums of refill and of time (ns)
     // Samples in a row whose refill the rate learned before them foretold (within a quarter): a
     // continuous refill (a token bucket), which a sliding window's bursts of echo are not.
-    int borne_out = 0;
-    bool refill_borne_out() const { return base.load(std::memory_order_relaxed) == kNone || borne_out >= 3; }
+    static constexpr int kBorneOut = 3;
+    int borne_out = 0;  // at most kBorneOut
+    bool refill_borne_out() const {
+      return base.load(std::memory_order_relaxed) == kNone || borne_out >= kBorneOut;
+    }
 
     // What came back between two reports (their requests' send times).
     struct Sample {
