@@ -132,20 +132,21 @@ TEST(ReportedBudget, NegativeAndGarbageReports_AreUnknownNotEmpty) {
 
 // A token bucket at 1,000 tokens/s, kept empty: each report says 0 after smartlb sent 100
 // more every 100 ms, so 100 came back each time (the first report: plentiful, the most it ever had).
-void keep_empty(routing::ReportedBudget& b, base::MonoNanos& t) {
+// Returns when the last report's request left.
+base::MonoNanos keep_empty(routing::ReportedBudget& b) {
   b.observe(tokens_left(100'000, 1'000), -kSec, {});
-  t = 0;
+  base::MonoNanos t = 0;
   b.observe(tokens_left(0), t, b.charge(100));
   for (int i = 0; i < 20; ++i) {
     t += 100 * kMs;
     b.observe(tokens_left(0), t, b.charge(100));
   }
+  return t;
 }
 
 TEST(ReportedBudget, LearnsAContinuousRefill_FromSuccessiveReports) {
   routing::ReportedBudget b;
-  base::MonoNanos t = 0;
-  keep_empty(b, t);
+  const base::MonoNanos t = keep_empty(b);
   EXPECT_NEAR(b.view().tokens_per_second, 1'000, 1);
   EXPECT_EQ(b.room(100, t + 50 * kMs), Room::Confirmed) << "fresh, and only 50 back yet";
   EXPECT_EQ(b.room(100, t + 100 * kMs), Room::Probe)
@@ -310,9 +311,8 @@ TEST(ReportedBudget, AnAnswerWithoutAReport_TakenWithinTheReportsRoom_ChangesNot
 TEST(ReportedBudget, AnAnswerWithoutAReport_TakenWithinTheLearnedRefill_LeavesTheReportStanding) {
   // The bucket kept empty: a probe 100 ms after the last report, answered without one (half the answers of
   // some deployments report -1): the 100 it took had come back, as learned.
-  base::MonoNanos t = 0;
   routing::ReportedBudget b;
-  keep_empty(b, t);
+  const base::MonoNanos t = keep_empty(b);
   ASSERT_EQ(b.room(100, t + 100 * kMs), Room::Probe);
   ASSERT_TRUE(b.claim_probe(t + 100 * kMs));
   EXPECT_EQ(b.observe({}, t + 100 * kMs, b.charge(100)), 0);
@@ -326,9 +326,8 @@ TEST(ReportedBudget, AnAnswerWithoutAReport_AsABorneOutRefillForetold_HoldsTheTa
   // The bucket kept empty (every refill as its rate foretold), then a probe answered without a
   // report: where half the answers report -1 a report stands long, and a probe at its kMaxFresh,
   // where the refill says a large request is not back yet, would be refused.
-  base::MonoNanos t = 0;
   routing::ReportedBudget b;
-  keep_empty(b, t);
+  const base::MonoNanos t = keep_empty(b);
   ASSERT_TRUE(b.claim_probe(t + 100 * kMs));
   b.observe({}, t + 100 * kMs, b.charge(100));
   EXPECT_EQ(b.room(1'000, t + 550 * kMs), Room::Confirmed) << "450 back of 1,000: no probe yet";
@@ -355,9 +354,8 @@ TEST(ReportedBudget, AnAnswerWithoutAReport_WhereTheRefillComesInBursts_HoldsNot
 TEST(ReportedBudget, AnAnswerWithoutAReport_WhereOtherReplicasSend_MakesTheReportStale) {
   // As above, but another replica has shared a report of this deployment: its sends take from
   // the same refill, uncounted here, so what came back is no room of this replica's own.
-  base::MonoNanos t = 0;
   routing::ReportedBudget b;
-  keep_empty(b, t);
+  const base::MonoNanos t = keep_empty(b);
   b.observe_shared(tokens_left(0), t + 10 * kMs);
   ASSERT_TRUE(b.claim_probe(t + 110 * kMs));
   EXPECT_EQ(b.observe({}, t + 110 * kMs, b.charge(100)), -1);
