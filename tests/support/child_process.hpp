@@ -1,27 +1,54 @@
 #pragma once
 // A child process for tests that run the smartlb executable: started with posix_spawn, its
 // stdout and stderr collected through one pipe by a reader thread. Every wait is bounded
-// (60 s), so a process that never prints what a test waits for fails the test instead of
-// hanging it.
+// (60 s), so a process that never prints what a test waits for, or never exits, fails the test
+// instead of hanging it.
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <regex>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "process_stacks.hpp"
+
 extern char** environ;
 
 namespace smartlb::testing {
+
+namespace child_registry {
+// The pids of the children alive now: the hang watchdog (test_main.cpp) ends them before it
+// aborts the test process, so that none outlives it.
+inline std::mutex mutex;
+inline std::set<pid_t> pids;
+inline void add(pid_t pid) {
+  std::lock_guard lock(mutex);
+  pids.insert(pid);
+}
+inline void remove(pid_t pid) {
+  std::lock_guard lock(mutex);
+  pids.erase(pid);
+}
+}  // namespace child_registry
+
+inline std::vector<pid_t> live_children() {
+  std::lock_guard lock(child_registry::mutex);
+  return {child_registry::pids.begin(), child_registry::pids.end()};
+}
 
 class ChildProcess {
  public:
@@ -48,6 +75,7 @@ class ChildProcess {
       throw std::runtime_error("cannot start " + binary + ": " + std::strerror(rc));
     }
     fd_ = fds[0];
+    child_registry::add(pid_);
     reader_ = std::thread([this] {
       char buf[4096];
       for (;;) {
@@ -66,6 +94,7 @@ class ChildProcess {
     if (pid_ > 0) {
       ::kill(pid_, SIGKILL);
       ::waitpid(pid_, nullptr, 0);
+      child_registry::remove(pid_);
     }
     if (reader_.joinable()) reader_.join();
     if (fd_ >= 0) ::close(fd_);
@@ -92,12 +121,22 @@ class ChildProcess {
   void signal(int sig) { ::kill(pid_, sig); }
   pid_t pid() const { return pid_; }
   // Waits for the process to exit and for all of its output; its exit code, or 128 + the
-  // signal that ended it.
-  int wait_exit() {
+  // signal that ended it. One that has not exited within the limit has its threads' stacks
+  // printed and is killed: -1.
+  int wait_exit(std::chrono::seconds limit = kLimit) {
+    const bool exited = exits_within(limit);
+    if (!exited) {
+      std::fprintf(stderr, "child %d has not exited within %lld s: killing it\n", static_cast<int>(pid_),
+                   static_cast<long long>(limit.count()));
+      print_stacks_of(pid_);
+      ::kill(pid_, SIGKILL);
+    }
     int status = 0;
     ::waitpid(pid_, &status, 0);
+    child_registry::remove(pid_);
     pid_ = -1;
     if (reader_.joinable()) reader_.join();
+    if (!exited) return -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
   std::string output() const {
@@ -107,6 +146,19 @@ class ChildProcess {
 
  private:
   static constexpr std::chrono::seconds kLimit{60};
+
+  // Whether the process has exited (or exits) within `limit`, without reaping it: its pidfd
+  // becomes readable when it does. Without pidfds (Linux < 5.3), true: wait_exit then blocks.
+  bool exits_within(std::chrono::milliseconds limit) const {
+    const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));
+    if (pidfd < 0) return true;
+    pollfd p{pidfd, POLLIN, 0};
+    int n;
+    do n = ::poll(&p, 1, static_cast<int>(limit.count()));
+    while (n < 0 && errno == EINTR);
+    ::close(pidfd);
+    return n > 0;
+  }
 
   std::size_t count(const std::string& needle) const {
     std::size_t c = 0;
