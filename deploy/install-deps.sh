@@ -2,7 +2,8 @@
 # Installs what building smartlb needs on Debian 12 (bookworm); with --test, also what the
 # test suites need (GoogleTest, Google Benchmark, Node.js for the OpenAI SDK end-to-end test,
 # promtool for the metrics test, Chromium for the status-page test, clang and clang-format for
-# the fuzz targets and the format check, redis-server for the scale-out tests).
+# the fuzz targets and the format check, redis-server for the scale-out tests, gdb for the stacks
+# of a test that hangs).
 #
 #   deploy/install-deps.sh           # build dependencies
 #   deploy/install-deps.sh --test    # build + test dependencies
@@ -42,7 +43,7 @@ packages=(
   ca-certificates curl
 )
 if $with_tests; then
-  packages+=(googletest libgtest-dev libgmock-dev libbenchmark-dev prometheus chromium clang clang-format redis-server)
+  packages+=(googletest libgtest-dev libgmock-dev libbenchmark-dev prometheus chromium clang clang-format redis-server gdb)
   # A Node.js installed outside Debian's packages (nodesource, nvm, a tarball) ships its own
   # npm, and Debian's nodejs/npm packages conflict with it: only install them when there is
   # no node at all.
