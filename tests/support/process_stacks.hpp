@@ -19,8 +19,8 @@ inline void print_stacks_of(pid_t pid) {
   prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
   std::fprintf(stderr, "--- the threads of process %d:\n", static_cast<int>(pid));
   std::fflush(stderr);
-  const std::string command = "gdb -p " + std::to_string(pid) +
-                              " -batch -nx -ex 'thread apply all bt 30' 1>&2 2> /dev/null";
+  const std::string command =
+      "gdb -p " + std::to_string(pid) + " -batch -nx -ex 'thread apply all bt 30' 1>&2 2> /dev/null";
   [[maybe_unused]] const int rc = std::system(command.c_str());
 }
 

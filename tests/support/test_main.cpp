@@ -2,9 +2,9 @@
 // a test that hangs. ctest runs each executable as a few shards with --gtest_brief and kills a
 // shard at its TIMEOUT without a word of which test hung; a CI run then loses the whole timeout
 // and learns nothing. The watchdog prints the test's name (and, where gdb is installed, every
-// thread's stack, and its child processes') and aborts that shard as soon as one test has run for SMARTLB_TEST_HANG_SECONDS
-// (default 120 s; the slowest test here takes a few seconds under a sanitizer). It asserts
-// nothing about speed: it only turns a hang into a failure that says where it is.
+// thread's stack, and its child processes') and aborts that shard as soon as one test has run for
+// SMARTLB_TEST_HANG_SECONDS (default 120 s; the slowest test here takes a few seconds under a sanitizer). It
+// asserts nothing about speed: it only turns a hang into a failure that says where it is.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -72,9 +72,8 @@ class HangWatchdog : public testing::EmptyTestEventListener {
         continue;
       }
       const unsigned long long test = test_number_;
-      const bool moved_on = changed_.wait_until(lock, started_ + limit_, [&] {
-        return stopping_ || !running_ || test_number_ != test;
-      });
+      const bool moved_on = changed_.wait_until(
+          lock, started_ + limit_, [&] { return stopping_ || !running_ || test_number_ != test; });
       if (moved_on) continue;
       std::fprintf(stderr, "\n[  HUNG    ] %s has run for %lld s (SMARTLB_TEST_HANG_SECONDS): aborting\n",
                    name_.c_str(), static_cast<long long>(limit_.count()));
