@@ -3,6 +3,7 @@
 #include "smartlb/io/send_now.hpp"
 
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <array>
@@ -50,18 +51,40 @@ TEST(SendNow, AFullSocketTakesPartAndTheRestFollowsInOrder) {
   ASSERT_LT(sent, c.all().size()) << "a 300 KB write into a 4 KiB send buffer is taken in part";
   std::string rest;
   append_unsent(buffers, sent, rest);
-  // The rest goes out as room comes back; what arrives is the chunk, in order.
+  // The rest goes out as room comes back; what arrives is the chunk, in order. The reader never
+  // blocks: once it has taken everything, `a`'s buffer may still be full of bytes `b` has read
+  // but not yet acknowledged (a delayed ACK), and a read that waited then would wait for ever.
+  b.non_blocking(true);
   std::string got;
-  std::size_t at = 0;
   std::array<char, 65536> room;
+  const auto take_what_arrived = [&] {
+    for (;;) {
+      error_code read_ec;
+      const std::size_t n = b.read_some(asio::buffer(room), read_ec);
+      got.append(room.data(), n);
+      if (read_ec) return read_ec == asio::error::would_block;
+    }
+  };
+  // Until `a` may write again or `b` has bytes: false after 10 s of neither (a failure).
+  const auto await_progress = [&] {
+    pollfd sides[2] = {{a.native_handle(), POLLOUT, 0}, {b.native_handle(), POLLIN, 0}};
+    return ::poll(sides, 2, 10'000) > 0;
+  };
+  std::size_t at = 0;
   while (at < rest.size()) {
     const std::array<asio::const_buffer, 1> left{asio::const_buffer(rest.data() + at, rest.size() - at)};
     const std::size_t n = send_now(a, left, ec);
     ASSERT_TRUE(!ec || ec == asio::error::would_block) << ec.message();
     at += n;
-    got.append(room.data(), b.read_some(asio::buffer(room)));
+    ASSERT_TRUE(take_what_arrived());
+    if (n == 0) {
+      ASSERT_TRUE(await_progress()) << "neither side moved for 10 s";
+    }
   }
-  while (got.size() < c.all().size()) got.append(room.data(), b.read_some(asio::buffer(room)));
+  while (got.size() < c.all().size()) {
+    ASSERT_TRUE(await_progress()) << "the rest never arrived";
+    ASSERT_TRUE(take_what_arrived());
+  }
   EXPECT_EQ(got, c.all());
 }
 
