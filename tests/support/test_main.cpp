@@ -2,9 +2,10 @@
 // a test that hangs. ctest runs each executable as a few shards with --gtest_brief and kills a
 // shard at its TIMEOUT without a word of which test hung; a CI run then loses the whole timeout
 // and learns nothing. The watchdog prints the test's name (and, where gdb is installed, every
-// thread's stack, and its child processes') and aborts that shard as soon as one test has run for
-// SMARTLB_TEST_HANG_SECONDS (default 120 s; the slowest test here takes a few seconds under a sanitizer). It
-// asserts nothing about speed: it only turns a hang into a failure that says where it is.
+// thread's stack, and its child processes') and aborts that shard as soon as one test has run
+// for SMARTLB_TEST_HANG_SECONDS (default 120 s; the slowest test here takes a few seconds under a
+// sanitizer). It asserts nothing about speed: it only turns a hang into a failure that says where
+// it is.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
