@@ -181,9 +181,11 @@ bool BackendStates::claim_probe(const PoolMember& m, std::string_view deployment
 
 ReportedBudget::Mark BackendStates::charge_reported(const PoolMember& m, std::string_view deployment,
                                                     std::int64_t cost) {
-  if (!reported_budget_low()) return {};
+  ReportedBudget::Mark uncounted;
+  uncounted.cost = cost;
+  if (!reported_budget_low()) return uncounted;
   DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment));
-  return d ? d->reported.charge(cost) : ReportedBudget::Mark{};
+  return d ? d->reported.charge(cost) : uncounted;
 }
 
 void BackendStates::observe_report(const PoolMember& m, std::string_view deployment,

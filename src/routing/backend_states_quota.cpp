@@ -154,14 +154,45 @@ BackendStates::PoolReserve BackendStates::pool_reserve(const RoutingTable& table
   const base::MonoNanos now = clock_.now();
   PoolSum tokens_sum, requests_sum;
   std::vector<const Quota*> counted;  // members of one quota group share its windows
+  bool reports = false;               // a member's reports were counted
+  const auto add_reported = [](std::int64_t left, std::int64_t limit, base::Nanos window, double per_second,
+                               PoolSum& sum) {
+    sum.left += std::max<std::int64_t>(left, 0);
+    sum.limit += limit;
+    sum.per_second += per_second;
+    sum.window = std::max(sum.window, window);
+  };
   for (const PoolMember& m : table.members()) {
-    if (!m.has_quota()) return PoolReserve::Unbounded;
-    // A member out of service (cooling down, held, unhealthy): its room is no one's, and the
-    // demand above it goes to the others, where it is counted. One only short of room is in.
+    // A member out of service (cooling down, held, unhealthy): its room is no one's, but the
+    // demand above it still counts. It goes to the others now, whose rates follow it only over
+    // a few seconds; the rates are decayed sums, so the members' together are the pool's. (Left
+    // out, a member cooling down for the 1.8 s a sliding window had refused a window earlier
+    // took half the demand with it, and the interactive requests were refused at its end.) One
+    // only short of room is in.
     DeploymentState* d = find_deployment(m.id, m.effective_deployment(deployment));
-    if (!in_service(m, d, now)) continue;
     ClassReserve above = cls;
     with_demand(d, above, now);
+    if (!in_service(m, d, now)) {
+      tokens_sum.per_second += above.tokens_per_second;
+      requests_sum.per_second += above.requests_per_second;
+      continue;
+    }
+    if (!m.has_quota()) {
+      // No declared quota: its reports, where they and the echo of smartlb's own sends say what
+      // its sliding window has left and gives back (else each member keeps its own reserve).
+      ReportedBudget::PoolShare share;
+      if (d == nullptr || !d->reported.pool_share(now, share, tokens_sum.releases, requests_sum.releases))
+        return PoolReserve::Unbounded;
+      add_reported(share.tokens_left, share.tokens_limit, share.window, above.tokens_per_second, tokens_sum);
+      if (share.requests_known) {
+        add_reported(share.requests_left, share.requests_limit, share.window, above.requests_per_second,
+                     requests_sum);
+      } else {
+        requests_sum.unbounded = true;
+      }
+      reports = true;
+      continue;
+    }
     if (Quota* q = find_quota_of(m, deployment, d)) {
       if (std::find(counted.begin(), counted.end(), q) == counted.end()) {
         counted.push_back(q);
@@ -195,10 +226,10 @@ BackendStates::PoolReserve BackendStates::pool_reserve(const RoutingTable& table
   };
   const double per_request =
       requests_sum.per_second > 0 ? tokens_sum.per_second / requests_sum.per_second : 0;
-  return holds(tokens_sum, cost, static_cast<std::int64_t>(std::ceil(per_request))) &&
-                 holds(requests_sum, 1, 1)
-             ? PoolReserve::Holds
-             : PoolReserve::Short;
+  if (!holds(tokens_sum, cost, static_cast<std::int64_t>(std::ceil(per_request))) ||
+      !holds(requests_sum, 1, 1))
+    return PoolReserve::Short;
+  return reports ? PoolReserve::HoldsReports : PoolReserve::Holds;
 }
 
 base::Nanos BackendStates::Quota::wait_for(const PoolMember& m, std::int64_t cost, base::MonoNanos now,

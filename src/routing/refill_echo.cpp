@@ -162,4 +162,12 @@ std::int64_t RefillEcho::refilled_between(base::MonoNanos from, base::MonoNanos 
   return tokens;
 }
 
+std::int64_t RefillEcho::sends_between(base::MonoNanos from, base::MonoNanos to) const {
+  if (!window_ || to <= from) return 0;
+  const std::int64_t w = window_->count();
+  const auto after = [](base::MonoNanos t, const Send& s) { return t < s.at; };
+  const auto it = std::upper_bound(sends_.begin(), sends_.end(), from - w, after);
+  return std::upper_bound(it, sends_.end(), to - w, after) - it;
+}
+
 }  // namespace smartlb::routing

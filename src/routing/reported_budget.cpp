@@ -13,10 +13,11 @@ ReportedBudget::~ReportedBudget() = default;
 
 ReportedBudget::Mark ReportedBudget::charge(std::int64_t cost) {
   if (!watched()) {
-    return {sent_tokens_.load(std::memory_order_relaxed), sent_requests_.load(std::memory_order_relaxed)};
+    return {sent_tokens_.load(std::memory_order_relaxed), sent_requests_.load(std::memory_order_relaxed), 0,
+            0, cost};
   }
   return {sent_tokens_.fetch_add(cost, std::memory_order_relaxed) + cost,
-          sent_requests_.fetch_add(1, std::memory_order_relaxed) + 1, cost, 1};
+          sent_requests_.fetch_add(1, std::memory_order_relaxed) + 1, cost, 1, cost};
 }
 
 std::optional<ReportedBudget::Limit::Sample> ReportedBudget::Limit::learn(std::int64_t base_now,
@@ -116,13 +117,17 @@ int ReportedBudget::observe(const RateLimitReport& r, base::MonoNanos sent, Mark
     if (mark.own_requests == 0) return 0;
     return blind ? took_blind(sent, mark) : took_unreported(sent, mark);
   }
+  const bool low = is_low(r);
   std::lock_guard lock(mutex_);
+  // Sent before watching began, taken, and its report is low: its echo comes a window later
+  // like any other's. (The first 429 of a sliding window names the end of the first sends'
+  // window: without them, no lag it suggests is the window.)
+  if (taken && low && mark.own_requests == 0 && mark.cost > 0) echo_.sent(sent, mark.cost);
   if (sent < last_sent_) return 0;  // an answer to an older request than one already taken
   last_sent_ = sent;
   blind_.store(false, std::memory_order_relaxed);
   drop_bucket();
   const bool was = watched_.load(std::memory_order_relaxed);
-  const bool low = is_low(r);
   if (const auto refill = tokens_.take(r.remaining_tokens, mark.tokens, sent, r.reset_tokens, low, was))
     echo_.refilled(refill->from, refill->to, refill->back);
   requests_.take(r.remaining_requests, mark.requests, sent, r.reset_requests, low, was);
@@ -390,6 +395,29 @@ ReportedBudget::Reserves ReportedBudget::class_reserves(base::MonoNanos now, Cla
           reserve_amount(cls, cls.requests_per_second, room_back_in(requests_, now), request_cap)};
 }
 
+bool ReportedBudget::pool_share(base::MonoNanos now, PoolShare& share,
+                                std::vector<WindowRelease>& token_releases,
+                                std::vector<WindowRelease>& request_releases) const {
+  if (!watched() || !echo_known_.load(std::memory_order_relaxed)) return false;
+  std::lock_guard lock(mutex_);
+  const std::int64_t tokens = tokens_.base.load(std::memory_order_relaxed);
+  const std::int64_t requests = requests_.base.load(std::memory_order_relaxed);
+  const std::optional<base::Nanos> window = echo_.window();
+  if (tokens == kNone || !window || !echo_.covers(now)) return false;
+  const base::MonoNanos at = reported_at_.load(std::memory_order_relaxed);
+  share.window = *window;
+  share.tokens_left = tokens - sent_tokens_.load(std::memory_order_relaxed) + echo_.refilled_between(at, now);
+  share.tokens_limit = tokens_.cap.load(std::memory_order_relaxed);
+  share.requests_known = requests != kNone;
+  if (share.requests_known) {
+    share.requests_left =
+        requests - sent_requests_.load(std::memory_order_relaxed) + echo_.sends_between(at, now);
+    share.requests_limit = requests_.cap.load(std::memory_order_relaxed);
+  }
+  echo_.releases_after(now, token_releases, request_releases);
+  return true;
+}
+
 ReportedBudget::Outlook ReportedBudget::outlook(std::int64_t cost, base::MonoNanos now,
                                                 ClassReserve cls) const {
   if (!watched()) return {};
@@ -397,7 +425,7 @@ ReportedBudget::Outlook ReportedBudget::outlook(std::int64_t cost, base::MonoNan
   // A lower class leaves the demand of the classes above until room comes back, at most its
   // share of the most ever reported (the limit, as near as the reports tell it).
   std::int64_t tokens_need = std::max<std::int64_t>(cost, 1), requests_need = 1;
-  if (cls.any()) {
+  if (cls.any() && !cls.reports_checked) {
     const Reserves reserve = class_reserves(now, cls);
     tokens_need = with_reserve(tokens_need, tokens_.cap.load(std::memory_order_relaxed), reserve.tokens);
     requests_need =

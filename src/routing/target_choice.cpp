@@ -69,6 +69,8 @@ std::optional<ClassReserve> member_reserve(const RoutingTable& table, const Back
   switch (states.pool_reserve(table, request.deployment, request.cost, request.reserve)) {
     case BackendStates::PoolReserve::Holds:
       return request.reserve.checked_by_pool();
+    case BackendStates::PoolReserve::HoldsReports:
+      return request.reserve.checked_by_pool(true);
     case BackendStates::PoolReserve::Short:
       return std::nullopt;
     case BackendStates::PoolReserve::Unbounded:

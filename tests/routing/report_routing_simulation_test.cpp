@@ -94,7 +94,9 @@ TEST(ReportRoutingSimulation,
       EXPECT_GE(half.served_pct, half_off.served_pct - std::max(0.1, b.served_below_off)) << "half -1";
       // A token bucket's refill, borne out by the reports, predicts the answers that bring none,
       // and a report stands past kMaxFresh while they bear it out (0.02-0.035 when it did not).
-      if (b.model == LimiterKind::Bucket) EXPECT_LE(half.upstream_429_per_ok(), 0.01) << "half -1";
+      if (b.model == LimiterKind::Bucket) {
+        EXPECT_LE(half.upstream_429_per_ok(), 0.01) << "half -1";
+      }
       const std::string name = cell_name(b, "all -1, " + answers);
       const auto [on, off] =
           against_off({b.model, b.window, 120, true, latency, latency > 1ms, /*unknown=*/1.0}, name);

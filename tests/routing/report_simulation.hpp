@@ -13,6 +13,7 @@
 // report, a probe taken, a 429's moment, a cooldown) reaches the others `share_delay` later, as
 // redis::SharedReports and redis::SharedCooldowns carry it. Deterministic: seeded generators, simulated time.
 #include <chrono>
+#include <cmath>
 #include <deque>
 #include <functional>
 #include <map>
@@ -48,11 +49,27 @@ struct Cell {
   double unknown = 0;   // the share of answers that report -1 (Azure has sent them): 1 = 429s only
   std::vector<int> replicas = {1};  // each replica's share of the arrivals
   base::Nanos share_delay = 1ms;    // a message between replicas (through Redis) takes this long
+  // Priority classes (bench/priority_classes.sh without its sockets): this share of the
+  // requests is `batch` (evenly spread, or by a coin's toss with Poisson arrivals), the rest
+  // interactive; routed as the daemon routes them (choose_and_reserve with the batch class's
+  // default reserve, a refusal before any attempt counted as demand).
+  double batch_share = 0;
+  // The backends' TPM and priorities (default: the goodput benchmark's five).
+  std::vector<std::int64_t> tpm = {300'000, 240'000, 150'000, 100'000, 50'000};
+  std::vector<int> priority = {1, 1, 1, 2, 2};
 };
 
 struct Outcome {
   double served_pct = 0;  // of capacity
   std::int64_t ok = 0, client_429 = 0, upstream_429 = 0, offered = 0;
+  std::int64_t interactive_sent = 0, interactive_ok = 0, batch_sent = 0, batch_ok = 0;
+  std::vector<base::MonoNanos>
+      interactive_refused_at;  // when each interactive request smartlb refused arrived
+  double interactive_pct() const {
+    return interactive_sent
+               ? 100.0 * static_cast<double>(interactive_ok) / static_cast<double>(interactive_sent)
+               : 100;
+  }
   double upstream_429_per_ok() const {
     return ok ? static_cast<double>(upstream_429) / static_cast<double>(ok) : 0;
   }
@@ -61,13 +78,13 @@ struct Outcome {
 class Simulation {
  public:
   explicit Simulation(const Cell& c) : cell_(c) {
-    const std::int64_t tpm[] = {300'000, 240'000, 150'000, 100'000, 50'000};
-    const int priority[] = {1, 1, 1, 2, 2};
+    const std::vector<std::int64_t>& tpm = c.tpm;
+    const std::vector<int>& priority = c.priority;
     std::vector<routing::PoolMember> members;
     sim::LimiterSettings settings;
     settings.kind = c.model;
     settings.window = std::chrono::duration_cast<std::chrono::milliseconds>(c.window);
-    for (int i = 0; i < 5; ++i) {
+    for (std::size_t i = 0; i < tpm.size(); ++i) {
       // Azure's ratio: 6 RPM per 1,000 TPM.
       limiters_.push_back(std::make_unique<sim::DeploymentQuota>(sim::QuotaLimits{tpm[i], tpm[i] * 6 / 1000},
                                                                  settings, sim_time(clock_.now())));
@@ -109,6 +126,8 @@ class Simulation {
       if (e.attempt < 0) {
         ++o.offered;
         requests_.push_back(Request{e.at, next_replica()});
+        requests_.back().batch = next_is_batch(gen);
+        (requests_.back().batch ? o.batch_sent : o.interactive_sent)++;
       }
       Request& r = e.attempt < 0 ? requests_.back() : requests_[static_cast<std::size_t>(e.request)];
       routing::BackendStates& states = replicas_[r.replica]->states;
@@ -123,6 +142,7 @@ class Simulation {
         states.observe_report(m, "gpt", report, r.sent, r.mark, a.admitted());
         if (a.admitted()) {
           ++o.ok;
+          (r.batch ? o.batch_ok : o.interactive_ok)++;
           served_tokens += kCost;
           continue;
         }
@@ -138,6 +158,7 @@ class Simulation {
 
  private:
   static constexpr std::int64_t kCost = 200;
+  static constexpr routing::ClassReserve kBatch{1, 500};  // the batch class's default: at most 50 %
   struct Request {
     base::MonoNanos arrived;
     std::size_t replica = 0;
@@ -145,6 +166,7 @@ class Simulation {
     base::MonoNanos sent = 0;
     routing::ReportedBudget::Mark mark{};
     sim::QuotaDecision answer{};
+    bool batch = false;
   };
   struct Event {
     base::MonoNanos at;
@@ -214,6 +236,16 @@ class Simulation {
                         [this, n, apply] { apply(*replicas_[n]); }});
   }
 
+  // Whether the next arrival is batch: evenly spread as bench/tools/openloop.js spreads them, or
+  // a coin's toss with Poisson arrivals.
+  bool next_is_batch(std::mt19937_64& gen) {
+    if (cell_.batch_share <= 0) return false;
+    const std::uint64_t i = batch_index_++;
+    if (cell_.poisson) return unknown_(gen) < cell_.batch_share;
+    return std::floor(static_cast<double>(i + 1) * cell_.batch_share) >
+           std::floor(static_cast<double>(i) * cell_.batch_share);
+  }
+
   // The arrivals in turn by the replicas' shares (3:1:1: three to the first, one to each other).
   std::size_t next_replica() {
     const int slot = static_cast<int>(arrivals_++ % share_total_);
@@ -226,12 +258,15 @@ class Simulation {
   // The daemon's failover loop for one request: the next target at once, or smartlb's 429.
   void send(Request& r, std::int64_t index, Outcome& o) {
     Replica& rep = *replicas_[r.replica];
-    const auto choice = choose_target(rep.selector, table_, rep.states, {"gpt", r.tried, kCost}, rep.rng);
+    const routing::ClassReserve cls = r.batch ? kBatch : routing::ClassReserve{};
+    const routing::PickRequest pick("gpt", r.tried, kCost, {}, base::Nanos{0}, cls);
+    const auto choice = choose_and_reserve(rep.selector, table_, rep.states, pick, r.tried, rep.rng);
     if (!choice) {
+      if (r.tried.count() == 0) rep.states.count_refused(table_, "gpt", kCost, cls.level);
       ++o.client_429;
+      if (!r.batch && cell_.batch_share > 0) o.interactive_refused_at.push_back(r.arrived);
       return;
     }
-    r.tried.add(choice->position);
     const routing::PoolMember& m = table_.member(choice->position);
     r.mark = rep.states.charge_reported(m, "gpt", kCost);
     r.sent = clock_.now();
@@ -246,7 +281,7 @@ class Simulation {
   routing::RoutingTable table_;
   std::vector<std::unique_ptr<Replica>> replicas_;
   int share_total_ = 0;
-  std::uint64_t arrivals_ = 0;
+  std::uint64_t arrivals_ = 0, batch_index_ = 0;
   routing::Verdict throttled_ = routing::judge_status(429, true);
   std::vector<std::unique_ptr<sim::DeploymentQuota>> limiters_;
   double capacity_per_ns_ = 0;  // tokens

@@ -247,10 +247,14 @@ class BackendStates {
   // give back, against the demand above at all of them (a lower class that checked each member
   // alone took the one where it saw the least demand, and left too little in all).
   //   Holds: the members keep the reserve once `cost` is taken; one need only fit its cost.
+  //   HoldsReports: so do they where members without a declared quota were counted by their
+  //   reports (a sliding window whose echo of smartlb's own sends is known: ReportedBudget::
+  //   pool_share); there too one need only fit its cost.
   //   Short: they do not; the request is refused.
-  //   Unbounded: the first class, a member with no declared quota, or quotas shared with other
-  //   replicas (leases): each member keeps its own reserve.
-  enum class PoolReserve : std::uint8_t { Unbounded, Holds, Short };
+  //   Unbounded: the first class, a member with no declared quota whose reports do not say
+  //   what its window gives back, or quotas shared with other replicas (leases): each member
+  //   keeps its own reserve.
+  enum class PoolReserve : std::uint8_t { Unbounded, Holds, HoldsReports, Short };
   PoolReserve pool_reserve(const RoutingTable& table, std::string_view deployment, std::int64_t cost,
                            ClassReserve cls) const;
 

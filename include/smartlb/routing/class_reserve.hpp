@@ -29,10 +29,14 @@ struct ClassReserve {
   // each member's declared window need only fit the request's cost. (What a backend reports of
   // its own limiter is still checked member by member.)
   bool pool_checked = false;
+  // ... and so were the reports of its members without a declared quota (each sliding window
+  // whose echo of smartlb's own sends is known): each need only fit the request's cost there too.
+  bool reports_checked = false;
   bool any() const { return level > 0 && cap_permille > 0; }
-  ClassReserve checked_by_pool() const {
+  ClassReserve checked_by_pool(bool reports = false) const {
     ClassReserve r = *this;
     r.pool_checked = true;
+    r.reports_checked = reports;
     return r;
   }
 };

@@ -66,6 +66,8 @@ class RefillEcho {
   bool covers(base::MonoNanos from) const;
   // The tokens smartlb's own sends gave back in (from, to] by the learned window (0: none learned).
   std::int64_t refilled_between(base::MonoNanos from, base::MonoNanos to) const;
+  // How many of them did (the requests given back).
+  std::int64_t sends_between(base::MonoNanos from, base::MonoNanos to) const;
 
  private:
   struct Send {

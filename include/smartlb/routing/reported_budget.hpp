@@ -43,6 +43,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <vector>
 
 #include "smartlb/base/clock.hpp"
 #include "smartlb/routing/class_reserve.hpp"
@@ -88,6 +89,9 @@ class ReportedBudget {
   struct Mark {
     std::int64_t tokens = 0, requests = 0;
     std::int64_t own_tokens = 0, own_requests = 0;  // the request's own part of it
+    // Its estimate, counted or not: a request sent before its deployment was watched is
+    // remembered for the echo when its answer's report turns watching on (observe).
+    std::int64_t cost = 0;
   };
 
   enum class Room : std::uint8_t { Fits, Confirmed, Probe };
@@ -157,6 +161,21 @@ class ReportedBudget {
   // The soonest time at or after `now` when a request of `cost` may go there (it fits, or may
   // be probed and no probe is out).
   base::MonoNanos next_chance(std::int64_t cost, base::MonoNanos now, ClassReserve cls = {}) const;
+
+  // What a sliding window whose echo of smartlb's own sends is known has left now (its last
+  // report, less the sends since, plus what their echo gave back since), the most it ever
+  // reported, and (appended to `token_releases` and `request_releases`) what it gives back
+  // from now on: a lower class checks the pool as a whole with it (BackendStates::pool_reserve).
+  // False, and nothing appended, where that is not known (not watched, no echo learned, no
+  // standing report of its tokens).
+  struct PoolShare {
+    std::int64_t tokens_left = 0, tokens_limit = 0;
+    std::int64_t requests_left = 0, requests_limit = 0;
+    bool requests_known = false;  // a standing report of its requests
+    base::Nanos window{0};
+  };
+  bool pool_share(base::MonoNanos now, PoolShare& share, std::vector<WindowRelease>& token_releases,
+                  std::vector<WindowRelease>& request_releases) const;
 
   struct View {
     bool watched = false;
