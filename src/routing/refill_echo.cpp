@@ -151,23 +151,25 @@ void RefillEcho::releases_after(base::MonoNanos after, std::vector<WindowRelease
 
 bool RefillEcho::covers(base::MonoNanos from) const { return window_ && from - window_->count() >= forgot_; }
 
-std::int64_t RefillEcho::refilled_between(base::MonoNanos from, base::MonoNanos to) const {
-  if (!window_ || to <= from) return 0;
+std::pair<RefillEcho::SendIt, RefillEcho::SendIt> RefillEcho::echoed(base::MonoNanos from,
+                                                                     base::MonoNanos to) const {
+  if (!window_ || to <= from) return {sends_.end(), sends_.end()};
   const std::int64_t w = window_->count();
   const auto after = [](base::MonoNanos t, const Send& s) { return t < s.at; };
-  auto it = std::upper_bound(sends_.begin(), sends_.end(), from - w, after);
-  const auto end = std::upper_bound(it, sends_.end(), to - w, after);
+  const auto it = std::upper_bound(sends_.begin(), sends_.end(), from - w, after);
+  return {it, std::upper_bound(it, sends_.end(), to - w, after)};
+}
+
+std::int64_t RefillEcho::refilled_between(base::MonoNanos from, base::MonoNanos to) const {
+  const auto [begin, end] = echoed(from, to);
   std::int64_t tokens = 0;
-  for (; it != end; ++it) tokens += it->tokens;
+  for (auto it = begin; it != end; ++it) tokens += it->tokens;
   return tokens;
 }
 
 std::int64_t RefillEcho::sends_between(base::MonoNanos from, base::MonoNanos to) const {
-  if (!window_ || to <= from) return 0;
-  const std::int64_t w = window_->count();
-  const auto after = [](base::MonoNanos t, const Send& s) { return t < s.at; };
-  const auto it = std::upper_bound(sends_.begin(), sends_.end(), from - w, after);
-  return std::upper_bound(it, sends_.end(), to - w, after) - it;
+  const auto [begin, end] = echoed(from, to);
+  return end - begin;
 }
 
 }  // namespace smartlb::routing

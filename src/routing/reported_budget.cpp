@@ -121,8 +121,10 @@ int ReportedBudget::observe(const RateLimitReport& r, base::MonoNanos sent, Mark
   std::lock_guard lock(mutex_);
   // Sent before watching began, taken, and its report is low: its echo comes a window later
   // like any other's. (The first 429 of a sliding window names the end of the first sends'
-  // window: without them, no lag it suggests is the window.)
-  if (taken && low && mark.own_requests == 0 && mark.cost > 0) echo_.sent(sent, mark.cost);
+  // window: without them, no lag it suggests is the window.) The daemon estimates no cost while
+  // nothing is watched: then its moment is remembered without its tokens, and the window is
+  // counted as giving back that much less.
+  if (taken && low && mark.own_requests == 0) echo_.sent(sent, mark.cost);
   if (sent < last_sent_) return 0;  // an answer to an older request than one already taken
   last_sent_ = sent;
   blind_.store(false, std::memory_order_relaxed);

@@ -268,7 +268,8 @@ class Simulation {
       return;
     }
     const routing::PoolMember& m = table_.member(choice->position);
-    r.mark = rep.states.charge_reported(m, "gpt", kCost);
+    // As the daemon does: a request's cost is estimated only once some deployment is watched.
+    r.mark = rep.states.charge_reported(m, "gpt", rep.states.reported_budget_low() ? kCost : 0);
     r.sent = clock_.now();
     r.answer =
         limiters_[choice->position]->try_consume(kCost, sim_time(clock_.now() + cell_.latency.count() / 2));

@@ -13,6 +13,7 @@
 #include <deque>
 #include <limits>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "smartlb/base/clock.hpp"
@@ -74,6 +75,9 @@ class RefillEcho {
     base::MonoNanos at;
     std::int64_t tokens;
   };
+  using SendIt = std::deque<Send>::const_iterator;
+  // The sends whose echo falls in (from, to] by the learned window (none: none learned).
+  std::pair<SendIt, SendIt> echoed(base::MonoNanos from, base::MonoNanos to) const;
   bool explains(std::int64_t lag, base::MonoNanos moment) const;
   bool agrees(std::int64_t lag, base::MonoNanos from, base::MonoNanos to, std::int64_t tokens) const;
   void confirm();

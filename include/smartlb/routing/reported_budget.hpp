@@ -89,8 +89,8 @@ class ReportedBudget {
   struct Mark {
     std::int64_t tokens = 0, requests = 0;
     std::int64_t own_tokens = 0, own_requests = 0;  // the request's own part of it
-    // Its estimate, counted or not: a request sent before its deployment was watched is
-    // remembered for the echo when its answer's report turns watching on (observe).
+    // Its estimate, counted or not (0: not estimated): a request sent before its deployment
+    // was watched is remembered for the echo when its answer's report turns watching on.
     std::int64_t cost = 0;
   };
 
