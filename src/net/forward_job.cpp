@@ -326,6 +326,7 @@ Task<Attempted> ForwardJob::attempt(const ChosenTarget& t, routing::TriedSet& tr
       co_await exchange_.send({t.member.id, t.config.url, buffers_.request_head,
                                inline_body ? std::string_view() : body_, head_wait, streamed_});
   a.ttfb_us = (s_.clock.now() - sent) / 1000;
+  if (r.written != 0) ticket.went(r.written);
   // Once a streamed body's first byte has left, the answer is relayed whatever it is.
   const bool committed = streamed_ && streamed_->started;
 

@@ -63,6 +63,7 @@ Task<Exchanged> UpstreamExchange::send(const UpstreamCall& call) {
       co_return r;
     }
     UpstreamConnection& c = *cr.conn;
+    r.written = ctx_.clock.now();
     c.tcp().expires_after(call.timeout);
     const std::array<asio::const_buffer, 2> request{asio::buffer(call.head.data(), call.head.size()),
                                                     asio::buffer(call.body.data(), call.body.size())};
@@ -107,6 +108,7 @@ Task<Exchanged> UpstreamExchange::send_streamed(const UpstreamCall& call, Stream
     co_return r;
   }
   UpstreamConnection& c = *cr.conn;
+  r.written = ctx_.clock.now();
   // Named, not a temporary in the co_await: GCC 12 cannot put a braced array in the frame.
   const std::array<asio::const_buffer, 3> head{asio::buffer(call.head.data(), call.head.size())};
   error_code ec = co_await write_upstream(c, head, call.timeout);

@@ -12,14 +12,14 @@ AttemptTicket::AttemptTicket(RoutingState& routing, const TicketTarget& target, 
 
 base::MonoNanos AttemptTicket::sent() {
   mark_ = routing_.states.charge_reported(*target_.member, model_, cost_);
-  sent_ = routing_.clock.now();
+  sent_ = went_ = routing_.clock.now();
   return sent_;
 }
 
 Verdict AttemptTicket::answer(unsigned status, const http::ThrottleHeaders& h, bool names_model) {
   const Judged j =
       judge_answer(status, h, names_model, target_.member->quota_window, routing_.clock.wall_now());
-  routing_.states.observe_report(*target_.member, model_, j.report, sent_, mark_, status != 429);
+  routing_.states.observe_report(*target_.member, model_, j.report, went_, mark_, status != 429);
   status_ = status;
   head_verdict_ = j.verdict;
   head_hint_ = j.hint;
@@ -68,7 +68,7 @@ Closed AttemptTicket::fail(const AttemptOutcome& o, const Verdict& v,
                            std::optional<std::chrono::milliseconds> hint) {
   const base::MonoNanos now = routing_.clock.now();
   const Accounted a = account_failure(routing_.states, routing_.breakers, *target_.member, model_,
-                                      target_.breaker, v, hint, sent_, now);
+                                      target_.breaker, v, hint, went_, now);
   if (routing_.log) {
     FailedAttempt f;
     f.backend = target_.backend_name;

@@ -200,7 +200,7 @@ void BackendStates::observe_report(const PoolMember& m, std::string_view deploym
   DeploymentState* d = low || blind ? &deployment_state(m, m.effective_deployment(deployment))
                                     : find_deployment(m.id, m.effective_deployment(deployment));
   if (d == nullptr) return;
-  if (const int change = d->reported.observe(report, sent, mark, taken))
+  if (const int change = d->reported.observe(report, sent, mark, taken, clock_.now()))
     watched_reports_.fetch_add(change, std::memory_order_relaxed);
   if (!low) return;
   if (ReportListener* l = report_listener_.load(std::memory_order_acquire))

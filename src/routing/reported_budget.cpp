@@ -97,7 +97,8 @@ void ReportedBudget::publish_echoes(base::MonoNanos reported_at) {
   echo_known_.store(echo_.window().has_value(), std::memory_order_relaxed);
 }
 
-int ReportedBudget::observe(const RateLimitReport& r, base::MonoNanos sent, Mark mark, bool taken) {
+int ReportedBudget::observe(const RateLimitReport& r, base::MonoNanos sent, Mark mark, bool taken,
+                            base::MonoNanos answered) {
   if (taken && mark.own_requests > 0) {  // counted, and taken: it will echo a window later
     std::lock_guard lock(mutex_);
     echo_.sent(sent, mark.own_tokens);
@@ -133,7 +134,7 @@ int ReportedBudget::observe(const RateLimitReport& r, base::MonoNanos sent, Mark
   if (const auto refill = tokens_.take(r.remaining_tokens, mark.tokens, sent, r.reset_tokens, low, was))
     echo_.refilled(refill->from, refill->to, refill->back);
   requests_.take(r.remaining_requests, mark.requests, sent, r.reset_requests, low, was);
-  return settle(sent, low);
+  return settle(sent, low, answered);
 }
 
 int ReportedBudget::observe_shared(const RateLimitReport& r, base::MonoNanos sent) {
@@ -168,9 +169,10 @@ void ReportedBudget::probe_answered(base::MonoNanos sent) {
     probe_until_.store(0, std::memory_order_relaxed);
 }
 
-int ReportedBudget::settle(base::MonoNanos sent, bool low) {
+int ReportedBudget::settle(base::MonoNanos sent, bool low, base::MonoNanos answered) {
   const bool was = watched_.load(std::memory_order_relaxed);
   reported_at_.store(sent, std::memory_order_relaxed);
+  echo_from_.store(std::max(sent, answered), std::memory_order_relaxed);
   publish_echoes(sent);
   // A report from a request that left after a 429's Retry-After ended supersedes it.
   if (const base::MonoNanos retry = retry_at_.load(std::memory_order_relaxed); retry != 0 && sent >= retry)
@@ -258,6 +260,7 @@ int ReportedBudget::refused_blind(base::MonoNanos sent, Mark mark) {
   probe_cap_.store(sent + probe_gap_.count(), std::memory_order_relaxed);
   tokens_.base.store(mark.tokens, std::memory_order_relaxed);  // nothing left when it arrived
   reported_at_.store(sent, std::memory_order_relaxed);
+  echo_from_.store(sent, std::memory_order_relaxed);
   publish_echoes(sent);
   return was ? 0 : 1;
 }
@@ -406,14 +409,15 @@ bool ReportedBudget::pool_share(base::MonoNanos now, PoolShare& share,
   const std::int64_t requests = requests_.base.load(std::memory_order_relaxed);
   const std::optional<base::Nanos> window = echo_.window();
   if (tokens == kNone || !window || !echo_.covers(now)) return false;
-  const base::MonoNanos at = reported_at_.load(std::memory_order_relaxed);
   share.window = *window;
-  share.tokens_left = tokens - sent_tokens_.load(std::memory_order_relaxed) + echo_.refilled_between(at, now);
+  const base::MonoNanos from = echo_from_.load(std::memory_order_relaxed);
+  share.tokens_left =
+      tokens - sent_tokens_.load(std::memory_order_relaxed) + echo_.refilled_between(from, now);
   share.tokens_limit = tokens_.cap.load(std::memory_order_relaxed);
   share.requests_known = requests != kNone;
   if (share.requests_known) {
     share.requests_left =
-        requests - sent_requests_.load(std::memory_order_relaxed) + echo_.sends_between(at, now);
+        requests - sent_requests_.load(std::memory_order_relaxed) + echo_.sends_between(from, now);
     share.requests_limit = requests_.cap.load(std::memory_order_relaxed);
   }
   echo_.releases_after(now, token_releases, request_releases);

@@ -193,5 +193,43 @@ TEST_F(Ticket, AnAnswersReportIsKeptWhateverItsStatus) {
   EXPECT_TRUE(states->reported_budget_low()) << "a report of nothing left is watched";
 }
 
+struct SentTimes : routing::ReportListener {
+  std::vector<base::MonoNanos> reports, moments;
+  void on_report(const routing::ReportNotice& n) override { reports.push_back(n.sent); }
+  void on_moment(const routing::MomentNotice& n) override { moments.push_back(n.at); }
+};
+
+// A new connection's handshake comes before the request goes: its reports and a 429's moment
+// are read from when it went out, where the backend's limiter counted it (a sliding window's
+// echo learned from the attempt's start was off by the handshake).
+TEST_F(Ticket, AnAnswerIsReadFromWhenTheRequestWentOutOnItsConnection) {
+  SentTimes heard;
+  states->set_report_listener(&heard);
+  http::ThrottleHeaders low;
+  low.remaining_requests = "0";
+  low.remaining_tokens = "0";
+  routing::AttemptTicket first(*routing, target(0), "gpt", 0);
+  const base::MonoNanos began = first.sent();
+  clock.advance(5ms);  // the handshake
+  first.went(clock.now());
+  clock.advance(2ms);
+  first.answer(200, low, true);
+  ASSERT_EQ(heard.reports.size(), 1u);
+  EXPECT_EQ(heard.reports[0], began + 5'000'000);
+
+  http::ThrottleHeaders refused = low;
+  refused.retry_after_ms = "1000";
+  routing::AttemptTicket second(*routing, target(0), "gpt", 0);
+  second.sent();
+  clock.advance(4ms);
+  const base::MonoNanos went = clock.now();
+  second.went(went);
+  clock.advance(2ms);
+  second.answer(429, refused, true);
+  second.close({routing::AttemptEnd::Refused});
+  ASSERT_EQ(heard.moments.size(), 1u);
+  EXPECT_EQ(heard.moments[0], went + 1'000'000 + 1'000'000'000) << "halfway from when it went, plus the hint";
+}
+
 }  // namespace
 }  // namespace smartlb

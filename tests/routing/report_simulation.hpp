@@ -12,6 +12,7 @@
 // arrivals are spread over them by their shares, and what one tells its listeners (a short
 // report, a probe taken, a 429's moment, a cooldown) reaches the others `share_delay` later, as
 // redis::SharedReports and redis::SharedCooldowns carry it. Deterministic: seeded generators, simulated time.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <deque>
@@ -57,6 +58,12 @@ struct Cell {
   // The backends' TPM and priorities (default: the goodput benchmark's five).
   std::vector<std::int64_t> tpm = {300'000, 240'000, 150'000, 100'000, 50'000};
   std::vector<int> priority = {1, 1, 1, 2, 2};
+  // Real sockets (bench/priority_classes.sh on one machine): each attempt's latency is
+  // `latency` plus up to this much more, split unevenly between the request's way there and the
+  // answer's way back, and the first request to each backend waits `connect` more on its way
+  // there (the TCP connect). 0: every attempt takes exactly `latency`, half each way.
+  base::Nanos jitter{0};
+  base::Nanos connect{0};
 };
 
 struct Outcome {
@@ -271,10 +278,27 @@ class Simulation {
     // As the daemon does: a request's cost is estimated only once some deployment is watched.
     r.mark = rep.states.charge_reported(m, "gpt", rep.states.reported_budget_low() ? kCost : 0);
     r.sent = clock_.now();
-    r.answer =
-        limiters_[choice->position]->try_consume(kCost, sim_time(clock_.now() + cell_.latency.count() / 2));
-
-    events_.push({clock_.now() + cell_.latency.count(), index, static_cast<int>(choice->position)});
+    base::MonoNanos there = cell_.latency.count() / 2, back = cell_.latency.count() - there;
+    if (cell_.jitter.count() > 0) {
+      const double extra = jitter_(jitter_gen_) * static_cast<double>(cell_.jitter.count());
+      const double split = jitter_(jitter_gen_);
+      there += static_cast<base::MonoNanos>(extra * split);
+      back += static_cast<base::MonoNanos>(extra * (1 - split));
+    }
+    if (connected_.size() < limiters_.size()) {
+      connected_.resize(limiters_.size());
+      last_admitted_.resize(limiters_.size());
+    }
+    if (!connected_[choice->position]) {
+      connected_[choice->position] = true;
+      there += cell_.connect.count();
+      r.sent += cell_.connect.count();  // the daemon reads its answers from then (AttemptTicket::went)
+    }
+    // A backend takes requests in turn: never one before the last it took.
+    there = std::max(there, last_admitted_[choice->position] - clock_.now());
+    last_admitted_[choice->position] = clock_.now() + there;
+    r.answer = limiters_[choice->position]->try_consume(kCost, sim_time(clock_.now() + there));
+    events_.push({clock_.now() + there + back, index, static_cast<int>(choice->position)});
   }
 
   Cell cell_;
@@ -293,6 +317,10 @@ class Simulation {
   std::int64_t next_id_ = 0;
   std::mt19937_64 gen_{3};
   std::uniform_real_distribution<double> unknown_{0.0, 1.0};
+  std::mt19937_64 jitter_gen_{5};
+  std::uniform_real_distribution<double> jitter_{0.0, 1.0};
+  std::vector<bool> connected_;                 // a connection to each backend is open (Cell::connect paid)
+  std::vector<base::MonoNanos> last_admitted_;  // when each backend last took a request
 };
 
 inline Outcome simulate(const Cell& c) {

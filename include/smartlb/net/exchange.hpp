@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "smartlb/base/clock.hpp"
 #include "smartlb/config/url.hpp"
 #include "smartlb/http1/http_head.hpp"
 #include "smartlb/io/beast.hpp"
@@ -50,6 +51,10 @@ struct Exchanged {
   routing::TransportFailure failure = routing::TransportFailure::Lost;  // when not answered
   std::string detail;                                                   // for logs
   StreamEnd body_end = StreamEnd::Sent;  // a streamed body: how its sending ended
+  // When the request began to go out on its connection, once one was had (0: none was). A new
+  // connection's handshake comes before it: the backend's limiter saw the request then, not
+  // when the attempt began.
+  base::MonoNanos written = 0;
 };
 
 // How the answer goes to the client.

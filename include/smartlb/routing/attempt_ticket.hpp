@@ -6,6 +6,7 @@
 // applies it (the cooldown, the failure_tolerance breaker, the latency sample, the log line
 // through its FailureLog). The policy only decides what to do next with the verdict it gets back
 // (YARP's IPassiveHealthCheckPolicy and IDestinationHealthUpdater behind one call).
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -116,6 +117,11 @@ class AttemptTicket {
 
   // The request leaves now: the backend's reported budget counts it. Returns the time.
   base::MonoNanos sent();
+  // ... and went out on its connection at `at`, once a new one was made: the moment the
+  // backend's limiter counts it from, which its reports and a 429's Retry-After are read
+  // against (a sliding window gives it back one window later; a handshake of a few
+  // milliseconds would put that moment off the window smartlb learns).
+  void went(base::MonoNanos at) { went_ = std::max(at, sent_); }
   // The answer is a stream whose first content is waited for: its time teaches the first-token
   // deadline of requests of this shape (a reasoning effort) and prompt size.
   void expect_stream(std::string_view shape, std::int64_t prompt_tokens) {
@@ -161,6 +167,7 @@ class AttemptTicket {
   InFlight in_flight_;
   ReportedBudget::Mark mark_{};
   base::MonoNanos sent_ = 0;
+  base::MonoNanos went_ = 0;  // sent_, or later: went()
   // The answer's head, as answer() judged it.
   unsigned status_ = 0;
   Verdict head_verdict_{};

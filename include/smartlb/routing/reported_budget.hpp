@@ -117,8 +117,9 @@ class ReportedBudget {
   // A report from the answer to a request sent at `sent` with `mark`; `taken`: the backend
   // took the request (not a 429: then its cost is given back, it spent nothing there). Older
   // reports than the last one taken are ignored. An empty report is the blind case (above).
-  // Returns how `watched()` changed: +1, -1 or 0.
-  int observe(const RateLimitReport& r, base::MonoNanos sent, Mark mark, bool taken = true);
+  // `answered`: when the answer came (0: at `sent`). Returns how `watched()` changed: +1, -1 or 0.
+  int observe(const RateLimitReport& r, base::MonoNanos sent, Mark mark, bool taken = true,
+              base::MonoNanos answered = 0);
   // A report another replica read (redis::SharedReports), from an answer to a request it sent at
   // `sent`: counts every send of this replica so far as in it (at most its sends of the last
   // round trip are counted once too many: it errs toward less room). It corrects what is left
@@ -278,7 +279,14 @@ class ReportedBudget {
 
   std::atomic<bool> watched_{false};
   std::atomic<std::int64_t> sent_tokens_{0}, sent_requests_{0};
-  std::atomic<base::MonoNanos> reported_at_{0};    // when the last report's request left
+  std::atomic<base::MonoNanos> reported_at_{0};  // when the last report's request left
+  // When the last report's answer came. The limiter read the report somewhere between the
+  // request's leaving and its answer, and what left the window meanwhile may be in it already:
+  // what a lower class leaves the classes above counts the echo from here (pool_share). (Where
+  // sends follow evenly spaced arrivals, a window's echo comes in step with them, and such a
+  // refill, counted twice, was a request of room that was not there. Counted from here for
+  // every class, it refused requests of the first class that the backend would have taken.)
+  std::atomic<base::MonoNanos> echo_from_{0};
   std::atomic<base::MonoNanos> confirmed_at_{0};   // an answer without a report, as predicted, left then
   std::atomic<base::MonoNanos> probe_until_{0};    // a probe is out until then
   std::atomic<base::MonoNanos> retry_at_{0};       // a 429's Retry-After ends then (0: none since the report)
@@ -301,7 +309,7 @@ class ReportedBudget {
   std::atomic<std::int64_t> echo_tokens_[kEchoes] = {}, echo_requests_[kEchoes] = {};
   void publish_echoes(base::MonoNanos reported_at);  // under the mutex
   // Under the mutex: a report (own or shared) from a request sent at `sent` is the latest.
-  int settle(base::MonoNanos sent, bool low);
+  int settle(base::MonoNanos sent, bool low, base::MonoNanos answered = 0);
   void probe_answered(base::MonoNanos sent);  // under the mutex
   // An answer that reported nothing, from a deployment whose reports are watched (under the
   // mutex): a 429 is a report of nothing left; a request taken where the report left no room
