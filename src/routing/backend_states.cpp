@@ -195,9 +195,17 @@ void BackendStates::observe_report(const PoolMember& m, std::string_view deploym
   const bool low = !report.empty() && ReportedBudget::is_low(report);
   const bool counted = mark.own_requests > 0;   // its deployment is watched
   const bool blind = !taken && report.empty();  // a 429 that reported nothing teaches something too
+  // An answer without a report, from a backend that never sent one: remembered
+  // (ReportedBudget::observe), as the first 429s of a sliding window name the moments the sends
+  // before them leave it.
+  std::atomic<bool>& reported = state(m.id).reported;
+  if (!report.empty() && !reported.load(std::memory_order_relaxed))
+    reported.store(true, std::memory_order_relaxed);
+  const bool unreported = report.empty() && !reported.load(std::memory_order_relaxed);
   // Plenty left and nothing watched anywhere: the common case costs no lookup.
-  if (!low && !counted && !blind && (report.empty() || !reported_budget_low())) return;
+  if (!low && !counted && !blind && !unreported && (report.empty() || !reported_budget_low())) return;
   DeploymentState* d = low || blind ? &deployment_state(m, m.effective_deployment(deployment))
+                       : unreported ? &counted_state(m, m.effective_deployment(deployment))
                                     : find_deployment(m.id, m.effective_deployment(deployment));
   if (d == nullptr) return;
   if (const int change = d->reported.observe(report, sent, mark, taken, clock_.now()))

@@ -12,10 +12,23 @@ void RefillEcho::sent(base::MonoNanos at, std::int64_t tokens) {
   auto it = sends_.end();
   while (it != sends_.begin() && std::prev(it)->at > at) --it;
   sends_.insert(it, Send{at, tokens});
+  if (tokens > 0) {
+    known_tokens_ += tokens;
+    ++known_;
+  }
   if (sends_.size() > kSends) {
     forgot_ = sends_.front().at;
+    if (sends_.front().tokens > 0) {
+      known_tokens_ -= sends_.front().tokens;
+      --known_;
+    }
     sends_.pop_front();
   }
+}
+
+std::int64_t RefillEcho::tokens_of(const Send& s) const {
+  if (s.tokens > 0 || known_ == 0) return s.tokens;
+  return (known_tokens_ + known_ / 2) / known_;
 }
 
 bool RefillEcho::explains(std::int64_t lag, base::MonoNanos moment) const {
@@ -129,7 +142,7 @@ std::vector<RefillEcho::Refill> RefillEcho::refills_after(base::MonoNanos after,
                              [](base::MonoNanos t, const Send& s) { return t < s.at; });
   std::int64_t tokens = 0, requests = 0;
   for (; it != sends_.end() && out.size() < max; ++it) {
-    tokens += it->tokens;
+    tokens += tokens_of(*it);
     ++requests;
     out.push_back(Refill{it->at + w, tokens, requests});
   }
@@ -144,7 +157,7 @@ void RefillEcho::releases_after(base::MonoNanos after, std::vector<WindowRelease
                              [](base::MonoNanos t, const Send& s) { return t < s.at; });
   for (; it != sends_.end(); ++it) {
     const base::Nanos in(it->at + w - after);
-    tokens.push_back({in, it->tokens});
+    tokens.push_back({in, tokens_of(*it)});
     requests.push_back({in, 1});
   }
 }
@@ -163,7 +176,7 @@ std::pair<RefillEcho::SendIt, RefillEcho::SendIt> RefillEcho::echoed(base::MonoN
 std::int64_t RefillEcho::refilled_between(base::MonoNanos from, base::MonoNanos to) const {
   const auto [begin, end] = echoed(from, to);
   std::int64_t tokens = 0;
-  for (auto it = begin; it != end; ++it) tokens += it->tokens;
+  for (auto it = begin; it != end; ++it) tokens += tokens_of(*it);
   return tokens;
 }
 

@@ -115,10 +115,19 @@ int ReportedBudget::observe(const RateLimitReport& r, base::MonoNanos sent, Mark
     const bool blind = blind_.load(std::memory_order_relaxed);
     // A deployment whose reports are watched is no blind one (one answer without them says less).
     if (!taken) return blind || !watched() ? refused_blind(sent, mark) : refused_unreported(sent);
-    if (mark.own_requests == 0) return 0;
+    if (mark.own_requests == 0) {
+      // Not counted (nothing watched yet): remembered where nothing was ever reported, as the
+      // first 429 there names the end of the first sends' window.
+      if (!reported_.load(std::memory_order_relaxed)) {
+        std::lock_guard lock(mutex_);
+        echo_.sent(sent, mark.cost);
+      }
+      return 0;
+    }
     return blind ? took_blind(sent, mark) : took_unreported(sent, mark);
   }
   const bool low = is_low(r);
+  reported_.store(true, std::memory_order_relaxed);
   std::lock_guard lock(mutex_);
   // Sent before watching began, taken, and its report is low: its echo comes a window later
   // like any other's. (The first 429 of a sliding window names the end of the first sends'
@@ -139,6 +148,7 @@ int ReportedBudget::observe(const RateLimitReport& r, base::MonoNanos sent, Mark
 
 int ReportedBudget::observe_shared(const RateLimitReport& r, base::MonoNanos sent) {
   if (r.empty()) return 0;
+  reported_.store(true, std::memory_order_relaxed);
   std::lock_guard lock(mutex_);
   peer_report_at_ = std::max(peer_report_at_, sent);
   if (sent < last_sent_) return 0;

@@ -53,6 +53,20 @@ TEST(RefillEcho, RefillsAfterAReport_AreTheSendsAWindowLater) {
   EXPECT_EQ(r[2].requests, 3);
 }
 
+TEST(RefillEcho, ASendWithoutAnEstimate_GivesBackTheAverageOfThoseWithOne) {
+  // The first sends, before anything was watched, carry no estimate (0): they give back what
+  // the sends with one average, not nothing.
+  routing::RefillEcho e;
+  for (base::MonoNanos t : {0, 37, 90}) e.sent(t * kMs, 0);
+  for (base::MonoNanos t : {161, 230, 311, 402, 455, 530, 612}) e.sent(t * kMs, t % 2 ? 300 : 100);
+  for (base::MonoNanos m : {37, 161, 311, 455, 612}) e.room_at(kWindow + m * kMs);
+  ASSERT_TRUE(e.window());
+  const std::int64_t average = (300 * 3 + 100 * 4 + 3) / 7;  // 161, 311 and 455 are odd
+  EXPECT_EQ(e.refilled_between(kWindow - kMs, kWindow + 100 * kMs), 3 * average);
+  EXPECT_EQ(e.refills_after(kWindow - kMs, 1).at(0).tokens, average);
+  EXPECT_EQ(e.refilled_between(kWindow + 100 * kMs, kWindow + 170 * kMs), 300) << "its own estimate";
+}
+
 TEST(RefillEcho, ReportsNarrowTheLags_AndOneThatDisagreesIsForgotten) {
   routing::RefillEcho e = with_sends({0, 37, 90, 161, 230, 311, 402, 455, 530, 612, 700});
   e.room_at(kWindow + 37 * kMs);  // candidates: one per send

@@ -108,6 +108,11 @@ TEST(ReportRoutingSimulation,
         EXPECT_LT(on.upstream_429_per_ok(), off.upstream_429_per_ok() / 2) << name;
         EXPECT_LE(on.upstream_429_per_ok(), 0.06) << name;
       }
+      // The sends before the first 429 teach the window at the first 429s (0.028 when only
+      // those after it did).
+      if (b.model == LimiterKind::Sliding && b.window == 10s && latency == 1ms) {
+        EXPECT_LE(on.upstream_429_per_ok(), 0.024) << name;
+      }
       if (b.model == LimiterKind::Bucket) {
         EXPECT_LT(on.upstream_429_per_ok(), off.upstream_429_per_ok() / 8) << name;
         EXPECT_LE(on.upstream_429_per_ok(), 0.045) << name;

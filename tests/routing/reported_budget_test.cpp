@@ -402,6 +402,36 @@ TEST(ReportedBudget, Blind_A429WithoutReports_CountsTheSendsButHoldsNothingBefor
   EXPECT_EQ(s.b.charge(200).own_requests, 1);
 }
 
+TEST(ReportedBudget, Blind_TheSendsBeforeItsFirst429_TeachTheWindowAtTheFirst429s) {
+  // Nothing watched yet: the daemon estimates nothing (cost 0) and counts nothing, but where
+  // nothing was ever reported, each send the backend took is remembered. A sliding window's
+  // first 429s name the moments those sends leave it: the window is learned from them, not a
+  // window later from the sends counted after the first 429.
+  Blind s;
+  for (base::MonoNanos t : {10, 70, 160, 230, 310, 380, 460, 540, 610, 700, 760, 830})
+    EXPECT_EQ(s.b.observe({}, t * kMs, s.b.charge(0)), 0);
+  EXPECT_FALSE(s.b.watched()) << "nothing counted: nothing watched";
+  // Each 429 names the moment a first send leaves; a request taken just after it.
+  for (base::MonoNanos t : {10, 70, 160, 230, 310}) {
+    s.send(1'000 + t - 5, false, 1'000 + t);
+    s.send(1'000 + t + 2, true);
+  }
+  s.send(1'375, false, 1'380);
+  EXPECT_TRUE(s.b.models_room()) << "the window is learned";
+  EXPECT_EQ(s.b.room(200, 1'376 * kMs), Room::Confirmed) << "the 429 left nothing";
+  EXPECT_EQ(s.b.room(200, 1'380 * kMs), Room::Probe) << "the send of 0.380 s left the window";
+}
+
+TEST(ReportedBudget, AReportedDeployment_RemembersNoSendItDidNotCount) {
+  // Reports came (plentiful): their deployment's sends are remembered only once watched, as
+  // before (observe's low-report path keeps the ones a first low report's answer names).
+  Blind s;
+  s.b.observe(tokens_left(100'000, 1'000), 0, {});
+  for (base::MonoNanos t : {10, 70, 160, 230, 310, 380}) s.b.observe({}, t * kMs, s.b.charge(0));
+  for (base::MonoNanos t : {10, 70, 160, 230, 310}) s.send(1'000 + t - 5, false, 1'000 + t);
+  EXPECT_FALSE(s.b.models_room());
+}
+
 TEST(ReportedBudget, Blind_OnceTheEchoIsLearned_NothingIsLeftUntilTheNextSendLeavesTheWindow) {
   Blind s;
   learn_and_fill(s);

@@ -410,6 +410,9 @@ class BackendStates {
     Deadline backend;
     std::atomic<base::MonoNanos> unhealthy_until{0};  // a failed health probe's, until renewed
     std::atomic<std::int64_t> websocket_sessions{0};
+    // Some answer of it carried a rate-limit report: its answers without one are no blind
+    // deployment's sends (observe_report).
+    std::atomic<bool> reported{false};
     AdminSlot admin;
     mutable std::shared_mutex mutex;  // guards the map's shape only; entries are atomics
     std::unordered_map<std::string, std::unique_ptr<DeploymentState>, StringHash, std::equal_to<>>

@@ -30,7 +30,8 @@ class RefillEcho {
   static constexpr base::Nanos kMinLag = std::chrono::milliseconds(100);
   static constexpr base::Nanos kMaxLag = std::chrono::seconds(120);
 
-  // A request the backend took, sent at `at` with `tokens` (its estimate).
+  // A request the backend took, sent at `at` with `tokens` (its estimate; 0: none was made, and
+  // it counts as the average of the remembered sends that have one).
   void sent(base::MonoNanos at, std::int64_t tokens);
   // A 429 said room returns at `at`. `strict`: nothing else will check the lag (no reports
   // come): it must explain as many moments as make a chance match among the sends unlikely.
@@ -84,6 +85,9 @@ class RefillEcho {
   void forget();
 
   std::deque<Send> sends_;  // by time
+  // The remembered sends with an estimate, and their tokens: what one without counts as.
+  std::int64_t known_ = 0, known_tokens_ = 0;
+  std::int64_t tokens_of(const Send& s) const;
   static constexpr base::MonoNanos kNothingSeen = std::numeric_limits<base::MonoNanos>::max();
   base::MonoNanos forgot_ = kNothingSeen;  // no send before this is known
   std::vector<std::int64_t> lags_;         // lags every moment since `confirmed_` was reset explains

@@ -278,6 +278,9 @@ class ReportedBudget {
   static constexpr base::Nanos kMinPeriod = std::chrono::milliseconds(100);
 
   std::atomic<bool> watched_{false};
+  // Some answer (or another replica) reported here: a deployment whose answers report nothing
+  // remembers its sends for the echo before it is watched (observe).
+  std::atomic<bool> reported_{false};
   std::atomic<std::int64_t> sent_tokens_{0}, sent_requests_{0};
   std::atomic<base::MonoNanos> reported_at_{0};  // when the last report's request left
   // When the last report's answer came. The limiter read the report somewhere between the
