@@ -74,7 +74,8 @@ std::vector<std::string> admin_token_conflicts(const AdminConfig& admin, std::si
     const bool new_token = tokens.insert(t.token).second, new_name = names.insert(t.name).second;
     if (i < from) continue;  // checked with its own source
     if (!new_token) errors.push_back(t.name + " holds the same token as another entry (value not shown)");
-    if (!new_name) errors.push_back("the name " + quoted(t.name) + " is given to two tokens");
+    // Qualified: where <iomanip> is in the translation unit (a unity batch), ADL finds std::quoted.
+    if (!new_name) errors.push_back("the name " + config::quoted(t.name) + " is given to two tokens");
   }
   return errors;
 }

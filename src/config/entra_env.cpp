@@ -12,7 +12,7 @@ namespace smartlb::config {
 namespace {
 
 // A variable that is set and not empty. Every one read is in config/env_settings.hpp's table.
-const std::string* lookup(const EnvMap& env, const std::string& key) {
+const std::string* lookup_set(const EnvMap& env, const std::string& key) {
   assert(find_env_setting(key) && "an environment variable missing from env_settings.cpp");
   auto it = env.find(key);
   return it == env.end() || it->second.empty() ? nullptr : &it->second;
@@ -74,10 +74,11 @@ std::optional<EntraSource> parse_entra_source(std::string_view text) {
 }
 
 EntraSource choose_entra_source(const EnvMap& env) {
-  const bool app = lookup(env, "AZURE_TENANT_ID") && lookup(env, "AZURE_CLIENT_ID");
-  if (app && lookup(env, "AZURE_CLIENT_SECRET")) return EntraSource::ClientSecret;
-  if (app && lookup(env, "AZURE_FEDERATED_TOKEN_FILE")) return EntraSource::WorkloadIdentity;
-  if (lookup(env, "IDENTITY_ENDPOINT") && lookup(env, "IDENTITY_HEADER")) return EntraSource::AppService;
+  const bool app = lookup_set(env, "AZURE_TENANT_ID") && lookup_set(env, "AZURE_CLIENT_ID");
+  if (app && lookup_set(env, "AZURE_CLIENT_SECRET")) return EntraSource::ClientSecret;
+  if (app && lookup_set(env, "AZURE_FEDERATED_TOKEN_FILE")) return EntraSource::WorkloadIdentity;
+  if (lookup_set(env, "IDENTITY_ENDPOINT") && lookup_set(env, "IDENTITY_HEADER"))
+    return EntraSource::AppService;
   return EntraSource::Imds;
 }
 
@@ -87,9 +88,9 @@ std::vector<std::string> load_entra_credential(const EnvMap& env, const std::str
   s.source_name = prefix + "ENTRA_SOURCE";
   s.scope_name = prefix + "ENTRA_SCOPE";
   s.client_id_name = prefix + "ENTRA_CLIENT_ID";
-  s.source = lookup(env, s.source_name);
-  s.scope = lookup(env, s.scope_name);
-  s.client_id = lookup(env, s.client_id_name);
+  s.source = lookup_set(env, s.source_name);
+  s.scope = lookup_set(env, s.scope_name);
+  s.client_id = lookup_set(env, s.client_id_name);
   return resolve_entra_credential(env, s, out);
 }
 
@@ -143,7 +144,7 @@ class SourceReader {
 
   void imds() {
     user_assigned_identity();
-    if (const std::string* host = lookup(env_, "AZURE_POD_IDENTITY_AUTHORITY_HOST")) {
+    if (const std::string* host = lookup_set(env_, "AZURE_POD_IDENTITY_AUTHORITY_HOST")) {
       if (const auto bad = check_endpoint(*host, true))
         error("AZURE_POD_IDENTITY_AUTHORITY_HOST", *bad);
       else
@@ -155,12 +156,12 @@ class SourceReader {
  private:
   void error(const std::string& var, const std::string& what) { errors_.push_back(var + ": " + what); }
   const std::string* require(const char* var) {
-    const std::string* v = lookup(env_, var);
+    const std::string* v = lookup_set(env_, var);
     if (!v) error(var, "is required by " + why_);
     return v;
   }
   void authority() {
-    if (const std::string* host = lookup(env_, "AZURE_AUTHORITY_HOST")) {
+    if (const std::string* host = lookup_set(env_, "AZURE_AUTHORITY_HOST")) {
       if (const auto bad = check_endpoint(*host, false))
         error("AZURE_AUTHORITY_HOST", *bad);
       else
@@ -187,7 +188,7 @@ class SourceReader {
   void user_assigned_identity() {
     if (own_client_)
       out_.client_id = *own_client_;
-    else if (const std::string* c = lookup(env_, "AZURE_CLIENT_ID"); c && is_id(*c))
+    else if (const std::string* c = lookup_set(env_, "AZURE_CLIENT_ID"); c && is_id(*c))
       out_.client_id = *c;
   }
 

@@ -18,7 +18,7 @@ std::string quoted_name(std::string_view name) {
   return out;
 }
 
-ApiRequestParse failure(std::string message) {
+ApiRequestParse api_failure(std::string message) {
   ApiRequestParse parse;
   parse.error = std::move(message);
   return parse;
@@ -42,7 +42,7 @@ ApiRequestParse parse_api_request(Operation operation, std::string_view body,
                                   std::int64_t default_max_tokens) {
   const auto json = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded() || !json.is_object()) {
-    return failure("We could not parse the JSON body of your request.");
+    return api_failure("We could not parse the JSON body of your request.");
   }
 
   ApiRequest request;
@@ -52,7 +52,7 @@ ApiRequestParse parse_api_request(Operation operation, std::string_view body,
   const auto required = json.find(field);
   if (required == json.end() || required->is_null() ||
       (operation == Operation::ChatCompletions && !required->is_array())) {
-    return failure(quoted_name(field) + " is a required property");
+    return api_failure(quoted_name(field) + " is a required property");
   }
   if (operation == Operation::Embeddings) {
     request.input_count = required->is_array() && !required->empty() && !required->front().is_number_integer()
@@ -60,19 +60,19 @@ ApiRequestParse parse_api_request(Operation operation, std::string_view body,
                               : 1;
     if (const auto format = json.find("encoding_format"); format != json.end()) {
       if (!format->is_string() || (*format != "float" && *format != "base64"))
-        return failure("'encoding_format' must be 'float' or 'base64'");
+        return api_failure("'encoding_format' must be 'float' or 'base64'");
       request.base64_embeddings = *format == "base64";
     }
   }
 
   if (const auto model = json.find("model"); model != json.end()) {
-    if (!model->is_string()) return failure("'model' must be a string");
+    if (!model->is_string()) return api_failure("'model' must be a string");
     request.model = model->get<std::string>();
   }
 
   if (operation != Operation::Embeddings) {
     if (const auto stream = json.find("stream"); stream != json.end() && !stream->is_null()) {
-      if (!stream->is_boolean()) return failure("'stream' must be a boolean");
+      if (!stream->is_boolean()) return api_failure("'stream' must be a boolean");
       request.stream = stream->get<bool>();
     }
     if (const auto options = json.find("stream_options"); options != json.end() && options->is_object()) {
@@ -84,7 +84,7 @@ ApiRequestParse parse_api_request(Operation operation, std::string_view body,
       const auto value = json.find(name);
       if (value == json.end() || value->is_null()) continue;
       if (!value->is_number_integer() || value->get<std::int64_t>() < 1) {
-        return failure(quoted_name(name) + " must be a positive integer");
+        return api_failure(quoted_name(name) + " must be a positive integer");
       }
       request.max_tokens = value->get<std::int64_t>();
       break;

@@ -48,7 +48,7 @@ std::optional<std::string> header_parameter(std::string_view value, std::string_
   return std::nullopt;
 }
 
-MultipartParse failure(std::string message) {
+MultipartParse multipart_failure(std::string message) {
   MultipartParse parse;
   parse.error = std::move(message);
   return parse;
@@ -74,7 +74,7 @@ MultipartParse parse_multipart(std::string_view body, std::string_view boundary)
     position = delimiter.size();
   } else {
     const std::size_t found = body.find(next_delimiter);
-    if (found == std::string_view::npos) return failure("no multipart boundary in the body");
+    if (found == std::string_view::npos) return multipart_failure("no multipart boundary in the body");
     position = found + next_delimiter.size();
   }
 
@@ -83,19 +83,20 @@ MultipartParse parse_multipart(std::string_view body, std::string_view boundary)
     if (body.substr(position, 2) == "--") return parse;  // closing delimiter
     // Transport padding (spaces, tabs) may follow a delimiter before its CRLF.
     while (position < body.size() && (body[position] == ' ' || body[position] == '\t')) ++position;
-    if (body.substr(position, 2) != "\r\n") return failure("malformed multipart delimiter line");
+    if (body.substr(position, 2) != "\r\n") return multipart_failure("malformed multipart delimiter line");
     position += 2;
 
     const std::size_t headers_end = body.find("\r\n\r\n", position);
     const std::size_t part_end = body.find(next_delimiter, position);
-    if (part_end == std::string_view::npos) return failure("multipart body has no closing boundary");
+    if (part_end == std::string_view::npos)
+      return multipart_failure("multipart body has no closing boundary");
     MultipartPart part;
     std::size_t content_start;
     if (body.substr(position, 2) == "\r\n") {  // no headers at all
       content_start = position + 2;
     } else {
       if (headers_end == std::string_view::npos || headers_end > part_end) {
-        return failure("multipart part without a blank line after its headers");
+        return multipart_failure("multipart part without a blank line after its headers");
       }
       std::string_view headers = body.substr(position, headers_end - position);
       while (!headers.empty()) {
@@ -103,12 +104,12 @@ MultipartParse parse_multipart(std::string_view body, std::string_view boundary)
         const std::string_view line = headers.substr(0, line_end);
         headers.remove_prefix(std::min(line_end + 2, headers.size()));
         const std::size_t colon = line.find(':');
-        if (colon == std::string_view::npos) return failure("malformed multipart part header");
+        if (colon == std::string_view::npos) return multipart_failure("malformed multipart part header");
         const std::string name = lower(trim(line.substr(0, colon)));
         const std::string_view value = trim(line.substr(colon + 1));
         if (name == "content-disposition") {
           if (lower(trim(value.substr(0, value.find(';')))) != "form-data") {
-            return failure("multipart part is not form-data");
+            return multipart_failure("multipart part is not form-data");
           }
           part.name = header_parameter(value, "name").value_or("");
           part.filename = header_parameter(value, "filename");
@@ -118,7 +119,7 @@ MultipartParse parse_multipart(std::string_view body, std::string_view boundary)
       }
       content_start = headers_end + 4;
     }
-    if (part.name.empty()) return failure("multipart part without a name");
+    if (part.name.empty()) return multipart_failure("multipart part without a name");
     // "headers CRLF CRLF --boundary": the blank line doubles as the delimiter's CRLF; empty body.
     part.body =
         content_start > part_end ? std::string_view{} : body.substr(content_start, part_end - content_start);

@@ -19,7 +19,7 @@
 #include "smartlb/net/server.hpp"
 
 namespace smartlb {
-namespace {
+namespace admin_api_server_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using nlohmann::json;
 using smartlb::testing::await_condition;
@@ -370,5 +370,5 @@ TEST_F(AdminApiServer, Hostile_ConcurrentDrainsAndEnablesAllAnsweredAndTheLastWi
   EXPECT_EQ(state_of("east"), "enabled");
 }
 
-}  // namespace
+}  // namespace admin_api_server_test
 }  // namespace smartlb

@@ -18,7 +18,7 @@
 #include "smartlb/net/server.hpp"
 
 namespace smartlb {
-namespace {
+namespace admin_server_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using smartlb::testing::http_call;
 using smartlb::testing::HttpResponse;
@@ -256,5 +256,5 @@ TEST_F(AdminServerTest, StatusPageIsSelfContained) {
   EXPECT_EQ(page.body.find("@import"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace admin_server_test
 }  // namespace smartlb

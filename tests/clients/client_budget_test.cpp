@@ -10,7 +10,7 @@
 #include "smartlb/clients/budget_registry.hpp"
 
 namespace smartlb {
-namespace {
+namespace client_budget_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono;
 
@@ -157,11 +157,11 @@ TEST_F(Budget, StateReportsTheTightestTokenLimit) {
   EXPECT_EQ(s.requests.remaining, 9);
 }
 
-}  // namespace
+}  // namespace client_budget_test
 }  // namespace smartlb
 
 namespace smartlb {
-namespace {
+namespace client_budget_test {
 
 // Workers share budgets: charges from several threads at once are all counted (and the
 // ThreadSanitizer build checks the locking).
@@ -193,11 +193,11 @@ TEST(BudgetThreads, ConcurrentChargesAndSettlementsAreAllCounted) {
   EXPECT_EQ(registry.size(), 1u + 4 * 7);
 }
 
-}  // namespace
+}  // namespace client_budget_test
 }  // namespace smartlb
 
 namespace smartlb {
-namespace {
+namespace client_budget_test {
 
 // Shared by replicas (docs/scale-out.md): a broker standing in for Redis records the asks and
 // the test answers them.
@@ -297,11 +297,11 @@ TEST(SharedBudget, ANewBudgetIsSharedFromItsStart) {
   EXPECT_EQ(broker.attached[1]->name, "budget:subject\x1fteam-a:requests");
 }
 
-}  // namespace
+}  // namespace client_budget_test
 }  // namespace smartlb
 
 namespace smartlb {
-namespace {
+namespace client_budget_test {
 
 using namespace std::chrono;
 
@@ -508,5 +508,5 @@ TEST_F(Budget, WithoutSharingTheCountEverywhereIsThisReplicas) {
   EXPECT_EQ(b.state(at()).in_flight_everywhere, 1);
 }
 
-}  // namespace
+}  // namespace client_budget_test
 }  // namespace smartlb

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 namespace smartlb {
-namespace {
+namespace config_env_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -191,11 +191,11 @@ TEST(ConfigEnv, AdminPortMustDifferFromPort) {
   EXPECT_TRUE(has_error(r, "ADMIN_PORT"));
 }
 
-}  // namespace
+}  // namespace config_env_test
 }  // namespace smartlb
 
 namespace smartlb {
-namespace {
+namespace config_env_test {
 
 TEST(ConfigEnv, DeclaredQuotas) {
   auto r = config::load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"},
@@ -211,11 +211,11 @@ TEST(ConfigEnv, DeclaredQuotas) {
   EXPECT_TRUE(has_error(bad, "BACKEND_1_TPM"));
 }
 
-}  // namespace
+}  // namespace config_env_test
 }  // namespace smartlb
 
 namespace smartlb {
-namespace {
+namespace config_env_test {
 
 TEST(ConfigEnv, UnreadableCaFileIsAConfigurationError) {
   auto r = config::load_config_from_env(
@@ -223,11 +223,11 @@ TEST(ConfigEnv, UnreadableCaFileIsAConfigurationError) {
   EXPECT_TRUE(has_error(r, "UPSTREAM_CA_FILE"));
 }
 
-}  // namespace
+}  // namespace config_env_test
 }  // namespace smartlb
 
 namespace smartlb {
-namespace {
+namespace config_env_test {
 
 TEST(ConfigEnv, ClientLimitsGiveEveryClientABudgetOfItsOwn) {
   auto r = config::load_config_from_env({{"BACKEND_1_URL", "http://127.0.0.1:9"},
@@ -254,5 +254,5 @@ TEST(ConfigEnv, ClientLimitsGiveEveryClientABudgetOfItsOwn) {
       "CLIENT_MAX_IN_FLIGHT"));
 }
 
-}  // namespace
+}  // namespace config_env_test
 }  // namespace smartlb

@@ -5,7 +5,7 @@
 #include "smartlb/config/config_file.hpp"
 
 namespace smartlb {
-namespace {
+namespace token_issuers_config_test {  // named, not anonymous: tests/CMakeLists.txt
 
 constexpr const char* kTenant = "aaaabbbb-cccc-4ddd-8eee-ffff00001111";
 
@@ -97,5 +97,5 @@ TEST(TokenIssuersConfig, TheEnvironmentsMistakesAreNamed) {
                         "CLIENT_ENTRA_AUDIENCE: applies only with CLIENT_ENTRA_TENANT_ID"));
 }
 
-}  // namespace
+}  // namespace token_issuers_config_test
 }  // namespace smartlb

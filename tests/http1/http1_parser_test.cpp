@@ -9,7 +9,7 @@
 #include "smartlb/http1/http1_parser.hpp"
 
 namespace smartlb::http1 {
-namespace {
+namespace http1_parser_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::string_literals;
 
@@ -1058,5 +1058,5 @@ TEST(Http1Parser, AFailedHeadIsNotADoneHead) {
   EXPECT_FALSE(p.is_header_done());
 }
 
-}  // namespace
+}  // namespace http1_parser_test
 }  // namespace smartlb::http1

@@ -7,7 +7,7 @@
 #include "smartlb/io/timed_socket.hpp"
 
 namespace smartlb::io {
-namespace {
+namespace draining_read_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -234,5 +234,5 @@ TEST_F(DrainingRead, ReadNowSaysWouldBlockOnAnEmptySocketAndEofAtItsEnd) {
   EXPECT_EQ(ec, asio::error::eof);
 }
 
-}  // namespace
+}  // namespace draining_read_test
 }  // namespace smartlb::io

@@ -12,7 +12,7 @@
 #include "refusing_port.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace failover_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -300,5 +300,5 @@ TEST(Failover, StaleKeepAliveConnectionIsRetriedWithoutBlame) {
   EXPECT_EQ(other.request_count(), 0u);
 }
 
-}  // namespace
+}  // namespace failover_test
 }  // namespace smartlb::testing

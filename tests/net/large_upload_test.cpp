@@ -19,7 +19,7 @@
 #include "record_observer.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace large_upload_test {  // named, not anonymous: tests/CMakeLists.txt
 
 const std::string kUpload = "/openai/deployments/whisper/audio/transcriptions?api-version=2024-10-21";
 constexpr std::size_t kBodyBytes = 600'000;  // the mock backend reads bodies up to 1 MiB
@@ -317,5 +317,5 @@ TEST_F(LargeUpload, AnAnswerTheBackendSentBeforeTheBodyWasWholeIsRelayed) {
   EXPECT_EQ(rec->status, 401u);
 }
 
-}  // namespace
+}  // namespace large_upload_test
 }  // namespace smartlb::testing

@@ -14,7 +14,7 @@
 #include "record_observer.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace stream_holdback_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -376,5 +376,5 @@ TEST(StreamHoldback, ClientLeavingWhileTheStartIsHeld_IsNoticedAtOnce) {
   EXPECT_TRUE(p.available(0, "gpt-4o")) << "the backend is not blamed";
 }
 
-}  // namespace
+}  // namespace stream_holdback_test
 }  // namespace smartlb::testing

@@ -17,7 +17,7 @@
 #include "record_observer.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace streaming_test {  // named, not anonymous: tests/CMakeLists.txt
 
 const std::string kStreamRequest =
     "POST /openai/deployments/gpt-4o/chat/completions?api-version=1 HTTP/1.1\r\n"
@@ -469,5 +469,5 @@ TEST(Streaming, AStreamFromAnHttpsBackendOutpacingItsClientArrivesWholeAndInOrde
   expect_a_stream_outpacing_its_client_arrives_whole(true);
 }
 
-}  // namespace
+}  // namespace streaming_test
 }  // namespace smartlb::testing

@@ -12,7 +12,7 @@
 #include "smartlb/routing/selectors/priority_selector.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace shared_class_demand_test {  // named, not anonymous: tests/CMakeLists.txt
 
 const routing::ClassReserve kInteractive{};
 const routing::ClassReserve kBatch{1, 200};  // leaves at most 20 %
@@ -67,5 +67,5 @@ TEST(SharedClassDemand, ABatchRequestLeavesRoomForTheInteractiveRequestsAnotherR
   EXPECT_TRUE(two.send(150, kInteractive)) << "an interactive request of its own takes it";
 }
 
-}  // namespace
+}  // namespace shared_class_demand_test
 }  // namespace smartlb::testing

@@ -17,7 +17,7 @@
 #include "smartlb/redis/keys.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace shared_cooldowns_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -125,5 +125,5 @@ TEST_F(SharedCooldownsTest, AWholeBackendCooldownIsSharedToo) {
   EXPECT_FALSE(b.proxy.available(0, "any-deployment"));
 }
 
-}  // namespace
+}  // namespace shared_cooldowns_test
 }  // namespace smartlb::testing

@@ -20,7 +20,7 @@
 #include "smartlb/redis/keys.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace shared_in_flight_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 using redis::RedisService;
@@ -171,5 +171,5 @@ TEST_F(SharedInFlightTest, AReplicaThatDiesLeavesNoSlotTakenPastItsLeasesTimeToL
   EXPECT_EQ(ask(*r.service, "alive", 0, 2, 2), std::make_pair(std::int64_t{2}, std::int64_t{0}));
 }
 
-}  // namespace
+}  // namespace shared_in_flight_test
 }  // namespace smartlb::testing

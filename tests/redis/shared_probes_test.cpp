@@ -15,7 +15,7 @@
 #include "refusing_port.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace shared_probes_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -93,5 +93,5 @@ TEST(SharedProbes, WithoutRedisAReplicaProbesOnItsOwn) {
   EXPECT_EQ(alone.report().probes_sent, 1u);
 }
 
-}  // namespace
+}  // namespace shared_probes_test
 }  // namespace smartlb::testing

@@ -19,7 +19,7 @@
 #include "smartlb/redis/keys.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace shared_quotas_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 using redis::RedisService;
@@ -326,5 +326,5 @@ TEST_F(SharedQuotasTest, NoRequestFailsBecauseRedisIsLostOrComesBack) {
   EXPECT_GT(a.quotas->answered(), 0u);
 }
 
-}  // namespace
+}  // namespace shared_quotas_test
 }  // namespace smartlb::testing

@@ -15,7 +15,7 @@
 #include "redis_server.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace shared_reports_test {  // named, not anonymous: tests/CMakeLists.txt
 
 const std::string kChat = "/openai/deployments/m/chat/completions?api-version=2024-10-21";
 
@@ -123,5 +123,5 @@ TEST(SharedReports, A429OneReplicaGetsSaysWhenTheOtherTestsTheTarget) {
   EXPECT_EQ(answers.load(), 3);
 }
 
-}  // namespace
+}  // namespace shared_reports_test
 }  // namespace smartlb::testing

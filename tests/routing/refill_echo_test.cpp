@@ -8,7 +8,7 @@
 #include <vector>
 
 namespace smartlb {
-namespace {
+namespace refill_echo_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -158,5 +158,5 @@ TEST(RefillEcho, Strict_SparseSendsLearnTheWindowAsBefore) {
   EXPECT_EQ(*e.window(), base::Nanos(2 * kWindow));
 }
 
-}  // namespace
+}  // namespace refill_echo_test
 }  // namespace smartlb

@@ -9,7 +9,7 @@
 #include "report_simulation.hpp"
 
 namespace smartlb {
-namespace {
+namespace replica_report_simulation_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 using namespace report_simulation;
@@ -89,5 +89,5 @@ TEST(ReplicaReportSimulation, ThreeReplicas_ReportsThatAreHalfOrAllMinusOne_Neve
   }
 }
 
-}  // namespace
+}  // namespace replica_report_simulation_test
 }  // namespace smartlb

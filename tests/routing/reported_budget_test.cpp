@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb {
-namespace {
+namespace reported_budget_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 using Room = routing::ReportedBudget::Room;
@@ -541,5 +541,5 @@ TEST(ReportedBudget, Blind_ABucketsLevel_IsDroppedByARealReport) {
   EXPECT_FALSE(s.b.watched());
 }
 
-}  // namespace
+}  // namespace reported_budget_test
 }  // namespace smartlb

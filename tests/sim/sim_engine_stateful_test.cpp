@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 namespace smartlb::sim {
-namespace {
+namespace sim_engine_stateful_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 using nlohmann::json;
@@ -287,5 +287,5 @@ TEST_F(SimEngineStatefulTest, ResponsesSocketTurnsChainInTheEnginesStoreLikeHttp
   EXPECT_EQ(json::parse(other[0])["type"], "error");
 }
 
-}  // namespace
+}  // namespace sim_engine_stateful_test
 }  // namespace smartlb::sim

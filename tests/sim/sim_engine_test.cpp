@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 namespace smartlb::sim {
-namespace {
+namespace sim_engine_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 using nlohmann::json;
@@ -517,5 +517,5 @@ TEST_F(SimEngineTest, ResetRestartsASlidingWindowAtNow) {
   EXPECT_EQ(header(after, "x-ratelimit-remaining-tokens"), "86");
 }
 
-}  // namespace
+}  // namespace sim_engine_test
 }  // namespace smartlb::sim

@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 namespace smartlb::sim {
-namespace {
+namespace sim_server_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 using nlohmann::json;
@@ -396,5 +396,5 @@ TEST_F(SimServerTest, AReasoningStreamSendsItsOpeningEventsThenWaitsWithoutBlock
   thinking.join();
 }
 
-}  // namespace
+}  // namespace sim_server_test
 }  // namespace smartlb::sim

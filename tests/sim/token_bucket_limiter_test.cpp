@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::sim {
-namespace {
+namespace token_bucket_limiter_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -75,5 +75,5 @@ TEST(TokenBucketLimiter, ZeroLimitAdmitsNothing) {
   EXPECT_EQ(bucket.remaining(t0 + 1h), 0);
 }
 
-}  // namespace
+}  // namespace token_bucket_limiter_test
 }  // namespace smartlb::sim

@@ -5,7 +5,7 @@
 #include <string>
 
 namespace smartlb::stateful {
-namespace {
+namespace id_tagger_test {  // named, not anonymous: tests/CMakeLists.txt
 
 const ResourceTag kTag = tag_from_bits(1);  // "-slbaaaaaaab"
 
@@ -99,5 +99,5 @@ TEST(IdTagger, EscapedQuotesAndBackslashesDoNotEndAString) {
             R"({"text":"say \"id\": \\","id":"r-slbaaaaaaab"})");
 }
 
-}  // namespace
+}  // namespace id_tagger_test
 }  // namespace smartlb::stateful
