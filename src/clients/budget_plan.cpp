@@ -13,7 +13,7 @@ std::string budget_key(std::string_view owner, std::string_view name, std::strin
 }
 
 namespace {
-bool counts_tokens(const config::ClientLimits& l) {
+bool limits_count_tokens(const config::ClientLimits& l) {
   return l.tokens_per_minute || l.tokens_per_day || l.tokens_per_month;
 }
 }  // namespace
@@ -35,7 +35,7 @@ BudgetPlan::BudgetPlan(const config::Policy& policy, BudgetRegistry& registry) :
   for (const config::ClientConfig& c : policy.clients)
     if (c.limits.any())
       clients_.emplace(c.name, ClientEntry{&registry.get(budget_key("client", c.name), c.limits),
-                                           counts_tokens(c.limits), c.limits.counts_cost()});
+                                           limits_count_tokens(c.limits), c.limits.counts_cost()});
   for (const config::SubjectLimit& s : policy.subject_limits) {
     SubjectRule rule{s.subject, s.shared, s.limits, nullptr, budget_key("subject", s.subject, "(other)")};
     if (s.shared) rule.budget = &registry.get(budget_key("subject", s.subject), s.limits);
@@ -57,7 +57,7 @@ std::size_t BudgetPlan::budgets_for(const ClientIdentity& who, Budgets& out) con
         std::find(who.subjects.begin(), who.subjects.end(), rule.subject) == who.subjects.end())
       continue;
     if (rule.shared) {
-      out[n++] = BudgetRef{rule.budget, "subject", rule.subject, counts_tokens(rule.limits),
+      out[n++] = BudgetRef{rule.budget, "subject", rule.subject, limits_count_tokens(rule.limits),
                            rule.limits.counts_cost()};
       continue;
     }
@@ -66,7 +66,7 @@ std::size_t BudgetPlan::budgets_for(const ClientIdentity& who, Budgets& out) con
     ClientBudget& b = registry_->get(key, rule.limits, rule.overflow_key, generation_);
     out[n++] = BudgetRef{&b, rule.subject == "*" ? std::string_view("client") : std::string_view("subject"),
                          rule.subject == "*" ? who.principal : std::string_view(rule.subject),
-                         counts_tokens(rule.limits), rule.limits.counts_cost()};
+                         limits_count_tokens(rule.limits), rule.limits.counts_cost()};
   }
   return n;
 }

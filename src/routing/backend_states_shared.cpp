@@ -11,7 +11,7 @@ namespace {
 constexpr std::int64_t kMaxAgeMs = 60'000;                  // older says nothing
 constexpr std::int64_t kMaxAheadMs = 7LL * 24 * 3'600'000;  // a week, as for a shared cooldown
 
-std::int64_t wall_ms(const base::Clock& clock) {
+std::int64_t wall_now_ms(const base::Clock& clock) {
   return std::chrono::duration_cast<base::Millis>(clock.wall_now().time_since_epoch()).count();
 }
 
@@ -22,7 +22,7 @@ bool BackendStates::apply_shared_report(std::string_view backend, std::string_vi
   if (!route_on_remaining_ || report.empty()) return false;
   const base::MonoNanos now = clock_.now();
   // Another replica's clock: never in the future here, and a report a minute old says nothing.
-  const std::int64_t age_ms = std::max<std::int64_t>(wall_ms(clock_) - sent_epoch_ms, 0);
+  const std::int64_t age_ms = std::max<std::int64_t>(wall_now_ms(clock_) - sent_epoch_ms, 0);
   if (age_ms > kMaxAgeMs) return false;
   PoolMember m;
   if (!current_member(backend, m)) return false;
@@ -41,7 +41,7 @@ bool BackendStates::apply_shared_moment(std::string_view backend, std::string_vi
   if (d == nullptr || !d->reported.watched()) return false;
   // Another replica's clock, on this one: a minute in the past at most, a week ahead.
   const std::int64_t ahead_ms =
-      std::clamp<std::int64_t>(at_epoch_ms - wall_ms(clock_), -kMaxAgeMs, kMaxAheadMs);
+      std::clamp<std::int64_t>(at_epoch_ms - wall_now_ms(clock_), -kMaxAgeMs, kMaxAheadMs);
   const base::MonoNanos at = clock_.now() + ahead_ms * 1'000'000;
   switch (kind) {
     case MomentNotice::Kind::Probe:  // out for kFreshFor at most, wherever it was taken

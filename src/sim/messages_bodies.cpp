@@ -9,7 +9,7 @@ namespace {
 
 using ordered_json = nlohmann::ordered_json;
 
-ordered_json usage_json(std::int64_t input_tokens, std::int64_t output_tokens) {
+ordered_json messages_usage_json(std::int64_t input_tokens, std::int64_t output_tokens) {
   return {{"input_tokens", input_tokens},
           {"output_tokens", output_tokens},
           {"cache_creation_input_tokens", 0},
@@ -35,7 +35,7 @@ ordered_json message_json(const MessageSpec& spec, ordered_json content, ordered
 std::string message_body(const MessageSpec& spec) {
   const ordered_json text_block{{"type", "text"}, {"text", generated_text(spec.output_tokens)}};
   return message_json(spec, ordered_json::array({text_block}), "end_turn",
-                      usage_json(spec.input_tokens, spec.output_tokens))
+                      messages_usage_json(spec.input_tokens, spec.output_tokens))
       .dump();
 }
 
@@ -46,9 +46,9 @@ std::vector<StreamEvent> message_stream_events(const MessageSpec& spec) {
     events.push_back({named_sse_event(type, data), is_content});
   };
   // Like the API, message_start reports the first output token already.
-  add("message_start",
-      {{"type", "message_start"},
-       {"message", message_json(spec, ordered_json::array(), nullptr, usage_json(spec.input_tokens, 1))}});
+  add("message_start", {{"type", "message_start"},
+                        {"message", message_json(spec, ordered_json::array(), nullptr,
+                                                 messages_usage_json(spec.input_tokens, 1))}});
   add("content_block_start",
       {{"type", "content_block_start"}, {"index", 0}, {"content_block", {{"type", "text"}, {"text", ""}}}});
   add("ping", {{"type", "ping"}});

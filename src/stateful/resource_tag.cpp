@@ -12,7 +12,7 @@ int digit_value(char c) {
   return -1;
 }
 
-char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+char lower_ascii(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
 constexpr std::size_t kMaxIdBytes = 256;
 
@@ -30,7 +30,7 @@ std::string default_resource(bool tls, std::string_view host, std::uint16_t port
   std::string out = tls ? "https://" : "http://";
   const bool ipv6 = host.find(':') != std::string_view::npos;
   if (ipv6) out.push_back('[');
-  for (const char c : host) out.push_back(lower(c));
+  for (const char c : host) out.push_back(lower_ascii(c));
   if (ipv6) out.push_back(']');
   if (port != (tls ? 443 : 80)) out.append(":").append(std::to_string(port));
   out.append(base_path);

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb {
-namespace {
+namespace admin_access_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using Verdict = admin::AdminDecision::Verdict;
 
@@ -99,5 +99,5 @@ TEST(AdminAccess, MetricsMayStayOpenForScrapers) {
       << "/status is not /metrics";
 }
 
-}  // namespace
+}  // namespace admin_access_test
 }  // namespace smartlb

@@ -7,7 +7,7 @@
 #include "smartlb/base/clock.hpp"
 
 namespace smartlb {
-namespace {
+namespace admin_api_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -212,5 +212,5 @@ TEST(AdminApiTime, IsoUtc) {
   EXPECT_EQ(admin::iso_utc(1'700'000'000'123), "2023-11-14T22:13:20.123Z");
 }
 
-}  // namespace
+}  // namespace admin_api_test
 }  // namespace smartlb

@@ -15,7 +15,7 @@
 #include "mock_backend.hpp"
 
 namespace smartlb {
-namespace {
+namespace entra_leak_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using smartlb::testing::ChildProcess;
 using smartlb::testing::http_call;
@@ -118,5 +118,5 @@ TEST(EntraLeak, TokensAndSecretsNeverAppearInLogsStatusOrMetrics) {
   expect_no_secret("the logs", logs);
 }
 
-}  // namespace
+}  // namespace entra_leak_test
 }  // namespace smartlb

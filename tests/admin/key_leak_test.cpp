@@ -16,7 +16,7 @@
 #include "mock_backend.hpp"
 
 namespace smartlb {
-namespace {
+namespace key_leak_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using smartlb::testing::ChildProcess;
 using smartlb::testing::http_call;
@@ -132,5 +132,5 @@ TEST_P(KeyLeakTest, ConfiguredKeysNeverAppearInLogsStatusOrMetrics) {
 
 INSTANTIATE_TEST_SUITE_P(LogFormats, KeyLeakTest, ::testing::Values("text", "json"));
 
-}  // namespace
+}  // namespace key_leak_test
 }  // namespace smartlb

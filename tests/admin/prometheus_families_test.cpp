@@ -16,7 +16,7 @@
 #include "admin_promtool.hpp"
 
 namespace smartlb {
-namespace {
+namespace prometheus_families_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -320,5 +320,5 @@ TEST(PrometheusFamilies, BudgetsWithACapShowTheirRequestsInFlight) {
   EXPECT_EQ(text.find("name=\"search\""), std::string::npos);
 }
 
-}  // namespace
+}  // namespace prometheus_families_test
 }  // namespace smartlb

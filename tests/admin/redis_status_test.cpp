@@ -8,7 +8,7 @@
 #include "smartlb/admin/status_json.hpp"
 
 namespace smartlb {
-namespace {
+namespace redis_status_test {  // named, not anonymous: tests/CMakeLists.txt
 
 TEST(RedisStatus, MetricsAppearOnlyWithRedisAndPassPromtool) {
   telemetry::Metrics metrics(std::vector<telemetry::Metrics::BackendInfo>{{"east", ""}});
@@ -62,5 +62,5 @@ TEST(RedisStatus, StatusHasARedisObjectOnlyWithRedis) {
   EXPECT_EQ(doc.dump().find("pw-canary"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace redis_status_test
 }  // namespace smartlb

@@ -9,7 +9,7 @@
 #include <sstream>
 
 namespace smartlb {
-namespace {
+namespace status_page_test {  // named, not anonymous: tests/CMakeLists.txt
 
 std::string page_source(const std::string& name) {
   std::ifstream f(std::string(SMARTLB_SOURCE_DIR) + "/src/admin/page/" + name, std::ios::binary);
@@ -37,5 +37,5 @@ TEST(StatusPage, IsIndexHtmlWithItsStyleAndScriptInline) {
   EXPECT_EQ(page.find("<script src"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace status_page_test
 }  // namespace smartlb

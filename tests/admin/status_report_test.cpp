@@ -7,7 +7,7 @@
 #include "smartlb/config/config_env.hpp"
 
 namespace smartlb {
-namespace {
+namespace status_report_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -461,11 +461,11 @@ TEST(BackendState, FromTheCooldownCause) {
   EXPECT_EQ(admin::backend_state({6, routing::FailureCause::TlsFailed}, 5), "unreachable");
 }
 
-}  // namespace
+}  // namespace status_report_test
 }  // namespace smartlb
 
 namespace smartlb {
-namespace {
+namespace status_report_test {
 
 TEST(StatusQuota, DeclaredQuotaUsageShowsInStatusAndMetrics) {
   base::ManualClock clock;
@@ -525,11 +525,11 @@ TEST(StatusQuota, OnlyTheLimitsDeclaredAreShown) {
   EXPECT_EQ(quota["requests_per_window"], 10);
 }
 
-}  // namespace
+}  // namespace status_report_test
 }  // namespace smartlb
 
 namespace smartlb {
-namespace {
+namespace status_report_test {
 
 TEST(StatusRules, RulesAndTheirTargetsShowInStatus) {
   telemetry::Metrics metrics(std::vector<telemetry::Metrics::BackendInfo>{{"east", ""}});
@@ -687,5 +687,5 @@ TEST(StatusQuota, ATargetsQuotaShowsUnderTheDeploymentItsBackendServes) {
   EXPECT_EQ(text.find(R"(deployment="other")"), std::string::npos) << text;
 }
 
-}  // namespace
+}  // namespace status_report_test
 }  // namespace smartlb

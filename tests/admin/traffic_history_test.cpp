@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb {
-namespace {
+namespace traffic_history_test {  // named, not anonymous: tests/CMakeLists.txt
 
 telemetry::MetricsSnapshot totals(std::uint64_t requests, std::uint64_t throttled, std::uint64_t failovers,
                                   std::vector<std::uint64_t> served, double served_seconds) {
@@ -53,5 +53,5 @@ TEST(TrafficHistory, KeepsOnlyTheLastSamples) {
   EXPECT_EQ(h.samples().back().latency_ms, 0);
 }
 
-}  // namespace
+}  // namespace traffic_history_test
 }  // namespace smartlb

@@ -5,7 +5,7 @@
 #include <vector>
 
 namespace smartlb {
-namespace {
+namespace command_line_test {  // named, not anonymous: tests/CMakeLists.txt
 
 app::CommandLine parse(std::vector<const char*> args) {
   args.insert(args.begin(), "smartlb");
@@ -44,5 +44,5 @@ TEST(CommandLine, AnUnknownArgumentIsNamed) {
   EXPECT_TRUE(parse({"--version"}).version);
 }
 
-}  // namespace
+}  // namespace command_line_test
 }  // namespace smartlb

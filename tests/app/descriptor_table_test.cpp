@@ -11,7 +11,7 @@
 #include <limits>
 
 namespace smartlb {
-namespace {
+namespace descriptor_table_test {  // named, not anonymous: tests/CMakeLists.txt
 
 std::size_t open_descriptors() {
   const std::filesystem::directory_iterator fds("/proc/self/fd");
@@ -48,5 +48,5 @@ TEST(DescriptorTable, ReservingBeyondTheLimitFailsWithoutLeaving) {
   EXPECT_EQ(open_descriptors(), open_before);
 }
 
-}  // namespace
+}  // namespace descriptor_table_test
 }  // namespace smartlb

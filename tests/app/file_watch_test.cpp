@@ -12,7 +12,7 @@
 #include <mutex>
 
 namespace smartlb {
-namespace {
+namespace file_watch_test {  // named, not anonymous: tests/CMakeLists.txt
 
 namespace fs = std::filesystem;
 
@@ -100,5 +100,5 @@ TEST(FileWatch, AChangeBeforeTheWatchStartsIsNotMissed) {
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace file_watch_test
 }  // namespace smartlb

@@ -8,7 +8,7 @@
 #include <thread>
 
 namespace smartlb {
-namespace {
+namespace periodic_thread_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -39,5 +39,5 @@ TEST(PeriodicThread, StopsWithoutWaitingOutItsInterval) {
   EXPECT_EQ(ticks, 0);
 }
 
-}  // namespace
+}  // namespace periodic_thread_test
 }  // namespace smartlb

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb {
-namespace {
+namespace reload_notes_test {  // named, not anonymous: tests/CMakeLists.txt
 
 config::RedisUrl url(std::string host, std::string password = "") {
   config::RedisUrl u;
@@ -51,5 +51,5 @@ TEST(ReloadNotes, AReloadThatKeepsTheStartOnlySettingsSaysNothing) {
   EXPECT_TRUE(app::settings_needing_restart(running, loaded).empty());
 }
 
-}  // namespace
+}  // namespace reload_notes_test
 }  // namespace smartlb

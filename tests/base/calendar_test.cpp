@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb {
-namespace {
+namespace calendar_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono;
 
@@ -37,5 +37,5 @@ TEST(CalendarPeriod, AMonthsNumberGivesItsStart) {
   EXPECT_EQ(february.end, base::WallTime(sys_days(year(2028) / March / 1)));
 }
 
-}  // namespace
+}  // namespace calendar_test
 }  // namespace smartlb

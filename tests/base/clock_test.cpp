@@ -7,7 +7,7 @@
 #include "smartlb/base/clock.hpp"
 
 namespace smartlb {
-namespace {
+namespace clock_test {  // named, not anonymous: tests/CMakeLists.txt
 
 TEST(SystemClock, CoarseNowIsNowsTimelineNeverAhead) {
   const base::SystemClock clock;
@@ -37,5 +37,5 @@ TEST(ManualClock, CoarseNowIsNow) {
   EXPECT_EQ(clock.coarse_now(), clock.now());
 }
 
-}  // namespace
+}  // namespace clock_test
 }  // namespace smartlb

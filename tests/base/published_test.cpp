@@ -7,7 +7,7 @@
 #include <vector>
 
 namespace smartlb {
-namespace {
+namespace published_test {  // named, not anonymous: tests/CMakeLists.txt
 
 TEST(Published, ReadersKeepTheValueTheyTookWhileANewOneIsPublished) {
   base::Published<int> p(std::make_shared<const int>(1));
@@ -39,5 +39,5 @@ TEST(Published, ConcurrentReadersAlwaysSeeAWholeValue) {
   EXPECT_EQ(p.current()->a, 2'000);
 }
 
-}  // namespace
+}  // namespace published_test
 }  // namespace smartlb

@@ -5,7 +5,7 @@
 #include <array>
 
 namespace smartlb {
-namespace {
+namespace text_test {  // named, not anonymous: tests/CMakeLists.txt
 
 TEST(HexDigitValue, EitherCaseAndNothingElse) {
   EXPECT_EQ(base::hex_digit_value('0'), 0);
@@ -41,5 +41,5 @@ TEST(AppendHex, TwoDigitsAByteAfterWhatIsThere) {
   EXPECT_EQ(out, "sha:000fa5ff");
 }
 
-}  // namespace
+}  // namespace text_test
 }  // namespace smartlb

@@ -6,7 +6,7 @@
 #include "smartlb/clients/budget_plan.hpp"
 
 namespace smartlb {
-namespace {
+namespace budget_admission_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono;
 
@@ -321,5 +321,5 @@ TEST_F(Admission, ASessionHoldsASlotAgainWhileAResponseIsInProgress) {
   EXPECT_FALSE(last.admit(1, at())) << "the refused admission took no slot";
 }
 
-}  // namespace
+}  // namespace budget_admission_test
 }  // namespace smartlb

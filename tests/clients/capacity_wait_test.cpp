@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::clients {
-namespace {
+namespace capacity_wait_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -54,5 +54,5 @@ TEST(CapacityWait, ARefusalThatSaysNowStillWaitsALittle) {
   EXPECT_EQ(capacity_wait(kFiveSeconds, ask(0ms)), base::Nanos(kCapacityMinWait));
 }
 
-}  // namespace
+}  // namespace capacity_wait_test
 }  // namespace smartlb::clients

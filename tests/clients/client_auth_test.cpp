@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb {
-namespace {
+namespace client_auth_test {  // named, not anonymous: tests/CMakeLists.txt
 
 clients::ClientAuthenticator from_keys(const std::vector<std::string>& keys) {
   return clients::ClientAuthenticator(clients::ClientAuthenticator::from_key_list(keys));
@@ -47,5 +47,5 @@ TEST(ClientAuth, IdentityCarriesTheKeysNameAndSubjects) {
   EXPECT_EQ(a.identify("k2", "")->name, "batch");
 }
 
-}  // namespace
+}  // namespace client_auth_test
 }  // namespace smartlb

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::clients {
-namespace {
+namespace in_flight_share_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 using Verdict = InFlightShare::Verdict;
@@ -209,5 +209,5 @@ TEST(InFlightShare, RedisLostEachReplicaKeepsToTheCapOverTheLiveReplicas) {
   EXPECT_EQ(s.allowed(5), 1) << "at least one slot per replica";
 }
 
-}  // namespace
+}  // namespace in_flight_share_test
 }  // namespace smartlb::clients

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb {
-namespace {
+namespace priority_classes_test {  // named, not anonymous: tests/CMakeLists.txt
 
 clients::PriorityClasses three() {
   return clients::PriorityClasses({{"interactive", 0, {}, {}},
@@ -50,5 +50,5 @@ TEST(PriorityClasses, AnUnknownClassIsNone) {
   EXPECT_FALSE(three().resolve("app", {}, "Batch")) << "names are exact";
 }
 
-}  // namespace
+}  // namespace priority_classes_test
 }  // namespace smartlb

@@ -8,7 +8,7 @@
 #include "smartlb/config/config_file.hpp"
 
 namespace smartlb {
-namespace {
+namespace admin_tokens_config_test {  // named, not anonymous: tests/CMakeLists.txt
 
 const std::string kRead = "r3ad-t0ken-0123456789";
 const std::string kWrite = "wr1te-t0ken-0123456789";
@@ -149,5 +149,5 @@ TEST(AdminTokensConfig, AnEnvironmentSpellingInTheFileGetsAHint) {
   EXPECT_TRUE(has_error(r, "admin.tokens")) << errors_of(r);
 }
 
-}  // namespace
+}  // namespace admin_tokens_config_test
 }  // namespace smartlb

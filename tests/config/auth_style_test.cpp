@@ -3,7 +3,7 @@
 #include "smartlb/config/config.hpp"
 
 namespace smartlb {
-namespace {
+namespace auth_style_test {  // named, not anonymous: tests/CMakeLists.txt
 
 TEST(AuthStyle, EveryStyleIsFoundByItsName) {
   for (config::AuthStyle a : {config::AuthStyle::Auto, config::AuthStyle::ApiKey, config::AuthStyle::Bearer,
@@ -15,5 +15,5 @@ TEST(AuthStyle, EveryStyleIsFoundByItsName) {
   EXPECT_FALSE(config::auth_style_named("API-KEY"));
 }
 
-}  // namespace
+}  // namespace auth_style_test
 }  // namespace smartlb

@@ -16,7 +16,7 @@
 #include "load_result.hpp"
 
 namespace smartlb {
-namespace {
+namespace config_file_test {  // named, not anonymous: tests/CMakeLists.txt
 
 const char* kGood = R"(
 name: loadbalancing-config
@@ -557,5 +557,5 @@ rules:
   EXPECT_EQ(listed.config->policy.rules[1].id, "rest");
 }
 
-}  // namespace
+}  // namespace config_file_test
 }  // namespace smartlb

@@ -6,7 +6,7 @@
 #include <fstream>
 
 namespace smartlb {
-namespace {
+namespace cpu_limit_test {  // named, not anonymous: tests/CMakeLists.txt
 
 namespace fs = std::filesystem;
 
@@ -315,5 +315,5 @@ TEST(CpuLimitSystem, ReadsThisProcessWithoutFailing) {
   EXPECT_EQ(config::worker_count(5).source, "THREADS");
 }
 
-}  // namespace
+}  // namespace cpu_limit_test
 }  // namespace smartlb

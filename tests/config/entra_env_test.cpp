@@ -8,7 +8,7 @@
 #include <cstdio>
 
 namespace smartlb {
-namespace {
+namespace entra_env_test {  // named, not anonymous: tests/CMakeLists.txt
 
 bool has_error(const config::ConfigLoadResult& r, std::string_view var) {
   return std::any_of(r.errors.begin(), r.errors.end(),
@@ -175,5 +175,5 @@ TEST(EntraEnv, SourceNamesRoundTrip) {
   EXPECT_FALSE(config::parse_entra_source("managed-identity"));
 }
 
-}  // namespace
+}  // namespace entra_env_test
 }  // namespace smartlb

@@ -17,7 +17,7 @@
 #include "smartlb/config/config_env.hpp"
 
 namespace smartlb {
-namespace {
+namespace env_settings_test {  // named, not anonymous: tests/CMakeLists.txt
 
 std::vector<std::string> cells_of(const std::string& row) {
   std::vector<std::string> cells;
@@ -208,5 +208,5 @@ TEST(EnvSettings, TheDefaultsShownAreTheLoadersAndEachSettingIsRead) {
   }
 }
 
-}  // namespace
+}  // namespace env_settings_test
 }  // namespace smartlb

@@ -29,7 +29,7 @@
 #include "smartlb/config/config_file.hpp"
 
 namespace smartlb {
-namespace {
+namespace golden_test {  // named, not anonymous: tests/CMakeLists.txt
 
 namespace fs = std::filesystem;
 
@@ -125,5 +125,5 @@ TEST(ConfigGoldenFolder, EveryFileBelongsToACase) {
   }
 }
 
-}  // namespace
+}  // namespace golden_test
 }  // namespace smartlb

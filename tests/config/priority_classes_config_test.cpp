@@ -6,7 +6,7 @@
 #include "smartlb/config/config_file.hpp"
 
 namespace smartlb {
-namespace {
+namespace priority_classes_config_test {  // named, not anonymous: tests/CMakeLists.txt
 
 config::EnvMap env() { return {{"BACKEND_1_URL", "http://127.0.0.1:9"}, {"K", "nightly-key-1"}}; }
 
@@ -115,5 +115,5 @@ TEST(PriorityClassesConfig, BadClassesAreRefusedByName) {
       << all_errors(client);
 }
 
-}  // namespace
+}  // namespace priority_classes_config_test
 }  // namespace smartlb

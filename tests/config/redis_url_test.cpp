@@ -5,7 +5,7 @@
 #include "smartlb/config/config_env.hpp"
 
 namespace smartlb {
-namespace {
+namespace redis_url_test {  // named, not anonymous: tests/CMakeLists.txt
 
 TEST(RedisUrl, HostAlonePortDefaultsTo6379AndDatabaseTo0) {
   auto r = config::parse_redis_url("redis://cache.internal");
@@ -106,5 +106,5 @@ TEST(RedisConfigEnv, AMalformedUrlIsAnErrorWithoutThePassword) {
   for (const auto& e : r.errors) EXPECT_EQ(e.find("hunter2"), std::string::npos) << e;
 }
 
-}  // namespace
+}  // namespace redis_url_test
 }  // namespace smartlb

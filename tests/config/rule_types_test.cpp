@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb {
-namespace {
+namespace rule_types_test {  // named, not anonymous: tests/CMakeLists.txt
 
 TEST(RuleTypes, EveryTypeHasOneNameThatReadsBack) {
   for (const config::RuleType type :
@@ -28,5 +28,5 @@ TEST(RuleTypes, EachTypeReadsTheTargetSettingsItRoutesBy) {
   EXPECT_TRUE(rule_type_info(config::RuleType::Latency).reads_latency);
 }
 
-}  // namespace
+}  // namespace rule_types_test
 }  // namespace smartlb

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb {
-namespace {
+namespace url_test {  // named, not anonymous: tests/CMakeLists.txt
 
 TEST(BackendUrl, HttpsDefaults) {
   auto r = config::parse_backend_url("https://east.openai.azure.com");
@@ -91,5 +91,5 @@ TEST(DoubledPrefix, OtherBasePathsAreFine) {
   }
 }
 
-}  // namespace
+}  // namespace url_test
 }  // namespace smartlb

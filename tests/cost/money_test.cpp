@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb {
-namespace {
+namespace money_test {  // named, not anonymous: tests/CMakeLists.txt
 
 TEST(PricePerMillion, IsExactlyPicoUnitsPerToken) {
   EXPECT_EQ(cost::parse_price_per_million("2.50"), 2'500'000);  // $2.50 / 1M tokens = 2.5e-6 $ a token
@@ -39,5 +39,5 @@ TEST(Money, FormatsAsShortAsExact) {
   EXPECT_EQ(cost::format_money(-cost::kPicoPerUnit / 4), "-0.25");
 }
 
-}  // namespace
+}  // namespace money_test
 }  // namespace smartlb

@@ -5,7 +5,7 @@
 #include "smartlb/telemetry/usage_sniffer.hpp"
 
 namespace smartlb {
-namespace {
+namespace request_cost_test {  // named, not anonymous: tests/CMakeLists.txt
 
 // Azure OpenAI's global-deployment prices in USD per 1M tokens (input, cached input, output),
 // in pico-units per token: $2.50 / 1M = 2'500'000 pico-USD a token.
@@ -111,5 +111,5 @@ TEST(VersionDate, OnlyADateAtTheEndIsTakenOff) {
   EXPECT_EQ(cost::without_version_date("-0125"), "-0125");
 }
 
-}  // namespace
+}  // namespace request_cost_test
 }  // namespace smartlb

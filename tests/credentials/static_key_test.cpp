@@ -6,7 +6,7 @@
 #include <vector>
 
 namespace smartlb {
-namespace {
+namespace static_key_test {  // named, not anonymous: tests/CMakeLists.txt
 
 std::vector<std::string> fields(const credentials::CredentialFields& f) {
   std::vector<std::string> out;
@@ -72,5 +72,5 @@ TEST(StaticKey, NoKeyPassesTheClientsCredentialsThrough) {
                   .empty());
 }
 
-}  // namespace
+}  // namespace static_key_test
 }  // namespace smartlb

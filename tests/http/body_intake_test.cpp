@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb {
-namespace {
+namespace body_intake_test {  // named, not anonymous: tests/CMakeLists.txt
 
 // Threshold 100, buffered bodies up to 1000, streamed ones up to 5000.
 constexpr http::BodyLimits kLimits{100, 1000, 5000};
@@ -92,5 +92,5 @@ TEST(BodyIntake, The413NamesTheLimit) {
             std::string_view::npos);
 }
 
-}  // namespace
+}  // namespace body_intake_test
 }  // namespace smartlb

@@ -6,7 +6,7 @@
 #include <vector>
 
 namespace smartlb::http {
-namespace {
+namespace event_stream_reader_test {  // named, not anonymous: tests/CMakeLists.txt
 
 struct Seen {
   std::string raw, data, type;
@@ -139,5 +139,5 @@ TEST(EventField, SplitsAtTheFirstColonAndDropsOneSpace) {
   EXPECT_EQ(event_field("data").value, "");
 }
 
-}  // namespace
+}  // namespace event_stream_reader_test
 }  // namespace smartlb::http

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb {
-namespace {
+namespace header_rules_test {  // named, not anonymous: tests/CMakeLists.txt
 
 TEST(HeaderRules, HopByHop) {
   for (auto n :
@@ -95,5 +95,5 @@ TEST(RequestFraming, HostRules) {
   EXPECT_EQ(check_request_framing(http10), "");
 }
 
-}  // namespace
+}  // namespace header_rules_test
 }  // namespace smartlb

@@ -9,7 +9,7 @@
 #include <vector>
 
 namespace smartlb {
-namespace {
+namespace json_body_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::string_literals;
 
@@ -322,5 +322,5 @@ TEST(JsonString, AppendsToWhatIsThere) {
   EXPECT_EQ(out, R"(x="a\"")");
 }
 
-}  // namespace
+}  // namespace json_body_test
 }  // namespace smartlb

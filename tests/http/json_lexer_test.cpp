@@ -9,7 +9,7 @@
 #include "json_generator.hpp"
 
 namespace smartlb {
-namespace {
+namespace json_lexer_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::string_literals;
 
@@ -336,5 +336,5 @@ TEST(JsonLexerDifferential, RandomTextsMatchNlohmann) {
   EXPECT_LT(accepted, kCases * 4 / 5);
 }
 
-}  // namespace
+}  // namespace json_lexer_test
 }  // namespace smartlb

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb {
-namespace {
+namespace methods_test {  // named, not anonymous: tests/CMakeLists.txt
 
 TEST(ApiMethods, TheApisMethodsAreAccepted) {
   for (auto m : {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
@@ -33,5 +33,5 @@ TEST(ApiMethods, AllowListsExactlyTheAcceptedMethods) {
   EXPECT_EQ(listed, 7);
 }
 
-}  // namespace
+}  // namespace methods_test
 }  // namespace smartlb

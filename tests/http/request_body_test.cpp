@@ -9,7 +9,7 @@
 #include "smartlb/http/json_body.hpp"
 
 namespace smartlb {
-namespace {
+namespace request_body_test {  // named, not anonymous: tests/CMakeLists.txt
 
 constexpr std::string_view kChat = "/v1/chat/completions";
 
@@ -185,5 +185,5 @@ TEST(RequestBodyDifferential, RandomBodiesAgreeWithNlohmannAndTopLevelStrings) {
   EXPECT_GT(objects, 4000);
 }
 
-}  // namespace
+}  // namespace request_body_test
 }  // namespace smartlb

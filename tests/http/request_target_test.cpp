@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb {
-namespace {
+namespace request_target_test {  // named, not anonymous: tests/CMakeLists.txt
 
 // append_upstream_target appends: what the buffer held stays in front.
 std::string upstream_target(std::string_view base, const http::RequestTarget& t,
@@ -69,5 +69,5 @@ TEST(ApiFamily, FromThePathAlone) {
   EXPECT_EQ(http::api_family("/openaix/v1"), http::ApiFamily::OpenAI);
 }
 
-}  // namespace
+}  // namespace request_target_test
 }  // namespace smartlb

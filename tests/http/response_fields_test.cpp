@@ -8,7 +8,7 @@
 #include <vector>
 
 namespace smartlb {
-namespace {
+namespace response_fields_test {  // named, not anonymous: tests/CMakeLists.txt
 
 // Any list of fields with size() and operator[] giving .name and .value.
 struct Fields {
@@ -86,5 +86,5 @@ TEST(PlainEventStream, ATextEventStreamWithoutAContentCoding) {
   EXPECT_FALSE(http::is_plain_event_stream("application/json", ""));
 }
 
-}  // namespace
+}  // namespace response_fields_test
 }  // namespace smartlb

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb {
-namespace {
+namespace stream_event_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::string_view_literals;
 
@@ -92,5 +92,5 @@ TEST(StreamEvent, LongEscapedNamesAreNoneOfTheNamesCompared) {
             http::StartReason::None);
 }
 
-}  // namespace
+}  // namespace stream_event_test
 }  // namespace smartlb

@@ -5,7 +5,7 @@
 #include <string>
 
 namespace smartlb {
-namespace {
+namespace stream_start_test {  // named, not anonymous: tests/CMakeLists.txt
 
 constexpr std::size_t kLimit = 64 * 1024;
 
@@ -589,5 +589,5 @@ TEST(StreamStart, ReasonsHaveNames) {
   EXPECT_EQ(to_string(http::StartReason::Limit), "limit");
 }
 
-}  // namespace
+}  // namespace stream_start_test
 }  // namespace smartlb

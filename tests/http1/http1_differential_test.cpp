@@ -32,7 +32,7 @@
 #include "smartlb/http1/http1_parser.hpp"
 
 namespace smartlb::http1 {
-namespace {
+namespace http1_differential_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::string_literals;
 
@@ -1077,5 +1077,5 @@ TEST(Http1Differential, AConnectionValueThatIsNoTokenListIsRejected) {
   }
 }
 
-}  // namespace
+}  // namespace http1_differential_test
 }  // namespace smartlb::http1

@@ -5,7 +5,7 @@
 #include "smartlb/http1/http_io.hpp"
 
 namespace smartlb::http1 {
-namespace {
+namespace http_io_test {  // named, not anonymous: tests/CMakeLists.txt
 
 // Feeds `text` to a parser in one piece, as a read that got everything would.
 template <class Parser>
@@ -183,5 +183,5 @@ TEST(FeedBuffered, PartOfAChunkIsEnoughForSome) {
   EXPECT_FALSE(feed_buffered(buffer, p, ReadGoal::some, progressed, ec));
 }
 
-}  // namespace
+}  // namespace http_io_test
 }  // namespace smartlb::http1

@@ -4,7 +4,7 @@
 #include "smartlb/http1/wire_format.hpp"
 
 namespace smartlb::http1 {
-namespace {
+namespace wire_format_test {  // named, not anonymous: tests/CMakeLists.txt
 
 TEST(WireFormat, Field) {
   std::string out;
@@ -62,5 +62,5 @@ TEST(WireFormat, ChunkSizeLine) {
   EXPECT_EQ(std::string(line, chunk_size_line(16384, line)), "4000\r\n");
 }
 
-}  // namespace
+}  // namespace wire_format_test
 }  // namespace smartlb::http1

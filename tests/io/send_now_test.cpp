@@ -10,7 +10,7 @@
 #include <string>
 
 namespace smartlb::io {
-namespace {
+namespace send_now_test {  // named, not anonymous: tests/CMakeLists.txt
 
 // A chunk as a round writes it: size line, body, CRLF.
 struct Chunk {
@@ -88,5 +88,5 @@ TEST(SendNow, AFullSocketTakesPartAndTheRestFollowsInOrder) {
   EXPECT_EQ(got, c.all());
 }
 
-}  // namespace
+}  // namespace send_now_test
 }  // namespace smartlb::io

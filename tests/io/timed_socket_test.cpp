@@ -7,7 +7,7 @@
 #include "smartlb/io/timed_socket.hpp"
 
 namespace smartlb::io {
-namespace {
+namespace timed_socket_test {  // named, not anonymous: tests/CMakeLists.txt
 
 // A connected pair of TCP sockets on 127.0.0.1.
 struct Pair {
@@ -82,14 +82,14 @@ TEST(TimedSocket, TheSweeperForgetsDestroyedSockets) {
   ioc.run();  // b's deadline went with it: nothing keeps the timer going
 }
 
-}  // namespace
+}  // namespace timed_socket_test
 }  // namespace smartlb::io
 
 #include "smartlb/base/clock.hpp"
 #include "smartlb/net/upstream.hpp"
 
 namespace smartlb::io {
-namespace {
+namespace timed_socket_test {
 
 TEST(UpstreamPool, AConnectionClosedByItsDeadlineIsNotPooled) {
   // A deadline can pass just as a read completes: the read succeeded, but the sweeper has
@@ -144,5 +144,5 @@ TEST(TimedSocket, RemovingASocketKeepsTheOthersDeadlines) {
   EXPECT_TRUE(first.socket().is_open()) << "no deadline, not swept";
 }
 
-}  // namespace
+}  // namespace timed_socket_test
 }  // namespace smartlb::io

@@ -21,7 +21,7 @@
 #include "mock_backend.hpp"
 
 namespace smartlb::io {
-namespace {
+namespace tls_socket_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using testing::TestCa;
 using ServerStream = ssl::stream<tcp::socket>;
@@ -302,5 +302,5 @@ TEST(TlsSocket, ACloseNotifyThatCameWithTheLastBytesIsTheNextReadsEnd) {
   EXPECT_EQ(ec, asio::error::eof) << ec.message();
 }
 
-}  // namespace
+}  // namespace tls_socket_test
 }  // namespace smartlb::io

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace {
+namespace module_namespaces_test {  // named, not anonymous: tests/CMakeLists.txt
 
 namespace fs = std::filesystem;
 
@@ -97,4 +97,4 @@ TEST(ModuleLayout, NoHeaderCarriesAUsingDirective) {
   EXPECT_EQ(wrong.str(), "");
 }
 
-}  // namespace
+}  // namespace module_namespaces_test

@@ -13,7 +13,7 @@
 #include "proxy_harness.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace affinity_test {  // named, not anonymous: tests/CMakeLists.txt
 
 constexpr int kBackends = 4;
 const std::string kOpenAiChat = "/v1/chat/completions";
@@ -92,5 +92,5 @@ TEST_F(Affinity, AKeyIsReadAsItsJsonMeans) {
   EXPECT_EQ(served(R"("tools":[{"prompt_cache_key":"other"}],"prompt_cache_key":"abc")"), pinned);
 }
 
-}  // namespace
+}  // namespace affinity_test
 }  // namespace smartlb::testing

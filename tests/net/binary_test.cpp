@@ -21,7 +21,7 @@
 #include "mock_backend.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace binary_test {  // named, not anonymous: tests/CMakeLists.txt
 
 // The smartlb executable with `args` and only the environment `env` (health probes off: they
 // would add requests to the mock backends the tests count).
@@ -230,5 +230,5 @@ TEST(Binary, AChangedFileIsReloadedAndAnInvalidOneKeepsTheRunningConfiguration) 
   std::remove(path.c_str());
 }
 
-}  // namespace
+}  // namespace binary_test
 }  // namespace smartlb::testing

@@ -16,7 +16,7 @@
 #include "smartlb/net/forward.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace client_budget_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -209,11 +209,11 @@ TEST_F(ClientBudgets, AReloadKeepsWhatWasUsed) {
   EXPECT_EQ(call("search-key-1").status, 429u);
 }
 
-}  // namespace
+}  // namespace client_budget_test
 }  // namespace smartlb::testing
 
 namespace smartlb::testing {
-namespace {
+namespace client_budget_test {
 
 // Cost budgets (docs/operations.md#cost): gpt-4o at $2.50 / $1.25 / $10 per million input,
 // cached input and output tokens, in pico-dollars a token.
@@ -291,5 +291,5 @@ TEST_F(ClientBudgets, AStreamHoldsItsInFlightSlotUntilItEnds) {
   EXPECT_EQ(http_call(proxy.port(), "POST", kChat, {{"api-key", "batch-key-1"}}, kBody).status, 200u);
 }
 
-}  // namespace
+}  // namespace client_budget_test
 }  // namespace smartlb::testing

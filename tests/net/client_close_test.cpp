@@ -11,7 +11,7 @@
 #include "proxy_harness.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace client_close_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -70,5 +70,5 @@ TEST_F(ClientCloseTest, AKeptAliveConnectionServesRequestsThatComeAfterEachAnswe
   EXPECT_EQ(backend.requests().size(), 3u);
 }
 
-}  // namespace
+}  // namespace client_close_test
 }  // namespace smartlb::testing

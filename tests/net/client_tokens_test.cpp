@@ -14,7 +14,7 @@
 #include "smartlb/config/config_file.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace client_tokens_test {  // named, not anonymous: tests/CMakeLists.txt
 
 constexpr const char* kTenant = "aaaabbbb-cccc-4ddd-8eee-ffff00001111";
 const std::string kPath = "/openai/deployments/m/chat/completions?api-version=1";
@@ -196,5 +196,5 @@ TEST_F(ClientTokens, AnUnknownKidFetchesTheKeysOnceThenPasses) {
   EXPECT_EQ(issuer.discovery_fetches(), fetched + 1);
 }
 
-}  // namespace
+}  // namespace client_tokens_test
 }  // namespace smartlb::testing

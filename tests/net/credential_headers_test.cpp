@@ -12,7 +12,7 @@
 #include "proxy_harness.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace credential_headers_test {  // named, not anonymous: tests/CMakeLists.txt
 
 MockReply ok() { return {200, {{"content-type", "application/json"}}, "{}"}; }
 
@@ -130,5 +130,5 @@ TEST(CredentialHeaders, TheKeyThatIdentifiedTheClientNeverPassesThrough) {
   EXPECT_EQ(http_call(p.port(), "POST", "/v1/messages", {{"x-api-key", "guess"}}, "{}").status, 401u);
 }
 
-}  // namespace
+}  // namespace credential_headers_test
 }  // namespace smartlb::testing

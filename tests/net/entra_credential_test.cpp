@@ -16,7 +16,7 @@
 #include "record_observer.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace entra_credential_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -334,5 +334,5 @@ TEST(EntraCredential, BackendsWithTheSameCredentialShareOneToken) {
   EXPECT_EQ(status[0].backends, (std::vector<std::string>{"east", "west"}));
 }
 
-}  // namespace
+}  // namespace entra_credential_test
 }  // namespace smartlb::testing

@@ -8,7 +8,7 @@
 #include "smartlb/net/upstream.hpp"
 
 namespace smartlb::net {
-namespace {
+namespace event_stream_buffer_test {  // named, not anonymous: tests/CMakeLists.txt
 
 // A connection's buffer as made: room for a response head and body.
 beast::flat_buffer connection_buffer() {
@@ -102,5 +102,5 @@ TEST(EventRooms, WhatIsKeptIsBounded) {
   EXPECT_EQ(rooms.kept(), EventRooms::kMaxKept);
 }
 
-}  // namespace
+}  // namespace event_stream_buffer_test
 }  // namespace smartlb::net

@@ -13,7 +13,7 @@
 #include "proxy_harness.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace example_config_test {  // named, not anonymous: tests/CMakeLists.txt
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
@@ -97,5 +97,5 @@ TEST_F(ExampleConfig, MiniGoesToTheRegionsThatServeIt) {
     EXPECT_TRUE((std::set<std::string>{"sweden", "westus"}).count(call(kAzureMini, "search-key", kChatBody)));
 }
 
-}  // namespace
+}  // namespace example_config_test
 }  // namespace smartlb::testing

@@ -8,7 +8,7 @@
 #include "smartlb/net/forward.hpp"
 
 namespace smartlb::net {
-namespace {
+namespace forward_buffers_test {  // named, not anonymous: tests/CMakeLists.txt
 
 TEST(ForwardBuffers, ALargeRequestsRoomIsFreedAndATypicalOneIsKept) {
   std::string client_body(64 * 1024, 'x');  // the session's: a long prompt
@@ -43,5 +43,5 @@ TEST(ForwardBuffers, ALargeRequestsRoomIsFreedAndATypicalOneIsKept) {
   EXPECT_EQ(client_fields.size(), 0u);
 }
 
-}  // namespace
+}  // namespace forward_buffers_test
 }  // namespace smartlb::net

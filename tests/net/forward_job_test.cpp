@@ -18,7 +18,7 @@
 #include "smartlb/routing/latency_stats.hpp"
 
 namespace smartlb::net {
-namespace {
+namespace forward_job_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -784,5 +784,5 @@ TEST_F(TargetOptions, ATargetThatIsNoFallbackCandidateIsNeverTriedAsOne) {
   EXPECT_EQ(tried(), (std::vector<std::string>{"b"}));
 }
 
-}  // namespace
+}  // namespace forward_job_test
 }  // namespace smartlb::net

@@ -13,7 +13,7 @@
 #include "proxy_harness.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace health_probe_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -94,5 +94,5 @@ TEST_F(HealthProbe, ABackendWithProbesOffIsNeverAsked) {
   EXPECT_EQ(p.server->health()[0].state, net::ProbeReport::State::Off);
 }
 
-}  // namespace
+}  // namespace health_probe_test
 }  // namespace smartlb::testing

@@ -14,7 +14,7 @@
 #include "smartlb/io/beast.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace key_set_service_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -117,5 +117,5 @@ TEST_F(KeySetServiceTest, RefetchesWhenATokenAsksAndOnlyThen) {
   EXPECT_FALSE(keys->request_refetch(base::coarse_monotonic_now())) << "once a minute";
 }
 
-}  // namespace
+}  // namespace key_set_service_test
 }  // namespace smartlb::testing

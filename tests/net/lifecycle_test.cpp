@@ -8,7 +8,7 @@
 #include "proxy_harness.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace lifecycle_test {  // named, not anonymous: tests/CMakeLists.txt
 
 TEST(Lifecycle, KeepAliveCarriesSeveralRequests) {
   MockBackend backend([](const SeenRequest&) { return MockReply{200, {}, "ok"}; });
@@ -58,5 +58,5 @@ TEST(Lifecycle, DrainLetsAnInFlightStreamFinishThenStops) {
   EXPECT_THROW(RawConnection{port}, std::runtime_error) << "no longer accepting";
 }
 
-}  // namespace
+}  // namespace lifecycle_test
 }  // namespace smartlb::testing

@@ -8,7 +8,7 @@
 #include "smartlb/telemetry/logging.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace logging_test {  // named, not anonymous: tests/CMakeLists.txt
 
 telemetry::RequestRecord sample_record() {
   telemetry::RequestRecord rec;
@@ -137,5 +137,5 @@ TEST(Listener, APortAlreadyInUseIsRefusedDespiteReusePort) {
   EXPECT_THROW(second.start(), std::runtime_error) << "a second instance must not share the port";
 }
 
-}  // namespace
+}  // namespace logging_test
 }  // namespace smartlb::testing

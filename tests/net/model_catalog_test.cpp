@@ -11,7 +11,7 @@
 #include "smartlb/config/config_file.hpp"
 
 namespace smartlb::net {
-namespace {
+namespace model_catalog_test {  // named, not anonymous: tests/CMakeLists.txt
 
 const config::EnvMap kUrls{{"EAST", "http://east.example"}, {"WEST", "http://west.example"}};
 
@@ -139,5 +139,5 @@ TEST(ModelCatalog, OffTheListGoesToABackend) {
   EXPECT_EQ(backend.request_count(), 1u);
 }
 
-}  // namespace
+}  // namespace model_catalog_test
 }  // namespace smartlb::net

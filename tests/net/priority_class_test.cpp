@@ -14,7 +14,7 @@
 #include "record_observer.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace priority_class_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -101,11 +101,11 @@ TEST_F(PriorityClassesOverSockets, AClientEntryPutsItsRequestsInItsClassAndTheyC
   EXPECT_EQ(backend.request_count(), 4u);
 }
 
-}  // namespace
+}  // namespace priority_class_test
 }  // namespace smartlb::testing
 
 namespace smartlb::testing {
-namespace {
+namespace priority_class_test {
 
 // A class's bounded wait for capacity (max_queue_seconds) over sockets: the request waits on a
 // timer while the client's connection is watched. The manual clock stands still until the test
@@ -177,5 +177,5 @@ TEST_F(WaitForCapacityOverSockets, ADrainAnswersAWaitingRequestWithItsRefusal) {
   proxy.server->wait();
 }
 
-}  // namespace
+}  // namespace priority_class_test
 }  // namespace smartlb::testing

@@ -7,7 +7,7 @@
 #include "proxy_harness.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace quota_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -116,5 +116,5 @@ rules:
   EXPECT_EQ(http_call(p.port(), "POST", kChat, {}, kBody).status, 429u) << "5 a minute now";
 }
 
-}  // namespace
+}  // namespace quota_test
 }  // namespace smartlb::testing

@@ -18,7 +18,7 @@
 #include "websocket_sim.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace realtime_test {  // named, not anonymous: tests/CMakeLists.txt
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -336,5 +336,5 @@ TEST_F(RealtimeTest, ADrainClosesOpenSessionsWithGoingAway) {
   proxy_.server->wait();
 }
 
-}  // namespace
+}  // namespace realtime_test
 }  // namespace smartlb::testing

@@ -8,7 +8,7 @@
 #include "smartlb/net/relay_scratch.hpp"
 
 namespace smartlb::net {
-namespace {
+namespace relay_scratch_test {  // named, not anonymous: tests/CMakeLists.txt
 
 TEST(RelayScratchLease, AReturnedScratchIsLentAgain) {
   RelayScratchLease::Spares spares;
@@ -66,5 +66,5 @@ TEST(RelayRoundLease, ARoundIsLentAgainAndTwoAtOnceAreTheirOwn) {
   EXPECT_TRUE(again.get() == first || spares.back().get() == first);
 }
 
-}  // namespace
+}  // namespace relay_scratch_test
 }  // namespace smartlb::net

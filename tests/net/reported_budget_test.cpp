@@ -12,7 +12,7 @@
 #include "proxy_harness.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace reported_budget_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -181,5 +181,5 @@ TEST(BackendReports, A429ForADailyQuotaIsToldApartFromARateLimit) {
   EXPECT_EQ(c.until - p.clock.now(), base::Nanos(p.cfg.max_cooldown).count()) << "still the clamped cooldown";
 }
 
-}  // namespace
+}  // namespace reported_budget_test
 }  // namespace smartlb::testing

@@ -12,7 +12,7 @@
 #include "proxy_harness.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace request_body_limits_test {  // named, not anonymous: tests/CMakeLists.txt
 
 const std::string kChat = "/openai/deployments/gpt/chat/completions?api-version=2024-10-21";
 
@@ -164,5 +164,5 @@ TEST_F(BodyLimits, BodiesBufferedAtOnceAreBoundedAsAWhole) {
       200u);
 }
 
-}  // namespace
+}  // namespace request_body_limits_test
 }  // namespace smartlb::testing

@@ -12,7 +12,7 @@
 #include "record_observer.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace request_validation_test {  // named, not anonymous: tests/CMakeLists.txt
 
 struct RequestValidation : ::testing::Test {
   MockBackend backend{[](const SeenRequest&) { return MockReply{200, {}, "ok"}; }};
@@ -173,5 +173,5 @@ TEST(RequestBodyTimeout, ALateBodyIs408) {
   EXPECT_FALSE(rec->client_aborted) << "the client did not go away: it was too slow";
 }
 
-}  // namespace
+}  // namespace request_validation_test
 }  // namespace smartlb::testing

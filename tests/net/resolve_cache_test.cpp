@@ -6,7 +6,7 @@
 #include <vector>
 
 namespace smartlb {
-namespace {
+namespace resolve_cache_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using Addresses = std::vector<std::string>;
 constexpr base::MonoNanos kSecond = 1'000'000'000;
@@ -44,5 +44,5 @@ TEST(ResolveCache, AFreshLookupReplacesTheOldOneAndRestartsTheTtl) {
   EXPECT_EQ(*hit, Addresses{"10.0.0.7"});
 }
 
-}  // namespace
+}  // namespace resolve_cache_test
 }  // namespace smartlb

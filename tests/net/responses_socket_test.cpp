@@ -14,7 +14,7 @@
 #include "websocket_sim.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace responses_socket_test {  // named, not anonymous: tests/CMakeLists.txt
 
 namespace beast = boost::beast;
 namespace websocket = beast::websocket;
@@ -187,5 +187,5 @@ TEST_F(ResponsesSocketTest, AThrottledHandshakeFailsOverAndTheIdsCarryTheServing
   client.ws().close(websocket::close_code::normal, ec);
 }
 
-}  // namespace
+}  // namespace responses_socket_test
 }  // namespace smartlb::testing

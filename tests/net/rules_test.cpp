@@ -13,7 +13,7 @@
 #include "smartlb/config/config_file.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace rules_test {  // named, not anonymous: tests/CMakeLists.txt
 
 MockReply ok(const std::string& who) {
   return {200, {{"content-type", "application/json"}}, "{\"from\":\"" + who + "\"}"};
@@ -259,5 +259,5 @@ TEST(Rules, AReloadUnderContinuousTrafficLosesNoRequest) {
   EXPECT_GT(b.request_count(), 0u) << "the reloads took effect";
 }
 
-}  // namespace
+}  // namespace rules_test
 }  // namespace smartlb::testing

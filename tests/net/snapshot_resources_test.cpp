@@ -9,7 +9,7 @@
 #include "smartlb/net/snapshot.hpp"
 
 namespace smartlb::net {
-namespace {
+namespace snapshot_resources_test {  // named, not anonymous: tests/CMakeLists.txt
 
 config::BackendConfig backend(const std::string& name, const std::string& url,
                               const std::string& resource = "") {
@@ -127,5 +127,5 @@ TEST(SnapshotResources, TwoResourcesWithOneTagAreSaidAtLoadAndTheFirstKeepsIt) {
       << lines[0];
 }
 
-}  // namespace
+}  // namespace snapshot_resources_test
 }  // namespace smartlb::net

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::net {
-namespace {
+namespace snapshot_test {  // named, not anonymous: tests/CMakeLists.txt
 
 config::Config two_backends(const std::string& first, const std::string& second) {
   config::Config cfg;
@@ -55,5 +55,5 @@ TEST(SnapshotCache, AnUnusedReplacedSnapshotIsDroppedAtOnce) {
   EXPECT_EQ(cache.held(), 1u);
 }
 
-}  // namespace
+}  // namespace snapshot_test
 }  // namespace smartlb::net

@@ -6,7 +6,7 @@
 #include "smartlb/net/stateful_route.hpp"
 
 namespace smartlb::net {
-namespace {
+namespace stateful_route_test {  // named, not anonymous: tests/CMakeLists.txt
 
 struct Placed {
   explicit Placed(std::shared_ptr<const Snapshot> s) : snap(std::move(s)) {}
@@ -153,5 +153,5 @@ TEST(StatefulRoute, ATagNoResourceHasIsDroppedAndTheIdTriedUntagged) {
   EXPECT_EQ(p.learnt.find("batch_1"), p.snap->resources[2].tag.bits);
 }
 
-}  // namespace
+}  // namespace stateful_route_test
 }  // namespace smartlb::net

@@ -16,7 +16,7 @@
 #include "record_observer.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace stateful_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using nlohmann::json;
 
@@ -483,5 +483,5 @@ TEST(StatefulIds, BothUrlStylesAreTaggedAndStripped) {
   EXPECT_EQ(r.calls(0) + r.calls(2), 0u);
 }
 
-}  // namespace
+}  // namespace stateful_test
 }  // namespace smartlb::testing

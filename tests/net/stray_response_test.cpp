@@ -12,7 +12,7 @@
 #include "proxy_harness.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace stray_response_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -132,5 +132,5 @@ TEST(StrayResponse, AQuietPooledTlsConnectionIsStillReused) {
   expect_a_quiet_pooled_connection_is_reused(true);
 }
 
-}  // namespace
+}  // namespace stray_response_test
 }  // namespace smartlb::testing

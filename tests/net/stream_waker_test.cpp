@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::net {
-namespace {
+namespace stream_waker_test {  // named, not anonymous: tests/CMakeLists.txt
 
 struct Owned {
   explicit Owned(int* d) : deleted(d) {}
@@ -53,5 +53,5 @@ TEST(StreamWaker, ADroppedWakerHandsWhatItOwnsToItsDrop) {
   EXPECT_EQ(deleted, 1);
 }
 
-}  // namespace
+}  // namespace stream_waker_test
 }  // namespace smartlb::net

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::net {
-namespace {
+namespace target_options_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -48,5 +48,5 @@ TEST(MoveFor, FallbackStatusesChooseWhatMovesOnAndWhatIsRelayed) {
   EXPECT_EQ(move_for(seen(200), {}, 0, codes, kPlenty), AnswerMove::Relay);
 }
 
-}  // namespace
+}  // namespace target_options_test
 }  // namespace smartlb::net

@@ -20,7 +20,7 @@
 #include "websocket_sim.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace tls_test {  // named, not anonymous: tests/CMakeLists.txt
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -189,5 +189,5 @@ TEST(Tls, AWebSocketSessionToAnHttpsBackendRelaysBothWays) {
   std::remove(ca_file.c_str());
 }
 
-}  // namespace
+}  // namespace tls_test
 }  // namespace smartlb::testing

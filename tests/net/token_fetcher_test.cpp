@@ -7,7 +7,7 @@
 #include "mock_backend.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace token_fetcher_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 using namespace smartlb::io;
@@ -63,5 +63,5 @@ TEST(TokenFetcher, AnUnreachableEndpointIsAnError) {
   EXPECT_NE(got.error.find("connecting to 127.0.0.1:1"), std::string::npos) << got.error;
 }
 
-}  // namespace
+}  // namespace token_fetcher_test
 }  // namespace smartlb::testing

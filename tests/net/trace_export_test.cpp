@@ -8,7 +8,7 @@
 #include "trace_receiver.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace trace_export_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 using namespace traces;
@@ -97,5 +97,5 @@ TEST(Tracing, ASlowCollectorNeitherDelaysRequestsNorHoldsTheirSpansBeyondTheQueu
   EXPECT_EQ(t.tracer->exported(), 6u);
 }
 
-}  // namespace
+}  // namespace trace_export_test
 }  // namespace smartlb::testing

@@ -8,7 +8,7 @@
 #include "trace_receiver.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace tracing_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 using namespace traces;
@@ -245,5 +245,5 @@ TEST(Tracing, OffTheClientsTraceFieldsPassUnchangedAndNoneAreAdded) {
   EXPECT_FALSE(rec->trace.on);
 }
 
-}  // namespace
+}  // namespace tracing_test
 }  // namespace smartlb::testing

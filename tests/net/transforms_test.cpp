@@ -6,7 +6,7 @@
 #include "proxy_harness.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace transforms_test {  // named, not anonymous: tests/CMakeLists.txt
 
 MockReply ok() {
   return {
@@ -156,5 +156,5 @@ TEST(Transforms, InterimResponsesFromTheBackendAreNotRelayedAsTheAnswer) {
   EXPECT_EQ(r.body, "{}");
 }
 
-}  // namespace
+}  // namespace transforms_test
 }  // namespace smartlb::testing

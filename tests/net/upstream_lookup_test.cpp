@@ -11,7 +11,7 @@
 #include "smartlb/net/upstream.hpp"
 
 namespace smartlb::net {
-namespace {
+namespace upstream_lookup_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using Timer = asio::basic_waitable_timer<std::chrono::steady_clock,
                                          asio::wait_traits<std::chrono::steady_clock>, Executor>;
@@ -152,5 +152,5 @@ TEST_F(LookupFixture, ALookupWithoutAnAnswerFailsTheConnectsAtTheConnectTimeout)
   EXPECT_EQ(lookups, 1);
 }
 
-}  // namespace
+}  // namespace upstream_lookup_test
 }  // namespace smartlb::net

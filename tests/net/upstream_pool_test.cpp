@@ -7,7 +7,7 @@
 #include "smartlb/net/upstream.hpp"
 
 namespace smartlb::net {
-namespace {
+namespace upstream_pool_test {  // named, not anonymous: tests/CMakeLists.txt
 
 struct PoolFixture : ::testing::Test {
   asio::io_context ioc;
@@ -49,5 +49,5 @@ TEST_F(PoolFixture, AnIdleConnectionHoldsNoReadBufferAndGetsOneBackWhenTaken) {
       << "a response's room, for its next read";
 }
 
-}  // namespace
+}  // namespace upstream_pool_test
 }  // namespace smartlb::net

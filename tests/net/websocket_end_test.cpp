@@ -18,7 +18,7 @@
 #include "smartlb/websocket/handshake.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace websocket_end_test {  // named, not anonymous: tests/CMakeLists.txt
 
 // A plain-HTTP WebSocket backend that accepts one handshake, then stays silent and never closes
 // its side (it ignores a half-close), until the test ends: what a careless backend does.
@@ -138,5 +138,5 @@ TEST(WebSocketUpgrade, A101ToARequestThatAskedForNoUpgradeGetsTheClientA502) {
   EXPECT_FALSE(p.available(0, "gpt")) << "a broken backend cools down";
 }
 
-}  // namespace
+}  // namespace websocket_end_test
 }  // namespace smartlb::testing

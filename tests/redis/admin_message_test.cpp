@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::redis {
-namespace {
+namespace admin_message_test {  // named, not anonymous: tests/CMakeLists.txt
 
 TEST(AdminMessage, AChangeRoundTrips) {
   routing::AdminChange c;
@@ -59,5 +59,5 @@ TEST(AdminMessage, FieldsNameABackendOrOneOfItsDeployments) {
   EXPECT_EQ(admin_scope_of("east/gpt-4o").deployment, "gpt-4o");
 }
 
-}  // namespace
+}  // namespace admin_message_test
 }  // namespace smartlb::redis

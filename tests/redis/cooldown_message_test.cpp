@@ -7,7 +7,7 @@
 #include "smartlb/redis/keys.hpp"
 
 namespace smartlb::redis {
-namespace {
+namespace cooldown_message_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -74,5 +74,5 @@ TEST(ReconnectBackoff, DoublesUpToTheCapWithJitterAndResets) {
   EXPECT_EQ(b.next(rng), 100ms);
 }
 
-}  // namespace
+}  // namespace cooldown_message_test
 }  // namespace smartlb::redis

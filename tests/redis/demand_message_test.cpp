@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb {
-namespace {
+namespace demand_message_test {  // named, not anonymous: tests/CMakeLists.txt
 
 TEST(DemandMessage, WhatOtherReplicasSendIsCheckedMemberByMember) {
   EXPECT_FALSE(redis::decode_demand("not json"));
@@ -32,5 +32,5 @@ TEST(DemandMessage, WhatOtherReplicasSendIsCheckedMemberByMember) {
   EXPECT_EQ(back->targets[0].rates[2].requests_per_second, 0.5);
 }
 
-}  // namespace
+}  // namespace demand_message_test
 }  // namespace smartlb

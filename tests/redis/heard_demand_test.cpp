@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::redis {
-namespace {
+namespace heard_demand_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -60,5 +60,5 @@ TEST(HeardDemand, ReplicasAndTargetsAreBounded) {
   EXPECT_EQ(heard.targets(), 0u);
 }
 
-}  // namespace
+}  // namespace heard_demand_test
 }  // namespace smartlb::redis

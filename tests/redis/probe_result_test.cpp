@@ -5,7 +5,7 @@
 #include "smartlb/redis/shared_probes.hpp"
 
 namespace smartlb::redis {
-namespace {
+namespace probe_result_test {  // named, not anonymous: tests/CMakeLists.txt
 
 TEST(ProbeResult, ReadsBackWhatItWrote) {
   routing::SharedProbeResult r{false, 503, "HTTP 503", 1'700'000'000'123, "replica-2"};
@@ -26,5 +26,5 @@ TEST(ProbeResult, AnythingElseIsNotAResult) {
   EXPECT_TRUE(decode_probe_result(R"({"up":true,"t":1})")) << "the rest may be left out";
 }
 
-}  // namespace
+}  // namespace probe_result_test
 }  // namespace smartlb::redis

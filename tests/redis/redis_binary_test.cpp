@@ -15,7 +15,7 @@
 #include "redis_server.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace redis_binary_test {  // named, not anonymous: tests/CMakeLists.txt
 
 std::vector<std::string> environment(const MockBackend& backend, const std::string& redis_url,
                                      const std::string& replica) {
@@ -110,5 +110,5 @@ TEST(RedisBinary, WithoutRedisUrlNoRedisSeriesOrStatus) {
   EXPECT_EQ(http_call(d.admin_port, "GET", "/metrics").body.find("smartlb_redis"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace redis_binary_test
 }  // namespace smartlb::testing

@@ -12,7 +12,7 @@
 #include "redis_server.hpp"
 
 namespace smartlb::redis {
-namespace {
+namespace redis_connection_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 using testing::RedisServer;
@@ -203,5 +203,5 @@ TEST(RedisConnection, AKilledServerFailsPendingCommandsAndIsToldOnce) {
   });
 }
 
-}  // namespace
+}  // namespace redis_connection_test
 }  // namespace smartlb::redis

@@ -13,7 +13,7 @@
 #include "redis_server.hpp"
 
 namespace smartlb::redis {
-namespace {
+namespace redis_service_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 using testing::await_condition;
@@ -167,5 +167,5 @@ TEST(RedisService, TlsWithTheCaOfRedisCaFile) {
   EXPECT_TRUE(run(s, {"PING"}).ok());
 }
 
-}  // namespace
+}  // namespace redis_service_test
 }  // namespace smartlb::redis

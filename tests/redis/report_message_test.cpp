@@ -6,7 +6,7 @@
 #include "smartlb/redis/report_message.hpp"
 
 namespace smartlb::redis {
-namespace {
+namespace report_message_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -64,5 +64,5 @@ TEST(MomentMessage, AnythingElseIsNotOne) {
   EXPECT_TRUE(decode_moment(R"({"k":"retry","b":"a","d":"m","r":"x","at":5})"));
 }
 
-}  // namespace
+}  // namespace report_message_test
 }  // namespace smartlb::redis

@@ -8,7 +8,7 @@
 #include <vector>
 
 namespace smartlb::redis {
-namespace {
+namespace resp_test {  // named, not anonymous: tests/CMakeLists.txt
 
 TEST(Resp, FormatsACommandAsAnArrayOfBulkStrings) {
   const std::vector<std::string> args = {"SET", "k", std::string("a\0b\r\n", 5)};
@@ -93,5 +93,5 @@ TEST(Resp, IntegersInStringsAreReadAsIntegers) {
   EXPECT_FALSE(v.as_integer());
 }
 
-}  // namespace
+}  // namespace resp_test
 }  // namespace smartlb::redis

@@ -16,7 +16,7 @@
 #include "smartlb/redis/shared_cooldowns.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace shared_admin_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 using redis::SharedAdmin;
@@ -174,5 +174,5 @@ TEST_F(SharedAdminTest, ALiftOnOneReplicaEndsA429sCooldownOnEveryReplicaAndInRed
   EXPECT_TRUE(c.primary_available());
 }
 
-}  // namespace
+}  // namespace shared_admin_test
 }  // namespace smartlb::testing

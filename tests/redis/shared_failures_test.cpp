@@ -14,7 +14,7 @@
 #include "smartlb/redis/shared_cooldowns.hpp"
 
 namespace smartlb::testing {
-namespace {
+namespace shared_failures_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -95,5 +95,5 @@ TEST(SharedFailures, TheTargetsAllowanceCountsTheFailuresOfAllReplicas) {
   EXPECT_EQ(a.request_count(), 3u);
 }
 
-}  // namespace
+}  // namespace shared_failures_test
 }  // namespace smartlb::testing

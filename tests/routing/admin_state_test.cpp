@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb {
-namespace {
+namespace admin_state_test {  // named, not anonymous: tests/CMakeLists.txt
 
 routing::AdminChange mode(routing::AdminMode m, std::string by = "ops", std::int64_t at = 1000) {
   routing::AdminChange c;
@@ -103,5 +103,5 @@ TEST(AdminState, TheRequestPathsDeadline) {
             now + 7LL * 24 * 3600 * 1'000'000'000);
 }
 
-}  // namespace
+}  // namespace admin_state_test
 }  // namespace smartlb

@@ -10,7 +10,7 @@
 #include "routing_fixture.hpp"
 
 namespace smartlb {
-namespace {
+namespace affinity_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -122,5 +122,5 @@ TEST_F(AffinityPool, ZeroWeightOnlyWhenAlone) {
   EXPECT_EQ(pick_for(key(0), tried), 0u);
 }
 
-}  // namespace
+}  // namespace affinity_test
 }  // namespace smartlb

@@ -8,7 +8,7 @@
 #include "routing_fixture.hpp"
 
 namespace smartlb {
-namespace {
+namespace attempt_accounting_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -104,5 +104,5 @@ TEST_F(Accounting, AFailureTheLocalCountDoesNotTripOnIsToldToTheReplicas) {
   EXPECT_EQ(sharer.told.size(), 1u) << "no breaker: nothing to count";
 }
 
-}  // namespace
+}  // namespace attempt_accounting_test
 }  // namespace smartlb

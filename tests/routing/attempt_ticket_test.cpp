@@ -9,7 +9,7 @@
 #include "routing_fixture.hpp"
 
 namespace smartlb {
-namespace {
+namespace attempt_ticket_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -231,5 +231,5 @@ TEST_F(Ticket, AnAnswerIsReadFromWhenTheRequestWentOutOnItsConnection) {
   EXPECT_EQ(heard.moments[0], went + 1'000'000 + 1'000'000'000) << "halfway from when it went, plus the hint";
 }
 
-}  // namespace
+}  // namespace attempt_ticket_test
 }  // namespace smartlb

@@ -10,7 +10,7 @@
 #include "smartlb/routing/unavailable_answer.hpp"
 
 namespace smartlb {
-namespace {
+namespace backend_states_admin_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -317,5 +317,5 @@ TEST_F(AdminPool, AdminScopesListTheBackendFirstThenDeploymentsByName) {
   EXPECT_EQ(states->admin_scopes(member(0).id).size(), 2u) << "an ended hold is not listed";
 }
 
-}  // namespace
+}  // namespace backend_states_admin_test
 }  // namespace smartlb

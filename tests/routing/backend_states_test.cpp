@@ -13,7 +13,7 @@
 #include "smartlb/routing/target_choice.hpp"
 
 namespace smartlb {
-namespace {
+namespace backend_states_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -448,11 +448,11 @@ TEST_F(PoolFixture, Unavailability_AnExhaustedQuotaIsThrottling) {
   EXPECT_TRUE(unavailable("gpt").throttled);
 }
 
-}  // namespace
+}  // namespace backend_states_test
 }  // namespace smartlb
 
 namespace smartlb {
-namespace {
+namespace backend_states_test {
 
 // Deployments on two backends that draw on one quota (one subscription and region).
 TEST(QuotaGroups, MembersOfAGroupShareOneBudget) {
@@ -486,11 +486,11 @@ TEST(QuotaGroups, MembersOfAGroupShareOneBudget) {
   EXPECT_TRUE(states.available(table.member(0), "gpt-4o", clock.now(), 100)) << "the window moved on";
 }
 
-}  // namespace
+}  // namespace backend_states_test
 }  // namespace smartlb
 
 namespace smartlb {
-namespace {
+namespace backend_states_test {
 
 TEST(QuotaGroups, TargetsWithFixedDeploymentsShareTheGroupAsNamed) {
   base::ManualClock clock;
@@ -509,11 +509,11 @@ TEST(QuotaGroups, TargetsWithFixedDeploymentsShareTheGroupAsNamed) {
   EXPECT_TRUE(states.reserve(table.member(1), "gpt-4o", 30));
 }
 
-}  // namespace
+}  // namespace backend_states_test
 }  // namespace smartlb
 
 namespace smartlb {
-namespace {
+namespace backend_states_test {
 
 using namespace std::chrono_literals;
 
@@ -587,11 +587,11 @@ TEST_F(PoolFixture, SharedCooldowns_ARemoteDeadlineIsAppliedOnThisClockAndNotTol
   states->set_cooldown_listener(nullptr);
 }
 
-}  // namespace
+}  // namespace backend_states_test
 }  // namespace smartlb
 
 namespace smartlb {
-namespace {
+namespace backend_states_test {
 
 // Shared quotas (docs/scale-out.md): a broker standing in for Redis records the asks and the
 // test answers them.
@@ -792,5 +792,5 @@ TEST_F(PoolFixture, SharedFailures_AHoldByNameLandsOnTheStateKeyAndIsTold) {
   states->set_cooldown_listener(nullptr);
 }
 
-}  // namespace
+}  // namespace backend_states_test
 }  // namespace smartlb

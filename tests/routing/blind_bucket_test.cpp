@@ -10,7 +10,7 @@
 #include <optional>
 
 namespace smartlb {
-namespace {
+namespace blind_bucket_test {  // named, not anonymous: tests/CMakeLists.txt
 
 constexpr base::MonoNanos kMs = 1'000'000;
 
@@ -166,5 +166,5 @@ TEST(BlindBucket, BeforeItsMoment_TheBucketHoldsLessThanTheRefusedCost) {
   EXPECT_EQ(learner.level(1'000 * kMs, 800), 200);
 }
 
-}  // namespace
+}  // namespace blind_bucket_test
 }  // namespace smartlb

@@ -11,7 +11,7 @@
 #include "report_simulation.hpp"
 
 namespace smartlb {
-namespace {
+namespace class_reserve_report_simulation_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 using namespace report_simulation;
@@ -95,5 +95,5 @@ TEST(ClassReportSimulation, AtEightyPercentEverythingIsServed) {
   }
 }
 
-}  // namespace
+}  // namespace class_reserve_report_simulation_test
 }  // namespace smartlb

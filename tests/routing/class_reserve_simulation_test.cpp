@@ -12,7 +12,7 @@
 #include "smartlb/routing/target_choice.hpp"
 
 namespace smartlb {
-namespace {
+namespace class_reserve_simulation_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -90,5 +90,5 @@ TEST_F(ClassSimulation, PoissonArrivals_InteractiveRequestsAreMostlyServedAndThe
     }
 }
 
-}  // namespace
+}  // namespace class_reserve_simulation_test
 }  // namespace smartlb

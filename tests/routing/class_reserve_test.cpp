@@ -11,7 +11,7 @@
 #include "smartlb/routing/target_choice.hpp"
 
 namespace smartlb {
-namespace {
+namespace class_reserve_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -345,5 +345,5 @@ TEST(ClassReserveReports, OnceTheEchoIsLearned_AGapInWhatComesBackIsKeptForTheCl
   EXPECT_EQ(s.b.room(800, now), routing::ReportedBudget::Room::Fits) << "the first class leaves nothing";
 }
 
-}  // namespace
+}  // namespace class_reserve_test
 }  // namespace smartlb

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb {
-namespace {
+namespace failure_breakers_test {  // named, not anonymous: tests/CMakeLists.txt
 
 constexpr base::MonoNanos kSecond = 1'000'000'000;
 
@@ -40,5 +40,5 @@ TEST(FailureBreakers, NoFailureAllowedTripsAtOnce) {
   EXPECT_TRUE(b.record(routing::BackendId{0}, "a", 0, 0));
 }
 
-}  // namespace
+}  // namespace failure_breakers_test
 }  // namespace smartlb

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb {
-namespace {
+namespace first_token_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -82,5 +82,5 @@ TEST(FirstToken, TheAttemptsDeadline) {
       << "a learned deadline past the ceiling is none";
 }
 
-}  // namespace
+}  // namespace first_token_test
 }  // namespace smartlb

@@ -7,7 +7,7 @@
 #include "smartlb/routing/target_choice.hpp"
 
 namespace smartlb {
-namespace {
+namespace health_state_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -63,5 +63,5 @@ TEST_F(Health, APassedProbeEndsUnhealthy) {
   EXPECT_TRUE(available(0, "gpt"));
 }
 
-}  // namespace
+}  // namespace health_state_test
 }  // namespace smartlb

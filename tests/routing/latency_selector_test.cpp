@@ -9,7 +9,7 @@
 #include "routing_fixture.hpp"
 
 namespace smartlb {
-namespace {
+namespace latency_selector_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -167,5 +167,5 @@ TEST_F(LatencyPool, ManyCandidatesBeyondTheInlineBuffer) {
       << "100 ms/token best: up to 110 ms";
 }
 
-}  // namespace
+}  // namespace latency_selector_test
 }  // namespace smartlb

@@ -7,7 +7,7 @@
 #include <vector>
 
 namespace smartlb {
-namespace {
+namespace latency_stats_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -160,5 +160,5 @@ TEST(LatencyStatsThreads, ConcurrentRecordsAllCount) {
   EXPECT_EQ(total, std::uint32_t{kThreads * kEach});
 }
 
-}  // namespace
+}  // namespace latency_stats_test
 }  // namespace smartlb

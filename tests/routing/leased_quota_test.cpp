@@ -9,7 +9,7 @@
 #include <vector>
 
 namespace smartlb {
-namespace {
+namespace leased_quota_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono;
 using WallTime = routing::LeasedQuota::WallTime;
@@ -474,5 +474,5 @@ TEST(LeasedQuota, ThreeReplicasTogetherKeepToTheLimitInAnyIntervalAndUseNearlyAl
     }
 }
 
-}  // namespace
+}  // namespace leased_quota_test
 }  // namespace smartlb

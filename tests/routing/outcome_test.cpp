@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb {
-namespace {
+namespace outcome_test {  // named, not anonymous: tests/CMakeLists.txt
 
 TEST(Outcome, ThrottlingAndServerErrorsFailOverPerDeployment) {
   for (unsigned s : {429u, 500u, 502u, 503u, 504u, 529u}) {  // 529: Anthropic's overloaded_error
@@ -77,21 +77,21 @@ TEST(Outcome, OnlyA429IsToldApartByItsHint) {
   EXPECT_FALSE(is_rate_limit(routing::FailureCause::ServerError));
 }
 
-}  // namespace
+}  // namespace outcome_test
 }  // namespace smartlb
 
 namespace smartlb {
-namespace {
+namespace outcome_test {
 
 TEST(Outcome, CredentialCauseHasAName) {
   EXPECT_EQ(to_string(routing::FailureCause::Credential), "credential");
 }
 
-}  // namespace
+}  // namespace outcome_test
 }  // namespace smartlb
 
 namespace smartlb {
-namespace {
+namespace outcome_test {
 
 TEST(Outcome, StreamError_FailsOverLikeA5xxOnTheDeployment) {
   const routing::Verdict v = routing::judge_stream_error();
@@ -103,5 +103,5 @@ TEST(Outcome, StreamError_FailsOverLikeA5xxOnTheDeployment) {
   EXPECT_EQ(to_string(routing::FailureCause::Stalled), "stalled");
 }
 
-}  // namespace
+}  // namespace outcome_test
 }  // namespace smartlb

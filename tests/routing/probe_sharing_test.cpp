@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::routing {
-namespace {
+namespace probe_sharing_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 using base::Nanos;
@@ -35,5 +35,5 @@ TEST(NextTurnCheck, NeverLaterThanTheTurnsEnd) {
       << "a turn reported longer than the interval counts as just begun";
 }
 
-}  // namespace
+}  // namespace probe_sharing_test
 }  // namespace smartlb::routing

@@ -9,7 +9,7 @@
 #include "report_simulation.hpp"
 
 namespace smartlb {
-namespace {
+namespace report_routing_simulation_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 using namespace report_simulation;
@@ -121,5 +121,5 @@ TEST(ReportRoutingSimulation,
   }
 }
 
-}  // namespace
+}  // namespace report_routing_simulation_test
 }  // namespace smartlb

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb {
-namespace {
+namespace rule_match_test {  // named, not anonymous: tests/CMakeLists.txt
 
 struct Facts {
   std::vector<std::string> subjects;
@@ -86,5 +86,5 @@ TEST(RuleIndex, FindStopsAtTheFirstAccepted) {
   EXPECT_EQ(routing::RuleIndex().find("m", [](std::uint32_t) { return true; }), -1);
 }
 
-}  // namespace
+}  // namespace rule_match_test
 }  // namespace smartlb

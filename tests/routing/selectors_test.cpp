@@ -8,7 +8,7 @@
 #include "smartlb/routing/selectors/weighted_selector.hpp"
 
 namespace smartlb {
-namespace {
+namespace selectors_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -154,11 +154,11 @@ TEST_F(PoolFixture, CandidatesSpillPastTheirInlineStorage) {
   EXPECT_EQ(c.draw_weighted(*table, last), 99u);
 }
 
-}  // namespace
+}  // namespace selectors_test
 }  // namespace smartlb
 
 namespace smartlb {
-namespace {
+namespace selectors_test {
 
 std::vector<routing::PoolMember> named(std::initializer_list<std::pair<const char*, std::uint32_t>> list) {
   std::vector<routing::PoolMember> out;
@@ -218,5 +218,5 @@ TEST_F(PoolFixture, SlowStartDrawsAMemberBackFromACooldownWithLessWeight) {
   EXPECT_EQ(c.draw_weighted(*table, ten), 1u);
 }
 
-}  // namespace
+}  // namespace selectors_test
 }  // namespace smartlb

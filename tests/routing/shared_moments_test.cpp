@@ -10,7 +10,7 @@
 #include "smartlb/routing/target_choice.hpp"
 
 namespace smartlb {
-namespace {
+namespace shared_moments_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 using Kind = routing::MomentNotice::Kind;
@@ -109,5 +109,5 @@ TEST_F(SharedMoments, ADeploymentThatReportsNothing_LearnsOnlyFromItsOwn429s) {
       << "another replica's 429 moment is the echo of sends this one does not know";
 }
 
-}  // namespace
+}  // namespace shared_moments_test
 }  // namespace smartlb

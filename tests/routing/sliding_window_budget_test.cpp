@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb {
-namespace {
+namespace sliding_window_budget_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 constexpr base::MonoNanos kSecond = 1'000'000'000;
@@ -95,11 +95,11 @@ TEST(SlidingWindowBudget, AmountOverTheLimitNeverFits) {
   EXPECT_EQ(b.wait_for(11, 0), base::Nanos(kSecond));
 }
 
-}  // namespace
+}  // namespace sliding_window_budget_test
 }  // namespace smartlb
 
 namespace smartlb {
-namespace {
+namespace sliding_window_budget_test {
 
 TEST(SlidingWindowBudgetIncremental, MatchesAFullRecountOverALongIrregularRun) {
   // The incremental advance must forget exactly what a full recount would: compare `used`
@@ -123,5 +123,5 @@ TEST(SlidingWindowBudgetIncremental, MatchesAFullRecountOverALongIrregularRun) {
   }
 }
 
-}  // namespace
+}  // namespace sliding_window_budget_test
 }  // namespace smartlb

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb {
-namespace {
+namespace slow_start_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -51,5 +51,5 @@ TEST(SlowStart, NowBeforeRecoveryIsTheStartOfTheRamp) {
 
 TEST(SlowStart, ZeroWeightStaysZero) { EXPECT_EQ(routing::slow_start_weight(0, kBack, at(1s), 60s), 0u); }
 
-}  // namespace
+}  // namespace slow_start_test
 }  // namespace smartlb

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb {
-namespace {
+namespace throttle_headers_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 using std::chrono::milliseconds;
@@ -195,5 +195,5 @@ TEST(ThrottleHeaders, RateLimitReport_EmptyWithoutARemainingCount) {
   EXPECT_EQ(routing::parse_remaining(""), std::nullopt);
 }
 
-}  // namespace
+}  // namespace throttle_headers_test
 }  // namespace smartlb

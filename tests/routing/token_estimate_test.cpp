@@ -13,7 +13,7 @@
 #include "../http/json_generator.hpp"
 
 namespace smartlb {
-namespace {
+namespace token_estimate_test {  // named, not anonymous: tests/CMakeLists.txt
 
 // The reference: the estimate as it was computed with one nlohmann SAX pass, before the
 // hand-written scanner replaced it. The differential tests below hold the two equal, but for the
@@ -637,5 +637,5 @@ TEST(TokenEstimateDifferential, RandomBodiesMatchNlohmann) {
   EXPECT_LT(valid, kCases * 4 / 5);
 }
 
-}  // namespace
+}  // namespace token_estimate_test
 }  // namespace smartlb

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb {
-namespace {
+namespace unavailable_answer_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -55,5 +55,5 @@ TEST(UnavailableAnswer, NoKnownRecoveryTimeSaysOneSecond) {
   EXPECT_EQ(routing::answer_unavailable({0ms, true}, 3, "").retry_after, 1s);
 }
 
-}  // namespace
+}  // namespace unavailable_answer_test
 }  // namespace smartlb

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::sim {
-namespace {
+namespace anthropic_ratelimit_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -42,5 +42,5 @@ TEST(AnthropicRatelimitHeaders, ReportEveryQuantityWithItsReset) {
   EXPECT_EQ(headers, expected);
 }
 
-}  // namespace
+}  // namespace anthropic_ratelimit_test
 }  // namespace smartlb::sim

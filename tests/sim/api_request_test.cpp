@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 namespace smartlb::sim {
-namespace {
+namespace api_request_test {  // named, not anonymous: tests/CMakeLists.txt
 
 TEST(TokensFromCharacters, QuarterOfCharactersAtLeastOne) {
   EXPECT_EQ(tokens_from_characters(0), 1);
@@ -90,5 +90,5 @@ TEST(ParseApiRequest, RejectsInvalidBodies) {
   EXPECT_NE(error.error.find("model"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace api_request_test
 }  // namespace smartlb::sim

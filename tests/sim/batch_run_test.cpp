@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::sim {
-namespace {
+namespace batch_run_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using nlohmann::json;
 
@@ -87,5 +87,5 @@ TEST(RunBatch, EmbeddingsAndResponsesBodies) {
   EXPECT_EQ(responses["response"]["body"]["usage"]["output_tokens"], 2);
 }
 
-}  // namespace
+}  // namespace batch_run_test
 }  // namespace smartlb::sim

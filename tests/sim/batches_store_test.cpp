@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::sim {
-namespace {
+namespace batches_store_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using nlohmann::json;
 
@@ -161,5 +161,5 @@ TEST_F(BatchesStoreTest, ListsNewestFirstAndRefusesWhenFull) {
   EXPECT_EQ(json::parse(full.body)["error"]["code"], "store_full");
 }
 
-}  // namespace
+}  // namespace batches_store_test
 }  // namespace smartlb::sim

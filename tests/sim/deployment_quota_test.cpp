@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::sim {
-namespace {
+namespace deployment_quota_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -263,5 +263,5 @@ TEST_F(DeploymentQuotaTest, UntilFullOfABucketIsWhenItHasRefilled) {
   EXPECT_EQ(refill.requests, 100ms);  // 1 of 10 per second
 }
 
-}  // namespace
+}  // namespace deployment_quota_test
 }  // namespace smartlb::sim

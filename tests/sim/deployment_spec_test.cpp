@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::sim {
-namespace {
+namespace deployment_spec_test {  // named, not anonymous: tests/CMakeLists.txt
 
 TEST(ParseDeploymentSpec, NameTpmRpm) {
   std::string error;
@@ -61,5 +61,5 @@ TEST(DefaultDeployment, IsGpt4oWithLargeLimits) {
   EXPECT_GE(spec.limits.requests_per_minute, 1'000'000);
 }
 
-}  // namespace
+}  // namespace deployment_spec_test
 }  // namespace smartlb::sim

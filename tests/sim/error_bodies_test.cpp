@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 namespace smartlb::sim {
-namespace {
+namespace error_bodies_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -51,5 +51,5 @@ TEST(FixedErrorBodies, UnauthorizedAndDeploymentNotFound) {
   EXPECT_EQ(nlohmann::json::parse(deployment_not_found_body())["error"]["code"], "DeploymentNotFound");
 }
 
-}  // namespace
+}  // namespace error_bodies_test
 }  // namespace smartlb::sim

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 namespace smartlb::sim {
-namespace {
+namespace faults_test {  // named, not anonymous: tests/CMakeLists.txt
 
 TEST(MergeFaults, AppliesOnlyGivenFields) {
   FaultConfig faults;
@@ -132,5 +132,5 @@ TEST(DecideFault, ForceCountLimitsForcedAnswers) {
   EXPECT_EQ(faults.force_count, 0);
 }
 
-}  // namespace
+}  // namespace faults_test
 }  // namespace smartlb::sim

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::sim {
-namespace {
+namespace files_store_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using nlohmann::json;
 
@@ -127,5 +127,5 @@ TEST_F(FilesStoreTest, FilesTheResourceWritesItself) {
   EXPECT_EQ(json::parse(store().retrieve(written->id).body)["purpose"], "batch_output");
 }
 
-}  // namespace
+}  // namespace files_store_test
 }  // namespace smartlb::sim

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::sim {
-namespace {
+namespace fixed_window_limiter_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -61,5 +61,5 @@ TEST(FixedWindowLimiter, PerSecondIsTheLimitOverTheWindow) {
   EXPECT_DOUBLE_EQ(FixedWindowLimiter(5, 500ms, t0).per_second(), 10.0);
 }
 
-}  // namespace
+}  // namespace fixed_window_limiter_test
 }  // namespace smartlb::sim

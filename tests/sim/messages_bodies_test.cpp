@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 namespace smartlb::sim {
-namespace {
+namespace messages_bodies_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using nlohmann::json;
 
@@ -71,5 +71,5 @@ TEST(AnthropicErrorType, FollowsTheStatus) {
   EXPECT_EQ(anthropic_error_type(529), "overloaded_error");
 }
 
-}  // namespace
+}  // namespace messages_bodies_test
 }  // namespace smartlb::sim

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 namespace smartlb::sim {
-namespace {
+namespace messages_request_test {  // named, not anonymous: tests/CMakeLists.txt
 
 TEST(MessagesPromptCharacters, CountsSystemMessagesBlocksAndTools) {
   const auto body = nlohmann::json::parse(R"({
@@ -70,5 +70,5 @@ TEST(ParseMessagesRequest, RejectsBadBodies) {
   }
 }
 
-}  // namespace
+}  // namespace messages_request_test
 }  // namespace smartlb::sim

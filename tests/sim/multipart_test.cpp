@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::sim {
-namespace {
+namespace multipart_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::string_literals;
 
@@ -84,5 +84,5 @@ TEST(ParseMultipart, ErrorsForMalformedBodies) {
   }
 }
 
-}  // namespace
+}  // namespace multipart_test
 }  // namespace smartlb::sim

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::sim {
-namespace {
+namespace object_ids_test {  // named, not anonymous: tests/CMakeLists.txt
 
 TEST(IdMinter, PrefixAndLowerCaseHexDigits) {
   IdMinter ids(42);
@@ -36,5 +36,5 @@ TEST(IdMinter, SeedsOfDifferentSimsMintDifferentIds) {
   EXPECT_NE(c.next("resp_", 48), forked.next("resp_", 48));
 }
 
-}  // namespace
+}  // namespace object_ids_test
 }  // namespace smartlb::sim

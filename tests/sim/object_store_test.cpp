@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::sim {
-namespace {
+namespace object_store_test {  // named, not anonymous: tests/CMakeLists.txt
 
 std::vector<int> values(const ListPage<int>& page) {
   std::vector<int> out;
@@ -100,5 +100,5 @@ TEST(ObjectStore, UnknownAfterIsAnEmptyPageAndFiltersApply) {
   EXPECT_TRUE(even.has_more);
 }
 
-}  // namespace
+}  // namespace object_store_test
 }  // namespace smartlb::sim

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::sim {
-namespace {
+namespace quota_report_test {  // named, not anonymous: tests/CMakeLists.txt
 
 const QuotaState kState{
     .limit_tokens = 100, .limit_requests = 10, .remaining_tokens = 86, .remaining_requests = 9};
@@ -76,5 +76,5 @@ TEST(ReportQuota, ADrawAtOrAboveTheUnknownRateReportsNormallyThenJitters) {
   EXPECT_EQ(draws.left(), 0u);
 }
 
-}  // namespace
+}  // namespace quota_report_test
 }  // namespace smartlb::sim

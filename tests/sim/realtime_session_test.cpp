@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::sim {
-namespace {
+namespace realtime_session_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using nlohmann::json;
 
@@ -108,5 +108,5 @@ TEST_F(RealtimeSessionTest, WhatItCannotAnswerIsAnErrorEvent) {
   EXPECT_EQ(types(session_.on_binary()), std::vector<std::string>{"error"});
 }
 
-}  // namespace
+}  // namespace realtime_session_test
 }  // namespace smartlb::sim

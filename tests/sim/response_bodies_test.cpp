@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 namespace smartlb::sim {
-namespace {
+namespace response_bodies_test {  // named, not anonymous: tests/CMakeLists.txt
 
 CompletionSpec spec(int completion_tokens = 3) {
   return CompletionSpec{"chatcmpl-sim-1", 1700000000, "gpt-4o", 7, completion_tokens};
@@ -109,11 +109,11 @@ TEST(CompletionStreamEvents, LegacyCompletionsHaveNoRoleChunk) {
   EXPECT_EQ(event_json(events[3])["usage"]["prompt_tokens"], 7);
 }
 
-}  // namespace
+}  // namespace response_bodies_test
 }  // namespace smartlb::sim
 
 namespace smartlb::sim {
-namespace {
+namespace response_bodies_test {
 
 // Decodes standard base64 (test helper).
 std::vector<unsigned char> from_base64(const std::string& s) {
@@ -162,5 +162,5 @@ TEST(ResponseBodiesBase64, ApiRequestReadsEncodingFormat) {
       parse_api_request(Operation::Embeddings, R"({"input":"hi","encoding_format":"bits"})").request);
 }
 
-}  // namespace
+}  // namespace response_bodies_test
 }  // namespace smartlb::sim

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::sim {
-namespace {
+namespace response_objects_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using nlohmann::ordered_json;
 
@@ -112,5 +112,5 @@ TEST(ResponseStreamEvents, StartingAfterLeavesOutTheEventsAlreadySeen) {
   EXPECT_EQ(events.back().name, "response.completed");
 }
 
-}  // namespace
+}  // namespace response_objects_test
 }  // namespace smartlb::sim

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::sim {
-namespace {
+namespace responses_request_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using nlohmann::ordered_json;
 
@@ -82,5 +82,5 @@ TEST(ParseResponsesCreate, RefusesWhatOpenAIRefuses) {
                "missing_required_parameter");
 }
 
-}  // namespace
+}  // namespace responses_request_test
 }  // namespace smartlb::sim

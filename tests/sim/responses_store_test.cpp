@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::sim {
-namespace {
+namespace responses_store_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 using nlohmann::json;
@@ -194,5 +194,5 @@ TEST_F(ResponsesStoreTest, AResponseLargerThanTheStoreIsAnsweredNotKept) {
   EXPECT_LE(store().bytes(), 600u);
 }
 
-}  // namespace
+}  // namespace responses_store_test
 }  // namespace smartlb::sim

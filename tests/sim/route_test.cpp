@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::sim {
-namespace {
+namespace route_test {  // named, not anonymous: tests/CMakeLists.txt
 
 TEST(ParseRoute, AzureChatCompletionsWithApiVersion) {
   const auto route = parse_route("/openai/deployments/gpt-4o/chat/completions?api-version=2024-02-01");
@@ -167,5 +167,5 @@ TEST(OperationName, MatchesAzureOperationIds) {
   EXPECT_EQ(operation_name(Operation::Embeddings), "Embeddings_Create");
 }
 
-}  // namespace
+}  // namespace route_test
 }  // namespace smartlb::sim

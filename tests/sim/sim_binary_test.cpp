@@ -17,7 +17,7 @@
 extern char** environ;
 
 namespace smartlb::sim {
-namespace {
+namespace sim_binary_test {  // named, not anonymous: tests/CMakeLists.txt
 
 struct Child {
   pid_t pid = -1;
@@ -127,5 +127,5 @@ TEST(SimBinary, HelpExitsZeroAndBadFlagExitsTwo) {
   std::fclose(bad.out);
 }
 
-}  // namespace
+}  // namespace sim_binary_test
 }  // namespace smartlb::sim

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 namespace smartlb::sim {
-namespace {
+namespace sim_engine_first_token_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 using nlohmann::json;
@@ -98,5 +98,5 @@ TEST_F(SimEngineFirstTokenTest, FaultsEndpointShowsTheSettingsAndResetRestoresTh
   EXPECT_EQ(engine().faults().first_token_ms_per_1k_prompt_tokens, 0.0);
 }
 
-}  // namespace
+}  // namespace sim_engine_first_token_test
 }  // namespace smartlb::sim

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 namespace smartlb::sim {
-namespace {
+namespace sim_engine_messages_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 using nlohmann::json;
@@ -265,5 +265,5 @@ TEST_F(SimEngineMessagesTest, StatsCountMessagesLikeOtherApiRequests) {
   EXPECT_EQ(stats["probes"], 0);
 }
 
-}  // namespace
+}  // namespace sim_engine_messages_test
 }  // namespace smartlb::sim

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 namespace smartlb::sim {
-namespace {
+namespace sim_engine_probes_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 using nlohmann::json;
@@ -103,5 +103,5 @@ TEST_F(SimEngineProbesTest, ResetZeroesTheProbeCount) {
   EXPECT_EQ(engine().stats_json()["probes"], 0);
 }
 
-}  // namespace
+}  // namespace sim_engine_probes_test
 }  // namespace smartlb::sim

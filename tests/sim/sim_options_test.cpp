@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::sim {
-namespace {
+namespace sim_options_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -185,5 +185,5 @@ TEST(ParseSimOptions, Errors) {
   }
 }
 
-}  // namespace
+}  // namespace sim_options_test
 }  // namespace smartlb::sim

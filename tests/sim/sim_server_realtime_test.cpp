@@ -19,7 +19,7 @@
 #include <nlohmann/json.hpp>
 
 namespace smartlb::sim {
-namespace {
+namespace sim_server_realtime_test {  // named, not anonymous: tests/CMakeLists.txt
 
 namespace net = boost::asio;
 namespace beast = boost::beast;
@@ -199,5 +199,5 @@ TEST_F(SimServerRealtimeTest, ABodyOverMaxBodyBytesIs413) {
   EXPECT_EQ(result.header("x-sim-name"), "rt");
 }
 
-}  // namespace
+}  // namespace sim_server_realtime_test
 }  // namespace smartlb::sim

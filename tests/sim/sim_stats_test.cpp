@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::sim {
-namespace {
+namespace sim_stats_test {  // named, not anonymous: tests/CMakeLists.txt
 
 TEST(SimStats, CountsStatusesTotalAndPerDeployment) {
   SimStats stats;
@@ -67,5 +67,5 @@ TEST(SimStats, ClearForgetsEverything) {
   EXPECT_EQ(json["last_request_path"], "");
 }
 
-}  // namespace
+}  // namespace sim_stats_test
 }  // namespace smartlb::sim

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::sim {
-namespace {
+namespace sliding_window_limiter_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -74,5 +74,5 @@ TEST(SlidingWindowLimiter, PerSecondIsTheLimitOverTheWindow) {
   EXPECT_DOUBLE_EQ(SlidingWindowLimiter(8'333, 10s).per_second(), 833.3);
 }
 
-}  // namespace
+}  // namespace sliding_window_limiter_test
 }  // namespace smartlb::sim

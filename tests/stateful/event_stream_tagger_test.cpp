@@ -5,7 +5,7 @@
 #include <string>
 
 namespace smartlb::stateful {
-namespace {
+namespace event_stream_tagger_test {  // named, not anonymous: tests/CMakeLists.txt
 
 const ResourceTag kTag = tag_from_bits(1);  // "-slbaaaaaaab"
 
@@ -105,5 +105,5 @@ TEST(EventStreamTagger, TheLimitDoesNotCountTheBlankLineWhereverAReadEnds) {
   }
 }
 
-}  // namespace
+}  // namespace event_stream_tagger_test
 }  // namespace smartlb::stateful

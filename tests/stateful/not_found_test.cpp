@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::stateful {
-namespace {
+namespace not_found_test {  // named, not anonymous: tests/CMakeLists.txt
 
 TEST(NotFound, A404IsNotFound) { EXPECT_TRUE(says_not_found(404, "")); }
 
@@ -29,5 +29,5 @@ TEST(NotFound, OtherAnswersAreTheRequestsOwn) {
   EXPECT_FALSE(says_not_found(500, ""));
 }
 
-}  // namespace
+}  // namespace not_found_test
 }  // namespace smartlb::stateful

@@ -5,7 +5,7 @@
 #include <string>
 
 namespace smartlb::stateful {
-namespace {
+namespace placement_cache_test {  // named, not anonymous: tests/CMakeLists.txt
 
 TEST(PlacementCache, RemembersWhereAnIdWasFound) {
   PlacementCache cache(4);
@@ -48,5 +48,5 @@ TEST(PlacementCache, StaysWithinItsCapacity) {
   EXPECT_EQ(cache.find("id_11808"), 11808u);
 }
 
-}  // namespace
+}  // namespace placement_cache_test
 }  // namespace smartlb::stateful

@@ -8,7 +8,7 @@
 #include "smartlb/stateful/resource_tag.hpp"
 
 namespace smartlb::stateful {
-namespace {
+namespace request_ids_test {  // named, not anonymous: tests/CMakeLists.txt
 
 // "-slbaaaaaaab" (1), "-slbaaaaaaac" (2), "-slbaaaaaaad" (3)
 std::string t(std::uint64_t bits) { return std::string(tag_from_bits(bits).view()); }
@@ -153,5 +153,5 @@ TEST(RequestIds, MayHoldTagLooksForTheMark) {
       }
 }
 
-}  // namespace
+}  // namespace request_ids_test
 }  // namespace smartlb::stateful

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::stateful {
-namespace {
+namespace resource_tag_test {  // named, not anonymous: tests/CMakeLists.txt
 
 TEST(ResourceTag, Fnv1a64MatchesTheReferenceVectors) {
   EXPECT_EQ(fnv1a64(""), 0xcbf29ce484222325ull);
@@ -70,5 +70,5 @@ TEST(ResourceTag, TaggableValuesAreShortPrintableAndNotTaggedYet) {
   EXPECT_FALSE(taggable("resp_1-slbaaaaaaab"));
 }
 
-}  // namespace
+}  // namespace resource_tag_test
 }  // namespace smartlb::stateful

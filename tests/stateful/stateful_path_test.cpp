@@ -6,7 +6,7 @@
 #include <vector>
 
 namespace smartlb::stateful {
-namespace {
+namespace stateful_path_test {  // named, not anonymous: tests/CMakeLists.txt
 
 std::vector<std::string> ids_of(std::string_view path) {
   std::vector<std::string> out;
@@ -63,5 +63,5 @@ TEST(StatefulPath, IdSegmentsAreThoseInAnObjectsPlace) {
   EXPECT_EQ(ids_of("/v1/chat/completions/chatcmpl-1"), Ids{}) << "not a stateful collection";
 }
 
-}  // namespace
+}  // namespace stateful_path_test
 }  // namespace smartlb::stateful

@@ -13,7 +13,7 @@
 #include "smartlb/telemetry/logging.hpp"
 
 namespace smartlb {
-namespace {
+namespace access_log_writer_test {  // named, not anonymous: tests/CMakeLists.txt
 
 struct Pipe {
   int fds[2] = {-1, -1};
@@ -131,5 +131,5 @@ TEST(AccessLogWriter, AnAccessLoggersTextLinesCarryTheProcessLogsTimePrefix) {
             "2026-11-29T10:11:34.068Z info next second\n");
 }
 
-}  // namespace
+}  // namespace access_log_writer_test
 }  // namespace smartlb

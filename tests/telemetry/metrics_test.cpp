@@ -5,7 +5,7 @@
 #include <thread>
 
 namespace smartlb {
-namespace {
+namespace metrics_test {  // named, not anonymous: tests/CMakeLists.txt
 
 constexpr base::MonoNanos kSecond = 1'000'000'000;
 
@@ -318,11 +318,11 @@ TEST(HistogramQuantile, InterpolatesInsideTheBucket) {
   EXPECT_DOUBLE_EQ(telemetry::HistogramSnapshot{}.quantile(0.5, bounds, 3), 0.0);
 }
 
-}  // namespace
+}  // namespace metrics_test
 }  // namespace smartlb
 
 namespace smartlb {
-namespace {
+namespace metrics_test {
 
 TEST(Metrics, CountsRequestsTokensAndRefusalsPerClientName) {
   telemetry::Metrics m(std::vector<telemetry::Metrics::BackendInfo>{{"east", ""}});
@@ -371,11 +371,11 @@ TEST(Metrics, ClientNamesPastTheBoundFoldIntoOther) {
   EXPECT_EQ(s.clients.back().requests, 1u);
 }
 
-}  // namespace
+}  // namespace metrics_test
 }  // namespace smartlb
 
 namespace smartlb {
-namespace {
+namespace metrics_test {
 
 TEST(Metrics, CountsTheRequestsOfLowerPriorityClassesAndTheir429s) {
   telemetry::Metrics m(std::vector<telemetry::Metrics::BackendInfo>{{"east", ""}});
@@ -431,5 +431,5 @@ TEST(Metrics, CountsRefusedAuthenticationsByReason) {
   EXPECT_EQ(s.auth_failures, (std::map<std::string, std::uint64_t>{{"expired", 2}, {"invalid_api_key", 1}}));
 }
 
-}  // namespace
+}  // namespace metrics_test
 }  // namespace smartlb

@@ -7,7 +7,7 @@
 #include <vector>
 
 namespace smartlb {
-namespace {
+namespace request_attempts_test {  // named, not anonymous: tests/CMakeLists.txt
 
 // Attempt i names backend i and answered 500 + i, so order and content can be told apart.
 void add_attempts(telemetry::RequestRecord& r, std::size_t n) {
@@ -71,5 +71,5 @@ TEST(RequestAttempts, TheNextRequestStartsFromCleanRecords) {
   EXPECT_EQ(a.cooldown_ms, 0);
 }
 
-}  // namespace
+}  // namespace request_attempts_test
 }  // namespace smartlb

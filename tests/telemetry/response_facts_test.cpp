@@ -8,7 +8,7 @@
 #include "smartlb/telemetry/usage_sniffer.hpp"
 
 namespace smartlb {
-namespace {
+namespace response_facts_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using Reasons = std::vector<std::string>;
 
@@ -141,5 +141,5 @@ TEST(ResponseFacts, TheSnifferReadsEveryEventOfAStream) {
   EXPECT_EQ(f.finish_reasons, Reasons{"stop"});
 }
 
-}  // namespace
+}  // namespace response_facts_test
 }  // namespace smartlb

@@ -5,7 +5,7 @@
 #include <string>
 
 namespace smartlb {
-namespace {
+namespace usage_sniffer_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using Mode = telemetry::UsageSniffer::Mode;
 
@@ -225,11 +225,11 @@ TEST(UsageSnifferOff, IgnoresEverything) {
   EXPECT_FALSE(s.finish().known());
 }
 
-}  // namespace
+}  // namespace usage_sniffer_test
 }  // namespace smartlb
 
 namespace smartlb {
-namespace {
+namespace usage_sniffer_test {
 
 TEST(UsageJsonScan, OnlyTheTopLevelOrResponseUsageCounts) {
   // A "usage" key nested under another key, and the word inside strings (with escaped
@@ -269,11 +269,11 @@ TEST(UsageJsonScan, ResponsesApiUsageUnderResponse) {
   EXPECT_EQ(u.completion_tokens, 8);
 }
 
-}  // namespace
+}  // namespace usage_sniffer_test
 }  // namespace smartlb
 
 namespace smartlb {
-namespace {
+namespace usage_sniffer_test {
 
 TEST(UsageJsonScan, FieldsAreReadFromTheUsageObjectItselfNotItsDetails) {
   const telemetry::TokenUsage u = telemetry::parse_usage_json(
@@ -315,11 +315,11 @@ TEST(UsageJsonScan, TheFirstMemberOfANameCountsAndAnUnusableOneFallsBackToTheOth
   EXPECT_EQ(v.prompt_tokens, 2);
 }
 
-}  // namespace
+}  // namespace usage_sniffer_test
 }  // namespace smartlb
 
 namespace smartlb {
-namespace {
+namespace usage_sniffer_test {
 
 // Prompt caching: the cached part of the prompt is a detail of the prompt count.
 TEST(UsageJsonScan, ChatCachedTokensFromPromptTokensDetails) {
@@ -411,5 +411,5 @@ TEST(UsageSnifferStream, AnthropicStreamJoinsMessageStartAndMessageDelta) {
   }
 }
 
-}  // namespace
+}  // namespace usage_sniffer_test
 }  // namespace smartlb

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 namespace smartlb::tracing {
-namespace {
+namespace otlp_json_test {  // named, not anonymous: tests/CMakeLists.txt
 
 Span example_span() {
   Span s;
@@ -100,5 +100,5 @@ TEST(OtlpJson, ABytesEscapeDoesNotDependOnWhereItFalls) {
     }
 }
 
-}  // namespace
+}  // namespace otlp_json_test
 }  // namespace smartlb::tracing

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::tracing {
-namespace {
+namespace sampler_test {  // named, not anonymous: tests/CMakeLists.txt
 
 // A trace id whose last 8 bytes are `low` (big-endian).
 telemetry::TraceId id_with_low(std::uint64_t low) {
@@ -66,5 +66,5 @@ TEST(Sampler, RatioOfOneKeepsEveryIdAndZeroNone) {
   }
 }
 
-}  // namespace
+}  // namespace sampler_test
 }  // namespace smartlb::tracing

@@ -8,7 +8,7 @@
 #include "smartlb/tracing/trace_context.hpp"
 
 namespace smartlb::tracing {
-namespace {
+namespace span_model_test {  // named, not anonymous: tests/CMakeLists.txt
 
 constexpr std::string_view kParent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 constexpr base::MonoNanos kStart = 5'000'000'000;
@@ -259,5 +259,5 @@ TEST(SpanModel, OperationsByPath) {
   EXPECT_EQ(genai_operation("/v1/files"), "");
 }
 
-}  // namespace
+}  // namespace span_model_test
 }  // namespace smartlb::tracing

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::tracing {
-namespace {
+namespace span_queue_test {  // named, not anonymous: tests/CMakeLists.txt
 
 std::vector<Span> spans(std::size_t n, const std::string& name) {
   std::vector<Span> out(n);
@@ -32,5 +32,5 @@ TEST(SpanQueue, HoldsAtMostItsCapacityAndARequestWholeOrNotAtAll) {
   EXPECT_TRUE(q.empty());
 }
 
-}  // namespace
+}  // namespace span_queue_test
 }  // namespace smartlb::tracing

@@ -8,7 +8,7 @@
 #include "smartlb/config/env_settings.hpp"
 
 namespace smartlb::tracing {
-namespace {
+namespace trace_config_test {  // named, not anonymous: tests/CMakeLists.txt
 
 bool mentions(const std::vector<std::string>& errors, std::string_view text) {
   for (const auto& e : errors)
@@ -203,5 +203,5 @@ TEST(KeyValueList, EmptyEntriesAreSkippedAndKeysTrimmed) {
   EXPECT_EQ(parse_key_value_list("=1", out), "entry 1 has an empty key");
 }
 
-}  // namespace
+}  // namespace trace_config_test
 }  // namespace smartlb::tracing

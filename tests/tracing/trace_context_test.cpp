@@ -7,7 +7,7 @@
 #include <vector>
 
 namespace smartlb::tracing {
-namespace {
+namespace trace_context_test {  // named, not anonymous: tests/CMakeLists.txt
 
 constexpr std::string_view kValid = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
@@ -151,5 +151,5 @@ TEST(TraceFields, TheUpstreamFields) {
             "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00\r\ntracestate: rojo=1\r\n");
 }
 
-}  // namespace
+}  // namespace trace_context_test
 }  // namespace smartlb::tracing

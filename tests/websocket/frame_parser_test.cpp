@@ -6,7 +6,7 @@
 #include <vector>
 
 namespace smartlb::websocket {
-namespace {
+namespace frame_parser_test {  // named, not anonymous: tests/CMakeLists.txt
 
 // Records what the parser reports, as text: "H<opcode><fin?F:->[M]<length>", "P<bytes>", "E<offset>".
 struct Recorder : FrameSink {
@@ -152,5 +152,5 @@ TEST(FrameParser, ACloseFrameIsWhatTheParserReadsBack) {
   EXPECT_EQ(r.events.front(), "H8FM2");
 }
 
-}  // namespace
+}  // namespace frame_parser_test
 }  // namespace smartlb::websocket

@@ -6,7 +6,7 @@
 #include <vector>
 
 namespace smartlb::websocket {
-namespace {
+namespace frame_rewriter_test {  // named, not anonymous: tests/CMakeLists.txt
 
 constexpr std::array<std::uint8_t, 4> kMask{0x12, 0x34, 0x56, 0x78};
 
@@ -147,5 +147,5 @@ TEST(FrameHeaderEncoding, UsesTheShortestLengthForm) {
   EXPECT_EQ(out, std::string("\x82\x7f\x00\x00\x00\x00\x00\x01\x00\x00", 10));
 }
 
-}  // namespace
+}  // namespace frame_rewriter_test
 }  // namespace smartlb::websocket

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::websocket {
-namespace {
+namespace handshake_test {  // named, not anonymous: tests/CMakeLists.txt
 
 TEST(Handshake, RealtimePathsAreTheThreeStyles) {
   EXPECT_TRUE(is_realtime_path("/openai/realtime"));
@@ -87,5 +87,5 @@ TEST(Handshake, OnlyA101ThatAnswersTheKeySentIsAccepted) {
             UpgradeAnswer::WithExtension);
 }
 
-}  // namespace
+}  // namespace handshake_test
 }  // namespace smartlb::websocket

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::websocket {
-namespace {
+namespace realtime_usage_test {  // named, not anonymous: tests/CMakeLists.txt
 
 TEST(RealtimeUsage, ResponseDoneGivesItsResponsesUsage) {
   const auto u = response_done_usage(
@@ -62,5 +62,5 @@ TEST(RealtimeUsage, ALargeFramesEndIsReadFromItsFirstBytes) {
   EXPECT_FALSE(starts_as_response_end(R"({"type":"response.audio.delta","delta":"AAAA)"));
 }
 
-}  // namespace
+}  // namespace realtime_usage_test
 }  // namespace smartlb::websocket

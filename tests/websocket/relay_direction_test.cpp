@@ -5,7 +5,7 @@
 #include <string>
 
 namespace smartlb::websocket {
-namespace {
+namespace relay_direction_test {  // named, not anonymous: tests/CMakeLists.txt
 
 std::string server_text(std::string_view payload, bool fin = true) {
   FrameHeader h;
@@ -96,5 +96,5 @@ TEST(SessionUsage, SumsTheResponsesAndTimesEachFromItsCreation) {
   EXPECT_EQ(u.model(), "gpt-4o");
 }
 
-}  // namespace
+}  // namespace relay_direction_test
 }  // namespace smartlb::websocket

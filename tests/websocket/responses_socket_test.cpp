@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 namespace smartlb::websocket {
-namespace {
+namespace responses_socket_test {  // named, not anonymous: tests/CMakeLists.txt
 
 const stateful::ResourceTag kOwn = stateful::tag_from_bits(1);    // "-slbaaaaaaab"
 const stateful::ResourceTag kOther = stateful::tag_from_bits(2);  // "-slbaaaaaaac"
@@ -114,5 +114,5 @@ TEST(ClientRequestEditor, ErrorWithoutStreamIdHasNone) {
   EXPECT_EQ(e["error"]["param"], "conversation");
 }
 
-}  // namespace
+}  // namespace responses_socket_test
 }  // namespace smartlb::websocket

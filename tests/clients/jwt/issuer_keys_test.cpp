@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::clients::jwt {
-namespace {
+namespace issuer_keys_test {  // named, not anonymous: tests/CMakeLists.txt
 
 constexpr base::MonoNanos kSecond = 1'000'000'000;
 
@@ -38,5 +38,5 @@ TEST(IssuerKeys, GrantsOneRefetchPerIntervalAndTellsTheService) {
   EXPECT_EQ(keys.status().fetches_ok, 2u);
 }
 
-}  // namespace
+}  // namespace issuer_keys_test
 }  // namespace smartlb::clients::jwt

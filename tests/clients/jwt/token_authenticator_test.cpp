@@ -10,7 +10,7 @@
 #include "smartlb/clients/jwt/jwt.hpp"
 
 namespace smartlb::clients::jwt {
-namespace {
+namespace token_authenticator_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using smartlb::testing::b64;
 using smartlb::testing::jwks_of;
@@ -354,5 +354,5 @@ TEST(TokenRefusalText, NeverEmptyAndDistinct) {
   EXPECT_EQ(labels.size(), static_cast<std::size_t>(TokenRefusal::MissingRole) + 1);
 }
 
-}  // namespace
+}  // namespace token_authenticator_test
 }  // namespace smartlb::clients::jwt

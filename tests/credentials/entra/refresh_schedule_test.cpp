@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::credentials::entra {
-namespace {
+namespace refresh_schedule_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 
@@ -110,5 +110,5 @@ TEST(RefreshSchedule, CustomTiming) {
   EXPECT_TRUE(s.token_valid(kStart + ns(10min) - 1));
 }
 
-}  // namespace
+}  // namespace refresh_schedule_test
 }  // namespace smartlb::credentials::entra

@@ -3,7 +3,7 @@
 #include "smartlb/credentials/entra/token_request.hpp"
 
 namespace smartlb::credentials::entra {
-namespace {
+namespace token_answer_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using namespace std::chrono_literals;
 const WallTime kNow{std::chrono::seconds(1'800'000'000)};
@@ -102,5 +102,5 @@ TEST(FormEncode, KeepsUnreservedAndEscapesTheRest) {
   EXPECT_EQ(form_encode("a b&c=d/e+f%"), "a%20b%26c%3Dd%2Fe%2Bf%25");
 }
 
-}  // namespace
+}  // namespace token_answer_test
 }  // namespace smartlb::credentials::entra

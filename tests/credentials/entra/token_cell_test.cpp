@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::credentials::entra {
-namespace {
+namespace token_cell_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using A = TokenCell::Availability;
 const WallTime kExpires{std::chrono::seconds(1'800'003'600)};
@@ -96,5 +96,5 @@ TEST(TokenCell, StatusNeverHoldsTheToken) {
     EXPECT_EQ(text.find("very-secret-token"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace token_cell_test
 }  // namespace smartlb::credentials::entra

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace smartlb::credentials::entra {
-namespace {
+namespace token_sources_test {  // named, not anonymous: tests/CMakeLists.txt
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
@@ -125,5 +125,5 @@ TEST(TokenSources, ResourceOfScopeDropsDotDefault) {
   EXPECT_EQ(resource_of_scope("api://my-app"), "api://my-app");
 }
 
-}  // namespace
+}  // namespace token_sources_test
 }  // namespace smartlb::credentials::entra
