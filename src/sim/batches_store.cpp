@@ -14,11 +14,6 @@ ordered_json optional_time(const std::optional<std::int64_t>& value) {
   return value ? ordered_json(*value) : ordered_json(nullptr);
 }
 
-SimResponse batch_bad_request(std::string message, std::optional<std::string_view> code,
-                              std::optional<std::string_view> param) {
-  return json_response(400, api_error_body(message, code, param));
-}
-
 }  // namespace
 
 std::string_view batch_status_name(BatchStatus status) {
@@ -74,34 +69,35 @@ SimResponse BatchesStore::not_found(std::string_view id) const {
 SimResponse BatchesStore::create(std::string_view body, const FilesStore& files) {
   const auto json = ordered_json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded() || !json.is_object()) {
-    return batch_bad_request("We could not parse the JSON body of your request.", std::nullopt, std::nullopt);
+    return bad_request_response("We could not parse the JSON body of your request.", std::nullopt,
+                                std::nullopt);
   }
   for (const char* name : {"input_file_id", "endpoint", "completion_window"}) {
     const auto value = json.find(name);
     if (value == json.end() || !value->is_string()) {
-      return batch_bad_request("Missing required parameter: '" + std::string(name) + "'.",
-                               "missing_required_parameter", name);
+      return bad_request_response("Missing required parameter: '" + std::string(name) + "'.",
+                                  "missing_required_parameter", name);
     }
   }
   const std::string input_file_id = json["input_file_id"].get<std::string>();
   const std::string endpoint = json["endpoint"].get<std::string>();
   const std::string window = json["completion_window"].get<std::string>();
   if (!batch_endpoint(endpoint)) {
-    return batch_bad_request("Invalid value for 'endpoint': '" + endpoint +
-                                 "'. Supported values are: '/v1/chat/completions', '/v1/completions', "
-                                 "'/v1/embeddings' and '/v1/responses'.",
-                             "invalid_value", "endpoint");
+    return bad_request_response("Invalid value for 'endpoint': '" + endpoint +
+                                    "'. Supported values are: '/v1/chat/completions', '/v1/completions', "
+                                    "'/v1/embeddings' and '/v1/responses'.",
+                                "invalid_value", "endpoint");
   }
   if (window != "24h") {
-    return batch_bad_request(
+    return bad_request_response(
         "Invalid value for 'completion_window': '" + window + "'. Supported values are: '24h'.",
         "invalid_value", "completion_window");
   }
   ordered_json metadata = nullptr;
   if (const auto value = json.find("metadata"); value != json.end() && !value->is_null()) {
     if (!value->is_object())
-      return batch_bad_request("Invalid type for 'metadata': expected an object.", "invalid_type",
-                               "metadata");
+      return bad_request_response("Invalid type for 'metadata': expected an object.", "invalid_type",
+                                  "metadata");
     metadata = *value;
   }
   const StoredFile* input = files.find(input_file_id);
@@ -110,14 +106,14 @@ SimResponse BatchesStore::create(std::string_view body, const FilesStore& files)
         404, api_error_body("File with id '" + input_file_id + "' not found.", "not_found", "input_file_id"));
   }
   if (input->purpose != "batch") {
-    return batch_bad_request("The input file '" + input_file_id + "' has purpose '" + input->purpose +
-                                 "'; a batch needs a file uploaded with purpose 'batch'.",
-                             "invalid_value", "input_file_id");
+    return bad_request_response("The input file '" + input_file_id + "' has purpose '" + input->purpose +
+                                    "'; a batch needs a file uploaded with purpose 'batch'.",
+                                "invalid_value", "input_file_id");
   }
   if (!store_.fits(kBatchBytes)) {
-    return batch_bad_request("smartlb-sim's batch store is full (" + std::to_string(store_.size()) +
-                                 " batches; see --store-max-objects).",
-                             "store_full", std::nullopt);
+    return bad_request_response("smartlb-sim's batch store is full (" + std::to_string(store_.size()) +
+                                    " batches; see --store-max-objects).",
+                                "store_full", std::nullopt);
   }
   StoredBatch batch;
   batch.id = ids_.next("batch_", 32);
@@ -205,7 +201,7 @@ SimResponse BatchesStore::retrieve(std::string_view id, FilesStore& files) {
 
 SimResponse BatchesStore::list(std::string_view query) const {
   const auto parsed = parse_list_query(query, 20, 100);
-  if (!parsed.query) return batch_bad_request(parsed.error.message, parsed.error.code, parsed.error.param);
+  if (!parsed.query) return bad_request_response(parsed.error.message, parsed.error.code, parsed.error.param);
   const auto page = store_.list(parsed.query->order, parsed.query->after, parsed.query->limit);
   ordered_json data = ordered_json::array();
   for (const StoredBatch* batch : page.items) data.push_back(batch_object(*batch));

@@ -19,11 +19,6 @@ constexpr std::array<std::string_view, 6> kUploadPurposes{"assistants", "batch",
 
 constexpr std::size_t kFileOverheadBytes = 256;
 
-SimResponse bad_request(std::string message, std::optional<std::string_view> code,
-                        std::optional<std::string_view> param) {
-  return json_response(400, api_error_body(message, code, param));
-}
-
 }  // namespace
 
 ordered_json file_object(const StoredFile& file) {
@@ -50,29 +45,31 @@ SimResponse FilesStore::create(const SimRequest& request) {
   const auto content_type = find_header(request.headers, "content-type");
   const auto boundary = content_type ? multipart_boundary(*content_type) : std::nullopt;
   if (!boundary) {
-    return bad_request("Expected a multipart/form-data body with a boundary (fields 'purpose' and 'file').",
-                       "invalid_request_error", std::nullopt);
+    return bad_request_response(
+        "Expected a multipart/form-data body with a boundary (fields 'purpose' and 'file').",
+        "invalid_request_error", std::nullopt);
   }
   const MultipartParse parsed = parse_multipart(request.body, *boundary);
   if (!parsed.error.empty()) {
-    return bad_request("Could not parse the multipart body: " + parsed.error + ".", "invalid_request_error",
-                       std::nullopt);
+    return bad_request_response("Could not parse the multipart body: " + parsed.error + ".",
+                                "invalid_request_error", std::nullopt);
   }
   const MultipartPart* purpose = find_part(parsed, "purpose");
   if (!purpose)
-    return bad_request("Missing required parameter: 'purpose'.", "missing_required_parameter", "purpose");
+    return bad_request_response("Missing required parameter: 'purpose'.", "missing_required_parameter",
+                                "purpose");
   bool known = false;
   for (const auto name : kUploadPurposes) known = known || purpose->body == name;
   if (!known) {
-    return bad_request("Invalid value for 'purpose': '" + std::string(purpose->body) +
-                           "'. Supported values are: 'assistants', 'batch', 'fine-tune', 'vision', "
-                           "'user_data' and 'evals'.",
-                       "invalid_value", "purpose");
+    return bad_request_response("Invalid value for 'purpose': '" + std::string(purpose->body) +
+                                    "'. Supported values are: 'assistants', 'batch', 'fine-tune', 'vision', "
+                                    "'user_data' and 'evals'.",
+                                "invalid_value", "purpose");
   }
   const MultipartPart* file = find_part(parsed, "file");
   if (!file || !file->filename) {
-    return bad_request("Missing required parameter: 'file' (a file part with a filename).",
-                       "missing_required_parameter", "file");
+    return bad_request_response("Missing required parameter: 'file' (a file part with a filename).",
+                                "missing_required_parameter", "file");
   }
   const std::size_t bytes = kFileOverheadBytes + file->body.size();
   if (bytes > store_.limits().max_bytes) {
@@ -82,10 +79,11 @@ SimResponse FilesStore::create(const SimRequest& request) {
                             "file_too_large", "file"));
   }
   if (!store_.fits(bytes)) {
-    return bad_request("smartlb-sim's file store is full (" + std::to_string(store_.size()) + " files, " +
-                           std::to_string(store_.bytes()) +
-                           " bytes; see --store-max-objects and --store-max-bytes). Delete files first.",
-                       "store_full", "file");
+    return bad_request_response(
+        "smartlb-sim's file store is full (" + std::to_string(store_.size()) + " files, " +
+            std::to_string(store_.bytes()) +
+            " bytes; see --store-max-objects and --store-max-bytes). Delete files first.",
+        "store_full", "file");
   }
   StoredFile stored{ids_.next("file-", 32), *file->filename, std::string(purpose->body),
                     clock_.unix_seconds(), std::string(file->body)};
@@ -113,7 +111,7 @@ SimResponse FilesStore::content(std::string_view id) const {
 
 SimResponse FilesStore::list(std::string_view query) const {
   const auto parsed = parse_list_query(query, 10'000, 10'000);
-  if (!parsed.query) return bad_request(parsed.error.message, parsed.error.code, parsed.error.param);
+  if (!parsed.query) return bad_request_response(parsed.error.message, parsed.error.code, parsed.error.param);
   const auto purpose = query_parameter(query, "purpose");
   const auto page = store_.list(parsed.query->order, parsed.query->after, parsed.query->limit,
                                 [&](const StoredFile& file) { return !purpose || file.purpose == *purpose; });

@@ -1,5 +1,7 @@
 #include "smartlb/sim/sim_exchange.hpp"
 
+#include "smartlb/sim/error_bodies.hpp"
+
 #include <algorithm>
 #include <cctype>
 
@@ -22,6 +24,11 @@ SimResponse json_response(int status, std::string body) {
   response.status = status;
   response.body = std::move(body);
   return response;
+}
+
+SimResponse bad_request_response(std::string_view message, std::optional<std::string_view> code,
+                                 std::optional<std::string_view> param) {
+  return json_response(400, api_error_body(message, code, param));
 }
 
 }  // namespace smartlb::sim

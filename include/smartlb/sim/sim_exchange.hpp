@@ -48,5 +48,8 @@ struct SimResponse {
 
 /// An answer of `status` with a JSON `body`.
 SimResponse json_response(int status, std::string body);
+/// A 400 in the error shape of the Files, Batches and Responses APIs (error_bodies.hpp).
+SimResponse bad_request_response(std::string_view message, std::optional<std::string_view> code,
+                                 std::optional<std::string_view> param);
 
 }  // namespace smartlb::sim
