@@ -17,7 +17,8 @@
 # Knobs: LIMITERS ("sliding fixed"), SYSTEMS, LOADS ("80 120"), BATCH_SHARE (0.5), WINDOW (10),
 # DURATION (30, at least 3 windows), RESERVE (the batch class's reserve_percent; default: the
 # built-in default), QUEUE (the interactive class's max_queue_seconds: its requests wait for
-# capacity instead of a 429; default: none), REPLICAS (1; 2: two replicas sharing a redis-server
+# capacity instead of a 429; default: none), GRACE (CAPACITY_GRACE_MS; default: the built-in
+# 100), REPLICAS (1; 2: two replicas sharing a redis-server
 # this script starts, the interactive requests sent to the first and the batch ones to the
 # second, so that what the batch requests leave room for is the other replica's demand; the
 # "off" run splits its load the same way). Output: bench/results/priority-classes-STAMP/summary.tsv.
@@ -31,6 +32,7 @@ WINDOW=${WINDOW:-10}
 DURATION=${DURATION:-30}
 RESERVE=${RESERVE:-}
 QUEUE=${QUEUE:-}
+GRACE=${GRACE:-}
 REPLICAS=${REPLICAS:-1}
 case $REPLICAS in 1|2) ;; *) echo "REPLICAS: 1 or 2" >&2; exit 2 ;; esac
 need node curl jq awk
@@ -44,7 +46,7 @@ CAP_RPS=$(awk -v t=$CAP_TPM -v c=$REQ_TOKENS 'BEGIN{print t/60/c}')
 TOP_LOAD=$(tr ' ' '\n' <<<"$LOADS" | sort -n | tail -1)
 echo "# priority classes $STAMP ($(git -C "$REPO_DIR" rev-parse --short HEAD 2>/dev/null || echo '?')):" \
   "capacity $CAP_TPM TPM = $CAP_RPS req/s; window ${WINDOW}s; ${DURATION}s runs; batch share $BATCH_SHARE;" \
-  "reserve ${RESERVE:-default}; interactive queue ${QUEUE:-none}; $REPLICAS replica(s); load $(loadavg)"
+  "reserve ${RESERVE:-default}; interactive queue ${QUEUE:-none}; grace ${GRACE:-default}; $REPLICAS replica(s); load $(loadavg)"
 if [ "$REPLICAS" = 2 ]; then
   need redis-server
   REDIS_PORT=$(free_port)
@@ -64,6 +66,7 @@ start_smartlb() {  # start_smartlb SYSTEM [N]: sets SYS_PORT and SYS_PID
            "BACKEND_${x}_WEIGHT=$((TPMS[i] / 1000))")
     [ "$1" = smartlb-quota ] && envs+=("BACKEND_${x}_TPM=${TPMS[$i]}" QUOTA_WINDOW_SECONDS="$WINDOW")
   done
+  [ -n "$GRACE" ] && envs+=(CAPACITY_GRACE_MS="$GRACE")
   if [ -n "$RESERVE$QUEUE" ]; then
     {
       printf 'priority_classes:\n  - name: interactive\n'

@@ -312,6 +312,11 @@ void read_process_settings(const EnvMap& env, Problems& p, Config& cfg) {
   }
   read_seconds(env, p, "CONNECT_TIMEOUT_SECONDS", 1, 600, cfg.connect_timeout);
   read_seconds(env, p, "REQUEST_TIMEOUT_SECONDS", 1, 86'400, cfg.request_timeout);
+  {
+    long long ms = cfg.capacity_grace.count();
+    read_int(env, p, "CAPACITY_GRACE_MS", 0, 60'000, ms);
+    cfg.capacity_grace = std::chrono::milliseconds(ms);
+  }
   read_seconds(env, p, "CLIENT_IDLE_TIMEOUT_SECONDS", 1, 3'600, cfg.client_idle_timeout);
   read_seconds(env, p, "REALTIME_IDLE_TIMEOUT_SECONDS", 1, 86'400, cfg.realtime_idle_timeout);
   read_seconds(env, p, "REALTIME_MAX_SESSION_SECONDS", 1, 86'400, cfg.realtime_max_session);

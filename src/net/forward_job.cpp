@@ -19,8 +19,9 @@
 //             tagged with the resource that answered; a Realtime WebSocket's verified 101 opens
 //             its session (net/websocket_relay), any other answer to its handshake is judged
 //             like an HTTP answer
-//   wait      a class with max_queue_seconds: where admit or unavailable would answer 429, wait as
-//             long as the refusal says (the client's leaving ends it), then admit or choose again
+//   wait      where admit or unavailable would answer 429, wait as long as the refusal says, when
+//             that is within the class's max_queue_seconds, or CAPACITY_GRACE_MS where only a
+//             prediction refused (the client's leaving ends it), then admit or choose again
 //   unavailable  nothing left: smartlb's own answer (refuse)
 //   price     what the answer cost, by the price table (docs/operations.md#cost)
 //   settle    the caller's budgets are charged the tokens (and the cost) the answer used
@@ -190,8 +191,8 @@ Task<bool> ForwardJob::run() {
     const std::optional<ChosenTarget> t = choose_target(tried);
     if (!t) {
       if (stateful_.untagged_try() && next_resource(tried, true)) continue;
-      if (const std::optional<base::Nanos> back = room_back_in()) {  // a 429: waited out, when the class may
-        const WaitEnd w = co_await wait_for_capacity(back);
+      if (const std::optional<RoomBack> back = room_back_in()) {  // a 429: waited out, when the class may
+        const WaitEnd w = co_await wait_for_capacity(back->in, back->predicted);
         if (w == WaitEnd::Again) {
           tried = routing::TriedSet{};
           continue;
@@ -219,18 +220,18 @@ Task<bool> ForwardJob::run() {
   co_return finish(co_await answer_nothing_left());
 }
 
-std::optional<base::Nanos> ForwardJob::room_back_in() const {
+std::optional<ForwardJob::RoomBack> ForwardJob::room_back_in() const {
   // A stateful request's resources, a held "not found" or a streamed body already sent are
   // answered as they are.
-  if (capacity_wait_.max_wait <= base::Nanos{0} || unavailable_rule_ || held_ ||
-      (streamed_ && streamed_->started))
+  if ((capacity_wait_.max_wait <= base::Nanos{0} && capacity_wait_.grace <= base::Nanos{0}) ||
+      unavailable_rule_ || held_ || (streamed_ && streamed_->started))
     return std::nullopt;
   const routing::Unavailability u = states_.unavailability(rule_->table, model_, cost_, class_reserve_);
   if (u.out_of_service || u.not_found) return std::nullopt;
-  if (u.throttled) return base::Nanos(u.retry_after);  // the 429's Retry-After
+  if (u.throttled) return RoomBack{base::Nanos(u.retry_after), u.predicted};  // the 429's Retry-After
   // A target this request found rate limited is back already (its cooldown ended as the
   // request looked): routed again at once.
-  if (rate_limited() && u.retry_after.count() == 0) return base::Nanos{0};
+  if (rate_limited() && u.retry_after.count() == 0) return RoomBack{};
   return std::nullopt;
 }
 
@@ -241,11 +242,13 @@ bool ForwardJob::rate_limited() const {
   return false;
 }
 
-Task<ForwardJob::WaitEnd> ForwardJob::wait_for_capacity(std::optional<base::Nanos> retry_after) {
+Task<ForwardJob::WaitEnd> ForwardJob::wait_for_capacity(std::optional<base::Nanos> retry_after,
+                                                        bool predicted) {
   const std::size_t level = class_reserve_.level;
   const clients::CapacityWaitPolicy policy =
       share_wait_ ? clients::share_wait_policy(capacity_wait_) : capacity_wait_;
-  const std::optional<base::Nanos> wait = clients::capacity_wait(policy, {waited_, retry_after, time_left()});
+  const std::optional<base::Nanos> wait =
+      clients::capacity_wait(policy, {waited_, retry_after, time_left(), predicted});
   if (!wait) co_return WaitEnd::Answer;
   // A place in the queue for this wait (one atomic add: exact across workers): a newcomer only
   // while max_queue_length wait at most; a request that waited already keeps its turn.

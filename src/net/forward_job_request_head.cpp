@@ -162,7 +162,7 @@ std::optional<std::string_view> ForwardJob::match_rule() {
   }
   class_reserve_ = routing::ClassReserve{static_cast<std::uint8_t>(cls->level), cls->reserve_permille};
   if (cls->level > 0) rec_.priority_class = cls->name;
-  capacity_wait_ = {cls->max_queue, cls->max_queue_length};
+  capacity_wait_ = {cls->max_queue, cls->max_queue_length, cfg_.capacity_grace};
   class_name_ = cls->name;
   matched_ = snap_.match(routing::RequestFacts{caller_.subjects, model_, metadata});
   stateful_.keep_resources_of(matched_);

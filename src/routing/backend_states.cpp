@@ -317,6 +317,7 @@ Unavailability BackendStates::unavailability(const RoutingTable& table, std::str
   const base::MonoNanos now = clock_.now();
   base::MonoNanos soonest = std::numeric_limits<base::MonoNanos>::max();
   bool throttled = false;
+  bool soonest_predicted = false;
   // 404 when each backend in service said the deployment is not there: one drained by an
   // operator changes nothing (a typo must get the same answer whatever is drained).
   bool not_found = table.size() > 0;
@@ -337,11 +338,14 @@ Unavailability BackendStates::unavailability(const RoutingTable& table, std::str
       at = std::max(at, admin);
       not_found = false;
     }
+    const bool cooling = at > now;  // a backend's own refusal, or an operator's hold
+    bool predicted = false;
     if (d != nullptr) {
       const base::MonoNanos from = std::max(now, at);
       if (const base::MonoNanos chance = d->reported.next_chance(cost, from, cls); chance > from) {
         at = chance;
         throttled = true;  // out of what it reported: a rate limit, though it never said 429
+        predicted = !cooling;
       }
       Quota* q = m.has_quota() ? find_quota_of(m, deployment, d) : nullptr;
       if (q) {
@@ -349,20 +353,28 @@ Unavailability BackendStates::unavailability(const RoutingTable& table, std::str
         if (wait.count() > 0) {
           at = std::max(now, at) + wait.count();
           throttled = true;  // at its quota: a rate limit, whoever noticed it first
+          predicted = !cooling;
         }
       }
     }
-    if (at < soonest) soonest = at;
+    if (at < soonest) {
+      soonest = at;
+      soonest_predicted = predicted;
+    }
   }
   // A lower class its pool refuses (pool_reserve) where a member alone might take it: no one
   // window says when the pool keeps the reserve again; it is looked at after kReserveHorizon.
   if (soonest != std::numeric_limits<base::MonoNanos>::max() && cls.any() &&
       pool_reserve(table, deployment, cost, cls) == PoolReserve::Short) {
-    soonest = std::max(soonest, now + kReserveHorizon.count());
+    if (const base::MonoNanos reserve_back = now + kReserveHorizon.count(); reserve_back > soonest) {
+      soonest = reserve_back;
+      soonest_predicted = true;  // the reserve, smartlb's own
+    }
     throttled = true;
   }
   Unavailability u;
   u.throttled = throttled;
+  u.predicted = throttled && soonest_predicted;
   u.not_found = not_found && said_not_found && !throttled;
   u.out_of_service = out_of_service;
   if (table.size() == 0 || soonest <= now || out_of_service) {

@@ -54,5 +54,44 @@ TEST(CapacityWait, ARefusalThatSaysNowStillWaitsALittle) {
   EXPECT_EQ(capacity_wait(kFiveSeconds, ask(0ms)), base::Nanos(kCapacityMinWait));
 }
 
+constexpr CapacityWaitPolicy kGraceOnly{0s, 10, 100ms};
+
+CapacityWaitAsk predicted(std::optional<base::Nanos> retry_after, base::Nanos waited = 0s) {
+  CapacityWaitAsk a = ask(retry_after, waited);
+  a.predicted = true;
+  return a;
+}
+
+TEST(CapacityWait, WhateverTheClassAPredictionsRefusalWithinTheGraceIsWaitedOut) {
+  EXPECT_EQ(capacity_wait(kGraceOnly, predicted(2ms)), base::Nanos(2ms));
+  EXPECT_EQ(capacity_wait(kGraceOnly, predicted(100ms)), base::Nanos(100ms));
+  EXPECT_EQ(capacity_wait(kGraceOnly, predicted(0ms)), base::Nanos(kCapacityMinWait));
+}
+
+TEST(CapacityWait, ARefusalABackendMadeGetsNoGrace) {
+  EXPECT_EQ(capacity_wait(kGraceOnly, ask(2ms)), std::nullopt) << "its 429, or a failure's cooldown";
+}
+
+TEST(CapacityWait, ARefusalPastTheGraceIsAnsweredAtOnce) {
+  EXPECT_EQ(capacity_wait(kGraceOnly, predicted(101ms)), std::nullopt);
+}
+
+TEST(CapacityWait, TheGraceIsGrantedOnceOnly) {
+  EXPECT_EQ(capacity_wait(kGraceOnly, predicted(2ms, 1ms)), std::nullopt) << "refused again after its grace";
+}
+
+TEST(CapacityWait, ARefusalNoClockPredictsGetsNoGrace) {
+  EXPECT_EQ(capacity_wait(kGraceOnly, predicted(std::nullopt)), std::nullopt) << "an in-flight cap: no poll";
+}
+
+TEST(CapacityWait, TheGraceNeitherShortensALongerWaitNorOutlastsTheRequest) {
+  constexpr CapacityWaitPolicy kBoth{5s, 10, 100ms};
+  EXPECT_EQ(capacity_wait(kBoth, predicted(1200ms)), base::Nanos(1200ms));
+  EXPECT_EQ(capacity_wait(kBoth, predicted(1s, 4s)), base::Nanos(1s));
+  CapacityWaitAsk a = predicted(50ms);
+  a.request_left = 20ms;
+  EXPECT_EQ(capacity_wait(kGraceOnly, a), std::nullopt) << "the request's time is up first";
+}
+
 }  // namespace capacity_wait_test
 }  // namespace smartlb::clients

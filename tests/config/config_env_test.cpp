@@ -171,6 +171,22 @@ TEST(ConfigEnv, StreamHoldbackBytes_DefaultsTo64KiB_ZeroTurnsItOff) {
   EXPECT_TRUE(has_error(bad, "STREAM_HOLDBACK_BYTES"));
 }
 
+TEST(ConfigEnv, CapacityGraceMs_DefaultsTo100_ZeroTurnsItOff_AMinuteAtMost) {
+  auto d = config::load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"}});
+  ASSERT_TRUE(d.config) << d.errors[0];
+  EXPECT_EQ(d.config->capacity_grace, std::chrono::milliseconds(100));
+  auto off =
+      config::load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"}, {"CAPACITY_GRACE_MS", "0"}});
+  ASSERT_TRUE(off.config) << off.errors[0];
+  EXPECT_EQ(off.config->capacity_grace, std::chrono::milliseconds(0));
+  for (const char* bad_value : {"-1", "60001", "0.5", "soon"}) {
+    auto bad = config::load_config_from_env(
+        {{"BACKEND_1_URL", "https://a.example.com"}, {"CAPACITY_GRACE_MS", bad_value}});
+    EXPECT_FALSE(bad.config) << bad_value;
+    EXPECT_TRUE(has_error(bad, "CAPACITY_GRACE_MS")) << bad_value;
+  }
+}
+
 TEST(ConfigEnv, StreamedBodyLimits_DefaultTo4MiBAnd512MiB_AndTheLimitIsNotBelowTheThreshold) {
   auto d = config::load_config_from_env({{"BACKEND_1_URL", "https://a.example.com"}});
   ASSERT_TRUE(d.config) << d.errors[0];

@@ -151,6 +151,8 @@ TEST(EnvSettings, TheDefaultsShownAreTheLoadersAndEachSettingIsRead) {
        {"7", [](const config::Config& c) { return std::to_string(c.connect_timeout.count()); }}},
       {"REQUEST_TIMEOUT_SECONDS",
        {"7", [](const config::Config& c) { return std::to_string(c.request_timeout.count()); }}},
+      {"CAPACITY_GRACE_MS",
+       {"70", [](const config::Config& c) { return std::to_string(c.capacity_grace.count()); }}},
       {"CLIENT_IDLE_TIMEOUT_SECONDS",
        {"7", [](const config::Config& c) { return std::to_string(c.client_idle_timeout.count()); }}},
       {"SHUTDOWN_TIMEOUT_SECONDS",

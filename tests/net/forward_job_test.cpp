@@ -596,6 +596,55 @@ TEST_F(CapacityWait, ByDefaultThe429IsAnsweredAtOnce) {
   EXPECT_EQ(rec.queued_ms, -1);
 }
 
+// CAPACITY_GRACE_MS (100 ms by default): whatever the class, a refusal that only smartlb's own
+// prediction made (here a declared quota of one request per 100 ms window) and that says room
+// comes back that soon is waited out, rather than refuse a request the backend could serve.
+struct CapacityGrace : CapacityWait {
+  void one_request_a_window() {
+    add_backend("a");
+    cfg.backends.back().rpm = 600;  // 1 a window
+    cfg.quota_window = 100ms;
+    cfg.capacity_grace = 150ms;  // the window and its buckets' rounding (SlidingWindowBudget)
+  }
+};
+
+TEST_F(CapacityGrace, ARefusalOnlyAPredictionMadeIsWaitedOutWhateverTheClass) {
+  one_request_a_window();
+  start_watching();  // the default classes: no max_queue_seconds
+  EXPECT_TRUE(forward("POST", kChat));
+  exchange.events.clear();
+  EXPECT_TRUE(forward("POST", kChat));
+  ASSERT_EQ(exchange.events.size(), 2u) << ::testing::PrintToString(exchange.events);
+  EXPECT_EQ(exchange.events[0].rfind("waited 10", 0), 0u) << exchange.events[0];
+  EXPECT_EQ(exchange.events[1], "relayed from a");
+  EXPECT_FALSE(exchange.refused_once);
+  EXPECT_GE(rec.queued_ms, 100);
+  EXPECT_EQ(exchange.waiting_seen, std::vector<std::uint32_t>{1}) << "in its class's queue while it waited";
+  EXPECT_EQ(shared->waiting_for_capacity[0].load(), 0u);
+}
+
+TEST_F(CapacityGrace, NoGraceWhenItIsTurnedOff) {
+  one_request_a_window();
+  cfg.capacity_grace = 0ms;
+  start();
+  forward("POST", kChat);
+  exchange.events.clear();
+  forward("POST", kChat);
+  EXPECT_EQ(exchange.events, (std::vector<std::string>{"refused 429"}));
+}
+
+// A backend's own 429 is answered at once, however soon it says room comes back: the client
+// retries as it is told (docs/client-budgets.md, "The grace").
+TEST_F(CapacityGrace, ABackendsOwnRefusalGetsNoGrace) {
+  add_backend("a");
+  cfg.capacity_grace = 60s;
+  start();
+  backend("a") = {true, {}, 429, {{"retry-after-ms", "60"}}};
+  forward("POST", kChat);
+  EXPECT_EQ(exchange.events, (std::vector<std::string>{"drained", "refused 429"}));
+  EXPECT_EQ(exchange.refused.retry_after, 100ms) << "the cooldown's floor, MIN_COOLDOWN";
+}
+
 TEST_F(CapacityWait, RoomThatComesBackOnlyAfterTheWaitIsA429AtOnce) {
   add_backend("a");
   classes(5s);

@@ -83,6 +83,7 @@ TEST_F(PoolFixture, Unavailability_ReportsSoonestRecoveryAndThrottling) {
   const auto u = unavailable("gpt");
   EXPECT_EQ(u.retry_after, 3'500ms);
   EXPECT_TRUE(u.throttled);
+  EXPECT_FALSE(u.predicted) << "the backends refused: no grace (CAPACITY_GRACE_MS)";
 }
 
 TEST_F(PoolFixture, Unavailability_ServerErrorsAreNotReportedAsThrottling) {
@@ -117,10 +118,24 @@ TEST_F(QuotaPool, Unavailability_AtQuotaIsThrottlingWithTheTimeUntilItFits) {
   ASSERT_TRUE(reserve(0, "gpt", 100));
   const auto u = unavailable("gpt", 10);
   EXPECT_TRUE(u.throttled);
+  EXPECT_TRUE(u.predicted) << "only the declared quota says no";
   EXPECT_GT(u.retry_after, 0ms);
   EXPECT_LE(u.retry_after, 1100ms);
   clock.advance(u.retry_after);
   EXPECT_EQ(pick(10), 0u) << "the promised time is when it fits again";
+}
+
+// What a refusal's wait may be (clients::capacity_wait's grace) depends on the member back first.
+TEST_F(QuotaPool, Unavailability_PredictedOnlyWhereTheFirstBackIsOutByAPrediction) {
+  make({{"a", 1, 1, "", 100, 0}, {"b", 1, 1, ""}});
+  ASSERT_TRUE(reserve(0, "gpt", 100));
+  fail(1, "gpt", throttled(), 20s);
+  EXPECT_TRUE(unavailable("gpt", 10).predicted) << "a, at its quota, is back first";
+  ASSERT_TRUE(reserve(0, "gpt-4o", 100));
+  fail(1, "gpt-4o", throttled(), 200ms);
+  const auto u = unavailable("gpt-4o", 10);
+  EXPECT_EQ(u.retry_after, 200ms);
+  EXPECT_FALSE(u.predicted) << "b, cooling down for its 429, is back first";
 }
 
 TEST_F(QuotaPool, UsedTokensCountAgainstTheQuotaEvenPastItsLimit) {

@@ -162,6 +162,7 @@ TEST_F(ReservePool, Unavailability_TellsALowerClassWhenItsCostAndTheReserveFit) 
   EXPECT_EQ(states->unavailability(*table, "gpt", 50, kFirst).retry_after, 0ms) << "the first class fits now";
   const auto u = states->unavailability(*table, "gpt", 50, kBatch);
   EXPECT_TRUE(u.throttled);
+  EXPECT_TRUE(u.predicted) << "the reserve is smartlb's own";
   EXPECT_GT(u.retry_after, 0ms);
   clock.advance(u.retry_after);
   EXPECT_EQ(pick_class(50, kBatch), 0u) << "the promised time is when it fits with its reserve";

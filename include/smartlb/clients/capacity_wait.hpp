@@ -6,7 +6,10 @@
 // long and is routed again; a refusal no clock predicts (the in-flight cap: a slot frees when any
 // of the caller's requests ends) is looked at again every kCapacityPollStep. A refusal whose room
 // comes back only after the wait could end is answered at once, with its Retry-After: waiting
-// would only delay the same 429. Plain data in, a wait out.
+// would only delay the same 429. Whatever the class, a first refusal that only smartlb's own
+// prediction made, whose room comes back within the grace (CAPACITY_GRACE_MS), is waited out
+// too: a prediction may delay a request a backend could serve, never refuse it. Plain data in, a
+// wait out.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -26,12 +29,21 @@ struct CapacityWaitPolicy {
   // Its max_queue_length: how many may wait at once (the caller takes a place in the queue,
   // atomically, once this says to wait).
   std::uint32_t max_waiting = 0;
+  // CAPACITY_GRACE_MS: a request's first refusal, when only a prediction made it and it says its
+  // room comes back within this, is waited out even where max_wait is shorter (once: refused
+  // again, it is answered).
+  base::Nanos grace{0};
 };
 
 struct CapacityWaitAsk {
   base::Nanos waited{0};                   // by this request so far (the sum of its waits)
   std::optional<base::Nanos> retry_after;  // when the refusal says room comes back; none: unknown
   base::Nanos request_left{0};             // of REQUEST_TIMEOUT_SECONDS
+  // No backend refused: smartlb's own prediction (a backend's reports, a declared quota, a
+  // class's reserve) has no room until retry_after. Only such a refusal gets the grace: one a
+  // backend made (its 429, a failure's cooldown) or a client's own budget is answered at once
+  // (docs: "When every backend is unavailable ... never wait server-side").
+  bool predicted = false;
 };
 
 // How long to wait before routing the request again; nullopt: answer the refusal now.
@@ -43,7 +55,7 @@ std::optional<base::Nanos> capacity_wait(const CapacityWaitPolicy& policy, const
 inline constexpr base::Nanos kSharePollStep = std::chrono::milliseconds(2);
 inline constexpr base::Nanos kShareWaitMax = std::chrono::milliseconds(250);
 inline CapacityWaitPolicy share_wait_policy(const CapacityWaitPolicy& of_class) {
-  return {std::max(of_class.max_wait, kShareWaitMax), of_class.max_waiting};
+  return {std::max(of_class.max_wait, kShareWaitMax), of_class.max_waiting, of_class.grace};
 }
 
 }  // namespace smartlb::clients

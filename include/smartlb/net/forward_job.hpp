@@ -150,11 +150,16 @@ class ForwardJob {
   // A bounded wait for capacity instead of smartlb's own 429 (the class's max_queue_seconds;
   // clients/capacity_wait.hpp): route again, answer the refusal now, or nobody is left to answer.
   enum class WaitEnd : std::uint8_t { Again, Answer, ClientLeft };
-  // `retry_after`: when the refusal says room comes back (none: no clock predicts it).
-  Task<WaitEnd> wait_for_capacity(std::optional<base::Nanos> retry_after);
-  // When routing found no target: when its 429 says room comes back, if this request may wait
-  // for it at all (nullopt: answer now).
-  std::optional<base::Nanos> room_back_in() const;
+  // `retry_after`: when the refusal says room comes back (none: no clock predicts it);
+  // `predicted`: only smartlb's prediction refused it (clients::CapacityWaitAsk).
+  Task<WaitEnd> wait_for_capacity(std::optional<base::Nanos> retry_after, bool predicted = false);
+  // When routing found no target: when its 429 says room comes back, and whether only a
+  // prediction refused, if this request may wait for it at all (nullopt: answer now).
+  struct RoomBack {
+    base::Nanos in{0};
+    bool predicted = false;
+  };
+  std::optional<RoomBack> room_back_in() const;
   bool rate_limited() const;  // one of its attempts was answered 429 (or found a quota spent)
   void leave_queue();         // gives back its place in its class's queue, if it holds one
 

@@ -43,6 +43,9 @@ struct Unavailability {
   // Every backend is out until an operator changes it (drained, disabled, a cooldown held until
   // lifted): nobody can say when one comes back.
   bool out_of_service = false;
+  // The soonest back is out only by smartlb's own prediction (its reports, a declared quota, a
+  // class's reserve): no backend refused it. A backend cooling down for its 429 or failure is not.
+  bool predicted = false;
 };
 
 struct CooldownView {
