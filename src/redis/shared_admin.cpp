@@ -83,6 +83,7 @@ void SharedAdmin::apply(std::string_view payload) {
     return;
   }
   if (received->replica == redis_.replica_id()) return;  // our own, already applied
+  heard_.fetch_add(1, std::memory_order_relaxed);
   if (states_.apply_remote_admin(received->change)) {
     applied_.fetch_add(1, std::memory_order_relaxed);
     spdlog::info("admin: backend {}{}{}: {} by {} on replica {}", received->change.backend,
@@ -107,10 +108,15 @@ void SharedAdmin::resync() {
 }
 
 void SharedAdmin::read_all() {
-  redis_.command({"HGETALL", key_}, [this](RedisResult r) {
+  const std::uint64_t heard = heard_.load(std::memory_order_relaxed);
+  redis_.command({"HGETALL", key_}, [this, heard](RedisResult r) {
     if (!r.ok() || !r.value->is_array()) return;
-    if (stores_in_flight_.load(std::memory_order_relaxed) > 0) {
-      read_all();  // again, behind them
+    // Behind this replica's own writes; and a message another replica published after Redis
+    // answered this read, but received before its answer, is not undone by it (a drain stored
+    // while this replica read the empty hash of a restarted Redis was lost).
+    if (stores_in_flight_.load(std::memory_order_relaxed) > 0 ||
+        heard_.load(std::memory_order_relaxed) != heard) {
+      read_all();  // again
       return;
     }
     const auto& e = r.value->elements;

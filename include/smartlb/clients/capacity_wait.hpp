@@ -41,8 +41,8 @@ struct CapacityWaitAsk {
   base::Nanos request_left{0};             // of REQUEST_TIMEOUT_SECONDS
   // No backend refused: smartlb's own prediction (a backend's reports, a declared quota, a
   // class's reserve) has no room until retry_after. Only such a refusal gets the grace: one a
-  // backend made (its 429, a failure's cooldown) or a client's own budget is answered at once
-  // (docs: "When every backend is unavailable ... never wait server-side").
+  // backend made (its 429, a failure's cooldown) is the client's to retry as it says, and a
+  // client's own budget is a limit, so both are answered at once.
   bool predicted = false;
 };
 

@@ -265,8 +265,9 @@ struct Config {
   std::chrono::seconds http_timeout{100};     // idle time waiting on a backend
   std::chrono::seconds connect_timeout{10};   // TCP connect + TLS handshake
   std::chrono::seconds request_timeout{300};  // all attempts of one request, before headers
-  // A request smartlb would answer its own 429 waits instead when the refusal says room comes
-  // back within this, whatever its class's max_queue_seconds (CAPACITY_GRACE_MS; 0: off).
+  // A request that only smartlb's own prediction refuses (reports, a declared quota, a class's
+  // reserve) waits instead, once, when room comes back within this, whatever its class's
+  // max_queue_seconds (CAPACITY_GRACE_MS; 0: off). A backend's own 429 is answered at once.
   std::chrono::milliseconds capacity_grace{100};
   // A streamed request's wait for its first content, per attempt, before it fails over as stalled
   // (FIRST_TOKEN_TIMEOUT_SECONDS): nullopt learned per deployment (routing/first_token.hpp), 0 off.

@@ -56,6 +56,10 @@ class SharedAdmin final : public routing::AdminListener {
   // Scripts sent and not answered yet: a read of the hash that answers meanwhile may miss one of
   // this replica's changes, so it is read again rather than taken.
   std::atomic<int> stores_in_flight_{0};
+  // Other replicas' messages received. The hash read and the messages come over two
+  // connections: a message applied while a read was on its way may be newer than what the read
+  // returns, so such a read is taken again rather than let it undo the message.
+  std::atomic<std::uint64_t> heard_{0};
   std::atomic<std::uint64_t> applied_{0}, resyncs_{0};
 };
 
