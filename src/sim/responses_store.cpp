@@ -37,10 +37,10 @@ StoreAnswer ResponsesStore::create(const ResponsesCreate& request) {
   if (request.previous_response_id) {
     const StoredResponse* previous = store_.find(*request.previous_response_id);
     if (!previous) {
-      return {json_response(400, api_error_body("Previous response with id '" +
-                                                    *request.previous_response_id + "' not found.",
-                                                "previous_response_not_found", "previous_response_id")),
-              0};
+      return {
+          bad_request_response("Previous response with id '" + *request.previous_response_id + "' not found.",
+                               "previous_response_not_found", "previous_response_id"),
+          0};
     }
     response.input_tokens += previous->input_tokens;
     if (previous->status == ResponseStatus::Completed) response.input_tokens += previous->output_tokens;
@@ -99,17 +99,17 @@ SimResponse ResponsesStore::retrieve(std::string_view id, std::string_view query
     return json_response(200, response_object(*response).dump());
   }
   if (response->status != ResponseStatus::Completed) {
-    return json_response(400, api_error_body("Response '" + std::string(id) + "' is " +
-                                                 std::string(response_status_name(response->status)) +
-                                                 "; only a completed response can be streamed again.",
-                                             std::nullopt, "stream"));
+    return bad_request_response("Response '" + std::string(id) + "' is " +
+                                    std::string(response_status_name(response->status)) +
+                                    "; only a completed response can be streamed again.",
+                                std::nullopt, "stream");
   }
   std::int64_t starting_after = -1;
   if (const auto value = query_parameter(query, "starting_after")) {
     const auto [ptr, ec] = std::from_chars(value->data(), value->data() + value->size(), starting_after);
     if (value->empty() || ec != std::errc{} || ptr != value->data() + value->size() || starting_after < 0) {
-      return json_response(400, api_error_body("Invalid 'starting_after': expected a non-negative integer.",
-                                               "invalid_value", "starting_after"));
+      return bad_request_response("Invalid 'starting_after': expected a non-negative integer.",
+                                  "invalid_value", "starting_after");
     }
   }
   SimResponse stream;
@@ -130,8 +130,8 @@ SimResponse ResponsesStore::cancel(std::string_view id) {
   StoredResponse* response = store_.find(id);
   if (!response) return not_found(id);
   if (!response->background) {
-    return json_response(400, api_error_body("Only responses created with background=true can be cancelled.",
-                                             std::nullopt, std::nullopt));
+    return bad_request_response("Only responses created with background=true can be cancelled.", std::nullopt,
+                                std::nullopt);
   }
   if (response->status == ResponseStatus::Completed) {
     return json_response(400,
@@ -146,7 +146,7 @@ SimResponse ResponsesStore::input_items(std::string_view id, std::string_view qu
   if (!response) return not_found(id);
   const auto parsed = parse_list_query(query, 20, 100);
   if (!parsed.query) {
-    return json_response(400, api_error_body(parsed.error.message, parsed.error.code, parsed.error.param));
+    return bad_request_response(parsed.error.message, parsed.error.code, parsed.error.param);
   }
   const ListQuery& list = *parsed.query;
   const auto& items = response->input_items;

@@ -54,7 +54,7 @@ StatefulPlan StatefulApi::plan(const Route& route, const SimRequest& request) co
   auto parsed = parse_responses_create(request.body);
   if (!parsed.request) {
     const RequestError& error = parsed.error;
-    plan.answer = json_response(400, api_error_body(error.message, error.code, error.param));
+    plan.answer = bad_request_response(error.message, error.code, error.param);
     return plan;
   }
   plan.deployment = parsed.request->model;
